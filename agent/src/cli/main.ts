@@ -1,0 +1,22 @@
+/**
+ * afd-agent: every subcommand of the host program. Each command lives in its own file
+ * under commands/ and registers itself here.
+ */
+import { Command } from 'commander';
+import { registerInspect } from './commands/inspect.js';
+
+export function buildProgram(): Command {
+  const program = new Command('afd-agent')
+    .description('AFD host agent: probes devices, runs attention/FFN roles, serves the OpenAI API, and the console')
+    .version(process.env['AFD_VERSION'] ?? '0.1.0')
+    .showHelpAfterError();
+  registerInspect(program);
+  return program;
+}
+
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((err: unknown) => {
+    process.stderr.write(`afd-agent: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });

@@ -1,0 +1,1 @@
+export { runProbeInChild, cpuOnlyFallback, probeResultSchema } from './probe/runProbe.js';

@@ -1,0 +1,48 @@
+// Builds the native addon with cmake-js. AFD_CUDA=auto|on|off (default auto: the CUDA
+// backend is compiled when nvcc is found). AFD_BUILD_TYPE=Release|Debug (default Release).
+// Skips work when the addon is newer than every source file (fast `npm start`).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cuda = process.env.AFD_CUDA ?? 'auto';
+if (!['auto', 'on', 'off'].includes(cuda)) {
+  console.error(`AFD_CUDA must be auto, on or off (got "${cuda}")`);
+  process.exit(2);
+}
+const buildType = process.env.AFD_BUILD_TYPE ?? 'Release';
+const addon = join(root, 'build', buildType, 'afd_native.node');
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+const stamp = join(root, 'build', `variant-${cuda}`);
+if (!process.argv.includes('--force') && existsSync(addon) && existsSync(stamp)) {
+  const sources = Math.max(newestSource(join(root, 'src')), statSync(join(root, 'CMakeLists.txt')).mtimeMs);
+  if (statSync(addon).mtimeMs > sources) {
+    console.log(`native: ${addon} is up to date`);
+    process.exit(0);
+  }
+}
+
+const require = createRequire(import.meta.url);
+const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js');
+const jobs = String(Math.max(1, Number(process.env.AFD_BUILD_JOBS ?? 0) || (await import('node:os')).availableParallelism()));
+const args = [cmakeJs, 'compile', '--directory', root, `--CDAFD_CUDA=${cuda}`, `--parallel`, jobs];
+if (buildType === 'Debug') args.push('--debug');
+console.log(`native: building (AFD_CUDA=${cuda}, ${buildType}, ${jobs} jobs)`);
+execFileSync(process.execPath, args, { stdio: 'inherit', cwd: root });
+for (const v of ['auto', 'on', 'off']) {
+  const p = join(root, 'build', `variant-${v}`);
+  if (existsSync(p) && v !== cuda) (await import('node:fs')).rmSync(p);
+}
+(await import('node:fs')).writeFileSync(stamp, `${new Date().toISOString()}\n`);

@@ -1,0 +1,28 @@
+#include "core/probe.h"
+
+#ifndef AFD_VERSION
+#define AFD_VERSION "0.0.0"
+#endif
+
+namespace afd {
+
+ProbeResult probe() {
+  ProbeResult out;
+  out.version = AFD_VERSION;
+  out.backends.push_back("cpu");
+#ifdef AFD_WITH_CUDA
+  out.variant = "cuda";
+  out.backends.push_back("cuda");
+  probeCuda(out);
+#else
+  out.variant = "cpu";
+  const char* notBuilt = "this addon was built without CUDA (AFD_CUDA=off or no nvcc at build time)";
+  out.cublas.error = notBuilt;
+  out.cublasLt.error = notBuilt;
+  out.nccl.error = notBuilt;
+  out.cudaError = notBuilt;
+#endif
+  return out;
+}
+
+}  // namespace afd
