@@ -14,7 +14,9 @@ if (!['auto', 'on', 'off'].includes(cuda)) {
   process.exit(2);
 }
 const buildType = process.env.AFD_BUILD_TYPE ?? 'Release';
-const addon = join(root, 'build', buildType, 'afd_native.node');
+// AFD_BUILD_DIR lets parallel builds use separate folders (default native/build).
+const buildDir = process.env.AFD_BUILD_DIR ? join(root, process.env.AFD_BUILD_DIR) : join(root, 'build');
+const addon = join(buildDir, buildType, 'afd_native.node');
 
 function newestSource(dir) {
   let newest = 0;
@@ -25,7 +27,7 @@ function newestSource(dir) {
   return newest;
 }
 
-const stamp = join(root, 'build', `variant-${cuda}`);
+const stamp = join(buildDir, `variant-${cuda}`);
 if (!process.argv.includes('--force') && existsSync(addon) && existsSync(stamp)) {
   const sources = Math.max(newestSource(join(root, 'src')), statSync(join(root, 'CMakeLists.txt')).mtimeMs);
   if (statSync(addon).mtimeMs > sources) {
@@ -37,12 +39,17 @@ if (!process.argv.includes('--force') && existsSync(addon) && existsSync(stamp))
 const require = createRequire(import.meta.url);
 const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js');
 const jobs = String(Math.max(1, Number(process.env.AFD_BUILD_JOBS ?? 0) || (await import('node:os')).availableParallelism()));
-const args = [cmakeJs, 'compile', '--directory', root, `--CDAFD_CUDA=${cuda}`, `--parallel`, jobs];
+const args = [cmakeJs, 'compile', '--directory', root, '--out', buildDir, `--CDAFD_CUDA=${cuda}`, `--parallel`, jobs];
 if (buildType === 'Debug') args.push('--debug');
 console.log(`native: building (AFD_CUDA=${cuda}, ${buildType}, ${jobs} jobs)`);
-execFileSync(process.execPath, args, { stdio: 'inherit', cwd: root });
+// Build against this Node's own headers (never download them): cmake-js reads nodedir
+// from npm's config; outside npm we point it at the running Node's prefix.
+const env = { ...process.env };
+const prefix = dirname(dirname(process.execPath));
+if (!env.npm_config_nodedir && existsSync(join(prefix, 'include', 'node', 'node_api.h'))) env.npm_config_nodedir = prefix;
+execFileSync(process.execPath, args, { stdio: 'inherit', cwd: root, env });
 for (const v of ['auto', 'on', 'off']) {
-  const p = join(root, 'build', `variant-${v}`);
+  const p = join(buildDir, `variant-${v}`);
   if (existsSync(p) && v !== cuda) (await import('node:fs')).rmSync(p);
 }
 (await import('node:fs')).writeFileSync(stamp, `${new Date().toISOString()}\n`);
