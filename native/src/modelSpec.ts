@@ -1,0 +1,93 @@
+/**
+ * The load contract between the TypeScript checkpoint reader (checkpoint/, which parses
+ * config.json and safetensors headers and validates everything) and the C++ engine
+ * (which memory-maps the byte ranges it is given and trusts nothing else).
+ * TypeScript decides which tensors a role needs; native loads exactly those.
+ */
+
+/** Supported architecture families (one C++ file each under native/src/model/). */
+export type ArchFamily = 'qwen3_moe' | 'qwen3' | 'llama' | 'mixtral';
+
+/** Which half (or both) of every decoder layer a process runs. */
+export type ModelRole = 'colocated' | 'attention' | 'ffn';
+
+/** RoPE frequency scaling, normalised from HF's rope_scaling / rope_parameters. */
+export interface RopeScalingSpec {
+  /** 'default' = plain RoPE. */
+  type: 'default' | 'linear' | 'llama3' | 'yarn' | 'dynamic';
+  factor: number;
+  /** llama3 only. */
+  lowFreqFactor: number;
+  highFreqFactor: number;
+  originalMaxPositionEmbeddings: number;
+  /** yarn only. */
+  betaFast: number;
+  betaSlow: number;
+  /** yarn attention scaling (mscale); 1 when unused. */
+  attentionFactor: number;
+}
+
+/** Model hyper-parameters, already validated and normalised from config.json. */
+export interface ModelConfigSpec {
+  arch: ArchFamily;
+  /** The HF architectures[0] string, e.g. "Qwen3MoeForCausalLM". */
+  hfArchitecture: string;
+  vocabSize: number;
+  hiddenSize: number;
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  /** Dense MLP intermediate size (dense archs and dense layers of MoE archs). */
+  intermediateSize: number;
+  rmsNormEps: number;
+  ropeTheta: number;
+  ropeScaling: RopeScalingSpec;
+  maxPositionEmbeddings: number;
+  tieWordEmbeddings: boolean;
+  /** Qwen3: RMSNorm over each head of q and k before RoPE. */
+  qkNorm: boolean;
+  /** Bias on q/k/v/o projections (llama attention_bias). */
+  attentionBias: boolean;
+  /** Routed experts per MoE layer; 0 for dense models. */
+  numExperts: number;
+  /** Experts chosen per token. */
+  numExpertsPerTok: number;
+  /** Expert MLP intermediate size. */
+  moeIntermediateSize: number;
+  /** Renormalise the top-k router weights to sum to 1 (Qwen3-MoE norm_topk_prob; Mixtral always). */
+  normTopkProb: boolean;
+  /** [numLayers] true where the layer's FFN half is MoE, false where it is a dense MLP. */
+  moeLayers: boolean[];
+  /** Token ids that end generation. */
+  eosTokenIds: number[];
+  bosTokenId: number | null;
+}
+
+/** Storage dtype of a tensor in the checkpoint. */
+export type TensorDtype = 'bf16' | 'f16' | 'f32';
+
+/** One tensor to map: a validated byte range inside one checkpoint file. */
+export interface TensorRef {
+  /** HF name, e.g. "model.layers.0.mlp.experts.3.down_proj.weight". */
+  name: string;
+  /** Index into ModelLoadSpec.files. */
+  file: number;
+  dtype: TensorDtype;
+  shape: number[];
+  /** Absolute byte offset in the file (header already skipped). */
+  offset: number;
+  byteLength: number;
+}
+
+/** Everything native needs to build a model for one role. */
+export interface ModelLoadSpec {
+  config: ModelConfigSpec;
+  role: ModelRole;
+  /** Router on the attention side (gate weights go to the attention role, logits cross the wire). */
+  computeGateOnAttention: boolean;
+  /** Absolute paths of the safetensors files. */
+  files: string[];
+  /** Exactly the tensors this role needs. */
+  tensors: TensorRef[];
+}
