@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { formatBytes, formatClock, formatMs, formatPercent, formatRate } from './format.js';
+
+describe('format', () => {
+  it('bytes with binary units', () => {
+    expect(formatBytes(512)).toBe('512 B');
+    expect(formatBytes(1536)).toBe('1.5 KiB');
+    expect(formatBytes(3 * 2 ** 30)).toBe('3.0 GiB');
+    expect(formatBytes(Number.NaN)).toBe('–');
+  });
+  it('milliseconds pick a readable unit', () => {
+    expect(formatMs(0.25)).toBe('250 µs');
+    expect(formatMs(4.5)).toBe('4.50 ms');
+    expect(formatMs(2500)).toBe('2.50 s');
+    expect(formatMs(undefined)).toBe('–');
+  });
+  it('rates and percents', () => {
+    expect(formatRate(12.34)).toBe('12.3 tok/s');
+    expect(formatRate(1234)).toBe('1234 tok/s');
+    expect(formatPercent(0.5)).toBe('50%');
+    expect(formatPercent(0.05)).toBe('5.0%');
+  });
+  it('clock', () => {
+    expect(formatClock(0)).toBe('00:00.0');
+    expect(formatClock(61_250)).toBe('01:01.2');
+  });
+});

@@ -1,0 +1,40 @@
+/** Display helpers: every number on screen goes through one of these, with its unit. */
+
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return '–';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = Math.abs(bytes);
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u += 1;
+  }
+  const sign = bytes < 0 ? '-' : '';
+  return `${sign}${u === 0 ? v.toFixed(0) : v.toFixed(v >= 100 ? 0 : 1)} ${units[u]}`;
+}
+
+export function formatMs(ms: number | undefined | null): string {
+  if (ms === undefined || ms === null || !Number.isFinite(ms)) return '–';
+  if (ms < 1) return `${(ms * 1000).toFixed(0)} µs`;
+  if (ms < 1000) return `${ms.toFixed(ms < 10 ? 2 : 1)} ms`;
+  return `${(ms / 1000).toFixed(2)} s`;
+}
+
+export function formatRate(perSecond: number | undefined | null, unit = 'tok/s'): string {
+  if (perSecond === undefined || perSecond === null || !Number.isFinite(perSecond)) return '–';
+  return `${perSecond >= 100 ? perSecond.toFixed(0) : perSecond.toFixed(1)} ${unit}`;
+}
+
+export function formatPercent(fraction: number | undefined | null): string {
+  if (fraction === undefined || fraction === null || !Number.isFinite(fraction)) return '–';
+  return `${(fraction * 100).toFixed(fraction >= 0.1 ? 0 : 1)}%`;
+}
+
+/** mm:ss.t clock for running requests. */
+export function formatClock(ms: number): string {
+  const totalTenths = Math.max(0, Math.floor(ms / 100));
+  const minutes = Math.floor(totalTenths / 600);
+  const seconds = Math.floor((totalTenths % 600) / 10);
+  const tenths = totalTenths % 10;
+  return `${String(minutes).padStart(2, '0')}:${String(seconds).padStart(2, '0')}.${tenths}`;
+}

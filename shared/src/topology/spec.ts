@@ -1,0 +1,162 @@
+/**
+ * Topology specs: the `xAyF` name (x attention ranks, y FFN ranks) and the structured
+ * form `{ attention: { dp, tp }, ffn: { dp, tp } }` where each role has DP x TP ranks.
+ * `resolveTopology` checks every rule and returns a `Topology`; the rule names below
+ * appear in every error message so a user can look them up.
+ */
+import { z } from 'zod';
+
+/** Largest rank count accepted per role (keeps control payloads and tests bounded). */
+export const MAX_RANKS_PER_ROLE = 1024;
+
+/** Parallelism of one role. Give `dp` and/or `tp`, or `ranks`; missing parts are derived. */
+export const roleParallelismSchema = z.strictObject({
+  /** Number of ranks of this role; must equal dp x tp when all three are given. */
+  ranks: z.number().optional(),
+  /** Data-parallel replicas of this role (default: ranks / tp). */
+  dp: z.number().optional(),
+  /** Tensor-parallel ranks per replica (default 1). */
+  tp: z.number().optional(),
+});
+export type RoleParallelismInput = z.infer<typeof roleParallelismSchema>;
+
+/** Structured topology: rank counts of both roles, each DP x TP. */
+export const topologySpecSchema = z.strictObject({
+  /** Attention ranks: KV cache, attention, sampling, the HTTP API. */
+  attention: roleParallelismSchema,
+  /** FFN ranks: dense MLP or MoE experts. */
+  ffn: roleParallelismSchema,
+});
+export type TopologySpec = z.infer<typeof topologySpecSchema>;
+
+/** A topology as users write it: the name `xAyF` (case-insensitive) or the structured form. */
+export const topologyInputSchema = z.union([z.string(), topologySpecSchema]);
+export type TopologyInput = z.infer<typeof topologyInputSchema>;
+
+/** Resolved parallelism of one role. */
+export interface RoleParallelism {
+  /** Ranks of the role (= dp x tp). */
+  ranks: number;
+  /** Data-parallel replicas. */
+  dp: number;
+  /** Tensor-parallel ranks per replica. */
+  tp: number;
+}
+
+/** A validated topology. */
+export interface Topology {
+  /** Canonical name, e.g. "3A2F". */
+  name: string;
+  /** Attention-role parallelism (x = attention.ranks). */
+  attention: RoleParallelism;
+  /** FFN-role parallelism (y = ffn.ranks). */
+  ffn: RoleParallelism;
+  /** x + y: every rank of both roles in one world. */
+  worldSize: number;
+}
+
+/** The rules a topology must satisfy; each error message quotes one of these ids. */
+export const TOPOLOGY_RULES = {
+  syntax: 'topology-syntax: a topology name is xAyF with positive integers x and y (e.g. 2A2F, 3A2F)',
+  positive: 'positive-sizes: rank counts, DP and TP must be positive integers',
+  maxRanks: `max-ranks: each role has at most ${MAX_RANKS_PER_ROLE} ranks`,
+  dpTp: 'dp-x-tp: the rank count of a role must equal its DP x TP',
+  attentionAtLeastFfn: 'attention-ge-ffn: there must be at least as many attention ranks as FFN ranks (x >= y), so every FFN rank serves at least one attention rank',
+} as const;
+
+/** Thrown by resolveTopology; `problems` lists every rule broken. */
+export class TopologyError extends Error {
+  constructor(
+    /** One message per broken rule. */
+    readonly problems: string[],
+  ) {
+    super(`invalid topology: ${problems.join('; ')}`);
+    this.name = 'TopologyError';
+  }
+}
+
+/** Outcome of validateTopology. */
+export type TopologyResult = { ok: true; topology: Topology } | { ok: false; problems: string[] };
+
+const NAME_RE = /^\s*(\d+)\s*a\s*(\d+)\s*f\s*$/i;
+
+function isPositiveInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+}
+
+function resolveRole(role: 'attention' | 'ffn', input: RoleParallelismInput, problems: string[]): RoleParallelism | undefined {
+  const before = problems.length;
+  for (const key of ['ranks', 'dp', 'tp'] as const) {
+    const v = input[key];
+    if (v !== undefined && !isPositiveInt(v)) problems.push(`${role}.${key} is ${String(v)} (${TOPOLOGY_RULES.positive})`);
+  }
+  if (input.ranks === undefined && input.dp === undefined && input.tp === undefined) {
+    problems.push(`${role} gives none of ranks, dp, tp (${TOPOLOGY_RULES.positive})`);
+  }
+  if (problems.length > before) return undefined;
+  const tp = input.tp ?? 1;
+  let dp = input.dp;
+  let ranks = input.ranks;
+  if (dp === undefined && ranks !== undefined) {
+    if (ranks % tp !== 0) {
+      problems.push(`${role}.ranks ${ranks} is not divisible by ${role}.tp ${tp} (${TOPOLOGY_RULES.dpTp})`);
+      return undefined;
+    }
+    dp = ranks / tp;
+  }
+  dp ??= 1;
+  if (ranks === undefined) ranks = dp * tp;
+  if (ranks !== dp * tp) {
+    problems.push(`${role}.ranks is ${ranks} but dp ${dp} x tp ${tp} = ${dp * tp} (${TOPOLOGY_RULES.dpTp})`);
+    return undefined;
+  }
+  if (ranks > MAX_RANKS_PER_ROLE) {
+    problems.push(`${role} has ${ranks} ranks (${TOPOLOGY_RULES.maxRanks})`);
+    return undefined;
+  }
+  return { ranks, dp, tp };
+}
+
+/** Validates a topology name or structured spec; never throws. */
+export function validateTopology(input: unknown): TopologyResult {
+  const problems: string[] = [];
+  let spec: TopologySpec;
+  if (typeof input === 'string') {
+    const m = NAME_RE.exec(input);
+    if (!m) return { ok: false, problems: [`"${input}" is not a topology name (${TOPOLOGY_RULES.syntax})`] };
+    spec = { attention: { ranks: Number(m[1]) }, ffn: { ranks: Number(m[2]) } };
+  } else {
+    const parsed = topologySpecSchema.safeParse(input);
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'topology'}: ${i.message}`).join('; ');
+      return { ok: false, problems: [`expected a name like "2A2F" or { attention: { dp, tp }, ffn: { dp, tp } } (${detail})`] };
+    }
+    spec = parsed.data;
+  }
+  const attention = resolveRole('attention', spec.attention, problems);
+  const ffn = resolveRole('ffn', spec.ffn, problems);
+  if (!attention || !ffn) return { ok: false, problems };
+  if (attention.ranks < ffn.ranks) {
+    problems.push(`${attention.ranks} attention ranks < ${ffn.ranks} FFN ranks (${TOPOLOGY_RULES.attentionAtLeastFfn})`);
+    return { ok: false, problems };
+  }
+  return {
+    ok: true,
+    topology: { name: `${attention.ranks}A${ffn.ranks}F`, attention, ffn, worldSize: attention.ranks + ffn.ranks },
+  };
+}
+
+/** Parses and validates a topology name or spec; throws TopologyError naming each broken rule. */
+export function resolveTopology(input: TopologyInput | Topology): Topology {
+  const result = validateTopology(typeof input === 'object' && 'worldSize' in input ? toSpec(input) : input);
+  if (!result.ok) throw new TopologyError(result.problems);
+  return result.topology;
+}
+
+/** The structured spec of a resolved topology (round-trips through resolveTopology). */
+export function toSpec(topology: Topology): TopologySpec {
+  return {
+    attention: { ranks: topology.attention.ranks, dp: topology.attention.dp, tp: topology.attention.tp },
+    ffn: { ranks: topology.ffn.ranks, dp: topology.ffn.dp, tp: topology.ffn.tp },
+  };
+}
