@@ -33,6 +33,12 @@ export type TopologySpec = z.infer<typeof topologySpecSchema>;
 export const topologyInputSchema = z.union([z.string(), topologySpecSchema]);
 export type TopologyInput = z.infer<typeof topologyInputSchema>;
 
+/** A topology input that must also pass every topology rule (used inside other schemas). */
+export const validTopologyInputSchema = topologyInputSchema.superRefine((value, ctx) => {
+  const result = validateTopology(value);
+  if (!result.ok) for (const problem of result.problems) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 /** Resolved parallelism of one role. */
 export interface RoleParallelism {
   /** Ranks of the role (= dp x tp). */

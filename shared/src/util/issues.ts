@@ -35,6 +35,11 @@ export function fieldIssues(error: z.ZodError): FieldIssue[] {
       }
       continue;
     }
+    if (issue.code === 'invalid_key') {
+      const inner = issue.issues[0]?.message ?? issue.message;
+      out.push({ path: formatPath(issue.path), message: `invalid key: ${inner}` });
+      continue;
+    }
     out.push({ path: formatPath(issue.path), message: issue.message });
   }
   return out;

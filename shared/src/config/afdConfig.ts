@@ -1,0 +1,115 @@
+/**
+ * The AFD config: how a rank joins a topology and how steps run. One strict zod schema
+ * (unknown keys are rejected), with defaults, used by the role process (`--config`),
+ * the agent's launch spec (the shared `afdOptionsSchema` part) and the console.
+ *
+ * Defaults: role colocated, rank 0, topology 1A1F, connector tcp, host 127.0.0.1,
+ * port 29500 (FFN rank f listens on port + f), ffnHosts [] (every FFN rank at `host`),
+ * dbo off with thresholds 32 decode / 512 prefill tokens, gate on the FFN side,
+ * CUDA graphs decode-only with buckets 1..512, step deadline 5000 ms, ncclEnv {} plus
+ * NCCL_NVLS_ENABLE="0".
+ */
+import { z } from 'zod';
+import { validTopologyInputSchema, validateTopology } from '../topology/spec.js';
+
+/** Default CUDA-graph batch buckets (tokens per stage). */
+export const DEFAULT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+/** Default base port of the FFN ranks' TCP rendezvous. */
+export const DEFAULT_AFD_PORT = 29500;
+/** Default step deadline: a peer silent this long fails the step with a clear error. */
+export const DEFAULT_STEP_DEADLINE_MS = 5000;
+
+/** Dual-batch overlap: split a step into two stages so one stage's attention hides the other's FFN round trip. */
+export const dboConfigSchema = z.strictObject({
+  /** Split eligible steps into two stages (default false). */
+  enabled: z.boolean().default(false),
+  /** Minimum tokens of a decode-only step before it is split (default 32). */
+  decodeTokenThreshold: z.int().min(1).default(32),
+  /** Minimum tokens of a step that contains prefill before it is split (default 512). */
+  prefillTokenThreshold: z.int().min(1).default(512),
+});
+
+/** CUDA graph capture and replay (CUDA backend only; ignored on CPU). */
+export const cudaGraphConfigSchema = z.strictObject({
+  /** off: always eager. decode-only: capture and replay decode-only steps whose token counts fit a bucket (default). */
+  policy: z.enum(['off', 'decode-only']).default('decode-only'),
+  /** Tokens-per-stage sizes to capture, strictly ascending positive integers (default 1..512 powers of two). */
+  batchBuckets: z
+    .array(z.int().min(1).max(65536))
+    .min(1, 'needs at least one bucket')
+    .default([...DEFAULT_BATCH_BUCKETS])
+    .refine((b) => b.every((v, i) => i === 0 || v > b[i - 1]!), 'buckets must be strictly ascending (e.g. [1, 2, 4, 8])'),
+});
+
+/**
+ * NCCL_* environment for NCCL connectors. NVLink multicast stays off: NCCL_NVLS_ENABLE is
+ * always "0" in the output, and any other value is rejected.
+ */
+export const ncclEnvSchema = z
+  .record(z.string().regex(/^NCCL_[A-Z0-9_]+$/, 'keys must be NCCL_* variable names (upper case)'), z.string())
+  .default({})
+  .refine((env) => env['NCCL_NVLS_ENABLE'] === undefined || env['NCCL_NVLS_ENABLE'] === '0', {
+    message: 'NCCL_NVLS_ENABLE must be "0": NVLink multicast is kept off; remove the key or set "0"',
+    path: ['NCCL_NVLS_ENABLE'],
+  })
+  .transform((env) => ({ ...env, NCCL_NVLS_ENABLE: '0' }));
+
+const port = z.int().min(1).max(65535);
+
+/** Options shared by every rank of a launch (what the console sets for the whole topology). */
+export const afdOptionsShape = {
+  /** Data plane: tcp (CPU / development, any host) or nccl (GPU; NVLink, IB/RoCE or sockets). Default tcp. */
+  connector: z.enum(['tcp', 'nccl']).default('tcp'),
+  /** Base port: FFN rank f listens on port + f for the rendezvous (default 29500). */
+  port: port.default(DEFAULT_AFD_PORT),
+  /** Dual-batch overlap settings. */
+  dbo: dboConfigSchema.prefault({}),
+  /** Run the MoE router (gate) on the attention side and send router logits with hidden states (default false). */
+  computeGateOnAttention: z.boolean().default(false),
+  /** CUDA graph policy and buckets. */
+  cudaGraph: cudaGraphConfigSchema.prefault({}),
+  /** A step that waits longer than this for a peer fails with an error naming the peer (default 5000 ms). */
+  stepDeadlineMs: z.int().min(1).max(3_600_000).default(DEFAULT_STEP_DEADLINE_MS),
+  /** Extra NCCL_* environment for role processes; NCCL_NVLS_ENABLE is forced to "0". */
+  ncclEnv: ncclEnvSchema,
+};
+
+/** The launch-wide AFD options (strict; every field optional with a default). */
+export const afdOptionsSchema = z.strictObject(afdOptionsShape);
+export type AfdOptions = z.output<typeof afdOptionsSchema>;
+export type AfdOptionsInput = z.input<typeof afdOptionsSchema>;
+
+/** The full config of one rank. */
+export const afdConfigSchema = z
+  .strictObject({
+    /** Role of this process: attention, ffn, or colocated (whole model, no AFD). Default colocated. */
+    role: z.enum(['attention', 'ffn', 'colocated']).default('colocated'),
+    /** Rank within its role (default 0); must be below that role's rank count. */
+    rank: z.int().min(0, 'ranks are zero-based and cannot be negative').default(0),
+    /** Topology name ("3A2F") or structured spec; ignored by colocated (default "1A1F"). */
+    topology: validTopologyInputSchema.default('1A1F'),
+    /** TCP rendezvous host of the FFN ranks (default 127.0.0.1). */
+    host: z.string().min(1).default('127.0.0.1'),
+    /** Host of each FFN rank, indexed by FFN rank; empty means every FFN rank is at `host`. */
+    ffnHosts: z.array(z.string().min(1)).default([]),
+    ...afdOptionsShape,
+  })
+  .superRefine((cfg, ctx) => {
+    const topo = validateTopology(cfg.topology);
+    if (!topo.ok) return; // already reported by the topology field
+    const { attention, ffn } = topo.topology;
+    if (cfg.role === 'attention' && cfg.rank >= attention.ranks) {
+      ctx.addIssue({ code: 'custom', path: ['rank'], message: `attention rank ${cfg.rank} does not exist in ${topo.topology.name} (valid: 0..${attention.ranks - 1})` });
+    }
+    if (cfg.role === 'ffn' && cfg.rank >= ffn.ranks) {
+      ctx.addIssue({ code: 'custom', path: ['rank'], message: `ffn rank ${cfg.rank} does not exist in ${topo.topology.name} (valid: 0..${ffn.ranks - 1})` });
+    }
+    if (cfg.ffnHosts.length !== 0 && cfg.ffnHosts.length !== ffn.ranks) {
+      ctx.addIssue({ code: 'custom', path: ['ffnHosts'], message: `has ${cfg.ffnHosts.length} hosts but ${topo.topology.name} has ${ffn.ranks} FFN ranks; give one per FFN rank or none` });
+    }
+    if (cfg.port <= 65535 && cfg.port + ffn.ranks - 1 > 65535) {
+      ctx.addIssue({ code: 'custom', path: ['port'], message: `FFN ranks listen on port..port+${ffn.ranks - 1}, which passes 65535; lower the port` });
+    }
+  });
+export type AfdConfig = z.output<typeof afdConfigSchema>;
+export type AfdConfigInput = z.input<typeof afdConfigSchema>;

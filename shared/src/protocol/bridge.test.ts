@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import {
+  bridgeInvokeChannels,
+  bridgePushChannels,
+  decodeBridgeWireMessage,
+  validateBridgePush,
+  validateBridgeRequest,
+  validateBridgeResponse,
+  type BridgeInvokeChannel,
+  type BridgePushChannel,
+} from './bridge.js';
+import { emptyRankStats } from './metrics.js';
+
+const agent = { agentId: 'a1', url: 'ws://127.0.0.1:7070', state: 'connected', message: null, inventory: null, topology: null, latencyMs: 1.5 };
+
+const invokes: Record<BridgeInvokeChannel, { request: unknown; response: unknown }> = {
+  'agents.add': { request: { url: 'ws://127.0.0.1:7070', token: 't0k' }, response: agent },
+  'agents.remove': { request: { agentId: 'a1' }, response: {} },
+  'agents.list': { request: {}, response: { agents: [agent] } },
+  'topology.validate': { request: { topology: '3A2F' }, response: { valid: false, problems: ['x'], plan: null } },
+  'topology.launch': {
+    request: { mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: 'a1', backend: 'cpu' }] },
+    response: { launchId: 'L1' },
+  },
+  'topology.stop': { request: {}, response: { stopped: true } },
+  'topology.restart': { request: {}, response: { launchId: 'L1' } },
+  'launch.get': { request: {}, response: { launch: { launchId: 'L1', state: 'running', ranks: [], routerUrl: 'http://127.0.0.1:8000', message: null } } },
+  'logs.get': { request: { agentId: 'a1', role: 'attention', rank: 0, tail: 50 }, response: { lines: [] } },
+  'chat.start': { request: { mode: 'chat', messages: [{ role: 'user', content: 'hi' }] }, response: { chatId: 'c1' } },
+  'chat.stop': { request: { chatId: 'c1' }, response: { stopped: false } },
+};
+
+const pushes: Record<BridgePushChannel, unknown> = {
+  'agents.state': { agents: [agent] },
+  'launch.progress': { launchId: 'L1', state: 'launching', ranks: [], routerUrl: null, message: null },
+  'metrics.snapshot': { agentId: 'a1', launchId: 'L1', snapshot: { timestampMs: 1, stats: emptyRankStats('attention', 0, 1, 1), serving: null } },
+  'logs.lines': { agentId: 'a1', role: 'ffn', rank: 0, lines: [{ timestampMs: 1, stream: 'stdout', level: null, text: 'x' }] },
+  'chat.delta': { chatId: 'c1', text: 'Hel', stage: 'prefill', timings: { sinceStartMs: 80, sincePrevMs: 80 } },
+  'chat.done': { chatId: 'c1', finishReason: 'length', usage: { promptTokens: 3, completionTokens: 16 }, timings: { ttftMs: 80, totalMs: 400, tokensPerSecond: 50 } },
+  'chat.accepted': { chatId: 'c1', sinceStartMs: 12 },
+  'chat.error': { chatId: 'c1', message: 'no topology is running; launch one first' },
+};
+
+describe('bridge channels', () => {
+  it('covers every channel in the tests', () => {
+    expect(Object.keys(invokes).sort()).toEqual(Object.keys(bridgeInvokeChannels).sort());
+    expect(Object.keys(pushes).sort()).toEqual(Object.keys(bridgePushChannels).sort());
+  });
+
+  it('validates every request, response and push after a JSON round trip', () => {
+    for (const [channel, { request, response }] of Object.entries(invokes)) {
+      const req = validateBridgeRequest(channel, JSON.parse(JSON.stringify(request)));
+      expect(req.ok, channel).toBe(true);
+      if (req.ok) expect(validateBridgeRequest(channel, JSON.parse(JSON.stringify(req.value))).ok).toBe(true);
+      expect(validateBridgeResponse(channel as BridgeInvokeChannel, response).ok, channel).toBe(true);
+    }
+    for (const [channel, payload] of Object.entries(pushes)) expect(validateBridgePush(channel, JSON.parse(JSON.stringify(payload))).ok, channel).toBe(true);
+  });
+
+  it('fills chat sampling defaults', () => {
+    const r = bridgeInvokeChannels['chat.start'].request.parse({ mode: 'completion', prompt: 'Once upon' });
+    expect(r.sampling).toEqual({ temperature: 0.7, topP: 1, topK: 0, maxTokens: 256, seed: null });
+  });
+
+  it('rejects unknown channels and malformed payloads with the reason', () => {
+    const bad: [string, unknown, RegExp][] = [
+      ['agents.hack', {}, /unknown bridge channel "agents.hack"/],
+      ['agents.add', { url: 'http://x', token: 't' }, /url: must be a ws:\/\/ or wss:\/\/ URL/],
+      ['agents.add', { url: 'ws://x' }, /token/],
+      ['chat.start', { mode: 'chat', messages: [] }, /messages/],
+      ['chat.start', { mode: 'completion', prompt: 'x', sampling: { temperature: -1 } }, /sampling.temperature/],
+      ['chat.start', { mode: 'completion', prompt: 'x', sampling: { beams: 4 } }, /sampling.beams: unknown key/],
+      ['topology.launch', { mode: 'afd', topology: '1A2F', placements: [] }, /attention-ge-ffn/],
+      ['logs.get', { agentId: 'a', role: 'ffn', rank: 0, tail: 0 }, /tail/],
+    ];
+    for (const [channel, payload, why] of bad) {
+      const r = validateBridgeRequest(channel, payload);
+      expect(r.ok, channel).toBe(false);
+      if (!r.ok) expect(r.error).toMatch(why);
+    }
+    const push = validateBridgePush('chat.delta', { chatId: 'c', text: 'x', stage: 'middle', timings: { sinceStartMs: 0, sincePrevMs: 0 } });
+    expect(push.ok).toBe(false);
+    expect(validateBridgePush('chat.unknown', {}).ok).toBe(false);
+    expect(validateBridgeResponse('agents.list', { agents: [{ ...agent, state: 'sleepy' }] }).ok).toBe(false);
+  });
+});
+
+describe('web bridge envelope', () => {
+  it('round-trips invoke, result and push frames', () => {
+    const frames = [
+      { kind: 'invoke', id: '1', channel: 'agents.list', payload: {} },
+      { kind: 'result', id: '1', ok: true, payload: { agents: [] } },
+      { kind: 'result', id: '2', ok: false, error: 'agent a9 is not known; add it first' },
+      { kind: 'push', channel: 'chat.error', payload: { chatId: 'c', message: 'x' } },
+    ];
+    for (const f of frames) expect(decodeBridgeWireMessage(JSON.stringify(f))).toEqual({ ok: true, value: f });
+  });
+
+  it('rejects malformed frames', () => {
+    for (const text of ['{', '{"kind":"invoke","channel":"x","payload":{}}', '{"kind":"shout"}', '{"kind":"result","id":"1"}']) {
+      expect(decodeBridgeWireMessage(text).ok, text).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,272 @@
+/**
+ * Console bridge: the channels between the renderer and ConsoleService (Electron main,
+ * or the headless web host). One map names every channel with its schemas, so the
+ * preload script and the web bridge validate generically:
+ * - invoke channels: renderer sends `request`, ConsoleService answers `response`;
+ * - push channels: ConsoleService sends `payload` to the renderer.
+ * The browser-mode wire envelope (`bridgeWireMessageSchema`) carries both over one socket.
+ */
+import { z } from 'zod';
+import { topologyPlanSchema } from '../topology/plan.js';
+import { topologyInputSchema } from '../topology/spec.js';
+import { inventorySchema } from './inventory.js';
+import { launchSpecSchema, logLineSchema, rankRefShape, rankStateSchema, topologyStateSchema } from './launch.js';
+import { chatStartSchema } from './chat.js';
+import { metricsSnapshotSchema } from './metrics.js';
+import { decodeJsonMessage, validateMessage, type DecodeResult } from './wire.js';
+
+/** Largest web-bridge frame (same budget as the agent socket: 8 MiB). */
+export const BRIDGE_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
+/** An agent connection as the console tracks it (the token is never sent back). */
+export const agentInfoSchema = z.object({
+  /** Console-assigned id, used in placements. */
+  agentId: z.string(),
+  /** WebSocket URL, e.g. "ws://10.0.0.2:7070". */
+  url: z.string(),
+  /** connecting; connected; disconnected (will retry); unauthorized (bad token, no retry); error. */
+  state: z.enum(['connecting', 'connected', 'disconnected', 'unauthorized', 'error']),
+  /** Why the agent is not connected; null when connected. */
+  message: z.string().nullable(),
+  /** Host inventory once connected; null before. */
+  inventory: inventorySchema.nullable(),
+  /** The agent's topology state; null before it reports one. */
+  topology: topologyStateSchema.nullable(),
+  /** Round trip of the last ping, ms; null before the first. */
+  latencyMs: z.number().nonnegative().nullable(),
+});
+export type AgentInfo = z.infer<typeof agentInfoSchema>;
+
+const empty = z.object({});
+const chatId = z.string().min(1);
+
+/** Progress of a launch across all agents (push `launch.progress`, invoke `launch.get`). */
+export const launchProgressSchema = z.object({
+  /** Launch id. */
+  launchId: z.string(),
+  /** Overall state: launching, running (all ranks ready), stopping, stopped, failed. */
+  state: z.enum(['launching', 'running', 'stopping', 'stopped', 'failed']),
+  /** Every rank of the launch. */
+  ranks: z.array(rankStateSchema),
+  /** Front router URL once running; null before. */
+  routerUrl: z.string().nullable(),
+  /** Summary of a failure; null otherwise. */
+  message: z.string().nullable(),
+});
+export type LaunchProgress = z.infer<typeof launchProgressSchema>;
+
+/** Invoke channels: renderer -> ConsoleService request, and its response. */
+export const bridgeInvokeChannels = {
+  /** Connect to an agent. */
+  'agents.add': {
+    request: z.object({
+      /** ws:// or wss:// URL of the agent. */
+      url: z.string().regex(/^wss?:\/\/\S+$/, 'must be a ws:// or wss:// URL, e.g. ws://127.0.0.1:7070'),
+      /** Agent auth token. */
+      token: z.string().min(1),
+    }),
+    response: agentInfoSchema,
+  },
+  /** Disconnect and forget an agent. */
+  'agents.remove': { request: z.object({ /** Agent to remove. */ agentId: z.string() }), response: empty },
+  /** Every known agent. */
+  'agents.list': { request: empty, response: z.object({ /** Known agents. */ agents: z.array(agentInfoSchema) }) },
+  /** Check a topology and get its plan (world order, blocks, control senders). */
+  'topology.validate': {
+    request: z.object({ /** Name ("3A2F") or structured spec. */ topology: topologyInputSchema }),
+    response: z.object({
+      /** Whether every rule holds. */
+      valid: z.boolean(),
+      /** One message per broken rule (empty when valid). */
+      problems: z.array(z.string()),
+      /** The plan when valid; null otherwise. */
+      plan: topologyPlanSchema.nullable(),
+    }),
+  },
+  /** Launch a topology over the agents named in its placements. */
+  'topology.launch': { request: launchSpecSchema, response: z.object({ /** Id of the launch. */ launchId: z.string() }) },
+  /** Stop the running topology on every agent. */
+  'topology.stop': { request: empty, response: z.object({ /** Whether anything was running. */ stopped: z.boolean() }) },
+  /** The current launch (for a renderer that opens after it began); null when none. */
+  'launch.get': { request: empty, response: z.object({ /** The launch's progress, or null. */ launch: launchProgressSchema.nullable() }) },
+  /** Stop and relaunch the same spec. */
+  'topology.restart': { request: empty, response: z.object({ /** Id of the relaunch. */ launchId: z.string() }) },
+  /** The newest log lines of one rank. */
+  'logs.get': {
+    request: z.object({
+      /** Agent running the rank. */
+      agentId: z.string(),
+      ...rankRefShape,
+      /** Number of newest lines (default 200). */
+      tail: z.int().min(1).max(10_000).default(200),
+    }),
+    response: z.object({ /** Oldest first. */ lines: z.array(logLineSchema) }),
+  },
+  /** Start a streamed chat or completion against the running topology's API. */
+  'chat.start': { request: chatStartSchema, response: z.object({ /** Id used by chat.delta/done/error. */ chatId }) },
+  /** Abort a streamed chat. */
+  'chat.stop': { request: z.object({ /** The chat to stop. */ chatId }), response: z.object({ /** Whether it was still running. */ stopped: z.boolean() }) },
+} as const;
+
+/** Push channels: ConsoleService -> renderer. */
+export const bridgePushChannels = {
+  /** Every agent after any change. */
+  'agents.state': z.object({ /** Known agents. */ agents: z.array(agentInfoSchema) }),
+  /** Progress of the current launch across all agents. */
+  'launch.progress': launchProgressSchema,
+  /** One rank's metrics (~10 Hz per rank). */
+  'metrics.snapshot': z.object({
+    /** Agent running the rank. */
+    agentId: z.string(),
+    /** Launch id. */
+    launchId: z.string(),
+    /** The snapshot. */
+    snapshot: metricsSnapshotSchema,
+  }),
+  /** New log lines of one rank. */
+  'logs.lines': z.object({
+    /** Agent running the rank. */
+    agentId: z.string(),
+    ...rankRefShape,
+    /** Oldest first. */
+    lines: z.array(logLineSchema),
+  }),
+  /** Generated text of a chat, one or more tokens. */
+  'chat.delta': z.object({
+    /** The chat. */
+    chatId,
+    /** Detokenized text of the new token(s). */
+    text: z.string(),
+    /** prefill: the first token (its latency is the TTFT); decode: later tokens. */
+    stage: z.enum(['prefill', 'decode']),
+    /** Timings measured by ConsoleService. */
+    timings: z.object({
+      /** Since chat.start, ms. */
+      sinceStartMs: z.number().nonnegative(),
+      /** Since the previous delta (or start for the first), ms. */
+      sincePrevMs: z.number().nonnegative(),
+    }),
+  }),
+  /** A chat finished. */
+  'chat.done': z.object({
+    /** The chat. */
+    chatId,
+    /** stop: end of sequence or stop string; length: maxTokens reached; aborted: chat.stop. */
+    finishReason: z.enum(['stop', 'length', 'aborted']),
+    /** Token usage. */
+    usage: z.object({
+      /** Prompt tokens. */
+      promptTokens: z.int().nonnegative(),
+      /** Generated tokens. */
+      completionTokens: z.int().nonnegative(),
+    }),
+    /** Timings. */
+    timings: z.object({
+      /** Time to first token, ms; null when no token was generated. */
+      ttftMs: z.number().nonnegative().nullable(),
+      /** Whole request, ms. */
+      totalMs: z.number().nonnegative(),
+      /** Generated tokens per second after the first token. */
+      tokensPerSecond: z.number().nonnegative(),
+    }),
+  }),
+  /** The API accepted a chat (response headers arrived): it leaves the queued stage. */
+  'chat.accepted': z.object({
+    /** The chat. */
+    chatId,
+    /** Since chat.start, ms. */
+    sinceStartMs: z.number().nonnegative(),
+  }),
+  /** A chat failed. */
+  'chat.error': z.object({
+    /** The chat. */
+    chatId,
+    /** What failed and what to do. */
+    message: z.string(),
+  }),
+} as const;
+
+/** Invoke channel names. */
+export type BridgeInvokeChannel = keyof typeof bridgeInvokeChannels;
+/** Push channel names. */
+export type BridgePushChannel = keyof typeof bridgePushChannels;
+/** What the renderer passes (defaults may be omitted). */
+export type BridgeRequestInput<C extends BridgeInvokeChannel> = z.input<(typeof bridgeInvokeChannels)[C]['request']>;
+/** A validated request as ConsoleService sees it. */
+export type BridgeRequest<C extends BridgeInvokeChannel> = z.output<(typeof bridgeInvokeChannels)[C]['request']>;
+/** A response. */
+export type BridgeResponse<C extends BridgeInvokeChannel> = z.output<(typeof bridgeInvokeChannels)[C]['response']>;
+/** A push payload. */
+export type BridgePush<C extends BridgePushChannel> = z.output<(typeof bridgePushChannels)[C]>;
+
+/** The facade the preload (or web bridge client) exposes to the renderer. */
+export interface ConsoleBridge {
+  /** Calls an invoke channel; rejects with the service's error message. */
+  invoke<C extends BridgeInvokeChannel>(channel: C, request: BridgeRequestInput<C>): Promise<BridgeResponse<C>>;
+  /** Listens to a push channel; returns the unsubscribe function. */
+  on<C extends BridgePushChannel>(channel: C, listener: (payload: BridgePush<C>) => void): () => void;
+}
+
+export function isBridgeInvokeChannel(name: string): name is BridgeInvokeChannel {
+  return Object.hasOwn(bridgeInvokeChannels, name);
+}
+export function isBridgePushChannel(name: string): name is BridgePushChannel {
+  return Object.hasOwn(bridgePushChannels, name);
+}
+
+/** Validates a request for a channel name that came from an untrusted side. */
+export function validateBridgeRequest(channel: string, payload: unknown): DecodeResult<unknown> {
+  if (!isBridgeInvokeChannel(channel)) return { ok: false, error: `unknown bridge channel "${channel}"` };
+  return validateMessage(bridgeInvokeChannels[channel].request, payload, `${channel} request`);
+}
+/** Validates a response of an invoke channel. */
+export function validateBridgeResponse(channel: BridgeInvokeChannel, payload: unknown): DecodeResult<unknown> {
+  return validateMessage(bridgeInvokeChannels[channel].response, payload, `${channel} response`);
+}
+/** Validates a push payload for a channel name that came from an untrusted side. */
+export function validateBridgePush(channel: string, payload: unknown): DecodeResult<unknown> {
+  if (!isBridgePushChannel(channel)) return { ok: false, error: `unknown bridge push channel "${channel}"` };
+  return validateMessage(bridgePushChannels[channel], payload, `${channel} push`);
+}
+
+const bridgeCallId = z.string().min(1).max(128);
+
+/** Browser-mode envelope over the web bridge socket. */
+export const bridgeWireMessageSchema = z.discriminatedUnion('kind', [
+  z.object({
+    /** Renderer -> service call. */
+    kind: z.literal('invoke'),
+    /** Call id, echoed by the result. */
+    id: bridgeCallId,
+    /** Invoke channel name. */
+    channel: z.string(),
+    /** The request (validated per channel). */
+    payload: z.unknown(),
+  }),
+  z.object({
+    /** Service -> renderer answer. */
+    kind: z.literal('result'),
+    /** Id of the call answered. */
+    id: bridgeCallId,
+    /** Whether the call succeeded. */
+    ok: z.boolean(),
+    /** The response when ok. */
+    payload: z.unknown().optional(),
+    /** What failed and what to do, when not ok. */
+    error: z.string().optional(),
+  }),
+  z.object({
+    /** Service -> renderer push. */
+    kind: z.literal('push'),
+    /** Push channel name. */
+    channel: z.string(),
+    /** The payload (validated per channel). */
+    payload: z.unknown(),
+  }),
+]);
+export type BridgeWireMessage = z.output<typeof bridgeWireMessageSchema>;
+
+/** Decodes one web-bridge frame (the envelope only; validate payloads per channel). */
+export function decodeBridgeWireMessage(text: string): DecodeResult<BridgeWireMessage> {
+  return decodeJsonMessage(bridgeWireMessageSchema, text, BRIDGE_MAX_MESSAGE_BYTES, 'bridge message');
+}

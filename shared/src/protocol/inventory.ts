@@ -1,0 +1,124 @@
+/**
+ * What an agent reports about its host (`inventory.get`): CPU, memory, devices (the CPU
+ * always, CUDA devices from the native probe), compiled backends and library versions.
+ */
+import { z } from 'zod';
+
+/** Compute backends a rank can run on. */
+export const backendSchema = z.enum(['cpu', 'cuda']);
+export type Backend = z.infer<typeof backendSchema>;
+
+/** The host CPU as a device (always present). */
+export const cpuDeviceSchema = z.object({
+  /** Device kind. */
+  kind: z.literal('cpu'),
+  /** Always 0: the CPU is one device. */
+  index: z.literal(0),
+  /** CPU model name, e.g. "AMD EPYC 9654". */
+  name: z.string(),
+  /** Logical cores. */
+  cores: z.number().int().positive(),
+  /** Host memory, bytes. */
+  totalMemoryBytes: z.number().nonnegative(),
+  /** Host memory available now, bytes. */
+  freeMemoryBytes: z.number().nonnegative(),
+});
+
+/** One visible CUDA device, as the native probe reported it. */
+export const cudaDeviceSchema = z.object({
+  /** Device kind. */
+  kind: z.literal('cuda'),
+  /** CUDA device index (what `--device` takes). */
+  index: z.number().int().nonnegative(),
+  /** Device name, e.g. "NVIDIA H200". */
+  name: z.string(),
+  /** Device memory, bytes. */
+  totalMemoryBytes: z.number().nonnegative(),
+  /** Device memory free at probe time, bytes. */
+  freeMemoryBytes: z.number().nonnegative(),
+  /** Compute capability "major.minor", e.g. "9.0". */
+  computeCapability: z.string(),
+  /** Streaming multiprocessors. */
+  multiProcessors: z.number().int().nonnegative(),
+});
+
+/** A device a rank can be placed on. */
+export const deviceSchema = z.discriminatedUnion('kind', [cpuDeviceSchema, cudaDeviceSchema]);
+export type Device = z.infer<typeof deviceSchema>;
+
+/** A run-time loaded library (cuBLAS, cuBLASLt, NCCL). */
+export const libraryStatusSchema = z.object({
+  /** Whether dlopen succeeded. */
+  loaded: z.boolean(),
+  /** The soname that loaded; empty when none did. */
+  soname: z.string(),
+  /** Library version, e.g. "2.28.3"; empty when unknown. */
+  version: z.string(),
+  /** Why it did not load; empty when it did. */
+  error: z.string(),
+});
+
+/** A model directory the agent can launch without the console naming a path. */
+export const localModelSchema = z.object({
+  /** Display name, e.g. "tiny-qwen3-moe". */
+  name: z.string(),
+  /** Absolute directory of the HF checkpoint on the agent host. */
+  dir: z.string(),
+});
+
+/** The agent's host as `inventory.get` returns it. */
+export const inventorySchema = z.object({
+  /** Host name. */
+  hostname: z.string(),
+  /** OS platform, e.g. "linux". */
+  platform: z.string(),
+  /** CPU architecture, e.g. "x64". */
+  arch: z.string(),
+  /** CPU summary. */
+  cpu: z.object({
+    /** CPU model name. */
+    model: z.string(),
+    /** Logical cores. */
+    cores: z.number().int().positive(),
+  }),
+  /** Host memory. */
+  memory: z.object({
+    /** Total bytes. */
+    totalBytes: z.number().nonnegative(),
+    /** Available bytes now. */
+    freeBytes: z.number().nonnegative(),
+  }),
+  /** Devices: the CPU first (always), then every visible CUDA device. */
+  devices: z.array(deviceSchema).min(1),
+  /** Backends compiled into the addon; always contains "cpu". */
+  backends: z.array(backendSchema).min(1),
+  /** Version strings. */
+  versions: z.object({
+    /** afd-agent version. */
+    agent: z.string(),
+    /** Node.js version, e.g. "20.19.0". */
+    node: z.string(),
+    /** Native addon version. */
+    addon: z.string(),
+    /** Addon build variant: cuda when the CUDA backend was compiled in. */
+    addonVariant: backendSchema,
+    /** CUDA runtime the addon was built with, e.g. "13.0"; null for CPU builds. */
+    cudaRuntime: z.string().nullable(),
+    /** CUDA version the driver supports, e.g. "13.0"; null when no driver. */
+    cudaDriver: z.string().nullable(),
+  }),
+  /** Run-time loaded libraries. */
+  libraries: z.object({
+    /** cuBLAS. */
+    cublas: libraryStatusSchema,
+    /** cuBLASLt. */
+    cublasLt: libraryStatusSchema,
+    /** NCCL. */
+    nccl: libraryStatusSchema,
+  }),
+  /** Why no CUDA device is visible (or why the probe degraded to CPU); empty when devices were found. */
+  cudaError: z.string(),
+  /** Models available on this host (e.g. the built-in tiny model). */
+  models: z.array(localModelSchema).default([]),
+});
+export type Inventory = z.infer<typeof inventorySchema>;

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { launchSpecSchema, rankStateSchema, topologyStateSchema, type LaunchSpecInput } from './launch.js';
+
+const place = (role: 'attention' | 'ffn' | 'colocated', rank: number, agentId = 'host-a') => ({ role, rank, agentId, backend: 'cpu' as const });
+
+const spec3A2F: LaunchSpecInput = {
+  mode: 'afd',
+  topology: '3A2F',
+  placements: [place('ffn', 0), place('ffn', 1, 'host-b'), place('attention', 0), place('attention', 1), place('attention', 2, 'host-b')],
+};
+
+function problems(input: unknown): string[] {
+  const r = launchSpecSchema.safeParse(input);
+  if (r.success) throw new Error('expected rejection');
+  return r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+}
+
+describe('launch spec', () => {
+  it('fills defaults and round-trips', () => {
+    const spec = launchSpecSchema.parse(spec3A2F);
+    expect(spec.mode).toBe('afd');
+    expect(spec.modelDir).toBeNull();
+    expect(spec.apiPort).toBe(8000);
+    if (spec.mode === 'afd') {
+      expect(spec.afd.connector).toBe('tcp');
+      expect(spec.afd.ncclEnv).toEqual({ NCCL_NVLS_ENABLE: '0' });
+    }
+    expect(spec.placements[0]!.deviceIndex).toBe(0);
+    expect(launchSpecSchema.parse(JSON.parse(JSON.stringify(spec)))).toEqual(spec);
+  });
+
+  it('accepts a structured topology and a colocated launch', () => {
+    expect(launchSpecSchema.safeParse({ ...spec3A2F, topology: { attention: { ranks: 3 }, ffn: { dp: 2 } } }).success).toBe(true);
+    const colocated = launchSpecSchema.parse({ mode: 'colocated', placements: [{ ...place('colocated', 0), backend: 'cuda', deviceIndex: 1 }], modelDir: '/models/qwen3', apiPort: 0 });
+    expect(colocated.placements[0]!.deviceIndex).toBe(1);
+  });
+
+  it('rejects missing, duplicate and out-of-range placements', () => {
+    expect(problems({ ...spec3A2F, placements: spec3A2F.placements.slice(0, 4) })).toEqual(['placements: no placement for attention rank(s) 2']);
+    expect(problems({ ...spec3A2F, placements: [...spec3A2F.placements.slice(0, 4), place('attention', 0)] })).toEqual([
+      'placements.4: attention rank 0 is placed twice',
+      'placements: no placement for attention rank(s) 2',
+    ]);
+    expect(problems({ ...spec3A2F, placements: [...spec3A2F.placements, place('ffn', 2)] })).toEqual(['placements.5.rank: ffn rank 2 does not exist (valid: 0..1)']);
+    expect(problems({ ...spec3A2F, placements: [...spec3A2F.placements, place('colocated', 0)] })[0]).toContain('role colocated has no ranks');
+    expect(problems({ mode: 'colocated', placements: [place('attention', 0)] })[0]).toContain('role attention has no ranks');
+    expect(problems({ mode: 'colocated', placements: [place('colocated', 1)] })).toContain('placements.0.rank: colocated rank 1 does not exist (valid: 0..0)');
+  });
+
+  it('rejects bad topologies, bad fields and unknown keys', () => {
+    expect(problems({ ...spec3A2F, topology: '2A3F' })[0]).toContain('attention-ge-ffn');
+    expect(problems({ ...spec3A2F, placements: [{ ...place('ffn', -1) }, ...spec3A2F.placements.slice(1)] }).join()).toContain('cannot be negative');
+    expect(problems({ ...spec3A2F, apiPort: 70000 })[0]).toMatch(/^apiPort/);
+    expect(problems({ ...spec3A2F, afd: { role: 'ffn' } })[0]).toMatch(/^afd/);
+    expect(problems({ ...spec3A2F, extra: 1 })[0]).toMatch(/extra/);
+    expect(problems({ ...spec3A2F, mode: 'pipeline' })[0]).toMatch(/^mode/);
+    expect(problems({ ...spec3A2F, placements: [{ ...place('ffn', 0), backend: 'rocm' }] }).join()).toContain('backend');
+  });
+});
+
+describe('rank and topology state', () => {
+  it('round-trips', () => {
+    const rank = {
+      role: 'attention' as const,
+      rank: 0,
+      agentId: 'host-a',
+      state: 'loading' as const,
+      pid: 1234,
+      apiUrl: null,
+      progress: { phase: 'loading' as const, bytesDone: 10, bytesTotal: 100 },
+      exitCode: null,
+      message: null,
+    };
+    expect(rankStateSchema.parse(rank)).toEqual(rank);
+    const state = { launchId: 'L1', state: 'launching' as const, spec: launchSpecSchema.parse(spec3A2F), ranks: [rank], routerUrl: null };
+    expect(topologyStateSchema.parse(JSON.parse(JSON.stringify(state)))).toEqual(state);
+    expect(topologyStateSchema.safeParse({ ...state, state: 'exploded' }).success).toBe(false);
+  });
+});

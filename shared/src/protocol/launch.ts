@@ -1,0 +1,177 @@
+/**
+ * Launch spec: the whole topology, where each rank runs, and the AFD options. The
+ * console builds one spec and sends it to every agent involved; each agent starts the
+ * placements whose agentId is its own. Also the rank and topology states agents report.
+ */
+import { z } from 'zod';
+import { afdOptionsSchema } from '../config/afdConfig.js';
+import { resolveTopology, validTopologyInputSchema } from '../topology/spec.js';
+import { backendSchema } from './inventory.js';
+import { processRoleSchema, rolePhaseSchema } from './role.js';
+
+const rankIndex = z.int().min(0, 'ranks are zero-based and cannot be negative');
+
+/** Where one rank runs. */
+export const rankPlacementSchema = z.strictObject({
+  /** Role of the rank (attention or ffn in AFD mode, colocated in colocated mode). */
+  role: processRoleSchema,
+  /** Rank within its role. */
+  rank: rankIndex,
+  /** Id of the agent (host) that runs it, as the console named the agent. */
+  agentId: z.string().min(1),
+  /** Compute backend. */
+  backend: backendSchema,
+  /** CUDA device index on that host (ignored for cpu; default 0). */
+  deviceIndex: z.int().min(0).default(0),
+  /** CPU threads of the rank; omitted = the role process default. */
+  threads: z.int().min(1).optional(),
+});
+export type RankPlacement = z.infer<typeof rankPlacementSchema>;
+
+const common = {
+  /** HF checkpoint directory on the agent hosts; null = the built-in tiny model (created on demand). */
+  modelDir: z.string().min(1).nullable().default(null),
+  /** Port of the topology's front router (OpenAI API); 0 = ephemeral (default 8000). */
+  apiPort: z.int().min(0).max(65535).default(8000),
+};
+
+/** A disaggregated launch: x attention ranks and y FFN ranks. */
+export const afdLaunchSpecSchema = z.strictObject({
+  /** Launch mode. */
+  mode: z.literal('afd'),
+  /** Topology name ("3A2F") or structured spec; must pass every topology rule. */
+  topology: validTopologyInputSchema,
+  /** One placement per rank: every attention rank and every FFN rank exactly once. */
+  placements: z.array(rankPlacementSchema).min(2),
+  /** AFD options applied to every rank (connector, port, DBO, gate, CUDA graphs, deadline, NCCL env). */
+  afd: afdOptionsSchema.prefault({}),
+  /**
+   * Address other hosts reach each agent's ranks at (agentId -> host name or IP), used as
+   * the FFN ranks' rendezvous hosts across agents; an agent not listed is reached at
+   * 127.0.0.1 (every rank on one host). Default {}.
+   */
+  agentHosts: z.record(z.string().min(1), z.string().min(1)).default({}),
+  ...common,
+});
+
+/** A colocated launch: whole-model ranks, no AFD (each rank a data-parallel replica). */
+export const colocatedLaunchSpecSchema = z.strictObject({
+  /** Launch mode. */
+  mode: z.literal('colocated'),
+  /** One placement per replica, ranks 0..n-1, role colocated. */
+  placements: z.array(rankPlacementSchema).min(1),
+  ...common,
+});
+
+function checkPlacements(
+  placements: readonly RankPlacement[],
+  expected: Record<string, number>,
+  ctx: z.RefinementCtx,
+): void {
+  const seen = new Set<string>();
+  placements.forEach((p, i) => {
+    const count = expected[p.role];
+    if (count === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['placements', i, 'role'], message: `role ${p.role} has no ranks in this launch (expected ${Object.keys(expected).join(' or ')})` });
+      return;
+    }
+    if (p.rank >= count) {
+      ctx.addIssue({ code: 'custom', path: ['placements', i, 'rank'], message: `${p.role} rank ${p.rank} does not exist (valid: 0..${count - 1})` });
+    }
+    const key = `${p.role}:${p.rank}`;
+    if (seen.has(key)) ctx.addIssue({ code: 'custom', path: ['placements', i], message: `${p.role} rank ${p.rank} is placed twice` });
+    seen.add(key);
+  });
+  for (const [role, count] of Object.entries(expected)) {
+    const missing = Array.from({ length: count }, (_, r) => r).filter((r) => !seen.has(`${role}:${r}`));
+    if (missing.length > 0) ctx.addIssue({ code: 'custom', path: ['placements'], message: `no placement for ${role} rank(s) ${missing.join(', ')}` });
+  }
+}
+
+/** A launch: AFD or colocated. Placements must cover each rank exactly once. */
+export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchema, colocatedLaunchSpecSchema]).superRefine((spec, ctx) => {
+  if (spec.mode === 'colocated') {
+    checkPlacements(spec.placements, { colocated: spec.placements.length }, ctx);
+    return;
+  }
+  let topology;
+  try {
+    topology = resolveTopology(spec.topology);
+  } catch {
+    return; // reported by the topology field
+  }
+  checkPlacements(spec.placements, { attention: topology.attention.ranks, ffn: topology.ffn.ranks }, ctx);
+});
+export type LaunchSpec = z.output<typeof launchSpecSchema>;
+export type LaunchSpecInput = z.input<typeof launchSpecSchema>;
+
+/** Identifies a rank of the running topology. */
+export const rankRefShape = {
+  /** Role of the rank. */
+  role: processRoleSchema,
+  /** Rank within its role. */
+  rank: rankIndex,
+};
+export const rankRefSchema = z.object(rankRefShape);
+export type RankRef = z.infer<typeof rankRefSchema>;
+
+/** Lifecycle of one rank process. */
+export const rankLifecycleSchema = z.enum(['pending', 'starting', 'loading', 'rendezvous', 'warmup', 'ready', 'stopping', 'exited', 'failed']);
+export type RankLifecycle = z.infer<typeof rankLifecycleSchema>;
+
+/** What an agent knows about one of its rank processes. */
+export const rankStateSchema = z.object({
+  ...rankRefShape,
+  /** Agent that runs the rank. */
+  agentId: z.string(),
+  /** Lifecycle state. */
+  state: rankLifecycleSchema,
+  /** OS process id; null before spawn. */
+  pid: z.int().positive().nullable(),
+  /** HTTP base URL of the rank once listening; null before. */
+  apiUrl: z.string().nullable(),
+  /** Latest startup progress; null when none was reported. */
+  progress: z
+    .object({
+      /** Phase of the progress. */
+      phase: rolePhaseSchema,
+      /** Work done (bytes for loading). */
+      bytesDone: z.number().nonnegative(),
+      /** Total work; 0 when unknown. */
+      bytesTotal: z.number().nonnegative(),
+    })
+    .nullable(),
+  /** Exit code once exited/failed; null while running or when killed by a signal. */
+  exitCode: z.int().nullable(),
+  /** Why the rank failed (or other status detail); null when none. */
+  message: z.string().nullable(),
+});
+export type RankState = z.infer<typeof rankStateSchema>;
+
+/** The topology as one agent sees it. */
+export const topologyStateSchema = z.object({
+  /** Id of the current launch; null when none was launched. */
+  launchId: z.string().nullable(),
+  /** idle: nothing launched; launching; running: every local rank ready; stopping; stopped; failed: a rank failed. */
+  state: z.enum(['idle', 'launching', 'running', 'stopping', 'stopped', 'failed']),
+  /** The launched spec; null when idle. */
+  spec: launchSpecSchema.nullable(),
+  /** This agent's ranks. */
+  ranks: z.array(rankStateSchema),
+  /** Front router URL when this agent hosts it; null otherwise. */
+  routerUrl: z.string().nullable(),
+});
+export type TopologyState = z.infer<typeof topologyStateSchema>;
+
+/** One log line of a rank process. */
+export const logLineSchema = z.object({
+  /** When the agent read the line, Unix epoch milliseconds. */
+  timestampMs: z.number().nonnegative(),
+  /** Stream the line came from (stderr carries pino JSON logs). */
+  stream: z.enum(['stdout', 'stderr']),
+  /** Level of a pino line; null when the line is not a pino record. */
+  level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).nullable(),
+  /** The text (the pino `msg` for JSON logs, else the raw line). */
+  text: z.string(),
+});
+export type LogLine = z.infer<typeof logLineSchema>;

@@ -1,0 +1,155 @@
+/**
+ * Metric types: the native runtime counters of one rank (`RankStats`, served as JSON on
+ * GET /afd/stats and read by JS from the native getter at ~10 Hz), the serving-level
+ * numbers of an attention/colocated rank (`ServingStats`), and the `MetricsSnapshot`
+ * the agent streams to the console at ~10 Hz per rank.
+ *
+ * Counters (`...Total`, bytes, `...Us`) are cumulative since the rank started, so a
+ * consumer derives rates from two snapshots; gauges are the value at snapshot time.
+ * Per layer x stage arrays are nested `[numLayers][numStages]`.
+ */
+import { z } from 'zod';
+import { processRoleSchema } from './role.js';
+
+const count = z.number().int().nonnegative();
+const nonneg = z.number().nonnegative();
+
+/** States of the FFN daemon loop. */
+export const ffnLoopStateSchema = z.enum(['idle', 'waiting-control', 'receiving', 'computing', 'sending']);
+export type FfnLoopState = z.infer<typeof ffnLoopStateSchema>;
+
+/** Where the FFN loop is right now (FFN ranks only). */
+export const ffnLoopStatsSchema = z.object({
+  /** Current state: idle (not started / stopped), waiting-control (blocked on the control plane), receiving, computing or sending. */
+  state: ffnLoopStateSchema,
+  /** Layer being received/computed/sent; null when idle or waiting for control. */
+  layer: count.nullable(),
+  /** Stage (0 or 1 with DBO) being received/computed/sent; null when idle or waiting for control. */
+  stage: count.nullable(),
+  /** Steps the loop has completed since start. */
+  stepsServed: count,
+  /** Milliseconds spent in the current state so far (a stuck peer shows as a growing value). */
+  waitingMs: nonneg,
+});
+export type FfnLoopStats = z.infer<typeof ffnLoopStatsSchema>;
+
+/** CUDA graph cache counters (all zero when graphs are off or on the CPU backend). */
+export const graphStatsSchema = z.object({
+  /** Steps that replayed a captured graph. */
+  hits: count,
+  /** Steps run eagerly because no graph matched their per-stage token counts. */
+  misses: count,
+  /** Graphs captured. */
+  captures: count,
+});
+
+/** Paged KV cache occupancy (attention/colocated ranks only). */
+export const kvStatsSchema = z.object({
+  /** KV blocks in use. */
+  blocksUsed: count,
+  /** KV blocks allocated for the cache. */
+  blocksTotal: count,
+});
+
+const layerStage = z.array(z.array(nonneg));
+
+/** Native runtime counters of one rank. */
+export const rankStatsSchema = z
+  .object({
+    /** Role of the rank. */
+    role: processRoleSchema,
+    /** Rank within its role. */
+    rank: count,
+    /** Steps completed (attention: engine steps; ffn: steps served). */
+    steps: count,
+    /** Step wall time in milliseconds. */
+    stepTimeMs: z.object({
+      /** Duration of the most recent step. */
+      last: nonneg,
+      /** Mean over all steps so far (0 before the first step). */
+      avg: nonneg,
+    }),
+    /** Decoder layers of the model (rows of the per layer x stage arrays). */
+    numLayers: count,
+    /** Stages per step the arrays have room for: 1, or 2 with dual-batch overlap (columns). */
+    numStages: z.number().int().min(1),
+    /** [numLayers][numStages] bytes sent attention -> FFN (hidden states and router logits), cumulative. */
+    a2fBytes: layerStage,
+    /** [numLayers][numStages] bytes sent FFN -> attention (FFN outputs), cumulative. */
+    f2aBytes: layerStage,
+    /** [numLayers][numStages] wire time of the most recent sampled A->F transfer, microseconds. */
+    a2fWireUs: layerStage,
+    /** [numLayers][numStages] wire time of the most recent sampled F->A transfer, microseconds. */
+    f2aWireUs: layerStage,
+    /** FFN / expert compute time, cumulative microseconds (0 on attention ranks). */
+    ffnComputeUs: nonneg,
+    /** Time attention waited for FFN outputs (the bubble), cumulative microseconds (0 on FFN ranks). */
+    attnWaitForFfnUs: nonneg,
+    /** CUDA graph cache counters. */
+    graph: graphStatsSchema,
+    /** FFN loop position; null on attention and colocated ranks. */
+    ffnLoop: ffnLoopStatsSchema.nullable(),
+    /** KV cache occupancy; null on FFN ranks (they hold no KV cache). */
+    kv: kvStatsSchema.nullable(),
+  })
+  .superRefine((s, ctx) => {
+    for (const key of ['a2fBytes', 'f2aBytes', 'a2fWireUs', 'f2aWireUs'] as const) {
+      const rows = s[key];
+      if (rows.length !== s.numLayers || rows.some((r) => r.length !== s.numStages)) {
+        ctx.addIssue({ code: 'custom', path: [key], message: `must be [numLayers=${s.numLayers}][numStages=${s.numStages}]` });
+      }
+    }
+  });
+export type RankStats = z.infer<typeof rankStatsSchema>;
+
+/** Serving-level numbers of an attention or colocated rank (vLLM-style). */
+export const servingStatsSchema = z.object({
+  /** Requests being generated now (gauge). */
+  runningRequests: count,
+  /** Requests queued, not yet scheduled (gauge). */
+  waitingRequests: count,
+  /** Prompt tokens processed, cumulative. */
+  promptTokensTotal: count,
+  /** Generated tokens, cumulative. */
+  generationTokensTotal: count,
+  /** Requests finished, cumulative. */
+  requestsFinishedTotal: count,
+  /** Output tokens per second over the last second (gauge). */
+  outputTokensPerSecond: nonneg,
+  /** Fraction of KV blocks in use, 0..1 (gauge). */
+  kvUsage: z.number().min(0).max(1),
+});
+export type ServingStats = z.infer<typeof servingStatsSchema>;
+
+/** What the agent streams to the console per rank at ~10 Hz. */
+export const metricsSnapshotSchema = z.object({
+  /** Agent-side wall clock when the snapshot was taken, Unix epoch milliseconds. */
+  timestampMs: nonneg,
+  /** Native runtime counters of the rank (role and rank identify it). */
+  stats: rankStatsSchema,
+  /** Serving numbers; null on FFN ranks. */
+  serving: servingStatsSchema.nullable(),
+});
+export type MetricsSnapshot = z.infer<typeof metricsSnapshotSchema>;
+
+/** A RankStats with every counter zero, e.g. before the engine starts. */
+export function emptyRankStats(role: RankStats['role'], rank: number, numLayers: number, numStages: number): RankStats {
+  const grid = (): number[][] => Array.from({ length: numLayers }, () => new Array<number>(numStages).fill(0));
+  return {
+    role,
+    rank,
+    steps: 0,
+    stepTimeMs: { last: 0, avg: 0 },
+    numLayers,
+    numStages,
+    a2fBytes: grid(),
+    f2aBytes: grid(),
+    a2fWireUs: grid(),
+    f2aWireUs: grid(),
+    ffnComputeUs: 0,
+    attnWaitForFfnUs: 0,
+    graph: { hits: 0, misses: 0, captures: 0 },
+    ffnLoop: role === 'ffn' ? { state: 'idle', layer: null, stage: null, stepsServed: 0, waitingMs: 0 } : null,
+    kv: role === 'ffn' ? null : { blocksUsed: 0, blocksTotal: 0 },
+  };
+}

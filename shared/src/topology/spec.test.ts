@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { resolveTopology, TOPOLOGY_RULES, TopologyError, toSpec, validateTopology, validTopologyInputSchema } from './spec.js';
+
+describe('topology names', () => {
+  it('parses xAyF case-insensitively with surrounding spaces', () => {
+    for (const name of ['3A2F', '3a2f', ' 3A2f ', '3 A 2 F']) {
+      const t = resolveTopology(name);
+      expect(t.name).toBe('3A2F');
+      expect(t.attention).toEqual({ ranks: 3, dp: 3, tp: 1 });
+      expect(t.ffn).toEqual({ ranks: 2, dp: 2, tp: 1 });
+      expect(t.worldSize).toBe(5);
+    }
+  });
+
+  it('accepts and rejects every x, y in 0..16 by the rules', () => {
+    for (let x = 0; x <= 16; x++) {
+      for (let y = 0; y <= 16; y++) {
+        const result = validateTopology(`${x}A${y}F`);
+        if (x > 0 && y > 0 && x >= y) {
+          expect(result.ok, `${x}A${y}F`).toBe(true);
+          if (result.ok) expect(result.topology.worldSize).toBe(x + y);
+        } else {
+          expect(result.ok, `${x}A${y}F`).toBe(false);
+          if (!result.ok) {
+            const text = result.problems.join(' ');
+            if (x === 0 || y === 0) expect(text).toContain('positive-sizes');
+            else expect(text).toContain('attention-ge-ffn');
+          }
+        }
+      }
+    }
+  });
+
+  it('rejects malformed names with the syntax rule', () => {
+    for (const bad of ['', 'AF', '2A', '2F2A', '2A2F1', '-1A1F', '1.5A1F', 'twoAoneF', '2A2FF', '2x2']) {
+      const r = validateTopology(bad);
+      expect(r.ok, bad).toBe(false);
+      if (!r.ok) expect(r.problems[0]).toContain('topology-syntax');
+    }
+  });
+
+  it('throws TopologyError listing the broken rule', () => {
+    expect(() => resolveTopology('1A2F')).toThrow(TopologyError);
+    expect(() => resolveTopology('1A2F')).toThrow(/1 attention ranks < 2 FFN ranks.*attention-ge-ffn/);
+  });
+
+  it('rejects a role over the rank limit', () => {
+    const r = validateTopology('2000A1F');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems[0]).toContain('max-ranks');
+  });
+});
+
+describe('structured topology specs', () => {
+  it('derives ranks = dp x tp and defaults tp to 1', () => {
+    const t = resolveTopology({ attention: { dp: 2, tp: 2 }, ffn: { dp: 2 } });
+    expect(t.name).toBe('4A2F');
+    expect(t.attention).toEqual({ ranks: 4, dp: 2, tp: 2 });
+    expect(t.ffn).toEqual({ ranks: 2, dp: 2, tp: 1 });
+  });
+
+  it('derives dp from ranks and tp', () => {
+    const t = resolveTopology({ attention: { ranks: 6, tp: 2 }, ffn: { ranks: 2, tp: 2 } });
+    expect(t.attention).toEqual({ ranks: 6, dp: 3, tp: 2 });
+    expect(t.ffn).toEqual({ ranks: 2, dp: 1, tp: 2 });
+  });
+
+  it('accepts every dp, tp in 1..4 per role when x >= y, and checks dp x tp', () => {
+    for (let adp = 1; adp <= 4; adp++)
+      for (let atp = 1; atp <= 4; atp++)
+        for (let fdp = 1; fdp <= 4; fdp++)
+          for (let ftp = 1; ftp <= 4; ftp++) {
+            const spec = { attention: { dp: adp, tp: atp }, ffn: { dp: fdp, tp: ftp } };
+            const r = validateTopology(spec);
+            expect(r.ok).toBe(adp * atp >= fdp * ftp);
+            const mismatch = validateTopology({ attention: { ranks: adp * atp + 1, dp: adp, tp: atp }, ffn: { ranks: 1 } });
+            expect(mismatch.ok).toBe(false);
+            if (!mismatch.ok) expect(mismatch.problems.join(' ')).toMatch(/dp-x-tp|not divisible/);
+          }
+  });
+
+  it('names the field and the rule for non-positive or fractional sizes', () => {
+    const r = validateTopology({ attention: { dp: 0, tp: 1.5 }, ffn: { ranks: -2 } });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.problems).toEqual([
+        `attention.dp is 0 (${TOPOLOGY_RULES.positive})`,
+        `attention.tp is 1.5 (${TOPOLOGY_RULES.positive})`,
+        `ffn.ranks is -2 (${TOPOLOGY_RULES.positive})`,
+      ]);
+    }
+  });
+
+  it('rejects an empty role, ranks not divisible by tp, unknown keys and wrong types', () => {
+    expect(validateTopology({ attention: {}, ffn: { ranks: 1 } }).ok).toBe(false);
+    const r = validateTopology({ attention: { ranks: 3, tp: 2 }, ffn: { ranks: 1 } });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problems[0]).toContain('not divisible');
+    expect(validateTopology({ attention: { ranks: 2, pp: 2 }, ffn: { ranks: 1 } }).ok).toBe(false);
+    expect(validateTopology({ attention: { ranks: '2' }, ffn: { ranks: 1 } }).ok).toBe(false);
+    expect(validateTopology(42).ok).toBe(false);
+    expect(validateTopology(null).ok).toBe(false);
+  });
+
+  it('round-trips through toSpec and accepts a resolved topology', () => {
+    const t = resolveTopology({ attention: { dp: 3, tp: 2 }, ffn: { dp: 2, tp: 1 } });
+    expect(resolveTopology(toSpec(t))).toEqual(t);
+    expect(resolveTopology(t)).toEqual(t);
+  });
+
+  it('validTopologyInputSchema reports rule violations as zod issues', () => {
+    expect(validTopologyInputSchema.safeParse('2A1F').success).toBe(true);
+    const bad = validTopologyInputSchema.safeParse('1A3F');
+    expect(bad.success).toBe(false);
+    expect(bad.error?.issues[0]?.message).toContain('attention-ge-ffn');
+  });
+});
