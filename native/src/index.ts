@@ -6,6 +6,8 @@
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { StepPlan } from '@afd/shared';
+import type { ModelLoadSpec } from './modelSpec.js';
 
 /** A shared library (cuBLAS, cuBLASLt, NCCL) as the probe found it. */
 export interface LibraryProbe {
@@ -48,13 +50,323 @@ export interface ProbeResult {
   nccl: LibraryProbe;
 }
 
+/** Engine options (native/src/runtime/engine.h EngineOptions). */
+export interface NativeEngineOptions {
+  /** "cpu" (default) or "cuda". */
+  backend?: string;
+  /** CPU worker threads (0 = all cores). */
+  threads?: number;
+  /** CUDA device index. */
+  deviceIndex?: number;
+  /** Tokens per KV block (default 16). */
+  kvBlockSize?: number;
+  /** KV blocks to allocate; 0 = as many as fit in kvCacheBytes. */
+  numKvBlocks?: number;
+  /** KV cache budget in bytes when numKvBlocks is 0 (default 512 MiB). */
+  kvCacheBytes?: number;
+  /** KV cache storage dtype: f32 (default), bf16 or f16. */
+  kvDtype?: 'f32' | 'bf16' | 'f16';
+}
+
+/** What a loaded engine is. */
+export interface NativeEngineInfo {
+  role: 'colocated' | 'attention' | 'ffn';
+  arch: string;
+  backend: string;
+  threads: number;
+  numLayers: number;
+  vocabSize: number;
+  hiddenSize: number;
+  /** 0 for the FFN role (no KV cache). */
+  kvBlockSize: number;
+  numKvBlocks: number;
+  /** K + V bytes of one block over all layers. */
+  kvBytesPerBlock: number;
+  /** Weight bytes this role mapped (CPU) or uploaded (device). */
+  residentWeightBytes: number;
+  numWeightTensors: number;
+}
+
+/** Runtime counters (native/src/runtime/stats.h), cumulative since load. */
+export interface NativeEngineStats {
+  steps: number;
+  lastStepMs: number;
+  avgStepMs: number;
+  prefillTokens: number;
+  decodeTokens: number;
+  sampledTokens: number;
+  /** Time spent in the FFN half (local or served), ms. */
+  ffnComputeMs: number;
+  /** Time the attention half waited for FFN outputs, ms. */
+  ffnWaitMs: number;
+  graphHits: number;
+  graphMisses: number;
+  graphCaptures: number;
+  /** FFN role: steps served to attention peers. */
+  stepsServed: number;
+  ffnLoopState: 'idle' | 'waiting-control' | 'receiving' | 'computing' | 'sending';
+  ffnLoopLayer: number;
+  ffnLoopStage: number;
+  /** Milliseconds in the current FFN loop state. */
+  ffnLoopStateMs: number;
+  /** Distinct KV blocks referenced by the last step. */
+  kvBlocksUsed: number;
+  kvBlocksTotal: number;
+  numLayers: number;
+  numStages: number;
+  /** [numLayers][numStages] connector bytes A->F / F->A (cumulative) and last sampled wire time (us). */
+  a2fBytes: number[][];
+  f2aBytes: number[][];
+  a2fWireUs: number[][];
+  f2aWireUs: number[][];
+}
+
+/** Raw StepResult from native (see shared/src/engine/step.ts). */
+export interface NativeStepResult {
+  tokenIds: Int32Array;
+  logits?: Float32Array;
+  stepTimeMs: number;
+}
+
+/** The raw native engine (wrapped by native/src/engine.ts; use that). */
+export interface NativeEngine {
+  /** Maps the spec's tensors and builds the role's model on a worker thread. */
+  load(spec: ModelLoadSpec, options?: NativeEngineOptions): Promise<NativeEngineInfo>;
+  /** Runs one step (colocated / attention roles) on a worker thread. */
+  step(plan: StepPlan): Promise<NativeStepResult>;
+  /** FFN half of one layer: hidden [numTokens, H] -> [numTokens, H] (ffn / colocated roles). */
+  ffnForward(layer: number, hidden: Float32Array, numTokens: number, routerLogits?: Float32Array): Promise<Float32Array>;
+  /** Attention role: run the FFN half on another (ffn-role) engine of this process. */
+  attachFfn(ffn: NativeEngine): void;
+  info(): NativeEngineInfo;
+  stats(): NativeEngineStats;
+  /** Releases the model (after any in-flight call finishes). */
+  close(): void;
+}
+
+/** How an attention or FFN rank joins its AFD topology over the TCP connector (runtime/afd-connector-options.h). */
+export interface AfdLinkOptions {
+  /** Topology name "xAyF" (default "1A1F"). */
+  topology?: string;
+  /** Rank within the role (default 0). */
+  rank?: number;
+  /** Host of each FFN rank, indexed by FFN rank; omitted = every FFN rank at `host`. */
+  ffnHosts?: string[];
+  /** Host of every FFN rank when ffnHosts is omitted (default 127.0.0.1). */
+  host?: string;
+  /** FFN rank f listens on basePort + f (default 29500; 0 = ephemeral, 1-FFN topologies only). */
+  basePort?: number;
+  /** FFN only: address to bind (default: its own FFN host; "0.0.0.0" = every interface). */
+  listenHost?: string;
+  /** A peer silent this long inside a step fails the step, naming the peer (default 5000). */
+  stepDeadlineMs?: number;
+  /** How long rendezvous waits for the other side; 0 = forever (default 300000). */
+  rendezvousTimeoutMs?: number;
+}
+
+/** Where an attention rank's link to its FFN rank stands. */
+export interface AttentionLinkState {
+  /** connecting (before connect resolves), connected, lost (FFN rank gone; reconnecting), closed. */
+  state: 'connecting' | 'connected' | 'lost' | 'closed';
+  /** The FFN peer, e.g. "FFN rank 1 at 10.0.0.2:29501". */
+  peer: string;
+  /** Why the link is (or was last) down; empty when it never was. */
+  lastError: string;
+  /** Successful reconnects after a loss. */
+  reconnects: number;
+  /** Steps this rank joined while idle (placeholder rows only), so its block stays in lockstep. */
+  emptySteps: number;
+}
+
+/** An attention-role engine joined to its FFN rank (runtime/afd-attention-link.h). */
+export interface NativeAttentionLink {
+  /** Rendezvous with the FFN rank (retries until rendezvousTimeoutMs), then routes the engine's FFN half to it. */
+  connect(): Promise<void>;
+  /** Detaches and closes; with shutdown (default true) the FFN rank's loop is told to stop. */
+  close(options?: { shutdown?: boolean; reason?: string }): Promise<void>;
+  state(): AttentionLinkState;
+}
+
+/** Where an FFN rank's daemon loop stands (runtime/afd-ffn-server.h). */
+export interface FfnServerState {
+  /** created, rendezvous (gathering its block), serving, stopped, failed. */
+  state: 'created' | 'rendezvous' | 'serving' | 'stopped' | 'failed';
+  peersJoined: number;
+  /** Attention ranks [firstAttentionRank, firstAttentionRank + blockSize) are this rank's peers. */
+  blockSize: number;
+  firstAttentionRank: number;
+  /** "host:port" actually listened on. */
+  listenAddress: string;
+  /** Most recent peer loss or failure; empty when none. */
+  lastError: string;
+  peerLosses: number;
+  /** Why the loop ended (stopped / failed), e.g. "shutdown requested by attention rank 0 (from ...)". */
+  exitReason: string;
+}
+
+/** The FFN role's daemon loop (a native thread). The constructor binds the port at once. */
+export interface NativeFfnServer {
+  /** Starts the loop; resolves once every attention peer of the block joined, rejects on rendezvous timeout. */
+  start(): Promise<void>;
+  /** Resolves with the exit reason when the loop ends (shutdown flag from an attention rank, stop()). */
+  wait(): Promise<string>;
+  /** Ends the loop (peers see a goodbye) and joins the thread. */
+  stop(): Promise<void>;
+  state(): FfnServerState;
+  /** Always throws: the FFN role is connector-driven; nothing schedules steps on it. */
+  step(): never;
+}
+
+/** One op conformance case of the CUDA backend against the CPU backend (native/src/cuda/conformance.h). */
+export interface CudaConformanceCase {
+  op: string;
+  /** Human-readable shape of the case. */
+  shape: string;
+  /** Weight / cache dtype of the case. */
+  dtype: string;
+  /** ||cuda - cpu|| / ||cpu||. */
+  relError: number;
+  /** Allowed relError. */
+  bound: number;
+  /** NaN-poisoned output elements the CUDA op never wrote. */
+  unwritten: number;
+  /** Integer outputs (expert ids, tokens) that differ. */
+  mismatches: number;
+  passed: boolean;
+}
+
+/** Options of the native decode benchmark (native/src/cuda/decode-bench.h). */
+export interface CudaDecodeBenchOptions {
+  /** Batch sizes (default [1, 8, 64, 256]); each must be a graph bucket. */
+  batches?: number[];
+  /** Cached positions before the decoded token (default 1024). */
+  context?: number;
+  warmupSteps?: number;
+  timedSteps?: number;
+  /** Seed of the synthetic weights. */
+  seed?: number;
+  device?: number;
+  /** Fraction of free memory after weights the KV pool may take (default 0.9). */
+  kvMemoryFraction?: number;
+}
+
+/** One (batch, graph on/off) measurement of the native decode benchmark. */
+export interface CudaDecodeBenchRow {
+  batch: number;
+  graph: boolean;
+  /** Median ms per step, host wall clock including the token download. */
+  msPerStep: number;
+  msPerStepP10: number;
+  msPerStepP90: number;
+  /** Median ms of the step's device work (CUDA events). */
+  deviceMsPerStep: number;
+  tokensPerSecond: number;
+  /** Bytes the step must move: weights touched (routed experts only) + KV read. */
+  bytesPerStep: number;
+  activeExpertsPerLayer: number;
+  /** bytesPerStep at 4.3 TB/s (PERFORMANCE.md), ms. */
+  floorMsAtReference: number;
+  /** bytesPerStep at the measured copy bandwidth, ms. */
+  floorMsAtMeasured: number;
+  achievedGBs: number;
+  /** floorMsAtReference / msPerStep. */
+  ratioToFloor: number;
+  /** Kernel nodes of the captured decode step. */
+  kernelsPerStep: number;
+  /** Graph replay sampled the same tokens as the eager step. */
+  tokensMatchEager: boolean;
+}
+
+/** Result of cudaDecodeBench. */
+export interface CudaDecodeBenchResult {
+  deviceName: string;
+  multiProcessors: number;
+  /** Device-to-device copy, bytes read + written per second / 1e9. */
+  copyBandwidthGBs: number;
+  weightBytes: number;
+  kvBytes: number;
+  setupSeconds: number;
+  graphCaptures: number;
+  graphHits: number;
+  graphMisses: number;
+  rows: CudaDecodeBenchRow[];
+}
+
+/** A tensor passed to runOp: dtype, shape and row-major data. */
+export interface OpTensor {
+  dtype: 'f32' | 'bf16' | 'f16' | 'i32';
+  shape: number[];
+  /** f32: Float32Array; i32: Int32Array (or Uint32Array bits); bf16 / f16: Uint16Array of raw bits. */
+  data: Float32Array | Int32Array | Uint16Array | Uint32Array;
+}
+
+/** Which backend runOp uses. */
+export interface OpBackend {
+  /** "cpu" or "cuda". */
+  name: string;
+  threads?: number;
+  deviceIndex?: number;
+}
+
 /** The raw exports of afd_native.node. */
 export interface NativeAddon {
   probe(): ProbeResult;
+  Engine: new () => NativeEngine;
+  /**
+   * Runs one backend op (conformance and op tests; op names, inputs and params in
+   * native/src/binding/op-binding.cc). Returns the op's outputs read back to the host.
+   */
+  runOp(backend: OpBackend, op: string, inputs: Record<string, OpTensor>, params?: Record<string, number | boolean>): Record<string, Float32Array | Int32Array>;
+  /** Throws when the engine is not a loaded attention-role engine or the options are invalid. */
+  AttentionLink: new (engine: NativeEngine, options: AfdLinkOptions) => NativeAttentionLink;
+  /** Throws when the engine is not a loaded ffn-role engine, the options are invalid or the port is busy. */
+  FfnServer: new (engine: NativeEngine, options: AfdLinkOptions) => NativeFfnServer;
+  /** CUDA op conformance against the CPU backend; throws in builds without CUDA or with no device. */
+  cudaConformance(options?: { device?: number; seed?: number }): CudaConformanceCase[];
+  /** Fused CUDA decode benchmark on synthetic weights of the spec's shape (files/tensors may be empty). */
+  cudaDecodeBench(spec: ModelLoadSpec, options?: CudaDecodeBenchOptions): CudaDecodeBenchResult;
+  /**
+   * AFD on GPUs benchmark, one role per process (native/src/cuda/nccl/afd-gpu-bench.h):
+   * returns a JSON string (attention: the report; ffn: what it served). Throws without CUDA.
+   */
+  afdGpuBench(spec: ModelLoadSpec, options: AfdGpuBenchOptions): string;
+}
+
+/** Options of afdGpuBench; both roles must get the same values (checked at bootstrap). */
+export interface AfdGpuBenchOptions {
+  role: 'attention' | 'ffn';
+  /** FFN bootstrap address and port (TCP; the NCCL ids and IPC handles cross it). */
+  host?: string;
+  port?: number;
+  /** CUDA device index of this role. */
+  device?: number;
+  /** GPU wires to run, in order: 'nccl' and/or 'peer' (CUDA IPC, one host). */
+  transports?: string[];
+  /** Ping-pong message sizes, bytes. */
+  pingBytes?: number[];
+  pingIters?: number;
+  /** Round trips captured per graph. */
+  graphRounds?: number;
+  graphReplays?: number;
+  batches?: number[];
+  /** Batches at or above this also run with dual-batch overlap (two stages). */
+  dboMinBatch?: number;
+  context?: number;
+  warmupSteps?: number;
+  timedSteps?: number;
+  seed?: number;
+  stepDeadlineMs?: number;
+  rendezvousTimeoutMs?: number;
+  /** Attention: kill the FFN process at the end and check the step fails within the deadline. */
+  faultTest?: boolean;
+  /** NCCL_* variables for this process (NCCL_NVLS_ENABLE is always 0). */
+  ncclEnv?: Record<string, string>;
+  /** Attention: the report so far is written here before the fault test. */
+  partialReportPath?: string;
 }
 
 /** Names of every export, checked against the loaded addon by a test. */
-export const addonExportNames = ['probe'] as const satisfies readonly (keyof NativeAddon)[];
+export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'cudaConformance', 'cudaDecodeBench', 'afdGpuBench'] as const satisfies readonly (keyof NativeAddon)[];
 
 /** Where the addon may be: an explicit path, next to a bundled script, or the cmake-js build. */
 export function addonCandidates(): string[] {

@@ -307,8 +307,11 @@ def greedy(torch, model, prompt, top_k_experts):
     finally:
         for hd in handles:
             hd.remove()
-    if top_k_experts and not handles:
-        router_gap = None  # router modules not found in this transformers version
+    if not top_k_experts:
+        router_gap = None
+    elif not handles:
+        print("  warning: no router modules found (mlp.gate / block_sparse_moe.gate); router margins unchecked", flush=True)
+        router_gap = None
     return out_ids, logits_at, min_gap, router_gap
 
 
@@ -372,7 +375,7 @@ def run_fixture(torch, transformers, safetensors_torch, name, desc, config, out_
                   seed=seed, marginOk=ok_margin, varietyOk=ok_variety, routerMinMargin=rgap,
                   versions=versions, cases=cases)
     with open(os.path.join(fdir, "golden.json"), "w") as f:
-        json.dump(golden, f, separators=(",", ":"))
+        json.dump(golden, f, separators=(",", ":"), allow_nan=False)
     size = sum(os.path.getsize(os.path.join(fdir, x)) for x in os.listdir(fdir))
     warn = "" if size <= MAX_FIXTURE_BYTES else f" (over the {MAX_FIXTURE_BYTES}-byte budget)"
     print(f"  {name}: wrote {fdir} ({size} bytes){warn}; margin {'ok' if ok_margin else 'LOW'}, variety {'ok' if ok_variety else 'LOW'}", flush=True)

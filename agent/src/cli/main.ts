@@ -4,6 +4,11 @@
  */
 import { Command } from 'commander';
 import { registerInspect } from './commands/inspect.js';
+import { registerMakeModel } from './commands/makeModel.js';
+import { registerRole } from './commands/role.js';
+import { registerGenerate } from './commands/generate.js';
+import { registerServe } from './commands/serve.js';
+import { registerLaunch } from './commands/launch.js';
 
 export function buildProgram(): Command {
   const program = new Command('afd-agent')
@@ -11,6 +16,11 @@ export function buildProgram(): Command {
     .version(process.env['AFD_VERSION'] ?? '0.1.0')
     .showHelpAfterError();
   registerInspect(program);
+  registerMakeModel(program);
+  registerRole(program);
+  registerGenerate(program);
+  registerServe(program);
+  registerLaunch(program);
   return program;
 }
 

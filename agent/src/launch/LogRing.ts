@@ -4,13 +4,13 @@
  * never grow the agent's memory. Every line gets a sequence number, so a reader can ask
  * for "what came after line N" without missing or repeating lines.
  */
-export interface LogLine {
+export interface RingLine {
   /** Monotonic sequence number within this ring, starting at 1. */
   seq: number;
   /** Wall-clock time the line arrived, ms since the epoch. */
   timeMs: number;
-  /** Which stream of the process the line came from. */
-  stream: 'stdout' | 'stderr' | 'agent';
+  /** Which stream of the process the line came from (the agent's own notes go to stderr). */
+  stream: 'stdout' | 'stderr';
   /** The line without its trailing newline (truncated to maxLineBytes). */
   text: string;
 }
@@ -23,7 +23,7 @@ export interface LogRingOptions {
 }
 
 export class LogRing {
-  private readonly lines: LogLine[] = [];
+  private readonly lines: RingLine[] = [];
   private head = 0; // index of the oldest line in `lines` once the ring has wrapped
   private bytes = 0;
   private nextSeq = 1;
@@ -41,9 +41,9 @@ export class LogRing {
   }
 
   /** Appends one line and returns it (with its sequence number). */
-  push(stream: LogLine['stream'], text: string, timeMs = Date.now()): LogLine {
+  push(stream: RingLine['stream'], text: string, timeMs = Date.now()): RingLine {
     const cut = text.length > this.maxLineBytes ? `${text.slice(0, this.maxLineBytes)}…` : text;
-    const line: LogLine = { seq: this.nextSeq++, timeMs, stream, text: cut };
+    const line: RingLine = { seq: this.nextSeq++, timeMs, stream, text: cut };
     this.lines.push(line);
     this.bytes += cut.length;
     while (this.lines.length - this.head > this.maxLines || (this.bytes > this.maxBytes && this.lines.length - this.head > 1)) {
@@ -64,7 +64,7 @@ export class LogRing {
   }
 
   /** Lines with seq > afterSeq, oldest first, at most `limit` of the newest ones. */
-  since(afterSeq = 0, limit = Number.POSITIVE_INFINITY): LogLine[] {
+  since(afterSeq = 0, limit = Number.POSITIVE_INFINITY): RingLine[] {
     const live = this.lines.slice(this.head).filter((l) => l.seq > afterSeq);
     return live.length > limit ? live.slice(live.length - limit) : live;
   }

@@ -2,12 +2,23 @@
 // these exports is native/src/index.ts (checked by native/src/addon.test.ts).
 #include <napi.h>
 
+#include "binding/afd-binding.h"
+#include "binding/engine-binding.h"
+#include "binding/op-binding.h"
 #include "binding/probe-binding.h"
+#include "cuda/cuda-binding.h"
+#include "cuda/nccl/afd-gpu-binding.h"
 
 namespace {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("probe", Napi::Function::New(env, afd::binding::Probe, "probe"));
+  exports.Set("Engine", afd::binding::EngineWrap::Define(env));
+  exports.Set("runOp", Napi::Function::New(env, afd::binding::RunOp, "runOp"));
+  exports.Set("AttentionLink", afd::binding::AttentionLinkWrap::Define(env));
+  exports.Set("FfnServer", afd::binding::FfnServerWrap::Define(env));
+  afd::cuda::registerCudaExports(env, exports);
+  afd::cuda::registerAfdGpuExports(env, exports);
   return exports;
 }
 

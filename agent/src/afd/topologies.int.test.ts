@@ -1,0 +1,89 @@
+/**
+ * Real role processes on the CPU backend with the built-in tiny model: for every
+ * topology, attention and FFN ranks started in mixed order rendezvous, greedy
+ * completions sent to several attention ranks at once (so blocks have busy and idle
+ * peers, and DBO splits batches) equal the colocated run, and a graceful stop of the
+ * attention ranks stops the FFN ranks through the shutdown flag. Every topology runs
+ * with DBO on and off and the gate on both sides across the table below; the full
+ * matrix runs in-process in native/src/comm/afdLink.test.ts.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveTopology } from '@afd/shared';
+import { freePortBlock } from '../launch/ports.js';
+import { makeModel } from '../model/makeModel.js';
+import { complete, killAllRoles, RoleProcess } from './RoleProcess.js';
+
+const home = mkdtempSync(join(tmpdir(), 'afd-runtime-int-'));
+const model = join(home, 'tiny-qwen3-moe');
+const prompts = [
+  [9707, 11, 1879, 0],
+  [785, 3974, 13876, 38835],
+  [16, 17, 18, 19, 20, 21, 22],
+  [3838, 374, 279],
+];
+const maxTokens = 5;
+let reference: string[] = [];
+
+beforeAll(async () => {
+  await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: model, seed: 0, force: true, configOnly: false });
+  const colocated = await RoleProcess.start({ role: 'colocated', model, home });
+  try {
+    const url = await colocated.ready();
+    reference = [];
+    for (const p of prompts) reference.push((await complete(url, p, maxTokens)).text);
+  } finally {
+    await colocated.stop();
+  }
+}, 180_000);
+
+afterAll(async () => {
+  await killAllRoles();
+  rmSync(home, { recursive: true, force: true });
+});
+
+const cases = [
+  { topology: '1A1F', dbo: false, gate: false },
+  { topology: '1A1F', dbo: true, gate: true },
+  { topology: '2A1F', dbo: true, gate: false },
+  { topology: '2A2F', dbo: false, gate: true },
+  { topology: '3A2F', dbo: true, gate: true },
+  { topology: '4A2F', dbo: false, gate: false },
+  { topology: '4A4F', dbo: true, gate: false },
+];
+
+describe.each(cases)('$topology (dbo $dbo, gate on attention $gate)', ({ topology, dbo, gate }) => {
+  it('rendezvous in any order, tokens equal the colocated run, clean shutdown', { timeout: 240_000 }, async () => {
+    const topo = resolveTopology(topology);
+    const x = topo.attention.ranks;
+    const y = topo.ffn.ranks;
+    const afdPort = await freePortBlock(y);
+    const config = { computeGateOnAttention: gate, stepDeadlineMs: 20_000, dbo: { enabled: dbo, decodeTokenThreshold: 2, prefillTokenThreshold: 2 } };
+    // Attention ranks first for half of the FFN ranks: both start orders must work.
+    const ffn: RoleProcess[] = [];
+    const attn: RoleProcess[] = [];
+    for (let f = 0; f < y; f += 2) ffn[f] = await RoleProcess.start({ role: 'ffn', rank: f, topology, afdPort, model, home, config });
+    for (let a = x - 1; a >= 0; a--) attn[a] = await RoleProcess.start({ role: 'attention', rank: a, topology, afdPort, model, home, config });
+    for (let f = 1; f < y; f += 2) ffn[f] = await RoleProcess.start({ role: 'ffn', rank: f, topology, afdPort, model, home, config });
+    const urls = await Promise.all(attn.map((p) => p.ready()));
+    await Promise.all(ffn.map((p) => p.ready()));
+
+    // Every prompt goes to two attention ranks at once (rank i and i+1): batches of two
+    // sequences on some ranks (DBO splits them), idle block peers on others.
+    const jobs = prompts.flatMap((p, i) => [0, 1].map((k) => ({ prompt: p, i, rank: (i + k) % x })));
+    const results = await Promise.all(jobs.map((j) => complete(urls[j.rank]!, j.prompt, maxTokens)));
+    results.forEach((r, n) => expect(r.text, `prompt ${jobs[n]!.i} on attention rank ${jobs[n]!.rank}`).toBe(reference[jobs[n]!.i]));
+
+    const stats = (await (await fetch(`${await ffn[0]!.ready()}/afd/stats`)).json()) as { steps: number; ffnLoop: { state: string } };
+    expect(stats.steps).toBeGreaterThan(0);
+
+    // Graceful stop of the attention ranks: each FFN rank gets the shutdown flag and exits 0.
+    const attnExits = await Promise.all(attn.map((p) => p.stop()));
+    attnExits.forEach((e) => expect(e.code).toBe(0));
+    const ffnExits = await Promise.all(ffn.map((p) => p.exited));
+    ffnExits.forEach((e, f) => expect(e.code, `ffn ${f}: ${ffn[f]!.describe()}`).toBe(0));
+    for (const p of [...attn, ...ffn]) expect(p.events.at(-1)?.type).toBe('stopped');
+  });
+});

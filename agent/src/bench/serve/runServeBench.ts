@@ -1,0 +1,138 @@
+/**
+ * `afd-bench serve`: drives an OpenAI-compatible server with random prompts at a fixed
+ * concurrency and/or request rate (Poisson arrivals), then reports request and token
+ * throughput and mean / median / percentiles of TTFT, TPOT, ITL and end-to-end latency,
+ * with the same definitions as `vllm bench serve`.
+ */
+import { randomRequests, rng } from './randomPrompts.js';
+import { summarize, type Summary } from './stats.js';
+import { streamRequest, type RequestOutcome } from './streamRequest.js';
+
+export interface ServeBenchOptions {
+  baseUrl: string;
+  /** Model name; undefined = the first of GET /v1/models. */
+  model: string | undefined;
+  endpoint: string;
+  apiKey: string | undefined;
+  numPrompts: number;
+  randomInputLen: number;
+  randomOutputLen: number;
+  randomRangeRatio: number;
+  /** Requests per second (Poisson); Infinity = send all at once. */
+  requestRate: number;
+  /** Most requests in flight; undefined = unlimited. */
+  maxConcurrency: number | undefined;
+  ignoreEos: boolean;
+  seed: number;
+  /** Percentiles to report, e.g. [99]. */
+  percentiles: number[];
+  temperature: number;
+  /** Called after every finished request (progress bar). */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface ServeBenchResult {
+  baseUrl: string;
+  model: string;
+  numPrompts: number;
+  completed: number;
+  failed: number;
+  /** First few error messages. */
+  errors: string[];
+  maxConcurrency: number | null;
+  requestRate: number | 'inf';
+  durationS: number;
+  totalInputTokens: number;
+  totalOutputTokens: number;
+  requestThroughput: number;
+  outputThroughput: number;
+  totalTokenThroughput: number;
+  ttftMs: Summary;
+  tpotMs: Summary;
+  itlMs: Summary;
+  e2elMs: Summary;
+}
+
+async function resolveModel(o: ServeBenchOptions): Promise<string> {
+  if (o.model) return o.model;
+  const res = await fetch(`${o.baseUrl}/v1/models`, { headers: o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {} });
+  if (!res.ok) throw new Error(`GET ${o.baseUrl}/v1/models failed with HTTP ${res.status}; pass --model`);
+  const body = (await res.json()) as { data?: { id: string }[] };
+  const id = body.data?.[0]?.id;
+  if (!id) throw new Error(`${o.baseUrl}/v1/models lists no model; pass --model`);
+  return id;
+}
+
+/** A counting semaphore for --max-concurrency. */
+function limiter(max: number | undefined): () => Promise<() => void> {
+  let active = 0;
+  const queue: (() => void)[] = [];
+  return async () => {
+    if (max !== undefined && active >= max) await new Promise<void>((r) => queue.push(r));
+    active++;
+    return () => {
+      active--;
+      queue.shift()?.();
+    };
+  };
+}
+
+export async function runServeBench(o: ServeBenchOptions): Promise<ServeBenchResult> {
+  const baseUrl = o.baseUrl.replace(/\/$/, '').replace(/\/v1$/, '');
+  const model = await resolveModel({ ...o, baseUrl });
+  const requests = randomRequests(o.numPrompts, o.randomInputLen, o.randomOutputLen, o.seed, o.randomRangeRatio);
+  const acquire = limiter(o.maxConcurrency);
+  const nextUniform = rng(o.seed ^ 0x9e3779b9);
+  const outcomes: RequestOutcome[] = [];
+  let done = 0;
+  const t0 = performance.now();
+  const tasks: Promise<void>[] = [];
+  for (const r of requests) {
+    const release = await acquire();
+    tasks.push(
+      streamRequest({
+        baseUrl,
+        endpoint: o.endpoint,
+        apiKey: o.apiKey,
+        fallbackPromptTokens: r.inputLen,
+        body: { model, prompt: r.prompt, max_tokens: r.outputLen, temperature: o.temperature, ignore_eos: o.ignoreEos },
+      }).then((outcome) => {
+        outcomes.push(outcome);
+        release();
+        o.onProgress?.(++done, requests.length);
+      }),
+    );
+    if (Number.isFinite(o.requestRate)) {
+      const gapS = -Math.log(1 - nextUniform()) / o.requestRate;
+      await new Promise((res) => setTimeout(res, gapS * 1000));
+    }
+  }
+  await Promise.all(tasks);
+  const durationS = (performance.now() - t0) / 1000;
+
+  const ok = outcomes.filter((x) => x.ok);
+  const totalInputTokens = ok.reduce((a, x) => a + x.promptTokens, 0);
+  const totalOutputTokens = ok.reduce((a, x) => a + x.outputTokens, 0);
+  const tpot = ok.filter((x) => x.outputTokens > 1).map((x) => (x.e2eMs - x.ttftMs) / (x.outputTokens - 1));
+  const p = o.percentiles;
+  return {
+    baseUrl,
+    model,
+    numPrompts: o.numPrompts,
+    completed: ok.length,
+    failed: outcomes.length - ok.length,
+    errors: outcomes.filter((x) => !x.ok).slice(0, 5).map((x) => x.error ?? 'unknown error'),
+    maxConcurrency: o.maxConcurrency ?? null,
+    requestRate: Number.isFinite(o.requestRate) ? o.requestRate : 'inf',
+    durationS,
+    totalInputTokens,
+    totalOutputTokens,
+    requestThroughput: ok.length / durationS,
+    outputThroughput: totalOutputTokens / durationS,
+    totalTokenThroughput: (totalInputTokens + totalOutputTokens) / durationS,
+    ttftMs: summarize(ok.map((x) => x.ttftMs), p),
+    tpotMs: summarize(tpot, p),
+    itlMs: summarize(ok.flatMap((x) => x.itlMs), p),
+    e2elMs: summarize(ok.map((x) => x.e2eMs), p),
+  };
+}

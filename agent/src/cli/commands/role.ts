@@ -1,0 +1,79 @@
+/**
+ * `afd-agent role <colocated|attention|ffn>`: one rank's process (see docs in
+ * agent/src/role/runRole.ts). stdout carries only RoleEvent JSON lines; logs go to stderr.
+ */
+import type { Command } from 'commander';
+import { RoleEvents } from '../../role/RoleEvents.js';
+import { nativeEngineOpener } from '../../role/nativeEngine.js';
+import { nativeFfnServerOpener } from '../../role/nativeFfn.js';
+import { runRole, type RunningRole } from '../../role/runRole.js';
+import { resolveRoleSettings, type RoleCliOptions } from '../../role/roleSettings.js';
+import { createLogger } from '../../util/logger.js';
+
+export function registerRole(program: Command): void {
+  program
+    .command('role')
+    .description('run one rank: colocated (whole model + OpenAI API), attention (API + attention half), or ffn (FFN half)')
+    .argument('<role>', 'colocated | attention | ffn')
+    .option('--model <dir>', 'HF checkpoint directory (default: the built-in tiny model in $AFD_HOME/models)')
+    .option('--topology <xAyF>', 'AFD topology, e.g. 2A1F (default 1A1F; ignored by colocated)')
+    .option('--rank <n>', 'rank within its role (default 0)')
+    .option('--backend <cpu|cuda>', 'compute backend (default: cuda when a device is visible, else cpu)')
+    .option('--device <n>', 'CUDA device index (default 0)')
+    .option('--threads <n>', 'CPU threads')
+    .option('--afd-host <host>', 'TCP rendezvous host of the FFN ranks (default 127.0.0.1)')
+    .option('--ffn-hosts <h0,h1,...>', 'host of each FFN rank (default: all at --afd-host)')
+    .option('--afd-port <port>', 'base port: FFN rank f listens on port + f (default 29500)')
+    .option('--api-host <host>', 'HTTP bind address (default 127.0.0.1)')
+    .option('--api-port <port>', 'HTTP port, 0 = ephemeral (default 8000)')
+    .option('--config <file|json>', 'AFD config (shared schema); explicit flags override its fields')
+    .option('--api-key <key>', 'require "Authorization: Bearer <key>" on /v1 (default: $AFD_API_KEY, else open)')
+    .option('--served-model-name <name>', 'model name clients send (default: the model directory name)')
+    .option('--max-num-seqs <n>', 'most sequences per step (default 64)')
+    .option('--max-num-batched-tokens <n>', 'token budget per step (default 2048)')
+    .option('--max-model-len <n>', 'context window cap (default: the model config)')
+    .option('--max-queued-requests <n>', 'waiting requests beyond this get 429 (default 1024)')
+    .option('--kv-cache-mib <n>', 'KV cache size in MiB (default: engine default)')
+    .option('--kv-block-size <n>', 'tokens per KV block (default 16)')
+    .action(async (role: string, opts: RoleCliOptions) => {
+      const log = createLogger(`role-${role}`);
+      const events = new RoleEvents();
+      let running: RunningRole | null = null;
+      let stopRequested = false;
+      const stop = (signal: string): void => {
+        if (stopRequested) return;
+        stopRequested = true;
+        log.info({ signal }, 'stopping');
+        const done = running ? running.stop() : Promise.resolve(events.emit({ type: 'stopped' }));
+        done.then(
+          () => process.exit(0),
+          (err: unknown) => {
+            log.error({ err }, 'stop failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGTERM', () => stop('SIGTERM'));
+      process.on('SIGINT', () => stop('SIGINT'));
+      try {
+        const settings = resolveRoleSettings(role, opts);
+        running = await runRole(settings, {
+          openEngine: nativeEngineOpener,
+          openFfnServer: nativeFfnServerOpener,
+          events,
+          log,
+          version: process.env['AFD_VERSION'] ?? '0.1.0',
+        });
+        if (stopRequested) await running.stop();
+        void running.done?.then((reason) => {
+          log.info({ reason }, 'FFN loop ended');
+          stop('ffn loop ended');
+        });
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        log.error({ err }, 'role failed');
+        events.emit({ type: 'failed', message });
+        process.exit(1);
+      }
+    });
+}

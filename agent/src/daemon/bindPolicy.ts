@@ -1,0 +1,35 @@
+/**
+ * Where the agent may listen. Loopback is the default; any other address exposes the
+ * agent (which can start processes on this host) to the network, so it needs both a token
+ * (who may talk) and TLS (so the token cannot be read off the wire).
+ */
+import { isIP } from 'node:net';
+
+/** True for 127.0.0.0/8, ::1, ::ffff:127.x.y.z and "localhost". */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (h === 'localhost') return true;
+  const v4 = h.startsWith('::ffff:') ? h.slice('::ffff:'.length) : h;
+  if (isIP(v4) === 4) return v4.startsWith('127.');
+  if (isIP(h) === 6) return h === '::1' || /^(0{0,4}:){7}0{0,3}1$/.test(h);
+  return false;
+}
+
+export interface BindRequest {
+  host: string;
+  hasToken: boolean;
+  hasTls: boolean;
+}
+
+/** Throws an error that says what to do when the address is not allowed. */
+export function checkBindPolicy(req: BindRequest): void {
+  if (isLoopbackHost(req.host)) return;
+  const missing = [req.hasToken ? '' : 'a token', req.hasTls ? '' : 'TLS (--tls-cert and --tls-key)'].filter(Boolean);
+  if (missing.length > 0) {
+    throw new Error(
+      `refusing to listen on non-loopback address ${req.host} without ${missing.join(' and ')}: ` +
+        'anyone who can reach this port could start processes on this host. ' +
+        'Configure them, or bind to 127.0.0.1 and reach the agent through an SSH tunnel',
+    );
+  }
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inventorySchema } from '@afd/shared';
+import { cpuOnlyFallback } from '../probe/runProbe.js';
+import { buildInventory, cudaVersionString, findLocalModels, InventorySource } from './inventory.js';
+
+describe('inventory', () => {
+  it('always lists the CPU first and validates against the protocol schema', () => {
+    const inv = buildInventory(cpuOnlyFallback('no GPU here'), undefined, '0.1.0', '/nonexistent');
+    expect(inventorySchema.parse(inv)).toEqual(inv);
+    expect(inv.devices[0]).toMatchObject({ kind: 'cpu', index: 0 });
+    expect(inv.backends).toEqual(['cpu']);
+    expect(inv.cudaError).toBe('no GPU here');
+  });
+
+  it('adds CUDA devices from the probe', () => {
+    const probe = {
+      ...cpuOnlyFallback(''),
+      variant: 'cuda' as const,
+      backends: ['cpu', 'cuda'],
+      cudaRuntimeVersion: 13000,
+      cudaDriverVersion: 12080,
+      devices: [{ index: 0, name: 'NVIDIA H200', totalMemoryBytes: 141e9, freeMemoryBytes: 140e9, computeCapability: '9.0', multiProcessors: 132 }],
+    };
+    const inv = buildInventory(probe, undefined, '0.1.0', '/nonexistent');
+    expect(inv.devices.map((d) => d.kind)).toEqual(['cpu', 'cuda']);
+    expect(inv.versions.cudaRuntime).toBe('13.0');
+    expect(inv.versions.cudaDriver).toBe('12.8');
+    expect(inventorySchema.safeParse(inv).success).toBe(true);
+  });
+
+  it('formats CUDA versions', () => {
+    expect(cudaVersionString(0)).toBeNull();
+    expect(cudaVersionString(12040)).toBe('12.4');
+  });
+
+  it('finds model folders that hold a config.json', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'afd-models-'));
+    try {
+      mkdirSync(join(dir, 'tiny'));
+      writeFileSync(join(dir, 'tiny', 'config.json'), '{}');
+      mkdirSync(join(dir, 'empty'));
+      expect(findLocalModels(dir)).toEqual([{ name: 'tiny', dir: join(dir, 'tiny') }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('caches the probe between calls', async () => {
+    let calls = 0;
+    const src = new InventorySource('0.1.0', '/nonexistent', 60_000, async () => {
+      calls++;
+      return { result: cpuOnlyFallback('x') };
+    });
+    await src.get();
+    await src.get();
+    expect(calls).toBe(1);
+  });
+});

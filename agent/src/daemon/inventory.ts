@@ -1,0 +1,90 @@
+/**
+ * The host as `inventory.get` reports it: OS facts from node:os, devices from the native
+ * probe run in a child process (a broken GPU stack degrades to CPU only, with the reason),
+ * and the models found under $AFD_HOME/models.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { arch, availableParallelism, cpus, freemem, hostname, platform, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { ProbeResult } from '@afd/native';
+import type { Device, Inventory } from '@afd/shared';
+import { runProbeInChild, type ProbeOutcome } from '../probe/runProbe.js';
+import { afdHome } from './tokenFile.js';
+
+/** 13000 -> "13.0", 12040 -> "12.4"; null for 0 (not built / no driver). */
+export function cudaVersionString(v: number): string | null {
+  if (!v) return null;
+  return `${Math.floor(v / 1000)}.${Math.floor((v % 1000) / 10)}`;
+}
+
+/** Model checkpoints under `dir` (folders holding a config.json). */
+export function findLocalModels(dir: string): Inventory['models'] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'config.json')))
+    .map((e) => ({ name: e.name, dir: join(dir, e.name) }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Builds the inventory from a probe result (pure apart from node:os reads). */
+export function buildInventory(probe: ProbeResult, degraded: string | undefined, agentVersion: string, modelsDir: string): Inventory {
+  const cores = availableParallelism();
+  const cpuDevice: Device = {
+    kind: 'cpu',
+    index: 0,
+    name: cpus()[0]?.model.trim() || `${arch()} CPU`,
+    cores,
+    totalMemoryBytes: totalmem(),
+    freeMemoryBytes: freemem(),
+  };
+  const cudaDevices: Device[] = probe.devices.map((d) => ({
+    kind: 'cuda',
+    index: d.index,
+    name: d.name,
+    totalMemoryBytes: d.totalMemoryBytes,
+    freeMemoryBytes: d.freeMemoryBytes,
+    computeCapability: d.computeCapability,
+    multiProcessors: d.multiProcessors,
+  }));
+  const backends = probe.backends.filter((b): b is 'cpu' | 'cuda' => b === 'cpu' || b === 'cuda');
+  if (!backends.includes('cpu')) backends.unshift('cpu');
+  return {
+    hostname: hostname(),
+    platform: platform(),
+    arch: arch(),
+    cpu: { model: cpuDevice.name, cores },
+    memory: { totalBytes: totalmem(), freeBytes: freemem() },
+    devices: [cpuDevice, ...cudaDevices],
+    backends,
+    versions: {
+      agent: agentVersion,
+      node: process.versions.node,
+      addon: probe.version,
+      addonVariant: probe.variant,
+      cudaRuntime: cudaVersionString(probe.cudaRuntimeVersion),
+      cudaDriver: cudaVersionString(probe.cudaDriverVersion),
+    },
+    libraries: { cublas: probe.cublas, cublasLt: probe.cublasLt, nccl: probe.nccl },
+    cudaError: degraded ?? probe.cudaError,
+    models: findLocalModels(modelsDir),
+  };
+}
+
+/** Caches the probe briefly: it starts a process, and free memory need not be fresher. */
+export class InventorySource {
+  private cached: { at: number; outcome: Promise<ProbeOutcome> } | undefined;
+
+  constructor(
+    private readonly agentVersion: string,
+    private readonly modelsDir = join(afdHome(), 'models'),
+    private readonly maxAgeMs = 10_000,
+    private readonly probe: () => Promise<ProbeOutcome> = () => runProbeInChild(),
+  ) {}
+
+  async get(): Promise<Inventory> {
+    const now = Date.now();
+    if (!this.cached || now - this.cached.at > this.maxAgeMs) this.cached = { at: now, outcome: this.probe() };
+    const outcome = await this.cached.outcome;
+    return buildInventory(outcome.result, outcome.degraded, this.agentVersion, this.modelsDir);
+  }
+}

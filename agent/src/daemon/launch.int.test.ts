@@ -1,0 +1,131 @@
+/**
+ * Launching real role processes through a real agent over its socket: colocated and 2A2F
+ * on the CPU backend with the built-in tiny model, readiness, logs, metrics, the front
+ * router, a crashed rank reported with its exit status, and no process left after the
+ * agent stops.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchSpecSchema, type AgentEvent, type LaunchSpecInput, type TopologyState } from '@afd/shared';
+import { AgentClient } from './AgentClient.js';
+import { isAlive, pidsMentioning, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
+
+let agent: StartedAgent;
+let client: AgentClient;
+const events: AgentEvent[] = [];
+const pids = new Set<number>();
+
+beforeAll(async () => {
+  agent = await startAgent();
+  client = await AgentClient.connect(agent.url, agent.token);
+  client.onEvent((e) => {
+    events.push(e);
+    if (e.type === 'rank.started') pids.add(e.pid);
+  });
+  await client.request('logs.subscribe', {});
+  await client.request('metrics.subscribe', { intervalMs: 100 });
+});
+
+afterAll(async () => {
+  await client?.close();
+  const code = await agent?.stop();
+  // The agent's SIGTERM path stops every rank: nothing it started may survive it.
+  const t0 = Date.now();
+  while ([...pids].some(isAlive) && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 50));
+  expect([...pids].filter(isAlive)).toEqual([]);
+  expect(pidsMentioning(agent.script)).toEqual([]);
+  expect(code).toBe(0);
+});
+
+function state(): TopologyState | undefined {
+  return events.filter((e): e is Extract<AgentEvent, { type: 'topology.state' }> => e.type === 'topology.state').at(-1)?.state;
+}
+
+async function until(cond: () => boolean, what: string, ms = 90_000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}; last state: ${JSON.stringify(state()?.ranks.map((r) => [r.role, r.rank, r.state, r.message]))}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function launch(launchId: string, spec: LaunchSpecInput): Promise<number> {
+  events.length = 0;
+  const res = await client.request('topology.launch', { launchId, agentId: 'local', spec: launchSpecSchema.parse(spec) });
+  return res.numRanks;
+}
+
+describe('launching through the agent socket', () => {
+  it('launches a colocated rank: started, progress, ready, router, logs, metrics', async () => {
+    const n = await launch('col-1', { mode: 'colocated', apiPort: 0, placements: [{ role: 'colocated', rank: 0, agentId: 'local', backend: 'cpu' }] });
+    expect(n).toBe(1);
+    await until(() => state()?.state === 'running', 'colocated running');
+    const kinds = new Set(events.map((e) => e.type));
+    for (const k of ['rank.started', 'rank.progress', 'rank.ready', 'topology.state'] as const) expect(kinds.has(k), k).toBe(true);
+    const s = state()!;
+    expect(s.routerUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const models = (await (await fetch(`${s.routerUrl}/v1/models`)).json()) as { data: { id: string }[] };
+    expect(models.data.length).toBeGreaterThan(0);
+    await until(() => events.some((e) => e.type === 'metrics.snapshot'), 'a metrics snapshot', 10_000);
+    await until(() => events.some((e) => e.type === 'log.lines'), 'streamed log lines', 10_000);
+    const logs = await client.request('logs.get', { role: 'colocated', rank: 0, tail: 50 });
+    expect(logs.lines.length).toBeGreaterThan(0);
+    // A second launch while running is refused.
+    const again = launchSpecSchema.parse({ mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: 'local', backend: 'cpu' }] });
+    await expect(client.request('topology.launch', { launchId: 'col-2', agentId: 'local', spec: again })).rejects.toMatchObject({ code: 'busy' });
+  });
+
+  it('reports a killed rank as failed with its exit status and last log lines', async () => {
+    const rank = state()!.ranks[0]!;
+    expect(rank.pid).toBeGreaterThan(0);
+    process.kill(rank.pid!, 'SIGKILL');
+    await until(() => events.some((e) => e.type === 'rank.failed'), 'rank.failed', 15_000);
+    const failed = events.find((e): e is Extract<AgentEvent, { type: 'rank.failed' }> => e.type === 'rank.failed')!;
+    expect(failed).toMatchObject({ role: 'colocated', rank: 0, exitCode: null, signal: 'SIGKILL' });
+    expect(failed.message).toMatch(/killed by SIGKILL/);
+    expect(failed.lastLogLines.length).toBeGreaterThan(0);
+    await until(() => state()?.state === 'failed', 'topology failed');
+    expect(state()!.ranks[0]).toMatchObject({ state: 'failed', exitCode: null });
+    expect((await client.request('topology.stop', { graceMs: 2000 })).stopped).toBe(true);
+  });
+
+  it('reports a rank that exits on its own with its exit code and the role message', async () => {
+    await launch('bad-model', { mode: 'colocated', modelDir: '/nonexistent/model', apiPort: 0, placements: [{ role: 'colocated', rank: 0, agentId: 'local', backend: 'cpu' }] });
+    await until(() => events.some((e) => e.type === 'rank.failed'), 'rank.failed', 60_000);
+    const failed = events.find((e): e is Extract<AgentEvent, { type: 'rank.failed' }> => e.type === 'rank.failed')!;
+    expect(failed.exitCode).toBe(1);
+    expect(failed.signal).toBeNull();
+    expect(failed.message).toMatch(/exited with code 1: .*nonexistent/);
+    await client.request('topology.stop', { graceMs: 2000 });
+  });
+
+  it('launches 2A2F on the CPU backend and sees every rank ready', async (ctx) => {
+    await launch('afd-2a2f', {
+      mode: 'afd',
+      topology: '2A2F',
+      apiPort: 0,
+      placements: [
+        { role: 'ffn', rank: 0, agentId: 'local', backend: 'cpu', threads: 1 },
+        { role: 'ffn', rank: 1, agentId: 'local', backend: 'cpu', threads: 1 },
+        { role: 'attention', rank: 0, agentId: 'local', backend: 'cpu', threads: 1 },
+        { role: 'attention', rank: 1, agentId: 'local', backend: 'cpu', threads: 1 },
+      ],
+    });
+    await until(() => state()?.state === 'running' || state()?.state === 'failed', '2A2F running or failed', 180_000);
+    const failed = events.find((e): e is Extract<AgentEvent, { type: 'rank.failed' }> => e.type === 'rank.failed');
+    if (failed && /does not include yet|not implemented/i.test(`${failed.message} ${failed.lastLogLines.join(' ')}`)) {
+      await client.request('topology.stop', { graceMs: 2000 });
+      ctx.skip(`afd-agent role attention/ffn is not implemented in this build yet: ${failed.message}`);
+    }
+    expect(failed, failed ? `${failed.message}\n${failed.lastLogLines.join('\n')}` : '').toBeUndefined();
+    const s = state()!;
+    expect(s.ranks.map((r) => `${r.role}${r.rank}:${r.state}`).sort()).toEqual(['attention0:ready', 'attention1:ready', 'ffn0:ready', 'ffn1:ready']);
+    expect(s.routerUrl).not.toBeNull();
+    const res = await fetch(`${s.routerUrl}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny-qwen3-moe', prompt: 'hello', max_tokens: 4, temperature: 0 }),
+    });
+    expect(res.status).toBe(200);
+    // Leave it running: the agent's shutdown must stop it (checked in afterAll).
+  }, 240_000);
+});

@@ -1,0 +1,239 @@
+/**
+ * This agent's share of one launch: one RankRunner per placement whose agentId is ours,
+ * the rendezvous port, the front router once the local attention ranks are ready, and
+ * the agent protocol events that tell clients what happens (rank.started / progress /
+ * ready / failed / exited, topology.state, log lines, metrics snapshots).
+ */
+import { availableParallelism } from 'node:os';
+import { resolveTopology, type AgentEvent, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
+import type { SelfCommand } from '../util/self.js';
+import type { RingLine } from './LogRing.js';
+import { RankRunner, type RankRunnerOptions, type RankUpdate } from './RankRunner.js';
+import { freePortBlock, isPortFree } from './ports.js';
+import { hostOfAgent, roleChildSpec } from './roleArgs.js';
+
+/** A front router started over this agent's attention ranks. */
+export interface RouterHandle {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the topology's OpenAI front router on `port` balancing over `backends` (rank base URLs). */
+export type RouterFactory = (backends: string[], host: string, port: number) => Promise<RouterHandle>;
+
+export interface TopologyRunOptions {
+  launchId: string;
+  agentId: string;
+  spec: LaunchSpec;
+  self: SelfCommand;
+  baseEnv: NodeJS.ProcessEnv;
+  /** Address the front router binds (default 127.0.0.1). */
+  routerHost?: string;
+  /** Starts the front router; omitted = no router. */
+  startRouter?: RouterFactory;
+  /**
+   * Resolves the model directory when the spec names none (the built-in model), once for
+   * every local rank, so ranks do not race to create it; omitted = ranks use their default.
+   */
+  prepareDefaultModel?: (onMessage: (message: string) => void) => Promise<string>;
+  runner?: RankRunnerOptions;
+  /** Every protocol event of this launch, in order. */
+  onEvent: (event: AgentEvent) => void;
+  /** Raw log lines (the daemon batches them into log.lines for subscribers). */
+  onLog?: (role: RankState['role'], rank: number, line: RingLine) => void;
+  /** Notes for the agent's own log. */
+  onNote?: (message: string) => void;
+}
+
+type RunState = TopologyState['state'];
+
+export class TopologyRun {
+  readonly runners: RankRunner[] = [];
+  private router: RouterHandle | undefined;
+  private routerStarting = false;
+  private stopping = false;
+  private stopped = false;
+  private routerError: string | undefined;
+  afdPort = 0;
+
+  constructor(private readonly opts: TopologyRunOptions) {}
+
+  get launchId(): string {
+    return this.opts.launchId;
+  }
+
+  get spec(): LaunchSpec {
+    return this.opts.spec;
+  }
+
+  /** Placements of this agent, FFN ranks first (they listen for the rendezvous). */
+  private localPlacements() {
+    const order = { ffn: 0, attention: 1, colocated: 2 } as const;
+    return this.opts.spec.placements
+      .filter((p) => p.agentId === this.opts.agentId)
+      .sort((a, b) => order[a.role] - order[b.role] || a.rank - b.rank);
+  }
+
+  /** Picks the rendezvous port: the spec's, unless every FFN rank is local and that block is taken. */
+  private async chooseAfdPort(): Promise<number> {
+    const spec = this.opts.spec;
+    if (spec.mode !== 'afd') return 0;
+    const ffnRanks = resolveTopology(spec.topology).ffn.ranks;
+    const allFfnLocal = spec.placements.filter((p) => p.role === 'ffn').every((p) => p.agentId === this.opts.agentId);
+    if (!allFfnLocal) return spec.afd.port; // other agents' ranks rely on the agreed port
+    const host = hostOfAgent(spec, this.opts.agentId);
+    const bindHost = host === '127.0.0.1' ? host : '0.0.0.0';
+    for (let f = 0; f < ffnRanks; f++) {
+      if (!(await isPortFree(bindHost, spec.afd.port + f))) {
+        const base = await freePortBlock(ffnRanks, bindHost);
+        this.opts.onNote?.(`AFD port block ${spec.afd.port}..${spec.afd.port + ffnRanks - 1} is in use; using ${base}..${base + ffnRanks - 1} (every FFN rank is on this agent)`);
+        return base;
+      }
+    }
+    return spec.afd.port;
+  }
+
+  /** Spawns every local rank; resolves with how many. Throws when a rank cannot be built. */
+  async start(): Promise<number> {
+    const placements = this.localPlacements();
+    this.afdPort = await this.chooseAfdPort();
+    let spec = this.opts.spec;
+    if (spec.modelDir === null && this.opts.prepareDefaultModel) {
+      const note = (message: string): void => this.opts.onNote?.(message);
+      spec = { ...spec, modelDir: await this.opts.prepareDefaultModel(note) };
+    }
+    const cpuRanks = placements.filter((p) => p.backend === 'cpu').length;
+    const defaultThreads = cpuRanks > 0 ? Math.max(1, Math.floor(availableParallelism() / cpuRanks)) : undefined;
+    const multiHost = Object.keys(this.opts.spec.mode === 'afd' ? this.opts.spec.agentHosts : {}).length > 0;
+    // Build every child spec first so a bad value fails the launch before anything starts.
+    const children = placements.map((p) => ({
+      placement: p,
+      child: roleChildSpec(this.opts.self, spec, p, {
+        agentId: this.opts.agentId,
+        afdPort: this.afdPort,
+        apiHost: multiHost ? '0.0.0.0' : '127.0.0.1',
+        defaultThreads,
+        baseEnv: this.opts.baseEnv,
+      }),
+    }));
+    for (const { placement, child } of children) {
+      const id = { role: placement.role, rank: placement.rank };
+      const runner = new RankRunner(id, child, (u) => this.onRankUpdate(runner, u), this.opts.runner);
+      this.runners.push(runner);
+    }
+    this.emitState();
+    for (const r of this.runners) r.start();
+    return this.runners.length;
+  }
+
+  private onRankUpdate(runner: RankRunner, u: RankUpdate): void {
+    const ref = { launchId: this.opts.launchId, role: runner.id.role, rank: runner.id.rank };
+    switch (u.kind) {
+      case 'log':
+        this.opts.onLog?.(runner.id.role, runner.id.rank, u.line);
+        return;
+      case 'metrics':
+        this.opts.onEvent({ type: 'metrics.snapshot', launchId: this.opts.launchId, snapshot: u.snapshot });
+        return;
+      case 'started':
+        if (u.pid > 0) this.opts.onEvent({ type: 'rank.started', ...ref, pid: u.pid });
+        break;
+      case 'progress':
+        this.opts.onEvent({ type: 'rank.progress', ...ref, phase: u.phase, bytesDone: u.bytesDone, bytesTotal: u.bytesTotal, ...(u.message ? { message: u.message } : {}) });
+        break;
+      case 'listening':
+        return; // visible in topology.state once ready
+      case 'ready':
+        this.opts.onEvent({ type: 'rank.ready', ...ref, apiUrl: runner.apiUrl ?? null });
+        void this.maybeStartRouter();
+        break;
+      case 'health':
+        break;
+      case 'failed':
+        this.opts.onEvent({ type: 'rank.failed', ...ref, exitCode: u.exitCode, signal: u.signal, message: u.message, lastLogLines: u.lastLines });
+        break;
+      case 'exited':
+        this.opts.onEvent({ type: 'rank.exited', ...ref, exitCode: u.exitCode, signal: u.signal });
+        break;
+    }
+    this.emitState();
+  }
+
+  /** The front router starts once every local attention (or colocated) rank is ready. */
+  private async maybeStartRouter(): Promise<void> {
+    const factory = this.opts.startRouter;
+    if (!factory || this.router || this.routerStarting || this.stopping) return;
+    const serving = this.runners.filter((r) => r.id.role !== 'ffn');
+    if (serving.length === 0 || serving.some((r) => r.state !== 'ready' || !r.apiUrl)) return;
+    this.routerStarting = true;
+    try {
+      const router = await factory(serving.map((r) => r.apiUrl!), this.opts.routerHost ?? '127.0.0.1', this.opts.spec.apiPort);
+      if (this.stopping) await router.close();
+      else this.router = router;
+    } catch (e) {
+      this.routerError = `front router could not start on port ${this.opts.spec.apiPort}: ${(e as Error).message}. Choose another apiPort`;
+      this.opts.onNote?.(this.routerError);
+    } finally {
+      this.routerStarting = false;
+    }
+    this.emitState();
+  }
+
+  get routerUrl(): string | null {
+    return this.router?.url ?? null;
+  }
+
+  /** Aggregate state of this agent's ranks. */
+  get runState(): RunState {
+    if (this.stopped) return 'stopped';
+    if (this.stopping) return 'stopping';
+    if (this.runners.some((r) => r.state === 'failed') || this.routerError) return 'failed';
+    const routerPending = this.opts.startRouter !== undefined && this.runners.some((r) => r.id.role !== 'ffn') && !this.router;
+    if (this.runners.length > 0 && this.runners.every((r) => r.state === 'ready') && !routerPending) return 'running';
+    return 'launching';
+  }
+
+  rankStates(): RankState[] {
+    return this.runners.map((r) => {
+      const last = [...r.progress.entries()].pop();
+      return {
+        role: r.id.role,
+        rank: r.id.rank,
+        agentId: this.opts.agentId,
+        state: r.state,
+        pid: r.pid ?? null,
+        apiUrl: r.apiUrl ?? null,
+        progress: last ? { phase: last[0], bytesDone: last[1].bytesDone, bytesTotal: last[1].bytesTotal } : null,
+        exitCode: r.exitCode,
+        message: r.message,
+      };
+    });
+  }
+
+  snapshot(): TopologyState {
+    return { launchId: this.opts.launchId, state: this.runState, spec: this.opts.spec, ranks: this.rankStates(), routerUrl: this.routerUrl };
+  }
+
+  private emitState(): void {
+    this.opts.onEvent({ type: 'topology.state', state: this.snapshot() });
+  }
+
+  rank(role: RankState['role'], rank: number): RankRunner | undefined {
+    return this.runners.find((r) => r.id.role === role && r.id.rank === rank);
+  }
+
+  /** Stops the router, then attention/colocated ranks (they tell FFN ranks to shut down), then FFN ranks. */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (this.stopped) return;
+    this.stopping = true;
+    this.emitState();
+    if (this.router) {
+      await this.router.close().catch(() => undefined);
+      this.router = undefined;
+    }
+    await Promise.all(this.runners.filter((r) => r.id.role !== 'ffn').map((r) => r.stop(graceMs)));
+    await Promise.all(this.runners.filter((r) => r.id.role === 'ffn').map((r) => r.stop(graceMs)));
+    this.stopped = true;
+    this.emitState();
+  }
+}

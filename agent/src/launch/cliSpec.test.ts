@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { buildCliLaunchSpec, type CliLaunchInput } from './cliSpec.js';
+
+const local = { agentId: 'local', address: '127.0.0.1', gpus: [0, 1, 2, 3] };
+const base: CliLaunchInput = { topology: '2A2F', modelDir: '/m', apiPort: 8000, backend: 'cpu', hosts: [local], dbo: false, gateOnAttention: false };
+
+describe('buildCliLaunchSpec', () => {
+  it('places every rank of 2A2F on one CPU host with the tcp connector', () => {
+    const spec = buildCliLaunchSpec(base);
+    expect(spec.mode).toBe('afd');
+    expect(spec.placements.map((p) => `${p.role}${p.rank}@${p.agentId}`)).toEqual(['ffn0@local', 'ffn1@local', 'attention0@local', 'attention1@local']);
+    expect(spec.mode === 'afd' && spec.afd.connector).toBe('tcp');
+    expect(spec.mode === 'afd' && spec.agentHosts).toEqual({});
+  });
+
+  it('gives each rank its own GPU and uses NCCL on CUDA', () => {
+    const spec = buildCliLaunchSpec({ ...base, backend: 'cuda', dbo: true, gateOnAttention: true });
+    expect(spec.placements.map((p) => p.deviceIndex)).toEqual([0, 1, 2, 3]);
+    expect(spec.mode === 'afd' && spec.afd).toMatchObject({ connector: 'nccl', dbo: { enabled: true }, computeGateOnAttention: true });
+  });
+
+  it('refuses more CUDA ranks than GPUs, saying what to do', () => {
+    expect(() => buildCliLaunchSpec({ ...base, topology: '4A4F', backend: 'cuda' })).toThrow(/needs 8 GPUs for its ranks but has 4.*--backend cpu/);
+  });
+
+  it('spreads ranks over hosts in world order and records their addresses', () => {
+    const spec = buildCliLaunchSpec({ ...base, backend: 'cuda', hosts: [local, { agentId: 'gpu2', address: '10.0.0.2', gpus: [0, 1] }] });
+    expect(spec.placements.map((p) => `${p.role}${p.rank}@${p.agentId}:${p.deviceIndex}`)).toEqual(['ffn0@local:0', 'ffn1@local:1', 'attention0@gpu2:0', 'attention1@gpu2:1']);
+    expect(spec.mode === 'afd' && spec.agentHosts).toEqual({ local: '127.0.0.1', gpu2: '10.0.0.2' });
+  });
+
+  it('builds colocated replicas and rejects invalid topologies with the rule', () => {
+    const spec = buildCliLaunchSpec({ ...base, topology: 'colocated:2' });
+    expect(spec.mode).toBe('colocated');
+    expect(spec.placements.map((p) => p.role)).toEqual(['colocated', 'colocated']);
+    expect(() => buildCliLaunchSpec({ ...base, topology: '1A2F' })).toThrow(/attention-ge-ffn/);
+  });
+});

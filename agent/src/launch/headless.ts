@@ -1,0 +1,190 @@
+/**
+ * `afd-agent launch`: a topology without the console. This process is the local agent
+ * (the same LaunchManager `serve` uses, in-process) and, with --hosts, drives remote
+ * agents over their WebSocket API with the same spec. It shows progress, prints the
+ * endpoints once every rank is ready, and stops every rank on Ctrl-C / SIGTERM or when
+ * any rank fails.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AgentEvent, LaunchSpec, TopologyState } from '@afd/shared';
+import { AgentClient } from '../daemon/AgentClient.js';
+import { LaunchManager } from '../daemon/LaunchManager.js';
+import { runProbeInChild } from '../probe/runProbe.js';
+import type { Logger } from '../util/logger.js';
+import { selfCommand } from '../util/self.js';
+import { buildCliLaunchSpec, type CliHost } from './cliSpec.js';
+import { killAllGroupsNow } from './ChildProcessGroup.js';
+import { ProgressView } from './ProgressView.js';
+import type { RouterFactory } from './TopologyRun.js';
+
+export interface HeadlessOptions {
+  topology: string;
+  model?: string;
+  apiPort: number;
+  apiHost: string;
+  backend?: 'cpu' | 'cuda';
+  gpus?: number[];
+  threads?: number;
+  dbo: boolean;
+  gateOnAttention: boolean;
+  connector?: 'tcp' | 'nccl';
+  afdPort?: number;
+  /** Agent URLs (ws:// or wss://) and/or "local". */
+  hosts: string[];
+  /** Address remote ranks reach this host at (with --hosts). */
+  advertiseHost?: string;
+  token?: string;
+  stopGraceMs: number;
+  startRouter?: RouterFactory;
+  prepareDefaultModel?: (onMessage: (m: string) => void) => Promise<string>;
+  log: Logger;
+}
+
+interface Target {
+  agentId: string;
+  launch(launchId: string, spec: LaunchSpec): Promise<void>;
+  stop(graceMs: number): Promise<void>;
+  state: TopologyState | undefined;
+}
+
+/** Resolves when stopped by a signal (exit code 0) or a failure (1). */
+export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> {
+  const view = new ProgressView();
+  const probe = await runProbeInChild();
+  const localGpus = opts.gpus ?? probe.result.devices.map((d) => d.index);
+  const backend = opts.backend ?? (probe.result.devices.length > 0 ? 'cuda' : 'cpu');
+  if (probe.degraded && backend === 'cuda') throw new Error(`--backend cuda, but the GPU stack is unusable: ${probe.degraded}`);
+  let failure: string | undefined;
+  let resolveDone!: (code: number) => void;
+  const done = new Promise<number>((r) => (resolveDone = r));
+  const onEvent = (host: string, t: Target, e: AgentEvent): void => {
+    view.onEvent(host, e);
+    if (e.type === 'topology.state') t.state = e.state;
+    if (e.type === 'rank.failed' && !failure) {
+      failure = `${host ? `${host}: ` : ''}${e.message}\n  last output:\n    ${e.lastLogLines.slice(-10).join('\n    ')}`;
+      resolveDone(1);
+    }
+  };
+
+  const hostSpecs = opts.hosts.length > 0 ? opts.hosts : ['local'];
+  const targets: Target[] = [];
+  const cliHosts: CliHost[] = [];
+  const clients: AgentClient[] = [];
+  for (const h of hostSpecs) {
+    if (h === 'local') {
+      const manager = new LaunchManager({
+        self: selfCommand(),
+        ...(opts.startRouter ? { startRouter: opts.startRouter } : {}),
+        ...(opts.prepareDefaultModel ? { prepareDefaultModel: opts.prepareDefaultModel } : {}),
+        routerHost: opts.apiHost,
+        onNote: (m) => view.log(m),
+      });
+      const t: Target = {
+        agentId: 'local',
+        state: undefined,
+        launch: async (launchId, spec) => void (await manager.launch({ launchId, agentId: 'local', spec })),
+        stop: async (graceMs) => void (await manager.stop(graceMs)),
+      };
+      manager.onEvent((e) => onEvent(hostSpecs.length > 1 ? 'local' : '', t, e));
+      targets.push(t);
+      cliHosts.push({ agentId: 'local', address: opts.advertiseHost ?? '127.0.0.1', gpus: localGpus });
+      continue;
+    }
+    let url: URL;
+    try {
+      url = new URL(h);
+    } catch {
+      throw new Error(`--hosts entry "${h}" is neither "local" nor an agent URL like ws://gpu2:7700`);
+    }
+    if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new Error(`--hosts entry ${h} must be a ws:// or wss:// agent URL`);
+    if (!opts.token) throw new Error('remote --hosts need the agents\' token: pass --token-file (the same token on every agent)');
+    const client = await AgentClient.connect(h, opts.token);
+    clients.push(client);
+    const inv = await client.request('inventory.get', {});
+    const agentId = url.host;
+    const t: Target = {
+      agentId,
+      state: undefined,
+      launch: async (launchId, spec) => void (await client.request('topology.launch', { launchId, agentId, spec })),
+      stop: async (graceMs) => void (await client.request('topology.stop', { graceMs }, graceMs * 3 + 10_000)),
+    };
+    client.onEvent((e) => onEvent(agentId, t, e));
+    targets.push(t);
+    cliHosts.push({ agentId, address: url.hostname, gpus: inv.devices.filter((d) => d.kind === 'cuda').map((d) => d.index) });
+  }
+  if (hostSpecs.length > 1 && cliHosts.some((c) => c.agentId === 'local') && !opts.advertiseHost) {
+    throw new Error('with remote --hosts, pass --advertise-host <address other hosts reach this one at>');
+  }
+
+  const spec = buildCliLaunchSpec({
+    topology: opts.topology,
+    modelDir: opts.model ?? null,
+    apiPort: opts.apiPort,
+    backend,
+    hosts: cliHosts,
+    ...(opts.threads ? { threads: opts.threads } : {}),
+    dbo: opts.dbo,
+    gateOnAttention: opts.gateOnAttention,
+    ...(opts.connector ? { connector: opts.connector } : {}),
+    ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
+  });
+  const launchId = randomUUID();
+  const t0 = Date.now();
+  const name = spec.mode === 'afd' ? (typeof spec.topology === 'string' ? spec.topology.toUpperCase() : 'AFD') : `colocated x${spec.placements.length}`;
+  view.log(`launching ${name} on ${backend} (${spec.placements.length} ranks, model ${spec.modelDir ?? 'built-in tiny'})`);
+
+  let stopping = false;
+  const stopAll = async (): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    await Promise.all(targets.map((t) => t.stop(opts.stopGraceMs).catch((e: unknown) => view.log(`stop on ${t.agentId} failed: ${(e as Error).message}`))));
+  };
+  let signals = 0;
+  const onSignal = (sig: string): void => {
+    signals++;
+    if (signals > 1) {
+      killAllGroupsNow();
+      process.exit(130);
+    }
+    view.log(`${sig}: stopping every rank`);
+    resolveDone(0);
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+
+  try {
+    for (const t of targets) await t.launch(launchId, spec);
+  } catch (e) {
+    failure = (e as Error).message;
+    resolveDone(1);
+  }
+  const readyWatch = setInterval(() => {
+    if (failure || stopping) return;
+    if (targets.every((t) => t.state?.state === 'running')) {
+      clearInterval(readyWatch);
+      view.stop();
+      process.stdout.write(summary(name, targets, (Date.now() - t0) / 1000));
+    }
+  }, 100);
+
+  const code = await done;
+  clearInterval(readyWatch);
+  view.stop();
+  if (failure) process.stderr.write(`afd-agent launch: ${failure}\n`);
+  await stopAll();
+  await Promise.all(clients.map((c) => c.close()));
+  process.stderr.write('all ranks stopped\n');
+  return code;
+}
+
+function summary(name: string, targets: Target[], seconds: number): string {
+  const lines = [`${name} ready in ${seconds.toFixed(1)} s`];
+  for (const t of targets) {
+    const s = t.state;
+    if (!s) continue;
+    if (s.routerUrl) lines.push(`  OpenAI API: ${s.routerUrl}/v1  (front router over ${s.ranks.filter((r) => r.role !== 'ffn').length} rank(s)${targets.length > 1 ? ` on ${t.agentId}` : ''})`);
+    for (const r of s.ranks) lines.push(`  ${targets.length > 1 ? `${t.agentId} ` : ''}${r.role} ${r.rank}: ${r.apiUrl ?? '-'}  pid ${r.pid ?? '-'}`);
+  }
+  lines.push('Ctrl-C stops every rank.');
+  return `${lines.join('\n')}\n`;
+}

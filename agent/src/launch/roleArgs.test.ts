@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { launchSpecSchema, type LaunchSpecInput } from '@afd/shared';
+import { roleChildSpec, type RankContext } from './roleArgs.js';
+
+const self = { file: '/usr/bin/node', args: ['/opt/afd/afd-agent.cjs'] };
+const ctx: RankContext = { agentId: 'a', afdPort: 31000, apiHost: '127.0.0.1', defaultThreads: 2, baseEnv: { PATH: '/bin' } };
+
+function spec(input: LaunchSpecInput) {
+  return launchSpecSchema.parse(input);
+}
+
+describe('roleChildSpec', () => {
+  const afd = spec({
+    mode: 'afd',
+    topology: '2A2F',
+    modelDir: '/models/tiny',
+    placements: [
+      { role: 'attention', rank: 0, agentId: 'a', backend: 'cuda', deviceIndex: 2 },
+      { role: 'attention', rank: 1, agentId: 'a', backend: 'cpu' },
+      { role: 'ffn', rank: 0, agentId: 'a', backend: 'cpu', threads: 3 },
+      { role: 'ffn', rank: 1, agentId: 'b', backend: 'cpu' },
+    ],
+    agentHosts: { a: '10.0.0.1', b: '10.0.0.2' },
+    afd: { ncclEnv: { NCCL_DEBUG: 'INFO' }, dbo: { enabled: true } },
+  });
+
+  it('pins a CUDA rank with CUDA_VISIBLE_DEVICES and passes the rendezvous of every FFN rank', () => {
+    const c = roleChildSpec(self, afd, afd.placements[0]!, ctx);
+    expect(c.file).toBe('/usr/bin/node');
+    expect(c.args.slice(0, 3)).toEqual(['/opt/afd/afd-agent.cjs', 'role', 'attention']);
+    const flag = (name: string) => c.args[c.args.indexOf(name) + 1];
+    expect(flag('--model')).toBe('/models/tiny');
+    expect(flag('--device')).toBe('0');
+    expect(flag('--backend')).toBe('cuda');
+    expect(flag('--topology')).toBe('2A2F');
+    expect(flag('--ffn-hosts')).toBe('10.0.0.1,10.0.0.2');
+    expect(flag('--afd-port')).toBe('31000');
+    expect(flag('--api-port')).toBe('0');
+    expect(JSON.parse(flag('--config')!)).toMatchObject({ connector: 'tcp', dbo: { enabled: true } });
+    expect(c.args).not.toContain('--threads');
+    expect(c.env['CUDA_VISIBLE_DEVICES']).toBe('2');
+    expect(c.env['NCCL_DEBUG']).toBe('INFO');
+    expect(c.env['NCCL_NVLS_ENABLE']).toBe('0');
+    expect(c.env['AFD_SUPERVISED']).toBe('1');
+  });
+
+  it('gives CPU ranks threads and hides GPUs; an FFN rank listens on its own host', () => {
+    const c = roleChildSpec(self, afd, afd.placements[2]!, ctx);
+    const flag = (name: string) => c.args[c.args.indexOf(name) + 1];
+    expect(flag('--threads')).toBe('3');
+    expect(flag('--afd-host')).toBe('10.0.0.1');
+    expect(c.env['CUDA_VISIBLE_DEVICES']).toBe('');
+    const a1 = roleChildSpec(self, afd, afd.placements[1]!, ctx);
+    expect(a1.args[a1.args.indexOf('--threads') + 1]).toBe('2');
+  });
+
+  it('builds a colocated rank without AFD flags and without --model for the built-in model', () => {
+    const col = spec({ mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
+    const c = roleChildSpec(self, col, col.placements[0]!, ctx);
+    expect(c.args).not.toContain('--model');
+    expect(c.args).not.toContain('--afd-port');
+    expect(c.args.slice(1, 3)).toEqual(['role', 'colocated']);
+  });
+
+  it('refuses values that look like options or carry odd characters', () => {
+    const bad = spec({ mode: 'colocated', modelDir: '--evil', placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
+    expect(() => roleChildSpec(self, bad, bad.placements[0]!, ctx)).toThrow(/refusing to pass --model/);
+    const bad2 = spec({ mode: 'colocated', modelDir: '/m;rm -rf', placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
+    expect(() => roleChildSpec(self, bad2, bad2.placements[0]!, ctx)).toThrow(/refusing/);
+  });
+});

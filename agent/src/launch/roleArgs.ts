@@ -1,0 +1,75 @@
+/**
+ * The command line of one rank's role process, built from a launch spec and a placement.
+ * The agent starts its own binary (`afd-agent role <role> ...`) with an argument vector;
+ * every value here comes from a zod-validated spec and is checked again below, so no
+ * argument can smuggle in another option.
+ */
+import { resolveTopology, type LaunchSpec, type RankPlacement } from '@afd/shared';
+import type { ChildSpec } from './ChildProcessGroup.js';
+import type { SelfCommand } from '../util/self.js';
+
+/** What the agent decides for a rank beyond the spec. */
+export interface RankContext {
+  /** This agent's id (placements with it run here). */
+  agentId: string;
+  /** Base port of the FFN rendezvous (FFN rank f listens on afdPort + f). */
+  afdPort: number;
+  /** Address the rank's HTTP server binds (loopback unless other hosts must reach it). */
+  apiHost: string;
+  /** CPU threads when the placement names none (spread the cores over local CPU ranks). */
+  defaultThreads: number | undefined;
+  /** Environment inherited by every role process. */
+  baseEnv: NodeJS.ProcessEnv;
+}
+
+const safeValue = /^[A-Za-z0-9_.:,/@+=\- ]*$/;
+
+function checkValue(flag: string, value: string): string {
+  if (value.startsWith('-') || !safeValue.test(value) || value.includes('\n')) {
+    throw new Error(`refusing to pass ${flag} "${value}" to a role process: it starts with "-" or holds characters other than letters, digits and _.:,/@+=- and spaces`);
+  }
+  return value;
+}
+
+/** Host of the agent that runs a placement, as other hosts reach it. */
+export function hostOfAgent(spec: LaunchSpec, agentId: string): string {
+  return (spec.mode === 'afd' ? spec.agentHosts[agentId] : undefined) ?? '127.0.0.1';
+}
+
+/** The `afd-agent role ...` invocation (file, argv, env) of one placement. */
+export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: RankPlacement, ctx: RankContext): ChildSpec {
+  const args = [...self.args, 'role', placement.role];
+  const add = (flag: string, value: string | number): void => {
+    args.push(flag, checkValue(flag, String(value)));
+  };
+  if (spec.modelDir !== null) add('--model', spec.modelDir);
+  add('--rank', placement.rank);
+  add('--backend', placement.backend);
+  const env: NodeJS.ProcessEnv = { ...ctx.baseEnv, AFD_SUPERVISED: '1' };
+  if (placement.backend === 'cuda') {
+    // Pin: the rank sees exactly its GPU, as device 0.
+    env['CUDA_VISIBLE_DEVICES'] = String(placement.deviceIndex);
+    add('--device', 0);
+  } else {
+    env['CUDA_VISIBLE_DEVICES'] = '';
+  }
+  const threads = placement.threads ?? (placement.backend === 'cpu' ? ctx.defaultThreads : undefined);
+  if (threads !== undefined) add('--threads', threads);
+  add('--api-host', ctx.apiHost);
+  add('--api-port', 0); // ephemeral: the role reports the bound URL in its `listening` event
+  if (spec.mode === 'afd') {
+    const topology = resolveTopology(spec.topology);
+    add('--topology', topology.name);
+    const ffnHosts = Array.from({ length: topology.ffn.ranks }, (_, f) => {
+      const p = spec.placements.find((q) => q.role === 'ffn' && q.rank === f);
+      return hostOfAgent(spec, p?.agentId ?? ctx.agentId);
+    });
+    add('--afd-host', placement.role === 'ffn' ? (ffnHosts[placement.rank] ?? '127.0.0.1') : (ffnHosts[0] ?? '127.0.0.1'));
+    if (new Set(ffnHosts).size > 1) add('--ffn-hosts', ffnHosts.join(','));
+    add('--afd-port', ctx.afdPort);
+    const { port: _port, ncclEnv, ...options } = spec.afd;
+    args.push('--config', JSON.stringify(options)); // JSON of validated options; parsed by the role with the same schema
+    for (const [k, v] of Object.entries(ncclEnv)) env[k] = v;
+  }
+  return { file: self.file, args, env };
+}

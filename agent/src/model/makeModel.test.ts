@@ -1,0 +1,103 @@
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mkdtemp } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildLoadSpec, parseModelConfig, readSafetensorsHeader } from '@afd/native/checkpoint';
+import { makeModel, markerFileName, OutDirExistsError, planShards } from './makeModel.js';
+import { findPreset, modelPresets, presetConfigJson } from './presets.js';
+
+let root: string;
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'afd-make-model-'));
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function filesOf(dir: string): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  for (const f of (await readdir(dir)).sort()) out.set(f, await readFile(join(dir, f)));
+  return out;
+}
+
+describe('presets', () => {
+  it('every preset is a valid config of its architecture', () => {
+    for (const p of modelPresets) {
+      const c = parseModelConfig(`${p.arch}/${p.name}`, presetConfigJson(p));
+      expect(c.arch).toBe(p.arch);
+    }
+  });
+
+  it('has the Qwen3-30B-A3B shapes', () => {
+    const c = parseModelConfig('x', presetConfigJson(findPreset('qwen3_moe', 'qwen3-30b-a3b')));
+    expect(c).toMatchObject({ hiddenSize: 2048, numLayers: 48, numExperts: 128, numExpertsPerTok: 8, moeIntermediateSize: 768, numHeads: 32, numKvHeads: 4, headDim: 128, vocabSize: 151936, intermediateSize: 6144, normTopkProb: true });
+  });
+
+  it('names the choices for unknown arch or preset', () => {
+    expect(() => findPreset('gpt2', 'tiny')).toThrow(/unknown architecture "gpt2": choose one of qwen3_moe, qwen3, llama, mixtral/);
+    expect(() => findPreset('qwen3_moe', 'huge')).toThrow(/unknown preset "huge" for qwen3_moe: choose one of tiny, qwen3-30b-a3b/);
+  });
+});
+
+describe('makeModel', () => {
+  it('writes a deterministic HF checkpoint: same seed, same bytes; other seed, other weights', async () => {
+    // A smaller vocabulary keeps the test fast; the tensor layout is the preset's.
+    const small = { vocab_size: 4096, bos_token_id: 1, eos_token_id: 2 };
+    const a = await makeModel({ arch: 'mixtral', preset: 'tiny', outDir: join(root, 'a'), seed: 3, overrides: small });
+    const b = await makeModel({ arch: 'mixtral', preset: 'tiny', outDir: join(root, 'b'), seed: 3, overrides: small });
+    const fa = await filesOf(a.dir);
+    const fb = await filesOf(b.dir);
+    expect([...fa.keys()]).toEqual(['afd-model.json', 'config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    for (const [name, bytes] of fa) expect(bytes.equals(fb.get(name)!), name).toBe(true);
+    // (Other seeds give other weights: random.test.ts.)
+    expect(a.residentBytes!.attention + a.residentBytes!.ffn).toBe(a.residentBytes!.colocated);
+    expect(a.weightBytes).toBe(a.residentBytes!.colocated);
+    const tokenizer = JSON.parse(fa.get('tokenizer.json')!.toString('utf8')) as { model: { vocab: Record<string, number> } };
+    expect(Object.keys(tokenizer.model.vocab).length).toBeGreaterThan(150000);
+    expect(JSON.parse(fa.get('config.json')!.toString('utf8'))).toMatchObject({ architectures: ['MixtralForCausalLM'], vocab_size: 4096, num_local_experts: 8 });
+  }, 180_000);
+
+  it('shards large weights with an index the loader accepts', async () => {
+    const r = await makeModel({ arch: 'qwen3', preset: 'tiny', outDir: join(root, 's'), maxShardBytes: 2 * 1024 * 1024, overrides: { vocab_size: 4096, bos_token_id: 1, eos_token_id: 2 } });
+    expect(r.files).toContain('model.safetensors.index.json');
+    const shards = r.files.filter((f) => /^model-\d{5}-of-\d{5}\.safetensors$/.test(f));
+    expect(shards.length).toBeGreaterThan(1);
+    const { spec } = await buildLoadSpec(r.dir, 'colocated');
+    expect(spec.files.length).toBe(shards.length);
+    const index = JSON.parse(await readFile(join(r.dir, 'model.safetensors.index.json'), 'utf8')) as { metadata: { total_size: number } };
+    expect(index.metadata.total_size).toBe(r.weightBytes);
+    const h = await readSafetensorsHeader(join(r.dir, shards[0]!));
+    expect(h.metadata).toEqual({ format: 'pt' });
+  }, 180_000);
+
+  it('refuses to overwrite without --force, and never replaces a folder that is not a model', async () => {
+    const out = join(root, 'm');
+    await makeModel({ arch: 'qwen3', preset: 'tiny', outDir: out, configOnly: true });
+    await expect(makeModel({ arch: 'qwen3', preset: 'tiny', outDir: out, configOnly: true })).rejects.toThrow(OutDirExistsError);
+    await makeModel({ arch: 'qwen3', preset: 'tiny', outDir: out, configOnly: true, force: true, seed: 9 });
+    expect(JSON.parse(await readFile(join(out, markerFileName), 'utf8'))).toMatchObject({ seed: 9, configOnly: true });
+    const precious = join(root, 'precious');
+    await mkdir(precious);
+    await writeFile(join(precious, 'notes.txt'), 'keep me');
+    await expect(makeModel({ arch: 'qwen3', preset: 'tiny', outDir: precious, force: true, configOnly: true })).rejects.toThrow(/refusing to replace it/);
+    expect(await readFile(join(precious, 'notes.txt'), 'utf8')).toBe('keep me');
+  });
+
+  it('writes only the config of full-size presets, and explains why', async () => {
+    await expect(makeModel({ arch: 'qwen3_moe', preset: 'qwen3-30b-a3b', outDir: join(root, 'big') })).rejects.toThrow(/GiB of weights.*--config-only/);
+    const r = await makeModel({ arch: 'qwen3_moe', preset: 'qwen3-30b-a3b', outDir: join(root, 'big'), configOnly: true });
+    expect(r.files).not.toContain('model.safetensors');
+    expect(JSON.parse(await readFile(join(r.dir, 'config.json'), 'utf8'))).toMatchObject({ num_experts: 128, hidden_size: 2048 });
+  });
+
+  it('splits shards greedily and gives an oversized tensor its own shard', () => {
+    const t = (name: string, n: number) => ({ name, dtype: 'bf16' as const, shape: [n] });
+    const shards = planShards([t('a', 10), t('b', 10), t('c', 100), t('d', 5)], 48);
+    expect(shards.map((s) => s.map((x) => x.name))).toEqual([['a', 'b'], ['c'], ['d']]);
+  });
+
+  it('rejects bad seeds', async () => {
+    await expect(makeModel({ arch: 'qwen3', preset: 'tiny', outDir: join(root, 'x'), seed: -1 })).rejects.toThrow(/seed must be an integer/);
+  });
+});

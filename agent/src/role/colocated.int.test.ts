@@ -1,0 +1,106 @@
+/**
+ * The colocated role as a real process on the real CPU engine with the built-in tiny model
+ * (created on first use in a temp AFD_HOME): events, the official openai client, a
+ * 64-concurrent streaming load with no errors and no leaked KV blocks, afd-bench serve,
+ * and a graceful SIGTERM.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addonPath, bundle, RoleProcess } from './testing/roleProcess.js';
+
+const addon = addonPath();
+const run = promisify(execFile);
+
+describe.skipIf(addon === null)('colocated role process (real CPU engine)', () => {
+  const home = mkdtempSync(join(tmpdir(), 'afd-home-'));
+  let role: RoleProcess;
+  let cli: string;
+  let url: string;
+  let client: OpenAI;
+
+  beforeAll(async () => {
+    cli = await bundle('cli');
+    role = new RoleProcess(cli, ['role', 'colocated', '--api-port', '0', '--backend', 'cpu', '--threads', '2', '--served-model-name', 'tiny'], {
+      AFD_HOME: home,
+      AFD_NATIVE_ADDON: addon!,
+      CUDA_VISIBLE_DEVICES: '',
+    });
+    await role.waitFor('ready', 110_000);
+    url = role.apiUrl();
+    client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await role?.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('reports progress, listening, warmup and ready in order on stdout', () => {
+    const types = role.events.map((e) => e.type);
+    expect(types[0]).toBe('progress');
+    expect(types.indexOf('listening')).toBeLessThan(types.indexOf('ready'));
+    expect(role.events.some((e) => e.type === 'progress' && e.phase === 'warmup')).toBe(true);
+  });
+
+  it('answers the openai client: chat and completions, streaming and not', async () => {
+    const chat = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8, temperature: 0 });
+    expect(chat.choices[0]!.finish_reason).toMatch(/stop|length/);
+    expect(chat.usage!.prompt_tokens).toBeGreaterThan(5);
+    const again = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 8, temperature: 0 });
+    expect(again.choices[0]!.message.content).toBe(chat.choices[0]!.message.content); // greedy is deterministic
+
+    const stream = await client.completions.create({ model: 'tiny', prompt: 'The capital of France is', max_tokens: 8, temperature: 0, stream: true, stream_options: { include_usage: true } });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const c of stream) {
+      text += c.choices[0]?.text ?? '';
+      if (c.usage) usage = c.usage;
+    }
+    const plain = await client.completions.create({ model: 'tiny', prompt: 'The capital of France is', max_tokens: 8, temperature: 0 });
+    expect(text).toBe(plain.choices[0]!.text);
+    expect(usage!.completion_tokens).toBe(plain.usage!.completion_tokens);
+  });
+
+  it('serves 64 concurrent streaming requests with no errors and no leaked KV blocks', async () => {
+    const runs = Array.from({ length: 64 }, async (_, i) => {
+      const stream = await client.completions.create({ model: 'tiny', prompt: `Request ${i}: tell me a story about`, max_tokens: 12, temperature: 0.8, seed: i, stream: true, stream_options: { include_usage: true } });
+      let tokens = 0;
+      let finish: string | null = null;
+      for await (const c of stream) {
+        finish = c.choices[0]?.finish_reason ?? finish;
+        if (c.usage) tokens = c.usage.completion_tokens;
+      }
+      return { tokens, finish };
+    });
+    const results = await Promise.all(runs);
+    for (const r of results) {
+      expect(r.finish).toMatch(/stop|length/);
+      expect(r.tokens).toBeGreaterThan(0);
+    }
+    const stats = JSON.parse(await (await fetch(`${url}/afd/stats`)).text());
+    expect(stats.kv.blocksUsed).toBe(0);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toMatch(/vllm:num_requests_running\{model_name="tiny"\} 0/);
+    expect(metrics).toMatch(/vllm:kv_cache_usage_perc\{model_name="tiny"\} 0/);
+  }, 240_000);
+
+  it('afd-bench serve prints the full report and writes JSON', async () => {
+    const bench = await bundle('bench');
+    const jsonOut = join(home, 'bench.json');
+    const { stdout } = await run(process.execPath, [bench, 'serve', '--base-url', url, '--num-prompts', '8', '--random-input-len', '16', '--random-output-len', '8', '--max-concurrency', '4', '--ignore-eos', '--no-progress', '--json-out', jsonOut], { timeout: 120_000 });
+    for (const label of ['Successful requests:', 'Output token throughput', 'Median TTFT', 'P99 TPOT', 'Mean ITL', 'P99 E2EL']) expect(stdout).toContain(label);
+    const result = JSON.parse(readFileSync(jsonOut, 'utf8'));
+    expect(result).toMatchObject({ completed: 8, failed: 0, totalOutputTokens: 64 });
+  }, 150_000);
+
+  it('stops gracefully on SIGTERM: "stopped" event, exit 0', async () => {
+    const code = await role.stop();
+    expect(code).toBe(0);
+    expect(role.events.at(-1)).toEqual({ type: 'stopped' });
+  });
+});

@@ -1,0 +1,31 @@
+/**
+ * The FFN role's native server (the daemon loop: control payload, then per layer and stage
+ * receive / compute / send). The AFD runtime provides the real opener; this file defines
+ * what the role process needs from it.
+ */
+import type { RankStats, RolePhase } from '@afd/shared';
+import type { RoleSettings } from './roleSettings.js';
+
+export interface FfnServerLike {
+  /** Log line describing the loaded FFN half. */
+  readonly description: string;
+  stats(): RankStats;
+  /** Resolves with the reason when the loop ends on its own (shutdown flag from an attention rank). */
+  done: Promise<string>;
+  /** Stops the loop and closes the connector. */
+  close(): Promise<void>;
+}
+
+export interface OpenFfnServerRequest {
+  modelDir: string;
+  settings: RoleSettings;
+  onProgress: (phase: RolePhase, done: number, total: number, message?: string) => void;
+  onPeerState: (problem: string | null) => void;
+}
+
+export type FfnServerOpener = (req: OpenFfnServerRequest) => Promise<FfnServerLike>;
+
+/** Used until the AFD runtime's native FFN server is available in this build. */
+export const unavailableFfnServer: FfnServerOpener = async () => {
+  throw new Error('the ffn role needs the AFD runtime (native FFN server), which this build does not include yet; run the colocated role instead');
+};

@@ -1,0 +1,116 @@
+/**
+ * The real engine behind EngineLike: the native engine loaded for the colocated or
+ * attention role. An attention rank also joins its FFN rank through the native
+ * AttentionLink (TCP connector), configured straight from the shared AFD config.
+ */
+import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineStats } from '@afd/native';
+import { buildLoadSpec } from '@afd/native/checkpoint';
+import { resolveTopology, type AfdConfig, type RankStats } from '@afd/shared';
+import { runProbeInChild } from '../probe/runProbe.js';
+import type { EngineLike } from '../serving/engineLike.js';
+import type { EngineOpener } from './engineOpener.js';
+
+/** Default KV cache budget when --kv-cache-mib is not given. */
+const DEFAULT_KV_CACHE_MIB = 256;
+
+/** The connector options of a rank, from its AFD config (the same fields the FFN side reads). */
+export function afdLinkOptions(afd: AfdConfig): AfdLinkOptions {
+  return {
+    topology: resolveTopology(afd.topology).name,
+    rank: afd.rank,
+    host: afd.host,
+    ...(afd.ffnHosts.length > 0 ? { ffnHosts: afd.ffnHosts } : {}),
+    basePort: afd.port,
+    stepDeadlineMs: afd.stepDeadlineMs,
+  };
+}
+
+/** cuda when this build and machine have a device, else cpu (probed in a child process). */
+export async function resolveBackend(backend: 'cpu' | 'cuda' | 'auto'): Promise<'cpu' | 'cuda'> {
+  if (backend !== 'auto') return backend;
+  const probe = await runProbeInChild();
+  return probe.result.variant === 'cuda' && probe.result.devices.length > 0 ? 'cuda' : 'cpu';
+}
+
+/** Native counters in the RankStats shape. */
+export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank: number): RankStats {
+  const isFfn = role === 'ffn';
+  return {
+    role,
+    rank,
+    steps: isFfn ? s.stepsServed : s.steps,
+    stepTimeMs: { last: s.lastStepMs, avg: s.avgStepMs },
+    numLayers: s.numLayers,
+    numStages: s.numStages,
+    a2fBytes: s.a2fBytes,
+    f2aBytes: s.f2aBytes,
+    a2fWireUs: s.a2fWireUs,
+    f2aWireUs: s.f2aWireUs,
+    ffnComputeUs: s.ffnComputeMs * 1000,
+    attnWaitForFfnUs: isFfn ? 0 : s.ffnWaitMs * 1000,
+    graph: { hits: s.graphHits, misses: s.graphMisses, captures: s.graphCaptures },
+    ffnLoop: isFfn
+      ? { state: s.ffnLoopState, layer: s.ffnLoopLayer >= 0 ? s.ffnLoopLayer : null, stage: s.ffnLoopStage >= 0 ? s.ffnLoopStage : null, stepsServed: s.stepsServed, waitingMs: s.ffnLoopStateMs }
+      : null,
+    kv: isFfn ? null : { blocksUsed: s.kvBlocksUsed, blocksTotal: s.kvBlocksTotal },
+  };
+}
+
+/** Watches an attention link and reports loss / recovery of the FFN peer. */
+function watchLink(link: NativeAttentionLink, onPeerState: ((problem: string | null) => void) | undefined): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    const st = link.state();
+    if (st.state === 'lost') onPeerState?.(`lost ${st.peer}: ${st.lastError || 'connection closed'}; reconnecting`);
+    else if (st.state === 'connected') onPeerState?.(null);
+  }, 250);
+  timer.unref();
+  return timer;
+}
+
+export const nativeEngineOpener: EngineOpener = async (req) => {
+  const backend = await resolveBackend(req.backend);
+  req.onProgress('loading', 0, 0, `reading ${req.modelDir}`);
+  const { spec, residentBytes } = await buildLoadSpec(req.modelDir, req.role, { computeGateOnAttention: req.afd.computeGateOnAttention });
+  req.onProgress('loading', 0, residentBytes, `mapping ${spec.tensors.length} tensors (${spec.config.arch}, ${req.role}) on ${backend}`);
+  const addon = loadAddon();
+  const native: NativeEngine = new addon.Engine();
+  const info = await native.load(spec, {
+    backend,
+    threads: req.threads,
+    deviceIndex: req.device,
+    kvBlockSize: req.kvBlockSize,
+    kvCacheBytes: (req.kvCacheMib ?? DEFAULT_KV_CACHE_MIB) * 2 ** 20,
+  });
+  req.onProgress('loading', residentBytes, residentBytes);
+
+  let link: NativeAttentionLink | null = null;
+  let watch: NodeJS.Timeout | null = null;
+  if (req.role === 'attention') {
+    const opts = afdLinkOptions(req.afd);
+    link = new addon.AttentionLink(native, opts);
+    req.onProgress('rendezvous', 0, 1, `joining ${opts.topology} as attention rank ${opts.rank} (FFN at ${opts.ffnHosts?.join(',') ?? opts.host}:${opts.basePort})`);
+    try {
+      await link.connect();
+    } catch (err) {
+      native.close();
+      throw err;
+    }
+    req.onProgress('rendezvous', 1, 1);
+    watch = watchLink(link, req.onPeerState);
+  }
+
+  const maxModelLen = Math.min(spec.config.maxPositionEmbeddings, req.maxModelLen ?? Infinity);
+  const engine: EngineLike = {
+    info: { vocabSize: info.vocabSize, eosTokenIds: spec.config.eosTokenIds, maxModelLen, numKvBlocks: info.numKvBlocks, kvBlockSize: info.kvBlockSize },
+    step: (plan) => native.step(plan),
+    stats: () => toRankStats(native.stats(), req.role, req.afd.rank),
+    async close() {
+      if (watch) clearInterval(watch);
+      // The attention rank tells its FFN rank to stop (shutdown flag), then frees the model.
+      if (link) await link.close({ shutdown: true, reason: 'attention rank stopping' }).catch(() => undefined);
+      native.close();
+    },
+  };
+  const description = `${info.arch} ${info.role} on ${info.backend} (${info.threads} threads): ${info.numLayers} layers, ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, ${info.numKvBlocks} KV blocks x ${info.kvBlockSize} tokens, context ${maxModelLen}`;
+  return { engine, description };
+};

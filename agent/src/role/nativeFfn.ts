@@ -1,0 +1,61 @@
+/**
+ * The FFN role's native server: loads only the FFN half, binds its rendezvous port, and
+ * runs the daemon loop on a native thread until an attention rank sends the shutdown flag
+ * or the process is told to stop.
+ */
+import { loadAddon, type NativeEngine, type NativeFfnServer } from '@afd/native';
+import { buildLoadSpec } from '@afd/native/checkpoint';
+import type { FfnServerOpener } from './ffnServer.js';
+import { afdLinkOptions, resolveBackend, toRankStats } from './nativeEngine.js';
+
+export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, settings, onProgress, onPeerState }) => {
+  const backend = await resolveBackend(settings.backend);
+  onProgress('loading', 0, 0, `reading ${modelDir}`);
+  const { spec, residentBytes } = await buildLoadSpec(modelDir, 'ffn', { computeGateOnAttention: settings.afd.computeGateOnAttention });
+  onProgress('loading', 0, residentBytes, `mapping ${spec.tensors.length} FFN tensors on ${backend}`);
+  const addon = loadAddon();
+  const native: NativeEngine = new addon.Engine();
+  const info = await native.load(spec, { backend, threads: settings.threads, deviceIndex: settings.device });
+  onProgress('loading', residentBytes, residentBytes);
+  let server: NativeFfnServer;
+  try {
+    server = new addon.FfnServer(native, afdLinkOptions(settings.afd));
+  } catch (err) {
+    native.close();
+    throw err;
+  }
+  const st0 = server.state();
+  onProgress('rendezvous', 0, st0.blockSize, `listening on ${st0.listenAddress} for attention ranks ${st0.firstAttentionRank}..${st0.firstAttentionRank + st0.blockSize - 1}`);
+  let joined = 0;
+  const poll = setInterval(() => {
+    const st = server.state();
+    if (st.state === 'rendezvous' && st.peersJoined !== joined) {
+      joined = st.peersJoined;
+      onProgress('rendezvous', st.peersJoined, st.blockSize);
+    }
+    onPeerState(st.state === 'failed' ? `FFN loop failed: ${st.lastError}` : null);
+  }, 250);
+  poll.unref();
+  try {
+    await server.start();
+  } catch (err) {
+    clearInterval(poll);
+    await server.stop().catch(() => undefined);
+    native.close();
+    throw err;
+  }
+  onProgress('rendezvous', st0.blockSize, st0.blockSize);
+  let closed = false;
+  return {
+    description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, serving at ${st0.listenAddress}`,
+    stats: () => toRankStats(native.stats(), 'ffn', settings.afd.rank),
+    done: server.wait(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(poll);
+      await server.stop().catch(() => undefined);
+      native.close();
+    },
+  };
+};

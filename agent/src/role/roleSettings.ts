@@ -1,0 +1,126 @@
+/**
+ * `afd-agent role <colocated|attention|ffn>` options -> validated settings. The AFD part
+ * goes through the shared config schema: --config (file or JSON) first, explicit flags on
+ * top, so the agent and a person at a shell get the same checks and messages.
+ */
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { mergeAfdConfig, parseAfdConfigJson, resolveAfdConfig, type AfdConfig, type AfdConfigInput, type ProcessRole } from '@afd/shared';
+import type { ServingOptions } from '../serving/ServingEngine.js';
+
+/** Raw commander options of the role command. */
+export interface RoleCliOptions {
+  model?: string;
+  topology?: string;
+  rank?: string;
+  backend?: string;
+  device?: string;
+  threads?: string;
+  afdHost?: string;
+  ffnHosts?: string;
+  afdPort?: string;
+  apiHost?: string;
+  apiPort?: string;
+  config?: string;
+  apiKey?: string;
+  servedModelName?: string;
+  maxNumSeqs?: string;
+  maxNumBatchedTokens?: string;
+  maxModelLen?: string;
+  maxQueuedRequests?: string;
+  kvCacheMib?: string;
+  kvBlockSize?: string;
+}
+
+export interface RoleSettings {
+  role: ProcessRole;
+  /** Validated AFD config (role, rank, topology, hosts, port, dbo, gate, graphs, deadline). */
+  afd: AfdConfig;
+  /** Model directory; null = the built-in tiny model. */
+  modelDir: string | null;
+  backend: 'cpu' | 'cuda' | 'auto';
+  device: number;
+  /** CPU threads; 0 = engine default. */
+  threads: number;
+  apiHost: string;
+  apiPort: number;
+  apiKey: string | undefined;
+  /** `model` name clients use; default: the model directory's base name. */
+  servedModelName: string | undefined;
+  /** Context window override (capped by the model's max_position_embeddings). */
+  maxModelLen: number | undefined;
+  /** KV cache size in MiB (engine default when undefined). */
+  kvCacheMib: number | undefined;
+  kvBlockSize: number;
+  serving: ServingOptions;
+}
+
+function int(flag: string, value: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${flag} must be an integer in [${min}, ${max}], got "${value}"`);
+  return n;
+}
+
+/** --config: a JSON object literal, or the path of a JSON file. */
+function readConfigInput(config: string | undefined): AfdConfigInput {
+  if (config === undefined) return {};
+  let text = config;
+  if (!config.trimStart().startsWith('{')) {
+    try {
+      text = readFileSync(config, 'utf8');
+    } catch (err) {
+      throw new Error(`--config ${config}: cannot read the file (${(err as Error).message}); pass a JSON object or a JSON file path`);
+    }
+  }
+  const parsed = parseAfdConfigJson(text);
+  if (parsed.ok) return JSON.parse(text) as AfdConfigInput; // merged and validated again below
+  throw new Error(`--config: ${parsed.issues.map((i) => `${i.path || 'config'}: ${i.message}`).join('; ')}`);
+}
+
+export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettings {
+  if (role !== 'colocated' && role !== 'attention' && role !== 'ffn') throw new Error(`unknown role "${role}": use colocated, attention or ffn`);
+  const backend = o.backend ?? 'auto';
+  if (backend !== 'cpu' && backend !== 'cuda' && backend !== 'auto') throw new Error(`--backend must be cpu or cuda, got "${backend}"`);
+  const flags: AfdConfigInput = {
+    role,
+    rank: int('--rank', o.rank, 0),
+    topology: o.topology,
+    host: o.afdHost,
+    ffnHosts: o.ffnHosts === undefined ? undefined : o.ffnHosts.split(',').map((h) => h.trim()),
+    port: int('--afd-port', o.afdPort, 1, 65535),
+  };
+  const afd = resolveAfdConfig(mergeAfdConfig(readConfigInput(o.config), flags));
+  const maxNumSeqs = int('--max-num-seqs', o.maxNumSeqs, 1) ?? 64;
+  const maxNumBatchedTokens = int('--max-num-batched-tokens', o.maxNumBatchedTokens, 1) ?? 2048;
+  return {
+    role,
+    afd,
+    modelDir: o.model ?? null,
+    backend,
+    device: int('--device', o.device, 0) ?? 0,
+    threads: int('--threads', o.threads, 1) ?? 0,
+    apiHost: o.apiHost ?? '127.0.0.1',
+    apiPort: int('--api-port', o.apiPort, 0, 65535) ?? 8000,
+    apiKey: o.apiKey ?? process.env['AFD_API_KEY'] ?? undefined,
+    servedModelName: o.servedModelName,
+    maxModelLen: int('--max-model-len', o.maxModelLen, 2),
+    kvCacheMib: int('--kv-cache-mib', o.kvCacheMib, 1),
+    kvBlockSize: int('--kv-block-size', o.kvBlockSize, 1, 1024) ?? 16,
+    serving: {
+      scheduler: { maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold: Math.max(1, Math.floor(maxNumBatchedTokens / 2)), dbo: afd.dbo },
+      maxQueuedRequests: int('--max-queued-requests', o.maxQueuedRequests, 0) ?? 1024,
+    },
+  };
+}
+
+/** $AFD_HOME (default ~/.afd). */
+export function afdHome(): string {
+  return process.env['AFD_HOME'] ?? join(homedir(), '.afd');
+}
+
+/** Where the built-in tiny model lives. */
+export function defaultModelDir(): string {
+  return join(afdHome(), 'models', 'tiny-qwen3-moe');
+}

@@ -1,0 +1,143 @@
+/**
+ * One role process: report progress, load the model for the role, serve HTTP, report
+ * ready, and stop gracefully. Attention and colocated ranks serve the OpenAI API; FFN
+ * ranks serve only /health, /metrics and /afd/stats while the native FFN loop runs.
+ *
+ *   progress(loading) -> listening(apiUrl) -> [progress(rendezvous), progress(warmup)] -> ready
+ *   ... SIGTERM -> stopped
+ */
+import { basename } from 'node:path';
+import { Registry } from 'prom-client';
+import { emptyRankStats, type RankStats } from '@afd/shared';
+import type { Logger } from '../util/logger.js';
+import { RankHttpServer } from '../serving/api/RankHttpServer.js';
+import { createApiServer, type ApiServer } from '../serving/createApiServer.js';
+import type { EngineLike } from '../serving/engineLike.js';
+import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
+import { ensureDefaultModel } from './defaultModel.js';
+import type { EngineOpener } from './engineOpener.js';
+import type { FfnServerOpener, FfnServerLike } from './ffnServer.js';
+import { RoleEvents } from './RoleEvents.js';
+import type { RoleSettings } from './roleSettings.js';
+
+export interface RoleDeps {
+  openEngine: EngineOpener;
+  openFfnServer: FfnServerOpener;
+  events: RoleEvents;
+  log: Logger;
+  version: string;
+}
+
+export interface RunningRole {
+  apiUrl: string;
+  /** FFN ranks: resolves with the reason when the loop ends on its own (attention sent shutdown). */
+  done: Promise<string> | null;
+  /** Graceful stop: refuse new work, end streams, close the engine (attention tells its FFN ranks). */
+  stop(): Promise<void>;
+}
+
+export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningRole> {
+  const { events, log } = deps;
+  let phase: string = 'loading';
+  let peerProblem: string | null = null;
+  let api: ApiServer | null = null;
+  let engine: EngineLike | null = null;
+  let ffn: FfnServerLike | null = null;
+  const registry = new Registry();
+  const rank = s.afd.rank;
+  const stats = (): RankStats => api?.rankStats() ?? ffn?.stats() ?? emptyRankStats(s.role, rank, 0, 1);
+  const readiness = (): { ready: boolean; reason: string | null } => {
+    if (peerProblem) return { ready: false, reason: peerProblem };
+    if (phase !== 'ready') return { ready: false, reason: phase };
+    return api ? api.readiness() : { ready: true, reason: null };
+  };
+  const http = new RankHttpServer({ readiness, registry, stats, openai: null, servesOpenAi: s.role !== 'ffn', apiKey: s.apiKey, version: deps.version, log });
+
+  events.progress('loading', 0, 0, 'starting');
+  const apiUrl = await http.listen(s.apiPort, s.apiHost);
+  events.emit({ type: 'listening', apiUrl });
+  log.info({ apiUrl, role: s.role, rank }, 'http listening');
+
+  try {
+    const modelDir = s.modelDir ?? (await ensureDefaultModel((m) => events.progress('loading', 0, 0, m)));
+    const onProgress = (p: 'loading' | 'rendezvous' | 'warmup', done: number, total: number, message?: string): void => {
+      phase = p;
+      events.progress(p, done, total, message);
+    };
+    const onPeerState = (problem: string | null): void => {
+      if (problem !== peerProblem) log.warn({ problem }, problem ? 'FFN peer lost' : 'FFN peers back');
+      peerProblem = problem;
+    };
+    if (s.role === 'ffn') {
+      ffn = await deps.openFfnServer({ modelDir, settings: s, onProgress, onPeerState });
+      const { registerRankMetrics } = await import('../serving/metrics/rankMetrics.js');
+      registerRankMetrics(registry, stats);
+      log.info(ffn.description);
+    } else {
+      const tokenizer = await TextTokenizer.fromDir(modelDir);
+      const opened = await deps.openEngine({
+        modelDir,
+        role: s.role,
+        backend: s.backend,
+        device: s.device,
+        threads: s.threads,
+        kvBlockSize: s.kvBlockSize,
+        kvCacheMib: s.kvCacheMib,
+        maxModelLen: s.maxModelLen,
+        afd: s.afd,
+        onProgress,
+        onPeerState,
+      });
+      engine = opened.engine;
+      log.info(opened.description);
+      api = createApiServer({
+        engine,
+        tokenizer,
+        servedModelName: s.servedModelName ?? basename(modelDir),
+        modelPath: modelDir,
+        serving: s.serving,
+        apiKey: s.apiKey,
+        version: deps.version,
+        log,
+        registry,
+        http,
+        externalNotReady: () => peerProblem,
+      });
+      await warmup(api, onProgress);
+    }
+    phase = 'ready';
+    events.emit({ type: 'ready' });
+    log.info({ apiUrl }, 'ready');
+  } catch (err) {
+    await http.close();
+    await api?.close();
+    await engine?.close().catch(() => undefined);
+    await ffn?.close().catch(() => undefined);
+    throw err;
+  }
+
+  let stopping: Promise<void> | null = null;
+  return {
+    apiUrl,
+    done: ffn ? (ffn as FfnServerLike).done : null,
+    stop() {
+      stopping ??= (async () => {
+        phase = 'stopping';
+        await api?.close();
+        await http.close();
+        await engine?.close();
+        await ffn?.close();
+        events.emit({ type: 'stopped' });
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** One short greedy generation through the whole stack before reporting ready. */
+async function warmup(api: ApiServer, onProgress: (p: 'warmup', done: number, total: number) => void): Promise<void> {
+  onProgress('warmup', 0, 1);
+  const handle = api.serving.submit({ promptIds: [0, 1, 2, 3], sampling: { temperature: 0, topK: 0, topP: 1, seed: 0 }, maxTokens: 2, ignoreEos: true });
+  for await (const ev of handle.events) if (ev.type === 'error') throw new Error(`warmup step failed: ${ev.error.message}`);
+  onProgress('warmup', 1, 1);
+}

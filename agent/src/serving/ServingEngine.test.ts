@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { ServingEngine, type GenerationEvent, type ServingOptions } from './ServingEngine.js';
+import { FakeEngine } from './testing/FakeEngine.js';
+import { qwenTokenizer } from './testing/qwenTokenizer.js';
+
+const tok = await qwenTokenizer();
+const greedy = { temperature: 0, topK: 0, topP: 1 };
+const options: ServingOptions = {
+  scheduler: { maxNumSeqs: 16, maxNumBatchedTokens: 64, longPrefillTokenThreshold: 0, dbo: { enabled: false, decodeTokenThreshold: 32, prefillTokenThreshold: 512 } },
+  maxQueuedRequests: 100,
+};
+
+async function collect(events: AsyncIterable<GenerationEvent>): Promise<{ text: string; done: GenerationEvent | undefined; n: number }> {
+  let text = '';
+  let done: GenerationEvent | undefined;
+  let n = 0;
+  for await (const e of events) {
+    if (e.type === 'delta') {
+      text += e.text;
+      n++;
+    } else done = e;
+  }
+  return { text, done, n };
+}
+
+describe('ServingEngine', () => {
+  it('generates text up to max_tokens and frees every block', async () => {
+    const engine = new FakeEngine({ tokens: tok.encode(' hello world', false) });
+    const serving = new ServingEngine(engine, tok, options);
+    const h = serving.submit({ promptIds: tok.encode('Say hi'), sampling: greedy, maxTokens: 4 });
+    const { text, done, n } = await collect(h.events);
+    expect(n).toBe(4);
+    expect(text.length).toBeGreaterThan(0);
+    expect(done).toEqual({ type: 'done', finishReason: 'length', promptTokens: h.promptTokens, completionTokens: 4 });
+    expect(serving.scheduler.blocks.numUsedBlocks).toBe(0);
+  });
+
+  it('stops at EOS with finish_reason stop, and on a stop string without emitting it', async () => {
+    const eos = 151_645;
+    const engine = new FakeEngine({ nextToken: ({ position }) => (position >= 6 ? eos : tok.encode(' a', false)[0]!) });
+    const serving = new ServingEngine(engine, tok, options);
+    const a = await collect(serving.submit({ promptIds: tok.encode('x y z'), sampling: greedy }).events);
+    expect(a.done).toMatchObject({ finishReason: 'stop' });
+    expect(a.text).toBe(' a a a');
+
+    const words = tok.encode(' one two STOP three', false);
+    const engine2 = new FakeEngine({ nextToken: ({ position }) => words[(position - 1) % words.length]! });
+    const s2 = new ServingEngine(engine2, tok, options);
+    const b = await collect(s2.submit({ promptIds: [1], sampling: greedy, maxTokens: 20, stop: ['STOP'] }).events);
+    expect(b.text).toBe(' one two ');
+    expect(b.done).toMatchObject({ finishReason: 'stop' });
+    expect(s2.scheduler.blocks.numUsedBlocks).toBe(0);
+  });
+
+  it('rejects prompts beyond the context window, naming the limit', () => {
+    const serving = new ServingEngine(new FakeEngine({ maxModelLen: 32 }), tok, options);
+    expect(() => serving.submit({ promptIds: new Array(40).fill(1), sampling: greedy })).toThrow(/maximum context length is 32 tokens.*40 tokens/);
+    expect(() => serving.submit({ promptIds: [1, 2], sampling: greedy, maxTokens: 31 })).toThrow(/requested 33 tokens \(2 in the prompt, 31 in the completion\)/);
+    expect(() => serving.submit({ promptIds: [1, 1e9], sampling: greedy })).toThrow(/outside the vocabulary/);
+  });
+
+  it('refuses when the queue is full and when not ready', async () => {
+    const serving = new ServingEngine(new FakeEngine({ stepDelayMs: 5 }), tok, { ...options, maxQueuedRequests: 0 });
+    expect(() => serving.submit({ promptIds: [1], sampling: greedy, maxTokens: 1 })).toThrow(/too many queued requests/);
+    serving.setNotReady('ffn 0 lost');
+    expect(() => serving.submit({ promptIds: [1], sampling: greedy })).toThrow(/not ready \(ffn 0 lost\)/);
+  });
+
+  it('abort mid-generation frees the KV blocks', async () => {
+    const serving = new ServingEngine(new FakeEngine({ stepDelayMs: 2 }), tok, options);
+    const h = serving.submit({ promptIds: new Array(40).fill(5), sampling: greedy, maxTokens: 1000 });
+    let n = 0;
+    for await (const e of h.events) {
+      if (e.type === 'delta' && ++n === 3) h.abort();
+      if (e.type === 'done') expect(e.finishReason).toBe('abort');
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    expect(serving.scheduler.blocks.numUsedBlocks).toBe(0);
+  });
+
+  it('reports an engine failure to the requests of that step and keeps serving', async () => {
+    const engine = new FakeEngine();
+    const serving = new ServingEngine(engine, tok, options);
+    engine.failNext = new Error('peer ffn 0 closed the connection');
+    const a = await collect(serving.submit({ promptIds: [1, 2], sampling: greedy, maxTokens: 3 }).events);
+    expect(a.done).toMatchObject({ type: 'error' });
+    const b = await collect(serving.submit({ promptIds: [1, 2], sampling: greedy, maxTokens: 3 }).events);
+    expect(b.done).toMatchObject({ finishReason: 'length' });
+    expect(serving.scheduler.blocks.numUsedBlocks).toBe(0);
+  });
+
+  it('serves many concurrent requests under KV pressure without leaks', async () => {
+    const engine = new FakeEngine({ numKvBlocks: 12, kvBlockSize: 4 });
+    const serving = new ServingEngine(engine, tok, options);
+    const runs = Array.from({ length: 20 }, (_, i) => collect(serving.submit({ promptIds: new Array(5 + (i % 9)).fill(7), sampling: greedy, maxTokens: 8 + (i % 5) }).events));
+    const results = await Promise.all(runs);
+    results.forEach((r, i) => expect(r.done).toMatchObject({ finishReason: 'length', completionTokens: 8 + (i % 5) }));
+    expect(serving.scheduler.numPreemptions).toBeGreaterThan(0);
+    expect(serving.scheduler.blocks.numUsedBlocks).toBe(0);
+  });
+});

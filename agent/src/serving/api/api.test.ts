@@ -1,0 +1,226 @@
+/**
+ * The HTTP API over real loopback HTTP with a fake engine: response shapes, SSE, usage,
+ * auth, metrics, and every bad input with its status.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../testing/testServer.js';
+
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startTestServer({ engine: { maxModelLen: 128, stepDelayMs: 1 } });
+});
+afterAll(() => srv.close());
+
+/** Parsed JSON body (JSON.parse's type, so tests can index freely). */
+async function jsonOf(res: Response): Promise<ReturnType<typeof JSON.parse>> {
+  return JSON.parse(await res.text());
+}
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(srv.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+}
+
+/** Parses an SSE body into its data payloads. */
+async function sse(res: Response): Promise<string[]> {
+  const text = await res.text();
+  return text
+    .split('\n\n')
+    .filter((b) => b.startsWith('data: '))
+    .map((b) => b.slice(6));
+}
+
+describe('OpenAI API (fake engine)', () => {
+  it('serves /v1/models, /health, /version, /afd/stats', async () => {
+    const models = await jsonOf(await fetch(`${srv.url}/v1/models`));
+    expect(models).toMatchObject({ object: 'list', data: [{ id: 'tiny', object: 'model', owned_by: 'afd', max_model_len: 128 }] });
+    const health = await fetch(`${srv.url}/health`);
+    expect(health.status).toBe(200);
+    expect(await jsonOf(health)).toEqual({ status: 'ok' });
+    expect(await jsonOf(await fetch(`${srv.url}/version`))).toEqual({ version: '0.0.0-test' });
+    const stats = await jsonOf(await fetch(`${srv.url}/afd/stats`));
+    expect(stats).toMatchObject({ role: 'colocated', kv: { blocksUsed: 0, blocksTotal: 256 } });
+  });
+
+  it('completes non-streaming with usage and finish_reason length', async () => {
+    const res = await post('/v1/completions', { model: 'tiny', prompt: 'Hello', max_tokens: 5, temperature: 0 });
+    expect(res.status).toBe(200);
+    const body = await jsonOf(res);
+    expect(body).toMatchObject({ object: 'text_completion', model: 'tiny', choices: [{ index: 0, finish_reason: 'length', logprobs: null }] });
+    expect(body.usage).toEqual({ prompt_tokens: 1, completion_tokens: 5, total_tokens: 6 });
+    expect(body.id).toMatch(/^cmpl-/);
+    expect(typeof body.choices[0].text).toBe('string');
+  });
+
+  it('accepts token-id prompts', async () => {
+    const body = await jsonOf(await post('/v1/completions', { model: 'tiny', prompt: [1, 2, 3], max_tokens: 2 }));
+    expect(body.usage.prompt_tokens).toBe(3);
+  });
+
+  it('streams completions with [DONE] and a final usage chunk', async () => {
+    const res = await post('/v1/completions', { model: 'tiny', prompt: 'Hi', max_tokens: 4, stream: true, stream_options: { include_usage: true } });
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const events = await sse(res);
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
+    const usage = chunks.at(-1);
+    expect(usage.choices).toEqual([]);
+    expect(usage.usage).toEqual({ prompt_tokens: 1, completion_tokens: 4, total_tokens: 5 });
+    expect(chunks.at(-2).choices[0].finish_reason).toBe('length');
+    for (const c of chunks.slice(0, -1)) expect(c.usage).toBeNull();
+  });
+
+  it('streams chat with a role delta first and finish_reason last', async () => {
+    const res = await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 3, stream: true });
+    const events = await sse(res);
+    expect(events.at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
+    expect(chunks[0].object).toBe('chat.completion.chunk');
+    expect(chunks[0].choices[0].delta.role).toBe('assistant');
+    expect(chunks.at(-1).choices[0]).toMatchObject({ delta: {}, finish_reason: 'length' });
+    expect(chunks.every((c) => c.usage === undefined)).toBe(true);
+  });
+
+  it('chat non-streaming counts the templated prompt', async () => {
+    const body = await jsonOf(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], max_completion_tokens: 2 }));
+    expect(body).toMatchObject({ object: 'chat.completion', choices: [{ message: { role: 'assistant' }, finish_reason: 'length' }] });
+    // <|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n
+    expect(body.usage.prompt_tokens).toBe(9);
+  });
+
+  it('honours stop strings', async () => {
+    const res = await post('/v1/completions', { model: 'tiny', prompt: 'x', max_tokens: 30, stop: [' world'], temperature: 0 });
+    const body = await jsonOf(res);
+    expect(body.choices[0].finish_reason).toBe('stop');
+    expect(body.choices[0].text).not.toContain(' world');
+  });
+
+  it('exports vLLM and afd metrics', async () => {
+    const text = await (await fetch(`${srv.url}/metrics`)).text();
+    for (const name of [
+      'vllm:num_requests_running',
+      'vllm:num_requests_waiting',
+      'vllm:kv_cache_usage_perc',
+      'vllm:prompt_tokens_total',
+      'vllm:generation_tokens_total',
+      'vllm:time_to_first_token_seconds_bucket',
+      'vllm:inter_token_latency_seconds_bucket',
+      'vllm:e2e_request_latency_seconds_count',
+      'afd:steps_total',
+      'afd:a2f_bytes_total{layer="0",stage="0"}',
+      'afd:kv_blocks{kind="total"} 256',
+    ]) {
+      expect(text).toContain(name);
+    }
+    expect(text).toMatch(/vllm:generation_tokens_total\{model_name="tiny"\} [1-9]/);
+  });
+});
+
+describe('bad input', () => {
+  async function expectError(res: Response, status: number, pattern: RegExp): Promise<void> {
+    expect(res.status).toBe(status);
+    const body = await jsonOf(res);
+    expect(body.error).toMatchObject({ message: expect.stringMatching(pattern), type: expect.any(String) });
+    expect(body.error).toHaveProperty('param');
+    expect(body.error).toHaveProperty('code');
+  }
+
+  it('malformed JSON -> 400', async () => {
+    await expectError(await post('/v1/completions', '{"model": "tiny", '), 400, /not valid JSON/);
+    await expectError(await post('/v1/completions', ''), 400, /empty/);
+  });
+  it('unknown model -> 404', async () => {
+    await expectError(await post('/v1/completions', { model: 'gpt-4', prompt: 'x' }), 404, /`gpt-4` does not exist.*tiny/);
+  });
+  it('wrong types -> 400 naming the field', async () => {
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x', max_tokens: 'ten' }), 400, /max_tokens/);
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x', temperature: 5 }), 400, /temperature/);
+    await expectError(await post('/v1/chat/completions', { model: 'tiny', messages: [] }), 400, /messages: needs at least one message/);
+    await expectError(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'wizard', content: 'x' }] }), 400, /messages\.0\.role/);
+    await expectError(await post('/v1/completions', { prompt: 'x' }), 400, /model/);
+  });
+  it('n > 1 and other unsupported fields -> 400 saying what to do', async () => {
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x', n: 2 }), 400, /n=2 is not supported.*n=1/);
+    await expectError(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'x' }], logprobs: true }), 400, /logprobs/);
+  });
+  it('prompt longer than the context window -> 400 naming the limit', async () => {
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: new Array(200).fill(5) }), 400, /maximum context length is 128 tokens/);
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: [1, 2], max_tokens: 500 }), 400, /maximum context length is 128 tokens.*502/);
+  });
+  it('unknown route -> 404, wrong method -> 405', async () => {
+    expect((await fetch(`${srv.url}/v2/nothing`)).status).toBe(404);
+    expect((await fetch(`${srv.url}/v1/completions`)).status).toBe(405);
+  });
+});
+
+describe('limits, readiness and auth', () => {
+  it('too many queued -> 429', async () => {
+    const s = await startTestServer({ engine: { stepDelayMs: 20 }, serving: { maxQueuedRequests: 1, scheduler: { maxNumSeqs: 1, maxNumBatchedTokens: 64, longPrefillTokenThreshold: 0, dbo: { enabled: false, decodeTokenThreshold: 32, prefillTokenThreshold: 512 } } } });
+    try {
+      const body = { model: 'tiny', prompt: 'x', max_tokens: 50 };
+      const send = (): Promise<Response> => fetch(`${s.url}/v1/completions`, { method: 'POST', body: JSON.stringify(body) });
+      const first = send();
+      await new Promise((r) => setTimeout(r, 50)); // first is running
+      const second = send(); // waits (maxNumSeqs 1)
+      await new Promise((r) => setTimeout(r, 50));
+      const third = await send();
+      expect(third.status).toBe(429);
+      expect((await jsonOf(third)).error.message).toMatch(/too many queued requests/);
+      expect((await first).status).toBe(200);
+      expect((await second).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('not ready -> 503 on /health and the API', async () => {
+    let reason: string | null = 'ffn 0 unreachable';
+    const s = await startTestServer({ notReady: () => reason });
+    try {
+      const h = await fetch(`${s.url}/health`);
+      expect(h.status).toBe(503);
+      expect(await jsonOf(h)).toEqual({ status: 'unavailable', reason: 'ffn 0 unreachable' });
+      const r = await fetch(`${s.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'x' }) });
+      expect(r.status).toBe(503);
+      expect((await jsonOf(r)).error.message).toMatch(/not ready \(ffn 0 unreachable\)/);
+      reason = null;
+      expect((await fetch(`${s.url}/health`)).status).toBe(200);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('API key guards /v1 but not /health, /metrics, /version', async () => {
+    const s = await startTestServer({ apiKey: 'sekrit' });
+    try {
+      expect((await fetch(`${s.url}/v1/models`)).status).toBe(401);
+      expect((await fetch(`${s.url}/v1/models`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+      expect((await fetch(`${s.url}/afd/stats`)).status).toBe(401);
+      const ok = await fetch(`${s.url}/v1/models`, { headers: { authorization: 'Bearer sekrit' } });
+      expect(ok.status).toBe(200);
+      for (const p of ['/health', '/metrics', '/version']) expect((await fetch(s.url + p)).status).toBe(200);
+      const body = await jsonOf(await fetch(`${s.url}/v1/models`));
+      expect(body.error.code).toBe('invalid_api_key');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('client disconnect mid-stream frees the KV blocks', async () => {
+    const s = await startTestServer({ engine: { stepDelayMs: 5 } });
+    try {
+      const ctrl = new AbortController();
+      const res = await fetch(`${s.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'x'.repeat(100), max_tokens: 1000, stream: true }), signal: ctrl.signal });
+      const reader = res.body!.getReader();
+      await reader.read();
+      await reader.read();
+      expect(s.api.serving.scheduler.blocks.numUsedBlocks).toBeGreaterThan(0);
+      ctrl.abort();
+      const deadline = Date.now() + 2000;
+      while (s.api.serving.scheduler.blocks.numUsedBlocks > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(s.api.serving.scheduler.blocks.numUsedBlocks).toBe(0);
+      expect(s.api.serving.numActiveRequests).toBe(0);
+    } finally {
+      await s.close();
+    }
+  });
+});

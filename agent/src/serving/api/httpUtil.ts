@@ -1,0 +1,34 @@
+/** Small node:http helpers: JSON responses and a size-capped JSON body reader. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from './ApiError.js';
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function sendText(res: ServerResponse, status: number, text: string, contentType: string): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Reads and parses a JSON body; 413 past `limitBytes`, 400 when it is not JSON. */
+export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limitBytes) throw new ApiError(413, 'invalid_request_error', `request body is larger than ${limitBytes} bytes; send a shorter prompt`, 'body_too_large');
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') throw ApiError.badRequest('the request body is empty; send a JSON object', null, 'invalid_json');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw ApiError.badRequest(`the request body is not valid JSON (${(err as Error).message})`, null, 'invalid_json');
+  }
+}

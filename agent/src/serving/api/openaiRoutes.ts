@@ -1,0 +1,121 @@
+/** POST /v1/completions, POST /v1/chat/completions and GET /v1/models. */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServingEngine } from '../ServingEngine.js';
+import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
+import type { ChatMessage } from '../tokenizer/ChatTemplate.js';
+import { ApiError } from './ApiError.js';
+import { collectGeneration, streamGeneration, type ResponseFormat } from './generationResponse.js';
+import { checkChatOnly, checkCompletionOnly, toGenerateParams } from './requestParams.js';
+import { chatRequestSchema, completionRequestSchema, type ChatRequest } from './schemas.js';
+import { sendJson } from './httpUtil.js';
+
+export interface OpenAiContext {
+  serving: ServingEngine;
+  tokenizer: TextTokenizer;
+  /** Name clients pass as `model`. */
+  servedModelName: string;
+  /** Model directory (also accepted as `model`). */
+  modelPath: string;
+}
+
+const nowS = (): number => Math.floor(Date.now() / 1000);
+
+export class OpenAiRoutes {
+  private readonly createdS = nowS();
+
+  constructor(private readonly ctx: OpenAiContext) {}
+
+  models(res: ServerResponse): void {
+    sendJson(res, 200, {
+      object: 'list',
+      data: [
+        {
+          id: this.ctx.servedModelName,
+          object: 'model',
+          created: this.createdS,
+          owned_by: 'afd',
+          root: this.ctx.modelPath,
+          parent: null,
+          max_model_len: this.ctx.serving.maxContextTokens,
+        },
+      ],
+    });
+  }
+
+  private checkModel(model: string): void {
+    if (model !== this.ctx.servedModelName && model !== this.ctx.modelPath) {
+      throw new ApiError(404, 'invalid_request_error', `The model \`${model}\` does not exist. This server serves \`${this.ctx.servedModelName}\` (see GET /v1/models).`, 'model_not_found', 'model');
+    }
+  }
+
+  async completions(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const r = completionRequestSchema.parse(body);
+    this.checkModel(r.model);
+    checkCompletionOnly(r);
+    const p = Array.isArray(r.prompt) ? r.prompt[0]! : r.prompt;
+    const promptIds = typeof p === 'string' ? this.ctx.tokenizer.encode(p) : typeof p === 'number' ? (r.prompt as number[]) : p;
+    const handle = this.ctx.serving.submit(toGenerateParams(r, promptIds, r.max_tokens));
+    const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
+    const created = nowS();
+    const model = r.model;
+    const choice = (text: string, finish: string | null): object => ({ index: 0, text, logprobs: null, finish_reason: finish });
+    const withUsage = r.stream_options?.include_usage === true;
+    const fmt: ResponseFormat = {
+      chunk: (text, finish) => ({ id, object: 'text_completion', created, model, choices: [choice(text, finish)], ...(withUsage ? { usage: null } : {}) }),
+      usageChunk: (usage) => ({ id, object: 'text_completion', created, model, choices: [], usage }),
+      full: (text, finish, usage) => ({ id, object: 'text_completion', created, model, choices: [choice(text, finish)], usage }),
+    };
+    await this.respond(r.stream ?? false, withUsage, req, res, handle, fmt);
+  }
+
+  async chat(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const r = chatRequestSchema.parse(body);
+    this.checkModel(r.model);
+    checkChatOnly(r);
+    const promptIds = this.encodeChat(r);
+    const handle = this.ctx.serving.submit(toGenerateParams(r, promptIds, r.max_completion_tokens ?? r.max_tokens));
+    const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
+    const created = nowS();
+    const model = r.model;
+    const withUsage = r.stream_options?.include_usage === true;
+    const base = { id, object: 'chat.completion.chunk', created, model };
+    const fmt: ResponseFormat = {
+      chunk: (text, finish, first) => ({
+        ...base,
+        choices: [{ index: 0, delta: finish ? {} : first ? { role: 'assistant', content: text } : { content: text }, logprobs: null, finish_reason: finish }],
+        ...(withUsage ? { usage: null } : {}),
+      }),
+      usageChunk: (usage) => ({ ...base, choices: [], usage }),
+      full: (text, finish, usage) => ({
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null, tool_calls: [] }, logprobs: null, finish_reason: finish }],
+        usage,
+      }),
+    };
+    await this.respond(r.stream ?? false, withUsage, req, res, handle, fmt);
+  }
+
+  private encodeChat(r: ChatRequest): number[] {
+    if (!this.ctx.tokenizer.chatTemplate) throw ApiError.badRequest('this model has no chat template (tokenizer_config.json chat_template); use /v1/completions', 'messages');
+    const messages: ChatMessage[] = r.messages.map((m) => ({
+      role: m.role === 'developer' ? 'system' : m.role,
+      content: typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text).join(''),
+      ...(m.name ? { name: m.name } : {}),
+    }));
+    try {
+      return this.ctx.tokenizer.encodeChat(messages, { addGenerationPrompt: true, extra: r.chat_template_kwargs ?? {} });
+    } catch (err) {
+      throw ApiError.badRequest((err as Error).message, 'messages');
+    }
+  }
+
+  private async respond(stream: boolean, withUsage: boolean, req: IncomingMessage, res: ServerResponse, handle: Parameters<typeof streamGeneration>[2], fmt: ResponseFormat): Promise<void> {
+    if (stream) return streamGeneration(req, res, handle, fmt, withUsage);
+    const body = await collectGeneration(req, res, handle, fmt);
+    if (body) sendJson(res, 200, body);
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Wires an engine and a tokenizer into a serving attention/colocated rank: scheduler loop,
+ * vLLM + afd metrics, OpenAI routes and the HTTP server. Used by the role process and by
+ * the API tests (with a fake engine).
+ */
+import { Registry } from 'prom-client';
+import type { RankStats } from '@afd/shared';
+import type { Logger } from '../util/logger.js';
+import { OpenAiRoutes } from './api/openaiRoutes.js';
+import { RankHttpServer, type Readiness } from './api/RankHttpServer.js';
+import type { EngineLike } from './engineLike.js';
+import { registerRankMetrics } from './metrics/rankMetrics.js';
+import { ServingMetrics } from './metrics/ServingMetrics.js';
+import { ServingEngine, type ServingOptions } from './ServingEngine.js';
+import type { TextTokenizer } from './tokenizer/TextTokenizer.js';
+
+export interface ApiServerOptions {
+  engine: EngineLike;
+  tokenizer: TextTokenizer;
+  servedModelName: string;
+  modelPath: string;
+  serving: ServingOptions;
+  apiKey?: string | undefined;
+  version: string;
+  log?: Logger | undefined;
+  /** Registry to add metrics to (default: a new one). */
+  registry?: Registry;
+  /** An HTTP server that is already listening (the role starts it before loading); default: a new one. */
+  http?: RankHttpServer;
+  /** Extra not-ready condition (e.g. loading, FFN peer lost); null when fine. */
+  externalNotReady?: () => string | null;
+}
+
+export interface ApiServer {
+  serving: ServingEngine;
+  metrics: ServingMetrics;
+  http: RankHttpServer;
+  registry: Registry;
+  /** Native counters with the scheduler's KV occupancy filled in. */
+  rankStats(): RankStats;
+  readiness(): Readiness;
+  /** Stops HTTP, aborts requests; does not close the engine. */
+  close(): Promise<void>;
+}
+
+export function createApiServer(o: ApiServerOptions): ApiServer {
+  const serving = new ServingEngine(o.engine, o.tokenizer, o.serving);
+  const registry = o.registry ?? new Registry();
+  const blocks = serving.scheduler.blocks;
+  const metrics = new ServingMetrics(registry, o.servedModelName, {
+    numRunning: () => serving.scheduler.numRunning,
+    numWaiting: () => serving.scheduler.numWaiting,
+    kvUsage: () => blocks.usage,
+    numPreemptions: () => serving.scheduler.numPreemptions,
+  });
+  serving.observe(metrics);
+  const rankStats = (): RankStats => ({ ...o.engine.stats(), kv: { blocksUsed: blocks.numUsedBlocks, blocksTotal: blocks.numBlocks } });
+  registerRankMetrics(registry, rankStats);
+  const readiness = (): Readiness => {
+    const ext = o.externalNotReady?.() ?? null;
+    if (ext) return { ready: false, reason: ext };
+    return serving.readiness;
+  };
+  const openai = new OpenAiRoutes({ serving, tokenizer: o.tokenizer, servedModelName: o.servedModelName, modelPath: o.modelPath });
+  const http = o.http ?? new RankHttpServer({ readiness, registry, stats: rankStats, openai, apiKey: o.apiKey, version: o.version, log: o.log });
+  http.attachOpenAi(openai);
+  return {
+    serving,
+    metrics,
+    http,
+    registry,
+    rankStats,
+    readiness,
+    async close() {
+      await serving.close();
+      await http.close();
+    },
+  };
+}

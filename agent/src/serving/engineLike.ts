@@ -1,0 +1,30 @@
+/**
+ * The slice of the native engine the serving layer needs. The role process adapts the real
+ * engine (native/src/engine.ts) to this; unit tests plug in a fake one. Keeping it small
+ * keeps the server testable without a model.
+ */
+import type { RankStats, StepPlan, StepResult } from '@afd/shared';
+
+/** What the server must know about the loaded model and its KV cache. */
+export interface EngineModelInfo {
+  /** Vocabulary size of the LM head (token ids are in [0, vocabSize)). */
+  vocabSize: number;
+  /** Token ids that end generation (config.json / generation_config.json eos_token_id). */
+  eosTokenIds: readonly number[];
+  /** Context window the engine supports (prompt + output tokens of one sequence). */
+  maxModelLen: number;
+  /** KV blocks in the engine's paged cache. */
+  numKvBlocks: number;
+  /** Tokens per KV block. */
+  kvBlockSize: number;
+}
+
+export interface EngineLike {
+  readonly info: EngineModelInfo;
+  /** Runs one step (every layer, every sequence of the plan) and samples. One at a time. */
+  step(plan: StepPlan): Promise<StepResult>;
+  /** Native runtime counters (cheap; read at ~10 Hz). */
+  stats(): RankStats;
+  /** Releases the engine (and its connector). */
+  close(): Promise<void>;
+}

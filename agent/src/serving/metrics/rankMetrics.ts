@@ -1,0 +1,68 @@
+/**
+ * `afd:` Prometheus metrics from the native runtime counters (RankStats), read at scrape
+ * time. Shared by attention, colocated and FFN ranks. Counters mirror the cumulative native
+ * values; per layer x stage series carry `layer` and `stage` labels.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { ffnLoopStateSchema, type RankStats } from '@afd/shared';
+
+type Labels = Record<string, string | number>;
+
+/** A counter that follows a cumulative value read at scrape time. */
+function mirroredCounter(registry: Registry, name: string, help: string, labelNames: string[], read: (s: RankStats) => [Labels, number][], stats: () => RankStats): void {
+  const seen = new Map<string, number>();
+  new Counter({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      for (const [labels, value] of read(stats())) {
+        const key = JSON.stringify(labels);
+        const prev = seen.get(key) ?? 0;
+        // A smaller value means the runtime restarted: count from zero again.
+        this.inc(labels, value >= prev ? value - prev : value);
+        seen.set(key, value);
+      }
+    },
+  });
+}
+
+function gauge(registry: Registry, name: string, help: string, labelNames: string[], read: (s: RankStats) => [Labels, number][], stats: () => RankStats): void {
+  new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, value] of read(stats())) this.set(labels, value);
+    },
+  });
+}
+
+function perLayerStage(grid: number[][], scale = 1): [Labels, number][] {
+  const out: [Labels, number][] = [];
+  grid.forEach((row, layer) => row.forEach((v, stage) => out.push([{ layer, stage }, v * scale])));
+  return out;
+}
+
+/** Registers every afd: metric; `stats` is called on each scrape. */
+export function registerRankMetrics(registry: Registry, stats: () => RankStats): void {
+  const ls = ['layer', 'stage'];
+  mirroredCounter(registry, 'afd:steps_total', 'Engine steps completed (FFN: steps served).', [], (s) => [[{}, s.steps]], stats);
+  gauge(registry, 'afd:step_time_seconds', 'Step wall time: the last step and the mean.', ['stat'], (s) => [[{ stat: 'last' }, s.stepTimeMs.last / 1e3], [{ stat: 'avg' }, s.stepTimeMs.avg / 1e3]], stats);
+  mirroredCounter(registry, 'afd:a2f_bytes_total', 'Bytes sent attention -> FFN per layer and stage.', ls, (s) => perLayerStage(s.a2fBytes), stats);
+  mirroredCounter(registry, 'afd:f2a_bytes_total', 'Bytes sent FFN -> attention per layer and stage.', ls, (s) => perLayerStage(s.f2aBytes), stats);
+  gauge(registry, 'afd:a2f_wire_seconds', 'Wire time of the last sampled A->F transfer per layer and stage.', ls, (s) => perLayerStage(s.a2fWireUs, 1e-6), stats);
+  gauge(registry, 'afd:f2a_wire_seconds', 'Wire time of the last sampled F->A transfer per layer and stage.', ls, (s) => perLayerStage(s.f2aWireUs, 1e-6), stats);
+  mirroredCounter(registry, 'afd:ffn_compute_seconds_total', 'FFN / expert compute time.', [], (s) => [[{}, s.ffnComputeUs / 1e6]], stats);
+  mirroredCounter(registry, 'afd:attn_wait_for_ffn_seconds_total', 'Time attention waited for FFN outputs (the bubble).', [], (s) => [[{}, s.attnWaitForFfnUs / 1e6]], stats);
+  mirroredCounter(registry, 'afd:graph_replays_total', 'CUDA graph lookups by result (hit = replayed, miss = eager).', ['result'], (s) => [[{ result: 'hit' }, s.graph.hits], [{ result: 'miss' }, s.graph.misses]], stats);
+  mirroredCounter(registry, 'afd:graph_captures_total', 'CUDA graphs captured.', [], (s) => [[{}, s.graph.captures]], stats);
+  gauge(registry, 'afd:ffn_loop_state', 'FFN loop state: 1 for the current state (FFN ranks only).', ['state'], (s) => (s.ffnLoop ? ffnLoopStateSchema.options.map((st): [Labels, number] => [{ state: st }, s.ffnLoop!.state === st ? 1 : 0]) : []), stats);
+  gauge(registry, 'afd:ffn_loop_position', 'Layer and stage the FFN loop is at (-1 when idle or waiting for control).', ['what'], (s) => (s.ffnLoop ? [[{ what: 'layer' }, s.ffnLoop.layer ?? -1], [{ what: 'stage' }, s.ffnLoop.stage ?? -1]] : []), stats);
+  gauge(registry, 'afd:ffn_loop_state_seconds', 'Time spent in the current FFN loop state.', [], (s) => (s.ffnLoop ? [[{}, s.ffnLoop.waitingMs / 1e3]] : []), stats);
+  mirroredCounter(registry, 'afd:ffn_steps_served_total', 'Steps the FFN loop completed.', [], (s) => (s.ffnLoop ? [[{}, s.ffnLoop.stepsServed]] : []), stats);
+  gauge(registry, 'afd:kv_blocks', 'KV cache blocks in use and in total.', ['kind'], (s) => (s.kv ? [[{ kind: 'used' }, s.kv.blocksUsed], [{ kind: 'total' }, s.kv.blocksTotal]] : []), stats);
+}

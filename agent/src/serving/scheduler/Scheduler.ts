@@ -1,0 +1,212 @@
+/**
+ * Continuous-batching scheduler (vLLM v1 style, pure data): every step gets a token
+ * budget; decoding sequences are scheduled first (one token each), then unfinished prompt
+ * chunks, then new requests in arrival order. Long prompts are prefilled in chunks so
+ * decodes are never starved. When KV blocks run out the newest sequence is preempted
+ * (its blocks freed, recomputed later from its prompt + output), so the oldest always
+ * makes progress and a request that fits the cache is never failed.
+ *
+ *   const step = scheduler.schedule();   // StepPlan + which sequences it covers
+ *   const result = await engine.step(step.plan);
+ *   const outputs = scheduler.update(step, result);
+ */
+import type { StepPlan, StepResult } from '@afd/shared';
+import { BlockManager } from '../kv/BlockManager.js';
+import { buildStepPlan, type PlanEntry } from './planBuilder.js';
+import { chooseStageSplit, type DboConfig } from './stageSplit.js';
+import type { FinishReason, Sequence } from './Sequence.js';
+
+export interface SchedulerConfig {
+  /** Most sequences in one step. */
+  maxNumSeqs: number;
+  /** Token budget of one step (prefill chunks + decodes). */
+  maxNumBatchedTokens: number;
+  /** Longest prompt chunk of one sequence in one step (0 = up to the budget). */
+  longPrefillTokenThreshold: number;
+  /** Context window: prompt + output tokens of one sequence. */
+  maxModelLen: number;
+  /** Dual-batch overlap split settings. */
+  dbo: DboConfig;
+}
+
+/** A scheduled step: the plan for the engine and the sequences it covers, in plan order. */
+export interface ScheduledStep {
+  plan: StepPlan;
+  entries: PlanEntry[];
+}
+
+/** A token the step produced for a sequence. */
+export interface SeqOutput {
+  seq: Sequence;
+  tokenId: number;
+  /** Set when this token ended the sequence. */
+  finishReason: FinishReason | null;
+}
+
+export class Scheduler {
+  /** Waiting sequences; preempted ones go back to the front. */
+  private readonly waiting: Sequence[] = [];
+  /** Running sequences in arrival order (the newest is last). */
+  private running: Sequence[] = [];
+  private inFlight: ScheduledStep | null = null;
+  /** Total preemptions so far. */
+  numPreemptions = 0;
+
+  constructor(
+    readonly config: SchedulerConfig,
+    readonly blocks: BlockManager,
+  ) {
+    if (config.maxNumBatchedTokens < 1 || config.maxNumSeqs < 1) throw new Error('Scheduler: maxNumBatchedTokens and maxNumSeqs must be at least 1');
+  }
+
+  get numWaiting(): number {
+    return this.waiting.length;
+  }
+
+  get numRunning(): number {
+    return this.running.length;
+  }
+
+  hasWork(): boolean {
+    return this.waiting.length > 0 || this.running.length > 0;
+  }
+
+  /** Queues a new sequence. Its prompt + maxTokens must fit (checked by the caller). */
+  add(seq: Sequence): void {
+    seq.status = 'waiting';
+    this.waiting.push(seq);
+  }
+
+  /**
+   * Ends a sequence now (client went away, or a stop string matched): its blocks are freed
+   * at once, or right after the in-flight step when that step covers it.
+   */
+  finish(seq: Sequence, reason: FinishReason): void {
+    if (seq.isFinished) return;
+    seq.status = 'finished';
+    seq.finishReason = reason;
+    const wi = this.waiting.indexOf(seq);
+    if (wi >= 0) this.waiting.splice(wi, 1);
+    this.running = this.running.filter((s) => s !== seq);
+    const busy = this.inFlight?.entries.some((e) => e.seq === seq) ?? false;
+    if (!busy) this.blocks.free(seq.id);
+  }
+
+  /** Builds the next step, or null when nothing can run. */
+  schedule(): ScheduledStep | null {
+    if (this.inFlight) throw new Error('Scheduler.schedule: the previous step has not been updated yet');
+    const cfg = this.config;
+    let budget = cfg.maxNumBatchedTokens;
+    const entries: PlanEntry[] = [];
+    const chunkCap = cfg.longPrefillTokenThreshold > 0 ? cfg.longPrefillTokenThreshold : Infinity;
+
+    // Running sequences: decodes first, then unfinished prompt chunks.
+    const candidates = [...this.running.filter((s) => s.numUncomputedTokens === 1), ...this.running.filter((s) => s.numUncomputedTokens > 1)];
+    const unscheduled = new Set(candidates);
+    for (const seq of candidates) {
+      if (!unscheduled.has(seq)) continue; // preempted while making room
+      if (budget === 0 || entries.length >= cfg.maxNumSeqs) break;
+      const numNew = Math.min(seq.numUncomputedTokens, budget, chunkCap);
+      unscheduled.delete(seq);
+      let fits = true;
+      while (!this.blocks.canAppend(seq.id, seq.numComputedTokens + numNew)) {
+        const victim = this.newest(unscheduled);
+        if (!victim) {
+          this.preempt(seq);
+          fits = false;
+          break;
+        }
+        unscheduled.delete(victim);
+        this.preempt(victim);
+      }
+      if (!fits) continue;
+      this.blocks.append(seq.id, seq.numComputedTokens + numNew);
+      entries.push(this.entry(seq, numNew));
+      budget -= numNew;
+    }
+
+    // New (or preempted) sequences, first come first served; never skip the head.
+    while (this.waiting.length > 0 && budget > 0 && entries.length < cfg.maxNumSeqs) {
+      const seq = this.waiting[0]!;
+      const numNew = Math.min(seq.numUncomputedTokens, budget, chunkCap);
+      if (!this.blocks.canAllocate(numNew)) break;
+      this.waiting.shift();
+      this.blocks.allocate(seq.id, numNew);
+      seq.status = 'running';
+      this.running.push(seq);
+      entries.push(this.entry(seq, numNew));
+      budget -= numNew;
+    }
+    // Keep `running` in arrival order so "newest" stays the preemption victim.
+    this.running.sort((a, b) => a.arrivalIndex - b.arrivalIndex);
+
+    if (entries.length === 0) return null;
+    const hasPrefill = entries.some((e) => e.numNewTokens > 1 || !e.sample);
+    const stageSplit = chooseStageSplit(entries.map((e) => e.numNewTokens), hasPrefill, cfg.dbo);
+    const plan = buildStepPlan(entries, (seq) => this.blocks.blockTable(seq.id), stageSplit);
+    this.inFlight = { plan, entries };
+    return this.inFlight;
+  }
+
+  /** Applies a step's result: advances the KV position, appends sampled tokens, finishes sequences. */
+  update(step: ScheduledStep, result: StepResult): SeqOutput[] {
+    if (step !== this.inFlight) throw new Error('Scheduler.update: this step is not the one in flight');
+    this.inFlight = null;
+    const outputs: SeqOutput[] = [];
+    step.entries.forEach((entry, i) => {
+      const seq = entry.seq;
+      if (seq.isFinished) {
+        this.blocks.free(seq.id); // finished (aborted) while the step ran
+        return;
+      }
+      if (seq.status !== 'running') return; // cannot happen: preemption only happens in schedule()
+      seq.numComputedTokens += entry.numNewTokens;
+      if (!entry.sample) return;
+      const tokenId = result.tokenIds[i];
+      if (tokenId === undefined) throw new Error(`engine returned ${result.tokenIds.length} token ids for a step of ${step.entries.length} sequences`);
+      seq.outputIds.push(tokenId);
+      let reason: FinishReason | null = null;
+      if (seq.isStopToken(tokenId)) reason = 'stop';
+      else if (seq.outputIds.length >= seq.stop.maxTokens || seq.numTokens >= this.config.maxModelLen) reason = 'length';
+      if (reason) this.finish(seq, reason);
+      outputs.push({ seq, tokenId, finishReason: reason });
+    });
+    return outputs;
+  }
+
+  /** The engine failed the step: its sequences are finished (aborted) and their blocks freed. */
+  failStep(step: ScheduledStep): Sequence[] {
+    if (step !== this.inFlight) throw new Error('Scheduler.failStep: this step is not the one in flight');
+    this.inFlight = null;
+    const seqs = step.entries.map((e) => e.seq);
+    for (const seq of seqs) {
+      this.finish(seq, 'abort');
+      this.blocks.free(seq.id);
+    }
+    return seqs;
+  }
+
+  private entry(seq: Sequence, numNew: number): PlanEntry {
+    return { seq, numNewTokens: numNew, sample: seq.numComputedTokens + numNew === seq.numTokens };
+  }
+
+  private newest(pool: Set<Sequence>): Sequence | undefined {
+    let best: Sequence | undefined;
+    for (const s of pool) if (!best || s.arrivalIndex > best.arrivalIndex) best = s;
+    return best;
+  }
+
+  /** Frees a running sequence's blocks and puts it back at the front of the queue. */
+  private preempt(seq: Sequence): void {
+    this.blocks.free(seq.id);
+    seq.numComputedTokens = 0;
+    seq.numPreemptions += 1;
+    seq.status = 'waiting';
+    this.numPreemptions += 1;
+    this.running = this.running.filter((s) => s !== seq);
+    // Preempted sequences are older than anything still waiting: keep arrival order.
+    const at = this.waiting.findIndex((w) => w.arrivalIndex > seq.arrivalIndex);
+    if (at < 0) this.waiting.push(seq);
+    else this.waiting.splice(at, 0, seq);
+  }
+}

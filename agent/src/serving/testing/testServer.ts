@@ -1,0 +1,33 @@
+/** Test helper: an API server over a FakeEngine on a loopback ephemeral port. */
+import { createApiServer, type ApiServer } from '../createApiServer.js';
+import type { ServingOptions } from '../ServingEngine.js';
+import { FakeEngine, type FakeEngineOptions } from './FakeEngine.js';
+import { qwenTokenizer } from './qwenTokenizer.js';
+
+export interface TestServer {
+  url: string;
+  api: ApiServer;
+  engine: FakeEngine;
+  close(): Promise<void>;
+}
+
+export const testServingOptions: ServingOptions = {
+  scheduler: { maxNumSeqs: 64, maxNumBatchedTokens: 256, longPrefillTokenThreshold: 0, dbo: { enabled: false, decodeTokenThreshold: 32, prefillTokenThreshold: 512 } },
+  maxQueuedRequests: 256,
+};
+
+export async function startTestServer(o: { engine?: FakeEngineOptions; serving?: Partial<ServingOptions>; apiKey?: string; notReady?: () => string | null } = {}): Promise<TestServer> {
+  const engine = new FakeEngine(o.engine);
+  const api = createApiServer({
+    engine,
+    tokenizer: await qwenTokenizer(),
+    servedModelName: 'tiny',
+    modelPath: '/models/tiny',
+    serving: { ...testServingOptions, ...o.serving },
+    apiKey: o.apiKey,
+    version: '0.0.0-test',
+    externalNotReady: o.notReady,
+  });
+  const url = await api.http.listen(0, '127.0.0.1');
+  return { url, api, engine, close: () => api.close() };
+}

@@ -1,0 +1,35 @@
+import { mkdtempSync, readFileSync, writeFileSync, rmSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { TextTokenizer } from './TextTokenizer.js';
+import { qwenTokenizerDir } from '../testing/qwenTokenizer.js';
+
+const qwenDir = qwenTokenizerDir();
+const tmp = mkdtempSync(join(tmpdir(), 'afd-tok-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe('TextTokenizer', () => {
+  it('loads a model directory, round-trips text and renders the chat template', async () => {
+    const tok = await TextTokenizer.fromDir(qwenDir);
+    const ids = tok.encode('Hello 世界');
+    expect(tok.decode(ids)).toBe('Hello 世界');
+    expect(tok.eosTokenId).toBe(tok.tokenId('<|im_end|>'));
+    const chat = tok.encodeChat([{ role: 'user', content: 'hi' }], { addGenerationPrompt: true });
+    expect(tok.decode(chat, false)).toBe('<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
+  });
+
+  it('names the missing file and explains what is needed', async () => {
+    await expect(TextTokenizer.fromDir(tmp)).rejects.toThrow(/tokenizer\.json.*needs the HF tokenizer files/);
+  });
+
+  it('rejects chat without a template, clearly', async () => {
+    copyFileSync(join(qwenDir, 'tokenizer.json'), join(tmp, 'tokenizer.json'));
+    const cfg = JSON.parse(readFileSync(join(qwenDir, 'tokenizer_config.json'), 'utf8'));
+    delete cfg.chat_template;
+    writeFileSync(join(tmp, 'tokenizer_config.json'), JSON.stringify(cfg));
+    const tok = await TextTokenizer.fromDir(tmp);
+    expect(tok.chatTemplate).toBeNull();
+    expect(() => tok.encodeChat([{ role: 'user', content: 'x' }], { addGenerationPrompt: true })).toThrow(/no chat_template/);
+  });
+});

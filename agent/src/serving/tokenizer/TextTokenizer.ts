@@ -1,0 +1,89 @@
+/**
+ * The model's tokenizer: tokenizer.json through @huggingface/tokenizers (a maintained
+ * pure-JS implementation of HF tokenizers), the chat template from tokenizer_config.json
+ * through @huggingface/jinja.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { ChatTemplate, type ChatMessage } from './ChatTemplate.js';
+
+export interface TokenizerConfigJson {
+  chat_template?: string | { name: string; template: string }[];
+  eos_token?: string | { content: string } | null;
+  bos_token?: string | { content: string } | null;
+  [key: string]: unknown;
+}
+
+function tokenText(t: TokenizerConfigJson['eos_token']): string | null {
+  if (t === undefined || t === null) return null;
+  return typeof t === 'string' ? t : t.content;
+}
+
+export class TextTokenizer {
+  private constructor(
+    private readonly tokenizer: Tokenizer,
+    private readonly config: TokenizerConfigJson,
+    /** Chat template; null when the model has none (chat completions are then rejected). */
+    readonly chatTemplate: ChatTemplate | null,
+  ) {}
+
+  /** Reads tokenizer.json and tokenizer_config.json from a model directory. */
+  static async fromDir(dir: string): Promise<TextTokenizer> {
+    const read = async (name: string): Promise<unknown> => {
+      const path = join(dir, name);
+      let text: string;
+      try {
+        text = await readFile(path, 'utf8');
+      } catch (err) {
+        throw new Error(`cannot read ${path} (${(err as Error).message}); the model directory needs the HF tokenizer files`);
+      }
+      try {
+        return JSON.parse(text);
+      } catch (err) {
+        throw new Error(`${path} is not valid JSON (${(err as Error).message})`);
+      }
+    };
+    const [json, config] = await Promise.all([read('tokenizer.json'), read('tokenizer_config.json')]);
+    return TextTokenizer.fromJson(json as object, config as TokenizerConfigJson);
+  }
+
+  static fromJson(tokenizerJson: object, config: TokenizerConfigJson): TextTokenizer {
+    const tokenizer = new Tokenizer(tokenizerJson, config);
+    let source: string | undefined;
+    if (typeof config.chat_template === 'string') source = config.chat_template;
+    else if (Array.isArray(config.chat_template)) source = (config.chat_template.find((t) => t.name === 'default') ?? config.chat_template[0])?.template;
+    const template = source
+      ? new ChatTemplate(source, { bos_token: tokenText(config.bos_token) ?? '', eos_token: tokenText(config.eos_token) ?? '' })
+      : null;
+    return new TextTokenizer(tokenizer, config, template);
+  }
+
+  /** Token ids of text; special tokens (e.g. BOS) added per the tokenizer's post-processor when asked. */
+  encode(text: string, addSpecialTokens = true): number[] {
+    return this.tokenizer.encode(text, { add_special_tokens: addSpecialTokens }).ids;
+  }
+
+  /** Text of token ids; special tokens skipped unless asked. May end in U+FFFD mid-character. */
+  decode(ids: readonly number[], skipSpecialTokens = true): string {
+    if (ids.length === 0) return '';
+    return this.tokenizer.decode(ids as number[], { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: false });
+  }
+
+  /** Id of a token string, if the vocabulary has it. */
+  tokenId(token: string): number | undefined {
+    return this.tokenizer.token_to_id(token);
+  }
+
+  /** The EOS token id named in tokenizer_config.json, if any. */
+  get eosTokenId(): number | undefined {
+    const t = tokenText(this.config.eos_token);
+    return t ? this.tokenId(t) : undefined;
+  }
+
+  /** Renders a chat with the model's template and tokenizes it (no extra special tokens). */
+  encodeChat(messages: ChatMessage[], options: { addGenerationPrompt: boolean; extra?: Record<string, unknown> }): number[] {
+    if (!this.chatTemplate) throw new Error('this model has no chat_template in tokenizer_config.json; use /v1/completions');
+    return this.encode(this.chatTemplate.render(messages, options), false);
+  }
+}

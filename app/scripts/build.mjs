@@ -1,0 +1,27 @@
+// Builds the console: the renderer with vite (dist/renderer), and with esbuild the
+// Electron main process (dist/main/main.cjs), the sandboxed preload
+// (dist/preload/preload.cjs) and the launcher / browser-mode host (dist/start.cjs).
+import { build as viteBuild } from 'vite';
+import { build } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+
+const app = fileURLToPath(new URL('..', import.meta.url));
+
+await viteBuild({ configFile: `${app}vite.config.ts`, mode: 'production' });
+console.log('app: built dist/renderer');
+
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  // ws's optional native helpers are not used.
+  external: ['electron', 'bufferutil', 'utf-8-validate'],
+};
+await build({ ...common, entryPoints: [`${app}src/main/main.ts`], outfile: `${app}dist/main/main.cjs` });
+// The preload runs sandboxed: it may only require('electron'); everything else is bundled in.
+await build({ ...common, target: 'chrome120', entryPoints: [`${app}src/preload/preload.ts`], outfile: `${app}dist/preload/preload.cjs` });
+await build({ ...common, entryPoints: [`${app}src/start/start.ts`], outfile: `${app}dist/start.cjs`, banner: { js: '#!/usr/bin/env node' } });
+console.log('app: bundled dist/main/main.cjs, dist/preload/preload.cjs, dist/start.cjs');

@@ -1,0 +1,55 @@
+/** Creates every store from the bridge once and hands them to the screens. */
+import { createContext, useContext, type ReactNode } from 'react';
+import { useStore } from 'zustand';
+import type { StoreApi } from 'zustand/vanilla';
+import type { RendererBridge } from './bridge/types.js';
+import { createAgentsStore, type AgentsState } from './stores/agentsStore.js';
+import { createChatStore, type ChatState } from './stores/chatStore.js';
+import { createLaunchStore, type LaunchState } from './stores/launchStore.js';
+import { createLogsStore, type LogsState } from './stores/logsStore.js';
+import { createMetricsStore, type MetricsState } from './stores/metricsStore.js';
+import { createTopologyStore, type TopologyState } from './stores/topologyStore.js';
+
+export interface Stores {
+  bridge: RendererBridge;
+  agents: StoreApi<AgentsState>;
+  launch: StoreApi<LaunchState>;
+  topology: StoreApi<TopologyState>;
+  chat: StoreApi<ChatState>;
+  metrics: StoreApi<MetricsState>;
+  logs: StoreApi<LogsState>;
+}
+
+export function createStores(bridge: RendererBridge): Stores {
+  const stores: Stores = {
+    bridge,
+    agents: createAgentsStore(bridge),
+    launch: createLaunchStore(bridge),
+    topology: createTopologyStore(),
+    chat: createChatStore(bridge),
+    metrics: createMetricsStore(bridge),
+    logs: createLogsStore(bridge),
+  };
+  void stores.agents.getState().refresh();
+  void stores.launch.getState().refresh();
+  return stores;
+}
+
+const Ctx = createContext<Stores | null>(null);
+
+export function StoresProvider({ stores, children }: { stores: Stores; children: ReactNode }) {
+  return <Ctx.Provider value={stores}>{children}</Ctx.Provider>;
+}
+
+export function useStores(): Stores {
+  const s = useContext(Ctx);
+  if (!s) throw new Error('useStores outside StoresProvider');
+  return s;
+}
+
+export const useAgents = <T,>(sel: (s: AgentsState) => T): T => useStore(useStores().agents, sel);
+export const useLaunch = <T,>(sel: (s: LaunchState) => T): T => useStore(useStores().launch, sel);
+export const useTopology = <T,>(sel: (s: TopologyState) => T): T => useStore(useStores().topology, sel);
+export const useChat = <T,>(sel: (s: ChatState) => T): T => useStore(useStores().chat, sel);
+export const useMetrics = <T,>(sel: (s: MetricsState) => T): T => useStore(useStores().metrics, sel);
+export const useLogs = <T,>(sel: (s: LogsState) => T): T => useStore(useStores().logs, sel);

@@ -1,0 +1,135 @@
+/** The Dashboard's panels over a DashboardModel (also mounted by the frame-time benchmark). */
+import { memo, useMemo } from 'react';
+import { formatBytes, formatMs, formatPercent, formatRate } from '../lib/format.js';
+import type { DashboardModel, HeatmapWindow } from '../stores/dashboardModel.js';
+import { Heatmap } from './Heatmap.js';
+import { PALETTE, TimeSeriesChart } from './TimeSeriesChart.js';
+import { FfnLoopTable } from './FfnLoopTable.js';
+
+export interface DashboardViewProps {
+  model: DashboardModel;
+  /** The model's version; props change only when it does. */
+  version: number;
+  heatmapWindow: HeatmapWindow;
+}
+
+function Stat({ label, value, testId }: { label: string; value: string; testId: string }) {
+  return (
+    <div className="panel stat">
+      <span className="value" data-testid={testId}>
+        {value}
+      </span>
+      <span className="label">{label}</span>
+    </div>
+  );
+}
+
+const formatUs = (us: number): string => formatMs(us / 1000);
+
+export const DashboardView = memo(function DashboardView({ model, version, heatmapWindow }: DashboardViewProps) {
+  const d = useMemo(() => {
+    const points = model.series.toArray();
+    const last = points[points.length - 1];
+    const t0 = last?.tMs ?? 0;
+    const labels = model.rankLabels();
+    const stepLabels = labels.filter((l) => points.some((p) => p.stepMs[l] !== undefined));
+    const rows = points.map((p) => {
+      const row: Record<string, number> = {
+        t: (p.tMs - t0) / 1000,
+        tokensPerSecond: p.tokensPerSecond,
+        running: p.running,
+        waiting: p.waiting,
+        kvUsage: p.kvUsage * 100,
+        hits: p.graphHitsPerSecond,
+        misses: p.graphMissesPerSecond,
+        captures: p.graphCapturesPerSecond,
+        hitRate: Number.isFinite(p.graphHitRate) ? p.graphHitRate * 100 : Number.NaN,
+      };
+      for (const l of stepLabels) row[`step_${l}`] = p.stepMs[l] ?? Number.NaN;
+      return row;
+    });
+    const stepValues = last ? Object.values(last.stepMs) : [];
+    return {
+      rows,
+      last,
+      stepLabels,
+      meanStepMs: stepValues.length ? stepValues.reduce((a, b) => a + b, 0) / stepValues.length : Number.NaN,
+      grids: model.transferGrids(heatmapWindow),
+      graph: model.graphTotals(),
+      ffn: model.ffnRows(),
+    };
+    // version is the model's change counter: recompute when it moves.
+  }, [model, version, heatmapWindow]);
+
+  const g = d.graph;
+  const hitRate = g.hits + g.misses > 0 ? g.hits / (g.hits + g.misses) : Number.NaN;
+  return (
+    <>
+      <div className="grid-4">
+        <Stat label="output tokens/s" value={formatRate(d.last?.tokensPerSecond)} testId="stat-tps" />
+        <Stat label="step latency (mean of ranks)" value={formatMs(d.meanStepMs)} testId="stat-step" />
+        <Stat label="running / waiting requests" value={`${d.last?.running ?? 0} / ${d.last?.waiting ?? 0}`} testId="stat-requests" />
+        <Stat label="KV cache usage" value={formatPercent(d.last?.kvUsage)} testId="stat-kv" />
+        <Stat label={`graph hit rate (${g.hits} hits, ${g.misses} misses, ${g.captures} captures)`} value={formatPercent(hitRate)} testId="stat-graph" />
+      </div>
+      <div className="grid-2">
+        <div className="panel" data-testid="panel-throughput">
+          <h3>Output tokens/s</h3>
+          <TimeSeriesChart data={d.rows} series={[{ key: 'tokensPerSecond', label: 'tokens/s', color: PALETTE[0]! }]} format={(v) => v.toFixed(0)} />
+        </div>
+        <div className="panel" data-testid="panel-step">
+          <h3>Step latency per rank (ms)</h3>
+          <TimeSeriesChart data={d.rows} series={d.stepLabels.map((l, i) => ({ key: `step_${l}`, label: l, color: PALETTE[i % PALETTE.length]! }))} format={(v) => v.toFixed(1)} />
+        </div>
+        <div className="panel" data-testid="panel-requests">
+          <h3>Requests</h3>
+          <TimeSeriesChart
+            data={d.rows}
+            series={[
+              { key: 'running', label: 'running', color: PALETTE[1]! },
+              { key: 'waiting', label: 'waiting', color: PALETTE[2]! },
+            ]}
+            format={(v) => v.toFixed(0)}
+          />
+        </div>
+        <div className="panel" data-testid="panel-kv">
+          <h3>KV cache usage (%)</h3>
+          <TimeSeriesChart data={d.rows} series={[{ key: 'kvUsage', label: 'KV %', color: PALETTE[4]! }]} format={(v) => v.toFixed(0)} />
+        </div>
+        <div className="panel" data-testid="panel-graphs">
+          <h3>CUDA graph replays per second</h3>
+          <TimeSeriesChart
+            data={d.rows}
+            series={[
+              { key: 'hits', label: 'hits/s', color: PALETTE[1]! },
+              { key: 'misses', label: 'misses/s', color: PALETTE[3]! },
+              { key: 'captures', label: 'captures/s', color: PALETTE[2]! },
+            ]}
+            format={(v) => v.toFixed(1)}
+          />
+        </div>
+        <div className="panel" data-testid="panel-hitrate">
+          <h3>Graph hit rate, cumulative (%)</h3>
+          <TimeSeriesChart data={d.rows} series={[{ key: 'hitRate', label: 'hit rate %', color: PALETTE[5]! }]} format={(v) => v.toFixed(0)} />
+        </div>
+      </div>
+      <div className="panel" data-testid="panel-heatmaps">
+        <h3>Per-layer transfers (rows: layers; columns: rank × stage)</h3>
+        {d.grids.columns.length === 0 ? (
+          <p className="muted">No attention/FFN ranks: a colocated run moves no hidden states between ranks.</p>
+        ) : (
+          <div className="grid-2">
+            <Heatmap title="A→F bytes" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.a2fBytes} format={formatBytes} />
+            <Heatmap title="F→A bytes" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.f2aBytes} format={formatBytes} />
+            <Heatmap title="A→F wire time" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.a2fWireUs} format={formatUs} />
+            <Heatmap title="F→A wire time" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.f2aWireUs} format={formatUs} />
+          </div>
+        )}
+      </div>
+      <div className="panel" data-testid="panel-ffn">
+        <h3>FFN loop per FFN rank</h3>
+        <FfnLoopTable rows={d.ffn} />
+      </div>
+    </>
+  );
+});

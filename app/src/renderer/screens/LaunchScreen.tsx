@@ -1,0 +1,146 @@
+/** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, stop and restart. */
+import type { RankState } from '@afd/shared';
+import { useLaunch, useStores } from '../AppContext.js';
+import { Banner } from '../components/Banner.js';
+import { formatBytes } from '../lib/format.js';
+import type { ScreenProps } from './types.js';
+
+const STATE_KIND: Record<RankState['state'], string> = {
+  pending: '',
+  starting: 'info',
+  loading: 'info',
+  rendezvous: 'info',
+  warmup: 'info',
+  ready: 'ok',
+  stopping: 'warn',
+  exited: 'warn',
+  failed: 'err',
+};
+
+function RankProgress({ r }: { r: RankState }) {
+  if (r.state === 'ready') {
+    return (
+      <div className="progress ok" aria-label="ready">
+        <div style={{ width: '100%' }} />
+      </div>
+    );
+  }
+  const p = r.progress;
+  if (!p) return <span className="muted small">{r.state === 'pending' ? 'waiting to start' : r.state}</span>;
+  const frac = p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
+  const detail = p.phase === 'loading' ? `${formatBytes(p.bytesDone)} / ${p.bytesTotal > 0 ? formatBytes(p.bytesTotal) : '?'}` : p.bytesTotal > 0 ? `${p.bytesDone} / ${p.bytesTotal}` : '';
+  return (
+    <div>
+      <div className={`progress${r.state === 'failed' ? ' err' : ''}`} role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(frac * 100)} aria-label={`${p.phase} progress`}>
+        <div style={{ width: `${(frac * 100).toFixed(1)}%` }} />
+      </div>
+      <div className="muted small">
+        {p.phase} {detail}
+      </div>
+    </div>
+  );
+}
+
+export function LaunchScreen({ navigate }: ScreenProps) {
+  const progress = useLaunch((s) => s.progress);
+  const busy = useLaunch((s) => s.busy);
+  const error = useLaunch((s) => s.error);
+  const stop = useLaunch((s) => s.stop);
+  const restart = useLaunch((s) => s.restart);
+  const clearError = useLaunch((s) => s.clearError);
+  const { logs } = useStores();
+
+  if (!progress) {
+    return (
+      <>
+        <h2>Launch</h2>
+        <div className="panel">
+          <p>Nothing is launched yet.</p>
+          <button className="btn primary" onClick={() => navigate('topology')}>
+            Choose a topology
+          </button>
+        </div>
+      </>
+    );
+  }
+  const ready = progress.ranks.filter((r) => r.state === 'ready').length;
+  const active = progress.state === 'launching' || progress.state === 'running';
+  const kind = progress.state === 'running' ? 'ok' : progress.state === 'failed' ? 'err' : progress.state === 'launching' ? 'info' : 'warn';
+  const openLogs = (r: RankState): void => {
+    void logs.getState().select({ agentId: r.agentId, role: r.role, rank: r.rank });
+    navigate('logs');
+  };
+
+  return (
+    <>
+      <h2>Launch</h2>
+      <div className="panel row">
+        <span className={`badge ${kind}`} data-testid="launch-state">
+          {progress.state}
+        </span>
+        <span>
+          {ready} / {progress.ranks.length} ranks ready
+        </span>
+        <span className="muted small mono">{progress.launchId}</span>
+        {progress.routerUrl && (
+          <span className="small">
+            API: <span className="mono" data-testid="router-url">{progress.routerUrl}/v1</span>
+          </span>
+        )}
+        <span className="spacer" />
+        <button className="btn" onClick={() => void restart()} disabled={busy !== null || progress.state === 'stopping'} data-testid="restart-button">
+          {busy === 'restart' ? 'Restarting…' : 'Restart'}
+        </button>
+        <button className="btn danger" onClick={() => void stop()} disabled={busy !== null || !active && progress.state !== 'failed'} data-testid="stop-button">
+          {busy === 'stop' ? 'Stopping…' : 'Stop'}
+        </button>
+      </div>
+      {progress.message && <Banner kind="err" message={progress.message} testId="launch-failure" />}
+      {error && <Banner kind="err" message={error} onDismiss={clearError} />}
+      {progress.state === 'running' && (
+        <Banner kind="ok" message="Every rank is ready. Try it in the Playground, and watch it on the Dashboard." />
+      )}
+      <div className="panel">
+        <table data-testid="rank-table">
+          <thead>
+            <tr>
+              <th>Rank</th>
+              <th>Agent</th>
+              <th>State</th>
+              <th style={{ minWidth: 180 }}>Progress</th>
+              <th>Process</th>
+              <th>Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            {progress.ranks.map((r) => (
+              <tr key={`${r.role}:${r.rank}`} data-testid={`rank-${r.role}-${r.rank}`}>
+                <td className="mono">{`${r.role} ${r.rank}`}</td>
+                <td className="mono">{r.agentId}</td>
+                <td>
+                  <span className={`badge ${STATE_KIND[r.state]}`} data-testid="rank-state">
+                    {r.state}
+                  </span>
+                </td>
+                <td>
+                  <RankProgress r={r} />
+                </td>
+                <td className="small muted">
+                  {r.pid !== null && <div>pid {r.pid}</div>}
+                  {r.exitCode !== null && <div>exit code {r.exitCode}</div>}
+                  {r.apiUrl && <div className="mono">{r.apiUrl}</div>}
+                </td>
+                <td style={{ maxWidth: 520 }}>
+                  {r.message && <pre className="log" style={{ maxHeight: 200 }}>{r.message}</pre>}
+                  <button className="btn" onClick={() => openLogs(r)} aria-label={`Logs of ${r.role} rank ${r.rank}`}>
+                    Logs
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}

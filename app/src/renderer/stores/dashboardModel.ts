@@ -1,0 +1,245 @@
+/**
+ * Turns the stream of per-rank metric snapshots into what the Dashboard draws: bounded
+ * time series (ring buffers), rates derived from cumulative counters, the latest
+ * per-layer transfer grids, and the FFN loop table. Pure data; no React, no timers.
+ */
+import type { FfnLoopStats, MetricsSnapshot } from '@afd/shared';
+import { RingBuffer } from '../lib/RingBuffer.js';
+
+/** Short label of a rank: A0 (attention), F1 (ffn), C0 (colocated). */
+export function rankLabel(role: string, rank: number): string {
+  return `${role === 'attention' ? 'A' : role === 'ffn' ? 'F' : 'C'}${rank}`;
+}
+
+/** One point of the scalar series; t is the snapshot time (epoch ms). */
+export interface DashboardPoint {
+  tMs: number;
+  /** Output tokens per second summed over serving ranks. */
+  tokensPerSecond: number;
+  /** Requests running, summed. */
+  running: number;
+  /** Requests waiting, summed. */
+  waiting: number;
+  /** Mean KV usage (0..1) over serving ranks. */
+  kvUsage: number;
+  /** Last step time per rank label, ms. */
+  stepMs: Record<string, number>;
+  /** Graph replays per second, summed over ranks. */
+  graphHitsPerSecond: number;
+  graphMissesPerSecond: number;
+  graphCapturesPerSecond: number;
+  /** Cumulative hit rate hits / (hits + misses); NaN before any graph step. */
+  graphHitRate: number;
+}
+
+/** The per-layer grids the heatmaps show: rows = layers, columns = rank x stage. */
+export interface TransferGrids {
+  numLayers: number;
+  /** Column labels like "A0 s1". */
+  columns: string[];
+  a2fBytes: Float64Array;
+  f2aBytes: Float64Array;
+  a2fWireUs: Float64Array;
+  f2aWireUs: Float64Array;
+}
+
+/** How byte heatmaps aggregate: cumulative since start, or over the trailing window. */
+export type HeatmapWindow = 'total' | 'window';
+
+export interface FfnRow {
+  label: string;
+  loop: FfnLoopStats;
+}
+
+export interface DashboardModelOptions {
+  /** Scalar series length (points); at 10 Hz, 600 = one minute. */
+  historyPoints?: number;
+  /** Trailing window for windowed byte grids, ms. */
+  windowMs?: number;
+}
+
+interface RankHistory {
+  label: string;
+  /** Recent snapshots (bounded) for windowed deltas. */
+  recent: RingBuffer<MetricsSnapshot>;
+}
+
+export class DashboardModel {
+  readonly series: RingBuffer<DashboardPoint>;
+  private readonly ranks = new Map<string, RankHistory>();
+  private readonly windowMs: number;
+  private prevGraph: { tMs: number; hits: number; misses: number; captures: number } | undefined;
+  /** Bumped on every ingest so views can memoize on it. */
+  version = 0;
+
+  constructor(opts: DashboardModelOptions = {}) {
+    this.series = new RingBuffer(opts.historyPoints ?? 600);
+    this.windowMs = opts.windowMs ?? 10_000;
+  }
+
+  /** Labels of the ranks seen, sorted F.., A.., C... */
+  rankLabels(): string[] {
+    return [...this.ranks.values()].map((r) => r.label).sort(compareLabels);
+  }
+
+  latest(label: string): MetricsSnapshot | undefined {
+    return this.ranks.get(label)?.recent.last();
+  }
+
+  /** Ingests the snapshots of one tick (any subset of ranks) and appends one series point. */
+  ingest(snapshots: readonly MetricsSnapshot[], frameTimeMs?: number): void {
+    if (snapshots.length === 0) return;
+    for (const s of snapshots) {
+      const label = rankLabel(s.stats.role, s.stats.rank);
+      let h = this.ranks.get(label);
+      if (!h) {
+        // Enough snapshots to reach back windowMs at up to 20 Hz.
+        h = { label, recent: new RingBuffer(Math.ceil(this.windowMs / 50) + 2) };
+        this.ranks.set(label, h);
+      }
+      h.recent.push(s);
+    }
+    const tMs = frameTimeMs ?? Math.max(...snapshots.map((s) => s.timestampMs));
+    this.series.push(this.point(tMs));
+    this.version += 1;
+  }
+
+  /** Forgets every rank and point (a new launch). */
+  reset(): void {
+    this.ranks.clear();
+    this.series.clear();
+    this.prevGraph = undefined;
+    this.version += 1;
+  }
+
+  private point(tMs: number): DashboardPoint {
+    let tokensPerSecond = 0;
+    let running = 0;
+    let waiting = 0;
+    let kvSum = 0;
+    let kvCount = 0;
+    let hits = 0;
+    let misses = 0;
+    let captures = 0;
+    const stepMs: Record<string, number> = {};
+    for (const h of this.ranks.values()) {
+      const s = h.recent.last();
+      if (!s) continue;
+      stepMs[h.label] = s.stats.stepTimeMs.last;
+      hits += s.stats.graph.hits;
+      misses += s.stats.graph.misses;
+      captures += s.stats.graph.captures;
+      if (s.serving) {
+        tokensPerSecond += s.serving.outputTokensPerSecond;
+        running += s.serving.runningRequests;
+        waiting += s.serving.waitingRequests;
+        kvSum += s.serving.kvUsage;
+        kvCount += 1;
+      }
+    }
+    let graphHitsPerSecond = 0;
+    let graphMissesPerSecond = 0;
+    let graphCapturesPerSecond = 0;
+    const prev = this.prevGraph;
+    if (prev && tMs > prev.tMs) {
+      const dt = (tMs - prev.tMs) / 1000;
+      graphHitsPerSecond = Math.max(0, hits - prev.hits) / dt;
+      graphMissesPerSecond = Math.max(0, misses - prev.misses) / dt;
+      graphCapturesPerSecond = Math.max(0, captures - prev.captures) / dt;
+    }
+    this.prevGraph = { tMs, hits, misses, captures };
+    return {
+      tMs,
+      tokensPerSecond,
+      running,
+      waiting,
+      kvUsage: kvCount > 0 ? kvSum / kvCount : 0,
+      stepMs,
+      graphHitsPerSecond,
+      graphMissesPerSecond,
+      graphCapturesPerSecond,
+      graphHitRate: hits + misses > 0 ? hits / (hits + misses) : Number.NaN,
+    };
+  }
+
+  /** Cumulative graph counters summed over ranks (latest snapshots). */
+  graphTotals(): { hits: number; misses: number; captures: number } {
+    const out = { hits: 0, misses: 0, captures: 0 };
+    for (const h of this.ranks.values()) {
+      const g = h.recent.last()?.stats.graph;
+      if (!g) continue;
+      out.hits += g.hits;
+      out.misses += g.misses;
+      out.captures += g.captures;
+    }
+    return out;
+  }
+
+  /** The FFN loop row of every FFN rank, in rank order. */
+  ffnRows(): FfnRow[] {
+    const rows: FfnRow[] = [];
+    for (const label of this.rankLabels()) {
+      const loop = this.latest(label)?.stats.ffnLoop;
+      if (loop) rows.push({ label, loop });
+    }
+    return rows;
+  }
+
+  /**
+   * The transfer grids over every disaggregated rank (colocated ranks move nothing).
+   * Bytes are cumulative ('total') or the increase over the trailing window ('window');
+   * wire times are the latest sampled values.
+   */
+  transferGrids(mode: HeatmapWindow): TransferGrids {
+    const labels = this.rankLabels().filter((l) => !l.startsWith('C'));
+    let numLayers = 0;
+    const columns: string[] = [];
+    const perRank: { label: string; now: MetricsSnapshot; base: MetricsSnapshot | undefined }[] = [];
+    for (const label of labels) {
+      const h = this.ranks.get(label);
+      const now = h?.recent.last();
+      if (!h || !now) continue;
+      numLayers = Math.max(numLayers, now.stats.numLayers);
+      perRank.push({ label, now, base: mode === 'window' ? this.baseline(h, now.timestampMs) : undefined });
+      for (let s = 0; s < now.stats.numStages; s++) columns.push(`${label} s${s}`);
+    }
+    const cols = columns.length;
+    const grids = {
+      numLayers,
+      columns,
+      a2fBytes: new Float64Array(numLayers * cols).fill(Number.NaN),
+      f2aBytes: new Float64Array(numLayers * cols).fill(Number.NaN),
+      a2fWireUs: new Float64Array(numLayers * cols).fill(Number.NaN),
+      f2aWireUs: new Float64Array(numLayers * cols).fill(Number.NaN),
+    };
+    let col = 0;
+    for (const { now, base } of perRank) {
+      const st = now.stats;
+      for (let s = 0; s < st.numStages; s++, col++) {
+        for (let l = 0; l < st.numLayers; l++) {
+          const i = l * cols + col;
+          const minus = (grid: number[][] | undefined): number => grid?.[l]?.[s] ?? 0;
+          grids.a2fBytes[i] = Math.max(0, (st.a2fBytes[l]?.[s] ?? 0) - minus(base?.stats.a2fBytes));
+          grids.f2aBytes[i] = Math.max(0, (st.f2aBytes[l]?.[s] ?? 0) - minus(base?.stats.f2aBytes));
+          grids.a2fWireUs[i] = st.a2fWireUs[l]?.[s] ?? 0;
+          grids.f2aWireUs[i] = st.f2aWireUs[l]?.[s] ?? 0;
+        }
+      }
+    }
+    return grids;
+  }
+
+  /** The oldest kept snapshot not older than the window, for windowed deltas. */
+  private baseline(h: RankHistory, nowMs: number): MetricsSnapshot | undefined {
+    for (let i = 0; i < h.recent.size; i++) {
+      const s = h.recent.at(i);
+      if (s && nowMs - s.timestampMs <= this.windowMs) return i === 0 ? s : h.recent.at(i - 1);
+    }
+    return undefined;
+  }
+}
+
+function compareLabels(a: string, b: string): number {
+  const order = (l: string): number => ({ F: 0, A: 1, C: 2 })[l[0] as 'F' | 'A' | 'C'] ?? 3;
+  return order(a) - order(b) || Number(a.slice(1)) - Number(b.slice(1));
+}

@@ -1,0 +1,56 @@
+/** The current launch: progress pushed by the service, and launch/stop/restart actions. */
+import { createStore, type StoreApi } from 'zustand/vanilla';
+import type { LaunchProgress, LaunchSpecInput } from '@afd/shared';
+import type { RendererBridge } from '../bridge/types.js';
+
+export interface LaunchState {
+  progress: LaunchProgress | null;
+  /** The last action failure (launch refused, stop failed...). */
+  error: string | null;
+  /** An action in flight: its name. */
+  busy: 'launch' | 'stop' | 'restart' | null;
+  launch(spec: LaunchSpecInput): Promise<boolean>;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+  refresh(): Promise<void>;
+  clearError(): void;
+}
+
+export function createLaunchStore(bridge: RendererBridge): StoreApi<LaunchState> {
+  const store = createStore<LaunchState>()((set) => {
+    const act = async (name: 'launch' | 'stop' | 'restart', fn: () => Promise<unknown>): Promise<boolean> => {
+      set({ busy: name, error: null });
+      try {
+        await fn();
+        set({ busy: null });
+        return true;
+      } catch (e) {
+        set({ busy: null, error: (e as Error).message });
+        return false;
+      }
+    };
+    return {
+      progress: null,
+      error: null,
+      busy: null,
+      launch: (spec) => act('launch', () => bridge.invoke('topology.launch', spec)),
+      stop: async () => {
+        await act('stop', () => bridge.invoke('topology.stop', {}));
+      },
+      restart: async () => {
+        await act('restart', () => bridge.invoke('topology.restart', {}));
+      },
+      async refresh() {
+        try {
+          const { launch } = await bridge.invoke('launch.get', {});
+          if (launch) set({ progress: launch });
+        } catch (e) {
+          set({ error: (e as Error).message });
+        }
+      },
+      clearError: () => set({ error: null }),
+    };
+  });
+  bridge.on('launch.progress', (p) => store.setState({ progress: p }));
+  return store;
+}

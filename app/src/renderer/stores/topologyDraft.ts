@@ -1,0 +1,221 @@
+/**
+ * The Topology screen's draft: preset or custom xAyF (or colocated replicas), a device
+ * for every rank on any connected agent, and the launch options. `evaluateDraft` turns
+ * it into a launch spec and lists every problem, naming the broken rule, before launch.
+ */
+import {
+  fieldIssues,
+  launchSpecSchema,
+  validateTopology,
+  worldOrder,
+  type AgentInfo,
+  type LaunchSpecInput,
+  type ProcessRole,
+  type Topology,
+} from '@afd/shared';
+import { placementProblems } from '../../common/placementCheck.js';
+
+export const PRESETS = ['1A1F', '2A1F', '2A2F', '4A2F', '4A4F'] as const;
+export type TopologyChoice = (typeof PRESETS)[number] | 'custom' | 'colocated';
+
+/** Where one rank runs. */
+export interface Assignment {
+  agentId: string;
+  backend: 'cpu' | 'cuda';
+  deviceIndex: number;
+}
+
+export interface DraftOptions {
+  /** Empty = the built-in tiny model. */
+  modelDir: string;
+  apiPort: number;
+  connector: 'tcp' | 'nccl';
+  afdPort: number;
+  dboEnabled: boolean;
+  dboDecodeThreshold: number;
+  dboPrefillThreshold: number;
+  computeGateOnAttention: boolean;
+  graphPolicy: 'off' | 'decode-only';
+  /** Comma-separated bucket sizes. */
+  graphBuckets: string;
+  stepDeadlineMs: number;
+}
+
+export interface Draft {
+  choice: TopologyChoice;
+  /** Text of the custom topology, e.g. "3A2F". */
+  custom: string;
+  /** Replicas of a colocated launch. */
+  replicas: number;
+  /** Keyed by "role:rank". */
+  assignments: Record<string, Assignment>;
+  options: DraftOptions;
+}
+
+export const defaultOptions: DraftOptions = {
+  modelDir: '',
+  apiPort: 0,
+  connector: 'tcp',
+  afdPort: 29500,
+  dboEnabled: false,
+  dboDecodeThreshold: 32,
+  dboPrefillThreshold: 512,
+  computeGateOnAttention: false,
+  graphPolicy: 'decode-only',
+  graphBuckets: '1, 2, 4, 8, 16, 32, 64, 128, 256, 512',
+  stepDeadlineMs: 5000,
+};
+
+export interface DraftRank {
+  role: ProcessRole;
+  rank: number;
+}
+
+export interface DraftEvaluation {
+  topology: Topology | null;
+  /** Ranks to place, in world order (FFN first). */
+  ranks: DraftRank[];
+  /** The spec to send when `problems` is empty. */
+  spec: LaunchSpecInput | null;
+  /** Blocking problems, each naming what and why. */
+  problems: string[];
+  /** Non-blocking remarks (e.g. two ranks on one GPU). */
+  warnings: string[];
+}
+
+export const rankKey = (r: DraftRank): string => `${r.role}:${r.rank}`;
+
+/** The topology text the draft stands for. */
+export function draftTopologyText(d: Pick<Draft, 'choice' | 'custom'>): string {
+  return d.choice === 'custom' ? d.custom : d.choice;
+}
+
+/** Ranks of the draft in world order (FFN ranks first), or [] when the topology is invalid. */
+export function draftRanks(d: Draft): { topology: Topology | null; ranks: DraftRank[]; problems: string[] } {
+  if (d.choice === 'colocated') {
+    if (!Number.isInteger(d.replicas) || d.replicas < 1 || d.replicas > 64) {
+      return { topology: null, ranks: [], problems: [`colocated replicas must be a whole number from 1 to 64 (got ${d.replicas})`] };
+    }
+    return { topology: null, ranks: Array.from({ length: d.replicas }, (_, rank) => ({ role: 'colocated' as const, rank })), problems: [] };
+  }
+  const v = validateTopology(draftTopologyText(d));
+  if (!v.ok) return { topology: null, ranks: [], problems: v.problems };
+  return { topology: v.topology, ranks: worldOrder(v.topology).map((w) => ({ role: w.role, rank: w.rank })), problems: [] };
+}
+
+/** Devices to place ranks on: GPUs of each connected agent, or its CPU when it has none. */
+export function deviceSlots(agents: readonly AgentInfo[]): Assignment[] {
+  const slots: Assignment[] = [];
+  for (const a of agents) {
+    if (a.state !== 'connected' || !a.inventory) continue;
+    const gpus = a.inventory.devices.filter((d) => d.kind === 'cuda');
+    if (gpus.length === 0) slots.push({ agentId: a.agentId, backend: 'cpu', deviceIndex: 0 });
+    for (const g of gpus) slots.push({ agentId: a.agentId, backend: 'cuda', deviceIndex: g.index });
+  }
+  return slots;
+}
+
+/** Keeps valid assignments and spreads the unassigned ranks over the device slots round-robin. */
+export function autoAssign(d: Draft, agents: readonly AgentInfo[], force = false): Record<string, Assignment> {
+  const slots = deviceSlots(agents);
+  const out: Record<string, Assignment> = {};
+  const { ranks } = draftRanks(d);
+  const connected = new Set(agents.filter((a) => a.state === 'connected').map((a) => a.agentId));
+  const used = new Map<string, number>();
+  const slotKey = (s: Assignment): string => `${s.agentId}/${s.backend}:${s.deviceIndex}`;
+  if (!force) {
+    for (const r of ranks) {
+      const cur = d.assignments[rankKey(r)];
+      if (cur && connected.has(cur.agentId)) {
+        out[rankKey(r)] = cur;
+        used.set(slotKey(cur), (used.get(slotKey(cur)) ?? 0) + 1);
+      }
+    }
+  }
+  for (const r of ranks) {
+    if (out[rankKey(r)] || slots.length === 0) continue;
+    // The least used slot, first in order on ties.
+    let best = slots[0]!;
+    for (const s of slots) if ((used.get(slotKey(s)) ?? 0) < (used.get(slotKey(best)) ?? 0)) best = s;
+    out[rankKey(r)] = { ...best };
+    used.set(slotKey(best), (used.get(slotKey(best)) ?? 0) + 1);
+  }
+  return out;
+}
+
+/** Parses "1, 2, 4" into ascending positive integers, or an error sentence. */
+export function parseBuckets(text: string): { ok: true; value: number[] } | { ok: false; error: string } {
+  const parts = text.split(/[\s,]+/).filter(Boolean);
+  if (parts.length === 0) return { ok: false, error: 'CUDA graph buckets: give at least one size, e.g. "1, 2, 4, 8"' };
+  const value = parts.map(Number);
+  const bad = parts.find((p, i) => !Number.isInteger(value[i]) || (value[i] ?? 0) < 1);
+  if (bad !== undefined) return { ok: false, error: `CUDA graph buckets: "${bad}" is not a positive whole number` };
+  if (value.some((v, i) => i > 0 && v <= (value[i - 1] ?? 0))) return { ok: false, error: 'CUDA graph buckets must be strictly ascending (e.g. 1, 2, 4, 8)' };
+  return { ok: true, value };
+}
+
+export function evaluateDraft(d: Draft, agents: readonly AgentInfo[]): DraftEvaluation {
+  const { topology, ranks, problems } = draftRanks(d);
+  const warnings: string[] = [];
+  if (problems.length > 0) return { topology, ranks, spec: null, problems, warnings };
+  if (agents.filter((a) => a.state === 'connected').length === 0) {
+    problems.push('no agent is connected: add one on the Agents screen');
+  }
+  const placements: NonNullable<LaunchSpecInput['placements']> = [];
+  for (const r of ranks) {
+    const a = d.assignments[rankKey(r)];
+    if (!a) {
+      problems.push(`${r.role} rank ${r.rank} has no device: pick one in its row`);
+      continue;
+    }
+    placements.push({ role: r.role, rank: r.rank, agentId: a.agentId, backend: a.backend, deviceIndex: a.deviceIndex });
+  }
+  const byId = new Map(agents.map((a) => [a.agentId, a]));
+  problems.push(...placementProblems({ placements: placements.map((p) => ({ ...p, deviceIndex: p.deviceIndex ?? 0 })) }, (id) => byId.get(id)));
+  const gpuUse = new Map<string, string[]>();
+  for (const p of placements) {
+    if (p.backend !== 'cuda') continue;
+    const k = `${p.agentId} cuda:${p.deviceIndex}`;
+    gpuUse.set(k, [...(gpuUse.get(k) ?? []), `${p.role} ${p.rank}`]);
+  }
+  for (const [k, who] of gpuUse) if (who.length > 1) warnings.push(`${who.join(', ')} share ${k}; each rank is usually given its own GPU`);
+
+  const o = d.options;
+  if (o.modelDir.trim() !== '' && !o.modelDir.trim().startsWith('/')) {
+    problems.push(`model directory "${o.modelDir}" must be an absolute path on the agent host (or empty for the built-in model)`);
+  }
+  const modelDir = o.modelDir.trim() === '' ? null : o.modelDir.trim();
+  let spec: LaunchSpecInput;
+  if (d.choice === 'colocated') {
+    spec = { mode: 'colocated', placements, modelDir, apiPort: o.apiPort };
+  } else {
+    if (o.connector === 'nccl' && placements.some((p) => p.backend !== 'cuda')) {
+      problems.push('connector nccl needs every rank on a CUDA device; use tcp for CPU ranks');
+    }
+    const buckets = parseBuckets(o.graphBuckets);
+    if (!buckets.ok) problems.push(buckets.error);
+    spec = {
+      mode: 'afd',
+      topology: draftTopologyText(d).trim(),
+      placements,
+      modelDir,
+      apiPort: o.apiPort,
+      afd: {
+        connector: o.connector,
+        port: o.afdPort,
+        dbo: { enabled: o.dboEnabled, decodeTokenThreshold: o.dboDecodeThreshold, prefillTokenThreshold: o.dboPrefillThreshold },
+        computeGateOnAttention: o.computeGateOnAttention,
+        cudaGraph: { policy: o.graphPolicy, ...(buckets.ok ? { batchBuckets: buckets.value } : {}) },
+        stepDeadlineMs: o.stepDeadlineMs,
+      },
+    };
+  }
+  const parsed = launchSpecSchema.safeParse(spec);
+  if (!parsed.success) {
+    for (const i of fieldIssues(parsed.error)) {
+      const msg = i.path ? `${i.path}: ${i.message}` : i.message;
+      if (!problems.includes(msg)) problems.push(msg);
+    }
+  }
+  return { topology, ranks, spec: problems.length === 0 ? spec : null, problems, warnings };
+}

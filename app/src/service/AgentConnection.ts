@@ -1,0 +1,245 @@
+/**
+ * One console -> afd-agent WebSocket connection: token auth in the upgrade, requests
+ * with ids and timeouts, results validated against the shared protocol, events fanned
+ * out to a listener, pings for latency, and reconnects with backoff (never after the
+ * agent refused the token).
+ */
+import WebSocket from 'ws';
+import {
+  AGENT_MAX_MESSAGE_BYTES,
+  decodeAgentMessage,
+  parseAgentResult,
+  type AgentEvent,
+  type AgentMethod,
+  type AgentParamsInput,
+  type AgentResult,
+  type AgentInfo,
+} from '@afd/shared';
+
+export type ConnectionState = AgentInfo['state'];
+
+export interface AgentConnectionOptions {
+  /** ws:// or wss:// URL of the agent. */
+  url: string;
+  /** Agent token, sent as `Authorization: Bearer`. */
+  token: string;
+  /** Called on every agent event (hello, rank.*, topology.state, log.lines, metrics.snapshot, error). */
+  onEvent: (event: AgentEvent) => void;
+  /** Called whenever state, message or latency change. */
+  onStatus: () => void;
+  /** Default request timeout, ms. */
+  requestTimeoutMs?: number;
+  /** Ping period, ms. */
+  pingIntervalMs?: number;
+  /** Reconnect backoff bounds, ms. */
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+}
+
+interface Pending {
+  method: AgentMethod;
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/** Turns a socket failure into a sentence a user can act on. */
+export function describeConnectError(url: string, err: Error & { code?: string }): string {
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return `agent at ${url} refused the connection: is \`afd-agent serve\` running there, on that port?`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `agent host in ${url} cannot be resolved: check the host name`;
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `agent at ${url} is unreachable (${err.code}): check the address and any firewall`;
+    default:
+      return `cannot reach the agent at ${url}: ${err.message}`;
+  }
+}
+
+export class AgentConnection {
+  state: ConnectionState = 'connecting';
+  message: string | null = null;
+  latencyMs: number | null = null;
+  /** Host name from the agent's hello. */
+  hostname: string | null = null;
+  private ws: WebSocket | null = null;
+  private readonly pending = new Map<string, Pending>();
+  private nextId = 1;
+  private closed = false;
+  private backoffMs: number;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private pingTimer: NodeJS.Timeout | null = null;
+  private readyWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+
+  constructor(private readonly opts: AgentConnectionOptions) {
+    this.backoffMs = opts.reconnectMinMs ?? 500;
+  }
+
+  get url(): string {
+    return this.opts.url;
+  }
+
+  /** Opens the socket; resolves on the agent's hello, rejects with a readable error on the first failure. */
+  connect(): Promise<void> {
+    const p = new Promise<void>((resolve, reject) => this.readyWaiters.push({ resolve, reject }));
+    this.open();
+    return p;
+  }
+
+  private open(): void {
+    if (this.closed) return;
+    this.setState('connecting', null);
+    const ws = new WebSocket(this.opts.url, {
+      headers: { Authorization: `Bearer ${this.opts.token}` },
+      maxPayload: AGENT_MAX_MESSAGE_BYTES,
+      handshakeTimeout: 10_000,
+    });
+    this.ws = ws;
+    ws.on('unexpected-response', (_req, res) => {
+      const status = res.statusCode ?? 0;
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString('utf8').slice(0, 500)));
+      res.on('end', () => {
+        const detail = body.trim();
+        if (status === 401) this.fail('unauthorized', `agent at ${this.opts.url} rejected the token${detail ? ` (${detail})` : ''}: copy the token from the agent host's token file ($AFD_HOME/agent-token)`, false);
+        else if (status === 403) this.fail('error', `agent at ${this.opts.url} refused this client (${detail || 'forbidden'})`, false);
+        else this.fail('error', `agent at ${this.opts.url} answered HTTP ${status} instead of a WebSocket upgrade${detail ? `: ${detail}` : ''}: is that URL an afd-agent?`, true);
+      });
+      ws.terminate();
+    });
+    ws.on('error', (err: Error & { code?: string }) => {
+      if (this.state === 'unauthorized') return;
+      this.fail(this.state === 'connected' ? 'disconnected' : 'error', describeConnectError(this.opts.url, err), true);
+    });
+    ws.on('close', () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.stopPing();
+      this.rejectPending(new Error(`connection to the agent at ${this.opts.url} closed`));
+      if (this.state === 'connected' || this.state === 'connecting') {
+        this.setState('disconnected', `connection to the agent at ${this.opts.url} closed; reconnecting`);
+        this.scheduleReconnect();
+      }
+    });
+    ws.on('message', (data: WebSocket.RawData) => this.onFrame(data.toString('utf8')));
+  }
+
+  private fail(state: ConnectionState, message: string, retry: boolean): void {
+    this.setState(state, message);
+    for (const w of this.readyWaiters.splice(0)) w.reject(new Error(message));
+    if (retry) this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer) return;
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, this.opts.reconnectMaxMs ?? 5000);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      this.ws?.terminate();
+      this.ws = null;
+      this.open();
+    }, delay);
+  }
+
+  private onFrame(text: string): void {
+    const decoded = decodeAgentMessage(text);
+    if (!decoded.ok) {
+      this.opts.onEvent({ type: 'error', requestId: null, message: `agent ${this.opts.url} sent an invalid message: ${decoded.error}` });
+      return;
+    }
+    const msg = decoded.value;
+    if (msg.type === 'response') {
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      clearTimeout(p.timer);
+      if (!msg.ok) {
+        p.reject(new Error(msg.error.message));
+        return;
+      }
+      const parsed = parseAgentResult(p.method, msg.result);
+      if (parsed.ok) p.resolve(parsed.value);
+      else p.reject(new Error(`agent at ${this.opts.url} answered ${p.method} with ${parsed.error}`));
+      return;
+    }
+    if (msg.type === 'hello') {
+      this.hostname = msg.hostname;
+      this.backoffMs = this.opts.reconnectMinMs ?? 500;
+      this.setState('connected', null);
+      this.startPing();
+      for (const w of this.readyWaiters.splice(0)) w.resolve();
+    }
+    this.opts.onEvent(msg);
+  }
+
+  /** Sends a request and resolves with its validated result; rejects with the agent's message. */
+  request<M extends AgentMethod>(method: M, params: AgentParamsInput<M>, timeoutMs?: number): Promise<AgentResult<M>> {
+    const ws = this.ws;
+    if (!ws || this.state !== 'connected' || ws.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new Error(`agent at ${this.opts.url} is not connected (${this.state}${this.message ? `: ${this.message}` : ''})`));
+    }
+    const id = String(this.nextId++);
+    return new Promise<AgentResult<M>>((resolve, reject) => {
+      const ms = timeoutMs ?? this.opts.requestTimeoutMs ?? 30_000;
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`agent at ${this.opts.url} did not answer ${method} within ${ms} ms`));
+      }, ms);
+      this.pending.set(id, { method, resolve: resolve as (v: unknown) => void, reject, timer });
+      ws.send(JSON.stringify({ id, method, params }));
+    });
+  }
+
+  private startPing(): void {
+    this.stopPing();
+    const ping = (): void => {
+      const t0 = performance.now();
+      this.request('ping', {}, 10_000).then(
+        () => {
+          this.latencyMs = Math.round((performance.now() - t0) * 10) / 10;
+          this.opts.onStatus();
+        },
+        () => undefined,
+      );
+    };
+    ping();
+    this.pingTimer = setInterval(ping, this.opts.pingIntervalMs ?? 5000);
+    this.pingTimer.unref();
+  }
+
+  private stopPing(): void {
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    this.pingTimer = null;
+  }
+
+  private rejectPending(err: Error): void {
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(err);
+      this.pending.delete(id);
+    }
+  }
+
+  private setState(state: ConnectionState, message: string | null): void {
+    this.state = state;
+    this.message = message;
+    this.opts.onStatus();
+  }
+
+  /** Closes for good (no reconnect). */
+  close(): void {
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    this.stopPing();
+    this.rejectPending(new Error(`connection to the agent at ${this.opts.url} was closed by the console`));
+    for (const w of this.readyWaiters.splice(0)) w.reject(new Error('connection closed'));
+    this.ws?.close();
+    this.ws = null;
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Streams one chat or completion from the topology's OpenAI-compatible API and turns it
+ * into bridge pushes: chat.accepted (the API took the request), chat.delta per text
+ * chunk with timings, then chat.done or chat.error. Timings are taken here, where the
+ * bytes arrive, so they do not include IPC to the renderer.
+ */
+import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import type { BridgePush, BridgePushChannel, BridgeRequest } from '@afd/shared';
+
+export type PushFn = <C extends BridgePushChannel>(channel: C, payload: BridgePush<C>) => void;
+
+export interface ChatRunnerOptions {
+  chatId: string;
+  /** Base URL of the topology API, e.g. http://127.0.0.1:8000 (no /v1). */
+  apiUrl: string;
+  request: BridgeRequest<'chat.start'>;
+  push: PushFn;
+  /** Model id to send; resolved from /v1/models when omitted. */
+  model?: string;
+}
+
+/** Explains an API failure in a sentence a user can act on. */
+export function describeChatError(apiUrl: string, err: unknown): string {
+  if (err instanceof APIConnectionError) {
+    return `the topology API at ${apiUrl} is not reachable (${err.message}); check the Launch screen: is the topology running?`;
+  }
+  if (err instanceof APIError) {
+    const body = err.error as { message?: string } | undefined;
+    const detail = body?.message ?? err.message;
+    if (err.status === 400) return `the API rejected the request: ${detail}`;
+    if (err.status === 503) return `the topology is not ready to serve (${detail}); wait for every rank to be ready`;
+    return `the API answered HTTP ${err.status ?? '?'}: ${detail}`;
+  }
+  return `chat failed: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+export class ChatRunner {
+  private readonly abort = new AbortController();
+  private aborted = false;
+  private readonly client: OpenAI;
+
+  constructor(private readonly opts: ChatRunnerOptions) {
+    this.client = new OpenAI({ baseURL: `${opts.apiUrl.replace(/\/+$/, '')}/v1`, apiKey: 'afd-console', maxRetries: 0, timeout: 10 * 60_000 });
+  }
+
+  stop(): void {
+    this.aborted = true;
+    this.abort.abort();
+  }
+
+  /** Runs to the end; never throws (failures become chat.error). */
+  async run(): Promise<void> {
+    const { chatId, request, push } = this.opts;
+    const t0 = performance.now();
+    let prev = t0;
+    let ttftMs: number | null = null;
+    let firstAt = 0;
+    let lastAt = 0;
+    let chunks = 0;
+    let finishReason: 'stop' | 'length' | 'aborted' = 'stop';
+    let usage = { promptTokens: 0, completionTokens: 0 };
+    const onText = (text: string): void => {
+      if (text === '') return;
+      const now = performance.now();
+      if (ttftMs === null) {
+        ttftMs = now - t0;
+        firstAt = now;
+      }
+      lastAt = now;
+      chunks += 1;
+      push('chat.delta', { chatId, text, stage: chunks === 1 ? 'prefill' : 'decode', timings: { sinceStartMs: now - t0, sincePrevMs: now - prev } });
+      prev = now;
+    };
+    const onFinish = (reason: string | null | undefined): void => {
+      if (reason === 'length') finishReason = 'length';
+    };
+    try {
+      const model = this.opts.model ?? (await this.resolveModel());
+      const s = request.sampling;
+      const common = {
+        model,
+        stream: true as const,
+        stream_options: { include_usage: true },
+        temperature: s.temperature,
+        top_p: s.topP,
+        max_tokens: s.maxTokens,
+        ...(s.seed !== null ? { seed: s.seed } : {}),
+        ...(s.topK > 0 ? { top_k: s.topK } : {}),
+      };
+      const signal = this.abort.signal;
+      if (request.mode === 'chat') {
+        const stream = await this.client.chat.completions.create({ ...common, messages: request.messages }, { signal });
+        push('chat.accepted', { chatId, sinceStartMs: performance.now() - t0 });
+        for await (const chunk of stream) {
+          for (const c of chunk.choices) {
+            onText(c.delta?.content ?? '');
+            onFinish(c.finish_reason);
+          }
+          if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
+        }
+      } else {
+        const stream = await this.client.completions.create({ ...common, prompt: request.prompt }, { signal });
+        push('chat.accepted', { chatId, sinceStartMs: performance.now() - t0 });
+        for await (const chunk of stream) {
+          for (const c of chunk.choices) {
+            onText(c.text ?? '');
+            onFinish(c.finish_reason);
+          }
+          if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
+        }
+      }
+    } catch (err) {
+      if (!(this.aborted || err instanceof APIUserAbortError)) {
+        push('chat.error', { chatId, message: describeChatError(this.opts.apiUrl, err) });
+        return;
+      }
+      finishReason = 'aborted';
+    }
+    const end = performance.now();
+    const completionTokens = usage.completionTokens > 0 ? usage.completionTokens : chunks;
+    const decodeMs = lastAt - firstAt;
+    push('chat.done', {
+      chatId,
+      finishReason,
+      usage: { promptTokens: usage.promptTokens, completionTokens },
+      timings: {
+        ttftMs,
+        totalMs: end - t0,
+        tokensPerSecond: completionTokens > 1 && decodeMs > 0 ? ((completionTokens - 1) * 1000) / decodeMs : 0,
+      },
+    });
+  }
+
+  private async resolveModel(): Promise<string> {
+    const page = await this.client.models.list({ signal: this.abort.signal });
+    const first = page.data[0];
+    if (!first) throw new Error(`the topology API at ${this.opts.apiUrl} lists no models`);
+    return first.id;
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * What `npm start` does before showing anything: start the local agent, connect the
+ * console to it, and launch the built-in model as 1A1F (GPU when the agent has one,
+ * else CPU) so the Playground is ready to chat. Shared by Electron main and browser mode.
+ */
+import type { AgentInfo, LaunchSpecInput } from '@afd/shared';
+import { ConsoleService } from './ConsoleService.js';
+import { startEmbeddedAgent, type EmbeddedAgent } from './EmbeddedAgent.js';
+
+/** Agent id of the embedded agent in placements. */
+export const LOCAL_AGENT_ID = 'local';
+
+export interface BootOptions {
+  agentScript: string;
+  /** Start the local agent (default true); without it the console starts empty. */
+  agent?: boolean;
+  /** Launch the default topology right away (default true). */
+  launch?: boolean;
+  /** Topology of the default launch (default 1A1F); "colocated" for a single whole-model rank. */
+  topology?: string;
+  backend?: 'auto' | 'cpu' | 'cuda';
+  /** null = built-in tiny model. */
+  modelDir?: string | null;
+  /** API port of the launch (0 = ephemeral). */
+  apiPort?: number;
+  tokenFile?: string;
+  env?: NodeJS.ProcessEnv;
+  /** One line per step for the terminal. */
+  say?: (line: string) => void;
+  /** Agent stderr lines. */
+  onAgentLog?: (line: string) => void;
+}
+
+export interface BootedConsole {
+  service: ConsoleService;
+  /** The local agent; null with `agent: false`. */
+  agent: EmbeddedAgent | null;
+  /** Stops chats and the topology, then the agent. */
+  shutdown(): Promise<void>;
+}
+
+/** Picks the backend: CUDA when asked or (auto) when the agent sees a GPU. */
+export function chooseBackend(inventory: AgentInfo['inventory'], wanted: 'auto' | 'cpu' | 'cuda'): 'cpu' | 'cuda' {
+  const gpus = inventory?.devices.filter((d) => d.kind === 'cuda').length ?? 0;
+  if (wanted === 'cuda' && gpus === 0) throw new Error('--backend cuda was asked for, but the local agent sees no CUDA device');
+  if (wanted === 'auto') return gpus > 0 ? 'cuda' : 'cpu';
+  return wanted;
+}
+
+/** The default launch: every rank of `topology` on the local agent, GPUs round-robin. */
+export function defaultLaunchSpec(topology: string, backend: 'cpu' | 'cuda', numGpus: number, modelDir: string | null, apiPort: number): LaunchSpecInput {
+  if (topology === 'colocated') {
+    return { mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: LOCAL_AGENT_ID, backend, deviceIndex: 0 }], modelDir, apiPort };
+  }
+  const m = /^(\d+)A(\d+)F$/i.exec(topology);
+  if (!m) throw new Error(`--topology ${topology} is not xAyF (e.g. 1A1F) or "colocated"`);
+  const x = Number(m[1]);
+  const y = Number(m[2]);
+  const placements: LaunchSpecInput['placements'] = [];
+  let slot = 0;
+  const next = (): number => (backend === 'cuda' && numGpus > 0 ? slot++ % numGpus : 0);
+  for (let f = 0; f < y; f++) placements.push({ role: 'ffn', rank: f, agentId: LOCAL_AGENT_ID, backend, deviceIndex: next() });
+  for (let a = 0; a < x; a++) placements.push({ role: 'attention', rank: a, agentId: LOCAL_AGENT_ID, backend, deviceIndex: next() });
+  return { mode: 'afd', topology: `${x}A${y}F`, placements, modelDir, apiPort };
+}
+
+export async function bootConsole(opts: BootOptions): Promise<BootedConsole> {
+  const say = opts.say ?? (() => undefined);
+  if (opts.agent === false) {
+    const service = new ConsoleService({ log: (m) => say(m) });
+    return { service, agent: null, shutdown: () => service.dispose({ stopTopology: true }) };
+  }
+  const agent = await startEmbeddedAgent({
+    script: opts.agentScript,
+    ...(opts.tokenFile ? { tokenFile: opts.tokenFile } : {}),
+    ...(opts.env ? { env: opts.env } : {}),
+    ...(opts.onAgentLog ? { onLog: opts.onAgentLog } : {}),
+  });
+  say(`local agent listening on ${agent.url} (token file ${agent.tokenFile})`);
+  const service = new ConsoleService({ log: (m) => say(m) });
+  const shutdown = async (): Promise<void> => {
+    await service.dispose({ stopTopology: true });
+    await agent.stop();
+  };
+  try {
+    const info = await service.addAgent(agent.url, agent.token, LOCAL_AGENT_ID);
+    if (opts.launch !== false) {
+      const backend = chooseBackend(info.inventory, opts.backend ?? 'auto');
+      const gpus = info.inventory?.devices.filter((d) => d.kind === 'cuda').length ?? 0;
+      const topology = opts.topology ?? '1A1F';
+      const spec = defaultLaunchSpec(topology, backend, gpus, opts.modelDir ?? null, opts.apiPort ?? 0);
+      say(`launching ${topology} with ${opts.modelDir ?? 'the built-in tiny model'} on ${backend === 'cuda' ? `CUDA (${gpus} GPU${gpus === 1 ? '' : 's'})` : 'the CPU'}`);
+      // Progress goes to the UI; launch failures show on the Launch screen too.
+      service.call('topology.launch', spec).catch((e: Error) => say(e.message));
+    }
+  } catch (e) {
+    await shutdown();
+    throw e;
+  }
+  return { service, agent, shutdown };
+}

@@ -1,0 +1,86 @@
+/** Command line of `npm start` (app/dist/start.cjs), shared with the Electron main process. */
+import { parseArgs } from 'node:util';
+
+export interface StartOptions {
+  /** Browser mode instead of Electron. */
+  web: boolean;
+  /** Web host port (0 = any free). */
+  port: number;
+  /** Open Chromium in app mode (browser mode). */
+  open: boolean;
+  /** Launch the default topology at start. */
+  launch: boolean;
+  /** Start the local agent (off: an empty console; add agents by hand). */
+  agent: boolean;
+  topology: string;
+  backend: 'auto' | 'cpu' | 'cuda';
+  modelDir: string | null;
+  apiPort: number;
+  help: boolean;
+}
+
+export const START_USAGE = `Usage: npm start -- [options]
+
+Starts the AFD console with a local agent and the built-in model launched as 1A1F.
+
+  --web               browser mode: serve the console on loopback and open Chromium (also the
+                      fallback when Electron cannot start)
+  --port N            browser-mode port (default 0 = any free port)
+  --no-open           do not open a browser window; just print the URL
+  --no-launch         start the agent but launch nothing
+  --no-agent          start no local agent (add remote agents on the Agents screen)
+  --topology T        default launch: xAyF (default 1A1F) or "colocated"
+  --backend B         auto | cpu | cuda (default auto: CUDA when the agent sees a GPU)
+  --model DIR         HF checkpoint directory (default: the built-in tiny model)
+  --api-port N        port of the topology's OpenAI API (default 0 = any free port)
+  -h, --help          this help`;
+
+function int(name: string, v: string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number from 0 to 65535 (got "${v}")`);
+  return n;
+}
+
+export function parseStartArgs(argv: readonly string[]): StartOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        web: { type: 'boolean', default: false },
+        port: { type: 'string' },
+        open: { type: 'boolean', default: true },
+        'no-open': { type: 'boolean', default: false },
+        launch: { type: 'boolean', default: true },
+        'no-launch': { type: 'boolean', default: false },
+        'no-agent': { type: 'boolean', default: false },
+        topology: { type: 'string', default: '1A1F' },
+        backend: { type: 'string', default: 'auto' },
+        model: { type: 'string' },
+        'api-port': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    throw new Error(`${(e as Error).message}\n\n${START_USAGE}`);
+  }
+  const backend = values.backend ?? 'auto';
+  if (backend !== 'auto' && backend !== 'cpu' && backend !== 'cuda') throw new Error(`--backend must be auto, cpu or cuda (got "${backend}")`);
+  const topology = values.topology ?? '1A1F';
+  if (topology !== 'colocated' && !/^\d+A\d+F$/i.test(topology)) throw new Error(`--topology must be xAyF (e.g. 1A1F) or "colocated" (got "${topology}")`);
+  return {
+    web: values.web ?? false,
+    port: int('--port', values.port, 0),
+    open: (values.open ?? true) && !values['no-open'],
+    launch: (values.launch ?? true) && !values['no-launch'] && !values['no-agent'],
+    agent: !values['no-agent'],
+    topology: topology.toUpperCase() === 'COLOCATED' ? 'colocated' : topology.toUpperCase(),
+    backend,
+    modelDir: values.model ?? null,
+    apiPort: int('--api-port', values['api-port'], 0),
+    help: values.help ?? false,
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * `npm start`: the console with a local agent and the built-in model launched as 1A1F.
+ * Runs Electron when it can; otherwise (no binary, no display, or --web) hosts the same
+ * ConsoleService here in browser mode, prints the URL and opens Chromium in app mode.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { bootConsole } from '../service/boot.js';
+import { findAgentScript } from '../service/EmbeddedAgent.js';
+import { WebHost } from '../web/WebHost.js';
+import { parseStartArgs, START_USAGE, type StartOptions } from './args.js';
+import { findElectron } from './electronBinary.js';
+
+const say = (line: string): void => void process.stdout.write(`[console] ${line}\n`);
+
+/** Runs Electron; resolves false when it could not start (so browser mode takes over). */
+function runElectron(electronPath: string, argv: readonly string[]): Promise<boolean> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(electronPath, [join(__dirname, 'main', 'main.cjs')], {
+      stdio: 'inherit',
+      env: { ...process.env, AFD_CONSOLE_ARGS: JSON.stringify(argv) },
+    });
+    const forward = (sig: NodeJS.Signals): void => void child.kill(sig);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    child.once('error', (e) => {
+      say(`Electron could not start: ${e.message}`);
+      resolve(false);
+    });
+    child.once('exit', (code, signal) => {
+      // A crash in the first seconds means Electron itself is unusable here.
+      if (code !== 0 && signal === null && Date.now() - started < 8000) {
+        say(`Electron exited with code ${code} right after starting`);
+        resolve(false);
+        return;
+      }
+      process.exit(code ?? 0);
+    });
+  });
+}
+
+function openChromium(url: string): void {
+  const bin = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => existsSync(p));
+  if (!bin) {
+    say('no Chromium found: open the URL above in a browser');
+    return;
+  }
+  if (process.platform === 'linux' && !process.env['DISPLAY'] && !process.env['WAYLAND_DISPLAY']) {
+    say('no display: open the URL above in a browser (e.g. through an SSH tunnel)');
+    return;
+  }
+  const child = spawn(bin, [`--app=${url}`, '--no-first-run', '--disable-sync', '--disable-background-networking'], { stdio: 'ignore', detached: true });
+  child.on('error', (e) => say(`could not open Chromium (${e.message}): open the URL above in a browser`));
+  child.unref();
+}
+
+async function runWeb(opts: StartOptions): Promise<void> {
+  const booted = await bootConsole({
+    agentScript: opts.agent ? findAgentScript(__dirname) : '',
+    agent: opts.agent,
+    launch: opts.launch,
+    topology: opts.topology,
+    backend: opts.backend,
+    modelDir: opts.modelDir,
+    apiPort: opts.apiPort,
+    say,
+  });
+  const host = new WebHost({ service: booted.service, rendererDir: join(__dirname, 'renderer'), port: opts.port });
+  let url: string;
+  try {
+    url = await host.listen();
+  } catch (e) {
+    await booted.shutdown();
+    throw e;
+  }
+  say(`console (browser mode): ${url}`);
+  let announced = '';
+  booted.service.subscribe((channel, payload) => {
+    if (channel !== 'launch.progress') return;
+    const p = payload as { state: string; routerUrl: string | null; message: string | null };
+    const line = p.state === 'running' ? `ready: chat in the console, or use the OpenAI API at ${p.routerUrl}/v1` : p.state === 'failed' ? `launch failed: ${p.message}` : '';
+    if (line && line !== announced) {
+      announced = line;
+      say(line);
+    }
+  });
+  if (opts.open) openChromium(url);
+  let stopping = false;
+  const stop = (sig: string): void => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    say(`${sig}: stopping the topology and the local agent…`);
+    void host
+      .close()
+      .then(() => booted.shutdown())
+      .finally(() => process.exit(0));
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const opts = parseStartArgs(argv);
+  if (opts.help) {
+    process.stdout.write(`${START_USAGE}\n`);
+    return;
+  }
+  if (!opts.web) {
+    const electron = findElectron();
+    if (electron.ok) {
+      say('starting the desktop console (Electron)…');
+      if (await runElectron(electron.path, argv)) return;
+    } else {
+      say(`desktop console unavailable: ${electron.reason}`);
+    }
+    say('falling back to browser mode');
+  }
+  await runWeb(opts);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`[console] ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,98 @@
+/**
+ * The console in browser mode against real local agents (CPU backend): connect an agent
+ * (and see a wrong token refused), validate topologies, launch, chat with streamed
+ * tokens and per-message stats, watch live dashboard panels, read logs, stop.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { startAgent, startConsole, type StartedAgent, type StartedConsole } from '../support/processes.js';
+import { addAgent, chat, E2E_TOPOLOGY, launchTopology, openScreen, screenshot } from '../support/flow.js';
+
+test.describe.configure({ mode: 'serial' });
+
+let agent: StartedAgent;
+let host: StartedConsole;
+let page: Page;
+
+test.beforeAll(async ({ browser }) => {
+  agent = await startAgent();
+  host = await startConsole();
+  page = await browser.newPage();
+  page.on('pageerror', (e) => console.error(`[page error] ${e.message}`));
+  await page.goto(host.url);
+});
+
+test.afterAll(async () => {
+  await page?.close();
+  await host?.stop();
+  await agent?.stop();
+});
+
+test('a wrong token is refused with a clear message', async () => {
+  await addAgent(page, agent.url, 'not-the-token-0123456789');
+  await expect(page.getByTestId('agents-error')).toContainText(/rejected the token/);
+  await addAgent(page, 'http://127.0.0.1:1', 'x');
+  await expect(page.getByTestId('agents-error')).toContainText(/not an agent URL/);
+});
+
+test('connect an agent and see its inventory', async () => {
+  await addAgent(page, agent.url, agent.token);
+  const row = page.locator('[data-testid^="agent-row-"]').first();
+  await expect(row.getByTestId('agent-state')).toHaveText('connected');
+  await expect(row.getByTestId('agent-device').first()).toContainText('cpu');
+  await screenshot(page, 'agents');
+});
+
+test('invalid topologies name the broken rule', async () => {
+  await openScreen(page, 'topology');
+  await page.getByTestId('preset-custom').check();
+  await page.getByTestId('custom-topology').fill('1A2F');
+  await expect(page.getByTestId('topology-problems')).toContainText('attention-ge-ffn');
+  await page.getByTestId('custom-topology').fill('twoA');
+  await expect(page.getByTestId('topology-problems')).toContainText('topology-syntax');
+  await expect(page.getByTestId('launch-button')).toBeDisabled();
+  await screenshot(page, 'topology-invalid');
+});
+
+test(`launch ${E2E_TOPOLOGY} and chat with streamed tokens`, async () => {
+  await launchTopology(page, E2E_TOPOLOGY, '');
+  await chat(page, 'Hello! Please tell me a story.', '');
+});
+
+test('dashboard shows live non-zero data', async () => {
+  // Keep the topology busy while the dashboard is watched.
+  await openScreen(page, 'playground');
+  await page.getByTestId('max-tokens').fill('64');
+  await page.getByTestId('chat-input').fill('Count from one to fifty.');
+  await page.getByTestId('chat-send').click();
+  await openScreen(page, 'dashboard');
+  await expect(page.getByTestId('panel-throughput')).toBeVisible();
+  await expect(page.getByTestId('stat-step')).not.toHaveText('–');
+  await expect(page.getByTestId('stat-tps')).toHaveText(/^[1-9][\d.]* tok\/s$/, { timeout: 30_000 });
+  if (E2E_TOPOLOGY !== 'colocated') {
+    await page.getByTestId('heatmap-window').selectOption('total');
+    await expect(page.getByTestId('heatmap-A→F bytes')).not.toHaveAttribute('data-nonzero', '0');
+    await expect(page.getByTestId('heatmap-F→A bytes')).not.toHaveAttribute('data-nonzero', '0');
+    await expect(page.locator('[data-testid^="ffn-row-"]').first().getByTestId('ffn-steps')).not.toHaveText('0');
+  }
+  await expect(page.getByTestId('panel-graphs')).toBeVisible();
+  await screenshot(page, 'dashboard');
+});
+
+test('logs per rank, filterable', async () => {
+  await openScreen(page, 'logs');
+  await expect(page.getByTestId('logs-view')).not.toContainText('Select a rank', { timeout: 20_000 });
+  await expect(page.getByTestId('logs-view').locator('div').first()).toBeVisible({ timeout: 20_000 });
+  await page.getByTestId('logs-filter').fill('zzz-no-such-line');
+  await expect(page.getByTestId('logs-view')).toContainText('No lines match');
+  await page.getByTestId('logs-filter').fill('');
+  await screenshot(page, 'logs');
+});
+
+test('stop the topology', async () => {
+  await openScreen(page, 'launch');
+  await page.getByTestId('stop-button').click();
+  await expect(page.getByTestId('launch-state')).toHaveText('stopped', { timeout: 60_000 });
+  await screenshot(page, 'launch-stopped');
+  await openScreen(page, 'playground');
+  await expect(page.getByTestId('playground-not-ready')).toBeVisible();
+});

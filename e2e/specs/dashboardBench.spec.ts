@@ -1,0 +1,38 @@
+/**
+ * Frame-time profile of the Dashboard under synthetic load: 10 Hz snapshots from 8 ranks
+ * (4A4F) x 48 layers x 2 stages through the real store and components, in Chromium.
+ * Numbers go to e2e/artifacts/dashboard-bench.json.
+ */
+import { expect, test } from '@playwright/test';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ARTIFACTS } from '../support/paths.js';
+import { startConsole, type StartedConsole } from '../support/processes.js';
+
+let host: StartedConsole;
+test.beforeAll(async () => {
+  host = await startConsole();
+});
+test.afterAll(async () => {
+  await host?.stop();
+});
+
+test('dashboard keeps up with 10 Hz x 8 ranks x 48 layers', async ({ page }) => {
+  const base = host.url.slice(0, host.url.indexOf('/#'));
+  await page.goto(`${base}/?bench=dashboard&ms=8000`);
+  await page.waitForFunction(() => window.__afdBench !== undefined, undefined, { timeout: 40_000 });
+  const r = await page.evaluate(() => window.__afdBench!);
+  writeFileSync(join(ARTIFACTS, 'dashboard-bench.json'), `${JSON.stringify(r, null, 2)}\n`);
+  await page.screenshot({ path: join(ARTIFACTS, 'dashboard-bench.png'), fullPage: true });
+  console.log(`dashboard bench: ${JSON.stringify(r)}`);
+  expect(r.snapshots).toBeGreaterThan(8 * 70);
+  expect(r.commits).toBeGreaterThan(50);
+  // The console's own work per 10 Hz update must fit in one 60 Hz frame.
+  expect(r.commitP95Ms).toBeLessThan(16);
+});
+
+declare global {
+  interface Window {
+    __afdBench?: { snapshots: number; commits: number; commitP95Ms: number };
+  }
+}

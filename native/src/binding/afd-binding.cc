@@ -1,0 +1,220 @@
+#include "binding/afd-binding.h"
+
+#include <functional>
+#include <string>
+
+#include "binding/engine-binding.h"
+
+namespace afd::binding {
+namespace {
+
+// Runs `work` on a libuv worker thread and settles a Promise with its string result
+// (undefined when empty) or its error message.
+class AfdWorker : public Napi::AsyncWorker {
+ public:
+  AfdWorker(Napi::Env env, std::function<std::string()> work, bool returnsString)
+      : Napi::AsyncWorker(env, "afd:runtime"), deferred_(Napi::Promise::Deferred::New(env)), work_(std::move(work)),
+        returnsString_(returnsString) {}
+  Napi::Promise promise() { return deferred_.Promise(); }
+
+ protected:
+  void Execute() override {
+    try {
+      result_ = work_();
+    } catch (const std::exception& e) {
+      SetError(e.what());
+    }
+  }
+  void OnOK() override {
+    deferred_.Resolve(returnsString_ ? Napi::String::New(Env(), result_) : Env().Undefined());
+  }
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  Napi::Promise::Deferred deferred_;
+  std::function<std::string()> work_;
+  bool returnsString_;
+  std::string result_;
+};
+
+Napi::Promise queue(Napi::Env env, std::function<std::string()> work, bool returnsString = false) {
+  auto* worker = new AfdWorker(env, std::move(work), returnsString);
+  Napi::Promise p = worker->promise();
+  worker->Queue();
+  return p;
+}
+
+// Reads AfdLinkOptions (native/src/index.ts); each bad field is a named error.
+AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* what) {
+  Napi::Env env = value.Env();
+  if (!value.IsObject()) throw Napi::Error::New(env, std::string(what) + ": options must be an object");
+  Napi::Object o = value.As<Napi::Object>();
+  AfdConnectorOptions out;
+  auto str = [&](const char* key, std::string& field) {
+    Napi::Value v = o.Get(key);
+    if (v.IsUndefined()) return;
+    if (!v.IsString()) throw Napi::Error::New(env, std::string(what) + ": options." + key + " must be a string");
+    field = v.As<Napi::String>().Utf8Value();
+  };
+  auto num = [&](const char* key, int& field, int min, int max) {
+    Napi::Value v = o.Get(key);
+    if (v.IsUndefined()) return;
+    double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1e300;
+    if (d != static_cast<int>(d) || d < min || d > max) {
+      throw Napi::Error::New(env, std::string(what) + ": options." + key + " must be an integer in [" +
+                                      std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+    field = static_cast<int>(d);
+  };
+  str("topology", out.topology);
+  num("rank", out.rank, 0, 1 << 20);
+  str("host", out.host);
+  str("listenHost", out.listenHost);
+  num("basePort", out.basePort, 0, 65535);
+  num("stepDeadlineMs", out.stepDeadlineMs, 1, 3600000);
+  num("rendezvousTimeoutMs", out.rendezvousTimeoutMs, 0, 1 << 30);
+  Napi::Value hosts = o.Get("ffnHosts");
+  if (!hosts.IsUndefined()) {
+    if (!hosts.IsArray()) throw Napi::Error::New(env, std::string(what) + ": options.ffnHosts must be an array of strings");
+    Napi::Array a = hosts.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); ++i) {
+      if (!a.Get(i).IsString()) throw Napi::Error::New(env, std::string(what) + ": options.ffnHosts must hold strings");
+      out.ffnHosts.push_back(a.Get(i).As<Napi::String>().Utf8Value());
+    }
+  }
+  return out;
+}
+
+template <typename F>
+auto rethrowAsJs(Napi::Env env, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Napi::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+}
+
+}  // namespace
+
+// ---- AttentionLink -----------------------------------------------------------------
+
+Napi::Function AttentionLinkWrap::Define(Napi::Env env) {
+  return DefineClass(env, "AttentionLink",
+                     {InstanceMethod<&AttentionLinkWrap::Connect>("connect"),
+                      InstanceMethod<&AttentionLinkWrap::Close>("close"),
+                      InstanceMethod<&AttentionLinkWrap::State>("state")});
+}
+
+AttentionLinkWrap::AttentionLinkWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<AttentionLinkWrap>(info) {
+  Napi::Env env = info.Env();
+  const char* what = "new AttentionLink(engine, options)";
+  std::shared_ptr<Engine> engine = EngineWrap::engineOf(info[0], what);
+  AfdConnectorOptions options = toConnectorOptions(info[1], what);
+  link_ = rethrowAsJs(env, [&] { return std::make_shared<AfdAttentionLink>(engine, options); });
+}
+
+AttentionLinkWrap::~AttentionLinkWrap() {
+  if (link_) link_->close(false, "attention rank closed");
+}
+
+Napi::Value AttentionLinkWrap::Connect(const Napi::CallbackInfo& info) {
+  std::shared_ptr<AfdAttentionLink> link = link_;
+  return queue(info.Env(), [link] {
+    link->connect();
+    return std::string();
+  });
+}
+
+Napi::Value AttentionLinkWrap::Close(const Napi::CallbackInfo& info) {
+  bool shutdown = true;
+  std::string reason = "attention rank stopped";
+  if (info.Length() > 0 && info[0].IsObject()) {
+    Napi::Object o = info[0].As<Napi::Object>();
+    if (o.Get("shutdown").IsBoolean()) shutdown = o.Get("shutdown").As<Napi::Boolean>().Value();
+    if (o.Get("reason").IsString()) reason = o.Get("reason").As<Napi::String>().Utf8Value();
+  }
+  std::shared_ptr<AfdAttentionLink> link = link_;
+  return queue(info.Env(), [link, shutdown, reason] {
+    link->close(shutdown, reason);
+    return std::string();
+  });
+}
+
+Napi::Value AttentionLinkWrap::State(const Napi::CallbackInfo& info) {
+  AfdAttentionLink::Snapshot s = link_->snapshot();
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("state", AfdAttentionLink::stateName(s.state));
+  o.Set("peer", s.peer);
+  o.Set("lastError", s.lastError);
+  o.Set("reconnects", static_cast<double>(s.reconnects));
+  o.Set("emptySteps", static_cast<double>(s.emptySteps));
+  return o;
+}
+
+// ---- FfnServer -----------------------------------------------------------------------
+
+Napi::Function FfnServerWrap::Define(Napi::Env env) {
+  return DefineClass(env, "FfnServer",
+                     {InstanceMethod<&FfnServerWrap::Start>("start"), InstanceMethod<&FfnServerWrap::Wait>("wait"),
+                      InstanceMethod<&FfnServerWrap::Stop>("stop"), InstanceMethod<&FfnServerWrap::State>("state"),
+                      InstanceMethod<&FfnServerWrap::Step>("step")});
+}
+
+FfnServerWrap::FfnServerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<FfnServerWrap>(info) {
+  Napi::Env env = info.Env();
+  const char* what = "new FfnServer(engine, options)";
+  std::shared_ptr<Engine> engine = EngineWrap::engineOf(info[0], what);
+  AfdConnectorOptions options = toConnectorOptions(info[1], what);
+  server_ = rethrowAsJs(env, [&] { return std::make_shared<AfdFfnServer>(engine, options); });
+}
+
+FfnServerWrap::~FfnServerWrap() {
+  if (server_) server_->stop();
+}
+
+Napi::Value FfnServerWrap::Start(const Napi::CallbackInfo& info) {
+  rethrowAsJs(info.Env(), [&] { server_->start(); });
+  std::shared_ptr<AfdFfnServer> server = server_;
+  return queue(info.Env(), [server] {
+    server->waitReady();
+    return std::string();
+  });
+}
+
+Napi::Value FfnServerWrap::Wait(const Napi::CallbackInfo& info) {
+  std::shared_ptr<AfdFfnServer> server = server_;
+  return queue(info.Env(), [server] { return server->waitExit(); }, true);
+}
+
+Napi::Value FfnServerWrap::Stop(const Napi::CallbackInfo& info) {
+  std::shared_ptr<AfdFfnServer> server = server_;
+  return queue(info.Env(), [server] {
+    server->stop();
+    return std::string();
+  });
+}
+
+Napi::Value FfnServerWrap::State(const Napi::CallbackInfo& info) {
+  AfdFfnServer::Snapshot s = server_->snapshot();
+  Napi::Object o = Napi::Object::New(info.Env());
+  o.Set("state", AfdFfnServer::stateName(s.state));
+  o.Set("peersJoined", s.peersJoined);
+  o.Set("blockSize", s.blockSize);
+  o.Set("firstAttentionRank", s.firstAttentionRank);
+  o.Set("listenAddress", s.listenAddress);
+  o.Set("lastError", s.lastError);
+  o.Set("peerLosses", static_cast<double>(s.peerLosses));
+  o.Set("exitReason", s.exitReason);
+  return o;
+}
+
+Napi::Value FfnServerWrap::Step(const Napi::CallbackInfo& info) {
+  throw Napi::Error::New(info.Env(),
+                         "FfnServer.step(): the FFN role is connector-driven, not scheduler-driven; it has no "
+                         "scheduler, KV cache or sampler. Send requests to an attention rank; its steps reach this "
+                         "FFN rank over the connector.");
+}
+
+}  // namespace afd::binding

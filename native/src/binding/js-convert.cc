@@ -1,0 +1,237 @@
+#include "binding/js-convert.h"
+
+#include <cmath>
+
+namespace afd::binding {
+namespace {
+
+Napi::Value field(const Napi::Object& o, const char* where, const char* name) {
+  AFD_CHECK(o.Has(name), where << "." << name << " is missing");
+  return o.Get(name);
+}
+
+double num(const Napi::Object& o, const char* where, const char* name) {
+  Napi::Value v = field(o, where, name);
+  AFD_CHECK(v.IsNumber(), where << "." << name << " must be a number");
+  const double d = v.As<Napi::Number>().DoubleValue();
+  AFD_CHECK(std::isfinite(d), where << "." << name << " must be finite");
+  return d;
+}
+
+int64_t integer(const Napi::Object& o, const char* where, const char* name) {
+  const double d = num(o, where, name);
+  AFD_CHECK(d == std::floor(d), where << "." << name << " must be an integer (got " << d << ")");
+  return static_cast<int64_t>(d);
+}
+
+bool boolean(const Napi::Object& o, const char* where, const char* name) {
+  Napi::Value v = field(o, where, name);
+  AFD_CHECK(v.IsBoolean(), where << "." << name << " must be a boolean");
+  return v.As<Napi::Boolean>().Value();
+}
+
+std::string str(const Napi::Object& o, const char* where, const char* name) {
+  Napi::Value v = field(o, where, name);
+  AFD_CHECK(v.IsString(), where << "." << name << " must be a string");
+  return v.As<Napi::String>().Utf8Value();
+}
+
+Napi::Array arr(const Napi::Object& o, const char* where, const char* name) {
+  Napi::Value v = field(o, where, name);
+  AFD_CHECK(v.IsArray(), where << "." << name << " must be an array");
+  return v.As<Napi::Array>();
+}
+
+template <typename T, napi_typedarray_type Kind>
+void typed(const Napi::Object& o, const char* name, size_t expectLen, std::vector<T>& out) {
+  Napi::Value v = field(o, "plan", name);
+  AFD_CHECK(v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == Kind,
+            "plan." << name << " has the wrong type (see StepPlan in shared/src/engine/step.ts)");
+  auto a = v.As<Napi::TypedArrayOf<T>>();
+  AFD_CHECK(a.ElementLength() == expectLen, "plan." << name << " has " << a.ElementLength() << " elements, expected " << expectLen);
+  out.assign(a.Data(), a.Data() + a.ElementLength());
+}
+
+}  // namespace
+
+ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
+  ModelLoadSpec s;
+  Napi::Value cv = field(spec, "spec", "config");
+  AFD_CHECK(cv.IsObject(), "spec.config must be an object");
+  Napi::Object c = cv.As<Napi::Object>();
+  const char* w = "spec.config";
+  ModelConfig& m = s.config;
+  m.arch = str(c, w, "arch");
+  m.hfArchitecture = str(c, w, "hfArchitecture");
+  m.vocabSize = integer(c, w, "vocabSize");
+  m.hiddenSize = integer(c, w, "hiddenSize");
+  m.numLayers = static_cast<int>(integer(c, w, "numLayers"));
+  m.numHeads = static_cast<int>(integer(c, w, "numHeads"));
+  m.numKvHeads = static_cast<int>(integer(c, w, "numKvHeads"));
+  m.headDim = integer(c, w, "headDim");
+  m.intermediateSize = integer(c, w, "intermediateSize");
+  m.rmsNormEps = num(c, w, "rmsNormEps");
+  m.ropeTheta = num(c, w, "ropeTheta");
+  Napi::Value rv = field(c, w, "ropeScaling");
+  AFD_CHECK(rv.IsObject(), "spec.config.ropeScaling must be an object");
+  Napi::Object r = rv.As<Napi::Object>();
+  const char* rw = "spec.config.ropeScaling";
+  m.ropeScaling.type = str(r, rw, "type");
+  m.ropeScaling.factor = num(r, rw, "factor");
+  m.ropeScaling.lowFreqFactor = num(r, rw, "lowFreqFactor");
+  m.ropeScaling.highFreqFactor = num(r, rw, "highFreqFactor");
+  m.ropeScaling.originalMaxPositionEmbeddings = integer(r, rw, "originalMaxPositionEmbeddings");
+  m.ropeScaling.betaFast = num(r, rw, "betaFast");
+  m.ropeScaling.betaSlow = num(r, rw, "betaSlow");
+  m.ropeScaling.attentionFactor = num(r, rw, "attentionFactor");
+  m.maxPositionEmbeddings = integer(c, w, "maxPositionEmbeddings");
+  m.tieWordEmbeddings = boolean(c, w, "tieWordEmbeddings");
+  m.qkNorm = boolean(c, w, "qkNorm");
+  m.attentionBias = boolean(c, w, "attentionBias");
+  m.numExperts = static_cast<int>(integer(c, w, "numExperts"));
+  m.numExpertsPerTok = static_cast<int>(integer(c, w, "numExpertsPerTok"));
+  m.moeIntermediateSize = integer(c, w, "moeIntermediateSize");
+  m.normTopkProb = boolean(c, w, "normTopkProb");
+  Napi::Array moe = arr(c, w, "moeLayers");
+  for (uint32_t i = 0; i < moe.Length(); ++i) m.moeLayers.push_back(moe.Get(i).ToBoolean().Value());
+  Napi::Array eos = arr(c, w, "eosTokenIds");
+  for (uint32_t i = 0; i < eos.Length(); ++i) m.eosTokenIds.push_back(eos.Get(i).ToNumber().Int32Value());
+  Napi::Value bos = field(c, w, "bosTokenId");
+  m.bosTokenId = bos.IsNumber() ? bos.As<Napi::Number>().Int32Value() : -1;
+
+  s.role = parseModelRole(str(spec, "spec", "role"));
+  s.computeGateOnAttention = boolean(spec, "spec", "computeGateOnAttention");
+  Napi::Array files = arr(spec, "spec", "files");
+  for (uint32_t i = 0; i < files.Length(); ++i) {
+    AFD_CHECK(files.Get(i).IsString(), "spec.files[" << i << "] must be a string path");
+    s.files.push_back(files.Get(i).As<Napi::String>().Utf8Value());
+  }
+  Napi::Array tensors = arr(spec, "spec", "tensors");
+  for (uint32_t i = 0; i < tensors.Length(); ++i) {
+    AFD_CHECK(tensors.Get(i).IsObject(), "spec.tensors[" << i << "] must be an object");
+    Napi::Object t = tensors.Get(i).As<Napi::Object>();
+    const char* tw = "spec.tensors[]";
+    TensorRef ref;
+    ref.name = str(t, tw, "name");
+    ref.file = static_cast<int>(integer(t, tw, "file"));
+    ref.dtype = parseDType(str(t, tw, "dtype"));
+    Napi::Array shape = arr(t, tw, "shape");
+    for (uint32_t j = 0; j < shape.Length(); ++j) ref.shape.push_back(shape.Get(j).ToNumber().Int64Value());
+    const int64_t off = integer(t, tw, "offset"), len = integer(t, tw, "byteLength");
+    AFD_CHECK(off >= 0 && len >= 0, "tensor " << ref.name << " has a negative offset or byteLength");
+    ref.offset = static_cast<uint64_t>(off);
+    ref.byteLength = static_cast<uint64_t>(len);
+    s.tensors.push_back(std::move(ref));
+  }
+  return s;
+}
+
+EngineOptions toEngineOptions(const Napi::Value& value) {
+  EngineOptions o;
+  if (value.IsUndefined() || value.IsNull()) return o;
+  AFD_CHECK(value.IsObject(), "engine options must be an object");
+  Napi::Object v = value.As<Napi::Object>();
+  const char* w = "options";
+  if (v.Has("backend")) o.backend.name = str(v, w, "backend");
+  if (v.Has("threads")) o.backend.threads = static_cast<int>(integer(v, w, "threads"));
+  if (v.Has("deviceIndex")) o.backend.deviceIndex = static_cast<int>(integer(v, w, "deviceIndex"));
+  if (v.Has("kvBlockSize")) o.kvBlockSize = static_cast<int>(integer(v, w, "kvBlockSize"));
+  if (v.Has("numKvBlocks")) o.numKvBlocks = static_cast<int>(integer(v, w, "numKvBlocks"));
+  if (v.Has("kvCacheBytes")) o.kvCacheBytes = static_cast<uint64_t>(integer(v, w, "kvCacheBytes"));
+  if (v.Has("kvDtype")) o.kvDtype = parseDType(str(v, w, "kvDtype"));
+  return o;
+}
+
+void toStepPlan(const Napi::Object& p, OwnedStepPlan& o) {
+  StepPlan& s = o.plan;
+  s.numSeqs = static_cast<int>(integer(p, "plan", "numSeqs"));
+  AFD_CHECK(s.numSeqs >= 1, "plan.numSeqs must be at least 1");
+  const size_t S = static_cast<size_t>(s.numSeqs);
+  typed<int32_t, napi_int32_array>(p, "tokenOffsets", S + 1, o.tokenOffsets);
+  s.numTokens = o.tokenOffsets[S];
+  AFD_CHECK(s.numTokens >= 0, "plan.tokenOffsets must end at the token count");
+  typed<int32_t, napi_int32_array>(p, "tokenIds", static_cast<size_t>(s.numTokens), o.tokenIds);
+  typed<int32_t, napi_int32_array>(p, "positions", static_cast<size_t>(s.numTokens), o.positions);
+  typed<int32_t, napi_int32_array>(p, "contextLens", S, o.contextLens);
+  s.maxBlocksPerSeq = static_cast<int>(integer(p, "plan", "maxBlocksPerSeq"));
+  AFD_CHECK(s.maxBlocksPerSeq >= 1, "plan.maxBlocksPerSeq must be at least 1");
+  typed<int32_t, napi_int32_array>(p, "blockTables", S * s.maxBlocksPerSeq, o.blockTables);
+  typed<uint8_t, napi_uint8_array>(p, "sampleMask", S, o.sampleMask);
+  typed<float, napi_float32_array>(p, "temperature", S, o.temperature);
+  typed<int32_t, napi_int32_array>(p, "topK", S, o.topK);
+  typed<float, napi_float32_array>(p, "topP", S, o.topP);
+  typed<uint32_t, napi_uint32_array>(p, "seeds", S, o.seeds);
+  s.stageSplit = static_cast<int>(integer(p, "plan", "stageSplit"));
+  s.returnLogits = boolean(p, "plan", "returnLogits");
+  s.tokenIds = o.tokenIds.data();
+  s.positions = o.positions.data();
+  s.tokenOffsets = o.tokenOffsets.data();
+  s.contextLens = o.contextLens.data();
+  s.blockTables = o.blockTables.data();
+  s.sampleMask = o.sampleMask.data();
+  s.temperature = o.temperature.data();
+  s.topK = o.topK.data();
+  s.topP = o.topP.data();
+  s.seeds = o.seeds.data();
+}
+
+Napi::Object engineInfoToJs(Napi::Env env, const EngineInfo& i) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("role", i.role);
+  o.Set("arch", i.arch);
+  o.Set("backend", i.backend);
+  o.Set("threads", i.threads);
+  o.Set("numLayers", i.numLayers);
+  o.Set("vocabSize", static_cast<double>(i.vocabSize));
+  o.Set("hiddenSize", static_cast<double>(i.hiddenSize));
+  o.Set("kvBlockSize", i.kvBlockSize);
+  o.Set("numKvBlocks", i.numKvBlocks);
+  o.Set("kvBytesPerBlock", static_cast<double>(i.kvBytesPerBlock));
+  o.Set("residentWeightBytes", static_cast<double>(i.residentWeightBytes));
+  o.Set("numWeightTensors", static_cast<double>(i.numWeightTensors));
+  return o;
+}
+
+Napi::Object engineStatsToJs(Napi::Env env, EngineStats& s) {
+  Napi::Object o = Napi::Object::New(env);
+  const double steps = static_cast<double>(s.steps.load());
+  o.Set("steps", steps);
+  o.Set("lastStepMs", static_cast<double>(s.lastStepUs.load()) / 1000.0);
+  o.Set("avgStepMs", steps > 0 ? static_cast<double>(s.totalStepUs.load()) / 1000.0 / steps : 0.0);
+  o.Set("prefillTokens", static_cast<double>(s.prefillTokens.load()));
+  o.Set("decodeTokens", static_cast<double>(s.decodeTokens.load()));
+  o.Set("sampledTokens", static_cast<double>(s.sampledTokens.load()));
+  o.Set("ffnComputeMs", static_cast<double>(s.ffnComputeUs.load()) / 1000.0);
+  o.Set("ffnWaitMs", static_cast<double>(s.ffnWaitUs.load()) / 1000.0);
+  o.Set("graphHits", static_cast<double>(s.graphHits.load()));
+  o.Set("graphMisses", static_cast<double>(s.graphMisses.load()));
+  o.Set("graphCaptures", static_cast<double>(s.graphCaptures.load()));
+  o.Set("stepsServed", static_cast<double>(s.stepsServed.load()));
+  o.Set("ffnLoopState", ffnLoopStateName(static_cast<FfnLoopState>(s.ffnLoopState.load())));
+  o.Set("ffnLoopLayer", s.ffnLoopLayer.load());
+  o.Set("ffnLoopStage", s.ffnLoopStage.load());
+  const uint64_t since = s.ffnLoopSinceUs.load(), now = steadyNowUs();
+  o.Set("ffnLoopStateMs", since > 0 && now > since ? static_cast<double>(now - since) / 1000.0 : 0.0);
+  o.Set("kvBlocksUsed", static_cast<double>(s.kvBlocksUsed.load()));
+  o.Set("kvBlocksTotal", static_cast<double>(s.kvBlocksTotal));
+  o.Set("numLayers", s.numLayers);
+  o.Set("numStages", s.numStages);
+  // Dense [numLayers][numStages] arrays, the RankStats layout.
+  const char* names[4] = {"a2fBytes", "f2aBytes", "a2fWireUs", "f2aWireUs"};
+  for (int which = 0; which < 4; ++which) {
+    Napi::Array rows = Napi::Array::New(env, s.numLayers);
+    for (int L = 0; L < s.numLayers; ++L) {
+      Napi::Array row = Napi::Array::New(env, s.numStages);
+      for (int st = 0; st < s.numStages; ++st) {
+        LayerStageCounters& c = s.at(L, st);
+        const std::atomic<uint64_t>* f[4] = {&c.bytesAtoF, &c.bytesFtoA, &c.wireTimeUsAtoF, &c.wireTimeUsFtoA};
+        row.Set(static_cast<uint32_t>(st), static_cast<double>(f[which]->load()));
+      }
+      rows.Set(static_cast<uint32_t>(L), row);
+    }
+    o.Set(names[which], rows);
+  }
+  return o;
+}
+
+}  // namespace afd::binding

@@ -1,0 +1,17 @@
+/**
+ * Checkpoint layer: HuggingFace config.json and safetensors -> validated ModelLoadSpec
+ * per role, plus the safetensors writer and deterministic init used by make-model and
+ * tests. Imported as '@afd/native/checkpoint'. The golden-fixture loader (golden.ts) is
+ * for tests inside native/ and is imported from its file directly.
+ */
+export { CheckpointError } from './errors.js';
+export { dtypeBytes, numElements } from './dtype.js';
+export { readSafetensorsHeader, maxHeaderBytes, type SafetensorsHeader, type SafetensorsTensor } from './safetensors.js';
+export { openCheckpoint, indexFileName, singleFileName, type CheckpointTensors } from './shards.js';
+export { parseModelConfig, supportedArchitectures } from './config.js';
+export { parseRope, supportedRopeTypes } from './rope.js';
+export { modelTensors, roleTensors, roleOwns, type ExpectedTensor, type TensorOwner } from './tensorTables.js';
+export { buildLoadSpec, readModelConfig, residentBytesByRole, type LoadSpecOptions, type RoleLoadSpec } from './loadSpec.js';
+export { writeSafetensors, planSafetensors, tensorByteLength, type TensorPlan, type TensorBytes, type TensorFill } from './writer.js';
+export { Xoshiro128, normalBf16, toBf16Bits, fromBf16Bits, hashName, type NormalInit } from './random.js';
+export type { ArchFamily, ModelRole, ModelLoadSpec, ModelConfigSpec, TensorRef, TensorDtype, RopeScalingSpec } from '../modelSpec.js';

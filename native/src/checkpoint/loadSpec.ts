@@ -1,0 +1,122 @@
+/**
+ * buildLoadSpec: read config.json and the safetensors headers of a model directory,
+ * check every tensor the role needs (present, right shape) and produce the ModelLoadSpec
+ * the native engine maps. Also reports the resident weight bytes of each role.
+ */
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { ModelConfigSpec, ModelLoadSpec, ModelRole, TensorRef } from '../modelSpec.js';
+import { CheckpointError, formatShape } from './errors.js';
+import { parseModelConfig } from './config.js';
+import { openCheckpoint, type CheckpointTensors } from './shards.js';
+import { roleOwns, modelTensors, type ExpectedTensor } from './tensorTables.js';
+
+/** Options of buildLoadSpec. */
+export interface LoadSpecOptions {
+  /** Place the MoE router on the attention role (ignored for dense models). */
+  computeGateOnAttention?: boolean;
+}
+
+/** A role's load spec and the weight bytes it keeps resident. */
+export interface RoleLoadSpec {
+  spec: ModelLoadSpec;
+  /** Sum of the byte lengths of the role's tensors (as stored in the checkpoint). */
+  residentBytes: number;
+}
+
+async function readJson(path: string, required: boolean): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if (!required) return undefined;
+    throw new CheckpointError(path, `cannot read: ${(err as Error).message}`, { fix: 'a HuggingFace model directory needs config.json' });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new CheckpointError(path, `not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** Read and validate config.json (plus generation_config.json's eos ids when present). */
+export async function readModelConfig(modelDir: string): Promise<ModelConfigSpec> {
+  const dir = resolve(modelDir);
+  const configPath = join(dir, 'config.json');
+  const config = await readJson(configPath, true);
+  const generation = await readJson(join(dir, 'generation_config.json'), false);
+  return parseModelConfig(configPath, config, generation);
+}
+
+function sameShape(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+function missingHint(ckpt: CheckpointTensors, want: ExpectedTensor): string {
+  const names = [...ckpt.tensors.keys()];
+  if (names.some((n) => /\.experts\.(gate_up_proj|down_proj)$/.test(n))) {
+    return 'the checkpoint stores experts fused (transformers 5 in-memory layout); save it in the per-expert HuggingFace Hub layout';
+  }
+  const layerPrefix = want.name.split('.').slice(0, 3).join('.');
+  const near = names.filter((n) => n.startsWith(`${layerPrefix}.`)).slice(0, 4);
+  return near.length > 0 ? `nearby tensors: ${near.join(', ')}; is config.json for this checkpoint?` : 'is config.json for this checkpoint?';
+}
+
+/** Check the expected tensors against the checkpoint and return their refs, in expected order. */
+export function resolveTensors(ckpt: CheckpointTensors, expected: readonly ExpectedTensor[], role: ModelRole): TensorRef[] {
+  return expected.map((want) => {
+    const ref = ckpt.tensors.get(want.name);
+    if (!ref) {
+      throw new CheckpointError(ckpt.source, `is required by the ${role} role but missing from the checkpoint`, {
+        tensor: want.name,
+        fix: missingHint(ckpt, want),
+      });
+    }
+    if (!sameShape(ref.shape, want.shape)) {
+      throw new CheckpointError(ckpt.files[ref.file]!, `has shape ${formatShape(ref.shape)} but config.json needs ${formatShape(want.shape)} (${want.derivation})`, {
+        tensor: want.name,
+        fix: 'config.json and the weights disagree; use the config that came with the checkpoint',
+      });
+    }
+    return ref;
+  });
+}
+
+function specForRole(config: ModelConfigSpec, ckpt: CheckpointTensors, role: ModelRole, opts: LoadSpecOptions): RoleLoadSpec {
+  const gateOnAttention = (opts.computeGateOnAttention ?? false) && config.numExperts > 0;
+  const wanted = modelTensors(config).filter((t) => roleOwns(role, t.owner, gateOnAttention));
+  const refs = resolveTensors(ckpt, wanted, role);
+  const usedFiles = [...new Set(refs.map((r) => r.file))].sort((a, b) => a - b);
+  const remap = new Map(usedFiles.map((f, i) => [f, i]));
+  const tensors = refs.map((r) => ({ ...r, shape: [...r.shape], file: remap.get(r.file)! }));
+  const residentBytes = tensors.reduce((sum, t) => sum + t.byteLength, 0);
+  return {
+    spec: { config, role, computeGateOnAttention: gateOnAttention, files: usedFiles.map((f) => ckpt.files[f]!), tensors },
+    residentBytes,
+  };
+}
+
+async function openValidated(modelDir: string): Promise<{ config: ModelConfigSpec; ckpt: CheckpointTensors }> {
+  const config = await readModelConfig(modelDir);
+  const ckpt = await openCheckpoint(modelDir);
+  // Validate every tensor of the model, not only one role's: a checkpoint broken in the
+  // other half would otherwise start one role and fail the other.
+  resolveTensors(ckpt, modelTensors(config), 'colocated');
+  return { config, ckpt };
+}
+
+/**
+ * Build the load spec of one role: exactly the tensors the role needs, and only the files
+ * that hold them. Throws CheckpointError naming file, tensor and problem.
+ */
+export async function buildLoadSpec(modelDir: string, role: ModelRole, opts: LoadSpecOptions = {}): Promise<RoleLoadSpec> {
+  const { config, ckpt } = await openValidated(modelDir);
+  return specForRole(config, ckpt, role, opts);
+}
+
+/** Resident weight bytes of every role of a model (with the given gate placement). */
+export async function residentBytesByRole(modelDir: string, opts: LoadSpecOptions = {}): Promise<Record<ModelRole, number>> {
+  const { config, ckpt } = await openValidated(modelDir);
+  const bytes = (role: ModelRole): number => specForRole(config, ckpt, role, opts).residentBytes;
+  return { colocated: bytes('colocated'), attention: bytes('attention'), ffn: bytes('ffn') };
+}

@@ -1,0 +1,104 @@
+/**
+ * Which tensors each architecture has, with their shapes, and which role owns each one.
+ * The attention role owns the embedding, every norm (the FFN half receives the already
+ * normalised hidden state), attention projections and the LM head; the FFN role owns the
+ * dense MLP or the experts and the router, unless the router is placed on attention.
+ */
+import type { ModelConfigSpec, ModelRole } from '../modelSpec.js';
+
+/** The half of a decoder layer (or the model) a tensor belongs to. */
+export type TensorOwner = 'attention' | 'ffn' | 'router';
+
+/** One tensor the architecture needs. */
+export interface ExpectedTensor {
+  name: string;
+  shape: number[];
+  owner: TensorOwner;
+  /** Which config fields the shape comes from (for error messages). */
+  derivation: string;
+}
+
+/** Names of one layer's FFN tensors, per architecture. */
+interface FfnNames {
+  router: string;
+  expert(e: number, proj: 'gate' | 'up' | 'down'): string;
+}
+
+function ffnNames(config: ModelConfigSpec, layer: number): FfnNames {
+  const p = `model.layers.${layer}`;
+  if (config.arch === 'mixtral') {
+    const w = { gate: 'w1', up: 'w3', down: 'w2' } as const;
+    return { router: `${p}.block_sparse_moe.gate.weight`, expert: (e, proj) => `${p}.block_sparse_moe.experts.${e}.${w[proj]}.weight` };
+  }
+  return { router: `${p}.mlp.gate.weight`, expert: (e, proj) => `${p}.mlp.experts.${e}.${proj}_proj.weight` };
+}
+
+function layerTensors(config: ModelConfigSpec, layer: number): ExpectedTensor[] {
+  const { hiddenSize: h, numHeads, numKvHeads, headDim: hd } = config;
+  const p = `model.layers.${layer}`;
+  const q = numHeads * hd;
+  const kv = numKvHeads * hd;
+  const t = (name: string, shape: number[], owner: TensorOwner, derivation: string): ExpectedTensor => ({ name, shape, owner, derivation });
+  const out: ExpectedTensor[] = [
+    t(`${p}.input_layernorm.weight`, [h], 'attention', 'hidden_size'),
+    t(`${p}.self_attn.q_proj.weight`, [q, h], 'attention', 'num_attention_heads x head_dim, hidden_size'),
+    t(`${p}.self_attn.k_proj.weight`, [kv, h], 'attention', 'num_key_value_heads x head_dim, hidden_size'),
+    t(`${p}.self_attn.v_proj.weight`, [kv, h], 'attention', 'num_key_value_heads x head_dim, hidden_size'),
+    t(`${p}.self_attn.o_proj.weight`, [h, q], 'attention', 'hidden_size, num_attention_heads x head_dim'),
+  ];
+  if (config.attentionBias) {
+    out.push(
+      t(`${p}.self_attn.q_proj.bias`, [q], 'attention', 'num_attention_heads x head_dim'),
+      t(`${p}.self_attn.k_proj.bias`, [kv], 'attention', 'num_key_value_heads x head_dim'),
+      t(`${p}.self_attn.v_proj.bias`, [kv], 'attention', 'num_key_value_heads x head_dim'),
+      t(`${p}.self_attn.o_proj.bias`, [h], 'attention', 'hidden_size'),
+    );
+  }
+  if (config.qkNorm) {
+    out.push(t(`${p}.self_attn.q_norm.weight`, [hd], 'attention', 'head_dim'), t(`${p}.self_attn.k_norm.weight`, [hd], 'attention', 'head_dim'));
+  }
+  out.push(t(`${p}.post_attention_layernorm.weight`, [h], 'attention', 'hidden_size'));
+  if (config.moeLayers[layer]) {
+    const names = ffnNames(config, layer);
+    const im = config.moeIntermediateSize;
+    const size = config.arch === 'mixtral' ? 'intermediate_size' : 'moe_intermediate_size';
+    out.push(t(names.router, [config.numExperts, h], 'router', 'num_experts, hidden_size'));
+    for (let e = 0; e < config.numExperts; e++) {
+      out.push(
+        t(names.expert(e, 'gate'), [im, h], 'ffn', `${size}, hidden_size`),
+        t(names.expert(e, 'up'), [im, h], 'ffn', `${size}, hidden_size`),
+        t(names.expert(e, 'down'), [h, im], 'ffn', `hidden_size, ${size}`),
+      );
+    }
+  } else {
+    const i = config.intermediateSize;
+    out.push(
+      t(`${p}.mlp.gate_proj.weight`, [i, h], 'ffn', 'intermediate_size, hidden_size'),
+      t(`${p}.mlp.up_proj.weight`, [i, h], 'ffn', 'intermediate_size, hidden_size'),
+      t(`${p}.mlp.down_proj.weight`, [h, i], 'ffn', 'hidden_size, intermediate_size'),
+    );
+  }
+  return out;
+}
+
+/** Every tensor of the model, in checkpoint order (embedding, layers, final norm, LM head). */
+export function modelTensors(config: ModelConfigSpec): ExpectedTensor[] {
+  const { vocabSize: v, hiddenSize: h } = config;
+  const out: ExpectedTensor[] = [{ name: 'model.embed_tokens.weight', shape: [v, h], owner: 'attention', derivation: 'vocab_size, hidden_size' }];
+  for (let l = 0; l < config.numLayers; l++) out.push(...layerTensors(config, l));
+  out.push({ name: 'model.norm.weight', shape: [h], owner: 'attention', derivation: 'hidden_size' });
+  if (!config.tieWordEmbeddings) out.push({ name: 'lm_head.weight', shape: [v, h], owner: 'attention', derivation: 'vocab_size, hidden_size' });
+  return out;
+}
+
+/** Whether `role` loads a tensor of `owner`. */
+export function roleOwns(role: ModelRole, owner: TensorOwner, computeGateOnAttention: boolean): boolean {
+  if (role === 'colocated') return true;
+  if (owner === 'router') return computeGateOnAttention ? role === 'attention' : role === 'ffn';
+  return owner === role;
+}
+
+/** The tensors a role needs. */
+export function roleTensors(config: ModelConfigSpec, role: ModelRole, computeGateOnAttention: boolean): ExpectedTensor[] {
+  return modelTensors(config).filter((t) => roleOwns(role, t.owner, computeGateOnAttention));
+}

@@ -1,0 +1,62 @@
+// Wire frame of the TCP connector: a fixed 48-byte little-endian header followed by
+// `byteLength` payload bytes. The header carries its own checksum and a checksum of the
+// payload, so a desynchronised stream or a foreign peer is caught at the first frame.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace afd::comm {
+
+// "AFD1" read as a little-endian u32.
+constexpr uint32_t kFrameMagic = 0x31444641u;
+// Bumped when the frame or handshake layout changes; peers must match exactly.
+constexpr uint16_t kWireVersion = 1;
+constexpr size_t kFrameHeaderBytes = 48;
+// Upper bound of one payload (guards against a corrupt length allocating or waiting forever).
+constexpr uint64_t kMaxFramePayloadBytes = uint64_t{1} << 34;
+
+enum class FrameKind : uint16_t {
+  kHello = 1,         // A->F: handshake (HelloPayload)
+  kHelloAck = 2,      // F->A: handshake accepted
+  kReject = 3,        // F->A: handshake refused; payload = UTF-8 reason
+  kStepRequest = 4,   // A->F: this peer's control payload for the next step (own counts, flags)
+  kStepCall = 5,      // F->A: a block peer started step `step`; join it (an idle peer sends empty counts)
+  kStepGo = 6,        // F->A: merged control payload of the whole block; the layer loop starts
+  kHidden = 7,        // A->F: hidden states of one layer and stage, [rows, H] f32
+  kRouterLogits = 8,  // A->F: router logits of one MoE layer and stage, [rows, E] f32
+  kFfnOutput = 9,     // F->A: FFN output of one layer and stage, [rows, H] f32
+  kGoodbye = 10,      // either way: the sender stops; payload = UTF-8 reason
+};
+
+const char* frameKindName(FrameKind kind);
+
+struct FrameHeader {
+  /** Always kFrameMagic. */
+  uint32_t magic = kFrameMagic;
+  /** Always kWireVersion. */
+  uint16_t version = kWireVersion;
+  /** What the payload is. */
+  FrameKind kind = FrameKind::kHello;
+  /** Decoder layer index (data frames); 0 otherwise. */
+  uint32_t layer = 0;
+  /** DBO stage index (data frames); 0 otherwise. */
+  uint32_t stage = 0;
+  /** Block step number the frame belongs to (control and data frames). */
+  uint64_t step = 0;
+  /** Payload length in bytes. */
+  uint64_t byteLength = 0;
+  /** payloadChecksum() of the payload bytes. */
+  uint64_t payloadChecksum = 0;
+};
+
+// Fast 64-bit checksum of a byte range (word-wise multiply-xor; not cryptographic).
+uint64_t payloadChecksum(const void* data, size_t bytes);
+
+// Writes the header (with its header checksum) into out[kFrameHeaderBytes].
+void encodeFrameHeader(const FrameHeader& h, uint8_t* out);
+// Parses and checks magic, version, header checksum and length bound; returns an empty
+// string when valid, else what is wrong (the caller adds the peer name).
+std::string decodeFrameHeader(const uint8_t* in, FrameHeader* h);
+
+}  // namespace afd::comm

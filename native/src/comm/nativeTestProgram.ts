@@ -1,0 +1,62 @@
+/**
+ * Builds and runs a native C++ test program (a `*.cpp` under native/src/.../test, kept
+ * out of the addon glob, which takes only `*.cc`). The binary is cached in
+ * native/build-native-tests/ and rebuilt when any source it may include is newer.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+
+const nativeRoot = new URL('../..', import.meta.url).pathname;
+const srcRoot = join(nativeRoot, 'src');
+
+function newestMtimeMs(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtimeMs(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** One case of a native test program: its name, and the failure text when it failed. */
+export interface NativeCaseResult {
+  name: string;
+  ok: boolean;
+  message: string;
+}
+
+/**
+ * Compiles `main` (a .cpp relative to native/src) with the .cc files of `sourceDirs`
+ * (relative to native/src), then runs it and returns one result per case.
+ */
+export function runNativeTestProgram(main: string, sourceDirs: string[], timeoutMs = 120_000): NativeCaseResult[] {
+  const outDir = join(nativeRoot, 'build-native-tests');
+  mkdirSync(outDir, { recursive: true });
+  const binary = join(outDir, basename(main, '.cpp'));
+  const sources = sourceDirs.flatMap((d) =>
+    readdirSync(join(srcRoot, d))
+      .filter((f) => f.endsWith('.cc'))
+      .map((f) => join(srcRoot, d, f)),
+  );
+  const newest = Math.max(...[...sourceDirs, 'core'].map((d) => newestMtimeMs(join(srcRoot, d))));
+  const stale = !existsSync(binary) || statSync(binary).mtimeMs < newest;
+  if (stale) {
+    execFileSync('g++', ['-std=c++17', '-O1', '-g', '-fsanitize=address,undefined', '-Wall', '-Wextra', '-Werror', `-I${srcRoot}`, join(srcRoot, main), ...sources, '-o', binary, '-lpthread'], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+  }
+  const run = spawnSync(binary, [], { encoding: 'utf8', timeout: timeoutMs });
+  if (run.error) throw run.error;
+  const results: NativeCaseResult[] = [];
+  for (const line of run.stdout.split('\n')) {
+    const ok = /^ok (\S+)$/.exec(line);
+    const fail = /^FAIL (\S+): (.*)$/.exec(line);
+    if (ok) results.push({ name: ok[1]!, ok: true, message: '' });
+    if (fail) results.push({ name: fail[1]!, ok: false, message: fail[2]! });
+  }
+  if (results.length === 0 || (run.status !== 0 && results.every((r) => r.ok))) {
+    throw new Error(`${main} exited with ${run.status ?? run.signal}: ${run.stdout}\n${run.stderr}`);
+  }
+  return results;
+}

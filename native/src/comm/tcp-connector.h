@@ -1,0 +1,154 @@
+// TCP connector for CPU and development: rendezvous from host + base port + topology
+// (FFN rank f listens on ffnHosts[f]:basePort+f; the attention ranks of its block
+// connect, retrying until the rendezvous timeout), then the control plane and the data
+// plane over one framed connection per attention <-> FFN pair. Works across hosts.
+#pragma once
+#include <poll.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/control-plane.h"
+#include "comm/data-plane.h"
+#include "comm/tcp-handshake.h"
+#include "comm/tcp-link.h"
+#include "comm/topology.h"
+
+namespace afd::comm {
+
+// The frame kind that carries a transfer kind.
+FrameKind transferFrameKind(TransferKind kind);
+// A deadline timeoutMs from now; never when timeoutMs is 0.
+Deadline rendezvousDeadline(int timeoutMs);
+
+struct TcpConnectorConfig {
+  AfdTopology topology;
+  /** Rank within its role. */
+  int rank = 0;
+  /** Host of each FFN rank, indexed by FFN rank (size = numFfn). */
+  std::vector<std::string> ffnHosts;
+  /** FFN rank f listens on basePort + f (0 on a 1-FFN topology = ephemeral, for tests). */
+  int basePort = 29500;
+  /** FFN only: address to bind; empty = ffnHosts[rank]. */
+  std::string listenHost;
+  /** A peer silent this long inside a step fails the step, naming the peer. */
+  int stepDeadlineMs = 5000;
+  /** How long rendezvous waits for the other side; 0 = forever. */
+  int rendezvousTimeoutMs = 300000;
+  /** What both sides must agree on. */
+  ModelShape model;
+
+  // Checks ranks, hosts and ports; throws CommError(kConfig).
+  void validate(bool ffnRole) const;
+};
+
+// Attention side: one link to the FFN rank that owns this rank's block.
+class TcpAttentionConnector : public AttentionControlPlane, public DataPlane {
+ public:
+  explicit TcpAttentionConnector(TcpConnectorConfig config);
+  ~TcpAttentionConnector() override;
+  // Connects and handshakes; retries until the rendezvous timeout. Throws CommError.
+  void connect(StopFlag stop) { adopt(dial(stop, config_.rendezvousTimeoutMs)); }
+  // Connects and handshakes a new link without touching the current one (so a
+  // reconnect can run while steps fail fast on the old link). timeoutMs 0 = forever.
+  std::unique_ptr<TcpLink> dial(StopFlag stop, int timeoutMs) const;
+  // Makes `link` the current connection (the block restarts at step 0).
+  void adopt(std::unique_ptr<TcpLink> link);
+  bool connected() const { return link_ != nullptr && !link_->broken(); }
+  // Why the link is down ("" while connected, "not connected" before the first connect).
+  std::string lostReason() const;
+  // "FFN rank 1 at 10.0.0.2:29501".
+  const std::string& peerName() const { return peerName_; }
+
+  // AttentionControlPlane
+  void beginStep(const uint32_t* stageTokens, int numStages, uint32_t flags, ControlPayload* merged) override;
+  bool pollStepCall(int timeoutMs) override;
+  void shutdown(const std::string& reason) override;
+  int peerIndex() const override { return peerIndex_; }
+
+  // DataPlane (peer 0 = the FFN rank)
+  int numPeers() const override { return 1; }
+  void send(int peer, const void* src, size_t bytes, const TransferTag& tag, CommStream stream) override;
+  void recv(int peer, void* dst, size_t bytes, const TransferTag& tag, CommStream stream) override;
+  void synchronize(CommStream stream) override;
+  uint64_t lastWireTimeUs(int, bool send) const override {
+    return !link_ ? 0 : send ? link_->lastSendWireUs() : link_->lastRecvWireUs();
+  }
+  // True when something (a step call, a goodbye, EOF) waits to be read, within timeoutMs.
+  bool hasIncoming(int timeoutMs) const { return link_ && link_->readable(timeoutMs); }
+
+  // Closes the connection without the shutdown flag (the FFN rank sees the peer lost).
+  void close();
+
+ private:
+  TcpConnectorConfig config_;
+  int ffnRank_ = 0;
+  int peerIndex_ = 0;
+  std::string host_;
+  int port_ = 0;
+  std::string peerName_;
+  std::unique_ptr<TcpLink> link_;
+  uint64_t nextStep_ = 0;
+  std::vector<uint8_t> scratch_;  // encoded control payloads (reused)
+  ControlPayload request_;
+};
+
+// FFN side: a listener and one link per attention peer of the block.
+class TcpFfnConnector : public FfnControlPlane, public DataPlane {
+ public:
+  // Binds the listening socket immediately (so a busy port fails at once).
+  explicit TcpFfnConnector(TcpConnectorConfig config);
+  ~TcpFfnConnector() override;
+  // Accepts and handshakes every peer of the block (rejecting strangers with a reason),
+  // until the rendezvous timeout. Throws CommError; kStopped when *stop is set.
+  // The handshake is acknowledged to every peer once the whole block has joined, so an
+  // attention rank's connect() returns only when its FFN rank can serve.
+  // timeoutMs: rendezvous timeout (0 = forever; -1 = the configured one).
+  void acceptPeers(StopFlag stop, int timeoutMs = -1);
+  // Peers connected so far (for rendezvous progress).
+  int peersJoined() const { return joined_.load(); }
+  int blockSize() const { return block_.size; }
+  const AttentionBlock& block() const { return block_; }
+  // The port actually bound (resolves port 0).
+  int listenPort() const { return listener_.port(); }
+  const std::string& listenAddress() const { return listener_.address(); }
+  const std::string& peerName(int peer) const { return links_[peer]->peer(); }
+
+  // FfnControlPlane
+  bool recvStep(ControlPayload* merged, StopFlag stop, std::string* shutdownBy) override;
+
+  // DataPlane (peer p = attention rank block.start + p)
+  int numPeers() const override { return block_.size; }
+  void send(int peer, const void* src, size_t bytes, const TransferTag& tag, CommStream stream) override;
+  void recv(int peer, void* dst, size_t bytes, const TransferTag& tag, CommStream stream) override;
+  void synchronize(CommStream stream) override;
+  uint64_t lastWireTimeUs(int peer, bool send) const override {
+    return send ? links_[peer]->lastSendWireUs() : links_[peer]->lastRecvWireUs();
+  }
+
+  // Says goodbye to every peer (reason) and closes the links; the listener stays open.
+  void closePeers(const std::string& reason);
+  // Stops listening (the port is free again once this returns).
+  void closeListener() { listener_.close(); }
+
+ private:
+  // Reads one StepRequest from peer p into request_ (checks its step number).
+  void readRequest(int peer, Deadline deadline, StopFlag stop);
+  // Rendezvous: frees the slots of joined peers whose connection has closed.
+  void dropDeadPeers();
+
+  TcpConnectorConfig config_;
+  AttentionBlock block_;
+  Listener listener_;
+  std::vector<std::unique_ptr<TcpLink>> links_;  // [block size]
+  std::atomic<int> joined_{0};
+  uint64_t step_ = 0;
+  std::vector<uint8_t> scratch_;
+  ControlPayload request_;
+  std::vector<bool> published_;
+  std::vector<struct pollfd> pollFds_;
+};
+
+}  // namespace afd::comm

@@ -1,0 +1,74 @@
+#include "comm/tcp-handshake.h"
+
+namespace afd::comm {
+
+// Layout (little-endian u32 words): numAttention, numFfn, attentionRank, numLayers,
+// hiddenSize, numExperts, gateOnAttention (0/1), then numLayers bytes of moeLayers (0/1).
+namespace {
+constexpr size_t kWords = 7;
+
+void put32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+uint32_t get32(const uint8_t* p) { return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24); }
+std::string str(uint32_t v) { return std::to_string(v); }
+}  // namespace
+
+std::vector<uint8_t> encodeHello(const HelloPayload& h) {
+  std::vector<uint8_t> out(kWords * 4 + h.model.numLayers);
+  uint32_t words[kWords] = {static_cast<uint32_t>(h.topology.numAttention), static_cast<uint32_t>(h.topology.numFfn),
+                            static_cast<uint32_t>(h.attentionRank),       h.model.numLayers,
+                            h.model.hiddenSize,                           h.model.numExperts,
+                            h.model.gateOnAttention ? 1u : 0u};
+  for (size_t i = 0; i < kWords; ++i) put32(out.data() + 4 * i, words[i]);
+  for (uint32_t l = 0; l < h.model.numLayers; ++l) {
+    out[kWords * 4 + l] = l < h.model.moeLayers.size() && h.model.moeLayers[l] ? 1 : 0;
+  }
+  return out;
+}
+
+std::string decodeHello(const uint8_t* d, size_t bytes, HelloPayload* out) {
+  if (bytes < kWords * 4) return "hello of " + std::to_string(bytes) + " bytes is too short";
+  out->topology.numAttention = static_cast<int>(get32(d));
+  out->topology.numFfn = static_cast<int>(get32(d + 4));
+  out->attentionRank = static_cast<int>(get32(d + 8));
+  out->model.numLayers = get32(d + 12);
+  out->model.hiddenSize = get32(d + 16);
+  out->model.numExperts = get32(d + 20);
+  out->model.gateOnAttention = get32(d + 24) != 0;
+  if (bytes != kWords * 4 + out->model.numLayers) return "hello size does not match its layer count";
+  out->model.moeLayers.assign(out->model.numLayers, false);
+  for (uint32_t l = 0; l < out->model.numLayers; ++l) out->model.moeLayers[l] = d[kWords * 4 + l] != 0;
+  return {};
+}
+
+std::string checkHello(const HelloPayload& got, const AfdTopology& topo, int ffnRank, const ModelShape& m) {
+  if (got.topology.numAttention != topo.numAttention || got.topology.numFfn != topo.numFfn) {
+    return "attention rank " + std::to_string(got.attentionRank) + " runs topology " + got.topology.name() +
+           " but this FFN rank runs " + topo.name() + "; start every rank with the same --topology";
+  }
+  AttentionBlock block = topo.blockOf(ffnRank);
+  if (got.attentionRank < block.start || got.attentionRank >= block.start + block.size) {
+    return "attention rank " + std::to_string(got.attentionRank) + " does not belong to FFN rank " +
+           std::to_string(ffnRank) + " in " + topo.name() + " (it serves attention ranks " +
+           std::to_string(block.start) + ".." + std::to_string(block.start + block.size - 1) +
+           "); check --rank and the FFN host/port list";
+  }
+  const ModelShape& g = got.model;
+  if (g.numLayers != m.numLayers || g.hiddenSize != m.hiddenSize || g.numExperts != m.numExperts ||
+      g.moeLayers != m.moeLayers) {
+    return "model mismatch: attention rank " + std::to_string(got.attentionRank) + " has " + str(g.numLayers) +
+           " layers, hidden " + str(g.hiddenSize) + ", " + str(g.numExperts) + " experts; this FFN rank has " +
+           str(m.numLayers) + " layers, hidden " + str(m.hiddenSize) + ", " + str(m.numExperts) +
+           " experts; load the same --model on every rank";
+  }
+  if (g.gateOnAttention != m.gateOnAttention) {
+    return std::string("gate placement differs: attention rank ") + std::to_string(got.attentionRank) +
+           (g.gateOnAttention ? " computes the router (computeGateOnAttention=true)"
+                              : " expects the router on FFN (computeGateOnAttention=false)") +
+           " but this FFN rank does not agree; use the same computeGateOnAttention on every rank";
+  }
+  return {};
+}
+
+}  // namespace afd::comm

@@ -1,0 +1,185 @@
+#include "comm/tcp-link.h"
+
+#include <vector>
+
+namespace afd::comm {
+
+namespace {
+uint64_t microsSince(Deadline::Clock::time_point t0) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Deadline::Clock::now() - t0).count());
+}
+}  // namespace
+
+TcpLink::TcpLink(Socket socket, std::string peer, int sendTimeoutMs)
+    : socket_(std::move(socket)), peer_(std::move(peer)), sendTimeoutMs_(sendTimeoutMs) {
+  sender_ = std::thread([this] { senderLoop(); });
+}
+
+TcpLink::~TcpLink() { close(); }
+
+void TcpLink::fail(const CommError& err) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!broken_) {
+    broken_ = true;
+    errorKind_ = err.kind();
+    error_ = err.what();
+  }
+  cv_.notify_all();
+}
+
+bool TcpLink::broken() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return broken_;
+}
+
+void TcpLink::throwIfBroken() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (broken_) throw CommError(errorKind_, error_);
+}
+
+void TcpLink::post(const FrameHeader& header, const void* payload) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Deadline deadline = Deadline::afterMs(sendTimeoutMs_);
+  while (!broken_ && posted_ - written_ >= kRingSize) {
+    if (deadline.passed()) {
+      lock.unlock();
+      fail(CommError(CommErrorKind::kTimeout, "send queue to " + peer_ + " stayed full past the step deadline"));
+      lock.lock();
+      break;
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  if (broken_) throw CommError(errorKind_, error_);
+  ring_[posted_ % kRingSize] = Pending{header, payload};
+  ++posted_;
+  cv_.notify_all();
+}
+
+void TcpLink::flush(Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!broken_ && written_ < posted_) {
+    if (deadline.passed()) {
+      lock.unlock();
+      fail(CommError(CommErrorKind::kTimeout, "timed out sending to " + peer_ + " (the peer stopped reading)"));
+      lock.lock();
+      break;
+    }
+    cv_.wait_for(lock, std::chrono::milliseconds(deadline.remainingMs(50)));
+  }
+  if (broken_) throw CommError(errorKind_, error_);
+}
+
+void TcpLink::senderLoop() {
+  uint8_t headerBytes[kFrameHeaderBytes];
+  for (;;) {
+    Pending item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || broken_ || written_ < posted_; });
+      if (stopping_ || broken_) return;
+      item = ring_[written_ % kRingSize];
+    }
+    try {
+      FrameHeader h = item.header;
+      h.payloadChecksum = item.payload && h.byteLength ? payloadChecksum(item.payload, h.byteLength) : 0;
+      encodeFrameHeader(h, headerBytes);
+      struct iovec iov[2] = {{headerBytes, kFrameHeaderBytes}, {const_cast<void*>(item.payload), h.byteLength}};
+      auto t0 = Deadline::Clock::now();
+      socket_.sendAll(iov, h.byteLength ? 2 : 1, Deadline::afterMs(sendTimeoutMs_), peer_);
+      lastSendUs_.store(microsSince(t0), std::memory_order_relaxed);
+    } catch (const CommError& e) {
+      fail(e);
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    ++written_;
+    cv_.notify_all();
+  }
+}
+
+FrameHeader TcpLink::recvHeader(Deadline deadline, StopFlag stop, const char* what) {
+  throwIfBroken();
+  uint8_t bytes[kFrameHeaderBytes];
+  FrameHeader h;
+  try {
+    socket_.recvAll(bytes, kFrameHeaderBytes, deadline, stop, peer_, what);
+    std::string problem = decodeFrameHeader(bytes, &h);
+    if (!problem.empty()) throw CommError(CommErrorKind::kProtocol, "bad frame from " + peer_ + ": " + problem);
+    if (h.kind == FrameKind::kGoodbye) {
+      std::string reason(h.byteLength < 4096 ? h.byteLength : 4096, '\0');
+      if (!reason.empty()) socket_.recvAll(reason.data(), reason.size(), Deadline::afterMs(1000), nullptr, peer_, "goodbye");
+      throw CommError(CommErrorKind::kShutdown, peer_ + " stopped" + (reason.empty() ? "" : ": " + reason));
+    }
+  } catch (const CommError& e) {
+    if (e.kind() != CommErrorKind::kStopped) fail(e);
+    throw;
+  }
+  return h;
+}
+
+void TcpLink::recvPayload(const FrameHeader& h, void* dst, size_t capacityBytes, Deadline deadline, StopFlag stop,
+                          const char* what) {
+  try {
+    if (h.byteLength > capacityBytes) {
+      throw CommError(CommErrorKind::kProtocol, "frame " + std::string(frameKindName(h.kind)) + " from " + peer_ +
+                                                    " carries " + std::to_string(h.byteLength) + " bytes but " +
+                                                    std::to_string(capacityBytes) + " were expected");
+    }
+    if (h.byteLength == 0) return;
+    auto t0 = Deadline::Clock::now();
+    socket_.recvAll(dst, h.byteLength, deadline, stop, peer_, what);
+    lastRecvUs_.store(microsSince(t0), std::memory_order_relaxed);
+    if (payloadChecksum(dst, h.byteLength) != h.payloadChecksum) {
+      throw CommError(CommErrorKind::kProtocol, "payload checksum mismatch in " + std::string(what) + " from " + peer_);
+    }
+  } catch (const CommError& e) {
+    if (e.kind() != CommErrorKind::kStopped) fail(e);
+    throw;
+  }
+}
+
+void TcpLink::recvExpected(FrameKind kind, uint32_t layer, uint32_t stage, uint64_t step, void* dst, size_t bytes,
+                           Deadline deadline, StopFlag stop) {
+  const char* what = frameKindName(kind);
+  FrameHeader h = recvHeader(deadline, stop, what);
+  if (h.kind != kind || h.layer != layer || h.stage != stage || h.step != step || h.byteLength != bytes) {
+    CommError err(CommErrorKind::kProtocol,
+                   "out-of-order frame from " + peer_ + ": expected " + what + " layer " + std::to_string(layer) +
+                       " stage " + std::to_string(stage) + " step " + std::to_string(step) + " (" +
+                       std::to_string(bytes) + " bytes), got " + frameKindName(h.kind) + " layer " +
+                       std::to_string(h.layer) + " stage " + std::to_string(h.stage) + " step " +
+                       std::to_string(h.step) + " (" + std::to_string(h.byteLength) +
+                       " bytes); the ranks disagree on the step plan");
+    fail(err);
+    throw err;
+  }
+  recvPayload(h, dst, bytes, deadline, stop, what);
+}
+
+void TcpLink::goodbye(const std::string& reason, int timeoutMs) {
+  if (!broken()) {
+    try {
+      FrameHeader h;
+      h.kind = FrameKind::kGoodbye;
+      h.byteLength = reason.size();
+      send(h, reason.data(), Deadline::afterMs(timeoutMs));
+    } catch (const CommError&) {
+      // best effort: the peer may already be gone
+    }
+  }
+  close();
+}
+
+void TcpLink::close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  socket_.shutdownBoth();
+  if (sender_.joinable()) sender_.join();
+  socket_.close();
+}
+
+}  // namespace afd::comm

@@ -1,0 +1,95 @@
+// One framed TCP connection to one peer. Sends are posted to a fixed ring drained by a
+// sender thread (so a rank can receive while its previous output is still being
+// written, and nothing is allocated per message); receives run on the caller's thread
+// with a deadline. A failure on either side marks the link broken and every later call
+// rethrows the first error, which names the peer.
+#pragma once
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "comm/comm-error.h"
+#include "comm/frame.h"
+#include "comm/tcp-socket.h"
+
+namespace afd::comm {
+
+class TcpLink {
+ public:
+  // peer: how errors name the other side, e.g. "FFN rank 1 at 10.0.0.2:29501".
+  // sendTimeoutMs: how long one frame may wait for the peer to read it.
+  TcpLink(Socket socket, std::string peer, int sendTimeoutMs);
+  ~TcpLink();
+  TcpLink(const TcpLink&) = delete;
+  TcpLink& operator=(const TcpLink&) = delete;
+
+  // Queues one frame; `payload` must stay valid and unchanged until flush() returns.
+  // The header's byteLength must be set; its checksum is computed by the sender thread.
+  void post(const FrameHeader& header, const void* payload);
+  // Waits until every posted frame is on the wire; throws the first send error.
+  void flush(Deadline deadline);
+  // post + flush.
+  void send(const FrameHeader& header, const void* payload, Deadline deadline) {
+    post(header, payload);
+    flush(deadline);
+  }
+
+  // Next frame header. A Goodbye frame is turned into CommError(kShutdown, reason).
+  FrameHeader recvHeader(Deadline deadline, StopFlag stop, const char* what);
+  // Payload of a header just received; checks its length and checksum.
+  void recvPayload(const FrameHeader& header, void* dst, size_t capacityBytes, Deadline deadline, StopFlag stop,
+                   const char* what);
+  // A frame that must be exactly (kind, layer, stage, step) with `bytes` payload bytes.
+  void recvExpected(FrameKind kind, uint32_t layer, uint32_t stage, uint64_t step, void* dst, size_t bytes,
+                    Deadline deadline, StopFlag stop);
+  // True when a frame (or EOF) is waiting, within timeoutMs.
+  bool readable(int timeoutMs) const { return socket_.waitReadable(timeoutMs); }
+
+  // Sends a Goodbye frame (best effort, bounded) and closes the connection.
+  void goodbye(const std::string& reason, int timeoutMs);
+  // Closes the connection now and joins the sender thread. Idempotent.
+  void close();
+  bool broken() const;
+  // The socket, for poll() over several links; never read or write it directly.
+  int fd() const { return socket_.fd(); }
+  const std::string& peer() const { return peer_; }
+  // Rethrows the stored error when the link is broken.
+  void throwIfBroken() const;
+  // Microseconds the most recent frame took on the wire: sending (first to last byte
+  // written) and receiving (header parsed to last payload byte read).
+  uint64_t lastSendWireUs() const { return lastSendUs_.load(std::memory_order_relaxed); }
+  uint64_t lastRecvWireUs() const { return lastRecvUs_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Pending {
+    FrameHeader header;
+    const void* payload = nullptr;
+  };
+  static constexpr size_t kRingSize = 32;
+
+  void senderLoop();
+  void fail(const CommError& err);
+
+  Socket socket_;
+  std::string peer_;
+  int sendTimeoutMs_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::array<Pending, kRingSize> ring_{};
+  uint64_t posted_ = 0;   // frames queued so far
+  uint64_t written_ = 0;  // frames fully written so far
+  bool stopping_ = false;
+  bool broken_ = false;
+  CommErrorKind errorKind_ = CommErrorKind::kSystem;
+  std::string error_;
+  std::thread sender_;
+  std::atomic<uint64_t> lastSendUs_{0};
+  std::atomic<uint64_t> lastRecvUs_{0};
+};
+
+}  // namespace afd::comm

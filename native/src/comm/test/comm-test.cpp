@@ -1,0 +1,400 @@
+// Unit tests of the connector over loopback TCP: framing, control payload, rendezvous,
+// the control-plane hub (idle peers called into steps), the data plane in DBO order,
+// deadlines, lost peers, rejections and shutdown. Build/run: native/src/comm/comm.test.ts.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "comm/control-payload.h"
+#include "comm/frame.h"
+#include "comm/tcp-connector.h"
+#include "comm/test/harness.h"
+#include "comm/topology.h"
+
+using namespace afd::comm;
+
+namespace {
+
+constexpr uint32_t kLayers = 3;
+constexpr uint32_t kHidden = 8;
+
+ModelShape shape() {
+  ModelShape m;
+  m.numLayers = kLayers;
+  m.hiddenSize = kHidden;
+  m.numExperts = 4;
+  m.moeLayers = {false, true, true};
+  return m;
+}
+
+TcpConnectorConfig config(const std::string& topo, int rank, int basePort) {
+  TcpConnectorConfig c;
+  c.topology = AfdTopology::parse(topo);
+  c.rank = rank;
+  c.ffnHosts.assign(c.topology.numFfn, "127.0.0.1");
+  c.basePort = basePort;
+  c.stepDeadlineMs = 2000;
+  c.rendezvousTimeoutMs = 5000;
+  c.model = shape();
+  return c;
+}
+
+// A free base port with `count` consecutive free ports (bind test; races are unlikely).
+int freeBasePort(int count) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    Listener probe("127.0.0.1", 0);
+    int base = probe.port();
+    if (base + count > 65535) continue;
+    probe.close();
+    bool ok = true;
+    std::vector<std::unique_ptr<Listener>> held;
+    for (int i = 0; i < count && ok; ++i) {
+      try {
+        held.push_back(std::make_unique<Listener>("127.0.0.1", base + i));
+      } catch (const CommError&) {
+        ok = false;
+      }
+    }
+    if (ok) return base;
+  }
+  throw std::runtime_error("no free port range");
+}
+
+// Fake FFN compute: out = 2 * x + layer.
+void fakeFfn(const float* x, float* out, size_t n, uint32_t layer) {
+  for (size_t i = 0; i < n; ++i) out[i] = 2 * x[i] + static_cast<float>(layer);
+}
+
+// FFN rank loop over the real connector with the fake compute; returns the shutdown reason.
+std::string serveFfn(TcpFfnConnector& ffn, std::atomic<bool>& stop, std::atomic<int>* steps) {
+  ffn.acceptPeers(&stop);
+  ControlPayload payload;
+  std::vector<float> in, out;
+  std::string by;
+  while (ffn.recvStep(&payload, &stop, &by)) {
+    for (uint32_t layer = 0; layer < kLayers; ++layer) {
+      for (int stage = 0; stage < payload.numStages; ++stage) {
+        size_t rows = 0;
+        for (int p = 0; p < payload.numPeers; ++p) rows += payload.wireRows(p, stage);
+        in.resize(rows * kHidden);
+        out.resize(rows * kHidden);
+        size_t offset = 0;
+        for (int p = 0; p < payload.numPeers; ++p) {
+          size_t n = payload.wireRows(p, stage) * kHidden;
+          ffn.recv(p, in.data() + offset, n * 4, {TransferKind::kHidden, layer, uint32_t(stage), payload.step}, {});
+          offset += n;
+        }
+        fakeFfn(in.data(), out.data(), in.size(), layer);
+        offset = 0;
+        for (int p = 0; p < payload.numPeers; ++p) {
+          size_t n = payload.wireRows(p, stage) * kHidden;
+          ffn.send(p, out.data() + offset, n * 4, {TransferKind::kFfnOutput, layer, uint32_t(stage), payload.step}, {});
+          offset += n;
+        }
+        ffn.synchronize({});
+      }
+    }
+    if (steps) steps->fetch_add(1);
+  }
+  return by;
+}
+
+// One attention step in DBO order: both stages are sent before stage 0 is received.
+// Checks each returned row against the fake compute. tokens[s] = 0 sends a placeholder.
+void attentionStep(TcpAttentionConnector& a, std::vector<uint32_t> tokens, float seed) {
+  ControlPayload merged;
+  a.beginStep(tokens.data(), static_cast<int>(tokens.size()), 0, &merged);
+  int stages = merged.numStages;
+  tokens.resize(stages, 0);
+  std::vector<std::vector<float>> x(stages), y(stages);
+  for (int s = 0; s < stages; ++s) {
+    size_t rows = tokens[s] ? tokens[s] : 1;
+    x[s].resize(rows * kHidden);
+    y[s].resize(rows * kHidden);
+  }
+  for (uint32_t layer = 0; layer < kLayers; ++layer) {
+    for (int s = 0; s < stages; ++s) {
+      for (size_t i = 0; i < x[s].size(); ++i) x[s][i] = seed + s * 100 + layer * 10 + i;
+      a.send(0, x[s].data(), x[s].size() * 4, {TransferKind::kHidden, layer, uint32_t(s), merged.step}, {});
+    }
+    for (int s = 0; s < stages; ++s) {
+      a.recv(0, y[s].data(), y[s].size() * 4, {TransferKind::kFfnOutput, layer, uint32_t(s), merged.step}, {});
+      for (size_t i = 0; i < y[s].size(); ++i) {
+        CHECK_MSG(y[s][i] == 2 * x[s][i] + layer, "row mismatch at layer " << layer << " stage " << s);
+      }
+    }
+    a.synchronize({});
+  }
+}
+
+// Idle attention rank: answers step calls with empty steps until stop.
+void idleLoop(TcpAttentionConnector& a, std::atomic<bool>& stop, std::atomic<int>& emptySteps) {
+  while (!stop.load()) {
+    if (!a.pollStepCall(20)) continue;
+    attentionStep(a, {0}, 0);
+    emptySteps.fetch_add(1);
+  }
+}
+
+}  // namespace
+
+TEST(topology_blocks_match_mapping_ts) {
+  AfdTopology t = AfdTopology::parse("3a2f");
+  CHECK(t.blockOf(0).start == 0 && t.blockOf(0).size == 2);
+  CHECK(t.blockOf(1).start == 2 && t.blockOf(1).size == 1);
+  CHECK(t.ffnRankOf(1) == 0 && t.ffnRankOf(2) == 1 && t.peerIndexOf(1) == 1 && t.peerIndexOf(2) == 0);
+  AfdTopology u = AfdTopology::parse("7A3F");  // blocks 3,2,2
+  CHECK(u.blockOf(1).start == 3 && u.blockOf(2).start == 5 && u.ffnRankOf(4) == 1 && u.ffnRankOf(6) == 2);
+  for (const char* name : {"1A1F", "2A1F", "2A2F", "3A2F", "4A2F", "4A4F", "9A4F"}) {
+    AfdTopology v = AfdTopology::parse(name);
+    for (int a = 0; a < v.numAttention; ++a) {
+      AttentionBlock b = v.blockOf(v.ffnRankOf(a));
+      CHECK(a >= b.start && a < b.start + b.size);
+    }
+  }
+  CHECK_THROWS(AfdTopology::parse("1A2F"), CommErrorKind::kConfig, "x >= y");
+  CHECK_THROWS(AfdTopology::parse("2x2"), CommErrorKind::kConfig, "xAyF");
+}
+
+TEST(frame_header_roundtrip_and_corruption) {
+  FrameHeader h;
+  h.kind = FrameKind::kHidden;
+  h.layer = 47;
+  h.stage = 1;
+  h.step = 123456789012ull;
+  h.byteLength = 4096;
+  h.payloadChecksum = 0xdeadbeefcafef00dull;
+  uint8_t bytes[kFrameHeaderBytes];
+  encodeFrameHeader(h, bytes);
+  FrameHeader back;
+  CHECK(decodeFrameHeader(bytes, &back).empty());
+  CHECK(back.kind == h.kind && back.layer == 47 && back.stage == 1 && back.step == h.step && back.byteLength == 4096);
+  bytes[9] ^= 1;  // flip a bit of the layer
+  CHECK(decodeFrameHeader(bytes, &back).find("checksum") != std::string::npos);
+  bytes[0] = 'G';  // "GET /" from an HTTP client
+  CHECK(decodeFrameHeader(bytes, &back).find("magic") != std::string::npos);
+  std::vector<uint8_t> data(1000, 7);
+  uint64_t sum = payloadChecksum(data.data(), data.size());
+  data[999] = 8;
+  CHECK(payloadChecksum(data.data(), data.size()) != sum);
+}
+
+TEST(control_payload_roundtrip) {
+  ControlPayload p;
+  p.reset(3);
+  p.step = 99;
+  p.flags = kFlagWarmup | kFlagShutdown;
+  p.numStages = 2;
+  p.setTokens(0, 0, 5);
+  p.setTokens(0, 1, 4);
+  p.setTokens(2, 1, 7);
+  std::vector<uint8_t> bytes;
+  encodeControlPayload(p, &bytes);
+  CHECK(bytes.size() == controlPayloadBytes(3));
+  ControlPayload q;
+  CHECK(decodeControlPayload(bytes.data(), bytes.size(), &q).empty());
+  CHECK(q.step == 99 && q.flags == p.flags && q.numStages == 2 && q.numPeers == 3);
+  CHECK(q.tokens(0, 0) == 5 && q.tokens(0, 1) == 4 && q.tokens(1, 0) == 0 && q.wireRows(1, 0) == 1);
+  CHECK(q.tokens(2, 1) == 7);
+  CHECK(!decodeControlPayload(bytes.data(), bytes.size() - 1, &q).empty());
+}
+
+TEST(loopback_1a1f_dbo_steps) {
+  int port = freeBasePort(1);
+  TcpFfnConnector ffn(config("1A1F", 0, port));
+  std::atomic<bool> stop{false};
+  std::atomic<int> steps{0};
+  std::string by;
+  std::thread server([&] { by = serveFfn(ffn, stop, &steps); });
+  TcpAttentionConnector a(config("1A1F", 0, port));
+  a.connect(nullptr);
+  attentionStep(a, {3}, 1);
+  attentionStep(a, {5, 4}, 2);  // two stages, DBO order
+  attentionStep(a, {1}, 3);
+  a.shutdown("test done");
+  server.join();
+  CHECK(steps.load() == 3);
+  CHECK_MSG(by.find("attention rank 0") != std::string::npos, "shutdown by: " << by);
+}
+
+TEST(loopback_3a2f_idle_peers_are_called_into_steps) {
+  int port = freeBasePort(2);
+  std::atomic<bool> stop{false};
+  std::vector<std::unique_ptr<TcpFfnConnector>> ffns;
+  std::vector<std::thread> servers;
+  std::atomic<int> steps0{0}, steps1{0};
+  for (int f = 0; f < 2; ++f) ffns.push_back(std::make_unique<TcpFfnConnector>(config("3A2F", f, port)));
+  servers.emplace_back([&] { serveFfn(*ffns[0], stop, &steps0); });
+  servers.emplace_back([&] { serveFfn(*ffns[1], stop, &steps1); });
+  std::vector<std::unique_ptr<TcpAttentionConnector>> as;
+  std::vector<std::thread> connecting;
+  for (int a = 0; a < 3; ++a) as.push_back(std::make_unique<TcpAttentionConnector>(config("3A2F", a, port)));
+  for (int a = 2; a >= 0; --a) connecting.emplace_back([&, a] { as[a]->connect(nullptr); });
+  for (auto& t : connecting) t.join();
+  std::atomic<bool> idleStop{false};
+  std::atomic<int> empty1{0};
+  std::thread idle([&] { idleLoop(*as[1], idleStop, empty1); });
+  attentionStep(*as[0], {4}, 1);      // A1 is idle: called in, sends a placeholder row
+  attentionStep(*as[0], {40, 33}, 2);  // DBO: the idle peer joins both stages
+  attentionStep(*as[2], {2, 2}, 3);    // block of F1 is independent of F0's
+  idleStop.store(true);
+  idle.join();
+  CHECK(empty1.load() == 2);
+  for (auto& a : as) a->shutdown("done");
+  for (auto& t : servers) t.join();
+  CHECK(steps0.load() == 2 && steps1.load() == 1);
+}
+
+TEST(start_order_ffn_after_attention) {
+  int port = freeBasePort(1);
+  TcpAttentionConnector a(config("1A1F", 0, port));
+  std::thread client([&] { a.connect(nullptr); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // attention retries meanwhile
+  TcpFfnConnector ffn(config("1A1F", 0, port));
+  std::atomic<bool> stop{false};
+  std::thread server([&] { serveFfn(ffn, stop, nullptr); });
+  client.join();
+  attentionStep(a, {2}, 0);
+  a.shutdown("done");
+  server.join();
+}
+
+TEST(rendezvous_timeout_names_the_address) {
+  int port = freeBasePort(1);
+  TcpConnectorConfig c = config("1A1F", 0, port);
+  c.rendezvousTimeoutMs = 300;
+  TcpAttentionConnector a(c);
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS(a.connect(nullptr), CommErrorKind::kTimeout, "FFN rank 0 at 127.0.0.1:" + std::to_string(port));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
+}
+
+TEST(port_in_use_is_a_clear_error) {
+  int port = freeBasePort(1);
+  TcpFfnConnector first(config("1A1F", 0, port));
+  CHECK_THROWS(TcpFfnConnector(config("1A1F", 0, port)), CommErrorKind::kConfig, "in use");
+}
+
+TEST(handshake_rejects_wrong_topology_and_gate) {
+  int port = freeBasePort(1);
+  std::atomic<bool> stop{false};
+  TcpFfnConnector ffn(config("1A1F", 0, port));
+  std::thread server([&] {
+    try {
+      ffn.acceptPeers(&stop);
+    } catch (const CommError&) {
+    }
+  });
+  TcpAttentionConnector wrongTopo(config("2A1F", 0, port));
+  CHECK_THROWS(wrongTopo.connect(nullptr), CommErrorKind::kConfig, "runs topology 2A1F");
+  TcpConnectorConfig gate = config("1A1F", 0, port);
+  gate.model.gateOnAttention = true;
+  TcpAttentionConnector wrongGate(gate);
+  CHECK_THROWS(wrongGate.connect(nullptr), CommErrorKind::kConfig, "gate placement");
+  TcpAttentionConnector good(config("1A1F", 0, port));
+  good.connect(nullptr);
+  server.join();
+  CHECK(ffn.peersJoined() == 1);
+}
+
+TEST(stranger_on_the_port_is_ignored) {
+  int port = freeBasePort(1);
+  std::atomic<bool> stop{false};
+  TcpFfnConnector ffn(config("1A1F", 0, port));
+  std::thread server([&] { serveFfn(ffn, stop, nullptr); });
+  Socket http = connectWithRetry("127.0.0.1", port, Deadline::afterMs(2000), nullptr, "ffn");
+  const char* get = "GET / HTTP/1.1\r\nHost: x\r\n\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+  ::send(http.fd(), get, std::strlen(get), MSG_NOSIGNAL);
+  TcpAttentionConnector a(config("1A1F", 0, port));
+  a.connect(nullptr);
+  attentionStep(a, {1}, 0);
+  a.shutdown("done");
+  server.join();
+}
+
+TEST(stalled_ffn_fails_the_step_within_the_deadline) {
+  int port = freeBasePort(1);
+  TcpConnectorConfig c = config("1A1F", 0, port);
+  c.stepDeadlineMs = 300;
+  TcpFfnConnector ffn(c);
+  std::atomic<bool> stop{false};
+  std::thread server([&] {
+    ffn.acceptPeers(&stop);
+    ControlPayload p;
+    std::string by;
+    ffn.recvStep(&p, &stop, &by);  // announce the step, then never answer layer 0
+    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  });
+  TcpAttentionConnector a(c);
+  a.connect(nullptr);
+  ControlPayload merged;
+  uint32_t tokens[1] = {2};
+  a.beginStep(tokens, 1, 0, &merged);
+  std::vector<float> x(2 * kHidden), y(2 * kHidden);
+  a.send(0, x.data(), x.size() * 4, {TransferKind::kHidden, 0, 0, 0}, {});
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS(a.recv(0, y.data(), y.size() * 4, {TransferKind::kFfnOutput, 0, 0, 0}, {}), CommErrorKind::kTimeout,
+               "FFN rank 0 at 127.0.0.1");
+  auto waited = std::chrono::steady_clock::now() - t0;
+  CHECK(waited >= std::chrono::milliseconds(250) && waited < std::chrono::milliseconds(1500));
+  stop.store(true);
+  server.join();
+}
+
+TEST(killed_ffn_is_reported_at_once) {
+  int port = freeBasePort(1);
+  auto ffn = std::make_unique<TcpFfnConnector>(config("1A1F", 0, port));
+  std::atomic<bool> stop{false};
+  std::thread server([&] {
+    ffn->acceptPeers(&stop);
+    ControlPayload p;
+    std::string by;
+    ffn->recvStep(&p, &stop, &by);
+    ffn.reset();  // the process "dies": sockets close without goodbye
+  });
+  TcpAttentionConnector a(config("1A1F", 0, port));
+  a.connect(nullptr);
+  ControlPayload merged;
+  uint32_t tokens[1] = {1};
+  a.beginStep(tokens, 1, 0, &merged);
+  server.join();
+  std::vector<float> y(kHidden);
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS(a.recv(0, y.data(), y.size() * 4, {TransferKind::kFfnOutput, 0, 0, 0}, {}), CommErrorKind::kPeerClosed,
+               "FFN rank 0");
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(500));
+  CHECK(!a.connected());
+}
+
+TEST(lost_attention_peer_is_reported_to_the_ffn) {
+  int port = freeBasePort(1);
+  TcpFfnConnector ffn(config("2A1F", 0, port));
+  std::atomic<bool> stop{false};
+  std::string error;
+  std::thread server([&] {
+    try {
+      serveFfn(ffn, stop, nullptr);
+    } catch (const CommError& e) {
+      error = e.what();
+    }
+  });
+  auto a0 = std::make_unique<TcpAttentionConnector>(config("2A1F", 0, port));
+  TcpAttentionConnector a1(config("2A1F", 1, port));
+  std::thread c0([&] { a0->connect(nullptr); });
+  a1.connect(nullptr);
+  c0.join();
+  a0.reset();  // attention rank 0 dies while idle
+  server.join();
+  CHECK_MSG(error.find("attention rank 0") != std::string::npos, "error: " << error);
+  ffn.closePeers("attention rank 0 was lost");
+  std::atomic<int> unused{0};
+  CHECK_THROWS(a1.pollStepCall(2000), CommErrorKind::kShutdown, "attention rank 0 was lost");
+  (void)unused;
+}
+
+int main(int argc, char** argv) { return afdtest::runAll(argc, argv); }

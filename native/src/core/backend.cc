@@ -1,0 +1,35 @@
+#include "core/backend.h"
+
+namespace afd {
+
+Buffer::Buffer(Backend* backend, size_t bytes) : backend_(backend), bytes_(bytes) {
+  data_ = bytes > 0 ? backend->allocate(bytes) : nullptr;
+}
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    backend_ = o.backend_;
+    data_ = o.data_;
+    bytes_ = o.bytes_;
+    o.backend_ = nullptr;
+    o.data_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+void Buffer::reset() {
+  if (data_ != nullptr && backend_ != nullptr) backend_->release(data_);
+  data_ = nullptr;
+  bytes_ = 0;
+}
+
+Tensor Buffer::view(DType t, std::initializer_list<int64_t> shape) const {
+  Tensor v(data_, t, shape, backend_ != nullptr ? backend_->device() : Device{});
+  AFD_CHECK(v.bytes() <= bytes_, "buffer of " << bytes_ << " bytes is too small for " << dtypeName(t) << " "
+                                              << v.shapeString());
+  return v;
+}
+
+}  // namespace afd

@@ -1,0 +1,168 @@
+// The Backend interface: one virtual op per op family, implemented by cpu/ (reference,
+// first-class) and cuda/. Every tensor passed to an op lives on the backend's device
+// unless the comment says "host". Activations are f32; weights are bf16, f16 or f32
+// (converted to f32 inside the op). Shapes use T = tokens, S = sequences (or sampled
+// rows), H = hidden, V = vocab, E = experts, K = experts per token, nH / nKv = query /
+// KV heads, D = head dim, I = MLP intermediate, N = output features.
+// Ops may run asynchronously on a device stream; results are visible to the host after
+// copyToHost() or synchronize().
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace afd {
+
+class Backend;
+
+// Owning device allocation (RAII). Move-only.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Backend* backend, size_t bytes);
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { reset(); }
+  void reset();
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  // Tensor view over the start of this buffer.
+  Tensor view(DType t, std::initializer_list<int64_t> shape) const;
+
+ private:
+  Backend* backend_ = nullptr;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Rotary embedding table of one model: inv_freq already scaled per the rope_scaling type.
+struct RopeParams {
+  Tensor invFreq;             // [D/2] f32 (rotate-half / NeoX layout over the whole head)
+  float attentionScale = 1;   // multiplies cos and sin (YaRN mscale; 1 otherwise)
+};
+
+// Which cache positions each query token may see. Token t belongs to sequence
+// tokenSeq[t] and sits at position positions[t]; it attends causally to cache positions
+// [0, positions[t]] of its sequence, found through the sequence's block table. The
+// cache must already hold those positions (writeKvCache runs first in the same layer).
+struct AttentionBatch {
+  Tensor tokenSeq;      // [T] i32, index into blockTables rows
+  Tensor positions;     // [T] i32
+  Tensor blockTables;   // [S, maxBlocksPerSeq] i32 block ids
+  int numSeqs = 0;
+  int maxBlocksPerSeq = 0;
+  int maxQueryLen = 0;  // longest run of query tokens of one sequence (1 = pure decode)
+  int maxContextLen = 0;  // longest positions[t] + 1
+};
+
+// Weights of one routed expert: SiLU-gated MLP.
+struct ExpertWeights {
+  Tensor gate;  // [I, H]
+  Tensor up;    // [I, H]
+  Tensor down;  // [H, I]
+};
+
+// Host-side sampling settings of S rows (see shared/src/engine/step.ts).
+struct SamplingBatch {
+  const float* temperature = nullptr;  // [S]; 0 = greedy
+  const int32_t* topK = nullptr;       // [S]; 0 = off
+  const float* topP = nullptr;         // [S]; 1 = off
+  const uint32_t* seeds = nullptr;     // [S]
+  const int32_t* positions = nullptr;  // [S] position of the token being sampled
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "cpu" | "cuda"
+  virtual Device device() const = 0;
+  // True when device memory is host memory: weights are used in place (zero copy).
+  virtual bool sharesHostMemory() const = 0;
+  // Worker threads the backend uses (CPU); 1 for device backends.
+  virtual int threads() const { return 1; }
+
+  // ---- memory -------------------------------------------------------------------
+  virtual void* allocate(size_t bytes) = 0;  // throws afd::Error when out of memory
+  virtual void release(void* ptr) = 0;
+  virtual void copyToDevice(void* dst, const void* hostSrc, size_t bytes) = 0;
+  virtual void copyToHost(void* hostDst, const void* src, size_t bytes) = 0;  // waits for prior ops
+  virtual void copyDevice(void* dst, const void* src, size_t bytes) = 0;
+  virtual void fillZero(void* dst, size_t bytes) = 0;
+  virtual void synchronize() = 0;
+
+  // ---- ops ----------------------------------------------------------------------
+  // out[t] = table[ids[t]].   ids: [T] i32; table: [V, H]; out: [T, H] f32.
+  virtual void embedding(const Tensor& ids, const Tensor& table, Tensor& out) = 0;
+
+  // out = x / rms(x) * weight, per row.   x, out: [T, H] f32 (may alias); weight: [H].
+  virtual void rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) = 0;
+
+  // Fused residual add + norm: residual += delta; out = rmsNorm(residual).
+  // delta: [T, H] f32; residual: [T, H] f32 (in/out); out: [T, H] f32 (may alias delta).
+  virtual void addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) = 0;
+
+  // In place: optional per-head RMSNorm of q and k (Qwen3; qNorm/kNorm [D], null = off),
+  // then rotary embedding (rotate-half) at positions.
+  // q: [T, nH, D] f32; k: [T, nKv, D] f32; positions: [T] i32.
+  virtual void qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm,
+                          float eps, const RopeParams& rope) = 0;
+
+  // kCache/vCache[slot / B, slot % B] = k[t] / v[t] with slot = slotMapping[t]; slot < 0 skips.
+  // k, v: [T, nKv, D] f32; slotMapping: [T] i32; caches: [numBlocks, B, nKv, D] (f32, bf16 or f16).
+  virtual void writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
+                            Tensor& vCache) = 0;
+
+  // Causal attention over the paged cache, prefill and decode alike (GQA: query head h
+  // reads KV head h / (nH / nKv)).  q, out: [T, nH, D] f32; caches as above;
+  // scale: softmax scale (usually 1/sqrt(D)).
+  virtual void pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const AttentionBatch& batch,
+                              float scale, Tensor& out) = 0;
+
+  // out = x @ w^T (+ bias).   x: [T, K] f32; w: [N, K]; bias: [N] or null; out: [T, N] f32.
+  virtual void matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) = 0;
+
+  // out = down(silu(gate(x)) * up(x)).   x: [T, H] f32; gate, up: [I, H]; down: [H, I];
+  // out: [T, H] f32.
+  virtual void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) = 0;
+
+  // Router: p = softmax(logits) per row; keep the k largest (ties: lower expert id);
+  // when normTopk, renormalise the kept weights to sum to 1.
+  // logits: [T, E] f32; expertIds: [T, K] i32; expertWeights: [T, K] f32.
+  virtual void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) = 0;
+
+  // Routed experts: out[t] = sum_j expertWeights[t, j] * expert[expertIds[t, j]](x[t]).
+  // x: [T, H] f32; expertIds, expertWeights: [T, K]; experts: E entries; out: [T, H] f32.
+  virtual void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+                          const std::vector<ExpertWeights>& experts, Tensor& out) = 0;
+
+  // out = a + b, elementwise, f32 (out may alias a or b).
+  virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;
+
+  // out[s] = x[rows[s]].   x: [T, H] f32; rows: [S] i32; out: [S, H] f32.
+  virtual void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) = 0;
+
+  // logits = x @ w^T.   x: [S, H] f32; w: [V, H]; logits: [S, V] f32.
+  virtual void lmHead(const Tensor& x, const Tensor& w, Tensor& logits) { matmul(x, w, nullptr, logits); }
+
+  // Draws one token per row (greedy when temperature is 0, else temperature / top-k /
+  // top-p sampling with the uniform drawn from hash(seed, position): reproducible).
+  // logits: [S, V] f32 on device; outTokens: host [S].
+  virtual void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) = 0;
+};
+
+// Creates a backend by name: "cpu" (threads: 0 = all cores) or "cuda" (device index).
+// Throws with the list of compiled backends when the name is unknown or not built.
+struct BackendOptions {
+  std::string name = "cpu";
+  int threads = 0;
+  int deviceIndex = 0;
+};
+std::unique_ptr<Backend> createBackend(const BackendOptions& options);
+
+}  // namespace afd

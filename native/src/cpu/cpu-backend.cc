@@ -1,0 +1,59 @@
+#include "cpu/cpu-backend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "cpu/ops.h"
+
+namespace afd {
+
+void* CpuBackend::allocate(size_t bytes) {
+  // 64-byte alignment for vector loads; aligned_alloc needs a multiple of the alignment.
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  AFD_CHECK(p != nullptr, "out of host memory allocating " << bytes << " bytes; lower numKvBlocks or the batch size");
+  return p;
+}
+void CpuBackend::release(void* ptr) { std::free(ptr); }
+void CpuBackend::copyToDevice(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void CpuBackend::copyToHost(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void CpuBackend::copyDevice(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
+void CpuBackend::fillZero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
+
+void CpuBackend::embedding(const Tensor& ids, const Tensor& table, Tensor& out) { cpu::embedding(pool_, ids, table, out); }
+void CpuBackend::rmsNorm(const Tensor& x, const Tensor& w, float eps, Tensor& out) { cpu::rmsNorm(pool_, x, w, eps, out); }
+void CpuBackend::addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& w, float eps, Tensor& out) {
+  cpu::addRmsNorm(pool_, delta, residual, w, eps, out);
+}
+void CpuBackend::qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm,
+                            float eps, const RopeParams& rope) {
+  cpu::qkNormRope(pool_, q, k, positions, qNorm, kNorm, eps, rope);
+}
+void CpuBackend::writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slots, Tensor& kc, Tensor& vc) {
+  cpu::writeKvCache(pool_, k, v, slots, kc, vc);
+}
+void CpuBackend::pagedAttention(const Tensor& q, const Tensor& kc, const Tensor& vc, const AttentionBatch& batch,
+                                float scale, Tensor& out) {
+  cpu::pagedAttention(pool_, q, kc, vc, batch, scale, out);
+}
+void CpuBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
+  cpu::matmul(pool_, x, w, bias, out);
+}
+void CpuBackend::siluGatedMlp(const Tensor& x, const Tensor& g, const Tensor& u, const Tensor& d, Tensor& out) {
+  cpu::siluGatedMlp(pool_, x, g, u, d, out);
+}
+void CpuBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& ids, Tensor& weights) {
+  cpu::routerTopK(pool_, logits, k, normTopk, ids, weights);
+}
+void CpuBackend::moeExperts(const Tensor& x, const Tensor& ids, const Tensor& weights,
+                            const std::vector<ExpertWeights>& experts, Tensor& out) {
+  cpu::moeExperts(pool_, x, ids, weights, experts, out);
+}
+void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) { cpu::add(pool_, a, b, out); }
+void CpuBackend::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) { cpu::gatherRows(pool_, x, rows, out); }
+void CpuBackend::sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) {
+  cpu::sample(pool_, logits, params, outTokens);
+}
+
+}  // namespace afd

@@ -1,0 +1,48 @@
+// The CPU backend: host memory, ops threaded over one ThreadPool, f32 math.
+#pragma once
+#include <memory>
+
+#include "core/backend.h"
+#include "core/thread-pool.h"
+
+namespace afd {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(int threads) : pool_(threads) {}
+  std::string name() const override { return "cpu"; }
+  Device device() const override { return Device{}; }
+  bool sharesHostMemory() const override { return true; }
+  int threads() const override { return pool_.size(); }
+
+  void* allocate(size_t bytes) override;
+  void release(void* ptr) override;
+  void copyToDevice(void* dst, const void* src, size_t bytes) override;
+  void copyToHost(void* dst, const void* src, size_t bytes) override;
+  void copyDevice(void* dst, const void* src, size_t bytes) override;
+  void fillZero(void* dst, size_t bytes) override;
+  void synchronize() override {}
+
+  void embedding(const Tensor& ids, const Tensor& table, Tensor& out) override;
+  void rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override;
+  void addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) override;
+  void qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm, float eps,
+                  const RopeParams& rope) override;
+  void writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
+                    Tensor& vCache) override;
+  void pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const AttentionBatch& batch,
+                      float scale, Tensor& out) override;
+  void matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override;
+  void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) override;
+  void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) override;
+  void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+                  const std::vector<ExpertWeights>& experts, Tensor& out) override;
+  void add(const Tensor& a, const Tensor& b, Tensor& out) override;
+  void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
+  void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;
+
+ private:
+  ThreadPool pool_;
+};
+
+}  // namespace afd

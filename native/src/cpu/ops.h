@@ -1,0 +1,31 @@
+// CPU op entries, one family per .cc file; shapes as documented in core/backend.h.
+// Every op checks its shapes and throws afd::Error on a mismatch.
+#pragma once
+#include <vector>
+
+#include "core/backend.h"
+#include "core/thread-pool.h"
+
+namespace afd::cpu {
+
+void embedding(ThreadPool& pool, const Tensor& ids, const Tensor& table, Tensor& out);        // embedding.cc
+void rmsNorm(ThreadPool& pool, const Tensor& x, const Tensor& weight, float eps, Tensor& out);  // rmsnorm.cc
+void addRmsNorm(ThreadPool& pool, const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out);
+void qkNormRope(ThreadPool& pool, Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm,
+                const Tensor* kNorm, float eps, const RopeParams& rope);  // rope.cc
+void writeKvCache(ThreadPool& pool, const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
+                  Tensor& vCache);  // attention.cc
+void pagedAttention(ThreadPool& pool, const Tensor& q, const Tensor& kCache, const Tensor& vCache,
+                    const AttentionBatch& batch, float scale, Tensor& out);
+void matmul(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out);  // matmul.cc
+void siluGatedMlp(ThreadPool& pool, const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down,
+                  Tensor& out);  // mlp.cc
+void routerTopK(ThreadPool& pool, const Tensor& logits, int k, bool normTopk, Tensor& expertIds,
+                Tensor& expertWeights);  // router.cc
+void moeExperts(ThreadPool& pool, const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+                const std::vector<ExpertWeights>& experts, Tensor& out);  // moe.cc
+void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out);  // elementwise.cc
+void gatherRows(ThreadPool& pool, const Tensor& x, const Tensor& rows, Tensor& out);
+void sample(ThreadPool& pool, const Tensor& logits, const SamplingBatch& params, int32_t* outTokens);  // sampling.cc
+
+}  // namespace afd::cpu

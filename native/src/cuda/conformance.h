@@ -1,0 +1,24 @@
+// Op conformance: every CUDA backend op against the CPU backend op on fresh random
+// inputs of several shapes (odd sizes included). CUDA outputs are poisoned with NaN
+// first, so an element the kernel never wrote fails the case.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace afd::cuda {
+
+struct ConformanceCase {
+  std::string op;
+  std::string shape;   // human-readable case description
+  std::string dtype;   // weight / cache dtype of the case
+  double relError = 0;     // ||cuda - cpu|| / ||cpu||
+  double bound = 0;        // allowed relError
+  int64_t unwritten = 0;   // NaN elements left in the CUDA output
+  int64_t mismatches = 0;  // integer outputs (ids, tokens) that differ
+  bool passed = false;
+};
+
+std::vector<ConformanceCase> runConformance(int deviceIndex, uint64_t seed);
+
+}  // namespace afd::cuda

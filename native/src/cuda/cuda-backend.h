@@ -1,0 +1,77 @@
+// The CUDA backend: the engine's Backend interface on one GPU. Ops are enqueued on one
+// stream (asynchronous); copyToHost() and sample() wait for them. Activations are f32
+// as the interface says; weights stay in their checkpoint dtype (bf16 runs on the
+// tensor-core kernels); GEMMs with many rows go through cuBLAS when it loads.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "core/backend.h"
+#include "cuda/device-buffer.h"
+
+namespace afd::cuda {
+
+class CublasHandle;
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int deviceIndex);
+  ~CudaBackend() override;
+
+  std::string name() const override { return "cuda"; }
+  Device device() const override { return Device{DeviceKind::Cuda, deviceIndex_}; }
+  bool sharesHostMemory() const override { return false; }
+
+  void* allocate(size_t bytes) override;
+  void release(void* ptr) override;
+  void copyToDevice(void* dst, const void* hostSrc, size_t bytes) override;
+  void copyToHost(void* hostDst, const void* src, size_t bytes) override;
+  void copyDevice(void* dst, const void* src, size_t bytes) override;
+  void fillZero(void* dst, size_t bytes) override;
+  void synchronize() override;
+
+  void embedding(const Tensor& ids, const Tensor& table, Tensor& out) override;
+  void rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override;
+  void addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) override;
+  void qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm, float eps,
+                  const RopeParams& rope) override;
+  void writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
+                    Tensor& vCache) override;
+  void pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const AttentionBatch& batch,
+                      float scale, Tensor& out) override;
+  void matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override;
+  void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) override;
+  void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) override;
+  void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+                  const std::vector<ExpertWeights>& experts, Tensor& out) override;
+  void add(const Tensor& a, const Tensor& b, Tensor& out) override;
+  void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
+  void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;
+
+  cudaStream_t stream() const { return stream_; }
+  int multiProcessors() const { return multiProcessors_; }
+  // Null when cuBLAS did not load (then every GEMM runs on our kernels); see cublasError().
+  const CublasHandle* cublas() const { return cublas_.get(); }
+  const std::string& cublasError() const { return cublasError_; }
+
+ private:
+  // Scratch of at least `bytes`, valid until the next call (grows; never shrinks).
+  void* scratch(size_t bytes);
+  // Device pointer tables [gate | up | down] x E for one expert list, built once.
+  const void* const* expertTables(const std::vector<ExpertWeights>& experts);
+
+  int deviceIndex_ = 0;
+  int multiProcessors_ = 0;
+  cudaStream_t stream_ = nullptr;
+  DeviceBuffer cublasWorkspace_;
+  std::unique_ptr<CublasHandle> cublas_;
+  std::string cublasError_;
+  DeviceBuffer scratch_;
+  DeviceBuffer splitCounters_;
+  std::unordered_map<const void*, DeviceBuffer> expertTables_;
+};
+
+}  // namespace afd::cuda

@@ -1,0 +1,169 @@
+/**
+ * The GPU test suite (`npm run test:gpu`): the CUDA op conformance suite against the CPU
+ * backend, the engine on the CUDA backend against the CPU backend on tiny models of every
+ * architecture (greedy tokens equal, logits close), and the golden fixtures on CUDA.
+ * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
+ */
+import { rm } from 'node:fs/promises';
+import { goldenSkipReason, loadGoldenFixtures, relativeError } from '../checkpoint/golden.js';
+import { Engine } from '../engine.js';
+import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../checkpoint/testing.js';
+import { generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel } from '../engineTesting.js';
+import { loadAddon, type NativeAddon } from '../index.js';
+
+/** One check of the suite. */
+export interface GpuCheck {
+  suite: 'conformance' | 'engine' | 'decoder' | 'golden';
+  name: string;
+  passed: boolean;
+  detail: string;
+}
+
+export interface GpuSuiteReport {
+  /** Why nothing ran (no CUDA build, no device); null when the suite ran. */
+  skipped: string | null;
+  device: string;
+  checks: GpuCheck[];
+  /** Suites that had nothing to run, with the reason. */
+  notes: string[];
+}
+
+/** bf16 tolerance for logits of the CUDA engine (activations are rounded to bf16 for the tensor cores). */
+export const cudaLogitTolerance = 2e-2;
+
+/** Why the suite cannot run here, or null. */
+export function gpuSkipReason(addon: Pick<NativeAddon, 'probe'>): string | null {
+  const p = addon.probe();
+  if (p.variant !== 'cuda') return 'the addon was built without CUDA (AFD_CUDA=off or no nvcc): GPU tests skipped';
+  if (p.devices.length === 0) return `no CUDA device visible (${p.cudaError || 'none found'}): GPU tests skipped`;
+  return null;
+}
+
+function conformance(addon: NativeAddon, seed: number): GpuCheck[] {
+  return addon.cudaConformance({ seed }).map((c) => ({
+    suite: 'conformance',
+    name: `${c.op} [${c.shape}] ${c.dtype}`,
+    passed: c.passed,
+    detail: `relError ${c.relError.toExponential(2)} (bound ${c.bound.toExponential(1)}), unwritten ${c.unwritten}, mismatches ${c.mismatches}`,
+  }));
+}
+
+async function engineVsCpu(): Promise<GpuCheck[]> {
+  const checks: GpuCheck[] = [];
+  for (const arch of Object.keys(tinyConfigs)) {
+    const dir = await writeTinyModel(arch, 7);
+    try {
+      const spec = await roleSpec(dir, 'colocated');
+      const prompt = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5];
+      const blocks = scatteredBlocks(4, 1, 31);
+      const opts = { numKvBlocks: 31, kvBlockSize: 4 };
+      const cpu = await Engine.load(spec, { ...opts, backend: 'cpu' });
+      const cuda = await Engine.load(spec, { ...opts, backend: 'cuda' });
+      try {
+        const a = await generateGreedy(cpu, prompt, 5, { chunk: 4, blocks });
+        const b = await generateGreedy(cuda, prompt, 5, { chunk: 4, blocks });
+        let worst = 0;
+        for (let i = 0; i < a.logits.length; i++) worst = Math.max(worst, relativeError(b.logits[i]!, a.logits[i]!));
+        const same = a.tokens.join(',') === b.tokens.join(',');
+        checks.push({
+          suite: 'engine',
+          name: `${arch}: CUDA engine vs CPU engine (prefill in chunks of 4, 5 decode steps)`,
+          passed: same && worst <= cudaLogitTolerance,
+          detail: `tokens ${same ? 'equal' : `differ: cpu ${a.tokens} cuda ${b.tokens}`}; worst logits relError ${worst.toExponential(2)}`,
+        });
+      } finally {
+        cpu.close();
+        cuda.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  return checks;
+}
+
+/** The fused decode path (benchmarked by afd-bench decode) against the CPU engine, graphs on and off. */
+async function fusedDecoder(addon: NativeAddon): Promise<GpuCheck[]> {
+  const dir = await tempDir('afd-fused-');
+  try {
+    const config = tinyQwen3MoeConfig({ hidden_size: 128, head_dim: 64, num_attention_heads: 8, num_key_value_heads: 2, mlp_only_layers: [], moe_intermediate_size: 48, num_experts: 10, num_experts_per_tok: 3, vocab_size: 96 });
+    await writeTestModel(dir, config, { seed: 5 });
+    const spec = await roleSpec(dir, 'colocated');
+    const prompt = [5, 17, 3, 88, 41, 9, 60];
+    const maxNewTokens = 6;
+    const cpu = await Engine.load(spec, { backend: 'cpu', numKvBlocks: 31, kvBlockSize: 4 });
+    let ref: Awaited<ReturnType<typeof generateGreedy>>;
+    try {
+      ref = await generateGreedy(cpu, prompt, maxNewTokens, { blocks: scatteredBlocks(4, 2, 31) });
+    } finally {
+      cpu.close();
+    }
+    const graph = addon.cudaDecoderGenerate(spec, { promptIds: prompt, maxNewTokens, graphs: true });
+    const eager = addon.cudaDecoderGenerate(spec, { promptIds: prompt, maxNewTokens, graphs: false });
+    const vocab = spec.config.vocabSize;
+    let worst = 0;
+    for (let i = 0; i < maxNewTokens; i++) worst = Math.max(worst, relativeError(graph.logits.subarray(i * vocab, (i + 1) * vocab), ref.logits[i]!));
+    const same = graph.tokens.join(',') === ref.tokens.join(',');
+    const replay = graph.tokens.join(',') === eager.tokens.join(',') && graph.logits.every((v, i) => v === eager.logits[i]);
+    return [
+      {
+        suite: 'decoder',
+        name: 'fused decoder (CUDA graph) vs CPU engine, tiny all-MoE qwen3_moe, head dim 64',
+        passed: same && worst <= cudaLogitTolerance,
+        detail: `tokens ${same ? 'equal' : `differ: cpu ${ref.tokens} fused ${graph.tokens}`}; worst logits relError ${worst.toExponential(2)}`,
+      },
+      { suite: 'decoder', name: 'fused decoder: graph replay equals eager launch bit for bit', passed: replay, detail: replay ? 'identical tokens and logits' : `graph ${graph.tokens} eager ${eager.tokens}` },
+    ];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function golden(fixturesDir: string, notes: string[]): Promise<GpuCheck[]> {
+  const fixtures = await loadGoldenFixtures(fixturesDir);
+  const reason = goldenSkipReason(fixtures, fixturesDir);
+  if (reason) {
+    notes.push(`golden: ${reason}`);
+    return [];
+  }
+  const checks: GpuCheck[] = [];
+  for (const fx of fixtures) {
+    const engine = await Engine.load(fx.dir, { backend: 'cuda', numKvBlocks: 257, kvBlockSize: 16 });
+    try {
+      for (const [i, c] of fx.golden.cases.entries()) {
+        const need = Math.ceil((c.promptIds.length + fx.golden.maxNewTokens) / 16);
+        const blocks = scatteredBlocks(need, i, 257);
+        const out = await generateGreedy(engine, c.promptIds, fx.golden.maxNewTokens, { blocks });
+        const tol = Math.max(fx.golden.relTolerance, cudaLogitTolerance);
+        let worst = 0;
+        for (const l of c.logits) worst = Math.max(worst, relativeError(out.logits[l.step]!, l.values));
+        const same = out.tokens.join(',') === c.greedyIds.join(',');
+        checks.push({
+          suite: 'golden',
+          name: `${fx.name} case ${i}`,
+          passed: same && worst <= tol,
+          detail: `tokens ${same ? 'equal' : `differ: got ${out.tokens} want ${c.greedyIds}`}; worst logits relError ${worst.toExponential(2)} (tolerance ${tol})`,
+        });
+      }
+    } finally {
+      engine.close();
+    }
+  }
+  return checks;
+}
+
+/** Runs every GPU suite; never throws for a failed check (see `passed`). */
+export async function runGpuSuite(opts: { fixturesDir: string; seed?: number; addon?: NativeAddon }): Promise<GpuSuiteReport> {
+  const addon = opts.addon ?? loadAddon();
+  const skipped = gpuSkipReason(addon);
+  const device = addon.probe().devices[0]?.name ?? '';
+  if (skipped) return { skipped, device, checks: [], notes: [] };
+  const notes: string[] = [];
+  const checks = [
+    ...conformance(addon, opts.seed ?? 1),
+    ...(await engineVsCpu()),
+    ...(await fusedDecoder(addon)),
+    ...(await golden(opts.fixturesDir, notes)),
+  ];
+  return { skipped: null, device, checks, notes };
+}

@@ -1,0 +1,30 @@
+/**
+ * Entry of the bundled GPU suite (tools/run-gpu-tests.mjs bundles this file): prints
+ * one line per check, then a summary line, and writes the JSON report to
+ * $AFD_GPU_REPORT when set. Exit code 1 when a check failed.
+ */
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { runGpuSuite } from './gpuSuite.js';
+
+async function main(): Promise<void> {
+  // The bundle lives in tools/gpu/dist/; the fixtures in tools/golden/fixtures.
+  const fixturesDir = process.env['AFD_GOLDEN_DIR'] ?? join(dirname(process.argv[1] ?? '.'), '..', '..', 'golden', 'fixtures');
+  const report = await runGpuSuite({ fixturesDir, seed: Number(process.env['AFD_GPU_SEED'] ?? 1) });
+  if (report.skipped) {
+    console.log(`gpu tests: skipped: ${report.skipped}`);
+  } else {
+    for (const c of report.checks) console.log(`${c.passed ? 'PASS' : 'FAIL'} ${c.suite.padEnd(11)} ${c.name}: ${c.detail}`);
+    for (const n of report.notes) console.log(`note: ${n}`);
+  }
+  const failed = report.checks.filter((c) => !c.passed).length;
+  const outPath = process.env['AFD_GPU_REPORT'];
+  if (outPath) writeFileSync(outPath, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`gpu tests: ${report.checks.length - failed} passed, ${failed} failed${report.skipped ? ' (skipped)' : ''} on ${report.device || 'no device'}`);
+  process.exitCode = failed > 0 ? 1 : 0;
+}
+
+main().catch((err: unknown) => {
+  console.error(`gpu tests: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,193 @@
+#include "cuda/moe.cuh"
+
+#include <stdexcept>
+#include <string>
+
+#include "cuda/bf16-vec.cuh"
+#include "cuda/cuda-check.h"
+#include "cuda/dtype-load.cuh"
+
+namespace afd::cuda {
+namespace {
+
+constexpr int kMaxExperts = 1024;
+constexpr int kMaxTopK = 32;
+
+// Top-k of one token by one warp. Selected experts are remembered in lane-local bits
+// (E <= 1024).
+__device__ void topkRow(const float* logitsAll, int row, int E, int topK, bool norm, int32_t* ids, float* weights) {
+  const int lane = threadIdx.x & 31;
+  const float* logits = logitsAll + static_cast<size_t>(row) * E;
+  float mx = -INFINITY;
+  for (int e = lane; e < E; e += 32) mx = fmaxf(mx, logits[e]);
+  mx = warpMax(mx);
+  float sum = 0.0f;
+  for (int e = lane; e < E; e += 32) sum += expf(logits[e] - mx);
+  sum = warpSum(sum);
+  uint32_t taken = 0;
+  float chosenSum = 0.0f;
+  for (int k = 0; k < topK; ++k) {
+    float best = -INFINITY;
+    int bestId = 0x7fffffff;
+    for (int i = 0, e = lane; e < E; ++i, e += 32) {
+      const float v = logits[e];
+      if ((taken >> i & 1u) == 0 && (v > best || bestId == 0x7fffffff)) {
+        best = v;
+        bestId = e;
+      }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+      const float ov = __shfl_xor_sync(0xffffffffu, best, off);
+      const int oid = __shfl_xor_sync(0xffffffffu, bestId, off);
+      if (oid != 0x7fffffff && (bestId == 0x7fffffff || ov > best || (ov == best && oid < bestId))) {
+        best = ov;
+        bestId = oid;
+      }
+    }
+    if (bestId % 32 == lane) taken |= 1u << (bestId / 32);
+    const float w = expf(best - mx) / sum;
+    chosenSum += w;
+    if (lane == 0) {
+      ids[row * topK + k] = bestId;
+      weights[row * topK + k] = w;
+    }
+  }
+  if (norm && lane == 0) {
+    for (int k = 0; k < topK; ++k) weights[row * topK + k] /= chosenSum;
+  }
+}
+
+// One warp per token.
+__global__ void moeTopKKernel(const float* logits, int rows, int E, int topK, bool norm, int32_t* ids, float* weights) {
+  const int row = blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
+  if (row < rows) topkRow(logits, row, E, topK, norm, ids, weights);
+}
+
+// One block: count rows per expert, scan, list active experts, assign permuted rows.
+// Row order inside an expert follows atomics; every permuted row is computed
+// independently, so results do not depend on it.
+__device__ void permuteBlock(const int32_t* ids, int pairs, int E, int topK, int gridSlots, const MoePermutation& out) {
+  __shared__ int counts[kMaxExperts];
+  __shared__ int offsets[kMaxExperts + 1];
+  const int tid = threadIdx.x;
+  for (int e = tid; e < E; e += blockDim.x) counts[e] = 0;
+  __syncthreads();
+  for (int p = tid; p < pairs; p += blockDim.x) atomicAdd(&counts[ids[p]], 1);
+  __syncthreads();
+  if (tid == 0) {
+    int running = 0;
+    int slot = 0;
+    for (int e = 0; e < E; ++e) {
+      offsets[e] = running;
+      running += counts[e];
+      if (counts[e] > 0 && slot < gridSlots) out.activeExperts[slot++] = e;
+    }
+    offsets[E] = running;
+    if (out.activeCount != nullptr) {
+      int active = 0;
+      for (int e = 0; e < E; ++e) active += counts[e] > 0 ? 1 : 0;
+      *out.activeCount = active;
+    }
+    for (; slot < gridSlots; ++slot) out.activeExperts[slot] = -1;
+  }
+  __syncthreads();
+  for (int e = tid; e <= E; e += blockDim.x) out.expertOffsets[e] = offsets[e];
+  for (int e = tid; e < E; e += blockDim.x) counts[e] = 0;  // reused as cursors
+  __syncthreads();
+  for (int p = tid; p < pairs; p += blockDim.x) {
+    const int e = ids[p];
+    const int pos = offsets[e] + atomicAdd(&counts[e], 1);
+    out.sortedSourceRow[pos] = p / topK;
+    out.pairPosition[p] = pos;
+  }
+}
+
+__global__ void __launch_bounds__(1024) moePermuteKernel(const int32_t* ids, int pairs, int E, int topK, int gridSlots,
+                                                         MoePermutation out) {
+  permuteBlock(ids, pairs, E, topK, gridSlots, out);
+}
+
+// Decode: top-k of every token and the permutation in one launch (one block).
+__global__ void __launch_bounds__(1024) moeRouteKernel(const float* logits, int rows, int E, int topK, bool norm,
+                                                       int32_t* ids, float* weights, int gridSlots, MoePermutation out) {
+  for (int row = threadIdx.x >> 5; row < rows; row += blockDim.x >> 5) topkRow(logits, row, E, topK, norm, ids, weights);
+  __syncthreads();
+  permuteBlock(ids, rows * topK, E, topK, gridSlots, out);
+}
+
+__global__ void moeCombineKernel(MoeCombineArgs a) {
+  __shared__ float scratch[32];
+  __shared__ int pos[kMaxTopK];
+  __shared__ float weight[kMaxTopK];
+  const int row = blockIdx.x;
+  if (threadIdx.x < a.topK) {
+    pos[threadIdx.x] = a.pairPosition[row * a.topK + threadIdx.x];
+    weight[threadIdx.x] = a.topkWeights[row * a.topK + threadIdx.x];
+  }
+  __syncthreads();
+  float* dst = a.out + static_cast<size_t>(row) * a.hidden;
+  float sumSquares = 0.0f;
+  for (int i = threadIdx.x; i < a.hidden; i += blockDim.x) {
+    float add = 0.0f;
+    for (int k = 0; k < a.topK; ++k) add += weight[k] * a.expertOut[static_cast<size_t>(pos[k]) * a.hidden + i];
+    const float v = a.accumulate ? dst[i] + add : add;
+    dst[i] = v;
+    sumSquares += v * v;
+  }
+  if (a.normWeight == nullptr) return;
+  const float total = blockSum(sumSquares, scratch);
+  const float scale = rsqrtf(total / static_cast<float>(a.hidden) + a.eps);
+  bf16* normOut = static_cast<bf16*>(a.normOut) + static_cast<size_t>(row) * a.hidden;
+  for (int i = threadIdx.x; i < a.hidden; i += blockDim.x) {
+    normOut[i] = __float2bfloat16(loadAsFloat(a.normWeight, a.normDtype, i) * (dst[i] * scale));
+  }
+}
+
+}  // namespace
+
+void moeTopK(const float* logits, int rows, int numExperts, int topK, bool normTopkProb, int32_t* topkIds,
+             float* topkWeights, cudaStream_t stream) {
+  if (rows == 0) return;
+  if (numExperts <= 0 || numExperts > kMaxExperts || topK <= 0 || topK > kMaxTopK || topK > numExperts) {
+    throw std::invalid_argument("moeTopK: need 0 < topK <= min(32, numExperts) and numExperts <= 1024 (got " +
+                                std::to_string(topK) + " of " + std::to_string(numExperts) + ")");
+  }
+  constexpr int kWarpsPerBlock = 8;
+  moeTopKKernel<<<(rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(
+      logits, rows, numExperts, topK, normTopkProb, topkIds, topkWeights);
+  AFD_CUDA_CHECK_LAUNCH("moeTopKKernel");
+}
+
+void moePermute(const int32_t* topkIds, int rows, int numExperts, int topK, int gridSlots, const MoePermutation& out,
+                cudaStream_t stream) {
+  if (rows == 0) return;
+  if (numExperts <= 0 || numExperts > kMaxExperts) throw std::invalid_argument("moePermute: numExperts must be in 1..1024");
+  if (gridSlots < moeGridSlots(rows, numExperts, topK)) {
+    throw std::invalid_argument("moePermute: gridSlots " + std::to_string(gridSlots) + " < experts possibly active " +
+                                std::to_string(moeGridSlots(rows, numExperts, topK)));
+  }
+  moePermuteKernel<<<1, 1024, 0, stream>>>(topkIds, rows * topK, numExperts, topK, gridSlots, out);
+  AFD_CUDA_CHECK_LAUNCH("moePermuteKernel");
+}
+
+void moeRoute(const float* logits, int rows, int numExperts, int topK, bool normTopkProb, int32_t* topkIds,
+              float* topkWeights, int gridSlots, const MoePermutation& out, cudaStream_t stream) {
+  if (rows == 0) return;
+  if (numExperts <= 0 || numExperts > kMaxExperts || topK <= 0 || topK > kMaxTopK || topK > numExperts ||
+      gridSlots < moeGridSlots(rows, numExperts, topK)) {
+    throw std::invalid_argument("moeRoute: need 0 < topK <= min(32, numExperts), numExperts <= 1024 and enough grid slots");
+  }
+  moeRouteKernel<<<1, 1024, 0, stream>>>(logits, rows, numExperts, topK, normTopkProb, topkIds, topkWeights, gridSlots,
+                                         out);
+  AFD_CUDA_CHECK_LAUNCH("moeRouteKernel");
+}
+
+void moeCombine(const MoeCombineArgs& a, cudaStream_t stream) {
+  if (a.rows == 0) return;
+  if (a.topK <= 0 || a.topK > kMaxTopK) throw std::invalid_argument("moeCombine: topK must be in 1..32");
+  moeCombineKernel<<<a.rows, 256, 0, stream>>>(a);
+  AFD_CUDA_CHECK_LAUNCH("moeCombineKernel");
+}
+
+}  // namespace afd::cuda

@@ -1,0 +1,249 @@
+// Decode phases of the AFD GPU benchmark (see afd-gpu-bench.h): colocated baseline,
+// AFD runs per transport / batch / mode with token comparison, the FFN serve loop, and
+// the fault test.
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <vector>
+
+#include "comm/comm-error.h"
+#include "comm/nccl/blob-exchange.h"
+#include "core/error.h"
+#include "cuda/cuda-backend.h"
+#include "cuda/cuda-check.h"
+#include "cuda/moe-decoder.h"
+#include "cuda/nccl/afd-bench-json.h"
+#include "cuda/nccl/afd-gpu-bench.h"
+#include "cuda/nccl/afd-split-decoder.h"
+#include "cuda/nccl/nccl-api.h"
+
+namespace afd::cuda {
+
+using afd::comm::BlobChannel;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+DecoderOptions decoderOptions(const AfdGpuBenchOptions& o, bool ffn) {
+  DecoderOptions d;
+  d.maxBatch = 1;
+  for (int b : o.batches) d.maxBatch = std::max(d.maxBatch, b);
+  // The FFN side keeps no KV cache worth the name; the attention side holds the context.
+  d.maxContext = ffn ? 16 : o.context + o.warmupSteps + o.timedSteps + 16;
+  d.blockSize = 16;
+  d.kvMemoryFraction = 0.9;
+  return d;
+}
+
+// Greedy decode inputs of `rows` sequences at step k (context + k cached positions).
+struct Inputs {
+  std::vector<int32_t> tokens, positions, slots, tables, topK;
+  std::vector<float> temperature, topP;
+  std::vector<uint32_t> seeds;
+  DecodeInput view;
+  Inputs(int rows, int maxBlocks, int blockSize, int64_t vocab) {
+    tokens.resize(rows);
+    for (int i = 0; i < rows; ++i) tokens[i] = static_cast<int32_t>((i * 7919ll + 13) % vocab);
+    positions.assign(rows, 0);
+    slots.assign(rows, 0);
+    tables.resize(static_cast<size_t>(rows) * maxBlocks);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < maxBlocks; ++j) tables[static_cast<size_t>(i) * maxBlocks + j] = i * maxBlocks + j;
+    temperature.assign(rows, 0.f);
+    topK.assign(rows, 0);
+    topP.assign(rows, 1.f);
+    seeds.resize(rows);
+    for (int i = 0; i < rows; ++i) seeds[i] = static_cast<uint32_t>(i + 1);
+    view.rows = rows;
+    view.tokenIds = tokens.data();
+    view.positions = positions.data();
+    view.slotMapping = slots.data();
+    view.blockTables = tables.data();
+    view.temperature = temperature.data();
+    view.topK = topK.data();
+    view.topP = topP.data();
+    view.seeds = seeds.data();
+    blockSize_ = blockSize;
+    maxBlocks_ = maxBlocks;
+  }
+  void at(int pos) {
+    for (size_t i = 0; i < positions.size(); ++i) {
+      positions[i] = pos;
+      slots[i] = tables[i * maxBlocks_ + pos / blockSize_] * blockSize_ + pos % blockSize_;
+    }
+  }
+  int blockSize_ = 16, maxBlocks_ = 1;
+};
+
+struct RunResult {
+  std::vector<std::vector<int32_t>> tokens;  // [steps][rows]
+  std::vector<double> stepMs;                // timed steps
+};
+
+// Runs warmup + timed steps, feeding each step's tokens back.
+template <typename StepFn>
+RunResult runSteps(const AfdGpuBenchOptions& o, int rows, int maxBlocks, int64_t vocab, StepFn&& step) {
+  Inputs in(rows, maxBlocks, 16, vocab);
+  RunResult r;
+  for (int k = 0; k < o.warmupSteps + o.timedSteps; ++k) {
+    in.at(o.context + k);
+    const auto t0 = Clock::now();
+    std::vector<int32_t> out = step(in.view, k);
+    if (k >= o.warmupSteps) r.stepMs.push_back(msSince(t0));
+    in.tokens = out;
+    in.view.tokenIds = in.tokens.data();
+    r.tokens.push_back(std::move(out));
+  }
+  return r;
+}
+
+// Steps (of all) whose tokens differ from the baseline.
+int mismatchedSteps(const RunResult& a, const RunResult& b) {
+  int bad = 0;
+  for (size_t k = 0; k < a.tokens.size() && k < b.tokens.size(); ++k) bad += a.tokens[k] != b.tokens[k];
+  return bad;
+}
+
+}  // namespace
+
+std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o,
+                               std::vector<std::unique_ptr<GpuWire>>& wires, BlobChannel& channel, int ffnPid,
+                               JsonObject* report) {
+  CudaBackend backend(o.device);
+  const DecoderOptions dopt = decoderOptions(o, false);
+  // ---- colocated baseline on this GPU
+  std::vector<RunResult> base;
+  JsonArray colocated;
+  {
+    MoeDecoder dec(backend, c, dopt);
+    dec.initSynthetic(o.seed);
+    dec.fillKvRandom(o.seed + 1);
+    for (size_t bi = 0; bi < o.batches.size(); ++bi) {
+      const int b = o.batches[bi];
+      RunResult r = runSteps(o, b, dec.maxBlocksPerSeq(), c.vocabSize,
+                             [&](const DecodeInput& in, int) { return dec.step(in); });
+      JsonObject row;
+      row.num("batch", b).flag("graph", true).num("msPerStep", median(r.stepMs)).num("msPerStepP90", percentile(r.stepMs, 0.9));
+      row.num("tokensPerSecond", b * 1000.0 / median(r.stepMs));
+      colocated.push(row);
+      base.push_back(std::move(r));
+    }
+  }
+  report->raw("colocated", colocated.text());
+
+  // ---- AFD runs (one decoder for all transports; the FFN side holds the experts)
+  MoeDecoder dec(backend, c, dopt);
+  dec.initSynthetic(o.seed);
+  dec.fillKvRandom(o.seed + 1);
+  JsonArray afd;
+  std::vector<std::string> ffnStats;
+  for (auto& wire : wires) {
+    AfdAttentionSide side(dec, backend.stream(), dopt.maxBatch, *wire, o.stepDeadlineMs);
+    for (size_t bi = 0; bi < o.batches.size(); ++bi) {
+      const int b = o.batches[bi];
+      struct Mode { bool graph, dbo; };
+      std::vector<Mode> modes{{true, false}, {false, false}};
+      if (b >= o.dboMinBatch && b >= 2) modes.insert(modes.end(), {{true, true}, {false, true}});
+      for (const Mode& m : modes) {
+        RunResult r = runSteps(o, b, dec.maxBlocksPerSeq(), c.vocabSize, [&](const DecodeInput& in, int k) {
+          return side.step(in, m.dbo, m.graph, k == o.warmupSteps);
+        });
+        JsonObject row;
+        const double ms = median(r.stepMs);
+        row.str("transport", wire->name()).num("batch", b).flag("graph", m.graph).flag("dbo", m.dbo);
+        row.num("msPerStep", ms).num("msPerStepP90", percentile(r.stepMs, 0.9));
+        row.num("tokensPerSecond", b * 1000.0 / ms).num("tokensPerSecondPerGpu", b * 1000.0 / ms / 2);
+        row.num("colocatedMsPerStep", median(base[bi].stepMs)).num("ratioToColocated", ms / median(base[bi].stepMs));
+        row.num("steps", static_cast<double>(r.tokens.size())).num("mismatchedSteps", mismatchedSteps(r, base[bi]));
+        if (!m.graph) {
+          // Sampled eager step: per-layer send -> FFN output back (stage 0), microseconds.
+          std::vector<double> us(side.sampledLayerUs().begin(), side.sampledLayerUs().end());
+          row.num("layerRoundTripUsMedian", median(us)).num("layerRoundTripUsMax", percentile(us, 1.0));
+        }
+        afd.push(row);
+      }
+    }
+    const SplitCounters& k = side.counters();
+    JsonObject counters;
+    counters.str("transport", wire->name()).num("steps", k.steps).num("graphHits", k.graphHits);
+    counters.num("graphMisses", k.graphMisses).num("graphCaptures", k.graphCaptures);
+    side.shutdown();
+    ffnStats.push_back(channel.recvString("stats", o.rendezvousTimeoutMs));
+    counters.raw("ffn", ffnStats.back());
+    afd.push(counters);
+  }
+  report->raw("afd", afd.text());
+  if (!o.partialReportPath.empty()) {
+    std::ofstream f(o.partialReportPath);
+    f << report->text() << "\n";
+  }
+
+  // ---- fault: kill the FFN process; the next step must fail within the deadline
+  if (o.faultTest && ffnPid > 0) {
+    GpuWire& wire = *wires.front();
+    AfdAttentionSide side(dec, backend.stream(), dopt.maxBatch, wire, o.stepDeadlineMs);
+    Inputs in(1, dec.maxBlocksPerSeq(), 16, c.vocabSize);
+    in.at(o.context);
+    side.step(in.view, false, true, false);  // the FFN side serves this one
+    ::kill(ffnPid, SIGKILL);
+    JsonObject fault;
+    fault.str("transport", wire.name()).num("stepDeadlineMs", o.stepDeadlineMs);
+    const auto t0 = Clock::now();
+    std::string error;
+    try {
+      for (int i = 0; i < 50; ++i) side.step(in.view, false, true, false);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    fault.num("failedAfterMs", msSince(t0)).str("error", error).flag("failed", !error.empty());
+    // Still alive: a colocated step on the same GPU and decoder gives the baseline's token.
+    bool alive = false;
+    std::string aliveError;
+    try {
+      cudaGetLastError();
+      std::vector<int32_t> t = dec.step(in.view);
+      alive = !base.empty() && o.batches[0] == 1 && t == base[0].tokens[0];
+      if (!alive) aliveError = "colocated step after the fault gave another token than the baseline";
+    } catch (const std::exception& e) {
+      aliveError = e.what();
+    }
+    fault.flag("aliveAfterFault", alive).str("aliveError", aliveError);
+    report->raw("fault", fault.text());
+  }
+  return report->text();
+}
+
+std::string runFfnServe(const ModelConfig& c, const AfdGpuBenchOptions& o, std::vector<std::unique_ptr<GpuWire>>& wires,
+                        BlobChannel& channel) {
+  CudaBackend backend(o.device);
+  const DecoderOptions dopt = decoderOptions(o, true);
+  MoeDecoder dec(backend, c, dopt);
+  dec.initSynthetic(o.seed);
+  JsonArray served;
+  for (auto& wire : wires) {
+    AfdFfnSide side(dec, backend.stream(), dopt.maxBatch, *wire, o.stepDeadlineMs);
+    while (side.serveStep(nullptr)) {
+    }
+    const SplitCounters& k = side.counters();
+    std::vector<double> us(side.sampledLayerUs().begin(), side.sampledLayerUs().end());
+    JsonObject s;
+    s.str("transport", wire->name()).num("stepsServed", k.steps).num("graphHits", k.graphHits);
+    s.num("graphMisses", k.graphMisses).num("graphCaptures", k.graphCaptures);
+    s.num("ffnComputeUsPerLayerMedian", median(us));
+    channel.sendString("stats", s.text());
+    served.push(s);
+  }
+  if (o.faultTest) {
+    // Serve until killed by the attention side's fault test.
+    AfdFfnSide side(dec, backend.stream(), dopt.maxBatch, *wires.front(), o.stepDeadlineMs);
+    while (side.serveStep(nullptr)) {
+    }
+  }
+  return served.text();
+}
+
+}  // namespace afd::cuda

@@ -1,0 +1,101 @@
+#include "cuda/nccl/nccl-comm.h"
+
+#include <cstdlib>
+#include <chrono>
+#include <thread>
+
+#include "comm/comm-error.h"
+#include "core/error.h"
+#include "cuda/cuda-check.h"
+
+namespace afd::cuda::nccl {
+
+using afd::comm::CommError;
+using afd::comm::CommErrorKind;
+
+void applyNcclEnv(const std::map<std::string, std::string>& ncclEnv) {
+  for (const auto& [name, value] : ncclEnv) {
+    AFD_CHECK(name.rfind("NCCL_", 0) == 0,
+              "ncclEnv may only set NCCL_* variables (got \"" << name << "\"); put other variables in the process environment");
+    if (name == "NCCL_NVLS_ENABLE") continue;  // forced off below
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  ::setenv("NCCL_NVLS_ENABLE", "0", 1);
+}
+
+ncclUniqueId newUniqueId() {
+  ncclUniqueId id{};
+  checkNccl(ncclApi().getUniqueId(&id), "ncclGetUniqueId");
+  return id;
+}
+
+NcclComm::NcclComm(const ncclUniqueId& id, int nranks, int rank, std::string peer)
+    : nranks_(nranks), rank_(rank), peer_(std::move(peer)) {
+  ::setenv("NCCL_NVLS_ENABLE", "0", 1);
+  const ncclResult_t r = ncclApi().commInitRank(&comm_, nranks, id, rank);
+  if (r != ncclSuccess) {
+    comm_ = nullptr;
+    throw CommError(CommErrorKind::kSystem, std::string("ncclCommInitRank (rank ") + std::to_string(rank) + " of " +
+                                                std::to_string(nranks) + ", with " + peer_ + ") failed: " +
+                                                ncclApi().getErrorString(r) +
+                                                "; check that both GPUs are visible and NCCL_* settings in ncclEnv");
+  }
+}
+
+NcclComm::~NcclComm() {
+  if (comm_ == nullptr) return;
+  if (aborted_) return;
+  ncclApi().commDestroy(comm_);
+}
+
+void NcclComm::abort() {
+  if (comm_ == nullptr || aborted_) return;
+  aborted_ = true;
+  ncclApi().commAbort(comm_);
+}
+
+void NcclComm::checkAsync() {
+  if (comm_ == nullptr || aborted_) return;
+  ncclResult_t state = ncclSuccess;
+  ncclApi().commGetAsyncError(comm_, &state);
+  if (state != ncclSuccess && state != ncclInProgress) {
+    abort();
+    throw CommError(CommErrorKind::kPeerClosed, "NCCL lost " + peer_ + ": " + ncclApi().getErrorString(state) +
+                                                    "; the communicator was aborted (restart the peer to rejoin)");
+  }
+}
+
+void waitEventBounded(cudaEvent_t event, const afd::comm::Deadline& deadline, const std::string& peer,
+                      NcclComm* const* comms, int numComms, const volatile int* deviceError, afd::comm::StopFlag stop) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto lastCheck = start;
+  for (uint64_t spin = 0;; ++spin) {
+    const cudaError_t q = cudaEventQuery(event);
+    if (q == cudaSuccess) break;
+    if (q != cudaErrorNotReady) AFD_CUDA_CHECK(q);
+    const auto now = Clock::now();
+    // Spin for the first 200 us (a round trip is microseconds), then yield.
+    if (now - start > std::chrono::microseconds(200)) std::this_thread::yield();
+    if (now - lastCheck < std::chrono::milliseconds(1)) continue;
+    lastCheck = now;
+    for (int i = 0; i < numComms; ++i)
+      if (comms[i]) comms[i]->checkAsync();
+    if (deviceError && *deviceError) break;
+    const bool stopped = stop && stop->load();
+    if (deadline.passed() || stopped) {
+      for (int i = 0; i < numComms; ++i)
+        if (comms[i]) comms[i]->abort();
+      if (stopped) throw CommError(CommErrorKind::kStopped, "stopped while waiting for " + peer);
+      throw CommError(CommErrorKind::kTimeout,
+                      peer + " did not answer within the step deadline; the GPU data plane was aborted (NCCL abort) "
+                             "and the step failed; restart the peer to rejoin");
+    }
+  }
+  if (deviceError && *deviceError) {
+    throw CommError(CommErrorKind::kTimeout, peer + " did not signal within the step deadline (peer-memory wait timed "
+                                                    "out on the device); the step failed; restart the peer to rejoin");
+  }
+}
+
+}  // namespace afd::cuda::nccl

@@ -1,0 +1,128 @@
+/**
+ * Engine: the friendly TypeScript face of the native engine. Loads a model for one role
+ * (from a model directory through the checkpoint layer, or from a ready ModelLoadSpec),
+ * runs one step per call (plans are validated here first) and exposes info and stats.
+ *
+ *   const engine = await Engine.load(modelDir, { role: 'colocated', threads: 2 });
+ *   const out = await engine.step(plan);   // StepPlan / StepResult from '@afd/shared'
+ *   engine.close();
+ */
+import type { RankStats, StepPlan, StepResult } from '@afd/shared';
+import { buildLoadSpec } from './checkpoint/loadSpec.js';
+import { validateStepPlan } from './enginePlan.js';
+import { loadAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats } from './index.js';
+import type { ModelLoadSpec, ModelRole } from './modelSpec.js';
+
+/** Options of Engine.load. */
+export interface EngineLoadOptions extends NativeEngineOptions {
+  /** Role to build when loading from a directory (default colocated). */
+  role?: ModelRole;
+  /** Router on the attention role (directory loads; MoE only). */
+  computeGateOnAttention?: boolean;
+}
+
+export class Engine {
+  private closed = false;
+
+  private constructor(
+    private readonly native: NativeEngine,
+    /** What was loaded. */
+    readonly info: NativeEngineInfo,
+    /** The load spec the engine was built from. */
+    readonly spec: ModelLoadSpec,
+  ) {}
+
+  /** Loads a model directory (HF layout) or a ModelLoadSpec. */
+  static async load(model: string | ModelLoadSpec, options: EngineLoadOptions = {}): Promise<Engine> {
+    const { role, computeGateOnAttention, ...nativeOptions } = options;
+    const spec =
+      typeof model === 'string'
+        ? (await buildLoadSpec(model, role ?? 'colocated', { computeGateOnAttention: computeGateOnAttention ?? false })).spec
+        : model;
+    if (typeof model !== 'string' && role !== undefined && role !== model.role) {
+      throw new Error(`Engine.load: options.role is ${role} but the load spec was built for ${model.role}; build the spec for the role you want`);
+    }
+    const addon = loadAddon();
+    const native = new addon.Engine();
+    const info = await native.load(spec, nativeOptions);
+    return new Engine(native, info, spec);
+  }
+
+  /** Runs one step. Rejects with StepPlanError for an invalid plan. */
+  async step(plan: StepPlan): Promise<StepResult> {
+    this.assertOpen('step');
+    if (this.info.role === 'ffn') throw new Error('Engine.step: an ffn-role engine has no attention half; it serves ffnForward()');
+    validateStepPlan(plan, this.info);
+    const out = await this.native.step(plan);
+    return out.logits ? { tokenIds: out.tokenIds, logits: out.logits, stepTimeMs: out.stepTimeMs } : { tokenIds: out.tokenIds, stepTimeMs: out.stepTimeMs };
+  }
+
+  /** FFN half of one layer (ffn / colocated roles): hidden [numTokens, H] -> [numTokens, H]. */
+  async ffnForward(layer: number, hidden: Float32Array, numTokens: number, routerLogits?: Float32Array): Promise<Float32Array> {
+    this.assertOpen('ffnForward');
+    if (!Number.isInteger(layer) || layer < 0 || layer >= this.info.numLayers) {
+      throw new Error(`Engine.ffnForward: layer ${layer} is outside [0, ${this.info.numLayers})`);
+    }
+    return this.native.ffnForward(layer, hidden, numTokens, routerLogits);
+  }
+
+  /** Attention role: run the FFN half on `ffn` (an ffn-role engine of this process). */
+  attachFfn(ffn: Engine): void {
+    this.assertOpen('attachFfn');
+    ffn.assertOpen('attachFfn');
+    this.native.attachFfn(ffn.native);
+  }
+
+  /** Native counters (cheap; read at ~10 Hz). */
+  stats(): NativeEngineStats {
+    this.assertOpen('stats');
+    return this.native.stats();
+  }
+
+  /** The counters in the RankStats shape of shared/src/protocol/metrics.ts. */
+  rankStats(rank = 0): RankStats {
+    const s = this.stats();
+    const isFfn = this.info.role === 'ffn';
+    return {
+      role: this.info.role,
+      rank,
+      steps: isFfn ? s.stepsServed : s.steps,
+      stepTimeMs: { last: s.lastStepMs, avg: s.avgStepMs },
+      numLayers: s.numLayers,
+      numStages: s.numStages,
+      a2fBytes: s.a2fBytes,
+      f2aBytes: s.f2aBytes,
+      a2fWireUs: s.a2fWireUs,
+      f2aWireUs: s.f2aWireUs,
+      ffnComputeUs: s.ffnComputeMs * 1000,
+      attnWaitForFfnUs: isFfn ? 0 : s.ffnWaitMs * 1000,
+      graph: { hits: s.graphHits, misses: s.graphMisses, captures: s.graphCaptures },
+      ffnLoop: isFfn
+        ? {
+            state: s.ffnLoopState,
+            layer: s.ffnLoopLayer >= 0 ? s.ffnLoopLayer : null,
+            stage: s.ffnLoopStage >= 0 ? s.ffnLoopStage : null,
+            stepsServed: s.stepsServed,
+            waitingMs: s.ffnLoopStateMs,
+          }
+        : null,
+      kv: isFfn ? null : { blocksUsed: s.kvBlocksUsed, blocksTotal: s.kvBlocksTotal },
+    };
+  }
+
+  /** The raw native engine (for the runtime's connector plumbing). */
+  get nativeEngine(): NativeEngine {
+    return this.native;
+  }
+
+  /** Frees the model. Safe to call twice; in-flight steps finish first. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.native.close();
+  }
+
+  private assertOpen(what: string): void {
+    if (this.closed) throw new Error(`Engine.${what}: the engine is closed`);
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Test helpers for the engine: tiny model directories for every architecture (odd sizes,
+ * GQA), a greedy generation loop over the step API, and block tables with scattered ids.
+ */
+import type { StepResult } from '@afd/shared';
+import { buildLoadSpec } from './checkpoint/loadSpec.js';
+import { tempDir, tinyQwen3MoeConfig, writeTestModel } from './checkpoint/testing.js';
+import type { Engine } from './engine.js';
+import { buildStepPlan, type PlanSeq } from './enginePlan.js';
+import type { ModelLoadSpec, ModelRole } from './modelSpec.js';
+
+/** config.json objects of tiny models, one per supported architecture. */
+export const tinyConfigs: Record<string, Record<string, unknown>> = {
+  qwen3_moe: tinyQwen3MoeConfig(),
+  qwen3: {
+    architectures: ['Qwen3ForCausalLM'],
+    vocab_size: 61,
+    hidden_size: 20,
+    intermediate_size: 36,
+    num_hidden_layers: 2,
+    num_attention_heads: 5,
+    num_key_value_heads: 1,
+    head_dim: 6,
+    rope_theta: 1000,
+    max_position_embeddings: 256,
+    tie_word_embeddings: true,
+  },
+  llama: {
+    architectures: ['LlamaForCausalLM'],
+    vocab_size: 57,
+    hidden_size: 36,
+    intermediate_size: 44,
+    num_hidden_layers: 2,
+    num_attention_heads: 6,
+    num_key_value_heads: 3,
+    attention_bias: true,
+    rms_norm_eps: 1e-5,
+    max_position_embeddings: 256,
+  },
+  mixtral: {
+    architectures: ['MixtralForCausalLM'],
+    vocab_size: 50,
+    hidden_size: 20,
+    intermediate_size: 18,
+    num_hidden_layers: 2,
+    num_attention_heads: 2,
+    num_key_value_heads: 1,
+    num_local_experts: 5,
+    num_experts_per_tok: 2,
+    sliding_window: null,
+    max_position_embeddings: 256,
+  },
+};
+
+/** Writes the tiny model of `arch` into a fresh temp dir and returns the dir. */
+export async function writeTinyModel(arch: string, seed = 1): Promise<string> {
+  const dir = await tempDir(`afd-engine-${arch}-`);
+  await writeTestModel(dir, tinyConfigs[arch]!, { seed });
+  return dir;
+}
+
+/** The load spec of one role of a model dir. */
+export async function roleSpec(dir: string, role: ModelRole, computeGateOnAttention = false): Promise<ModelLoadSpec> {
+  return (await buildLoadSpec(dir, role, { computeGateOnAttention })).spec;
+}
+
+/** Block ids for a sequence: `count` ids taken from a scattered permutation. */
+export function scatteredBlocks(count: number, salt: number, numBlocks: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) out.push((i * 7 + salt * 13 + 5) % numBlocks);
+  if (new Set(out).size !== out.length) throw new Error('scatteredBlocks: ids collide; use a prime numBlocks');
+  return out;
+}
+
+/** Greedy generation through the step API: prefill in chunks of `chunk`, then decode. */
+export async function generateGreedy(
+  engine: Engine,
+  prompt: readonly number[],
+  maxNewTokens: number,
+  opts: { chunk?: number; blocks: readonly number[] },
+): Promise<{ tokens: number[]; logits: Float32Array[] }> {
+  const chunk = opts.chunk ?? prompt.length;
+  const tokens: number[] = [];
+  const logits: Float32Array[] = [];
+  let cached = 0;
+  let last: StepResult | undefined;
+  while (cached < prompt.length) {
+    const ids = prompt.slice(cached, cached + chunk);
+    const seq: PlanSeq = { tokenIds: ids, numCached: cached, blockTable: opts.blocks, sample: cached + ids.length === prompt.length };
+    last = await engine.step(buildStepPlan([seq], { returnLogits: true }));
+    cached += ids.length;
+  }
+  for (let i = 0; i < maxNewTokens; i++) {
+    const tok = last!.tokenIds[0]!;
+    tokens.push(tok);
+    logits.push(last!.logits!);
+    if (i + 1 === maxNewTokens) break;
+    last = await engine.step(buildStepPlan([{ tokenIds: [tok], numCached: cached, blockTable: opts.blocks }], { returnLogits: true }));
+    cached += 1;
+  }
+  return { tokens, logits };
+}
+
+/** Copies a single-file model dir, storing every tensor as `dtype` (values converted exactly where representable). */
+export async function convertModelDtype(srcDir: string, dtype: 'f32' | 'f16'): Promise<string> {
+  const { readFile, writeFile } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  const { writeSafetensors } = await import('./checkpoint/writer.js');
+  const { readSpecWeights } = await import('./engineReference.js');
+  const spec = await roleSpec(srcDir, 'colocated');
+  const weights = readSpecWeights(spec);
+  const dir = await tempDir(`afd-engine-${dtype}-`);
+  await writeFile(join(dir, 'config.json'), await readFile(join(srcDir, 'config.json')));
+  const plans = spec.tensors.map((t) => ({ name: t.name, dtype, shape: t.shape }));
+  await writeSafetensors(join(dir, 'model.safetensors'), plans, (t) => {
+    const v = weights.get(t.name)!.data;
+    if (dtype === 'f32') return new Uint8Array(Float32Array.from(v).buffer);
+    const h = new Uint16Array(v.length);
+    for (let i = 0; i < v.length; i++) h[i] = toF16Bits(v[i]!);
+    return new Uint8Array(h.buffer);
+  });
+  return dir;
+}
+
+function toF16Bits(x: number): number {
+  const f = new Float32Array([x]);
+  const b = new Uint32Array(f.buffer)[0]!;
+  const sign = (b >>> 16) & 0x8000;
+  const exp = ((b >>> 23) & 0xff) - 127 + 15;
+  const mant = b & 0x7fffff;
+  if (exp <= 0) return sign; // tiny values flush to zero (test weights are ~N(0, 0.1))
+  if (exp >= 31) return sign | 0x7c00;
+  let h = (exp << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
+  return sign | h;
+}

@@ -1,0 +1,70 @@
+// The seam between the two halves of every decoder layer. The attention half calls an
+// FfnExecutor once per layer and stage; the executor runs the FFN half in-process
+// (LocalFfnExecutor, colocated) or across a connector (remote, added by comm/ and
+// runtime/). Submit/collect are split so that, with two stages, stage 1's attention can
+// run while stage 0's FFN round trip is in flight:
+//   for stage s: attention(L, s); submit(L, s, ...)
+//   for stage s: collect(L, s, ffnOut_s); residual add
+// What crosses the seam:
+//   hidden:       [T_s, H] f32, the post-attention-RMSNormed hidden states of the stage
+//                 (the norm runs on the attention side, so the gate can run there too).
+//   routerLogits: [T_s, E] f32, only for MoE layers when the gate runs on attention;
+//                 null otherwise.
+//   ffnOut:       [T_s, H] f32, the MLP / weighted-experts output, without residual.
+// Tensors passed to submit stay valid and unchanged until the matching collect returns.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace afd {
+
+class FfnModel;
+
+// Per-step facts the executor needs before the first layer (the remote executor sends
+// them as the control payload).
+struct FfnStepInfo {
+  std::vector<int32_t> stageTokenCounts;  // tokens per stage (1 or 2 entries)
+  uint32_t flags = 0;                     // warmup / capture / replay bits (runtime-defined)
+};
+
+class FfnExecutor {
+ public:
+  virtual ~FfnExecutor() = default;
+  // Once per step, before any layer.
+  virtual void beginStep(const FfnStepInfo& info) = 0;
+  virtual void submit(int layer, int stage, const Tensor& hidden, const Tensor* routerLogits) = 0;
+  // Writes the FFN output of (layer, stage) into ffnOut ([T_s, H] f32, device memory).
+  virtual void collect(int layer, int stage, Tensor& ffnOut) = 0;
+  // Once per step, after the last layer.
+  virtual void endStep() = 0;
+
+  // submit + collect.
+  void run(int layer, int stage, const Tensor& hidden, const Tensor* routerLogits, Tensor& ffnOut) {
+    submit(layer, stage, hidden, routerLogits);
+    collect(layer, stage, ffnOut);
+  }
+};
+
+// Runs the FFN half in-process on the same backend (colocated role, and tests that
+// compare attention half + FFN half against the colocated model).
+class LocalFfnExecutor : public FfnExecutor {
+ public:
+  explicit LocalFfnExecutor(FfnModel& ffn) : ffn_(ffn) {}
+  void beginStep(const FfnStepInfo& info) override;
+  void submit(int layer, int stage, const Tensor& hidden, const Tensor* routerLogits) override;
+  void collect(int layer, int stage, Tensor& ffnOut) override;
+  void endStep() override {}
+
+ private:
+  struct Pending {
+    int layer = -1;
+    Tensor hidden;
+    Tensor routerLogits;  // empty when none
+  };
+  FfnModel& ffn_;
+  std::vector<Pending> pending_;  // indexed by stage
+};
+
+}  // namespace afd

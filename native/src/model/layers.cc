@@ -1,0 +1,83 @@
+// Building each half from the weight store: tensor names come from the ArchDef, shapes
+// from the config; a missing or misshapen tensor is an error naming it.
+#include <string>
+
+#include "model/model.h"
+#include "model/rope-table.h"
+
+namespace afd {
+namespace {
+
+std::string layerName(int layer, const std::string& rest) { return "model.layers." + std::to_string(layer) + "." + rest; }
+
+}  // namespace
+
+AttentionModel::AttentionModel(const ModelConfig& c, const ArchDef& arch, const WeightStore& store, Backend& backend,
+                               bool gateOnAttention)
+    : config_(c), backend_(backend) {
+  const int64_t H = c.hiddenSize, D = c.headDim, qDim = c.numHeads * D, kvDim = c.numKvHeads * D;
+  embed_ = store.get("model.embed_tokens.weight", {c.vocabSize, H});
+  finalNorm_ = store.get("model.norm.weight", {H});
+  lmHead_ = store.find("lm_head.weight", {c.vocabSize, H});
+  if (lmHead_.empty()) {
+    AFD_CHECK(c.tieWordEmbeddings, "tensor lm_head.weight is missing and tie_word_embeddings is false; the checkpoint is incomplete");
+    lmHead_ = embed_;
+  }
+  layers_.resize(c.numLayers);
+  for (int L = 0; L < c.numLayers; ++L) {
+    AttentionLayer& a = layers_[L];
+    a.inputNorm = store.get(layerName(L, "input_layernorm.weight"), {H});
+    a.postNorm = store.get(layerName(L, "post_attention_layernorm.weight"), {H});
+    a.q = store.get(layerName(L, "self_attn.q_proj.weight"), {qDim, H});
+    a.k = store.get(layerName(L, "self_attn.k_proj.weight"), {kvDim, H});
+    a.v = store.get(layerName(L, "self_attn.v_proj.weight"), {kvDim, H});
+    a.o = store.get(layerName(L, "self_attn.o_proj.weight"), {H, qDim});
+    if (c.attentionBias) {
+      a.qBias = store.get(layerName(L, "self_attn.q_proj.bias"), {qDim});
+      a.kBias = store.get(layerName(L, "self_attn.k_proj.bias"), {kvDim});
+      a.vBias = store.get(layerName(L, "self_attn.v_proj.bias"), {kvDim});
+      a.oBias = store.find(layerName(L, "self_attn.o_proj.bias"), {H});
+    }
+    if (c.qkNorm) {
+      a.qNorm = store.get(layerName(L, "self_attn.q_norm.weight"), {D});
+      a.kNorm = store.get(layerName(L, "self_attn.k_norm.weight"), {D});
+    }
+    if (gateOnAttention && c.moeLayers[L]) a.routerGate = store.get(layerName(L, arch.routerGate), {c.numExperts, H});
+  }
+  const std::vector<float> inv = ropeInvFreq(c);
+  invFreq_ = Buffer(&backend, inv.size() * sizeof(float));
+  backend.copyToDevice(invFreq_.data(), inv.data(), inv.size() * sizeof(float));
+  rope_.invFreq = invFreq_.view(DType::F32, {static_cast<int64_t>(inv.size())});
+  rope_.attentionScale = ropeAttentionScale(c);
+}
+
+FfnModel::FfnModel(const ModelConfig& c, const ArchDef& arch, const WeightStore& store, Backend& backend,
+                   bool gateOnAttention)
+    : config_(c), backend_(backend), gateOnAttention_(gateOnAttention) {
+  const int64_t H = c.hiddenSize;
+  layers_.resize(c.numLayers);
+  for (int L = 0; L < c.numLayers; ++L) {
+    FfnLayer& f = layers_[L];
+    f.moe = c.moeLayers[L];
+    if (!f.moe) {
+      AFD_CHECK(arch.hasDense, "layer " << L << " is dense but " << arch.family << " has only MoE layers; check moeLayers");
+      const int64_t I = c.intermediateSize;
+      f.gate = store.get(layerName(L, arch.denseGate), {I, H});
+      f.up = store.get(layerName(L, arch.denseUp), {I, H});
+      f.down = store.get(layerName(L, arch.denseDown), {H, I});
+      continue;
+    }
+    AFD_CHECK(arch.hasMoe, "layer " << L << " is MoE but " << arch.family << " is a dense architecture; check moeLayers");
+    const int64_t I = c.moeIntermediateSize;
+    if (!gateOnAttention) f.routerGate = store.get(layerName(L, arch.routerGate), {c.numExperts, H});
+    f.experts.resize(c.numExperts);
+    for (int e = 0; e < c.numExperts; ++e) {
+      const std::string p = arch.expertPrefix + std::to_string(e) + ".";
+      f.experts[e].gate = store.get(layerName(L, p + arch.expertGate), {I, H});
+      f.experts[e].up = store.get(layerName(L, p + arch.expertUp), {I, H});
+      f.experts[e].down = store.get(layerName(L, p + arch.expertDown), {H, I});
+    }
+  }
+}
+
+}  // namespace afd

@@ -1,0 +1,74 @@
+// C++ mirror of ModelConfigSpec / ModelLoadSpec (native/src/modelSpec.ts). TypeScript
+// validated and normalised everything; the binding converts the plain JS object.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace afd {
+
+enum class ModelRole { Colocated, Attention, Ffn };
+ModelRole parseModelRole(const std::string& name);
+const char* modelRoleName(ModelRole role);
+
+struct RopeScaling {
+  std::string type = "default";  // default | linear | llama3 | yarn | dynamic
+  double factor = 1;
+  double lowFreqFactor = 1;
+  double highFreqFactor = 4;
+  int64_t originalMaxPositionEmbeddings = 0;
+  double betaFast = 32;
+  double betaSlow = 1;
+  double attentionFactor = 1;
+};
+
+struct ModelConfig {
+  std::string arch;            // qwen3_moe | qwen3 | llama | mixtral
+  std::string hfArchitecture;  // e.g. Qwen3MoeForCausalLM
+  int64_t vocabSize = 0;
+  int64_t hiddenSize = 0;
+  int numLayers = 0;
+  int numHeads = 0;
+  int numKvHeads = 0;
+  int64_t headDim = 0;
+  int64_t intermediateSize = 0;
+  double rmsNormEps = 1e-6;
+  double ropeTheta = 10000;
+  RopeScaling ropeScaling;
+  int64_t maxPositionEmbeddings = 0;
+  bool tieWordEmbeddings = false;
+  bool qkNorm = false;
+  bool attentionBias = false;
+  int numExperts = 0;
+  int numExpertsPerTok = 0;
+  int64_t moeIntermediateSize = 0;
+  bool normTopkProb = false;
+  std::vector<bool> moeLayers;  // [numLayers]
+  std::vector<int32_t> eosTokenIds;
+  int32_t bosTokenId = -1;  // -1 = none
+};
+
+// One tensor to map: a validated byte range inside one checkpoint file.
+struct TensorRef {
+  std::string name;
+  int file = 0;
+  DType dtype = DType::BF16;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0;
+  uint64_t byteLength = 0;
+};
+
+struct ModelLoadSpec {
+  ModelConfig config;
+  ModelRole role = ModelRole::Colocated;
+  bool computeGateOnAttention = false;
+  std::vector<std::string> files;
+  std::vector<TensorRef> tensors;
+};
+
+// Checks internal consistency (sizes, counts, ranges) so native never trusts a bad spec.
+void validateModelConfig(const ModelConfig& c);
+
+}  // namespace afd

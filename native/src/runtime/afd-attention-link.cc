@@ -1,0 +1,142 @@
+#include "runtime/afd-attention-link.h"
+
+#include <chrono>
+
+namespace afd {
+
+namespace {
+// Pause before dialing again after the FFN rank refused this rank.
+constexpr int kReconnectAttemptMs = 1000;
+// Poll interval of the idle watcher.
+constexpr int kIdlePollMs = 50;
+}  // namespace
+
+const char* AfdAttentionLink::stateName(State s) {
+  switch (s) {
+    case State::kConnecting: return "connecting";
+    case State::kConnected: return "connected";
+    case State::kLost: return "lost";
+    case State::kClosed: return "closed";
+  }
+  return "unknown";
+}
+
+AfdAttentionLink::AfdAttentionLink(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options)
+    : engine_(std::move(engine)),
+      config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention())),
+      connector_(config_) {
+  AFD_CHECK(engine_->info().role == "attention",
+            "an AFD attention link needs an engine loaded with role attention (this one is " << engine_->info().role
+                                                                                            << ")");
+  executor_ = std::make_unique<RemoteFfnExecutor>(connector_, connector_, config_.model, engine_->backend(),
+                                                  engine_->stats());
+}
+
+AfdAttentionLink::~AfdAttentionLink() { close(false, "attention rank closed"); }
+
+void AfdAttentionLink::connect() {
+  {
+    std::lock_guard<std::mutex> lock(stateMu_);
+    AFD_CHECK(state_ == State::kConnecting && !watcher_.joinable(), "AttentionLink.connect(): already connected");
+  }
+  try {
+    connector_.connect(&stop_);
+  } catch (const comm::CommError& e) {
+    std::lock_guard<std::mutex> lock(stateMu_);
+    lastError_ = e.what();
+    throw;
+  }
+  engine_->setFfnExecutor(executor_.get());
+  {
+    std::lock_guard<std::mutex> lock(stateMu_);
+    state_ = State::kConnected;
+  }
+  watcher_ = std::thread([this] { watchLoop(); });
+}
+
+void AfdAttentionLink::noteLost(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(stateMu_);
+  if (state_ == State::kConnected) {
+    state_ = State::kLost;
+    lastError_ = reason;
+  }
+}
+
+void AfdAttentionLink::watchLoop() {
+  while (!stop_.load()) {
+    bool up;
+    {
+      std::lock_guard<std::mutex> lock(stateMu_);
+      up = connector_.connected();
+    }
+    if (!up) {
+      noteLost(connector_.lostReason());
+      try {
+        // Waits (until close) for the FFN rank to listen again and for its whole block to
+        // rejoin; steps fail fast on the old link meanwhile.
+        auto link = connector_.dial(&stop_, 0);
+        std::lock_guard<std::mutex> engineLock(engine_->mutex());
+        std::lock_guard<std::mutex> lock(stateMu_);
+        connector_.adopt(std::move(link));
+        state_ = State::kConnected;
+        ++reconnects_;
+      } catch (const comm::CommError& e) {
+        if (e.kind() == comm::CommErrorKind::kConfig) {
+          std::lock_guard<std::mutex> lock(stateMu_);
+          lastError_ = e.what();  // refused (e.g. the FFN rank restarted with another model)
+          std::this_thread::sleep_for(std::chrono::milliseconds(kReconnectAttemptMs));
+        }
+      }
+      continue;
+    }
+    if (!connector_.hasIncoming(kIdlePollMs)) continue;
+    // A step call, a goodbye or EOF. Steps of the engine hold the same mutex, so the
+    // frames of a running step are never read here.
+    std::lock_guard<std::mutex> engineLock(engine_->mutex());
+    try {
+      if (connector_.pollStepCall(0)) {
+        executor_->runEmptyStep();
+        std::lock_guard<std::mutex> lock(stateMu_);
+        ++emptySteps_;
+      }
+    } catch (const comm::CommError& e) {
+      noteLost(e.what());
+    }
+  }
+}
+
+void AfdAttentionLink::close(bool sendShutdown, const std::string& reason) {
+  stop_.store(true);
+  if (watcher_.joinable()) watcher_.join();
+  {
+    std::lock_guard<std::mutex> lock(stateMu_);
+    if (state_ == State::kClosed) return;
+  }
+  // Waits for a running step; later steps fail with "no FFN executor".
+  engine_->setFfnExecutor(nullptr);
+  std::lock_guard<std::mutex> lock(stateMu_);
+  if (sendShutdown) {
+    connector_.shutdown(reason);
+  } else {
+    connector_.close();
+  }
+  state_ = State::kClosed;
+}
+
+AfdAttentionLink::Snapshot AfdAttentionLink::snapshot() const {
+  std::lock_guard<std::mutex> lock(stateMu_);
+  Snapshot s;
+  s.state = state_;
+  if (s.state == State::kConnected && !connector_.connected()) {
+    s.state = State::kLost;  // a step found it before the watcher did
+    s.lastError = connector_.lostReason();
+  } else {
+    s.lastError = lastError_;
+  }
+  s.peer = connector_.peerName();
+  s.reconnects = reconnects_;
+  s.emptySteps = emptySteps_;
+  return s;
+}
+
+}  // namespace afd

@@ -1,0 +1,24 @@
+#include "runtime/afd-connector-options.h"
+
+namespace afd {
+
+comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& o, const ModelConfig& model,
+                                             bool gateOnAttention) {
+  comm::TcpConnectorConfig c;
+  c.topology = comm::AfdTopology::parse(o.topology);
+  c.rank = o.rank;
+  c.ffnHosts = o.ffnHosts.empty() ? std::vector<std::string>(c.topology.numFfn, o.host) : o.ffnHosts;
+  c.basePort = o.basePort;
+  c.listenHost = o.listenHost;
+  c.stepDeadlineMs = o.stepDeadlineMs;
+  c.rendezvousTimeoutMs = o.rendezvousTimeoutMs;
+  c.model.numLayers = static_cast<uint32_t>(model.numLayers);
+  c.model.hiddenSize = static_cast<uint32_t>(model.hiddenSize);
+  c.model.numExperts = static_cast<uint32_t>(model.numExperts);
+  c.model.gateOnAttention = gateOnAttention && model.numExperts > 0;
+  c.model.moeLayers = model.moeLayers;
+  c.model.moeLayers.resize(model.numLayers, false);
+  return c;
+}
+
+}  // namespace afd

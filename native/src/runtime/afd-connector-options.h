@@ -1,0 +1,35 @@
+// How an attention or FFN role joins its topology over the TCP connector: the user's
+// options plus the model shape both sides check at rendezvous.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "comm/tcp-connector.h"
+#include "model/model-config.h"
+
+namespace afd {
+
+struct AfdConnectorOptions {
+  /** "xAyF". */
+  std::string topology = "1A1F";
+  /** Rank within the role. */
+  int rank = 0;
+  /** Host of each FFN rank; empty = every FFN rank at `host`. */
+  std::vector<std::string> ffnHosts;
+  /** Default FFN host when ffnHosts is empty. */
+  std::string host = "127.0.0.1";
+  /** FFN rank f listens on basePort + f. */
+  int basePort = 29500;
+  /** FFN only: bind address; empty = its own entry of ffnHosts. */
+  std::string listenHost;
+  /** A peer silent this long inside a step fails the step, naming the peer. */
+  int stepDeadlineMs = 5000;
+  /** How long rendezvous waits; 0 = forever. */
+  int rendezvousTimeoutMs = 300000;
+};
+
+// The connector config for an engine's model and role options. Throws CommError(kConfig).
+comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& options, const ModelConfig& model,
+                                             bool gateOnAttention);
+
+}  // namespace afd

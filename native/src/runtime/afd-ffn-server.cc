@@ -1,0 +1,241 @@
+#include "runtime/afd-ffn-server.h"
+
+#include <chrono>
+
+namespace afd {
+
+using comm::CommError;
+using comm::CommErrorKind;
+using comm::TransferKind;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+uint64_t usSince(Clock::time_point t0) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
+}
+constexpr uint64_t kWireSampleSteps = 8;
+
+std::shared_ptr<Engine> requireFfnEngine(std::shared_ptr<Engine> engine) {
+  AFD_CHECK(engine && engine->ffnModel() != nullptr && engine->info().role == "ffn",
+            "an FFN server needs an engine loaded with role ffn (this one is "
+                << (engine ? engine->info().role : std::string("missing")) << ")");
+  return engine;
+}
+}  // namespace
+
+const char* AfdFfnServer::stateName(State s) {
+  switch (s) {
+    case State::kCreated: return "created";
+    case State::kRendezvous: return "rendezvous";
+    case State::kServing: return "serving";
+    case State::kStopped: return "stopped";
+    case State::kFailed: return "failed";
+  }
+  return "unknown";
+}
+
+AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options)
+    : engine_(requireFfnEngine(std::move(engine))),
+      config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention())),
+      connector_(config_) {
+  rowOffset_.assign(connector_.blockSize() + 1, 0);
+}
+
+AfdFfnServer::~AfdFfnServer() { stop(); }
+
+void AfdFfnServer::start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  AFD_CHECK(state_ == State::kCreated, "FfnServer.start(): the server was already started");
+  state_ = State::kRendezvous;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void AfdFfnServer::setState(State s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = s;
+  cv_.notify_all();
+}
+
+void AfdFfnServer::finish(State s, const std::string& reason) {
+  engine_->stats().setFfnLoop(FfnLoopState::Idle);
+  connector_.closeListener();
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = s;
+  exitReason_ = reason;
+  if (s == State::kFailed) lastError_ = reason;
+  if (!ready_) {
+    ready_ = true;
+    readyError_ = reason;
+  }
+  exited_ = true;
+  cv_.notify_all();
+}
+
+void AfdFfnServer::waitReady() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return ready_; });
+  if (!readyError_.empty()) throw Error(readyError_);
+}
+
+std::string AfdFfnServer::waitExit() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return exited_ || state_ == State::kCreated; });
+  return exitReason_;
+}
+
+void AfdFfnServer::stop() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+  connector_.closeListener();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!exited_) {
+    exited_ = true;
+    exitReason_ = "stopped";
+    state_ = State::kStopped;
+    if (!ready_) {
+      ready_ = true;
+      readyError_ = "stopped before the attention ranks joined";
+    }
+    cv_.notify_all();
+  }
+}
+
+AfdFfnServer::Snapshot AfdFfnServer::snapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Snapshot s;
+  s.state = state_;
+  s.peersJoined = connector_.peersJoined();
+  s.blockSize = connector_.blockSize();
+  s.firstAttentionRank = connector_.block().start;
+  s.listenAddress = connector_.listenAddress();
+  s.lastError = lastError_;
+  s.peerLosses = peerLosses_;
+  s.exitReason = exitReason_;
+  return s;
+}
+
+void AfdFfnServer::loop() {
+  try {
+    connector_.acceptPeers(&stop_);
+  } catch (const CommError& e) {
+    finish(e.kind() == CommErrorKind::kStopped ? State::kStopped : State::kFailed, e.what());
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ready_ = true;
+    state_ = State::kServing;
+    cv_.notify_all();
+  }
+  for (;;) {
+    try {
+      std::string by;
+      const bool shutdown = serve(&by);
+      const std::string reason = shutdown ? "shutdown requested by " + by : "stopped";
+      connector_.closePeers("FFN rank " + std::to_string(config_.rank) + " " + reason);
+      finish(State::kStopped, reason);
+      return;
+    } catch (const CommError& e) {
+      if (stop_.load()) {
+        connector_.closePeers("FFN rank " + std::to_string(config_.rank) + " stopped");
+        finish(State::kStopped, "stopped");
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        lastError_ = e.what();
+        ++peerLosses_;
+        state_ = State::kRendezvous;
+      }
+      // The block cannot step without every peer: release the others (they reconnect)
+      // and gather the block again, however long that takes.
+      connector_.closePeers("FFN rank " + std::to_string(config_.rank) + " lost a peer of its block (" + e.what() +
+                            "); reconnect to rejoin");
+      engine_->stats().setFfnLoop(FfnLoopState::Idle);
+      try {
+        connector_.acceptPeers(&stop_, 0);
+        setState(State::kServing);
+      } catch (const CommError& again) {
+        if (stop_.load()) {
+          finish(State::kStopped, "stopped");
+          return;
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        lastError_ = again.what();
+      }
+    } catch (const std::exception& e) {
+      // The FFN computation itself failed: this rank cannot serve; say why and stop.
+      std::string reason = std::string("FFN rank ") + std::to_string(config_.rank) + " failed: " + e.what();
+      connector_.closePeers(reason);
+      finish(State::kFailed, reason);
+      return;
+    }
+  }
+}
+
+bool AfdFfnServer::serve(std::string* by) {
+  EngineStats& stats = engine_->stats();
+  for (;;) {
+    stats.setFfnLoop(FfnLoopState::WaitingControl);
+    if (!connector_.recvStep(&payload_, &stop_, by)) return !by->empty();
+    const auto t0 = Clock::now();
+    sampled_ = payload_.step % kWireSampleSteps == 0;
+    for (int layer = 0; layer < static_cast<int>(config_.model.numLayers); ++layer) {
+      for (int stage = 0; stage < payload_.numStages; ++stage) runLayerStage(layer, stage);
+    }
+    connector_.synchronize({});
+    const uint64_t us = usSince(t0);
+    stats.stepsServed += 1;
+    stats.steps += 1;
+    stats.lastStepUs = us;
+    stats.totalStepUs += us;
+  }
+}
+
+void AfdFfnServer::runLayerStage(int layer, int stage) {
+  EngineStats& stats = engine_->stats();
+  const int peers = payload_.numPeers;
+  const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
+  const bool withLogits = config_.model.gateOnAttention && config_.model.moeLayers[layer];
+  const uint32_t L = static_cast<uint32_t>(layer), S = static_cast<uint32_t>(stage);
+  stats.setFfnLoop(FfnLoopState::Receiving, layer, stage);
+  rowOffset_[0] = 0;
+  for (int p = 0; p < peers; ++p) rowOffset_[p + 1] = rowOffset_[p] + payload_.wireRows(p, stage);
+  const int64_t rows = rowOffset_[peers];
+  // hidden, logits: [rows, H], [rows, E] concatenated in peer order; out: [rows, H].
+  if (static_cast<int64_t>(hidden_.size()) < rows * H) hidden_.resize(rows * H * 2);
+  if (withLogits && static_cast<int64_t>(logits_.size()) < rows * E) logits_.resize(rows * E * 2);
+  LayerStageCounters& c = stats.at(layer, stage);
+  uint64_t received = 0;
+  for (int p = 0; p < peers; ++p) {
+    const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
+    connector_.recv(p, hidden_.data() + rowOffset_[p] * H, n * H * 4, {TransferKind::kHidden, L, S, payload_.step}, {});
+    received += n * H * 4;
+    if (withLogits) {
+      connector_.recv(p, logits_.data() + rowOffset_[p] * E, n * E * 4,
+                      {TransferKind::kRouterLogits, L, S, payload_.step}, {});
+      received += n * E * 4;
+    }
+  }
+  c.bytesAtoF += received;
+  if (sampled_) c.wireTimeUsAtoF = connector_.lastWireTimeUs(0, false);
+  // out_[stage] was last sent one layer ago; those sends have completed (the peers
+  // answered since), so synchronize() returns at once and the buffer is free.
+  connector_.synchronize({});
+  std::vector<float>& out = out_[stage];
+  if (static_cast<int64_t>(out.size()) < rows * H) out.resize(rows * H * 2);
+  stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
+  engine_->ffnForward(layer, hidden_.data(), rows, withLogits ? logits_.data() : nullptr, out.data());
+  stats.setFfnLoop(FfnLoopState::Sending, layer, stage);
+  for (int p = 0; p < peers; ++p) {
+    const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
+    connector_.send(p, out.data() + rowOffset_[p] * H, n * H * 4, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
+  }
+  c.bytesFtoA += static_cast<uint64_t>(rows * H * 4);
+  if (sampled_) {
+    connector_.synchronize({});
+    c.wireTimeUsFtoA = connector_.lastWireTimeUs(0, true);
+  }
+}
+
+}  // namespace afd

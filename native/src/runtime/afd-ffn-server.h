@@ -1,0 +1,79 @@
+// The FFN role's daemon loop on a native thread. It owns the FFN side of the connector:
+// rendezvous with the attention ranks of its block, then per step block on the control
+// plane and, for each layer and stage, receive from every peer, concatenate along
+// tokens, run the engine's FFN half, split and send each slice back to its sender.
+// A lost peer ends the step: the block is told (goodbye) and rendezvous again, so a
+// restarted rank rejoins. A shutdown flag from an attention rank (or stop()) ends the
+// loop cleanly. The FFN role has no scheduler: nothing here takes a StepPlan.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/tcp-connector.h"
+#include "runtime/afd-connector-options.h"
+#include "runtime/engine.h"
+
+namespace afd {
+
+class AfdFfnServer {
+ public:
+  enum class State { kCreated, kRendezvous, kServing, kStopped, kFailed };
+  struct Snapshot {
+    State state = State::kCreated;
+    int peersJoined = 0;
+    int blockSize = 0;
+    int firstAttentionRank = 0;  // the block is attention ranks [first, first + blockSize)
+    std::string listenAddress;   // "host:port" actually bound
+    std::string lastError;       // most recent peer loss or failure; empty when none
+    uint64_t peerLosses = 0;
+    std::string exitReason;      // why the loop ended (stopped / failed only)
+  };
+
+  // Binds the listening port at once, so a busy port is an error here, not later.
+  AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options);
+  ~AfdFfnServer();
+
+  // Starts the loop thread (rendezvous first).
+  void start();
+  // Blocks until the first rendezvous completed; throws its error (timeout, stop).
+  void waitReady();
+  // Blocks until the loop ended; returns the exit reason (shutdown flag, stop, failure).
+  std::string waitExit();
+  // Ends the loop (peers see a goodbye) and joins the thread. Idempotent.
+  void stop();
+  Snapshot snapshot() const;
+  static const char* stateName(State s);
+
+ private:
+  void loop();
+  // Serves steps until the shutdown flag (true, *by = who) or stop (false). Throws CommError on a lost peer.
+  bool serve(std::string* by);
+  void runLayerStage(int layer, int stage);
+  void setState(State s);
+  void finish(State s, const std::string& reason);
+
+  std::shared_ptr<Engine> engine_;
+  comm::TcpConnectorConfig config_;
+  comm::TcpFfnConnector connector_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  comm::ControlPayload payload_;
+  std::vector<float> hidden_, logits_, out_[comm::kMaxStages];  // grow-only step buffers
+  std::vector<int64_t> rowOffset_;  // [peers + 1] row offsets of the current stage
+  bool sampled_ = false;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  State state_ = State::kCreated;
+  bool ready_ = false;   // first rendezvous finished (ok or not)
+  bool exited_ = false;
+  std::string readyError_, exitReason_, lastError_;
+  uint64_t peerLosses_ = 0;
+};
+
+}  // namespace afd

@@ -1,0 +1,117 @@
+#include "runtime/afd-remote-ffn-executor.h"
+
+#include "core/error.h"
+
+namespace afd {
+
+using comm::TransferKind;
+
+RemoteFfnExecutor::RemoteFfnExecutor(comm::AttentionControlPlane& control, comm::DataPlane& data,
+                                     const comm::ModelShape& model, Backend& backend, EngineStats& stats)
+    : control_(control), data_(data), model_(model), backend_(backend), stats_(stats) {
+  zeroHidden_.assign(model_.hiddenSize, 0.f);
+  zeroLogits_.assign(model_.numExperts > 0 ? model_.numExperts : 1, 0.f);
+  sink_.assign(model_.hiddenSize, 0.f);
+  localRows_.assign(comm::kMaxStages, 0);
+}
+
+const void* RemoteFfnExecutor::toHost(const Tensor& t, std::vector<float>& staging) {
+  if (backend_.sharesHostMemory()) return t.data;
+  staging.resize(t.bytes() / sizeof(float));
+  backend_.copyToHost(staging.data(), t.data, t.bytes());
+  return staging.data();
+}
+
+void RemoteFfnExecutor::beginStep(const FfnStepInfo& info) {
+  const int n = static_cast<int>(info.stageTokenCounts.size());
+  AFD_CHECK(n >= 1 && n <= comm::kMaxStages, "a step has 1 or 2 stages, got " << n);
+  uint32_t tokens[comm::kMaxStages] = {0, 0};
+  for (int s = 0; s < n; ++s) {
+    tokens[s] = static_cast<uint32_t>(info.stageTokenCounts[s]);
+    localRows_[s] = info.stageTokenCounts[s];
+  }
+  control_.beginStep(tokens, n, info.flags, &merged_);
+  localStages_ = n;
+  sampled_ = merged_.step % kWireSampleSteps == 0;
+}
+
+void RemoteFfnExecutor::sendRows(int layer, int stage, const void* hidden, const void* logits, int64_t rows) {
+  const size_t hiddenBytes = static_cast<size_t>(rows) * model_.hiddenSize * sizeof(float);
+  const size_t logitBytes = logits ? static_cast<size_t>(rows) * model_.numExperts * sizeof(float) : 0;
+  data_.send(0, hidden, hiddenBytes, tag(TransferKind::kHidden, layer, stage), {});
+  if (logits) data_.send(0, logits, logitBytes, tag(TransferKind::kRouterLogits, layer, stage), {});
+  LayerStageCounters& c = stats_.at(layer, stage);
+  c.bytesAtoF += hiddenBytes + logitBytes;
+  if (sampled_) {
+    data_.synchronize({});
+    c.wireTimeUsAtoF = data_.lastWireTimeUs(0, true);
+  }
+}
+
+void RemoteFfnExecutor::sendPlaceholder(int layer, int stage) {
+  const bool logits = model_.gateOnAttention && model_.moeLayers[layer];
+  sendRows(layer, stage, zeroHidden_.data(), logits ? zeroLogits_.data() : nullptr, 1);
+}
+
+void RemoteFfnExecutor::recvPlaceholder(int layer, int stage) {
+  const size_t bytes = model_.hiddenSize * sizeof(float);
+  data_.recv(0, sink_.data(), bytes, tag(TransferKind::kFfnOutput, layer, stage), {});
+  stats_.at(layer, stage).bytesFtoA += bytes;
+}
+
+void RemoteFfnExecutor::submit(int layer, int stage, const Tensor& hidden, const Tensor* routerLogits) {
+  const bool wantLogits = model_.gateOnAttention && model_.moeLayers[layer];
+  AFD_CHECK((routerLogits != nullptr) == wantLogits,
+            "layer " << layer << ": router logits " << (wantLogits ? "missing" : "unexpected")
+                     << " for the gate placement agreed with the FFN rank");
+  const int64_t rows = hidden.ndim ? hidden.dim(0) : 0;
+  if (rows == 0) {
+    sendPlaceholder(layer, stage);
+  } else {
+    const void* h = toHost(hidden, stageHidden_[stage]);
+    const void* l = routerLogits ? toHost(*routerLogits, stageLogits_[stage]) : nullptr;
+    sendRows(layer, stage, h, l, rows);
+  }
+  // Stages the block runs that this rank does not have cross as placeholders.
+  if (stage == localStages_ - 1) {
+    for (int extra = localStages_; extra < merged_.numStages; ++extra) sendPlaceholder(layer, extra);
+  }
+}
+
+void RemoteFfnExecutor::collect(int layer, int stage, Tensor& ffnOut) {
+  const int64_t rows = ffnOut.ndim ? ffnOut.dim(0) : 0;
+  if (rows == 0) {
+    recvPlaceholder(layer, stage);
+  } else {
+    const size_t bytes = static_cast<size_t>(rows) * model_.hiddenSize * sizeof(float);
+    void* dst = ffnOut.data;
+    if (!backend_.sharesHostMemory()) {
+      stageOut_.resize(bytes / sizeof(float));
+      dst = stageOut_.data();
+    }
+    data_.recv(0, dst, bytes, tag(TransferKind::kFfnOutput, layer, stage), {});
+    if (!backend_.sharesHostMemory()) backend_.copyToDevice(ffnOut.data, dst, bytes);
+    LayerStageCounters& c = stats_.at(layer, stage);
+    c.bytesFtoA += bytes;
+    if (sampled_) c.wireTimeUsFtoA = data_.lastWireTimeUs(0, false);
+  }
+  if (stage == localStages_ - 1) {
+    for (int extra = localStages_; extra < merged_.numStages; ++extra) recvPlaceholder(layer, extra);
+  }
+}
+
+void RemoteFfnExecutor::endStep() { data_.synchronize({}); }
+
+void RemoteFfnExecutor::runEmptyStep() {
+  uint32_t none[1] = {0};
+  control_.beginStep(none, 1, 0, &merged_);
+  localStages_ = 0;
+  sampled_ = false;
+  for (uint32_t layer = 0; layer < model_.numLayers; ++layer) {
+    for (int s = 0; s < merged_.numStages; ++s) sendPlaceholder(static_cast<int>(layer), s);
+    for (int s = 0; s < merged_.numStages; ++s) recvPlaceholder(static_cast<int>(layer), s);
+  }
+  data_.synchronize({});
+}
+
+}  // namespace afd

@@ -1,0 +1,61 @@
+// The attention side of the AFD data path: an FfnExecutor whose FFN half runs on a
+// remote FFN rank. beginStep publishes this rank's stage token counts on the control
+// plane (once per step); submit sends the stage's normed hidden states (and router
+// logits when the gate is on attention); collect receives the FFN output. Sends are
+// asynchronous, so with two stages the engine's loop overlaps stage 1's attention with
+// stage 0's FFN round trip. Stages the block runs but this rank lacks (an empty stage,
+// or a second stage only a peer has) cross as one placeholder row.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "comm/control-plane.h"
+#include "comm/data-plane.h"
+#include "comm/tcp-handshake.h"
+#include "core/backend.h"
+#include "model/layer-split.h"
+#include "runtime/stats.h"
+
+namespace afd {
+
+class RemoteFfnExecutor : public FfnExecutor {
+ public:
+  // Wire time is sampled once every kWireSampleSteps steps (it costs a flush).
+  static constexpr uint64_t kWireSampleSteps = 8;
+
+  RemoteFfnExecutor(comm::AttentionControlPlane& control, comm::DataPlane& data, const comm::ModelShape& model,
+                    Backend& backend, EngineStats& stats);
+
+  void beginStep(const FfnStepInfo& info) override;
+  void submit(int layer, int stage, const Tensor& hidden, const Tensor* routerLogits) override;
+  void collect(int layer, int stage, Tensor& ffnOut) override;
+  void endStep() override;
+
+  // The block stepped without this rank (it was called in while idle): publish empty
+  // counts and send/receive one placeholder row per layer and stage.
+  void runEmptyStep();
+
+ private:
+  void sendRows(int layer, int stage, const void* hidden, const void* logits, int64_t rows);
+  void sendPlaceholder(int layer, int stage);
+  void recvPlaceholder(int layer, int stage);
+  const void* toHost(const Tensor& t, std::vector<float>& staging);
+  comm::TransferTag tag(comm::TransferKind kind, int layer, int stage) const {
+    return {kind, static_cast<uint32_t>(layer), static_cast<uint32_t>(stage), merged_.step};
+  }
+
+  comm::AttentionControlPlane& control_;
+  comm::DataPlane& data_;
+  comm::ModelShape model_;
+  Backend& backend_;
+  EngineStats& stats_;
+  comm::ControlPayload merged_;
+  int localStages_ = 1;
+  std::vector<int64_t> localRows_;  // [kMaxStages] tokens of this rank per stage
+  bool sampled_ = false;
+  std::vector<float> zeroHidden_, zeroLogits_, sink_;  // placeholder rows
+  std::vector<float> stageHidden_[comm::kMaxStages], stageLogits_[comm::kMaxStages], stageOut_;  // device staging
+};
+
+}  // namespace afd

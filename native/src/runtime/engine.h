@@ -1,0 +1,85 @@
+// The engine of one role process: owns the backend, the role's weights, the model
+// halves, the paged KV cache (attention / colocated) and the stats. The API is per step:
+// step(plan) runs every layer for a batch and returns sampled tokens; the FFN role
+// instead serves ffnForward(layer, ...) calls from the runtime's FFN server.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/backend.h"
+#include "model/layer-split.h"
+#include "model/model.h"
+#include "runtime/kv-cache.h"
+#include "runtime/stats.h"
+#include "runtime/step-plan.h"
+#include "runtime/workspace.h"
+
+namespace afd {
+
+struct EngineOptions {
+  BackendOptions backend;
+  int kvBlockSize = 16;             // tokens per KV block
+  int numKvBlocks = 0;              // 0: as many as fit in kvCacheBytes
+  uint64_t kvCacheBytes = 512ull << 20;
+  DType kvDtype = DType::F32;
+};
+
+// What JS needs to know about a loaded engine.
+struct EngineInfo {
+  std::string role, arch, backend;
+  int threads = 0;
+  int numLayers = 0;
+  int64_t vocabSize = 0, hiddenSize = 0;
+  int kvBlockSize = 0, numKvBlocks = 0;
+  uint64_t kvBytesPerBlock = 0;
+  uint64_t residentWeightBytes = 0;  // weights this role mapped / uploaded
+  uint64_t numWeightTensors = 0;
+};
+
+class Engine {
+ public:
+  Engine(ModelLoadSpec spec, const EngineOptions& options);
+  ~Engine();
+
+  // Colocated / attention roles. Thread-safe (one step at a time).
+  StepResult step(const StepPlan& plan);
+
+  // FFN role (and colocated): hidden: host [T, H] f32; routerLogits: host [T, E] or null;
+  // out: host [T, H] f32.
+  void ffnForward(int layer, const float* hidden, int64_t numTokens, const float* routerLogits, float* out);
+  FfnModel* ffnModel() { return ffn_.get(); }
+  std::mutex& mutex() { return mu_; }
+
+  // Attention role: the executor that reaches the FFN half (remote connector, or a
+  // LocalFfnExecutor over another engine's FfnModel). Not owned; must outlive steps.
+  void setFfnExecutor(FfnExecutor* executor);
+
+  const EngineInfo& info() const { return info_; }
+  EngineStats& stats() { return *stats_; }
+  Backend& backend() { return *backend_; }
+  const ModelConfig& config() const { return spec_.config; }
+  // Router placement the weights were loaded for (the AFD connector checks it at rendezvous).
+  bool computeGateOnAttention() const { return spec_.computeGateOnAttention; }
+
+ private:
+  void runLayers(const StepPlan& plan, FfnExecutor& exec, int numStages, const int* seqBegin, const int* tokBegin);
+
+  ModelLoadSpec spec_;
+  EngineOptions options_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<WeightStore> store_;
+  std::unique_ptr<AttentionModel> attention_;
+  std::unique_ptr<FfnModel> ffn_;
+  std::unique_ptr<PagedKvCache> kv_;
+  std::unique_ptr<LocalFfnExecutor> localExecutor_;
+  FfnExecutor* executor_ = nullptr;
+  std::unique_ptr<Workspace> ws_;
+  std::unique_ptr<EngineStats> stats_;
+  EngineInfo info_;
+  std::mutex mu_;
+};
+
+}  // namespace afd

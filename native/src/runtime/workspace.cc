@@ -1,0 +1,36 @@
+#include "runtime/workspace.h"
+
+#include <algorithm>
+
+namespace afd {
+
+void Workspace::reserve(int64_t T, int64_t S) {
+  const int64_t H = config.hiddenSize, qDim = config.numHeads * config.headDim, kvDim = config.numKvHeads * config.headDim;
+  if (T > tokens) {
+    const int64_t n = std::max<int64_t>(T, tokens * 2);
+    const size_t f = sizeof(float);
+    hidden = Buffer(&backend, n * H * f);
+    normed = Buffer(&backend, n * H * f);
+    proj = Buffer(&backend, n * H * f);
+    ffnOut = Buffer(&backend, n * H * f);
+    q = Buffer(&backend, n * qDim * f);
+    attn = Buffer(&backend, n * qDim * f);
+    k = Buffer(&backend, n * kvDim * f);
+    v = Buffer(&backend, n * kvDim * f);
+    routerLogits = Buffer(&backend, n * std::max(1, config.numExperts) * f);
+    ids = Buffer(&backend, n * 4);
+    positions = Buffer(&backend, n * 4);
+    slots = Buffer(&backend, n * 4);
+    tokenSeq = Buffer(&backend, n * 4);
+    tokens = n;
+  }
+  if (S > seqs) {
+    const int64_t n = std::max<int64_t>(S, seqs * 2);
+    sampleRows = Buffer(&backend, n * 4);
+    lastHidden = Buffer(&backend, n * H * sizeof(float));
+    logits = Buffer(&backend, n * config.vocabSize * sizeof(float));
+    seqs = n;
+  }
+}
+
+}  // namespace afd

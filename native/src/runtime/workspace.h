@@ -1,0 +1,28 @@
+// Device scratch of one step, grown to the largest batch seen (never shrunk).
+#pragma once
+#include <cstdint>
+
+#include "core/backend.h"
+#include "model/model-config.h"
+
+namespace afd {
+
+struct Workspace {
+  Workspace(Backend& backend, const ModelConfig& c) : backend(backend), config(c) {}
+  // Makes room for T tokens and S sequences.
+  void reserve(int64_t T, int64_t S);
+
+  Backend& backend;
+  const ModelConfig& config;
+  int64_t tokens = 0, seqs = 0;
+  // Per token: [T, H] f32 hidden, normed, proj, ffnOut; q/attn [T, nH*D]; k/v [T, nKv*D];
+  // routerLogits [T, E]; i32 ids, positions, slots, tokenSeq [T].
+  Buffer hidden, normed, proj, ffnOut, q, k, v, attn, routerLogits;
+  Buffer ids, positions, slots, tokenSeq;
+  // Per sequence: block tables [S * maxBlocks] (grown separately), sampled rows [S] i32,
+  // last hidden [S, H], logits [S, V].
+  Buffer blockTables, sampleRows, lastHidden, logits;
+  int64_t blockTableCapacity = 0;
+};
+
+}  // namespace afd

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""HuggingFace transformers decode peer for `afd-bench decode`.
+
+Builds the model of a config.json-shaped dict with random bf16 weights directly on the
+GPU (no checkpoint on disk), in transformers' fastest eager setting for MoE decode
+(experts implementation "grouped_mm" and a static KV cache), fills the cache with random
+keys/values for `context` positions, and times single-token decode steps at each batch
+size with CUDA events (median). Prints one JSON object on the last stdout line.
+
+usage: hf_decode.py --config CONFIG_JSON --batches 1,8,64,256 --context 1024 [--steps 20 --warmup 3]
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+
+
+def log(msg):
+    print(f"[hf-peer] {msg}", file=sys.stderr, flush=True)
+
+
+def build_model(config_dict, experts_impl):
+    import torch
+    import transformers
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = dict(config_dict)
+    model_type = cfg.pop("model_type")
+    config = AutoConfig.for_model(model_type, **{k: v for k, v in cfg.items() if k != "architectures"})
+    config.torch_dtype = torch.bfloat16
+    kwargs = {"torch_dtype": torch.bfloat16}
+    applied = None
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        try:
+            model = AutoModelForCausalLM.from_config(config, experts_implementation=experts_impl, **kwargs)
+            applied = "from_config(experts_implementation)"
+        except (TypeError, ValueError) as err:
+            log(f"from_config(experts_implementation=...) not accepted ({err}); trying set_experts_implementation")
+            model = AutoModelForCausalLM.from_config(config, **kwargs)
+            if hasattr(model, "set_experts_implementation"):
+                model.set_experts_implementation(experts_impl)
+                applied = "set_experts_implementation"
+            else:
+                config._experts_implementation = experts_impl
+                applied = "config._experts_implementation"
+    model.eval()
+    # Random weights of the HF init are already on the device; make sure nothing is zero.
+    return model, applied, transformers.__version__, torch.__version__
+
+
+def make_cache(model, batch, max_len):
+    import torch
+    from transformers import StaticCache
+
+    try:
+        cache = StaticCache(config=model.config, max_cache_len=max_len)
+    except TypeError:
+        cache = StaticCache(config=model.config, max_batch_size=batch, max_cache_len=max_len, device="cuda", dtype=torch.bfloat16)
+    return cache
+
+
+def time_batch(model, batch, context, steps, warmup):
+    import torch
+
+    cache = make_cache(model, batch, context + 8)
+    vocab = model.config.vocab_size
+    gen = torch.Generator(device="cuda").manual_seed(batch)
+    # One token at position 0 makes the static cache allocate its buffers; then every
+    # key/value buffer is filled with random values (a prefill of batch x context tokens
+    # would cost minutes at batch 256 and attend to the same amount of memory).
+    with torch.inference_mode():
+        pos0 = torch.zeros(1, dtype=torch.long, device="cuda")
+        model(input_ids=torch.randint(0, vocab, (batch, 1), device="cuda", generator=gen), past_key_values=cache,
+              cache_position=pos0, position_ids=pos0.unsqueeze(0).expand(batch, -1), use_cache=True)
+        filled = 0
+        for layer in getattr(cache, "layers", []):
+            for name in ("keys", "values"):
+                t = getattr(layer, name, None)
+                if torch.is_tensor(t):
+                    t.normal_(generator=gen)
+                    filled += 1
+        for name in ("key_cache", "value_cache"):
+            for t in getattr(cache, name, []) or []:
+                if torch.is_tensor(t):
+                    t.normal_(generator=gen)
+                    filled += 1
+        if filled == 0:
+            log("could not find the static cache tensors to randomise; they hold zeros past position 0")
+        torch.cuda.synchronize()
+        token = torch.randint(0, vocab, (batch, 1), device="cuda", generator=gen)
+        cache_position = torch.tensor([context], device="cuda")
+        position_ids = cache_position.unsqueeze(0).expand(batch, -1)
+        times = []
+        for i in range(warmup + steps):
+            start_ev = torch.cuda.Event(enable_timing=True)
+            end_ev = torch.cuda.Event(enable_timing=True)
+            start_ev.record()
+            out = model(input_ids=token, past_key_values=cache, cache_position=cache_position,
+                        position_ids=position_ids, use_cache=True)
+            nxt = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
+            end_ev.record()
+            end_ev.synchronize()
+            _ = nxt.cpu()
+            if i >= warmup:
+                times.append(start_ev.elapsed_time(end_ev))
+    del cache
+    torch.cuda.empty_cache()
+    ms = statistics.median(times)
+    return {"batch": batch, "msPerStep": ms, "tokensPerSecond": batch / (ms / 1000.0),
+            "msPerStepMin": min(times), "msPerStepMax": max(times)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--config", required=True, help="config.json contents (JSON) or a path to it")
+    ap.add_argument("--batches", default="1,8,64,256")
+    ap.add_argument("--context", type=int, default=1024)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--experts-implementation", default="grouped_mm")
+    args = ap.parse_args()
+    text = args.config
+    if os.path.exists(text):
+        with open(text) as f:
+            text = f.read()
+    config = json.loads(text)
+    import torch
+
+    if not torch.cuda.is_available():
+        print(json.dumps({"ok": False, "error": "torch sees no CUDA device"}))
+        return 0
+    t0 = time.time()
+    model, applied, tf_version, torch_version = build_model(config, args.experts_implementation)
+    setup = time.time() - t0
+    log(f"model built in {setup:.1f}s ({applied}); transformers {tf_version}, torch {torch_version}")
+    rows = []
+    for b in [int(x) for x in args.batches.split(",") if x]:
+        try:
+            rows.append(time_batch(model, b, args.context, args.steps, args.warmup))
+            log(f"batch {b}: {rows[-1]['msPerStep']:.2f} ms/step")
+        except torch.cuda.OutOfMemoryError as err:
+            rows.append({"batch": b, "error": f"out of memory: {err}"})
+            torch.cuda.empty_cache()
+    print(json.dumps({"ok": True, "peer": "transformers", "transformers": tf_version, "torch": torch_version,
+                      "expertsImplementation": args.experts_implementation, "expertsApplied": applied,
+                      "cache": "static", "setupSeconds": setup, "device": torch.cuda.get_device_name(0),
+                      "rows": rows}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

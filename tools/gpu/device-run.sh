@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One call on the GPU host (run from the repository root with $OUT set): unpack the
+# carried Node, run the GPU test suite, the decode benchmark (ours + the HF peer) and an
+# ncu kernel profile of batch-1 decode steps. Everything lands in $OUT.
+# Carried: .node-runtime/node.xz, native/build-cuda/Release/afd_native.node,
+# agent/dist (afd-bench.cjs), tools/gpu/dist (gpu-tests.cjs).
+set -u
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export AFD_NATIVE_ADDON=$PWD/native/build-cuda/Release/afd_native.node
+OUT=${OUT:-/tmp/afd-out}
+mkdir -p "$OUT"
+STAGES=${AFD_STAGES:-tests,bench,profile}
+NODE=/tmp/node
+xz -dc .node-runtime/node.xz > $NODE 2>/dev/null ||
+  python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],"wb"))' .node-runtime/node.xz $NODE
+chmod +x $NODE
+{ nvidia-smi; nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem,power.draw --format=csv; $NODE --version; } > "$OUT/machine.txt" 2>&1
+$NODE -e 'const a=require(process.env.AFD_NATIVE_ADDON); console.log(JSON.stringify(a.probe(), null, 1))' > "$OUT/probe.json" 2>&1
+
+if [[ $STAGES == *tests* ]]; then
+  AFD_GPU_REPORT="$OUT/gpu-tests.json" timeout ${AFD_TEST_TIMEOUT:-240} $NODE tools/gpu/dist/gpu-tests.cjs > "$OUT/gpu-tests.log" 2>&1
+  echo "gpu tests exit $?" >> "$OUT/gpu-tests.log"
+  grep -E "^FAIL|gpu tests" "$OUT/gpu-tests.log" | head -40
+fi
+if [[ $STAGES == *bench* ]]; then
+  timeout ${AFD_BENCH_TIMEOUT:-420} $NODE agent/dist/afd-bench.cjs decode ${AFD_BENCH_ARGS:-} --json-out "$OUT/bench.json" > /dev/null 2> "$OUT/bench.log"
+  echo "bench exit $?" >> "$OUT/bench.log"
+  grep -vE "^\s*$" "$OUT/bench.log" | tail -25
+fi
+if [[ $STAGES == *profile* ]] && command -v ncu > /dev/null; then
+  timeout ${AFD_PROFILE_TIMEOUT:-150} ncu --clock-control none --launch-skip ${AFD_PROFILE_SKIP:-900} --launch-count 560 \
+    --metrics gpu__time_duration.sum --csv $NODE agent/dist/afd-bench.cjs decode --batches ${AFD_PROFILE_BATCH:-1} \
+    --steps 2 --warmup 2 --peer none > "$OUT/ncu.csv" 2> "$OUT/ncu.log"
+  python3 tools/gpu/summarize_ncu.py "$OUT/ncu.csv" > "$OUT/profile.txt" 2>&1
+  head -30 "$OUT/profile.txt"
+fi

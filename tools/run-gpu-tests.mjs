@@ -1,0 +1,35 @@
+// `npm run test:gpu`: the GPU test suite (native/src/cuda/gpuSuite.ts), bundled with
+// esbuild into tools/gpu/dist/gpu-tests.cjs so it also runs where node_modules are
+// absent (a GPU host gets the bundle and the addon). Skips with a clear message where
+// the addon has no CUDA or no device is visible. Set AFD_NATIVE_ADDON to pick the addon.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+
+const root = new URL('..', import.meta.url).pathname;
+const entry = `${root}native/src/cuda/gpuSuiteMain.ts`;
+const bundle = `${root}tools/gpu/dist/gpu-tests.cjs`;
+
+async function bundleSuite() {
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch {
+    if (existsSync(bundle)) return;  // a GPU host without node_modules: use the carried bundle
+    console.error(`gpu tests: esbuild is not installed and ${bundle} does not exist; run npm install first`);
+    process.exit(2);
+  }
+  mkdirSync(`${root}tools/gpu/dist`, { recursive: true });
+  await esbuild.build({
+    entryPoints: [entry],
+    outfile: bundle,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    logLevel: 'error',
+  });
+}
+
+await bundleSuite();
+const run = spawnSync(process.execPath, [bundle], { stdio: 'inherit', env: { ...process.env, NCCL_NVLS_ENABLE: '0' } });
+process.exit(run.status ?? 1);
