@@ -188,6 +188,13 @@ describe('errors', () => {
     const p = good();
     p.blockTables[0] = -3;
     await expect(engine.nativeEngine.step(p)).rejects.toThrow(/holds block -3/);
+    const q = buildStepPlan([
+      { tokenIds: [1], numCached: 0, blockTable: [0] },
+      { tokenIds: [1], numCached: 0, blockTable: [1] },
+    ]);
+    q.tokenOffsets.set([0, 1000, 2]);
+    await expect(engine.nativeEngine.step(q)).rejects.toThrow(/exceeds the 2 tokens/);
+    await expect(engine.nativeEngine.step({ ...good(), sampleMask: new Uint8Array(5) })).rejects.toThrow(/sampleMask has 5 elements, expected 1/);
   });
 
   it('rejects bad load specs with errors naming the tensor', async () => {
@@ -200,5 +207,10 @@ describe('errors', () => {
     const badArch = { ...spec, config: { ...spec.config, arch: 'gpt2' as never } };
     await expect(Engine.load(badArch, opts)).rejects.toThrow(/supported: qwen3_moe, qwen3, llama, mixtral/);
     await expect(Engine.load(spec, { ...opts, backend: 'tpu' })).rejects.toThrow(/backend "tpu"/);
+    await expect(Engine.load(spec, { ...opts, kvBlockSize: 0 })).rejects.toThrow(/kvBlockSize must be in \[1, 1024\]/);
+    await expect(Engine.load(spec, { ...opts, numKvBlocks: -1 })).rejects.toThrow(/numKvBlocks must be >= 0/);
+    // Optional fields may be undefined.
+    const e = await load(spec, { threads: undefined, kvBlockSize: 8 } as never);
+    expect(e.info.kvBlockSize).toBe(8);
   });
 });

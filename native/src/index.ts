@@ -325,6 +325,11 @@ export interface NativeAddon {
   cudaConformance(options?: { device?: number; seed?: number }): CudaConformanceCase[];
   /** Fused CUDA decode benchmark on synthetic weights of the spec's shape (files/tensors may be empty). */
   cudaDecodeBench(spec: ModelLoadSpec, options?: CudaDecodeBenchOptions): CudaDecodeBenchResult;
+  /** Greedy generation on the fused CUDA decoder with the spec's checkpoint weights (one token per step); logits [maxNewTokens, vocab]. */
+  cudaDecoderGenerate(
+    spec: ModelLoadSpec,
+    options: { promptIds: number[]; maxNewTokens: number; graphs?: boolean; device?: number },
+  ): { tokens: number[]; logits: Float32Array };
   /**
    * AFD on GPUs benchmark, one role per process (native/src/cuda/nccl/afd-gpu-bench.h):
    * returns a JSON string (attention: the report; ffn: what it served). Throws without CUDA.
@@ -366,7 +371,7 @@ export interface AfdGpuBenchOptions {
 }
 
 /** Names of every export, checked against the loaded addon by a test. */
-export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'cudaConformance', 'cudaDecodeBench', 'afdGpuBench'] as const satisfies readonly (keyof NativeAddon)[];
+export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'cudaConformance', 'cudaDecodeBench', 'cudaDecoderGenerate', 'afdGpuBench'] as const satisfies readonly (keyof NativeAddon)[];
 
 /** Where the addon may be: an explicit path, next to a bundled script, or the cmake-js build. */
 export function addonCandidates(): string[] {

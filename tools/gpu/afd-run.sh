@@ -9,15 +9,17 @@ OUT=${OUT:-/tmp/afd-gpu-out}
 mkdir -p "$OUT"
 # NVLink multicast stays off everywhere (it can take a shared host's GPUs down).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 NODE=/tmp/afd-node
-xz -dc .node-runtime/node.xz > "$NODE"
+xz -dc .node-runtime/node.xz > "$NODE" 2>/dev/null ||
+  python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],"wb"))' .node-runtime/node.xz "$NODE"
 chmod +x "$NODE"
 RELEASE=$PWD/native/build-nccl/Release
 export AFD_NATIVE_ADDON=$RELEASE/afd_native.node
 # NCCL: the system library, else the one of the image's Python wheel.
 if ! ldconfig -p | grep -q 'libnccl.so.2'; then
   WHEEL=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
-  [ -n "$WHEEL" ] && export LD_LIBRARY_PATH=$WHEEL:${LD_LIBRARY_PATH:-}
+  if [ -n "$WHEEL" ]; then export LD_LIBRARY_PATH=$WHEEL:$LD_LIBRARY_PATH; fi
 fi
 {
   nvidia-smi --query-gpu=index,name,memory.total,clocks.sm --format=csv || true
@@ -25,4 +27,4 @@ fi
   ldconfig -p | grep -i nccl || true
   echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 } > "$OUT/env.txt" 2>&1
-timeout 500 "$NODE" "$RELEASE/afd-bench.cjs" afd-gpu --json-out "$OUT/afd-gpu.json" "$@" 2>&1 | tee "$OUT/afd-gpu.log"
+timeout "${AFD_GPU_TIMEOUT:-420}" "$NODE" "$RELEASE/afd-bench.cjs" afd-gpu --json-out "$OUT/afd-gpu.json" "$@" 2>&1 | tee "$OUT/afd-gpu.log"

@@ -91,7 +91,9 @@ describe('AFD faults with real role processes', () => {
 
     const a1again = await start({ role: 'attention', rank: 1, topology: '2A1F', afdPort });
     await a1again.ready();
-    await until(async () => (await health(url0)).status === 200 && (await health(ffnUrl)).status === 200, 'recovery');
+    await until(async () => (await health(url0)).status === 200 && (await health(ffnUrl)).status === 200, 'recovery').catch(async (err: Error) => {
+      throw new Error(`${err.message}: attention 0 ${JSON.stringify(await health(url0))}, ffn ${JSON.stringify(await health(ffnUrl))}`);
+    });
     expect((await complete(url0, [1, 2, 3], 3)).text.length).toBeGreaterThan(0);
 
     for (const p of [a0, a1again]) expect((await p.stop()).code).toBe(0);
@@ -126,7 +128,7 @@ describe('AFD faults with real role processes', () => {
       // An attention rank pointed at that (HTTP) server: the handshake fails at once.
       const attn = await start({ role: 'attention', rank: 0, topology: '1A1F', afdPort: port });
       const bad = await attn.waitFor((e): e is Extract<typeof e, { type: 'failed' }> => e.type === 'failed', 'failed');
-      expect(bad.message).toMatch(/FFN rank 0 at 127\.0\.0\.1.*not an AFD connector/);
+      expect(bad.message).toMatch(/FFN rank 0 at 127\.0\.0\.1.*really FFN rank 0 \(check --afd-port/);
       expect((await attn.exited).code).toBe(1);
     } finally {
       busy.close();

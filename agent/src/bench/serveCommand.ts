@@ -36,7 +36,7 @@ export function registerServeBench(program: Command): void {
     .description('benchmark an OpenAI-compatible server with random prompts (like `vllm bench serve`)')
     .requiredOption('--base-url <url>', 'server base URL, e.g. http://127.0.0.1:8000')
     .option('--model <name>', 'model name (default: the first of /v1/models)')
-    .option('--endpoint <path>', 'streaming completions endpoint', '/v1/completions')
+    .option('--endpoint <path>', 'streaming endpoint: /v1/completions, or /v1/chat/completions (prompt sent as one user message)', '/v1/completions')
     .option('--api-key <key>', 'bearer token (default: $OPENAI_API_KEY)')
     .option('--num-prompts <n>', 'requests to send', '100')
     .option('--random-input-len <n>', 'prompt length in tokens (approximately; usage reports the exact count)', '128')

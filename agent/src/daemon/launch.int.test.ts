@@ -66,6 +66,12 @@ describe('launching through the agent socket', () => {
     const models = (await (await fetch(`${s.routerUrl}/v1/models`)).json()) as { data: { id: string }[] };
     expect(models.data.length).toBeGreaterThan(0);
     await until(() => events.some((e) => e.type === 'metrics.snapshot'), 'a metrics snapshot', 10_000);
+    // ~10 Hz per rank: count snapshots over two seconds (loose bounds: the machine is shared).
+    const before = events.filter((e) => e.type === 'metrics.snapshot').length;
+    await new Promise((r) => setTimeout(r, 2000));
+    const perSecond = (events.filter((e) => e.type === 'metrics.snapshot').length - before) / 2;
+    expect(perSecond).toBeGreaterThanOrEqual(3);
+    expect(perSecond).toBeLessThanOrEqual(11);
     await until(() => events.some((e) => e.type === 'log.lines'), 'streamed log lines', 10_000);
     const logs = await client.request('logs.get', { role: 'colocated', rank: 0, tail: 50 });
     expect(logs.lines.length).toBeGreaterThan(0);
@@ -74,7 +80,7 @@ describe('launching through the agent socket', () => {
     await expect(client.request('topology.launch', { launchId: 'col-2', agentId: 'local', spec: again })).rejects.toMatchObject({ code: 'busy' });
   });
 
-  it('reports a killed rank as failed with its exit status and last log lines', async () => {
+  it('reports a killed rank as failed with its exit status and last log lines, then restarts it', async () => {
     const rank = state()!.ranks[0]!;
     expect(rank.pid).toBeGreaterThan(0);
     process.kill(rank.pid!, 'SIGKILL');
@@ -85,7 +91,15 @@ describe('launching through the agent socket', () => {
     expect(failed.lastLogLines.length).toBeGreaterThan(0);
     await until(() => state()?.state === 'failed', 'topology failed');
     expect(state()!.ranks[0]).toMatchObject({ state: 'failed', exitCode: null });
+    // Restart relaunches the same spec under the same launch id.
+    const oldPid = rank.pid;
+    events.length = 0;
+    expect(await client.request('topology.restart', {})).toEqual({ launchId: 'col-1' });
+    await until(() => state()?.state === 'running', 'running again after restart');
+    expect(state()!.ranks[0]!.pid).not.toBe(oldPid);
     expect((await client.request('topology.stop', { graceMs: 2000 })).stopped).toBe(true);
+    expect(state()!.state).toBe('stopped');
+    expect(state()!.ranks[0]!.state).toBe('exited');
   });
 
   it('reports a rank that exits on its own with its exit code and the role message', async () => {

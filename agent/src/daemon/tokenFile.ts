@@ -5,7 +5,7 @@
  * it from a Secret (Kubernetes) or the console's settings.
  */
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -29,22 +29,26 @@ export interface LoadedToken {
   path: string;
 }
 
+/** Creates the token file; false when another process created it first. */
+function createTokenFile(path: string): boolean {
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // 'wx' fails if the file exists, so two agents starting at once cannot overwrite each other.
+    writeFileSync(path, `${randomBytes(32).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 });
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw new Error(`cannot create the agent token file ${path}: ${(e as Error).message}. Check that its folder is writable or pass --token-file`);
+  }
+}
+
 /**
  * Reads the token from `path`, creating it (256 random bits, base64url) when missing.
  * Refuses a file that group or others can read, or one that holds a too-short token.
  */
 export function loadOrCreateToken(path: string): LoadedToken {
-  let created = false;
-  try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    // 'wx' fails if the file exists, so two agents starting at once cannot overwrite each other.
-    writeFileSync(path, `${randomBytes(32).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 });
-    created = true;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
-      throw new Error(`cannot create the agent token file ${path}: ${(e as Error).message}. Check that its folder is writable or pass --token-file`);
-    }
-  }
+  // An existing file (e.g. a read-only Kubernetes Secret mount) is only read, never written.
+  const created = existsSync(path) ? false : createTokenFile(path);
   if (created) chmodSync(path, 0o600); // the umask may have narrowed it further; never wider
   const mode = statSync(path).mode & 0o777;
   if ((mode & 0o077) !== 0) {

@@ -74,19 +74,19 @@ export class TopologyRun {
       .sort((a, b) => order[a.role] - order[b.role] || a.rank - b.rank);
   }
 
-  /** Picks the rendezvous port: the spec's, unless every FFN rank is local and that block is taken. */
+  /** Picks the rendezvous port: the spec's, unless every rank is on this agent and that block is taken. */
   private async chooseAfdPort(): Promise<number> {
     const spec = this.opts.spec;
     if (spec.mode !== 'afd') return 0;
     const ffnRanks = resolveTopology(spec.topology).ffn.ranks;
-    const allFfnLocal = spec.placements.filter((p) => p.role === 'ffn').every((p) => p.agentId === this.opts.agentId);
-    if (!allFfnLocal) return spec.afd.port; // other agents' ranks rely on the agreed port
+    const allLocal = spec.placements.every((p) => p.agentId === this.opts.agentId);
+    if (!allLocal) return spec.afd.port; // other agents' ranks rely on the agreed port
     const host = hostOfAgent(spec, this.opts.agentId);
     const bindHost = host === '127.0.0.1' ? host : '0.0.0.0';
     for (let f = 0; f < ffnRanks; f++) {
       if (!(await isPortFree(bindHost, spec.afd.port + f))) {
         const base = await freePortBlock(ffnRanks, bindHost);
-        this.opts.onNote?.(`AFD port block ${spec.afd.port}..${spec.afd.port + ffnRanks - 1} is in use; using ${base}..${base + ffnRanks - 1} (every FFN rank is on this agent)`);
+        this.opts.onNote?.(`AFD port block ${spec.afd.port}..${spec.afd.port + ffnRanks - 1} is in use; using ${base}..${base + ffnRanks - 1} (every rank is on this agent)`);
         return base;
       }
     }
@@ -104,14 +104,13 @@ export class TopologyRun {
     }
     const cpuRanks = placements.filter((p) => p.backend === 'cpu').length;
     const defaultThreads = cpuRanks > 0 ? Math.max(1, Math.floor(availableParallelism() / cpuRanks)) : undefined;
-    const multiHost = Object.keys(this.opts.spec.mode === 'afd' ? this.opts.spec.agentHosts : {}).length > 0;
     // Build every child spec first so a bad value fails the launch before anything starts.
     const children = placements.map((p) => ({
       placement: p,
       child: roleChildSpec(this.opts.self, spec, p, {
         agentId: this.opts.agentId,
         afdPort: this.afdPort,
-        apiHost: multiHost ? '0.0.0.0' : '127.0.0.1',
+        apiHost: '127.0.0.1', // rank HTTP is for this agent and its front router only
         defaultThreads,
         baseEnv: this.opts.baseEnv,
       }),

@@ -10,7 +10,6 @@ import type { AgentEvent, LaunchSpec, TopologyState } from '@afd/shared';
 import { AgentClient } from '../daemon/AgentClient.js';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
-import type { Logger } from '../util/logger.js';
 import { selfCommand } from '../util/self.js';
 import { buildCliLaunchSpec, type CliHost } from './cliSpec.js';
 import { killAllGroupsNow } from './ChildProcessGroup.js';
@@ -37,7 +36,6 @@ export interface HeadlessOptions {
   stopGraceMs: number;
   startRouter?: RouterFactory;
   prepareDefaultModel?: (onMessage: (m: string) => void) => Promise<string>;
-  log: Logger;
 }
 
 interface Target {

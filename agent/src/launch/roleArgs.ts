@@ -14,7 +14,7 @@ export interface RankContext {
   agentId: string;
   /** Base port of the FFN rendezvous (FFN rank f listens on afdPort + f). */
   afdPort: number;
-  /** Address the rank's HTTP server binds (loopback unless other hosts must reach it). */
+  /** Address the rank's HTTP server binds (loopback: only this agent and its router use it). */
   apiHost: string;
   /** CPU threads when the placement names none (spread the cores over local CPU ranks). */
   defaultThreads: number | undefined;

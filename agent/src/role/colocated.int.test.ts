@@ -89,6 +89,39 @@ describe.skipIf(addon === null)('colocated role process (real CPU engine)', () =
     expect(metrics).toMatch(/vllm:kv_cache_usage_perc\{model_name="tiny"\} 0/);
   }, 240_000);
 
+  it('a client that disconnects mid-stream frees its KV blocks', async () => {
+    const ctrl = new AbortController();
+    const res = await fetch(`${url}/v1/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'tiny', prompt: 'word '.repeat(200), max_tokens: 5000, ignore_eos: true, stream: true }),
+      signal: ctrl.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.read();
+    const during = JSON.parse(await (await fetch(`${url}/afd/stats`)).text());
+    expect(during.kv.blocksUsed).toBeGreaterThan(0);
+    ctrl.abort();
+    const deadline = Date.now() + 10_000;
+    let used = -1;
+    while (Date.now() < deadline) {
+      used = JSON.parse(await (await fetch(`${url}/afd/stats`)).text()).kv.blocksUsed;
+      if (used === 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(used).toBe(0);
+  });
+
+  it('afd-agent generate streams tokens from the default model and prints tokens/s', async () => {
+    const { stdout, stderr } = await run(process.execPath, [cli, 'generate', '--prompt', 'Hello there', '--max-tokens', '8', '--backend', 'cpu', '--threads', '1', '--ignore-eos'], {
+      env: { ...process.env, AFD_HOME: home, AFD_NATIVE_ADDON: addon!, AFD_LOG_LEVEL: 'warn' },
+      timeout: 120_000,
+    });
+    expect(stdout.trim().length).toBeGreaterThan(0);
+    expect(stderr).toMatch(/8 tokens generated in [\d.]+ s, [\d.]+ tokens\/s decode \(finish: length\)/);
+  }, 150_000);
+
   it('afd-bench serve prints the full report and writes JSON', async () => {
     const bench = await bundle('bench');
     const jsonOut = join(home, 'bench.json');

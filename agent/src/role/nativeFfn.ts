@@ -27,13 +27,16 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   const st0 = server.state();
   onProgress('rendezvous', 0, st0.blockSize, `listening on ${st0.listenAddress} for attention ranks ${st0.firstAttentionRank}..${st0.firstAttentionRank + st0.blockSize - 1}`);
   let joined = 0;
+  let started = false; // after the first rendezvous, a re-rendezvous is a peer problem, not a startup phase
   const poll = setInterval(() => {
     const st = server.state();
-    if (st.state === 'rendezvous' && st.peersJoined !== joined) {
+    if (!started && st.state === 'rendezvous' && st.peersJoined !== joined) {
       joined = st.peersJoined;
       onProgress('rendezvous', st.peersJoined, st.blockSize);
     }
-    onPeerState(st.state === 'failed' ? `FFN loop failed: ${st.lastError}` : null);
+    if (st.state === 'failed') onPeerState(`FFN loop failed: ${st.lastError}`);
+    else if (st.state === 'rendezvous' && st.peerLosses > 0) onPeerState(`lost a peer (${st.lastError}); waiting for attention ranks ${st.firstAttentionRank}..${st.firstAttentionRank + st.blockSize - 1} to rejoin (${st.peersJoined}/${st.blockSize})`);
+    else onPeerState(null);
   }, 250);
   poll.unref();
   try {
@@ -44,6 +47,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
     native.close();
     throw err;
   }
+  started = true;
   onProgress('rendezvous', st0.blockSize, st0.blockSize);
   let closed = false;
   return {

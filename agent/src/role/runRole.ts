@@ -51,7 +51,7 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
     if (phase !== 'ready') return { ready: false, reason: phase };
     return api ? api.readiness() : { ready: true, reason: null };
   };
-  const http = new RankHttpServer({ readiness, registry, stats, openai: null, servesOpenAi: s.role !== 'ffn', apiKey: s.apiKey, version: deps.version, log });
+  const http = new RankHttpServer({ readiness, registry, stats, serving: () => api?.metrics.snapshot() ?? null, openai: null, servesOpenAi: s.role !== 'ffn', apiKey: s.apiKey, version: deps.version, log });
 
   events.progress('loading', 0, 0, 'starting');
   const apiUrl = await http.listen(s.apiPort, s.apiHost);
@@ -119,7 +119,7 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
   let stopping: Promise<void> | null = null;
   return {
     apiUrl,
-    done: ffn ? (ffn as FfnServerLike).done : null,
+    done: ffn?.done ?? null,
     stop() {
       stopping ??= (async () => {
         phase = 'stopping';

@@ -62,7 +62,8 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
     return serving.readiness;
   };
   const openai = new OpenAiRoutes({ serving, tokenizer: o.tokenizer, servedModelName: o.servedModelName, modelPath: o.modelPath });
-  const http = o.http ?? new RankHttpServer({ readiness, registry, stats: rankStats, openai, apiKey: o.apiKey, version: o.version, log: o.log });
+  const http =
+    o.http ?? new RankHttpServer({ readiness, registry, stats: rankStats, serving: () => metrics.snapshot(), openai, apiKey: o.apiKey, version: o.version, log: o.log });
   http.attachOpenAi(openai);
   return {
     serving,

@@ -99,7 +99,9 @@ export class AgentConnection {
       handshakeTimeout: 10_000,
     });
     this.ws = ws;
+    let refused = false;
     ws.on('unexpected-response', (_req, res) => {
+      refused = true;
       const status = res.statusCode ?? 0;
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString('utf8').slice(0, 500)));
@@ -108,11 +110,13 @@ export class AgentConnection {
         if (status === 401) this.fail('unauthorized', `agent at ${this.opts.url} rejected the token${detail ? ` (${detail})` : ''}: copy the token from the agent host's token file ($AFD_HOME/agent-token)`, false);
         else if (status === 403) this.fail('error', `agent at ${this.opts.url} refused this client (${detail || 'forbidden'})`, false);
         else this.fail('error', `agent at ${this.opts.url} answered HTTP ${status} instead of a WebSocket upgrade${detail ? `: ${detail}` : ''}: is that URL an afd-agent?`, true);
+        ws.terminate();
       });
-      ws.terminate();
+      res.on('error', () => ws.terminate());
     });
     ws.on('error', (err: Error & { code?: string }) => {
-      if (this.state === 'unauthorized') return;
+      // A refused upgrade is reported by 'unexpected-response' with the agent's reason.
+      if (refused || this.state === 'unauthorized') return;
       this.fail(this.state === 'connected' ? 'disconnected' : 'error', describeConnectError(this.opts.url, err), true);
     });
     ws.on('close', () => {

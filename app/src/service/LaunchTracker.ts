@@ -16,6 +16,8 @@ function pendingRank(p: LaunchSpec['placements'][number]): RankState {
 export class LaunchTracker {
   private readonly ranks = new Map<string, RankState>();
   private readonly routerUrls = new Map<string, string>();
+  /** Each agent's own view of this launch (running only once its ranks and router are up). */
+  private readonly agentStates = new Map<string, string>();
   private stopRequested = false;
   private readonly stoppedAgents = new Set<string>();
   /** Set when an agent refused the launch. */
@@ -49,6 +51,7 @@ export class LaunchTracker {
           this.ranks.set(key(r.role, r.rank), { ...r, agentId, message });
         }
         if (st.routerUrl) this.routerUrls.set(agentId, st.routerUrl);
+        this.agentStates.set(agentId, st.state);
         if (st.state === 'stopped' || st.state === 'idle') this.stoppedAgents.add(agentId);
         else this.stoppedAgents.delete(agentId);
         return true;
@@ -106,6 +109,8 @@ export class LaunchTracker {
     this.stopRequested = false;
     this.stoppedAgents.clear();
     this.launchError = null;
+    this.agentStates.clear();
+    this.routerUrls.clear();
     for (const p of this.spec.placements) this.ranks.set(key(p.role, p.rank), pendingRank(p));
   }
 
@@ -113,8 +118,11 @@ export class LaunchTracker {
     return this.stopRequested && this.agentIds().every((a) => this.stoppedAgents.has(a));
   }
 
-  /** The OpenAI endpoint: the front router, else the first attention/colocated rank's API. */
+  /** The OpenAI endpoint: the front router (of the agent running attention rank 0 when several), else the first attention/colocated rank's API. */
   routerUrl(): string | null {
+    const first = this.spec.placements.find((p) => p.role !== 'ffn' && p.rank === 0);
+    const preferred = first ? this.routerUrls.get(first.agentId) : undefined;
+    if (preferred) return preferred;
     for (const url of this.routerUrls.values()) return url;
     const ranks = [...this.ranks.values()].filter((r) => r.role !== 'ffn' && r.state === 'ready' && r.apiUrl);
     ranks.sort((a, b) => a.rank - b.rank);
@@ -126,13 +134,18 @@ export class LaunchTracker {
     const failed = ranks.filter((r) => r.state === 'failed');
     let state: LaunchProgress['state'];
     if (this.stopRequested) state = this.isStopped ? 'stopped' : 'stopping';
-    else if (failed.length > 0 || this.launchError) state = 'failed';
-    else if (ranks.every((r) => r.state === 'ready')) state = 'running';
+    else if (failed.length > 0 || this.launchError || [...this.agentStates.values()].includes('failed')) state = 'failed';
+    else if (ranks.every((r) => r.state === 'ready') && this.agentIds().every((a) => this.agentStates.get(a) === 'running')) state = 'running';
     else state = 'launching';
     let message: string | null = null;
     if (state === 'failed') {
       const first = failed[0];
-      message = this.launchError ?? (first ? `${first.role} rank ${first.rank} on agent ${first.agentId} failed: ${first.message ?? 'no reason given'}` : null);
+      const agent = [...this.agentStates].find(([, st]) => st === 'failed')?.[0];
+      message =
+        this.launchError ??
+        (first
+          ? `${first.role} rank ${first.rank} on agent ${first.agentId} failed: ${first.message ?? 'no reason given'}`
+          : `agent ${agent ?? '?'} reports the launch failed (see its log; e.g. the API port may be taken)`);
     }
     const routerUrl = state === 'running' ? this.routerUrl() : null;
     return { launchId: this.launchId, state, ranks, routerUrl, message };

@@ -52,6 +52,13 @@ void typed(const Napi::Object& o, const char* name, size_t expectLen, std::vecto
   out.assign(a.Data(), a.Data() + a.ElementLength());
 }
 
+// Present and not undefined / null (optional fields).
+bool given(const Napi::Object& o, const char* name) {
+  if (!o.Has(name)) return false;
+  Napi::Value v = o.Get(name);
+  return !v.IsUndefined() && !v.IsNull();
+}
+
 }  // namespace
 
 ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
@@ -132,13 +139,17 @@ EngineOptions toEngineOptions(const Napi::Value& value) {
   AFD_CHECK(value.IsObject(), "engine options must be an object");
   Napi::Object v = value.As<Napi::Object>();
   const char* w = "options";
-  if (v.Has("backend")) o.backend.name = str(v, w, "backend");
-  if (v.Has("threads")) o.backend.threads = static_cast<int>(integer(v, w, "threads"));
-  if (v.Has("deviceIndex")) o.backend.deviceIndex = static_cast<int>(integer(v, w, "deviceIndex"));
-  if (v.Has("kvBlockSize")) o.kvBlockSize = static_cast<int>(integer(v, w, "kvBlockSize"));
-  if (v.Has("numKvBlocks")) o.numKvBlocks = static_cast<int>(integer(v, w, "numKvBlocks"));
-  if (v.Has("kvCacheBytes")) o.kvCacheBytes = static_cast<uint64_t>(integer(v, w, "kvCacheBytes"));
-  if (v.Has("kvDtype")) o.kvDtype = parseDType(str(v, w, "kvDtype"));
+  if (given(v, "backend")) o.backend.name = str(v, w, "backend");
+  if (given(v, "threads")) o.backend.threads = static_cast<int>(integer(v, w, "threads"));
+  if (given(v, "deviceIndex")) o.backend.deviceIndex = static_cast<int>(integer(v, w, "deviceIndex"));
+  if (given(v, "kvBlockSize")) o.kvBlockSize = static_cast<int>(integer(v, w, "kvBlockSize"));
+  if (given(v, "numKvBlocks")) o.numKvBlocks = static_cast<int>(integer(v, w, "numKvBlocks"));
+  if (given(v, "kvCacheBytes")) o.kvCacheBytes = static_cast<uint64_t>(integer(v, w, "kvCacheBytes"));
+  if (given(v, "kvDtype")) o.kvDtype = parseDType(str(v, w, "kvDtype"));
+  AFD_CHECK(o.backend.threads >= 0, "options.threads must be >= 0 (0 = all cores), got " << o.backend.threads);
+  AFD_CHECK(o.kvBlockSize >= 1 && o.kvBlockSize <= 1024, "options.kvBlockSize must be in [1, 1024], got " << o.kvBlockSize);
+  AFD_CHECK(o.numKvBlocks >= 0, "options.numKvBlocks must be >= 0 (0 = size from kvCacheBytes), got " << o.numKvBlocks);
+  AFD_CHECK(o.kvCacheBytes > 0, "options.kvCacheBytes must be positive");
   return o;
 }
 

@@ -1,7 +1,9 @@
 // The control payload: sent once per step before the layer loop. It carries the
 // per-stage token counts of every attention peer of one FFN rank's block and the step
 // flags. Its binary layout is shared with shared/src/protocol/controlPayload.ts (see
-// control-payload.cc for the byte offsets); both sides must change together.
+// control-payload.cc for the byte offsets); both sides must change together. Over TCP
+// each attention peer publishes a one-peer payload and the FFN rank answers with the
+// merged block payload (see control-plane.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -44,8 +46,10 @@ struct ControlPayload {
   void reset(int peers);
 };
 
-// Bytes of the encoded payload for numPeers peers.
-size_t controlPayloadBytes(int numPeers);
+// Bytes of the encoded payload for numPeers peers and numStages stages.
+size_t controlPayloadBytes(int numPeers, int numStages);
+// The largest encoding for numPeers peers (buffer capacity).
+inline size_t maxControlPayloadBytes(int numPeers) { return controlPayloadBytes(numPeers, kMaxStages); }
 // Encodes into out (resized to controlPayloadBytes; reuse keeps capacity).
 void encodeControlPayload(const ControlPayload& p, std::vector<uint8_t>* out);
 // Decodes and validates; returns an empty string or what is wrong.

@@ -28,9 +28,9 @@ export interface NativeCaseResult {
 
 /**
  * Compiles `main` (a .cpp relative to native/src) with the .cc files of `sourceDirs`
- * (relative to native/src), then runs it and returns one result per case.
+ * (relative to native/src), then runs it (with `env` added) and returns one result per case.
  */
-export function runNativeTestProgram(main: string, sourceDirs: string[], timeoutMs = 120_000): NativeCaseResult[] {
+export function runNativeTestProgram(main: string, sourceDirs: string[], env: Record<string, string> = {}, timeoutMs = 120_000): NativeCaseResult[] {
   const outDir = join(nativeRoot, 'build-native-tests');
   mkdirSync(outDir, { recursive: true });
   const binary = join(outDir, basename(main, '.cpp'));
@@ -46,7 +46,7 @@ export function runNativeTestProgram(main: string, sourceDirs: string[], timeout
       stdio: ['ignore', 'inherit', 'inherit'],
     });
   }
-  const run = spawnSync(binary, [], { encoding: 'utf8', timeout: timeoutMs });
+  const run = spawnSync(binary, [], { encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, ...env } });
   if (run.error) throw run.error;
   const results: NativeCaseResult[] = [];
   for (const line of run.stdout.split('\n')) {

@@ -133,7 +133,7 @@ void TcpAttentionConnector::beginStep(const uint32_t* stageTokens, int numStages
   Deadline deadline = Deadline::afterMs(config_.stepDeadlineMs);
   link_->send(h, scratch_.data(), deadline);
   if (flags & kFlagShutdown) return;
-  size_t capacity = controlPayloadBytes(config_.topology.blockOf(ffnRank_).size);
+  size_t capacity = maxControlPayloadBytes(config_.topology.blockOf(ffnRank_).size);
   scratch_.resize(capacity);
   for (;;) {
     FrameHeader reply = link_->recvHeader(deadline, nullptr, "the step announcement (step-go)");

@@ -124,7 +124,7 @@ void TcpFfnConnector::readRequest(int p, Deadline deadline, StopFlag stop) {
     throw CommError(CommErrorKind::kProtocol, link.peer() + " sent " + frameKindName(h.kind) +
                                                   " while a step request was expected");
   }
-  scratch_.resize(controlPayloadBytes(1));
+  scratch_.resize(maxControlPayloadBytes(1));
   link.recvPayload(h, scratch_.data(), scratch_.size(), deadline, stop, "a step request");
   std::string problem = decodeControlPayload(scratch_.data(), h.byteLength, &request_);
   if (problem.empty() && request_.numPeers != 1) problem = "a step request must describe exactly one peer";

@@ -1,8 +1,19 @@
 #include "core/thread-pool.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 
 namespace afd {
+namespace {
+
+// Spin this many pause loops (~10-20 us) before sleeping: ops of a decode step come
+// back to back, so a worker usually finds the next job while still spinning.
+constexpr int kSpinIterations = 256;
+
+inline void cpuRelax() { _mm_pause(); }
+
+}  // namespace
 
 ThreadPool::ThreadPool(int numThreads) {
   numThreads_ = numThreads > 0 ? numThreads : std::max(1u, std::thread::hardware_concurrency());
@@ -12,7 +23,7 @@ ThreadPool::ThreadPool(int numThreads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
@@ -37,16 +48,17 @@ void ThreadPool::runChunks() {
 void ThreadPool::workerLoop(int /*index*/) {
   uint64_t seen = 0;
   for (;;) {
-    {
+    for (int i = 0; i < kSpinIterations && generation_.load(std::memory_order_acquire) == seen && !stop_.load(); ++i) cpuRelax();
+    if (generation_.load(std::memory_order_acquire) == seen && !stop_.load()) {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
     }
+    if (stop_.load()) return;
+    seen = generation_.load(std::memory_order_acquire);
     runChunks();
-    {
+    if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (--busy_ == 0) done_.notify_one();
+      done_.notify_one();
     }
   }
 }
@@ -54,29 +66,31 @@ void ThreadPool::workerLoop(int /*index*/) {
 void ThreadPool::parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(1, grain);
-  if (numThreads_ == 1 || n <= grain) {
+  std::unique_lock<std::mutex> owner(runMu_, std::try_to_lock);
+  if (numThreads_ == 1 || n <= grain || !owner.owns_lock()) {
     fn(0, n);
     return;
   }
   // About 4 chunks per thread balances uneven work without much overhead.
   const int64_t chunk = std::max(grain, (n + numThreads_ * 4 - 1) / (numThreads_ * 4));
+  fn_ = &fn;
+  n_ = n;
+  chunk_ = chunk;
+  next_.store(0);
+  error_ = nullptr;
+  busy_.store(static_cast<int>(workers_.size()));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    fn_ = &fn;
-    n_ = n;
-    chunk_ = chunk;
-    next_.store(0);
-    error_ = nullptr;
-    busy_ = static_cast<int>(workers_.size());
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   wake_.notify_all();
   runChunks();
-  {
+  for (int i = 0; i < kSpinIterations && busy_.load(std::memory_order_acquire) != 0; ++i) cpuRelax();
+  if (busy_.load(std::memory_order_acquire) != 0) {
     std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return busy_ == 0; });
-    fn_ = nullptr;
+    done_.wait(lock, [&] { return busy_.load() == 0; });
   }
+  fn_ = nullptr;
   if (error_) std::rethrow_exception(error_);
 }
 

@@ -1,6 +1,7 @@
 // A small fixed thread pool for data-parallel loops (the CPU backend's ops). The caller
 // thread takes part in the work, so a pool of N threads starts N - 1 workers.
-// One parallelFor at a time per pool (ops run sequentially on one engine thread).
+// A parallelFor issued while another one runs (a nested call, or a second thread using
+// the same pool) runs inline on its caller: correct, never a deadlock, just not parallel.
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -32,12 +33,13 @@ class ThreadPool {
 
   int numThreads_ = 1;
   std::vector<std::thread> workers_;
+  std::mutex runMu_;  // held by the parallelFor that owns the workers
   std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-  int busy_ = 0;
+  std::atomic<uint64_t> generation_{0};  // bumped (under mu_) once per job
+  std::atomic<bool> stop_{false};
+  std::atomic<int> busy_{0};              // workers still inside the current job
   // The current job.
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;

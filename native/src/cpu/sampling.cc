@@ -8,6 +8,7 @@
 //   u * (kept mass); the last kept token if rounding leaves none.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/sampling-rng.h"
@@ -31,37 +32,53 @@ struct Cand {
 // Probability order: more likely first, lower id first on ties.
 inline bool moreLikely(const Cand& a, const Cand& b) { return a.p > b.p || (a.p == b.p && a.id < b.id); }
 
-// Length of the smallest prefix of c[0, n) in probability order whose mass reaches topP,
-// found by weighted quickselect in O(n) (no full sort of the vocabulary).
+// Orders candidates so that c[0, cut) is the smallest prefix in probability order whose
+// mass reaches topP, and returns cut. O(n): a histogram over the float bit pattern of p
+// (monotone in p) finds the bucket holding the cut; only that bucket is sorted.
 int64_t topPCut(std::vector<Cand>& c, int64_t n, double topP) {
-  int64_t lo = 0, hi = n;
-  double before = 0;  // mass of everything ranked above c[lo]
-  while (hi - lo > 64) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    std::nth_element(c.begin() + lo, c.begin() + mid, c.begin() + hi, moreLikely);
-    double left = 0;
-    for (int64_t i = lo; i < mid; ++i) left += c[i].p;
-    if (before + left >= topP) {
-      hi = mid;
-    } else if (before + left + c[mid].p >= topP) {
-      return mid + 1;
-    } else {
-      before += left + c[mid].p;
-      lo = mid + 1;
+  constexpr int kShift = 18;  // 8 exponent + 5 mantissa bits: 8192 buckets for p in [0, 1]
+  auto key = [](double p) {
+    const float f = static_cast<float>(p);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    return bits >> kShift;
+  };
+  const uint32_t numKeys = (0x3f800000u >> kShift) + 1;  // keys of [0, 1.0f]
+  std::vector<double> mass(numKeys, 0.0);
+  for (int64_t i = 0; i < n; ++i) mass[std::min(key(c[i].p), numKeys - 1)] += c[i].p;
+  double above = 0;  // mass of buckets above the boundary bucket
+  uint32_t boundary = 0;
+  for (uint32_t k = numKeys; k-- > 0;) {
+    if (above + mass[k] >= topP) {
+      boundary = k;
+      break;
     }
+    above += mass[k];
   }
-  std::sort(c.begin() + lo, c.begin() + hi, moreLikely);
-  for (int64_t i = lo; i < hi; ++i) {
-    before += c[i].p;
-    if (before >= topP) return i + 1;
+  // Partition: higher buckets first, then the boundary bucket (sorted), then the rest.
+  auto mid = std::partition(c.begin(), c.begin() + n, [&](const Cand& x) { return std::min(key(x.p), numKeys - 1) > boundary; });
+  auto end = std::partition(mid, c.begin() + n, [&](const Cand& x) { return std::min(key(x.p), numKeys - 1) == boundary; });
+  std::sort(mid, end, moreLikely);
+  double run = above;
+  for (auto it = mid; it != end; ++it) {
+    run += it->p;
+    if (run >= topP) return (it - c.begin()) + 1;
   }
   return n;  // rounding left the total just under topP: keep everything
 }
 
-int32_t sampleRow(const float* l, int64_t V, float temperature, int32_t topK, float topP, uint32_t seed, int32_t pos) {
+// Per-thread scratch reused across the rows of one chunk (no per-row page faults).
+struct Scratch {
+  std::vector<Cand> c;
+  std::vector<double> keptP;
+};
+
+int32_t sampleRow(const float* l, int64_t V, float temperature, int32_t topK, float topP, uint32_t seed, int32_t pos,
+                  Scratch& scratch) {
   if (!(temperature > 0)) return argmax(l, V);
   const float mx = *std::max_element(l, l + V);
-  std::vector<Cand> c(V);
+  std::vector<Cand>& c = scratch.c;
+  c.resize(V);
   double sum = 0;
   for (int64_t i = 0; i < V; ++i) {
     c[i] = {std::exp((static_cast<double>(l[i]) - mx) / temperature), static_cast<int32_t>(i)};
@@ -87,7 +104,8 @@ int32_t sampleRow(const float* l, int64_t V, float temperature, int32_t topK, fl
     return c[V - 1].id;
   }
   // Walk the kept tokens in id order (a mask instead of sorting them by id).
-  std::vector<double> keptP(V, -1.0);
+  std::vector<double>& keptP = scratch.keptP;
+  keptP.assign(V, -1.0);
   double mass = 0;
   for (int64_t i = 0; i < n; ++i) {
     keptP[c[i].id] = c[i].p;
@@ -111,10 +129,12 @@ int32_t sampleRow(const float* l, int64_t V, float temperature, int32_t topK, fl
 void sample(ThreadPool& pool, const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) {
   const int64_t S = logits.dim(0), V = logits.dim(1);
   checkShape("sample", "logits", logits, {-1, -1});
-  pool.parallelFor(S, 1, [&](int64_t b, int64_t e) {
+  // One chunk per thread, so each thread allocates its scratch once.
+  pool.parallelFor(S, (S + pool.size() - 1) / pool.size(), [&](int64_t b, int64_t e) {
+    Scratch scratch;
     for (int64_t s = b; s < e; ++s)
       outTokens[s] = sampleRow(logits.ptr<float>() + s * V, V, params.temperature[s], params.topK[s], params.topP[s],
-                               params.seeds[s], params.positions[s]);
+                               params.seeds[s], params.positions[s], scratch);
   });
 }
 

@@ -42,7 +42,12 @@ struct Twin {
   }
   Tensor cpu() { return view(host.data(), Device{}); }
   Tensor gpu() { return view(dev.data(), Device{DeviceKind::Cuda, 0}); }
-  void upload() { AFD_CUDA_CHECK(cudaMemcpy(dev.data(), host.data(), host.size(), cudaMemcpyHostToDevice)); }
+  // Legacy-stream copies and memsets may still be in flight when they return; the ops run on
+  // the backend's non-blocking stream, so every setup step ends with a device sync.
+  void upload() {
+    AFD_CUDA_CHECK(cudaMemcpy(dev.data(), host.data(), host.size(), cudaMemcpyHostToDevice));
+    AFD_CUDA_CHECK(cudaDeviceSynchronize());
+  }
   std::vector<float> hostFloats() const { return toFloats(host.data()); }
   std::vector<float> deviceFloats() const {
     std::vector<uint8_t> bytes(host.size());
@@ -93,6 +98,7 @@ class Suite {
   Twin output(DType t, std::vector<int64_t> shape) {
     Twin w = make(t, std::move(shape));
     AFD_CUDA_CHECK(cudaMemset(w.dev.data(), 0xff, w.host.size()));
+    AFD_CUDA_CHECK(cudaDeviceSynchronize());
     return w;
   }
   void setElem(Twin& w, int64_t i, float v) {

@@ -328,7 +328,8 @@ const void* const* CudaBackend::expertTables(const std::vector<ExpertWeights>& e
     table[2 * experts.size() + e] = experts[e].down.data;
   }
   DeviceBuffer buffer("MoE expert pointer table", table.size() * sizeof(void*));
-  AFD_CUDA_CHECK(cudaMemcpy(buffer.data(), table.data(), buffer.bytes(), cudaMemcpyHostToDevice));
+  AFD_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), table.data(), buffer.bytes(), cudaMemcpyHostToDevice, stream_));
+  synchronize();
   auto& slot = expertTables_[experts.data()];
   slot = std::move(buffer);
   return slot.as<const void* const>();

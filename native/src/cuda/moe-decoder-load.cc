@@ -49,7 +49,8 @@ void MoeDecoder::loadWeights(const ModelLoadSpec& spec) {
         bf16[i] = f32ToBf16(v);
       }
     }
-    AFD_CUDA_CHECK(cudaMemcpy(it->second.data, bf16.data(), 2 * elements, cudaMemcpyHostToDevice));
+    AFD_CUDA_CHECK(cudaMemcpyAsync(it->second.data, bf16.data(), 2 * elements, cudaMemcpyHostToDevice, stream_));
+    AFD_CUDA_CHECK(cudaStreamSynchronize(stream_));  // bf16 is reused for the next tensor
     loaded.insert(t.name);
   }
   // Every arena piece must have come from the checkpoint (fused pieces are covered by parts).

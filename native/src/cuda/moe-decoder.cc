@@ -243,7 +243,7 @@ void MoeDecoder::allocate() {
 
   invFreqHost_ = ropeInvFreq(c);
   DeviceBuffer invFreq("rope inverse frequencies", invFreqHost_.size() * 4);
-  AFD_CUDA_CHECK(cudaMemcpy(invFreq.data(), invFreqHost_.data(), invFreq.bytes(), cudaMemcpyHostToDevice));
+  AFD_CUDA_CHECK(cudaMemcpyAsync(invFreq.data(), invFreqHost_.data(), invFreq.bytes(), cudaMemcpyHostToDevice, stream_));
   b.invFreq = invFreq.as<float>();
   named_["__invFreq"] = WeightRef{invFreq.data(), invFreqHost_.size()};
   invFreqBuffer_ = std::move(invFreq);
@@ -412,29 +412,34 @@ void MoeDecoder::enqueueAttentionHalf(int l, int rowBegin, int rows) {
   addRmsNorm(residual, nullptr, w.postNorm, kBf16, xNorm, true, rows, H, eps, stream_);
 }
 
-void MoeDecoder::enqueueFfnHalf(int l, const void* xIn, int rows, float* out, bool withResidualNorm, void* normOut) {
+void MoeDecoder::enqueueRouter(int l, const void* xIn, int rows, float* logits) {
+  LinearArgs router;
+  router.x = xIn;
+  router.w = layers_[l].router;
+  router.rows = rows;
+  router.n = config_.numExperts;
+  router.k = static_cast<int>(config_.hiddenSize);
+  router.out = logits;
+  router.ldOut = config_.numExperts;
+  router.epilogue = Epilogue::StoreF32;
+  linear(router, 1, backend_.cublas(), stream_);
+}
+
+void MoeDecoder::enqueueFfnHalf(int l, const void* xIn, int rows, float* out, bool withResidualNorm, void* normOut,
+                                const float* routerLogits) {
   const ModelConfig& c = config_;
   const int H = static_cast<int>(c.hiddenSize), E = c.numExperts, K = c.numExpertsPerTok;
   const int I = static_cast<int>(c.moeIntermediateSize);
   const Layer& w = layers_[l];
   Buffers& b = *buf_;
-  const CublasHandle* cublas = backend_.cublas();
   const float eps = static_cast<float>(c.rmsNormEps);
 
-  LinearArgs router;
-  router.x = xIn;
-  router.w = w.router;
-  router.rows = rows;
-  router.n = E;
-  router.k = H;
-  router.out = b.routerLogits;
-  router.ldOut = E;
-  router.epilogue = Epilogue::StoreF32;
-  linear(router, 1, cublas, stream_);
+  if (routerLogits == nullptr) enqueueRouter(l, xIn, rows, b.routerLogits);
+  const float* logits = routerLogits != nullptr ? routerLogits : b.routerLogits;
   const int slots = moeGridSlots(rows, E, K);
   MoePermutation perm = b.perm;
   perm.activeCount = b.activeCounts + l;
-  moeRoute(b.routerLogits, rows, E, K, c.normTopkProb, b.topkIds, b.topkWeights, slots, perm, stream_);
+  moeRoute(logits, rows, E, K, c.normTopkProb, b.topkIds, b.topkWeights, slots, perm, stream_);
 
   LinearArgs gu;
   gu.x = xIn;

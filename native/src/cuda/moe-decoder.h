@@ -85,7 +85,12 @@ class MoeDecoder {
   // xIn: bf16 [rows, H] -> out: f32 [rows, H] = sum_k w_k * expert_k(xIn) (router on this side).
   // withResidualNorm: out += ... and normOut = RMSNorm(out) with the next layer's input
   // norm (the colocated combine); otherwise out = ... only.
-  void enqueueFfnHalf(int layer, const void* xIn, int rows, float* out, bool withResidualNorm, void* normOut);
+  // routerLogits: f32 [rows, E] computed on the attention side (gate on attention), or
+  // null to run the router here.
+  void enqueueFfnHalf(int layer, const void* xIn, int rows, float* out, bool withResidualNorm, void* normOut,
+                      const float* routerLogits = nullptr);
+  // Router (gate) of a layer on xIn bf16 [rows, H] -> logits f32 [rows, E] (gate on attention).
+  void enqueueRouter(int layer, const void* xIn, int rows, float* logits);
   // final norm was applied by the last combine; LM head + sampling over rows [0, rows).
   void enqueueHead(int rows);
   // Device rows of the step buffers: xNorm bf16 [B, H], residual f32 [B, H].

@@ -21,7 +21,8 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   }
   size_ = static_cast<uint64_t>(st.st_size);
   if (size_ > 0) {
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    // MAP_POPULATE: fault the pages in at load time, not during the first steps.
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     const int err = errno;
     ::close(fd);
     AFD_CHECK(p != MAP_FAILED, "cannot memory-map checkpoint file " << path << " (" << size_ << " bytes): " << std::strerror(err));

@@ -84,6 +84,8 @@ void AfdAttentionLink::watchLoop() {
         if (e.kind() == comm::CommErrorKind::kConfig) {
           std::lock_guard<std::mutex> lock(stateMu_);
           lastError_ = e.what();  // refused (e.g. the FFN rank restarted with another model)
+        }
+        if (e.kind() != comm::CommErrorKind::kStopped) {
           std::this_thread::sleep_for(std::chrono::milliseconds(kReconnectAttemptMs));
         }
       }

@@ -15,6 +15,7 @@ void validateStepPlan(const StepPlan& p, int64_t vocabSize, int kvBlockSize, int
   for (int s = 0; s < p.numSeqs; ++s) {
     const int32_t b = p.tokenOffsets[s], e = p.tokenOffsets[s + 1];
     AFD_CHECK(e > b, "step plan: sequence " << s << " has no tokens (tokenOffsets must strictly increase)");
+    AFD_CHECK(e <= p.numTokens, "step plan: tokenOffsets[" << s + 1 << "] = " << e << " exceeds the " << p.numTokens << " tokens");
     const int32_t ctx = p.contextLens[s];
     AFD_CHECK(ctx >= e - b, "step plan: sequence " << s << " has contextLen " << ctx << " < its " << (e - b) << " new tokens");
     AFD_CHECK((static_cast<int64_t>(ctx) + kvBlockSize - 1) / kvBlockSize <= p.maxBlocksPerSeq,

@@ -39,6 +39,11 @@ describe('runServeBench', () => {
     for (const label of ['Successful requests:', 'Output token throughput (tok/s):', 'Median TTFT (ms):', 'P99 TPOT (ms):', 'Mean ITL (ms):', 'Mean E2EL (ms):']) expect(table).toContain(label);
   });
 
+  it('drives the chat endpoint too', async () => {
+    const r = await runServeBench({ ...base, endpoint: '/v1/chat/completions', baseUrl: srv.url, numPrompts: 3, randomInputLen: 8, randomOutputLen: 4, requestRate: Infinity, maxConcurrency: 2 });
+    expect(r).toMatchObject({ completed: 3, failed: 0, totalOutputTokens: 12 });
+  });
+
   it('paces requests with a request rate and counts failures', async () => {
     const t0 = Date.now();
     const r = await runServeBench({ ...base, baseUrl: srv.url, model: 'wrong', numPrompts: 4, randomInputLen: 4, randomOutputLen: 2, requestRate: 50, maxConcurrency: undefined });

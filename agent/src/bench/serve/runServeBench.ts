@@ -82,6 +82,7 @@ export async function runServeBench(o: ServeBenchOptions): Promise<ServeBenchRes
   const model = await resolveModel({ ...o, baseUrl });
   const requests = randomRequests(o.numPrompts, o.randomInputLen, o.randomOutputLen, o.seed, o.randomRangeRatio);
   const acquire = limiter(o.maxConcurrency);
+  const chat = o.endpoint.includes('chat');
   const nextUniform = rng(o.seed ^ 0x9e3779b9);
   const outcomes: RequestOutcome[] = [];
   let done = 0;
@@ -95,7 +96,13 @@ export async function runServeBench(o: ServeBenchOptions): Promise<ServeBenchRes
         endpoint: o.endpoint,
         apiKey: o.apiKey,
         fallbackPromptTokens: r.inputLen,
-        body: { model, prompt: r.prompt, max_tokens: r.outputLen, temperature: o.temperature, ignore_eos: o.ignoreEos },
+        body: {
+          model,
+          ...(chat ? { messages: [{ role: 'user', content: r.prompt }] } : { prompt: r.prompt }),
+          max_tokens: r.outputLen,
+          temperature: o.temperature,
+          ignore_eos: o.ignoreEos,
+        },
       }).then((outcome) => {
         outcomes.push(outcome);
         release();

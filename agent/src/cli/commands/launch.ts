@@ -8,7 +8,6 @@ import { runHeadlessLaunch } from '../../launch/headless.js';
 import { frontRouterFactory } from '../../launch/router.js';
 import { ensureDefaultModel } from '../../role/defaultModel.js';
 import { defaultTokenFile, loadOrCreateToken } from '../../daemon/tokenFile.js';
-import { createLogger } from '../../util/logger.js';
 import { parseIntOption } from './cliOptions.js';
 
 interface LaunchCliOptions {
@@ -56,7 +55,6 @@ export function registerLaunch(program: Command): void {
     .option('--token-file <file>', 'token of the remote agents (default $AFD_HOME/agent-token)')
     .option('--stop-grace-ms <n>', 'time ranks get to stop before SIGKILL', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
     .action(async (opts: LaunchCliOptions) => {
-      const log = createLogger('launch');
       if (opts.model && !existsSync(opts.model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in tiny model`);
       const remote = (opts.hosts ?? []).some((h) => h !== 'local');
       const token = remote ? loadOrCreateToken(opts.tokenFile ?? defaultTokenFile()).token : undefined;
@@ -78,7 +76,6 @@ export function registerLaunch(program: Command): void {
         stopGraceMs: opts.stopGraceMs,
         startRouter: frontRouterFactory,
         prepareDefaultModel: ensureDefaultModel,
-        log,
       });
       process.exit(code);
     });

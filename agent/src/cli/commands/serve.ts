@@ -26,6 +26,7 @@ interface ServeOptions {
   maxMessageBytes?: number;
   heartbeatMs: number;
   stopGraceMs: number;
+  apiHost: string;
 }
 
 export async function serve(opts: ServeOptions): Promise<void> {
@@ -39,6 +40,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     self: selfCommand(),
     startRouter: frontRouterFactory,
     prepareDefaultModel: ensureDefaultModel,
+    routerHost: opts.apiHost,
     onNote: (m) => log.info(m),
   });
   const server = new AgentServer({
@@ -89,6 +91,7 @@ export function registerServe(program: Command): void {
     .option('--allow-origin <origin>', 'browser Origin allowed to connect (repeatable), e.g. http://127.0.0.1:5173', (v: string, acc: string[]) => [...acc, v], [])
     .option('--max-message-bytes <n>', 'largest request frame accepted', parseIntOption('--max-message-bytes', 1024, 64 << 20))
     .option('--heartbeat-ms <n>', 'ping interval; clients missing a pong are dropped', parseIntOption('--heartbeat-ms', 100, 600_000), 15_000)
+    .option('--api-host <addr>', 'address the front router of a launch binds (its port is the launch spec\'s apiPort)', '127.0.0.1')
     .option('--stop-grace-ms <n>', 'on shutdown, time ranks get before SIGKILL', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
     .action((opts: ServeOptions) => serve(opts));
 }

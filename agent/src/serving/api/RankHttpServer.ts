@@ -11,7 +11,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { RankStats } from '@afd/shared';
+import type { RankStats, ServingStats } from '@afd/shared';
 import type { Logger } from '../../util/logger.js';
 import { ApiError, toApiError } from './ApiError.js';
 import { readJsonBody, sendJson, sendText } from './httpUtil.js';
@@ -27,6 +27,11 @@ export interface RankHttpOptions {
   readiness: () => Readiness;
   registry: Registry;
   stats: () => RankStats;
+  /**
+   * Serving numbers (attention/colocated), added to /afd/stats as an extra `serving` key:
+   * the body still parses as RankStats, and readers that know the key get both.
+   */
+  serving?: () => ServingStats | null;
   /** The OpenAI routes (attention/colocated only); null until attached. */
   openai: OpenAiRoutes | null;
   /** This rank will serve the OpenAI API (answer 503, not 404, on /v1 before it is attached). */
@@ -102,6 +107,11 @@ export class RankHttpServer {
     } catch (err) {
       const apiErr = toApiError(err);
       if (apiErr.status >= 500) this.opts.log?.error({ err, path }, 'request failed');
+      if (apiErr.status === 413) {
+        // The rest of the body is never read: close the connection instead of reusing it.
+        res.setHeader('connection', 'close');
+        res.on('finish', () => req.destroy());
+      }
       if (res.headersSent) {
         if (!res.writableEnded) res.end(`data: ${JSON.stringify(apiErr.toJSON())}\n\ndata: [DONE]\n\n`);
       } else sendJson(res, apiErr.status, apiErr.toJSON());
@@ -116,7 +126,10 @@ export class RankHttpServer {
     }
     if (path === '/metrics' && get) return sendText(res, 200, await this.opts.registry.metrics(), this.opts.registry.contentType);
     if (path === '/version' && get) return sendJson(res, 200, { version: this.opts.version });
-    if (path === '/afd/stats' && get) return sendJson(res, 200, this.opts.stats());
+    if (path === '/afd/stats' && get) {
+      const serving = this.opts.serving?.() ?? null;
+      return sendJson(res, 200, serving ? { ...this.opts.stats(), serving } : this.opts.stats());
+    }
     const openai = this.openai;
     if (path.startsWith('/v1/') && !openai && this.opts.servesOpenAi) {
       const r = this.opts.readiness();

@@ -3,6 +3,7 @@
  * auth, metrics, and every bad input with its status.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rankStatsSchema, servingStatsSchema } from '@afd/shared';
 import { startTestServer, type TestServer } from '../testing/testServer.js';
 
 let srv: TestServer;
@@ -39,6 +40,9 @@ describe('OpenAI API (fake engine)', () => {
     expect(await jsonOf(await fetch(`${srv.url}/version`))).toEqual({ version: '0.0.0-test' });
     const stats = await jsonOf(await fetch(`${srv.url}/afd/stats`));
     expect(stats).toMatchObject({ role: 'colocated', kv: { blocksUsed: 0, blocksTotal: 256 } });
+    // A valid RankStats, with the serving numbers as an extra key.
+    expect(rankStatsSchema.safeParse(stats).success).toBe(true);
+    expect(servingStatsSchema.parse(stats.serving)).toMatchObject({ runningRequests: 0, waitingRequests: 0, kvUsage: 0 });
   });
 
   it('completes non-streaming with usage and finish_reason length', async () => {
@@ -146,6 +150,12 @@ describe('bad input', () => {
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: new Array(200).fill(5) }), 400, /maximum context length is 128 tokens/);
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: [1, 2], max_tokens: 500 }), 400, /maximum context length is 128 tokens.*502/);
   });
+  it('empty prompt and oversized body -> 400 / 413', async () => {
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: '' }), 400, /prompt is empty/);
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x', max_tokens: 0 }), 400, /max_tokens/);
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x'.repeat(17 * 2 ** 20) }), 413, /larger than/);
+  });
+
   it('unknown route -> 404, wrong method -> 405', async () => {
     expect((await fetch(`${srv.url}/v2/nothing`)).status).toBe(404);
     expect((await fetch(`${srv.url}/v1/completions`)).status).toBe(405);
@@ -203,6 +213,21 @@ describe('limits, readiness and auth', () => {
     } finally {
       await s.close();
     }
+  });
+
+  it('stopping the server answers in-flight requests with 503 (non-streaming) or an error event (streaming)', async () => {
+    const s = await startTestServer({ engine: { stepDelayMs: 5 } });
+    const body = (stream: boolean): string => JSON.stringify({ model: 'tiny', prompt: 'x', max_tokens: 3000, ignore_eos: true, stream });
+    const plain = fetch(`${s.url}/v1/completions`, { method: 'POST', body: body(false) });
+    const streamed = await fetch(`${s.url}/v1/completions`, { method: 'POST', body: body(true) });
+    await new Promise((r) => setTimeout(r, 100));
+    await s.close();
+    const res = await plain;
+    expect(res.status).toBe(503);
+    expect((await jsonOf(res)).error.code).toBe('aborted');
+    const events = await sse(streamed);
+    expect(events.at(-1)).toBe('[DONE]');
+    expect(JSON.parse(events.at(-2)!).error.message).toMatch(/server is stopping/);
   });
 
   it('client disconnect mid-stream frees the KV blocks', async () => {

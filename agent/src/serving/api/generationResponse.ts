@@ -6,7 +6,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandle } from '../ServingEngine.js';
 import type { FinishReason } from '../scheduler/Sequence.js';
-import { fromServingError } from './ApiError.js';
+import { ApiError, fromServingError } from './ApiError.js';
+
+const ABORTED = 'the request was aborted because the server is stopping; retry on another rank';
 import { endSse, sendSse, startSse } from './sse.js';
 
 export interface Usage {
@@ -53,7 +55,11 @@ export async function streamGeneration(req: IncomingMessage, res: ServerResponse
       sendSse(res, fmt.chunk(ev.text, null, first));
       first = false;
     } else if (ev.type === 'done') {
-      if (ev.finishReason === 'abort') break; // client is gone (or server stopping)
+      if (ev.finishReason === 'abort') {
+        // The client is gone (the write is a no-op) or the server is stopping (tell the client).
+        sendSse(res, new ApiError(503, 'service_unavailable', ABORTED, 'aborted').toJSON());
+        break;
+      }
       sendSse(res, fmt.chunk('', openAiFinish(ev.finishReason), first));
       if (includeUsage) sendSse(res, fmt.usageChunk(usageOf(ev.promptTokens, ev.completionTokens)));
     } else {
@@ -63,13 +69,14 @@ export async function streamGeneration(req: IncomingMessage, res: ServerResponse
   endSse(res);
 }
 
+/** The full response; throws ApiError when the request was aborted or failed. */
 export async function collectGeneration(req: IncomingMessage, res: ServerResponse, handle: RequestHandle, fmt: ResponseFormat): Promise<object | null> {
   abortOnDisconnect(req, res, handle);
   let text = '';
   for await (const ev of handle.events) {
     if (ev.type === 'delta') text += ev.text;
     else if (ev.type === 'done') {
-      if (ev.finishReason === 'abort') return null;
+      if (ev.finishReason === 'abort') throw new ApiError(503, 'service_unavailable', ABORTED, 'aborted');
       return fmt.full(text, openAiFinish(ev.finishReason), usageOf(ev.promptTokens, ev.completionTokens));
     } else throw ev.error;
   }

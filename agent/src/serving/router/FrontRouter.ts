@@ -122,6 +122,10 @@ export class FrontRouter {
       await this.proxy(req, res, this.pick(), null);
     } catch (err) {
       const e = toApiError(err);
+      if (e.status === 413) {
+        res.setHeader('connection', 'close'); // the unread body makes the connection unusable
+        res.on('finish', () => req.destroy());
+      }
       if (!res.headersSent) sendJson(res, e.status, e.toJSON());
       else res.end();
     }
@@ -162,9 +166,10 @@ export class FrontRouter {
   private proxy(req: IncomingMessage, res: ServerResponse, backend: Backend, body: string | null): Promise<void> {
     return new Promise((resolve) => {
       const target = new URL(req.url ?? '/', backend.url);
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      const headers: Record<string, string> = { 'content-type': req.headers['content-type'] ?? 'application/json' };
       if (req.headers.authorization) headers['authorization'] = req.headers.authorization;
       if (body !== null) headers['content-length'] = String(Buffer.byteLength(body));
+      else if (req.headers['content-length']) headers['content-length'] = req.headers['content-length'];
       const upstream = httpRequest(target, { method: req.method, headers }, (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
@@ -183,7 +188,8 @@ export class FrontRouter {
         if (!res.writableFinished) upstream.destroy();
         resolve();
       });
-      upstream.end(body ?? undefined);
+      if (body !== null) upstream.end(body);
+      else req.pipe(upstream); // other routes: pass the body through untouched
     });
   }
 }

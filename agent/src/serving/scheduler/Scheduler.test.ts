@@ -167,6 +167,37 @@ describe('Scheduler', () => {
     expect(bm.numFreeBlocks).toBe(4);
   });
 
+  it('takes a newer sequence back out of the step rather than preempting an older one', () => {
+    // 3 blocks of 2 tokens; prompt chunks of at most 2 tokens.
+    const bm = new BlockManager(3, 2);
+    const s = new Scheduler(config({ longPrefillTokenThreshold: 2 }), bm);
+    const old = seq('old', 6, 2);
+    s.add(old);
+    let step = s.schedule()!; // old: positions 0-1 in block 0
+    s.update(step, result(step.plan));
+    const young = seq('young', 1, 4);
+    s.add(young);
+    step = s.schedule()!; // old: positions 2-3 (block 1); young: its prompt (block 2)
+    expect(rows(step.plan)).toEqual([[0, 1], [2, 0]]);
+    s.update(step, result(step.plan));
+    // young decodes first (position 1, block 2); old's next chunk needs a block and none is
+    // free: young is taken back out of the step and preempted, old gets block 2.
+    step = s.schedule()!;
+    expect(step.entries.map((e) => [e.seq.id, e.numNewTokens])).toEqual([['old', 2]]);
+    expect(rows(step.plan)).toEqual([[0, 1, 2]]);
+    expect(young.status).toBe('waiting');
+    expect(young.outputIds).toHaveLength(1); // kept, recomputed later
+    expect(s.numPreemptions).toBe(1);
+    while (s.hasWork()) {
+      s.update(step, result(step.plan));
+      if (!s.hasWork()) break;
+      step = s.schedule()!;
+    }
+    expect(old.finishReason).toBe('length');
+    expect(young.outputIds).toHaveLength(4);
+    expect(bm.numFreeBlocks).toBe(3);
+  });
+
   it('never fails requests that fit even under heavy memory pressure', () => {
     const bm = new BlockManager(10, 4); // 40 token slots
     const s = new Scheduler(config({ maxNumBatchedTokens: 16 }), bm);

@@ -110,14 +110,24 @@ export class Scheduler {
       unscheduled.delete(seq);
       let fits = true;
       while (!this.blocks.canAppend(seq.id, seq.numComputedTokens + numNew)) {
+        // Victim: the newest sequence not yet in this step, else the newest one already in
+        // it that is newer than `seq` (taken back out), else `seq` itself.
         const victim = this.newest(unscheduled);
-        if (!victim) {
-          this.preempt(seq);
-          fits = false;
-          break;
+        if (victim) {
+          unscheduled.delete(victim);
+          this.preempt(victim);
+          continue;
         }
-        unscheduled.delete(victim);
-        this.preempt(victim);
+        const newer = entries.filter((e) => e.seq.arrivalIndex > seq.arrivalIndex).sort((a, b) => b.seq.arrivalIndex - a.seq.arrivalIndex)[0];
+        if (newer) {
+          entries.splice(entries.indexOf(newer), 1);
+          budget += newer.numNewTokens;
+          this.preempt(newer.seq);
+          continue;
+        }
+        this.preempt(seq);
+        fits = false;
+        break;
       }
       if (!fits) continue;
       this.blocks.append(seq.id, seq.numComputedTokens + numNew);

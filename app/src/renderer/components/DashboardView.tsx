@@ -1,9 +1,11 @@
 /** The Dashboard's panels over a DashboardModel (also mounted by the frame-time benchmark). */
 import { memo, useMemo } from 'react';
+import { downsample } from '../lib/downsample.js';
 import { formatBytes, formatMs, formatPercent, formatRate } from '../lib/format.js';
+import { useThrottled } from '../lib/useThrottled.js';
 import type { DashboardModel, HeatmapWindow } from '../stores/dashboardModel.js';
 import { Heatmap } from './Heatmap.js';
-import { PALETTE, TimeSeriesChart } from './TimeSeriesChart.js';
+import { PALETTE, TimeSeriesChart, type SeriesDef } from './TimeSeriesChart.js';
 import { FfnLoopTable } from './FfnLoopTable.js';
 
 export interface DashboardViewProps {
@@ -25,14 +27,45 @@ function Stat({ label, value, testId }: { label: string; value: string; testId: 
 }
 
 const formatUs = (us: number): string => formatMs(us / 1000);
+/** Chart redraw period and point budget (the series itself keeps 10 Hz points). */
+const CHART_PERIOD_MS = 250;
+const CHART_POINTS = 150;
+const TPS: SeriesDef[] = [{ key: 'tokensPerSecond', label: 'tokens/s', color: PALETTE[0]! }];
+const REQUESTS: SeriesDef[] = [
+  { key: 'running', label: 'running', color: PALETTE[1]! },
+  { key: 'waiting', label: 'waiting', color: PALETTE[2]! },
+];
+const KV: SeriesDef[] = [{ key: 'kvUsage', label: 'KV %', color: PALETTE[4]! }];
+const GRAPHS: SeriesDef[] = [
+  { key: 'hits', label: 'hits/s', color: PALETTE[1]! },
+  { key: 'misses', label: 'misses/s', color: PALETTE[3]! },
+  { key: 'captures', label: 'captures/s', color: PALETTE[2]! },
+];
+const HIT_RATE: SeriesDef[] = [{ key: 'hitRate', label: 'hit rate %', color: PALETTE[5]! }];
+const fmt0 = (v: number): string => v.toFixed(0);
+const fmt1 = (v: number): string => v.toFixed(1);
 
 export const DashboardView = memo(function DashboardView({ model, version, heatmapWindow }: DashboardViewProps) {
+  // Numbers, heatmaps and the FFN table follow every fold (10 Hz).
   const d = useMemo(() => {
-    const points = model.series.toArray();
-    const last = points[points.length - 1];
-    const t0 = last?.tMs ?? 0;
-    const labels = model.rankLabels();
-    const stepLabels = labels.filter((l) => points.some((p) => p.stepMs[l] !== undefined));
+    const last = model.series.last();
+    const stepValues = last ? Object.values(last.stepMs) : [];
+    return {
+      last,
+      meanStepMs: stepValues.length ? stepValues.reduce((a, b) => a + b, 0) / stepValues.length : Number.NaN,
+      grids: model.transferGrids(heatmapWindow),
+      graph: model.graphTotals(),
+      ffn: model.ffnRows(),
+    };
+    // version is the model's change counter: recompute when it moves.
+  }, [model, version, heatmapWindow]);
+
+  // Charts redraw at 4 Hz with at most CHART_POINTS points: recharts is the costly part.
+  const chartVersion = useThrottled(version, CHART_PERIOD_MS);
+  const charts = useMemo(() => {
+    const points = downsample(model.series.toArray(), CHART_POINTS);
+    const t0 = points[points.length - 1]?.tMs ?? 0;
+    const labels = model.rankLabels().filter((l) => points.some((p) => p.stepMs[l] !== undefined));
     const rows = points.map((p) => {
       const row: Record<string, number> = {
         t: (p.tMs - t0) / 1000,
@@ -45,21 +78,12 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
         captures: p.graphCapturesPerSecond,
         hitRate: Number.isFinite(p.graphHitRate) ? p.graphHitRate * 100 : Number.NaN,
       };
-      for (const l of stepLabels) row[`step_${l}`] = p.stepMs[l] ?? Number.NaN;
+      for (const l of labels) row[`step_${l}`] = p.stepMs[l] ?? Number.NaN;
       return row;
     });
-    const stepValues = last ? Object.values(last.stepMs) : [];
-    return {
-      rows,
-      last,
-      stepLabels,
-      meanStepMs: stepValues.length ? stepValues.reduce((a, b) => a + b, 0) / stepValues.length : Number.NaN,
-      grids: model.transferGrids(heatmapWindow),
-      graph: model.graphTotals(),
-      ffn: model.ffnRows(),
-    };
-    // version is the model's change counter: recompute when it moves.
-  }, [model, version, heatmapWindow]);
+    const stepSeries: SeriesDef[] = labels.map((l, i) => ({ key: `step_${l}`, label: l, color: PALETTE[i % PALETTE.length]! }));
+    return { rows, stepSeries };
+  }, [model, chartVersion]);
 
   const g = d.graph;
   const hitRate = g.hits + g.misses > 0 ? g.hits / (g.hits + g.misses) : Number.NaN;
@@ -75,42 +99,27 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
       <div className="grid-2">
         <div className="panel" data-testid="panel-throughput">
           <h3>Output tokens/s</h3>
-          <TimeSeriesChart data={d.rows} series={[{ key: 'tokensPerSecond', label: 'tokens/s', color: PALETTE[0]! }]} format={(v) => v.toFixed(0)} />
+          <TimeSeriesChart data={charts.rows} series={TPS} format={fmt0} />
         </div>
         <div className="panel" data-testid="panel-step">
           <h3>Step latency per rank (ms)</h3>
-          <TimeSeriesChart data={d.rows} series={d.stepLabels.map((l, i) => ({ key: `step_${l}`, label: l, color: PALETTE[i % PALETTE.length]! }))} format={(v) => v.toFixed(1)} />
+          <TimeSeriesChart data={charts.rows} series={charts.stepSeries} format={fmt1} />
         </div>
         <div className="panel" data-testid="panel-requests">
           <h3>Requests</h3>
-          <TimeSeriesChart
-            data={d.rows}
-            series={[
-              { key: 'running', label: 'running', color: PALETTE[1]! },
-              { key: 'waiting', label: 'waiting', color: PALETTE[2]! },
-            ]}
-            format={(v) => v.toFixed(0)}
-          />
+          <TimeSeriesChart data={charts.rows} series={REQUESTS} format={fmt0} />
         </div>
         <div className="panel" data-testid="panel-kv">
           <h3>KV cache usage (%)</h3>
-          <TimeSeriesChart data={d.rows} series={[{ key: 'kvUsage', label: 'KV %', color: PALETTE[4]! }]} format={(v) => v.toFixed(0)} />
+          <TimeSeriesChart data={charts.rows} series={KV} format={fmt0} />
         </div>
         <div className="panel" data-testid="panel-graphs">
           <h3>CUDA graph replays per second</h3>
-          <TimeSeriesChart
-            data={d.rows}
-            series={[
-              { key: 'hits', label: 'hits/s', color: PALETTE[1]! },
-              { key: 'misses', label: 'misses/s', color: PALETTE[3]! },
-              { key: 'captures', label: 'captures/s', color: PALETTE[2]! },
-            ]}
-            format={(v) => v.toFixed(1)}
-          />
+          <TimeSeriesChart data={charts.rows} series={GRAPHS} format={fmt1} />
         </div>
         <div className="panel" data-testid="panel-hitrate">
           <h3>Graph hit rate, cumulative (%)</h3>
-          <TimeSeriesChart data={d.rows} series={[{ key: 'hitRate', label: 'hit rate %', color: PALETTE[5]! }]} format={(v) => v.toFixed(0)} />
+          <TimeSeriesChart data={charts.rows} series={HIT_RATE} format={fmt0} />
         </div>
       </div>
       <div className="panel" data-testid="panel-heatmaps">

@@ -2,6 +2,7 @@
  * A live line chart over a ring buffer's points. Animation is off (live series would
  * otherwise re-animate on every 10 Hz tick) and dots are off (one SVG node per line).
  */
+import { memo } from 'react';
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 
 export interface SeriesDef {
@@ -23,7 +24,8 @@ export interface TimeSeriesChartProps {
 
 export const PALETTE = ['#5eb1ff', '#4cc38a', '#ffd166', '#ff6b6b', '#c792ea', '#89ddff', '#f78c6c', '#a3be8c'];
 
-export function TimeSeriesChart({ data, series, format, heightPx = 180 }: TimeSeriesChartProps) {
+/** Re-renders only when its data array (or series/format) changes. */
+export const TimeSeriesChart = memo(function TimeSeriesChart({ data, series, format, heightPx = 180 }: TimeSeriesChartProps) {
   return (
     <div style={{ width: '100%', height: heightPx }}>
       <ResponsiveContainer width="100%" height="100%" debounce={100}>
@@ -45,4 +47,4 @@ export function TimeSeriesChart({ data, series, format, heightPx = 180 }: TimeSe
       </ResponsiveContainer>
     </div>
   );
-}
+});

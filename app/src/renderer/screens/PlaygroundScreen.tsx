@@ -71,7 +71,10 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
   const [text, setText] = useState('');
   const endRef = useRef<HTMLDivElement>(null);
   const lastContent = messages[messages.length - 1]?.content.length ?? 0;
-  useEffect(() => endRef.current?.scrollIntoView({ block: 'end' }), [messages.length, lastContent]);
+  useEffect(() => {
+    // Block body: newer Chromium returns a Promise from scrollIntoView, which React would take for a cleanup.
+    endRef.current?.scrollIntoView({ block: 'end' });
+  }, [messages.length, lastContent]);
 
   const ready = progress?.state === 'running';
   const submit = async (): Promise<void> => {

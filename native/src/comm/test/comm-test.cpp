@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <memory>
 #include <thread>
@@ -195,13 +196,31 @@ TEST(control_payload_roundtrip) {
   p.setTokens(2, 1, 7);
   std::vector<uint8_t> bytes;
   encodeControlPayload(p, &bytes);
-  CHECK(bytes.size() == controlPayloadBytes(3));
+  CHECK(bytes.size() == controlPayloadBytes(3, 2));
   ControlPayload q;
   CHECK(decodeControlPayload(bytes.data(), bytes.size(), &q).empty());
   CHECK(q.step == 99 && q.flags == p.flags && q.numStages == 2 && q.numPeers == 3);
   CHECK(q.tokens(0, 0) == 5 && q.tokens(0, 1) == 4 && q.tokens(1, 0) == 0 && q.wireRows(1, 0) == 1);
   CHECK(q.tokens(2, 1) == 7);
   CHECK(!decodeControlPayload(bytes.data(), bytes.size() - 1, &q).empty());
+}
+
+// The bytes shared/src/protocol/controlPayload.ts encodes for stepId 12345, flags
+// warmup + shutdown, counts [[5, 0, 7], [4, 0, 0]] (stage-major), passed in hex by
+// comm.test.ts: both sides must read and write the identical layout.
+TEST(control_payload_matches_the_typescript_encoder) {
+  const char* hex = std::getenv("AFD_CONTROL_PAYLOAD_HEX");
+  CHECK_MSG(hex != nullptr, "AFD_CONTROL_PAYLOAD_HEX is not set (run through comm.test.ts)");
+  std::vector<uint8_t> ts;
+  for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) ts.push_back(static_cast<uint8_t>(std::stoi(std::string(hex + i, 2), nullptr, 16)));
+  ControlPayload p;
+  std::string problem = decodeControlPayload(ts.data(), ts.size(), &p);
+  CHECK_MSG(problem.empty(), problem);
+  CHECK(p.step == 12345 && p.flags == (kFlagWarmup | kFlagShutdown) && p.numStages == 2 && p.numPeers == 3);
+  CHECK(p.tokens(0, 0) == 5 && p.tokens(1, 0) == 0 && p.tokens(2, 0) == 7 && p.tokens(0, 1) == 4 && p.tokens(2, 1) == 0);
+  std::vector<uint8_t> mine;
+  encodeControlPayload(p, &mine);
+  CHECK(mine == ts);
 }
 
 TEST(loopback_1a1f_dbo_steps) {

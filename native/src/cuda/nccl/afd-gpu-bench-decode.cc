@@ -140,41 +140,51 @@ std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o
   dec.initSynthetic(o.seed);
   dec.fillKvRandom(o.seed + 1);
   JsonArray afd;
-  std::vector<std::string> ffnStats;
   for (auto& wire : wires) {
-    AfdAttentionSide side(dec, backend.stream(), dopt.maxBatch, *wire, o.stepDeadlineMs);
-    for (size_t bi = 0; bi < o.batches.size(); ++bi) {
-      const int b = o.batches[bi];
-      struct Mode { bool graph, dbo; };
-      std::vector<Mode> modes{{true, false}, {false, false}};
-      if (b >= o.dboMinBatch && b >= 2) modes.insert(modes.end(), {{true, true}, {false, true}});
-      for (const Mode& m : modes) {
-        RunResult r = runSteps(o, b, dec.maxBlocksPerSeq(), c.vocabSize, [&](const DecodeInput& in, int k) {
-          return side.step(in, m.dbo, m.graph, k == o.warmupSteps);
-        });
-        JsonObject row;
-        const double ms = median(r.stepMs);
-        row.str("transport", wire->name()).num("batch", b).flag("graph", m.graph).flag("dbo", m.dbo);
-        row.num("msPerStep", ms).num("msPerStepP90", percentile(r.stepMs, 0.9));
-        row.num("tokensPerSecond", b * 1000.0 / ms).num("tokensPerSecondPerGpu", b * 1000.0 / ms / 2);
-        row.num("colocatedMsPerStep", median(base[bi].stepMs)).num("ratioToColocated", ms / median(base[bi].stepMs));
-        row.num("steps", static_cast<double>(r.tokens.size())).num("mismatchedSteps", mismatchedSteps(r, base[bi]));
-        if (!m.graph) {
-          // Sampled eager step: per-layer send -> FFN output back (stage 0), microseconds.
-          std::vector<double> us(side.sampledLayerUs().begin(), side.sampledLayerUs().end());
-          row.num("layerRoundTripUsMedian", median(us)).num("layerRoundTripUsMax", percentile(us, 1.0));
+    // Pass 1: router on the FFN side, every mode; pass 2: router on the attention side
+    // (logits cross the wire), graph modes only.
+    for (const bool gateOnAttention : {false, true}) {
+      AfdAttentionSide side(dec, backend.stream(), dopt.maxBatch, *wire, o.stepDeadlineMs, gateOnAttention);
+      for (size_t bi = 0; bi < o.batches.size(); ++bi) {
+        const int b = o.batches[bi];
+        struct Mode {
+          bool graph, dbo;
+        };
+        std::vector<Mode> modes{{true, false}};
+        if (!gateOnAttention) modes.push_back({false, false});
+        if (b >= o.dboMinBatch && b >= 2) {
+          modes.push_back({true, true});
+          if (!gateOnAttention) modes.push_back({false, true});
         }
-        afd.push(row);
+        for (const Mode& m : modes) {
+          RunResult r = runSteps(o, b, dec.maxBlocksPerSeq(), c.vocabSize, [&](const DecodeInput& in, int k) {
+            return side.step(in, m.dbo, m.graph, k == o.warmupSteps);
+          });
+          JsonObject row;
+          const double ms = median(r.stepMs);
+          row.str("transport", wire->name()).str("gate", gateOnAttention ? "attention" : "ffn").num("batch", b);
+          row.flag("graph", m.graph).flag("dbo", m.dbo);
+          row.num("msPerStep", ms).num("msPerStepP90", percentile(r.stepMs, 0.9));
+          row.num("tokensPerSecond", b * 1000.0 / ms).num("tokensPerSecondPerGpu", b * 1000.0 / ms / 2);
+          row.num("colocatedMsPerStep", median(base[bi].stepMs)).num("ratioToColocated", ms / median(base[bi].stepMs));
+          row.num("steps", static_cast<double>(r.tokens.size())).num("mismatchedSteps", mismatchedSteps(r, base[bi]));
+          if (!m.graph) {
+            // Sampled eager step: per layer, stage 0 send start -> FFN output back, microseconds.
+            std::vector<double> us(side.sampledLayerUs().begin(), side.sampledLayerUs().end());
+            row.num("layerRoundTripUsMedian", median(us)).num("layerRoundTripUsMax", percentile(us, 1.0));
+          }
+          afd.push(row);
+        }
       }
+      const SplitCounters& k = side.counters();
+      JsonObject counters;
+      counters.str("transport", wire->name()).str("gate", gateOnAttention ? "attention" : "ffn");
+      counters.num("steps", k.steps).num("graphHits", k.graphHits);
+      counters.num("graphMisses", k.graphMisses).num("graphCaptures", k.graphCaptures);
+      side.shutdown();
+      counters.raw("ffn", channel.recvString("stats", o.rendezvousTimeoutMs));
+      afd.push(counters);
     }
-    const SplitCounters& k = side.counters();
-    JsonObject counters;
-    counters.str("transport", wire->name()).num("steps", k.steps).num("graphHits", k.graphHits);
-    counters.num("graphMisses", k.graphMisses).num("graphCaptures", k.graphCaptures);
-    side.shutdown();
-    ffnStats.push_back(channel.recvString("stats", o.rendezvousTimeoutMs));
-    counters.raw("ffn", ffnStats.back());
-    afd.push(counters);
   }
   report->raw("afd", afd.text());
   if (!o.partialReportPath.empty()) {
@@ -213,6 +223,10 @@ std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o
     }
     fault.flag("aliveAfterFault", alive).str("aliveError", aliveError);
     report->raw("fault", fault.text());
+    if (!o.partialReportPath.empty()) {
+      std::ofstream f(o.partialReportPath);
+      f << report->text() << "\n";
+    }
   }
   return report->text();
 }
@@ -225,17 +239,20 @@ std::string runFfnServe(const ModelConfig& c, const AfdGpuBenchOptions& o, std::
   dec.initSynthetic(o.seed);
   JsonArray served;
   for (auto& wire : wires) {
-    AfdFfnSide side(dec, backend.stream(), dopt.maxBatch, *wire, o.stepDeadlineMs);
-    while (side.serveStep(nullptr)) {
+    for (const bool gateOnAttention : {false, true}) {
+      AfdFfnSide side(dec, backend.stream(), dopt.maxBatch, *wire, o.stepDeadlineMs, gateOnAttention);
+      while (side.serveStep(nullptr)) {
+      }
+      const SplitCounters& k = side.counters();
+      std::vector<double> us(side.sampledLayerUs().begin(), side.sampledLayerUs().end());
+      JsonObject s;
+      s.str("transport", wire->name()).str("gate", gateOnAttention ? "attention" : "ffn");
+      s.num("stepsServed", k.steps).num("graphHits", k.graphHits);
+      s.num("graphMisses", k.graphMisses).num("graphCaptures", k.graphCaptures);
+      s.num("ffnComputeUsPerLayerMedian", median(us));
+      channel.sendString("stats", s.text());
+      served.push(s);
     }
-    const SplitCounters& k = side.counters();
-    std::vector<double> us(side.sampledLayerUs().begin(), side.sampledLayerUs().end());
-    JsonObject s;
-    s.str("transport", wire->name()).num("stepsServed", k.steps).num("graphHits", k.graphHits);
-    s.num("graphMisses", k.graphMisses).num("graphCaptures", k.graphCaptures);
-    s.num("ffnComputeUsPerLayerMedian", median(us));
-    channel.sendString("stats", s.text());
-    served.push(s);
   }
   if (o.faultTest) {
     // Serve until killed by the attention side's fault test.

@@ -36,7 +36,7 @@ struct AfdGpuBenchOptions {
   int timedSteps = 20;
   uint64_t seed = 1;
   int stepDeadlineMs = 5000;
-  int rendezvousTimeoutMs = 120000;
+  int rendezvousTimeoutMs = 60000;
   bool faultTest = true;
   // Attention: the report so far is written here before the fault test (so a fault
   // test that hangs the device still leaves the measurements); empty = not written.

@@ -1,5 +1,7 @@
 #include "cuda/nccl/afd-split-decoder.h"
 
+#include <unistd.h>
+
 #include <cstring>
 
 #include "comm/comm-error.h"
@@ -34,7 +36,11 @@ AfdSplitBase::AfdSplitBase(MoeDecoder& decoder, cudaStream_t compute, int maxBat
 }
 
 AfdSplitBase::~AfdSplitBase() {
-  cudaStreamSynchronize(compute_);
+  // Bounded: after a lost peer the wire was aborted and the step's kernels return, but a
+  // destructor must never hang the process on a stuck stream (then resources leak).
+  for (int i = 0; i < 2000 && cudaStreamQuery(compute_) == cudaErrorNotReady; ++i) usleep(1000);
+  if (cudaStreamQuery(compute_) == cudaErrorNotReady) return;
+  cudaGetLastError();
   for (auto& [k, g] : graphs_) cudaGraphExecDestroy(g);
   for (auto e : events_) cudaEventDestroy(e);
   for (auto e : timing_) cudaEventDestroy(e);
@@ -82,6 +88,10 @@ void AfdSplitBase::runGraphOrEager(const StageRows& key, bool graph, bool forceC
     it = graphs_.end();
   }
   if (it == graphs_.end()) {
+    // One eager run first (both sides do it, so the wire stays in step): cuBLAS and the
+    // driver finish lazy setup outside the capture. The replay recomputes the same step.
+    enqueue();
+    nextEvent_ = 0;
     cudaGraph_t g = nullptr;
     AFD_CUDA_CHECK(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
     try {
@@ -107,10 +117,15 @@ void AfdSplitBase::runGraphOrEager(const StageRows& key, bool graph, bool forceC
 // ---------------------------------------------------------------- attention side
 
 AfdAttentionSide::AfdAttentionSide(MoeDecoder& decoder, cudaStream_t compute, int maxBatch, GpuWire& wire,
-                                   int stepDeadlineMs)
+                                   int stepDeadlineMs, bool gateOnAttention)
     : AfdSplitBase(decoder, compute, maxBatch, wire, stepDeadlineMs),
       identityPos_("AFD combine identity", 4ull * maxBatch),
-      ones_("AFD combine weights", 4ull * maxBatch) {
+      ones_("AFD combine weights", 4ull * maxBatch),
+      gateOnAttention_(gateOnAttention) {
+  if (gateOnAttention_) {
+    gateStageBytes_ = static_cast<size_t>(maxBatch) * (2 * hidden_ + 4 * decoder.config().numExperts);
+    gateStaging_ = DeviceBuffer("AFD gate staging", 2 * gateStageBytes_);
+  }
   std::vector<int32_t> ids(maxBatch);
   std::vector<float> ones(maxBatch, 1.0f);
   for (int i = 0; i < maxBatch; ++i) ids[i] = i;
@@ -166,9 +181,19 @@ void AfdAttentionSide::enqueueStep(const StageRows& rows, bool timing) {
         combine(l - 1, s);
       }
       dec_.enqueueAttentionHalf(l, begin[s], count[s]);
+      const void* message = dec_.xNormRows(begin[s]);
+      size_t messageBytes = count[s] * H * 2;
+      if (gateOnAttention_) {
+        // message: xNorm bf16 [rows, H] then router logits f32 [rows, E].
+        char* staging = gateStaging_.as<char>() + gateStageBytes_ * s;
+        AFD_CUDA_CHECK(cudaMemcpyAsync(staging, message, messageBytes, cudaMemcpyDeviceToDevice, compute_));
+        dec_.enqueueRouter(l, message, count[s], reinterpret_cast<float*>(staging + messageBytes));
+        message = staging;
+        messageBytes += static_cast<size_t>(count[s]) * c.numExperts * 4;
+      }
       link(compute_, comm_[s]);
       if (timing && s == 0) AFD_CUDA_CHECK(cudaEventRecord(timing_[2 * l], comm_[s]));
-      wire_.send(s, l & 1, dec_.xNormRows(begin[s]), count[s] * H * 2, comm_[s]);
+      wire_.send(s, l & 1, message, messageBytes, comm_[s]);
       wire_.recv(s, l & 1, count[s] * H * 4, comm_[s]);
       if (timing && s == 0) AFD_CUDA_CHECK(cudaEventRecord(timing_[2 * l + 1], comm_[s]));
     }
@@ -210,8 +235,10 @@ void AfdAttentionSide::shutdown() {
 
 // ---------------------------------------------------------------- FFN side
 
-AfdFfnSide::AfdFfnSide(MoeDecoder& decoder, cudaStream_t compute, int maxBatch, GpuWire& wire, int stepDeadlineMs)
+AfdFfnSide::AfdFfnSide(MoeDecoder& decoder, cudaStream_t compute, int maxBatch, GpuWire& wire, int stepDeadlineMs,
+                       bool gateOnAttention)
     : AfdSplitBase(decoder, compute, maxBatch, wire, stepDeadlineMs),
+      gateOnAttention_(gateOnAttention),
       out_("AFD FFN outputs", 2ull * maxBatch * decoder.config().hiddenSize * 4),
       stageOutBytes_(static_cast<size_t>(maxBatch) * decoder.config().hiddenSize * 4) {
   AFD_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&pinned_), kControlBytes, cudaHostAllocDefault));
@@ -226,11 +253,15 @@ void AfdFfnSide::enqueueLoop(const StageRows& rows, bool timing) {
   for (int s = 0; s < stages; ++s) link(compute_, comm_[s]);
   for (int l = 0; l < c.numLayers; ++l) {
     for (int s = 0; s < stages; ++s) {
-      wire_.recv(s, l & 1, count[s] * H * 2, comm_[s]);
+      const size_t hiddenBytes = count[s] * H * 2;
+      const size_t logitBytes = gateOnAttention_ ? static_cast<size_t>(count[s]) * c.numExperts * 4 : 0;
+      wire_.recv(s, l & 1, hiddenBytes + logitBytes, comm_[s]);
       link(comm_[s], compute_);
       if (timing && s == 0) AFD_CUDA_CHECK(cudaEventRecord(timing_[2 * l], compute_));
       float* out = reinterpret_cast<float*>(out_.as<char>() + stageOutBytes_ * s);
-      dec_.enqueueFfnHalf(l, wire_.inbox(s, l & 1), count[s], out, false, nullptr);
+      char* in = static_cast<char*>(wire_.inbox(s, l & 1));
+      const float* logits = gateOnAttention_ ? reinterpret_cast<const float*>(in + hiddenBytes) : nullptr;
+      dec_.enqueueFfnHalf(l, in, count[s], out, false, nullptr, logits);
       if (timing && s == 0) AFD_CUDA_CHECK(cudaEventRecord(timing_[2 * l + 1], compute_));
       link(compute_, comm_[s]);
       wire_.send(s, l & 1, out, count[s] * H * 4, comm_[s]);

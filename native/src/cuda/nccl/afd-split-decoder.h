@@ -68,7 +68,10 @@ class AfdSplitBase {
 
 class AfdAttentionSide : public AfdSplitBase {
  public:
-  AfdAttentionSide(MoeDecoder& decoder, cudaStream_t compute, int maxBatch, GpuWire& wire, int stepDeadlineMs);
+  // gateOnAttention: the router runs here and its logits cross with the hidden states
+  // (A->F message: xNorm bf16 [rows, H] then logits f32 [rows, E]); both sides must agree.
+  AfdAttentionSide(MoeDecoder& decoder, cudaStream_t compute, int maxBatch, GpuWire& wire, int stepDeadlineMs,
+                   bool gateOnAttention = false);
   // One decode step of `input` (rows padded to the decoder's bucket), split into two
   // stages when dbo; graph: capture / replay the step. Returns the sampled tokens.
   // Throws CommError (the wire is aborted) when the FFN side does not answer in time.
@@ -80,6 +83,9 @@ class AfdAttentionSide : public AfdSplitBase {
   void sendControl(const StageRows& rows, uint32_t flags);
   void enqueueStep(const StageRows& rows, bool timing);
   DeviceBuffer identityPos_, ones_;  // moeCombine with topK 1, weight 1: residual += ffnOut exactly
+  bool gateOnAttention_;
+  DeviceBuffer gateStaging_;  // [2 stages][maxBatch * (2H + 4E) bytes]: xNorm copy + router logits
+  size_t gateStageBytes_ = 0;
   std::vector<uint8_t> controlHost_;
   uint8_t* pinned_ = nullptr;  // control payload staging (pinned)
   uint64_t stepNumber_ = 0;
@@ -87,13 +93,15 @@ class AfdAttentionSide : public AfdSplitBase {
 
 class AfdFfnSide : public AfdSplitBase {
  public:
-  AfdFfnSide(MoeDecoder& decoder, cudaStream_t compute, int maxBatch, GpuWire& wire, int stepDeadlineMs);
+  AfdFfnSide(MoeDecoder& decoder, cudaStream_t compute, int maxBatch, GpuWire& wire, int stepDeadlineMs,
+             bool gateOnAttention = false);
   // Serves one step; false when the attention side sent the shutdown flag.
   // stop: polled while idle. Throws CommError when the attention side is lost mid-step.
   bool serveStep(afd::comm::StopFlag stop);
 
  private:
   void enqueueLoop(const StageRows& rows, bool timing);
+  bool gateOnAttention_;
   DeviceBuffer out_;  // [2 stages][maxBatch, H] f32
   size_t stageOutBytes_ = 0;
   std::vector<uint8_t> controlHost_;

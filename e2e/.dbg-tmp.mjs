@@ -1,0 +1,12 @@
+import { chromium } from '@playwright/test';
+import { spawn } from 'node:child_process';
+const host = spawn(process.execPath, ['app/dist/start.cjs', '--web', '--no-open', '--no-agent', '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const url = await new Promise((r) => host.stdout.on('data', (d) => { const m = /(http:\/\/\S+#token=\S+)/.exec(d.toString()); if (m) r(m[1]); }));
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+const page = await browser.newPage();
+page.on('console', (m) => console.log('console:', m.text().slice(0, 1500)));
+page.on('pageerror', (e) => console.log('pageerror:', e.stack?.slice(0, 1500)));
+await page.goto(url);
+await page.waitForTimeout(1000); await page.getByTestId('nav-agents').click(); await page.waitForTimeout(1000);
+console.log((await page.locator('body').innerText()).slice(0, 1500));
+await browser.close(); host.kill();
