@@ -1,8 +1,9 @@
+import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from './engine.js';
 import { buildStepPlan } from './enginePlan.js';
 import { readSpecWeights, referenceLogits, relErr } from './engineReference.js';
-import { convertModelDtype, generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel } from './engineTesting.js';
+import { convertModelDtype as convertDtype, generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel as writeTiny } from './engineTesting.js';
 
 const opts = { threads: 2, kvBlockSize: 4, numKvBlocks: 31 };
 const engines: Engine[] = [];
@@ -11,7 +12,21 @@ async function load(...args: Parameters<typeof Engine.load>): Promise<Engine> {
   engines.push(e);
   return e;
 }
-afterAll(() => engines.forEach((e) => e.close()));
+const dirs: string[] = [];
+afterAll(async () => {
+  engines.forEach((e) => e.close());
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+async function writeTinyModel(arch: string, seed?: number): Promise<string> {
+  const dir = await writeTiny(arch, seed);
+  dirs.push(dir);
+  return dir;
+}
+async function convertModelDtype(dir: string, dtype: 'f32' | 'f16'): Promise<string> {
+  const out = await convertDtype(dir, dtype);
+  dirs.push(out);
+  return out;
+}
 
 function argmax(v: ArrayLike<number>): number {
   let best = 0;

@@ -42,7 +42,7 @@ export function runNativeTestProgram(main: string, sourceDirs: string[], env: Re
   const newest = Math.max(...[...sourceDirs, 'core'].map((d) => newestMtimeMs(join(srcRoot, d))));
   const stale = !existsSync(binary) || statSync(binary).mtimeMs < newest;
   if (stale) {
-    execFileSync('g++', ['-std=c++17', '-O1', '-g', '-fsanitize=address,undefined', '-Wall', '-Wextra', '-Werror', `-I${srcRoot}`, join(srcRoot, main), ...sources, '-o', binary, '-lpthread'], {
+    execFileSync('g++', ['-std=c++17', '-O0', '-g', '-fsanitize=address,undefined', '-Wall', '-Wextra', '-Werror', `-I${srcRoot}`, join(srcRoot, main), ...sources, '-o', binary, '-lpthread'], {
       stdio: ['ignore', 'inherit', 'inherit'],
     });
   }
