@@ -6,8 +6,13 @@ import { ARTIFACTS } from './paths.js';
 /** The topology the e2e flow launches (AFD_E2E_TOPOLOGY overrides, e.g. "colocated" while AFD roles are missing). */
 export const E2E_TOPOLOGY = process.env['AFD_E2E_TOPOLOGY'] ?? '2A2F';
 
+/** Saves the whole screen: the window grows to the main panel's height for the shot. */
 export async function screenshot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const size = page.viewportSize() ?? { width: 1440, height: 1000 };
+  const height = await page.evaluate(() => document.querySelector('.app-main')?.scrollHeight ?? 0);
+  if (height > size.height) await page.setViewportSize({ width: size.width, height: Math.min(height + 8, 4000) });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+  if (height > size.height) await page.setViewportSize(size);
 }
 
 export async function openScreen(page: Page, id: string): Promise<void> {

@@ -53,6 +53,8 @@ export interface FaultResult {
   failedAfterMs: number;
   error: string;
   failed: boolean;
+  /** The aborted step's kernels returned (NCCL abort) within 3 s. */
+  streamDrainedAfterAbort?: boolean;
   aliveAfterFault: boolean;
   aliveError: string;
 }

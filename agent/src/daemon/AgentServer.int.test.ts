@@ -41,7 +41,10 @@ function rawSocket(url: string, options: WebSocket.ClientOptions): Promise<{ ws:
 }
 
 describe('afd-agent serve', () => {
-  it('creates the token file with mode 0600 and never prints the token', () => {
+  it('creates the token file with mode 0600 and never prints the token', async () => {
+    // The log line goes to stderr; the listening line on stdout may arrive first.
+    const t0 = Date.now();
+    while (!agent.stderr.join('\n').includes('agent listening') && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
     expect(statSync(agent.tokenFile).mode & 0o777).toBe(0o600);
     expect(agent.token.length).toBeGreaterThanOrEqual(40);
     expect(agent.stderr.join('\n')).not.toContain(agent.token);

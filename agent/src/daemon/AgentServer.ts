@@ -9,6 +9,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import {
   AGENT_MAX_MESSAGE_BYTES,
@@ -27,7 +28,6 @@ import type { InventorySource } from './inventory.js';
 import { AgentRequestError, type LaunchManager } from './LaunchManager.js';
 import { checkBindPolicy } from './bindPolicy.js';
 import { agentSubprotocol, checkUpgrade } from './upgradeAuth.js';
-import { hostname } from 'node:os';
 
 export interface AgentServerOptions {
   host: string;

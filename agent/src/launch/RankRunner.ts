@@ -68,6 +68,8 @@ export class RankRunner {
   private polling = false;
   private readonly opts: Required<RankRunnerOptions>;
   private exitPromise: Promise<ChildExit> | undefined;
+  /** Set when the topology is stopping: an exit now is expected (an FFN rank leaves on the shutdown flag). */
+  private stopExpected = false;
   /** Latest progress per phase (for late subscribers). */
   readonly progress = new Map<RolePhase, { bytesDone: number; bytesTotal: number }>();
 
@@ -111,6 +113,7 @@ export class RankRunner {
   start(): void {
     if (this.group?.running) throw new Error(`${this.id.role} rank ${this.id.rank} is already running`);
     this.stateValue = 'starting';
+    this.stopExpected = false;
     this.messageValue = null;
     this.exitCode = null;
     this.apiUrlValue = undefined;
@@ -221,8 +224,8 @@ export class RankRunner {
   private onExit(exit: ChildExit): void {
     this.stopPolling();
     this.exitCode = exit.exitCode;
-    // A requested stop is clean whatever the code (SIGKILL after the grace period included).
-    if (exit.requested) {
+    // A requested or expected stop is clean whatever the code (SIGKILL after the grace period included).
+    if (exit.requested || this.stopExpected) {
       this.stateValue = 'exited';
       this.onUpdate({ kind: 'exited', exitCode: exit.exitCode, signal: exit.signal });
       return;
@@ -238,6 +241,14 @@ export class RankRunner {
   /** Sends a signal to the rank's process group (SIGKILL simulates a crash in tests). */
   kill(signal: NodeJS.Signals): void {
     this.group?.kill(signal);
+  }
+
+  /** Marks an exit from now on as expected (the topology is stopping), without signalling. */
+  expectStop(): void {
+    if (!this.group?.running) return;
+    this.stopExpected = true;
+    this.stateValue = 'stopping';
+    this.stopPolling();
   }
 
   /** Graceful stop (SIGTERM, then SIGKILL after graceMs); resolves once it has exited. */

@@ -47,6 +47,9 @@ export interface TopologyRunOptions {
 
 type RunState = TopologyState['state'];
 
+/** Progress events of one rank are forwarded at most this often (phase changes and completion always). */
+const progressIntervalMs = 100;
+
 export class TopologyRun {
   readonly runners: RankRunner[] = [];
   private router: RouterHandle | undefined;
@@ -54,6 +57,7 @@ export class TopologyRun {
   private stopping = false;
   private stopped = false;
   private routerError: string | undefined;
+  private readonly lastProgress = new Map<RankRunner, { phase: string; atMs: number }>();
   afdPort = 0;
 
   constructor(private readonly opts: TopologyRunOptions) {}
@@ -137,9 +141,16 @@ export class TopologyRun {
       case 'started':
         if (u.pid > 0) this.opts.onEvent({ type: 'rank.started', ...ref, pid: u.pid });
         break;
-      case 'progress':
+      case 'progress': {
+        const last = this.lastProgress.get(runner);
+        const now = Date.now();
+        const done = u.bytesTotal > 0 && u.bytesDone >= u.bytesTotal;
+        if (last && last.phase === u.phase && now - last.atMs < progressIntervalMs && !done) return;
+        this.lastProgress.set(runner, { phase: u.phase, atMs: now });
         this.opts.onEvent({ type: 'rank.progress', ...ref, phase: u.phase, bytesDone: u.bytesDone, bytesTotal: u.bytesTotal, ...(u.message ? { message: u.message } : {}) });
+        if (last?.phase === u.phase) return; // state (phase) unchanged: no topology.state
         break;
+      }
       case 'listening':
         return; // visible in topology.state once ready
       case 'ready':
@@ -210,7 +221,14 @@ export class TopologyRun {
   }
 
   snapshot(): TopologyState {
-    return { launchId: this.opts.launchId, state: this.runState, spec: this.opts.spec, ranks: this.rankStates(), routerUrl: this.routerUrl };
+    return {
+      launchId: this.opts.launchId,
+      state: this.runState,
+      spec: this.opts.spec,
+      ranks: this.rankStates(),
+      routerUrl: this.routerUrl,
+      ...(this.routerError ? { message: this.routerError } : {}),
+    };
   }
 
   private emitState(): void {
@@ -225,6 +243,8 @@ export class TopologyRun {
   async stop(graceMs = 10_000): Promise<void> {
     if (this.stopped) return;
     this.stopping = true;
+    // FFN ranks may leave on their own once attention sends the shutdown flag: not a failure.
+    for (const r of this.runners) r.expectStop();
     this.emitState();
     if (this.router) {
       await this.router.close().catch(() => undefined);

@@ -167,8 +167,8 @@ export class ServingEngine {
       startS: nowS(),
       lastTokenS: null,
     };
-    this.requests.set(id, state);
     this.scheduler.add(seq);
+    this.requests.set(id, state);
     this.observer?.onRequestStart(seq.promptIds.length);
     void this.runLoop();
     return { id, promptTokens: seq.promptIds.length, events: state.queue, abort: () => this.end(state, 'abort') };

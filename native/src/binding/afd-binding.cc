@@ -2,46 +2,49 @@
 
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "binding/engine-binding.h"
 
 namespace afd::binding {
 namespace {
 
-// Runs `work` on a libuv worker thread and settles a Promise with its string result
-// (undefined when empty) or its error message.
-class AfdWorker : public Napi::AsyncWorker {
- public:
-  AfdWorker(Napi::Env env, std::function<std::string()> work, bool returnsString)
-      : Napi::AsyncWorker(env, "afd:runtime"), deferred_(Napi::Promise::Deferred::New(env)), work_(std::move(work)),
-        returnsString_(returnsString) {}
-  Napi::Promise promise() { return deferred_.Promise(); }
-
- protected:
-  void Execute() override {
+// Runs `work` on its own thread and settles a Promise on the JS thread with its string
+// result (undefined unless returnsString) or its error message. Rendezvous and loop
+// waits block for a long time, so they must not sit on libuv's small worker pool (four
+// FFN servers waiting for peers would starve the attention ranks' connects).
+// keepAlive=false: the pending Promise does not keep the process alive.
+Napi::Promise settleOnThread(Napi::Env env, std::function<std::string()> work, bool returnsString = false,
+                             bool keepAlive = true) {
+  auto deferred = std::make_shared<Napi::Promise::Deferred>(Napi::Promise::Deferred::New(env));
+  auto noop = Napi::Function::New(env, [](const Napi::CallbackInfo&) {});
+  Napi::ThreadSafeFunction tsfn = Napi::ThreadSafeFunction::New(env, noop, "afd:runtime", 0, 1);
+  if (!keepAlive) tsfn.Unref(env);
+  Napi::Promise promise = deferred->Promise();
+  std::thread([tsfn, deferred, work = std::move(work), returnsString]() mutable {
+    struct Outcome {
+      bool ok = true;
+      std::string text;
+    };
+    auto* outcome = new Outcome;
     try {
-      result_ = work_();
+      outcome->text = work();
     } catch (const std::exception& e) {
-      SetError(e.what());
+      outcome->ok = false;
+      outcome->text = e.what();
     }
-  }
-  void OnOK() override {
-    deferred_.Resolve(returnsString_ ? Napi::String::New(Env(), result_) : Env().Undefined());
-  }
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
-
- private:
-  Napi::Promise::Deferred deferred_;
-  std::function<std::string()> work_;
-  bool returnsString_;
-  std::string result_;
-};
-
-Napi::Promise queue(Napi::Env env, std::function<std::string()> work, bool returnsString = false) {
-  auto* worker = new AfdWorker(env, std::move(work), returnsString);
-  Napi::Promise p = worker->promise();
-  worker->Queue();
-  return p;
+    napi_status st = tsfn.BlockingCall(outcome, [deferred, returnsString](Napi::Env e, Napi::Function, Outcome* o) {
+      if (o->ok) {
+        deferred->Resolve(returnsString ? Napi::String::New(e, o->text) : e.Undefined());
+      } else {
+        deferred->Reject(Napi::Error::New(e, o->text).Value());
+      }
+      delete o;
+    });
+    if (st != napi_ok) delete outcome;  // the environment is shutting down
+    tsfn.Release();
+  }).detach();
+  return promise;
 }
 
 // Reads AfdLinkOptions (native/src/index.ts); each bad field is a named error.
@@ -121,7 +124,7 @@ AttentionLinkWrap::~AttentionLinkWrap() {
 
 Napi::Value AttentionLinkWrap::Connect(const Napi::CallbackInfo& info) {
   std::shared_ptr<AfdAttentionLink> link = link_;
-  return queue(info.Env(), [link] {
+  return settleOnThread(info.Env(), [link] {
     link->connect();
     return std::string();
   });
@@ -136,7 +139,7 @@ Napi::Value AttentionLinkWrap::Close(const Napi::CallbackInfo& info) {
     if (o.Get("reason").IsString()) reason = o.Get("reason").As<Napi::String>().Utf8Value();
   }
   std::shared_ptr<AfdAttentionLink> link = link_;
-  return queue(info.Env(), [link, shutdown, reason] {
+  return settleOnThread(info.Env(), [link, shutdown, reason] {
     link->close(shutdown, reason);
     return std::string();
   });
@@ -177,7 +180,7 @@ FfnServerWrap::~FfnServerWrap() {
 Napi::Value FfnServerWrap::Start(const Napi::CallbackInfo& info) {
   rethrowAsJs(info.Env(), [&] { server_->start(); });
   std::shared_ptr<AfdFfnServer> server = server_;
-  return queue(info.Env(), [server] {
+  return settleOnThread(info.Env(), [server] {
     server->waitReady();
     return std::string();
   });
@@ -185,12 +188,12 @@ Napi::Value FfnServerWrap::Start(const Napi::CallbackInfo& info) {
 
 Napi::Value FfnServerWrap::Wait(const Napi::CallbackInfo& info) {
   std::shared_ptr<AfdFfnServer> server = server_;
-  return queue(info.Env(), [server] { return server->waitExit(); }, true);
+  return settleOnThread(info.Env(), [server] { return server->waitExit(); }, true, false);
 }
 
 Napi::Value FfnServerWrap::Stop(const Napi::CallbackInfo& info) {
   std::shared_ptr<AfdFfnServer> server = server_;
-  return queue(info.Env(), [server] {
+  return settleOnThread(info.Env(), [server] {
     server->stop();
     return std::string();
   });

@@ -8,6 +8,7 @@
 
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
+#include "cuda/launch.cuh"
 #include "cuda/dtype-load.cuh"
 
 namespace afd::cuda {
@@ -44,6 +45,7 @@ __device__ __forceinline__ void loadKv8(const float* p, float out[8]) {
 // loads); P.V: D/8 threads per key row (16 bytes each), kThreads/(D/8) keys in parallel.
 template <int D, typename CacheT>
 __global__ void __launch_bounds__(kThreads) pagedAttentionKernel(PagedAttentionArgs a) {
+  pdlWait();
   constexpr int kTpt = D / 32;
   constexpr int kPass = kThreads / kTpt;
   constexpr int kChunks = D / 8;
@@ -231,6 +233,7 @@ __global__ void __launch_bounds__(kThreads) pagedAttentionKernel(PagedAttentionA
 // Any head dim (<= 512), one block per (query, q head), no split: the exact fallback
 // for shapes the tiled kernel does not cover (tiny test models).
 __global__ void __launch_bounds__(kThreads) pagedAttentionGenericKernel(PagedAttentionArgs a) {
+  pdlWait();
   constexpr int kMaxDim = 512;
   __shared__ float qs[kMaxDim];
   __shared__ float acc[kMaxDim];
@@ -293,14 +296,14 @@ template <typename CacheT>
 void launchForDim(const PagedAttentionArgs& a, cudaStream_t stream) {
   const dim3 grid(a.numQueries, a.numKvHeads, a.numSplits);
   switch (a.headDim) {
-    case 64: pagedAttentionKernel<64, CacheT><<<grid, kThreads, 0, stream>>>(a); break;
-    case 128: pagedAttentionKernel<128, CacheT><<<grid, kThreads, 0, stream>>>(a); break;
-    case 256: pagedAttentionKernel<256, CacheT><<<grid, kThreads, 0, stream>>>(a); break;
+    case 64: AFD_CUDA_CHECK(launchKernel(pagedAttentionKernel<64, CacheT>, grid, kThreads, 0, stream, a)); break;
+    case 128: AFD_CUDA_CHECK(launchKernel(pagedAttentionKernel<128, CacheT>, grid, kThreads, 0, stream, a)); break;
+    case 256: AFD_CUDA_CHECK(launchKernel(pagedAttentionKernel<256, CacheT>, grid, kThreads, 0, stream, a)); break;
     default: {
       if (a.headDim > 512 || a.headDim <= 0) {
         throw std::invalid_argument("pagedAttention: headDim must be in 1..512, got " + std::to_string(a.headDim));
       }
-      pagedAttentionGenericKernel<<<dim3(a.numQueries, a.numHeads), kThreads, 0, stream>>>(a);
+      AFD_CUDA_CHECK(launchKernel(pagedAttentionGenericKernel, dim3(a.numQueries, a.numHeads), kThreads, 0, stream, a));
     }
   }
 }

@@ -8,6 +8,7 @@
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cublas-api.h"
 #include "cuda/cuda-check.h"
+#include "cuda/launch.cuh"
 #include "cuda/dtype-load.cuh"
 
 namespace afd::cuda {
@@ -101,6 +102,7 @@ __device__ __forceinline__ const void* groupWeight(const LinearArgs& p, int grou
 // k-steps without shuffles.
 template <typename XT, int kWarps>
 __global__ void __launch_bounds__(kWarps * 32) streamGemmKernel(LinearArgs p) {
+  pdlWait();
   GroupView gv;
   if (!resolveGroup(p, gv)) return;
   const int warp = threadIdx.x >> 5;
@@ -205,6 +207,7 @@ __global__ void __launch_bounds__(kWarps * 32) streamGemmKernel(LinearArgs p) {
 // Any shape and weight dtype: one thread per output feature, rows looped, fp32 exact.
 template <typename XT>
 __global__ void simpleGemmKernel(LinearArgs p) {
+  pdlWait();
   GroupView gv;
   if (!resolveGroup(p, gv)) return;
   const int o = blockIdx.x * blockDim.x + threadIdx.x;
@@ -245,14 +248,14 @@ void launch(const LinearArgs& args, int gridSlots, cudaStream_t stream) {
     const dim3 grid(silu ? (args.n + 7) / 8 : (args.n + 15) / 16, gridSlots);
     // Few blocks over a long k (o_proj at decode): 8 warps per block keep more loads in flight.
     if (static_cast<long>(grid.x) * grid.y < 264 && args.k >= 1024) {
-      streamGemmKernel<XT, kMaxWarps><<<grid, kMaxWarps * 32, 0, stream>>>(args);
+      AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, kMaxWarps>, grid, kMaxWarps * 32, 0, stream, args));
     } else {
-      streamGemmKernel<XT, 4><<<grid, 4 * 32, 0, stream>>>(args);
+      AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, 4>, grid, 4 * 32, 0, stream, args));
     }
     AFD_CUDA_CHECK_LAUNCH("streamGemmKernel");
   } else {
     const dim3 grid((args.n + 127) / 128, gridSlots);
-    simpleGemmKernel<XT><<<grid, 128, 0, stream>>>(args);
+    AFD_CUDA_CHECK(launchKernel(simpleGemmKernel<XT>, grid, 128, 0, stream, args));
     AFD_CUDA_CHECK_LAUNCH("simpleGemmKernel");
   }
 }

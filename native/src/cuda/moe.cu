@@ -5,6 +5,7 @@
 
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
+#include "cuda/launch.cuh"
 #include "cuda/dtype-load.cuh"
 
 namespace afd::cuda {
@@ -60,6 +61,7 @@ __device__ void topkRow(const float* logitsAll, int row, int E, int topK, bool n
 
 // One warp per token.
 __global__ void moeTopKKernel(const float* logits, int rows, int E, int topK, bool norm, int32_t* ids, float* weights) {
+  pdlWait();
   const int row = blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
   if (row < rows) topkRow(logits, row, E, topK, norm, ids, weights);
 }
@@ -105,18 +107,21 @@ __device__ void permuteBlock(const int32_t* ids, int pairs, int E, int topK, int
 
 __global__ void __launch_bounds__(1024) moePermuteKernel(const int32_t* ids, int pairs, int E, int topK, int gridSlots,
                                                          MoePermutation out) {
+  pdlWait();
   permuteBlock(ids, pairs, E, topK, gridSlots, out);
 }
 
 // Decode: top-k of every token and the permutation in one launch (one block).
 __global__ void __launch_bounds__(1024) moeRouteKernel(const float* logits, int rows, int E, int topK, bool norm,
                                                        int32_t* ids, float* weights, int gridSlots, MoePermutation out) {
+  pdlWait();
   for (int row = threadIdx.x >> 5; row < rows; row += blockDim.x >> 5) topkRow(logits, row, E, topK, norm, ids, weights);
   __syncthreads();
   permuteBlock(ids, rows * topK, E, topK, gridSlots, out);
 }
 
 __global__ void moeCombineKernel(MoeCombineArgs a) {
+  pdlWait();
   __shared__ float scratch[32];
   __shared__ int pos[kMaxTopK];
   __shared__ float weight[kMaxTopK];
@@ -154,8 +159,7 @@ void moeTopK(const float* logits, int rows, int numExperts, int topK, bool normT
                                 std::to_string(topK) + " of " + std::to_string(numExperts) + ")");
   }
   constexpr int kWarpsPerBlock = 8;
-  moeTopKKernel<<<(rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream>>>(
-      logits, rows, numExperts, topK, normTopkProb, topkIds, topkWeights);
+  AFD_CUDA_CHECK(launchKernel(moeTopKKernel, (rows + kWarpsPerBlock - 1) / kWarpsPerBlock, kWarpsPerBlock * 32, 0, stream, logits, rows, numExperts, topK, normTopkProb, topkIds, topkWeights));
   AFD_CUDA_CHECK_LAUNCH("moeTopKKernel");
 }
 
@@ -167,7 +171,7 @@ void moePermute(const int32_t* topkIds, int rows, int numExperts, int topK, int 
     throw std::invalid_argument("moePermute: gridSlots " + std::to_string(gridSlots) + " < experts possibly active " +
                                 std::to_string(moeGridSlots(rows, numExperts, topK)));
   }
-  moePermuteKernel<<<1, 1024, 0, stream>>>(topkIds, rows * topK, numExperts, topK, gridSlots, out);
+  AFD_CUDA_CHECK(launchKernel(moePermuteKernel, 1, 1024, 0, stream, topkIds, rows * topK, numExperts, topK, gridSlots, out));
   AFD_CUDA_CHECK_LAUNCH("moePermuteKernel");
 }
 
@@ -178,15 +182,15 @@ void moeRoute(const float* logits, int rows, int numExperts, int topK, bool norm
       gridSlots < moeGridSlots(rows, numExperts, topK)) {
     throw std::invalid_argument("moeRoute: need 0 < topK <= min(32, numExperts), numExperts <= 1024 and enough grid slots");
   }
-  moeRouteKernel<<<1, 1024, 0, stream>>>(logits, rows, numExperts, topK, normTopkProb, topkIds, topkWeights, gridSlots,
-                                         out);
+  AFD_CUDA_CHECK(launchKernel(moeRouteKernel, 1, 1024, 0, stream, logits, rows, numExperts, topK, normTopkProb, topkIds, topkWeights, gridSlots,
+                                         out));
   AFD_CUDA_CHECK_LAUNCH("moeRouteKernel");
 }
 
 void moeCombine(const MoeCombineArgs& a, cudaStream_t stream) {
   if (a.rows == 0) return;
   if (a.topK <= 0 || a.topK > kMaxTopK) throw std::invalid_argument("moeCombine: topK must be in 1..32");
-  moeCombineKernel<<<a.rows, 256, 0, stream>>>(a);
+  AFD_CUDA_CHECK(launchKernel(moeCombineKernel, a.rows, 256, 0, stream, a));
   AFD_CUDA_CHECK_LAUNCH("moeCombineKernel");
 }
 

@@ -4,6 +4,7 @@
 
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
+#include "cuda/launch.cuh"
 #include "cuda/dtype-load.cuh"
 
 namespace afd::cuda {
@@ -12,6 +13,7 @@ namespace {
 constexpr int kThreads = 256;
 
 __global__ void embeddingKernel(const int32_t* ids, const void* table, int dtype, float* out, int hidden, int vocab) {
+  pdlWait();
   const int row = blockIdx.x;
   const int id = ids[row];
   float* dst = out + static_cast<size_t>(row) * hidden;
@@ -24,6 +26,7 @@ __global__ void embeddingKernel(const int32_t* ids, const void* table, int dtype
 // One block per row.
 __global__ void addRmsNormKernel(float* residual, const float* delta, const void* weight, int weightDtype, void* out,
                                  bool outIsBf16, int hidden, float eps) {
+  pdlWait();
   __shared__ float scratch[32];
   const size_t base = static_cast<size_t>(blockIdx.x) * hidden;
   float* res = residual + base;
@@ -49,18 +52,21 @@ __global__ void addRmsNormKernel(float* residual, const float* delta, const void
 }
 
 __global__ void addKernel(const float* a, const float* b, float* out, int64_t n) {
+  pdlWait();
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     out[i] = a[i] + b[i];
 }
 
 __global__ void gatherRowsKernel(const float* x, const int32_t* rows, float* out, int width) {
+  pdlWait();
   const float* src = x + static_cast<size_t>(rows[blockIdx.x]) * width;
   float* dst = out + static_cast<size_t>(blockIdx.x) * width;
   for (int i = threadIdx.x; i < width; i += blockDim.x) dst[i] = src[i];
 }
 
 __global__ void addBiasKernel(float* out, const void* bias, int dtype, int n) {
+  pdlWait();
   float* row = out + static_cast<size_t>(blockIdx.x) * n;
   for (int i = threadIdx.x; i < n; i += blockDim.x) row[i] += loadAsFloat(bias, dtype, i);
 }
@@ -70,7 +76,7 @@ __global__ void addBiasKernel(float* out, const void* bias, int dtype, int n) {
 void embeddingLookup(const int32_t* ids, const void* table, int tableDtype, float* out, int rows, int hidden, int vocab,
                      cudaStream_t stream) {
   if (rows == 0) return;
-  embeddingKernel<<<rows, kThreads, 0, stream>>>(ids, table, tableDtype, out, hidden, vocab);
+  AFD_CUDA_CHECK(launchKernel(embeddingKernel, rows, kThreads, 0, stream, ids, table, tableDtype, out, hidden, vocab));
   AFD_CUDA_CHECK_LAUNCH("embeddingKernel");
 }
 
@@ -78,26 +84,26 @@ void addRmsNorm(float* residual, const float* delta, const void* weight, int wei
                 int rows, int hidden, float eps, cudaStream_t stream) {
   if (rows == 0) return;
   if (hidden <= 0) throw std::invalid_argument("addRmsNorm: hidden must be positive");
-  addRmsNormKernel<<<rows, kThreads, 0, stream>>>(residual, delta, weight, weightDtype, out, outIsBf16, hidden, eps);
+  AFD_CUDA_CHECK(launchKernel(addRmsNormKernel, rows, kThreads, 0, stream, residual, delta, weight, weightDtype, out, outIsBf16, hidden, eps));
   AFD_CUDA_CHECK_LAUNCH("addRmsNormKernel");
 }
 
 void addF32(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   const int blocks = static_cast<int>((n + kThreads - 1) / kThreads < 4096 ? (n + kThreads - 1) / kThreads : 4096);
-  addKernel<<<blocks, kThreads, 0, stream>>>(a, b, out, n);
+  AFD_CUDA_CHECK(launchKernel(addKernel, blocks, kThreads, 0, stream, a, b, out, n));
   AFD_CUDA_CHECK_LAUNCH("addKernel");
 }
 
 void gatherRowsF32(const float* x, const int32_t* rows, float* out, int numRows, int width, cudaStream_t stream) {
   if (numRows == 0) return;
-  gatherRowsKernel<<<numRows, kThreads, 0, stream>>>(x, rows, out, width);
+  AFD_CUDA_CHECK(launchKernel(gatherRowsKernel, numRows, kThreads, 0, stream, x, rows, out, width));
   AFD_CUDA_CHECK_LAUNCH("gatherRowsKernel");
 }
 
 void addBiasRows(float* out, const void* bias, int biasDtype, int rows, int n, cudaStream_t stream) {
   if (rows == 0) return;
-  addBiasKernel<<<rows, kThreads, 0, stream>>>(out, bias, biasDtype, n);
+  AFD_CUDA_CHECK(launchKernel(addBiasKernel, rows, kThreads, 0, stream, out, bias, biasDtype, n));
   AFD_CUDA_CHECK_LAUNCH("addBiasKernel");
 }
 
@@ -106,6 +112,7 @@ void addBiasRows(float* out, const void* bias, int biasDtype, int rows, int n, c
 namespace afd::cuda {
 namespace {
 __global__ void toBf16Kernel(const float* x, bf16* out, int64_t n) {
+  pdlWait();
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     out[i] = __float2bfloat16(x[i]);
@@ -115,7 +122,7 @@ __global__ void toBf16Kernel(const float* x, bf16* out, int64_t n) {
 void convertF32ToBf16(const float* x, void* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return;
   const int64_t blocks = (n + kThreads - 1) / kThreads;
-  toBf16Kernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), kThreads, 0, stream>>>(x, static_cast<bf16*>(out), n);
+  AFD_CUDA_CHECK(launchKernel(toBf16Kernel, static_cast<unsigned>(blocks < 4096 ? blocks : 4096), kThreads, 0, stream, x, static_cast<bf16*>(out), n));
   AFD_CUDA_CHECK_LAUNCH("toBf16Kernel");
 }
 }  // namespace afd::cuda

@@ -5,6 +5,7 @@
 
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
+#include "cuda/launch.cuh"
 #include "cuda/dtype-load.cuh"
 
 namespace afd::cuda {
@@ -16,6 +17,7 @@ constexpr int kMaxHeadDim = 512;
 // One block per row: cos/sin once into shared memory (angle in f32 like HF, cos/sin in
 // f64 like the CPU backend), then one warp per head.
 __global__ void __launch_bounds__(kWarps * 32) qkNormRopeKernel(QkNormRopeArgs a) {
+  pdlWait();
   __shared__ float head[kWarps][kMaxHeadDim];
   __shared__ float cosv[kMaxHeadDim / 2];
   __shared__ float sinv[kMaxHeadDim / 2];
@@ -84,6 +86,7 @@ __global__ void __launch_bounds__(kWarps * 32) qkNormRopeKernel(QkNormRopeArgs a
 
 __global__ void writeKvCacheKernel(const float* k, const float* v, const int32_t* slotMapping, void* kCache,
                                    void* vCache, int cacheDtype, int rowElems) {
+  pdlWait();
   const int row = blockIdx.x;
   const int slot = slotMapping[row];
   if (slot < 0) return;
@@ -103,14 +106,14 @@ void qkNormRope(const QkNormRopeArgs& a, cudaStream_t stream) {
   if (a.numHeads <= 0 || a.numKvHeads <= 0 || a.invFreq == nullptr || a.positions == nullptr) {
     throw std::invalid_argument("qkNormRope: numHeads/numKvHeads must be positive and invFreq/positions given");
   }
-  qkNormRopeKernel<<<a.rows, kWarps * 32, 0, stream>>>(a);
+  AFD_CUDA_CHECK(launchKernel(qkNormRopeKernel, a.rows, kWarps * 32, 0, stream, a));
   AFD_CUDA_CHECK_LAUNCH("qkNormRopeKernel");
 }
 
 void writeKvCache(const float* k, const float* v, const int32_t* slotMapping, void* kCache, void* vCache,
                   int cacheDtype, int rows, int numKvHeads, int headDim, cudaStream_t stream) {
   if (rows == 0) return;
-  writeKvCacheKernel<<<rows, 256, 0, stream>>>(k, v, slotMapping, kCache, vCache, cacheDtype, numKvHeads * headDim);
+  AFD_CUDA_CHECK(launchKernel(writeKvCacheKernel, rows, 256, 0, stream, k, v, slotMapping, kCache, vCache, cacheDtype, numKvHeads * headDim));
   AFD_CUDA_CHECK_LAUNCH("writeKvCacheKernel");
 }
 

@@ -4,6 +4,7 @@
 
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
+#include "cuda/launch.cuh"
 
 namespace afd::cuda {
 namespace {
@@ -68,6 +69,7 @@ __device__ float blockExclusiveScan(float v, float* warpTotals) {
 }
 
 __global__ void __launch_bounds__(kThreads) sampleKernel(SamplingArgs a) {
+  pdlWait();
   __shared__ Best bestScratch[32];
   __shared__ float floatScratch[32];
   __shared__ unsigned int histCount[256];
@@ -217,7 +219,7 @@ __global__ void __launch_bounds__(kThreads) sampleKernel(SamplingArgs a) {
 void sampleTokens(const SamplingArgs& a, cudaStream_t stream) {
   if (a.rows == 0) return;
   if (a.vocab <= 0) throw std::invalid_argument("sampleTokens: vocab must be positive");
-  sampleKernel<<<a.rows, kThreads, 0, stream>>>(a);
+  AFD_CUDA_CHECK(launchKernel(sampleKernel, a.rows, kThreads, 0, stream, a));
   AFD_CUDA_CHECK_LAUNCH("sampleKernel");
 }
 
@@ -226,6 +228,7 @@ void sampleTokens(const SamplingArgs& a, cudaStream_t stream) {
 namespace afd::cuda {
 namespace {
 __global__ void uniformsKernel(const uint32_t* seeds, const int32_t* positions, float* out, int n) {
+  pdlWait();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = deviceSamplingUniform(seeds[i], positions[i]);
 }
@@ -233,7 +236,7 @@ __global__ void uniformsKernel(const uint32_t* seeds, const int32_t* positions, 
 
 void samplingUniforms(const uint32_t* seeds, const int32_t* positions, float* out, int n, cudaStream_t stream) {
   if (n == 0) return;
-  uniformsKernel<<<(n + 255) / 256, 256, 0, stream>>>(seeds, positions, out, n);
+  AFD_CUDA_CHECK(launchKernel(uniformsKernel, (n + 255) / 256, 256, 0, stream, seeds, positions, out, n));
   AFD_CUDA_CHECK_LAUNCH("uniformsKernel");
 }
 }  // namespace afd::cuda

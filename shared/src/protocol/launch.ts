@@ -160,6 +160,8 @@ export const topologyStateSchema = z.object({
   ranks: z.array(rankStateSchema),
   /** Front router URL when this agent hosts it; null otherwise. */
   routerUrl: z.string().nullable(),
+  /** Why the launch failed when no single rank did (e.g. the front router could not bind apiPort); absent otherwise. */
+  message: z.string().optional(),
 });
 export type TopologyState = z.infer<typeof topologyStateSchema>;
 

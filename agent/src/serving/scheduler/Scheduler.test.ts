@@ -171,7 +171,7 @@ describe('Scheduler', () => {
     // 3 blocks of 2 tokens; prompt chunks of at most 2 tokens.
     const bm = new BlockManager(3, 2);
     const s = new Scheduler(config({ longPrefillTokenThreshold: 2 }), bm);
-    const old = seq('old', 6, 2);
+    const old = seq('old', 5, 1); // 5 + 1 tokens: exactly the 3 blocks
     s.add(old);
     let step = s.schedule()!; // old: positions 0-1 in block 0
     s.update(step, result(step.plan));
@@ -183,12 +183,13 @@ describe('Scheduler', () => {
     // young decodes first (position 1, block 2); old's next chunk needs a block and none is
     // free: young is taken back out of the step and preempted, old gets block 2.
     step = s.schedule()!;
-    expect(step.entries.map((e) => [e.seq.id, e.numNewTokens])).toEqual([['old', 2]]);
+    expect(step.entries.map((e) => [e.seq.id, e.numNewTokens])).toEqual([['old', 1]]);
     expect(rows(step.plan)).toEqual([[0, 1, 2]]);
     expect(young.status).toBe('waiting');
     expect(young.outputIds).toHaveLength(1); // kept, recomputed later
     expect(s.numPreemptions).toBe(1);
-    while (s.hasWork()) {
+    for (let i = 0; s.hasWork(); i++) {
+      if (i > 50) throw new Error('no progress');
       s.update(step, result(step.plan));
       if (!s.hasWork()) break;
       step = s.schedule()!;
@@ -260,6 +261,11 @@ describe('Scheduler', () => {
     for (let i = 0; i < 4; i++) off.add(seq(`q${i}`, 1));
     step = off.schedule()!;
     expect(step.plan.stageSplit).toBe(4); // 4 prefill tokens < 10
+  });
+
+  it('refuses a sequence that could never fit the KV cache', () => {
+    const s = new Scheduler(config(), new BlockManager(2, 4));
+    expect(() => s.add(seq('big', 6, 3))).toThrow(/may grow to 9 tokens, more than the 8/);
   });
 
   it('refuses to schedule twice without an update', () => {

@@ -11,7 +11,7 @@
  *   const outputs = scheduler.update(step, result);
  */
 import type { StepPlan, StepResult } from '@afd/shared';
-import { BlockManager } from '../kv/BlockManager.js';
+import { BlockManager, blocksForTokens } from '../kv/BlockManager.js';
 import { buildStepPlan, type PlanEntry } from './planBuilder.js';
 import { chooseStageSplit, type DboConfig } from './stageSplit.js';
 import type { FinishReason, Sequence } from './Sequence.js';
@@ -71,8 +71,12 @@ export class Scheduler {
     return this.waiting.length > 0 || this.running.length > 0;
   }
 
-  /** Queues a new sequence. Its prompt + maxTokens must fit (checked by the caller). */
+  /** Queues a new sequence. Throws when it could never fit the KV cache, even alone. */
   add(seq: Sequence): void {
+    const maxTotal = Math.min(seq.promptIds.length + seq.stop.maxTokens, this.config.maxModelLen);
+    if (blocksForTokens(maxTotal, this.blocks.kvBlockSize) > this.blocks.numBlocks) {
+      throw new Error(`Scheduler.add: ${seq.id} may grow to ${maxTotal} tokens, more than the ${this.blocks.numBlocks * this.blocks.kvBlockSize} the KV cache holds; lower max_tokens`);
+    }
     seq.status = 'waiting';
     this.waiting.push(seq);
   }

@@ -30,6 +30,8 @@ const formatUs = (us: number): string => formatMs(us / 1000);
 /** Chart redraw period and point budget (the series itself keeps 10 Hz points). */
 const CHART_PERIOD_MS = 250;
 const CHART_POINTS = 150;
+const NO_SERVING = 'no serving stats: the attention ranks report none yet';
+const NO_GRAPHS = 'no CUDA graph activity (CPU backend, or graphs off)';
 const TPS: SeriesDef[] = [{ key: 'tokensPerSecond', label: 'tokens/s', color: PALETTE[0]! }];
 const REQUESTS: SeriesDef[] = [
   { key: 'running', label: 'running', color: PALETTE[1]! },
@@ -42,6 +44,8 @@ const GRAPHS: SeriesDef[] = [
   { key: 'captures', label: 'captures/s', color: PALETTE[2]! },
 ];
 const HIT_RATE: SeriesDef[] = [{ key: 'hitRate', label: 'hit rate %', color: PALETTE[5]! }];
+/** Charts skip null points (a gap) where a value is unknown. */
+const orNull = (v: number): number | null => (Number.isFinite(v) ? v : null);
 const fmt0 = (v: number): string => v.toFixed(0);
 const fmt1 = (v: number): string => v.toFixed(1);
 
@@ -67,18 +71,18 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
     const t0 = points[points.length - 1]?.tMs ?? 0;
     const labels = model.rankLabels().filter((l) => points.some((p) => p.stepMs[l] !== undefined));
     const rows = points.map((p) => {
-      const row: Record<string, number> = {
+      const row: Record<string, number | null> = {
         t: (p.tMs - t0) / 1000,
-        tokensPerSecond: p.tokensPerSecond,
-        running: p.running,
-        waiting: p.waiting,
-        kvUsage: p.kvUsage * 100,
+        tokensPerSecond: orNull(p.tokensPerSecond),
+        running: orNull(p.running),
+        waiting: orNull(p.waiting),
+        kvUsage: orNull(p.kvUsage * 100),
         hits: p.graphHitsPerSecond,
         misses: p.graphMissesPerSecond,
         captures: p.graphCapturesPerSecond,
-        hitRate: Number.isFinite(p.graphHitRate) ? p.graphHitRate * 100 : Number.NaN,
+        hitRate: orNull(p.graphHitRate * 100),
       };
-      for (const l of labels) row[`step_${l}`] = p.stepMs[l] ?? Number.NaN;
+      for (const l of labels) row[`step_${l}`] = orNull(p.stepMs[l] ?? Number.NaN);
       return row;
     });
     const stepSeries: SeriesDef[] = labels.map((l, i) => ({ key: `step_${l}`, label: l, color: PALETTE[i % PALETTE.length]! }));
@@ -92,14 +96,14 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
       <div className="grid-4">
         <Stat label="output tokens/s" value={formatRate(d.last?.tokensPerSecond)} testId="stat-tps" />
         <Stat label="step latency (mean of ranks)" value={formatMs(d.meanStepMs)} testId="stat-step" />
-        <Stat label="running / waiting requests" value={`${d.last?.running ?? 0} / ${d.last?.waiting ?? 0}`} testId="stat-requests" />
+        <Stat label="running / waiting requests" value={d.last && Number.isFinite(d.last.running) ? `${d.last.running} / ${d.last.waiting}` : '–'} testId="stat-requests" />
         <Stat label="KV cache usage" value={formatPercent(d.last?.kvUsage)} testId="stat-kv" />
         <Stat label={`graph hit rate (${g.hits} hits, ${g.misses} misses, ${g.captures} captures)`} value={formatPercent(hitRate)} testId="stat-graph" />
       </div>
       <div className="grid-2">
         <div className="panel" data-testid="panel-throughput">
           <h3>Output tokens/s</h3>
-          <TimeSeriesChart data={charts.rows} series={TPS} format={fmt0} />
+          <TimeSeriesChart data={charts.rows} series={TPS} format={fmt0} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-step">
           <h3>Step latency per rank (ms)</h3>
@@ -107,11 +111,11 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
         </div>
         <div className="panel" data-testid="panel-requests">
           <h3>Requests</h3>
-          <TimeSeriesChart data={charts.rows} series={REQUESTS} format={fmt0} />
+          <TimeSeriesChart data={charts.rows} series={REQUESTS} format={fmt0} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-kv">
           <h3>KV cache usage (%)</h3>
-          <TimeSeriesChart data={charts.rows} series={KV} format={fmt0} />
+          <TimeSeriesChart data={charts.rows} series={KV} format={fmt0} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-graphs">
           <h3>CUDA graph replays per second</h3>
@@ -119,7 +123,7 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
         </div>
         <div className="panel" data-testid="panel-hitrate">
           <h3>Graph hit rate, cumulative (%)</h3>
-          <TimeSeriesChart data={charts.rows} series={HIT_RATE} format={fmt0} />
+          <TimeSeriesChart data={charts.rows} series={HIT_RATE} format={fmt0} emptyText={NO_GRAPHS} />
         </div>
       </div>
       <div className="panel" data-testid="panel-heatmaps">

@@ -82,8 +82,8 @@ export function Heatmap({ title, rows, columns, values, format, rowHeightPx = 5 
         <span>· total {format(total)}</span>
         <span className="legend-bar" aria-hidden="true" />
       </div>
-      <div className="row small muted mono" aria-hidden="true" style={{ overflow: 'hidden', whiteSpace: 'nowrap' }}>
-        {cols > 0 ? `columns: ${columns.join(' | ')}` : 'no data yet'}
+      <div className="small muted mono ellipsis" aria-hidden="true" title={columns.join(' | ')}>
+        {cols > 0 ? columns.join(' | ') : 'no data yet'}
       </div>
       <canvas
         ref={canvasRef}

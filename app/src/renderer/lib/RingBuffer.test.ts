@@ -35,6 +35,7 @@ describe('RingBuffer', () => {
     expect(r.at(0)).toBe(99_900);
     r.clear();
     expect(r.size).toBe(0);
+    expect(r.dropped).toBe(0);
     expect(r.toArray()).toEqual([]);
   });
 

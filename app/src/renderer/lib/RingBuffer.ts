@@ -53,10 +53,12 @@ export class RingBuffer<T> {
     return this.at(this.count - 1);
   }
 
+  /** Empties the buffer and resets the push/drop counters. */
   clear(): void {
     this.items.fill(undefined);
     this.start = 0;
     this.count = 0;
+    this.pushedTotal = 0;
   }
 
   /** Oldest to newest, as a new array. */

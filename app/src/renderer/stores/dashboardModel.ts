@@ -14,13 +14,13 @@ export function rankLabel(role: string, rank: number): string {
 /** One point of the scalar series; t is the snapshot time (epoch ms). */
 export interface DashboardPoint {
   tMs: number;
-  /** Output tokens per second summed over serving ranks. */
+  /** Output tokens per second summed over serving ranks (NaN when no rank reports serving stats). */
   tokensPerSecond: number;
-  /** Requests running, summed. */
+  /** Requests running, summed (NaN without serving stats). */
   running: number;
-  /** Requests waiting, summed. */
+  /** Requests waiting, summed (NaN without serving stats). */
   waiting: number;
-  /** Mean KV usage (0..1) over serving ranks. */
+  /** Mean KV usage (0..1) over serving ranks (NaN without serving stats). */
   kvUsage: number;
   /** Last step time per rank label, ms. */
   stepMs: Record<string, number>;
@@ -64,11 +64,15 @@ interface RankHistory {
   recent: RingBuffer<MetricsSnapshot>;
 }
 
+/** Window of the graph replay rates, ms. */
+const RATE_WINDOW_MS = 1000;
+
 export class DashboardModel {
   readonly series: RingBuffer<DashboardPoint>;
   private readonly ranks = new Map<string, RankHistory>();
   private readonly windowMs: number;
-  private prevGraph: { tMs: number; hits: number; misses: number; captures: number } | undefined;
+  /** Recent graph totals, for rates over a trailing second (one 100 ms delta is too noisy). */
+  private readonly graphHistory = new RingBuffer<{ tMs: number; hits: number; misses: number; captures: number }>(64);
   /** Bumped on every ingest so views can memoize on it. */
   version = 0;
 
@@ -108,7 +112,7 @@ export class DashboardModel {
   reset(): void {
     this.ranks.clear();
     this.series.clear();
-    this.prevGraph = undefined;
+    this.graphHistory.clear();
     this.version += 1;
   }
 
@@ -140,20 +144,29 @@ export class DashboardModel {
     let graphHitsPerSecond = 0;
     let graphMissesPerSecond = 0;
     let graphCapturesPerSecond = 0;
-    const prev = this.prevGraph;
-    if (prev && tMs > prev.tMs) {
-      const dt = (tMs - prev.tMs) / 1000;
-      graphHitsPerSecond = Math.max(0, hits - prev.hits) / dt;
-      graphMissesPerSecond = Math.max(0, misses - prev.misses) / dt;
-      graphCapturesPerSecond = Math.max(0, captures - prev.captures) / dt;
+    this.graphHistory.push({ tMs, hits, misses, captures });
+    let base = this.graphHistory.at(0);
+    for (let i = 0; i < this.graphHistory.size; i++) {
+      const g = this.graphHistory.at(i)!;
+      if (tMs - g.tMs <= RATE_WINDOW_MS) {
+        base = g;
+        break;
+      }
     }
-    this.prevGraph = { tMs, hits, misses, captures };
+    if (base && tMs > base.tMs) {
+      const dt = (tMs - base.tMs) / 1000;
+      graphHitsPerSecond = Math.max(0, hits - base.hits) / dt;
+      graphMissesPerSecond = Math.max(0, misses - base.misses) / dt;
+      graphCapturesPerSecond = Math.max(0, captures - base.captures) / dt;
+    }
+    // No serving stats at all (FFN-only view, or an agent that does not forward them): unknown, not zero.
+    const none = kvCount === 0;
     return {
       tMs,
-      tokensPerSecond,
-      running,
-      waiting,
-      kvUsage: kvCount > 0 ? kvSum / kvCount : 0,
+      tokensPerSecond: none ? Number.NaN : tokensPerSecond,
+      running: none ? Number.NaN : running,
+      waiting: none ? Number.NaN : waiting,
+      kvUsage: none ? Number.NaN : kvSum / kvCount,
       stepMs,
       graphHitsPerSecond,
       graphMissesPerSecond,

@@ -2,6 +2,7 @@
 // AFD runs per transport / batch / mode with token comparison, the FFN serve loop, and
 // the fault test.
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -99,6 +100,15 @@ RunResult runSteps(const AfdGpuBenchOptions& o, int rows, int maxBlocks, int64_t
     r.tokens.push_back(std::move(out));
   }
   return r;
+}
+
+// The report so far plus the fault result, for when the teardown of a wedged device hangs.
+void writePartial(const AfdGpuBenchOptions& o, const JsonObject& report, const JsonObject& fault) {
+  if (o.partialReportPath.empty()) return;
+  std::string text = report.text();
+  text.pop_back();  // the closing brace
+  std::ofstream f(o.partialReportPath);
+  f << text << ",\"fault\":" << fault.text() << "}\n";
 }
 
 // Steps (of all) whose tokens differ from the baseline.
@@ -210,23 +220,30 @@ std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o
       error = e.what();
     }
     fault.num("failedAfterMs", msSince(t0)).str("error", error).flag("failed", !error.empty());
+    writePartial(o, *report, fault);
+    // The aborted step's kernels must return (NCCL abort) before the GPU is usable again.
+    bool drained = false;
+    for (int i = 0; i < 3000 && !drained; ++i) {
+      drained = cudaStreamQuery(backend.stream()) != cudaErrorNotReady;
+      if (!drained) usleep(1000);
+    }
+    fault.flag("streamDrainedAfterAbort", drained);
     // Still alive: a colocated step on the same GPU and decoder gives the baseline's token.
     bool alive = false;
-    std::string aliveError;
-    try {
-      cudaGetLastError();
-      std::vector<int32_t> t = dec.step(in.view);
-      alive = !base.empty() && o.batches[0] == 1 && t == base[0].tokens[0];
-      if (!alive) aliveError = "colocated step after the fault gave another token than the baseline";
-    } catch (const std::exception& e) {
-      aliveError = e.what();
+    std::string aliveError = drained ? "" : "the aborted step's kernels did not return within 3 s";
+    if (drained) {
+      try {
+        cudaGetLastError();
+        std::vector<int32_t> t = dec.step(in.view);
+        alive = !base.empty() && o.batches[0] == 1 && t == base[0].tokens[0];
+        if (!alive) aliveError = "colocated step after the fault gave another token than the baseline";
+      } catch (const std::exception& e) {
+        aliveError = e.what();
+      }
     }
     fault.flag("aliveAfterFault", alive).str("aliveError", aliveError);
+    writePartial(o, *report, fault);
     report->raw("fault", fault.text());
-    if (!o.partialReportPath.empty()) {
-      std::ofstream f(o.partialReportPath);
-      f << report->text() << "\n";
-    }
   }
   return report->text();
 }

@@ -1,7 +1,9 @@
 #include "cuda/nccl/nccl-comm.h"
 
-#include <cstdlib>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include "comm/comm-error.h"
@@ -48,10 +50,22 @@ NcclComm::~NcclComm() {
   ncclApi().commDestroy(comm_);
 }
 
-void NcclComm::abort() {
-  if (comm_ == nullptr || aborted_) return;
+bool NcclComm::abort() {
+  if (comm_ == nullptr || aborted_) return abortReturned_;
   aborted_ = true;
-  ncclApi().commAbort(comm_);
+  // ncclCommAbort on a thread with a bounded wait: a failing step must reach its caller
+  // within the deadline even if NCCL's teardown blocks on a dead peer (then the thread
+  // is left behind and the communicator leaks; the process stays responsive).
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  ncclComm_t comm = comm_;
+  std::thread([comm, done] {
+    ncclApi().commAbort(comm);
+    done->store(true);
+  }).detach();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kAbortWaitMs);
+  while (!done->load() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  abortReturned_ = done->load();
+  return abortReturned_;
 }
 
 void NcclComm::checkAsync() {
@@ -84,12 +98,14 @@ void waitEventBounded(cudaEvent_t event, const afd::comm::Deadline& deadline, co
     if (deviceError && *deviceError) break;
     const bool stopped = stop && stop->load();
     if (deadline.passed() || stopped) {
+      bool returned = true;
       for (int i = 0; i < numComms; ++i)
-        if (comms[i]) comms[i]->abort();
+        if (comms[i]) returned = comms[i]->abort() && returned;
       if (stopped) throw CommError(CommErrorKind::kStopped, "stopped while waiting for " + peer);
       throw CommError(CommErrorKind::kTimeout,
-                      peer + " did not answer within the step deadline; the GPU data plane was aborted (NCCL abort) "
-                             "and the step failed; restart the peer to rejoin");
+                      peer + " did not answer within the step deadline; the GPU data plane was aborted (NCCL abort" +
+                          std::string(returned ? "" : ", which did not return within 2 s") +
+                          ") and the step failed; restart the peer to rejoin");
     }
   }
   if (deviceError && *deviceError) {

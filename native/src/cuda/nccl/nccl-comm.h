@@ -36,8 +36,10 @@ class NcclComm {
   int rank() const { return rank_; }
   int size() const { return nranks_; }
   bool aborted() const { return aborted_; }
-  // Aborts outstanding operations (stuck kernels return); the communicator is dead after. Idempotent.
-  void abort();
+  // Aborts outstanding operations (stuck kernels return); the communicator is dead after.
+  // Idempotent. Waits at most kAbortWaitMs for ncclCommAbort; false when it had not returned.
+  bool abort();
+  static constexpr int kAbortWaitMs = 2000;
   // Throws CommError(kPeerClosed) when NCCL reports an asynchronous error (peer gone).
   void checkAsync();
 
@@ -46,6 +48,7 @@ class NcclComm {
   int nranks_ = 0, rank_ = 0;
   std::string peer_;
   bool aborted_ = false;
+  bool abortReturned_ = false;
 };
 
 // Waits until `event` completed, polling (so a stuck peer cannot hang the caller): past

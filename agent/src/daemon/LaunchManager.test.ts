@@ -1,0 +1,86 @@
+/**
+ * LaunchManager with a scripted role program (speaks the role contract, records the
+ * order in which ranks receive SIGTERM): request errors, the busy rule, the stop order
+ * (attention before FFN), restart, and logs.get.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { launchSpecSchema, type AgentEvent } from '@afd/shared';
+import { LaunchManager } from './LaunchManager.js';
+
+let dir = '';
+let script = '';
+let stopLog = '';
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'afd-lm-'));
+  script = join(dir, 'fake-role.cjs');
+  stopLog = join(dir, 'stops.log');
+  // argv: [node, script, 'role', <role>, ...flags]
+  writeFileSync(
+    script,
+    `const http = require('node:http'); const fs = require('node:fs');
+const role = process.argv[3]; const rank = process.argv[process.argv.indexOf('--rank') + 1];
+const out = (e) => process.stdout.write(JSON.stringify(e) + '\\n');
+console.error(JSON.stringify({ level: 30, msg: role + ' ' + rank + ' up' }));
+const server = http.createServer((req, res) => { res.writeHead(req.url === '/health' ? 200 : 404); res.end('{"status":"ok"}'); });
+server.listen(0, '127.0.0.1', () => { out({ type: 'listening', apiUrl: 'http://127.0.0.1:' + server.address().port }); out({ type: 'ready' }); });
+process.on('SIGTERM', () => { fs.appendFileSync(${JSON.stringify(stopLog)}, role + rank + '\\n'); setTimeout(() => process.exit(0), role === 'attention' ? 150 : 0); });
+`,
+  );
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const spec = launchSpecSchema.parse({
+  mode: 'afd',
+  topology: '2A1F',
+  placements: [
+    { role: 'ffn', rank: 0, agentId: 'me', backend: 'cpu' },
+    { role: 'attention', rank: 0, agentId: 'me', backend: 'cpu' },
+    { role: 'attention', rank: 1, agentId: 'me', backend: 'cpu' },
+  ],
+  apiPort: 0,
+});
+
+async function until(cond: () => boolean, ms = 20_000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('LaunchManager', () => {
+  it('refuses a launch with no placement for this agent', async () => {
+    const m = new LaunchManager({ self: { file: process.execPath, args: [script] } });
+    await expect(m.launch({ launchId: 'l', agentId: 'someone-else', spec })).rejects.toMatchObject({ code: 'bad-request', message: /no placement has agentId "someone-else"/ });
+    expect(m.state().state).toBe('idle');
+    await expect(m.restart()).rejects.toMatchObject({ code: 'not-found' });
+  });
+
+  it('runs, refuses a second launch, stops attention before FFN, restarts, and serves logs', async () => {
+    const m = new LaunchManager({ self: { file: process.execPath, args: [script] } });
+    const events: AgentEvent[] = [];
+    m.onEvent((e) => events.push(e));
+    expect(await m.launch({ launchId: 'l1', agentId: 'me', spec })).toEqual({ launchId: 'l1', numRanks: 3 });
+    await until(() => m.state().state === 'running');
+    expect(m.state().ranks.map((r) => `${r.role}${r.rank}`)).toEqual(['ffn0', 'attention0', 'attention1']);
+    await expect(m.launch({ launchId: 'l2', agentId: 'me', spec })).rejects.toMatchObject({ code: 'busy' });
+    await until(() => m.logs('ffn', 0, 10).some((l) => l.text === 'ffn 0 up'));
+    expect(m.logs('ffn', 0, 10).find((l) => l.text === 'ffn 0 up')).toMatchObject({ stream: 'stderr', level: 'info' });
+    expect(() => m.logs('ffn', 5, 10)).toThrow(/ffn rank 5 does not run on this agent/);
+
+    expect(await m.stop(5000)).toEqual({ stopped: true });
+    const order = readFileSync(stopLog, 'utf8').trim().split('\n');
+    expect(order.slice(-1)).toEqual(['ffn0']); // FFN only after both attention ranks exited
+    expect(m.state().state).toBe('stopped');
+    expect(events.filter((e) => e.type === 'rank.exited')).toHaveLength(3);
+    expect(events.some((e) => e.type === 'rank.failed')).toBe(false);
+
+    expect(await m.restart()).toEqual({ launchId: 'l1' });
+    await until(() => m.state().state === 'running');
+    expect(await m.stop(5000)).toEqual({ stopped: true });
+    expect(await m.stop(5000)).toEqual({ stopped: false });
+  });
+});

@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
+import type { AgentEvent } from '@afd/shared';
+import { AgentConnection, describeConnectError } from './AgentConnection.js';
+
+/** A scripted stand-in for afd-agent serve: checks the bearer token, says hello, answers requests. */
+async function fakeAgent(onRequest: (ws: ServerSocket, msg: { id: string; method: string }) => void): Promise<{ url: string; server: Server }> {
+  const server = createServer();
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    if (req.headers.authorization !== 'Bearer good-token') {
+      socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\nwrong agent token\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      ws.send(JSON.stringify({ type: 'hello', protocolVersion: 1, agentVersion: '0.1.0', hostname: 'fakehost' }));
+      ws.on('message', (d) => onRequest(ws, JSON.parse(d.toString()) as { id: string; method: string }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+const open: AgentConnection[] = [];
+const servers: Server[] = [];
+afterEach(() => {
+  open.splice(0).forEach((c) => c.close());
+  servers.splice(0).forEach((s) => s.closeAllConnections?.() ?? s.close());
+});
+
+function connection(url: string, token: string, events: AgentEvent[] = []): AgentConnection {
+  const c = new AgentConnection({ url, token, onEvent: (e) => events.push(e), onStatus: () => undefined, pingIntervalMs: 60_000, reconnectMinMs: 50 });
+  open.push(c);
+  return c;
+}
+
+describe('AgentConnection', () => {
+  it('reports a wrong token with what to do, and does not retry', async () => {
+    const { url, server } = await fakeAgent(() => undefined);
+    servers.push(server);
+    const c = connection(url, 'bad-token');
+    await expect(c.connect()).rejects.toThrow(/rejected the token \(wrong agent token\): copy the token/);
+    expect(c.state).toBe('unauthorized');
+  });
+
+  it('validates results against the protocol', async () => {
+    const { url, server } = await fakeAgent((ws, msg) => {
+      if (msg.method === 'ping') ws.send(JSON.stringify({ type: 'response', id: msg.id, ok: true, result: { timeMs: 5 } }));
+      else if (msg.method === 'inventory.get') ws.send(JSON.stringify({ type: 'response', id: msg.id, ok: true, result: { hostname: 1 } }));
+      else ws.send(JSON.stringify({ type: 'response', id: msg.id, ok: false, error: { code: 'busy', message: 'a launch is running; stop it first' } }));
+    });
+    servers.push(server);
+    const events: AgentEvent[] = [];
+    const c = connection(url, 'good-token', events);
+    await c.connect();
+    expect(c.state).toBe('connected');
+    expect(c.hostname).toBe('fakehost');
+    expect(events[0]?.type).toBe('hello');
+    await expect(c.request('ping', {})).resolves.toEqual({ timeMs: 5 });
+    await expect(c.request('inventory.get', {})).rejects.toThrow(/answered inventory.get with malformed inventory.get result/);
+    await expect(c.request('topology.stop', {})).rejects.toThrow('a launch is running; stop it first');
+  });
+
+  it('turns garbage frames into error events instead of crashing', async () => {
+    const { url, server } = await fakeAgent((ws) => ws.send('{"type":"rank.ready"}'));
+    servers.push(server);
+    const events: AgentEvent[] = [];
+    const c = connection(url, 'good-token', events);
+    await c.connect();
+    void c.request('ping', {}, 200).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/sent an invalid message/) });
+  });
+
+  it('explains unreachable agents', async () => {
+    const c = connection('ws://127.0.0.1:1', 'x');
+    await expect(c.connect()).rejects.toThrow(/refused the connection: is `afd-agent serve` running there/);
+    expect(describeConnectError('ws://h:1', Object.assign(new Error('x'), { code: 'ENOTFOUND' }))).toMatch(/cannot be resolved/);
+  });
+
+  it('refuses requests while not connected', async () => {
+    const c = connection('ws://127.0.0.1:1', 'x');
+    await expect(c.request('ping', {})).rejects.toThrow(/is not connected/);
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { launchSpecSchema, type RankState, type TopologyState } from '@afd/shared';
+import { LaunchTracker } from './LaunchTracker.js';
+
+const spec = launchSpecSchema.parse({
+  mode: 'afd',
+  topology: '2A2F',
+  placements: [
+    { role: 'ffn', rank: 0, agentId: 'b', backend: 'cpu' },
+    { role: 'ffn', rank: 1, agentId: 'b', backend: 'cpu' },
+    { role: 'attention', rank: 0, agentId: 'a', backend: 'cpu' },
+    { role: 'attention', rank: 1, agentId: 'a', backend: 'cpu' },
+  ],
+});
+
+const rank = (role: RankState['role'], r: number, agentId: string, state: RankState['state'], apiUrl: string | null = null): RankState => ({
+  role,
+  rank: r,
+  agentId,
+  state,
+  pid: 10 + r,
+  apiUrl,
+  progress: null,
+  exitCode: null,
+  message: null,
+});
+const topo = (launchId: string, state: TopologyState['state'], ranks: RankState[], routerUrl: string | null = null): { type: 'topology.state'; state: TopologyState } => ({
+  type: 'topology.state',
+  state: { launchId, state, spec, ranks, routerUrl },
+});
+
+describe('LaunchTracker', () => {
+  it('starts pending on every rank of the spec', () => {
+    const t = new LaunchTracker('L', spec);
+    const p = t.progress();
+    expect(p.state).toBe('launching');
+    expect(p.ranks.map((r) => `${r.role}${r.rank}@${r.agentId}:${r.state}`)).toEqual(['ffn0@b:pending', 'ffn1@b:pending', 'attention0@a:pending', 'attention1@a:pending']);
+    expect(t.agentIds().sort()).toEqual(['a', 'b']);
+  });
+
+  it('merges progress from two agents and runs once every agent runs', () => {
+    const t = new LaunchTracker('L', spec);
+    t.apply('b', { type: 'rank.progress', launchId: 'L', role: 'ffn', rank: 0, phase: 'loading', bytesDone: 50, bytesTotal: 100 });
+    expect(t.progress().ranks[0]).toMatchObject({ state: 'loading', progress: { bytesDone: 50, bytesTotal: 100 } });
+    expect(t.apply('b', { type: 'rank.ready', launchId: 'OTHER', role: 'ffn', rank: 0, apiUrl: null })).toBe(false);
+    t.apply('b', topo('L', 'running', [rank('ffn', 0, 'b', 'ready'), rank('ffn', 1, 'b', 'ready')]));
+    t.apply('a', topo('L', 'launching', [rank('attention', 0, 'a', 'ready', 'http://a:1'), rank('attention', 1, 'a', 'ready', 'http://a:2')]));
+    // Every rank is ready but agent a has not started its router yet.
+    expect(t.progress().state).toBe('launching');
+    t.apply('a', topo('L', 'running', [rank('attention', 0, 'a', 'ready', 'http://a:1'), rank('attention', 1, 'a', 'ready', 'http://a:2')], 'http://a:8000'));
+    expect(t.progress()).toMatchObject({ state: 'running', routerUrl: 'http://a:8000', message: null });
+  });
+
+  it('reports the first failure with its last log lines', () => {
+    const t = new LaunchTracker('L', spec);
+    t.apply('b', { type: 'rank.failed', launchId: 'L', role: 'ffn', rank: 1, exitCode: 1, signal: null, message: 'model path missing: /nope', lastLogLines: ['reading /nope', 'ENOENT'] });
+    t.apply('b', topo('L', 'failed', [rank('ffn', 0, 'b', 'ready'), { ...rank('ffn', 1, 'b', 'failed'), message: 'short' }]));
+    const p = t.progress();
+    expect(p.state).toBe('failed');
+    expect(p.message).toMatch(/^ffn rank 1 on agent b failed: model path missing: \/nope \(exit code 1\)\nlast log lines:\nreading \/nope\nENOENT/);
+    t.apply('b', { type: 'rank.exited', launchId: 'L', role: 'ffn', rank: 1, exitCode: 1, signal: null });
+    expect(t.progress().ranks[1]!.state).toBe('failed');
+  });
+
+  it('names an agent that refused the launch', () => {
+    const t = new LaunchTracker('L', spec);
+    t.failLaunch('a', 'a launch is running; stop it first');
+    expect(t.progress()).toMatchObject({ state: 'failed', message: 'agent a could not launch its ranks: a launch is running; stop it first' });
+  });
+
+  it('goes stopping -> stopped, and restarts clean', () => {
+    const t = new LaunchTracker('L', spec);
+    t.markStopping();
+    expect(t.progress().state).toBe('stopping');
+    t.markAgentStopped('a');
+    expect(t.progress().state).toBe('stopping');
+    t.apply('b', topo('L', 'stopped', []));
+    expect(t.progress().state).toBe('stopped');
+    expect(t.isStopped).toBe(true);
+    t.markRestarting();
+    expect(t.progress().state).toBe('launching');
+    expect(t.progress().ranks.every((r) => r.state === 'pending')).toBe(true);
+  });
+
+  it('falls back to attention rank 0 API without a router', () => {
+    const t = new LaunchTracker('L', spec);
+    t.apply('a', topo('L', 'running', [rank('attention', 1, 'a', 'ready', 'http://a:2'), rank('attention', 0, 'a', 'ready', 'http://a:1')]));
+    expect(t.routerUrl()).toBe('http://a:1');
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * Every topology x DBO on/off x gate placement, in one process over real loopback TCP:
+ * x attention-role engines (AttentionLink) and y FFN-role engines (FfnServer). Busy ranks
+ * step concurrently (some with two DBO stages, a block mate with one), idle block peers
+ * are called into each step, and every sampled token and logit row equals the colocated
+ * engine's. Role processes: agent/src/afd/topologies.int.test.ts.
+ */
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StepResult } from '@afd/shared';
+import { Engine } from '../engine.js';
+import { buildStepPlan, type PlanSeq } from '../enginePlan.js';
+import { roleSpec, writeTinyModel } from '../engineTesting.js';
+import { loadAddon, type NativeAttentionLink, type NativeFfnServer } from '../index.js';
+import type { ModelLoadSpec } from '../modelSpec.js';
+
+const engineOpts = { threads: 1, kvBlockSize: 4, numKvBlocks: 64 };
+let dir = '';
+let colocated: Engine;
+const specs = new Map<string, ModelLoadSpec>();
+
+beforeAll(async () => {
+  dir = await writeTinyModel('qwen3_moe', 21);
+  colocated = await Engine.load(await roleSpec(dir, 'colocated'), engineOpts);
+});
+afterAll(() => colocated?.close());
+
+async function spec(role: 'attention' | 'ffn', gate: boolean): Promise<ModelLoadSpec> {
+  const key = `${role}-${gate}`;
+  if (!specs.has(key)) specs.set(key, await roleSpec(dir, role, gate));
+  return specs.get(key)!;
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen({ host: '127.0.0.1', port, exclusive: true }, () => s.close(() => resolve(true)));
+  });
+}
+
+async function freeBase(count: number): Promise<number> {
+  for (;;) {
+    const base = 20000 + Math.floor(Math.random() * 30000);
+    let ok = true;
+    for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
+    if (ok) return base;
+  }
+}
+
+/** Prefill of two sequences, then `decodes` greedy decode steps; returns every step's result. */
+async function run(engine: Engine, seqs: number[][], blocks: number[][], stageSplit: number, decodes: number): Promise<StepResult[]> {
+  const out: StepResult[] = [];
+  const cached = seqs.map(() => 0);
+  let next = seqs.map((s) => s);
+  for (let step = 0; step <= decodes; step++) {
+    const plan: PlanSeq[] = next.map((ids, i) => ({ tokenIds: ids, numCached: cached[i]!, blockTable: blocks[i]! }));
+    const r = await engine.step(buildStepPlan(plan, { stageSplit: Math.min(stageSplit, seqs.length), returnLogits: true }));
+    out.push(r);
+    next.forEach((ids, i) => (cached[i]! += ids.length));
+    next = next.map((_, i) => [r.tokenIds[i]!]);
+  }
+  return out;
+}
+
+const topologies = ['1A1F', '2A1F', '2A2F', '3A2F', '4A2F', '4A4F'];
+const combos = topologies.flatMap((topology) => [false, true].flatMap((dbo) => [false, true].map((gate) => ({ topology, dbo, gate }))));
+
+describe.each(combos)('$topology, DBO $dbo, gate on attention $gate', ({ topology, dbo, gate }) => {
+  it('tokens and logits equal the colocated engine', { timeout: 60_000 }, async () => {
+    const [x, y] = topology.match(/\d+/g)!.map(Number) as [number, number];
+    const addon = loadAddon();
+    const attn = await Promise.all(Array.from({ length: x }, async () => Engine.load(await spec('attention', gate), engineOpts)));
+    const ffn = await Promise.all(Array.from({ length: y }, async () => Engine.load(await spec('ffn', gate), engineOpts)));
+    const base = await freeBase(y);
+    const opts = (rank: number) => ({ topology, rank, basePort: base, stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000 });
+    const servers: NativeFfnServer[] = ffn.map((e, f) => new addon.FfnServer(e.nativeEngine, opts(f)));
+    const links: NativeAttentionLink[] = attn.map((e, a) => new addon.AttentionLink(e.nativeEngine, opts(a)));
+    try {
+      await Promise.all([...servers.map((s) => s.start()), ...links.map((l) => l.connect())]);
+      // Even ranks run two sequences (two DBO stages when dbo), rank 1 runs one (one
+      // stage next to its block mate's two); the others stay idle and are called in.
+      const busy = Array.from({ length: x }, (_, a) => a).filter((a) => a % 2 === 0 || a === 1);
+      const work = busy.map((a) => {
+        const seqs = a === 1 ? [[7, 3, 9 + a]] : [[5 + a, 11, 2, 8], [1, 4 + a, 6]];
+        const blocks = seqs.map((_, i) => [2 * i + 10 * a + 1, 2 * i + 10 * a + 2]);
+        return { a, seqs, blocks, stageSplit: dbo ? 1 : 2 };
+      });
+      const got = await Promise.all(work.map((w) => run(attn[w.a]!, w.seqs, w.blocks, w.stageSplit, 3)));
+      for (const [i, w] of work.entries()) {
+        const ref = await run(colocated, w.seqs, w.blocks, w.seqs.length, 3);
+        for (let s = 0; s < ref.length; s++) {
+          expect(Array.from(got[i]![s]!.tokenIds), `rank ${w.a} step ${s}`).toEqual(Array.from(ref[s]!.tokenIds));
+          expect(got[i]![s]!.logits, `rank ${w.a} step ${s} logits`).toEqual(ref[s]!.logits);
+        }
+      }
+      const idle = Array.from({ length: x }, (_, a) => a).filter((a) => !busy.includes(a));
+      for (const a of idle) {
+        const block = Math.floor(a / Math.ceil(x / y));
+        if (busy.some((b) => Math.floor(b / Math.ceil(x / y)) === block && x % y === 0)) {
+          await expect.poll(() => links[a]!.state().emptySteps).toBeGreaterThan(0);
+        }
+      }
+      for (const l of links) await l.close({ shutdown: true });
+      for (const s of servers) expect(await s.wait()).toMatch(/shutdown requested|stopped/);
+    } finally {
+      for (const l of links) await l.close({ shutdown: false });
+      for (const s of servers) await s.stop();
+      [...attn, ...ffn].forEach((e) => e.close());
+    }
+  });
+});

@@ -1,0 +1,44 @@
+// Kernel launches with programmatic dependent launch (PDL, sm_90): a kernel may be
+// scheduled while its predecessor's last blocks drain, and waits in pdlWait() before it
+// touches the predecessor's results. Every kernel launched through launchKernel() must
+// call pdlWait() before reading any input. AFD_CUDA_PDL=0 turns PDL off (plain launches).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+namespace afd::cuda {
+
+__device__ __forceinline__ void pdlWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+inline bool pdlEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("AFD_CUDA_PDL");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return enabled;
+}
+
+template <typename... KernelArgs, typename... Args>
+cudaError_t launchKernel(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream,
+                         Args&&... args) {
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = sharedBytes;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = pdlEnabled() ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+}  // namespace afd::cuda
