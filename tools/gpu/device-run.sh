@@ -28,6 +28,12 @@ if [[ $STAGES == *bench* ]]; then
   echo "bench exit $?" >> "$OUT/bench.log"
   grep -vE "^\s*$" "$OUT/bench.log" | tail -25
 fi
+if [[ $STAGES == *nopdl* ]]; then
+  AFD_CUDA_PDL=0 timeout ${AFD_NOPDL_TIMEOUT:-90} $NODE agent/dist/afd-bench.cjs decode --batches 1,64 --peer none --steps 20 \
+    --json-out "$OUT/bench-nopdl.json" > /dev/null 2> "$OUT/bench-nopdl.log"
+  echo "bench (PDL off) exit $?" >> "$OUT/bench-nopdl.log"
+  grep -vE "^\s*$" "$OUT/bench-nopdl.log" | tail -6
+fi
 if [[ $STAGES == *profile* ]] && command -v ncu > /dev/null; then
   timeout ${AFD_PROFILE_TIMEOUT:-150} ncu --clock-control none --launch-skip ${AFD_PROFILE_SKIP:-900} --launch-count 560 \
     --metrics gpu__time_duration.sum --csv $NODE agent/dist/afd-bench.cjs decode --batches ${AFD_PROFILE_BATCH:-1} \

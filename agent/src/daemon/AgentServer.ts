@@ -27,6 +27,7 @@ import { AgentSession } from './AgentSession.js';
 import type { InventorySource } from './inventory.js';
 import { AgentRequestError, type LaunchManager } from './LaunchManager.js';
 import { checkBindPolicy } from './bindPolicy.js';
+import { minTokenLength } from './tokenFile.js';
 import { agentSubprotocol, checkUpgrade } from './upgradeAuth.js';
 
 export interface AgentServerOptions {
@@ -62,7 +63,8 @@ export class AgentServer {
   private boundUrl = '';
 
   constructor(private readonly opts: AgentServerOptions) {
-    checkBindPolicy({ host: opts.host, hasToken: opts.token.length > 0, hasTls: opts.tls !== undefined });
+    if (opts.token.length < minTokenLength) throw new Error(`the agent token must have at least ${minTokenLength} characters (see loadOrCreateToken)`);
+    checkBindPolicy({ host: opts.host, hasToken: true, hasTls: opts.tls !== undefined });
     this.maxBytes = opts.maxMessageBytes ?? AGENT_MAX_MESSAGE_BYTES;
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.onHttp(req, res);
     this.http = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, onRequest) : createHttpServer(onRequest);

@@ -83,4 +83,31 @@ describe('LaunchManager', () => {
     expect(await m.stop(5000)).toEqual({ stopped: true });
     expect(await m.stop(5000)).toEqual({ stopped: false });
   });
+
+  it('starts the front router over the attention ranks once they are ready, and reports a router failure', async () => {
+    let backends: string[] = [];
+    const ok = new LaunchManager({
+      self: { file: process.execPath, args: [script] },
+      startRouter: async (urls, host, port) => {
+        backends = urls;
+        return { url: `http://${host}:${port || 18000}`, close: async () => undefined };
+      },
+    });
+    await ok.launch({ launchId: 'r1', agentId: 'me', spec });
+    await until(() => ok.state().state === 'running');
+    expect(ok.state().routerUrl).toBe('http://127.0.0.1:18000');
+    expect(backends).toHaveLength(2); // the two attention ranks, not the FFN rank
+    await ok.stop(5000);
+
+    const bad = new LaunchManager({
+      self: { file: process.execPath, args: [script] },
+      startRouter: async () => {
+        throw new Error('listen EADDRINUSE: address already in use 127.0.0.1:8000');
+      },
+    });
+    await bad.launch({ launchId: 'r2', agentId: 'me', spec });
+    await until(() => bad.state().state === 'failed');
+    expect(bad.state().message).toMatch(/front router could not start on port 0: listen EADDRINUSE.*Choose another apiPort/);
+    await bad.stop(5000);
+  });
 });

@@ -57,7 +57,13 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
   const done = new Promise<number>((r) => (resolveDone = r));
   const onEvent = (host: string, t: Target, e: AgentEvent): void => {
     view.onEvent(host, e);
-    if (e.type === 'topology.state') t.state = e.state;
+    if (e.type === 'topology.state') {
+      t.state = e.state;
+      if (e.state.state === 'failed' && e.state.message && !failure) {
+        failure = `${host ? `${host}: ` : ''}${e.state.message}`;
+        resolveDone(1);
+      }
+    }
     if (e.type === 'rank.failed' && !failure) {
       failure = `${host ? `${host}: ` : ''}${e.message}\n  last output:\n    ${e.lastLogLines.slice(-10).join('\n    ')}`;
       resolveDone(1);

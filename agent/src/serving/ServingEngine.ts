@@ -174,11 +174,15 @@ export class ServingEngine {
     return { id, promptTokens: seq.promptIds.length, events: state.queue, abort: () => this.end(state, 'abort') };
   }
 
-  /** Aborts every request and stops scheduling; the caller closes the engine after. */
-  async close(): Promise<void> {
+  /**
+   * Aborts every request and stops scheduling; waits for the step in flight (at most
+   * `maxWaitMs`, so a stuck peer cannot block shutdown). The caller closes the engine after.
+   */
+  async close(maxWaitMs = 10_000): Promise<void> {
     this.closed = true;
     for (const state of [...this.requests.values()]) this.end(state, 'abort');
-    while (this.looping) await new Promise((r) => setTimeout(r, 5));
+    const deadline = Date.now() + maxWaitMs;
+    while (this.looping && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   }
 
   private async runLoop(): Promise<void> {

@@ -143,15 +143,16 @@ export class ConsoleService {
     for (const e of this.agents.values()) {
       if (e.conn.url === normalized) throw new Error(`agent ${normalized} is already added (as "${e.agentId}")`);
     }
-    let entry: AgentEntry | undefined;
+    // Filled once connected; the connection's callbacks fire only after that.
+    const ref: { entry?: AgentEntry } = {};
     const conn = new AgentConnection({
       url: normalized,
       token,
       onEvent: (ev) => {
-        if (entry) this.onAgentEvent(entry, ev);
+        if (ref.entry) this.onAgentEvent(ref.entry, ev);
       },
       onStatus: () => {
-        if (entry && this.agents.has(entry.agentId)) this.pushAgents();
+        if (ref.entry && this.agents.has(ref.entry.agentId)) this.pushAgents();
       },
     });
     const timeoutMs = this.opts.connectTimeoutMs ?? 10_000;
@@ -165,7 +166,8 @@ export class ConsoleService {
       throw e;
     }
     const id = agentId ?? this.uniqueId(conn.hostname ?? 'agent');
-    entry = { agentId: id, conn, inventory: null, topology: null };
+    const entry: AgentEntry = { agentId: id, conn, inventory: null, topology: null };
+    ref.entry = entry;
     this.agents.set(id, entry);
     await this.onConnected(entry);
     this.pushAgents();

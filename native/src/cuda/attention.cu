@@ -17,6 +17,7 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kTile = 128;     // keys per online-softmax tile
 constexpr int kMaxGroup = 8;   // q heads per kv head
+constexpr int kMaxSplits = 16; // sequence splits per (query, kv head)
 
 __device__ __forceinline__ void loadKv8(const bf16* p, float out[8]) {
   bf16x8ToFloat(__ldg(reinterpret_cast<const uint4*>(p)), out);
@@ -212,20 +213,28 @@ __global__ void __launch_bounds__(kThreads) pagedAttentionKernel(PagedAttentionA
   __threadfence();
   const float* allOut = a.workspace + pairIndex * a.numSplits * (G * D);
   const float* allStats = stats + pairIndex * a.numSplits * 2 * G;
-  for (int o = tid; o < G * D; o += kThreads) {
-    const int h = o / D;
+  // Per (split, head) weights once, then every output element is an independent sum.
+  __shared__ float splitWeight[kMaxSplits][kMaxGroup];
+  __shared__ float invNorm[kMaxGroup];
+  if (tid < G) {
     float mMax = -INFINITY;
-    for (int sp = 0; sp < a.numSplits; ++sp) mMax = fmaxf(mMax, __ldcg(&allStats[sp * 2 * G + h]));
-    float total = 0.0f;
+    for (int sp = 0; sp < a.numSplits; ++sp) mMax = fmaxf(mMax, __ldcg(&allStats[sp * 2 * G + tid]));
     float norm = 0.0f;
     for (int sp = 0; sp < a.numSplits; ++sp) {
-      const float m = __ldcg(&allStats[sp * 2 * G + h]);
-      if (m == -INFINITY) continue;
-      const float w = __expf(m - mMax);
-      norm += w * __ldcg(&allStats[sp * 2 * G + G + h]);
-      total += w * __ldcg(&allOut[sp * G * D + o]);
+      const float m = __ldcg(&allStats[sp * 2 * G + tid]);
+      const float w = m == -INFINITY ? 0.0f : __expf(m - mMax);
+      splitWeight[sp][tid] = w;
+      norm += w * __ldcg(&allStats[sp * 2 * G + G + tid]);
     }
-    a.out[headBase * D + o] = norm > 0.0f ? total / norm : 0.0f;
+    invNorm[tid] = norm > 0.0f ? 1.0f / norm : 0.0f;
+  }
+  __syncthreads();
+  for (int o = tid; o < G * D; o += kThreads) {
+    const int h = o / D;
+    float total = 0.0f;
+#pragma unroll 8
+    for (int sp = 0; sp < a.numSplits; ++sp) total += splitWeight[sp][h] * __ldcg(&allOut[sp * G * D + o]);
+    a.out[headBase * D + o] = total * invNorm[h];
   }
   if (tid == 0) a.splitCounters[pairIndex] = 0;
 }
@@ -312,8 +321,8 @@ void launchForDim(const PagedAttentionArgs& a, cudaStream_t stream) {
 
 int attentionSplits(int numQueries, int numKvHeads, int numMultiprocessors) {
   const int work = std::max(1, numQueries * numKvHeads);
-  const int target = 4 * std::max(1, numMultiprocessors);
-  return std::clamp((target + work - 1) / work, 1, 32);
+  const int target = 2 * std::max(1, numMultiprocessors);
+  return std::clamp((target + work - 1) / work, 1, kMaxSplits);
 }
 
 size_t attentionWorkspaceBytes(int numQueries, int numHeads, int headDim, int numSplits) {
@@ -329,7 +338,7 @@ void pagedAttention(const PagedAttentionArgs& a, cudaStream_t stream) {
                                 std::to_string(kMaxGroup) + " q heads per kv head (got " + std::to_string(a.numHeads) +
                                 "/" + std::to_string(a.numKvHeads) + ")");
   }
-  if (a.numSplits < 1 || (a.numSplits > 1 && (a.workspace == nullptr || a.splitCounters == nullptr))) {
+  if (a.numSplits < 1 || a.numSplits > kMaxSplits || (a.numSplits > 1 && (a.workspace == nullptr || a.splitCounters == nullptr))) {
     throw std::invalid_argument("pagedAttention: split attention needs a workspace and split counters");
   }
   switch (a.cacheDtype) {

@@ -4,8 +4,8 @@
  * goes away), and it adds no dependency to the bundled binary.
  *
  * Every rank serves GET /health, /metrics, /version and /afd/stats; attention and colocated
- * ranks add the OpenAI routes. An API key, when set, guards everything but /health,
- * /metrics and /version.
+ * ranks add the OpenAI routes. An API key, when set, guards the OpenAI API (/health,
+ * /metrics, /version and /afd/stats stay open for probes and monitoring).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -44,7 +44,8 @@ export interface RankHttpOptions {
   maxBodyBytes?: number;
 }
 
-const OPEN_PATHS = new Set(['/health', '/metrics', '/version']);
+/** Paths served without the API key: probes and monitoring (/afd/stats carries what /metrics does). */
+const OPEN_PATHS = new Set(['/health', '/metrics', '/version', '/afd/stats']);
 
 function sha256(s: string): Buffer {
   return createHash('sha256').update(s).digest();

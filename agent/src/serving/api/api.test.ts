@@ -109,6 +109,9 @@ describe('OpenAI API (fake engine)', () => {
       'vllm:time_to_first_token_seconds_bucket',
       'vllm:inter_token_latency_seconds_bucket',
       'vllm:e2e_request_latency_seconds_count',
+      'vllm:request_prompt_tokens_bucket',
+      'vllm:request_generation_tokens_sum',
+      'vllm:request_success_total{model_name="tiny",finished_reason="length"}',
       'afd:steps_total',
       'afd:a2f_bytes_total{layer="0",stage="0"}',
       'afd:kv_blocks{kind="total"} 256',
@@ -199,15 +202,15 @@ describe('limits, readiness and auth', () => {
     }
   });
 
-  it('API key guards /v1 but not /health, /metrics, /version', async () => {
+  it('API key guards /v1 but not /health, /metrics, /version, /afd/stats', async () => {
     const s = await startTestServer({ apiKey: 'sekrit' });
     try {
       expect((await fetch(`${s.url}/v1/models`)).status).toBe(401);
       expect((await fetch(`${s.url}/v1/models`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
-      expect((await fetch(`${s.url}/afd/stats`)).status).toBe(401);
+
       const ok = await fetch(`${s.url}/v1/models`, { headers: { authorization: 'Bearer sekrit' } });
       expect(ok.status).toBe(200);
-      for (const p of ['/health', '/metrics', '/version']) expect((await fetch(s.url + p)).status).toBe(200);
+      for (const p of ['/health', '/metrics', '/version', '/afd/stats']) expect((await fetch(s.url + p)).status).toBe(200);
       const body = await jsonOf(await fetch(`${s.url}/v1/models`));
       expect(body.error.code).toBe('invalid_api_key');
     } finally {

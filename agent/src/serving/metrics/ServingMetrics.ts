@@ -10,6 +10,8 @@ import type { FinishReason } from '../scheduler/Sequence.js';
 /** vLLM's latency buckets (seconds). */
 const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
 const ITL_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80];
+/** Token-count buckets (vLLM's 1-2-5 series up to 64k). */
+const TOKEN_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000];
 const E2E_BUCKETS = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
 
 /** Gauges read at scrape time. */
@@ -30,6 +32,8 @@ export class ServingMetrics implements ServingObserver {
   private readonly ttft: Histogram<'model_name'>;
   private readonly itl: Histogram<'model_name'>;
   private readonly e2e: Histogram<'model_name'>;
+  private readonly promptLen: Histogram<'model_name'>;
+  private readonly generationLen: Histogram<'model_name'>;
   private promptTokensTotal = 0;
   private generationTokensTotal = 0;
   private finishedTotal = 0;
@@ -65,10 +69,13 @@ export class ServingMetrics implements ServingObserver {
     this.ttft = new Histogram({ name: 'vllm:time_to_first_token_seconds', help: 'Histogram of time to first token in seconds.', labelNames, buckets: TTFT_BUCKETS, registers });
     this.itl = new Histogram({ name: 'vllm:inter_token_latency_seconds', help: 'Histogram of inter-token latency in seconds.', labelNames, buckets: ITL_BUCKETS, registers });
     this.e2e = new Histogram({ name: 'vllm:e2e_request_latency_seconds', help: 'Histogram of end to end request latency in seconds.', labelNames, buckets: E2E_BUCKETS, registers });
+    this.promptLen = new Histogram({ name: 'vllm:request_prompt_tokens', help: 'Number of prefill tokens processed.', labelNames, buckets: TOKEN_BUCKETS, registers });
+    this.generationLen = new Histogram({ name: 'vllm:request_generation_tokens', help: 'Number of generation tokens processed.', labelNames, buckets: TOKEN_BUCKETS, registers });
   }
 
   onRequestStart(promptTokens: number): void {
     this.promptTokens.inc(this.labels, promptTokens);
+    this.promptLen.observe(this.labels, promptTokens);
     this.promptTokensTotal += promptTokens;
   }
 
@@ -82,8 +89,9 @@ export class ServingMetrics implements ServingObserver {
     this.countToken();
   }
 
-  onRequestEnd(e2eS: number, _completionTokens: number, reason: FinishReason): void {
+  onRequestEnd(e2eS: number, completionTokens: number, reason: FinishReason): void {
     this.e2e.observe(this.labels, e2eS);
+    this.generationLen.observe(this.labels, completionTokens);
     this.requestSuccess.inc({ ...this.labels, finished_reason: reason }, 1);
     this.finishedTotal += 1;
   }

@@ -37,6 +37,29 @@ describe('FrontRouter', () => {
     expect(router.load().every((l) => l.outstandingTokens === 0 && l.inFlight === 0)).toBe(true);
   });
 
+  it('sends a request to the rank with fewer outstanding tokens', async () => {
+    const ctrl = new AbortController();
+    const long = await fetch(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'x', max_tokens: 2000, stream: true }), signal: ctrl.signal });
+    const reader = long.body!.getReader();
+    await reader.read();
+    const busy = router.load().findIndex((l) => l.inFlight === 1);
+    expect(busy).toBeGreaterThanOrEqual(0);
+    expect(router.load()[busy]!.outstandingTokens).toBeGreaterThan(2000);
+    const idle = [a, b][1 - busy]!;
+    const before = idle.engine.steps;
+    const res = await fetch(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'y', max_tokens: 3 }) });
+    expect(res.status).toBe(200);
+    expect(idle.engine.steps).toBeGreaterThan(before);
+    ctrl.abort();
+    const deadline = Date.now() + 2000;
+    while (router.load().some((l) => l.inFlight > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(router.load().every((l) => l.inFlight === 0 && l.outstandingTokens === 0)).toBe(true);
+    // The disconnect travelled upstream: the busy rank freed the request's KV blocks.
+    const rank = [a, b][busy]!;
+    while (rank.api.serving.scheduler.blocks.numUsedBlocks > 0 && Date.now() < deadline + 2000) await new Promise((r) => setTimeout(r, 10));
+    expect(rank.api.serving.scheduler.blocks.numUsedBlocks).toBe(0);
+  });
+
   it('serves /v1/models, /health and merged /metrics', async () => {
     const models = JSON.parse(await (await fetch(`${url}/v1/models`)).text());
     expect(models.data[0].id).toBe('tiny');

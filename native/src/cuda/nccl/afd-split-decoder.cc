@@ -26,7 +26,7 @@ AfdSplitBase::AfdSplitBase(MoeDecoder& decoder, cudaStream_t compute, int maxBat
       maxBatch_(maxBatch),
       hidden_(static_cast<int>(decoder.config().hiddenSize)),
       compute_(compute) {
-  AFD_CHECK(afd::comm::controlPayloadBytes(1) <= kControlBytes, "control payload larger than its wire inbox");
+  AFD_CHECK(afd::comm::maxControlPayloadBytes(1) <= kControlBytes, "control payload larger than its wire inbox");
   for (auto& s : comm_) AFD_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   AFD_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
   const int layers = decoder.config().numLayers;
@@ -144,6 +144,8 @@ void AfdAttentionSide::sendControl(const StageRows& rows, uint32_t flags) {
   p.setTokens(0, 0, static_cast<uint32_t>(rows.first));
   p.setTokens(0, 1, static_cast<uint32_t>(rows.second));
   afd::comm::encodeControlPayload(p, &controlHost_);
+  // Fixed size on the wire (NCCL needs the count on both sides); the payload says its own length.
+  controlHost_.resize(afd::comm::maxControlPayloadBytes(1), 0);
   // The previous step's control send has completed (its step was waited for).
   std::memcpy(pinned_, controlHost_.data(), controlHost_.size());
   void* staging = wire_.inbox(kControlChannel, 1);  // our own slot 1 is never received into: use it as the source
@@ -271,13 +273,16 @@ void AfdFfnSide::enqueueLoop(const StageRows& rows, bool timing) {
 }
 
 bool AfdFfnSide::serveStep(afd::comm::StopFlag stop) {
-  const size_t bytes = afd::comm::controlPayloadBytes(1);
+  const size_t bytes = afd::comm::maxControlPayloadBytes(1);
   wire_.recv(kControlChannel, 0, bytes, comm_[0]);
   AFD_CUDA_CHECK(cudaMemcpyAsync(pinned_, wire_.inbox(kControlChannel, 0), bytes, cudaMemcpyDeviceToHost, comm_[0]));
   AFD_CUDA_CHECK(cudaEventRecord(done_, comm_[0]));
   wire_.wait(done_, Deadline::never(), stop);
   ControlPayload p;
-  const std::string err = afd::comm::decodeControlPayload(pinned_, bytes, &p);
+  uint32_t encoded = 0;  // u32 totalBytes at offset 12 (see comm/control-payload.cc)
+  std::memcpy(&encoded, pinned_ + 12, 4);
+  const std::string err = encoded > bytes ? "length field " + std::to_string(encoded) + " exceeds " + std::to_string(bytes)
+                                          : afd::comm::decodeControlPayload(pinned_, encoded, &p);
   AFD_CHECK(err.empty(), "FFN side: bad control payload from " << wire_.peer() << ": " << err);
   if (p.flags & afd::comm::kFlagShutdown) return false;
   const StageRows rows{static_cast<int>(p.wireRows(0, 0)), p.numStages > 1 ? static_cast<int>(p.wireRows(0, 1)) : 0};
