@@ -35,9 +35,11 @@ if [[ $STAGES == *nopdl* ]]; then
   grep -vE "^\s*$" "$OUT/bench-nopdl.log" | tail -6
 fi
 if [[ $STAGES == *profile* ]] && command -v ncu > /dev/null; then
-  timeout ${AFD_PROFILE_TIMEOUT:-150} ncu --clock-control none --launch-skip ${AFD_PROFILE_SKIP:-900} --launch-count 560 \
-    --metrics gpu__time_duration.sum --csv $NODE agent/dist/afd-bench.cjs decode --batches ${AFD_PROFILE_BATCH:-1} \
-    --steps 2 --warmup 2 --peer none > "$OUT/ncu.csv" 2> "$OUT/ncu.log"
-  python3 tools/gpu/summarize_ncu.py "$OUT/ncu.csv" > "$OUT/profile.txt" 2>&1
-  head -30 "$OUT/profile.txt"
+  for b in ${AFD_PROFILE_BATCHES:-1}; do
+    timeout ${AFD_PROFILE_TIMEOUT:-150} ncu --clock-control none --launch-skip ${AFD_PROFILE_SKIP:-900} --launch-count 600 \
+      --metrics gpu__time_duration.sum --csv $NODE agent/dist/afd-bench.cjs decode --batches $b \
+      --steps 2 --warmup 2 --peer none > "$OUT/ncu-b$b.csv" 2> "$OUT/ncu-b$b.log"
+    python3 tools/gpu/summarize_ncu.py "$OUT/ncu-b$b.csv" > "$OUT/profile-b$b.txt" 2>&1
+    echo "== profile batch $b"; head -16 "$OUT/profile-b$b.txt"
+  done
 fi

@@ -48,11 +48,15 @@ describe('AFD faults with real role processes', () => {
     const [url0, url1] = await Promise.all([a0.ready(), a1.ready()]);
     expect((await health(url0)).status).toBe(200);
 
-    const long = complete(url0, [1, 2, 3, 4], 100_000).then(
+    // 3000 tokens fit the 16 MiB KV cache and take far longer than the test waits.
+    let settled = false;
+    const long = complete(url0, [1, 2, 3, 4], 3000).then(
       () => ({ ok: true as const, ms: 0 }),
-      () => ({ ok: false as const, ms: Date.now() }),
+      (err: Error) => ({ ok: false as const, ms: Date.now(), message: err.message }),
     );
-    await new Promise((r) => setTimeout(r, 500)); // generation is under way
+    void long.then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 1000)); // generation is under way
+    expect(settled).toBe(false);
     const killedAt = Date.now();
     await ffn.kill();
     const outcome = await long;
@@ -73,6 +77,30 @@ describe('AFD faults with real role processes', () => {
 
     for (const p of [a0, a1]) expect((await p.stop()).code).toBe(0);
     expect((await again.exited).code).toBe(0);
+  });
+
+  it('a hung FFN rank (SIGSTOP): the step fails within the deadline naming the peer; it recovers after SIGCONT', { timeout: 180_000 }, async () => {
+    const afdPort = await freePortBlock(1);
+    const ffn = await start({ role: 'ffn', rank: 0, topology: '1A1F', afdPort });
+    const attn = await start({ role: 'attention', rank: 0, topology: '1A1F', afdPort });
+    const url = await attn.ready();
+    await ffn.ready();
+    ffn.child.kill('SIGSTOP'); // no EOF, no RST: only the deadline can tell
+    try {
+      const t0 = Date.now();
+      await expect(complete(url, [1, 2, 3], 3)).rejects.toThrow();
+      const waited = Date.now() - t0;
+      expect(waited).toBeGreaterThanOrEqual(stepDeadlineMs - 200);
+      expect(waited).toBeLessThan(stepDeadlineMs + 3000);
+      await until(async () => (await health(url)).status === 503, 'attention /health 503');
+      expect((await health(url)).body.reason).toMatch(/FFN rank 0 at 127\.0\.0\.1.*timed out/);
+    } finally {
+      ffn.child.kill('SIGCONT');
+    }
+    await until(async () => (await health(url)).status === 200, 'recovery after SIGCONT');
+    expect((await complete(url, [4, 5], 2)).text.length).toBeGreaterThan(0);
+    expect((await attn.stop()).code).toBe(0);
+    expect((await ffn.exited).code).toBe(0);
   });
 
   it('an attention rank killed: its block peer and the FFN rank report it and recover when it restarts', { timeout: 180_000 }, async () => {

@@ -15,6 +15,9 @@ const DEFAULT_KV_CACHE_MIB = 256;
 
 /** The connector options of a rank, from its AFD config (the same fields the FFN side reads). */
 export function afdLinkOptions(afd: AfdConfig): AfdLinkOptions {
+  if (afd.connector !== 'tcp') {
+    throw new Error(`connector "${afd.connector}" is not available to role processes in this build (the native link speaks TCP); set "connector": "tcp"`);
+  }
   return {
     topology: resolveTopology(afd.topology).name,
     rank: afd.rank,

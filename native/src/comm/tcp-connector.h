@@ -31,7 +31,7 @@ struct TcpConnectorConfig {
   std::vector<std::string> ffnHosts;
   /** FFN rank f listens on basePort + f (0 on a 1-FFN topology = ephemeral, for tests). */
   int basePort = 29500;
-  /** FFN only: address to bind; empty = ffnHosts[rank]. */
+  /** FFN only: address to bind; empty = ffnHosts[rank], or every interface when that is not a local address. */
   std::string listenHost;
   /** A peer silent this long inside a step fails the step, naming the peer. */
   int stepDeadlineMs = 5000;

@@ -19,7 +19,8 @@ constexpr size_t kMaxHelloBytes = 1 << 16;
 }  // namespace
 
 TcpFfnConnector::TcpFfnConnector(TcpConnectorConfig config)
-    : config_(std::move(config)), listener_(listenHostOf(config_), config_.basePort + config_.rank) {
+    : config_(std::move(config)),
+      listener_(listenHostOf(config_), config_.basePort + config_.rank, config_.listenHost.empty()) {
   block_ = config_.topology.blockOf(config_.rank);
   links_.resize(block_.size);
   published_.assign(block_.size, false);

@@ -218,7 +218,7 @@ Socket connectWithRetry(const std::string& host, int port, Deadline deadline, St
   }
 }
 
-Listener::Listener(const std::string& host, int port) {
+Listener::Listener(const std::string& host, int port, bool anyIfForeign) {
   std::string where = formatAddress(host, port);
   AddrInfo ai;
   resolve(host, port, true, &ai, "listen address");
@@ -243,6 +243,10 @@ Listener::Listener(const std::string& host, int port) {
     }
     lastErr = errno;
     ::close(fd);
+  }
+  if (lastErr == EADDRNOTAVAIL && anyIfForeign && host != "0.0.0.0") {
+    *this = Listener("0.0.0.0", port, false);
+    return;
   }
   std::string hint = lastErr == EADDRINUSE      ? "; another process uses this port: stop it or choose another base port"
                      : lastErr == EADDRNOTAVAIL ? "; the host is not an address of this machine (use its own IP or 0.0.0.0)"

@@ -52,8 +52,10 @@ Socket connectWithRetry(const std::string& host, int port, Deadline deadline, St
 class Listener {
  public:
   // Binds host:port (host "0.0.0.0" = every interface) and listens; throws kConfig
-  // with the address and errno text (e.g. address already in use).
-  Listener(const std::string& host, int port);
+  // with the address and errno text (e.g. address already in use). With anyIfForeign,
+  // a host that is not an address of this machine (NAT, container port mapping) binds
+  // every interface instead.
+  Listener(const std::string& host, int port, bool anyIfForeign = false);
   // Accepts one connection; an invalid Socket when timeoutMs passes first.
   Socket accept(int timeoutMs);
   int port() const { return port_; }

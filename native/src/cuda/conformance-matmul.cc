@@ -17,7 +17,7 @@ void matmulCases(Suite& s) {
         s.cpu_.matmul(x.cpu(), w.cpu(), bias ? &bc : nullptr, oc);
         s.cuda_.matmul(x.gpu(), w.gpu(), bias ? &bg : nullptr, og);
         s.check(bias ? "matmul.bias" : "matmul", dims({sh.T, sh.K, sh.N}), dtypeName(wt), out,
-                wt == DType::BF16 && sh.K % 8 == 0 ? kBf16Bound : kF32Bound);
+                wt == DType::BF16 && sh.K % 8 == 0 ? kSplitBound : kF32Bound);
       }
     }
   }
@@ -32,7 +32,7 @@ void mlpCases(Suite& s) {
     Tensor oc = out.cpu(), og = out.gpu();
     s.cpu_.siluGatedMlp(x.cpu(), g.cpu(), u.cpu(), d.cpu(), oc);
     s.cuda_.siluGatedMlp(x.gpu(), g.gpu(), u.gpu(), d.gpu(), og);
-    s.check("siluGatedMlp", dims({sh.T, sh.H, sh.I}), "bf16", out, kBf16Bound);
+    s.check("siluGatedMlp", dims({sh.T, sh.H, sh.I}), "bf16", out, kSplitBound);
   }
 }
 
@@ -79,7 +79,7 @@ void moeCases(Suite& s) {
     Tensor oc = out.cpu(), og = out.gpu();
     s.cpu_.moeExperts(x.cpu(), ids.cpu(), w.cpu(), cpuExperts, oc);
     s.cuda_.moeExperts(x.gpu(), ids.gpu(), w.gpu(), gpuExperts, og);
-    s.check("moeExperts", dims({sh.T, sh.H, sh.I, sh.E, sh.k}), "bf16", out, kBf16Bound);
+    s.check("moeExperts", dims({sh.T, sh.H, sh.I, sh.E, sh.k}), "bf16", out, kSplitBound);
   }
 }
 

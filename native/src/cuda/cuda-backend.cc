@@ -260,12 +260,18 @@ void CudaBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, T
   a.ldOut = static_cast<int>(N);
   a.epilogue = Epilogue::StoreF32;
   if (T > kSmallRowsMax && cublas_ && w.dtype == DType::BF16) {
-    void* xb = scratch(static_cast<size_t>(T * K) * 2);  // cuBLAS takes bf16 activations
-    convertF32ToBf16(x.ptr<float>(), xb, T * K, stream_);
-    a.x = xb;
-    a.xIsF32 = false;
+    // cuBLAS takes bf16 activations: x = hi + lo, two GEMMs accumulate (near-f32 accuracy).
+    char* parts = static_cast<char*>(scratch(static_cast<size_t>(T * K) * 4));
+    void* hi = parts;
+    void* lo = parts + static_cast<size_t>(T * K) * 2;
+    splitF32ToBf16(x.ptr<float>(), hi, lo, T * K, stream_);
+    cublas_->linear(hi, w.data, out.data, CUDA_R_32F, static_cast<int>(T), static_cast<int>(N), static_cast<int>(K),
+                    static_cast<int>(N), 1.0f, 0.0f);
+    cublas_->linear(lo, w.data, out.data, CUDA_R_32F, static_cast<int>(T), static_cast<int>(N), static_cast<int>(K),
+                    static_cast<int>(N), 1.0f, 1.0f);
+  } else {
+    linear(a, 1, nullptr, stream_);
   }
-  linear(a, 1, cublas_.get(), stream_);
   if (bias) addBiasRows(out.ptr<float>(), bias->data, code(bias->dtype), static_cast<int>(T), static_cast<int>(N), stream_);
 }
 
@@ -278,7 +284,7 @@ void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor
   checkShape("siluGatedMlp", "out", out, {T, H});
   AFD_CHECK(gate.dtype == up.dtype && gate.dtype == down.dtype, "siluGatedMlp: gate, up and down must share a dtype");
   if (T == 0) return;
-  void* act = scratch(static_cast<size_t>(T * I) * 2);
+  void* act = scratch(static_cast<size_t>(T * I) * 4);  // f32: the engine path keeps f32 activations
   LinearArgs a;
   a.x = x.data;
   a.xIsF32 = true;
@@ -290,10 +296,11 @@ void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor
   a.k = static_cast<int>(H);
   a.out = act;
   a.ldOut = static_cast<int>(I);
-  a.epilogue = Epilogue::SiluMulBf16;
+  a.epilogue = Epilogue::SiluMulF32;
   linear(a, 1, nullptr, stream_);
   LinearArgs d;
   d.x = act;
+  d.xIsF32 = true;
   d.w = down.data;
   d.wDtype = code(down.dtype);
   d.rows = static_cast<int>(T);
@@ -302,7 +309,7 @@ void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor
   d.out = out.data;
   d.ldOut = static_cast<int>(H);
   d.epilogue = Epilogue::StoreF32;
-  linear(d, 1, cublas_.get(), stream_);
+  linear(d, 1, nullptr, stream_);
 }
 
 void CudaBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) {
@@ -354,14 +361,14 @@ void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Ten
   const int slots = moeGridSlots(static_cast<int>(T), E, static_cast<int>(K));
   const void* const* tables = expertTables(experts);
   const size_t bytes = align256(sizeof(int32_t) * (E + 1)) + align256(sizeof(int32_t) * slots) +
-                       2 * align256(sizeof(int32_t) * rows) + align256(2ull * rows * I) + align256(4ull * rows * H);
+                       2 * align256(sizeof(int32_t) * rows) + align256(4ull * rows * I) + align256(4ull * rows * H);
   Carver carve(scratch(bytes));
   MoePermutation perm;
   perm.expertOffsets = carve.take<int32_t>(E + 1);
   perm.activeExperts = carve.take<int32_t>(slots);
   perm.sortedSourceRow = carve.take<int32_t>(rows);
   perm.pairPosition = carve.take<int32_t>(rows);
-  void* act = carve.take<uint16_t>(static_cast<size_t>(rows) * I);
+  void* act = carve.take<float>(static_cast<size_t>(rows) * I);
   float* expertOut = carve.take<float>(static_cast<size_t>(rows) * H);
   moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), slots, perm, stream_);
   LinearArgs a;
@@ -378,11 +385,11 @@ void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Ten
   a.k = static_cast<int>(H);
   a.out = act;
   a.ldOut = static_cast<int>(I);
-  a.epilogue = Epilogue::SiluMulBf16;
+  a.epilogue = Epilogue::SiluMulF32;
   linear(a, slots, nullptr, stream_);
   LinearArgs d = a;
   d.x = act;
-  d.xIsF32 = false;
+  d.xIsF32 = true;
   d.xRowIndex = nullptr;
   d.wTable = tables + 2 * E;
   d.wUpTable = nullptr;

@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 
 #include "cuda/bf16-vec.cuh"
@@ -27,12 +28,23 @@ __device__ __forceinline__ uint4 loadW(const bf16* row, int col, int k, bool ok)
 
 // 8 activations at [col, col + 8) as bf16 pairs.
 __device__ __forceinline__ uint4 loadX(const bf16* row, int col, int k, bool ok) { return loadW(row, col, k, ok); }
-__device__ __forceinline__ uint4 loadX(const float* row, int col, int k, bool ok) {
-  if (!(ok && col < k)) return make_uint4(0, 0, 0, 0);
+// f32 activations are split into bf16 hi + lo parts (x = hi + lo to ~2^-16 relative), so
+// two tensor-core products give nearly f32 accuracy at the same weight traffic.
+__device__ __forceinline__ void loadXSplit(const float* row, int col, int k, bool ok, uint4& hi, uint4& lo) {
+  if (!(ok && col < k)) {
+    hi = lo = make_uint4(0, 0, 0, 0);
+    return;
+  }
   const float4 a = __ldg(reinterpret_cast<const float4*>(row + col));
   const float4 b = __ldg(reinterpret_cast<const float4*>(row + col + 4));
   const float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-  return floatToBf16x8(v);
+  hi = floatToBf16x8(v);
+  float h[8];
+  bf16x8ToFloat(hi, h);
+  float r[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) r[i] = v[i] - h[i];
+  lo = floatToBf16x8(r);
 }
 
 __device__ __forceinline__ void mma16816(float c[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
@@ -162,13 +174,22 @@ __global__ void __launch_bounds__(kWarps * 32) streamGemmKernel(LinearArgs p) {
         for (int u = 0; u < kUnroll; ++u) {
           if (c + u * kWarps >= numChunks) break;
           const int col = (c + u * kWarps) * 64 + 16 * t;
-          const uint4 bLo = loadX(xRow[nt], col, p.k, okX[nt]);
-          const uint4 bHi = loadX(xRow[nt], col + 8, p.k, okX[nt]);
+          uint4 b0, b1, r0, r1;  // columns [col, col + 8) and [col + 8, col + 16); r: f32 residuals
+          if constexpr (std::is_same_v<XT, float>) {
+            loadXSplit(xRow[nt], col, p.k, okX[nt], b0, r0);
+            loadXSplit(xRow[nt], col + 8, p.k, okX[nt], b1, r1);
+          } else {
+            b0 = loadX(xRow[nt], col, p.k, okX[nt]);
+            b1 = loadX(xRow[nt], col + 8, p.k, okX[nt]);
+          }
 #pragma unroll
           for (int s = 0; s < 4; ++s) {
-            mma16816(acc[nt], word(a[u][0], a[u][1], 2 * s), word(a[u][2], a[u][3], 2 * s),
-                     word(a[u][0], a[u][1], 2 * s + 1), word(a[u][2], a[u][3], 2 * s + 1), word(bLo, bHi, 2 * s),
-                     word(bLo, bHi, 2 * s + 1));
+            const uint32_t a0 = word(a[u][0], a[u][1], 2 * s), a1 = word(a[u][2], a[u][3], 2 * s);
+            const uint32_t a2 = word(a[u][0], a[u][1], 2 * s + 1), a3 = word(a[u][2], a[u][3], 2 * s + 1);
+            mma16816(acc[nt], a0, a1, a2, a3, word(b0, b1, 2 * s), word(b0, b1, 2 * s + 1));
+            if constexpr (std::is_same_v<XT, float>) {
+              mma16816(acc[nt], a0, a1, a2, a3, word(r0, r1, 2 * s), word(r0, r1, 2 * s + 1));
+            }
           }
         }
       }

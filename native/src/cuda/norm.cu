@@ -117,7 +117,23 @@ __global__ void toBf16Kernel(const float* x, bf16* out, int64_t n) {
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
     out[i] = __float2bfloat16(x[i]);
 }
+__global__ void splitBf16Kernel(const float* x, bf16* hi, bf16* lo, int64_t n) {
+  pdlWait();
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const bf16 h = __float2bfloat16(x[i]);
+    hi[i] = h;
+    lo[i] = __float2bfloat16(x[i] - __bfloat162float(h));
+  }
+}
 }  // namespace
+
+void splitF32ToBf16(const float* x, void* hi, void* lo, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  AFD_CUDA_CHECK(launchKernel(splitBf16Kernel, static_cast<unsigned>(blocks < 4096 ? blocks : 4096), kThreads, 0, stream,
+                              x, static_cast<bf16*>(hi), static_cast<bf16*>(lo), n));
+}
 
 void convertF32ToBf16(const float* x, void* out, int64_t n, cudaStream_t stream) {
   if (n == 0) return;

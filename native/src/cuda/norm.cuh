@@ -30,4 +30,6 @@ void addBiasRows(float* out, const void* bias, int biasDtype, int rows, int n, c
 namespace afd::cuda {
 // out bf16 = x f32, n elements.
 void convertF32ToBf16(const float* x, void* out, int64_t n, cudaStream_t stream);
+// hi = bf16(x), lo = bf16(x - hi): x = hi + lo to ~2^-16 relative (two bf16 GEMMs ~ one f32 GEMM).
+void splitF32ToBf16(const float* x, void* hi, void* lo, int64_t n, cudaStream_t stream);
 }  // namespace afd::cuda

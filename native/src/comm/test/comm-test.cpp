@@ -299,6 +299,16 @@ TEST(port_in_use_is_a_clear_error) {
   CHECK_THROWS(TcpFfnConnector(config("1A1F", 0, port)), CommErrorKind::kConfig, "in use");
 }
 
+TEST(ffn_host_that_is_not_local_binds_every_interface) {
+  int port = freeBasePort(1);
+  TcpConnectorConfig c = config("1A1F", 0, port);
+  c.ffnHosts = {"192.0.2.1"};  // TEST-NET-1: never an address of this machine
+  TcpFfnConnector ffn(c);
+  CHECK_MSG(ffn.listenAddress() == "0.0.0.0:" + std::to_string(port), ffn.listenAddress());
+  c.listenHost = "192.0.2.1";  // an explicit bind address is taken literally
+  CHECK_THROWS(TcpFfnConnector literal(c), CommErrorKind::kConfig, "not an address of this machine");
+}
+
 TEST(handshake_rejects_wrong_topology_and_gate) {
   int port = freeBasePort(1);
   std::atomic<bool> stop{false};
