@@ -133,7 +133,11 @@ describe('AFD faults with real role processes', () => {
     const ffn = await start({ role: 'ffn', rank: 0, topology: '1A1F', afdPort });
     const attn = await start({ role: 'attention', rank: 0, topology: '1A1F', afdPort });
     const url = await attn.ready();
-    await ffn.ready();
+    const ffnUrl = await ffn.ready();
+    // Driving the FFN rank like a scheduler-owned server fails fast and says why.
+    const misrouted = await fetch(`${ffnUrl}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"m","prompt":"hi"}' });
+    expect(misrouted.status).toBe(404);
+    expect(((await misrouted.json()) as { error: { message: string } }).error.message).toMatch(/FFN role.*attention rank/);
     expect((await ffn.stop()).code).toBe(0);
     expect(ffn.events.at(-1)?.type).toBe('stopped');
     await until(async () => (await health(url)).status === 503, 'attention /health 503');

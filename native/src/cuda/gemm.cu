@@ -17,7 +17,6 @@ namespace {
 
 constexpr int kMaxWarps = 8;    // warps per block (4 or 8); they split k
 constexpr int kTokenTiles = 4;  // n-tiles of 8 rows per pass over the weights (32 rows)
-constexpr int kUnroll = 2;      // 64-wide k chunks in flight per warp
 
 __device__ __forceinline__ bool isSilu(Epilogue e) { return e == Epilogue::SiluMulBf16 || e == Epilogue::SiluMulF32; }
 
@@ -112,7 +111,7 @@ __device__ __forceinline__ const void* groupWeight(const LinearArgs& p, int grou
 // loads 32 contiguous bytes of a weight row per 64-wide k chunk; the k order inside a
 // chunk is permuted identically for both operands, so one 16-byte load feeds two mma
 // k-steps without shuffles.
-template <typename XT, int kWarps>
+template <typename XT, int kWarps, int kUnroll>  // kUnroll: 64-wide k chunks in flight per warp
 __global__ void __launch_bounds__(kWarps * 32) streamGemmKernel(LinearArgs p) {
   pdlWait();
   GroupView gv;
@@ -268,10 +267,14 @@ void launch(const LinearArgs& args, int gridSlots, cudaStream_t stream) {
   if (args.wDtype == kDtypeBf16 && args.k % 8 == 0) {
     const dim3 grid(silu ? (args.n + 7) / 8 : (args.n + 15) / 16, gridSlots);
     // Few blocks over a long k (o_proj at decode): 8 warps per block keep more loads in flight.
-    if (static_cast<long>(grid.x) * grid.y < 264 && args.k >= 1024) {
-      AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, kMaxWarps>, grid, kMaxWarps * 32, 0, stream, args));
+    // Small grids (decode with few tokens) get deeper unrolling: more loads in flight.
+    const long blocks = static_cast<long>(grid.x) * grid.y;
+    if (blocks < 264 && args.k >= 1024) {
+      AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, kMaxWarps, 4>, grid, kMaxWarps * 32, 0, stream, args));
+    } else if (blocks < 4096) {
+      AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, 4, 4>, grid, 4 * 32, 0, stream, args));
     } else {
-      AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, 4>, grid, 4 * 32, 0, stream, args));
+      AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, 4, 2>, grid, 4 * 32, 0, stream, args));
     }
     AFD_CUDA_CHECK_LAUNCH("streamGemmKernel");
   } else {

@@ -11,9 +11,13 @@
 
 namespace afd::cuda {
 
+// Waits for the predecessor grid (its writes are visible afterwards), then lets the
+// successor grid launch: its blocks are scheduled once every block of this grid has
+// started, and they wait here in turn, so kernel launch latency overlaps execution.
 __device__ __forceinline__ void pdlWait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 

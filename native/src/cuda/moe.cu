@@ -16,24 +16,36 @@ constexpr int kMaxTopK = 32;
 
 // Top-k of one token by one warp. Selected experts are remembered in lane-local bits
 // (E <= 1024).
+// Top-k of one token by one warp: the logits sit in registers (lane holds experts
+// lane, lane + 32, ...; E <= 1024), selected ones are masked by lane-local bits.
 __device__ void topkRow(const float* logitsAll, int row, int E, int topK, bool norm, int32_t* ids, float* weights) {
   const int lane = threadIdx.x & 31;
   const float* logits = logitsAll + static_cast<size_t>(row) * E;
+  float v[kMaxExperts / 32];
   float mx = -INFINITY;
-  for (int e = lane; e < E; e += 32) mx = fmaxf(mx, logits[e]);
+#pragma unroll
+  for (int i = 0; i < kMaxExperts / 32; ++i) {
+    const int e = lane + 32 * i;
+    v[i] = e < E ? logits[e] : -INFINITY;
+    mx = fmaxf(mx, v[i]);
+  }
   mx = warpMax(mx);
   float sum = 0.0f;
-  for (int e = lane; e < E; e += 32) sum += expf(logits[e] - mx);
+#pragma unroll
+  for (int i = 0; i < kMaxExperts / 32; ++i)
+    if (lane + 32 * i < E) sum += expf(v[i] - mx);
   sum = warpSum(sum);
-  uint32_t taken = 0;
   float chosenSum = 0.0f;
+  float myWeight = 0.0f;
+  int myId = 0;
   for (int k = 0; k < topK; ++k) {
     float best = -INFINITY;
     int bestId = 0x7fffffff;
-    for (int i = 0, e = lane; e < E; ++i, e += 32) {
-      const float v = logits[e];
-      if ((taken >> i & 1u) == 0 && (v > best || bestId == 0x7fffffff)) {
-        best = v;
+#pragma unroll
+    for (int i = 0; i < kMaxExperts / 32; ++i) {
+      const int e = lane + 32 * i;
+      if (e < E && (v[i] > best || bestId == 0x7fffffff)) {
+        best = v[i];
         bestId = e;
       }
     }
@@ -46,16 +58,19 @@ __device__ void topkRow(const float* logitsAll, int row, int E, int topK, bool n
         bestId = oid;
       }
     }
-    if (bestId % 32 == lane) taken |= 1u << (bestId / 32);
+#pragma unroll
+    for (int i = 0; i < kMaxExperts / 32; ++i)
+      if (lane + 32 * i == bestId) v[i] = -INFINITY;
     const float w = expf(best - mx) / sum;
     chosenSum += w;
-    if (lane == 0) {
-      ids[row * topK + k] = bestId;
-      weights[row * topK + k] = w;
+    if (lane == k) {
+      myWeight = w;
+      myId = bestId;
     }
   }
-  if (norm && lane == 0) {
-    for (int k = 0; k < topK; ++k) weights[row * topK + k] /= chosenSum;
+  if (lane < topK) {
+    ids[row * topK + lane] = myId;
+    weights[row * topK + lane] = norm ? myWeight / chosenSum : myWeight;
   }
 }
 
@@ -135,6 +150,7 @@ __global__ void moeCombineKernel(MoeCombineArgs a) {
   float sumSquares = 0.0f;
   for (int i = threadIdx.x; i < a.hidden; i += blockDim.x) {
     float add = 0.0f;
+#pragma unroll 8
     for (int k = 0; k < a.topK; ++k) add += weight[k] * a.expertOut[static_cast<size_t>(pos[k]) * a.hidden + i];
     const float v = a.accumulate ? dst[i] + add : add;
     dst[i] = v;
@@ -190,7 +206,7 @@ void moeRoute(const float* logits, int rows, int numExperts, int topK, bool norm
 void moeCombine(const MoeCombineArgs& a, cudaStream_t stream) {
   if (a.rows == 0) return;
   if (a.topK <= 0 || a.topK > kMaxTopK) throw std::invalid_argument("moeCombine: topK must be in 1..32");
-  AFD_CUDA_CHECK(launchKernel(moeCombineKernel, a.rows, 256, 0, stream, a));
+  AFD_CUDA_CHECK(launchKernel(moeCombineKernel, a.rows, 1024, 0, stream, a));
   AFD_CUDA_CHECK_LAUNCH("moeCombineKernel");
 }
 

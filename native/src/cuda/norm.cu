@@ -84,7 +84,7 @@ void addRmsNorm(float* residual, const float* delta, const void* weight, int wei
                 int rows, int hidden, float eps, cudaStream_t stream) {
   if (rows == 0) return;
   if (hidden <= 0) throw std::invalid_argument("addRmsNorm: hidden must be positive");
-  AFD_CUDA_CHECK(launchKernel(addRmsNormKernel, rows, kThreads, 0, stream, residual, delta, weight, weightDtype, out, outIsBf16, hidden, eps));
+  AFD_CUDA_CHECK(launchKernel(addRmsNormKernel, rows, 1024, 0, stream, residual, delta, weight, weightDtype, out, outIsBf16, hidden, eps));
   AFD_CUDA_CHECK_LAUNCH("addRmsNormKernel");
 }
 

@@ -14,7 +14,7 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kMaxHeadDim = 512;
 
-// One block per row: cos/sin once into shared memory (angle in f32 like HF, cos/sin in
+// One block per (row, group of 8 heads): cos/sin once into shared memory (angle in f32 like HF, cos/sin in
 // f64 like the CPU backend), then one warp per head.
 __global__ void __launch_bounds__(kWarps * 32) qkNormRopeKernel(QkNormRopeArgs a) {
   pdlWait();
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(kWarps * 32) qkNormRopeKernel(QkNormRopeArgs a
   const int numRotated = a.numHeads + a.numKvHeads;
   const int numTasks = numRotated + (writeCache && a.vIn != nullptr ? a.numKvHeads : 0);
   float* h = head[warp];
-  for (int task = warp; task < numTasks; task += kWarps) {
+  for (int task = blockIdx.y * kWarps + warp; task < numTasks; task += kWarps * gridDim.y) {
     if (task >= numRotated) {  // v head: copy into the cache
       const int kvh = task - numRotated;
       const float* src = a.vIn + row * a.vRowStride + static_cast<int64_t>(kvh) * D;
@@ -106,7 +106,9 @@ void qkNormRope(const QkNormRopeArgs& a, cudaStream_t stream) {
   if (a.numHeads <= 0 || a.numKvHeads <= 0 || a.invFreq == nullptr || a.positions == nullptr) {
     throw std::invalid_argument("qkNormRope: numHeads/numKvHeads must be positive and invFreq/positions given");
   }
-  AFD_CUDA_CHECK(launchKernel(qkNormRopeKernel, a.rows, kWarps * 32, 0, stream, a));
+  // Heads spread over blocks too, so a decode row's heads run in parallel.
+  const int maxTasks = a.numHeads + 2 * a.numKvHeads;
+  AFD_CUDA_CHECK(launchKernel(qkNormRopeKernel, dim3(a.rows, (maxTasks + kWarps - 1) / kWarps), kWarps * 32, 0, stream, a));
   AFD_CUDA_CHECK_LAUNCH("qkNormRopeKernel");
 }
 

@@ -148,6 +148,10 @@ export class RankHttpServer {
         throw new ApiError(405, 'invalid_request_error', `${method} is not allowed on ${path}`, 'method_not_allowed');
       }
     }
+    if (path.startsWith('/v1/') && !this.opts.servesOpenAi) {
+      // FFN ranks are connector-driven: nothing schedules work on them over HTTP.
+      throw new ApiError(404, 'invalid_request_error', `this rank runs the FFN role: it is driven by its attention ranks over the AFD connector and has no scheduler, KV cache or sampler; send ${path} requests to an attention rank or the front router`, 'ffn_role');
+    }
     throw new ApiError(404, 'invalid_request_error', `no route ${method} ${path}; see /v1/models, /v1/completions, /v1/chat/completions, /health, /metrics`, 'not_found');
   }
 }

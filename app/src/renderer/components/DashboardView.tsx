@@ -1,11 +1,9 @@
 /** The Dashboard's panels over a DashboardModel (also mounted by the frame-time benchmark). */
 import { memo, useMemo } from 'react';
-import { downsample } from '../lib/downsample.js';
 import { formatBytes, formatMs, formatPercent, formatRate } from '../lib/format.js';
-import { useThrottled } from '../lib/useThrottled.js';
 import type { DashboardModel, HeatmapWindow } from '../stores/dashboardModel.js';
 import { Heatmap } from './Heatmap.js';
-import { PALETTE, TimeSeriesChart, type SeriesDef } from './TimeSeriesChart.js';
+import { LiveLineChart, PALETTE, type SeriesDef } from './LiveLineChart.js';
 import { FfnLoopTable } from './FfnLoopTable.js';
 
 export interface DashboardViewProps {
@@ -27,9 +25,6 @@ function Stat({ label, value, testId }: { label: string; value: string; testId: 
 }
 
 const formatUs = (us: number): string => formatMs(us / 1000);
-/** Chart redraw period and point budget (the series itself keeps 10 Hz points). */
-const CHART_PERIOD_MS = 250;
-const CHART_POINTS = 150;
 const NO_SERVING = 'no serving stats: the attention ranks report none yet';
 const NO_GRAPHS = 'no CUDA graph activity (CPU backend, or graphs off)';
 const TPS: SeriesDef[] = [{ key: 'tokensPerSecond', label: 'tokens/s', color: PALETTE[0]! }];
@@ -64,10 +59,9 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
     // version is the model's change counter: recompute when it moves.
   }, [model, version, heatmapWindow]);
 
-  // Charts redraw at 4 Hz with at most CHART_POINTS points: recharts is the costly part.
-  const chartVersion = useThrottled(version, CHART_PERIOD_MS);
+  // Canvas charts redraw with every fold too (a few hundred points each is cheap).
   const charts = useMemo(() => {
-    const points = downsample(model.series.toArray(), CHART_POINTS);
+    const points = model.series.toArray();
     const t0 = points[points.length - 1]?.tMs ?? 0;
     const labels = model.rankLabels().filter((l) => points.some((p) => p.stepMs[l] !== undefined));
     const rows = points.map((p) => {
@@ -87,7 +81,7 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
     });
     const stepSeries: SeriesDef[] = labels.map((l, i) => ({ key: `step_${l}`, label: l, color: PALETTE[i % PALETTE.length]! }));
     return { rows, stepSeries };
-  }, [model, chartVersion]);
+  }, [model, version]);
 
   const g = d.graph;
   const hitRate = g.hits + g.misses > 0 ? g.hits / (g.hits + g.misses) : Number.NaN;
@@ -103,27 +97,27 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
       <div className="grid-2">
         <div className="panel" data-testid="panel-throughput">
           <h3>Output tokens/s</h3>
-          <TimeSeriesChart data={charts.rows} series={TPS} format={fmt0} emptyText={NO_SERVING} />
+          <LiveLineChart label="output tokens per second" data={charts.rows} series={TPS} format={fmt0} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-step">
           <h3>Step latency per rank (ms)</h3>
-          <TimeSeriesChart data={charts.rows} series={charts.stepSeries} format={fmt1} />
+          <LiveLineChart label="step latency per rank" data={charts.rows} series={charts.stepSeries} format={fmt1} />
         </div>
         <div className="panel" data-testid="panel-requests">
           <h3>Requests</h3>
-          <TimeSeriesChart data={charts.rows} series={REQUESTS} format={fmt0} emptyText={NO_SERVING} />
+          <LiveLineChart label="running and waiting requests" data={charts.rows} series={REQUESTS} format={fmt0} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-kv">
           <h3>KV cache usage (%)</h3>
-          <TimeSeriesChart data={charts.rows} series={KV} format={fmt0} emptyText={NO_SERVING} />
+          <LiveLineChart label="KV cache usage" data={charts.rows} series={KV} format={fmt0} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-graphs">
           <h3>CUDA graph replays per second</h3>
-          <TimeSeriesChart data={charts.rows} series={GRAPHS} format={fmt1} />
+          <LiveLineChart label="CUDA graph replays per second" data={charts.rows} series={GRAPHS} format={fmt1} />
         </div>
         <div className="panel" data-testid="panel-hitrate">
           <h3>Graph hit rate, cumulative (%)</h3>
-          <TimeSeriesChart data={charts.rows} series={HIT_RATE} format={fmt0} emptyText={NO_GRAPHS} />
+          <LiveLineChart label="CUDA graph hit rate" data={charts.rows} series={HIT_RATE} format={fmt0} emptyText={NO_GRAPHS} />
         </div>
       </div>
       <div className="panel" data-testid="panel-heatmaps">

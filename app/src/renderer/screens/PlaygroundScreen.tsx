@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useChat, useLaunch } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
+import { MessageTimingsChart } from '../components/MessageTimingsChart.js';
 import { SamplingControls } from '../components/SamplingControls.js';
 import { formatClock, formatMs, formatRate } from '../lib/format.js';
 import type { ChatMessage } from '../stores/chatStore.js';
@@ -149,6 +150,7 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
           Clear
         </button>
       </div>
+      <MessageTimingsChart messages={messages} />
     </>
   );
 }

@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { niceTicks } from './niceTicks.js';
+
+describe('niceTicks', () => {
+  it('covers the range with round steps', () => {
+    expect(niceTicks(0, 97)).toEqual({ ticks: [0, 20, 40, 60, 80, 100], lo: 0, hi: 100 });
+    expect(niceTicks(0, 0.7).ticks).toEqual([0, 0.2, 0.4, 0.6000000000000001, 0.8]);
+  });
+  it('survives flat and empty ranges', () => {
+    expect(niceTicks(0, 0)).toMatchObject({ lo: 0, hi: 1 });
+    expect(niceTicks(Number.NaN, 1)).toEqual({ ticks: [0, 1], lo: 0, hi: 1 });
+  });
+});
