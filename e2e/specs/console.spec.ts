@@ -56,6 +56,19 @@ test('invalid topologies name the broken rule', async () => {
   await screenshot(page, 'topology-invalid');
 });
 
+test('a missing model directory fails the launch with a clear message', async () => {
+  await openScreen(page, 'topology');
+  await page.getByTestId('preset-1A1F').check();
+  await page.getByTestId('model-dir').fill('/nonexistent/afd-e2e-model');
+  await expect(page.getByTestId('topology-ok')).toBeVisible();
+  await page.getByTestId('launch-button').click();
+  await expect(page.getByTestId('launch-state')).toHaveText('failed', { timeout: 60_000 });
+  await expect(page.getByTestId('launch-failure')).toContainText('/nonexistent/afd-e2e-model');
+  await screenshot(page, 'launch-failed');
+  await openScreen(page, 'topology');
+  await page.getByTestId('model-dir').fill('');
+});
+
 test(`launch ${E2E_TOPOLOGY} and chat with streamed tokens`, async () => {
   await launchTopology(page, E2E_TOPOLOGY, '');
   await chat(page, 'Hello! Please tell me a story.', '');
@@ -99,6 +112,18 @@ test('logs per rank, filterable', async () => {
   await expect(page.getByTestId('logs-view')).toContainText('No lines match');
   await page.getByTestId('logs-filter').fill('');
   await screenshot(page, 'logs');
+});
+
+test('a rank that dies is reported with its exit and last log lines', async () => {
+  await openScreen(page, 'launch');
+  const row = page.getByTestId('rank-ffn-0');
+  const pid = Number(/pid (\d+)/.exec(await row.innerText())?.[1]);
+  expect(pid).toBeGreaterThan(0);
+  process.kill(pid, 'SIGKILL');
+  await expect(page.getByTestId('launch-state')).toHaveText('failed', { timeout: 30_000 });
+  await expect(row.getByTestId('rank-state')).toHaveText('failed');
+  await expect(page.getByTestId('launch-failure')).toContainText(/ffn rank 0 on agent \S+ failed/);
+  await screenshot(page, 'launch-rank-died');
 });
 
 test('stop the topology', async () => {

@@ -25,14 +25,16 @@ test('dashboard keeps up with 10 Hz x 8 ranks x 48 layers', async ({ page }) => 
   writeFileSync(join(ARTIFACTS, 'dashboard-bench.json'), `${JSON.stringify(r, null, 2)}\n`);
   await page.screenshot({ path: join(ARTIFACTS, 'dashboard-bench.png'), fullPage: true });
   console.log(`dashboard bench: ${JSON.stringify(r)}`);
+  // 8 ranks at 10 Hz for 8 s (+1 s warmup), and about one fold per 100 ms reached the screen.
   expect(r.snapshots).toBeGreaterThan(8 * 70);
   expect(r.commits).toBeGreaterThan(50);
-  // The console's own work per 10 Hz update must fit in one 60 Hz frame.
+  // The console's own work per 10 Hz update fits in one 60 Hz frame, and frames keep pace.
   expect(r.commitP95Ms).toBeLessThan(16);
+  expect(r.frameP95Ms).toBeLessThan(25);
 });
 
 declare global {
   interface Window {
-    __afdBench?: { snapshots: number; commits: number; commitP95Ms: number };
+    __afdBench?: { snapshots: number; commits: number; commitP95Ms: number; frameP95Ms: number };
   }
 }

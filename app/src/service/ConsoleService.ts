@@ -251,6 +251,11 @@ export class ConsoleService {
     if (current && (current.state === 'launching' || current.state === 'running' || current.state === 'stopping')) {
       throw new Error(`topology launch ${current.launchId} is ${current.state}; stop it on the Launch screen before launching another`);
     }
+    // A failed launch still holds its agents (they refuse new launches until stopped): clear it.
+    if (this.launch && current?.state === 'failed') {
+      this.launch.markStopping();
+      await this.stopAgents(this.launch, 2000);
+    }
     checkPlacements(spec, (id) => {
       const e = this.agents.get(id);
       return e ? { state: e.conn.state, inventory: e.inventory } : undefined;

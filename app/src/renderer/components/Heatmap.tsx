@@ -15,7 +15,7 @@ export interface HeatmapProps {
   values: ArrayLike<number>;
   /** Formats a value for the tooltip and the summary line. */
   format: (v: number) => string;
-  /** Height of one row in CSS pixels. */
+  /** Height of one row in CSS pixels (default: fit about 160 px, 3..16 px per row). */
   rowHeightPx?: number;
 }
 
@@ -38,7 +38,8 @@ export function heatColor(t: number): string {
   return `rgb(${c(0)},${c(1)},${c(2)})`;
 }
 
-export function Heatmap({ title, rows, columns, values, format, rowHeightPx = 5 }: HeatmapProps) {
+export function Heatmap({ title, rows, columns, values, format, rowHeightPx }: HeatmapProps) {
+  const rowPx = rowHeightPx ?? Math.min(16, Math.max(3, Math.floor(160 / Math.max(1, rows))));
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const cols = columns.length;
   let max = 0;
@@ -60,7 +61,7 @@ export function Heatmap({ title, rows, columns, values, format, rowHeightPx = 5 
     if (!ctx) return;
     const cellW = 12;
     canvas.width = Math.max(1, cols * cellW);
-    canvas.height = Math.max(1, rows * rowHeightPx);
+    canvas.height = Math.max(1, rows * rowPx);
     ctx.fillStyle = '#0f1115';
     ctx.fillRect(0, 0, canvas.width, canvas.height);
     for (let r = 0; r < rows; r++) {
@@ -68,15 +69,16 @@ export function Heatmap({ title, rows, columns, values, format, rowHeightPx = 5 
         const v = values[r * cols + c] ?? Number.NaN;
         if (!Number.isFinite(v)) continue;
         ctx.fillStyle = heatColor(max > 0 ? v / max : 0);
-        ctx.fillRect(c * cellW, r * rowHeightPx, cellW - 1, rowHeightPx - (rowHeightPx > 3 ? 1 : 0));
+        ctx.fillRect(c * cellW, r * rowPx, cellW - 1, rowPx - (rowPx > 3 ? 1 : 0));
       }
     }
-  }, [rows, cols, values, max, rowHeightPx]);
+  }, [rows, cols, values, max, rowPx]);
 
   return (
     <div className="heatmap" data-testid={`heatmap-${title}`} data-nonzero={nonZero}>
       <div className="row small muted">
         <span>{title}</span>
+        <span>· layers 0–{Math.max(0, rows - 1)} top to bottom</span>
         <span className="spacer" />
         <span>max {format(max)}</span>
         <span>· total {format(total)}</span>
@@ -89,7 +91,7 @@ export function Heatmap({ title, rows, columns, values, format, rowHeightPx = 5 
         ref={canvasRef}
         role="img"
         aria-label={`${title}: ${rows} layers x ${cols} columns, max ${format(max)}, total ${format(total)}`}
-        style={{ height: `${Math.max(rows * rowHeightPx, 20)}px` }}
+        style={{ height: `${Math.max(rows * rowPx, 20)}px` }}
       />
     </div>
   );
