@@ -45,6 +45,20 @@ test('connect an agent and see its inventory', async () => {
   await screenshot(page, 'agents');
 });
 
+test('every screen is keyboard reachable', async () => {
+  await page.keyboard.press('Alt+5');
+  await expect(page.getByTestId('nav-dashboard')).toHaveAttribute('aria-selected', 'true');
+  await page.getByTestId('nav-dashboard').focus();
+  await page.keyboard.press('ArrowDown');
+  await expect(page.getByTestId('nav-logs')).toHaveAttribute('aria-selected', 'true');
+  await expect(page.getByTestId('nav-logs')).toBeFocused();
+  await page.keyboard.press('Home');
+  await expect(page.getByTestId('nav-agents')).toHaveAttribute('aria-selected', 'true');
+  // Tab leaves the screen list for the screen's own controls.
+  await page.keyboard.press('Tab');
+  await expect(page.getByTestId('agent-url')).toBeFocused();
+});
+
 test('invalid topologies name the broken rule', async () => {
   await openScreen(page, 'topology');
   await page.getByTestId('preset-custom').check();
@@ -124,6 +138,12 @@ test('a rank that dies is reported with its exit and last log lines', async () =
   await expect(row.getByTestId('rank-state')).toHaveText('failed');
   await expect(page.getByTestId('launch-failure')).toContainText(/ffn rank 0 on agent \S+ failed/);
   await screenshot(page, 'launch-rank-died');
+});
+
+test('restart brings a failed topology back', async () => {
+  await page.getByTestId('restart-button').click();
+  await expect(page.getByTestId('launch-state')).toHaveText('running', { timeout: 90_000 });
+  await expect(page.getByTestId('rank-ffn-0').getByTestId('rank-state')).toHaveText('ready');
 });
 
 test('stop the topology', async () => {

@@ -30,24 +30,27 @@ def build_model(config_dict, experts_impl):
 
     cfg = dict(config_dict)
     model_type = cfg.pop("model_type")
-    config = AutoConfig.for_model(model_type, **{k: v for k, v in cfg.items() if k != "architectures"})
-    config.torch_dtype = torch.bfloat16
-    kwargs = {"torch_dtype": torch.bfloat16}
-    applied = None
+    config = AutoConfig.for_model(model_type, **{k: v for k, v in cfg.items() if k not in ("architectures", "torch_dtype")})
+    # Ask for the experts implementation every way transformers 5 offers, then report what
+    # the model actually uses (an ignored request would silently time the eager loop).
+    try:
+        config._experts_implementation = experts_impl
+    except Exception:  # noqa: BLE001 - attribute may be read-only in other versions
+        pass
     torch.manual_seed(0)
     with torch.device("cuda"):
         try:
-            model = AutoModelForCausalLM.from_config(config, experts_implementation=experts_impl, **kwargs)
-            applied = "from_config(experts_implementation)"
+            model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16, experts_implementation=experts_impl)
         except (TypeError, ValueError) as err:
-            log(f"from_config(experts_implementation=...) not accepted ({err}); trying set_experts_implementation")
-            model = AutoModelForCausalLM.from_config(config, **kwargs)
-            if hasattr(model, "set_experts_implementation"):
-                model.set_experts_implementation(experts_impl)
-                applied = "set_experts_implementation"
-            else:
-                config._experts_implementation = experts_impl
-                applied = "config._experts_implementation"
+            log(f"from_config(experts_implementation=...) not accepted ({err})")
+            model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    if hasattr(model, "set_experts_implementation"):
+        try:
+            model.set_experts_implementation(experts_impl)
+        except Exception as err:  # noqa: BLE001 - report and keep going
+            log(f"set_experts_implementation({experts_impl!r}) failed: {err}")
+    applied = getattr(model.config, "_experts_implementation", None)
+    log(f"experts implementation in effect: {applied!r}")
     model.eval()
     # Random weights of the HF init are already on the device; make sure nothing is zero.
     return model, applied, transformers.__version__, torch.__version__

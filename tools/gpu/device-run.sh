@@ -2,6 +2,7 @@
 # One call on the GPU host (run from the repository root with $OUT set): unpack the
 # carried Node, run the GPU test suite, the decode benchmark (ours + the HF peer) and an
 # ncu kernel profile of batch-1 decode steps. Everything lands in $OUT.
+# Set AFD_COMMIT (e.g. $(git rev-parse --short HEAD) computed before the call) to stamp the report.
 # Carried: .node-runtime/node.xz, native/build-cuda/Release/afd_native.node,
 # agent/dist (afd-bench.cjs), tools/gpu/dist (gpu-tests.cjs).
 set -u

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { IPC_INVOKE, IPC_PUSH } from '../preload/bridgeApi.js';
 import { bootConsole, type BootedConsole } from '../service/boot.js';
+import { ConsoleService } from '../service/ConsoleService.js';
 import { findAgentScript } from '../service/EmbeddedAgent.js';
 import { handleInvoke } from './ipcHandler.js';
 import { parseStartArgs } from '../start/args.js';
@@ -21,19 +22,10 @@ function say(line: string): void {
   process.stdout.write(`[console] ${line}\n`);
 }
 
+const service = new ConsoleService({ log: say });
+
 async function createWindow(): Promise<void> {
   const opts = parseStartArgs(JSON.parse(process.env['AFD_CONSOLE_ARGS'] ?? '[]') as string[]);
-  booted = await bootConsole({
-    agentScript: opts.agent ? findAgentScript(__dirname) : '',
-    agent: opts.agent,
-    launch: opts.launch,
-    topology: opts.topology,
-    backend: opts.backend,
-    modelDir: opts.modelDir,
-    apiPort: opts.apiPort,
-    say,
-  });
-  const service = booted.service;
   const win = new BrowserWindow({
     width: 1440,
     height: 920,
@@ -60,20 +52,35 @@ async function createWindow(): Promise<void> {
   });
   win.on('closed', unsubscribe);
   await win.loadFile(rendererIndex);
+  // The window is up; the local agent and the default launch arrive as pushes.
+  try {
+    booted = await bootConsole(
+      {
+        agentScript: opts.agent ? findAgentScript(__dirname) : '',
+        agent: opts.agent,
+        launch: opts.launch,
+        topology: opts.topology,
+        backend: opts.backend,
+        modelDir: opts.modelDir,
+        apiPort: opts.apiPort,
+        say,
+      },
+      service,
+    );
+  } catch (e) {
+    say(`${(e as Error).message}; add an agent on the Agents screen`);
+  }
 }
 
-ipcMain.handle(IPC_INVOKE, (event, channel: unknown, payload: unknown) => {
-  if (!booted) return { ok: false, error: 'the console is still starting; try again in a moment' };
-  return handleInvoke(booted.service, event.senderFrame?.url, rendererUrl, channel, payload);
-});
+ipcMain.handle(IPC_INVOKE, (event, channel: unknown, payload: unknown) => handleInvoke(service, event.senderFrame?.url, rendererUrl, channel, payload));
 
 app.on('window-all-closed', () => app.quit());
 app.on('before-quit', (e) => {
-  if (quitting || !booted) return;
+  if (quitting) return;
   e.preventDefault();
   quitting = true;
   say('stopping the topology and the local agent…');
-  void booted.shutdown().finally(() => app.exit(0));
+  void (booted ? booted.shutdown() : service.dispose({ stopTopology: true })).finally(() => app.exit(0));
 });
 
 app.whenReady().then(createWindow, (e: unknown) => {

@@ -4,6 +4,7 @@
  * into one `launch.progress` payload for the renderer.
  */
 import type { AgentEvent, LaunchProgress, LaunchSpec, RankState } from '@afd/shared';
+import { prettyLogLine } from '../common/prettyLogLine.js';
 
 function key(role: string, rank: number): string {
   return `${role}:${rank}`;
@@ -67,7 +68,7 @@ export class LaunchTracker {
         return this.patch(event.launchId, event.role, event.rank, { state: 'ready', apiUrl: event.apiUrl });
       case 'rank.failed': {
         const how = event.exitCode !== null ? `exit code ${event.exitCode}` : event.signal ? `signal ${event.signal}` : 'still running';
-        const tail = event.lastLogLines.length > 0 ? `\nlast log lines:\n${event.lastLogLines.join('\n')}` : '';
+        const tail = event.lastLogLines.length > 0 ? `\nlast log lines:\n${event.lastLogLines.map(prettyLogLine).join('\n')}` : '';
         return this.patch(event.launchId, event.role, event.rank, { state: 'failed', exitCode: event.exitCode, message: `${event.message} (${how})${tail}` });
       }
       case 'rank.exited':

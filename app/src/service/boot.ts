@@ -64,10 +64,15 @@ export function defaultLaunchSpec(topology: string, backend: 'cpu' | 'cuda', num
   return { mode: 'afd', topology: `${x}A${y}F`, placements, modelDir, apiPort };
 }
 
-export async function bootConsole(opts: BootOptions): Promise<BootedConsole> {
+/**
+ * Starts the local agent and the default launch on `service` (created here when omitted).
+ * Hosts create the service first and show the window right away; agent and launch
+ * progress then arrive as pushes.
+ */
+export async function bootConsole(opts: BootOptions, existing?: ConsoleService): Promise<BootedConsole> {
   const say = opts.say ?? (() => undefined);
+  const service = existing ?? new ConsoleService({ log: (m) => say(m) });
   if (opts.agent === false) {
-    const service = new ConsoleService({ log: (m) => say(m) });
     return { service, agent: null, shutdown: () => service.dispose({ stopTopology: true }) };
   }
   const agent = await startEmbeddedAgent({
@@ -77,7 +82,6 @@ export async function bootConsole(opts: BootOptions): Promise<BootedConsole> {
     ...(opts.onAgentLog ? { onLog: opts.onAgentLog } : {}),
   });
   say(`local agent listening on ${agent.url} (token file ${agent.tokenFile})`);
-  const service = new ConsoleService({ log: (m) => say(m) });
   const shutdown = async (): Promise<void> => {
     await service.dispose({ stopTopology: true });
     await agent.stop();

@@ -6,7 +6,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootConsole } from '../service/boot.js';
+import { bootConsole, type BootedConsole } from '../service/boot.js';
+import { ConsoleService } from '../service/ConsoleService.js';
 import { findAgentScript } from '../service/EmbeddedAgent.js';
 import { WebHost } from '../web/WebHost.js';
 import { parseStartArgs, START_USAGE, type StartOptions } from './args.js';
@@ -57,36 +58,23 @@ function openChromium(url: string): void {
 }
 
 async function runWeb(opts: StartOptions): Promise<void> {
-  const booted = await bootConsole({
-    agentScript: opts.agent ? findAgentScript(__dirname) : '',
-    agent: opts.agent,
-    launch: opts.launch,
-    topology: opts.topology,
-    backend: opts.backend,
-    modelDir: opts.modelDir,
-    apiPort: opts.apiPort,
-    say,
-  });
-  const host = new WebHost({ service: booted.service, rendererDir: join(__dirname, 'renderer'), port: opts.port });
-  let url: string;
-  try {
-    url = await host.listen();
-  } catch (e) {
-    await booted.shutdown();
-    throw e;
-  }
+  // The page comes up first; the local agent and the launch then show up live in it.
+  const service = new ConsoleService({ log: (m) => say(m) });
+  const host = new WebHost({ service, rendererDir: join(__dirname, 'renderer'), port: opts.port });
+  const url = await host.listen();
   say(`console (browser mode): ${url}`);
   let announced = '';
-  booted.service.subscribe((channel, payload) => {
+  service.subscribe((channel, payload) => {
     if (channel !== 'launch.progress') return;
     const p = payload as { state: string; routerUrl: string | null; message: string | null };
-    const line = p.state === 'running' ? `ready: chat in the console, or use the OpenAI API at ${p.routerUrl}/v1` : p.state === 'failed' ? `launch failed: ${p.message}` : '';
+    const line = p.state === 'running' ? `ready: chat in the console, or use the OpenAI API at ${p.routerUrl}/v1` : p.state === 'failed' ? `launch failed: ${p.message?.split('\n')[0]}` : '';
     if (line && line !== announced) {
       announced = line;
       say(line);
     }
   });
   if (opts.open) openChromium(url);
+  let booted: BootedConsole | null = null;
   let stopping = false;
   const stop = (sig: string): void => {
     if (stopping) process.exit(1);
@@ -94,11 +82,29 @@ async function runWeb(opts: StartOptions): Promise<void> {
     say(`${sig}: stopping the topology and the local agent…`);
     void host
       .close()
-      .then(() => booted.shutdown())
+      .then(() => (booted ? booted.shutdown() : service.dispose({ stopTopology: true })))
       .finally(() => process.exit(0));
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  try {
+    booted = await bootConsole(
+      {
+        agentScript: opts.agent ? findAgentScript(__dirname) : '',
+        agent: opts.agent,
+        launch: opts.launch,
+        topology: opts.topology,
+        backend: opts.backend,
+        modelDir: opts.modelDir,
+        apiPort: opts.apiPort,
+        say,
+      },
+      service,
+    );
+  } catch (e) {
+    // The console stays up (agents can still be added by hand); say what went wrong.
+    say(`${(e as Error).message}\nthe console keeps running: add an agent on the Agents screen, or fix the problem and restart`);
+  }
 }
 
 async function main(): Promise<void> {

@@ -94,52 +94,41 @@ __global__ void __launch_bounds__(kThreads) pagedAttentionKernel(PagedAttentionA
 
   for (int ts = s0; ts < s1; ts += kTile) {
     const int tileLen = min(kTile, s1 - ts);
-    // Two passes per round: 8 independent 16-byte loads in flight per thread.
-    for (int base = 0; base < kTile; base += 2 * kPass) {
-      float kvAll[2][4][8];
-      bool live[2];
+    for (int base = 0; base < kTile; base += kPass) {
+      const int i = base + keyInPass;
+      const bool live = i < tileLen;
+      float s[kMaxGroup];
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int i = base + r * kPass + keyInPass;
-        live[r] = i < tileLen;
-        if (live[r]) {
-          const int key = ts + i;
-          const int block = table[key / a.blockSize];
-          const CacheT* kRow =
-              kCache + ((static_cast<size_t>(block) * a.blockSize + key % a.blockSize) * a.numKvHeads + kvh) * D;
+      for (int h = 0; h < kMaxGroup; ++h) s[h] = 0.0f;
+      if (live) {
+        const int key = ts + i;
+        const int block = table[key / a.blockSize];
+        const CacheT* kRow =
+            kCache + ((static_cast<size_t>(block) * a.blockSize + key % a.blockSize) * a.numKvHeads + kvh) * D;
+        float kvAll[4][8];
 #pragma unroll
-          for (int j = 0; j < 4; ++j) loadKv8(kRow + (part + kTpt * j) * 8, kvAll[r][j]);
-        }
-      }
+        for (int j = 0; j < 4; ++j) loadKv8(kRow + (part + kTpt * j) * 8, kvAll[j]);
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int i = base + r * kPass + keyInPass;
-        float s[kMaxGroup];
+        for (int j = 0; j < 4; ++j) {
+          const float* kv = kvAll[j];
+          const int d0 = (part + kTpt * j) * 8;
 #pragma unroll
-        for (int h = 0; h < kMaxGroup; ++h) s[h] = 0.0f;
-        if (live[r]) {
-#pragma unroll
-          for (int j = 0; j < 4; ++j) {
-            const float* kv = kvAll[r][j];
-            const int d0 = (part + kTpt * j) * 8;
-#pragma unroll
-            for (int h = 0; h < kMaxGroup; ++h) {
-              if (h < G) {
-                const float4 q0 = *reinterpret_cast<const float4*>(&qs[h][d0]);
-                const float4 q1 = *reinterpret_cast<const float4*>(&qs[h][d0 + 4]);
-                s[h] += q0.x * kv[0] + q0.y * kv[1] + q0.z * kv[2] + q0.w * kv[3] + q1.x * kv[4] + q1.y * kv[5] +
-                        q1.z * kv[6] + q1.w * kv[7];
-              }
+          for (int h = 0; h < kMaxGroup; ++h) {
+            if (h < G) {
+              const float4 q0 = *reinterpret_cast<const float4*>(&qs[h][d0]);
+              const float4 q1 = *reinterpret_cast<const float4*>(&qs[h][d0 + 4]);
+              s[h] += q0.x * kv[0] + q0.y * kv[1] + q0.z * kv[2] + q0.w * kv[3] + q1.x * kv[4] + q1.y * kv[5] +
+                      q1.z * kv[6] + q1.w * kv[7];
             }
           }
         }
+      }
 #pragma unroll
-        for (int h = 0; h < kMaxGroup; ++h)
+      for (int h = 0; h < kMaxGroup; ++h)
 #pragma unroll
-          for (int off = kTpt / 2; off > 0; off >>= 1) s[h] += __shfl_xor_sync(0xffffffffu, s[h], off);
-        if (part == 0 && i < kTile) {
-          for (int h = 0; h < G; ++h) scores[h][i] = live[r] ? s[h] * a.scale : -INFINITY;
-        }
+        for (int off = kTpt / 2; off > 0; off >>= 1) s[h] += __shfl_xor_sync(0xffffffffu, s[h], off);
+      if (part == 0) {
+        for (int h = 0; h < G; ++h) scores[h][i] = live ? s[h] * a.scale : -INFINITY;
       }
     }
     __syncthreads();
@@ -172,32 +161,19 @@ __global__ void __launch_bounds__(kThreads) pagedAttentionKernel(PagedAttentionA
         for (int e = 0; e < 8; ++e) acc[h][e] *= al;
       }
     }
-    // Four keys per round: their V rows are loaded before any is used.
-    for (int i0 = keyLane; i0 < tileLen; i0 += 4 * kLanes) {
-      float v[4][8];
+    for (int i = keyLane; i < tileLen; i += kLanes) {
+      const int key = ts + i;
+      const int block = table[key / a.blockSize];
+      const CacheT* vRow =
+          vCache + ((static_cast<size_t>(block) * a.blockSize + key % a.blockSize) * a.numKvHeads + kvh) * D;
+      float v[8];
+      loadKv8(vRow + chunk * 8, v);
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int i = i0 + r * kLanes;
-        if (i < tileLen) {
-          const int key = ts + i;
-          const int block = table[key / a.blockSize];
-          const CacheT* vRow =
-              vCache + ((static_cast<size_t>(block) * a.blockSize + key % a.blockSize) * a.numKvHeads + kvh) * D;
-          loadKv8(vRow + chunk * 8, v[r]);
-        }
-      }
+      for (int h = 0; h < kMaxGroup; ++h) {
+        if (h < G) {
+          const float p = scores[h][i];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int i = i0 + r * kLanes;
-        if (i < tileLen) {
-#pragma unroll
-          for (int h = 0; h < kMaxGroup; ++h) {
-            if (h < G) {
-              const float p = scores[h][i];
-#pragma unroll
-              for (int e = 0; e < 8; ++e) acc[h][e] += p * v[r][e];
-            }
-          }
+          for (int e = 0; e < 8; ++e) acc[h][e] += p * v[e];
         }
       }
     }
@@ -253,21 +229,12 @@ __global__ void __launch_bounds__(kThreads) pagedAttentionKernel(PagedAttentionA
     invNorm[tid] = norm > 0.0f ? 1.0f / norm : 0.0f;
   }
   __syncthreads();
-  constexpr int kPerThread = kMaxGroup * D / kThreads;
-  float total[kPerThread];
-#pragma unroll
-  for (int j = 0; j < kPerThread; ++j) total[j] = 0.0f;
-  for (int sp = 0; sp < a.numSplits; ++sp) {
-#pragma unroll
-    for (int j = 0; j < kPerThread; ++j) {
-      const int o = tid + j * kThreads;
-      if (o < G * D) total[j] += splitWeight[sp][o / D] * __ldcg(&allOut[sp * G * D + o]);
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < kPerThread; ++j) {
-    const int o = tid + j * kThreads;
-    if (o < G * D) a.out[headBase * D + o] = total[j] * invNorm[o / D];
+  for (int o = tid; o < G * D; o += kThreads) {
+    const int h = o / D;
+    float total = 0.0f;
+#pragma unroll 8
+    for (int sp = 0; sp < a.numSplits; ++sp) total += splitWeight[sp][h] * __ldcg(&allOut[sp * G * D + o]);
+    a.out[headBase * D + o] = total * invNorm[h];
   }
   if (tid == 0) a.splitCounters[pairIndex] = 0;
 }

@@ -107,11 +107,11 @@ __device__ __forceinline__ const void* groupWeight(const LinearArgs& p, int grou
 }
 
 // Block: 4 or 8 warps splitting k, 16 weight rows (plain: features r0..r0+15; SiLU: gate
-// and up rows of features j0..j0+7) x every row of its group, 32 rows per pass. Per
-// 64-wide k chunk, thread t of a row quad loads elements [8t, 8t + 8) and [32 + 8t,
-// 40 + 8t) (each load instruction covers 64 contiguous bytes per row); the k order inside
-// a chunk is permuted identically for both operands, so the loads feed the mma k-steps
-// without shuffles.
+// and up rows of features j0..j0+7) x every row of its group, 32 rows per pass. Each
+// thread loads 32 contiguous bytes of a weight row per 64-wide k chunk; the k order
+// inside a chunk is permuted identically for both operands, so one 16-byte load feeds
+// two mma k-steps without shuffles. (Measured on H200: this beat loads of 64 contiguous
+// bytes per instruction, and 2 chunks in flight beat 4; docs/benchmarks.md.)
 template <typename XT, int kWarps, int kUnroll>  // kUnroll: 64-wide k chunks in flight per warp
 __global__ void __launch_bounds__(kWarps * 32) streamGemmKernel(LinearArgs p) {
   pdlWait();
@@ -160,12 +160,12 @@ __global__ void __launch_bounds__(kWarps * 32) streamGemmKernel(LinearArgs p) {
       uint4 a[kUnroll][4];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        const int col = (c + u * kWarps) * 64 + 8 * t;
+        const int col = (c + u * kWarps) * 64 + 16 * t;
         const bool live = c + u * kWarps < numChunks;
         a[u][0] = loadW(wA, col, p.k, live && okA);
-        a[u][1] = loadW(wA, col + 32, p.k, live && okA);
+        a[u][1] = loadW(wA, col + 8, p.k, live && okA);
         a[u][2] = loadW(wB, col, p.k, live && okB);
-        a[u][3] = loadW(wB, col + 32, p.k, live && okB);
+        a[u][3] = loadW(wB, col + 8, p.k, live && okB);
       }
 #pragma unroll
       for (int nt = 0; nt < kTokenTiles; ++nt) {
@@ -173,14 +173,14 @@ __global__ void __launch_bounds__(kWarps * 32) streamGemmKernel(LinearArgs p) {
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
           if (c + u * kWarps >= numChunks) break;
-          const int col = (c + u * kWarps) * 64 + 8 * t;
+          const int col = (c + u * kWarps) * 64 + 16 * t;
           uint4 b0, b1, r0, r1;  // columns [col, col + 8) and [col + 8, col + 16); r: f32 residuals
           if constexpr (std::is_same_v<XT, float>) {
             loadXSplit(xRow[nt], col, p.k, okX[nt], b0, r0);
-            loadXSplit(xRow[nt], col + 32, p.k, okX[nt], b1, r1);
+            loadXSplit(xRow[nt], col + 8, p.k, okX[nt], b1, r1);
           } else {
             b0 = loadX(xRow[nt], col, p.k, okX[nt]);
-            b1 = loadX(xRow[nt], col + 32, p.k, okX[nt]);
+            b1 = loadX(xRow[nt], col + 8, p.k, okX[nt]);
           }
 #pragma unroll
           for (int s = 0; s < 4; ++s) {
@@ -268,12 +268,10 @@ void launch(const LinearArgs& args, int gridSlots, cudaStream_t stream) {
   if (args.wDtype == kDtypeBf16 && args.k % 8 == 0) {
     const dim3 grid(silu ? (args.n + 7) / 8 : (args.n + 15) / 16, gridSlots);
     // Few blocks over a long k (o_proj at decode): 8 warps per block keep more loads in flight.
-    // Small grids (decode with few tokens) get deeper unrolling: more loads in flight.
+    // Few blocks over a long k (o_proj at decode): 8 warps per block keep more loads in flight.
     const long blocks = static_cast<long>(grid.x) * grid.y;
     if (blocks < 264 && args.k >= 1024) {
-      AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, kMaxWarps, 4>, grid, kMaxWarps * 32, 0, stream, args));
-    } else if (blocks < 4096) {
-      AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, 4, 4>, grid, 4 * 32, 0, stream, args));
+      AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, kMaxWarps, 2>, grid, kMaxWarps * 32, 0, stream, args));
     } else {
       AFD_CUDA_CHECK(launchKernel(streamGemmKernel<XT, 4, 2>, grid, 4 * 32, 0, stream, args));
     }

@@ -16,36 +16,26 @@ constexpr int kMaxTopK = 32;
 
 // Top-k of one token by one warp. Selected experts are remembered in lane-local bits
 // (E <= 1024).
-// Top-k of one token by one warp: the logits sit in registers (lane holds experts
-// lane, lane + 32, ...; E <= 1024), selected ones are masked by lane-local bits.
+// Top-k of one token by one warp. Selected experts are remembered in lane-local bits
+// (E <= 1024).
 __device__ void topkRow(const float* logitsAll, int row, int E, int topK, bool norm, int32_t* ids, float* weights) {
   const int lane = threadIdx.x & 31;
   const float* logits = logitsAll + static_cast<size_t>(row) * E;
-  float v[kMaxExperts / 32];
   float mx = -INFINITY;
-#pragma unroll
-  for (int i = 0; i < kMaxExperts / 32; ++i) {
-    const int e = lane + 32 * i;
-    v[i] = e < E ? logits[e] : -INFINITY;
-    mx = fmaxf(mx, v[i]);
-  }
+  for (int e = lane; e < E; e += 32) mx = fmaxf(mx, logits[e]);
   mx = warpMax(mx);
   float sum = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kMaxExperts / 32; ++i)
-    if (lane + 32 * i < E) sum += expf(v[i] - mx);
+  for (int e = lane; e < E; e += 32) sum += expf(logits[e] - mx);
   sum = warpSum(sum);
+  uint32_t taken = 0;
   float chosenSum = 0.0f;
-  float myWeight = 0.0f;
-  int myId = 0;
   for (int k = 0; k < topK; ++k) {
     float best = -INFINITY;
     int bestId = 0x7fffffff;
-#pragma unroll
-    for (int i = 0; i < kMaxExperts / 32; ++i) {
-      const int e = lane + 32 * i;
-      if (e < E && (v[i] > best || bestId == 0x7fffffff)) {
-        best = v[i];
+    for (int i = 0, e = lane; e < E; ++i, e += 32) {
+      const float v = logits[e];
+      if ((taken >> i & 1u) == 0 && (v > best || bestId == 0x7fffffff)) {
+        best = v;
         bestId = e;
       }
     }
@@ -58,19 +48,16 @@ __device__ void topkRow(const float* logitsAll, int row, int E, int topK, bool n
         bestId = oid;
       }
     }
-#pragma unroll
-    for (int i = 0; i < kMaxExperts / 32; ++i)
-      if (lane + 32 * i == bestId) v[i] = -INFINITY;
+    if (bestId % 32 == lane) taken |= 1u << (bestId / 32);
     const float w = expf(best - mx) / sum;
     chosenSum += w;
-    if (lane == k) {
-      myWeight = w;
-      myId = bestId;
+    if (lane == 0) {
+      ids[row * topK + k] = bestId;
+      weights[row * topK + k] = w;
     }
   }
-  if (lane < topK) {
-    ids[row * topK + lane] = myId;
-    weights[row * topK + lane] = norm ? myWeight / chosenSum : myWeight;
+  if (norm && lane == 0) {
+    for (int k = 0; k < topK; ++k) weights[row * topK + k] /= chosenSum;
   }
 }
 

@@ -9,6 +9,7 @@ import { nativeFfnServerOpener } from '../../role/nativeFfn.js';
 import { runRole, type RunningRole } from '../../role/runRole.js';
 import { resolveRoleSettings, type RoleCliOptions } from '../../role/roleSettings.js';
 import { createLogger } from '../../util/logger.js';
+import { exitWhenSupervisorGone } from '../../launch/parentWatch.js';
 
 export function registerRole(program: Command): void {
   program
@@ -55,6 +56,9 @@ export function registerRole(program: Command): void {
       };
       process.on('SIGTERM', () => stop('SIGTERM'));
       process.on('SIGINT', () => stop('SIGINT'));
+      // Supervised by an agent: stop when the agent is gone (even after SIGKILL), so no rank outlives it.
+      // stop() exits the process itself once the role has shut down, so the promise stays pending.
+      exitWhenSupervisorGone(() => new Promise<void>(() => stop('supervisor gone')));
       try {
         const settings = resolveRoleSettings(role, opts);
         running = await runRole(settings, {

@@ -3,8 +3,10 @@ import { niceTicks } from './niceTicks.js';
 
 describe('niceTicks', () => {
   it('covers the range with round steps', () => {
-    expect(niceTicks(0, 97)).toEqual({ ticks: [0, 20, 40, 60, 80, 100], lo: 0, hi: 100 });
-    expect(niceTicks(0, 0.7).ticks).toEqual([0, 0.2, 0.4, 0.6000000000000001, 0.8]);
+    expect(niceTicks(0, 97)).toEqual({ ticks: [0, 50, 100], lo: 0, hi: 100 });
+    expect(niceTicks(0, 80)).toEqual({ ticks: [0, 20, 40, 60, 80], lo: 0, hi: 80 });
+    expect(niceTicks(0, 0.7).ticks).toEqual([0, 0.2, 0.4, 0.6, 0.8]);
+    expect(niceTicks(-12.5, 0).ticks).toEqual([-15, -10, -5, 0]);
   });
   it('survives flat and empty ranges', () => {
     expect(niceTicks(0, 0)).toMatchObject({ lo: 0, hi: 1 });

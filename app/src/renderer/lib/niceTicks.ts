@@ -8,6 +8,8 @@ export function niceTicks(min: number, max: number, maxTicks = 5): { ticks: numb
   const lo = Math.floor(min / step) * step;
   const hi = Math.ceil(max / step) * step;
   const ticks: number[] = [];
-  for (let v = lo; v <= hi + step / 2; v += step) ticks.push(Math.round(v / step) * step);
+  const n = Math.round((hi - lo) / step);
+  // Multiply from integers (and trim float noise) so 0.6 prints as 0.6, not 0.6000000000000001.
+  for (let k = 0; k <= n; k++) ticks.push(Number((lo + k * step).toPrecision(12)));
   return { ticks, lo, hi };
 }

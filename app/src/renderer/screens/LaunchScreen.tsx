@@ -95,7 +95,9 @@ export function LaunchScreen({ navigate }: ScreenProps) {
           {busy === 'stop' ? 'Stopping…' : 'Stop'}
         </button>
       </div>
-      {progress.message && <Banner kind="err" message={progress.message} testId="launch-failure" />}
+      {progress.message && (
+        <Banner kind="err" message={`${progress.message.split('\n')[0]}${progress.message.includes('\n') ? '\nIts last log lines are in its row below.' : ''}`} testId="launch-failure" />
+      )}
       {error && <Banner kind="err" message={error} onDismiss={clearError} />}
       {progress.state === 'running' && (
         <Banner kind="ok" message="Every rank is ready. Try it in the Playground, and watch it on the Dashboard." />

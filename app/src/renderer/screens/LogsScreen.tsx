@@ -2,6 +2,7 @@
 import { useEffect, useRef } from 'react';
 
 import { useLaunch, useLogs } from '../AppContext.js';
+import { prettyLogLine } from '../../common/prettyLogLine.js';
 import { Banner } from '../components/Banner.js';
 import { LOG_LINES_PER_RANK, rankKeyString, type LevelFilter, type RankKey } from '../stores/logsStore.js';
 import type { ScreenProps } from './types.js';
@@ -95,7 +96,7 @@ export function LogsScreen(_props: ScreenProps) {
             <div key={i} className={`log-line ${l.level === 'error' || l.level === 'fatal' ? 'error' : l.level === 'warn' ? 'warn' : l.level === 'debug' || l.level === 'trace' ? 'debug' : ''}`}>
               <span className="muted">{new Date(l.timestampMs).toISOString().slice(11, 23)} </span>
               {l.level && <span>{l.level.padEnd(5)} </span>}
-              {l.text}
+              {l.stream === 'stdout' ? prettyLogLine(l.text) : l.text}
             </div>
           ))
         )}
