@@ -5,7 +5,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { startAgent, startConsole, type StartedAgent, type StartedConsole } from '../support/processes.js';
-import { addAgent, chat, E2E_TOPOLOGY, launchTopology, openScreen, screenshot } from '../support/flow.js';
+import { addAgent, chat, complete, E2E_TOPOLOGY, launchTopology, openScreen, screenshot } from '../support/flow.js';
 import { startLoad } from '../support/load.js';
 
 test.describe.configure({ mode: 'serial' });
@@ -86,6 +86,7 @@ test('a missing model directory fails the launch with a clear message', async ()
 test(`launch ${E2E_TOPOLOGY} and chat with streamed tokens`, async () => {
   await launchTopology(page, E2E_TOPOLOGY, '');
   await chat(page, 'Hello! Please tell me a story.', '');
+  await complete(page, 'Once upon a time');
 });
 
 test('dashboard shows live non-zero data', async () => {

@@ -25,6 +25,8 @@ export async function addAgent(page: Page, url: string, token: string): Promise<
   await page.getByTestId('agent-url').fill(url);
   await page.getByTestId('agent-token').fill(token);
   await page.getByTestId('agent-add').click();
+  // The add is done (connected or refused) when the button reads "Add agent" again.
+  await expect(page.getByTestId('agent-add')).toHaveText('Add agent');
 }
 
 /** Picks the topology on the Topology screen and launches it; waits until running. */
@@ -60,4 +62,16 @@ export async function chat(page: Page, text: string, prefix: string): Promise<vo
   await expect(stats).toContainText('decode');
   await expect(stats).toContainText(/ITL \d/);
   await screenshot(page, `${prefix}playground`);
+}
+
+/** Raw completion mode: a prompt, streamed, with its stats. */
+export async function complete(page: Page, prompt: string): Promise<void> {
+  await openScreen(page, 'playground');
+  await page.getByTestId('mode-completion').check();
+  await page.getByTestId('chat-input').fill(prompt);
+  await page.getByTestId('chat-input').press('Enter');
+  const reply = page.getByTestId('msg-assistant').last();
+  await expect(reply).toHaveAttribute('data-stage', /done|stopped/, { timeout: 90_000 });
+  await expect(reply.getByTestId('msg-stats')).toContainText('TTFT');
+  await page.getByTestId('mode-chat').check();
 }

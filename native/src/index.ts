@@ -162,6 +162,8 @@ export interface AfdLinkOptions {
   stepDeadlineMs?: number;
   /** How long rendezvous waits for the other side; 0 = forever (default 300000). */
   rendezvousTimeoutMs?: number;
+  /** Data plane: 'tcp' (default; host memory) or 'nccl' (device memory, CUDA backend; one NCCL communicator per attention-FFN pair). Handshake and control always use TCP. */
+  connector?: 'tcp' | 'nccl';
 }
 
 /** Where an attention rank's link to its FFN rank stands. */

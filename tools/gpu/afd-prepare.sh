@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Builds what tools/gpu/afd-run.sh carries to the GPU host: the CUDA addon in
-# native/build-nccl, the afd-bench bundle beside it, and the xz'd Node runtime.
+# Builds what tools/gpu/afd-run.sh and tools/gpu/afd-roles.sh carry to the GPU host: the
+# CUDA addon in native/$AFD_GPU_BUILD (default build-nccl2), the afd-bench and afd-agent
+# bundles beside it, and the xz'd Node runtime.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-(cd native && AFD_BUILD_DIR=build-nccl AFD_CUDA=on node scripts/build-addon.mjs)
-npx esbuild agent/src/bench/main.ts --bundle --platform=node --target=node20 --format=cjs \
-  --external:pino-pretty --external:bufferutil --external:utf-8-validate \
-  --outfile=native/build-nccl/Release/afd-bench.cjs --log-level=warning
+BUILD=${AFD_GPU_BUILD:-build-nccl2}
+(cd native && AFD_BUILD_DIR=$BUILD AFD_CUDA=on node scripts/build-addon.mjs)
+for entry in bench:agent/src/bench/main.ts agent:agent/src/cli/main.ts; do
+  npx esbuild "${entry#*:}" --bundle --platform=node --target=node20 --format=cjs \
+    --external:pino-pretty --external:bufferutil --external:utf-8-validate \
+    --outfile="native/$BUILD/Release/afd-${entry%%:*}.cjs" --log-level=warning
+done
 mkdir -p .node-runtime
 [ -f .node-runtime/node.xz ] || xz -T2 -c "$(command -v node)" > .node-runtime/node.xz
-echo "ready: carry .node-runtime and native/build-nccl/Release; run: bash tools/gpu/afd-run.sh"
+echo "ready: carry .node-runtime and native/$BUILD/Release; run: bash tools/gpu/afd-run.sh or tools/gpu/afd-roles.sh"

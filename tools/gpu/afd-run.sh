@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # AFD on two GPUs, run on the device machine (nvidia-h200-x2) from the repository root.
 # Needs, carried from the build machine: .node-runtime/node.xz (xz of a Node 20 binary)
-# and native/build-nccl/Release/{afd_native.node,afd-bench.cjs} (tools/gpu/afd-prepare.sh).
+# and native/$AFD_GPU_BUILD/Release/{afd_native.node,afd-bench.cjs} (tools/gpu/afd-prepare.sh).
 # Writes $OUT/afd-gpu.json (the report), $OUT/afd-gpu.log and $OUT/env.txt.
 # Extra arguments go to `afd-bench afd-gpu` (e.g. --batches 1,64,256,512).
 set -euo pipefail
@@ -14,7 +14,7 @@ NODE=/tmp/afd-node
 xz -dc .node-runtime/node.xz > "$NODE" 2>/dev/null ||
   python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],"wb"))' .node-runtime/node.xz "$NODE"
 chmod +x "$NODE"
-RELEASE=$PWD/native/build-nccl/Release
+RELEASE=$PWD/native/${AFD_GPU_BUILD:-build-nccl2}/Release
 export AFD_NATIVE_ADDON=$RELEASE/afd_native.node
 # NCCL: the system library, else the one of the image's Python wheel.
 if ! ldconfig -p | grep -q 'libnccl.so.2'; then

@@ -3,12 +3,12 @@
 # carried Node, run the GPU test suite, the decode benchmark (ours + the HF peer) and an
 # ncu kernel profile of batch-1 decode steps. Everything lands in $OUT.
 # Set AFD_COMMIT (e.g. $(git rev-parse --short HEAD) computed before the call) to stamp the report.
-# Carried: .node-runtime/node.xz, native/build-cuda/Release/afd_native.node,
+# Carried: .node-runtime/node.xz, native/$AFD_ADDON_BUILD/Release/afd_native.node (default build-cuda),
 # agent/dist (afd-bench.cjs), tools/gpu/dist (gpu-tests.cjs).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export AFD_NATIVE_ADDON=$PWD/native/build-cuda/Release/afd_native.node
+export AFD_NATIVE_ADDON=$PWD/native/${AFD_ADDON_BUILD:-build-cuda}/Release/afd_native.node
 OUT=${OUT:-/tmp/afd-out}
 mkdir -p "$OUT"
 STAGES=${AFD_STAGES:-tests,bench,profile}

@@ -61,7 +61,9 @@ describe('AFD faults with real role processes', () => {
     await ffn.kill();
     const outcome = await long;
     expect(outcome.ok).toBe(false);
-    expect(outcome.ms - killedAt).toBeLessThan(stepDeadlineMs + 1000);
+    // The killed peer's EOF fails the step at once; the bound (deadline + slack for a loaded
+    // 2-core CI box, where the HTTP error can take a few seconds to surface) proves no hang.
+    expect(outcome.ms - killedAt).toBeLessThan(stepDeadlineMs + 4000);
 
     for (const [p, url] of [[a0, url0], [a1, url1]] as const) {
       await until(async () => (await health(url)).status === 503, `${p.name} /health 503`);
@@ -91,7 +93,7 @@ describe('AFD faults with real role processes', () => {
       await expect(complete(url, [1, 2, 3], 3)).rejects.toThrow();
       const waited = Date.now() - t0;
       expect(waited).toBeGreaterThanOrEqual(stepDeadlineMs - 200);
-      expect(waited).toBeLessThan(stepDeadlineMs + 3000);
+      expect(waited).toBeLessThan(stepDeadlineMs + 5000); // slack for a loaded 2-core CI box
       await until(async () => (await health(url)).status === 503, 'attention /health 503');
       expect((await health(url)).body.reason).toMatch(/FFN rank 0 at 127\.0\.0\.1.*timed out/);
     } finally {

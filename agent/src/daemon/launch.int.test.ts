@@ -74,11 +74,12 @@ describe('launching through the agent socket', () => {
     const models = (await (await fetch(`${s.routerUrl}/v1/models`)).json()) as { data: { id: string }[] };
     expect(models.data.length).toBeGreaterThan(0);
     await until(() => events.some((e) => e.type === 'metrics.snapshot'), 'a metrics snapshot', 10_000);
-    // ~10 Hz per rank: count snapshots over two seconds (loose bounds: the machine is shared).
+    // ~10 Hz per rank: count snapshots over three seconds (loose bounds: a loaded 2-core CI
+    // box delays the rank's stats polls; the lower bound only rules out a stalled stream).
     const before = events.filter((e) => e.type === 'metrics.snapshot').length;
-    await new Promise((r) => setTimeout(r, 2000));
-    const perSecond = (events.filter((e) => e.type === 'metrics.snapshot').length - before) / 2;
-    expect(perSecond).toBeGreaterThanOrEqual(3);
+    await new Promise((r) => setTimeout(r, 3000));
+    const perSecond = (events.filter((e) => e.type === 'metrics.snapshot').length - before) / 3;
+    expect(perSecond).toBeGreaterThanOrEqual(2);
     expect(perSecond).toBeLessThanOrEqual(11);
     await until(() => events.some((e) => e.type === 'log.lines'), 'streamed log lines', 10_000);
     const logs = await client.request('logs.get', { role: 'colocated', rank: 0, tail: 50 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveRoleSettings } from './roleSettings.js';
-import { afdLinkOptions } from './nativeEngine.js';
+import { afdLinkOptions, applyNcclEnv } from './nativeEngine.js';
 
 describe('AFD options -> native link options', () => {
   it('passes topology, rank, hosts, port and deadline straight from the shared config', () => {
@@ -20,8 +20,24 @@ describe('AFD options -> native link options', () => {
     expect(afdLinkOptions(s.afd)).toEqual({ topology: '1A1F', rank: 0, host: 'ffn.local', basePort: 29500, stepDeadlineMs: 5000 });
   });
 
-  it('refuses a connector the native link does not speak, saying what to set', () => {
+  it('passes connector nccl (config or --connector) to the native link', () => {
     const s = resolveRoleSettings('attention', { config: '{"connector":"nccl"}' });
-    expect(() => afdLinkOptions(s.afd)).toThrow(/connector "nccl" is not available.*"connector": "tcp"/);
+    expect(afdLinkOptions(s.afd, 'cuda')).toMatchObject({ connector: 'nccl', topology: '1A1F' });
+    const f = resolveRoleSettings('ffn', { connector: 'nccl', topology: '2A1F' });
+    expect(afdLinkOptions(f.afd, 'cuda')).toMatchObject({ connector: 'nccl', topology: '2A1F' });
+  });
+
+  it('refuses connector nccl on the cpu backend and a bad --connector, saying what to set', () => {
+    const s = resolveRoleSettings('attention', { config: '{"connector":"nccl"}' });
+    expect(() => afdLinkOptions(s.afd, 'cpu')).toThrow(/needs --backend cuda.*"connector": "tcp"/);
+    expect(() => resolveRoleSettings('ffn', { connector: 'ib' })).toThrow(/--connector must be tcp or nccl/);
+  });
+
+  it('exports the config ncclEnv with multicast forced off, only for connector nccl', () => {
+    const env: NodeJS.ProcessEnv = {};
+    applyNcclEnv(resolveRoleSettings('ffn', { config: '{"connector":"tcp"}' }).afd, env);
+    expect(env).toEqual({});
+    applyNcclEnv(resolveRoleSettings('ffn', { config: '{"connector":"nccl","ncclEnv":{"NCCL_DEBUG":"WARN"}}' }).afd, env);
+    expect(env).toMatchObject({ NCCL_DEBUG: 'WARN', NCCL_NVLS_ENABLE: '0' });
   });
 });

@@ -1,7 +1,9 @@
 /**
  * The real engine behind EngineLike: the native engine loaded for the colocated or
  * attention role. An attention rank also joins its FFN rank through the native
- * AttentionLink (TCP connector), configured straight from the shared AFD config.
+ * AttentionLink, configured straight from the shared AFD config: TCP for handshake and
+ * control, and for the data plane either TCP (host memory) or NCCL (device memory, one
+ * communicator per attention-FFN pair; CUDA backend only).
  */
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineStats } from '@afd/native';
 import { buildLoadSpec } from '@afd/native/checkpoint';
@@ -13,12 +15,16 @@ import type { EngineOpener } from './engineOpener.js';
 /** Default KV cache budget when --kv-cache-mib is not given. */
 const DEFAULT_KV_CACHE_MIB = 256;
 
-/** The connector options of a rank, from its AFD config (the same fields the FFN side reads). */
-export function afdLinkOptions(afd: AfdConfig): AfdLinkOptions {
-  if (afd.connector !== 'tcp') {
-    throw new Error(`connector "${afd.connector}" is not available to role processes in this build (the native link speaks TCP); set "connector": "tcp"`);
+/**
+ * The connector options of a rank, from its AFD config (the same fields the FFN side reads).
+ * backend: the resolved compute backend; connector nccl moves device memory and needs cuda.
+ */
+export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda'): AfdLinkOptions {
+  if (afd.connector === 'nccl' && backend === 'cpu') {
+    throw new Error('connector "nccl" moves GPU memory and needs --backend cuda (this rank runs on cpu); use --backend cuda, or set "connector": "tcp"');
   }
   return {
+    ...(afd.connector !== 'tcp' ? { connector: afd.connector } : {}),
     topology: resolveTopology(afd.topology).name,
     rank: afd.rank,
     host: afd.host,
@@ -26,6 +32,16 @@ export function afdLinkOptions(afd: AfdConfig): AfdLinkOptions {
     basePort: afd.port,
     stepDeadlineMs: afd.stepDeadlineMs,
   };
+}
+
+/**
+ * Connector nccl: puts the config's ncclEnv (NCCL_* names, checked by the schema) into this
+ * process's environment before NCCL is first loaded, with NVLink multicast always off.
+ */
+export function applyNcclEnv(afd: AfdConfig, env: NodeJS.ProcessEnv = process.env): void {
+  if (afd.connector !== 'nccl') return;
+  for (const [name, value] of Object.entries(afd.ncclEnv)) env[name] = String(value);
+  env['NCCL_NVLS_ENABLE'] = '0';
 }
 
 /** cuda when this build and machine have a device, else cpu (probed in a child process). */
@@ -89,7 +105,8 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   let link: NativeAttentionLink | null = null;
   let watch: NodeJS.Timeout | null = null;
   if (req.role === 'attention') {
-    const opts = afdLinkOptions(req.afd);
+    const opts = afdLinkOptions(req.afd, backend);
+    applyNcclEnv(req.afd);
     link = new addon.AttentionLink(native, opts);
     req.onProgress('rendezvous', 0, 1, `joining ${opts.topology} as attention rank ${opts.rank} (FFN at ${opts.ffnHosts?.join(',') ?? opts.host}:${opts.basePort})`);
     try {

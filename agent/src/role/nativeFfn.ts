@@ -6,7 +6,7 @@
 import { loadAddon, type NativeEngine, type NativeFfnServer } from '@afd/native';
 import { buildLoadSpec } from '@afd/native/checkpoint';
 import type { FfnServerOpener } from './ffnServer.js';
-import { afdLinkOptions, resolveBackend, toRankStats } from './nativeEngine.js';
+import { afdLinkOptions, applyNcclEnv, resolveBackend, toRankStats } from './nativeEngine.js';
 
 export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, settings, onProgress, onPeerState }) => {
   const backend = await resolveBackend(settings.backend);
@@ -19,7 +19,8 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   onProgress('loading', residentBytes, residentBytes);
   let server: NativeFfnServer;
   try {
-    server = new addon.FfnServer(native, afdLinkOptions(settings.afd));
+    server = new addon.FfnServer(native, afdLinkOptions(settings.afd, backend));
+    applyNcclEnv(settings.afd);
   } catch (err) {
     native.close();
     throw err;

@@ -20,6 +20,8 @@ export interface RoleCliOptions {
   afdHost?: string;
   ffnHosts?: string;
   afdPort?: string;
+  /** --connector tcp|nccl (overrides the config's connector). */
+  connector?: string;
   apiHost?: string;
   apiPort?: string;
   config?: string;
@@ -79,6 +81,11 @@ function readConfigInput(config: string | undefined): AfdConfigInput {
   throw new Error(`--config: ${parsed.issues.map((i) => `${i.path || 'config'}: ${i.message}`).join('; ')}`);
 }
 
+function connectorFlag(value: string | undefined): 'tcp' | 'nccl' | undefined {
+  if (value === undefined || value === 'tcp' || value === 'nccl') return value;
+  throw new Error(`--connector must be tcp or nccl, got "${value}"`);
+}
+
 export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettings {
   if (role !== 'colocated' && role !== 'attention' && role !== 'ffn') throw new Error(`unknown role "${role}": use colocated, attention or ffn`);
   const backend = o.backend ?? 'auto';
@@ -90,6 +97,7 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
     host: o.afdHost,
     ffnHosts: o.ffnHosts === undefined ? undefined : o.ffnHosts.split(',').map((h) => h.trim()),
     port: int('--afd-port', o.afdPort, 1, 65535),
+    connector: connectorFlag(o.connector),
   };
   const afd = resolveAfdConfig(mergeAfdConfig(readConfigInput(o.config), flags));
   const maxNumSeqs = int('--max-num-seqs', o.maxNumSeqs, 1) ?? 64;

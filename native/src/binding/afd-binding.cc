@@ -73,6 +73,10 @@ AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* wha
   num("rank", out.rank, 0, 1 << 20);
   str("host", out.host);
   str("listenHost", out.listenHost);
+  str("connector", out.connector);
+  if (out.connector != "tcp" && out.connector != "nccl") {
+    throw Napi::Error::New(env, std::string(what) + ": options.connector must be \"tcp\" or \"nccl\" (got \"" + out.connector + "\")");
+  }
   num("basePort", out.basePort, 0, 65535);
   num("stepDeadlineMs", out.stepDeadlineMs, 1, 3600000);
   num("rendezvousTimeoutMs", out.rendezvousTimeoutMs, 0, 1 << 30);

@@ -21,6 +21,9 @@ async function load(dir: string, role: 'colocated' | 'attention' | 'ffn', gate =
   return e;
 }
 
+/** Bound of every poll for counters that move just after a step returns (a loaded 2-core CI box stalls threads for seconds). */
+const settle = { timeout: 15_000 };
+
 function linkOptions(topology: string, rank: number, basePort: number): AfdLinkOptions {
   return { topology, rank, basePort, stepDeadlineMs: 3000, rendezvousTimeoutMs: 10_000 };
 }
@@ -58,11 +61,11 @@ describe.each([false, true])('AFD runtime in-process (gate on attention: %s)', (
     for (let i = 0; i < ref.logits.length; i++) expect(got.logits[i]).toEqual(ref.logits[i]);
 
     const a = attn.stats();
-    const f = ffn.stats();
     expect(a.a2fBytes.flat().reduce((x, y) => x + y, 0)).toBeGreaterThan(0);
-    await expect.poll(() => ffn.stats().stepsServed).toBe(a.steps); // the FFN counts after its last send
-    expect(f.ffnLoopState).toBe('waiting-control');
-    expect(f.ffnComputeMs).toBeGreaterThan(0);
+    await expect.poll(() => ffn.stats().stepsServed, settle).toBe(a.steps); // the FFN counts after its last send
+    // ...and goes back to waiting for the next control payload a moment after counting.
+    await expect.poll(() => ffn.stats().ffnLoopState, settle).toBe('waiting-control');
+    expect(ffn.stats().ffnComputeMs).toBeGreaterThan(0);
     await link.close({ shutdown: true });
     expect(await server.wait()).toMatch(/shutdown requested by attention rank 0/);
     expect(server.state().state).toBe('stopped');
@@ -73,8 +76,9 @@ describe.each([false, true])('AFD runtime in-process (gate on attention: %s)', (
     const colocated = await load(dir, 'colocated');
     const attns = await Promise.all([0, 1, 2].map(() => load(dir, 'attention', gate)));
     const ffns = await Promise.all([0, 1].map(() => load(dir, 'ffn', gate)));
-    // Ports: F0 on an ephemeral port is not allowed for 2 FFN ranks, so probe a free pair.
-    const base = 20000 + Math.floor(Math.random() * 20000);
+    // Ports: F0 on an ephemeral port is not allowed for 2 FFN ranks, so pick a random pair
+    // below Linux's ephemeral range (32768+), where outgoing connections could hold it.
+    const base = 20000 + Math.floor(Math.random() * 12000);
     const servers = await Promise.all(ffns.map((e, f) => startFfn(e, linkOptions('3A2F', f, base))));
     const links = attns.map((e, a) => attention(e, linkOptions('3A2F', a, base)));
     await Promise.all([...servers.map((s) => s.server.start()), ...links.map((l) => l.connect())]);
@@ -92,11 +96,45 @@ describe.each([false, true])('AFD runtime in-process (gate on attention: %s)', (
     const aloneRef = await colocated.step(buildStepPlan([{ ...seqs[0]!, blockTable: [5, 6] }], { returnLogits: true }));
     expect(alone.logits).toEqual(aloneRef.logits);
     // Counters move after the last send, so the peers may finish a moment after A0 returns.
-    await expect.poll(() => links[1]!.state().emptySteps).toBe(1);
-    await expect.poll(() => ffns[0]!.stats().stepsServed).toBe(1);
-    await expect.poll(() => ffns[1]!.stats().stepsServed).toBe(1);
+    await expect.poll(() => links[1]!.state().emptySteps, settle).toBe(1);
+    await expect.poll(() => ffns[0]!.stats().stepsServed, settle).toBe(1);
+    await expect.poll(() => ffns[1]!.stats().stepsServed, settle).toBe(1);
     for (const l of links) await l.close({ shutdown: true });
     for (const s of servers) expect(await s.server.wait()).toMatch(/shutdown requested/);
+  });
+});
+
+describe('AFD runtime block lockstep', () => {
+  // The hub protocol under contention: a block peer steps alone, the other alone, or both
+  // at once (their requests race the FFN rank's step call; the idle one is called in by
+  // its watcher thread). Every block step must see every peer exactly once, and every
+  // rank must get the colocated logits whatever joined its step.
+  it('2A1F: 45 steps of solo, idle-joined and concurrent requests stay in lockstep', async () => {
+    const dir = await writeTinyModel('qwen3_moe', 15);
+    const colocated = await load(dir, 'colocated');
+    const attns = await Promise.all([0, 1].map(() => load(dir, 'attention')));
+    const ffn = await load(dir, 'ffn');
+    const { server, port } = await startFfn(ffn, linkOptions('2A1F', 0, 0));
+    const links = attns.map((e, a) => attention(e, linkOptions('2A1F', a, port)));
+    await Promise.all([server.start(), ...links.map((l) => l.connect())]);
+
+    const plan = () => buildStepPlan([{ tokenIds: [4, 8, 15], numCached: 0, blockTable: [1, 2] }], { returnLogits: true });
+    const ref = await colocated.step(plan());
+    const stepped = [0, 0];
+    for (let i = 0; i < 45; i++) {
+      const who = i % 3 === 2 ? [0, 1] : [i % 3];
+      const got = await Promise.all(who.map((a) => attns[a]!.step(plan())));
+      for (const g of got) expect(g.logits).toEqual(ref.logits);
+      for (const a of who) stepped[a] = stepped[a]! + 1;
+    }
+    // Each block step holds one request of each peer: its own step or an empty one.
+    const served = (): number => ffn.stats().stepsServed;
+    await expect.poll(() => stepped[0]! + links[0]!.state().emptySteps - served(), settle).toBe(0);
+    await expect.poll(() => stepped[1]! + links[1]!.state().emptySteps - served(), settle).toBe(0);
+    expect(served()).toBeGreaterThanOrEqual(30);
+    expect(links.map((l) => l.state().state)).toEqual(['connected', 'connected']);
+    for (const l of links) await l.close({ shutdown: true });
+    expect(await server.wait()).toMatch(/shutdown requested/);
   });
 });
 
@@ -126,12 +164,14 @@ describe('AFD runtime errors', () => {
     await first.server.stop(); // peers see a goodbye
     const t0 = Date.now();
     await expect(attn.step(plan())).rejects.toThrow(/FFN rank 0 at 127\.0\.0\.1/);
-    expect(Date.now() - t0).toBeLessThan(1500);
-    await expect.poll(() => link.state().state).toBe('lost');
+    // The goodbye fails it at once; the bound only proves it never hangs (a loaded CI box
+    // can stall this process for a second or two, so allow more than the 1 s deadline).
+    expect(Date.now() - t0).toBeLessThan(5000);
+    await expect.poll(() => link.state().state, settle).toBe('lost');
     // The FFN rank comes back on the same port: the watcher reconnects.
     const again = await startFfn(ffn, { ...linkOptions('1A1F', 0, first.port), stepDeadlineMs: 1000 });
     await again.server.start();
-    await expect.poll(() => link.state().state, { timeout: 5000 }).toBe('connected');
+    await expect.poll(() => link.state().state, { timeout: 30_000 }).toBe('connected'); // redial pauses 1 s between attempts
     expect(link.state().reconnects).toBe(1);
     await attn.step(plan());
   });

@@ -40,6 +40,9 @@ class DataPlane {
   // Peers this rank exchanges data with: 1 on attention (its FFN rank), the block size
   // on FFN (peer index = position in the block).
   virtual int numPeers() const = 0;
+  // Where send()/recv() buffers live: host memory (TCP) or device memory of the
+  // engine's backend (NCCL; then `stream` = null means the engine's own stream).
+  virtual MemoryKind memoryKind() const { return MemoryKind::kHost; }
   // Buffers used for transfers are registered once, up front (NCCL user-buffer
   // registration / graph capture need stable addresses). No-op for TCP.
   virtual void registerBuffer(const void* /*ptr*/, size_t /*bytes*/, MemoryKind /*kind*/) {}

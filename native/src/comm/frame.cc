@@ -55,6 +55,7 @@ const char* frameKindName(FrameKind kind) {
     case FrameKind::kRouterLogits: return "router-logits";
     case FrameKind::kFfnOutput: return "ffn-output";
     case FrameKind::kGoodbye: return "goodbye";
+    case FrameKind::kBootstrap: return "bootstrap";
   }
   return "unknown";
 }
@@ -116,7 +117,7 @@ std::string decodeFrameHeader(const uint8_t* in, FrameHeader* h) {
   h->payloadChecksum = get64(in + 32);
   if (h->byteLength > kMaxFramePayloadBytes) return "payload length " + std::to_string(h->byteLength) + " is too large";
   uint16_t k = static_cast<uint16_t>(h->kind);
-  if (k < 1 || k > 10) return "unknown frame kind " + std::to_string(k);
+  if (k < 1 || k > 11) return "unknown frame kind " + std::to_string(k);
   return {};
 }
 

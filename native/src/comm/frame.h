@@ -10,8 +10,12 @@ namespace afd::comm {
 
 // "AFD1" read as a little-endian u32.
 constexpr uint32_t kFrameMagic = 0x31444641u;
-// Bumped when the frame or handshake layout changes; peers must match exactly.
-constexpr uint16_t kWireVersion = 1;
+// Bumped when the frame, handshake or control payload layout changes; peers must match
+// exactly. 2: the control payload moved to the layout of shared/src/protocol/controlPayload.ts
+// (flags at byte 6, numStages at 8). Version 1 builds used the old layout, and a rendezvous
+// of a v1 and a v2 process (an addon rebuilt between two role starts) passed the
+// handshake, then failed the first step with "control payload has 0 stages".
+constexpr uint16_t kWireVersion = 2;
 constexpr size_t kFrameHeaderBytes = 48;
 // Upper bound of one payload (guards against a corrupt length allocating or waiting forever).
 constexpr uint64_t kMaxFramePayloadBytes = uint64_t{1} << 34;
@@ -27,6 +31,7 @@ enum class FrameKind : uint16_t {
   kRouterLogits = 8,  // A->F: router logits of one MoE layer and stage, [rows, E] f32
   kFfnOutput = 9,     // F->A: FFN output of one layer and stage, [rows, H] f32
   kGoodbye = 10,      // either way: the sender stops; payload = UTF-8 reason
+  kBootstrap = 11,    // F->A after the handshake: device data-plane bootstrap blob (NCCL unique id)
 };
 
 const char* frameKindName(FrameKind kind);

@@ -115,6 +115,18 @@ std::unique_ptr<TcpLink> TcpAttentionConnector::dial(StopFlag stop, int timeoutM
   return link;
 }
 
+std::vector<uint8_t> TcpAttentionConnector::recvBootstrap(TcpLink& link, int timeoutMs) {
+  const Deadline deadline = Deadline::afterMs(timeoutMs);
+  FrameHeader h = link.recvHeader(deadline, nullptr, "the data-plane bootstrap (NCCL unique id)");
+  if (h.kind != FrameKind::kBootstrap || h.byteLength > 65536) {
+    throw CommError(CommErrorKind::kProtocol, link.peer() + " sent " + frameKindName(h.kind) +
+                                                  " instead of the data-plane bootstrap; do both sides use the same connector?");
+  }
+  std::vector<uint8_t> blob(h.byteLength);
+  link.recvPayload(h, blob.data(), blob.size(), deadline, nullptr, "the data-plane bootstrap");
+  return blob;
+}
+
 void TcpAttentionConnector::beginStep(const uint32_t* stageTokens, int numStages, uint32_t flags,
                                       ControlPayload* merged) {
   if (!link_) throw CommError(CommErrorKind::kConfig, "not connected to " + peerName_ + " (call connect first)");

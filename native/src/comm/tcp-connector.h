@@ -54,6 +54,9 @@ class TcpAttentionConnector : public AttentionControlPlane, public DataPlane {
   // Connects and handshakes a new link without touching the current one (so a
   // reconnect can run while steps fail fast on the old link). timeoutMs 0 = forever.
   std::unique_ptr<TcpLink> dial(StopFlag stop, int timeoutMs) const;
+  // Device data planes: the bootstrap blob (NCCL unique id) the FFN rank sends on a
+  // freshly handshaken link, before the first step. Throws CommError.
+  static std::vector<uint8_t> recvBootstrap(TcpLink& link, int timeoutMs);
   // Makes `link` the current connection (the block restarts at step 0).
   void adopt(std::unique_ptr<TcpLink> link);
   bool connected() const { return link_ != nullptr && !link_->broken(); }
@@ -128,6 +131,8 @@ class TcpFfnConnector : public FfnControlPlane, public DataPlane {
     return send ? links_[peer]->lastSendWireUs() : links_[peer]->lastRecvWireUs();
   }
 
+  // Device data planes: sends peer p its bootstrap blob (after acceptPeers). Throws CommError.
+  void sendBootstrap(int peer, const std::vector<uint8_t>& blob);
   // Says goodbye to every peer (reason) and closes the links; the listener stays open.
   void closePeers(const std::string& reason);
   // Stops listening (the port is free again once this returns).

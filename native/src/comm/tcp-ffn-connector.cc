@@ -63,19 +63,28 @@ void TcpFfnConnector::acceptPeers(StopFlag stop, int timeoutMs) {
       socket.recvAll(headerBytes, kFrameHeaderBytes, handshake, stop, stranger, "a hello");
       FrameHeader h;
       problem = decodeFrameHeader(headerBytes, &h);
-      if (problem.empty() && (h.kind != FrameKind::kHello || h.byteLength > kMaxHelloBytes)) {
-        problem = std::string("expected a hello frame, got ") + frameKindName(h.kind);
-      }
-      if (!problem.empty()) continue;  // not an AFD peer: drop it
-      payload.resize(h.byteLength);
-      socket.recvAll(payload.data(), payload.size(), handshake, stop, stranger, "a hello");
-      if (payloadChecksum(payload.data(), payload.size()) != h.payloadChecksum) continue;
-      problem = decodeHello(payload.data(), payload.size(), &hello);
-      if (problem.empty()) problem = checkHello(hello, config_.topology, config_.rank, config_.model);
-      dropDeadPeers();
-      if (problem.empty() && links_[hello.attentionRank - block_.start]) {
-        problem = "attention rank " + std::to_string(hello.attentionRank) + " is already connected to FFN rank " +
-                  std::to_string(config_.rank) + "; two processes were started with the same --rank";
+      if (h.magic == kFrameMagic && h.version != kWireVersion) {
+        // An AFD peer of another build: refuse it with the reason (its decoder then names
+        // both versions) instead of dropping it, so it fails at once, not at the
+        // rendezvous timeout, and never steps with a payload layout it reads differently.
+        problem = "FFN rank " + std::to_string(config_.rank) + " speaks AFD wire version " +
+                  std::to_string(kWireVersion) + " but the peer sent version " + std::to_string(h.version) +
+                  "; run the same AFD build on every rank";
+      } else {
+        if (problem.empty() && (h.kind != FrameKind::kHello || h.byteLength > kMaxHelloBytes)) {
+          problem = std::string("expected a hello frame, got ") + frameKindName(h.kind);
+        }
+        if (!problem.empty()) continue;  // not an AFD peer: drop it
+        payload.resize(h.byteLength);
+        socket.recvAll(payload.data(), payload.size(), handshake, stop, stranger, "a hello");
+        if (payloadChecksum(payload.data(), payload.size()) != h.payloadChecksum) continue;
+        problem = decodeHello(payload.data(), payload.size(), &hello);
+        if (problem.empty()) problem = checkHello(hello, config_.topology, config_.rank, config_.model);
+        dropDeadPeers();
+        if (problem.empty() && links_[hello.attentionRank - block_.start]) {
+          problem = "attention rank " + std::to_string(hello.attentionRank) + " is already connected to FFN rank " +
+                    std::to_string(config_.rank) + "; two processes were started with the same --rank";
+        }
       }
     } catch (const CommError& e) {
       if (e.kind() == CommErrorKind::kStopped) throw;
@@ -207,6 +216,16 @@ void TcpFfnConnector::recv(int peer, void* dst, size_t bytes, const TransferTag&
 void TcpFfnConnector::synchronize(CommStream) {
   Deadline deadline = Deadline::afterMs(config_.stepDeadlineMs);
   for (auto& link : links_) link->flush(deadline);
+}
+
+void TcpFfnConnector::sendBootstrap(int peer, const std::vector<uint8_t>& blob) {
+  if (peer < 0 || peer >= block_.size || !links_[peer]) {
+    throw CommError(CommErrorKind::kConfig, "bootstrap: attention peer " + std::to_string(peer) + " has not joined");
+  }
+  FrameHeader h;
+  h.kind = FrameKind::kBootstrap;
+  h.byteLength = blob.size();
+  links_[peer]->send(h, blob.data(), Deadline::afterMs(config_.stepDeadlineMs));
 }
 
 void TcpFfnConnector::closePeers(const std::string& reason) {

@@ -17,7 +17,7 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kTile = 128;     // keys per online-softmax tile
 constexpr int kMaxGroup = 8;   // q heads per kv head
-constexpr int kMaxSplits = 16; // sequence splits per (query, kv head)
+constexpr int kMaxSplits = 64; // sequence splits per (query, kv head)
 
 __device__ __forceinline__ void loadKv8(const bf16* p, float out[8]) {
   bf16x8ToFloat(__ldg(reinterpret_cast<const uint4*>(p)), out);
@@ -45,7 +45,7 @@ __device__ __forceinline__ void loadKv8(const float* p, float out[8]) {
 // Block: one (query, kv head, split). Scores: D/32 threads per key, 32 dims each (16-byte
 // loads); P.V: D/8 threads per key row (16 bytes each), kThreads/(D/8) keys in parallel.
 template <int D, typename CacheT>
-__global__ void __launch_bounds__(kThreads) pagedAttentionKernel(PagedAttentionArgs a) {
+__global__ void __launch_bounds__(kThreads, 4) pagedAttentionKernel(PagedAttentionArgs a) {
   pdlWait();
   constexpr int kTpt = D / 32;
   constexpr int kPass = kThreads / kTpt;
@@ -161,19 +161,33 @@ __global__ void __launch_bounds__(kThreads) pagedAttentionKernel(PagedAttentionA
         for (int e = 0; e < 8; ++e) acc[h][e] *= al;
       }
     }
-    for (int i = keyLane; i < tileLen; i += kLanes) {
-      const int key = ts + i;
-      const int block = table[key / a.blockSize];
-      const CacheT* vRow =
-          vCache + ((static_cast<size_t>(block) * a.blockSize + key % a.blockSize) * a.numKvHeads + kvh) * D;
-      float v[8];
-      loadKv8(vRow + chunk * 8, v);
+    // Four V rows in flight per thread (the loop is load-latency bound).
+    for (int i0 = keyLane; i0 < tileLen; i0 += 4 * kLanes) {
+      float v[4][8];
 #pragma unroll
-      for (int h = 0; h < kMaxGroup; ++h) {
-        if (h < G) {
-          const float p = scores[h][i];
+      for (int u = 0; u < 4; ++u) {
+        const int i = i0 + u * kLanes;
+        if (i < tileLen) {
+          const int key = ts + i;
+          const int block = table[key / a.blockSize];
+          const CacheT* vRow =
+              vCache + ((static_cast<size_t>(block) * a.blockSize + key % a.blockSize) * a.numKvHeads + kvh) * D;
+          loadKv8(vRow + chunk * 8, v[u]);
+        } else {
 #pragma unroll
-          for (int e = 0; e < 8; ++e) acc[h][e] += p * v[e];
+          for (int e = 0; e < 8; ++e) v[u][e] = 0.0f;
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int i = min(i0 + u * kLanes, kTile - 1);  // rows past tileLen have v = 0
+#pragma unroll
+        for (int h = 0; h < kMaxGroup; ++h) {
+          if (h < G) {
+            const float p = scores[h][i];
+#pragma unroll
+            for (int e = 0; e < 8; ++e) acc[h][e] += p * v[u][e];
+          }
         }
       }
     }
@@ -213,28 +227,44 @@ __global__ void __launch_bounds__(kThreads) pagedAttentionKernel(PagedAttentionA
   __threadfence();
   const float* allOut = a.workspace + pairIndex * a.numSplits * (G * D);
   const float* allStats = stats + pairIndex * a.numSplits * 2 * G;
-  // Per (split, head) weights once, then every output element is an independent sum.
+  // Per (split, head) weights once (one warp per head, lanes over splits), then every
+  // 4 output elements are an independent sum with all splits' loads in flight (float4).
   __shared__ float splitWeight[kMaxSplits][kMaxGroup];
   __shared__ float invNorm[kMaxGroup];
-  if (tid < G) {
+  for (int h = warp; h < G; h += kThreads / 32) {
     float mMax = -INFINITY;
-    for (int sp = 0; sp < a.numSplits; ++sp) mMax = fmaxf(mMax, __ldcg(&allStats[sp * 2 * G + tid]));
+    for (int sp = lane; sp < a.numSplits; sp += 32) mMax = fmaxf(mMax, __ldcg(&allStats[sp * 2 * G + h]));
+    mMax = warpMax(mMax);
     float norm = 0.0f;
-    for (int sp = 0; sp < a.numSplits; ++sp) {
-      const float m = __ldcg(&allStats[sp * 2 * G + tid]);
+    for (int sp = lane; sp < a.numSplits; sp += 32) {
+      const float m = __ldcg(&allStats[sp * 2 * G + h]);
       const float w = m == -INFINITY ? 0.0f : __expf(m - mMax);
-      splitWeight[sp][tid] = w;
-      norm += w * __ldcg(&allStats[sp * 2 * G + G + tid]);
+      splitWeight[sp][h] = w;
+      norm += w * __ldcg(&allStats[sp * 2 * G + G + h]);
     }
-    invNorm[tid] = norm > 0.0f ? 1.0f / norm : 0.0f;
+    norm = warpSum(norm);
+    if (lane == 0) invNorm[h] = norm > 0.0f ? 1.0f / norm : 0.0f;
   }
   __syncthreads();
-  for (int o = tid; o < G * D; o += kThreads) {
+  const int groupDim = G * D;  // a multiple of 64: float4 groups never straddle heads
+  for (int o = tid * 4; o < groupDim; o += kThreads * 4) {
     const int h = o / D;
-    float total = 0.0f;
+    float4 total = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll 8
-    for (int sp = 0; sp < a.numSplits; ++sp) total += splitWeight[sp][h] * __ldcg(&allOut[sp * G * D + o]);
-    a.out[headBase * D + o] = total * invNorm[h];
+    for (int sp = 0; sp < a.numSplits; ++sp) {
+      const float w = splitWeight[sp][h];
+      const float4 v = __ldcg(reinterpret_cast<const float4*>(&allOut[static_cast<size_t>(sp) * groupDim + o]));
+      total.x += w * v.x;
+      total.y += w * v.y;
+      total.z += w * v.z;
+      total.w += w * v.w;
+    }
+    float* dst = a.out + headBase * D + o;
+    const float inv = invNorm[h];
+    dst[0] = total.x * inv;
+    dst[1] = total.y * inv;
+    dst[2] = total.z * inv;
+    dst[3] = total.w * inv;
   }
   if (tid == 0) a.splitCounters[pairIndex] = 0;
 }

@@ -31,7 +31,7 @@ struct PagedAttentionArgs {
   float scale = 1.0f;  // softmax scale, usually headDim^-0.5
 };
 
-// Splits so that the grid has about 2 blocks per multiprocessor (1..16).
+// Splits so that the grid has about 2 blocks per multiprocessor (1..64).
 int attentionSplits(int numQueries, int numKvHeads, int numMultiprocessors);
 size_t attentionWorkspaceBytes(int numQueries, int numHeads, int headDim, int numSplits);
 

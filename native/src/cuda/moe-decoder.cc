@@ -239,6 +239,8 @@ void MoeDecoder::allocate() {
   b.hostInputs.assign(b.inputBytes, 0);
   splitCounters_ = DeviceBuffer("attention split counters", B * nKv * 4);
   AFD_CUDA_CHECK(cudaMemsetAsync(splitCounters_.data(), 0, splitCounters_.bytes(), stream_));
+  routerCounter_ = DeviceBuffer("router done counter", 256);
+  AFD_CUDA_CHECK(cudaMemsetAsync(routerCounter_.data(), 0, routerCounter_.bytes(), stream_));
   AFD_CUDA_CHECK(cudaMemsetAsync(activations_.data(), 0, activations_.bytes(), stream_));
 
   invFreqHost_ = ropeInvFreq(c);
@@ -434,12 +436,20 @@ void MoeDecoder::enqueueFfnHalf(int l, const void* xIn, int rows, float* out, bo
   Buffers& b = *buf_;
   const float eps = static_cast<float>(c.rmsNormEps);
 
-  if (routerLogits == nullptr) enqueueRouter(l, xIn, rows, b.routerLogits);
-  const float* logits = routerLogits != nullptr ? routerLogits : b.routerLogits;
   const int slots = moeGridSlots(rows, E, K);
   MoePermutation perm = b.perm;
   perm.activeCount = b.activeCounts + l;
-  moeRoute(logits, rows, E, K, c.normTopkProb, b.topkIds, b.topkWeights, slots, perm, stream_);
+  if (routerLogits == nullptr && moeRouterRouteSupported(rows, H, E, K)) {
+    // Few rows: router GEMV, top-k and permutation in one launch.
+    const MoeRouterRouteArgs ra{xIn,  w.router,     b.routerLogits, rows,  H,    E,
+                                K,    c.normTopkProb, b.topkIds,   b.topkWeights, slots, perm,
+                                routerCounter_.as<int32_t>()};
+    moeRouterRoute(ra, stream_);
+  } else {
+    if (routerLogits == nullptr) enqueueRouter(l, xIn, rows, b.routerLogits);
+    const float* logits = routerLogits != nullptr ? routerLogits : b.routerLogits;
+    moeRoute(logits, rows, E, K, c.normTopkProb, b.topkIds, b.topkWeights, slots, perm, stream_);
+  }
 
   LinearArgs gu;
   gu.x = xIn;
@@ -525,43 +535,6 @@ void MoeDecoder::enqueueHead(int rows) {
   sampleTokens(s, stream_);
 }
 
-void MoeDecoder::launch(int rows, bool graph) {
-  ++counters_.steps;
-  if (!graph || !options_.useGraphs) {
-    ++counters_.graphMisses;
-    enqueueStep(rows);
-    return;
-  }
-  auto it = graphs_.find(rows);
-  if (it == graphs_.end()) {
-    // One eager run first: cuBLAS and the driver finish lazy setup outside the capture.
-    enqueueStep(rows);
-    AFD_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    cudaGraph_t g = nullptr;
-    AFD_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    try {
-      enqueueStep(rows);
-    } catch (...) {
-      cudaStreamEndCapture(stream_, &g);
-      if (g != nullptr) cudaGraphDestroy(g);
-      throw;
-    }
-    AFD_CUDA_CHECK(cudaStreamEndCapture(stream_, &g));
-    cudaGraphExec_t exec = nullptr;
-    size_t nodes = 0;
-    AFD_CUDA_CHECK(cudaGraphGetNodes(g, nullptr, &nodes));
-    const cudaError_t status = cudaGraphInstantiate(&exec, g, 0);
-    cudaGraphDestroy(g);
-    AFD_CUDA_CHECK(status);
-    it = graphs_.emplace(rows, exec).first;
-    graphNodeCounts_[rows] = nodes;
-    ++counters_.graphCaptures;
-  } else {
-    ++counters_.graphHits;
-  }
-  AFD_CUDA_CHECK(cudaGraphLaunch(it->second, stream_));
-}
-
 std::vector<int32_t> MoeDecoder::step(const DecodeInput& input) {
   // A bucketed batch is padded and replayed from its graph; any other size runs eagerly.
   const int bucket = paddedBatch(input.rows);
@@ -583,11 +556,6 @@ std::vector<float> MoeDecoder::downloadLogits(int rows) {
   AFD_CUDA_CHECK(cudaMemcpyAsync(logits.data(), buf_->logits, 4 * logits.size(), cudaMemcpyDeviceToHost, stream_));
   AFD_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return logits;
-}
-
-size_t MoeDecoder::graphNodes(int rows) {
-  auto it = graphNodeCounts_.find(rows);
-  return it == graphNodeCounts_.end() ? 0 : it->second;
 }
 
 std::vector<int32_t> MoeDecoder::activeExpertsPerLayer() {

@@ -132,6 +132,7 @@ class MoeDecoder {
   DeviceBuffer kv_;
   DeviceBuffer activations_;
   DeviceBuffer splitCounters_;
+  DeviceBuffer routerCounter_;  // done counter of the fused router + route kernel
   DeviceBuffer invFreqBuffer_;
   std::vector<Layer> layers_;
   std::unique_ptr<Buffers> buf_;

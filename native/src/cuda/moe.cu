@@ -79,21 +79,44 @@ __device__ void permuteBlock(const int32_t* ids, int pairs, int E, int topK, int
   __syncthreads();
   for (int p = tid; p < pairs; p += blockDim.x) atomicAdd(&counts[ids[p]], 1);
   __syncthreads();
-  if (tid == 0) {
-    int running = 0;
-    int slot = 0;
-    for (int e = 0; e < E; ++e) {
+  if (tid < 32) {
+    // Warp 0 scans: each lane owns a contiguous run of experts; exclusive prefix sums of
+    // rows and of active experts give offsets and grid slots (expert order preserved).
+    const int per = (E + 31) / 32;
+    const int e0 = min(E, tid * per);
+    const int e1 = min(E, e0 + per);
+    int rowsHere = 0, activeHere = 0;
+    for (int e = e0; e < e1; ++e) {
+      rowsHere += counts[e];
+      activeHere += counts[e] > 0 ? 1 : 0;
+    }
+    int rowsIncl = rowsHere, activeIncl = activeHere;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const int r = __shfl_up_sync(0xffffffffu, rowsIncl, off);
+      const int a = __shfl_up_sync(0xffffffffu, activeIncl, off);
+      if (tid >= off) {
+        rowsIncl += r;
+        activeIncl += a;
+      }
+    }
+    int running = rowsIncl - rowsHere;
+    int slot = activeIncl - activeHere;
+    for (int e = e0; e < e1; ++e) {
       offsets[e] = running;
       running += counts[e];
-      if (counts[e] > 0 && slot < gridSlots) out.activeExperts[slot++] = e;
+      if (counts[e] > 0) {
+        if (slot < gridSlots) out.activeExperts[slot] = e;
+        ++slot;
+      }
     }
-    offsets[E] = running;
-    if (out.activeCount != nullptr) {
-      int active = 0;
-      for (int e = 0; e < E; ++e) active += counts[e] > 0 ? 1 : 0;
-      *out.activeCount = active;
+    const int totalActive = __shfl_sync(0xffffffffu, activeIncl, 31);
+    const int totalRows = __shfl_sync(0xffffffffu, rowsIncl, 31);
+    if (tid == 0) {
+      offsets[E] = totalRows;
+      if (out.activeCount != nullptr) *out.activeCount = totalActive;
     }
-    for (; slot < gridSlots; ++slot) out.activeExperts[slot] = -1;
+    for (int s = totalActive + tid; s < gridSlots; s += 32) out.activeExperts[s] = -1;
   }
   __syncthreads();
   for (int e = tid; e <= E; e += blockDim.x) out.expertOffsets[e] = offsets[e];
@@ -120,6 +143,61 @@ __global__ void __launch_bounds__(1024) moeRouteKernel(const float* logits, int 
   for (int row = threadIdx.x >> 5; row < rows; row += blockDim.x >> 5) topkRow(logits, row, E, topK, norm, ids, weights);
   __syncthreads();
   permuteBlock(ids, rows * topK, E, topK, gridSlots, out);
+}
+
+// Decode router for few rows: one warp per expert computes its logit for every row
+// (16-byte weight loads, all rows per weight load), then the last block to finish runs
+// the top-k (on a shared-memory copy of the logits) and the permutation.
+constexpr int kRouterWarps = 4;
+__global__ void __launch_bounds__(kRouterWarps * 32) moeRouterRouteKernel(MoeRouterRouteArgs a) {
+  pdlWait();
+  __shared__ float logitsSmem[kRouterFusedMaxRows * kMaxExperts];
+  __shared__ int isLast;
+  const int warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31;
+  const int expert = blockIdx.x * kRouterWarps + warp;
+  const int H = a.hidden, E = a.numExperts;
+  if (expert < E) {
+    const bf16* w = static_cast<const bf16*>(a.w) + static_cast<size_t>(expert) * H;
+    const bf16* x = static_cast<const bf16*>(a.x);
+    float acc[kRouterFusedMaxRows];
+#pragma unroll
+    for (int r = 0; r < kRouterFusedMaxRows; ++r) acc[r] = 0.0f;
+#pragma unroll 4
+    for (int c = lane * 8; c < H; c += 32 * 8) {
+      float wf[8];
+      bf16x8ToFloat(__ldg(reinterpret_cast<const uint4*>(w + c)), wf);
+#pragma unroll
+      for (int r = 0; r < kRouterFusedMaxRows; ++r) {
+        if (r < a.rows) {
+          float xf[8];
+          bf16x8ToFloat(*reinterpret_cast<const uint4*>(x + static_cast<size_t>(r) * H + c), xf);
+#pragma unroll
+          for (int i = 0; i < 8; ++i) acc[r] += wf[i] * xf[i];
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRouterFusedMaxRows; ++r) {
+      if (r < a.rows) {
+        const float v = warpSum(acc[r]);
+        if (lane == 0) a.logits[static_cast<size_t>(r) * E + expert] = v;
+      }
+    }
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) isLast = atomicAdd(a.doneCounter, 1) == static_cast<int>(gridDim.x) - 1;
+  __syncthreads();
+  if (!isLast) return;
+  __threadfence();
+  for (int i = threadIdx.x; i < a.rows * E; i += blockDim.x) logitsSmem[i] = __ldcg(&a.logits[i]);
+  __syncthreads();
+  for (int row = warp; row < a.rows; row += kRouterWarps)
+    topkRow(logitsSmem, row, E, a.topK, a.normTopkProb, a.topkIds, a.topkWeights);
+  __syncthreads();
+  permuteBlock(a.topkIds, a.rows * a.topK, E, a.topK, a.gridSlots, a.perm);
+  if (threadIdx.x == 0) *a.doneCounter = 0;
 }
 
 __global__ void moeCombineKernel(MoeCombineArgs a) {
@@ -176,6 +254,24 @@ void moePermute(const int32_t* topkIds, int rows, int numExperts, int topK, int 
   }
   AFD_CUDA_CHECK(launchKernel(moePermuteKernel, 1, 1024, 0, stream, topkIds, rows * topK, numExperts, topK, gridSlots, out));
   AFD_CUDA_CHECK_LAUNCH("moePermuteKernel");
+}
+
+bool moeRouterRouteSupported(int rows, int hidden, int numExperts, int topK) {
+  return rows > 0 && rows <= kRouterFusedMaxRows && hidden % 8 == 0 && numExperts > 0 && numExperts <= kMaxExperts &&
+         topK > 0 && topK <= kMaxTopK && topK <= numExperts;
+}
+
+void moeRouterRoute(const MoeRouterRouteArgs& a, cudaStream_t stream) {
+  if (!moeRouterRouteSupported(a.rows, a.hidden, a.numExperts, a.topK) || a.doneCounter == nullptr ||
+      a.gridSlots < moeGridSlots(a.rows, a.numExperts, a.topK)) {
+    throw std::invalid_argument("moeRouterRoute: needs 1.." + std::to_string(kRouterFusedMaxRows) +
+                                " rows, hidden % 8 == 0, numExperts <= 1024, 0 < topK <= 32, a done counter and enough "
+                                "grid slots (got rows " + std::to_string(a.rows) + ", hidden " + std::to_string(a.hidden) +
+                                "); use the router linear + moeRoute otherwise");
+  }
+  const int blocks = (a.numExperts + kRouterWarps - 1) / kRouterWarps;
+  AFD_CUDA_CHECK(launchKernel(moeRouterRouteKernel, blocks, kRouterWarps * 32, 0, stream, a));
+  AFD_CUDA_CHECK_LAUNCH("moeRouterRouteKernel");
 }
 
 void moeRoute(const float* logits, int rows, int numExperts, int topK, bool normTopkProb, int32_t* topkIds,

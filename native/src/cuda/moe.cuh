@@ -35,6 +35,27 @@ void moePermute(const int32_t* topkIds, int rows, int numExperts, int topK, int 
 void moeRoute(const float* logits, int rows, int numExperts, int topK, bool normTopkProb, int32_t* topkIds,
               float* topkWeights, int gridSlots, const MoePermutation& out, cudaStream_t stream);
 
+// Decode path for at most kRouterFusedMaxRows rows: the router GEMV and moeRoute in one
+// launch (one warp per expert; the last block to finish runs top-k and the permutation).
+constexpr int kRouterFusedMaxRows = 8;
+struct MoeRouterRouteArgs {
+  const void* x = nullptr;          // [rows, hidden] bf16 (16-byte aligned rows)
+  const void* w = nullptr;          // [numExperts, hidden] bf16 router (gate) weight
+  float* logits = nullptr;          // [rows, numExperts] f32, written
+  int rows = 0;
+  int hidden = 0;
+  int numExperts = 0;
+  int topK = 0;
+  bool normTopkProb = false;
+  int32_t* topkIds = nullptr;       // [rows, topK]
+  float* topkWeights = nullptr;     // [rows, topK]
+  int gridSlots = 0;                // >= moeGridSlots(rows, numExperts, topK)
+  MoePermutation perm;
+  int32_t* doneCounter = nullptr;   // [1], zero before first use; left zero
+};
+bool moeRouterRouteSupported(int rows, int hidden, int numExperts, int topK);
+void moeRouterRoute(const MoeRouterRouteArgs& args, cudaStream_t stream);
+
 struct MoeCombineArgs {
   const float* expertOut = nullptr;       // [rows * topK, hidden] f32, permuted order
   const int32_t* pairPosition = nullptr;  // [rows, topK]

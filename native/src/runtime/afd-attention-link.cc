@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "runtime/afd-device-plane.h"
+
 namespace afd {
 
 namespace {
@@ -23,13 +25,32 @@ const char* AfdAttentionLink::stateName(State s) {
 
 AfdAttentionLink::AfdAttentionLink(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options)
     : engine_(std::move(engine)),
+      connectorName_(options.connector),
+      deviceWire_(isDeviceConnector(options.connector)),
       config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention())),
       connector_(config_) {
   AFD_CHECK(engine_->info().role == "attention",
             "an AFD attention link needs an engine loaded with role attention (this one is " << engine_->info().role
                                                                                             << ")");
+  AFD_CHECK(!deviceWire_ || !engine_->backend().sharesHostMemory(),
+            "connector \"" << options.connector << "\" moves device memory: load the attention engine with --backend cuda (it runs on "
+                           << engine_->backend().name() << "), or use connector tcp");
   executor_ = std::make_unique<RemoteFfnExecutor>(connector_, connector_, config_.model, engine_->backend(),
                                                   engine_->stats());
+}
+
+std::unique_ptr<comm::DataPlane> AfdAttentionLink::bootstrapDevicePlane(comm::TcpLink& link) {
+  if (!deviceWire_) return nullptr;
+  std::vector<std::vector<uint8_t>> blobs{comm::TcpAttentionConnector::recvBootstrap(link, config_.stepDeadlineMs)};
+  return createDevicePlane(connectorName_, engine_->backend(), false, blobs, config_.stepDeadlineMs, link.peer());
+}
+
+void AfdAttentionLink::adoptLocked(std::unique_ptr<comm::TcpLink> link, std::unique_ptr<comm::DataPlane> plane) {
+  connector_.adopt(std::move(link));
+  if (deviceWire_) {
+    devicePlane_ = std::move(plane);  // the old plane (if any) is aborted and freed here
+    executor_->setDataPlane(*devicePlane_);
+  }
 }
 
 AfdAttentionLink::~AfdAttentionLink() { close(false, "attention rank closed"); }
@@ -40,7 +61,10 @@ void AfdAttentionLink::connect() {
     AFD_CHECK(state_ == State::kConnecting && !watcher_.joinable(), "AttentionLink.connect(): already connected");
   }
   try {
-    connector_.connect(&stop_);
+    auto link = connector_.dial(&stop_, config_.rendezvousTimeoutMs);
+    auto plane = bootstrapDevicePlane(*link);
+    std::lock_guard<std::mutex> lock(stateMu_);
+    adoptLocked(std::move(link), std::move(plane));
   } catch (const comm::CommError& e) {
     std::lock_guard<std::mutex> lock(stateMu_);
     lastError_ = e.what();
@@ -75,9 +99,10 @@ void AfdAttentionLink::watchLoop() {
         // Waits (until close) for the FFN rank to listen again and for its whole block to
         // rejoin; steps fail fast on the old link meanwhile.
         auto link = connector_.dial(&stop_, 0);
+        auto plane = bootstrapDevicePlane(*link);
         std::lock_guard<std::mutex> engineLock(engine_->mutex());
         std::lock_guard<std::mutex> lock(stateMu_);
-        connector_.adopt(std::move(link));
+        adoptLocked(std::move(link), std::move(plane));
         state_ = State::kConnected;
         ++reconnects_;
       } catch (const comm::CommError& e) {
@@ -88,6 +113,12 @@ void AfdAttentionLink::watchLoop() {
         if (e.kind() != comm::CommErrorKind::kStopped) {
           std::this_thread::sleep_for(std::chrono::milliseconds(kReconnectAttemptMs));
         }
+      } catch (const std::exception& e) {
+        {
+          std::lock_guard<std::mutex> lock(stateMu_);
+          lastError_ = e.what();  // e.g. the device plane could not be built
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(kReconnectAttemptMs));
       }
       continue;
     }
@@ -101,7 +132,7 @@ void AfdAttentionLink::watchLoop() {
         std::lock_guard<std::mutex> lock(stateMu_);
         ++emptySteps_;
       }
-    } catch (const comm::CommError& e) {
+    } catch (const std::exception& e) {
       noteLost(e.what());
     }
   }

@@ -43,10 +43,18 @@ class AfdAttentionLink {
  private:
   void watchLoop();
   void noteLost(const std::string& reason);
+  // Device connectors: reads the bootstrap blob on a fresh link and builds the plane
+  // (blocks until the FFN rank joins the NCCL communicator). Null for tcp.
+  std::unique_ptr<comm::DataPlane> bootstrapDevicePlane(comm::TcpLink& link);
+  // Makes `link` (and `plane`, when a device connector is used) current. Locks held by the caller.
+  void adoptLocked(std::unique_ptr<comm::TcpLink> link, std::unique_ptr<comm::DataPlane> plane);
 
   std::shared_ptr<Engine> engine_;
+  std::string connectorName_;  // "tcp" | "nccl"
+  bool deviceWire_ = false;
   comm::TcpConnectorConfig config_;
   comm::TcpAttentionConnector connector_;
+  std::unique_ptr<comm::DataPlane> devicePlane_;  // nccl: hidden states / FFN outputs (TCP keeps control)
   std::unique_ptr<RemoteFfnExecutor> executor_;
   std::atomic<bool> stop_{false};
   std::thread watcher_;

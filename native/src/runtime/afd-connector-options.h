@@ -24,6 +24,8 @@ struct AfdConnectorOptions {
   std::string listenHost;
   /** A peer silent this long inside a step fails the step, naming the peer. */
   int stepDeadlineMs = 5000;
+  /** Data plane: "tcp" (host memory over the TCP link) or "nccl" (device memory; CUDA backend). The TCP link always carries handshake and control. */
+  std::string connector = "tcp";
   /** How long rendezvous waits; 0 = forever. */
   int rendezvousTimeoutMs = 300000;
 };

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "runtime/afd-device-plane.h"
+
 namespace afd {
 
 using comm::CommError;
@@ -37,7 +39,12 @@ const char* AfdFfnServer::stateName(State s) {
 AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options)
     : engine_(requireFfnEngine(std::move(engine))),
       config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention())),
-      connector_(config_) {
+      connector_(config_),
+      connectorName_(options.connector),
+      deviceWire_(isDeviceConnector(options.connector)) {
+  AFD_CHECK(!deviceWire_ || !engine_->backend().sharesHostMemory(),
+            "connector \"" << options.connector << "\" moves device memory: load the FFN engine with --backend cuda (it runs on "
+                           << engine_->backend().name() << "), or use connector tcp");
   rowOffset_.assign(connector_.blockSize() + 1, 0);
 }
 
@@ -114,11 +121,28 @@ AfdFfnServer::Snapshot AfdFfnServer::snapshot() const {
   return s;
 }
 
+void AfdFfnServer::bootstrapDevicePlane() {
+  if (!deviceWire_) return;
+  devicePlane_.reset();
+  std::vector<std::vector<uint8_t>> blobs;
+  for (int p = 0; p < connector_.blockSize(); ++p) {
+    blobs.push_back(makeDevicePlaneBootstrap(connectorName_));
+    connector_.sendBootstrap(p, blobs.back());
+  }
+  devicePlane_ = createDevicePlane(connectorName_, engine_->backend(), true, blobs, config_.stepDeadlineMs,
+                                   "FFN rank " + std::to_string(config_.rank));
+}
+
 void AfdFfnServer::loop() {
   try {
     connector_.acceptPeers(&stop_);
+    bootstrapDevicePlane();
   } catch (const CommError& e) {
     finish(e.kind() == CommErrorKind::kStopped ? State::kStopped : State::kFailed, e.what());
+    return;
+  } catch (const std::exception& e) {
+    connector_.closePeers(std::string("FFN rank ") + std::to_string(config_.rank) + " failed: " + e.what());
+    finish(State::kFailed, e.what());
     return;
   }
   {
@@ -154,6 +178,7 @@ void AfdFfnServer::loop() {
       engine_->stats().setFfnLoop(FfnLoopState::Idle);
       try {
         connector_.acceptPeers(&stop_, 0);
+        bootstrapDevicePlane();
         setState(State::kServing);
       } catch (const CommError& again) {
         if (stop_.load()) {
@@ -183,7 +208,7 @@ bool AfdFfnServer::serve(std::string* by) {
     for (int layer = 0; layer < static_cast<int>(config_.model.numLayers); ++layer) {
       for (int stage = 0; stage < payload_.numStages; ++stage) runLayerStage(layer, stage);
     }
-    connector_.synchronize({});
+    data().synchronize({});
     const uint64_t us = usSince(t0);
     stats.stepsServed += 1;
     stats.steps += 1;
@@ -203,6 +228,10 @@ void AfdFfnServer::runLayerStage(int layer, int stage) {
   for (int p = 0; p < peers; ++p) rowOffset_[p + 1] = rowOffset_[p] + payload_.wireRows(p, stage);
   const int64_t rows = rowOffset_[peers];
   // hidden, logits: [rows, H], [rows, E] concatenated in peer order; out: [rows, H].
+  if (devicePlane_) {
+    runLayerStageDevice(layer, stage, rows, withLogits);
+    return;
+  }
   if (static_cast<int64_t>(hidden_.size()) < rows * H) hidden_.resize(rows * H * 2);
   if (withLogits && static_cast<int64_t>(logits_.size()) < rows * E) logits_.resize(rows * E * 2);
   LayerStageCounters& c = stats.at(layer, stage);
@@ -236,6 +265,49 @@ void AfdFfnServer::runLayerStage(int layer, int stage) {
     connector_.synchronize({});
     c.wireTimeUsFtoA = connector_.lastWireTimeUs(0, true);
   }
+}
+
+}  // namespace afd
+
+namespace afd {
+
+void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool withLogits) {
+  EngineStats& stats = engine_->stats();
+  Backend& be = engine_->backend();
+  const int peers = payload_.numPeers;
+  const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
+  const uint32_t L = static_cast<uint32_t>(layer), S = static_cast<uint32_t>(stage);
+  auto grow = [&](Buffer& b, size_t bytes) {
+    if (b.bytes() < bytes) b = Buffer(&be, bytes * 2);
+  };
+  grow(hiddenDev_, rows * H * 4);
+  if (withLogits) grow(logitsDev_, rows * E * 4);
+  grow(outDev_[stage], rows * H * 4);
+  char* hidden = static_cast<char*>(hiddenDev_.data());
+  char* logits = static_cast<char*>(logitsDev_.data());
+  char* out = static_cast<char*>(outDev_[stage].data());
+  comm::DataPlane& d = *devicePlane_;
+  LayerStageCounters& c = stats.at(layer, stage);
+  // Everything below is stream-ordered on the engine's stream: receives, FFN, sends.
+  for (int p = 0; p < peers; ++p) {
+    const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
+    d.recv(p, hidden + rowOffset_[p] * H * 4, n * H * 4, {TransferKind::kHidden, L, S, payload_.step}, {});
+    if (withLogits) d.recv(p, logits + rowOffset_[p] * E * 4, n * E * 4, {TransferKind::kRouterLogits, L, S, payload_.step}, {});
+  }
+  c.bytesAtoF += static_cast<uint64_t>(rows * (H + (withLogits ? E : 0)) * 4);
+  stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
+  {
+    std::lock_guard<std::mutex> lock(engine_->mutex());
+    Tensor in = hiddenDev_.view(DType::F32, {rows, H}), o = outDev_[stage].view(DType::F32, {rows, H});
+    Tensor lg = withLogits ? logitsDev_.view(DType::F32, {rows, E}) : Tensor{};
+    engine_->ffnModel()->forward(layer, in, withLogits ? &lg : nullptr, o);
+  }
+  stats.setFfnLoop(FfnLoopState::Sending, layer, stage);
+  for (int p = 0; p < peers; ++p) {
+    const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
+    d.send(p, out + rowOffset_[p] * H * 4, n * H * 4, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
+  }
+  c.bytesFtoA += static_cast<uint64_t>(rows * H * 4);
 }
 
 }  // namespace afd

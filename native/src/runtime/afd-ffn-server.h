@@ -54,12 +54,24 @@ class AfdFfnServer {
   // Serves steps until the shutdown flag (true, *by = who) or stop (false). Throws CommError on a lost peer.
   bool serve(std::string* by);
   void runLayerStage(int layer, int stage);
+  // Device connectors: after every rendezvous, sends each peer its bootstrap blob and
+  // builds a fresh plane (the previous one is aborted). No-op for tcp.
+  void bootstrapDevicePlane();
+  // The plane hidden states travel on: the device plane (nccl) or the TCP connector.
+  comm::DataPlane& data() { return devicePlane_ ? *devicePlane_ : static_cast<comm::DataPlane&>(connector_); }
+  // runLayerStage on a device plane: receive into device rows (hidden [rows, H], logits
+  // [rows, E]), run the FFN half on the engine's stream, send each peer its slice.
+  void runLayerStageDevice(int layer, int stage, int64_t rows, bool withLogits);
   void setState(State s);
   void finish(State s, const std::string& reason);
 
   std::shared_ptr<Engine> engine_;
   comm::TcpConnectorConfig config_;
   comm::TcpFfnConnector connector_;
+  std::string connectorName_;  // "tcp" | "nccl"
+  bool deviceWire_ = false;
+  std::unique_ptr<comm::DataPlane> devicePlane_;
+  Buffer hiddenDev_, logitsDev_, outDev_[comm::kMaxStages];  // grow-only device step buffers (nccl)
   std::atomic<bool> stop_{false};
   std::thread thread_;
   comm::ControlPayload payload_;

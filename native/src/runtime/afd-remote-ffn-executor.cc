@@ -8,15 +8,27 @@ using comm::TransferKind;
 
 RemoteFfnExecutor::RemoteFfnExecutor(comm::AttentionControlPlane& control, comm::DataPlane& data,
                                      const comm::ModelShape& model, Backend& backend, EngineStats& stats)
-    : control_(control), data_(data), model_(model), backend_(backend), stats_(stats) {
+    : control_(control), data_(&data), model_(model), backend_(backend), stats_(stats) {
   zeroHidden_.assign(model_.hiddenSize, 0.f);
   zeroLogits_.assign(model_.numExperts > 0 ? model_.numExperts : 1, 0.f);
   sink_.assign(model_.hiddenSize, 0.f);
   localRows_.assign(comm::kMaxStages, 0);
 }
 
+void RemoteFfnExecutor::setDataPlane(comm::DataPlane& data) { data_ = &data; }
+
+void RemoteFfnExecutor::ensureDevicePlaceholders() {
+  if (zeroHiddenDev_.data() != nullptr) return;
+  const size_t h = model_.hiddenSize * sizeof(float), e = zeroLogits_.size() * sizeof(float);
+  zeroHiddenDev_ = Buffer(&backend_, h);
+  zeroLogitsDev_ = Buffer(&backend_, e);
+  sinkDev_ = Buffer(&backend_, h);
+  backend_.fillZero(zeroHiddenDev_.data(), h);
+  backend_.fillZero(zeroLogitsDev_.data(), e);
+}
+
 const void* RemoteFfnExecutor::toHost(const Tensor& t, std::vector<float>& staging) {
-  if (backend_.sharesHostMemory()) return t.data;
+  if (backend_.sharesHostMemory() || deviceWire()) return t.data;
   staging.resize(t.bytes() / sizeof(float));
   backend_.copyToHost(staging.data(), t.data, t.bytes());
   return staging.data();
@@ -38,24 +50,30 @@ void RemoteFfnExecutor::beginStep(const FfnStepInfo& info) {
 void RemoteFfnExecutor::sendRows(int layer, int stage, const void* hidden, const void* logits, int64_t rows) {
   const size_t hiddenBytes = static_cast<size_t>(rows) * model_.hiddenSize * sizeof(float);
   const size_t logitBytes = logits ? static_cast<size_t>(rows) * model_.numExperts * sizeof(float) : 0;
-  data_.send(0, hidden, hiddenBytes, tag(TransferKind::kHidden, layer, stage), {});
-  if (logits) data_.send(0, logits, logitBytes, tag(TransferKind::kRouterLogits, layer, stage), {});
+  data_->send(0, hidden, hiddenBytes, tag(TransferKind::kHidden, layer, stage), {});
+  if (logits) data_->send(0, logits, logitBytes, tag(TransferKind::kRouterLogits, layer, stage), {});
   LayerStageCounters& c = stats_.at(layer, stage);
   c.bytesAtoF += hiddenBytes + logitBytes;
   if (sampled_) {
-    data_.synchronize({});
-    c.wireTimeUsAtoF = data_.lastWireTimeUs(0, true);
+    data_->synchronize({});
+    c.wireTimeUsAtoF = data_->lastWireTimeUs(0, true);
   }
 }
 
 void RemoteFfnExecutor::sendPlaceholder(int layer, int stage) {
   const bool logits = model_.gateOnAttention && model_.moeLayers[layer];
+  if (deviceWire()) {
+    ensureDevicePlaceholders();
+    sendRows(layer, stage, zeroHiddenDev_.data(), logits ? zeroLogitsDev_.data() : nullptr, 1);
+    return;
+  }
   sendRows(layer, stage, zeroHidden_.data(), logits ? zeroLogits_.data() : nullptr, 1);
 }
 
 void RemoteFfnExecutor::recvPlaceholder(int layer, int stage) {
   const size_t bytes = model_.hiddenSize * sizeof(float);
-  data_.recv(0, sink_.data(), bytes, tag(TransferKind::kFfnOutput, layer, stage), {});
+  if (deviceWire()) ensureDevicePlaceholders();
+  data_->recv(0, deviceWire() ? sinkDev_.data() : sink_.data(), bytes, tag(TransferKind::kFfnOutput, layer, stage), {});
   stats_.at(layer, stage).bytesFtoA += bytes;
 }
 
@@ -85,22 +103,23 @@ void RemoteFfnExecutor::collect(int layer, int stage, Tensor& ffnOut) {
   } else {
     const size_t bytes = static_cast<size_t>(rows) * model_.hiddenSize * sizeof(float);
     void* dst = ffnOut.data;
-    if (!backend_.sharesHostMemory()) {
+    const bool staged = !backend_.sharesHostMemory() && !deviceWire();
+    if (staged) {
       stageOut_.resize(bytes / sizeof(float));
       dst = stageOut_.data();
     }
-    data_.recv(0, dst, bytes, tag(TransferKind::kFfnOutput, layer, stage), {});
-    if (!backend_.sharesHostMemory()) backend_.copyToDevice(ffnOut.data, dst, bytes);
+    data_->recv(0, dst, bytes, tag(TransferKind::kFfnOutput, layer, stage), {});
+    if (staged) backend_.copyToDevice(ffnOut.data, dst, bytes);
     LayerStageCounters& c = stats_.at(layer, stage);
     c.bytesFtoA += bytes;
-    if (sampled_) c.wireTimeUsFtoA = data_.lastWireTimeUs(0, false);
+    if (sampled_) c.wireTimeUsFtoA = data_->lastWireTimeUs(0, false);
   }
   if (stage == localStages_ - 1) {
     for (int extra = localStages_; extra < merged_.numStages; ++extra) recvPlaceholder(layer, extra);
   }
 }
 
-void RemoteFfnExecutor::endStep() { data_.synchronize({}); }
+void RemoteFfnExecutor::endStep() { data_->synchronize({}); }
 
 void RemoteFfnExecutor::runEmptyStep() {
   uint32_t none[1] = {0};
@@ -111,7 +130,7 @@ void RemoteFfnExecutor::runEmptyStep() {
     for (int s = 0; s < merged_.numStages; ++s) sendPlaceholder(static_cast<int>(layer), s);
     for (int s = 0; s < merged_.numStages; ++s) recvPlaceholder(static_cast<int>(layer), s);
   }
-  data_.synchronize({});
+  data_->synchronize({});
 }
 
 }  // namespace afd

@@ -32,6 +32,11 @@ class RemoteFfnExecutor : public FfnExecutor {
   void collect(int layer, int stage, Tensor& ffnOut) override;
   void endStep() override;
 
+  // Replaces the data plane (a device plane rebuilt after a reconnect). Call between
+  // steps (the engine mutex held). A device plane (memoryKind kDevice) gets the
+  // engine's device tensors and stream directly; a host plane gets host copies.
+  void setDataPlane(comm::DataPlane& data);
+
   // The block stepped without this rank (it was called in while idle): publish empty
   // counts and send/receive one placeholder row per layer and stage.
   void runEmptyStep();
@@ -41,12 +46,15 @@ class RemoteFfnExecutor : public FfnExecutor {
   void sendPlaceholder(int layer, int stage);
   void recvPlaceholder(int layer, int stage);
   const void* toHost(const Tensor& t, std::vector<float>& staging);
+  bool deviceWire() const { return data_->memoryKind() == comm::MemoryKind::kDevice; }
+  // Zeroed device rows for placeholders on a device plane (allocated on first use).
+  void ensureDevicePlaceholders();
   comm::TransferTag tag(comm::TransferKind kind, int layer, int stage) const {
     return {kind, static_cast<uint32_t>(layer), static_cast<uint32_t>(stage), merged_.step};
   }
 
   comm::AttentionControlPlane& control_;
-  comm::DataPlane& data_;
+  comm::DataPlane* data_;
   comm::ModelShape model_;
   Backend& backend_;
   EngineStats& stats_;
@@ -56,6 +64,7 @@ class RemoteFfnExecutor : public FfnExecutor {
   bool sampled_ = false;
   std::vector<float> zeroHidden_, zeroLogits_, sink_;  // placeholder rows
   std::vector<float> stageHidden_[comm::kMaxStages], stageLogits_[comm::kMaxStages], stageOut_;  // device staging
+  Buffer zeroHiddenDev_, zeroLogitsDev_, sinkDev_;  // placeholder rows on a device plane
 };
 
 }  // namespace afd

@@ -25,6 +25,7 @@ export function registerRole(program: Command): void {
     .option('--afd-host <host>', 'TCP rendezvous host of the FFN ranks (default 127.0.0.1)')
     .option('--ffn-hosts <h0,h1,...>', 'host of each FFN rank (default: all at --afd-host)')
     .option('--afd-port <port>', 'base port: FFN rank f listens on port + f (default 29500)')
+    .option('--connector <tcp|nccl>', 'AFD data plane: tcp (host memory) or nccl (GPU memory, needs --backend cuda); default tcp')
     .option('--api-host <host>', 'HTTP bind address (default 127.0.0.1)')
     .option('--api-port <port>', 'HTTP port, 0 = ephemeral (default 8000)')
     .option('--config <file|json>', 'AFD config (shared schema); explicit flags override its fields')

@@ -9,7 +9,7 @@ export interface BannerProps {
 export function Banner({ kind, message, onDismiss, testId }: BannerProps) {
   return (
     <div className={`banner ${kind}`} role={kind === 'err' ? 'alert' : 'status'} data-testid={testId}>
-      <div className="msg">{message}</div>
+      <div className="banner-text">{message}</div>
       {onDismiss && (
         <button className="btn" onClick={onDismiss} aria-label="Dismiss message">
           ×

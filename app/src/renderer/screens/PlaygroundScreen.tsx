@@ -110,7 +110,7 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
       </div>
       {!ready && (
         <div className="banner warn" role="status" data-testid="playground-not-ready">
-          <div className="msg">
+          <div className="banner-text">
             {progress
               ? `The topology is ${progress.state}${progress.state === 'launching' ? ': wait until every rank is ready' : ''}.`
               : 'No topology is running. Launch one to chat with it.'}

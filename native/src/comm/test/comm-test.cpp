@@ -283,6 +283,42 @@ TEST(start_order_ffn_after_attention) {
   server.join();
 }
 
+TEST(bootstrap_blob_travels_after_the_handshake_and_steps_follow) {
+  int port = freeBasePort(1);
+  TcpFfnConnector ffn(config("1A1F", 0, port));
+  TcpAttentionConnector a(config("1A1F", 0, port));
+  std::vector<uint8_t> got;
+  std::thread client([&] {
+    auto link = a.dial(nullptr, 5000);
+    got = TcpAttentionConnector::recvBootstrap(*link, 2000);
+    a.adopt(std::move(link));
+  });
+  ffn.acceptPeers(nullptr);
+  std::vector<uint8_t> blob(128);
+  for (size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<uint8_t>(i * 7);
+  ffn.sendBootstrap(0, blob);
+  client.join();
+  CHECK(got == blob);
+  CHECK_THROWS(ffn.sendBootstrap(1, blob), CommErrorKind::kConfig, "peer 1");
+  std::atomic<bool> stop{false};
+  std::thread server([&] { serveFfn(ffn, stop, nullptr); });
+  attentionStep(a, {2}, 0);
+  a.shutdown("done");
+  server.join();
+}
+
+TEST(bootstrap_missing_is_a_protocol_error_naming_the_connector) {
+  int port = freeBasePort(1);
+  TcpFfnConnector ffn(config("1A1F", 0, port));
+  TcpAttentionConnector a(config("1A1F", 0, port));
+  std::unique_ptr<TcpLink> link;
+  std::thread client([&] { link = a.dial(nullptr, 5000); });
+  ffn.acceptPeers(nullptr);
+  client.join();
+  ffn.closePeers("FFN rank 0 speaks tcp");  // a goodbye instead of the bootstrap
+  CHECK_THROWS(TcpAttentionConnector::recvBootstrap(*link, 2000), CommErrorKind::kShutdown, "speaks tcp");
+}
+
 TEST(rendezvous_timeout_names_the_address) {
   int port = freeBasePort(1);
   TcpConnectorConfig c = config("1A1F", 0, port);
@@ -344,6 +380,46 @@ TEST(stranger_on_the_port_is_ignored) {
   attentionStep(a, {1}, 0);
   a.shutdown("done");
   server.join();
+}
+
+// A process of another build (an addon rebuilt between two role starts) is refused at the
+// handshake with a reason naming both versions, never joined to step with a payload layout
+// it reads differently (the 2A2F "control payload has 0 stages" failure).
+TEST(peer_of_another_wire_version_is_refused_at_the_handshake) {
+  int port = freeBasePort(1);
+  std::atomic<bool> stop{false};
+  TcpFfnConnector ffn(config("1A1F", 0, port));
+  std::thread server([&] {
+    try {
+      ffn.acceptPeers(&stop);
+    } catch (const CommError&) {
+      // kStopped below
+    }
+  });
+  struct Join {  // stops and joins the server on every exit path
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~Join() {
+      stop.store(true);
+      if (t.joinable()) t.join();
+    }
+  } join{stop, server};
+  Socket old = connectWithRetry("127.0.0.1", port, Deadline::afterMs(2000), nullptr, "ffn");
+  FrameHeader hello;
+  hello.version = static_cast<uint16_t>(kWireVersion - 1);
+  hello.kind = FrameKind::kHello;
+  uint8_t bytes[kFrameHeaderBytes];
+  encodeFrameHeader(hello, bytes);
+  ::send(old.fd(), bytes, kFrameHeaderBytes, MSG_NOSIGNAL);
+  old.recvAll(bytes, kFrameHeaderBytes, Deadline::afterMs(5000), nullptr, "ffn", "the reject");
+  FrameHeader reply;
+  std::string problem = decodeFrameHeader(bytes, &reply);
+  CHECK_MSG(problem.empty(), problem);
+  CHECK(reply.kind == FrameKind::kReject);
+  std::string reason(reply.byteLength, '\0');
+  old.recvAll(reason.data(), reason.size(), Deadline::afterMs(5000), nullptr, "ffn", "the reason");
+  CHECK_MSG(reason.find("wire version " + std::to_string(kWireVersion)) != std::string::npos, reason);
+  CHECK(ffn.peersJoined() == 0);
 }
 
 TEST(stalled_ffn_fails_the_step_within_the_deadline) {

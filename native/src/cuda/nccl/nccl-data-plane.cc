@@ -6,14 +6,16 @@
 
 namespace afd::cuda {
 
-namespace {
-cudaStream_t streamOf(afd::comm::CommStream s) { return static_cast<cudaStream_t>(s.handle); }
-}  // namespace
-
-NcclDataPlane::NcclDataPlane(std::unique_ptr<nccl::NcclComm> comm, bool ffnRole, int blockSize, int stepDeadlineMs)
-    : comm_(std::move(comm)), ffnRole_(ffnRole), blockSize_(blockSize), stepDeadlineMs_(stepDeadlineMs) {
-  AFD_CHECK(comm_ && comm_->size() == blockSize + 1,
-            "NCCL data plane: the subgroup communicator must have blockSize + 1 = " << blockSize + 1 << " ranks");
+NcclDataPlane::NcclDataPlane(std::vector<std::unique_ptr<nccl::NcclComm>> comms, bool ffnRole, int stepDeadlineMs,
+                             cudaStream_t defaultStream)
+    : comms_(std::move(comms)), ffnRole_(ffnRole), stepDeadlineMs_(stepDeadlineMs), defaultStream_(defaultStream) {
+  AFD_CHECK(!comms_.empty() && (ffnRole || comms_.size() == 1),
+            "NCCL data plane: an attention rank has one pair communicator, an FFN rank one per peer (got " << comms_.size()
+                                                                                                        << ")");
+  for (auto& c : comms_) {
+    AFD_CHECK(c && c->size() == 2 && c->rank() == pairRank(ffnRole), "NCCL data plane: pair communicators have 2 ranks");
+    raw_.push_back(c.get());
+  }
   AFD_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
   const size_t n = static_cast<size_t>(numPeers()) * 2;
   start_.resize(n);
@@ -26,6 +28,9 @@ NcclDataPlane::NcclDataPlane(std::unique_ptr<nccl::NcclComm> comm, bool ffnRole,
 }
 
 NcclDataPlane::~NcclDataPlane() {
+  // Abort rather than destroy: the peer may be gone (a replaced plane after a loss),
+  // and ncclCommAbort is bounded where a destroy could wait on it.
+  abort();
   for (auto e : start_) cudaEventDestroy(e);
   for (auto e : end_) cudaEventDestroy(e);
   if (done_) cudaEventDestroy(done_);
@@ -36,7 +41,7 @@ void NcclDataPlane::send(int peer, const void* src, size_t bytes, const afd::com
   AFD_CHECK(peer >= 0 && peer < numPeers(), "NCCL data plane: no peer " << peer);
   const size_t slot = static_cast<size_t>(peer) * 2 + 1;
   if (sampling_) AFD_CUDA_CHECK(cudaEventRecord(start_[slot], streamOf(stream)));
-  nccl::checkNccl(nccl::ncclApi().send(src, bytes, nccl::ncclUint8, rankOf(peer), comm_->get(), streamOf(stream)),
+  nccl::checkNccl(nccl::ncclApi().send(src, bytes, nccl::ncclUint8, otherRank(), comms_[peer]->get(), streamOf(stream)),
                   "ncclSend");
   if (sampling_) {
     AFD_CUDA_CHECK(cudaEventRecord(end_[slot], streamOf(stream)));
@@ -48,7 +53,7 @@ void NcclDataPlane::recv(int peer, void* dst, size_t bytes, const afd::comm::Tra
   AFD_CHECK(peer >= 0 && peer < numPeers(), "NCCL data plane: no peer " << peer);
   const size_t slot = static_cast<size_t>(peer) * 2;
   if (sampling_) AFD_CUDA_CHECK(cudaEventRecord(start_[slot], streamOf(stream)));
-  nccl::checkNccl(nccl::ncclApi().recv(dst, bytes, nccl::ncclUint8, rankOf(peer), comm_->get(), streamOf(stream)),
+  nccl::checkNccl(nccl::ncclApi().recv(dst, bytes, nccl::ncclUint8, otherRank(), comms_[peer]->get(), streamOf(stream)),
                   "ncclRecv");
   if (sampling_) {
     AFD_CUDA_CHECK(cudaEventRecord(end_[slot], streamOf(stream)));
@@ -61,9 +66,9 @@ void NcclDataPlane::groupEnd() { nccl::checkNccl(nccl::ncclApi().groupEnd(), "nc
 
 void NcclDataPlane::synchronize(afd::comm::CommStream stream) {
   AFD_CUDA_CHECK(cudaEventRecord(done_, streamOf(stream)));
-  nccl::NcclComm* comms[1] = {comm_.get()};
-  const std::string peer = ffnRole_ ? "an attention rank of the block" : "the FFN rank";
-  nccl::waitEventBounded(done_, afd::comm::Deadline::afterMs(stepDeadlineMs_), peer, comms, 1);
+  const std::string peer = ffnRole_ ? "an attention rank of the block (NCCL)" : "the FFN rank (NCCL)";
+  nccl::waitEventBounded(done_, afd::comm::Deadline::afterMs(stepDeadlineMs_), peer, raw_.data(),
+                         static_cast<int>(raw_.size()));
 }
 
 uint64_t NcclDataPlane::lastWireTimeUs(int peer, bool send) const {

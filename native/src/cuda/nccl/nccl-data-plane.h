@@ -1,9 +1,9 @@
 // comm::DataPlane over NCCL for the engine path (role processes): device buffers, the
 // engine's stream, and the step deadline enforced by polling + ncclCommAbort. One
-// communicator per FFN subgroup: FFN rank f is rank 0 and the attention ranks of its
-// block are ranks 1..blockSize in block order (world order [F..., A...] restricted to
-// the block). The unique id travels over the TCP control connection (the FFN rank
-// creates it); see subgroupRank() for the mapping.
+// two-rank communicator per attention <-> FFN pair (FFN rank = 0, attention rank = 1),
+// so several attention ranks of a block may share one GPU (NCCL refuses two ranks of
+// one communicator on one device). The unique ids travel over the TCP control
+// connections (the FFN rank creates them; runtime/afd-device-plane.h).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -16,17 +16,20 @@
 
 namespace afd::cuda {
 
-// Rank inside the subgroup communicator: 0 for the FFN rank, 1 + peer index for an attention rank.
-inline int subgroupRank(bool ffnRole, int peerIndex) { return ffnRole ? 0 : 1 + peerIndex; }
+// Rank inside a pair communicator: 0 for the FFN rank, 1 for the attention rank.
+inline int pairRank(bool ffnRole) { return ffnRole ? 0 : 1; }
 
 class NcclDataPlane final : public afd::comm::DataPlane {
  public:
-  // ffnRole: this side is the FFN rank (peers = the block's attention ranks) or an
-  // attention rank (one peer: the FFN rank). blockSize: attention ranks in the block.
-  NcclDataPlane(std::unique_ptr<nccl::NcclComm> comm, bool ffnRole, int blockSize, int stepDeadlineMs);
+  // ffnRole: this side is the FFN rank (peers = the block's attention ranks, one pair
+  // communicator each, in block order) or an attention rank (one peer: the FFN rank).
+  // defaultStream: used when a call passes a null stream (the engine's stream).
+  NcclDataPlane(std::vector<std::unique_ptr<nccl::NcclComm>> comms, bool ffnRole, int stepDeadlineMs,
+                cudaStream_t defaultStream);
   ~NcclDataPlane() override;
 
-  int numPeers() const override { return ffnRole_ ? blockSize_ : 1; }
+  int numPeers() const override { return static_cast<int>(comms_.size()); }
+  afd::comm::MemoryKind memoryKind() const override { return afd::comm::MemoryKind::kDevice; }
   void send(int peer, const void* src, size_t bytes, const afd::comm::TransferTag& tag, afd::comm::CommStream stream) override;
   void recv(int peer, void* dst, size_t bytes, const afd::comm::TransferTag& tag, afd::comm::CommStream stream) override;
   void groupStart() override;
@@ -36,14 +39,20 @@ class NcclDataPlane final : public afd::comm::DataPlane {
   uint64_t lastWireTimeUs(int peer, bool send) const override;
   // Records wire-time events around the next transfers (sampled steps only: they cost two event records).
   void setSampling(bool on) { sampling_ = on; }
-  void abort() { comm_->abort(); }
+  void abort() {
+    for (auto& c : comms_) c->abort();
+  }
 
  private:
-  int rankOf(int peer) const { return ffnRole_ ? 1 + peer : 0; }
-  std::unique_ptr<nccl::NcclComm> comm_;
+  int otherRank() const { return pairRank(!ffnRole_); }
+  cudaStream_t streamOf(afd::comm::CommStream s) const {
+    return s.handle ? static_cast<cudaStream_t>(s.handle) : defaultStream_;
+  }
+  std::vector<std::unique_ptr<nccl::NcclComm>> comms_;
+  std::vector<nccl::NcclComm*> raw_;
   bool ffnRole_;
-  int blockSize_;
   int stepDeadlineMs_;
+  cudaStream_t defaultStream_;
   bool sampling_ = false;
   cudaEvent_t done_ = nullptr;
   // [peer][send?1:0] start / end events of the last sampled transfer.
