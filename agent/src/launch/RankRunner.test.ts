@@ -104,4 +104,20 @@ describe('parseStatsBody', () => {
     expect(parseStatsBody({ stats: s, serving: null }, 6)?.stats.rank).toBe(1);
     expect(parseStatsBody({ nope: 1 }, 7)).toBeUndefined();
   });
+
+  it('keeps the serving stats a role adds beside its RankStats', () => {
+    const s = emptyRankStats('attention', 0, 1, 1);
+    const serving = {
+      runningRequests: 2,
+      waitingRequests: 1,
+      promptTokensTotal: 40,
+      generationTokensTotal: 12,
+      requestsFinishedTotal: 3,
+      outputTokensPerSecond: 55.5,
+      kvUsage: 0.25,
+    };
+    const snap = parseStatsBody({ ...s, serving }, 8);
+    expect(snap?.serving).toEqual(serving);
+    expect(snap?.stats.role).toBe('attention');
+  });
 });

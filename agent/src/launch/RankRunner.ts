@@ -42,8 +42,13 @@ export interface RankRunnerOptions {
 
 /** Reads /afd/stats: a bare RankStats, or { stats, serving }. */
 export function parseStatsBody(body: unknown, timestampMs: number): MetricsSnapshot | undefined {
+  // A role's /afd/stats is its RankStats with `serving` added on attention/colocated
+  // ranks. zod drops unknown keys, so read `serving` explicitly before the bare parse.
   const bare = rankStatsSchema.safeParse(body);
-  if (bare.success) return { timestampMs, stats: bare.data, serving: null };
+  if (bare.success) {
+    const serving = servingStatsSchema.safeParse((body as { serving?: unknown }).serving);
+    return { timestampMs, stats: bare.data, serving: serving.success ? serving.data : null };
+  }
   if (body && typeof body === 'object') {
     const wrapped = metricsSnapshotSchema.omit({ timestampMs: true }).safeParse(body);
     if (wrapped.success) return { timestampMs, ...wrapped.data };
