@@ -13,10 +13,13 @@
  * peers are the attention ranks of its block, in rank order. That order is the peer index
  * used by the control payload and by the data plane's concatenation along tokens.
  *
- * Control payload: once per step, the FIRST attention rank of each block (the block
- * leader) sends the control payload to that block's FFN rank. It carries the per-stage
- * token counts of every peer of the block, so the leader learns its block peers' counts
- * first (attention-side exchange); the FFN rank reads exactly one payload per step.
+ * Control plane: the FFN rank is the hub of its block (attention ranks need no listen
+ * address of their own). Once per step every attention rank of the block publishes its
+ * own per-stage token counts to the FFN rank; the first request of a step makes the FFN
+ * rank call the block's idle ranks in (they answer with empty counts, one placeholder
+ * row); the FFN rank merges the counts into one control payload (peer-index order),
+ * runs its layer loop from it and sends the merged payload back to every peer, so all
+ * ranks of a block step in lockstep.
  */
 import type { Topology } from './spec.js';
 
@@ -114,13 +117,11 @@ export function peersOf(topology: Topology, role: AfdRole, rank: number): WorldR
   }));
 }
 
-/** One control-plane route: the block leader that sends each step's payload to its FFN rank. */
+/** One control-plane route: the attention ranks that publish their counts to an FFN rank (the hub). */
 export interface ControlRoute {
-  /** The attention rank that sends (the first rank of the block). */
-  senderAttentionRank: number;
-  /** The FFN rank that receives. */
+  /** The FFN rank that merges the block's counts and drives the step. */
   ffnRank: number;
-  /** Attention ranks whose counts the payload carries, in peer-index order. */
+  /** Attention ranks that publish their counts to it each step, in peer-index order (the payload's order). */
   peerAttentionRanks: number[];
 }
 
@@ -128,7 +129,6 @@ export interface ControlRoute {
 export function controlRouteOf(topology: Topology, ffnRank: number): ControlRoute {
   const block = attentionBlockOf(topology, ffnRank);
   return {
-    senderAttentionRank: block.start,
     ffnRank,
     peerAttentionRanks: Array.from({ length: block.size }, (_, i) => block.start + i),
   };
@@ -139,8 +139,7 @@ export function controlRoutes(topology: Topology): ControlRoute[] {
   return Array.from({ length: topology.ffn.ranks }, (_, f) => controlRouteOf(topology, f));
 }
 
-/** The FFN rank an attention rank sends the control payload to, or null when it is not a block leader. */
-export function controlTargetOf(topology: Topology, attentionRank: number): number | null {
-  const f = ffnRankOf(topology, attentionRank);
-  return attentionBlockOf(topology, f).start === attentionRank ? f : null;
+/** The FFN rank (control hub) an attention rank publishes its per-step counts to. */
+export function controlTargetOf(topology: Topology, attentionRank: number): number {
+  return ffnRankOf(topology, attentionRank);
 }

@@ -18,8 +18,8 @@ describe('planTopology', () => {
         { worldRank: 4, role: 'attention', rank: 2 },
       ],
       blocks: [
-        { ffnRank: 0, attentionRanks: [0, 1], controlSender: 0 },
-        { ffnRank: 1, attentionRanks: [2], controlSender: 2 },
+        { ffnRank: 0, attentionRanks: [0, 1], controlPublishers: [0, 1] },
+        { ffnRank: 1, attentionRanks: [2], controlPublishers: [2] },
       ],
     });
     expect(topologyPlanSchema.parse(JSON.parse(JSON.stringify(plan)))).toEqual(plan);

@@ -43,8 +43,8 @@ export const topologyPlanSchema = z.object({
       ffnRank: z.int().nonnegative(),
       /** Its attention peers, ascending. */
       attentionRanks: z.array(z.int().nonnegative()).min(1),
-      /** The attention rank that sends this FFN rank the control payload (first of the block). */
-      controlSender: z.int().nonnegative(),
+      /** Attention ranks that publish their per-step counts to this FFN rank (the control hub). */
+      controlPublishers: z.array(z.int().nonnegative()).min(1),
     }),
   ),
 });
@@ -62,7 +62,7 @@ export function planTopology(topology: Topology): TopologyPlan {
     blocks: attentionBlocks(topology).map((b, f) => ({
       ffnRank: b.ffnRank,
       attentionRanks: Array.from({ length: b.size }, (_, i) => b.start + i),
-      controlSender: routes[f]!.senderAttentionRank,
+      controlPublishers: routes[f]!.peerAttentionRanks,
     })),
   };
 }

@@ -149,7 +149,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
               <div>world: {plan.world.map((w) => `${w.role === 'ffn' ? 'F' : 'A'}${w.rank}`).join(' ')}</div>
               {plan.blocks.map((b) => (
                 <div key={b.ffnRank}>
-                  F{b.ffnRank} ← {b.attentionRanks.map((a) => `A${a}`).join(', ')} (control from A{b.controlSender})
+                  F{b.ffnRank} ← {b.attentionRanks.map((a) => `A${a}`).join(', ')} (control hub F{b.ffnRank})
                 </div>
               ))}
             </div>
