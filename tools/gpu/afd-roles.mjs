@@ -4,7 +4,7 @@
 // attention-FFN pair), then the fault test: kill -9 the FFN process during a request; the
 // attention rank must fail the request within the step deadline, say why, answer /health
 // with 503 and stay alive. Node builtins only. Writes $OUT/afd-roles.json progressively.
-//   node afd-roles.mjs --agent afd-agent.cjs --out DIR [--skip-dbo]
+//   node afd-roles.mjs --agent afd-agent.cjs --out DIR [--skip-dbo] [--backend cpu --connector tcp]
 import { spawn } from 'node:child_process';
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +17,10 @@ const arg = (name, dflt) => {
 const agent = arg('--agent');
 const out = arg('--out', '/tmp/afd-roles-out');
 const stepDeadlineMs = 3000;
-const report = { startedAt: new Date().toISOString(), stepDeadlineMs, runs: {}, checks: {}, fault: null, errors: [] };
+// --backend cpu --connector tcp: a dry run of this script on a machine without GPUs.
+const backend = arg('--backend', 'cuda');
+const connector = arg('--connector', 'nccl');
+const report = { startedAt: new Date().toISOString(), backend, connector, stepDeadlineMs, runs: {}, checks: {}, fault: null, errors: [] };
 const save = () => writeFileSync(join(out, 'afd-roles.json'), JSON.stringify(report, null, 2));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const live = new Set();
@@ -74,7 +77,7 @@ class Role {
   url() {
     return this.events.find((e) => e.type === 'listening').apiUrl;
   }
-  async stop(timeoutMs = 15000) {
+  async stop(timeoutMs = 8000) {
     if (this.exitCode !== undefined) return this.exitCode;
     this.child.kill('SIGTERM');
     const code = await Promise.race([this.exited, sleep(timeoutMs).then(() => 'timeout')]);
@@ -130,17 +133,17 @@ async function stats(url) {
 }
 
 const common = (port, topo, extraConfig = {}) => [
-  '--backend', 'cuda', '--api-port', '0', '--afd-port', String(port), '--topology', topo, '--served-model-name', 'tiny',
-  '--connector', 'nccl', '--config', JSON.stringify({ stepDeadlineMs, ...extraConfig }),
+  '--backend', backend, '--api-port', '0', '--afd-port', String(port), '--topology', topo, '--served-model-name', 'tiny',
+  '--connector', connector, '--config', JSON.stringify({ stepDeadlineMs, ...extraConfig }),
 ];
 
 async function topology(name, topo, numAttn, port, extraConfig) {
   const t0 = Date.now();
   const ffn = new Role(`${name}-ffn`, 'ffn', common(port, topo, extraConfig), 1);
-  await ffn.waitFor('listening', 120000);
+  await ffn.waitFor('listening', 60000);
   const attn = [];
   for (let r = 0; r < numAttn; r++) attn.push(new Role(`${name}-attn${r}`, 'attention', [...common(port, topo, extraConfig), '--rank', String(r)], 0));
-  await Promise.all(attn.map((a) => a.waitFor('ready', 120000)));
+  await Promise.all(attn.map((a) => a.waitFor('ready', 60000)));
   await ffn.waitFor('ready', 30000);
   const readyMs = Date.now() - t0;
   const w = await workload(attn.map((a) => a.url()));
@@ -150,27 +153,53 @@ async function topology(name, topo, numAttn, port, extraConfig) {
   return { ffn, attn };
 }
 
+// Runs one phase; a failure is recorded and the phase's processes are killed, so the
+// remaining phases still run.
+async function phase(name, fn) {
+  const before = new Set(live);
+  try {
+    await fn();
+  } catch (e) {
+    report.errors.push(`${name}: ${String(e?.stack ?? e)}`);
+    for (const r of live) if (!before.has(r)) r.child.kill('SIGKILL');
+    await sleep(500);
+  }
+  save();
+}
+
 async function main() {
   const base = 29600;
   // 1. colocated on GPU 0.
-  const colo = new Role('colocated', 'colocated', ['--backend', 'cuda', '--api-port', '0', '--served-model-name', 'tiny'], 0);
-  await colo.waitFor('ready', 180000);
-  report.runs.colocated = await workload([colo.url()]);
-  save();
-  report.runs.colocatedStop = await colo.stop();
+  await phase('colocated', async () => {
+    const colo = new Role('colocated', 'colocated', ['--backend', backend, '--api-port', '0', '--served-model-name', 'tiny'], 0);
+    await colo.waitFor('ready', 90000);
+    report.runs.colocated = await workload([colo.url()]);
+    save();
+    report.runs.colocatedStop = await colo.stop();
+  });
+  if (!report.runs.colocated) report.runs.colocated = { sequential: [], concurrent: [] };
+  await phase('1A1F+fault', () => oneAOneF(base));
+  await phase('2A1F', () => twoAOneF(base + 10));
+  if (!args.includes('--skip-dbo')) await phase('1A1F-dbo', () => dbo(base + 20));
+}
 
+async function oneAOneF(base) {
   // 2. 1A1F over NCCL; then the fault test on it.
   const a = await topology('1A1F', '1A1F', 1, base);
   compare('1A1F', report.runs['1A1F'], report.runs.colocated);
   const attnUrl = a.attn[0].url();
-  const long = complete(attnUrl, 'A long story:', 4000, 60000).then((r) => ({ ...r, at: Date.now() }));
+  const long = complete(attnUrl, 'A long story:', 20000, 60000).then((r) => ({ ...r, at: Date.now() }));
   await sleep(1500);
   const killedAt = Date.now();
   a.ffn.child.kill('SIGKILL');
   const r = await long;
-  const healthRes = await fetch(`${attnUrl}/health`).catch((e) => ({ status: String(e) }));
-  const health = { status: healthRes.status, body: await healthRes.text?.().catch(() => '') };
-  await sleep(1000);
+  // /health turns 503 once the link watcher (250 ms poll) has seen the loss.
+  let health = null;
+  for (const end = Date.now() + 5000; Date.now() < end; await sleep(50)) {
+    const res = await fetch(`${attnUrl}/health`).catch((e) => ({ status: String(e), text: async () => '' }));
+    health = { status: res.status, body: await res.text(), afterKillMs: Date.now() - killedAt };
+    if (res.status === 503) break;
+  }
   const later = await complete(attnUrl, 'still there?', 4, 10000).catch((e) => ({ status: String(e) }));
   report.fault = {
     requestStatus: r.status,
@@ -184,20 +213,22 @@ async function main() {
   save();
   report.runs['1A1F'].attnStop = await a.attn[0].stop();
   save();
+}
 
+async function twoAOneF(base) {
   // 3. 2A1F: both attention ranks on GPU 0, the FFN rank on GPU 1.
-  const b = await topology('2A1F', '2A1F', 2, base + 10);
+  const b = await topology('2A1F', '2A1F', 2, base);
   compare('2A1F', report.runs['2A1F'], report.runs.colocated);
   report.runs['2A1F'].stop = [await b.attn[0].stop(), await b.attn[1].stop(), await b.ffn.stop()];
   save();
+}
 
+async function dbo(base) {
   // 4. 1A1F with dual-batch overlap (two stages per step on one stream).
-  if (!args.includes('--skip-dbo')) {
-    const c = await topology('1A1F-dbo', '1A1F', 1, base + 20, { dbo: { enabled: true, decodeTokenThreshold: 2, prefillTokenThreshold: 16 } });
-    compare('1A1F-dbo', report.runs['1A1F-dbo'], report.runs.colocated);
-    report.runs['1A1F-dbo'].stop = [await c.attn[0].stop(), await c.ffn.stop()];
-    save();
-  }
+  const c = await topology('1A1F-dbo', '1A1F', 1, base, { dbo: { enabled: true, decodeTokenThreshold: 2, prefillTokenThreshold: 16 } });
+  compare('1A1F-dbo', report.runs['1A1F-dbo'], report.runs.colocated);
+  report.runs['1A1F-dbo'].stop = [await c.attn[0].stop(), await c.ffn.stop()];
+  save();
 }
 
 const hardStop = setTimeout(() => {

@@ -44,7 +44,7 @@ describe('afd-agent serve', () => {
   it('creates the token file with mode 0600 and never prints the token', async () => {
     // The log line goes to stderr; the listening line on stdout may arrive first.
     const t0 = Date.now();
-    while (!agent.stderr.join('\n').includes('agent listening') && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+    while (!agent.stderr.join('\n').includes('agent listening') && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 20));
     expect(statSync(agent.tokenFile).mode & 0o777).toBe(0o600);
     expect(agent.token.length).toBeGreaterThanOrEqual(40);
     expect(agent.stderr.join('\n')).not.toContain(agent.token);
@@ -64,7 +64,9 @@ describe('afd-agent serve', () => {
 
   it('accepts the token as a query parameter', async () => {
     const { ws, frames } = await rawSocket(`${agent.url}/?token=${agent.token}`, {});
-    await new Promise((r) => setTimeout(r, 200));
+    // Poll for the hello (a fixed sleep races a loaded CI box).
+    const t0 = Date.now();
+    while (frames.length === 0 && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 20));
     expect(frames[0]?.type).toBe('hello');
     ws.close();
   });
@@ -85,7 +87,7 @@ describe('afd-agent serve', () => {
     ws.send(Buffer.from([1, 2, 3]), { binary: true });
     ws.send(JSON.stringify({ id: 'big', method: 'ping', params: {}, pad: 'x'.repeat(10_000) }));
     const t0 = Date.now();
-    while (errors().length < 5 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 20));
+    while (errors().length < 5 && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 20));
     const msgs = errors().map((e) => e.message);
     expect(msgs[0]).toMatch(/not valid JSON/);
     expect(errors()[1]?.requestId).toBe('u1');
@@ -97,7 +99,7 @@ describe('afd-agent serve', () => {
     // Still connected and serving.
     ws.send(JSON.stringify({ id: 'p', method: 'ping', params: {} }));
     const t1 = Date.now();
-    while (!frames.some((f) => f.type === 'response' && f.id === 'p') && Date.now() - t1 < 5000) await new Promise((r) => setTimeout(r, 20));
+    while (!frames.some((f) => f.type === 'response' && f.id === 'p') && Date.now() - t1 < 15_000) await new Promise((r) => setTimeout(r, 20));
     expect(frames.find((f) => f.type === 'response' && f.id === 'p')).toMatchObject({ ok: true });
     expect(ws.readyState).toBe(WebSocket.OPEN);
     ws.close();
@@ -114,7 +116,7 @@ describe('afd-agent serve', () => {
   it('drops a client that does not answer heartbeats', async () => {
     const { ws } = await rawSocket(agent.url, { headers: { authorization: `Bearer ${agent.token}` }, autoPong: false });
     const closed = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), 5000);
+      const timer = setTimeout(() => resolve(false), 15_000); // heartbeat 300 ms; slack for a loaded CI box
       ws.once('close', () => {
         clearTimeout(timer);
         resolve(true);

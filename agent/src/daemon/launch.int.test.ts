@@ -62,7 +62,7 @@ async function launch(launchId: string, spec: LaunchSpecInput): Promise<number> 
   return res.numRanks;
 }
 
-describe('launching through the agent socket', () => {
+describe('launching through the agent socket', { timeout: 180_000 }, () => { // real processes on a loaded 2-core CI box
   it('launches a colocated rank: started, progress, ready, router, logs, metrics', async () => {
     const n = await launch('col-1', { mode: 'colocated', apiPort: 0, placements: [{ role: 'colocated', rank: 0, agentId: 'local', backend: 'cpu' }] });
     expect(n).toBe(1);

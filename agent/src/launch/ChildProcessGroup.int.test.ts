@@ -50,14 +50,16 @@ describe('ChildProcessGroup', () => {
     const exit = await c.stop(2000);
     expect(exit.requested).toBe(true);
     const t1 = Date.now();
-    while (alive(grandchild) && Date.now() - t1 < 5000) await new Promise((r) => setTimeout(r, 20));
+    while (alive(grandchild) && Date.now() - t1 < 15_000) await new Promise((r) => setTimeout(r, 20));
     expect(alive(grandchild)).toBe(false);
   });
 
   it('escalates to SIGKILL when SIGTERM is ignored', async () => {
     const c = node('process.on("SIGTERM", () => {}); console.log("ready"); setInterval(() => {}, 1000)');
     c.start();
-    await new Promise((r) => setTimeout(r, 300));
+    // Wait for the handler to be installed (node can take over 300 ms to start on a loaded CI box).
+    const t0 = Date.now();
+    while (!c.logs.since().some((l) => l.text === 'ready') && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 20));
     const exit = await c.stop(300);
     expect(exit.signal).toBe('SIGKILL');
     expect(liveGroupCount()).toBe(0);

@@ -32,8 +32,10 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 /**
  * A base port P such that P .. P + count - 1 are all free on `host`. Tries random bases
  * in [minPort, maxPort - count]; throws after `attempts` tries with a clear message.
+ * The default range ends below Linux's ephemeral range (32768-60999): a port found free
+ * there can be taken by an outgoing connection before the FFN rank binds it.
  */
-export async function freePortBlock(count: number, host = '127.0.0.1', minPort = 20_000, maxPort = 60_000, attempts = 50): Promise<number> {
+export async function freePortBlock(count: number, host = '127.0.0.1', minPort = 20_000, maxPort = 32_768, attempts = 50): Promise<number> {
   if (!Number.isInteger(count) || count < 1) throw new RangeError(`port block size must be a positive integer (got ${count})`);
   for (let i = 0; i < attempts; i++) {
     const base = minPort + Math.floor(Math.random() * (maxPort - minPort - count));

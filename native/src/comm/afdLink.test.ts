@@ -109,7 +109,7 @@ describe('AFD runtime block lockstep', () => {
   // at once (their requests race the FFN rank's step call; the idle one is called in by
   // its watcher thread). Every block step must see every peer exactly once, and every
   // rank must get the colocated logits whatever joined its step.
-  it('2A1F: 45 steps of solo, idle-joined and concurrent requests stay in lockstep', async () => {
+  it('2A1F: 150 steps of solo, idle-joined and concurrent requests stay in lockstep', async () => {
     const dir = await writeTinyModel('qwen3_moe', 15);
     const colocated = await load(dir, 'colocated');
     const attns = await Promise.all([0, 1].map(() => load(dir, 'attention')));
@@ -121,7 +121,7 @@ describe('AFD runtime block lockstep', () => {
     const plan = () => buildStepPlan([{ tokenIds: [4, 8, 15], numCached: 0, blockTable: [1, 2] }], { returnLogits: true });
     const ref = await colocated.step(plan());
     const stepped = [0, 0];
-    for (let i = 0; i < 45; i++) {
+    for (let i = 0; i < 150; i++) {
       const who = i % 3 === 2 ? [0, 1] : [i % 3];
       const got = await Promise.all(who.map((a) => attns[a]!.step(plan())));
       for (const g of got) expect(g.logits).toEqual(ref.logits);
@@ -131,7 +131,9 @@ describe('AFD runtime block lockstep', () => {
     const served = (): number => ffn.stats().stepsServed;
     await expect.poll(() => stepped[0]! + links[0]!.state().emptySteps - served(), settle).toBe(0);
     await expect.poll(() => stepped[1]! + links[1]!.state().emptySteps - served(), settle).toBe(0);
-    expect(served()).toBeGreaterThanOrEqual(30);
+    expect(served()).toBeGreaterThanOrEqual(100);
+    // Every solo step of one rank called the other in (at least 50 each way).
+    for (const l of links) expect(l.state().emptySteps).toBeGreaterThanOrEqual(50);
     expect(links.map((l) => l.state().state)).toEqual(['connected', 'connected']);
     for (const l of links) await l.close({ shutdown: true });
     expect(await server.wait()).toMatch(/shutdown requested/);
@@ -150,6 +152,12 @@ describe('AFD runtime errors', () => {
     expect(() => new (loadAddon().AttentionLink)(ffn.nativeEngine, linkOptions('1A1F', 0, port))).toThrow(/role attention/);
     expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, linkOptions('1A2F', 0, port))).toThrow(/x >= y/);
     await expect(attn.step(buildStepPlan([{ tokenIds: [1], numCached: 0, blockTable: [0] }]))).rejects.toThrow(/no FFN executor/);
+    // Connector nccl moves device memory: refused on these CPU engines, and unknown names are refused.
+    const nccl = { ...linkOptions('1A1F', 0, 0), connector: 'nccl' as const };
+    expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, nccl)).toThrow(/--backend cuda/);
+    expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, nccl)).toThrow(/--backend cuda/);
+    const bogus = { ...linkOptions('1A1F', 0, 0), connector: 'ib' } as unknown as AfdLinkOptions;
+    expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, bogus)).toThrow(/connector must be "tcp" or "nccl"/);
   });
 
   it('a lost FFN rank fails the step within the deadline, and the link reconnects when it returns', async () => {

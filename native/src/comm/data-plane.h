@@ -3,8 +3,9 @@
 // transport:
 //  - TCP (tcp-connector.h): host memory; send() queues the frame for a sender thread,
 //    recv() blocks until the bytes are in `dst` (or the step deadline passes).
-//  - NCCL (to come): device memory; send()/recv() enqueue ncclSend/ncclRecv on `stream`
-//    (so they can be captured in a CUDA graph); data is ready after the stream work.
+//  - NCCL (cuda/nccl/nccl-data-plane.h, built by runtime/afd-device-plane.h): device
+//    memory; send()/recv() enqueue ncclSend/ncclRecv on `stream` (null = the engine's
+//    stream; capturable in a CUDA graph); data is ready after the stream work.
 // Byte counts are always known to both sides ahead of time (from the control payload),
 // as NCCL requires; TCP additionally checks them in every frame header.
 #pragma once

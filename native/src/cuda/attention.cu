@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(kThreads, 4) pagedAttentionKernel(PagedAttenti
   for (int o = tid * 4; o < groupDim; o += kThreads * 4) {
     const int h = o / D;
     float4 total = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll 8
+#pragma unroll 16
     for (int sp = 0; sp < a.numSplits; ++sp) {
       const float w = splitWeight[sp][h];
       const float4 v = __ldcg(reinterpret_cast<const float4*>(&allOut[static_cast<size_t>(sp) * groupDim + o]));

@@ -160,8 +160,9 @@ describe('bad input', () => {
   });
 
   it('unknown route -> 404, wrong method -> 405', async () => {
-    expect((await fetch(`${srv.url}/v2/nothing`)).status).toBe(404);
-    expect((await fetch(`${srv.url}/v1/completions`)).status).toBe(405);
+    // Read the bodies: an unread response body can hold its pooled connection.
+    await expectError(await fetch(`${srv.url}/v2/nothing`), 404, /.+/);
+    await expectError(await fetch(`${srv.url}/v1/completions`), 405, /GET is not allowed/);
   });
 });
 
@@ -171,10 +172,14 @@ describe('limits, readiness and auth', () => {
     try {
       const body = { model: 'tiny', prompt: 'x', max_tokens: 50 };
       const send = (): Promise<Response> => fetch(`${s.url}/v1/completions`, { method: 'POST', body: JSON.stringify(body) });
+      // Wait until the server holds each request (a fixed sleep races a loaded CI box).
+      const held = async (n: number): Promise<void> => {
+        await expect.poll(() => s.api.serving.numActiveRequests, { timeout: 15_000, interval: 5 }).toBe(n);
+      };
       const first = send();
-      await new Promise((r) => setTimeout(r, 50)); // first is running
+      await held(1); // first is running
       const second = send(); // waits (maxNumSeqs 1)
-      await new Promise((r) => setTimeout(r, 50));
+      await held(2);
       const third = await send();
       expect(third.status).toBe(429);
       expect((await jsonOf(third)).error.message).toMatch(/too many queued requests/);
@@ -223,7 +228,8 @@ describe('limits, readiness and auth', () => {
     const body = (stream: boolean): string => JSON.stringify({ model: 'tiny', prompt: 'x', max_tokens: 3000, ignore_eos: true, stream });
     const plain = fetch(`${s.url}/v1/completions`, { method: 'POST', body: body(false) });
     const streamed = await fetch(`${s.url}/v1/completions`, { method: 'POST', body: body(true) });
-    await new Promise((r) => setTimeout(r, 100));
+    // Both must be in flight before the stop (a fixed sleep races a loaded CI box).
+    await expect.poll(() => s.api.serving.numActiveRequests, { timeout: 15_000, interval: 5 }).toBe(2);
     await s.close();
     const res = await plain;
     expect(res.status).toBe(503);
@@ -243,7 +249,7 @@ describe('limits, readiness and auth', () => {
       await reader.read();
       expect(s.api.serving.scheduler.blocks.numUsedBlocks).toBeGreaterThan(0);
       ctrl.abort();
-      const deadline = Date.now() + 2000;
+      const deadline = Date.now() + 15_000; // polls; a loaded CI box may take a while to see the reset
       while (s.api.serving.scheduler.blocks.numUsedBlocks > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       expect(s.api.serving.scheduler.blocks.numUsedBlocks).toBe(0);
       expect(s.api.serving.numActiveRequests).toBe(0);

@@ -72,8 +72,9 @@ void fakeFfn(const float* x, float* out, size_t n, uint32_t layer) {
 }
 
 // FFN rank loop over the real connector with the fake compute; returns the shutdown reason.
-std::string serveFfn(TcpFfnConnector& ffn, std::atomic<bool>& stop, std::atomic<int>* steps) {
-  ffn.acceptPeers(&stop);
+// rendezvous = false: the block has already joined (acceptPeers ran).
+std::string serveFfn(TcpFfnConnector& ffn, std::atomic<bool>& stop, std::atomic<int>* steps, bool rendezvous = true) {
+  if (rendezvous) ffn.acceptPeers(&stop);
   ControlPayload payload;
   std::vector<float> in, out;
   std::string by;
@@ -301,10 +302,25 @@ TEST(bootstrap_blob_travels_after_the_handshake_and_steps_follow) {
   CHECK(got == blob);
   CHECK_THROWS(ffn.sendBootstrap(1, blob), CommErrorKind::kConfig, "peer 1");
   std::atomic<bool> stop{false};
-  std::thread server([&] { serveFfn(ffn, stop, nullptr); });
-  attentionStep(a, {2}, 0);
-  a.shutdown("done");
+  std::string serverError;
+  std::thread server([&] {
+    try {
+      serveFfn(ffn, stop, nullptr, false);
+    } catch (const std::exception& e) {
+      serverError = e.what();
+    }
+  });
+  std::string error;
+  try {
+    attentionStep(a, {2}, 0);
+    a.shutdown("done");
+  } catch (const std::exception& e) {
+    error = e.what();
+    stop.store(true);
+    a.close();
+  }
   server.join();
+  CHECK_MSG(error.empty() && serverError.empty(), "attention: " << error << "; ffn: " << serverError);
 }
 
 TEST(bootstrap_missing_is_a_protocol_error_naming_the_connector) {
