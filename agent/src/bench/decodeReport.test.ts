@@ -29,6 +29,21 @@ describe('decode report', () => {
     expect(formatDecodeTable(report)).toMatch(/64 +22\.00 +30\.00.*MISSED/);
   });
 
+  it('reports the peer setting behind its number (CUDA graph or eager)', () => {
+    const peer = {
+      ok: true,
+      rows: [
+        { batch: 1, msPerStep: 13.99, msPerStepEager: 106.9, msPerStepGraph: 13.99, mode: 'cuda-graph' as const },
+        { batch: 64, msPerStep: 160 },
+      ],
+    };
+    const report = mergeDecodeReport(ours, peer, meta);
+    expect(report.rows[0]!.peerMode).toBe('cuda-graph');
+    expect(report.rows[1]!.peerMode).toBe('eager');
+    expect(formatDecodeTable(report)).toMatch(/13\.99g/);
+    expect(mergeDecodeReport(ours, null, meta).rows[0]!.peerMode).toBeNull();
+  });
+
   it('keeps our numbers when the peer failed', () => {
     const report = mergeDecodeReport(ours, { ok: false, error: 'torch sees no CUDA device' }, meta);
     expect(report.rows[0]!.peerMsPerStep).toBeNull();

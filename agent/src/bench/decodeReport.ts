@@ -10,8 +10,15 @@ export const decodeTargetsMs: Readonly<Record<number, number>> = { 1: 2.0, 64: 2
 /** One batch row of the HF peer (tools/bench/hf_decode.py). */
 export interface PeerRow {
   batch: number;
+  /** The faster of the eager and CUDA-graph steps (median ms). */
   msPerStep?: number;
   tokensPerSecond?: number;
+  /** Median ms of the eager step. */
+  msPerStepEager?: number;
+  /** Median ms of the step replayed as one CUDA graph; null when the capture failed or was off. */
+  msPerStepGraph?: number | null;
+  /** Which of the two msPerStep is. */
+  mode?: 'eager' | 'cuda-graph';
   error?: string;
 }
 
@@ -32,6 +39,8 @@ export interface DecodeReportRow {
   eager: CudaDecodeBenchRow;
   /** The HF peer at this batch, when it ran. */
   peerMsPerStep: number | null;
+  /** The peer's setting behind peerMsPerStep (older peers report none: eager). */
+  peerMode: 'eager' | 'cuda-graph' | null;
   /** peerMsPerStep / graph.msPerStep. */
   speedupVsPeer: number | null;
   /** PERFORMANCE.md target, ms per step, when one exists for this batch. */
@@ -74,6 +83,7 @@ export function mergeDecodeReport(
       graph,
       eager,
       peerMsPerStep: peerMs,
+      peerMode: peerMs === null ? null : (peerRow?.mode ?? 'eager'),
       speedupVsPeer: peerMs !== null ? peerMs / graph.msPerStep : null,
       targetMs,
       meetsTarget: targetMs !== null ? graph.msPerStep <= targetMs : null,
@@ -110,6 +120,7 @@ export function parsePeerOutput(stdout: string): PeerResult {
 
 /** A fixed-width table for people (the JSON is the contract). */
 export function formatDecodeTable(report: DecodeReport): string {
+  // HF ms ends in "g" when the peer's faster setting was its CUDA graph.
   const head = 'batch  graph ms  eager ms  tok/s      floor ms  of floor  kernels  HF ms    speedup  target';
   const lines = report.rows.map((r) => {
     const f = (v: number | null, d = 2) => (v === null ? '-' : v.toFixed(d));
@@ -121,7 +132,7 @@ export function formatDecodeTable(report: DecodeReport): string {
       f(r.graph.floorMsAtReference).padEnd(9),
       `${(r.graph.ratioToFloor * 100).toFixed(0)}%`.padEnd(9),
       String(r.graph.kernelsPerStep).padEnd(8),
-      f(r.peerMsPerStep).padEnd(8),
+      `${f(r.peerMsPerStep)}${r.peerMode === 'cuda-graph' ? 'g' : ''}`.padEnd(8),
       (r.speedupVsPeer === null ? '-' : `${r.speedupVsPeer.toFixed(1)}x`).padEnd(8),
       r.targetMs === null ? '-' : `<= ${r.targetMs} ${r.meetsTarget ? 'met' : 'MISSED'}`,
     ].join(' ');

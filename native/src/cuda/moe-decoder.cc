@@ -311,8 +311,8 @@ void MoeDecoder::upload(const DecodeInput& in, int paddedRows) {
 }
 
 void MoeDecoder::enqueueLayer(int l, int rows) {
-  enqueueAttentionCore(l, 0, rows);
-  enqueueFfn(l, buf_->xNorm, rows, buf_->residual, true, buf_->xNorm, nullptr, buf_->residual);
+  enqueueAttentionHalf(l, 0, rows);
+  enqueueFfnHalf(l, buf_->xNorm, rows, buf_->residual, true, buf_->xNorm);
 }
 
 void* MoeDecoder::xNormRows(int rowBegin) const {
@@ -326,12 +326,6 @@ const void* MoeDecoder::nextNormWeight(int l) const {
 }
 
 void MoeDecoder::enqueueAttentionHalf(int l, int rowBegin, int rows) {
-  enqueueAttentionCore(l, rowBegin, rows);
-  addRmsNorm(residualRows(rowBegin), nullptr, layers_[l].postNorm, kBf16, xNormRows(rowBegin), true, rows,
-             static_cast<int>(config_.hiddenSize), static_cast<float>(config_.rmsNormEps), stream_);
-}
-
-void MoeDecoder::enqueueAttentionCore(int l, int rowBegin, int rows) {
   const ModelConfig& c = config_;
   const int H = static_cast<int>(c.hiddenSize), D = static_cast<int>(c.headDim);
   const int nH = c.numHeads, nKv = c.numKvHeads;
@@ -417,6 +411,7 @@ void MoeDecoder::enqueueAttentionCore(int l, int rowBegin, int rows) {
   o.ldOut = H;
   o.epilogue = Epilogue::AccumulateF32;
   linear(o, 1, cublas, stream_);
+  addRmsNorm(residual, nullptr, w.postNorm, kBf16, xNorm, true, rows, H, eps, stream_);
 }
 
 void MoeDecoder::enqueueRouter(int l, const void* xIn, int rows, float* logits) {
@@ -434,11 +429,6 @@ void MoeDecoder::enqueueRouter(int l, const void* xIn, int rows, float* logits) 
 
 void MoeDecoder::enqueueFfnHalf(int l, const void* xIn, int rows, float* out, bool withResidualNorm, void* normOut,
                                 const float* routerLogits) {
-  enqueueFfn(l, xIn, rows, out, withResidualNorm, normOut, routerLogits, nullptr);
-}
-
-void MoeDecoder::enqueueFfn(int l, const void* xIn, int rows, float* out, bool withResidualNorm, void* normOut,
-                            const float* routerLogits, const float* normResidual) {
   const ModelConfig& c = config_;
   const int H = static_cast<int>(c.hiddenSize), E = c.numExperts, K = c.numExpertsPerTok;
   const int I = static_cast<int>(c.moeIntermediateSize);
@@ -450,16 +440,11 @@ void MoeDecoder::enqueueFfn(int l, const void* xIn, int rows, float* out, bool w
   MoePermutation perm = b.perm;
   perm.activeCount = b.activeCounts + l;
   if (routerLogits == nullptr && moeRouterRouteSupported(rows, H, E, K)) {
-    // Few rows: (post-attention norm,) router GEMV, top-k and permutation in one launch.
-    const MoeRouterRouteArgs ra{xIn,   w.router,   b.routerLogits, rows, H,        E,      K,
-                                c.normTopkProb, b.topkIds, b.topkWeights, slots, perm, routerCounter_.as<int32_t>(),
-                                normResidual, w.postNorm, const_cast<void*>(xIn), eps};
+    // Few rows: router GEMV, top-k and permutation in one launch.
+    const MoeRouterRouteArgs ra{xIn,  w.router,  b.routerLogits, rows,  H,     E,    K, c.normTopkProb,
+                                b.topkIds, b.topkWeights, slots, perm, routerCounter_.as<int32_t>()};
     moeRouterRoute(ra, stream_);
   } else {
-    if (normResidual != nullptr) {  // addRmsNorm only reads the residual when no delta is given
-      addRmsNorm(const_cast<float*>(normResidual), nullptr, w.postNorm, kBf16, const_cast<void*>(xIn), true, rows, H,
-                 eps, stream_);
-    }
     if (routerLogits == nullptr) enqueueRouter(l, xIn, rows, b.routerLogits);
     const float* logits = routerLogits != nullptr ? routerLogits : b.routerLogits;
     moeRoute(logits, rows, E, K, c.normTopkProb, b.topkIds, b.topkWeights, slots, perm, stream_);

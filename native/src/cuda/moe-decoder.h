@@ -123,12 +123,6 @@ class MoeDecoder {
   struct Buffers;
   void allocate();
   void enqueueLayer(int layer, int rows);
-  // enqueueAttentionHalf without its post-attention RMSNorm.
-  void enqueueAttentionCore(int layer, int rowBegin, int rows);
-  // enqueueFfnHalf; with normResidual, xIn is first written as postNorm(normResidual)
-  // (fused into the router kernel when the batch is small).
-  void enqueueFfn(int layer, const void* xIn, int rows, float* out, bool withResidualNorm, void* normOut,
-                  const float* routerLogits, const float* normResidual);
 
   CudaBackend& backend_;
   ModelConfig config_;

@@ -145,99 +145,33 @@ __global__ void __launch_bounds__(1024) moeRouteKernel(const float* logits, int 
   permuteBlock(ids, rows * topK, E, topK, gridSlots, out);
 }
 
-// x[r, c .. c + 8) of the fused router: the RMS-normed residual rounded to bf16 (the
-// same values addRmsNorm would store) or the given bf16 input.
-__device__ __forceinline__ void routerX8(const MoeRouterRouteArgs& a, int r, int c, float scale, const float nw[8],
-                                         float out[8]) {
-  if (a.residual == nullptr) {
-    bf16x8ToFloat(*reinterpret_cast<const uint4*>(static_cast<const bf16*>(a.x) + static_cast<size_t>(r) * a.hidden + c),
-                  out);
-    return;
-  }
-  const float* res = a.residual + static_cast<size_t>(r) * a.hidden + c;
-  const float4 v0 = *reinterpret_cast<const float4*>(res);
-  const float4 v1 = *reinterpret_cast<const float4*>(res + 4);
-  const float v[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
-#pragma unroll
-  for (int i = 0; i < 8; ++i) out[i] = __bfloat162float(__float2bfloat16(nw[i] * (v[i] * scale)));
-}
-
 // Decode router for few rows: one warp per expert computes its logit for every row
 // (16-byte weight loads, all rows per weight load), then the last block to finish runs
-// the top-k (on a shared-memory copy of the logits) and the permutation. With a fused
-// norm every block first computes the rows' RMS scales and writes its slice of normOut.
+// the top-k (on a shared-memory copy of the logits) and the permutation.
 constexpr int kRouterWarps = 4;
 __global__ void __launch_bounds__(kRouterWarps * 32) moeRouterRouteKernel(MoeRouterRouteArgs a) {
   pdlWait();
   __shared__ float logitsSmem[kRouterFusedMaxRows * kMaxExperts];
-  __shared__ float partialSquares[kRouterWarps][kRouterFusedMaxRows];
-  __shared__ float rowScale[kRouterFusedMaxRows];
   __shared__ int isLast;
   const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
   const int expert = blockIdx.x * kRouterWarps + warp;
   const int H = a.hidden, E = a.numExperts;
-  const float kOnes[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
-  if (a.residual != nullptr) {
-    float squares[kRouterFusedMaxRows];
-#pragma unroll
-    for (int r = 0; r < kRouterFusedMaxRows; ++r) squares[r] = 0.0f;
-    for (int c = threadIdx.x * 4; c < H; c += blockDim.x * 4) {
-#pragma unroll
-      for (int r = 0; r < kRouterFusedMaxRows; ++r) {
-        if (r < a.rows) {
-          const float4 v = *reinterpret_cast<const float4*>(a.residual + static_cast<size_t>(r) * H + c);
-          squares[r] += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
-        }
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < kRouterFusedMaxRows; ++r) {
-      if (r < a.rows) {
-        squares[r] = warpSum(squares[r]);
-        if (lane == 0) partialSquares[warp][r] = squares[r];
-      }
-    }
-    __syncthreads();
-    if (threadIdx.x < a.rows) {
-      float total = 0.0f;
-      for (int w = 0; w < kRouterWarps; ++w) total += partialSquares[w][threadIdx.x];
-      rowScale[threadIdx.x] = rsqrtf(total / static_cast<float>(H) + a.eps);
-    }
-    __syncthreads();
-    // This block's slice of normOut, in groups of 8 columns.
-    const int groups = H / 8;
-    const int perBlock = (groups + gridDim.x - 1) / gridDim.x;
-    for (int i = threadIdx.x; i < a.rows * perBlock; i += blockDim.x) {
-      const int r = i / perBlock;
-      const int g = blockIdx.x * perBlock + i % perBlock;
-      if (g >= groups) continue;
-      float nw[8], xv[8];
-      bf16x8ToFloat(__ldg(reinterpret_cast<const uint4*>(static_cast<const bf16*>(a.normWeight) + g * 8)), nw);
-      routerX8(a, r, g * 8, rowScale[r], nw, xv);
-      *reinterpret_cast<uint4*>(static_cast<bf16*>(a.normOut) + static_cast<size_t>(r) * H + g * 8) = floatToBf16x8(xv);
-    }
-  }
   if (expert < E) {
     const bf16* w = static_cast<const bf16*>(a.w) + static_cast<size_t>(expert) * H;
+    const bf16* x = static_cast<const bf16*>(a.x);
     float acc[kRouterFusedMaxRows];
 #pragma unroll
     for (int r = 0; r < kRouterFusedMaxRows; ++r) acc[r] = 0.0f;
 #pragma unroll 4
     for (int c = lane * 8; c < H; c += 32 * 8) {
-      float wf[8], nw[8];
+      float wf[8];
       bf16x8ToFloat(__ldg(reinterpret_cast<const uint4*>(w + c)), wf);
-      if (a.residual != nullptr) {
-        bf16x8ToFloat(__ldg(reinterpret_cast<const uint4*>(static_cast<const bf16*>(a.normWeight) + c)), nw);
-      } else {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) nw[i] = kOnes[i];
-      }
 #pragma unroll
       for (int r = 0; r < kRouterFusedMaxRows; ++r) {
         if (r < a.rows) {
           float xf[8];
-          routerX8(a, r, c, a.residual != nullptr ? rowScale[r] : 1.0f, nw, xf);
+          bf16x8ToFloat(*reinterpret_cast<const uint4*>(x + static_cast<size_t>(r) * H + c), xf);
 #pragma unroll
           for (int i = 0; i < 8; ++i) acc[r] += wf[i] * xf[i];
         }
@@ -328,9 +262,6 @@ bool moeRouterRouteSupported(int rows, int hidden, int numExperts, int topK) {
 }
 
 void moeRouterRoute(const MoeRouterRouteArgs& a, cudaStream_t stream) {
-  if (a.residual != nullptr && (a.normWeight == nullptr || a.normOut == nullptr)) {
-    throw std::invalid_argument("moeRouterRoute: a fused norm needs normWeight and normOut");
-  }
   if (!moeRouterRouteSupported(a.rows, a.hidden, a.numExperts, a.topK) || a.doneCounter == nullptr ||
       a.gridSlots < moeGridSlots(a.rows, a.numExperts, a.topK)) {
     throw std::invalid_argument("moeRouterRoute: needs 1.." + std::to_string(kRouterFusedMaxRows) +

@@ -52,13 +52,6 @@ struct MoeRouterRouteArgs {
   int gridSlots = 0;                // >= moeGridSlots(rows, numExperts, topK)
   MoePermutation perm;
   int32_t* doneCounter = nullptr;   // [1], zero before first use; left zero
-  // Optional fused RMSNorm in front of the router (the colocated post-attention norm): when
-  // residual is given, x is not read; instead x = bf16(normWeight * residual * rsqrt(mean
-  // of residual^2 + eps)) per row, computed in every block and written to normOut.
-  const float* residual = nullptr;  // [rows, hidden] f32
-  const void* normWeight = nullptr; // [hidden] bf16
-  void* normOut = nullptr;          // [rows, hidden] bf16, written
-  float eps = 1e-6f;
 };
 bool moeRouterRouteSupported(int rows, int hidden, int numExperts, int topK);
 void moeRouterRoute(const MoeRouterRouteArgs& args, cudaStream_t stream);
