@@ -105,7 +105,7 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
         </div>
         <div className="panel" data-testid="panel-requests">
           <h3>Requests</h3>
-          <LiveLineChart label="running and waiting requests" data={charts.rows} series={REQUESTS} format={fmt0} emptyText={NO_SERVING} />
+          <LiveLineChart label="running and waiting requests" data={charts.rows} series={REQUESTS} format={fmt0} integerAxis emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-kv">
           <h3>KV cache usage (%)</h3>

@@ -4,7 +4,7 @@
  * re-renders hundreds of nodes per update. No animation; unknown (null) values leave gaps.
  */
 import { memo, useEffect, useRef, useState } from 'react';
-import { niceTicks } from '../lib/niceTicks.js';
+import { niceTicks, tickDecimals } from '../lib/niceTicks.js';
 
 /** One line of a chart. */
 export interface SeriesDef {
@@ -23,6 +23,8 @@ export interface LiveLineChartProps {
   data: readonly Record<string, number | null>[];
   series: readonly SeriesDef[];
   format?: (v: number) => string;
+  /** The series are counts: y ticks stay whole numbers. */
+  integerAxis?: boolean;
   heightPx?: number;
   /** Shown instead of empty axes when no series has a value. */
   emptyText?: string;
@@ -58,7 +60,9 @@ function draw(canvas: HTMLCanvasElement, widthPx: number, heightPx: number, p: L
       if (v > max) max = v;
     }
   }
-  const y = niceTicks(Math.min(0, min), Math.max(max, 0), 5);
+  const y = niceTicks(Math.min(0, min), Math.max(max, 0), 5, p.integerAxis ? 1 : 0);
+  // Axis labels carry as many decimals as the tick step needs (the legend keeps `format`).
+  const yDecimals = tickDecimals((y.ticks[1] ?? y.hi) - (y.ticks[0] ?? y.lo));
   const tMin = Math.min(-1, data[0]?.['t'] ?? -1);
   const plotW = Math.max(10, widthPx - LEFT - RIGHT);
   const plotH = Math.max(10, heightPx - TOP - BOTTOM);
@@ -78,7 +82,7 @@ function draw(canvas: HTMLCanvasElement, widthPx: number, heightPx: number, p: L
     ctx.moveTo(LEFT, py);
     ctx.lineTo(LEFT + plotW, py);
     ctx.stroke();
-    ctx.fillText(p.format ? p.format(v) : String(v), LEFT - 6, py);
+    ctx.fillText(v.toFixed(yDecimals), LEFT - 6, py);
   }
   const x = niceTicks(tMin, 0, 5);
   ctx.textAlign = 'center';
