@@ -106,7 +106,8 @@ describe('launching through the agent socket', { timeout: 180_000 }, () => { // 
     expect(await client.request('topology.restart', {})).toEqual({ launchId: 'col-1' });
     await until(() => state()?.state === 'running', 'running again after restart');
     expect(state()!.ranks[0]!.pid).not.toBe(oldPid);
-    expect((await client.request('topology.stop', { graceMs: 2000 })).stopped).toBe(true);
+    // Generous grace: a rank SIGKILLed past it on a loaded CI box would not read 'exited'.
+    expect((await client.request('topology.stop', { graceMs: 10_000 })).stopped).toBe(true);
     expect(state()!.state).toBe('stopped');
     expect(state()!.ranks[0]!.state).toBe('exited');
   });

@@ -140,6 +140,35 @@ describe('AFD runtime block lockstep', () => {
   });
 });
 
+describe('AFD runtime rejoin', () => {
+  // Rendezvous again and again: after each FFN restart both links redial, the block
+  // restarts at step 0, and the first step (a warmup in a role) calls the idle peer in.
+  it('2A1F: five FFN restarts, each followed at once by a step that joins the idle peer', { timeout: 120_000 }, async () => {
+    const dir = await writeTinyModel('qwen3_moe', 16);
+    const attns = await Promise.all([0, 1].map(() => load(dir, 'attention')));
+    const ffn = await load(dir, 'ffn');
+    const first = await startFfn(ffn, linkOptions('2A1F', 0, 0));
+    const links = attns.map((e, a) => attention(e, linkOptions('2A1F', a, first.port)));
+    await Promise.all([first.server.start(), ...links.map((l) => l.connect())]);
+    const plan = () => buildStepPlan([{ tokenIds: [4, 8, 15], numCached: 0, blockTable: [1, 2] }], { returnLogits: true });
+    const ref = await attns[0]!.step(plan());
+    let server = first.server;
+    for (let round = 1; round <= 5; round++) {
+      await server.stop();
+      await expect.poll(() => links.map((l) => l.state().state), settle).toEqual(['lost', 'lost']);
+      const empty = links[1]!.state().emptySteps;
+      server = (await startFfn(ffn, linkOptions('2A1F', 0, first.port))).server;
+      await server.start();
+      await expect.poll(() => links.map((l) => l.state().state), { timeout: 30_000 }).toEqual(['connected', 'connected']);
+      expect((await attns[0]!.step(plan())).logits, `round ${round}`).toEqual(ref.logits);
+      await expect.poll(() => links[1]!.state().emptySteps, settle).toBe(empty + 1);
+      expect(links.map((l) => l.state().reconnects)).toEqual([round, round]);
+    }
+    for (const l of links) await l.close({ shutdown: true });
+    expect(await server.wait()).toMatch(/shutdown requested/);
+  });
+});
+
 describe('AFD runtime errors', () => {
   it('the FFN server refuses scheduler-style use, busy ports and wrong roles', async () => {
     const dir = await writeTinyModel('qwen3_moe', 13);
