@@ -4,8 +4,9 @@
  * completions sent to several attention ranks at once (so blocks have busy and idle
  * peers, and DBO splits batches) equal the colocated run, and a graceful stop of the
  * attention ranks stops the FFN ranks through the shutdown flag. Every topology runs
- * with DBO on and off and the gate on both sides across the table below; the full
- * matrix runs in-process in native/src/comm/afdLink.test.ts.
+ * with DBO on and off, and each gate placement, in the table below; the full
+ * topology x DBO x gate matrix also runs in-process over real TCP in
+ * native/src/comm/afdMatrix.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,14 +45,21 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
+// Every topology runs twice as real processes: once with DBO on, once off, and the gate
+// on opposite sides in the two runs.
 const cases = [
   { topology: '1A1F', dbo: false, gate: false },
   { topology: '1A1F', dbo: true, gate: true },
   { topology: '2A1F', dbo: true, gate: false },
+  { topology: '2A1F', dbo: false, gate: true },
   { topology: '2A2F', dbo: false, gate: true },
+  { topology: '2A2F', dbo: true, gate: false },
   { topology: '3A2F', dbo: true, gate: true },
+  { topology: '3A2F', dbo: false, gate: false },
   { topology: '4A2F', dbo: false, gate: false },
+  { topology: '4A2F', dbo: true, gate: true },
   { topology: '4A4F', dbo: true, gate: false },
+  { topology: '4A4F', dbo: false, gate: true },
 ];
 
 describe.each(cases)('$topology (dbo $dbo, gate on attention $gate)', ({ topology, dbo, gate }) => {
