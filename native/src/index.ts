@@ -162,6 +162,12 @@ export interface AfdLinkOptions {
   stepDeadlineMs?: number;
   /** How long rendezvous waits for the other side; 0 = forever (default 300000). */
   rendezvousTimeoutMs?: number;
+  /**
+   * Identity of this start of the topology (at most 256 bytes; default ""). Every rank of one
+   * start passes the same; an FFN rank refuses attention peers with another id, so a rank of
+   * an earlier launch/restart or of another launch on the same ports cannot join or shut it down.
+   */
+  rendezvousId?: string;
   /** Data plane: 'tcp' (default; host memory) or 'nccl' (device memory, CUDA backend; one NCCL communicator per attention-FFN pair). Handshake and control always use TCP. */
   connector?: 'tcp' | 'nccl';
 }

@@ -4,6 +4,7 @@
  * the agent protocol events that tell clients what happens (rank.started / progress /
  * ready / failed / exited, topology.state, log lines, metrics snapshots).
  */
+import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { resolveTopology, type AgentEvent, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
 import type { SelfCommand } from '../util/self.js';
@@ -59,6 +60,8 @@ export class TopologyRun {
   private routerError: string | undefined;
   private readonly lastProgress = new Map<RankRunner, { phase: string; atMs: number }>();
   afdPort = 0;
+  /** Identity of this start (see rendezvousIdOf); set by start(). */
+  rendezvousId = '';
 
   constructor(private readonly opts: TopologyRunOptions) {}
 
@@ -97,10 +100,25 @@ export class TopologyRun {
     return spec.afd.port;
   }
 
+  /**
+   * The rendezvous id of this start. A restart reuses the launch's ports, and a rank of the
+   * previous start (or of another launch on the same ports) that still dials them must not
+   * join the new block or send it the shutdown flag: with every rank on this agent, each
+   * start (launch or restart) draws a fresh id; across agents, which start their ranks
+   * independently, every agent derives it from the launch id they share.
+   */
+  private rendezvousIdOf(): string {
+    const spec = this.opts.spec;
+    if (spec.mode !== 'afd') return '';
+    if (spec.placements.every((p) => p.agentId === this.opts.agentId)) return randomUUID();
+    return `launch-${this.opts.launchId}`.replace(/[^\w.:-]/g, '_').slice(0, 128);
+  }
+
   /** Spawns every local rank; resolves with how many. Throws when a rank cannot be built. */
   async start(): Promise<number> {
     const placements = this.localPlacements();
     this.afdPort = await this.chooseAfdPort();
+    this.rendezvousId = this.rendezvousIdOf();
     let spec = this.opts.spec;
     if (spec.modelDir === null && this.opts.prepareDefaultModel) {
       const note = (message: string): void => this.opts.onNote?.(message);
@@ -117,6 +135,7 @@ export class TopologyRun {
         apiHost: '127.0.0.1', // rank HTTP is for this agent and its front router only
         defaultThreads,
         baseEnv: this.opts.baseEnv,
+        ...(this.rendezvousId ? { rendezvousId: this.rendezvousId } : {}),
       }),
     }));
     for (const { placement, child } of children) {

@@ -24,6 +24,14 @@ describe('roleChildSpec', () => {
     afd: { ncclEnv: { NCCL_DEBUG: 'INFO' }, dbo: { enabled: true } },
   });
 
+  it('passes the rendezvous id of this start to every rank, and none when the agent gives none', () => {
+    for (const p of afd.placements) {
+      const c = roleChildSpec(self, afd, p, { ...ctx, rendezvousId: 'start-7f3a' });
+      expect(c.args[c.args.indexOf('--rendezvous-id') + 1]).toBe('start-7f3a');
+    }
+    expect(roleChildSpec(self, afd, afd.placements[0]!, ctx).args).not.toContain('--rendezvous-id');
+  });
+
   it('pins a CUDA rank with CUDA_VISIBLE_DEVICES and passes the rendezvous of every FFN rank', () => {
     const c = roleChildSpec(self, afd, afd.placements[0]!, ctx);
     expect(c.file).toBe('/usr/bin/node');

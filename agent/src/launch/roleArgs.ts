@@ -20,6 +20,11 @@ export interface RankContext {
   defaultThreads: number | undefined;
   /** Environment inherited by every role process. */
   baseEnv: NodeJS.ProcessEnv;
+  /**
+   * Identity of this start of the topology, the same for every rank of it (AFD mode):
+   * FFN ranks admit only attention ranks with the same id. Omitted = none.
+   */
+  rendezvousId?: string;
 }
 
 const safeValue = /^[A-Za-z0-9_.:,/@+=\- ]*$/;
@@ -67,6 +72,7 @@ export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: Ra
     add('--afd-host', placement.role === 'ffn' ? (ffnHosts[placement.rank] ?? '127.0.0.1') : (ffnHosts[0] ?? '127.0.0.1'));
     if (new Set(ffnHosts).size > 1) add('--ffn-hosts', ffnHosts.join(','));
     add('--afd-port', ctx.afdPort);
+    if (ctx.rendezvousId) add('--rendezvous-id', ctx.rendezvousId);
     const { port: _port, ncclEnv, ...options } = spec.afd;
     args.push('--config', JSON.stringify(options)); // JSON of validated options; parsed by the role with the same schema
     for (const [k, v] of Object.entries(ncclEnv)) env[k] = v;

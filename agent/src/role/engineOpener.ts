@@ -20,6 +20,8 @@ export interface OpenEngineRequest {
   maxModelLen: number | undefined;
   /** AFD options (topology, rank, hosts, port, dbo, gate, graphs, deadline) for attention ranks. */
   afd: AfdConfig;
+  /** Identity of this start of the topology ("" = none); passed to the native link. */
+  rendezvousId?: string;
   onProgress: (phase: RolePhase, done: number, total: number, message?: string) => void;
   /** Called when the engine loses (message) or regains (null) an FFN peer. */
   onPeerState?: (problem: string | null) => void;

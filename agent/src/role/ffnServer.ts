@@ -10,7 +10,11 @@ export interface FfnServerLike {
   /** Log line describing the loaded FFN half. */
   readonly description: string;
   stats(): RankStats;
-  /** Resolves with the reason when the loop ends on its own (shutdown flag from an attention rank). */
+  /**
+   * Resolves with the reason when the loop ends on the shutdown flag of an attention rank
+   * (or after close()); rejects with the reason when it ends any other way (e.g. the
+   * rendezvous failed), so the role process exits non-zero and the agent reports a failure.
+   */
   done: Promise<string>;
   /** Stops the loop and closes the connector. */
   close(): Promise<void>;

@@ -15,6 +15,13 @@ describe('AFD options -> native link options', () => {
     expect(s.afd.computeGateOnAttention).toBe(true);
   });
 
+  it('passes --rendezvous-id to the native link and refuses an id that is not a plain token', () => {
+    const s = resolveRoleSettings('ffn', { rendezvousId: '1b4e28ba-2fa1-11d2-883f-0016d3cca427' });
+    expect(afdLinkOptions(s.afd, 'cpu', s.rendezvousId)).toMatchObject({ rendezvousId: '1b4e28ba-2fa1-11d2-883f-0016d3cca427' });
+    expect(afdLinkOptions(resolveRoleSettings('ffn', {}).afd, 'cpu', '')).not.toHaveProperty('rendezvousId');
+    expect(() => resolveRoleSettings('ffn', { rendezvousId: 'a b' })).toThrow(/--rendezvous-id must be at most 128 letters/);
+  });
+
   it('omits ffnHosts when every FFN rank is at --afd-host', () => {
     const s = resolveRoleSettings('ffn', { afdHost: 'ffn.local' });
     expect(afdLinkOptions(s.afd)).toEqual({ topology: '1A1F', rank: 0, host: 'ffn.local', basePort: 29500, stepDeadlineMs: 5000 });

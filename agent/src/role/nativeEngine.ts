@@ -19,7 +19,7 @@ const DEFAULT_KV_CACHE_MIB = 256;
  * The connector options of a rank, from its AFD config (the same fields the FFN side reads).
  * backend: the resolved compute backend; connector nccl moves device memory and needs cuda.
  */
-export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda'): AfdLinkOptions {
+export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezvousId = ''): AfdLinkOptions {
   if (afd.connector === 'nccl' && backend === 'cpu') {
     throw new Error('connector "nccl" moves GPU memory and needs --backend cuda (this rank runs on cpu); use --backend cuda, or set "connector": "tcp"');
   }
@@ -31,6 +31,7 @@ export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda'): AfdLin
     ...(afd.ffnHosts.length > 0 ? { ffnHosts: afd.ffnHosts } : {}),
     basePort: afd.port,
     stepDeadlineMs: afd.stepDeadlineMs,
+    ...(rendezvousId ? { rendezvousId } : {}),
   };
 }
 
@@ -105,7 +106,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   let link: NativeAttentionLink | null = null;
   let watch: NodeJS.Timeout | null = null;
   if (req.role === 'attention') {
-    const opts = afdLinkOptions(req.afd, backend);
+    const opts = afdLinkOptions(req.afd, backend, req.rendezvousId);
     applyNcclEnv(req.afd);
     link = new addon.AttentionLink(native, opts);
     req.onProgress('rendezvous', 0, 1, `joining ${opts.topology} as attention rank ${opts.rank} (FFN at ${opts.ffnHosts?.join(',') ?? opts.host}:${opts.basePort})`);

@@ -19,7 +19,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   onProgress('loading', residentBytes, residentBytes);
   let server: NativeFfnServer;
   try {
-    server = new addon.FfnServer(native, afdLinkOptions(settings.afd, backend));
+    server = new addon.FfnServer(native, afdLinkOptions(settings.afd, backend, settings.rendezvousId));
     applyNcclEnv(settings.afd);
   } catch (err) {
     native.close();
@@ -54,7 +54,13 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   return {
     description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, serving at ${st0.listenAddress}`,
     stats: () => toRankStats(native.stats(), 'ffn', settings.afd.rank),
-    done: server.wait(),
+    // Only the shutdown flag (or our own close) is a clean end; anything else is a failure
+    // the agent must see (an exit code 0 here once hid a failed rendezvous as a normal stop).
+    done: server.wait().then((reason) => {
+      if (closed || reason.startsWith('shutdown requested by')) return reason;
+      const st = server.state();
+      throw new Error(`FFN rank ${settings.afd.rank} loop ended unexpectedly (${st.state}): ${st.lastError || reason}`);
+    }),
     async close() {
       if (closed) return;
       closed = true;

@@ -33,6 +33,8 @@ export interface RoleCliOptions {
   maxQueuedRequests?: string;
   kvCacheMib?: string;
   kvBlockSize?: string;
+  /** --rendezvous-id: identity of this start of the topology (the agent draws one per launch/restart). */
+  rendezvousId?: string;
 }
 
 export interface RoleSettings {
@@ -56,6 +58,8 @@ export interface RoleSettings {
   kvCacheMib: number | undefined;
   kvBlockSize: number;
   serving: ServingOptions;
+  /** Identity of this start of the topology; "" when started by hand (see AfdLinkOptions.rendezvousId). */
+  rendezvousId: string;
 }
 
 function int(flag: string, value: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
@@ -100,6 +104,10 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
     connector: connectorFlag(o.connector),
   };
   const afd = resolveAfdConfig(mergeAfdConfig(readConfigInput(o.config), flags));
+  const rendezvousId = o.rendezvousId ?? '';
+  if (!/^[\w.:-]{0,128}$/.test(rendezvousId)) {
+    throw new Error(`--rendezvous-id must be at most 128 letters, digits or . _ : - (got "${rendezvousId}"); every rank of one start passes the same id`);
+  }
   const maxNumSeqs = int('--max-num-seqs', o.maxNumSeqs, 1) ?? 64;
   const maxNumBatchedTokens = int('--max-num-batched-tokens', o.maxNumBatchedTokens, 1) ?? 2048;
   return {
@@ -120,6 +128,7 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
       scheduler: { maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold: Math.max(1, Math.floor(maxNumBatchedTokens / 2)), dbo: afd.dbo },
       maxQueuedRequests: int('--max-queued-requests', o.maxQueuedRequests, 0) ?? 1024,
     },
+    rendezvousId,
   };
 }
 

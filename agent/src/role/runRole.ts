@@ -85,6 +85,7 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
         kvCacheMib: s.kvCacheMib,
         maxModelLen: s.maxModelLen,
         afd: s.afd,
+        rendezvousId: s.rendezvousId,
         onProgress,
         onPeerState,
       });

@@ -74,6 +74,7 @@ AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* wha
   str("host", out.host);
   str("listenHost", out.listenHost);
   str("connector", out.connector);
+  str("rendezvousId", out.rendezvousId);
   if (out.connector != "tcp" && out.connector != "nccl") {
     throw Napi::Error::New(env, std::string(what) + ": options.connector must be \"tcp\" or \"nccl\" (got \"" + out.connector + "\")");
   }

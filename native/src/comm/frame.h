@@ -15,7 +15,8 @@ constexpr uint32_t kFrameMagic = 0x31444641u;
 // (flags at byte 6, numStages at 8). Version 1 builds used the old layout, and a rendezvous
 // of a v1 and a v2 process (an addon rebuilt between two role starts) passed the
 // handshake, then failed the first step with "control payload has 0 stages".
-constexpr uint16_t kWireVersion = 2;
+// 3: the hello carries the rendezvous id (tcp-handshake.h).
+constexpr uint16_t kWireVersion = 3;
 constexpr size_t kFrameHeaderBytes = 48;
 // Upper bound of one payload (guards against a corrupt length allocating or waiting forever).
 constexpr uint64_t kMaxFramePayloadBytes = uint64_t{1} << 34;

@@ -37,6 +37,10 @@ void TcpConnectorConfig::validate(bool ffnRole) const {
                                                 std::to_string(topology.numFfn) +
                                                 " FFN ranks (they listen on port..port+y-1, at most 65535)");
   }
+  if (rendezvousId.size() > kMaxRendezvousIdBytes) {
+    throw CommError(CommErrorKind::kConfig, "rendezvous id of " + std::to_string(rendezvousId.size()) +
+                                                " bytes is too long (at most " + std::to_string(kMaxRendezvousIdBytes) + ")");
+  }
   if (stepDeadlineMs < 1) throw CommError(CommErrorKind::kConfig, "stepDeadlineMs must be at least 1");
   if (model.numLayers == 0 || model.hiddenSize == 0) {
     throw CommError(CommErrorKind::kConfig, "connector needs the model shape (layers and hidden size)");
@@ -83,6 +87,7 @@ std::unique_ptr<TcpLink> TcpAttentionConnector::dial(StopFlag stop, int timeoutM
   hello.topology = config_.topology;
   hello.attentionRank = config_.rank;
   hello.model = config_.model;
+  hello.rendezvousId = config_.rendezvousId;
   std::vector<uint8_t> bytes = encodeHello(hello);
   FrameHeader h;
   h.kind = FrameKind::kHello;

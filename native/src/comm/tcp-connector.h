@@ -39,6 +39,8 @@ struct TcpConnectorConfig {
   int rendezvousTimeoutMs = 300000;
   /** What both sides must agree on. */
   ModelShape model;
+  /** Identity of this start of the topology; peers must carry the same (see HelloPayload). */
+  std::string rendezvousId;
 
   // Checks ranks, hosts and ports; throws CommError(kConfig).
   void validate(bool ffnRole) const;

@@ -79,7 +79,7 @@ void TcpFfnConnector::acceptPeers(StopFlag stop, int timeoutMs) {
         socket.recvAll(payload.data(), payload.size(), handshake, stop, stranger, "a hello");
         if (payloadChecksum(payload.data(), payload.size()) != h.payloadChecksum) continue;
         problem = decodeHello(payload.data(), payload.size(), &hello);
-        if (problem.empty()) problem = checkHello(hello, config_.topology, config_.rank, config_.model);
+        if (problem.empty()) problem = checkHello(hello, config_.topology, config_.rank, config_.model, config_.rendezvousId);
         dropDeadPeers();
         if (problem.empty() && links_[hello.attentionRank - block_.start]) {
           problem = "attention rank " + std::to_string(hello.attentionRank) + " is already connected to FFN rank " +

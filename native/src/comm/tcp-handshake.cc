@@ -1,9 +1,12 @@
 #include "comm/tcp-handshake.h"
 
+#include <algorithm>
+
 namespace afd::comm {
 
 // Layout (little-endian u32 words): numAttention, numFfn, attentionRank, numLayers,
-// hiddenSize, numExperts, gateOnAttention (0/1), then numLayers bytes of moeLayers (0/1).
+// hiddenSize, numExperts, gateOnAttention (0/1), then numLayers bytes of moeLayers (0/1),
+// then u32 idBytes and idBytes of the rendezvous id (UTF-8).
 namespace {
 constexpr size_t kWords = 7;
 
@@ -15,7 +18,8 @@ std::string str(uint32_t v) { return std::to_string(v); }
 }  // namespace
 
 std::vector<uint8_t> encodeHello(const HelloPayload& h) {
-  std::vector<uint8_t> out(kWords * 4 + h.model.numLayers);
+  const size_t idAt = kWords * 4 + h.model.numLayers;
+  std::vector<uint8_t> out(idAt + 4 + h.rendezvousId.size());
   uint32_t words[kWords] = {static_cast<uint32_t>(h.topology.numAttention), static_cast<uint32_t>(h.topology.numFfn),
                             static_cast<uint32_t>(h.attentionRank),       h.model.numLayers,
                             h.model.hiddenSize,                           h.model.numExperts,
@@ -24,6 +28,8 @@ std::vector<uint8_t> encodeHello(const HelloPayload& h) {
   for (uint32_t l = 0; l < h.model.numLayers; ++l) {
     out[kWords * 4 + l] = l < h.model.moeLayers.size() && h.model.moeLayers[l] ? 1 : 0;
   }
+  put32(out.data() + idAt, static_cast<uint32_t>(h.rendezvousId.size()));
+  std::copy(h.rendezvousId.begin(), h.rendezvousId.end(), out.begin() + idAt + 4);
   return out;
 }
 
@@ -36,13 +42,26 @@ std::string decodeHello(const uint8_t* d, size_t bytes, HelloPayload* out) {
   out->model.hiddenSize = get32(d + 16);
   out->model.numExperts = get32(d + 20);
   out->model.gateOnAttention = get32(d + 24) != 0;
-  if (bytes != kWords * 4 + out->model.numLayers) return "hello size does not match its layer count";
+  const size_t idAt = kWords * 4 + static_cast<size_t>(out->model.numLayers);
+  if (bytes < idAt + 4) return "hello size does not match its layer count";
+  const size_t idBytes = get32(d + idAt);
+  if (idBytes > kMaxRendezvousIdBytes || bytes != idAt + 4 + idBytes) return "hello size does not match its rendezvous id";
   out->model.moeLayers.assign(out->model.numLayers, false);
   for (uint32_t l = 0; l < out->model.numLayers; ++l) out->model.moeLayers[l] = d[kWords * 4 + l] != 0;
+  out->rendezvousId.assign(reinterpret_cast<const char*>(d + idAt + 4), idBytes);
   return {};
 }
 
-std::string checkHello(const HelloPayload& got, const AfdTopology& topo, int ffnRank, const ModelShape& m) {
+std::string checkHello(const HelloPayload& got, const AfdTopology& topo, int ffnRank, const ModelShape& m,
+                       const std::string& rendezvousId) {
+  if (got.rendezvousId != rendezvousId) {
+    // Checked first: a peer of another start must not learn anything or join, whatever it runs.
+    auto show = [](const std::string& id) { return id.empty() ? std::string("none") : "\"" + id + "\""; };
+    return "attention rank " + std::to_string(got.attentionRank) + " belongs to another start of the topology " +
+           "(rendezvous id " + show(got.rendezvousId) + ", this FFN rank's is " + show(rendezvousId) +
+           "); a rank of an earlier launch or restart, or of another launch on the same ports, is still " +
+           "connecting: stop it, or give every rank of one start the same --rendezvous-id";
+  }
   if (got.topology.numAttention != topo.numAttention || got.topology.numFfn != topo.numFfn) {
     return "attention rank " + std::to_string(got.attentionRank) + " runs topology " + got.topology.name() +
            " but this FFN rank runs " + topo.name() + "; start every rank with the same --topology";

@@ -29,12 +29,24 @@ struct HelloPayload {
   /** The attention rank connecting. */
   int attentionRank = 0;
   ModelShape model;
+  /**
+   * Identity of one start of the topology (the agent draws a fresh one per launch and
+   * restart and gives it to every rank of that start; "" when started by hand). An FFN
+   * rank admits only peers with its own id, so a process of an earlier start (a stale
+   * reconnect loop, a rank still shutting down) or of another launch on the same ports
+   * can neither join the new block nor send it the shutdown flag. At most 256 bytes.
+   */
+  std::string rendezvousId;
 };
+
+/** Longest rendezvous id a hello carries. */
+constexpr size_t kMaxRendezvousIdBytes = 256;
 
 std::vector<uint8_t> encodeHello(const HelloPayload& hello);
 // Empty string or what is malformed.
 std::string decodeHello(const uint8_t* data, size_t bytes, HelloPayload* out);
 // Empty when `got` fits this FFN rank, else the reason the FFN rank refuses it.
-std::string checkHello(const HelloPayload& got, const AfdTopology& topology, int ffnRank, const ModelShape& model);
+std::string checkHello(const HelloPayload& got, const AfdTopology& topology, int ffnRank, const ModelShape& model,
+                       const std::string& rendezvousId);
 
 }  // namespace afd::comm

@@ -12,6 +12,7 @@ comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& o, const
   c.listenHost = o.listenHost;
   c.stepDeadlineMs = o.stepDeadlineMs;
   c.rendezvousTimeoutMs = o.rendezvousTimeoutMs;
+  c.rendezvousId = o.rendezvousId;
   c.model.numLayers = static_cast<uint32_t>(model.numLayers);
   c.model.hiddenSize = static_cast<uint32_t>(model.hiddenSize);
   c.model.numExperts = static_cast<uint32_t>(model.numExperts);

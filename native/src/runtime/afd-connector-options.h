@@ -28,6 +28,8 @@ struct AfdConnectorOptions {
   std::string connector = "tcp";
   /** How long rendezvous waits; 0 = forever. */
   int rendezvousTimeoutMs = 300000;
+  /** Identity of this start of the topology: every rank of one start passes the same ("" = started by hand). */
+  std::string rendezvousId;
 };
 
 // The connector config for an engine's model and role options. Throws CommError(kConfig).

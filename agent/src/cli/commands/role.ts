@@ -25,6 +25,7 @@ export function registerRole(program: Command): void {
     .option('--afd-host <host>', 'TCP rendezvous host of the FFN ranks (default 127.0.0.1)')
     .option('--ffn-hosts <h0,h1,...>', 'host of each FFN rank (default: all at --afd-host)')
     .option('--afd-port <port>', 'base port: FFN rank f listens on port + f (default 29500)')
+    .option('--rendezvous-id <id>', 'identity of this start of the topology: FFN ranks admit only attention ranks with the same id (the agent sets a fresh one per launch/restart; default none)')
     .option('--connector <tcp|nccl>', 'AFD data plane: tcp (host memory) or nccl (GPU memory, needs --backend cuda); default tcp')
     .option('--api-host <host>', 'HTTP bind address (default 127.0.0.1)')
     .option('--api-port <port>', 'HTTP port, 0 = ephemeral (default 8000)')
@@ -70,10 +71,21 @@ export function registerRole(program: Command): void {
           version: process.env['AFD_VERSION'] ?? '0.1.0',
         });
         if (stopRequested) await running.stop();
-        void running.done?.then((reason) => {
-          log.info({ reason }, 'FFN loop ended');
-          stop('ffn loop ended');
-        });
+        const started = running;
+        void running.done?.then(
+          (reason) => {
+            log.info({ reason }, 'FFN loop ended');
+            stop('ffn loop ended');
+          },
+          (err: unknown) => {
+            // Not the shutdown flag: report it and exit non-zero (never a silent exit 0).
+            const message = err instanceof Error ? err.message : String(err);
+            log.error({ err }, 'FFN loop failed');
+            events.emit({ type: 'failed', message });
+            stopRequested = true;
+            void started.stop().finally(() => process.exit(1));
+          },
+        );
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         log.error({ err }, 'role failed');
