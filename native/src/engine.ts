@@ -10,6 +10,7 @@
 import type { RankStats, StepPlan, StepResult } from '@afd/shared';
 import { buildLoadSpec } from './checkpoint/loadSpec.js';
 import { validateStepPlan } from './enginePlan.js';
+import { toRankStats } from './rankStats.js';
 import { loadAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats } from './index.js';
 import type { ModelLoadSpec, ModelRole } from './modelSpec.js';
 
@@ -81,33 +82,7 @@ export class Engine {
 
   /** The counters in the RankStats shape of shared/src/protocol/metrics.ts. */
   rankStats(rank = 0): RankStats {
-    const s = this.stats();
-    const isFfn = this.info.role === 'ffn';
-    return {
-      role: this.info.role,
-      rank,
-      steps: isFfn ? s.stepsServed : s.steps,
-      stepTimeMs: { last: s.lastStepMs, avg: s.avgStepMs },
-      numLayers: s.numLayers,
-      numStages: s.numStages,
-      a2fBytes: s.a2fBytes,
-      f2aBytes: s.f2aBytes,
-      a2fWireUs: s.a2fWireUs,
-      f2aWireUs: s.f2aWireUs,
-      ffnComputeUs: s.ffnComputeMs * 1000,
-      attnWaitForFfnUs: isFfn ? 0 : s.ffnWaitMs * 1000,
-      graph: { hits: s.graphHits, misses: s.graphMisses, captures: s.graphCaptures },
-      ffnLoop: isFfn
-        ? {
-            state: s.ffnLoopState,
-            layer: s.ffnLoopLayer >= 0 ? s.ffnLoopLayer : null,
-            stage: s.ffnLoopStage >= 0 ? s.ffnLoopStage : null,
-            stepsServed: s.stepsServed,
-            waitingMs: s.ffnLoopStateMs,
-          }
-        : null,
-      kv: isFfn ? null : { blocksUsed: s.kvBlocksUsed, blocksTotal: s.kvBlocksTotal },
-    };
+    return toRankStats(this.stats(), this.info.role, rank);
   }
 
   /** The raw native engine (for the runtime's connector plumbing). */

@@ -5,9 +5,10 @@
  * control, and for the data plane either TCP (host memory) or NCCL (device memory, one
  * communicator per attention-FFN pair; CUDA backend only).
  */
-import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineStats } from '@afd/native';
+import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine } from '@afd/native';
 import { buildLoadSpec } from '@afd/native/checkpoint';
-import { resolveTopology, type AfdConfig, type RankStats } from '@afd/shared';
+import { toRankStats } from '@afd/native/engine';
+import { resolveTopology, type AfdConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import type { EngineOpener } from './engineOpener.js';
@@ -52,29 +53,8 @@ export async function resolveBackend(backend: 'cpu' | 'cuda' | 'auto'): Promise<
   return probe.result.variant === 'cuda' && probe.result.devices.length > 0 ? 'cuda' : 'cpu';
 }
 
-/** Native counters in the RankStats shape. */
-export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank: number): RankStats {
-  const isFfn = role === 'ffn';
-  return {
-    role,
-    rank,
-    steps: isFfn ? s.stepsServed : s.steps,
-    stepTimeMs: { last: s.lastStepMs, avg: s.avgStepMs },
-    numLayers: s.numLayers,
-    numStages: s.numStages,
-    a2fBytes: s.a2fBytes,
-    f2aBytes: s.f2aBytes,
-    a2fWireUs: s.a2fWireUs,
-    f2aWireUs: s.f2aWireUs,
-    ffnComputeUs: s.ffnComputeMs * 1000,
-    attnWaitForFfnUs: isFfn ? 0 : s.ffnWaitMs * 1000,
-    graph: { hits: s.graphHits, misses: s.graphMisses, captures: s.graphCaptures },
-    ffnLoop: isFfn
-      ? { state: s.ffnLoopState, layer: s.ffnLoopLayer >= 0 ? s.ffnLoopLayer : null, stage: s.ffnLoopStage >= 0 ? s.ffnLoopStage : null, stepsServed: s.stepsServed, waitingMs: s.ffnLoopStateMs }
-      : null,
-    kv: isFfn ? null : { blocksUsed: s.kvBlocksUsed, blocksTotal: s.kvBlocksTotal },
-  };
-}
+/** Native counters in the RankStats shape (one mapping, shared with the Engine wrapper). */
+export { toRankStats };
 
 /** Watches an attention link and reports loss / recovery of the FFN peer. */
 function watchLink(link: NativeAttentionLink, onPeerState: ((problem: string | null) => void) | undefined): NodeJS.Timeout {
