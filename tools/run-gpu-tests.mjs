@@ -31,5 +31,9 @@ async function bundleSuite() {
 }
 
 await bundleSuite();
-const run = spawnSync(process.execPath, [bundle], { stdio: 'inherit', env: { ...process.env, NCCL_NVLS_ENABLE: '0' } });
+// The bundle lives in tools/gpu/dist, so point it at the workspace's addon unless told otherwise.
+const env = { ...process.env, NCCL_NVLS_ENABLE: '0' };
+const defaultAddon = `${root}native/build/Release/afd_native.node`;
+if (!env.AFD_NATIVE_ADDON && existsSync(defaultAddon)) env.AFD_NATIVE_ADDON = defaultAddon;
+const run = spawnSync(process.execPath, [bundle], { stdio: 'inherit', env });
 process.exit(run.status ?? 1);
