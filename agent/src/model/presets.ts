@@ -24,20 +24,25 @@ const qwenVocab = 151936;
 
 const common = { hidden_act: 'silu', initializer_range: 0.02, use_cache: true, attention_dropout: 0, torch_dtype: 'bfloat16' };
 
+/** Fields every Qwen3 config (dense and MoE) shares. */
+const qwenBase = {
+  ...common,
+  ...qwenTokens,
+  vocab_size: qwenVocab,
+  attention_bias: false,
+  rms_norm_eps: 1e-6,
+  rope_theta: 1e6,
+  rope_scaling: null,
+  max_position_embeddings: 40960,
+  use_sliding_window: false,
+  sliding_window: null,
+};
+
 function qwen3Moe(o: Record<string, unknown>): Record<string, unknown> {
   return {
     architectures: ['Qwen3MoeForCausalLM'],
     model_type: 'qwen3_moe',
-    ...common,
-    ...qwenTokens,
-    vocab_size: qwenVocab,
-    attention_bias: false,
-    rms_norm_eps: 1e-6,
-    rope_theta: 1e6,
-    rope_scaling: null,
-    max_position_embeddings: 40960,
-    use_sliding_window: false,
-    sliding_window: null,
+    ...qwenBase,
     decoder_sparse_step: 1,
     mlp_only_layers: [],
     norm_topk_prob: true,
@@ -51,16 +56,7 @@ function qwen3(o: Record<string, unknown>): Record<string, unknown> {
   return {
     architectures: ['Qwen3ForCausalLM'],
     model_type: 'qwen3',
-    ...common,
-    ...qwenTokens,
-    vocab_size: qwenVocab,
-    attention_bias: false,
-    rms_norm_eps: 1e-6,
-    rope_theta: 1e6,
-    rope_scaling: null,
-    max_position_embeddings: 40960,
-    use_sliding_window: false,
-    sliding_window: null,
+    ...qwenBase,
     ...o,
   };
 }

@@ -39,13 +39,7 @@ void pagedAttention(ThreadPool& pool, const Tensor& q, const Tensor& kCache, con
                     const AttentionBatch& batch, float scale, Tensor& out) {
   const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2);
   const int64_t numBlocks = kCache.dim(0), B = kCache.dim(1), nKv = kCache.dim(2);
-  checkShape("pagedAttention", "q", q, {-1, -1, -1});
-  checkShape("pagedAttention", "kCache", kCache, {-1, -1, -1, D});
-  checkShape("pagedAttention", "vCache", vCache, {numBlocks, B, nKv, D});
-  checkShape("pagedAttention", "out", out, {T, nH, D});
-  checkShape("pagedAttention", "tokenSeq", batch.tokenSeq, {T});
-  checkShape("pagedAttention", "positions", batch.positions, {T});
-  checkShape("pagedAttention", "blockTables", batch.blockTables, {batch.numSeqs, batch.maxBlocksPerSeq});
+  checkPagedAttention(q, kCache, vCache, batch, out);
   AFD_CHECK(nKv > 0 && nH % nKv == 0, "pagedAttention: " << nH << " query heads are not a multiple of " << nKv << " KV heads");
   const int64_t group = nH / nKv;
   const int32_t* tokenSeq = batch.tokenSeq.ptr<int32_t>();

@@ -199,14 +199,8 @@ void CudaBackend::writeKvCache(const Tensor& k, const Tensor& v, const Tensor& s
 void CudaBackend::pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache,
                                  const AttentionBatch& batch, float scale, Tensor& out) {
   const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2);
-  const int64_t numBlocks = kCache.dim(0), B = kCache.dim(1), nKv = kCache.dim(2);
-  checkShape("pagedAttention", "q", q, {-1, -1, -1});
-  checkShape("pagedAttention", "kCache", kCache, {-1, -1, -1, D});
-  checkShape("pagedAttention", "vCache", vCache, {numBlocks, B, nKv, D});
-  checkShape("pagedAttention", "out", out, {T, nH, D});
-  checkShape("pagedAttention", "tokenSeq", batch.tokenSeq, {T});
-  checkShape("pagedAttention", "positions", batch.positions, {T});
-  checkShape("pagedAttention", "blockTables", batch.blockTables, {batch.numSeqs, batch.maxBlocksPerSeq});
+  const int64_t B = kCache.dim(1), nKv = kCache.dim(2);
+  cpu::checkPagedAttention(q, kCache, vCache, batch, out);
   AFD_CHECK(kCache.dtype == vCache.dtype, "pagedAttention: k and v caches must share a dtype");
   if (T == 0) return;
   PagedAttentionArgs a;
