@@ -10,6 +10,7 @@ export default defineConfig({
   root: `${here}src/renderer`,
   base: './',
   plugins: [react()],
+  worker: { format: 'es' },
   build: {
     outDir: `${here}dist/renderer`,
     emptyOutDir: true,

@@ -1,13 +1,31 @@
 /**
- * Frame-time profile of the Dashboard under synthetic load: 10 Hz snapshots from 8 ranks
- * (4A4F) x 48 layers x 2 stages through the real store and components, in Chromium.
- * Numbers go to e2e/artifacts/dashboard-bench.json.
+ * Frame profile of the Dashboard under synthetic load: 10 Hz snapshots from each of 8 ranks
+ * (4A4F) x 48 layers x 2 stages, fed as bridge frames through the real bridge, store and
+ * components (index.html?bench=dashboard), for 20 s (AFD_BENCH_MS) in Chromium with a
+ * Chrome trace recording. The trace gives the renderer main thread's work per frame
+ * (app/src/bench/traceProfile.ts); the page adds long tasks and long animation frames.
+ * Summary: e2e/artifacts/dashboard-profile.json; raw trace: test-results/dashboard-trace.json
+ * (open it in chrome://tracing or the DevTools Performance panel).
  */
 import { expect, test } from '@playwright/test';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACTS } from '../support/paths.js';
+import { profileFrames, type TraceEvent } from '../../app/src/bench/traceProfile.js';
+import { ARTIFACTS, ROOT } from '../support/paths.js';
 import { startConsole, type StartedConsole } from '../support/processes.js';
+
+const TRACE_CATEGORIES = [
+  'devtools.timeline',
+  'disabled-by-default-devtools.timeline',
+  'disabled-by-default-devtools.timeline.frame',
+  'blink.user_timing',
+  'toplevel',
+  'v8.execute',
+];
+const BUDGET_MS = 16;
+
+// Playwright's own trace would snapshot the DOM on every action: it is not what is measured.
+test.use({ trace: 'off' });
 
 let host: StartedConsole;
 test.beforeAll(async () => {
@@ -17,27 +35,58 @@ test.afterAll(async () => {
   await host?.stop();
 });
 
-test('dashboard keeps up with 10 Hz x 8 ranks x 48 layers', async ({ page }) => {
+test('dashboard keeps up with 10 Hz x 8 ranks x 48 layers', async ({ page, browser }) => {
+  const ms = Number(process.env['AFD_BENCH_MS'] ?? 20_000);
+  test.setTimeout(ms + 120_000);
   const base = host.url.slice(0, host.url.indexOf('/#'));
-  await page.goto(`${base}/?bench=dashboard&ms=8000`);
-  await page.waitForFunction(() => window.__afdBench !== undefined, undefined, { timeout: 40_000 });
-  const r = await page.evaluate(() => window.__afdBench!);
-  writeFileSync(join(ARTIFACTS, 'dashboard-bench.json'), `${JSON.stringify(r, null, 2)}\n`);
+  await browser.startTracing(page, { categories: TRACE_CATEGORIES });
+  let trace: Buffer;
+  try {
+    await page.goto(`${base}/?bench=dashboard&ms=${ms}`);
+    await page.waitForFunction(() => window.__afdBench !== undefined, undefined, { timeout: ms + 60_000, polling: 1000 });
+  } finally {
+    trace = await browser.stopTracing();
+  }
+  const page_ = await page.evaluate(() => window.__afdBench!);
+  mkdirSync(join(ROOT, 'test-results'), { recursive: true });
+  writeFileSync(join(ROOT, 'test-results', 'dashboard-trace.json'), trace);
+  const parsed = JSON.parse(trace.toString('utf8')) as { traceEvents: TraceEvent[] } | TraceEvent[];
+  const events = Array.isArray(parsed) ? parsed : parsed.traceEvents;
+  const profile = profileFrames(events, { startMark: 'afd-bench-start', endMark: 'afd-bench-end', budgetMs: BUDGET_MS });
+  const summary = {
+    what: 'Dashboard, 10 Hz snapshots x 8 ranks (4A4F) x 48 layers x 2 stages through bridge + store + DashboardView',
+    command: 'npx playwright test -c e2e/playwright.config.ts e2e/specs/dashboardBench.spec.ts',
+    recordedAt: new Date().toISOString(),
+    trace: profile,
+    page: page_,
+  };
+  writeFileSync(join(ARTIFACTS, 'dashboard-profile.json'), `${JSON.stringify(summary, null, 2)}\n`);
   await page.screenshot({ path: join(ARTIFACTS, 'dashboard-bench.png'), fullPage: true });
-  console.log(`dashboard bench: ${JSON.stringify(r)}`);
-  // 8 ranks at 10 Hz for 8 s (+1 s warmup), and about one fold per 100 ms reached the screen.
-  expect(r.snapshots).toBeGreaterThan(8 * 70);
-  expect(r.commits).toBeGreaterThan(50);
-  // This is a measurement, reported in dashboard-bench.json (an idle machine shows commit p95
-  // 2-6 ms and frame p95 16.8 ms). Wall-clock figures on a shared 2-core CI box swing with
-  // its load, so only a gross regression fails here: the recharts version of these charts
-  // took 50-300 ms per update and had p95 frame gaps of 100-800 ms.
-  expect(r.commitP95Ms).toBeLessThan(100);
-  expect(r.frameP95Ms).toBeLessThan(250);
+  console.log(
+    `dashboard profile: ${profile.frames} frames; work/frame CPU p50/p95/p99/max ${Object.values(profile.workCpuMs).join('/')} ms, ` +
+      `wall ${Object.values(profile.workWallMs).join('/')} ms; over ${BUDGET_MS} ms: ${profile.framesOverBudgetCpu} (CPU), ${profile.framesOverBudgetWall} (wall); ` +
+      `long tasks ${page_.longTasks}, LoAF ${page_.loaf?.count ?? 'n/a'}; commit p95 ${page_.commitP95Ms} ms; top self: ${profile.selfTime
+        .slice(0, 5)
+        .map((s) => `${s.name} ${s.cpuMs}`)
+        .join(', ')}`,
+  );
+
+  // The feed reached the screen: 8 ranks x 10 Hz, and about one fold per 100 ms.
+  expect(page_.snapshots).toBeGreaterThan((8 * 10 * ms * 0.7) / 1000);
+  expect(page_.commits).toBeGreaterThan((ms / 100) * 0.6);
+  expect(profile.frames).toBeGreaterThan((ms / 1000) * 20);
+  // The budget, on the renderer's own work (thread CPU time per frame interval; wall time
+  // also counts the time other processes held the cores, so it is reported, not asserted).
+  // Measured on the shared 2-core dev VM (3 runs of 20 s): p99 5.3-6.5 ms, max 8.0-11.7 ms,
+  // no interval over 16 ms; the previous dashboard (main-thread chart rasterization) had
+  // p99 12.5-13.0 ms and max 15.8-17.0 ms. Bounds leave room for a busier CI box and a GC.
+  expect(profile.workCpuMs.p99).toBeLessThan(10);
+  expect(profile.workCpuMs.max).toBeLessThan(40);
+  expect(profile.framesOverBudgetCpu).toBeLessThanOrEqual(Math.floor(profile.intervals * 0.005));
 });
 
 declare global {
   interface Window {
-    __afdBench?: { snapshots: number; commits: number; commitP95Ms: number; frameP95Ms: number };
+    __afdBench?: import('../../app/src/renderer/bench/benchResult.js').BenchResult;
   }
 }

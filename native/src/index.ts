@@ -52,7 +52,7 @@ export interface ProbeResult {
 
 /** Engine options (native/src/runtime/engine.h EngineOptions). */
 export interface NativeEngineOptions {
-  /** "cpu" (default) or "cuda". */
+  /** "cpu" (default) or "cuda"; "cpu-graphs" (tests): cpu with CUDA-graph capture emulated. */
   backend?: string;
   /** CPU worker threads (0 = all cores). */
   threads?: number;
@@ -66,6 +66,10 @@ export interface NativeEngineOptions {
   kvCacheBytes?: number;
   /** KV cache storage dtype: f32 (default), bf16 or f16. */
   kvDtype?: 'f32' | 'bf16' | 'f16';
+  /** CUDA graphs for decode steps (shared AfdConfig cudaGraph.policy): off (default) or decode-only; ignored on cpu. */
+  graphPolicy?: 'off' | 'decode-only';
+  /** Tokens-per-stage buckets to capture, strictly ascending (cudaGraph.batchBuckets; default 1..512 powers of two). */
+  graphBatchBuckets?: number[];
 }
 
 /** What a loaded engine is. */
@@ -300,6 +304,110 @@ export interface CudaDecodeBenchResult {
   rows: CudaDecodeBenchRow[];
 }
 
+/** Options of the expert GEMM benchmark (native/src/cuda/expert-gemm-bench.h); defaults: Qwen3-30B-A3B experts. */
+export interface CudaExpertGemmBenchOptions {
+  /** Tokens per batch (default [1, 8, 64, 256, 512]); each routes topK rows. */
+  batches?: number[];
+  numExperts?: number;
+  hidden?: number;
+  /** MoE intermediate size. */
+  intermediate?: number;
+  topK?: number;
+  /** Weight copies cycled through so timed iterations do not hit L2 (default 4). */
+  layers?: number;
+  warmup?: number;
+  iterations?: number;
+  seed?: number;
+  /** 'uniform' (top-k of iid logits, default) or 'skewed' (per-expert popularity bias). */
+  routing?: 'uniform' | 'skewed';
+  /** Also time one cuBLAS call per active expert (default true). */
+  perExpert?: boolean;
+  device?: number;
+}
+
+/** One variant's timing in the expert GEMM benchmark. */
+export interface CudaExpertGemmTiming {
+  ran: boolean;
+  /** Why it did not run (e.g. the cuBLAS symbol is missing); '' when it ran. */
+  error: string;
+  /** Median ms, CUDA events around the variant enqueued on an idle stream. */
+  deviceMs: number;
+  deviceMsP10: number;
+  deviceMsP90: number;
+  /** Median host wall clock, enqueue to completion, ms. */
+  hostMs: number;
+  /** bytes / deviceMs, GB/s. */
+  achievedGBs: number;
+  /** floorMs / deviceMs. */
+  ratioToFloor: number;
+}
+
+/** A cuBLAS variant's output against ours on the same routed batch. */
+export interface CudaExpertGemmAgreement {
+  ran: boolean;
+  /** ||variant - ours|| / ||ours|| over every output element. */
+  relError: number;
+  /** max |variant - ours| / max |ours|. */
+  maxError: number;
+  /** NaN-poisoned output elements the variant never wrote. */
+  unwritten: number;
+}
+
+/** One batch size of the expert GEMM benchmark. */
+export interface CudaExpertGemmBenchRow {
+  batch: number;
+  /** batch * topK routed (token, expert) rows. */
+  routedRows: number;
+  /** Experts with at least one row. */
+  activeExperts: number;
+  /** Active experts' weights + activation reads/writes, bytes. */
+  bytes: number;
+  /** bytes at 4.3 TB/s, ms. */
+  floorMs: number;
+  /** Our grouped kernel (gate+up with SiLU, then down), eager launches. */
+  ours: CudaExpertGemmTiming;
+  /** The same two kernels replayed as one CUDA graph (the fused decoder's mode). */
+  oursGraph: CudaExpertGemmTiming;
+  /** cuBLAS grouped GEMM including the device->host copy of the expert counts and its stream sync. */
+  cublasWithCopy: CudaExpertGemmTiming;
+  /** cuBLAS grouped GEMM with the counts already on the host. */
+  cublasCountsKnown: CudaExpertGemmTiming;
+  /** cublasCountsKnown captured as one CUDA graph per layer: its device time without host launch gaps. */
+  cublasCountsKnownGraph: CudaExpertGemmTiming;
+  /** One cuBLAS call per active expert (counts known). */
+  cublasPerExpert: CudaExpertGemmTiming;
+  /** The bf16 -> f32 widening kernel included in the grouped cuBLAS variants, ms. */
+  widenMs: number;
+  /** NaN-poisoned elements our path never wrote (must be 0). */
+  oursUnwritten: number;
+  /** cublasWithCopy's output vs ours. */
+  cublas: CudaExpertGemmAgreement;
+  /** cublasPerExpert's output vs ours. */
+  perExpert: CudaExpertGemmAgreement;
+}
+
+/**
+ * Allowed relError of the cuBLAS expert GEMM path against ours (bf16 rounding of gate, up
+ * and the output on the cuBLAS path; a wrong expert, offset or row gives O(1)).
+ */
+export const expertGemmRelErrorBound = 2e-2;
+
+/** Result of cudaExpertGemmBench. */
+export interface CudaExpertGemmBenchResult {
+  deviceName: string;
+  /** Loaded cuBLAS soname ('' when it did not load) and version. */
+  cublasLibrary: string;
+  cublasVersion: string;
+  /** Why cuBLAS did not load, else ''. */
+  cublasError: string;
+  /** cublasGemmGroupedBatchedEx is present (cuBLAS >= 12.5). */
+  groupedGemmAvailable: boolean;
+  batchedGemmAvailable: boolean;
+  stridedBatchedGemmAvailable: boolean;
+  setupSeconds: number;
+  rows: CudaExpertGemmBenchRow[];
+}
+
 /** A tensor passed to runOp: dtype, shape and row-major data. */
 export interface OpTensor {
   dtype: 'f32' | 'bf16' | 'f16' | 'i32';
@@ -338,11 +446,46 @@ export interface NativeAddon {
     spec: ModelLoadSpec,
     options: { promptIds: number[]; maxNewTokens: number; graphs?: boolean; device?: number },
   ): { tokens: number[]; logits: Float32Array };
+  /** MoE expert GEMMs, our grouped kernel vs cuBLAS grouped GEMM, on random weights (native/src/cuda/expert-gemm-bench.h). */
+  cudaExpertGemmBench(options?: CudaExpertGemmBenchOptions): CudaExpertGemmBenchResult;
   /**
    * AFD on GPUs benchmark, one role per process (native/src/cuda/nccl/afd-gpu-bench.h):
    * returns a JSON string (attention: the report; ffn: what it served). Throws without CUDA.
    */
   afdGpuBench(spec: ModelLoadSpec, options: AfdGpuBenchOptions): string;
+  /**
+   * One decode step split into two stages on one GPU (the AFD / DBO cut) against the
+   * unsplit step, on synthetic weights of the spec's shape (native/src/cuda/decoder-check.h).
+   * Throws without CUDA.
+   */
+  afdSplitStageCheck(spec: ModelLoadSpec, options: AfdSplitStageCheckOptions): AfdSplitStageCheckResult;
+}
+
+/** Options of afdSplitStageCheck. */
+export interface AfdSplitStageCheckOptions {
+  /** Rows of the step (a decoder bucket, >= 2); the stages get rows - rows/2 and rows/2. */
+  rows: number;
+  /** Split-stage cuBLAS GEMMs at the step's M (default true); false runs them at the stage's rows. */
+  exactGemm?: boolean;
+  steps?: number;
+  /** Cached (random) positions before the first decoded token. */
+  context?: number;
+  seed?: number;
+  device?: number;
+}
+
+/** Result of afdSplitStageCheck. */
+export interface AfdSplitStageCheckResult {
+  rows: number;
+  stageRows: [number, number];
+  exactGemm: boolean;
+  steps: number;
+  /** Steps whose greedy tokens differ anywhere in the batch from the unsplit step. */
+  mismatchedSteps: number;
+  mismatchedTokens: number;
+  /** Steps whose logits equal the unsplit step's bit for bit. */
+  logitStepsBitEqual: number;
+  maxLogitAbsDiff: number;
 }
 
 /** Options of afdGpuBench; both roles must get the same values (checked at bootstrap). */
@@ -379,7 +522,7 @@ export interface AfdGpuBenchOptions {
 }
 
 /** Names of every export, checked against the loaded addon by a test. */
-export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'cudaConformance', 'cudaDecodeBench', 'cudaDecoderGenerate', 'afdGpuBench'] as const satisfies readonly (keyof NativeAddon)[];
+export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'cudaConformance', 'cudaDecodeBench', 'cudaDecoderGenerate', 'cudaExpertGemmBench', 'afdGpuBench', 'afdSplitStageCheck'] as const satisfies readonly (keyof NativeAddon)[];
 
 /** Where the addon may be: an explicit path, next to a bundled script, or the cmake-js build. */
 export function addonCandidates(): string[] {

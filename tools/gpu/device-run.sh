@@ -4,11 +4,15 @@
 # ncu kernel profile of batch-1 decode steps. Everything lands in $OUT.
 # Set AFD_COMMIT (e.g. $(git rev-parse --short HEAD) computed before the call) to stamp the report.
 # Carried: .node-runtime/node.xz, native/$AFD_ADDON_BUILD/Release/afd_native.node (default build-cuda),
-# agent/dist (afd-bench.cjs), tools/gpu/dist (gpu-tests.cjs).
+# agent/dist (afd-bench.cjs), tools/gpu/dist (gpu-tests.cjs), or AFD_BENCH_BUNDLE / AFD_TESTS_BUNDLE.
+# Stages (AFD_STAGES): tests, bench, expert (afd-bench expert-gemm), tcattn (attention families), nopdl, profile.
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export AFD_NATIVE_ADDON=$PWD/native/${AFD_ADDON_BUILD:-build-cuda}/Release/afd_native.node
+# Bundles: default the workspace dist folders; afd-prepare.sh also puts them beside the addon.
+BENCH=${AFD_BENCH_BUNDLE:-agent/dist/afd-bench.cjs}
+TESTS=${AFD_TESTS_BUNDLE:-tools/gpu/dist/gpu-tests.cjs}
 OUT=${OUT:-/tmp/afd-out}
 mkdir -p "$OUT"
 STAGES=${AFD_STAGES:-tests,bench,profile}
@@ -20,17 +24,34 @@ chmod +x $NODE
 $NODE -e 'const a=require(process.env.AFD_NATIVE_ADDON); console.log(JSON.stringify(a.probe(), null, 1))' > "$OUT/probe.json" 2>&1
 
 if [[ $STAGES == *tests* ]]; then
-  AFD_GPU_REPORT="$OUT/gpu-tests.json" timeout ${AFD_TEST_TIMEOUT:-240} $NODE tools/gpu/dist/gpu-tests.cjs > "$OUT/gpu-tests.log" 2>&1
+  AFD_GPU_REPORT="$OUT/gpu-tests.json" timeout ${AFD_TEST_TIMEOUT:-240} $NODE $TESTS > "$OUT/gpu-tests.log" 2>&1
   echo "gpu tests exit $?" >> "$OUT/gpu-tests.log"
   grep -E "^FAIL|gpu tests" "$OUT/gpu-tests.log" | head -40
 fi
 if [[ $STAGES == *bench* ]]; then
-  timeout ${AFD_BENCH_TIMEOUT:-420} $NODE agent/dist/afd-bench.cjs decode ${AFD_BENCH_ARGS:-} --json-out "$OUT/bench.json" > /dev/null 2> "$OUT/bench.log"
+  timeout ${AFD_BENCH_TIMEOUT:-420} $NODE $BENCH decode ${AFD_BENCH_ARGS:-} --json-out "$OUT/bench.json" > /dev/null 2> "$OUT/bench.log"
   echo "bench exit $?" >> "$OUT/bench.log"
   grep -vE "^\s*$" "$OUT/bench.log" | tail -25
 fi
+if [[ $STAGES == *expert* ]]; then
+  timeout ${AFD_EXPERT_TIMEOUT:-90} $NODE $BENCH expert-gemm ${AFD_EXPERT_ARGS:-} --json-out "$OUT/expert-gemm.json" > /dev/null 2> "$OUT/expert-gemm.log"
+  echo "expert-gemm bench exit $?" >> "$OUT/expert-gemm.log"
+  grep -vE "^\s*$" "$OUT/expert-gemm.log" | tail -14
+fi
+if [[ $STAGES == *tcattn* ]]; then
+  # The attention family the default (auto) did not pick, at the batches where it did not
+  # (AFD_CUDA_ATTENTION, attention.cu: auto = SIMT below 8 decode queries, tensor cores from 8).
+  for fam in simt tc; do
+    batches=${AFD_TCATTN_SIMT_BATCHES:-8,64}
+    [ $fam = tc ] && batches=${AFD_TCATTN_TC_BATCHES:-1}
+    AFD_CUDA_ATTENTION=$fam timeout ${AFD_TCATTN_TIMEOUT:-60} $NODE $BENCH decode --batches $batches --peer none \
+      --steps 15 --warmup 3 --json-out "$OUT/bench-attn-$fam.json" > /dev/null 2> "$OUT/bench-attn-$fam.log"
+    echo "bench (attention $fam) exit $?" >> "$OUT/bench-attn-$fam.log"
+    grep -vE "^\s*$" "$OUT/bench-attn-$fam.log" | tail -6
+  done
+fi
 if [[ $STAGES == *nopdl* ]]; then
-  AFD_CUDA_PDL=0 timeout ${AFD_NOPDL_TIMEOUT:-90} $NODE agent/dist/afd-bench.cjs decode --batches 1,64 --peer none --steps 20 \
+  AFD_CUDA_PDL=0 timeout ${AFD_NOPDL_TIMEOUT:-90} $NODE $BENCH decode --batches 1,64 --peer none --steps 20 \
     --json-out "$OUT/bench-nopdl.json" > /dev/null 2> "$OUT/bench-nopdl.log"
   echo "bench (PDL off) exit $?" >> "$OUT/bench-nopdl.log"
   grep -vE "^\s*$" "$OUT/bench-nopdl.log" | tail -6
@@ -38,7 +59,7 @@ fi
 if [[ $STAGES == *profile* ]] && command -v ncu > /dev/null; then
   for b in ${AFD_PROFILE_BATCHES:-1}; do
     timeout ${AFD_PROFILE_TIMEOUT:-150} ncu --clock-control none --launch-skip ${AFD_PROFILE_SKIP:-900} --launch-count 600 \
-      --metrics gpu__time_duration.sum --csv $NODE agent/dist/afd-bench.cjs decode --batches $b \
+      --metrics gpu__time_duration.sum --csv $NODE $BENCH decode --batches $b \
       --steps 2 --warmup 2 --peer none > "$OUT/ncu-b$b.csv" 2> "$OUT/ncu-b$b.log"
     python3 tools/gpu/summarize_ncu.py "$OUT/ncu-b$b.csv" > "$OUT/profile-b$b.txt" 2>&1
     echo "== profile batch $b"; head -16 "$OUT/profile-b$b.txt"

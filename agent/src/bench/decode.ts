@@ -3,13 +3,14 @@
  * weights generated on the GPU, at several batch sizes (graph on and off), beside
  * HuggingFace transformers on the same shape in the same invocation. JSON on stdout.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadAddon } from '@afd/native';
 import { parseModelConfig, type ModelLoadSpec } from '@afd/native/checkpoint';
 import { findPreset, presetConfigJson } from '../model/presets.js';
+import { gitCommit, nonNegativeInt } from './cliArgs.js';
 import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type PeerResult } from './decodeReport.js';
 
 interface DecodeCliOptions {
@@ -27,12 +28,6 @@ interface DecodeCliOptions {
   jsonOut?: string;
 }
 
-function positiveInt(flag: string, v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} must be a non-negative integer, got "${v}"`);
-  return n;
-}
-
 /** tools/bench/hf_decode.py next to the repository (source tree or bundled dist). */
 function peerScript(): string {
   const candidates = [
@@ -43,14 +38,6 @@ function peerScript(): string {
   const found = candidates.find((p) => existsSync(p));
   if (!found) throw new Error(`HF peer script not found (tried ${candidates.join(', ')}); set AFD_HF_PEER_SCRIPT or use --peer none`);
   return found;
-}
-
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-  } catch {
-    return process.env['AFD_COMMIT'] ?? 'unknown';
-  }
 }
 
 function runPeer(o: DecodeCliOptions, config: Record<string, unknown>): PeerResult {
@@ -84,8 +71,8 @@ export function registerDecodeBench(program: Command): void {
     .option('--peer-steps <n>', 'timed steps of the peer per batch', '20')
     .option('--json-out <file>', 'also write the JSON report here')
     .action((o: DecodeCliOptions) => {
-      const batches = o.batches.split(',').map((b) => positiveInt('--batches', b.trim()));
-      const context = positiveInt('--context', o.context);
+      const batches = o.batches.split(',').map((b) => nonNegativeInt('--batches', b.trim()));
+      const context = nonNegativeInt('--context', o.context);
       const preset = findPreset(o.arch, o.preset);
       const configJson = presetConfigJson(preset);
       const config = parseModelConfig(`${o.arch}/${o.preset}`, configJson);
@@ -94,10 +81,10 @@ export function registerDecodeBench(program: Command): void {
       const ours = loadAddon().cudaDecodeBench(spec, {
         batches,
         context,
-        timedSteps: positiveInt('--steps', o.steps),
-        warmupSteps: positiveInt('--warmup', o.warmup),
-        seed: positiveInt('--seed', o.seed),
-        device: positiveInt('--device', o.device),
+        timedSteps: nonNegativeInt('--steps', o.steps),
+        warmupSteps: nonNegativeInt('--warmup', o.warmup),
+        seed: nonNegativeInt('--seed', o.seed),
+        device: nonNegativeInt('--device', o.device),
       });
       const peer = o.peer === 'hf' ? runPeer(o, configJson) : null;
       const report = mergeDecodeReport(ours, peer, {

@@ -7,6 +7,7 @@ import { registerServeBench } from './serveCommand.js';
 import { registerDecodeBench } from './decode.js';
 import { registerCpuEngineBench } from './cpuEngine.js';
 import { registerAfdGpuBench } from './afdGpu.js';
+import { registerExpertGemmBench } from './expertGemm.js';
 
 export function buildBenchProgram(): Command {
   const program = new Command('afd-bench').description('AFD benchmarks: serving (any OpenAI-compatible server) and engine decode').showHelpAfterError();
@@ -14,6 +15,7 @@ export function buildBenchProgram(): Command {
   registerDecodeBench(program);
   registerCpuEngineBench(program);
   registerAfdGpuBench(program);
+  registerExpertGemmBench(program);
   return program;
 }
 

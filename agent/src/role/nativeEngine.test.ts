@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveRoleSettings } from './roleSettings.js';
-import { afdLinkOptions, applyNcclEnv } from './nativeEngine.js';
+import { afdLinkOptions, applyNcclEnv, engineGraphOptions } from './nativeEngine.js';
 
 describe('AFD options -> native link options', () => {
   it('passes topology, rank, hosts, port and deadline straight from the shared config', () => {
@@ -38,6 +38,13 @@ describe('AFD options -> native link options', () => {
     const s = resolveRoleSettings('attention', { config: '{"connector":"nccl"}' });
     expect(() => afdLinkOptions(s.afd, 'cpu')).toThrow(/needs --backend cuda.*"connector": "tcp"/);
     expect(() => resolveRoleSettings('ffn', { connector: 'ib' })).toThrow(/--connector must be tcp or nccl/);
+  });
+
+  it('passes the config cudaGraph policy and buckets to the engine (decode-only by default, colocated too)', () => {
+    expect(engineGraphOptions(resolveRoleSettings('colocated', {}).afd)).toEqual({ graphPolicy: 'decode-only', graphBatchBuckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512] });
+    const s = resolveRoleSettings('attention', { config: '{"cudaGraph":{"policy":"off","batchBuckets":[1,3,8]}}' });
+    expect(engineGraphOptions(s.afd)).toEqual({ graphPolicy: 'off', graphBatchBuckets: [1, 3, 8] });
+    expect(() => resolveRoleSettings('attention', { config: '{"cudaGraph":{"batchBuckets":[4,2]}}' })).toThrow(/strictly ascending/);
   });
 
   it('exports the config ncclEnv with multicast forced off, only for connector nccl', () => {

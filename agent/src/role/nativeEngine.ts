@@ -5,7 +5,7 @@
  * control, and for the data plane either TCP (host memory) or NCCL (device memory, one
  * communicator per attention-FFN pair; CUDA backend only).
  */
-import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine } from '@afd/native';
+import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineOptions } from '@afd/native';
 import { buildLoadSpec } from '@afd/native/checkpoint';
 import { toRankStats } from '@afd/native/engine';
 import { resolveTopology, type AfdConfig } from '@afd/shared';
@@ -34,6 +34,14 @@ export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezv
     stepDeadlineMs: afd.stepDeadlineMs,
     ...(rendezvousId ? { rendezvousId } : {}),
   };
+}
+
+/**
+ * The engine's CUDA graph options, straight from the config's cudaGraph (colocated and
+ * attention alike; the cpu backend ignores them and its graph counters stay 0).
+ */
+export function engineGraphOptions(afd: AfdConfig): Pick<NativeEngineOptions, 'graphPolicy' | 'graphBatchBuckets'> {
+  return { graphPolicy: afd.cudaGraph.policy, graphBatchBuckets: [...afd.cudaGraph.batchBuckets] };
 }
 
 /**
@@ -80,6 +88,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     deviceIndex: req.device,
     kvBlockSize: req.kvBlockSize,
     kvCacheBytes: (req.kvCacheMib ?? DEFAULT_KV_CACHE_MIB) * 2 ** 20,
+    ...engineGraphOptions(req.afd),
   });
   req.onProgress('loading', residentBytes, residentBytes);
 

@@ -146,6 +146,18 @@ EngineOptions toEngineOptions(const Napi::Value& value) {
   if (given(v, "numKvBlocks")) o.numKvBlocks = static_cast<int>(integer(v, w, "numKvBlocks"));
   if (given(v, "kvCacheBytes")) o.kvCacheBytes = static_cast<uint64_t>(integer(v, w, "kvCacheBytes"));
   if (given(v, "kvDtype")) o.kvDtype = parseDType(str(v, w, "kvDtype"));
+  if (given(v, "graphPolicy")) o.graphs.policy = parseGraphPolicy(str(v, w, "graphPolicy"));
+  if (given(v, "graphBatchBuckets")) {
+    Napi::Array b = arr(v, w, "graphBatchBuckets");
+    o.graphs.batchBuckets.clear();
+    for (uint32_t i = 0; i < b.Length(); ++i) {
+      Napi::Value e = b.Get(i);
+      const double n = e.IsNumber() ? e.As<Napi::Number>().DoubleValue() : -1;
+      AFD_CHECK(n >= 1 && n <= 65536 && std::floor(n) == n, "options.graphBatchBuckets[" << i << "] must be an integer in [1, 65536]");
+      o.graphs.batchBuckets.push_back(static_cast<int>(n));
+    }
+    validateGraphBuckets(o.graphs.batchBuckets);
+  }
   AFD_CHECK(o.backend.threads >= 0, "options.threads must be >= 0 (0 = all cores), got " << o.backend.threads);
   AFD_CHECK(o.kvBlockSize >= 1 && o.kvBlockSize <= 1024, "options.kvBlockSize must be in [1, 1024], got " << o.kvBlockSize);
   AFD_CHECK(o.numKvBlocks >= 0, "options.numKvBlocks must be >= 0 (0 = size from kvCacheBytes), got " << o.numKvBlocks);

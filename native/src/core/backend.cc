@@ -1,5 +1,7 @@
 #include "core/backend.h"
 
+#include "core/error.h"
+
 namespace afd {
 
 Buffer::Buffer(Backend* backend, size_t bytes) : backend_(backend), bytes_(bytes) {
@@ -30,6 +32,15 @@ Tensor Buffer::view(DType t, std::initializer_list<int64_t> shape) const {
   AFD_CHECK(v.bytes() <= bytes_, "buffer of " << bytes_ << " bytes is too small for " << dtypeName(t) << " "
                                               << v.shapeString());
   return v;
+}
+
+void Backend::beginCapture() {
+  AFD_FAIL("the " << name() << " backend cannot capture graphs (CUDA graphs need --backend cuda); set cudaGraph.policy \"off\"");
+}
+
+std::unique_ptr<CapturedGraph> Backend::endCapture() {
+  AFD_FAIL("the " << name() << " backend cannot capture graphs (no capture is in progress)");
+  return nullptr;
 }
 
 }  // namespace afd

@@ -77,6 +77,15 @@ struct SamplingBatch {
   const int32_t* positions = nullptr;  // [S] position of the token being sampled
 };
 
+// A recorded sequence of device work replayed as one launch (a CUDA graph). Replays
+// read and write the same device addresses that were used while capturing.
+class CapturedGraph {
+ public:
+  virtual ~CapturedGraph() = default;
+  // Enqueues the whole graph on the backend's stream (asynchronous).
+  virtual void replay() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -95,6 +104,18 @@ class Backend {
   virtual void copyDevice(void* dst, const void* src, size_t bytes) = 0;
   virtual void fillZero(void* dst, size_t bytes) = 0;
   virtual void synchronize() = 0;
+
+  // ---- graph capture (optional; CUDA) ---------------------------------------------
+  // Changes whenever the backend allocates or frees device memory (its own scratch
+  // included): a captured graph is valid only while the epoch it was captured in holds.
+  virtual uint64_t allocationEpoch() const { return 0; }
+  virtual bool supportsGraphCapture() const { return false; }
+  // Ops enqueued between beginCapture and endCapture are recorded, not run; they must
+  // not synchronize, copy to the host or allocate. endCapture returns the graph;
+  // abortCapture ends a failed capture (no throw) and discards what was recorded.
+  virtual void beginCapture();
+  virtual std::unique_ptr<CapturedGraph> endCapture();
+  virtual void abortCapture() noexcept {}
 
   // ---- ops ----------------------------------------------------------------------
   // out[t] = table[ids[t]].   ids: [T] i32; table: [V, H]; out: [T, H] f32.

@@ -3,9 +3,13 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "cuda/attention-split.cuh"
+#include "cuda/attention-tc.cuh"
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
 #include "cuda/launch.cuh"
@@ -17,7 +21,6 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kTile = 128;     // keys per online-softmax tile
 constexpr int kMaxGroup = 8;   // q heads per kv head
-constexpr int kMaxSplits = 64; // sequence splits per (query, kv head)
 
 __device__ __forceinline__ void loadKv8(const bf16* p, float out[8]) {
   bf16x8ToFloat(__ldg(reinterpret_cast<const uint4*>(p)), out);
@@ -57,7 +60,6 @@ __global__ void __launch_bounds__(kThreads, 4) pagedAttentionKernel(PagedAttenti
   __shared__ float mRun[kMaxGroup];
   __shared__ float lRun[kMaxGroup];
   __shared__ float alpha[kMaxGroup];
-  __shared__ int isLast;
 
   const int tid = threadIdx.x;
   const int warp = tid >> 5;
@@ -201,8 +203,8 @@ __global__ void __launch_bounds__(kThreads, 4) pagedAttentionKernel(PagedAttenti
       for (int e = 0; e < 8; ++e) reduce[keyLane][h][chunk * 8 + e] = acc[h][e];
   __syncthreads();
   const size_t pairIndex = static_cast<size_t>(query) * a.numKvHeads + kvh;
-  float* partialOut = a.workspace + (pairIndex * a.numSplits + split) * (G * D);
-  float* stats = a.workspace + static_cast<size_t>(a.numQueries) * a.numKvHeads * a.numSplits * G * D;
+  float* partialOut = splitPartial(a, pairIndex, split, G, D);
+  float* stats = splitStats(a, pairIndex, split, G, D);
   for (int o = tid; o < G * D; o += kThreads) {
     float sum = 0.0f;
 #pragma unroll
@@ -216,57 +218,10 @@ __global__ void __launch_bounds__(kThreads, 4) pagedAttentionKernel(PagedAttenti
   }
   if (a.numSplits == 1) return;
   if (tid < G) {
-    stats[(pairIndex * a.numSplits + split) * 2 * G + tid] = mRun[tid];
-    stats[(pairIndex * a.numSplits + split) * 2 * G + G + tid] = lRun[tid];
+    stats[tid] = mRun[tid];
+    stats[G + tid] = lRun[tid];
   }
-  __threadfence();
-  __syncthreads();
-  if (tid == 0) isLast = atomicAdd(&a.splitCounters[pairIndex], 1) == a.numSplits - 1;
-  __syncthreads();
-  if (!isLast) return;
-  __threadfence();
-  const float* allOut = a.workspace + pairIndex * a.numSplits * (G * D);
-  const float* allStats = stats + pairIndex * a.numSplits * 2 * G;
-  // Per (split, head) weights once (one warp per head, lanes over splits), then every
-  // 4 output elements are an independent sum with all splits' loads in flight (float4).
-  __shared__ float splitWeight[kMaxSplits][kMaxGroup];
-  __shared__ float invNorm[kMaxGroup];
-  for (int h = warp; h < G; h += kThreads / 32) {
-    float mMax = -INFINITY;
-    for (int sp = lane; sp < a.numSplits; sp += 32) mMax = fmaxf(mMax, __ldcg(&allStats[sp * 2 * G + h]));
-    mMax = warpMax(mMax);
-    float norm = 0.0f;
-    for (int sp = lane; sp < a.numSplits; sp += 32) {
-      const float m = __ldcg(&allStats[sp * 2 * G + h]);
-      const float w = m == -INFINITY ? 0.0f : __expf(m - mMax);
-      splitWeight[sp][h] = w;
-      norm += w * __ldcg(&allStats[sp * 2 * G + G + h]);
-    }
-    norm = warpSum(norm);
-    if (lane == 0) invNorm[h] = norm > 0.0f ? 1.0f / norm : 0.0f;
-  }
-  __syncthreads();
-  const int groupDim = G * D;  // a multiple of 64: float4 groups never straddle heads
-  for (int o = tid * 4; o < groupDim; o += kThreads * 4) {
-    const int h = o / D;
-    float4 total = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll 16
-    for (int sp = 0; sp < a.numSplits; ++sp) {
-      const float w = splitWeight[sp][h];
-      const float4 v = __ldcg(reinterpret_cast<const float4*>(&allOut[static_cast<size_t>(sp) * groupDim + o]));
-      total.x += w * v.x;
-      total.y += w * v.y;
-      total.z += w * v.z;
-      total.w += w * v.w;
-    }
-    float* dst = a.out + headBase * D + o;
-    const float inv = invNorm[h];
-    dst[0] = total.x * inv;
-    dst[1] = total.y * inv;
-    dst[2] = total.z * inv;
-    dst[3] = total.w * inv;
-  }
-  if (tid == 0) a.splitCounters[pairIndex] = 0;
+  combineSplitsIfLast<kMaxGroup, kThreads>(a, pairIndex, a.numSplits, G, D, headBase);
 }
 
 // Any head dim (<= 512), one block per (query, q head), no split: the exact fallback
@@ -334,7 +289,8 @@ __global__ void __launch_bounds__(kThreads) pagedAttentionGenericKernel(PagedAtt
 template <typename CacheT>
 void launchForDim(const PagedAttentionArgs& a, cudaStream_t stream) {
   const dim3 grid(a.numQueries, a.numKvHeads, a.numSplits);
-  switch (a.headDim) {
+  const bool groupFits = a.numHeads / a.numKvHeads <= kMaxGroup;
+  switch (groupFits ? a.headDim : 0) {
     case 64: AFD_CUDA_CHECK(launchKernel(pagedAttentionKernel<64, CacheT>, grid, kThreads, 0, stream, a)); break;
     case 128: AFD_CUDA_CHECK(launchKernel(pagedAttentionKernel<128, CacheT>, grid, kThreads, 0, stream, a)); break;
     case 256: AFD_CUDA_CHECK(launchKernel(pagedAttentionKernel<256, CacheT>, grid, kThreads, 0, stream, a)); break;
@@ -347,12 +303,23 @@ void launchForDim(const PagedAttentionArgs& a, cudaStream_t stream) {
   }
 }
 
+AttentionKernel attentionKernelFromEnv() {
+  static const AttentionKernel kernel = [] {
+    const char* v = std::getenv("AFD_CUDA_ATTENTION");
+    if (v == nullptr || *v == 0 || std::strcmp(v, "auto") == 0) return AttentionKernel::Auto;
+    if (std::strcmp(v, "simt") == 0) return AttentionKernel::Simt;
+    if (std::strcmp(v, "tc") == 0) return AttentionKernel::TensorCore;
+    throw std::invalid_argument(std::string("AFD_CUDA_ATTENTION=") + v + " is not simt, tc or auto");
+  }();
+  return kernel;
+}
+
 }  // namespace
 
 int attentionSplits(int numQueries, int numKvHeads, int numMultiprocessors) {
   const int work = std::max(1, numQueries * numKvHeads);
   const int target = 2 * std::max(1, numMultiprocessors);
-  return std::clamp((target + work - 1) / work, 1, kMaxSplits);
+  return std::clamp((target + work - 1) / work, 1, kMaxAttentionSplits);
 }
 
 size_t attentionWorkspaceBytes(int numQueries, int numHeads, int headDim, int numSplits) {
@@ -360,16 +327,42 @@ size_t attentionWorkspaceBytes(int numQueries, int numHeads, int headDim, int nu
   return sizeof(float) * static_cast<size_t>(numQueries) * numHeads * numSplits * (headDim + 2);
 }
 
+AttentionKernel resolveAttentionKernel(const PagedAttentionArgs& a) {
+  const bool tcFits = tensorCoreAttentionFits(a);
+  if (a.kernel == AttentionKernel::TensorCore) {
+    if (!tcFits) {
+      throw std::invalid_argument("pagedAttention: the tensor-core kernel needs a bf16 cache, headDim 64/128/256 and at most " +
+                                  std::to_string(kTensorCoreMaxGroup) + " q heads per kv head (got dtype code " +
+                                  std::to_string(a.cacheDtype) + ", headDim " + std::to_string(a.headDim) + ", " +
+                                  std::to_string(a.numHeads) + "/" + std::to_string(a.numKvHeads) +
+                                  " heads); use AttentionKernel::Simt or Auto");
+    }
+    return AttentionKernel::TensorCore;
+  }
+  if (a.kernel == AttentionKernel::Simt || !tcFits) return AttentionKernel::Simt;
+  switch (attentionKernelFromEnv()) {
+    case AttentionKernel::Simt: return AttentionKernel::Simt;
+    case AttentionKernel::TensorCore: return AttentionKernel::TensorCore;
+    default: break;
+  }
+  const bool useTc = a.maxQueryLen > 1 || a.numQueries >= kTensorCoreMinDecodeQueries;
+  return useTc ? AttentionKernel::TensorCore : AttentionKernel::Simt;
+}
+
 void pagedAttention(const PagedAttentionArgs& a, cudaStream_t stream) {
   if (a.numQueries == 0) return;
-  const bool tiled = a.headDim == 64 || a.headDim == 128 || a.headDim == 256;
-  if (a.numKvHeads <= 0 || a.numHeads % a.numKvHeads != 0 || (tiled && a.numHeads / a.numKvHeads > kMaxGroup)) {
-    throw std::invalid_argument("pagedAttention: numHeads must be a multiple of numKvHeads with at most " +
-                                std::to_string(kMaxGroup) + " q heads per kv head (got " + std::to_string(a.numHeads) +
-                                "/" + std::to_string(a.numKvHeads) + ")");
+  if (a.numKvHeads <= 0 || a.numHeads <= 0 || a.numHeads % a.numKvHeads != 0) {
+    throw std::invalid_argument("pagedAttention: numHeads must be a positive multiple of numKvHeads (got " +
+                                std::to_string(a.numHeads) + "/" + std::to_string(a.numKvHeads) + ")");
   }
-  if (a.numSplits < 1 || a.numSplits > kMaxSplits || (a.numSplits > 1 && (a.workspace == nullptr || a.splitCounters == nullptr))) {
-    throw std::invalid_argument("pagedAttention: split attention needs a workspace and split counters");
+  if (a.numSplits < 1 || a.numSplits > kMaxAttentionSplits || (a.numSplits > 1 && (a.workspace == nullptr || a.splitCounters == nullptr))) {
+    throw std::invalid_argument("pagedAttention: numSplits must be in 1.." + std::to_string(kMaxAttentionSplits) +
+                                " and split attention needs a workspace and split counters (numSplits " +
+                                std::to_string(a.numSplits) + ")");
+  }
+  if (resolveAttentionKernel(a) == AttentionKernel::TensorCore) {
+    tensorCoreAttention(a, stream);
+    return;
   }
   switch (a.cacheDtype) {
     case kDtypeBf16: launchForDim<bf16>(a, stream); break;

@@ -1,6 +1,14 @@
-// Paged attention over the KV cache (decode, and prefill as one query per token),
-// split along the sequence (flash-decoding) with the combine done by the last split's
-// block, so one launch does the whole op.
+// Paged attention over the KV cache. Two kernel families behind one entry point:
+// - SIMT (attention.cu): one query per token on CUDA cores, split along the sequence
+//   (flash-decoding) with the combine done by the last split's block; any dtype/shape.
+// - Tensor cores (attention-tc-decode.cu, attention-tc-prefill.cu): bf16 cache, headDim 64/128/256, <= 16 q heads per kv
+//   head; mma.sync m16n8k16 with f32 q and probabilities split into bf16 hi + lo.
+//   Decode: the GQA group's heads are the MMA rows, warps split each key tile, same
+//   split/combine as SIMT. Prefill: tiles of consecutive query tokens x the GQA group.
+// Dispatch: PagedAttentionArgs::kernel, else env AFD_CUDA_ATTENTION=simt|tc|auto (read once);
+// auto = tensor cores for prefill (maxQueryLen > 1) and for decode batches of at least
+// kTensorCoreMinDecodeQueries queries where supported, SIMT otherwise; tc = tensor cores
+// wherever supported (any batch), SIMT for the rest; simt = the CUDA-core kernels only.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -9,6 +17,18 @@
 #include <cstdint>
 
 namespace afd::cuda {
+
+// Which kernel family runs the op (see the file comment).
+enum class AttentionKernel : int {
+  Auto = 0,        // AFD_CUDA_ATTENTION, else the batch-size rule
+  Simt = 1,        // CUDA-core kernels (any shape)
+  TensorCore = 2,  // tensor-core kernels; an unsupported shape is an error
+};
+
+// Pure decode batches with fewer queries stay on the SIMT kernel in auto mode: at batch 1
+// it is latency bound (20 us per layer for 2 MB of KV) and the tensor-core kernel's gain is
+// in FMA throughput, which only binds from a few sequences per launch on.
+inline constexpr int kTensorCoreMinDecodeQueries = 8;
 
 struct PagedAttentionArgs {
   const float* q = nullptr;             // [numQueries, numHeads, headDim] f32
@@ -23,12 +43,20 @@ struct PagedAttentionArgs {
   int32_t* splitCounters = nullptr;       // [numQueries * numKvHeads], zero before first use; left zero
   int numQueries = 0;
   int numHeads = 0;
-  int numKvHeads = 0;  // numHeads / numKvHeads <= 8 for the tiled kernel
+  int numKvHeads = 0;  // group numHeads / numKvHeads: <= 8 SIMT tiled (else per-head), <= 16 tensor cores
   int headDim = 0;     // 64, 128, 256 tiled (split); any other <= 512 on an exact per-head fallback
   int blockSize = 0;
   int maxBlocksPerSeq = 0;
   int numSplits = 1;
   float scale = 1.0f;  // softmax scale, usually headDim^-0.5
+  // Longest run of consecutive query tokens of one sequence (1 = pure decode). A hint for
+  // the kernel choice only: > 1 selects the tiled prefill kernel, which is exact for any
+  // querySeq/positions (tiles split at sequence changes); 1 runs every query on its own.
+  int maxQueryLen = 1;
+  // Rows of blockTables (sequences) in the batch; 0 = unknown. Bounds the prefill grid's
+  // run slots per tile (see attention-tc-prefill.cu); never read as an index.
+  int numSeqs = 0;
+  AttentionKernel kernel = AttentionKernel::Auto;  // per-call override of AFD_CUDA_ATTENTION
 };
 
 // Splits so that the grid has about 2 blocks per multiprocessor (1..64).
@@ -36,5 +64,9 @@ int attentionSplits(int numQueries, int numKvHeads, int numMultiprocessors);
 size_t attentionWorkspaceBytes(int numQueries, int numHeads, int headDim, int numSplits);
 
 void pagedAttention(const PagedAttentionArgs& args, cudaStream_t stream);
+
+// The family pagedAttention(args) runs: Simt or TensorCore (never Auto). Throws where
+// args.kernel == TensorCore names a shape the tensor-core kernels do not cover.
+AttentionKernel resolveAttentionKernel(const PagedAttentionArgs& args);
 
 }  // namespace afd::cuda

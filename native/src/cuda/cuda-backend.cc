@@ -7,11 +7,13 @@
 #include "cuda/attention.cuh"
 #include "cuda/cublas-api.h"
 #include "cuda/cuda-check.h"
+#include "cuda/expert-gemm-cublas.h"
 #include "cuda/gemm.cuh"
 #include "cuda/moe.cuh"
 #include "cuda/norm.cuh"
 #include "cuda/rope.cuh"
 #include "cuda/sampling.cuh"
+#include "cuda/step-graph.h"
 
 namespace afd::cuda {
 
@@ -57,6 +59,7 @@ CudaBackend::CudaBackend(int deviceIndex) : deviceIndex_(deviceIndex) {
   AFD_CUDA_CHECK(cudaSetDevice(deviceIndex));
   AFD_CUDA_CHECK(cudaDeviceGetAttribute(&multiProcessors_, cudaDevAttrMultiProcessorCount, deviceIndex));
   AFD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  expertGemmChoice_ = static_cast<int>(expertGemmChoiceFromEnv());
   try {
     cublasWorkspace_ = DeviceBuffer("cuBLAS workspace", kCublasWorkspaceBytes);
     cublas_ = std::make_unique<CublasHandle>(stream_, cublasWorkspace_.data(), cublasWorkspace_.bytes());
@@ -73,9 +76,42 @@ CudaBackend::~CudaBackend() {
   }
 }
 
+void CudaBackend::refuseWhileCapturing(const char* what) const {
+  AFD_CHECK(!capturing_, "CUDA graph capture: " << what << " inside the captured decode step (a buffer had to grow or a host "
+                                                       "transfer ran); this is a bug: the warm-up step of the same graph key "
+                                                       "should have grown it. Set cudaGraph.policy \"off\" to run eagerly");
+}
+
+uint64_t CudaBackend::allocationEpoch() const {
+  if (splitCounters_.data() != observedSplitCounters_) {
+    observedSplitCounters_ = splitCounters_.data();
+    ++epoch_;
+  }
+  return epoch_;
+}
+
+void CudaBackend::beginCapture() {
+  refuseWhileCapturing("a nested beginCapture");
+  beginStreamCapture(stream_);
+  capturing_ = true;
+}
+
+std::unique_ptr<CapturedGraph> CudaBackend::endCapture() {
+  AFD_CHECK(capturing_, "CUDA graph capture: endCapture without beginCapture");
+  capturing_ = false;
+  return endStreamCapture(stream_);
+}
+
+void CudaBackend::abortCapture() noexcept {
+  capturing_ = false;
+  abandonStreamCapture(stream_);
+}
+
 void* CudaBackend::allocate(size_t bytes) {
   void* p = nullptr;
   if (bytes == 0) return nullptr;
+  refuseWhileCapturing("a device allocation");
+  ++epoch_;
   const cudaError_t status = cudaMalloc(&p, bytes);
   if (status != cudaSuccess) {
     cudaGetLastError();
@@ -90,15 +126,19 @@ void* CudaBackend::allocate(size_t bytes) {
 
 void CudaBackend::release(void* ptr) {
   if (ptr == nullptr) return;
+  ++epoch_;
+  if (capturing_) abortCapture();  // release runs in destructors (no throw): end the capture, free normally
   cudaStreamSynchronize(stream_);
   cudaFree(ptr);
 }
 
 void CudaBackend::copyToDevice(void* dst, const void* src, size_t bytes) {
+  refuseWhileCapturing("a host-to-device copy");
   AFD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
   AFD_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host buffer may be reused at once
 }
 void CudaBackend::copyToHost(void* dst, const void* src, size_t bytes) {
+  refuseWhileCapturing("a device-to-host copy");
   AFD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
   AFD_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
@@ -106,10 +146,15 @@ void CudaBackend::copyDevice(void* dst, const void* src, size_t bytes) {
   AFD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
 }
 void CudaBackend::fillZero(void* dst, size_t bytes) { AFD_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_)); }
-void CudaBackend::synchronize() { AFD_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+void CudaBackend::synchronize() {
+  refuseWhileCapturing("a stream synchronize");
+  AFD_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
 
 void* CudaBackend::scratch(size_t bytes) {
   if (bytes > scratch_.bytes()) {
+    refuseWhileCapturing("growing the backend scratch");
+    ++epoch_;
     synchronize();
     scratch_ = DeviceBuffer();
     scratch_ = DeviceBuffer("CUDA backend scratch", align256(bytes + bytes / 2));
@@ -220,6 +265,8 @@ void CudaBackend::pagedAttention(const Tensor& q, const Tensor& kCache, const Te
   a.maxBlocksPerSeq = batch.maxBlocksPerSeq;
   a.numSplits = batch.maxContextLen > 256 || batch.maxContextLen == 0 ? attentionSplits(a.numQueries, a.numKvHeads, multiProcessors_) : 1;
   a.scale = scale;
+  a.maxQueryLen = batch.maxQueryLen;  // > 1: tiled tensor-core prefill where the shape fits (attention.cuh)
+  a.numSeqs = batch.numSeqs;
   const size_t counters = sizeof(int32_t) * static_cast<size_t>(T * nKv);
   if (a.numSplits > 1 && splitCounters_.bytes() < counters) {
     synchronize();
@@ -228,7 +275,10 @@ void CudaBackend::pagedAttention(const Tensor& q, const Tensor& kCache, const Te
     AFD_CUDA_CHECK(cudaMemsetAsync(splitCounters_.data(), 0, counters, stream_));
   }
   a.splitCounters = splitCounters_.as<int32_t>();
-  a.workspace = static_cast<float*>(scratch(attentionWorkspaceBytes(a.numQueries, a.numHeads, a.headDim, a.numSplits)));
+  // Split partials only exist with numSplits > 1 (a long prefill would otherwise size the
+  // scratch for [T, nH, D + 2] floats it never touches).
+  if (a.numSplits > 1)
+    a.workspace = static_cast<float*>(scratch(attentionWorkspaceBytes(a.numQueries, a.numHeads, a.headDim, a.numSplits)));
   cuda::pagedAttention(a, stream_);
 }
 
@@ -322,6 +372,8 @@ const void* const* CudaBackend::expertTables(const std::vector<ExpertWeights>& e
   if (it != expertTables_.end() && it->second.bytes() == 3 * experts.size() * sizeof(void*)) {
     return it->second.as<const void* const>();
   }
+  refuseWhileCapturing("building an MoE expert pointer table");
+  ++epoch_;
   std::vector<const void*> table(3 * experts.size(), nullptr);
   for (size_t e = 0; e < experts.size(); ++e) {
     table[e] = experts[e].gate.data;
@@ -334,6 +386,39 @@ const void* const* CudaBackend::expertTables(const std::vector<ExpertWeights>& e
   auto& slot = expertTables_[experts.data()];
   slot = std::move(buffer);
   return slot.as<const void* const>();
+}
+
+void CudaBackend::runExpertGemms(const Tensor& x, const MoePermutation& perm, const void* const* tables, int E, int rows,
+                                 int H, int I, int gateDtype, int downDtype, int slots, void* act, float* expertOut) {
+  LinearArgs a;
+  a.x = x.data;
+  a.xIsF32 = true;
+  a.xRowIndex = perm.sortedSourceRow;
+  a.wTable = tables;
+  a.wUpTable = tables + E;
+  a.wDtype = gateDtype;
+  a.groupOffsets = perm.expertOffsets;
+  a.activeGroups = perm.activeExperts;
+  a.rows = rows;
+  a.n = I;
+  a.k = H;
+  a.out = act;
+  a.ldOut = I;
+  a.epilogue = Epilogue::SiluMulF32;
+  linear(a, slots, nullptr, stream_);
+  LinearArgs d = a;
+  d.x = act;
+  d.xIsF32 = true;
+  d.xRowIndex = nullptr;
+  d.wTable = tables + 2 * E;
+  d.wUpTable = nullptr;
+  d.wDtype = downDtype;
+  d.n = H;
+  d.k = I;
+  d.out = expertOut;
+  d.ldOut = H;
+  d.epilogue = Epilogue::StoreF32;
+  linear(d, slots, nullptr, stream_);
 }
 
 void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
@@ -365,35 +450,18 @@ void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Ten
   void* act = carve.take<float>(static_cast<size_t>(rows) * I);
   float* expertOut = carve.take<float>(static_cast<size_t>(rows) * H);
   moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), slots, perm, stream_);
-  LinearArgs a;
-  a.x = x.data;
-  a.xIsF32 = true;
-  a.xRowIndex = perm.sortedSourceRow;
-  a.wTable = tables;
-  a.wUpTable = tables + E;
-  a.wDtype = code(any->gate.dtype);
-  a.groupOffsets = perm.expertOffsets;
-  a.activeGroups = perm.activeExperts;
-  a.rows = rows;
-  a.n = static_cast<int>(I);
-  a.k = static_cast<int>(H);
-  a.out = act;
-  a.ldOut = static_cast<int>(I);
-  a.epilogue = Epilogue::SiluMulF32;
-  linear(a, slots, nullptr, stream_);
-  LinearArgs d = a;
-  d.x = act;
-  d.xIsF32 = true;
-  d.xRowIndex = nullptr;
-  d.wTable = tables + 2 * E;
-  d.wUpTable = nullptr;
-  d.wDtype = code(any->down.dtype);
-  d.n = static_cast<int>(H);
-  d.k = static_cast<int>(I);
-  d.out = expertOut;
-  d.ldOut = static_cast<int>(H);
-  d.epilogue = Epilogue::StoreF32;
-  linear(d, slots, nullptr, stream_);
+  const auto choice = static_cast<ExpertGemmChoice>(expertGemmChoice_);
+  // Grouped GEMM needs the per-expert counts on the host, so a captured step keeps our kernel.
+  if (!capturing_ && useCublasExpertGemm(choice, static_cast<int>(T), static_cast<int>(H), static_cast<int>(I),
+                                         any->gate.dtype == DType::BF16, cublas_.get(), stream_)) {
+    if (!cublasExperts_) cublasExperts_ = std::make_unique<CublasExpertGemm>(*cublas_);
+    cublasExperts_->run(moeExpertGemmArgs(x.ptr<float>(), perm, tables, E, rows, static_cast<int>(H), static_cast<int>(I),
+                                          expertOut),
+                        stream_);
+  } else {
+    runExpertGemms(x, perm, tables, E, rows, static_cast<int>(H), static_cast<int>(I), code(any->gate.dtype),
+                   code(any->down.dtype), slots, act, expertOut);
+  }
   MoeCombineArgs c;
   c.expertOut = expertOut;
   c.pairPosition = perm.pairPosition;

@@ -11,10 +11,12 @@
 
 #include "core/backend.h"
 #include "cuda/device-buffer.h"
+#include "cuda/moe.cuh"
 
 namespace afd::cuda {
 
 class CublasHandle;
+class CublasExpertGemm;
 
 class CudaBackend final : public Backend {
  public:
@@ -32,6 +34,15 @@ class CudaBackend final : public Backend {
   void copyDevice(void* dst, const void* src, size_t bytes) override;
   void fillZero(void* dst, size_t bytes) override;
   void synchronize() override;
+
+  // Graph capture of the engine's decode step (cuda/step-graph.h). While capturing,
+  // anything that would synchronize or (re)allocate throws a clear error instead.
+  uint64_t allocationEpoch() const override;
+  bool supportsGraphCapture() const override { return true; }
+  void beginCapture() override;
+  std::unique_ptr<CapturedGraph> endCapture() override;
+  void abortCapture() noexcept override;
+  bool capturing() const { return capturing_; }
 
   void embedding(const Tensor& ids, const Tensor& table, Tensor& out) override;
   void rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override;
@@ -58,10 +69,15 @@ class CudaBackend final : public Backend {
   const std::string& cublasError() const { return cublasError_; }
 
  private:
+  // Our grouped expert GEMMs: gate+up (SiLU fused) into act, down into expertOut (permuted rows).
+  void runExpertGemms(const Tensor& x, const MoePermutation& perm, const void* const* tables, int E, int rows, int H, int I,
+                      int gateDtype, int downDtype, int slots, void* act, float* expertOut);
   // Scratch of at least `bytes`, valid until the next call (grows; never shrinks).
   void* scratch(size_t bytes);
   // Device pointer tables [gate | up | down] x E for one expert list, built once.
   const void* const* expertTables(const std::vector<ExpertWeights>& experts);
+  // Throws when a capture is in progress: `what` would synchronize or allocate.
+  void refuseWhileCapturing(const char* what) const;
 
   int deviceIndex_ = 0;
   int multiProcessors_ = 0;
@@ -72,6 +88,14 @@ class CudaBackend final : public Backend {
   DeviceBuffer scratch_;
   DeviceBuffer splitCounters_;
   std::unordered_map<const void*, DeviceBuffer> expertTables_;
+  // Allocation epoch: bumped by allocate/release, scratch growth and new expert tables;
+  // a moved split-counter buffer (grown inside pagedAttention) bumps it when observed.
+  mutable uint64_t epoch_ = 0;
+  mutable const void* observedSplitCounters_ = nullptr;
+  bool capturing_ = false;
+  // MoE expert GEMMs on cuBLAS grouped GEMM when AFD_EXPERT_GEMM asks (expert-gemm-cublas.h).
+  std::unique_ptr<CublasExpertGemm> cublasExperts_;
+  int expertGemmChoice_ = 0;  // ExpertGemmChoice, read from the environment at construction
 };
 
 }  // namespace afd::cuda

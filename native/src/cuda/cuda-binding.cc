@@ -4,6 +4,7 @@
 #include "cuda/conformance.h"
 #include "cuda/decode-bench.h"
 #include "cuda/decoder-check.h"
+#include "cuda/expert-gemm-binding.h"
 
 namespace afd::cuda {
 namespace {
@@ -137,6 +138,7 @@ void registerCudaExports(Napi::Env env, Napi::Object exports) {
   exports.Set("cudaConformance", Napi::Function::New(env, Conformance, "cudaConformance"));
   exports.Set("cudaDecodeBench", Napi::Function::New(env, DecodeBench, "cudaDecodeBench"));
   exports.Set("cudaDecoderGenerate", Napi::Function::New(env, DecoderGenerate, "cudaDecoderGenerate"));
+  exports.Set("cudaExpertGemmBench", Napi::Function::New(env, cudaExpertGemmBench, "cudaExpertGemmBench"));
 }
 
 }  // namespace afd::cuda

@@ -2,6 +2,7 @@
 //   cudaConformance({ device?, seed? }) -> ConformanceCase[]
 //   cudaDecodeBench(spec, { batches?, context?, warmupSteps?, timedSteps?, seed?, device?, kvMemoryFraction? })
 //   cudaDecoderGenerate(spec, { promptIds, maxNewTokens, graphs?, device? }) -> { tokens, logits }
+//   cudaExpertGemmBench({ batches?, numExperts?, hidden?, intermediate?, topK?, ... }) -> expert GEMM timings
 // Registered in every build; in builds without CUDA they throw a clear error.
 #pragma once
 #include <napi.h>
@@ -22,6 +23,7 @@ inline void registerCudaExports(Napi::Env env, Napi::Object exports) {
   exports.Set("cudaConformance", Napi::Function::New(env, cudaNotBuilt, "cudaConformance"));
   exports.Set("cudaDecodeBench", Napi::Function::New(env, cudaNotBuilt, "cudaDecodeBench"));
   exports.Set("cudaDecoderGenerate", Napi::Function::New(env, cudaNotBuilt, "cudaDecoderGenerate"));
+  exports.Set("cudaExpertGemmBench", Napi::Function::New(env, cudaNotBuilt, "cudaExpertGemmBench"));
 }
 #endif
 

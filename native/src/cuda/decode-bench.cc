@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cuda/cuda-backend.h"
+#include "cuda/bench-stats.h"
 #include "cuda/cuda-check.h"
 #include "cuda/moe-decoder.h"
 
@@ -14,12 +15,6 @@ namespace afd::cuda {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const size_t i = static_cast<size_t>(q * (v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 double measureCopyBandwidth(cudaStream_t stream) {
   const size_t bytes = 1ull << 30;

@@ -10,6 +10,9 @@ import { Engine } from '../engine.js';
 import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../checkpoint/testing.js';
 import { generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel } from '../engineTesting.js';
 import { loadAddon, type NativeAddon } from '../index.js';
+import { expertGemmChecks } from './expertGemmCheck.js';
+import { engineGraphChecks } from './engineGraphCheck.js';
+import { parseModelConfig } from '../checkpoint/config.js';
 
 /** One check of the suite. */
 export interface GpuCheck {
@@ -119,6 +122,34 @@ async function fusedDecoder(addon: NativeAddon): Promise<GpuCheck[]> {
   }
 }
 
+/**
+ * AFD / DBO split exactness: a decode step cut into two stages (attention half, FFN half,
+ * combine per stage) on one GPU gives the unsplit step's greedy tokens, at 12 rows (6-row
+ * stages: fused router, attention kernel family), 64 rows (32-row
+ * stages: small-row kernels vs cuBLAS, attention split count) and 256 rows (128-row stages:
+ * cuBLAS's M), on Qwen3-30B-A3B layer shapes (4 layers, synthetic weights, random KV).
+ * The exact path (cuBLAS at the step's M) must match; the plain path is reported only.
+ */
+export function splitStages(addon: NativeAddon): GpuCheck[] {
+  const json = tinyQwen3MoeConfig({ hidden_size: 2048, head_dim: 128, num_attention_heads: 32, num_key_value_heads: 4, num_hidden_layers: 4, mlp_only_layers: [], moe_intermediate_size: 768, num_experts: 128, num_experts_per_tok: 8, vocab_size: 151936, norm_topk_prob: true });
+  const spec = { config: parseModelConfig('qwen3-30b-a3b-4-layers', json), role: 'colocated' as const, computeGateOnAttention: false, files: [], tensors: [] };
+  const checks: GpuCheck[] = [];
+  // 12 rows: 6-row stages cross the fused-router (<= 8 rows) and tensor-core attention (>= 8 queries) thresholds.
+  for (const rows of [12, 64, 256]) {
+    for (const exactGemm of rows > 48 ? [true, false] : [true]) {
+      const r = addon.afdSplitStageCheck(spec, { rows, exactGemm, steps: 4, context: 512 });
+      const ok = r.mismatchedSteps === 0;
+      checks.push({
+        suite: 'decoder',
+        name: `split stages ${r.stageRows.join('+')} vs unsplit ${rows} rows, cuBLAS at the ${exactGemm ? "step's" : "stage's"} M${exactGemm ? '' : ' (informational)'}`,
+        passed: exactGemm ? ok : true,
+        detail: `${r.steps} steps: mismatched steps ${r.mismatchedSteps} (tokens ${r.mismatchedTokens}); logits bit-equal in ${r.logitStepsBitEqual}/${r.steps} steps, max |diff| ${r.maxLogitAbsDiff.toExponential(2)}`,
+      });
+    }
+  }
+  return checks;
+}
+
 async function golden(fixturesDir: string, notes: string[]): Promise<GpuCheck[]> {
   const fixtures = await loadGoldenFixtures(fixturesDir);
   const reason = goldenSkipReason(fixtures, fixturesDir);
@@ -162,8 +193,11 @@ export async function runGpuSuite(opts: { fixturesDir: string; seed?: number; ad
   const checks = [
     ...conformance(addon, opts.seed ?? 1),
     ...(await engineVsCpu()),
+    ...(await engineGraphChecks()),
     ...(await fusedDecoder(addon)),
+    ...splitStages(addon),
     ...(await golden(opts.fixturesDir, notes)),
+    ...expertGemmChecks(addon, notes),
   ];
   return { skipped: null, device, checks, notes };
 }

@@ -237,6 +237,11 @@ void MoeDecoder::allocate() {
   b.tokens = reinterpret_cast<int32_t*>(take(B * 4));
   b.attentionWorkspace = reinterpret_cast<float*>(take(attnWs));
   b.hostInputs.assign(b.inputBytes, 0);
+  attentionWorkspaceBytes_ = attnWs;
+  // Staging of split-stage cuBLAS GEMMs (stageExactGemm): qkv, o_proj and router shapes.
+  const size_t maxK = std::max(H, nH * D), maxN = std::max({qkvRows, H, E});
+  stageGemmXBytes_ = align256(B * maxK * 2);
+  stageGemm_ = DeviceBuffer("split-stage GEMM staging", stageGemmXBytes_ + align256(B * maxN * 4));
   splitCounters_ = DeviceBuffer("attention split counters", B * nKv * 4);
   AFD_CUDA_CHECK(cudaMemsetAsync(splitCounters_.data(), 0, splitCounters_.bytes(), stream_));
   routerCounter_ = DeviceBuffer("router done counter", 256);
@@ -325,7 +330,10 @@ const void* MoeDecoder::nextNormWeight(int l) const {
   return l + 1 < config_.numLayers ? layers_[l + 1].inputNorm : buf_->finalNorm;
 }
 
-void MoeDecoder::enqueueAttentionHalf(int l, int rowBegin, int rows) {
+void MoeDecoder::enqueueAttentionHalf(int l, int rowBegin, int rows, int shapeRows) {
+  shapeRows = checkShapeRows(rows, shapeRows);
+  AFD_CHECK(rowBegin >= 0 && rowBegin + rows <= options_.maxBatch,
+            "MoeDecoder: stage rows [" << rowBegin << ", " << rowBegin + rows << ") exceed maxBatch " << options_.maxBatch);
   const ModelConfig& c = config_;
   const int H = static_cast<int>(c.hiddenSize), D = static_cast<int>(c.headDim);
   const int nH = c.numHeads, nKv = c.numKvHeads;
@@ -350,7 +358,7 @@ void MoeDecoder::enqueueAttentionHalf(int l, int rowBegin, int rows) {
   qkv.out = b.qkv;
   qkv.ldOut = qkvRows;
   qkv.epilogue = Epilogue::StoreF32;
-  linear(qkv, 1, cublas, stream_);
+  denseLinear(qkv, shapeRows);
 
   const size_t layerKvElems = static_cast<size_t>(numKvBlocks_) * options_.blockSize * nKv * D;
   uint16_t* kCache = kv_.as<uint16_t>() + 2 * l * layerKvElems;
@@ -391,14 +399,21 @@ void MoeDecoder::enqueueAttentionHalf(int l, int rowBegin, int rows) {
   at.headDim = D;
   at.blockSize = options_.blockSize;
   at.maxBlocksPerSeq = maxBlocksPerSeq_;
-  at.numSplits = attentionSplits(rows, nKv, backend_.multiProcessors());
+  at.numSplits = attentionSplits(shapeRows, nKv, backend_.multiProcessors());
+  AFD_CHECK(attentionWorkspaceBytes(rows, nH, D, at.numSplits) <= attentionWorkspaceBytes_,
+            "MoeDecoder: attention workspace too small for " << rows << " rows x " << at.numSplits << " splits");
   at.scale = 1.0f / std::sqrt(static_cast<float>(D));
+  if (shapeRows != rows) {  // a split stage runs the kernel family the whole step would (picked by query count)
+    PagedAttentionArgs whole = at;
+    whole.numQueries = shapeRows;
+    at.kernel = resolveAttentionKernel(whole);
+  }
   pagedAttention(at, stream_);
 
   LinearArgs o;
   o.x = b.attnOut;
   o.xIsF32 = true;
-  if (rows > kSmallRowsMax && cublas != nullptr) {
+  if (shapeRows > kSmallRowsMax && cublas != nullptr) {
     convertF32ToBf16(b.attnOut, b.attnOutBf16, static_cast<int64_t>(rows) * nH * D, stream_);
     o.x = b.attnOutBf16;
     o.xIsF32 = false;
@@ -410,11 +425,12 @@ void MoeDecoder::enqueueAttentionHalf(int l, int rowBegin, int rows) {
   o.out = residual;
   o.ldOut = H;
   o.epilogue = Epilogue::AccumulateF32;
-  linear(o, 1, cublas, stream_);
+  denseLinear(o, shapeRows);
   addRmsNorm(residual, nullptr, w.postNorm, kBf16, xNorm, true, rows, H, eps, stream_);
 }
 
-void MoeDecoder::enqueueRouter(int l, const void* xIn, int rows, float* logits) {
+void MoeDecoder::enqueueRouter(int l, const void* xIn, int rows, float* logits, int shapeRows) {
+  shapeRows = checkShapeRows(rows, shapeRows);
   LinearArgs router;
   router.x = xIn;
   router.w = layers_[l].router;
@@ -424,11 +440,12 @@ void MoeDecoder::enqueueRouter(int l, const void* xIn, int rows, float* logits) 
   router.out = logits;
   router.ldOut = config_.numExperts;
   router.epilogue = Epilogue::StoreF32;
-  linear(router, 1, backend_.cublas(), stream_);
+  denseLinear(router, shapeRows);
 }
 
 void MoeDecoder::enqueueFfnHalf(int l, const void* xIn, int rows, float* out, bool withResidualNorm, void* normOut,
-                                const float* routerLogits) {
+                                const float* routerLogits, int shapeRows) {
+  shapeRows = checkShapeRows(rows, shapeRows);
   const ModelConfig& c = config_;
   const int H = static_cast<int>(c.hiddenSize), E = c.numExperts, K = c.numExpertsPerTok;
   const int I = static_cast<int>(c.moeIntermediateSize);
@@ -436,16 +453,16 @@ void MoeDecoder::enqueueFfnHalf(int l, const void* xIn, int rows, float* out, bo
   Buffers& b = *buf_;
   const float eps = static_cast<float>(c.rmsNormEps);
 
-  const int slots = moeGridSlots(rows, E, K);
+  const int slots = moeGridSlots(shapeRows, E, K);  // the unsplit step's grid (>= this stage's need)
   MoePermutation perm = b.perm;
   perm.activeCount = b.activeCounts + l;
-  if (routerLogits == nullptr && moeRouterRouteSupported(rows, H, E, K)) {
+  if (routerLogits == nullptr && moeRouterRouteSupported(shapeRows, H, E, K)) {
     // Few rows: router GEMV, top-k and permutation in one launch.
     const MoeRouterRouteArgs ra{xIn,  w.router,  b.routerLogits, rows,  H,     E,    K, c.normTopkProb,
                                 b.topkIds, b.topkWeights, slots, perm, routerCounter_.as<int32_t>()};
     moeRouterRoute(ra, stream_);
   } else {
-    if (routerLogits == nullptr) enqueueRouter(l, xIn, rows, b.routerLogits);
+    if (routerLogits == nullptr) enqueueRouter(l, xIn, rows, b.routerLogits, shapeRows);
     const float* logits = routerLogits != nullptr ? routerLogits : b.routerLogits;
     moeRoute(logits, rows, E, K, c.normTopkProb, b.topkIds, b.topkWeights, slots, perm, stream_);
   }

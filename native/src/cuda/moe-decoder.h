@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda/device-buffer.h"
+#include "cuda/gemm.cuh"
 #include "model/model-config.h"
 
 namespace afd::cuda {
@@ -26,6 +27,11 @@ struct DecoderOptions {
   int blockSize = 16;          // KV tokens per block
   double kvMemoryFraction = 0.9;  // cap of the KV pool: this fraction of free memory after weights
   bool useGraphs = true;
+  // Split stages (AFD / DBO): run cuBLAS GEMMs of a stage at M = the step's shape rows on
+  // padded copies, so cuBLAS picks the same kernel as the unsplit step (its pick may
+  // depend on M). Off: cuBLAS runs at the stage's rows (cheaper; rows may round
+  // differently). Env AFD_STAGE_EXACT_GEMM=0 turns it off in the benches.
+  bool stageExactGemm = true;
 };
 
 // One decode row per sequence. Host arrays, `rows` entries (block tables: rows x maxBlocksPerSeq).
@@ -78,19 +84,25 @@ class MoeDecoder {
 
   // ---- AFD split hooks (used by cuda/nccl/afd-split-decoder): enqueueStep cut at the
   // attention / FFN seam. A DBO stage is the row range [rowBegin, rowBegin + rows).
+  // shapeRows (0 = rows): the rows of the whole step the stage belongs to. Every
+  // row-count-dependent choice (small-row kernel vs cuBLAS, cuBLAS's M with
+  // stageExactGemm, the fused router, the attention split count and kernel family, the
+  // expert grid) is
+  // made for shapeRows, so each row of a stage is computed bit for bit as in the
+  // unsplit step of shapeRows rows. shapeRows >= rows; <= maxBatch.
   // embedding + layer 0 input norm -> xNorm, rows [0, rows).
   void enqueueEmbed(int rows);
   // residual += o_proj(attention(input-normed rows)); xNorm = postNorm(residual) (bf16).
-  void enqueueAttentionHalf(int layer, int rowBegin, int rows);
+  void enqueueAttentionHalf(int layer, int rowBegin, int rows, int shapeRows = 0);
   // xIn: bf16 [rows, H] -> out: f32 [rows, H] = sum_k w_k * expert_k(xIn) (router on this side).
   // withResidualNorm: out += ... and normOut = RMSNorm(out) with the next layer's input
   // norm (the colocated combine); otherwise out = ... only.
   // routerLogits: f32 [rows, E] computed on the attention side (gate on attention), or
   // null to run the router here.
   void enqueueFfnHalf(int layer, const void* xIn, int rows, float* out, bool withResidualNorm, void* normOut,
-                      const float* routerLogits = nullptr);
+                      const float* routerLogits = nullptr, int shapeRows = 0);
   // Router (gate) of a layer on xIn bf16 [rows, H] -> logits f32 [rows, E] (gate on attention).
-  void enqueueRouter(int layer, const void* xIn, int rows, float* logits);
+  void enqueueRouter(int layer, const void* xIn, int rows, float* logits, int shapeRows = 0);
   // final norm was applied by the last combine; LM head + sampling over rows [0, rows).
   void enqueueHead(int rows);
   // Device rows of the step buffers: xNorm bf16 [B, H], residual f32 [B, H].
@@ -123,6 +135,9 @@ class MoeDecoder {
   struct Buffers;
   void allocate();
   void enqueueLayer(int layer, int rows);
+  // Dense bf16-weight linear whose path is chosen for shapeRows (see the split hooks).
+  void denseLinear(const LinearArgs& args, int shapeRows);
+  int checkShapeRows(int rows, int shapeRows) const;
 
   CudaBackend& backend_;
   ModelConfig config_;
@@ -132,6 +147,9 @@ class MoeDecoder {
   DeviceBuffer kv_;
   DeviceBuffer activations_;
   DeviceBuffer splitCounters_;
+  DeviceBuffer stageGemm_;  // stageExactGemm staging: x bf16 [B, maxK] then out f32 [B, maxN]
+  size_t stageGemmXBytes_ = 0;
+  size_t attentionWorkspaceBytes_ = 0;
   DeviceBuffer routerCounter_;  // done counter of the fused router + route kernel
   DeviceBuffer invFreqBuffer_;
   std::vector<Layer> layers_;

@@ -40,6 +40,15 @@ class FfnExecutor {
   // Once per step, after the last layer.
   virtual void endStep() = 0;
 
+  // CUDA graphs (runtime/engine-graph-policy.h): true when submit/collect only enqueue
+  // device work on the engine's backend stream (no host sync, host copy or allocation),
+  // so a decode step may be captured with them inside; beginStep/endStep always run
+  // outside the captured region (FfnStepInfo.flags tells the executor it is a graph step).
+  virtual bool graphSafe() const { return false; }
+  // Changes when something captured work points at is replaced (e.g. a new data plane);
+  // the engine then drops its graphs.
+  virtual uint64_t graphEpoch() const { return 0; }
+
   // submit + collect.
   void run(int layer, int stage, const Tensor& hidden, const Tensor* routerLogits, Tensor& ffnOut) {
     submit(layer, stage, hidden, routerLogits);
@@ -56,6 +65,7 @@ class LocalFfnExecutor : public FfnExecutor {
   void submit(int layer, int stage, const Tensor& hidden, const Tensor* routerLogits) override;
   void collect(int layer, int stage, Tensor& ffnOut) override;
   void endStep() override {}
+  bool graphSafe() const override { return true; }  // only backend ops (the CUDA backend refuses syncs while capturing)
 
  private:
   struct Pending {

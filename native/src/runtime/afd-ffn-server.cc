@@ -123,6 +123,7 @@ AfdFfnServer::Snapshot AfdFfnServer::snapshot() const {
 
 void AfdFfnServer::bootstrapDevicePlane() {
   if (!deviceWire_) return;
+  if (graphs_) graphs_->clear();
   devicePlane_.reset();
   std::vector<std::vector<uint8_t>> blobs;
   for (int p = 0; p < connector_.blockSize(); ++p) {
@@ -131,6 +132,9 @@ void AfdFfnServer::bootstrapDevicePlane() {
   }
   devicePlane_ = createDevicePlane(connectorName_, engine_->backend(), true, blobs, config_.stepDeadlineMs,
                                    "FFN rank " + std::to_string(config_.rank));
+  // Graphs captured on the previous plane point at its communicators: start over.
+  if (!graphs_) graphs_ = FfnStepGraphs::create(engine_->backend());
+  if (graphs_) graphs_->clear();
 }
 
 void AfdFfnServer::loop() {
@@ -205,8 +209,11 @@ bool AfdFfnServer::serve(std::string* by) {
     if (!connector_.recvStep(&payload_, &stop_, by)) return !by->empty();
     const auto t0 = Clock::now();
     sampled_ = payload_.step % kWireSampleSteps == 0;
-    for (int layer = 0; layer < static_cast<int>(config_.model.numLayers); ++layer) {
-      for (int stage = 0; stage < payload_.numStages; ++stage) runLayerStage(layer, stage);
+    if (!runGraphStep()) {
+      noteEagerStep();
+      for (int layer = 0; layer < static_cast<int>(config_.model.numLayers); ++layer) {
+        for (int stage = 0; stage < payload_.numStages; ++stage) runLayerStage(layer, stage);
+      }
     }
     data().synchronize({});
     const uint64_t us = usSince(t0);
@@ -283,18 +290,18 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
   grow(hiddenDev_, rows * H * 4);
   if (withLogits) grow(logitsDev_, rows * E * 4);
   grow(outDev_[stage], rows * H * 4);
+  if (rows > warmRows_) warmRows_ = rows;
   char* hidden = static_cast<char*>(hiddenDev_.data());
   char* logits = static_cast<char*>(logitsDev_.data());
   char* out = static_cast<char*>(outDev_[stage].data());
   comm::DataPlane& d = *devicePlane_;
-  LayerStageCounters& c = stats.at(layer, stage);
   // Everything below is stream-ordered on the engine's stream: receives, FFN, sends.
   for (int p = 0; p < peers; ++p) {
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
     d.recv(p, hidden + rowOffset_[p] * H * 4, n * H * 4, {TransferKind::kHidden, L, S, payload_.step}, {});
     if (withLogits) d.recv(p, logits + rowOffset_[p] * E * 4, n * E * 4, {TransferKind::kRouterLogits, L, S, payload_.step}, {});
   }
-  c.bytesAtoF += static_cast<uint64_t>(rows * (H + (withLogits ? E : 0)) * 4);
+  countStageBytes(layer, stage, rows, withLogits);
   stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
   {
     std::lock_guard<std::mutex> lock(engine_->mutex());
@@ -307,7 +314,6 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
     d.send(p, out + rowOffset_[p] * H * 4, n * H * 4, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
   }
-  c.bytesFtoA += static_cast<uint64_t>(rows * H * 4);
 }
 
 }  // namespace afd

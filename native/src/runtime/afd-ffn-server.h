@@ -16,6 +16,7 @@
 
 #include "comm/tcp-connector.h"
 #include "runtime/afd-connector-options.h"
+#include "runtime/afd-ffn-server-graphs.h"
 #include "runtime/engine.h"
 
 namespace afd {
@@ -62,6 +63,18 @@ class AfdFfnServer {
   // runLayerStage on a device plane: receive into device rows (hidden [rows, H], logits
   // [rows, E]), run the FFN half on the engine's stream, send each peer its slice.
   void runLayerStageDevice(int layer, int stage, int64_t rows, bool withLogits);
+  // ---- CUDA graphs of the whole step (afd-ffn-server-graph-step.cc). On a device wire
+  // with one attention peer, the control payload's capture flag captures the step keyed
+  // by its per-stage rows (and launches it once: the step crosses the wire exactly once,
+  // as on every other step); the replay flag replays a cached key. Several peers (their
+  // flags are OR-merged, so agreement cannot be told) and AFD_FFN_GRAPHS=0 run eagerly.
+  // Returns false when this step runs eagerly.
+  bool runGraphStep();
+  // Counts an eager step on a device wire as a graph miss.
+  void noteEagerStep();
+  void growDeviceBuffers(int64_t maxStageRows, const int64_t stageRows[2], bool anyLogits);
+  void countStageBytes(int layer, int stage, int64_t rows, bool withLogits);
+  int64_t stageRows(int stage) const;
   void setState(State s);
   void finish(State s, const std::string& reason);
 
@@ -71,6 +84,8 @@ class AfdFfnServer {
   std::string connectorName_;  // "tcp" | "nccl"
   bool deviceWire_ = false;
   std::unique_ptr<comm::DataPlane> devicePlane_;
+  std::unique_ptr<FfnStepGraphs> graphs_;  // null: eager only
+  int64_t warmRows_ = 0;                   // most rows any FFN forward has run at (scratch sized for it)
   Buffer hiddenDev_, logitsDev_, outDev_[comm::kMaxStages];  // grow-only device step buffers (nccl)
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -15,7 +15,10 @@ RemoteFfnExecutor::RemoteFfnExecutor(comm::AttentionControlPlane& control, comm:
   localRows_.assign(comm::kMaxStages, 0);
 }
 
-void RemoteFfnExecutor::setDataPlane(comm::DataPlane& data) { data_ = &data; }
+void RemoteFfnExecutor::setDataPlane(comm::DataPlane& data) {
+  data_ = &data;
+  ++planeEpoch_;
+}
 
 void RemoteFfnExecutor::ensureDevicePlaceholders() {
   if (zeroHiddenDev_.data() != nullptr) return;
@@ -44,7 +47,26 @@ void RemoteFfnExecutor::beginStep(const FfnStepInfo& info) {
   }
   control_.beginStep(tokens, n, info.flags, &merged_);
   localStages_ = n;
-  sampled_ = merged_.step % kWireSampleSteps == 0;
+  const bool graphStep = (info.flags & (comm::kFlagGraphCapture | comm::kFlagGraphReplay)) != 0;
+  // A graph step's submit/collect are recorded once and replayed: no sampled flush inside.
+  sampled_ = !graphStep && merged_.step % kWireSampleSteps == 0;
+  if ((info.flags & comm::kFlagGraphReplay) != 0) countReplayedBytes();
+  AFD_CHECK(!graphStep || merged_.numStages == n,
+            "CUDA graph step: the block runs " << merged_.numStages << " stages but this rank captured " << n
+                                               << " (another attention rank joined the block); set cudaGraph.policy \"off\"");
+}
+
+void RemoteFfnExecutor::countReplayedBytes() {
+  // A replay runs the captured submit/collect without calling them: count their bytes here.
+  for (uint32_t layer = 0; layer < model_.numLayers; ++layer) {
+    const bool logits = model_.gateOnAttention && model_.moeLayers[layer];
+    for (int s = 0; s < localStages_; ++s) {
+      const uint64_t rows = static_cast<uint64_t>(localRows_[s]);
+      LayerStageCounters& c = stats_.at(static_cast<int>(layer), s);
+      c.bytesAtoF += rows * model_.hiddenSize * sizeof(float) + (logits ? rows * model_.numExperts * sizeof(float) : 0);
+      c.bytesFtoA += rows * model_.hiddenSize * sizeof(float);
+    }
+  }
 }
 
 void RemoteFfnExecutor::sendRows(int layer, int stage, const void* hidden, const void* logits, int64_t rows) {

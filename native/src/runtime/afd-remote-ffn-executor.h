@@ -4,7 +4,9 @@
 // logits when the gate is on attention); collect receives the FFN output. Sends are
 // asynchronous, so with two stages the engine's loop overlaps stage 1's attention with
 // stage 0's FFN round trip. Stages the block runs but this rank lacks (an empty stage,
-// or a second stage only a peer has) cross as one placeholder row.
+// or a second stage only a peer has) cross as one placeholder row. The engine may capture
+// submit/collect in a CUDA graph (graphSafe(); engine-graph-step.cc): beginStep then
+// carries the padded counts and the capture / replay flag to the FFN rank.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -31,6 +33,12 @@ class RemoteFfnExecutor : public FfnExecutor {
   void submit(int layer, int stage, const Tensor& hidden, const Tensor* routerLogits) override;
   void collect(int layer, int stage, Tensor& ffnOut) override;
   void endStep() override;
+  // Graph-safe only on a device wire (NCCL send/recv on the engine's stream) and while
+  // this rank is alone in its block (with peers, a step's stage count is the block's,
+  // known only after beginStep, and placeholder stages would change the captured work).
+  // On graph steps (flags capture / replay) no wire time is sampled (no host sync).
+  bool graphSafe() const override { return deviceWire() && merged_.numPeers <= 1; }
+  uint64_t graphEpoch() const override { return planeEpoch_; }
 
   // Replaces the data plane (a device plane rebuilt after a reconnect). Call between
   // steps (the engine mutex held). A device plane (memoryKind kDevice) gets the
@@ -42,6 +50,7 @@ class RemoteFfnExecutor : public FfnExecutor {
   void runEmptyStep();
 
  private:
+  void countReplayedBytes();
   void sendRows(int layer, int stage, const void* hidden, const void* logits, int64_t rows);
   void sendPlaceholder(int layer, int stage);
   void recvPlaceholder(int layer, int stage);
@@ -62,6 +71,7 @@ class RemoteFfnExecutor : public FfnExecutor {
   int localStages_ = 1;
   std::vector<int64_t> localRows_;  // [kMaxStages] tokens of this rank per stage
   bool sampled_ = false;
+  uint64_t planeEpoch_ = 0;  // +1 per setDataPlane (graphs captured over the old plane are stale)
   std::vector<float> zeroHidden_, zeroLogits_, sink_;  // placeholder rows
   std::vector<float> stageHidden_[comm::kMaxStages], stageLogits_[comm::kMaxStages], stageOut_;  // device staging
   Buffer zeroHiddenDev_, zeroLogitsDev_, sinkDev_;  // placeholder rows on a device plane

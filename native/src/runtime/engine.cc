@@ -1,6 +1,7 @@
 #include "runtime/engine.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <unordered_set>
 
 namespace afd {
@@ -58,12 +59,19 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
   info_.hiddenSize = c.hiddenSize;
   info_.residentWeightBytes = store_->residentBytes();
   info_.numWeightTensors = store_->numTensors();
+  // AFD_ENGINE_GRAPHS=off forces the eager path whatever the config says (a switch back for operators).
+  const char* graphsEnv = std::getenv("AFD_ENGINE_GRAPHS");
+  const bool graphsVetoed = graphsEnv != nullptr && std::string(graphsEnv) == "off";
+  graphsOn_ = options.graphs.policy == GraphPolicy::DecodeOnly && !graphsVetoed && attention_ && backend_->supportsGraphCapture();
+  if (graphsOn_) validateGraphBuckets(options.graphs.batchBuckets);
   if (attention_) {
     const uint64_t perBlock = kvBytesPerBlock(c.numLayers, options.kvBlockSize, c.numKvHeads, c.headDim, options.kvDtype);
     int numBlocks = options.numKvBlocks;
     if (numBlocks <= 0) numBlocks = static_cast<int>(std::clamp<uint64_t>(options.kvCacheBytes / perBlock, 1, 1 << 20));
-    kv_ = std::make_unique<PagedKvCache>(*backend_, c.numLayers, numBlocks, options.kvBlockSize, c.numKvHeads, c.headDim,
-                                         options.kvDtype);
+    // Graphs: one extra block that no sequence owns takes the pad rows' K/V.
+    if (graphsOn_) padBlock_ = numBlocks;
+    kv_ = std::make_unique<PagedKvCache>(*backend_, c.numLayers, numBlocks + (graphsOn_ ? 1 : 0), options.kvBlockSize,
+                                         c.numKvHeads, c.headDim, options.kvDtype);
     info_.kvBlockSize = options.kvBlockSize;
     info_.numKvBlocks = numBlocks;
     info_.kvBytesPerBlock = perBlock;
@@ -82,6 +90,10 @@ void Engine::setFfnExecutor(FfnExecutor* executor) {
   std::lock_guard<std::mutex> lock(mu_);
   AFD_CHECK(spec_.role == ModelRole::Attention, "only an attention-role engine takes an FFN executor (this one is " << info_.role << ")");
   executor_ = executor;
+  // Graphs captured with the previous executor point at its buffers and communicators.
+  graphs_.clear();
+  warmed_.clear();
+  graphExecutor_ = nullptr;
 }
 
 void Engine::ffnForward(int layer, const float* hidden, int64_t numTokens, const float* routerLogits, float* out) {
@@ -103,19 +115,26 @@ void Engine::ffnForward(int layer, const float* hidden, int64_t numTokens, const
   stats_->ffnComputeUs += usSince(t0);
 }
 
-void Engine::runLayers(const StepPlan& plan, FfnExecutor& exec, int numStages, const int* seqBegin, const int* tokBegin) {
+void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
   const ModelConfig& c = spec_.config;
   const int64_t H = c.hiddenSize, nH = c.numHeads, nKv = c.numKvHeads, D = c.headDim, E = std::max(1, c.numExperts);
-  const int64_t T = plan.numTokens;
+  const int numStages = layout.numStages;
+  const int* seqBegin = layout.seqBegin;
+  const int* tokBegin = layout.tokBegin;
+  const int64_t T = tokBegin[numStages];
   Workspace& w = *ws_;
   Tensor hidden = w.hidden.view(DType::F32, {T, H}), normed = w.normed.view(DType::F32, {T, H});
   Tensor proj = w.proj.view(DType::F32, {T, H}), ffnOut = w.ffnOut.view(DType::F32, {T, H});
   Tensor q = w.q.view(DType::F32, {T, nH, D}), attn = w.attn.view(DType::F32, {T, nH, D});
   Tensor k = w.k.view(DType::F32, {T, nKv, D}), v = w.v.view(DType::F32, {T, nKv, D});
   Tensor logits = w.routerLogits.view(DType::F32, {T, E});
-  Tensor positions = w.positions.view(DType::I32, {T}), slots = w.slots.view(DType::I32, {T});
-  Tensor tokenSeq = w.tokenSeq.view(DType::I32, {T});
-  Tensor tables = w.blockTables.view(DType::I32, {plan.numSeqs, plan.maxBlocksPerSeq});
+  // i32 inputs: the layout's device arrays (graph steps) or the workspace's.
+  auto input = [&](void* given, const Buffer& fallback, std::initializer_list<int64_t> shape) {
+    return given != nullptr ? Tensor(given, DType::I32, shape, backend_->device()) : fallback.view(DType::I32, shape);
+  };
+  Tensor positions = input(layout.positions, w.positions, {T}), slots = input(layout.slots, w.slots, {T});
+  Tensor tokenSeq = input(layout.tokenSeq, w.tokenSeq, {T});
+  Tensor tables = input(layout.blockTables, w.blockTables, {seqBegin[numStages], layout.maxBlocksPerSeq});
 
   std::vector<AttentionStageInputs> in(numStages);
   std::vector<AttentionStageTensors> st(numStages);
@@ -127,17 +146,12 @@ void Engine::runLayers(const StepPlan& plan, FfnExecutor& exec, int numStages, c
     in[s].batch.positions = in[s].positions;
     in[s].batch.blockTables = tables.rows(seqBegin[s], seqBegin[s + 1]);
     in[s].batch.numSeqs = seqBegin[s + 1] - seqBegin[s];
-    in[s].batch.maxBlocksPerSeq = plan.maxBlocksPerSeq;
-    for (int i = seqBegin[s]; i < seqBegin[s + 1]; ++i) {
-      in[s].batch.maxQueryLen = std::max(in[s].batch.maxQueryLen, plan.tokenOffsets[i + 1] - plan.tokenOffsets[i]);
-      in[s].batch.maxContextLen = std::max(in[s].batch.maxContextLen, plan.contextLens[i]);
-    }
+    in[s].batch.maxBlocksPerSeq = layout.maxBlocksPerSeq;
+    in[s].batch.maxQueryLen = layout.maxQueryLen[s];
+    in[s].batch.maxContextLen = layout.maxContextLen[s];
     st[s] = AttentionStageTensors{hidden.rows(t0, t1), normed.rows(t0, t1), q.rows(t0, t1), k.rows(t0, t1), v.rows(t0, t1),
                                   attn.rows(t0, t1),   proj.rows(t0, t1),   logits.rows(t0, t1), Tensor{}};
   }
-  FfnStepInfo info;
-  for (int s = 0; s < numStages; ++s) info.stageTokenCounts.push_back(tokBegin[s + 1] - tokBegin[s]);
-  exec.beginStep(info);
   for (int L = 0; L < c.numLayers; ++L) {
     for (int s = 0; s < numStages; ++s) {
       if (L > 0) {
@@ -154,7 +168,37 @@ void Engine::runLayers(const StepPlan& plan, FfnExecutor& exec, int numStages, c
     exec.collect(c.numLayers - 1, s, out);
     attention_->finalNorm(st[s].hidden, out, st[s].normed);
   }
-  exec.endStep();
+}
+
+void Engine::ensureBlockTables(int64_t entries) {
+  if (ws_->blockTableCapacity < entries) {
+    ws_->blockTableCapacity = entries * 2;
+    ws_->blockTables = Buffer(backend_.get(), ws_->blockTableCapacity * 4);
+  }
+}
+
+void Engine::sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result) {
+  const int64_t numSampled = logits.dim(0), V = logits.dim(1);
+  std::vector<float> temp, topP;
+  std::vector<int32_t> topK;
+  std::vector<uint32_t> seeds;
+  for (int s = 0; s < plan.numSeqs; ++s) {
+    if (!plan.sampleMask[s]) continue;
+    temp.push_back(plan.temperature[s]);
+    topK.push_back(plan.topK[s]);
+    topP.push_back(plan.topP[s]);
+    seeds.push_back(plan.seeds[s]);
+  }
+  SamplingBatch params{temp.data(), topK.data(), topP.data(), seeds.data(), samplePos.data()};
+  std::vector<int32_t> tokens(numSampled);
+  backend_->sample(logits, params, tokens.data());
+  for (int s = 0, j = 0; s < plan.numSeqs; ++s)
+    if (plan.sampleMask[s]) result.tokenIds[s] = tokens[j++];
+  if (plan.returnLogits) {
+    result.logits.resize(static_cast<size_t>(numSampled * V));
+    backend_->copyToHost(result.logits.data(), logits.data, result.logits.size() * 4);
+  }
+  stats_->sampledTokens += numSampled;
 }
 
 StepResult Engine::step(const StepPlan& plan) {
@@ -164,16 +208,17 @@ StepResult Engine::step(const StepPlan& plan) {
                                                                                                       << "; the FFN role serves ffnForward)");
   AFD_CHECK(executor_ != nullptr, "this attention-role engine has no FFN executor yet; attach the connector (or a local FFN engine) first");
   const ModelConfig& c = spec_.config;
-  validateStepPlan(plan, c.vocabSize, kv_->blockSize(), kv_->numBlocks());
+  validateStepPlan(plan, c.vocabSize, kv_->blockSize(), info_.numKvBlocks);
   const int S = plan.numSeqs, T = plan.numTokens, B = kv_->blockSize();
-  ws_->reserve(T, S);
-  if (ws_->blockTableCapacity < static_cast<int64_t>(S) * plan.maxBlocksPerSeq) {
-    ws_->blockTableCapacity = static_cast<int64_t>(S) * plan.maxBlocksPerSeq * 2;
-    ws_->blockTables = Buffer(backend_.get(), ws_->blockTableCapacity * 4);
-  }
   const int numStages = plan.stageSplit < S ? 2 : 1;
-  const int seqBegin[3] = {0, numStages == 2 ? plan.stageSplit : S, S};
-  const int tokBegin[3] = {0, plan.tokenOffsets[seqBegin[1]], T};
+  StepLayout layout;
+  layout.numStages = numStages;
+  layout.seqBegin[1] = numStages == 2 ? plan.stageSplit : S;
+  layout.seqBegin[2] = S;
+  layout.tokBegin[1] = plan.tokenOffsets[layout.seqBegin[1]];
+  layout.tokBegin[2] = T;
+  layout.maxBlocksPerSeq = plan.maxBlocksPerSeq;
+  const int* seqBegin = layout.seqBegin;
   // Host-side per-token metadata: sequence index relative to its stage, cache slot.
   std::vector<int32_t> tokenSeq(T), slots(T), sampleRows, samplePos;
   std::unordered_set<int32_t> usedBlocks;
@@ -191,50 +236,53 @@ StepResult Engine::step(const StepPlan& plan) {
     }
     const int n = plan.tokenOffsets[s + 1] - plan.tokenOffsets[s];
     (n == 1 && plan.contextLens[s] > 1 ? stats_->decodeTokens : stats_->prefillTokens) += n;
+    layout.maxQueryLen[stage] = std::max(layout.maxQueryLen[stage], n);
+    layout.maxContextLen[stage] = std::max(layout.maxContextLen[stage], plan.contextLens[s]);
   }
-  Backend& be = *backend_;
-  be.copyToDevice(ws_->ids.data(), plan.tokenIds, T * 4);
-  be.copyToDevice(ws_->positions.data(), plan.positions, T * 4);
-  be.copyToDevice(ws_->slots.data(), slots.data(), T * 4);
-  be.copyToDevice(ws_->tokenSeq.data(), tokenSeq.data(), T * 4);
-  be.copyToDevice(ws_->blockTables.data(), plan.blockTables, static_cast<size_t>(S) * plan.maxBlocksPerSeq * 4);
-
-  Tensor hidden = ws_->hidden.view(DType::F32, {T, c.hiddenSize});
-  be.embedding(ws_->ids.view(DType::I32, {T}), attention_->embedTable(), hidden);
-  TimedExecutor timed(*executor_, *stats_, spec_.role == ModelRole::Colocated);
-  runLayers(plan, timed, numStages, seqBegin, tokBegin);
-
   StepResult result;
   result.tokenIds.assign(S, -1);
-  const int64_t numSampled = static_cast<int64_t>(sampleRows.size());
-  if (numSampled > 0) {
-    be.copyToDevice(ws_->sampleRows.data(), sampleRows.data(), numSampled * 4);
-    Tensor last = ws_->lastHidden.view(DType::F32, {numSampled, c.hiddenSize});
-    Tensor logits = ws_->logits.view(DType::F32, {numSampled, c.vocabSize});
-    be.gatherRows(ws_->normed.view(DType::F32, {T, c.hiddenSize}), ws_->sampleRows.view(DType::I32, {numSampled}), last);
-    be.lmHead(last, attention_->lmHeadWeight(), logits);
-    std::vector<float> temp, topP;
-    std::vector<int32_t> topK;
-    std::vector<uint32_t> seeds;
-    for (int s = 0; s < S; ++s) {
-      if (!plan.sampleMask[s]) continue;
-      temp.push_back(plan.temperature[s]);
-      topK.push_back(plan.topK[s]);
-      topP.push_back(plan.topP[s]);
-      seeds.push_back(plan.seeds[s]);
+  bool graphed = false;
+  if (graphsOn_ && executor_->graphSafe() && isDecodeOnlyStep(S, plan.tokenOffsets, plan.contextLens)) {
+    // Graphs possible (policy on, CUDA, graph-safe executor): every decode-only step is
+    // one hit (graph launch) or one miss (eager: no bucket fits, or a key's warm-up).
+    DecodePadPlan pad;
+    if (planDecodePadding(options_.graphs.batchBuckets, numStages, seqBegin, plan.maxBlocksPerSeq, &pad)) {
+      stepGraphed(plan, pad, result);
+      graphed = true;
+    } else {
+      stats_->graphMisses += 1;
     }
-    SamplingBatch params{temp.data(), topK.data(), topP.data(), seeds.data(), samplePos.data()};
-    std::vector<int32_t> tokens(numSampled);
-    be.sample(logits, params, tokens.data());
-    for (int s = 0, j = 0; s < S; ++s)
-      if (plan.sampleMask[s]) result.tokenIds[s] = tokens[j++];
-    if (plan.returnLogits) {
-      result.logits.resize(static_cast<size_t>(numSampled * c.vocabSize));
-      be.copyToHost(result.logits.data(), logits.data, result.logits.size() * 4);
-    }
-    stats_->sampledTokens += numSampled;
   }
-  be.synchronize();
+  if (!graphed) {
+    Backend& be = *backend_;
+    ws_->reserve(T, S);
+    ensureBlockTables(static_cast<int64_t>(S) * plan.maxBlocksPerSeq);
+    be.copyToDevice(ws_->ids.data(), plan.tokenIds, T * 4);
+    be.copyToDevice(ws_->positions.data(), plan.positions, T * 4);
+    be.copyToDevice(ws_->slots.data(), slots.data(), T * 4);
+    be.copyToDevice(ws_->tokenSeq.data(), tokenSeq.data(), T * 4);
+    be.copyToDevice(ws_->blockTables.data(), plan.blockTables, static_cast<size_t>(S) * plan.maxBlocksPerSeq * 4);
+
+    Tensor hidden = ws_->hidden.view(DType::F32, {T, c.hiddenSize});
+    be.embedding(ws_->ids.view(DType::I32, {T}), attention_->embedTable(), hidden);
+    TimedExecutor timed(*executor_, *stats_, spec_.role == ModelRole::Colocated);
+    FfnStepInfo info;
+    for (int s = 0; s < numStages; ++s) info.stageTokenCounts.push_back(layout.tokBegin[s + 1] - layout.tokBegin[s]);
+    timed.beginStep(info);
+    runLayers(layout, timed);
+    timed.endStep();
+
+    const int64_t numSampled = static_cast<int64_t>(sampleRows.size());
+    if (numSampled > 0) {
+      be.copyToDevice(ws_->sampleRows.data(), sampleRows.data(), numSampled * 4);
+      Tensor last = ws_->lastHidden.view(DType::F32, {numSampled, c.hiddenSize});
+      Tensor logits = ws_->logits.view(DType::F32, {numSampled, c.vocabSize});
+      be.gatherRows(ws_->normed.view(DType::F32, {T, c.hiddenSize}), ws_->sampleRows.view(DType::I32, {numSampled}), last);
+      be.lmHead(last, attention_->lmHeadWeight(), logits);
+      sampleInto(plan, logits, samplePos, result);
+    }
+  }
+  backend_->synchronize();
   const uint64_t us = usSince(start);
   stats_->steps += 1;
   stats_->lastStepUs = us;

@@ -8,10 +8,14 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "core/backend.h"
 #include "model/layer-split.h"
 #include "model/model.h"
+#include "runtime/engine-graph-policy.h"
 #include "runtime/kv-cache.h"
 #include "runtime/stats.h"
 #include "runtime/step-plan.h"
@@ -25,6 +29,8 @@ struct EngineOptions {
   int numKvBlocks = 0;              // 0: as many as fit in kvCacheBytes
   uint64_t kvCacheBytes = 512ull << 20;
   DType kvDtype = DType::F32;
+  // CUDA graphs for decode steps (engine-graph-policy.h); ignored on the CPU backend.
+  GraphOptions graphs;
 };
 
 // What JS needs to know about a loaded engine.
@@ -65,7 +71,32 @@ class Engine {
   bool computeGateOnAttention() const { return spec_.computeGateOnAttention; }
 
  private:
-  void runLayers(const StepPlan& plan, FfnExecutor& exec, int numStages, const int* seqBegin, const int* tokBegin);
+  // Rows of one step as the layers see them (the plan's, or the padded graph layout).
+  struct StepLayout {
+    int numStages = 1;
+    int seqBegin[3] = {0, 0, 0};  // sequences of stage s: [seqBegin[s], seqBegin[s + 1])
+    int tokBegin[3] = {0, 0, 0};  // tokens of stage s
+    int maxBlocksPerSeq = 0;      // block-table row width
+    int maxQueryLen[2] = {0, 0};
+    int maxContextLen[2] = {0, 0};
+    // Device i32 inputs [T] (block tables [S, maxBlocksPerSeq]); null = the workspace's.
+    void* positions = nullptr;
+    void* slots = nullptr;
+    void* tokenSeq = nullptr;
+    void* blockTables = nullptr;
+  };
+  // Attention + FFN of every layer and the final norm (hidden -> normed); beginStep /
+  // endStep of the executor are the caller's.
+  void runLayers(const StepLayout& layout, FfnExecutor& exec);
+  // Grows the device block-table buffer to hold `entries` i32.
+  void ensureBlockTables(int64_t entries);
+  // Samples the sampled rows of the plan from logits [numSampled, V] into result.
+  void sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result);
+  // engine-graph-step.cc: a decode step through the graph cache (pad, warm up, capture
+  // or replay); counts the hit / miss / capture.
+  void stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepResult& result);
+  void runDecodeBody(const StepLayout& layout, int64_t paddedTokens);
+  void dropStaleGraphs();
 
   ModelLoadSpec spec_;
   EngineOptions options_;
@@ -80,6 +111,16 @@ class Engine {
   std::unique_ptr<EngineStats> stats_;
   EngineInfo info_;
   std::mutex mu_;
+  // CUDA graphs of decode steps (on when the policy asks and the backend can capture).
+  bool graphsOn_ = false;
+  int padBlock_ = -1;  // reserved KV block no sequence owns: pad rows write and read it
+  std::unordered_map<GraphKey, std::unique_ptr<CapturedGraph>, GraphKeyHash> graphs_;
+  std::unordered_set<GraphKey, GraphKeyHash> warmed_;  // keys whose padded step ran eagerly once
+  uint64_t graphBackendEpoch_ = 0, graphExecutorEpoch_ = 0;
+  const FfnExecutor* graphExecutor_ = nullptr;
+  // Inputs of graph steps, one upload per step: [ids | positions | slots | tokenSeq |
+  // sampleRows] x padded tokens, then block tables [padded tokens, blocks bucket]; i32.
+  Buffer graphInputs_;
 };
 
 }  // namespace afd

@@ -1,35 +1,21 @@
 /**
- * Frame-time benchmark of the Dashboard (open index.html?bench=dashboard): synthetic
- * snapshots at 10 Hz from 8 ranks (4A4F) x 48 layers x 2 stages flow through the real
- * metrics store into the real DashboardView, while requestAnimationFrame gaps and long
- * tasks are recorded. Results land in window.__afdBench for the Playwright bench spec.
+ * Frame benchmark of the Dashboard (open index.html?bench=dashboard&ms=N): a worker posts
+ * synthetic snapshots at 10 Hz from each of 8 ranks (4A4F) x 48 layers x 2 stages as the
+ * JSON text of bridge push frames; they go through the real WebSocket bridge (parse,
+ * channel check), the real metrics store and the real DashboardView. The page records
+ * animation-frame gaps, React commit times, long tasks and long animation frames, marks
+ * the measured span with performance marks `afd-bench-start` / `afd-bench-end` (a trace
+ * recorder cuts its profile there) and leaves the results in window.__afdBench.
  */
 import { useLayoutEffect } from 'react';
 import { createRoot } from 'react-dom/client';
 import { useStore } from 'zustand';
 import { DashboardView } from '../components/DashboardView.js';
-import { SyntheticMetrics } from '../lib/syntheticMetrics.js';
+import { createWsBridge, type SocketLike } from '../bridge/wsBridge.js';
 import { createMetricsStore } from '../stores/metricsStore.js';
-
-export interface BenchResult {
-  durationMs: number;
-  frames: number;
-  /** Gaps between animation frames, ms. */
-  frameP50Ms: number;
-  frameP95Ms: number;
-  frameP99Ms: number;
-  frameMaxMs: number;
-  /** Frame gaps over 25 ms: at 60 Hz, a missed vsync (16.7 ms gaps plus timer jitter are on time). */
-  missedFrames: number;
-  /** Long tasks (> 50 ms) reported by the browser. */
-  longTasks: number;
-  /** Snapshots ingested. */
-  snapshots: number;
-  /** Time spent in React commits of the dashboard, per commit, ms. */
-  commitP95Ms: number;
-  commitMaxMs: number;
-  commits: number;
-}
+import { summarizeLoafs } from './loafSummary.js';
+import type { BenchResult } from './benchResult.js';
+import type { FeedStart } from './feed.worker.js';
 
 declare global {
   interface Window {
@@ -38,22 +24,50 @@ declare global {
 }
 
 const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+const LAUNCH_ID = 'bench';
+
+/** A SocketLike fed by the feed worker: what the bridge sees is what a WebSocket delivers. */
+function workerSocket(worker: Worker, onFrame: () => void): SocketLike {
+  const socket: SocketLike = {
+    readyState: 1,
+    send: () => undefined,
+    close: () => undefined,
+    onopen: null,
+    onclose: null,
+    onmessage: null,
+    onerror: null,
+  };
+  worker.onmessage = (ev: MessageEvent<string>) => {
+    onFrame();
+    socket.onmessage?.({ data: ev.data });
+  };
+  setTimeout(() => socket.onopen?.({}), 0);
+  return socket;
+}
+
+function observe(type: string, onEntries: (entries: PerformanceEntryList) => void): boolean {
+  if (!PerformanceObserver.supportedEntryTypes?.includes(type)) return false;
+  new PerformanceObserver((list) => onEntries(list.getEntries())).observe({ type, buffered: false });
+  return true;
+}
 
 export function mountBench(root: HTMLElement): void {
   const params = new URLSearchParams(window.location.search);
   const durationMs = Number(params.get('ms') ?? 10_000);
-  const store = createMetricsStore(null);
-  const gen = new SyntheticMetrics({ attentionRanks: 4, ffnRanks: 4, numLayers: 48, numStages: 2 });
   let snapshots = 0;
+  let measuring = false;
+  const worker = new Worker(new URL('./feed.worker.ts', import.meta.url), { type: 'module' });
+  const bridge = createWsBridge({ url: 'ws://bench.invalid/bridge', token: 'bench', connect: () => workerSocket(worker, () => (snapshots += measuring ? 1 : 0)) });
+  const store = createMetricsStore(bridge);
   const commitTimes: number[] = [];
   let flushT0 = 0;
 
   function Bench() {
     const model = useStore(store, (s) => s.model);
     const version = useStore(store, (s) => s.version);
-    // Layout effects run right after React commits: store change -> committed DOM.
+    // Layout effects run right after React commits: store fold -> committed DOM.
     useLayoutEffect(() => {
-      if (flushT0 > 0) commitTimes.push(performance.now() - flushT0);
+      if (flushT0 > 0 && measuring) commitTimes.push(performance.now() - flushT0);
       flushT0 = 0;
     }, [version]);
     return (
@@ -64,7 +78,6 @@ export function mountBench(root: HTMLElement): void {
     );
   }
 
-  // Measure commit cost: from the store fold to the committed DOM.
   const origFlush = store.getState().flush;
   store.setState({
     flush: () => {
@@ -74,31 +87,41 @@ export function mountBench(root: HTMLElement): void {
   });
 
   createRoot(root).render(<Bench />);
-  const feed = setInterval(() => {
-    const snaps = gen.tick(Date.now());
-    snapshots += snaps.length;
-    store.getState().ingest(snaps, 'bench');
-  }, 100);
+  const start: FeedStart = { attentionRanks: 4, ffnRanks: 4, numLayers: 48, numStages: 2, hz: 10, launchId: LAUNCH_ID };
+  worker.postMessage(start);
 
-  let longTasks = 0;
-  try {
-    new PerformanceObserver((list) => (longTasks += list.getEntries().length)).observe({ type: 'longtask', buffered: false });
-  } catch {
-    // longtask entries not supported: counted as 0
-  }
+  let longTasks = -1;
+  let longTaskMaxMs = 0;
+  const countLongTasks = (entries: PerformanceEntryList): void => {
+    if (!measuring) return;
+    longTasks += entries.length;
+    for (const e of entries) longTaskMaxMs = Math.max(longTaskMaxMs, e.duration);
+  };
+  if (observe('longtask', countLongTasks)) longTasks = 0;
+  const loafs: PerformanceEntry[] = [];
+  const loafSupported = observe('long-animation-frame', (entries) => {
+    if (measuring) loafs.push(...entries);
+  });
+
   const gaps: number[] = [];
   let last = 0;
-  const start = performance.now() + 1000; // skip the first second (mount, first layout)
+  const t0 = performance.now() + 1000; // skip the first second (mount, first layout)
   const frame = (t: number): void => {
-    if (t >= start) {
+    if (t >= t0) {
+      if (!measuring) {
+        measuring = true;
+        performance.mark('afd-bench-start');
+      }
       if (last > 0) gaps.push(t - last);
       last = t;
     }
-    if (t - start < durationMs) {
+    if (t - t0 < durationMs) {
       requestAnimationFrame(frame);
       return;
     }
-    clearInterval(feed);
+    measuring = false;
+    performance.mark('afd-bench-end');
+    worker.postMessage('stop');
     const sorted = [...gaps].sort((a, b) => a - b);
     const commits = [...commitTimes].sort((a, b) => a - b);
     window.__afdBench = {
@@ -110,7 +133,10 @@ export function mountBench(root: HTMLElement): void {
       frameMaxMs: sorted[sorted.length - 1] ?? 0,
       missedFrames: gaps.filter((g) => g > 25).length,
       longTasks,
+      longTaskMaxMs,
+      loaf: loafSupported ? summarizeLoafs(loafs) : null,
       snapshots,
+      commitP50Ms: pct(commits, 50),
       commitP95Ms: pct(commits, 95),
       commitMaxMs: commits[commits.length - 1] ?? 0,
       commits: commits.length,

@@ -4,6 +4,7 @@ import { formatBytes, formatMs, formatPercent, formatRate } from '../lib/format.
 import type { DashboardModel, HeatmapWindow } from '../stores/dashboardModel.js';
 import { Heatmap } from './Heatmap.js';
 import { LiveLineChart, PALETTE, type SeriesDef } from './LiveLineChart.js';
+import { chartColumns, stepKey } from '../stores/chartColumns.js';
 import { FfnLoopTable } from './FfnLoopTable.js';
 
 export interface DashboardViewProps {
@@ -13,13 +14,18 @@ export interface DashboardViewProps {
   heatmapWindow: HeatmapWindow;
 }
 
-function Stat({ label, value, testId }: { label: string; value: string; testId: string }) {
+function Stat({ label, value, testId, detail }: { label: string; value: string; testId: string; detail?: string }) {
   return (
     <div className="panel stat">
-      <span className="value" data-testid={testId}>
+      <span className="value live" data-testid={testId}>
         {value}
       </span>
       <span className="label">{label}</span>
+      {detail !== undefined && (
+        <span className="detail live" title={detail}>
+          {detail}
+        </span>
+      )}
     </div>
   );
 }
@@ -39,10 +45,10 @@ const GRAPHS: SeriesDef[] = [
   { key: 'captures', label: 'captures/s', color: PALETTE[2]! },
 ];
 const HIT_RATE: SeriesDef[] = [{ key: 'hitRate', label: 'hit rate %', color: PALETTE[5]! }];
-/** Charts skip null points (a gap) where a value is unknown. */
-const orNull = (v: number): number | null => (Number.isFinite(v) ? v : null);
 const fmt0 = (v: number): string => v.toFixed(0);
 const fmt1 = (v: number): string => v.toFixed(1);
+/** Percentages: small values keep their decimals (a tiny model's KV use is well under 1%). */
+const fmtPct = (v: number): string => v.toFixed(v !== 0 && Math.abs(v) < 1 ? 2 : v < 10 ? 1 : 0);
 
 export const DashboardView = memo(function DashboardView({ model, version, heatmapWindow }: DashboardViewProps) {
   // Numbers, heatmaps and the FFN table follow every fold (10 Hz).
@@ -59,28 +65,11 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
     // version is the model's change counter: recompute when it moves.
   }, [model, version, heatmapWindow]);
 
-  // Canvas charts redraw with every fold too (a few hundred points each is cheap).
+  // Canvas charts redraw with every fold too, from columns built once per fold.
   const charts = useMemo(() => {
-    const points = model.series.toArray();
-    const t0 = points[points.length - 1]?.tMs ?? 0;
-    const labels = model.rankLabels().filter((l) => points.some((p) => p.stepMs[l] !== undefined));
-    const rows = points.map((p) => {
-      const row: Record<string, number | null> = {
-        t: (p.tMs - t0) / 1000,
-        tokensPerSecond: orNull(p.tokensPerSecond),
-        running: orNull(p.running),
-        waiting: orNull(p.waiting),
-        kvUsage: orNull(p.kvUsage * 100),
-        hits: p.graphHitsPerSecond,
-        misses: p.graphMissesPerSecond,
-        captures: p.graphCapturesPerSecond,
-        hitRate: orNull(p.graphHitRate * 100),
-      };
-      for (const l of labels) row[`step_${l}`] = orNull(p.stepMs[l] ?? Number.NaN);
-      return row;
-    });
-    const stepSeries: SeriesDef[] = labels.map((l, i) => ({ key: `step_${l}`, label: l, color: PALETTE[i % PALETTE.length]! }));
-    return { rows, stepSeries };
+    const { data, stepLabels } = chartColumns(model);
+    const stepSeries: SeriesDef[] = stepLabels.map((l, i) => ({ key: stepKey(l), label: l, color: PALETTE[i % PALETTE.length]! }));
+    return { data, stepSeries };
   }, [model, version]);
 
   const g = d.graph;
@@ -92,32 +81,32 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
         <Stat label="step latency (mean of ranks)" value={formatMs(d.meanStepMs)} testId="stat-step" />
         <Stat label="running / waiting requests" value={d.last && Number.isFinite(d.last.running) ? `${d.last.running} / ${d.last.waiting}` : '–'} testId="stat-requests" />
         <Stat label="KV cache usage" value={formatPercent(d.last?.kvUsage)} testId="stat-kv" />
-        <Stat label={`graph hit rate (${g.hits} hits, ${g.misses} misses, ${g.captures} captures)`} value={formatPercent(hitRate)} testId="stat-graph" />
+        <Stat label="CUDA graph hit rate" value={formatPercent(hitRate)} testId="stat-graph" detail={`${g.hits} hits · ${g.misses} misses · ${g.captures} captures`} />
       </div>
       <div className="grid-2">
         <div className="panel" data-testid="panel-throughput">
           <h3>Output tokens/s</h3>
-          <LiveLineChart label="output tokens per second" data={charts.rows} series={TPS} format={fmt0} emptyText={NO_SERVING} />
+          <LiveLineChart label="output tokens per second" data={charts.data} series={TPS} format={fmt0} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-step">
           <h3>Step latency per rank (ms)</h3>
-          <LiveLineChart label="step latency per rank" data={charts.rows} series={charts.stepSeries} format={fmt1} />
+          <LiveLineChart label="step latency per rank" data={charts.data} series={charts.stepSeries} format={fmt1} />
         </div>
         <div className="panel" data-testid="panel-requests">
           <h3>Requests</h3>
-          <LiveLineChart label="running and waiting requests" data={charts.rows} series={REQUESTS} format={fmt0} integerAxis emptyText={NO_SERVING} />
+          <LiveLineChart label="running and waiting requests" data={charts.data} series={REQUESTS} format={fmt0} integerAxis emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-kv">
           <h3>KV cache usage (%)</h3>
-          <LiveLineChart label="KV cache usage" data={charts.rows} series={KV} format={fmt0} emptyText={NO_SERVING} />
+          <LiveLineChart label="KV cache usage" data={charts.data} series={KV} format={fmtPct} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-graphs">
           <h3>CUDA graph replays per second</h3>
-          <LiveLineChart label="CUDA graph replays per second" data={charts.rows} series={GRAPHS} format={fmt1} />
+          <LiveLineChart label="CUDA graph replays per second" data={charts.data} series={GRAPHS} format={fmt1} />
         </div>
         <div className="panel" data-testid="panel-hitrate">
           <h3>Graph hit rate, cumulative (%)</h3>
-          <LiveLineChart label="CUDA graph hit rate" data={charts.rows} series={HIT_RATE} format={fmt0} emptyText={NO_GRAPHS} />
+          <LiveLineChart label="CUDA graph hit rate" data={charts.data} series={HIT_RATE} format={fmt0} emptyText={NO_GRAPHS} />
         </div>
       </div>
       <div className="panel" data-testid="panel-heatmaps">

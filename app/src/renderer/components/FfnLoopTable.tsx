@@ -7,7 +7,7 @@ const STATE_KIND: Record<string, string> = { idle: '', 'waiting-control': 'warn'
 export function FfnLoopTable({ rows }: { rows: readonly FfnRow[] }) {
   if (rows.length === 0) return <p className="muted">No FFN ranks in this launch.</p>;
   return (
-    <table>
+    <table className="ffn-table">
       <thead>
         <tr>
           <th>Rank</th>
@@ -23,14 +23,24 @@ export function FfnLoopTable({ rows }: { rows: readonly FfnRow[] }) {
           <tr key={r.label} data-testid={`ffn-row-${r.label}`}>
             <td className="mono">{r.label}</td>
             <td>
-              <span className={`badge ${STATE_KIND[r.loop.state] ?? ''}`}>{r.loop.state}</span>
+              <div className="live">
+                <span className={`badge ${STATE_KIND[r.loop.state] ?? ''}`}>{r.loop.state}</span>
+              </div>
             </td>
-            <td className="mono">{r.loop.layer ?? '–'}</td>
-            <td className="mono">{r.loop.stage ?? '–'}</td>
-            <td className="mono" data-testid="ffn-steps">
-              {r.loop.stepsServed}
+            <td className="mono">
+              <div className="live">{r.loop.layer ?? '–'}</div>
             </td>
-            <td className="mono">{formatMs(r.loop.waitingMs)}</td>
+            <td className="mono">
+              <div className="live">{r.loop.stage ?? '–'}</div>
+            </td>
+            <td className="mono">
+              <div className="live" data-testid="ffn-steps">
+                {r.loop.stepsServed}
+              </div>
+            </td>
+            <td className="mono">
+              <div className="live">{formatMs(r.loop.waitingMs)}</div>
+            </td>
           </tr>
         ))}
       </tbody>

@@ -1,14 +1,20 @@
 /**
- * Live line chart on a canvas: the Dashboard's series redraw at 10 Hz with up to 600
- * points each, which takes well under a millisecond here, where an SVG chart library
- * re-renders hundreds of nodes per update. No animation; unknown (null) values leave gaps.
+ * Live line chart: the Dashboard's series redraw at 10 Hz with up to 600 points each.
+ * Data are columns (one Float64Array per series, no per-point objects). The canvas is
+ * rasterized off the main thread (charts/ChartPainter: a worker draws on an OffscreenCanvas
+ * and hands back a bitmap), because software rasterization of six charts' lines and text
+ * was the largest part of the dashboard's per-update work. No animation; unknown (NaN)
+ * values leave gaps. The legend's box has a fixed height and `contain: strict`, so its
+ * 10 Hz value updates re-lay out only itself.
  */
 import { memo, useEffect, useRef, useState } from 'react';
-import { niceTicks, tickDecimals } from '../lib/niceTicks.js';
+import { ChartPainter, sharedRasterizer } from '../charts/ChartPainter.js';
+import { rasterSize, type LineChartFrame } from '../charts/drawLineChart.js';
+import type { ChartColumns } from '../stores/chartColumns.js';
 
 /** One line of a chart. */
 export interface SeriesDef {
-  /** Key of the value in each row. */
+  /** Key of the value column. */
   key: string;
   /** Legend label. */
   label: string;
@@ -19,8 +25,7 @@ export interface SeriesDef {
 export const PALETTE = ['#5eb1ff', '#4cc38a', '#ffd166', '#ff6b6b', '#c792ea', '#89ddff', '#f78c6c', '#a3be8c'];
 
 export interface LiveLineChartProps {
-  /** Rows oldest-first; `t` is seconds relative to the newest row (<= 0). */
-  data: readonly Record<string, number | null>[];
+  data: ChartColumns;
   series: readonly SeriesDef[];
   format?: (v: number) => string;
   /** The series are counts: y ticks stay whole numbers. */
@@ -32,104 +37,12 @@ export interface LiveLineChartProps {
   label: string;
 }
 
-const AXIS = '#9aa3b2';
-const GRID = '#2c323c';
-const LEFT = 56;
-const BOTTOM = 18;
-const TOP = 6;
-const RIGHT = 8;
+const NO_VALUES = new Float64Array(0);
 
-function draw(canvas: HTMLCanvasElement, widthPx: number, heightPx: number, p: LiveLineChartProps): void {
-  const dpr = window.devicePixelRatio || 1;
-  if (canvas.width !== Math.round(widthPx * dpr) || canvas.height !== Math.round(heightPx * dpr)) {
-    canvas.width = Math.round(widthPx * dpr);
-    canvas.height = Math.round(heightPx * dpr);
-  }
-  const ctx = canvas.getContext('2d');
-  if (!ctx) return;
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.clearRect(0, 0, widthPx, heightPx);
-  const { data, series } = p;
-  let min = Infinity;
-  let max = -Infinity;
-  for (const row of data) {
-    for (const s of series) {
-      const v = row[s.key];
-      if (v === null || v === undefined || !Number.isFinite(v)) continue;
-      if (v < min) min = v;
-      if (v > max) max = v;
-    }
-  }
-  const y = niceTicks(Math.min(0, min), Math.max(max, 0), 5, p.integerAxis ? 1 : 0);
-  // Axis labels carry as many decimals as the tick step needs (the legend keeps `format`).
-  const yDecimals = tickDecimals((y.ticks[1] ?? y.hi) - (y.ticks[0] ?? y.lo));
-  const tMin = Math.min(-1, data[0]?.['t'] ?? -1);
-  const plotW = Math.max(10, widthPx - LEFT - RIGHT);
-  const plotH = Math.max(10, heightPx - TOP - BOTTOM);
-  const xOf = (t: number): number => LEFT + ((t - tMin) / (0 - tMin)) * plotW;
-  const yOf = (v: number): number => TOP + plotH - ((v - y.lo) / (y.hi - y.lo || 1)) * plotH;
-
-  ctx.font = '11px system-ui, sans-serif';
-  ctx.lineWidth = 1;
-  ctx.strokeStyle = GRID;
-  ctx.fillStyle = AXIS;
-  ctx.textAlign = 'right';
-  ctx.textBaseline = 'middle';
-  ctx.setLineDash([3, 3]);
-  for (const v of y.ticks) {
-    const py = Math.round(yOf(v)) + 0.5;
-    ctx.beginPath();
-    ctx.moveTo(LEFT, py);
-    ctx.lineTo(LEFT + plotW, py);
-    ctx.stroke();
-    ctx.fillText(v.toFixed(yDecimals), LEFT - 6, py);
-  }
-  const x = niceTicks(tMin, 0, 5);
-  ctx.textAlign = 'center';
-  ctx.textBaseline = 'top';
-  for (const t of x.ticks) {
-    if (t < tMin || t > 0) continue;
-    const px = Math.round(xOf(t)) + 0.5;
-    ctx.beginPath();
-    ctx.moveTo(px, TOP);
-    ctx.lineTo(px, TOP + plotH);
-    ctx.stroke();
-    ctx.fillText(`${Math.round(t)}s`, px, TOP + plotH + 4);
-  }
-  ctx.setLineDash([]);
-  ctx.strokeStyle = AXIS;
-  ctx.beginPath();
-  ctx.moveTo(LEFT + 0.5, TOP);
-  ctx.lineTo(LEFT + 0.5, TOP + plotH + 0.5);
-  ctx.lineTo(LEFT + plotW, TOP + plotH + 0.5);
-  ctx.stroke();
-
-  ctx.lineWidth = 1.5;
-  ctx.lineJoin = 'round';
-  for (const s of series) {
-    ctx.strokeStyle = s.color;
-    ctx.beginPath();
-    let pen = false;
-    for (const row of data) {
-      const v = row[s.key];
-      if (v === null || v === undefined || !Number.isFinite(v)) {
-        pen = false;
-        continue;
-      }
-      const px = xOf(row['t'] ?? 0);
-      const py = yOf(v);
-      if (pen) ctx.lineTo(px, py);
-      else ctx.moveTo(px, py);
-      pen = true;
-    }
-    ctx.stroke();
-  }
-}
-
-export const LiveLineChart = memo(function LiveLineChart(props: LiveLineChartProps) {
-  const { data, series, format, heightPx = 180, emptyText = 'no data reported yet', label } = props;
+export const LiveLineChart = memo(function LiveLineChart({ data, series, format, integerAxis = false, heightPx = 180, emptyText = 'no data reported yet', label }: LiveLineChartProps) {
   const wrap = useRef<HTMLDivElement>(null);
   const canvas = useRef<HTMLCanvasElement>(null);
+  const painter = useRef<ChartPainter | null>(null);
   const [widthPx, setWidthPx] = useState(0);
   useEffect(() => {
     const el = wrap.current;
@@ -138,11 +51,40 @@ export const LiveLineChart = memo(function LiveLineChart(props: LiveLineChartPro
     ro.observe(el);
     return () => ro.disconnect();
   }, []);
-  const empty = !data.some((row) => series.some((s) => row[s.key] !== null && row[s.key] !== undefined));
+  const empty = !series.some((s) => data.values.get(s.key)?.some(Number.isFinite));
+  // The canvas exists while there is something to draw; its painter lives as long.
   useEffect(() => {
-    if (canvas.current && widthPx > 0 && !empty) draw(canvas.current, widthPx, heightPx, props);
-  });
-  const last = data[data.length - 1];
+    const ctx = canvas.current?.getContext('bitmaprenderer');
+    if (empty || !ctx) return;
+    const p = new ChartPainter(ctx, sharedRasterizer());
+    painter.current = p;
+    return () => {
+      p.dispose();
+      painter.current = null;
+    };
+  }, [empty]);
+  useEffect(() => {
+    const el = canvas.current;
+    if (!el || !painter.current || widthPx <= 0) return;
+    const frame: LineChartFrame = {
+      widthPx,
+      heightPx,
+      dpr: window.devicePixelRatio || 1,
+      t: data.t,
+      columns: series.map((s) => data.values.get(s.key) ?? NO_VALUES),
+      colors: series.map((s) => s.color),
+      integerAxis,
+    };
+    const { width, height } = rasterSize(frame);
+    if (el.width !== width || el.height !== height) {
+      el.width = width;
+      el.height = height;
+    }
+    painter.current.paint(frame);
+  }, [data, series, integerAxis, widthPx, heightPx, empty]);
+  const lastIndex = data.t.length - 1;
+  // Legend lines: about 6 entries fit a line of a half-width panel.
+  const legendLines = Math.max(1, Math.ceil(series.length / 6));
   return (
     <div ref={wrap} style={{ width: '100%' }}>
       {empty ? (
@@ -152,13 +94,13 @@ export const LiveLineChart = memo(function LiveLineChart(props: LiveLineChartPro
       ) : (
         <canvas ref={canvas} role="img" aria-label={label} style={{ width: '100%', height: heightPx, display: 'block' }} />
       )}
-      <div className="row small" aria-live="off" style={{ gap: '0.9rem', justifyContent: 'center' }}>
+      <div className="small chart-legend live" aria-live="off" style={{ height: `${legendLines * 1.5}em` }}>
         {series.map((s) => {
-          const v = last?.[s.key];
+          const v = lastIndex >= 0 ? (data.values.get(s.key)?.[lastIndex] ?? Number.NaN) : Number.NaN;
           return (
             <span key={s.key} style={{ color: s.color }}>
               ● {s.label}
-              <span className="muted mono"> {v === null || v === undefined ? '–' : format ? format(v) : v}</span>
+              <span className="muted mono"> {!Number.isFinite(v) ? '–' : format ? format(v) : v}</span>
             </span>
           );
         })}

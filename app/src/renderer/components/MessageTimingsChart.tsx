@@ -23,7 +23,7 @@ export const MessageTimingsChart = memo(function MessageTimingsChart({ messages 
             <YAxis yAxisId="tps" orientation="right" stroke="#9aa3b2" fontSize={11} width={48} />
             <Tooltip isAnimationActive={false} contentStyle={{ background: '#1c2027', border: '1px solid #2c323c' }} labelFormatter={(n) => `reply #${String(n)}`} />
             <Legend wrapperStyle={{ fontSize: 12 }} />
-            <Bar yAxisId="ms" dataKey="ttftMs" name="TTFT ms" fill="#2f8ff0" isAnimationActive={false} />
+            <Bar yAxisId="ms" dataKey="ttftMs" name="TTFT ms" fill="#2f8ff0" maxBarSize={48} isAnimationActive={false} />
             <Line yAxisId="tps" dataKey="tokensPerSecond" name="decode tok/s" stroke="#4cc38a" dot isAnimationActive={false} />
           </ComposedChart>
         </ResponsiveContainer>

@@ -5,6 +5,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <fstream>
 #include <memory>
 #include <vector>
@@ -15,6 +21,7 @@
 #include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
 #include "cuda/moe-decoder.h"
+#include "cuda/moe-decoder-inputs.h"
 #include "cuda/nccl/afd-bench-json.h"
 #include "cuda/nccl/afd-gpu-bench.h"
 #include "cuda/nccl/afd-split-decoder.h"
@@ -37,48 +44,11 @@ DecoderOptions decoderOptions(const AfdGpuBenchOptions& o, bool ffn) {
   d.maxContext = ffn ? 16 : o.context + o.warmupSteps + o.timedSteps + 16;
   d.blockSize = 16;
   d.kvMemoryFraction = 0.9;
+  // DBO stages run their cuBLAS GEMMs at the step's M (exact vs colocated); =0 compares the cheaper path.
+  const char* exact = std::getenv("AFD_STAGE_EXACT_GEMM");
+  d.stageExactGemm = exact == nullptr || std::string(exact) != "0";
   return d;
 }
-
-// Greedy decode inputs of `rows` sequences at step k (context + k cached positions).
-struct Inputs {
-  std::vector<int32_t> tokens, positions, slots, tables, topK;
-  std::vector<float> temperature, topP;
-  std::vector<uint32_t> seeds;
-  DecodeInput view;
-  Inputs(int rows, int maxBlocks, int blockSize, int64_t vocab) {
-    tokens.resize(rows);
-    for (int i = 0; i < rows; ++i) tokens[i] = static_cast<int32_t>((i * 7919ll + 13) % vocab);
-    positions.assign(rows, 0);
-    slots.assign(rows, 0);
-    tables.resize(static_cast<size_t>(rows) * maxBlocks);
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < maxBlocks; ++j) tables[static_cast<size_t>(i) * maxBlocks + j] = i * maxBlocks + j;
-    temperature.assign(rows, 0.f);
-    topK.assign(rows, 0);
-    topP.assign(rows, 1.f);
-    seeds.resize(rows);
-    for (int i = 0; i < rows; ++i) seeds[i] = static_cast<uint32_t>(i + 1);
-    view.rows = rows;
-    view.tokenIds = tokens.data();
-    view.positions = positions.data();
-    view.slotMapping = slots.data();
-    view.blockTables = tables.data();
-    view.temperature = temperature.data();
-    view.topK = topK.data();
-    view.topP = topP.data();
-    view.seeds = seeds.data();
-    blockSize_ = blockSize;
-    maxBlocks_ = maxBlocks;
-  }
-  void at(int pos) {
-    for (size_t i = 0; i < positions.size(); ++i) {
-      positions[i] = pos;
-      slots[i] = tables[i * maxBlocks_ + pos / blockSize_] * blockSize_ + pos % blockSize_;
-    }
-  }
-  int blockSize_ = 16, maxBlocks_ = 1;
-};
 
 struct RunResult {
   std::vector<std::vector<int32_t>> tokens;  // [steps][rows]
@@ -88,15 +58,14 @@ struct RunResult {
 // Runs warmup + timed steps, feeding each step's tokens back.
 template <typename StepFn>
 RunResult runSteps(const AfdGpuBenchOptions& o, int rows, int maxBlocks, int64_t vocab, StepFn&& step) {
-  Inputs in(rows, maxBlocks, 16, vocab);
+  SyntheticDecodeBatch in(rows, maxBlocks, 16, vocab);
   RunResult r;
   for (int k = 0; k < o.warmupSteps + o.timedSteps; ++k) {
     in.at(o.context + k);
     const auto t0 = Clock::now();
     std::vector<int32_t> out = step(in.view, k);
     if (k >= o.warmupSteps) r.stepMs.push_back(msSince(t0));
-    in.tokens = out;
-    in.view.tokenIds = in.tokens.data();
+    in.setTokens(out);
     r.tokens.push_back(std::move(out));
   }
   return r;
@@ -111,6 +80,37 @@ void writePartial(const AfdGpuBenchOptions& o, const JsonObject& report, const J
   f << text << ",\"fault\":" << fault.text() << "}\n";
 }
 
+// Runs `onExpire` and ends the process (exit code 3) unless disarmed within budgetMs:
+// the last resort of the fault case, whose calls into a wedged device may block.
+class FaultWatchdog {
+ public:
+  FaultWatchdog(int budgetMs, std::function<void()> onExpire)
+      : thread_([this, budgetMs, onExpire] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!cv_.wait_for(lock, std::chrono::milliseconds(budgetMs), [this] { return disarmed_; })) {
+            onExpire();
+            std::fprintf(stderr, "afd-gpu fault case: watchdog expired after %d ms; exiting (report in the partial file)\n",
+                         budgetMs);
+            std::_Exit(3);
+          }
+        }) {}
+  ~FaultWatchdog() { disarm(); }
+  void disarm() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      disarmed_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  std::thread thread_;  // declared last: starts after the members it uses
+};
+
 // Steps (of all) whose tokens differ from the baseline.
 int mismatchedSteps(const RunResult& a, const RunResult& b) {
   int bad = 0;
@@ -122,9 +122,13 @@ int mismatchedSteps(const RunResult& a, const RunResult& b) {
 
 std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o,
                                std::vector<std::unique_ptr<GpuWire>>& wires, BlobChannel& channel, int ffnPid,
-                               JsonObject* report) {
-  CudaBackend backend(o.device);
+                               JsonObject* report, bool* wedged) {
+  // Heap-held so a wedged device (a step's kernels still stuck after the NCCL abort) can
+  // be left behind un-destroyed: their destructors synchronize and would hang the process.
+  auto backendOwner = std::make_unique<CudaBackend>(o.device);
+  CudaBackend& backend = *backendOwner;
   const DecoderOptions dopt = decoderOptions(o, false);
+  report->flag("stageExactGemm", dopt.stageExactGemm);
   // ---- colocated baseline on this GPU
   std::vector<RunResult> base;
   JsonArray colocated;
@@ -146,7 +150,8 @@ std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o
   report->raw("colocated", colocated.text());
 
   // ---- AFD runs (one decoder for all transports; the FFN side holds the experts)
-  MoeDecoder dec(backend, c, dopt);
+  auto decOwner = std::make_unique<MoeDecoder>(backend, c, dopt);
+  MoeDecoder& dec = *decOwner;
   dec.initSynthetic(o.seed);
   dec.fillKvRandom(o.seed + 1);
   JsonArray afd;
@@ -204,9 +209,16 @@ std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o
 
   // ---- fault: kill the FFN process; the next step must fail within the deadline
   if (o.faultTest && ffnPid > 0) {
+    // Watchdog: whatever blocks, the fault case ends within its budget with a report.
+    const int budgetMs = o.stepDeadlineMs + 2000 + 3000 + 15000;
+    FaultWatchdog watchdog(budgetMs, [&o, report] {
+      JsonObject f;
+      f.flag("failed", false).flag("timedOut", true).str("error", "fault case did not finish within its watchdog budget");
+      writePartial(o, *report, f);
+    });
     GpuWire& wire = *wires.front();
     AfdAttentionSide side(dec, backend.stream(), dopt.maxBatch, wire, o.stepDeadlineMs);
-    Inputs in(1, dec.maxBlocksPerSeq(), 16, c.vocabSize);
+    SyntheticDecodeBatch in(1, dec.maxBlocksPerSeq(), 16, c.vocabSize);
     in.at(o.context);
     side.step(in.view, false, true, false);  // the FFN side serves this one
     ::kill(ffnPid, SIGKILL);
@@ -219,7 +231,9 @@ std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o
     } catch (const std::exception& e) {
       error = e.what();
     }
-    fault.num("failedAfterMs", msSince(t0)).str("error", error).flag("failed", !error.empty());
+    const double detectionMs = msSince(t0);
+    fault.num("failedAfterMs", detectionMs).num("detectionMs", detectionMs).str("error", error).flag("failed", !error.empty());
+    fault.flag("withinDeadline", !error.empty() && detectionMs <= o.stepDeadlineMs + 3000.0);
     writePartial(o, *report, fault);
     // The aborted step's kernels must return (NCCL abort) before the GPU is usable again.
     bool drained = false;
@@ -235,15 +249,23 @@ std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o
       try {
         cudaGetLastError();
         std::vector<int32_t> t = dec.step(in.view);
-        alive = !base.empty() && o.batches[0] == 1 && t == base[0].tokens[0];
-        if (!alive) aliveError = "colocated step after the fault gave another token than the baseline";
+        alive = true;  // the process and the GPU still serve a step
+        if (!base.empty() && o.batches[0] == 1) fault.flag("tokenMatchesBaseline", t == base[0].tokens[0]);
       } catch (const std::exception& e) {
         aliveError = e.what();
       }
     }
-    fault.flag("aliveAfterFault", alive).str("aliveError", aliveError);
+    fault.flag("aliveAfterFault", alive).flag("attentionAlive", alive).str("aliveError", aliveError);
+    fault.flag("timedOut", false).flag("leftWedgedDeviceBehind", !drained);
     writePartial(o, *report, fault);
     report->raw("fault", fault.text());
+    watchdog.disarm();
+    if (!drained) {
+      // Never destroy objects of a wedged device (their destructors synchronize forever).
+      *wedged = true;
+      (void)decOwner.release();
+      (void)backendOwner.release();
+    }
   }
   return report->text();
 }

@@ -162,7 +162,7 @@ void pingPong(GpuWire& wire, const AfdGpuBenchOptions& o, bool ffn, JsonArray* o
 // The decode phases (afd-gpu-bench-decode.cc).
 std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o,
                                std::vector<std::unique_ptr<GpuWire>>& wires, afd::comm::BlobChannel& channel,
-                               int ffnPid, JsonObject* report);
+                               int ffnPid, JsonObject* report, bool* wedged);
 std::string runFfnServe(const ModelConfig& c, const AfdGpuBenchOptions& o, std::vector<std::unique_ptr<GpuWire>>& wires,
                         afd::comm::BlobChannel& channel);
 
@@ -184,7 +184,14 @@ std::string runAfdGpuBench(const ModelConfig& c, const AfdGpuBenchOptions& o) {
   report.raw("pingPong", ping.text());
   for (auto& t : o.transports)
     if (t == "nccl") report.num("ncclVersion", nccl::ncclApi().version);
-  return runAttentionDecode(c, o, w.wires, *w.channel, w.ffnPid, &report);
+  bool wedged = false;
+  std::string text = runAttentionDecode(c, o, w.wires, *w.channel, w.ffnPid, &report, &wedged);
+  if (wedged) {
+    // The fault case left kernels stuck on the device: leak the wires (their inbox frees
+    // would block on the device) so the report still reaches the caller.
+    for (auto& wire : w.wires) (void)wire.release();
+  }
+  return text;
 }
 
 }  // namespace afd::cuda

@@ -1,6 +1,7 @@
 #include "cuda/nccl/afd-gpu-binding.h"
 
 #include "binding/js-convert.h"
+#include "cuda/decoder-check.h"
 #include "cuda/nccl/afd-gpu-bench.h"
 
 namespace afd::cuda {
@@ -74,10 +75,45 @@ Napi::Value AfdGpuBench(const Napi::CallbackInfo& info) {
   }
 }
 
+// afdSplitStageCheck(spec, { rows, exactGemm?, steps?, context?, seed?, device? }) -> result
+// (one GPU, synthetic weights of the spec's shape; see cuda/decoder-check.h).
+Napi::Value AfdSplitStageCheck(const Napi::CallbackInfo& info) {
+  try {
+    if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsObject())
+      throw std::invalid_argument("afdSplitStageCheck(spec, { rows, exactGemm?, steps?, context?, seed?, device? })");
+    const ModelLoadSpec spec = binding::toModelLoadSpec(info[0].As<Napi::Object>());
+    validateModelConfig(spec.config);
+    Napi::Object o = info[1].As<Napi::Object>();
+    const bool exact = !o.Has("exactGemm") || o.Get("exactGemm").ToBoolean().Value();
+    const SplitStageCheck r = runSplitStageCheck(
+        spec.config, static_cast<int>(optNumber(o, "rows", 64)), exact, static_cast<int>(optNumber(o, "steps", 4)),
+        static_cast<int>(optNumber(o, "context", 512)), static_cast<uint64_t>(optNumber(o, "seed", 11)),
+        static_cast<int>(optNumber(o, "device", 0)));
+    Napi::Env env = info.Env();
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("rows", r.rows);
+    Napi::Array stages = Napi::Array::New(env, 2);
+    stages.Set(0u, r.stageRows[0]);
+    stages.Set(1u, r.stageRows[1]);
+    out.Set("stageRows", stages);
+    out.Set("exactGemm", r.exactGemm);
+    out.Set("steps", r.steps);
+    out.Set("mismatchedSteps", r.mismatchedSteps);
+    out.Set("mismatchedTokens", r.mismatchedTokens);
+    out.Set("logitStepsBitEqual", r.logitStepsBitEqual);
+    out.Set("maxLogitAbsDiff", r.maxLogitAbsDiff);
+    return out;
+  } catch (const std::exception& e) {
+    Napi::Error::New(info.Env(), e.what()).ThrowAsJavaScriptException();
+    return info.Env().Undefined();
+  }
+}
+
 }  // namespace
 
 void registerAfdGpuExports(Napi::Env env, Napi::Object exports) {
   exports.Set("afdGpuBench", Napi::Function::New(env, AfdGpuBench, "afdGpuBench"));
+  exports.Set("afdSplitStageCheck", Napi::Function::New(env, AfdSplitStageCheck, "afdSplitStageCheck"));
 }
 
 }  // namespace afd::cuda

@@ -3,6 +3,8 @@
 //               graphRounds?, graphReplays?, batches?, dboMinBatch?, context?, warmupSteps?,
 //               timedSteps?, seed?, stepDeadlineMs?, rendezvousTimeoutMs?, faultTest?, ncclEnv? })
 //     -> JSON string (attention: the report; ffn: what it served)
+//   afdSplitStageCheck(spec, { rows, exactGemm?, steps?, context?, seed?, device? }) -> result
+//     (a split decode step on one GPU vs the unsplit one; cuda/decoder-check.h)
 // Registered in every build; without CUDA it throws a clear error.
 #pragma once
 #include <napi.h>
@@ -21,6 +23,7 @@ inline Napi::Value afdGpuNotBuilt(const Napi::CallbackInfo& info) {
 }
 inline void registerAfdGpuExports(Napi::Env env, Napi::Object exports) {
   exports.Set("afdGpuBench", Napi::Function::New(env, afdGpuNotBuilt, "afdGpuBench"));
+  exports.Set("afdSplitStageCheck", Napi::Function::New(env, afdGpuNotBuilt, "afdSplitStageCheck"));
 }
 #endif
 

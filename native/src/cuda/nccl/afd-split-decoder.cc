@@ -182,14 +182,14 @@ void AfdAttentionSide::enqueueStep(const StageRows& rows, bool timing) {
         link(comm_[s], compute_);
         combine(l - 1, s);
       }
-      dec_.enqueueAttentionHalf(l, begin[s], count[s]);
+      dec_.enqueueAttentionHalf(l, begin[s], count[s], total);  // choices of the whole step: exact stages
       const void* message = dec_.xNormRows(begin[s]);
       size_t messageBytes = count[s] * H * 2;
       if (gateOnAttention_) {
         // message: xNorm bf16 [rows, H] then router logits f32 [rows, E].
         char* staging = gateStaging_.as<char>() + gateStageBytes_ * s;
         AFD_CUDA_CHECK(cudaMemcpyAsync(staging, message, messageBytes, cudaMemcpyDeviceToDevice, compute_));
-        dec_.enqueueRouter(l, message, count[s], reinterpret_cast<float*>(staging + messageBytes));
+        dec_.enqueueRouter(l, message, count[s], reinterpret_cast<float*>(staging + messageBytes), total);
         message = staging;
         messageBytes += static_cast<size_t>(count[s]) * c.numExperts * 4;
       }
@@ -250,6 +250,7 @@ void AfdFfnSide::enqueueLoop(const StageRows& rows, bool timing) {
   const ModelConfig& c = dec_.config();
   const int stages = rows.second > 0 ? 2 : 1;
   const int count[2] = {rows.first, rows.second};
+  const int total = rows.first + rows.second;
   const size_t H = static_cast<size_t>(hidden_);
   // The capture starts on the compute stream; the comm streams join it here.
   for (int s = 0; s < stages; ++s) link(compute_, comm_[s]);
@@ -263,7 +264,7 @@ void AfdFfnSide::enqueueLoop(const StageRows& rows, bool timing) {
       float* out = reinterpret_cast<float*>(out_.as<char>() + stageOutBytes_ * s);
       char* in = static_cast<char*>(wire_.inbox(s, l & 1));
       const float* logits = gateOnAttention_ ? reinterpret_cast<const float*>(in + hiddenBytes) : nullptr;
-      dec_.enqueueFfnHalf(l, in, count[s], out, false, nullptr, logits);
+      dec_.enqueueFfnHalf(l, in, count[s], out, false, nullptr, logits, total);
       if (timing && s == 0) AFD_CUDA_CHECK(cudaEventRecord(timing_[2 * l + 1], compute_));
       link(compute_, comm_[s]);
       wire_.send(s, l & 1, out, count[s] * H * 4, comm_[s]);

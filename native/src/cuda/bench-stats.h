@@ -1,0 +1,16 @@
+// Small statistics helpers of the CUDA benchmark programs.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace afd::cuda {
+
+// The q-quantile (0..1) of the samples, nearest rank; v must not be empty.
+inline double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const size_t i = static_cast<size_t>(q * (v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+}  // namespace afd::cuda

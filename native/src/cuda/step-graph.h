@@ -1,0 +1,37 @@
+// CUDA graph capture of the engine's decode step on one stream (Backend::beginCapture /
+// endCapture / abortCapture of the CUDA backend). Capture uses
+// cudaStreamCaptureModeThreadLocal, so other threads (the NCCL watcher, JS) keep working.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <memory>
+
+#include "core/backend.h"
+
+namespace afd::cuda {
+
+// An instantiated graph; replay() launches it on the stream it was captured on.
+class StepGraph final : public CapturedGraph {
+ public:
+  StepGraph(cudaGraphExec_t exec, cudaStream_t stream, size_t numNodes) : exec_(exec), stream_(stream), numNodes_(numNodes) {}
+  ~StepGraph() override;
+  StepGraph(const StepGraph&) = delete;
+  StepGraph& operator=(const StepGraph&) = delete;
+  void replay() override;
+  size_t numNodes() const { return numNodes_; }
+
+ private:
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+  size_t numNodes_;
+};
+
+// Starts recording `stream` (throws when it is already capturing).
+void beginStreamCapture(cudaStream_t stream);
+// Ends the recording and instantiates it (throws with CUDA's reason when the capture was
+// invalidated, e.g. by a synchronize inside it).
+std::unique_ptr<StepGraph> endStreamCapture(cudaStream_t stream);
+// Ends a capture that failed part-way and drops what was recorded; never throws.
+void abandonStreamCapture(cudaStream_t stream) noexcept;
+
+}  // namespace afd::cuda

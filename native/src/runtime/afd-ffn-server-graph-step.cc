@@ -1,0 +1,100 @@
+// The FFN role's step as one CUDA graph (see afd-ffn-server.h, runGraphStep).
+//
+// Audit of the captured region (FfnModel::forward on the CUDA backend, NCCL plane):
+// receives and sends are ncclRecv / ncclSend on the engine's stream; matmul (router),
+// routerTopK, moeExperts and siluGatedMlp only launch kernels and cuBLAS GEMMs, except
+// where they grow a buffer: FfnModel::ensureScratch, CudaBackend::scratch (synchronizes,
+// then reallocates) and CudaBackend::expertTables (first use of a layer: upload +
+// synchronize). All three depend only on the row count of the call (and the layer), so
+// a capture runs only at rows <= warmRows_ (every layer already ran at that many rows,
+// else a local warm-up forward runs first). Any allocation after a capture changes the
+// backend's allocation epoch, which drops the graphs (FfnStepGraphs::has).
+#include <algorithm>
+
+#include "runtime/afd-ffn-server.h"
+
+namespace afd {
+
+int64_t AfdFfnServer::stageRows(int stage) const {
+  if (stage >= payload_.numStages) return 0;
+  int64_t rows = 0;
+  for (int p = 0; p < payload_.numPeers; ++p) rows += payload_.wireRows(p, stage);
+  return rows;
+}
+
+void AfdFfnServer::countStageBytes(int layer, int stage, int64_t rows, bool withLogits) {
+  const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
+  LayerStageCounters& c = engine_->stats().at(layer, stage);
+  c.bytesAtoF += static_cast<uint64_t>(rows * (H + (withLogits ? E : 0)) * 4);
+  c.bytesFtoA += static_cast<uint64_t>(rows * H * 4);
+}
+
+void AfdFfnServer::noteEagerStep() {
+  if (devicePlane_ && graphs_) engine_->stats().graphMisses += 1;
+}
+
+void AfdFfnServer::growDeviceBuffers(int64_t maxStageRows, const int64_t rows[2], bool anyLogits) {
+  Backend& be = engine_->backend();
+  const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
+  auto grow = [&](Buffer& b, size_t bytes) {
+    if (b.bytes() < bytes) b = Buffer(&be, bytes * 2);
+  };
+  grow(hiddenDev_, maxStageRows * H * 4);
+  if (anyLogits) grow(logitsDev_, maxStageRows * E * 4);
+  for (int s = 0; s < payload_.numStages; ++s) grow(outDev_[s], rows[s] * H * 4);
+}
+
+bool AfdFfnServer::runGraphStep() {
+  using comm::kFlagGraphCapture;
+  using comm::kFlagGraphReplay;
+  const uint32_t flags = payload_.flags;
+  if (!devicePlane_ || !graphs_ || (flags & (kFlagGraphCapture | kFlagGraphReplay)) == 0) return false;
+  if (payload_.numPeers != 1) return false;  // OR-merged flags of several peers: eager (see the header)
+  EngineStats& stats = engine_->stats();
+  const int layers = static_cast<int>(config_.model.numLayers);
+  const int64_t rows[2] = {stageRows(0), stageRows(1)};
+  const FfnGraphKey key{rows[0], rows[1]};
+  auto logitsAt = [&](int layer) { return config_.model.gateOnAttention && config_.model.moeLayers[layer]; };
+  if ((flags & kFlagGraphReplay) && graphs_->has(key)) {
+    stats.setFfnLoop(FfnLoopState::Computing, -1, -1);  // replaying: the whole step at once
+    graphs_->launch(key);
+    for (int l = 0; l < layers; ++l)
+      for (int s = 0; s < payload_.numStages; ++s) countStageBytes(l, s, rows[s], logitsAt(l));
+    stats.graphHits += 1;
+    return true;
+  }
+  // Capture flag, or a replay whose graph was dropped by a buffer growth: capture now.
+  bool anyLogits = false;
+  for (int l = 0; l < layers; ++l) anyLogits = anyLogits || logitsAt(l);
+  const int64_t most = std::max(rows[0], rows[1]);
+  growDeviceBuffers(most, rows, anyLogits);
+  if (most > warmRows_) {
+    // Warm-up forward of every layer at this many rows on zeros, off the wire, so that
+    // nothing allocates or synchronizes inside the capture; it may move scratch, so the
+    // graphs captured so far go.
+    Backend& be = engine_->backend();
+    const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
+    be.fillZero(hiddenDev_.data(), most * H * 4);
+    if (anyLogits) be.fillZero(logitsDev_.data(), most * E * 4);
+    std::lock_guard<std::mutex> lock(engine_->mutex());
+    for (int l = 0; l < layers; ++l) {
+      Tensor in = hiddenDev_.view(DType::F32, {most, H}), o = outDev_[0].view(DType::F32, {rows[0], H});
+      if (most != rows[0]) o = outDev_[1].view(DType::F32, {rows[1], H});
+      Tensor lg = logitsAt(l) ? logitsDev_.view(DType::F32, {most, E}) : Tensor{};
+      engine_->ffnModel()->forward(l, in, logitsAt(l) ? &lg : nullptr, o);
+    }
+    be.synchronize();
+    warmRows_ = most;
+  }
+  graphs_->captureAndLaunch(key, [&] {
+    for (int l = 0; l < layers; ++l) {
+      for (int s = 0; s < payload_.numStages; ++s) runLayerStage(l, s);
+    }
+  });
+  stats.graphCaptures += 1;
+  stats.graphHits += 1;  // the step ran as its graph (counted as the attention side does)
+  stats.setFfnLoop(FfnLoopState::Computing, -1, -1);
+  return true;
+}
+
+}  // namespace afd

@@ -1,0 +1,50 @@
+#include "runtime/afd-ffn-server-graphs.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace afd {
+
+std::unique_ptr<FfnStepGraphs> FfnStepGraphs::create(Backend& backend) {
+  const char* env = std::getenv("AFD_FFN_GRAPHS");
+  if (env != nullptr && std::strcmp(env, "0") == 0) return nullptr;
+  if (!backend.supportsGraphCapture()) return nullptr;
+  return std::make_unique<FfnStepGraphs>(backend);
+}
+
+bool FfnStepGraphs::has(const FfnGraphKey& key) {
+  if (!graphs_.empty() && backend_.allocationEpoch() != epoch_) graphs_.clear();  // buffers may have moved
+  return graphs_.count(key) != 0;
+}
+
+void FfnStepGraphs::captureAndLaunch(const FfnGraphKey& key, const std::function<void()>& enqueue) {
+  if (!graphs_.empty() && backend_.allocationEpoch() != epoch_) graphs_.clear();
+  graphs_.erase(key);
+  const uint64_t before = backend_.allocationEpoch();
+  backend_.beginCapture();
+  std::unique_ptr<CapturedGraph> graph;
+  try {
+    enqueue();
+    graph = backend_.endCapture();
+  } catch (const std::exception& e) {
+    backend_.abortCapture();
+    AFD_FAIL("FFN step graph [" << key[0] << ", " << key[1] << "]: capture failed (" << e.what()
+                                << "); run the FFN rank with AFD_FFN_GRAPHS=0 to serve eagerly");
+  }
+  AFD_CHECK(backend_.allocationEpoch() == before,
+            "FFN step graph [" << key[0] << ", " << key[1] << "]: the backend allocated during the capture; run the FFN "
+                               << "rank with AFD_FFN_GRAPHS=0 to serve eagerly");
+  if (graphs_.empty()) epoch_ = before;
+  graph->replay();
+  graphs_[key] = std::move(graph);
+}
+
+void FfnStepGraphs::launch(const FfnGraphKey& key) {
+  auto it = graphs_.find(key);
+  AFD_CHECK(it != graphs_.end(), "FFN step graph [" << key[0] << ", " << key[1] << "] is not captured");
+  it->second->replay();
+}
+
+}  // namespace afd

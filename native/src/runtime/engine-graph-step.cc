@@ -1,0 +1,144 @@
+// Engine::step for decode-only steps under the CUDA graph policy (engine-graph-policy.h).
+// The padded step (embedding -> every layer with its FFN executor -> final norm ->
+// gather of the sampled rows -> LM head) runs:
+//   1st time for a key: eagerly (a miss; lazy cuBLAS / NCCL setup and buffer growth
+//                       happen here, outside any capture),
+//   2nd time:           captured into a graph (executor flag kFlagGraphCapture), then
+//                       launched (a hit and a capture),
+//   later:              replayed (flag kFlagGraphReplay; a hit).
+// Inputs (ids, positions, slots, stage-relative sequence, sampled rows, block tables)
+// live in one device buffer the graph reads, refreshed by one upload before each launch;
+// sampling stays eager after the graph, on the real sampled rows only.
+// Graphs are dropped when the backend's allocation epoch, the executor or its epoch
+// changes (anything the graph points at may have moved).
+#include <algorithm>
+
+#include "comm/control-payload.h"
+#include "runtime/engine.h"
+
+namespace afd {
+
+void Engine::dropStaleGraphs() {
+  const uint64_t backendEpoch = backend_->allocationEpoch(), executorEpoch = executor_->graphEpoch();
+  if (graphExecutor_ != executor_ || executorEpoch != graphExecutorEpoch_) {
+    graphs_.clear();
+    warmed_.clear();  // a new data plane may set itself up lazily on first use: warm up again
+  } else if (backendEpoch != graphBackendEpoch_) {
+    graphs_.clear();  // buffers only grow, so keys warmed before still fit without growth
+  }
+  graphExecutor_ = executor_;
+  graphExecutorEpoch_ = executorEpoch;
+  graphBackendEpoch_ = backendEpoch;
+}
+
+void Engine::runDecodeBody(const StepLayout& layout, int64_t paddedTokens) {
+  const ModelConfig& c = spec_.config;
+  Backend& be = *backend_;
+  const int64_t Tp = paddedTokens;
+  int32_t* in = static_cast<int32_t*>(graphInputs_.data());  // see graphInputs_ in engine.h
+  Tensor hidden = ws_->hidden.view(DType::F32, {Tp, c.hiddenSize});
+  be.embedding(Tensor(in, DType::I32, {Tp}, be.device()), attention_->embedTable(), hidden);
+  runLayers(layout, *executor_);
+  // Every padded row is gathered (the sampled ones first) so the shapes are fixed.
+  Tensor last = ws_->lastHidden.view(DType::F32, {Tp, c.hiddenSize});
+  Tensor logits = ws_->logits.view(DType::F32, {Tp, c.vocabSize});
+  be.gatherRows(ws_->normed.view(DType::F32, {Tp, c.hiddenSize}), Tensor(in + 4 * Tp, DType::I32, {Tp}, be.device()), last);
+  be.lmHead(last, attention_->lmHeadWeight(), logits);
+}
+
+void Engine::stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepResult& result) {
+  const ModelConfig& c = spec_.config;
+  Backend& be = *backend_;
+  const int S = plan.numSeqs, B = kv_->blockSize(), Tp = pad.paddedTokens(), MB = pad.key.blocksPerSeq;
+  AFD_CHECK(padBlock_ >= 0 && MB >= plan.maxBlocksPerSeq, "graph step: no pad block or block-table bucket " << MB << " < "
+                                                                                                            << plan.maxBlocksPerSeq);
+  ws_->reserve(Tp, Tp);
+  // One packed upload (see graphInputs_): 5 arrays of Tp, then the [Tp, MB] block tables.
+  const size_t numInputs = static_cast<size_t>(Tp) * (5 + MB);
+  if (graphInputs_.bytes() < numInputs * 4) graphInputs_ = Buffer(&be, numInputs * 4 * 2);
+  dropStaleGraphs();
+
+  // Padded host inputs: pad rows read token 0 at position 0 (context 1) from the pad block.
+  std::vector<int32_t> host(numInputs, 0), samplePos;
+  int32_t* ids = host.data();
+  int32_t* positions = ids + Tp;
+  int32_t* slots = positions + Tp;
+  int32_t* tokenSeq = slots + Tp;
+  int32_t* rows = tokenSeq + Tp;
+  int32_t* tables = rows + Tp;
+  std::fill(slots, slots + Tp, padBlock_ * B);
+  std::fill(tables, tables + static_cast<size_t>(Tp) * MB, padBlock_);
+  for (int s = 0; s < pad.key.numStages; ++s)
+    for (int r = pad.paddedBegin[s]; r < pad.paddedBegin[s + 1]; ++r) tokenSeq[r] = r - pad.paddedBegin[s];
+  int numSampled = 0;
+  for (int i = 0; i < S; ++i) {
+    const int r = pad.paddedRow(i), t = plan.tokenOffsets[i], pos = plan.positions[t];
+    const int32_t* table = plan.blockTables + static_cast<int64_t>(i) * plan.maxBlocksPerSeq;
+    ids[r] = plan.tokenIds[t];
+    positions[r] = pos;
+    slots[r] = table[pos / B] * B + pos % B;
+    std::copy(table, table + plan.maxBlocksPerSeq, tables + static_cast<int64_t>(r) * MB);
+    if (plan.sampleMask[i]) {
+      rows[numSampled++] = r;
+      samplePos.push_back(plan.contextLens[i]);
+    }
+  }
+  be.copyToDevice(graphInputs_.data(), host.data(), numInputs * 4);
+
+  int32_t* dev = static_cast<int32_t*>(graphInputs_.data());
+  StepLayout layout;
+  layout.numStages = pad.key.numStages;
+  layout.maxBlocksPerSeq = MB;
+  layout.positions = dev + Tp;
+  layout.slots = dev + 2 * Tp;
+  layout.tokenSeq = dev + 3 * Tp;
+  layout.blockTables = dev + 5 * Tp;
+  for (int s = 0; s <= pad.key.numStages; ++s) layout.seqBegin[s] = layout.tokBegin[s] = pad.paddedBegin[s];
+  for (int s = 0; s < pad.key.numStages; ++s) {
+    layout.maxQueryLen[s] = 1;
+    layout.maxContextLen[s] = MB * B;  // the capacity: the attention's split count is fixed per key
+  }
+  FfnStepInfo info;
+  for (int s = 0; s < pad.key.numStages; ++s) info.stageTokenCounts.push_back(pad.key.stageTokens[s]);
+
+  auto found = graphs_.find(pad.key);
+  if (found != graphs_.end()) {
+    info.flags = comm::kFlagGraphReplay;
+    executor_->beginStep(info);
+    found->second->replay();
+    executor_->endStep();
+    stats_->graphHits += 1;
+  } else if (warmed_.count(pad.key) != 0) {
+    info.flags = comm::kFlagGraphCapture;
+    executor_->beginStep(info);
+    const uint64_t epoch = be.allocationEpoch();
+    std::unique_ptr<CapturedGraph> graph;
+    try {
+      be.beginCapture();
+      runDecodeBody(layout, Tp);
+      graph = be.endCapture();
+    } catch (...) {
+      be.abortCapture();
+      throw;
+    }
+    AFD_CHECK(be.allocationEpoch() == epoch, "CUDA graph capture of the decode step allocated device memory; set "
+                                             "cudaGraph.policy \"off\" to run eagerly");
+    graph->replay();
+    executor_->endStep();
+    graphs_[pad.key] = std::move(graph);
+    stats_->graphCaptures += 1;
+    stats_->graphHits += 1;
+  } else {
+    executor_->beginStep(info);
+    runDecodeBody(layout, Tp);
+    executor_->endStep();
+    warmed_.insert(pad.key);
+    stats_->graphMisses += 1;
+  }
+  if (numSampled > 0) {
+    Tensor logits = ws_->logits.view(DType::F32, {numSampled, c.vocabSize});
+    sampleInto(plan, logits, samplePos, result);
+  }
+}
+
+}  // namespace afd
