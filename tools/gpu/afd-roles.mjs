@@ -3,7 +3,9 @@
 // (graphs on, graphs off, gate on attention, DBO) and 2A1F (attention ranks on GPU 0, the
 // FFN rank on GPU 1, one NCCL communicator per attention-FFN pair), then two fault cases:
 // kill -9 the FFN process during one long request (batch 1), and during 8 long requests
-// (batch 8, so the kill lands inside the layer loop more often than between steps). The
+// (batch 8), and during 8 requests with the FFN pausing 2 ms after each layer (so the kill
+// lands inside the attention rank's layer loop, where a device-plane wait must notice the
+// closed connection instead of waiting out the deadline). The
 // attention rank must fail every request within the step deadline + 3 s, say why, answer
 // /health with 503, stay alive, and stop cleanly (exit 0) on SIGTERM. Node builtins only.
 // Writes $OUT/afd-roles.json progressively; `passed` sums it up.
@@ -29,14 +31,14 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const live = new Set();
 
 class Role {
-  constructor(name, role, flags, gpu) {
+  constructor(name, role, flags, gpu, extraEnv = {}) {
     this.name = name;
     this.events = [];
     this.waiters = [];
     this.t0 = Date.now();
     const log = createWriteStream(join(out, `${name}.log`));
     this.child = spawn(process.execPath, [agent, 'role', role, ...flags], {
-      env: { ...process.env, CUDA_VISIBLE_DEVICES: String(gpu), NCCL_NVLS_ENABLE: '0' },
+      env: { ...process.env, ...extraEnv, CUDA_VISIBLE_DEVICES: String(gpu), NCCL_NVLS_ENABLE: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     live.add(this);
@@ -202,6 +204,14 @@ async function main() {
   // 3. Faults: kill -9 of the FFN rank during 1 and during 8 long requests.
   if (wanted('fault-batch1')) await phase('fault-batch1', () => fault('fault-batch1', base + 70, 1));
   if (wanted('fault-batch8')) await phase('fault-batch8', () => fault('fault-batch8', base + 80, 8));
+  // The FFN rank pauses 2 ms on the host after each layer (AFD_FAULT_FFN_LAYER_DELAY_US,
+  // eager FFN steps), so the kill lands while the attention rank waits inside its layer
+  // loop: the device-plane wait must see the FFN's closed connection and fail the step
+  // well before the deadline (not by the deadline + NCCL abort).
+  if (wanted('fault-layer-loop')) {
+    await phase('fault-layer-loop', () =>
+      fault('fault-layer-loop', base + 90, 8, { AFD_FAULT_FFN_LAYER_DELAY_US: '2000', AFD_FFN_GRAPHS: '0' }, true));
+  }
 }
 
 async function oneAOneF(name, port, config) {
@@ -226,9 +236,9 @@ async function twoAOneF(port) {
   save();
 }
 
-async function fault(name, port, batch) {
+async function fault(name, port, batch, ffnEnv = {}, inLayerLoop = false) {
   const t0 = Date.now();
-  const ffn = new Role(`${name}-ffn`, 'ffn', common(port, '1A1F'), 1);
+  const ffn = new Role(`${name}-ffn`, 'ffn', common(port, '1A1F'), 1, ffnEnv);
   await ffn.waitFor('listening', 60000);
   const attn = new Role(`${name}-attn0`, 'attention', [...common(port, '1A1F'), '--rank', '0'], 0);
   await attn.waitFor('ready', 60000);
@@ -274,7 +284,12 @@ async function fault(name, port, batch) {
     nextRequest: later,
     attentionStop: stopCode,
   };
+  // In the layer loop, the closed connection (not the deadline) must end the wait: well
+  // under the step deadline. Only checked where a device plane waits (connector nccl).
+  const layerLoopOk = !inLayerLoop || connector !== 'nccl' || (landed.every((l) => l === 'layer-loop') && failedAfterKillMs.every((ms) => ms < stepDeadlineMs));
+  f.inLayerLoopRequired = inLayerLoop && connector === 'nccl';
   f.passed =
+    layerLoopOk &&
     results.every((r) => r.status !== 200) &&
     failedAfterKillMs.every((ms) => ms <= boundMs) &&
     health?.status === 503 &&

@@ -12,6 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "comm/deadline.h"
+
 namespace afd::comm {
 
 // A device stream handle (cudaStream_t for NCCL); nullptr = the default stream. TCP ignores it.
@@ -58,6 +60,9 @@ class DataPlane {
   virtual void groupEnd() {}
   // Waits until every send posted so far has left this rank; throws on a lost peer.
   virtual void synchronize(CommStream stream) = 0;
+  // Device planes: a flag raised when the peer's control connection closes (its process
+  // died); synchronize() then fails at once instead of waiting out the step deadline.
+  virtual void setPeerLostFlag(StopFlag /*flag*/) {}
   // Wire time of the most recent completed send to / receive from a peer, in
   // microseconds; 0 when the transport cannot tell (sampled into the stats).
   virtual uint64_t lastWireTimeUs(int /*peer*/, bool /*send*/) const { return 0; }

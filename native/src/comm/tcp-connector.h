@@ -83,6 +83,8 @@ class TcpAttentionConnector : public AttentionControlPlane, public DataPlane {
   }
   // True when something (a step call, a goodbye, EOF) waits to be read, within timeoutMs.
   bool hasIncoming(int timeoutMs) const { return link_ && link_->readable(timeoutMs); }
+  // The FFN rank's end of the link closed (its process is gone); safe during a step.
+  bool peerClosed() const { return link_ && link_->peerClosed(); }
 
   // Closes the connection without the shutdown flag (the FFN rank sees the peer lost).
   void close();

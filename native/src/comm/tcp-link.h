@@ -48,6 +48,8 @@ class TcpLink {
                     Deadline deadline, StopFlag stop);
   // True when a frame (or EOF) is waiting, within timeoutMs.
   bool readable(int timeoutMs) const { return socket_.waitReadable(timeoutMs); }
+  // The peer closed or reset the connection (see Socket::peerClosed).
+  bool peerClosed() const { return socket_.peerClosed(); }
 
   // Sends a Goodbye frame (best effort, bounded) and closes the connection.
   void goodbye(const std::string& reason, int timeoutMs);

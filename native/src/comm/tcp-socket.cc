@@ -119,6 +119,16 @@ bool Socket::waitReadable(int timeoutMs) const {
   return ::poll(&p, 1, timeoutMs) > 0;
 }
 
+bool Socket::peerClosed() const {
+  if (fd_ < 0) return true;
+  pollfd p{fd_, POLLIN | POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) <= 0) return false;
+  if ((p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) return true;
+  char byte;
+  const ssize_t n = ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 void Socket::sendAll(struct iovec* iov, int count, Deadline deadline, const std::string& peer) {
   while (count > 0) {
     msghdr msg{};

@@ -36,6 +36,9 @@ class Socket {
                const char* what);
   // Waits until the socket is readable (data or EOF). False on timeout / stop.
   bool waitReadable(int timeoutMs) const;
+  // True when the peer has closed or reset the connection (EOF is next to read); never
+  // blocks and consumes nothing, so it is safe beside a reader that owns the stream.
+  bool peerClosed() const;
 
  private:
   int fd_ = -1;

@@ -220,9 +220,9 @@ CublasExpertGemmArgs moeExpertGemmArgs(const float* x, const MoePermutation& per
 
 ExpertGemmChoice expertGemmChoiceFromEnv() {
   const char* v = std::getenv("AFD_EXPERT_GEMM");
-  if (v == nullptr || *v == '\0' || std::strcmp(v, "ours") == 0) return ExpertGemmChoice::Ours;
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return ExpertGemmChoice::Auto;
+  if (std::strcmp(v, "ours") == 0) return ExpertGemmChoice::Ours;
   if (std::strcmp(v, "cublas") == 0) return ExpertGemmChoice::Cublas;
-  if (std::strcmp(v, "auto") == 0) return ExpertGemmChoice::Auto;
   throw std::invalid_argument(std::string("AFD_EXPERT_GEMM must be ours, cublas or auto (got \"") + v + "\")");
 }
 
@@ -231,7 +231,7 @@ int cublasExpertGemmMinTokens() {
   if (v == nullptr || *v == '\0') return kCublasExpertGemmMinTokens;
   char* end = nullptr;
   const long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || n < 1 || n > kCublasExpertGemmMinTokens) {
+  if (*end != '\0' || n < 1 || n > (1L << 30)) {
     throw std::invalid_argument(std::string("AFD_EXPERT_GEMM_MIN_TOKENS must be a positive integer (got \"") + v + "\")");
   }
   return static_cast<int>(n);

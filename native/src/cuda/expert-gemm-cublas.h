@@ -100,13 +100,15 @@ CublasExpertGemmArgs moeExpertGemmArgs(const float* x, const MoePermutation& per
 // Which expert GEMM CudaBackend::moeExperts runs (AFD_EXPERT_GEMM).
 enum class ExpertGemmChoice { Ours, Cublas, Auto };
 
-// AFD_EXPERT_GEMM=ours|cublas|auto (unset: ours); any other value throws naming the variable.
+// AFD_EXPERT_GEMM=ours|cublas|auto (unset: auto); any other value throws naming the variable.
 ExpertGemmChoice expertGemmChoiceFromEnv();
 
 // Tokens from which `auto` picks cuBLAS: AFD_EXPERT_GEMM_MIN_TOKENS when set, else
-// kCublasExpertGemmMinTokens (the decision rule of docs/benchmarks.md "Expert GEMMs:
-// cuBLAS grouped vs ours", to be set from the H200 measurement; until then auto = ours).
-constexpr int kCublasExpertGemmMinTokens = 1 << 30;
+// kCublasExpertGemmMinTokens. Measured on one H200 (`afd-bench expert-gemm`, Qwen3-30B-A3B
+// experts, 2026-11-30): cuBLAS grouped GEMM with its host copy of the counts beat our
+// kernel at 256 tokens (0.39 vs 0.51 ms per layer) and 512 (0.41 vs 0.81), lost at 1-64.
+// It is eager-only, so captured decode steps keep our kernel whatever the batch.
+constexpr int kCublasExpertGemmMinTokens = 256;
 int cublasExpertGemmMinTokens();
 
 // The decision for one moeExperts call of `tokens` tokens. `auto` keeps our kernel while

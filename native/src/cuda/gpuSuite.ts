@@ -12,6 +12,7 @@ import { generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel 
 import { loadAddon, type NativeAddon } from '../index.js';
 import { expertGemmChecks } from './expertGemmCheck.js';
 import { engineGraphChecks } from './engineGraphCheck.js';
+import { engineExpertGemmChecks } from './engineExpertGemmCheck.js';
 import { parseModelConfig } from '../checkpoint/config.js';
 
 /** One check of the suite. */
@@ -198,6 +199,7 @@ export async function runGpuSuite(opts: { fixturesDir: string; seed?: number; ad
     ...splitStages(addon),
     ...(await golden(opts.fixturesDir, notes)),
     ...expertGemmChecks(addon, notes),
+    ...(await engineExpertGemmChecks()),
   ];
   return { skipped: null, device, checks, notes };
 }

@@ -431,6 +431,18 @@ void MoeDecoder::enqueueAttentionHalf(int l, int rowBegin, int rows, int shapeRo
 
 void MoeDecoder::enqueueRouter(int l, const void* xIn, int rows, float* logits, int shapeRows) {
   shapeRows = checkShapeRows(rows, shapeRows);
+  const ModelConfig& c = config_;
+  const int H = static_cast<int>(c.hiddenSize), E = c.numExperts, K = c.numExpertsPerTok;
+  if (moeRouterRouteSupported(shapeRows, H, E, K)) {
+    // The logits of the fused router kernel, bit for bit (what the colocated step routes
+    // on; a GEMM would sum in another order and can flip near-tie top-k choices). Its
+    // top-k and permutation land in this decoder's own routing buffers, unused here.
+    Buffers& b = *buf_;
+    const MoeRouterRouteArgs ra{xIn,       layers_[l].router, logits, rows, H, E, K, c.normTopkProb, b.topkIds,
+                                b.topkWeights, moeGridSlots(shapeRows, E, K), b.perm, routerCounter_.as<int32_t>()};
+    moeRouterRoute(ra, stream_);
+    return;
+  }
   LinearArgs router;
   router.x = xIn;
   router.w = layers_[l].router;

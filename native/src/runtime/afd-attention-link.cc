@@ -11,6 +11,8 @@ namespace {
 constexpr int kReconnectAttemptMs = 1000;
 // Poll interval of the idle watcher.
 constexpr int kIdlePollMs = 50;
+// Poll interval for the FFN rank's EOF while a step holds the engine.
+constexpr int kBusyPollMs = 2;
 }  // namespace
 
 const char* AfdAttentionLink::stateName(State s) {
@@ -47,8 +49,10 @@ std::unique_ptr<comm::DataPlane> AfdAttentionLink::bootstrapDevicePlane(comm::Tc
 
 void AfdAttentionLink::adoptLocked(std::unique_ptr<comm::TcpLink> link, std::unique_ptr<comm::DataPlane> plane) {
   connector_.adopt(std::move(link));
+  peerLost_.store(false);
   if (deviceWire_) {
     devicePlane_ = std::move(plane);  // the old plane (if any) is aborted and freed here
+    devicePlane_->setPeerLostFlag(&peerLost_);
     executor_->setDataPlane(*devicePlane_);
   }
 }
@@ -125,7 +129,14 @@ void AfdAttentionLink::watchLoop() {
     if (!connector_.hasIncoming(kIdlePollMs)) continue;
     // A step call, a goodbye or EOF. Steps of the engine hold the same mutex, so the
     // frames of a running step are never read here.
-    std::lock_guard<std::mutex> engineLock(engine_->mutex());
+    std::unique_lock<std::mutex> engineLock(engine_->mutex(), std::try_to_lock);
+    if (!engineLock.owns_lock()) {
+      // A step is running and reads its own frames: only look for the FFN rank's EOF, so a
+      // device-plane wait inside the layer loop fails now instead of at the step deadline.
+      if (deviceWire_ && connector_.peerClosed()) peerLost_.store(true);
+      std::this_thread::sleep_for(std::chrono::milliseconds(kBusyPollMs));
+      continue;
+    }
     try {
       if (connector_.pollStepCall(0)) {
         executor_->runEmptyStep();

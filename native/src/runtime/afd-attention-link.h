@@ -57,6 +57,9 @@ class AfdAttentionLink {
   std::unique_ptr<comm::DataPlane> devicePlane_;  // nccl: hidden states / FFN outputs (TCP keeps control)
   std::unique_ptr<RemoteFfnExecutor> executor_;
   std::atomic<bool> stop_{false};
+  // Raised by the watcher when the FFN rank's connection closes during a step; the device
+  // plane's wait polls it (DataPlane::setPeerLostFlag).
+  std::atomic<bool> peerLost_{false};
   std::thread watcher_;
   mutable std::mutex stateMu_;  // guards the fields below and the connector's link swap
   State state_ = State::kConnecting;

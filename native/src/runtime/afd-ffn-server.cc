@@ -1,6 +1,8 @@
 #include "runtime/afd-ffn-server.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <thread>
 
 #include "runtime/afd-device-plane.h"
 
@@ -46,6 +48,15 @@ AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOpt
             "connector \"" << options.connector << "\" moves device memory: load the FFN engine with --backend cuda (it runs on "
                            << engine_->backend().name() << "), or use connector tcp");
   rowOffset_.assign(connector_.blockSize() + 1, 0);
+  // Fault injection for tests (tools/gpu/afd-roles.mjs): a host pause after each eagerly
+  // served layer, so a kill of this process lands inside the attention rank's layer loop.
+  if (const char* v = std::getenv("AFD_FAULT_FFN_LAYER_DELAY_US")) {
+    char* end = nullptr;
+    const long us = std::strtol(v, &end, 10);
+    AFD_CHECK(*v != '\0' && *end == '\0' && us >= 0 && us <= 10'000'000,
+              "AFD_FAULT_FFN_LAYER_DELAY_US must be microseconds in 0..10000000 (got \"" << v << "\")");
+    faultLayerDelayUs_ = static_cast<int>(us);
+  }
 }
 
 AfdFfnServer::~AfdFfnServer() { stop(); }
@@ -213,6 +224,7 @@ bool AfdFfnServer::serve(std::string* by) {
       noteEagerStep();
       for (int layer = 0; layer < static_cast<int>(config_.model.numLayers); ++layer) {
         for (int stage = 0; stage < payload_.numStages; ++stage) runLayerStage(layer, stage);
+        if (faultLayerDelayUs_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(faultLayerDelayUs_));
       }
     }
     data().synchronize({});

@@ -93,6 +93,7 @@ class AfdFfnServer {
   std::vector<float> hidden_, logits_, out_[comm::kMaxStages];  // grow-only step buffers
   std::vector<int64_t> rowOffset_;  // [peers + 1] row offsets of the current stage
   bool sampled_ = false;
+  int faultLayerDelayUs_ = 0;  // AFD_FAULT_FFN_LAYER_DELAY_US (tests only; eager steps)
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

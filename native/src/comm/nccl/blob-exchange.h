@@ -34,6 +34,8 @@ class BlobChannel {
   std::string recvString(const std::string& tag, int timeoutMs);
   // True when the peer closed (EOF) or sent something, within timeoutMs.
   bool readable(int timeoutMs) const { return socket_.waitReadable(timeoutMs); }
+  // The peer closed or reset the channel (its process is gone); never blocks.
+  bool peerClosed() const { return socket_.peerClosed(); }
   const std::string& peer() const { return peer_; }
 
  private:

@@ -8,6 +8,7 @@ describe('comm/nccl: bootstrap blob channel (native unit program)', () => {
     results = runNativeTestProgram('comm/nccl/test/blob-test.cpp', ['comm', 'comm/nccl']);
     expect(results.map((r) => r.name).sort()).toEqual([
       'blob_accept_times_out_with_advice',
+      'blob_peer_closed_peeks_without_consuming',
       'blob_rejects_a_stranger',
       'blob_roundtrip_both_ways',
       'blob_wrong_tag_names_both',

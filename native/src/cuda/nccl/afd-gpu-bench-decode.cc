@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -44,9 +45,9 @@ DecoderOptions decoderOptions(const AfdGpuBenchOptions& o, bool ffn) {
   d.maxContext = ffn ? 16 : o.context + o.warmupSteps + o.timedSteps + 16;
   d.blockSize = 16;
   d.kvMemoryFraction = 0.9;
-  // DBO stages run their cuBLAS GEMMs at the step's M (exact vs colocated); =0 compares the cheaper path.
+  // AFD_STAGE_EXACT_GEMM=1: DBO stages run their cuBLAS GEMMs at the step's M (DecoderOptions::stageExactGemm).
   const char* exact = std::getenv("AFD_STAGE_EXACT_GEMM");
-  d.stageExactGemm = exact == nullptr || std::string(exact) != "0";
+  d.stageExactGemm = exact != nullptr && std::string(exact) == "1";
   return d;
 }
 
@@ -217,6 +218,24 @@ std::string runAttentionDecode(const ModelConfig& c, const AfdGpuBenchOptions& o
       writePartial(o, *report, f);
     });
     GpuWire& wire = *wires.front();
+    // The FFN process's end of the TCP side channel closes when it dies: a watcher turns
+    // that into the wire's peer-lost flag, so the stuck wait aborts now, not at the deadline.
+    std::atomic<bool> peerLost{false}, watching{true};
+    std::thread watcher([&] {
+      while (watching.load() && !peerLost.load()) {
+        if (channel.peerClosed()) peerLost.store(true);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+    struct JoinOnExit {
+      std::atomic<bool>& flag;
+      std::thread& t;
+      ~JoinOnExit() {
+        flag.store(false);
+        if (t.joinable()) t.join();
+      }
+    } joinWatcher{watching, watcher};
+    wire.setPeerLostFlag(&peerLost);
     AfdAttentionSide side(dec, backend.stream(), dopt.maxBatch, wire, o.stepDeadlineMs);
     SyntheticDecodeBatch in(1, dec.maxBlocksPerSeq(), 16, c.vocabSize);
     in.at(o.context);

@@ -38,6 +38,12 @@ class GpuWire {
   // Fails every later wait at once (the peer is known to be gone). Idempotent.
   virtual void abort() = 0;
   virtual const std::string& peer() const = 0;
+  // A flag raised by whoever watches the peer's TCP side channel when it closes (the peer
+  // process is gone): later waits then fail at once instead of at the deadline.
+  void setPeerLostFlag(afd::comm::StopFlag flag) { peerLost_ = flag; }
+
+ protected:
+  afd::comm::StopFlag peerLost_ = nullptr;
 };
 
 }  // namespace afd::cuda

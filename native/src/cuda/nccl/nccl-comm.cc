@@ -80,7 +80,8 @@ void NcclComm::checkAsync() {
 }
 
 void waitEventBounded(cudaEvent_t event, const afd::comm::Deadline& deadline, const std::string& peer,
-                      NcclComm* const* comms, int numComms, const volatile int* deviceError, afd::comm::StopFlag stop) {
+                      NcclComm* const* comms, int numComms, const volatile int* deviceError, afd::comm::StopFlag stop,
+                      afd::comm::StopFlag peerLost) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   auto lastCheck = start;
@@ -97,11 +98,20 @@ void waitEventBounded(cudaEvent_t event, const afd::comm::Deadline& deadline, co
       if (comms[i]) comms[i]->checkAsync();
     if (deviceError && *deviceError) break;
     const bool stopped = stop && stop->load();
-    if (deadline.passed() || stopped) {
+    const bool lost = peerLost && peerLost->load();
+    if (deadline.passed() || stopped || lost) {
       bool returned = true;
       for (int i = 0; i < numComms; ++i)
         if (comms[i]) returned = comms[i]->abort() && returned;
       if (stopped) throw CommError(CommErrorKind::kStopped, "stopped while waiting for " + peer);
+      if (lost) {
+        throw CommError(CommErrorKind::kPeerClosed,
+                        peer + " closed its control connection during the step (the process is gone); the GPU data plane "
+                               "was aborted (NCCL abort" + std::string(returned ? "" : ", which did not return within 2 s") +
+                            ") and the step failed after " +
+                            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()) +
+                            " ms; restart the peer to rejoin");
+      }
       throw CommError(CommErrorKind::kTimeout,
                       peer + " did not answer within the step deadline; the GPU data plane was aborted (NCCL abort" +
                           std::string(returned ? "" : ", which did not return within 2 s") +

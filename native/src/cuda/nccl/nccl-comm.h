@@ -55,8 +55,10 @@ class NcclComm {
 // the deadline, or when a communicator reports an error, every comm is aborted and a
 // CommError naming `peer` is thrown. comms may be null (peer-memory path: then
 // deviceError, when set, is a host-mapped word the wait kernels set on their own timeout).
+// peerLost, when set, is raised by whoever watches the peer's control connection (EOF /
+// reset: the peer process is gone); the wait then aborts at once instead of at the deadline.
 void waitEventBounded(cudaEvent_t event, const afd::comm::Deadline& deadline, const std::string& peer,
                       NcclComm* const* comms, int numComms, const volatile int* deviceError = nullptr,
-                      afd::comm::StopFlag stop = nullptr);
+                      afd::comm::StopFlag stop = nullptr, afd::comm::StopFlag peerLost = nullptr);
 
 }  // namespace afd::cuda::nccl

@@ -68,7 +68,7 @@ void NcclDataPlane::synchronize(afd::comm::CommStream stream) {
   AFD_CUDA_CHECK(cudaEventRecord(done_, streamOf(stream)));
   const std::string peer = ffnRole_ ? "an attention rank of the block (NCCL)" : "the FFN rank (NCCL)";
   nccl::waitEventBounded(done_, afd::comm::Deadline::afterMs(stepDeadlineMs_), peer, raw_.data(),
-                         static_cast<int>(raw_.size()));
+                         static_cast<int>(raw_.size()), nullptr, nullptr, peerLost_);
 }
 
 uint64_t NcclDataPlane::lastWireTimeUs(int peer, bool send) const {

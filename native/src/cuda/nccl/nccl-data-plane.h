@@ -36,6 +36,7 @@ class NcclDataPlane final : public afd::comm::DataPlane {
   void groupEnd() override;
   // Waits for everything enqueued on `stream` within the step deadline (abort + CommError otherwise).
   void synchronize(afd::comm::CommStream stream) override;
+  void setPeerLostFlag(afd::comm::StopFlag flag) override { peerLost_ = flag; }
   uint64_t lastWireTimeUs(int peer, bool send) const override;
   // Records wire-time events around the next transfers (sampled steps only: they cost two event records).
   void setSampling(bool on) { sampling_ = on; }
@@ -58,6 +59,7 @@ class NcclDataPlane final : public afd::comm::DataPlane {
   // [peer][send?1:0] start / end events of the last sampled transfer.
   std::vector<cudaEvent_t> start_, end_;
   std::vector<bool> recorded_;
+  afd::comm::StopFlag peerLost_ = nullptr;
 };
 
 }  // namespace afd::cuda

@@ -50,7 +50,7 @@ void NcclWire::recv(int channel, int slot, size_t bytes, cudaStream_t stream) {
 }
 
 void NcclWire::wait(cudaEvent_t event, const afd::comm::Deadline& deadline, afd::comm::StopFlag stop) {
-  nccl::waitEventBounded(event, deadline, peer_, raw_.data(), static_cast<int>(raw_.size()), nullptr, stop);
+  nccl::waitEventBounded(event, deadline, peer_, raw_.data(), static_cast<int>(raw_.size()), nullptr, stop, peerLost_);
 }
 
 void NcclWire::abort() {

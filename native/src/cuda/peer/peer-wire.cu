@@ -141,7 +141,7 @@ void PeerWire::wait(cudaEvent_t event, const afd::comm::Deadline& deadline, afd:
                                "the peer-memory data plane to " + peer_ + " failed earlier; restart the peer");
   }
   try {
-    nccl::waitEventBounded(event, deadline, peer_, nullptr, 0, hostError_, stop);
+    nccl::waitEventBounded(event, deadline, peer_, nullptr, 0, hostError_, stop, peerLost_);
   } catch (...) {
     aborted_ = true;
     throw;

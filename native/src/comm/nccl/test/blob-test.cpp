@@ -1,5 +1,7 @@
 // Unit tests of the GPU data plane's TCP bootstrap (BlobChannel) over loopback; run by
 // native/src/comm/nccl/blob.test.ts.
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "comm/comm-error.h"
@@ -87,3 +89,30 @@ TEST(blob_rejects_a_stranger) {
 }
 
 int main(int argc, char** argv) { return afdtest::runAll(argc, argv); }
+
+// peerClosed(): false while the peer is alive, also with unread data pending (it only
+// peeks); true once the peer's end is gone, and the pending blob is still readable.
+TEST(blob_peer_closed_peeks_without_consuming) {
+  Listener listener("127.0.0.1", 0);
+  const int port = listener.port();
+  std::atomic<bool> sent{false}, release{false};
+  std::thread ffn([&] {
+    auto ch = BlobChannel::acceptOn(listener, 5000);
+    ch->sendString("stats", "{}");
+    sent.store(true);
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });  // the channel closes here
+  auto ch = BlobChannel::connect("127.0.0.1", port, 5000);
+  while (!sent.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(ch->readable(1000));
+  CHECK(!ch->peerClosed());
+  release.store(true);
+  ffn.join();
+  bool closed = false;
+  for (int i = 0; i < 2000 && !closed; ++i) {
+    closed = ch->peerClosed();
+    if (!closed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(closed);
+  CHECK(ch->recvString("stats", 1000) == "{}");
+}
