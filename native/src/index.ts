@@ -437,6 +437,14 @@ export interface NativeAddon {
   AttentionLink: new (engine: NativeEngine, options: AfdLinkOptions) => NativeAttentionLink;
   /** Throws when the engine is not a loaded ffn-role engine, the options are invalid or the port is busy. */
   FfnServer: new (engine: NativeEngine, options: AfdLinkOptions) => NativeFfnServer;
+  /**
+   * Native threads left inside a library call that may never return (an NCCL abort with a
+   * dead peer). While any runs, a normal exit can crash in the CUDA runtime's teardown:
+   * leave with exitNow instead.
+   */
+  stuckNativeThreads(): number;
+  /** Flushes stdio and ends the process with _exit(code), skipping atexit handlers; never returns. */
+  exitNow(code: number): never;
   /** CUDA op conformance against the CPU backend; throws in builds without CUDA or with no device. */
   cudaConformance(options?: { device?: number; seed?: number }): CudaConformanceCase[];
   /** Fused CUDA decode benchmark on synthetic weights of the spec's shape (files/tensors may be empty). */
@@ -522,7 +530,7 @@ export interface AfdGpuBenchOptions {
 }
 
 /** Names of every export, checked against the loaded addon by a test. */
-export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'cudaConformance', 'cudaDecodeBench', 'cudaDecoderGenerate', 'cudaExpertGemmBench', 'afdGpuBench', 'afdSplitStageCheck'] as const satisfies readonly (keyof NativeAddon)[];
+export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'stuckNativeThreads', 'exitNow', 'cudaConformance', 'cudaDecodeBench', 'cudaDecoderGenerate', 'cudaExpertGemmBench', 'afdGpuBench', 'afdSplitStageCheck'] as const satisfies readonly (keyof NativeAddon)[];
 
 /** Where the addon may be: an explicit path, next to a bundled script, or the cmake-js build. */
 export function addonCandidates(): string[] {

@@ -6,7 +6,7 @@
 # Phases (AFD_PHASES, comma-separated; default all; at most 90 + 170 + 210 s plus setup, under 8 min):
 #   check  the carried addon loads, is a CUDA build, sees 2 GPUs, exports what we call
 #   split  AFD / DBO split exactness on GPU 0 (64 and 256 rows vs unsplit)   -> split.json
-#   roles  role processes over NCCL: 1A1F (graphs on / off, gate on attention, DBO),
+#   roles  role processes over NCCL (AFD_ROLES_ONLY=a,b picks cases): 1A1F (graphs on / off, gate on attention, DBO),
 #          2A1F vs colocated texts, FFN-kill fault at batch 1 and 8           -> roles/afd-roles.json
 #   bench  `afd-bench afd-gpu` at batches 1,64,256,512 with the fault case   -> afd-gpu.json
 # Extra arguments go to afd-bench afd-gpu (default: --batches 1,64,256,512 --steps 8
@@ -57,7 +57,7 @@ fi
 if [[ $PHASES == *roles* ]]; then
   mkdir -p "$OUT/roles"
   AFD_HOME=/tmp/afd-roles-home timeout "${AFD_ROLES_TIMEOUT:-170}" "$NODE" tools/gpu/afd-roles.mjs \
-    --agent "$RELEASE/afd-agent.cjs" --out "$OUT/roles" --timeout-ms 160000 > "$OUT/roles.log" 2>&1
+    --agent "$RELEASE/afd-agent.cjs" --out "$OUT/roles" --timeout-ms 160000 ${AFD_ROLES_ONLY:+--only "$AFD_ROLES_ONLY"} > "$OUT/roles.log" 2>&1
   say "roles: exit $?"
   "$NODE" -e '
     const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));

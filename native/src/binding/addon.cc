@@ -6,6 +6,7 @@
 #include "binding/engine-binding.h"
 #include "binding/op-binding.h"
 #include "binding/probe-binding.h"
+#include "binding/process-binding.h"
 #include "cuda/cuda-binding.h"
 #include "cuda/nccl/afd-gpu-binding.h"
 
@@ -17,6 +18,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("runOp", Napi::Function::New(env, afd::binding::RunOp, "runOp"));
   exports.Set("AttentionLink", afd::binding::AttentionLinkWrap::Define(env));
   exports.Set("FfnServer", afd::binding::FfnServerWrap::Define(env));
+  exports.Set("stuckNativeThreads", Napi::Function::New(env, afd::binding::StuckNativeThreads, "stuckNativeThreads"));
+  exports.Set("exitNow", Napi::Function::New(env, afd::binding::ExitNow, "exitNow"));
   afd::cuda::registerCudaExports(env, exports);
   afd::cuda::registerAfdGpuExports(env, exports);
   return exports;

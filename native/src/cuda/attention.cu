@@ -316,9 +316,22 @@ AttentionKernel attentionKernelFromEnv() {
 
 }  // namespace
 
+// Blocks per multiprocessor the split count aims for: 2, or AFD_ATTENTION_BLOCKS_PER_SM
+// (1..16; read once) for measuring other choices (afd-bench decode).
+static int attentionBlocksPerSm() {
+  static const int value = [] {
+    const char* v = std::getenv("AFD_ATTENTION_BLOCKS_PER_SM");
+    if (v == nullptr || *v == '\0') return 2;
+    const int n = std::atoi(v);
+    if (n < 1 || n > 16) throw std::invalid_argument(std::string("AFD_ATTENTION_BLOCKS_PER_SM must be 1..16 (got \"") + v + "\")");
+    return n;
+  }();
+  return value;
+}
+
 int attentionSplits(int numQueries, int numKvHeads, int numMultiprocessors) {
   const int work = std::max(1, numQueries * numKvHeads);
-  const int target = 2 * std::max(1, numMultiprocessors);
+  const int target = attentionBlocksPerSm() * std::max(1, numMultiprocessors);
   return std::clamp((target + work - 1) / work, 1, kMaxAttentionSplits);
 }
 

@@ -8,6 +8,7 @@ import { nativeEngineOpener } from '../../role/nativeEngine.js';
 import { nativeFfnServerOpener } from '../../role/nativeFfn.js';
 import { runRole, type RunningRole } from '../../role/runRole.js';
 import { resolveRoleSettings, type RoleCliOptions } from '../../role/roleSettings.js';
+import { exitRole } from '../../role/exitRole.js';
 import { createLogger } from '../../util/logger.js';
 import { exitWhenSupervisorGone } from '../../launch/parentWatch.js';
 
@@ -49,10 +50,10 @@ export function registerRole(program: Command): void {
         log.info({ signal }, 'stopping');
         const done = running ? running.stop() : Promise.resolve(events.emit({ type: 'stopped' }));
         done.then(
-          () => process.exit(0),
+          () => exitRole(0),
           (err: unknown) => {
             log.error({ err }, 'stop failed');
-            process.exit(1);
+            exitRole(1);
           },
         );
       };
@@ -83,14 +84,14 @@ export function registerRole(program: Command): void {
             log.error({ err }, 'FFN loop failed');
             events.emit({ type: 'failed', message });
             stopRequested = true;
-            void started.stop().finally(() => process.exit(1));
+            void started.stop().finally(() => exitRole(1));
           },
         );
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         log.error({ err }, 'role failed');
         events.emit({ type: 'failed', message });
-        process.exit(1);
+        exitRole(1);
       }
     });
 }

@@ -8,6 +8,7 @@
 
 #include "comm/comm-error.h"
 #include "core/error.h"
+#include "core/stuck-threads.h"
 #include "cuda/cuda-check.h"
 
 namespace afd::cuda::nccl {
@@ -50,20 +51,28 @@ NcclComm::~NcclComm() {
   ncclApi().commDestroy(comm_);
 }
 
-bool NcclComm::abort() {
+bool NcclComm::abort(cudaEvent_t drained) {
   if (comm_ == nullptr || aborted_) return abortReturned_;
   aborted_ = true;
   // ncclCommAbort on a thread with a bounded wait: a failing step must reach its caller
   // within the deadline even if NCCL's teardown blocks on a dead peer (then the thread
-  // is left behind and the communicator leaks; the process stays responsive).
+  // is left behind and the communicator leaks; the process stays responsive). The abort
+  // flag ends NCCL's kernels first, so once `drained` (an event after them) is no longer
+  // pending the stream is free and the caller need not wait for the host-side teardown.
   auto done = std::make_shared<std::atomic<bool>>(false);
   ncclComm_t comm = comm_;
+  stuckNativeThreads().fetch_add(1);
   std::thread([comm, done] {
     ncclApi().commAbort(comm);
     done->store(true);
+    stuckNativeThreads().fetch_sub(1);
   }).detach();
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kAbortWaitMs);
-  while (!done->load() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (!done->load() && std::chrono::steady_clock::now() < until) {
+    if (drained != nullptr && cudaEventQuery(drained) != cudaErrorNotReady) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  cudaGetLastError();  // an event of an aborted stream may report an error; it is not this caller's
   abortReturned_ = done->load();
   return abortReturned_;
 }
@@ -102,19 +111,19 @@ void waitEventBounded(cudaEvent_t event, const afd::comm::Deadline& deadline, co
     if (deadline.passed() || stopped || lost) {
       bool returned = true;
       for (int i = 0; i < numComms; ++i)
-        if (comms[i]) returned = comms[i]->abort() && returned;
+        if (comms[i]) returned = comms[i]->abort(event) && returned;
       if (stopped) throw CommError(CommErrorKind::kStopped, "stopped while waiting for " + peer);
       if (lost) {
         throw CommError(CommErrorKind::kPeerClosed,
                         peer + " closed its control connection during the step (the process is gone); the GPU data plane "
-                               "was aborted (NCCL abort" + std::string(returned ? "" : ", which did not return within 2 s") +
+                               "was aborted (NCCL abort" + std::string(returned ? "" : "; its host-side teardown goes on in the background") +
                             ") and the step failed after " +
                             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()) +
                             " ms; restart the peer to rejoin");
       }
       throw CommError(CommErrorKind::kTimeout,
                       peer + " did not answer within the step deadline; the GPU data plane was aborted (NCCL abort" +
-                          std::string(returned ? "" : ", which did not return within 2 s") +
+                          std::string(returned ? "" : "; its host-side teardown goes on in the background") +
                           ") and the step failed; restart the peer to rejoin");
     }
   }

@@ -37,8 +37,10 @@ class NcclComm {
   int size() const { return nranks_; }
   bool aborted() const { return aborted_; }
   // Aborts outstanding operations (stuck kernels return); the communicator is dead after.
-  // Idempotent. Waits at most kAbortWaitMs for ncclCommAbort; false when it had not returned.
-  bool abort();
+  // Idempotent. Waits at most kAbortWaitMs for ncclCommAbort, or until `drained` (an event
+  // recorded after the communicator's kernels) is no longer pending; false when the abort
+  // call had not returned (it goes on in the background: core/stuck-threads.h).
+  bool abort(cudaEvent_t drained = nullptr);
   static constexpr int kAbortWaitMs = 2000;
   // Throws CommError(kPeerClosed) when NCCL reports an asynchronous error (peer gone).
   void checkAsync();
