@@ -224,6 +224,11 @@ describe('errors', () => {
     await expect(Engine.load(spec, { ...opts, backend: 'tpu' })).rejects.toThrow(/backend "tpu"/);
     await expect(Engine.load(spec, { ...opts, kvBlockSize: 0 })).rejects.toThrow(/kvBlockSize must be in \[1, 1024\]/);
     await expect(Engine.load(spec, { ...opts, numKvBlocks: -1 })).rejects.toThrow(/numKvBlocks must be >= 0/);
+    await expect(Engine.load(spec, { ...opts, kvMemoryFraction: 1.5 })).rejects.toThrow(/kvMemoryFraction must be a number in \(0, 0.99\]/);
+    // The CPU backend does not track free memory: a fraction leaves kvCacheBytes in charge.
+    const sized = await load(spec, { ...opts, numKvBlocks: 0, kvCacheBytes: 8 * 2 ** 20, kvMemoryFraction: 0.5 });
+    const fixed = await load(spec, { ...opts, numKvBlocks: 0, kvCacheBytes: 8 * 2 ** 20 });
+    expect(sized.info.numKvBlocks).toBe(fixed.info.numKvBlocks);
     // Optional fields may be undefined.
     const e = await load(spec, { threads: undefined, kvBlockSize: 8 } as never);
     expect(e.info.kvBlockSize).toBe(8);

@@ -64,6 +64,12 @@ export interface NativeEngineOptions {
   numKvBlocks?: number;
   /** KV cache budget in bytes when numKvBlocks is 0 (default 512 MiB). */
   kvCacheBytes?: number;
+  /**
+   * (0, 0.99]: size the KV cache (when numKvBlocks is 0) as this share of the device memory
+   * free after the weights, less 2 GiB for activations; ignored on the CPU backend, which
+   * uses kvCacheBytes. Too little room for one block is an error naming the numbers.
+   */
+  kvMemoryFraction?: number;
   /** KV cache storage dtype: f32 (default), bf16 or f16. */
   kvDtype?: 'f32' | 'bf16' | 'f16';
   /** CUDA graphs for decode steps (shared AfdConfig cudaGraph.policy): off (default) or decode-only; ignored on cpu. */

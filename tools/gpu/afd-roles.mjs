@@ -222,7 +222,11 @@ async function oneAOneF(name, port, config) {
   // Graphs on (the default decode-only policy) on CUDA: the FFN rank must have captured
   // its step and replayed it (the texts above then prove the replays compute right).
   if (name === '1A1F' && backend === 'cuda') {
-    report.checks['1A1F-ffn-graphs'] = { equal: (g?.captures ?? 0) > 0 && (g?.hits ?? 0) > 0, ffnGraph: g ?? null, attnGraph: report.runs[name].attnStats?.graph ?? null };
+    // With graphs on, the attention rank still times the wire on an eager step now and then
+    // (engine-graph-step.cc): its per-layer A->F wire times must not all be zero.
+    const attn = report.runs[name].attnStats;
+    const wireSampled = (attn?.a2fWireUs ?? []).some((row) => row.some((us) => us > 0));
+    report.checks['1A1F-ffn-graphs'] = { equal: (g?.captures ?? 0) > 0 && (g?.hits ?? 0) > 0 && wireSampled, wireSampled, ffnGraph: g ?? null, attnGraph: attn?.graph ?? null };
   }
   report.runs[name].stop = [await a.attn[0].stop(), await a.ffn.stop()];
   save();

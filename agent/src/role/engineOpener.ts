@@ -16,6 +16,8 @@ export interface OpenEngineRequest {
   kvBlockSize: number;
   /** KV cache budget in MiB; undefined = engine default. */
   kvCacheMib: number | undefined;
+  /** Share of free device memory for the KV cache (CUDA); undefined = kvCacheOptions' default. */
+  kvMemoryFraction?: number | undefined;
   /** Context window cap; undefined = the model's. */
   maxModelLen: number | undefined;
   /** AFD options (topology, rank, hosts, port, dbo, gate, graphs, deadline) for attention ranks. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveRoleSettings } from './roleSettings.js';
-import { afdLinkOptions, applyNcclEnv, engineGraphOptions } from './nativeEngine.js';
+import { afdLinkOptions, applyNcclEnv, DEFAULT_KV_MEMORY_FRACTION, engineGraphOptions, kvCacheOptions } from './nativeEngine.js';
 
 describe('AFD options -> native link options', () => {
   it('passes topology, rank, hosts, port and deadline straight from the shared config', () => {
@@ -53,5 +53,21 @@ describe('AFD options -> native link options', () => {
     expect(env).toEqual({});
     applyNcclEnv(resolveRoleSettings('ffn', { config: '{"connector":"nccl","ncclEnv":{"NCCL_DEBUG":"WARN"}}' }).afd, env);
     expect(env).toMatchObject({ NCCL_DEBUG: 'WARN', NCCL_NVLS_ENABLE: '0' });
+  });
+});
+
+describe('KV cache sizing of the role engine', () => {
+  it('takes a share of free device memory on CUDA unless --kv-cache-mib fixes the budget', () => {
+    expect(kvCacheOptions('cuda', undefined, undefined)).toEqual({ kvCacheBytes: 256 * 2 ** 20, kvMemoryFraction: DEFAULT_KV_MEMORY_FRACTION });
+    expect(kvCacheOptions('cuda', undefined, 0.5)).toEqual({ kvCacheBytes: 256 * 2 ** 20, kvMemoryFraction: 0.5 });
+    expect(kvCacheOptions('cuda', 1024, undefined)).toEqual({ kvCacheBytes: 1024 * 2 ** 20 });
+    expect(kvCacheOptions('cpu', undefined, undefined)).toEqual({ kvCacheBytes: 256 * 2 ** 20 });
+    expect(() => kvCacheOptions('cuda', 1024, 0.5)).toThrow(/give one of them/);
+  });
+  it('parses --kv-memory-fraction and rejects values outside (0, 0.99]', () => {
+    expect(resolveRoleSettings('colocated', { kvMemoryFraction: '0.8' }).kvMemoryFraction).toBe(0.8);
+    expect(resolveRoleSettings('colocated', {}).kvMemoryFraction).toBeUndefined();
+    expect(() => resolveRoleSettings('colocated', { kvMemoryFraction: '1' })).toThrow(/--kv-memory-fraction must be a number in \(0, 0.99\]/);
+    expect(() => resolveRoleSettings('colocated', { kvMemoryFraction: 'x' })).toThrow(/--kv-memory-fraction/);
   });
 });

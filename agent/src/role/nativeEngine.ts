@@ -15,6 +15,26 @@ import type { EngineOpener } from './engineOpener.js';
 
 /** Default KV cache budget when --kv-cache-mib is not given. */
 const DEFAULT_KV_CACHE_MIB = 256;
+/** Share of the device memory free after the weights the KV cache takes on CUDA by default. */
+export const DEFAULT_KV_MEMORY_FRACTION = 0.9;
+
+/**
+ * The engine's KV sizing: --kv-cache-mib is a fixed budget (any backend); otherwise on
+ * CUDA the cache takes a share of the free device memory (--kv-memory-fraction, default
+ * 0.9, as serving engines do), and on the CPU a fixed default. Both flags at once is an error.
+ */
+export function kvCacheOptions(
+  backend: 'cpu' | 'cuda',
+  kvCacheMib: number | undefined,
+  kvMemoryFraction: number | undefined,
+): { kvCacheBytes: number; kvMemoryFraction?: number } {
+  if (kvCacheMib !== undefined && kvMemoryFraction !== undefined) {
+    throw new Error('--kv-cache-mib and --kv-memory-fraction both size the KV cache; give one of them');
+  }
+  const kvCacheBytes = (kvCacheMib ?? DEFAULT_KV_CACHE_MIB) * 2 ** 20;
+  if (backend !== 'cuda' || kvCacheMib !== undefined) return { kvCacheBytes };
+  return { kvCacheBytes, kvMemoryFraction: kvMemoryFraction ?? DEFAULT_KV_MEMORY_FRACTION };
+}
 
 /**
  * The connector options of a rank, from its AFD config (the same fields the FFN side reads).
@@ -87,7 +107,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     threads: req.threads,
     deviceIndex: req.device,
     kvBlockSize: req.kvBlockSize,
-    kvCacheBytes: (req.kvCacheMib ?? DEFAULT_KV_CACHE_MIB) * 2 ** 20,
+    ...kvCacheOptions(backend, req.kvCacheMib, req.kvMemoryFraction),
     ...engineGraphOptions(req.afd),
   });
   req.onProgress('loading', residentBytes, residentBytes);

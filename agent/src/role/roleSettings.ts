@@ -32,6 +32,7 @@ export interface RoleCliOptions {
   maxModelLen?: string;
   maxQueuedRequests?: string;
   kvCacheMib?: string;
+  kvMemoryFraction?: string;
   kvBlockSize?: string;
   /** --rendezvous-id: identity of this start of the topology (the agent draws one per launch/restart). */
   rendezvousId?: string;
@@ -56,6 +57,8 @@ export interface RoleSettings {
   maxModelLen: number | undefined;
   /** KV cache size in MiB (engine default when undefined). */
   kvCacheMib: number | undefined;
+  /** Share of free device memory the KV cache takes (CUDA); undefined = the engine opener's default. */
+  kvMemoryFraction: number | undefined;
   kvBlockSize: number;
   serving: ServingOptions;
   /** Identity of this start of the topology; "" when started by hand (see AfdLinkOptions.rendezvousId). */
@@ -66,6 +69,13 @@ function int(flag: string, value: string | undefined, min: number, max = Number.
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${flag} must be an integer in [${min}, ${max}], got "${value}"`);
+  return n;
+}
+
+function fraction(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || n > 0.99) throw new Error(`${flag} must be a number in (0, 0.99], got "${value}"`);
   return n;
 }
 
@@ -123,6 +133,7 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
     servedModelName: o.servedModelName,
     maxModelLen: int('--max-model-len', o.maxModelLen, 2),
     kvCacheMib: int('--kv-cache-mib', o.kvCacheMib, 1),
+    kvMemoryFraction: fraction('--kv-memory-fraction', o.kvMemoryFraction),
     kvBlockSize: int('--kv-block-size', o.kvBlockSize, 1, 1024) ?? 16,
     serving: {
       scheduler: { maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold: Math.max(1, Math.floor(maxNumBatchedTokens / 2)), dbo: afd.dbo },

@@ -83,6 +83,7 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
         threads: s.threads,
         kvBlockSize: s.kvBlockSize,
         kvCacheMib: s.kvCacheMib,
+        kvMemoryFraction: s.kvMemoryFraction,
         maxModelLen: s.maxModelLen,
         afd: s.afd,
         rendezvousId: s.rendezvousId,

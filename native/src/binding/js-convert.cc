@@ -146,6 +146,12 @@ EngineOptions toEngineOptions(const Napi::Value& value) {
   if (given(v, "numKvBlocks")) o.numKvBlocks = static_cast<int>(integer(v, w, "numKvBlocks"));
   if (given(v, "kvCacheBytes")) o.kvCacheBytes = static_cast<uint64_t>(integer(v, w, "kvCacheBytes"));
   if (given(v, "kvDtype")) o.kvDtype = parseDType(str(v, w, "kvDtype"));
+  if (given(v, "kvMemoryFraction")) {
+    Napi::Value f = v.Get("kvMemoryFraction");
+    o.kvMemoryFraction = f.IsNumber() ? f.As<Napi::Number>().DoubleValue() : -1;
+    AFD_CHECK(o.kvMemoryFraction > 0 && o.kvMemoryFraction <= 0.99,
+              "options.kvMemoryFraction must be a number in (0, 0.99] (the share of free device memory the KV cache may take)");
+  }
   if (given(v, "graphPolicy")) o.graphs.policy = parseGraphPolicy(str(v, w, "graphPolicy"));
   if (given(v, "graphBatchBuckets")) {
     Napi::Array b = arr(v, w, "graphBatchBuckets");

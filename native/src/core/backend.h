@@ -98,6 +98,8 @@ class Backend {
 
   // ---- memory -------------------------------------------------------------------
   virtual void* allocate(size_t bytes) = 0;  // throws afd::Error when out of memory
+  // Device memory free now, in bytes; 0 where it is not tracked (the CPU backend).
+  virtual uint64_t freeMemoryBytes() const { return 0; }
   virtual void release(void* ptr) = 0;
   virtual void copyToDevice(void* dst, const void* hostSrc, size_t bytes) = 0;
   virtual void copyToHost(void* hostDst, const void* src, size_t bytes) = 0;  // waits for prior ops

@@ -82,6 +82,12 @@ void CudaBackend::refuseWhileCapturing(const char* what) const {
                                                        "should have grown it. Set cudaGraph.policy \"off\" to run eagerly");
 }
 
+uint64_t CudaBackend::freeMemoryBytes() const {
+  size_t freeBytes = 0, totalBytes = 0;
+  AFD_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  return freeBytes;
+}
+
 uint64_t CudaBackend::allocationEpoch() const {
   if (splitCounters_.data() != observedSplitCounters_) {
     observedSplitCounters_ = splitCounters_.data();

@@ -28,6 +28,7 @@ class CudaBackend final : public Backend {
   bool sharesHostMemory() const override { return false; }
 
   void* allocate(size_t bytes) override;
+  uint64_t freeMemoryBytes() const override;
   void release(void* ptr) override;
   void copyToDevice(void* dst, const void* hostSrc, size_t bytes) override;
   void copyToHost(void* hostDst, const void* src, size_t bytes) override;

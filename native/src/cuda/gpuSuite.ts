@@ -13,6 +13,7 @@ import { loadAddon, type NativeAddon } from '../index.js';
 import { expertGemmChecks } from './expertGemmCheck.js';
 import { engineGraphChecks } from './engineGraphCheck.js';
 import { engineExpertGemmChecks } from './engineExpertGemmCheck.js';
+import { kvSizingChecks } from './kvSizingCheck.js';
 import { parseModelConfig } from '../checkpoint/config.js';
 
 /** One check of the suite. */
@@ -195,6 +196,7 @@ export async function runGpuSuite(opts: { fixturesDir: string; seed?: number; ad
     ...conformance(addon, opts.seed ?? 1),
     ...(await engineVsCpu()),
     ...(await engineGraphChecks()),
+    ...(await kvSizingChecks()),
     ...(await fusedDecoder(addon)),
     ...splitStages(addon),
     ...(await golden(opts.fixturesDir, notes)),

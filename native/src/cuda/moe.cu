@@ -136,21 +136,11 @@ __global__ void __launch_bounds__(1024) moePermuteKernel(const int32_t* ids, int
   permuteBlock(ids, pairs, E, topK, gridSlots, out);
 }
 
-// Decode: top-k of every token and the permutation in one launch (one block). The
-// logits are staged in shared memory when they fit (top-k re-reads each row topK + 2
-// times, and from L2 those dependent loads dominated: 25 us per layer at batch 64).
-constexpr int kRouteSmemLogits = 8192;  // 32 KB: e.g. 64 rows x 128 experts
+// Decode: top-k of every token and the permutation in one launch (one block).
 __global__ void __launch_bounds__(1024) moeRouteKernel(const float* logits, int rows, int E, int topK, bool norm,
                                                        int32_t* ids, float* weights, int gridSlots, MoePermutation out) {
   pdlWait();
-  __shared__ float staged[kRouteSmemLogits];
-  const float* src = logits;
-  if (rows * E <= kRouteSmemLogits) {
-    for (int i = threadIdx.x; i < rows * E; i += blockDim.x) staged[i] = logits[i];
-    __syncthreads();
-    src = staged;
-  }
-  for (int row = threadIdx.x >> 5; row < rows; row += blockDim.x >> 5) topkRow(src, row, E, topK, norm, ids, weights);
+  for (int row = threadIdx.x >> 5; row < rows; row += blockDim.x >> 5) topkRow(logits, row, E, topK, norm, ids, weights);
   __syncthreads();
   permuteBlock(ids, rows * topK, E, topK, gridSlots, out);
 }

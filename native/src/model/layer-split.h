@@ -27,6 +27,7 @@ class FfnModel;
 struct FfnStepInfo {
   std::vector<int32_t> stageTokenCounts;  // tokens per stage (1 or 2 entries)
   uint32_t flags = 0;                     // warmup / capture / replay bits (runtime-defined)
+  bool sampleWire = false;                // measure this step's per-layer wire time (an eager step)
 };
 
 class FfnExecutor {
@@ -48,6 +49,9 @@ class FfnExecutor {
   // Changes when something captured work points at is replaced (e.g. a new data plane);
   // the engine then drops its graphs.
   virtual uint64_t graphEpoch() const { return 0; }
+  // True when the executor measures per-layer wire time on sampled eager steps; graph
+  // replays cannot, so the engine runs an eager step now and then to keep it measured.
+  virtual bool samplesWireTime() const { return false; }
 
   // submit + collect.
   void run(int layer, int stage, const Tensor& hidden, const Tensor* routerLogits, Tensor& ffnOut) {

@@ -49,7 +49,7 @@ void RemoteFfnExecutor::beginStep(const FfnStepInfo& info) {
   localStages_ = n;
   const bool graphStep = (info.flags & (comm::kFlagGraphCapture | comm::kFlagGraphReplay)) != 0;
   // A graph step's submit/collect are recorded once and replayed: no sampled flush inside.
-  sampled_ = !graphStep && merged_.step % kWireSampleSteps == 0;
+  sampled_ = !graphStep && (info.sampleWire || merged_.step % kWireSampleSteps == 0);
   if ((info.flags & comm::kFlagGraphReplay) != 0) countReplayedBytes();
   AFD_CHECK(!graphStep || merged_.numStages == n,
             "CUDA graph step: the block runs " << merged_.numStages << " stages but this rank captured " << n

@@ -38,6 +38,7 @@ class RemoteFfnExecutor : public FfnExecutor {
   // known only after beginStep, and placeholder stages would change the captured work).
   // On graph steps (flags capture / replay) no wire time is sampled (no host sync).
   bool graphSafe() const override { return deviceWire() && merged_.numPeers <= 1; }
+  bool samplesWireTime() const override { return true; }
   uint64_t graphEpoch() const override { return planeEpoch_; }
 
   // Replaces the data plane (a device plane rebuilt after a reconnect). Call between

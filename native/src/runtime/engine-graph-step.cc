@@ -8,7 +8,9 @@
 //   later:              replayed (flag kFlagGraphReplay; a hit).
 // Inputs (ids, positions, slots, stage-relative sequence, sampled rows, block tables)
 // live in one device buffer the graph reads, refreshed by one upload before each launch;
-// sampling stays eager after the graph, on the real sampled rows only.
+// sampling stays eager after the graph, on the real sampled rows only. With an executor
+// that times the wire (remote, device plane), one eligible step in kGraphWireSampleSteps
+// runs eagerly with wire timing (a miss), so the per-layer transfer stats stay measured.
 // Graphs are dropped when the backend's allocation epoch, the executor or its epoch
 // changes (anything the graph points at may have moved).
 #include <algorithm>
@@ -102,13 +104,16 @@ void Engine::stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepRes
   for (int s = 0; s < pad.key.numStages; ++s) info.stageTokenCounts.push_back(pad.key.stageTokens[s]);
 
   auto found = graphs_.find(pad.key);
-  if (found != graphs_.end()) {
+  // Replays cannot time the wire: one graph-eligible step in kGraphWireSampleSteps runs
+  // eagerly with wire timing so the per-layer transfer stats stay live (a miss).
+  const bool sampleWire = executor_->samplesWireTime() && ++graphEligibleSteps_ % kGraphWireSampleSteps == 0;
+  if (found != graphs_.end() && !sampleWire) {
     info.flags = comm::kFlagGraphReplay;
     executor_->beginStep(info);
     found->second->replay();
     executor_->endStep();
     stats_->graphHits += 1;
-  } else if (warmed_.count(pad.key) != 0) {
+  } else if (warmed_.count(pad.key) != 0 && !sampleWire) {
     info.flags = comm::kFlagGraphCapture;
     executor_->beginStep(info);
     const uint64_t epoch = be.allocationEpoch();
@@ -129,6 +134,7 @@ void Engine::stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepRes
     stats_->graphCaptures += 1;
     stats_->graphHits += 1;
   } else {
+    info.sampleWire = sampleWire;
     executor_->beginStep(info);
     runDecodeBody(layout, Tp);
     executor_->endStep();

@@ -36,6 +36,21 @@ class TimedExecutor : public FfnExecutor {
 
 }  // namespace
 
+int kvBlockCount(const EngineOptions& o, uint64_t bytesPerBlock, uint64_t freeBytes) {
+  if (o.numKvBlocks > 0) return o.numKvBlocks;
+  uint64_t budget = o.kvCacheBytes;
+  if (o.kvMemoryFraction > 0 && freeBytes > 0) {
+    const double usable = static_cast<double>(freeBytes) * o.kvMemoryFraction - static_cast<double>(kKvWorkspaceReserveBytes);
+    AFD_CHECK(usable >= static_cast<double>(bytesPerBlock),
+              "KV cache: " << (static_cast<double>(freeBytes) / (1 << 30)) << " GiB free after the weights x kvMemoryFraction "
+                           << o.kvMemoryFraction << " less " << (kKvWorkspaceReserveBytes >> 20)
+                           << " MiB for activations leaves no room for one block of " << (bytesPerBlock >> 10)
+                           << " KiB; raise the fraction or free the device");
+    budget = static_cast<uint64_t>(usable);
+  }
+  return static_cast<int>(std::clamp<uint64_t>(budget / bytesPerBlock, 1, kMaxKvBlocks));
+}
+
 Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::move(spec)), options_(options) {
   ModelConfig& c = spec_.config;
   if (c.arch == "mixtral") c.normTopkProb = true;  // Mixtral always renormalises the top-k weights
@@ -66,12 +81,17 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
   if (graphsOn_) validateGraphBuckets(options.graphs.batchBuckets);
   if (attention_) {
     const uint64_t perBlock = kvBytesPerBlock(c.numLayers, options.kvBlockSize, c.numKvHeads, c.headDim, options.kvDtype);
-    int numBlocks = options.numKvBlocks;
-    if (numBlocks <= 0) numBlocks = static_cast<int>(std::clamp<uint64_t>(options.kvCacheBytes / perBlock, 1, 1 << 20));
+    const int numBlocks = kvBlockCount(options, perBlock, backend_->freeMemoryBytes());
     // Graphs: one extra block that no sequence owns takes the pad rows' K/V.
     if (graphsOn_) padBlock_ = numBlocks;
-    kv_ = std::make_unique<PagedKvCache>(*backend_, c.numLayers, numBlocks + (graphsOn_ ? 1 : 0), options.kvBlockSize,
-                                         c.numKvHeads, c.headDim, options.kvDtype);
+    try {
+      kv_ = std::make_unique<PagedKvCache>(*backend_, c.numLayers, numBlocks + (graphsOn_ ? 1 : 0), options.kvBlockSize,
+                                           c.numKvHeads, c.headDim, options.kvDtype);
+    } catch (const Error& e) {
+      AFD_FAIL("the KV cache of " << numBlocks << " blocks (" << (static_cast<double>(perBlock) * numBlocks / (1 << 30))
+                                  << " GiB) did not fit on " << backend_->name() << " after the weights: " << e.what()
+                                  << "; lower --kv-cache-mib / kvMemoryFraction or free the device");
+    }
     info_.kvBlockSize = options.kvBlockSize;
     info_.numKvBlocks = numBlocks;
     info_.kvBytesPerBlock = perBlock;

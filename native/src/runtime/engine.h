@@ -28,6 +28,10 @@ struct EngineOptions {
   int kvBlockSize = 16;             // tokens per KV block
   int numKvBlocks = 0;              // 0: as many as fit in kvCacheBytes
   uint64_t kvCacheBytes = 512ull << 20;
+  // > 0: size the KV pool (when numKvBlocks is 0) as this fraction of the device memory
+  // free after the weights, less kKvWorkspaceReserveBytes for activations; backends that
+  // do not track memory (CPU) use kvCacheBytes.
+  double kvMemoryFraction = 0;
   DType kvDtype = DType::F32;
   // CUDA graphs for decode steps (engine-graph-policy.h); ignored on the CPU backend.
   GraphOptions graphs;
@@ -44,6 +48,13 @@ struct EngineInfo {
   uint64_t residentWeightBytes = 0;  // weights this role mapped / uploaded
   uint64_t numWeightTensors = 0;
 };
+
+// KV blocks of a new engine: numKvBlocks when set, else what fits in kvCacheBytes, or in
+// kvMemoryFraction of freeBytes (device memory free after the weights; 0 = unknown).
+// Throws when the fraction leaves no room for one block.
+constexpr uint64_t kKvWorkspaceReserveBytes = 2ull << 30;  // activations, cuBLAS, graphs
+constexpr uint64_t kMaxKvBlocks = 1u << 20;
+int kvBlockCount(const EngineOptions& options, uint64_t bytesPerBlock, uint64_t freeBytes);
 
 class Engine {
  public:
@@ -116,6 +127,8 @@ class Engine {
   int padBlock_ = -1;  // reserved KV block no sequence owns: pad rows write and read it
   std::unordered_map<GraphKey, std::unique_ptr<CapturedGraph>, GraphKeyHash> graphs_;
   std::unordered_set<GraphKey, GraphKeyHash> warmed_;  // keys whose padded step ran eagerly once
+  uint64_t graphEligibleSteps_ = 0;                    // decode steps that could run as graphs
+  static constexpr uint64_t kGraphWireSampleSteps = 64;  // one of these runs eagerly to time the wire
   uint64_t graphBackendEpoch_ = 0, graphExecutorEpoch_ = 0;
   const FfnExecutor* graphExecutor_ = nullptr;
   // Inputs of graph steps, one upload per step: [ids | positions | slots | tokenSeq |

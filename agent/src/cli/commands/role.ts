@@ -37,7 +37,8 @@ export function registerRole(program: Command): void {
     .option('--max-num-batched-tokens <n>', 'token budget per step (default 2048)')
     .option('--max-model-len <n>', 'context window cap (default: the model config)')
     .option('--max-queued-requests <n>', 'waiting requests beyond this get 429 (default 1024)')
-    .option('--kv-cache-mib <n>', 'KV cache size in MiB (default: engine default)')
+    .option('--kv-cache-mib <n>', 'KV cache size in MiB (default: 256 on the CPU; on CUDA see --kv-memory-fraction)')
+    .option('--kv-memory-fraction <f>', 'CUDA: share of the device memory free after the weights for the KV cache (default 0.9)')
     .option('--kv-block-size <n>', 'tokens per KV block (default 16)')
     .action(async (role: string, opts: RoleCliOptions) => {
       const log = createLogger(`role-${role}`);

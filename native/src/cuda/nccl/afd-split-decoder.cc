@@ -2,9 +2,7 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <string>
 
 #include "comm/comm-error.h"
 #include "comm/control-payload.h"
@@ -155,11 +153,6 @@ void AfdAttentionSide::sendControl(const StageRows& rows, uint32_t flags) {
   wire_.send(kControlChannel, 0, staging, controlHost_.size(), comm_[0]);
 }
 
-bool AfdSplitBase::groupWireFromEnv() {
-  const char* v = std::getenv("AFD_GROUP_WIRE");
-  return v != nullptr && std::string(v) == "1";
-}
-
 void AfdAttentionSide::enqueueStep(const StageRows& rows, bool timing) {
   const ModelConfig& c = dec_.config();
   const int stages = rows.second > 0 ? 2 : 1;
@@ -202,10 +195,8 @@ void AfdAttentionSide::enqueueStep(const StageRows& rows, bool timing) {
       }
       link(compute_, comm_[s]);
       if (timing && s == 0) AFD_CUDA_CHECK(cudaEventRecord(timing_[2 * l], comm_[s]));
-      if (groupWire_) wire_.groupStart();
       wire_.send(s, l & 1, message, messageBytes, comm_[s]);
       wire_.recv(s, l & 1, count[s] * H * 4, comm_[s]);
-      if (groupWire_) wire_.groupEnd();
       if (timing && s == 0) AFD_CUDA_CHECK(cudaEventRecord(timing_[2 * l + 1], comm_[s]));
     }
   }
@@ -263,17 +254,11 @@ void AfdFfnSide::enqueueLoop(const StageRows& rows, bool timing) {
   const size_t H = static_cast<size_t>(hidden_);
   // The capture starts on the compute stream; the comm streams join it here.
   for (int s = 0; s < stages; ++s) link(compute_, comm_[s]);
-  auto inBytes = [&](int s) {
-    return count[s] * H * 2 + (gateOnAttention_ ? static_cast<size_t>(count[s]) * c.numExperts * 4 : 0);
-  };
-  // Grouped wire: layer l's send and layer l + 1's receive are one NCCL op (one kernel).
-  if (groupWire_) {
-    for (int s = 0; s < stages; ++s) wire_.recv(s, 0, inBytes(s), comm_[s]);
-  }
   for (int l = 0; l < c.numLayers; ++l) {
     for (int s = 0; s < stages; ++s) {
       const size_t hiddenBytes = count[s] * H * 2;
-      if (!groupWire_) wire_.recv(s, l & 1, inBytes(s), comm_[s]);
+      const size_t logitBytes = gateOnAttention_ ? static_cast<size_t>(count[s]) * c.numExperts * 4 : 0;
+      wire_.recv(s, l & 1, hiddenBytes + logitBytes, comm_[s]);
       link(comm_[s], compute_);
       if (timing && s == 0) AFD_CUDA_CHECK(cudaEventRecord(timing_[2 * l], compute_));
       float* out = reinterpret_cast<float*>(out_.as<char>() + stageOutBytes_ * s);
@@ -282,11 +267,7 @@ void AfdFfnSide::enqueueLoop(const StageRows& rows, bool timing) {
       dec_.enqueueFfnHalf(l, in, count[s], out, false, nullptr, logits, total);
       if (timing && s == 0) AFD_CUDA_CHECK(cudaEventRecord(timing_[2 * l + 1], compute_));
       link(compute_, comm_[s]);
-      const bool next = groupWire_ && l + 1 < c.numLayers;
-      if (next) wire_.groupStart();
       wire_.send(s, l & 1, out, count[s] * H * 4, comm_[s]);
-      if (next) wire_.recv(s, (l + 1) & 1, inBytes(s), comm_[s]);
-      if (next) wire_.groupEnd();
     }
   }
   for (int s = 0; s < stages; ++s) link(comm_[s], compute_);

@@ -48,10 +48,6 @@ class AfdSplitBase {
   MoeDecoder& dec_;
   GpuWire& wire_;
   int stepDeadlineMs_;
-  // AFD_GROUP_WIRE=1: a layer's send and the receive after it go out as one group (one
-  // NCCL kernel instead of two); both sides of a run must agree (the bench sets it for both).
-  bool groupWire_ = groupWireFromEnv();
-  static bool groupWireFromEnv();
   int maxBatch_;
   int hidden_;
   cudaStream_t compute_;

@@ -37,10 +37,6 @@ class GpuWire {
   virtual void wait(cudaEvent_t event, const afd::comm::Deadline& deadline, afd::comm::StopFlag stop = nullptr) = 0;
   // Fails every later wait at once (the peer is known to be gone). Idempotent.
   virtual void abort() = 0;
-  // Brackets transfers that may progress together (NCCL: one kernel for a send and the
-  // receive that follows it); no-ops where every transfer is its own op.
-  virtual void groupStart() {}
-  virtual void groupEnd() {}
   virtual const std::string& peer() const = 0;
   // A flag raised by whoever watches the peer's TCP side channel when it closes (the peer
   // process is gone): later waits then fail at once instead of at the deadline.

@@ -53,9 +53,6 @@ void NcclWire::wait(cudaEvent_t event, const afd::comm::Deadline& deadline, afd:
   nccl::waitEventBounded(event, deadline, peer_, raw_.data(), static_cast<int>(raw_.size()), nullptr, stop, peerLost_);
 }
 
-void NcclWire::groupStart() { nccl::checkNccl(nccl::ncclApi().groupStart(), "ncclGroupStart"); }
-void NcclWire::groupEnd() { nccl::checkNccl(nccl::ncclApi().groupEnd(), "ncclGroupEnd"); }
-
 void NcclWire::abort() {
   for (auto* c : raw_)
     if (c) c->abort();

@@ -24,8 +24,6 @@ class NcclWire final : public GpuWire {
   void recv(int channel, int slot, size_t bytes, cudaStream_t stream) override;
   void wait(cudaEvent_t event, const afd::comm::Deadline& deadline, afd::comm::StopFlag stop) override;
   void abort() override;
-  void groupStart() override;
-  void groupEnd() override;
   const std::string& peer() const override { return peer_; }
 
  private:
