@@ -66,6 +66,9 @@ class DataPlane {
   // Wire time of the most recent completed send to / receive from a peer, in
   // microseconds; 0 when the transport cannot tell (sampled into the stats).
   virtual uint64_t lastWireTimeUs(int /*peer*/, bool /*send*/) const { return 0; }
+  // Device planes: record timing events around the next transfers (sampled steps only,
+  // they cost event records); lastWireTimeUs reads them. Host planes time every transfer.
+  virtual void setSampling(bool /*on*/) {}
 };
 
 }  // namespace afd::comm

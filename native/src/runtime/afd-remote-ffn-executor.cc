@@ -50,6 +50,7 @@ void RemoteFfnExecutor::beginStep(const FfnStepInfo& info) {
   const bool graphStep = (info.flags & (comm::kFlagGraphCapture | comm::kFlagGraphReplay)) != 0;
   // A graph step's submit/collect are recorded once and replayed: no sampled flush inside.
   sampled_ = !graphStep && (info.sampleWire || merged_.step % kWireSampleSteps == 0);
+  data_->setSampling(sampled_);
   if ((info.flags & comm::kFlagGraphReplay) != 0) countReplayedBytes();
   AFD_CHECK(!graphStep || merged_.numStages == n,
             "CUDA graph step: the block runs " << merged_.numStages << " stages but this rank captured " << n

@@ -39,7 +39,7 @@ class NcclDataPlane final : public afd::comm::DataPlane {
   void setPeerLostFlag(afd::comm::StopFlag flag) override { peerLost_ = flag; }
   uint64_t lastWireTimeUs(int peer, bool send) const override;
   // Records wire-time events around the next transfers (sampled steps only: they cost two event records).
-  void setSampling(bool on) { sampling_ = on; }
+  void setSampling(bool on) override { sampling_ = on; }
   void abort() {
     for (auto& c : comms_) c->abort();
   }
