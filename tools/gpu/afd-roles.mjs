@@ -223,9 +223,10 @@ async function oneAOneF(name, port, config) {
   // its step and replayed it (the texts above then prove the replays compute right).
   if (name === '1A1F' && backend === 'cuda') {
     // With graphs on, the attention rank still times the wire on an eager step now and then
-    // (engine-graph-step.cc): its per-layer A->F wire times must not all be zero.
+    // (engine-graph-step.cc): its per-layer A->F and F->A wire times must not all be zero.
     const attn = report.runs[name].attnStats;
-    const wireSampled = (attn?.a2fWireUs ?? []).some((row) => row.some((us) => us > 0));
+    const timed = (rows) => (rows ?? []).some((row) => row.some((us) => us > 0));
+    const wireSampled = timed(attn?.a2fWireUs) && timed(attn?.f2aWireUs);
     report.checks['1A1F-ffn-graphs'] = { equal: (g?.captures ?? 0) > 0 && (g?.hits ?? 0) > 0 && wireSampled, wireSampled, ffnGraph: g ?? null, attnGraph: attn?.graph ?? null };
   }
   report.runs[name].stop = [await a.attn[0].stop(), await a.ffn.stop()];

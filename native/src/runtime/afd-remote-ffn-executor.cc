@@ -135,7 +135,10 @@ void RemoteFfnExecutor::collect(int layer, int stage, Tensor& ffnOut) {
     if (staged) backend_.copyToDevice(ffnOut.data, dst, bytes);
     LayerStageCounters& c = stats_.at(layer, stage);
     c.bytesFtoA += bytes;
-    if (sampled_) c.wireTimeUsFtoA = data_->lastWireTimeUs(0, false);
+    if (sampled_) {
+      data_->synchronize({});  // device planes: the receive's timing events must have completed
+      c.wireTimeUsFtoA = data_->lastWireTimeUs(0, false);
+    }
   }
   if (stage == localStages_ - 1) {
     for (int extra = localStages_; extra < merged_.numStages; ++extra) recvPlaceholder(layer, extra);
