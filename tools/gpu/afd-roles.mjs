@@ -3,7 +3,7 @@
 // (graphs on, graphs off, gate on attention, DBO) and 2A1F (attention ranks on GPU 0, the
 // FFN rank on GPU 1, one NCCL communicator per attention-FFN pair), then two fault cases:
 // kill -9 the FFN process during one long request (batch 1), and during 8 long requests
-// (batch 8), and during 8 requests with the FFN pausing 2 ms after each layer (so the kill
+// (batch 8), and during 8 requests with the FFN pausing 20 ms before each layer (so the kill
 // lands inside the attention rank's layer loop, where a device-plane wait must notice the
 // closed connection instead of waiting out the deadline). The
 // attention rank must fail every request within the step deadline + 3 s, say why, answer
@@ -204,13 +204,13 @@ async function main() {
   // 3. Faults: kill -9 of the FFN rank during 1 and during 8 long requests.
   if (wanted('fault-batch1')) await phase('fault-batch1', () => fault('fault-batch1', base + 70, 1));
   if (wanted('fault-batch8')) await phase('fault-batch8', () => fault('fault-batch8', base + 80, 8));
-  // The FFN rank pauses 2 ms on the host after each layer (AFD_FAULT_FFN_LAYER_DELAY_US,
+  // The FFN rank pauses 20 ms on the host before each layer (AFD_FAULT_FFN_LAYER_DELAY_US,
   // eager FFN steps), so the kill lands while the attention rank waits inside its layer
   // loop: the device-plane wait must see the FFN's closed connection and fail the step
   // well before the deadline (not by the deadline + NCCL abort).
   if (wanted('fault-layer-loop')) {
     await phase('fault-layer-loop', () =>
-      fault('fault-layer-loop', base + 90, 8, { AFD_FAULT_FFN_LAYER_DELAY_US: '2000', AFD_FFN_GRAPHS: '0' }, true));
+      fault('fault-layer-loop', base + 90, 8, { AFD_FAULT_FFN_LAYER_DELAY_US: '20000', AFD_FFN_GRAPHS: '0' }, true));
   }
 }
 
@@ -257,7 +257,18 @@ async function fault(name, port, batch, ffnEnv = {}, inLayerLoop = false) {
       .then((r) => ({ ...r, at: Date.now() })),
   );
   await sleep(1500);
-  const servedBeforeKill = (await stats(ffn.url()))?.steps ?? null;
+  let servedBeforeKill = (await stats(ffn.url()))?.steps ?? null;
+  let ffnStateAtKill = null;
+  if (inLayerLoop) {
+    // Kill while the FFN rank reports being inside a step's layer loop (its host pause
+    // before each layer makes that ~99% of its time), not between steps.
+    for (const end = Date.now() + 3000; Date.now() < end; ) {
+      const st = await stats(ffn.url());
+      ffnStateAtKill = st?.ffnLoop ?? null;
+      servedBeforeKill = st?.steps ?? servedBeforeKill;
+      if (ffnStateAtKill && ffnStateAtKill.state !== 'waiting-control' && ffnStateAtKill.state !== 'idle') break;
+    }
+  }
   const killedAt = Date.now();
   ffn.child.kill('SIGKILL');
   const results = await Promise.all(requests);
@@ -279,6 +290,7 @@ async function fault(name, port, batch, ffnEnv = {}, inLayerLoop = false) {
     batch,
     startedInMs: killedAt - t0,
     ffnStepsServedBeforeKill: servedBeforeKill,
+    ffnStateAtKill,
     requestStatuses: results.map((r) => r.status),
     failedAfterKillMs,
     boundMs,

@@ -48,7 +48,7 @@ AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOpt
             "connector \"" << options.connector << "\" moves device memory: load the FFN engine with --backend cuda (it runs on "
                            << engine_->backend().name() << "), or use connector tcp");
   rowOffset_.assign(connector_.blockSize() + 1, 0);
-  // Fault injection for tests (tools/gpu/afd-roles.mjs): a host pause after each eagerly
+  // Fault injection for tests (tools/gpu/afd-roles.mjs): a host pause before each eagerly
   // served layer, so a kill of this process lands inside the attention rank's layer loop.
   if (const char* v = std::getenv("AFD_FAULT_FFN_LAYER_DELAY_US")) {
     char* end = nullptr;
@@ -223,8 +223,11 @@ bool AfdFfnServer::serve(std::string* by) {
     if (!runGraphStep()) {
       noteEagerStep();
       for (int layer = 0; layer < static_cast<int>(config_.model.numLayers); ++layer) {
+        if (faultLayerDelayUs_ > 0) {
+          stats.setFfnLoop(FfnLoopState::Receiving, layer, 0);
+          std::this_thread::sleep_for(std::chrono::microseconds(faultLayerDelayUs_));
+        }
         for (int stage = 0; stage < payload_.numStages; ++stage) runLayerStage(layer, stage);
-        if (faultLayerDelayUs_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(faultLayerDelayUs_));
       }
     }
     data().synchronize({});
