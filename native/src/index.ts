@@ -178,8 +178,18 @@ export interface AfdLinkOptions {
    * an earlier launch/restart or of another launch on the same ports cannot join or shut it down.
    */
   rendezvousId?: string;
-  /** Data plane: 'tcp' (default; host memory) or 'nccl' (device memory, CUDA backend; one NCCL communicator per attention-FFN pair). Handshake and control always use TCP. */
-  connector?: 'tcp' | 'nccl';
+  /**
+   * Data plane: 'tcp' (default; host memory), 'nccl' (device memory, CUDA backend; one NCCL
+   * communicator per attention-FFN pair; any hosts) or 'peer' (device memory through CUDA IPC
+   * peer memory with device-side ready flags; GPUs of one host). Handshake and control always use TCP.
+   */
+  connector?: 'tcp' | 'nccl' | 'peer';
+  /**
+   * Most tokens an attention rank sends per step and stage (default 2048, the scheduler's
+   * max-num-batched-tokens). Connector peer sizes its inboxes from the FFN rank's value; a
+   * larger message fails with an error naming the flag.
+   */
+  maxStepTokens?: number;
 }
 
 /** Where an attention rank's link to its FFN rank stands. */

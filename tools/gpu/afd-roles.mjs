@@ -1,4 +1,5 @@
-// AFD role processes on two GPUs with the NCCL connector (run on the device machine by
+// AFD role processes on two GPUs with a device connector (--connector nccl, the default, or
+// peer: CUDA IPC peer memory; run on the device machine by
 // tools/gpu/afd-roles.sh or afd-all.sh): greedy completions of a colocated rank vs 1A1F
 // (graphs on, graphs off, gate on attention, DBO) and 2A1F (attention ranks on GPU 0, the
 // FFN rank on GPU 1, one NCCL communicator per attention-FFN pair), then two fault cases:
@@ -9,7 +10,8 @@
 // attention rank must fail every request within the step deadline + 3 s, say why, answer
 // /health with 503, stay alive, and stop cleanly (exit 0) on SIGTERM. Node builtins only.
 // Writes $OUT/afd-roles.json progressively; `passed` sums it up.
-//   node afd-roles.mjs --agent afd-agent.cjs --out DIR [--skip-dbo] [--only a,b] [--backend cpu --connector tcp]
+//   node afd-roles.mjs --agent afd-agent.cjs --out DIR [--skip-dbo] [--only a,b] [--connector nccl|peer]
+//     [--gpu-visibility pinned|shared] [--backend cpu --connector tcp]
 import { spawn } from 'node:child_process';
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,7 +27,16 @@ const stepDeadlineMs = 3000;
 // --backend cpu --connector tcp: a dry run of this script on a machine without GPUs.
 const backend = arg('--backend', 'cuda');
 const connector = arg('--connector', 'nccl');
-const report = { startedAt: new Date().toISOString(), backend, connector, stepDeadlineMs, runs: {}, checks: {}, fault: null, faults: {}, errors: [] };
+if (!['tcp', 'nccl', 'peer'].includes(connector)) throw new Error(`--connector must be tcp, nccl or peer (got "${connector}")`);
+// Device connectors wait for the FFN output on the GPU (NCCL recv, peer-memory flag).
+const deviceConnector = connector !== 'tcp';
+// pinned: each role sees only its GPU (CUDA_VISIBLE_DEVICES=N), as the agent's launcher
+// does for nccl; shared: each role sees both GPUs, its own first (CUDA_VISIBLE_DEVICES=N,M),
+// so CUDA IPC can map the other process's memory (the launcher's choice for peer). Either
+// way the role runs on its device 0.
+const gpuVisibility = arg('--gpu-visibility', connector === 'peer' ? 'shared' : 'pinned');
+if (!['pinned', 'shared'].includes(gpuVisibility)) throw new Error(`--gpu-visibility must be pinned or shared (got "${gpuVisibility}")`);
+const report = { startedAt: new Date().toISOString(), backend, connector, gpuVisibility, stepDeadlineMs, runs: {}, checks: {}, fault: null, faults: {}, errors: [] };
 const save = () => writeFileSync(join(out, 'afd-roles.json'), JSON.stringify(report, null, 2));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const live = new Set();
@@ -37,8 +48,9 @@ class Role {
     this.waiters = [];
     this.t0 = Date.now();
     const log = createWriteStream(join(out, `${name}.log`));
+    const visible = gpuVisibility === 'pinned' || backend !== 'cuda' ? String(gpu) : `${gpu},${1 - gpu}`;
     this.child = spawn(process.execPath, [agent, 'role', role, ...flags], {
-      env: { ...process.env, ...extraEnv, CUDA_VISIBLE_DEVICES: String(gpu), NCCL_NVLS_ENABLE: '0' },
+      env: { ...process.env, ...extraEnv, CUDA_VISIBLE_DEVICES: visible, NCCL_NVLS_ENABLE: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     live.add(this);
@@ -281,9 +293,9 @@ async function fault(name, port, batch, ffnEnv = {}, inLayerLoop = false) {
   const later = await complete(url, 'still there?', 4, 10000).catch((e) => ({ status: String(e) }));
   const failedAfterKillMs = results.map((r) => r.at - killedAt);
   const errors = results.map((r) => JSON.stringify(r.error ?? r.status));
-  // Where the kill landed, from the attention rank's error: the NCCL wait in the layer
-  // loop (deadline / abort / NCCL) or the TCP control plane between steps (step-go).
-  const landed = errors.map((e) => (/NCCL|deadline|data plane|abort/i.test(e) ? 'layer-loop' : /step|announcement|Connection/i.test(e) ? 'control-plane' : 'unknown'));
+  // Where the kill landed, from the attention rank's error: the device-plane wait in the
+  // layer loop (deadline / abort / NCCL / peer memory) or the TCP control plane between steps (step-go).
+  const landed = errors.map((e) => (/NCCL|deadline|data plane|abort|peer-memory/i.test(e) ? 'layer-loop' : /step|announcement|Connection/i.test(e) ? 'control-plane' : 'unknown'));
   const aliveBeforeStop = attn.exitCode === undefined;
   const stopCode = await attn.stop(10000);
   const f = {
@@ -302,9 +314,9 @@ async function fault(name, port, batch, ffnEnv = {}, inLayerLoop = false) {
     attentionStop: stopCode,
   };
   // In the layer loop, the closed connection (not the deadline) must end the wait: well
-  // under the step deadline. Only checked where a device plane waits (connector nccl).
-  const layerLoopOk = !inLayerLoop || connector !== 'nccl' || (landed.every((l) => l === 'layer-loop') && failedAfterKillMs.every((ms) => ms < stepDeadlineMs));
-  f.inLayerLoopRequired = inLayerLoop && connector === 'nccl';
+  // under the step deadline. Only checked where a device plane waits (connector nccl or peer).
+  const layerLoopOk = !inLayerLoop || !deviceConnector || (landed.every((l) => l === 'layer-loop') && failedAfterKillMs.every((ms) => ms < stepDeadlineMs));
+  f.inLayerLoopRequired = inLayerLoop && deviceConnector;
   f.passed =
     layerLoopOk &&
     results.every((r) => r.status !== 200) &&

@@ -6,7 +6,7 @@
 # Phases (AFD_PHASES, comma-separated; default all; at most 90 + 170 + 210 s plus setup, under 8 min):
 #   check  the carried addon loads, is a CUDA build, sees 2 GPUs, exports what we call
 #   split  AFD / DBO split exactness on GPU 0 (64 and 256 rows vs unsplit)   -> split.json
-#   roles  role processes over NCCL (AFD_ROLES_ONLY=a,b picks cases): 1A1F (graphs on / off, gate on attention, DBO),
+#   roles  role processes over device connectors (AFD_ROLES_CONNECTOR=nccl (default), peer or nccl,peer; AFD_ROLES_ONLY=a,b picks cases): 1A1F (graphs on / off, gate on attention, DBO),
 #          2A1F vs colocated texts, FFN-kill fault at batch 1 and 8           -> roles/afd-roles.json
 #   bench  `afd-bench afd-gpu` at batches 1,64,256,512 with the fault case   -> afd-gpu.json
 # Extra arguments go to afd-bench afd-gpu (default: --batches 1,64,256,512 --steps 8
@@ -55,16 +55,22 @@ if [[ $PHASES == *split* ]]; then
   say "split: exit $?"; grep -E "^(PASS|FAIL)|split check" "$OUT/split.log" | tee -a "$SUMMARY"
 fi
 if [[ $PHASES == *roles* ]]; then
-  mkdir -p "$OUT/roles"
-  AFD_HOME=/tmp/afd-roles-home timeout "${AFD_ROLES_TIMEOUT:-170}" "$NODE" tools/gpu/afd-roles.mjs \
-    --agent "$RELEASE/afd-agent.cjs" --out "$OUT/roles" --timeout-ms 160000 ${AFD_ROLES_ONLY:+--only "$AFD_ROLES_ONLY"} > "$OUT/roles.log" 2>&1
-  say "roles: exit $?"
-  "$NODE" -e '
-    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-    console.log("  passed", r.passed, JSON.stringify(r.summary));
-    for (const [k, f] of Object.entries(r.faults || {})) console.log("  ", k, "failedAfterKillMs", JSON.stringify(f.failedAfterKillMs), "health", f.attentionHealth && f.attentionHealth.status, "landed", JSON.stringify(f.landed), "stop", f.attentionStop);
-    for (const [k, c] of Object.entries(r.checks || {})) if (c.ffnGraph) console.log("  ", k, "FFN graph", JSON.stringify(c.ffnGraph));
-    for (const e of r.errors || []) console.log("  error:", String(e).slice(0, 300));' "$OUT/roles/afd-roles.json" 2>&1 | tee -a "$SUMMARY"
+  # One run per connector (AFD_ROLES_CONNECTOR=nccl,peer runs both: about 170 s each);
+  # nccl writes to roles/, any other connector to roles-<connector>/.
+  for CONN in $(echo "${AFD_ROLES_CONNECTOR:-nccl}" | tr ',' ' '); do
+    DIR=$OUT/roles; [ "$CONN" = nccl ] || DIR=$OUT/roles-$CONN
+    mkdir -p "$DIR"
+    AFD_HOME=/tmp/afd-roles-home timeout "${AFD_ROLES_TIMEOUT:-170}" "$NODE" tools/gpu/afd-roles.mjs \
+      --agent "$RELEASE/afd-agent.cjs" --out "$DIR" --timeout-ms 160000 --connector "$CONN" \
+      ${AFD_ROLES_ONLY:+--only "$AFD_ROLES_ONLY"} > "$DIR.log" 2>&1
+    say "roles (connector $CONN): exit $?"
+    "$NODE" -e '
+      const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+      console.log("  passed", r.passed, JSON.stringify(r.summary));
+      for (const [k, f] of Object.entries(r.faults || {})) console.log("  ", k, "failedAfterKillMs", JSON.stringify(f.failedAfterKillMs), "health", f.attentionHealth && f.attentionHealth.status, "landed", JSON.stringify(f.landed), "stop", f.attentionStop);
+      for (const [k, c] of Object.entries(r.checks || {})) if (c.ffnGraph) console.log("  ", k, "FFN graph", JSON.stringify(c.ffnGraph));
+      for (const e of r.errors || []) console.log("  error:", String(e).slice(0, 300));' "$DIR/afd-roles.json" 2>&1 | tee -a "$SUMMARY"
+  done
 fi
 if [[ $PHASES == *bench* ]]; then
   BENCH_ARGS=("$@")

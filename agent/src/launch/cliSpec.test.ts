@@ -19,6 +19,14 @@ describe('buildCliLaunchSpec', () => {
     expect(spec.mode === 'afd' && spec.afd).toMatchObject({ connector: 'nccl', dbo: { enabled: true }, computeGateOnAttention: true });
   });
 
+  it('takes connector peer on one CUDA host and refuses it across hosts or on cpu', () => {
+    const spec = buildCliLaunchSpec({ ...base, topology: '1A1F', backend: 'cuda', connector: 'peer' });
+    expect(spec.mode === 'afd' && spec.afd.connector).toBe('peer');
+    const twoHosts = [local, { agentId: 'gpu2', address: '10.0.0.2', gpus: [0, 1] }];
+    expect(() => buildCliLaunchSpec({ ...base, backend: 'cuda', connector: 'peer', hosts: twoHosts })).toThrow(/one host; use --connector nccl across hosts/);
+    expect(() => buildCliLaunchSpec({ ...base, connector: 'peer' })).toThrow(/needs --backend cuda/);
+  });
+
   it('refuses more CUDA ranks than GPUs, saying what to do', () => {
     expect(() => buildCliLaunchSpec({ ...base, topology: '4A4F', backend: 'cuda' })).toThrow(/needs 8 GPUs for its ranks but has 4.*--backend cpu/);
   });

@@ -3,7 +3,7 @@
  * (contiguous chunks of the world order [F0..F(y-1), A0..A(x-1)]) and, on CUDA, one GPU
  * per rank of each host. Pure, so every rule is unit-tested.
  */
-import { launchSpecSchema, resolveTopology, type LaunchSpec, type LaunchSpecInput, type ProcessRole } from '@afd/shared';
+import { launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type ProcessRole } from '@afd/shared';
 
 export interface CliHost {
   /** Agent id used in placements ("local" for this process). */
@@ -24,7 +24,7 @@ export interface CliLaunchInput {
   threads?: number;
   dbo: boolean;
   gateOnAttention: boolean;
-  connector?: 'tcp' | 'nccl';
+  connector?: AfdConnector;
   afdPort?: number;
 }
 
@@ -73,6 +73,12 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
     return { role: slot.role, rank: slot.rank, agentId: host.agentId, backend: input.backend, deviceIndex, ...(input.threads ? { threads: input.threads } : {}) };
   });
   const multiHost = new Set(placements.map((p) => p.agentId)).size > 1;
+  if (input.connector === 'peer' && multiHost) {
+    throw new Error('--connector peer moves GPU memory through CUDA IPC and needs every rank on one host; use --connector nccl across hosts');
+  }
+  if (input.connector !== undefined && input.connector !== 'tcp' && input.backend !== 'cuda') {
+    throw new Error(`--connector ${input.connector} moves GPU memory and needs --backend cuda; use --connector tcp on cpu`);
+  }
   const spec: LaunchSpecInput =
     mode === 'colocated'
       ? { mode, placements, modelDir: input.modelDir, apiPort: input.apiPort }

@@ -6,7 +6,7 @@
  * any rank fails.
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentEvent, LaunchSpec, TopologyState } from '@afd/shared';
+import type { AfdConnector, AgentEvent, LaunchSpec, TopologyState } from '@afd/shared';
 import { AgentClient } from '../daemon/AgentClient.js';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
@@ -26,7 +26,7 @@ export interface HeadlessOptions {
   threads?: number;
   dbo: boolean;
   gateOnAttention: boolean;
-  connector?: 'tcp' | 'nccl';
+  connector?: AfdConnector;
   afdPort?: number;
   /** Agent URLs (ws:// or wss://) and/or "local". */
   hosts: string[];

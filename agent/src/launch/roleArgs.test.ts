@@ -52,6 +52,25 @@ describe('roleChildSpec', () => {
     expect(c.env['AFD_SUPERVISED']).toBe('1');
   });
 
+  it('shows every rank of connector peer the GPUs its host uses, its own first as device 0', () => {
+    const peer = spec({
+      mode: 'afd',
+      topology: '2A1F',
+      modelDir: null,
+      placements: [
+        { role: 'ffn', rank: 0, agentId: 'a', backend: 'cuda', deviceIndex: 3 },
+        { role: 'attention', rank: 0, agentId: 'a', backend: 'cuda', deviceIndex: 1 },
+        { role: 'attention', rank: 1, agentId: 'a', backend: 'cuda', deviceIndex: 1 },
+      ],
+      afd: { connector: 'peer' },
+    });
+    const devices = peer.placements.map((p) => {
+      const c = roleChildSpec(self, peer, p, ctx);
+      return `${c.env['CUDA_VISIBLE_DEVICES']}#${c.args[c.args.indexOf('--device') + 1]}`;
+    });
+    expect(devices).toEqual(['3,1#0', '1,3#0', '1,3#0']);
+  });
+
   it('gives CPU ranks threads and hides GPUs; an FFN rank listens on its own host', () => {
     const c = roleChildSpec(self, afd, afd.placements[2]!, ctx);
     const flag = (name: string) => c.args[c.args.indexOf(name) + 1];

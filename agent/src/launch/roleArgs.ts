@@ -51,7 +51,14 @@ export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: Ra
   add('--rank', placement.rank);
   add('--backend', placement.backend);
   const env: NodeJS.ProcessEnv = { ...ctx.baseEnv, AFD_SUPERVISED: '1' };
-  if (placement.backend === 'cuda') {
+  if (placement.backend === 'cuda' && spec.mode === 'afd' && spec.afd.connector === 'peer') {
+    // Connector peer maps the other ranks' GPU memory through CUDA IPC, so every rank sees
+    // the GPUs the launch uses on this host; its own comes first (device 0, as when pinned:
+    // threads that never select a device still use the rank's GPU).
+    const used = [...new Set(spec.placements.filter((p) => p.agentId === placement.agentId && p.backend === 'cuda').map((p) => p.deviceIndex))].sort((a, b) => a - b);
+    env['CUDA_VISIBLE_DEVICES'] = [placement.deviceIndex, ...used.filter((d) => d !== placement.deviceIndex)].join(',');
+    add('--device', 0);
+  } else if (placement.backend === 'cuda') {
     // Pin: the rank sees exactly its GPU, as device 0.
     env['CUDA_VISIBLE_DEVICES'] = String(placement.deviceIndex);
     add('--device', 0);

@@ -24,6 +24,8 @@ export interface OpenEngineRequest {
   afd: AfdConfig;
   /** Identity of this start of the topology ("" = none); passed to the native link. */
   rendezvousId?: string;
+  /** Most tokens one step sends (the scheduler's max-num-batched-tokens; sizes connector peer's inboxes). */
+  maxStepTokens?: number;
   onProgress: (phase: RolePhase, done: number, total: number, message?: string) => void;
   /** Called when the engine loses (message) or regains (null) an FFN peer. */
   onPeerState?: (problem: string | null) => void;

@@ -37,7 +37,19 @@ describe('AFD options -> native link options', () => {
   it('refuses connector nccl on the cpu backend and a bad --connector, saying what to set', () => {
     const s = resolveRoleSettings('attention', { config: '{"connector":"nccl"}' });
     expect(() => afdLinkOptions(s.afd, 'cpu')).toThrow(/needs --backend cuda.*"connector": "tcp"/);
-    expect(() => resolveRoleSettings('ffn', { connector: 'ib' })).toThrow(/--connector must be tcp or nccl/);
+    expect(() => resolveRoleSettings('ffn', { connector: 'ib' })).toThrow(/--connector must be tcp, nccl, peer/);
+  });
+
+  it('passes connector peer and the step token budget that sizes its inboxes', () => {
+    const f = resolveRoleSettings('ffn', { connector: 'peer', maxNumBatchedTokens: '4096' });
+    expect(f.afd.connector).toBe('peer');
+    expect(afdLinkOptions(f.afd, 'cuda', '', f.serving.scheduler.maxNumBatchedTokens)).toMatchObject({ connector: 'peer', maxStepTokens: 4096 });
+    // Only connector peer needs the budget; nccl and tcp leave the native default alone.
+    const n = resolveRoleSettings('ffn', { connector: 'nccl' });
+    expect(afdLinkOptions(n.afd, 'cuda', '', 2048)).not.toHaveProperty('maxStepTokens');
+    // A graph step pads a stage to its bucket: the inboxes hold the largest bucket (512) at least.
+    expect(afdLinkOptions(f.afd, 'cuda', '', 100)).toMatchObject({ maxStepTokens: 512 });
+    expect(() => afdLinkOptions(f.afd, 'cpu', '', 2048)).toThrow(/connector "peer" moves GPU memory and needs --backend cuda/);
   });
 
   it('passes the config cudaGraph policy and buckets to the engine (decode-only by default, colocated too)', () => {
@@ -48,6 +60,9 @@ describe('AFD options -> native link options', () => {
   });
 
   it('exports the config ncclEnv with multicast forced off, only for connector nccl', () => {
+    const peerEnv: NodeJS.ProcessEnv = {};
+    applyNcclEnv(resolveRoleSettings('ffn', { config: '{"connector":"peer","ncclEnv":{"NCCL_DEBUG":"WARN"}}' }).afd, peerEnv);
+    expect(peerEnv).toEqual({});
     const env: NodeJS.ProcessEnv = {};
     applyNcclEnv(resolveRoleSettings('ffn', { config: '{"connector":"tcp"}' }).afd, env);
     expect(env).toEqual({});

@@ -8,7 +8,7 @@
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineOptions } from '@afd/native';
 import { buildLoadSpec } from '@afd/native/checkpoint';
 import { toRankStats } from '@afd/native/engine';
-import { resolveTopology, type AfdConfig } from '@afd/shared';
+import { isDeviceConnector, resolveTopology, type AfdConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import type { EngineOpener } from './engineOpener.js';
@@ -38,14 +38,18 @@ export function kvCacheOptions(
 
 /**
  * The connector options of a rank, from its AFD config (the same fields the FFN side reads).
- * backend: the resolved compute backend; connector nccl moves device memory and needs cuda.
+ * backend: the resolved compute backend; connectors nccl and peer move device memory and need cuda.
+ * maxStepTokens: the scheduler's max-num-batched-tokens (sizes the peer connector's inboxes;
+ * pass the same value to every rank of a topology). A CUDA graph step pads a stage to its
+ * bucket, so the inboxes hold at least the largest bucket.
  */
-export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezvousId = ''): AfdLinkOptions {
-  if (afd.connector === 'nccl' && backend === 'cpu') {
-    throw new Error('connector "nccl" moves GPU memory and needs --backend cuda (this rank runs on cpu); use --backend cuda, or set "connector": "tcp"');
+export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezvousId = '', maxStepTokens?: number): AfdLinkOptions {
+  if (isDeviceConnector(afd.connector) && backend === 'cpu') {
+    throw new Error(`connector "${afd.connector}" moves GPU memory and needs --backend cuda (this rank runs on cpu); use --backend cuda, or set "connector": "tcp"`);
   }
   return {
     ...(afd.connector !== 'tcp' ? { connector: afd.connector } : {}),
+    ...(afd.connector === 'peer' && maxStepTokens !== undefined ? { maxStepTokens: Math.max(maxStepTokens, ...afd.cudaGraph.batchBuckets) } : {}),
     topology: resolveTopology(afd.topology).name,
     rank: afd.rank,
     host: afd.host,
@@ -115,7 +119,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   let link: NativeAttentionLink | null = null;
   let watch: NodeJS.Timeout | null = null;
   if (req.role === 'attention') {
-    const opts = afdLinkOptions(req.afd, backend, req.rendezvousId);
+    const opts = afdLinkOptions(req.afd, backend, req.rendezvousId, req.maxStepTokens);
     applyNcclEnv(req.afd);
     link = new addon.AttentionLink(native, opts);
     req.onProgress('rendezvous', 0, 1, `joining ${opts.topology} as attention rank ${opts.rank} (FFN at ${opts.ffnHosts?.join(',') ?? opts.host}:${opts.basePort})`);

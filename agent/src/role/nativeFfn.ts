@@ -19,7 +19,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   onProgress('loading', residentBytes, residentBytes);
   let server: NativeFfnServer;
   try {
-    server = new addon.FfnServer(native, afdLinkOptions(settings.afd, backend, settings.rendezvousId));
+    server = new addon.FfnServer(native, afdLinkOptions(settings.afd, backend, settings.rendezvousId, settings.serving.scheduler.maxNumBatchedTokens));
     applyNcclEnv(settings.afd);
   } catch (err) {
     native.close();

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { mergeAfdConfig, parseAfdConfigJson, resolveAfdConfig, type AfdConfig, type AfdConfigInput, type ProcessRole } from '@afd/shared';
+import { AFD_CONNECTORS, mergeAfdConfig, parseAfdConfigJson, resolveAfdConfig, type AfdConfig, type AfdConfigInput, type AfdConnector, type ProcessRole } from '@afd/shared';
 import type { ServingOptions } from '../serving/ServingEngine.js';
 
 /** Raw commander options of the role command. */
@@ -20,7 +20,7 @@ export interface RoleCliOptions {
   afdHost?: string;
   ffnHosts?: string;
   afdPort?: string;
-  /** --connector tcp|nccl (overrides the config's connector). */
+  /** --connector tcp|nccl|peer (overrides the config's connector). */
   connector?: string;
   apiHost?: string;
   apiPort?: string;
@@ -95,9 +95,9 @@ function readConfigInput(config: string | undefined): AfdConfigInput {
   throw new Error(`--config: ${parsed.issues.map((i) => `${i.path || 'config'}: ${i.message}`).join('; ')}`);
 }
 
-function connectorFlag(value: string | undefined): 'tcp' | 'nccl' | undefined {
-  if (value === undefined || value === 'tcp' || value === 'nccl') return value;
-  throw new Error(`--connector must be tcp or nccl, got "${value}"`);
+function connectorFlag(value: string | undefined): AfdConnector | undefined {
+  if (value === undefined || (AFD_CONNECTORS as readonly string[]).includes(value)) return value as AfdConnector | undefined;
+  throw new Error(`--connector must be ${AFD_CONNECTORS.join(', ')} (peer: GPUs of one host; nccl: across hosts), got "${value}"`);
 }
 
 export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettings {

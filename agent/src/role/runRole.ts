@@ -87,6 +87,7 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
         maxModelLen: s.maxModelLen,
         afd: s.afd,
         rendezvousId: s.rendezvousId,
+        maxStepTokens: s.serving.scheduler.maxNumBatchedTokens,
         onProgress,
         onPeerState,
       });

@@ -75,9 +75,10 @@ AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* wha
   str("listenHost", out.listenHost);
   str("connector", out.connector);
   str("rendezvousId", out.rendezvousId);
-  if (out.connector != "tcp" && out.connector != "nccl") {
-    throw Napi::Error::New(env, std::string(what) + ": options.connector must be \"tcp\" or \"nccl\" (got \"" + out.connector + "\")");
+  if (out.connector != "tcp" && out.connector != "nccl" && out.connector != "peer") {
+    throw Napi::Error::New(env, std::string(what) + ": options.connector must be \"tcp\", \"nccl\" or \"peer\" (got \"" + out.connector + "\")");
   }
+  num("maxStepTokens", out.maxStepTokens, 1, 1 << 20);
   num("basePort", out.basePort, 0, 65535);
   num("stepDeadlineMs", out.stepDeadlineMs, 1, 3600000);
   num("rendezvousTimeoutMs", out.rendezvousTimeoutMs, 0, 1 << 30);

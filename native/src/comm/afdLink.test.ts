@@ -181,12 +181,15 @@ describe('AFD runtime errors', () => {
     expect(() => new (loadAddon().AttentionLink)(ffn.nativeEngine, linkOptions('1A1F', 0, port))).toThrow(/role attention/);
     expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, linkOptions('1A2F', 0, port))).toThrow(/x >= y/);
     await expect(attn.step(buildStepPlan([{ tokenIds: [1], numCached: 0, blockTable: [0] }]))).rejects.toThrow(/no FFN executor/);
-    // Connector nccl moves device memory: refused on these CPU engines, and unknown names are refused.
-    const nccl = { ...linkOptions('1A1F', 0, 0), connector: 'nccl' as const };
-    expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, nccl)).toThrow(/--backend cuda/);
-    expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, nccl)).toThrow(/--backend cuda/);
+    // Connectors nccl and peer move device memory: refused on these CPU engines, and unknown names are refused.
+    for (const connector of ['nccl', 'peer'] as const) {
+      const device = { ...linkOptions('1A1F', 0, 0), connector, maxStepTokens: 4096 };
+      expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, device)).toThrow(new RegExp(`connector "${connector}" moves device memory.*--backend cuda`));
+      expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, device)).toThrow(/--backend cuda/);
+    }
     const bogus = { ...linkOptions('1A1F', 0, 0), connector: 'ib' } as unknown as AfdLinkOptions;
-    expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, bogus)).toThrow(/connector must be "tcp" or "nccl"/);
+    expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, bogus)).toThrow(/connector must be "tcp", "nccl" or "peer"/);
+    expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, { ...linkOptions('1A1F', 0, 0), maxStepTokens: 0 })).toThrow(/maxStepTokens must be an integer/);
   });
 
   it('a lost FFN rank fails the step within the deadline, and the link reconnects when it returns', async () => {

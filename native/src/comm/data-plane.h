@@ -6,6 +6,9 @@
 //  - NCCL (cuda/nccl/nccl-data-plane.h, built by runtime/afd-device-plane.h): device
 //    memory; send()/recv() enqueue ncclSend/ncclRecv on `stream` (null = the engine's
 //    stream; capturable in a CUDA graph); data is ready after the stream work.
+//  - peer (cuda/peer/peer-data-plane.h): device memory of GPUs on one host through CUDA
+//    IPC; the sender's kernel writes into the receiver's inbox, recv waits on a device
+//    flag and copies it out, all on `stream` (capturable as well).
 // Byte counts are always known to both sides ahead of time (from the control payload),
 // as NCCL requires; TCP additionally checks them in every frame header.
 #pragma once
@@ -44,7 +47,7 @@ class DataPlane {
   // on FFN (peer index = position in the block).
   virtual int numPeers() const = 0;
   // Where send()/recv() buffers live: host memory (TCP) or device memory of the
-  // engine's backend (NCCL; then `stream` = null means the engine's own stream).
+  // engine's backend (NCCL, peer; then `stream` = null means the engine's own stream).
   virtual MemoryKind memoryKind() const { return MemoryKind::kHost; }
   // Buffers used for transfers are registered once, up front (NCCL user-buffer
   // registration / graph capture need stable addresses). No-op for TCP.

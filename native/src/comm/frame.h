@@ -32,7 +32,8 @@ enum class FrameKind : uint16_t {
   kRouterLogits = 8,  // A->F: router logits of one MoE layer and stage, [rows, E] f32
   kFfnOutput = 9,     // F->A: FFN output of one layer and stage, [rows, H] f32
   kGoodbye = 10,      // either way: the sender stops; payload = UTF-8 reason
-  kBootstrap = 11,    // F->A after the handshake: device data-plane bootstrap blob (NCCL unique id)
+  kBootstrap = 11,    // F->A after the handshake: device data-plane bootstrap blob (NCCL unique id, peer-memory handle)
+  kBootstrapReply = 12,  // A->F after kBootstrap, connector peer only: the attention rank's peer-memory handle
 };
 
 const char* frameKindName(FrameKind kind);

@@ -122,7 +122,9 @@ std::unique_ptr<TcpLink> TcpAttentionConnector::dial(StopFlag stop, int timeoutM
 
 std::vector<uint8_t> TcpAttentionConnector::recvBootstrap(TcpLink& link, int timeoutMs) {
   const Deadline deadline = Deadline::afterMs(timeoutMs);
-  FrameHeader h = link.recvHeader(deadline, nullptr, "the data-plane bootstrap (NCCL unique id)");
+  FrameHeader h = link.recvHeader(deadline, nullptr,
+                                  "the data-plane bootstrap (an FFN rank sends it only when it runs connector nccl or peer: "
+                                  "start every rank with the same --connector)");
   if (h.kind != FrameKind::kBootstrap || h.byteLength > 65536) {
     throw CommError(CommErrorKind::kProtocol, link.peer() + " sent " + frameKindName(h.kind) +
                                                   " instead of the data-plane bootstrap; do both sides use the same connector?");
@@ -130,6 +132,13 @@ std::vector<uint8_t> TcpAttentionConnector::recvBootstrap(TcpLink& link, int tim
   std::vector<uint8_t> blob(h.byteLength);
   link.recvPayload(h, blob.data(), blob.size(), deadline, nullptr, "the data-plane bootstrap");
   return blob;
+}
+
+void TcpAttentionConnector::sendBootstrapReply(TcpLink& link, const std::vector<uint8_t>& blob, int timeoutMs) {
+  FrameHeader h;
+  h.kind = FrameKind::kBootstrapReply;
+  h.byteLength = blob.size();
+  link.send(h, blob.data(), Deadline::afterMs(timeoutMs));
 }
 
 void TcpAttentionConnector::beginStep(const uint32_t* stageTokens, int numStages, uint32_t flags,
@@ -155,6 +164,10 @@ void TcpAttentionConnector::beginStep(const uint32_t* stageTokens, int numStages
   for (;;) {
     FrameHeader reply = link_->recvHeader(deadline, nullptr, "the step announcement (step-go)");
     if (reply.kind == FrameKind::kStepCall && reply.step == nextStep_ && reply.byteLength == 0) continue;
+    if (reply.kind == FrameKind::kBootstrap) {
+      throw CommError(CommErrorKind::kConfig, peerName_ + " runs a device connector (nccl or peer: it sent its data-plane "
+                                                          "bootstrap) but this rank runs tcp; start every rank with the same --connector");
+    }
     if (reply.kind != FrameKind::kStepGo || reply.step != nextStep_) {
       throw CommError(CommErrorKind::kProtocol, peerName_ + " sent " + frameKindName(reply.kind) + " for step " +
                                                     std::to_string(reply.step) + " while step-go for step " +

@@ -59,6 +59,9 @@ class TcpAttentionConnector : public AttentionControlPlane, public DataPlane {
   // Device data planes: the bootstrap blob (NCCL unique id) the FFN rank sends on a
   // freshly handshaken link, before the first step. Throws CommError.
   static std::vector<uint8_t> recvBootstrap(TcpLink& link, int timeoutMs);
+  // Two-way bootstraps (connector peer): this rank's answer to the FFN rank's blob, on
+  // the same link, before the first step. Throws CommError.
+  static void sendBootstrapReply(TcpLink& link, const std::vector<uint8_t>& blob, int timeoutMs);
   // Makes `link` the current connection (the block restarts at step 0).
   void adopt(std::unique_ptr<TcpLink> link);
   bool connected() const { return link_ != nullptr && !link_->broken(); }
@@ -137,6 +140,9 @@ class TcpFfnConnector : public FfnControlPlane, public DataPlane {
 
   // Device data planes: sends peer p its bootstrap blob (after acceptPeers). Throws CommError.
   void sendBootstrap(int peer, const std::vector<uint8_t>& blob);
+  // Two-way bootstraps (connector peer): peer p's reply to its blob, within timeoutMs.
+  // Throws CommError (kProtocol for another frame or a reply over 64 KiB).
+  std::vector<uint8_t> recvBootstrapReply(int peer, int timeoutMs);
   // Says goodbye to every peer (reason) and closes the links; the listener stays open.
   void closePeers(const std::string& reason);
   // Stops listening (the port is free again once this returns).

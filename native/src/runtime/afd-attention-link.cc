@@ -28,6 +28,7 @@ const char* AfdAttentionLink::stateName(State s) {
 AfdAttentionLink::AfdAttentionLink(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options)
     : engine_(std::move(engine)),
       connectorName_(options.connector),
+      maxStepTokens_(options.maxStepTokens),
       deviceWire_(isDeviceConnector(options.connector)),
       config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention())),
       connector_(config_) {
@@ -43,8 +44,13 @@ AfdAttentionLink::AfdAttentionLink(std::shared_ptr<Engine> engine, const AfdConn
 
 std::unique_ptr<comm::DataPlane> AfdAttentionLink::bootstrapDevicePlane(comm::TcpLink& link) {
   if (!deviceWire_) return nullptr;
-  std::vector<std::vector<uint8_t>> blobs{comm::TcpAttentionConnector::recvBootstrap(link, config_.stepDeadlineMs)};
-  return createDevicePlane(connectorName_, engine_->backend(), false, blobs, config_.stepDeadlineMs, link.peer());
+  DevicePlaneExchange exchange;
+  exchange.recv = [&](int) { return comm::TcpAttentionConnector::recvBootstrap(link, config_.stepDeadlineMs); };
+  exchange.send = [&](int, const std::vector<uint8_t>& blob) {
+    comm::TcpAttentionConnector::sendBootstrapReply(link, blob, config_.stepDeadlineMs);
+  };
+  return buildDevicePlane(connectorName_, engine_->backend(), false, 1, devicePlaneOptions(config_, maxStepTokens_),
+                          exchange, link.peer());
 }
 
 void AfdAttentionLink::adoptLocked(std::unique_ptr<comm::TcpLink> link, std::unique_ptr<comm::DataPlane> plane) {

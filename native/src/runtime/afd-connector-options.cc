@@ -22,4 +22,13 @@ comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& o, const
   return c;
 }
 
+DevicePlaneOptions devicePlaneOptions(const comm::TcpConnectorConfig& config, int maxStepTokens) {
+  DevicePlaneOptions o;
+  o.stepDeadlineMs = config.stepDeadlineMs;
+  o.maxStepTokens = maxStepTokens;
+  o.hiddenSize = config.model.hiddenSize;
+  o.numExperts = config.model.numExperts;
+  return o;
+}
+
 }  // namespace afd

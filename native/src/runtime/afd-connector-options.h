@@ -6,6 +6,7 @@
 
 #include "comm/tcp-connector.h"
 #include "model/model-config.h"
+#include "runtime/afd-device-plane.h"
 
 namespace afd {
 
@@ -24,10 +25,12 @@ struct AfdConnectorOptions {
   std::string listenHost;
   /** A peer silent this long inside a step fails the step, naming the peer. */
   int stepDeadlineMs = 5000;
-  /** Data plane: "tcp" (host memory over the TCP link) or "nccl" (device memory; CUDA backend). The TCP link always carries handshake and control. */
+  /** Data plane: "tcp" (host memory over the TCP link), "nccl" (device memory; CUDA backend; any hosts) or "peer" (device memory through CUDA IPC; GPUs of one host). The TCP link always carries handshake and control. */
   std::string connector = "tcp";
   /** How long rendezvous waits; 0 = forever. */
   int rendezvousTimeoutMs = 300000;
+  /** Most tokens an attention rank sends per step (the scheduler's max-num-batched-tokens); sizes the peer-memory inboxes. */
+  int maxStepTokens = 2048;
   /** Identity of this start of the topology: every rank of one start passes the same ("" = started by hand). */
   std::string rendezvousId;
 };
@@ -35,5 +38,7 @@ struct AfdConnectorOptions {
 // The connector config for an engine's model and role options. Throws CommError(kConfig).
 comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& options, const ModelConfig& model,
                                              bool gateOnAttention);
+// The device plane's options for a connector config (shape, deadline) and maxStepTokens.
+DevicePlaneOptions devicePlaneOptions(const comm::TcpConnectorConfig& config, int maxStepTokens);
 
 }  // namespace afd

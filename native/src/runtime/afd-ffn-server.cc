@@ -1,5 +1,6 @@
 #include "runtime/afd-ffn-server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -43,6 +44,7 @@ AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOpt
       config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention())),
       connector_(config_),
       connectorName_(options.connector),
+      maxStepTokens_(options.maxStepTokens),
       deviceWire_(isDeviceConnector(options.connector)) {
   AFD_CHECK(!deviceWire_ || !engine_->backend().sharesHostMemory(),
             "connector \"" << options.connector << "\" moves device memory: load the FFN engine with --backend cuda (it runs on "
@@ -136,13 +138,13 @@ void AfdFfnServer::bootstrapDevicePlane() {
   if (!deviceWire_) return;
   if (graphs_) graphs_->clear();
   devicePlane_.reset();
-  std::vector<std::vector<uint8_t>> blobs;
-  for (int p = 0; p < connector_.blockSize(); ++p) {
-    blobs.push_back(makeDevicePlaneBootstrap(connectorName_));
-    connector_.sendBootstrap(p, blobs.back());
-  }
-  devicePlane_ = createDevicePlane(connectorName_, engine_->backend(), true, blobs, config_.stepDeadlineMs,
-                                   "FFN rank " + std::to_string(config_.rank));
+  DevicePlaneExchange exchange;
+  exchange.send = [this](int p, const std::vector<uint8_t>& blob) { connector_.sendBootstrap(p, blob); };
+  // The reply comes once the attention rank has mapped this rank's inboxes (CUDA IPC, peer access): allow for that.
+  exchange.recv = [this](int p) { return connector_.recvBootstrapReply(p, std::max(config_.stepDeadlineMs, 30000)); };
+  devicePlane_ = buildDevicePlane(connectorName_, engine_->backend(), true, connector_.blockSize(),
+                                  devicePlaneOptions(config_, maxStepTokens_), exchange,
+                                  "FFN rank " + std::to_string(config_.rank));
   // Graphs captured on the previous plane point at its communicators: start over.
   if (!graphs_) graphs_ = FfnStepGraphs::create(engine_->backend());
   if (graphs_) graphs_->clear();

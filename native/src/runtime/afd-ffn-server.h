@@ -58,7 +58,7 @@ class AfdFfnServer {
   // Device connectors: after every rendezvous, sends each peer its bootstrap blob and
   // builds a fresh plane (the previous one is aborted). No-op for tcp.
   void bootstrapDevicePlane();
-  // The plane hidden states travel on: the device plane (nccl) or the TCP connector.
+  // The plane hidden states travel on: the device plane (nccl, peer) or the TCP connector.
   comm::DataPlane& data() { return devicePlane_ ? *devicePlane_ : static_cast<comm::DataPlane&>(connector_); }
   // runLayerStage on a device plane: receive into device rows (hidden [rows, H], logits
   // [rows, E]), run the FFN half on the engine's stream, send each peer its slice.
@@ -81,7 +81,8 @@ class AfdFfnServer {
   std::shared_ptr<Engine> engine_;
   comm::TcpConnectorConfig config_;
   comm::TcpFfnConnector connector_;
-  std::string connectorName_;  // "tcp" | "nccl"
+  std::string connectorName_;  // "tcp" | "nccl" | "peer"
+  int maxStepTokens_ = 2048;   // sizes the peer-memory inboxes (AfdConnectorOptions)
   bool deviceWire_ = false;
   std::unique_ptr<comm::DataPlane> devicePlane_;
   std::unique_ptr<FfnStepGraphs> graphs_;  // null: eager only

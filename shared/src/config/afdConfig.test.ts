@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afdConfigSchema, afdOptionsSchema, DEFAULT_BATCH_BUCKETS } from './afdConfig.js';
+import { AFD_CONNECTORS, afdConfigSchema, afdOptionsSchema, DEFAULT_BATCH_BUCKETS, isDeviceConnector } from './afdConfig.js';
 import { AfdConfigError, mergeAfdConfig, parseAfdConfig, parseAfdConfigJson, resolveAfdConfig } from './parse.js';
 import type { FieldIssue } from '../util/issues.js';
 
@@ -51,6 +51,25 @@ describe('AFD config defaults', () => {
     expect(issuesOf({ ncclEnv: { NCCL_NVLS_ENABLE: '1' } })).toEqual([
       { path: 'ncclEnv.NCCL_NVLS_ENABLE', message: expect.stringContaining('must be "0"') },
     ]);
+  });
+});
+
+describe('AFD connectors', () => {
+  it('accepts tcp, nccl and peer (peer = GPUs of one host through CUDA IPC)', () => {
+    expect(AFD_CONNECTORS).toEqual(['tcp', 'nccl', 'peer']);
+    expect(resolveAfdConfig({ role: 'ffn', connector: 'peer' }).connector).toBe('peer');
+    expect(afdOptionsSchema.parse({ connector: 'peer' }).connector).toBe('peer');
+    expect(afdConfigSchema.parse(JSON.parse(JSON.stringify(resolveAfdConfig({ connector: 'peer' })))).connector).toBe('peer');
+  });
+
+  it('tells device connectors from tcp', () => {
+    expect(AFD_CONNECTORS.filter(isDeviceConnector)).toEqual(['nccl', 'peer']);
+  });
+
+  it('names the choices when the connector is unknown', () => {
+    const [issue] = issuesOf({ connector: 'ipc' });
+    expect(issue?.path).toBe('connector');
+    expect(issue?.message).toMatch(/peer/);
   });
 });
 

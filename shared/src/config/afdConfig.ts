@@ -56,10 +56,25 @@ export const ncclEnvSchema = z
 
 const port = z.int().min(1).max(65535);
 
+/**
+ * Data plane of hidden states and FFN outputs (the TCP link always carries handshake and
+ * control): tcp = host memory over TCP (CPU / development, any hosts); nccl = GPU memory
+ * through NCCL (NVLink, IB/RoCE or sockets; works across hosts); peer = GPU memory through
+ * CUDA IPC peer memory with device-side ready flags (GPUs of one host only; the lowest latency).
+ */
+export const afdConnectorSchema = z.enum(['tcp', 'nccl', 'peer']);
+export type AfdConnector = z.output<typeof afdConnectorSchema>;
+/** Every connector name, in the schema's order. */
+export const AFD_CONNECTORS: readonly AfdConnector[] = afdConnectorSchema.options;
+/** Connectors that move GPU memory (they need the CUDA backend on every rank). */
+export function isDeviceConnector(connector: AfdConnector): boolean {
+  return connector !== 'tcp';
+}
+
 /** Options shared by every rank of a launch (what the console sets for the whole topology). */
 export const afdOptionsShape = {
-  /** Data plane: tcp (CPU / development, any host) or nccl (GPU; NVLink, IB/RoCE or sockets). Default tcp. */
-  connector: z.enum(['tcp', 'nccl']).default('tcp'),
+  /** Data plane: tcp (CPU / development, any host), nccl (GPU; across hosts) or peer (GPUs of one host, CUDA IPC). Default tcp. */
+  connector: afdConnectorSchema.default('tcp'),
   /** Base port: FFN rank f listens on port + f for the rendezvous (default 29500). */
   port: port.default(DEFAULT_AFD_PORT),
   /** Dual-batch overlap settings. */

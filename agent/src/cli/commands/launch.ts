@@ -3,6 +3,7 @@
  * foreground (see launch/headless.ts).
  */
 import { InvalidArgumentError, type Command } from 'commander';
+import { AFD_CONNECTORS, type AfdConnector } from '@afd/shared';
 import { existsSync } from 'node:fs';
 import { runHeadlessLaunch } from '../../launch/headless.js';
 import { frontRouterFactory } from '../../launch/router.js';
@@ -20,7 +21,7 @@ interface LaunchCliOptions {
   threads?: number;
   dbo: boolean;
   gateOnAttention: boolean;
-  connector?: 'tcp' | 'nccl';
+  connector?: AfdConnector;
   afdPort?: number;
   hosts?: string[];
   advertiseHost?: string;
@@ -48,7 +49,7 @@ export function registerLaunch(program: Command): void {
     .option('--threads <n>', 'CPU threads per rank (default: cores / CPU ranks)', parseIntOption('--threads', 1, 4096))
     .option('--dbo', 'dual-batch overlap (two stages per step)', false)
     .option('--gate-on-attention', 'run the MoE router on the attention ranks', false)
-    .option('--connector <tcp|nccl>', 'AFD data plane (default: nccl on cuda, tcp on cpu)', oneOf('--connector', ['tcp', 'nccl'] as const))
+    .option('--connector <tcp|nccl|peer>', 'AFD data plane (default: nccl on cuda, tcp on cpu; peer = GPUs of one host through CUDA IPC)', oneOf('--connector', AFD_CONNECTORS))
     .option('--afd-port <n>', 'base port of the FFN rendezvous (FFN rank f listens on n + f)', parseIntOption('--afd-port', 1, 65535))
     .option('--hosts <list>', 'comma list of "local" and agent URLs (ws://host:7700); ranks are spread over them in world order', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
     .option('--advertise-host <addr>', 'address remote hosts reach this one at (needed with remote --hosts)')

@@ -1,5 +1,5 @@
 /** Launch options of the Topology screen: model, API port, connector, DBO, gate, graphs. */
-import type { AgentInfo } from '@afd/shared';
+import type { AfdConnector, AgentInfo } from '@afd/shared';
 import { useTopology } from '../AppContext.js';
 
 function num(v: string): number {
@@ -36,9 +36,10 @@ export function TopologyOptions({ agents }: { agents: readonly AgentInfo[] }) {
           <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>
             <label>
               Connector
-              <select value={o.connector} onChange={(e) => set({ connector: e.target.value as 'tcp' | 'nccl' })}>
+              <select value={o.connector} onChange={(e) => set({ connector: e.target.value as AfdConnector })}>
                 <option value="tcp">tcp (CPU / any host)</option>
-                <option value="nccl">nccl (GPU)</option>
+                <option value="nccl">nccl (GPU, any hosts)</option>
+                <option value="peer">peer (GPU, one host: CUDA IPC)</option>
               </select>
             </label>
             <label>

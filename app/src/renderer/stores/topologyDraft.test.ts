@@ -79,6 +79,18 @@ describe('topology draft', () => {
     expect(evaluateDraft(d, agents).spec).toBeNull();
   });
 
+  it('takes connector peer on the GPUs of one host and refuses it across hosts', () => {
+    const one = [agent('g', 4)];
+    const d = draft({ options: { ...defaultOptions, connector: 'peer' } });
+    d.assignments = autoAssign(d, one);
+    const ev = evaluateDraft(d, one);
+    expect(ev.problems).toEqual([]);
+    expect(ev.spec).toMatchObject({ mode: 'afd', afd: { connector: 'peer' } });
+    const two = [agent('g', 2), agent('h', 2)];
+    d.assignments = { ...autoAssign(d, two), 'ffn:0': { agentId: 'g', backend: 'cuda', deviceIndex: 0 }, 'attention:0': { agentId: 'h', backend: 'cuda', deviceIndex: 0 } };
+    expect(evaluateDraft(d, two).problems.join('\n')).toMatch(/connector peer \(CUDA IPC\) needs every rank on one host/);
+  });
+
   it('needs a connected agent and a device for every rank', () => {
     expect(evaluateDraft(draft(), []).problems).toContain('no agent is connected: add one on the Agents screen');
     expect(evaluateDraft(draft(), [agent('c', 0)]).problems.join()).toMatch(/ffn rank 0 has no device/);

@@ -8,6 +8,7 @@ import {
   launchSpecSchema,
   validateTopology,
   worldOrder,
+  type AfdConnector,
   type AgentInfo,
   type LaunchSpecInput,
   type ProcessRole,
@@ -29,7 +30,7 @@ export interface DraftOptions {
   /** Empty = the built-in tiny model. */
   modelDir: string;
   apiPort: number;
-  connector: 'tcp' | 'nccl';
+  connector: AfdConnector;
   afdPort: number;
   dboEnabled: boolean;
   dboDecodeThreshold: number;
@@ -189,8 +190,11 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[]): DraftEval
   if (d.choice === 'colocated') {
     spec = { mode: 'colocated', placements, modelDir, apiPort: o.apiPort };
   } else {
-    if (o.connector === 'nccl' && placements.some((p) => p.backend !== 'cuda')) {
-      problems.push('connector nccl needs every rank on a CUDA device; use tcp for CPU ranks');
+    if (o.connector !== 'tcp' && placements.some((p) => p.backend !== 'cuda')) {
+      problems.push(`connector ${o.connector} needs every rank on a CUDA device; use tcp for CPU ranks`);
+    }
+    if (o.connector === 'peer' && new Set(placements.map((p) => p.agentId)).size > 1) {
+      problems.push('connector peer (CUDA IPC) needs every rank on one host; use nccl across hosts');
     }
     const buckets = parseBuckets(o.graphBuckets);
     if (!buckets.ok) problems.push(buckets.error);

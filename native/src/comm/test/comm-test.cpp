@@ -323,16 +323,75 @@ TEST(bootstrap_blob_travels_after_the_handshake_and_steps_follow) {
   CHECK_MSG(error.empty() && serverError.empty(), "attention: " << error << "; ffn: " << serverError);
 }
 
-TEST(bootstrap_missing_is_a_protocol_error_naming_the_connector) {
-  int port = freeBasePort(1);
-  TcpFfnConnector ffn(config("1A1F", 0, port));
-  TcpAttentionConnector a(config("1A1F", 0, port));
+// A handshaken 1A1F link, not adopted: the attention side's raw link to `ffn`.
+static std::unique_ptr<TcpLink> dialAndAccept(TcpFfnConnector& ffn, TcpAttentionConnector& a) {
   std::unique_ptr<TcpLink> link;
   std::thread client([&] { link = a.dial(nullptr, 5000); });
   ffn.acceptPeers(nullptr);
   client.join();
+  return link;
+}
+
+TEST(bootstrap_missing_is_a_protocol_error_naming_the_connector) {
+  int port = freeBasePort(1);
+  TcpFfnConnector ffn(config("1A1F", 0, port));
+  TcpAttentionConnector a(config("1A1F", 0, port));
+  std::unique_ptr<TcpLink> link = dialAndAccept(ffn, a);
   ffn.closePeers("FFN rank 0 speaks tcp");  // a goodbye instead of the bootstrap
   CHECK_THROWS(TcpAttentionConnector::recvBootstrap(*link, 2000), CommErrorKind::kShutdown, "speaks tcp");
+}
+
+TEST(tcp_attention_rank_of_a_device_connector_ffn_names_the_connector) {
+  int port = freeBasePort(1);
+  TcpFfnConnector ffn(config("1A1F", 0, port));
+  TcpAttentionConnector a(config("1A1F", 0, port));
+  a.adopt(dialAndAccept(ffn, a));  // connector tcp: no bootstrap is read
+  ffn.sendBootstrap(0, std::vector<uint8_t>(128, 7));
+  const uint32_t tokens[1] = {2};
+  ControlPayload merged;
+  CHECK_THROWS(a.beginStep(tokens, 1, 0, &merged), CommErrorKind::kConfig, "same --connector");
+}
+
+TEST(bootstrap_reply_travels_back_to_the_ffn_rank) {
+  int port = freeBasePort(1);
+  TcpFfnConnector ffn(config("1A1F", 0, port));
+  TcpAttentionConnector a(config("1A1F", 0, port));
+  std::vector<uint8_t> reply(200);
+  for (size_t i = 0; i < reply.size(); ++i) reply[i] = static_cast<uint8_t>(i * 13 + 1);
+  std::vector<uint8_t> got;
+  std::thread client([&] {
+    auto link = a.dial(nullptr, 5000);
+    got = TcpAttentionConnector::recvBootstrap(*link, 2000);
+    TcpAttentionConnector::sendBootstrapReply(*link, reply, 2000);
+    a.adopt(std::move(link));
+  });
+  ffn.acceptPeers(nullptr);
+  const std::vector<uint8_t> blob(64, 0x42);
+  ffn.sendBootstrap(0, blob);
+  CHECK(ffn.recvBootstrapReply(0, 2000) == reply);
+  client.join();
+  CHECK(got == blob);
+  CHECK_THROWS(ffn.recvBootstrapReply(1, 100), CommErrorKind::kConfig, "peer 1");
+  a.shutdown("done");
+}
+
+TEST(bootstrap_reply_of_the_wrong_kind_or_size_is_a_protocol_error) {
+  for (const bool tooLarge : {false, true}) {
+    int port = freeBasePort(1);
+    TcpFfnConnector ffn(config("1A1F", 0, port));
+    TcpAttentionConnector a(config("1A1F", 0, port));
+    std::unique_ptr<TcpLink> link = dialAndAccept(ffn, a);
+    if (tooLarge) {
+      TcpAttentionConnector::sendBootstrapReply(*link, std::vector<uint8_t>(70000, 1), 2000);
+      CHECK_THROWS(ffn.recvBootstrapReply(0, 2000), CommErrorKind::kProtocol, "70000 bytes");
+    } else {
+      // An attention rank of connector nccl never replies: its first step request arrives instead.
+      FrameHeader h;
+      h.kind = FrameKind::kStepRequest;
+      link->send(h, nullptr, Deadline::afterMs(2000));
+      CHECK_THROWS(ffn.recvBootstrapReply(0, 2000), CommErrorKind::kProtocol, "step-request");
+    }
+  }
 }
 
 TEST(rendezvous_timeout_names_the_address) {

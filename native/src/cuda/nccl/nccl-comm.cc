@@ -113,16 +113,18 @@ void waitEventBounded(cudaEvent_t event, const afd::comm::Deadline& deadline, co
       for (int i = 0; i < numComms; ++i)
         if (comms[i]) returned = comms[i]->abort(event) && returned;
       if (stopped) throw CommError(CommErrorKind::kStopped, "stopped while waiting for " + peer);
+      // NCCL planes abort their communicators here; the peer-memory wire aborts in its caller.
+      const std::string abortWhat = numComms > 0 ? "NCCL abort" : "peer-memory wire abort";
       if (lost) {
         throw CommError(CommErrorKind::kPeerClosed,
                         peer + " closed its control connection during the step (the process is gone); the GPU data plane "
-                               "was aborted (NCCL abort" + std::string(returned ? "" : "; its host-side teardown goes on in the background") +
+                               "was aborted (" + abortWhat + std::string(returned ? "" : "; its host-side teardown goes on in the background") +
                             ") and the step failed after " +
                             std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()) +
                             " ms; restart the peer to rejoin");
       }
       throw CommError(CommErrorKind::kTimeout,
-                      peer + " did not answer within the step deadline; the GPU data plane was aborted (NCCL abort" +
+                      peer + " did not answer within the step deadline; the GPU data plane was aborted (" + abortWhat +
                           std::string(returned ? "" : "; its host-side teardown goes on in the background") +
                           ") and the step failed; restart the peer to rejoin");
     }

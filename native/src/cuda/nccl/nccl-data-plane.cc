@@ -8,7 +8,11 @@ namespace afd::cuda {
 
 NcclDataPlane::NcclDataPlane(std::vector<std::unique_ptr<nccl::NcclComm>> comms, bool ffnRole, int stepDeadlineMs,
                              cudaStream_t defaultStream)
-    : comms_(std::move(comms)), ffnRole_(ffnRole), stepDeadlineMs_(stepDeadlineMs), defaultStream_(defaultStream) {
+    : comms_(std::move(comms)),
+      ffnRole_(ffnRole),
+      stepDeadlineMs_(stepDeadlineMs),
+      defaultStream_(defaultStream),
+      timer_(static_cast<int>(comms_.size())) {
   AFD_CHECK(!comms_.empty() && (ffnRole || comms_.size() == 1),
             "NCCL data plane: an attention rank has one pair communicator, an FFN rank one per peer (got " << comms_.size()
                                                                                                         << ")");
@@ -17,48 +21,30 @@ NcclDataPlane::NcclDataPlane(std::vector<std::unique_ptr<nccl::NcclComm>> comms,
     raw_.push_back(c.get());
   }
   AFD_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
-  const size_t n = static_cast<size_t>(numPeers()) * 2;
-  start_.resize(n);
-  end_.resize(n);
-  recorded_.assign(n, false);
-  for (size_t i = 0; i < n; ++i) {
-    AFD_CUDA_CHECK(cudaEventCreate(&start_[i]));
-    AFD_CUDA_CHECK(cudaEventCreate(&end_[i]));
-  }
 }
 
 NcclDataPlane::~NcclDataPlane() {
   // Abort rather than destroy: the peer may be gone (a replaced plane after a loss),
   // and ncclCommAbort is bounded where a destroy could wait on it.
   abort();
-  for (auto e : start_) cudaEventDestroy(e);
-  for (auto e : end_) cudaEventDestroy(e);
   if (done_) cudaEventDestroy(done_);
 }
 
 void NcclDataPlane::send(int peer, const void* src, size_t bytes, const afd::comm::TransferTag&,
                          afd::comm::CommStream stream) {
   AFD_CHECK(peer >= 0 && peer < numPeers(), "NCCL data plane: no peer " << peer);
-  const size_t slot = static_cast<size_t>(peer) * 2 + 1;
-  if (sampling_) AFD_CUDA_CHECK(cudaEventRecord(start_[slot], streamOf(stream)));
+  if (sampling_) timer_.start(peer, true, streamOf(stream));
   nccl::checkNccl(nccl::ncclApi().send(src, bytes, nccl::ncclUint8, otherRank(), comms_[peer]->get(), streamOf(stream)),
                   "ncclSend");
-  if (sampling_) {
-    AFD_CUDA_CHECK(cudaEventRecord(end_[slot], streamOf(stream)));
-    recorded_[slot] = true;
-  }
+  if (sampling_) timer_.end(peer, true, streamOf(stream));
 }
 
 void NcclDataPlane::recv(int peer, void* dst, size_t bytes, const afd::comm::TransferTag&, afd::comm::CommStream stream) {
   AFD_CHECK(peer >= 0 && peer < numPeers(), "NCCL data plane: no peer " << peer);
-  const size_t slot = static_cast<size_t>(peer) * 2;
-  if (sampling_) AFD_CUDA_CHECK(cudaEventRecord(start_[slot], streamOf(stream)));
+  if (sampling_) timer_.start(peer, false, streamOf(stream));
   nccl::checkNccl(nccl::ncclApi().recv(dst, bytes, nccl::ncclUint8, otherRank(), comms_[peer]->get(), streamOf(stream)),
                   "ncclRecv");
-  if (sampling_) {
-    AFD_CUDA_CHECK(cudaEventRecord(end_[slot], streamOf(stream)));
-    recorded_[slot] = true;
-  }
+  if (sampling_) timer_.end(peer, false, streamOf(stream));
 }
 
 void NcclDataPlane::groupStart() { nccl::checkNccl(nccl::ncclApi().groupStart(), "ncclGroupStart"); }
@@ -71,15 +57,6 @@ void NcclDataPlane::synchronize(afd::comm::CommStream stream) {
                          static_cast<int>(raw_.size()), nullptr, nullptr, peerLost_);
 }
 
-uint64_t NcclDataPlane::lastWireTimeUs(int peer, bool send) const {
-  const size_t slot = static_cast<size_t>(peer) * 2 + (send ? 1 : 0);
-  if (slot >= recorded_.size() || !recorded_[slot]) return 0;
-  float ms = 0;
-  if (cudaEventElapsedTime(&ms, start_[slot], end_[slot]) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return static_cast<uint64_t>(ms * 1000.0f);
-}
+uint64_t NcclDataPlane::lastWireTimeUs(int peer, bool send) const { return timer_.lastUs(peer, send); }
 
 }  // namespace afd::cuda

@@ -13,6 +13,7 @@
 
 #include "comm/data-plane.h"
 #include "cuda/nccl/nccl-comm.h"
+#include "cuda/wire-timer.h"
 
 namespace afd::cuda {
 
@@ -56,9 +57,7 @@ class NcclDataPlane final : public afd::comm::DataPlane {
   cudaStream_t defaultStream_;
   bool sampling_ = false;
   cudaEvent_t done_ = nullptr;
-  // [peer][send?1:0] start / end events of the last sampled transfer.
-  std::vector<cudaEvent_t> start_, end_;
-  std::vector<bool> recorded_;
+  WireTimer timer_;  // start / end of the last sampled transfer per peer and direction
   afd::comm::StopFlag peerLost_ = nullptr;
 };
 

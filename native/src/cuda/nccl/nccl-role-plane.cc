@@ -34,7 +34,7 @@ std::unique_ptr<comm::DataPlane> createNcclRolePlane(Backend& backend, bool ffnR
     if (blobs[p].size() != sizeof(cuda::nccl::ncclUniqueId)) {
       throw comm::CommError(comm::CommErrorKind::kProtocol,
                             peerName + " sent a " + std::to_string(blobs[p].size()) + "-byte NCCL unique id (expected " +
-                                std::to_string(sizeof(cuda::nccl::ncclUniqueId)) + "); do both sides run the same NCCL build?");
+                                std::to_string(sizeof(cuda::nccl::ncclUniqueId)) + "); do both sides run the same --connector (nccl) and the same NCCL build?");
     }
     cuda::nccl::ncclUniqueId id;
     std::memcpy(&id, blobs[p].data(), sizeof(id));

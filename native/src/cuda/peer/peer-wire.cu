@@ -51,7 +51,9 @@ __global__ void peerWaitKernel(volatile unsigned long long* flag, Counters* c, u
   if (*error) return;
   const unsigned long long start = globalTimerNs();
   for (unsigned int spin = 0; *flag < expected; ++spin) {
-    if ((spin & 1023u) == 0 && globalTimerNs() - start > timeoutNs) {
+    if ((spin & 1023u) != 0) continue;
+    if (*error) return;  // abort() from the host (the peer is gone): stop spinning now
+    if (globalTimerNs() - start > timeoutNs) {
       *error = 1;
       return;
     }
@@ -79,7 +81,7 @@ PeerWire::PeerWire(size_t stageInboxBytes, size_t controlInboxBytes, int stepDea
 PeerWire::~PeerWire() {
   // The wire's users have finished (or failed) their steps; no device-wide sync here, so
   // a stream stuck on another wire cannot hang the teardown.
-  if (remote_) cudaIpcCloseMemHandle(remote_);
+  if (remote_ && remoteMapped_) cudaIpcCloseMemHandle(remote_);
   if (hostError_) cudaFreeHost(hostError_);
 }
 
@@ -104,6 +106,14 @@ void PeerWire::connect(const cudaIpcMemHandle_t& remote) {
                      "NCCL data plane otherwise");
   }
   remote_ = static_cast<char*>(p);
+  remoteMapped_ = true;
+}
+
+void PeerWire::connectLocal(PeerWire& other) {
+  AFD_CHECK(other.stageBytes_ == stageBytes_ && other.controlBytes_ == controlBytes_,
+            "peer-memory wire: connectLocal needs both wires of the same sizes");
+  remote_ = other.region_.as<char>();
+  remoteMapped_ = false;
 }
 
 void PeerWire::send(int channel, int slot, const void* src, size_t bytes, cudaStream_t stream) {
@@ -135,6 +145,12 @@ void PeerWire::recv(int channel, int slot, size_t bytes, cudaStream_t stream) {
   AFD_CUDA_CHECK_LAUNCH("peerWaitKernel");
 }
 
+void PeerWire::abort() {
+  aborted_ = true;
+  // Host-mapped: device waits still spinning on this wire see it and return.
+  if (hostError_) *hostError_ = 1;
+}
+
 void PeerWire::wait(cudaEvent_t event, const afd::comm::Deadline& deadline, afd::comm::StopFlag stop) {
   if (aborted_ || *hostError_) {
     throw afd::comm::CommError(afd::comm::CommErrorKind::kPeerClosed,
@@ -143,7 +159,7 @@ void PeerWire::wait(cudaEvent_t event, const afd::comm::Deadline& deadline, afd:
   try {
     nccl::waitEventBounded(event, deadline, peer_, nullptr, 0, hostError_, stop, peerLost_);
   } catch (...) {
-    aborted_ = true;
+    abort();
     throw;
   }
 }

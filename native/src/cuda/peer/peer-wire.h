@@ -4,7 +4,7 @@
 // through a block counter), recv is a one-thread kernel spinning on the local flag.
 // Sequence numbers live in device memory, so a captured graph replays correctly.
 // A wait that outlives the step deadline sets a host-mapped error word and returns,
-// so a dead peer fails the step instead of hanging the GPU.
+// so a dead peer fails the step instead of hanging the GPU; abort() ends such waits early.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -23,6 +23,9 @@ class PeerWire final : public GpuWire {
   cudaIpcMemHandle_t exportHandle() const;
   // Maps the peer's region (its exportHandle()); both sides must use the same sizes.
   void connect(const cudaIpcMemHandle_t& remote);
+  // Same process (GPU checks): writes go straight into `other`'s region, no IPC mapping
+  // (CUDA refuses to open a handle in the process that exported it).
+  void connectLocal(PeerWire& other);
 
   const char* name() const override { return "peer"; }
   void* inbox(int channel, int slot) override { return local(channel, slot); }
@@ -30,7 +33,11 @@ class PeerWire final : public GpuWire {
   void send(int channel, int slot, const void* src, size_t bytes, cudaStream_t stream) override;
   void recv(int channel, int slot, size_t bytes, cudaStream_t stream) override;
   void wait(cudaEvent_t event, const afd::comm::Deadline& deadline, afd::comm::StopFlag stop) override;
-  void abort() override { aborted_ = true; }
+  // Fails every later wait and ends device waits still spinning on this wire (they poll
+  // the host-mapped error word), so a lost peer does not hold the stream until the deadline.
+  void abort() override;
+  // True once a wait timed out on the device or abort() ran.
+  bool failed() const { return aborted_ || (hostError_ && *hostError_); }
   const std::string& peer() const override { return peer_; }
 
  private:
@@ -44,6 +51,7 @@ class PeerWire final : public GpuWire {
   DeviceBuffer region_;    // inboxes then flags (written by the peer)
   DeviceBuffer counters_;  // per (channel, slot): send seq u64, recv expected u64, block done u32
   char* remote_ = nullptr;  // the peer's region, mapped
+  bool remoteMapped_ = false;  // remote_ came from cudaIpcOpenMemHandle (closed on destruction)
   int* hostError_ = nullptr;    // host-mapped error word
   int* deviceError_ = nullptr;  // its device alias
   bool aborted_ = false;
