@@ -60,7 +60,8 @@ struct PagedAttentionArgs {
   AttentionKernel kernel = AttentionKernel::Auto;  // per-call override of AFD_CUDA_ATTENTION
 };
 
-// Splits so that the grid has about 2 blocks per multiprocessor (1..64).
+// Splits so that the grid has about AFD_ATTENTION_BLOCKS_PER_SM (default 1) blocks per
+// multiprocessor (1..64 splits).
 int attentionSplits(int numQueries, int numKvHeads, int numMultiprocessors);
 size_t attentionWorkspaceBytes(int numQueries, int numHeads, int headDim, int numSplits);
 
