@@ -1,6 +1,6 @@
 /**
- * Test helper: bundles the agent CLI (agent/src/cli/main.ts) with esbuild into a private
- * temp folder, once per test process, so integration tests run the same single-file
+ * Test helper: bundles the agent CLI (agent/src/cli/main.ts) or the bench program with
+ * esbuild into a private temp folder, once per test process, so integration tests run the same single-file
  * program the bundle ships, built from the current sources, without racing other builds
  * of agent/dist.
  */
@@ -13,30 +13,40 @@ import { fileURLToPath } from 'node:url';
 /** Repository root. */
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
-let bundled: Promise<string> | undefined;
-let outDir: string | undefined;
+const bundled = new Map<'cli' | 'bench', Promise<string>>();
+
+/**
+ * Path of a freshly bundled entry, built on first call per test process: 'cli' is
+ * agent/src/cli/main.ts (afd-agent.cjs), 'bench' agent/src/bench/main.ts (afd-bench.cjs).
+ * The temp folder is removed when the process exits.
+ */
+export function bundleEntry(entry: 'cli' | 'bench'): Promise<string> {
+  let out = bundled.get(entry);
+  if (!out) {
+    out = (async () => {
+      const outDir = mkdtempSync(join(tmpdir(), 'afd-agent-bundle-'));
+      process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
+      const outfile = join(outDir, entry === 'cli' ? 'afd-agent.cjs' : 'afd-bench.cjs');
+      await build({
+        entryPoints: [join(repoRoot, 'agent/src', entry, 'main.ts')],
+        outfile,
+        bundle: true,
+        platform: 'node',
+        target: 'node20',
+        format: 'cjs',
+        logLevel: 'error',
+        external: ['pino-pretty', 'bufferutil', 'utf-8-validate'],
+      });
+      return outfile;
+    })();
+    bundled.set(entry, out);
+  }
+  return out;
+}
 
 /** Path of a freshly bundled afd-agent.cjs (built on first call). */
 export function agentScript(): Promise<string> {
-  bundled ??= (async () => {
-    outDir = mkdtempSync(join(tmpdir(), 'afd-agent-bundle-'));
-    const outfile = join(outDir, 'afd-agent.cjs');
-    await build({
-      entryPoints: [join(repoRoot, 'agent/src/cli/main.ts')],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'cjs',
-      logLevel: 'error',
-      external: ['pino-pretty', 'bufferutil', 'utf-8-validate'],
-    });
-    process.once('exit', () => {
-      if (outDir) rmSync(outDir, { recursive: true, force: true });
-    });
-    return outfile;
-  })();
-  return bundled;
+  return bundleEntry('cli');
 }
 
 /** The native addon the tests' role processes load (AFD_NATIVE_ADDON, else the default build). */

@@ -9,9 +9,8 @@ import { pathToFileURL } from 'node:url';
 import { IPC_INVOKE, IPC_PUSH } from '../preload/bridgeApi.js';
 import { bootConsole, type BootedConsole } from '../service/boot.js';
 import { ConsoleService } from '../service/ConsoleService.js';
-import { findAgentScript } from '../service/EmbeddedAgent.js';
 import { handleInvoke } from './ipcHandler.js';
-import { parseStartArgs } from '../start/args.js';
+import { parseStartArgs, startBootOptions } from '../start/args.js';
 
 const rendererIndex = join(__dirname, '..', 'renderer', 'index.html');
 const rendererUrl = pathToFileURL(rendererIndex).toString();
@@ -54,19 +53,7 @@ async function createWindow(): Promise<void> {
   await win.loadFile(rendererIndex);
   // The window is up; the local agent and the default launch arrive as pushes.
   try {
-    booted = await bootConsole(
-      {
-        agentScript: opts.agent ? findAgentScript(__dirname) : '',
-        agent: opts.agent,
-        launch: opts.launch,
-        topology: opts.topology,
-        backend: opts.backend,
-        modelDir: opts.modelDir,
-        apiPort: opts.apiPort,
-        say,
-      },
-      service,
-    );
+    booted = await bootConsole(startBootOptions(opts, __dirname, say), service);
   } catch (e) {
     say(`${(e as Error).message}; add an agent on the Agents screen`);
   }

@@ -1,5 +1,7 @@
 /** Command line of `npm start` (app/dist/start.cjs), shared with the Electron main process. */
 import { parseArgs } from 'node:util';
+import type { BootOptions } from '../service/boot.js';
+import { findAgentScript } from '../service/EmbeddedAgent.js';
 
 export interface StartOptions {
   /** Browser mode instead of Electron. */
@@ -82,5 +84,19 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
     modelDir: values.model ?? null,
     apiPort: int('--api-port', values['api-port'], 0),
     help: values.help ?? false,
+  };
+}
+
+/** The console boot of these options (both `npm start` modes and the Electron main process). */
+export function startBootOptions(opts: StartOptions, fromDir: string, say: (line: string) => void): BootOptions {
+  return {
+    agentScript: opts.agent ? findAgentScript(fromDir) : '',
+    agent: opts.agent,
+    launch: opts.launch,
+    topology: opts.topology,
+    backend: opts.backend,
+    modelDir: opts.modelDir,
+    apiPort: opts.apiPort,
+    say,
   };
 }

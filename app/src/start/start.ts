@@ -8,9 +8,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootConsole, type BootedConsole } from '../service/boot.js';
 import { ConsoleService } from '../service/ConsoleService.js';
-import { findAgentScript } from '../service/EmbeddedAgent.js';
 import { WebHost } from '../web/WebHost.js';
-import { parseStartArgs, START_USAGE, type StartOptions } from './args.js';
+import { parseStartArgs, START_USAGE, startBootOptions, type StartOptions } from './args.js';
 import { findElectron } from './electronBinary.js';
 
 const say = (line: string): void => void process.stdout.write(`[console] ${line}\n`);
@@ -88,19 +87,7 @@ async function runWeb(opts: StartOptions): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   try {
-    booted = await bootConsole(
-      {
-        agentScript: opts.agent ? findAgentScript(__dirname) : '',
-        agent: opts.agent,
-        launch: opts.launch,
-        topology: opts.topology,
-        backend: opts.backend,
-        modelDir: opts.modelDir,
-        apiPort: opts.apiPort,
-        say,
-      },
-      service,
-    );
+    booted = await bootConsole(startBootOptions(opts, __dirname, say), service);
   } catch (e) {
     // The console stays up (agents can still be added by hand); say what went wrong.
     say(`${(e as Error).message}\nthe console keeps running: add an agent on the Agents screen, or fix the problem and restart`);

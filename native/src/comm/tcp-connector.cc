@@ -13,6 +13,16 @@ FrameKind transferFrameKind(TransferKind kind) {
   return FrameKind::kHidden;
 }
 
+FrameHeader transferHeader(const TransferTag& tag, size_t bytes) {
+  FrameHeader h;
+  h.kind = transferFrameKind(tag.kind);
+  h.layer = tag.layer;
+  h.stage = tag.stage;
+  h.step = tag.step;
+  h.byteLength = bytes;
+  return h;
+}
+
 Deadline rendezvousDeadline(int timeoutMs) { return timeoutMs > 0 ? Deadline::afterMs(timeoutMs) : Deadline::never(); }
 
 
@@ -213,13 +223,7 @@ void TcpAttentionConnector::shutdown(const std::string& reason) {
 }
 
 void TcpAttentionConnector::send(int, const void* src, size_t bytes, const TransferTag& tag, CommStream) {
-  FrameHeader h;
-  h.kind = transferFrameKind(tag.kind);
-  h.layer = tag.layer;
-  h.stage = tag.stage;
-  h.step = tag.step;
-  h.byteLength = bytes;
-  link_->post(h, src);
+  link_->post(transferHeader(tag, bytes), src);
 }
 
 void TcpAttentionConnector::recv(int, void* dst, size_t bytes, const TransferTag& tag, CommStream) {

@@ -20,6 +20,8 @@ namespace afd::comm {
 
 // The frame kind that carries a transfer kind.
 FrameKind transferFrameKind(TransferKind kind);
+// The header of a data frame carrying `bytes` of the transfer `tag`.
+FrameHeader transferHeader(const TransferTag& tag, size_t bytes);
 // A deadline timeoutMs from now; never when timeoutMs is 0.
 Deadline rendezvousDeadline(int timeoutMs);
 

@@ -199,13 +199,7 @@ bool TcpFfnConnector::recvStep(ControlPayload* merged, StopFlag stop, std::strin
 }
 
 void TcpFfnConnector::send(int peer, const void* src, size_t bytes, const TransferTag& tag, CommStream) {
-  FrameHeader h;
-  h.kind = transferFrameKind(tag.kind);
-  h.layer = tag.layer;
-  h.stage = tag.stage;
-  h.step = tag.step;
-  h.byteLength = bytes;
-  links_[peer]->post(h, src);
+  links_[peer]->post(transferHeader(tag, bytes), src);
 }
 
 void TcpFfnConnector::recv(int peer, void* dst, size_t bytes, const TransferTag& tag, CommStream) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cpu/check.h"
+#include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 
@@ -13,12 +14,7 @@ namespace afd::cpu {
 void writeKvCache(ThreadPool& pool, const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
                   Tensor& vCache) {
   const int64_t T = k.dim(0), nKv = k.dim(1), D = k.dim(2);
-  checkShape("writeKvCache", "k", k, {-1, -1, -1});
-  checkShape("writeKvCache", "v", v, {T, nKv, D});
-  checkShape("writeKvCache", "slotMapping", slotMapping, {T});
-  checkDType("writeKvCache", "slotMapping", slotMapping, DType::I32);
-  checkShape("writeKvCache", "kCache", kCache, {-1, -1, nKv, D});
-  checkShape("writeKvCache", "vCache", vCache, {kCache.dim(0), kCache.dim(1), nKv, D});
+  checkWriteKvCache(k, v, slotMapping, kCache, vCache);
   const int64_t numSlots = kCache.dim(0) * kCache.dim(1);
   const int64_t row = nKv * D;
   const int32_t* slots = slotMapping.ptr<int32_t>();

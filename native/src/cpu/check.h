@@ -33,18 +33,4 @@ inline void checkFloat(const char* op, const char* what, const Tensor& t) {
             op << ": " << what << " is " << dtypeName(t.dtype) << ", expected f32, bf16 or f16");
 }
 
-// The shape contract of Backend::pagedAttention, checked by every backend.
-// q, out: [T, nH, D]; caches: [numBlocks, blockSize, nKv, D].
-inline void checkPagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache,
-                                const AttentionBatch& batch, const Tensor& out) {
-  checkShape("pagedAttention", "q", q, {-1, -1, -1});
-  const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2);
-  checkShape("pagedAttention", "kCache", kCache, {-1, -1, -1, D});
-  checkShape("pagedAttention", "vCache", vCache, {kCache.dim(0), kCache.dim(1), kCache.dim(2), D});
-  checkShape("pagedAttention", "out", out, {T, nH, D});
-  checkShape("pagedAttention", "tokenSeq", batch.tokenSeq, {T});
-  checkShape("pagedAttention", "positions", batch.positions, {T});
-  checkShape("pagedAttention", "blockTables", batch.blockTables, {batch.numSeqs, batch.maxBlocksPerSeq});
-}
-
 }  // namespace afd::cpu

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "cpu/check.h"
+#include "cpu/op-contracts.h"
 #include "cpu/ops.h"
 
 namespace afd::cpu {
@@ -18,9 +19,7 @@ void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out) {
 // out[s] = x[rows[s]].   x: [T, H] f32; rows: [S] i32; out: [S, H] f32.
 void gatherRows(ThreadPool& /*pool*/, const Tensor& x, const Tensor& rows, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1), S = rows.dim(0);
-  checkShape("gatherRows", "rows", rows, {-1});
-  checkDType("gatherRows", "rows", rows, DType::I32);
-  checkShape("gatherRows", "out", out, {S, H});
+  checkGatherRows(x, rows, out);
   for (int64_t s = 0; s < S; ++s) {
     const int32_t r = rows.ptr<int32_t>()[s];
     AFD_CHECK(r >= 0 && r < T, "gatherRows: row " << r << " is outside [0, " << T << ")");

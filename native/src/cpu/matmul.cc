@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cpu/check.h"
+#include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 
@@ -43,13 +44,7 @@ void matmulRows(const Tensor& x, const Tensor& w, int64_t n0, int64_t n1, float*
 // x: [T, K] f32; w: [N, K]; bias: [N] or null; out: [T, N] f32 (must not alias x).
 void matmul(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
   const int64_t T = x.dim(0), K = x.dim(1), N = w.dim(0);
-  checkShape("matmul", "x", x, {-1, -1});
-  checkDType("matmul", "x", x, DType::F32);
-  checkShape("matmul", "w", w, {-1, K});
-  checkFloat("matmul", "w", w);
-  checkShape("matmul", "out", out, {T, N});
-  checkDType("matmul", "out", out, DType::F32);
-  if (bias) checkShape("matmul", "bias", *bias, {N});
+  checkMatmul(x, w, bias, out);
   if (T == 0) return;
   // Enough rows per chunk that each chunk streams a few KB of weights.
   const int64_t grain = std::max<int64_t>(kRowTile, 4096 / std::max<int64_t>(1, K));

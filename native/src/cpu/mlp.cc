@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "cpu/check.h"
+#include "cpu/op-contracts.h"
 #include "cpu/ops.h"
 
 namespace afd::cpu {
@@ -9,12 +10,8 @@ namespace afd::cpu {
 // x: [T, H] f32; gate, up: [I, H]; down: [H, I]; out: [T, H] f32.
 void siluGatedMlp(ThreadPool& pool, const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down,
                   Tensor& out) {
-  const int64_t T = x.dim(0), H = x.dim(1), I = gate.dim(0);
-  checkShape("siluGatedMlp", "x", x, {-1, -1});
-  checkShape("siluGatedMlp", "gate", gate, {I, H});
-  checkShape("siluGatedMlp", "up", up, {I, H});
-  checkShape("siluGatedMlp", "down", down, {H, I});
-  checkShape("siluGatedMlp", "out", out, {T, H});
+  checkSiluGatedMlp(x, gate, up, down, out);
+  const int64_t T = x.dim(0), I = gate.dim(0);
   std::vector<float> g(static_cast<size_t>(T * I)), u(static_cast<size_t>(T * I));
   Tensor gt(g.data(), DType::F32, {T, I}), ut(u.data(), DType::F32, {T, I});
   matmul(pool, x, gate, nullptr, gt);

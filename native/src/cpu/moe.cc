@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cpu/check.h"
+#include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 
@@ -15,11 +16,7 @@ void moeExperts(ThreadPool& pool, const Tensor& x, const Tensor& expertIds, cons
                 const std::vector<ExpertWeights>& experts, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
   const int64_t E = static_cast<int64_t>(experts.size());
-  checkShape("moeExperts", "x", x, {-1, -1});
-  checkShape("moeExperts", "expertIds", expertIds, {T, -1});
-  checkDType("moeExperts", "expertIds", expertIds, DType::I32);
-  checkShape("moeExperts", "expertWeights", expertWeights, {T, K});
-  checkShape("moeExperts", "out", out, {T, H});
+  checkMoeExperts(x, expertIds, expertWeights, out);
   // rows[e]: (token, weight) pairs routed to expert e.
   std::vector<std::vector<std::pair<int64_t, float>>> rows(E);
   for (int64_t t = 0; t < T; ++t) {

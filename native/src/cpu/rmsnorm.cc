@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cpu/check.h"
+#include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 
@@ -28,10 +29,7 @@ std::vector<float> weightF32(const Tensor& w) {
 // x, out: [T, H] f32; weight: [H].
 void rmsNorm(ThreadPool& pool, const Tensor& x, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1);
-  checkShape("rmsNorm", "x", x, {-1, -1});
-  checkShape("rmsNorm", "weight", weight, {H});
-  checkFloat("rmsNorm", "weight", weight);
-  checkShape("rmsNorm", "out", out, {T, H});
+  checkRmsNorm(x, weight, out);
   const std::vector<float> w = weightF32(weight);
   pool.parallelFor(T, 4, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) normRow(x.ptr<float>() + t * H, w.data(), eps, H, out.ptr<float>() + t * H);
@@ -41,11 +39,7 @@ void rmsNorm(ThreadPool& pool, const Tensor& x, const Tensor& weight, float eps,
 // residual += delta; out = rmsNorm(residual).   delta, residual, out: [T, H] f32.
 void addRmsNorm(ThreadPool& pool, const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = residual.dim(0), H = residual.dim(1);
-  checkShape("addRmsNorm", "residual", residual, {-1, -1});
-  checkShape("addRmsNorm", "delta", delta, {T, H});
-  checkShape("addRmsNorm", "weight", weight, {H});
-  checkFloat("addRmsNorm", "weight", weight);
-  checkShape("addRmsNorm", "out", out, {T, H});
+  checkAddRmsNorm(delta, residual, weight, out);
   const std::vector<float> w = weightF32(weight);
   pool.parallelFor(T, 4, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {

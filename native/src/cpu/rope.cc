@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cpu/check.h"
+#include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 
@@ -32,15 +33,10 @@ void rotateHead(float* x, const float* cosv, const float* sinv, int64_t D) {
 void qkNormRope(ThreadPool& pool, Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm,
                 const Tensor* kNorm, float eps, const RopeParams& rope) {
   const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2), nKv = k.dim(1);
-  checkShape("qkNormRope", "q", q, {-1, -1, -1});
-  checkShape("qkNormRope", "k", k, {T, -1, D});
-  checkShape("qkNormRope", "positions", positions, {T});
-  checkDType("qkNormRope", "positions", positions, DType::I32);
-  checkShape("qkNormRope", "rope.invFreq", rope.invFreq, {D / 2});
-  AFD_CHECK(D % 2 == 0, "qkNormRope: head dim " << D << " must be even");
+  checkQkNormRope(q, k, positions, qNorm, kNorm, rope);
   std::vector<float> qw(D), kw(D);
-  if (qNorm) { checkShape("qkNormRope", "qNorm", *qNorm, {D}); convertElems(qNorm->data, qNorm->dtype, 0, D, qw.data()); }
-  if (kNorm) { checkShape("qkNormRope", "kNorm", *kNorm, {D}); convertElems(kNorm->data, kNorm->dtype, 0, D, kw.data()); }
+  if (qNorm) convertElems(qNorm->data, qNorm->dtype, 0, D, qw.data());
+  if (kNorm) convertElems(kNorm->data, kNorm->dtype, 0, D, kw.data());
   const float* invFreq = rope.invFreq.ptr<float>();
   pool.parallelFor(T, 1, [&](int64_t b, int64_t e) {
     std::vector<float> cosv(D / 2), sinv(D / 2);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cpu/check.h"
+#include "cpu/op-contracts.h"
 #include "cpu/ops.h"
 
 namespace afd::cpu {
@@ -13,11 +14,7 @@ namespace afd::cpu {
 void routerTopK(ThreadPool& pool, const Tensor& logits, int k, bool normTopk, Tensor& expertIds,
                 Tensor& expertWeights) {
   const int64_t T = logits.dim(0), E = logits.dim(1);
-  checkShape("routerTopK", "logits", logits, {-1, -1});
-  AFD_CHECK(k >= 1 && k <= E, "routerTopK: k = " << k << " must be in [1, " << E << "]");
-  checkShape("routerTopK", "expertIds", expertIds, {T, k});
-  checkDType("routerTopK", "expertIds", expertIds, DType::I32);
-  checkShape("routerTopK", "expertWeights", expertWeights, {T, k});
+  checkRouterTopK(logits, k, expertIds, expertWeights);
   pool.parallelFor(T, 16, [&](int64_t b, int64_t e) {
     std::vector<double> p(E);
     std::vector<int32_t> order(E);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cpu/check.h"
+#include "cpu/op-contracts.h"
 #include "cuda/attention.cuh"
 #include "cuda/cublas-api.h"
 #include "cuda/cuda-check.h"
@@ -170,32 +171,21 @@ void* CudaBackend::scratch(size_t bytes) {
 
 void CudaBackend::embedding(const Tensor& ids, const Tensor& table, Tensor& out) {
   const int64_t T = ids.dim(0), H = table.dim(1);
-  checkShape("embedding", "ids", ids, {-1});
-  checkDType("embedding", "ids", ids, DType::I32);
-  checkShape("embedding", "table", table, {-1, -1});
-  checkFloat("embedding", "table", table);
-  checkShape("embedding", "out", out, {T, H});
+  cpu::checkEmbedding(ids, table, out);
   embeddingLookup(ids.ptr<int32_t>(), table.data, code(table.dtype), out.ptr<float>(), static_cast<int>(T),
                   static_cast<int>(H), static_cast<int>(table.dim(0)), stream_);
 }
 
 void CudaBackend::rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1);
-  checkShape("rmsNorm", "x", x, {-1, -1});
-  checkShape("rmsNorm", "weight", weight, {H});
-  checkFloat("rmsNorm", "weight", weight);
-  checkShape("rmsNorm", "out", out, {T, H});
+  cpu::checkRmsNorm(x, weight, out);
   cuda::addRmsNorm(x.ptr<float>(), nullptr, weight.data, code(weight.dtype), out.data, false, static_cast<int>(T),
                    static_cast<int>(H), eps, stream_);
 }
 
 void CudaBackend::addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = residual.dim(0), H = residual.dim(1);
-  checkShape("addRmsNorm", "residual", residual, {-1, -1});
-  checkShape("addRmsNorm", "delta", delta, {T, H});
-  checkShape("addRmsNorm", "weight", weight, {H});
-  checkFloat("addRmsNorm", "weight", weight);
-  checkShape("addRmsNorm", "out", out, {T, H});
+  cpu::checkAddRmsNorm(delta, residual, weight, out);
   cuda::addRmsNorm(residual.ptr<float>(), delta.ptr<float>(), weight.data, code(weight.dtype), out.data, false,
                    static_cast<int>(T), static_cast<int>(H), eps, stream_);
 }
@@ -203,13 +193,7 @@ void CudaBackend::addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor
 void CudaBackend::qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm,
                              float eps, const RopeParams& rope) {
   const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2), nKv = k.dim(1);
-  checkShape("qkNormRope", "q", q, {-1, -1, -1});
-  checkShape("qkNormRope", "k", k, {T, -1, D});
-  checkShape("qkNormRope", "positions", positions, {T});
-  checkDType("qkNormRope", "positions", positions, DType::I32);
-  checkShape("qkNormRope", "rope.invFreq", rope.invFreq, {D / 2});
-  if (qNorm) checkShape("qkNormRope", "qNorm", *qNorm, {D});
-  if (kNorm) checkShape("qkNormRope", "kNorm", *kNorm, {D});
+  cpu::checkQkNormRope(q, k, positions, qNorm, kNorm, rope);
   AFD_CHECK(!qNorm || !kNorm || qNorm->dtype == kNorm->dtype, "qkNormRope: q and k norms must share a dtype");
   QkNormRopeArgs a;
   a.qIn = q.ptr<float>();
@@ -235,12 +219,7 @@ void CudaBackend::qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, cons
 void CudaBackend::writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
                                Tensor& vCache) {
   const int64_t T = k.dim(0), nKv = k.dim(1), D = k.dim(2);
-  checkShape("writeKvCache", "k", k, {-1, -1, -1});
-  checkShape("writeKvCache", "v", v, {T, nKv, D});
-  checkShape("writeKvCache", "slotMapping", slotMapping, {T});
-  checkDType("writeKvCache", "slotMapping", slotMapping, DType::I32);
-  checkShape("writeKvCache", "kCache", kCache, {-1, -1, nKv, D});
-  checkShape("writeKvCache", "vCache", vCache, {kCache.dim(0), kCache.dim(1), nKv, D});
+  cpu::checkWriteKvCache(k, v, slotMapping, kCache, vCache);
   checkFloat("writeKvCache", "kCache", kCache);
   AFD_CHECK(kCache.dtype == vCache.dtype, "writeKvCache: k and v caches must share a dtype");
   cuda::writeKvCache(k.ptr<float>(), v.ptr<float>(), slotMapping.ptr<int32_t>(), kCache.data, vCache.data,
@@ -290,13 +269,7 @@ void CudaBackend::pagedAttention(const Tensor& q, const Tensor& kCache, const Te
 
 void CudaBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
   const int64_t T = x.dim(0), K = x.dim(1), N = w.dim(0);
-  checkShape("matmul", "x", x, {-1, -1});
-  checkDType("matmul", "x", x, DType::F32);
-  checkShape("matmul", "w", w, {-1, K});
-  checkFloat("matmul", "w", w);
-  checkShape("matmul", "out", out, {T, N});
-  checkDType("matmul", "out", out, DType::F32);
-  if (bias) checkShape("matmul", "bias", *bias, {N});
+  cpu::checkMatmul(x, w, bias, out);
   if (T == 0) return;
   LinearArgs a;
   a.x = x.data;
@@ -327,11 +300,7 @@ void CudaBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, T
 
 void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1), I = gate.dim(0);
-  checkShape("siluGatedMlp", "x", x, {-1, -1});
-  checkShape("siluGatedMlp", "gate", gate, {I, H});
-  checkShape("siluGatedMlp", "up", up, {I, H});
-  checkShape("siluGatedMlp", "down", down, {H, I});
-  checkShape("siluGatedMlp", "out", out, {T, H});
+  cpu::checkSiluGatedMlp(x, gate, up, down, out);
   AFD_CHECK(gate.dtype == up.dtype && gate.dtype == down.dtype, "siluGatedMlp: gate, up and down must share a dtype");
   if (T == 0) return;
   void* act = scratch(static_cast<size_t>(T * I) * 4);  // f32: the engine path keeps f32 activations
@@ -364,11 +333,7 @@ void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor
 
 void CudaBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) {
   const int64_t T = logits.dim(0), E = logits.dim(1);
-  checkShape("routerTopK", "logits", logits, {-1, -1});
-  AFD_CHECK(k >= 1 && k <= E, "routerTopK: k = " << k << " must be in [1, " << E << "]");
-  checkShape("routerTopK", "expertIds", expertIds, {T, k});
-  checkDType("routerTopK", "expertIds", expertIds, DType::I32);
-  checkShape("routerTopK", "expertWeights", expertWeights, {T, k});
+  cpu::checkRouterTopK(logits, k, expertIds, expertWeights);
   moeTopK(logits.ptr<float>(), static_cast<int>(T), static_cast<int>(E), k, normTopk, expertIds.ptr<int32_t>(),
           expertWeights.ptr<float>(), stream_);
 }
@@ -431,11 +396,7 @@ void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Ten
                              const std::vector<ExpertWeights>& experts, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
   const int E = static_cast<int>(experts.size());
-  checkShape("moeExperts", "x", x, {-1, -1});
-  checkShape("moeExperts", "expertIds", expertIds, {T, -1});
-  checkDType("moeExperts", "expertIds", expertIds, DType::I32);
-  checkShape("moeExperts", "expertWeights", expertWeights, {T, K});
-  checkShape("moeExperts", "out", out, {T, H});
+  cpu::checkMoeExperts(x, expertIds, expertWeights, out);
   if (T == 0) return;
   const ExpertWeights* any = nullptr;
   for (const ExpertWeights& ew : experts)
@@ -486,10 +447,7 @@ void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
 }
 
 void CudaBackend::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) {
-  checkShape("gatherRows", "x", x, {-1, -1});
-  checkShape("gatherRows", "rows", rows, {-1});
-  checkDType("gatherRows", "rows", rows, DType::I32);
-  checkShape("gatherRows", "out", out, {rows.dim(0), x.dim(1)});
+  cpu::checkGatherRows(x, rows, out);
   gatherRowsF32(x.ptr<float>(), rows.ptr<int32_t>(), out.ptr<float>(), static_cast<int>(rows.dim(0)),
                 static_cast<int>(x.dim(1)), stream_);
 }

@@ -10,6 +10,7 @@
 #include "cuda/bench-stats.h"
 #include "cuda/cuda-check.h"
 #include "cuda/moe-decoder.h"
+#include "cuda/moe-decoder-inputs.h"
 
 namespace afd::cuda {
 namespace {
@@ -84,26 +85,9 @@ DecodeBenchResult runDecodeBench(const ModelConfig& config, const DecodeBenchOpt
   for (int batch : options.batches) {
     // Sequence s owns blocks [s * blocksPerSeq, (s + 1) * blocksPerSeq); it decodes the
     // token at position `context` (positions 0..context-1 hold random KV).
-    std::vector<int32_t> ids(batch), positions(batch, options.context), slots(batch), tables(batch * blocksPerSeq);
-    std::vector<int32_t> topK(batch, 0);
-    std::vector<float> temperature(batch, 0.0f), topP(batch, 1.0f);
-    std::vector<uint32_t> seeds(batch);
-    for (int s = 0; s < batch; ++s) {
-      ids[s] = static_cast<int32_t>((1000003ull * (s + 1)) % config.vocabSize);
-      for (int j = 0; j < blocksPerSeq; ++j) tables[s * blocksPerSeq + j] = s * blocksPerSeq + j;
-      slots[s] = tables[s * blocksPerSeq + options.context / 16] * 16 + options.context % 16;
-      seeds[s] = static_cast<uint32_t>(s);
-    }
-    DecodeInput in;
-    in.rows = batch;
-    in.tokenIds = ids.data();
-    in.positions = positions.data();
-    in.slotMapping = slots.data();
-    in.blockTables = tables.data();
-    in.temperature = temperature.data();
-    in.topK = topK.data();
-    in.topP = topP.data();
-    in.seeds = seeds.data();
+    SyntheticDecodeBatch batchInputs(batch, blocksPerSeq, dopt.blockSize, config.vocabSize);
+    batchInputs.at(options.context);
+    const DecodeInput& in = batchInputs.view;
     std::vector<int32_t> eagerTokens;
     for (bool graph : {false, true}) {
       const int padded = graph ? decoder.paddedBatch(batch) : batch;

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "core/sampling-rng.h"
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
 #include "cuda/launch.cuh"
@@ -11,16 +12,6 @@ namespace {
 
 constexpr int kThreads = 1024;
 
-// Bit-identical device copy of afd::samplingUniform (core/sampling-rng.h); a test
-// compares the two.
-__device__ __forceinline__ float deviceSamplingUniform(uint32_t seed, int32_t position) {
-  uint64_t z = (static_cast<uint64_t>(seed) << 32) | static_cast<uint32_t>(position);
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-}
 
 __device__ __forceinline__ uint32_t orderedKey(float x) {
   const uint32_t u = __float_as_uint(x);
@@ -196,7 +187,7 @@ __global__ void __launch_bounds__(kThreads) sampleKernel(SamplingArgs a) {
   const float before = blockExclusiveScan(own, floatScratch);
   const float total = blockSum(own, floatScratch);
   if (ownLast >= 0) atomicMax(&lastKept, ownLast);
-  const float target = deviceSamplingUniform(a.seed[row], a.position[row]) * total;
+  const float target = afd::samplingUniform(a.seed[row], a.position[row]) * total;
   if (own > 0.0f && before <= target && target < before + own) {
     float running = before;
     for (int i = begin; i < end; ++i) {
@@ -230,7 +221,7 @@ namespace {
 __global__ void uniformsKernel(const uint32_t* seeds, const int32_t* positions, float* out, int n) {
   pdlWait();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = deviceSamplingUniform(seeds[i], positions[i]);
+  if (i < n) out[i] = afd::samplingUniform(seeds[i], positions[i]);
 }
 }  // namespace
 

@@ -3,31 +3,19 @@
  * foreground (see launch/headless.ts).
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { AFD_CONNECTORS, type AfdConnector } from '@afd/shared';
+import { AFD_CONNECTORS } from '@afd/shared';
 import { existsSync } from 'node:fs';
-import { runHeadlessLaunch } from '../../launch/headless.js';
+import { runHeadlessLaunch, type HeadlessOptions } from '../../launch/headless.js';
 import { frontRouterFactory } from '../../launch/router.js';
 import { ensureDefaultModel } from '../../role/defaultModel.js';
 import { defaultTokenFile, loadOrCreateToken } from '../../daemon/tokenFile.js';
 import { parseIntOption } from './cliOptions.js';
 
-interface LaunchCliOptions {
-  topology: string;
-  model?: string;
-  apiPort: number;
-  apiHost: string;
-  backend?: 'cpu' | 'cuda';
-  gpus?: number[];
-  threads?: number;
-  dbo: boolean;
-  gateOnAttention: boolean;
-  connector?: AfdConnector;
-  afdPort?: number;
+/** The CLI's flags: the headless options with --hosts optional and the token as a file. */
+type LaunchCliOptions = Omit<HeadlessOptions, 'hosts' | 'token' | 'startRouter' | 'prepareDefaultModel'> & {
   hosts?: string[];
-  advertiseHost?: string;
   tokenFile?: string;
-  stopGraceMs: number;
-}
+};
 
 function oneOf<T extends string>(flag: string, values: readonly T[]): (v: string) => T {
   return (v) => {

@@ -3,35 +3,21 @@
  * read their RoleEvent lines, and always kill what was started.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
 import { parseRoleEventLine, type RoleEvent } from '@afd/shared';
+import { bundleEntry, testAddonPath } from '../../testing/agentBundle.js';
 
-const repoRoot = resolve(new URL('.', import.meta.url).pathname, '../../../..');
 
 /** The native addon the processes load, or null when it is not built. */
 export function addonPath(): string | null {
-  const p = process.env['AFD_NATIVE_ADDON'] ?? join(repoRoot, 'native', 'build', 'Release', 'afd_native.node');
+  const p = testAddonPath();
   return existsSync(p) ? p : null;
 }
 
 /** Bundles an entry (agent/src/cli/main.ts or agent/src/bench/main.ts) into a temp .cjs. */
-export async function bundle(entry: 'cli' | 'bench'): Promise<string> {
-  const out = join(mkdtempSync(join(tmpdir(), 'afd-bundle-')), entry === 'cli' ? 'afd-agent.cjs' : 'afd-bench.cjs');
-  await build({
-    entryPoints: [join(repoRoot, 'agent', 'src', entry === 'cli' ? 'cli' : 'bench', 'main.ts')],
-    outfile: out,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    logLevel: 'error',
-    external: ['pino-pretty', 'bufferutil', 'utf-8-validate'],
-  });
-  return out;
+export function bundle(entry: 'cli' | 'bench'): Promise<string> {
+  return bundleEntry(entry);
 }
 
 /** A TCP port that was free a moment ago (and the next `count - 1`). */
