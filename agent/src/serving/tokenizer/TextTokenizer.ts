@@ -44,7 +44,11 @@ export class TextTokenizer {
         throw new Error(`${path} is not valid JSON (${(err as Error).message})`);
       }
     };
-    const [json, config] = await Promise.all([read('tokenizer.json'), read('tokenizer_config.json')]);
+    // Settle both reads so the error is deterministic and names every missing file.
+    const results = await Promise.allSettled([read('tokenizer.json'), read('tokenizer_config.json')]);
+    const failures = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
+    if (failures.length > 0) throw new Error(failures.join('; '));
+    const [json, config] = results.map((r) => (r as PromiseFulfilledResult<unknown>).value);
     return TextTokenizer.fromJson(json as object, config as TokenizerConfigJson);
   }
 
