@@ -15,20 +15,9 @@ set -uo pipefail
 OUT=${OUT:-/tmp/afd-gpu-out}
 mkdir -p "$OUT"
 PHASES=${AFD_PHASES:-check,split,roles,bench}
-# NVLink multicast stays off everywhere (it can take a shared host's GPUs down).
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-NODE=/tmp/afd-node
-[ -x "$NODE" ] || { xz -dc .node-runtime/node.xz > "$NODE" 2>/dev/null ||
-  python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],"wb"))' .node-runtime/node.xz "$NODE"; }
-chmod +x "$NODE"
+source tools/gpu/device-env.sh
 RELEASE=$PWD/native/${AFD_GPU_BUILD:-build-afd-gpu}/Release
 export AFD_NATIVE_ADDON=$RELEASE/afd_native.node
-# NCCL: the system library, else the one of the image's Python wheel.
-if ! ldconfig -p | grep -q 'libnccl.so.2'; then
-  WHEEL=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
-  if [ -n "$WHEEL" ]; then export LD_LIBRARY_PATH=$WHEEL:$LD_LIBRARY_PATH; fi
-fi
 {
   nvidia-smi --query-gpu=index,name,memory.total,clocks.sm --format=csv || true
   nvidia-smi topo -m || true

@@ -7,8 +7,7 @@
 # agent/dist (afd-bench.cjs), tools/gpu/dist (gpu-tests.cjs), or AFD_BENCH_BUNDLE / AFD_TESTS_BUNDLE.
 # Stages (AFD_STAGES): tests, bench, expert (afd-bench expert-gemm), tcattn (attention families), nopdl, profile.
 set -u
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+source tools/gpu/device-env.sh
 export AFD_NATIVE_ADDON=$PWD/native/${AFD_ADDON_BUILD:-build-cuda}/Release/afd_native.node
 # Bundles: default the workspace dist folders; afd-prepare.sh also puts them beside the addon.
 BENCH=${AFD_BENCH_BUNDLE:-agent/dist/afd-bench.cjs}
@@ -16,10 +15,6 @@ TESTS=${AFD_TESTS_BUNDLE:-tools/gpu/dist/gpu-tests.cjs}
 OUT=${OUT:-/tmp/afd-out}
 mkdir -p "$OUT"
 STAGES=${AFD_STAGES:-tests,bench,profile}
-NODE=/tmp/node
-xz -dc .node-runtime/node.xz > $NODE 2>/dev/null ||
-  python3 -c 'import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],"wb"))' .node-runtime/node.xz $NODE
-chmod +x $NODE
 { nvidia-smi; nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem,power.draw --format=csv; $NODE --version; } > "$OUT/machine.txt" 2>&1
 $NODE -e 'const a=require(process.env.AFD_NATIVE_ADDON); console.log(JSON.stringify(a.probe(), null, 1))' > "$OUT/probe.json" 2>&1
 

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchSpecSchema, type AgentEvent, type LaunchSpecInput, type TopologyState } from '@afd/shared';
-import { AgentClient } from './AgentClient.js';
-import { isAlive, pidsMentioning, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
+import type { AgentClient } from './AgentClient.js';
+import { connectRecording, isAlive, pidsMentioning, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
 
 let agent: StartedAgent;
 let client: AgentClient;
@@ -17,11 +17,7 @@ let stopFailuresFrom: number | undefined;
 
 beforeAll(async () => {
   agent = await startAgent();
-  client = await AgentClient.connect(agent.url, agent.token);
-  client.onEvent((e) => {
-    events.push(e);
-    if (e.type === 'rank.started') pids.add(e.pid);
-  });
+  client = await connectRecording(agent, events, pids);
   await client.request('logs.subscribe', {});
   await client.request('metrics.subscribe', { intervalMs: 100 });
 });

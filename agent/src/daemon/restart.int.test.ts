@@ -10,9 +10,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchSpecSchema, type AgentEvent, type TopologyState } from '@afd/shared';
-import { AgentClient } from './AgentClient.js';
+import type { AgentClient } from './AgentClient.js';
 import { freePortBlock } from '../launch/ports.js';
-import { isAlive, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
+import { connectRecording, isAlive, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
 import { testAddonPath } from '../testing/agentBundle.js';
 
 let agent: StartedAgent;
@@ -23,11 +23,7 @@ const strays: ChildProcess[] = [];
 
 beforeAll(async () => {
   agent = await startAgent();
-  client = await AgentClient.connect(agent.url, agent.token);
-  client.onEvent((e) => {
-    events.push(e);
-    if (e.type === 'rank.started') pids.add(e.pid);
-  });
+  client = await connectRecording(agent, events, pids);
 });
 
 afterAll(async () => {

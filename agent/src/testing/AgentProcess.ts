@@ -8,6 +8,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { AgentEvent } from '@afd/shared';
+import { AgentClient } from '../daemon/AgentClient.js';
 import { agentScript, testAddonPath } from './agentBundle.js';
 
 export interface StartedAgent {
@@ -119,4 +121,14 @@ export function pidsMentioning(needle: string): number[] {
     }
   }
   return out;
+}
+
+/** A client of `agent` that appends every event it receives to `events` and each started rank's pid to `pids`. */
+export async function connectRecording(agent: StartedAgent, events: AgentEvent[], pids: Set<number>): Promise<AgentClient> {
+  const client = await AgentClient.connect(agent.url, agent.token);
+  client.onEvent((e) => {
+    events.push(e);
+    if (e.type === 'rank.started') pids.add(e.pid);
+  });
+  return client;
 }

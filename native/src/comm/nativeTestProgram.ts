@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 const nativeRoot = new URL('../..', import.meta.url).pathname;
 const srcRoot = join(nativeRoot, 'src');
@@ -39,7 +39,8 @@ export function runNativeTestProgram(main: string, sourceDirs: string[], env: Re
       .filter((f) => f.endsWith('.cc'))
       .map((f) => join(srcRoot, d, f)),
   );
-  const newest = Math.max(...[...sourceDirs, 'core'].map((d) => newestMtimeMs(join(srcRoot, d))));
+  // The program's module (the folder above its test/ folder) holds the headers it tests.
+  const newest = Math.max(...[...sourceDirs, 'core', dirname(dirname(main))].map((d) => newestMtimeMs(join(srcRoot, d))));
   const stale = !existsSync(binary) || statSync(binary).mtimeMs < newest;
   if (stale) {
     execFileSync('g++', ['-std=c++17', '-O0', '-g', '-fsanitize=address,undefined', '-Wall', '-Wextra', '-Werror', `-I${srcRoot}`, join(srcRoot, main), ...sources, '-o', binary, '-lpthread'], {

@@ -106,7 +106,7 @@ void CudaBackend::beginCapture() {
 std::unique_ptr<CapturedGraph> CudaBackend::endCapture() {
   AFD_CHECK(capturing_, "CUDA graph capture: endCapture without beginCapture");
   capturing_ = false;
-  return endStreamCapture(stream_);
+  return endStreamCapture(stream_, "the decode step", "set cudaGraph.policy \"off\" to run eagerly");
 }
 
 void CudaBackend::abortCapture() noexcept {
@@ -316,19 +316,7 @@ void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor
   a.out = act;
   a.ldOut = static_cast<int>(I);
   a.epilogue = Epilogue::SiluMulF32;
-  linear(a, 1, nullptr, stream_);
-  LinearArgs d;
-  d.x = act;
-  d.xIsF32 = true;
-  d.w = down.data;
-  d.wDtype = code(down.dtype);
-  d.rows = static_cast<int>(T);
-  d.n = static_cast<int>(H);
-  d.k = static_cast<int>(I);
-  d.out = out.data;
-  d.ldOut = static_cast<int>(H);
-  d.epilogue = Epilogue::StoreF32;
-  linear(d, 1, nullptr, stream_);
+  gatedMlp(a, DownWeights{down.data, nullptr, code(down.dtype)}, out.data, 1, nullptr, stream_);
 }
 
 void CudaBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) {
@@ -376,20 +364,7 @@ void CudaBackend::runExpertGemms(const Tensor& x, const MoePermutation& perm, co
   a.out = act;
   a.ldOut = I;
   a.epilogue = Epilogue::SiluMulF32;
-  linear(a, slots, nullptr, stream_);
-  LinearArgs d = a;
-  d.x = act;
-  d.xIsF32 = true;
-  d.xRowIndex = nullptr;
-  d.wTable = tables + 2 * E;
-  d.wUpTable = nullptr;
-  d.wDtype = downDtype;
-  d.n = H;
-  d.k = I;
-  d.out = expertOut;
-  d.ldOut = H;
-  d.epilogue = Epilogue::StoreF32;
-  linear(d, slots, nullptr, stream_);
+  gatedMlp(a, DownWeights{nullptr, tables + 2 * E, downDtype}, expertOut, slots, nullptr, stream_);
 }
 
 void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,

@@ -1,6 +1,7 @@
 #include "cuda/cuda-binding.h"
 
 #include "binding/js-convert.h"
+#include "binding/js-options.h"
 #include "cuda/conformance.h"
 #include "cuda/decode-bench.h"
 #include "cuda/decoder-check.h"
@@ -9,28 +10,12 @@
 namespace afd::cuda {
 namespace {
 
-template <typename Fn>
-Napi::Value guarded(const Napi::CallbackInfo& info, Fn&& fn) {
-  try {
-    return fn();
-  } catch (const std::exception& e) {
-    Napi::Error::New(info.Env(), e.what()).ThrowAsJavaScriptException();
-    return info.Env().Undefined();
-  }
-}
-
-double optNumber(const Napi::Object& o, const char* name, double fallback) {
-  if (!o.Has(name) || o.Get(name).IsUndefined()) return fallback;
-  const Napi::Value v = o.Get(name);
-  if (!v.IsNumber()) throw std::invalid_argument(std::string("option ") + name + " must be a number");
-  return v.As<Napi::Number>().DoubleValue();
-}
+using binding::guarded;
 
 Napi::Value Conformance(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
-    Napi::Object o = info.Length() > 0 && info[0].IsObject() ? info[0].As<Napi::Object>() : Napi::Object::New(info.Env());
-    const auto cases = runConformance(static_cast<int>(optNumber(o, "device", 0)),
-                                      static_cast<uint64_t>(optNumber(o, "seed", 1)));
+    const binding::JsOptions o(binding::optionsArg(info, 0), "cudaConformance");
+    const auto cases = runConformance(o.integer("device", 0), static_cast<uint64_t>(o.number("seed", 1)));
     Napi::Array out = Napi::Array::New(info.Env(), cases.size());
     for (size_t i = 0; i < cases.size(); ++i) {
       const ConformanceCase& c = cases[i];
@@ -54,19 +39,15 @@ Napi::Value DecodeBench(const Napi::CallbackInfo& info) {
     if (info.Length() < 1 || !info[0].IsObject()) throw std::invalid_argument("cudaDecodeBench(spec, options): spec must be a ModelLoadSpec");
     const ModelLoadSpec spec = binding::toModelLoadSpec(info[0].As<Napi::Object>());
     validateModelConfig(spec.config);
-    Napi::Object o = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(info.Env());
+    const binding::JsOptions o(binding::optionsArg(info, 1), "cudaDecodeBench");
     DecodeBenchOptions opt;
-    if (o.Has("batches") && o.Get("batches").IsArray()) {
-      Napi::Array a = o.Get("batches").As<Napi::Array>();
-      opt.batches.clear();
-      for (uint32_t i = 0; i < a.Length(); ++i) opt.batches.push_back(a.Get(i).As<Napi::Number>().Int32Value());
-    }
-    opt.context = static_cast<int>(optNumber(o, "context", opt.context));
-    opt.warmupSteps = static_cast<int>(optNumber(o, "warmupSteps", opt.warmupSteps));
-    opt.timedSteps = static_cast<int>(optNumber(o, "timedSteps", opt.timedSteps));
-    opt.seed = static_cast<uint64_t>(optNumber(o, "seed", static_cast<double>(opt.seed)));
-    opt.deviceIndex = static_cast<int>(optNumber(o, "device", opt.deviceIndex));
-    opt.kvMemoryFraction = optNumber(o, "kvMemoryFraction", opt.kvMemoryFraction);
+    opt.batches = o.integers("batches", opt.batches);
+    opt.context = o.integer("context", opt.context);
+    opt.warmupSteps = o.integer("warmupSteps", opt.warmupSteps);
+    opt.timedSteps = o.integer("timedSteps", opt.timedSteps);
+    opt.seed = static_cast<uint64_t>(o.number("seed", static_cast<double>(opt.seed)));
+    opt.deviceIndex = o.integer("device", opt.deviceIndex);
+    opt.kvMemoryFraction = o.number("kvMemoryFraction", opt.kvMemoryFraction);
     const DecodeBenchResult r = runDecodeBench(spec.config, opt);
     Napi::Env env = info.Env();
     Napi::Object out = Napi::Object::New(env);
@@ -112,14 +93,12 @@ Napi::Value DecoderGenerate(const Napi::CallbackInfo& info) {
     }
     const ModelLoadSpec spec = binding::toModelLoadSpec(info[0].As<Napi::Object>());
     validateModelConfig(spec.config);
-    Napi::Object o = info[1].As<Napi::Object>();
-    if (!o.Get("promptIds").IsArray()) throw std::invalid_argument("cudaDecoderGenerate: promptIds must be an array");
-    Napi::Array ids = o.Get("promptIds").As<Napi::Array>();
-    std::vector<int32_t> prompt;
-    for (uint32_t i = 0; i < ids.Length(); ++i) prompt.push_back(ids.Get(i).As<Napi::Number>().Int32Value());
-    const bool graphs = !o.Has("graphs") || o.Get("graphs").ToBoolean().Value();
-    const DecoderRun run = runDecoderGreedy(spec, prompt, static_cast<int>(optNumber(o, "maxNewTokens", 4)), graphs,
-                                            static_cast<int>(optNumber(o, "device", 0)));
+    const binding::JsOptions o(info[1].As<Napi::Object>(), "cudaDecoderGenerate");
+    const std::vector<int> ids = o.integers("promptIds", {});
+    if (ids.empty()) throw std::invalid_argument("cudaDecoderGenerate: promptIds must be a non-empty array of token ids");
+    const std::vector<int32_t> prompt(ids.begin(), ids.end());
+    const DecoderRun run = runDecoderGreedy(spec, prompt, o.integer("maxNewTokens", 4), o.boolean("graphs", true),
+                                            o.integer("device", 0));
     Napi::Env env = info.Env();
     Napi::Object out = Napi::Object::New(env);
     Napi::Array tokens = Napi::Array::New(env, run.tokens.size());

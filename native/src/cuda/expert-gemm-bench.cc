@@ -19,6 +19,7 @@
 #include "cuda/gemm.cuh"
 #include "cuda/moe.cuh"
 #include "cuda/random-fill.cuh"
+#include "cuda/step-graph.h"
 
 namespace afd::cuda {
 namespace {
@@ -144,32 +145,14 @@ ExpertGemmAgreement agreement(const std::vector<float>& ours, const std::vector<
 // fails (e.g. a library call that cannot be captured) ends the capture and becomes `error`.
 ExpertGemmTiming timeGraphs(Timer& timer, cudaStream_t stream, int layers, const std::function<void(int)>& enqueue,
                             double bytes, double floorMs) {
-  std::vector<cudaGraphExec_t> graphs;
+  std::vector<std::unique_ptr<StepGraph>> graphs;
   ExpertGemmTiming t;
   try {
-    for (int l = 0; l < layers; ++l) {
-      cudaGraph_t graph = nullptr;
-      AFD_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-      try {
-        enqueue(l);
-      } catch (...) {
-        cudaStreamEndCapture(stream, &graph);
-        if (graph != nullptr) cudaGraphDestroy(graph);
-        cudaGetLastError();
-        throw;
-      }
-      AFD_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-      cudaGraphExec_t exec = nullptr;
-      const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
-      cudaGraphDestroy(graph);
-      AFD_CUDA_CHECK(status);
-      graphs.push_back(exec);
-    }
-    t = timer.time([&](int l) { AFD_CUDA_CHECK(cudaGraphLaunch(graphs[l], stream)); }, bytes, floorMs);
+    for (int l = 0; l < layers; ++l) graphs.push_back(captureStreamGraph(stream, "one layer's expert GEMMs", [&] { enqueue(l); }));
+    t = timer.time([&](int l) { graphs[l]->replay(); }, bytes, floorMs);
   } catch (const std::exception& e) {
     t.error = std::string("graph capture: ") + e.what();
   }
-  for (cudaGraphExec_t g : graphs) cudaGraphExecDestroy(g);
   return t;
 }
 
@@ -280,18 +263,7 @@ ExpertGemmBenchResult runExpertGemmBench(const ExpertGemmBenchOptions& o) {
       gu.out = actOurs.data();
       gu.ldOut = I;
       gu.epilogue = Epilogue::SiluMulBf16;
-      linear(gu, slots, nullptr, stream);
-      LinearArgs dn = gu;
-      dn.x = actOurs.data();
-      dn.xRowIndex = nullptr;
-      dn.w = v.down;
-      dn.wUp = nullptr;
-      dn.n = H;
-      dn.k = I;
-      dn.out = outOurs.data();
-      dn.ldOut = H;
-      dn.epilogue = Epilogue::StoreF32;
-      linear(dn, slots, nullptr, stream);
+      gatedMlp(gu, DownWeights{v.down}, outOurs.data(), slots, nullptr, stream);
     };
     row.ours = timer.time(enqueueOurs, row.bytes, row.floorMs);
     row.oursGraph = timeGraphs(timer, stream, L, enqueueOurs, row.bytes, row.floorMs);

@@ -1,39 +1,26 @@
 #include "cuda/expert-gemm-binding.h"
 
-#include <stdexcept>
-#include <string>
-
+#include "binding/js-options.h"
 #include "cuda/expert-gemm-bench.h"
 
 namespace afd::cuda {
 namespace {
 
-int optInt(const Napi::Object& o, const char* name, int fallback) {
-  if (!o.Has(name) || o.Get(name).IsUndefined()) return fallback;
-  const Napi::Value v = o.Get(name);
-  if (!v.IsNumber()) throw std::invalid_argument(std::string("cudaExpertGemmBench: option ") + name + " must be a number");
-  return v.As<Napi::Number>().Int32Value();
-}
-
-ExpertGemmBenchOptions toOptions(const Napi::Object& o) {
+ExpertGemmBenchOptions toOptions(const Napi::Object& js) {
+  const binding::JsOptions o(js, "cudaExpertGemmBench");
   ExpertGemmBenchOptions opt;
-  if (o.Has("batches") && !o.Get("batches").IsUndefined()) {
-    if (!o.Get("batches").IsArray()) throw std::invalid_argument("cudaExpertGemmBench: batches must be an array of numbers");
-    Napi::Array a = o.Get("batches").As<Napi::Array>();
-    opt.batches.clear();
-    for (uint32_t i = 0; i < a.Length(); ++i) opt.batches.push_back(a.Get(i).As<Napi::Number>().Int32Value());
-  }
-  opt.numExperts = optInt(o, "numExperts", opt.numExperts);
-  opt.hidden = optInt(o, "hidden", opt.hidden);
-  opt.intermediate = optInt(o, "intermediate", opt.intermediate);
-  opt.topK = optInt(o, "topK", opt.topK);
-  opt.layers = optInt(o, "layers", opt.layers);
-  opt.warmup = optInt(o, "warmup", opt.warmup);
-  opt.iterations = optInt(o, "iterations", opt.iterations);
-  opt.seed = static_cast<uint64_t>(optInt(o, "seed", static_cast<int>(opt.seed)));
-  opt.deviceIndex = optInt(o, "device", opt.deviceIndex);
-  if (o.Has("routing") && !o.Get("routing").IsUndefined()) opt.routing = o.Get("routing").ToString().Utf8Value();
-  if (o.Has("perExpert") && !o.Get("perExpert").IsUndefined()) opt.perExpert = o.Get("perExpert").ToBoolean().Value();
+  opt.batches = o.integers("batches", opt.batches);
+  opt.numExperts = o.integer("numExperts", opt.numExperts);
+  opt.hidden = o.integer("hidden", opt.hidden);
+  opt.intermediate = o.integer("intermediate", opt.intermediate);
+  opt.topK = o.integer("topK", opt.topK);
+  opt.layers = o.integer("layers", opt.layers);
+  opt.warmup = o.integer("warmup", opt.warmup);
+  opt.iterations = o.integer("iterations", opt.iterations);
+  opt.seed = static_cast<uint64_t>(o.number("seed", static_cast<double>(opt.seed)));
+  opt.deviceIndex = o.integer("device", opt.deviceIndex);
+  opt.routing = o.string("routing", opt.routing);
+  opt.perExpert = o.boolean("perExpert", opt.perExpert);
   return opt;
 }
 
@@ -97,14 +84,9 @@ Napi::Object toJs(Napi::Env env, const ExpertGemmBenchResult& r) {
 }  // namespace
 
 Napi::Value cudaExpertGemmBench(const Napi::CallbackInfo& info) {
-  try {
-    const Napi::Object o =
-        info.Length() > 0 && info[0].IsObject() ? info[0].As<Napi::Object>() : Napi::Object::New(info.Env());
-    return toJs(info.Env(), runExpertGemmBench(toOptions(o)));
-  } catch (const std::exception& e) {
-    Napi::Error::New(info.Env(), e.what()).ThrowAsJavaScriptException();
-    return info.Env().Undefined();
-  }
+  return binding::guarded(info, [&]() -> Napi::Value {
+    return toJs(info.Env(), runExpertGemmBench(toOptions(binding::optionsArg(info, 0))));
+  });
 }
 
 }  // namespace afd::cuda

@@ -93,7 +93,6 @@ MoeDecoder::MoeDecoder(CudaBackend& backend, const ModelConfig& config, const De
 
 MoeDecoder::~MoeDecoder() {
   cudaStreamSynchronize(stream_);
-  for (auto& [rows, exec] : graphs_) cudaGraphExecDestroy(exec);
 }
 
 void MoeDecoder::allocate() {
@@ -493,18 +492,7 @@ void MoeDecoder::enqueueFfnHalf(int l, const void* xIn, int rows, float* out, bo
   gu.out = b.act;
   gu.ldOut = I;
   gu.epilogue = Epilogue::SiluMulBf16;
-  linear(gu, slots, nullptr, stream_);
-  LinearArgs dn = gu;
-  dn.x = b.act;
-  dn.xRowIndex = nullptr;
-  dn.w = w.down;
-  dn.wUp = nullptr;
-  dn.n = H;
-  dn.k = I;
-  dn.out = b.expertOut;
-  dn.ldOut = H;
-  dn.epilogue = Epilogue::StoreF32;
-  linear(dn, slots, nullptr, stream_);
+  gatedMlp(gu, DownWeights{w.down}, b.expertOut, slots, nullptr, stream_);
 
   MoeCombineArgs cb;
   cb.expertOut = b.expertOut;

@@ -15,6 +15,7 @@
 
 #include "cuda/device-buffer.h"
 #include "cuda/gemm.cuh"
+#include "cuda/step-graph.h"
 #include "model/model-config.h"
 
 namespace afd::cuda {
@@ -160,8 +161,7 @@ class MoeDecoder {
   std::vector<float> invFreqHost_;
   int maxBlocksPerSeq_ = 0;
   int numKvBlocks_ = 0;
-  std::map<int, cudaGraphExec_t> graphs_;
-  std::map<int, size_t> graphNodeCounts_;
+  std::map<int, std::unique_ptr<StepGraph>> graphs_;
   DecoderCounters counters_;
 };
 

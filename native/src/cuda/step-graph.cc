@@ -20,15 +20,15 @@ void beginStreamCapture(cudaStream_t stream) {
   AFD_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
 }
 
-std::unique_ptr<StepGraph> endStreamCapture(cudaStream_t stream) {
+std::unique_ptr<StepGraph> endStreamCapture(cudaStream_t stream, const std::string& what, const std::string& advice) {
+  const std::string tail = advice.empty() ? "" : "; " + advice;
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
   if (ended != cudaSuccess || graph == nullptr) {
     cudaGetLastError();
     if (graph != nullptr) cudaGraphDestroy(graph);
-    AFD_FAIL("CUDA graph capture of the decode step failed (" << cudaGetErrorName(ended) << ": " << cudaGetErrorString(ended)
-                                                              << "): an op inside it synchronized, copied to the host or "
-                                                                 "allocated; set cudaGraph.policy \"off\" to run eagerly");
+    AFD_FAIL("CUDA graph capture of " << what << " failed (" << cudaGetErrorName(ended) << ": " << cudaGetErrorString(ended)
+                                      << "): an op inside it synchronized, copied to the host or allocated" << tail);
   }
   size_t numNodes = 0;
   cudaGraphGetNodes(graph, nullptr, &numNodes);
@@ -37,8 +37,8 @@ std::unique_ptr<StepGraph> endStreamCapture(cudaStream_t stream) {
   cudaGraphDestroy(graph);
   if (made != cudaSuccess) {
     cudaGetLastError();
-    AFD_FAIL("CUDA graph instantiation of the decode step failed (" << cudaGetErrorName(made) << ": " << cudaGetErrorString(made)
-                                                                    << "); set cudaGraph.policy \"off\" to run eagerly");
+    AFD_FAIL("CUDA graph instantiation of " << what << " failed (" << cudaGetErrorName(made) << ": "
+                                            << cudaGetErrorString(made) << ")" << tail);
   }
   return std::make_unique<StepGraph>(exec, stream, numNodes);
 }

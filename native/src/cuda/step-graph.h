@@ -1,10 +1,12 @@
-// CUDA graph capture of the engine's decode step on one stream (Backend::beginCapture /
-// endCapture / abortCapture of the CUDA backend). Capture uses
+// CUDA graph capture on one stream: the engine's decode step (Backend::beginCapture /
+// endCapture / abortCapture of the CUDA backend), the fused decoder's and the AFD split
+// decoders' step graphs, and the benches' graphs (captureStreamGraph). Capture uses
 // cudaStreamCaptureModeThreadLocal, so other threads (the NCCL watcher, JS) keep working.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <string>
 
 #include "core/backend.h"
 
@@ -29,9 +31,24 @@ class StepGraph final : public CapturedGraph {
 // Starts recording `stream` (throws when it is already capturing).
 void beginStreamCapture(cudaStream_t stream);
 // Ends the recording and instantiates it (throws with CUDA's reason when the capture was
-// invalidated, e.g. by a synchronize inside it).
-std::unique_ptr<StepGraph> endStreamCapture(cudaStream_t stream);
+// invalidated, e.g. by a synchronize inside it). `what` names the captured work in the
+// error; `advice`, when given, ends it.
+std::unique_ptr<StepGraph> endStreamCapture(cudaStream_t stream, const std::string& what, const std::string& advice = "");
 // Ends a capture that failed part-way and drops what was recorded; never throws.
 void abandonStreamCapture(cudaStream_t stream) noexcept;
+
+// Records what fn enqueues on `stream` as one graph; a throw from fn abandons the capture
+// and propagates.
+template <typename Fn>
+std::unique_ptr<StepGraph> captureStreamGraph(cudaStream_t stream, const std::string& what, Fn&& fn) {
+  beginStreamCapture(stream);
+  try {
+    fn();
+  } catch (...) {
+    abandonStreamCapture(stream);
+    throw;
+  }
+  return endStreamCapture(stream, what);
+}
 
 }  // namespace afd::cuda

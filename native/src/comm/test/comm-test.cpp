@@ -71,6 +71,17 @@ void fakeFfn(const float* x, float* out, size_t n, uint32_t layer) {
   for (size_t i = 0; i < n; ++i) out[i] = 2 * x[i] + static_cast<float>(layer);
 }
 
+// The FFN side's rendezvous in a thread, for tests whose peers are refused or that stop
+// it: the CommError that ends it is expected.
+std::thread acceptInBackground(TcpFfnConnector& ffn, std::atomic<bool>& stop) {
+  return std::thread([&ffn, &stop] {
+    try {
+      ffn.acceptPeers(&stop);
+    } catch (const CommError&) {
+    }
+  });
+}
+
 // FFN rank loop over the real connector with the fake compute; returns the shutdown reason.
 // rendezvous = false: the block has already joined (acceptPeers ran).
 std::string serveFfn(TcpFfnConnector& ffn, std::atomic<bool>& stop, std::atomic<int>* steps, bool rendezvous = true) {
@@ -424,12 +435,7 @@ TEST(handshake_rejects_wrong_topology_and_gate) {
   int port = freeBasePort(1);
   std::atomic<bool> stop{false};
   TcpFfnConnector ffn(config("1A1F", 0, port));
-  std::thread server([&] {
-    try {
-      ffn.acceptPeers(&stop);
-    } catch (const CommError&) {
-    }
-  });
+  std::thread server = acceptInBackground(ffn, stop);
   TcpAttentionConnector wrongTopo(config("2A1F", 0, port));
   CHECK_THROWS(wrongTopo.connect(nullptr), CommErrorKind::kConfig, "runs topology 2A1F");
   TcpConnectorConfig gate = config("1A1F", 0, port);
@@ -464,13 +470,7 @@ TEST(peer_of_another_wire_version_is_refused_at_the_handshake) {
   int port = freeBasePort(1);
   std::atomic<bool> stop{false};
   TcpFfnConnector ffn(config("1A1F", 0, port));
-  std::thread server([&] {
-    try {
-      ffn.acceptPeers(&stop);
-    } catch (const CommError&) {
-      // kStopped below
-    }
-  });
+  std::thread server = acceptInBackground(ffn, stop);  // ends kStopped below
   struct Join {  // stops and joins the server on every exit path
     std::atomic<bool>& stop;
     std::thread& t;

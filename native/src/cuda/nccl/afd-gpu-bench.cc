@@ -19,6 +19,7 @@
 #include "cuda/nccl/afd-split-decoder.h"
 #include "cuda/nccl/nccl-wire.h"
 #include "cuda/peer/peer-wire.h"
+#include "cuda/step-graph.h"
 
 namespace afd::cuda {
 namespace {
@@ -131,20 +132,15 @@ void pingPong(GpuWire& wire, const AfdGpuBenchOptions& o, bool ffn, JsonArray* o
       finish();
       if (i >= 10) host.push_back(usSince(t0));
     }
-    cudaGraph_t g = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    AFD_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    for (int r = 0; r < o.graphRounds; ++r) round(r, bytes);
-    AFD_CUDA_CHECK(cudaStreamEndCapture(s, &g));
-    AFD_CUDA_CHECK(cudaGraphInstantiate(&exec, g, 0));
-    cudaGraphDestroy(g);
+    const std::unique_ptr<StepGraph> rounds = captureStreamGraph(s, "the round trips", [&] {
+      for (int r = 0; r < o.graphRounds; ++r) round(r, bytes);
+    });
     for (int i = 0; i < o.graphReplays + 2; ++i) {
       const auto t0 = Clock::now();
-      AFD_CUDA_CHECK(cudaGraphLaunch(exec, s));
+      rounds->replay();
       finish();
       if (i >= 2) graphed.push_back(usSince(t0) / o.graphRounds);
     }
-    cudaGraphExecDestroy(exec);
     if (!ffn) {
       JsonObject row;
       row.str("transport", wire.name()).num("bytes", bytes).num("hostRoundTripUs", median(host));

@@ -41,7 +41,7 @@ AfdSplitBase::~AfdSplitBase() {
   for (int i = 0; i < 2000 && cudaStreamQuery(compute_) == cudaErrorNotReady; ++i) usleep(1000);
   if (cudaStreamQuery(compute_) == cudaErrorNotReady) return;
   cudaGetLastError();
-  for (auto& [k, g] : graphs_) cudaGraphExecDestroy(g);
+  graphs_.clear();
   for (auto e : events_) cudaEventDestroy(e);
   for (auto e : timing_) cudaEventDestroy(e);
   if (done_) cudaEventDestroy(done_);
@@ -83,7 +83,6 @@ void AfdSplitBase::runGraphOrEager(const StageRows& key, bool graph, bool forceC
   }
   auto it = graphs_.find(key);
   if (it != graphs_.end() && forceCapture) {
-    cudaGraphExecDestroy(it->second);
     graphs_.erase(it);
     it = graphs_.end();
   }
@@ -92,26 +91,12 @@ void AfdSplitBase::runGraphOrEager(const StageRows& key, bool graph, bool forceC
     // driver finish lazy setup outside the capture. The replay recomputes the same step.
     enqueue();
     nextEvent_ = 0;
-    cudaGraph_t g = nullptr;
-    AFD_CUDA_CHECK(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
-    try {
-      enqueue();
-    } catch (...) {
-      cudaStreamEndCapture(compute_, &g);
-      if (g) cudaGraphDestroy(g);
-      throw;
-    }
-    AFD_CUDA_CHECK(cudaStreamEndCapture(compute_, &g));
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t st = cudaGraphInstantiate(&exec, g, 0);
-    cudaGraphDestroy(g);
-    AFD_CUDA_CHECK(st);
-    it = graphs_.emplace(key, exec).first;
+    it = graphs_.emplace(key, captureStreamGraph(compute_, "the AFD split step", enqueue)).first;
     ++counters_.graphCaptures;
   } else {
     ++counters_.graphHits;
   }
-  AFD_CUDA_CHECK(cudaGraphLaunch(it->second, compute_));
+  it->second->replay();
 }
 
 // ---------------------------------------------------------------- attention side

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "cuda/device-buffer.h"
 #include "cuda/moe-decoder.h"
 #include "cuda/nccl/gpu-wire.h"
+#include "cuda/step-graph.h"
 
 namespace afd::cuda {
 
@@ -59,7 +61,7 @@ class AfdSplitBase {
   void link(cudaStream_t from, cudaStream_t to);
   void readTiming(int numLayers);
   cudaEvent_t done_ = nullptr;
-  std::map<StageRows, cudaGraphExec_t> graphs_;
+  std::map<StageRows, std::unique_ptr<StepGraph>> graphs_;
   SplitCounters counters_;
   std::vector<float> layerUs_;
   std::vector<cudaEvent_t> timing_;  // [layers * 2] timing events of sampled eager steps
