@@ -79,9 +79,12 @@ test('dashboard keeps up with 10 Hz x 8 ranks x 48 layers', async ({ page, brows
   // also counts the time other processes held the cores, so it is reported, not asserted).
   // Measured on the shared 2-core dev VM (3 runs of 20 s): p99 5.3-6.5 ms, max 8.0-11.7 ms,
   // no interval over 16 ms; the previous dashboard (main-thread chart rasterization) had
-  // p99 12.5-13.0 ms and max 15.8-17.0 ms. Bounds leave room for a busier CI box and a GC.
-  expect(profile.workCpuMs.p99).toBeLessThan(10);
-  expect(profile.workCpuMs.max).toBeLessThan(40);
+  // p99 12.5-13.0 ms and max 15.8-17.0 ms. The budget is one 16 ms frame: p99 stays under
+  // 12 ms (the old dashboard's p99 fails it) and the fraction check below guards the budget
+  // itself; the single worst interval only has to stay clear of a stall (a GC or a busy
+  // CI box can cost one frame, not three).
+  expect(profile.workCpuMs.p99).toBeLessThan(12);
+  expect(profile.workCpuMs.max).toBeLessThan(50);
   expect(profile.framesOverBudgetCpu).toBeLessThanOrEqual(Math.floor(profile.intervals * 0.005));
 });
 

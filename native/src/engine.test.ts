@@ -85,6 +85,8 @@ describe('paged KV cache', () => {
         { returnLogits: true, stageSplit },
       );
       const batched = await engine.step(plan);
+      // KV blocks in use this step (block size 4): [20] + [1, 2] + [10, 11], each counted once per step.
+      expect(engine.stats().kvBlocksUsed).toBe(5);
       expect(batched.tokenIds[1]).toBe(alone.tokenIds[0]);
       expect(batched.tokenIds[0]).toBe(-1);
       // Sampled rows are A then B; A's logits are identical to the solo run.

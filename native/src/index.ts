@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { StepPlan } from '@afd/shared';
+import type { AfdConnector, CudaGraphPolicy, StepPlan } from '@afd/shared';
 import type { ModelLoadSpec } from './modelSpec.js';
 
 /** A shared library (cuBLAS, cuBLASLt, NCCL) as the probe found it. */
@@ -73,7 +73,7 @@ export interface NativeEngineOptions {
   /** KV cache storage dtype: f32 (default), bf16 or f16. */
   kvDtype?: 'f32' | 'bf16' | 'f16';
   /** CUDA graphs for decode steps (shared AfdConfig cudaGraph.policy): off (default) or decode-only; ignored on cpu. */
-  graphPolicy?: 'off' | 'decode-only';
+  graphPolicy?: CudaGraphPolicy;
   /** Tokens-per-stage buckets to capture, strictly ascending (cudaGraph.batchBuckets; default 1..512 powers of two). */
   graphBatchBuckets?: number[];
 }
@@ -183,7 +183,7 @@ export interface AfdLinkOptions {
    * communicator per attention-FFN pair; any hosts) or 'peer' (device memory through CUDA IPC
    * peer memory with device-side ready flags; GPUs of one host). Handshake and control always use TCP.
    */
-  connector?: 'tcp' | 'nccl' | 'peer';
+  connector?: AfdConnector;
   /**
    * Most tokens an attention rank sends per step and stage (default 2048, the scheduler's
    * max-num-batched-tokens). Connector peer sizes its inboxes from the FFN rank's value; a
@@ -407,6 +407,11 @@ export interface CudaExpertGemmBenchRow {
  * and the output on the cuBLAS path; a wrong expert, offset or row gives O(1)).
  */
 export const expertGemmRelErrorBound = 2e-2;
+
+/** True when a compared path ran, wrote every output element and is within expertGemmRelErrorBound of ours. */
+export function expertGemmAgreementHolds(a: CudaExpertGemmAgreement): boolean {
+  return a.ran && a.unwritten === 0 && a.relError <= expertGemmRelErrorBound;
+}
 
 /** Result of cudaExpertGemmBench. */
 export interface CudaExpertGemmBenchResult {

@@ -12,7 +12,7 @@
  * win at the largest batch. The fused decoder replays CUDA graphs, which grouped GEMM cannot
  * join, so there the comparison is against oursGraph and reported only.
  */
-import { expertGemmRelErrorBound, type CudaExpertGemmBenchResult, type CudaExpertGemmBenchRow } from '@afd/native';
+import { expertGemmAgreementHolds, expertGemmRelErrorBound, type CudaExpertGemmBenchResult, type CudaExpertGemmBenchRow } from '@afd/native';
 
 /** cuBLAS must be at least this fraction faster to be picked (noise and the switch's cost). */
 export const winMargin = 0.05;
@@ -60,7 +60,7 @@ export interface ExpertGemmReport {
 }
 
 export function cublasAgrees(r: CudaExpertGemmBenchRow): boolean {
-  return r.cublas.ran && r.cublas.unwritten === 0 && r.oursUnwritten === 0 && r.cublas.relError <= expertGemmRelErrorBound;
+  return expertGemmAgreementHolds(r.cublas) && r.oursUnwritten === 0;
 }
 
 function wins(r: CudaExpertGemmBenchRow): boolean {

@@ -9,6 +9,7 @@
  * machine shared with other processes, wall time also counts time the thread waited for a
  * core; CPU time is what the renderer itself spent.
  */
+import { percentile } from '../common/percentile.js';
 
 /** The fields of a Chrome trace event this module reads. */
 export interface TraceEvent {
@@ -74,12 +75,9 @@ export interface ProfileOptions {
   vsyncMs?: number;
 }
 
-const nearestRank = (sorted: readonly number[], p: number): number =>
-  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-
 export function percentiles(values: readonly number[]): Percentiles {
   const s = [...values].sort((a, b) => a - b);
-  return { p50: nearestRank(s, 50), p95: nearestRank(s, 95), p99: nearestRank(s, 99), max: s[s.length - 1] ?? 0 };
+  return { p50: percentile(s, 50) ?? 0, p95: percentile(s, 95) ?? 0, p99: percentile(s, 99) ?? 0, max: s[s.length - 1] ?? 0 };
 }
 
 const round = (v: number): number => Math.round(v * 1000) / 1000;

@@ -7,14 +7,13 @@ import { app, BrowserWindow, ipcMain, shell } from 'electron';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { IPC_INVOKE, IPC_PUSH } from '../preload/bridgeApi.js';
-import { bootConsole, type BootedConsole } from '../service/boot.js';
+import { consoleBoot } from '../service/boot.js';
 import { ConsoleService } from '../service/ConsoleService.js';
 import { handleInvoke } from './ipcHandler.js';
 import { parseStartArgs, startBootOptions } from '../start/args.js';
 
 const rendererIndex = join(__dirname, '..', 'renderer', 'index.html');
 const rendererUrl = pathToFileURL(rendererIndex).toString();
-let booted: BootedConsole | null = null;
 let quitting = false;
 
 function say(line: string): void {
@@ -22,6 +21,7 @@ function say(line: string): void {
 }
 
 const service = new ConsoleService({ log: say });
+const boot = consoleBoot(service);
 
 async function createWindow(): Promise<void> {
   const opts = parseStartArgs(JSON.parse(process.env['AFD_CONSOLE_ARGS'] ?? '[]') as string[]);
@@ -53,7 +53,7 @@ async function createWindow(): Promise<void> {
   await win.loadFile(rendererIndex);
   // The window is up; the local agent and the default launch arrive as pushes.
   try {
-    booted = await bootConsole(startBootOptions(opts, __dirname, say), service);
+    await boot.start(startBootOptions(opts, __dirname, say));
   } catch (e) {
     say(`${(e as Error).message}; add an agent on the Agents screen`);
   }
@@ -67,7 +67,7 @@ app.on('before-quit', (e) => {
   e.preventDefault();
   quitting = true;
   say('stopping the topology and the local agent…');
-  void (booted ? booted.shutdown() : service.dispose({ stopTopology: true })).finally(() => app.exit(0));
+  void boot.shutdown().finally(() => app.exit(0));
 });
 
 app.whenReady().then(createWindow, (e: unknown) => {

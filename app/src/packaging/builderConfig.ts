@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { minimatch } from 'minimatch';
 import { parse } from 'yaml';
 import { z } from 'zod';
 
@@ -49,23 +50,10 @@ export function filesInclude(c: BuilderConfig, relPath: string): boolean {
   let included = false;
   for (const pattern of c.files) {
     const negated = pattern.startsWith('!');
-    if (globToRegExp(negated ? pattern.slice(1) : pattern).test(relPath)) included = !negated;
+    // dot: electron-builder's globs take dotfiles too.
+    if (minimatch(relPath, negated ? pattern.slice(1) : pattern, { dot: true })) included = !negated;
   }
   return included;
-}
-
-/** Supports the glob forms electron-builder configs use here: `**`, `*`, literal paths. */
-function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const ch = glob[i]!;
-    if (ch === '*' && glob[i + 1] === '*') {
-      re += '.*';
-      i += glob[i + 2] === '/' ? 2 : 1;
-    } else if (ch === '*') re += '[^/]*';
-    else re += /[.+?^${}()|[\]\\]/.test(ch) ? `\\${ch}` : ch;
-  }
-  return new RegExp(`^${re}$`);
 }
 
 /** Everything that must exist before electron-builder runs, as absolute paths. */

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
@@ -70,8 +70,7 @@ describe('AgentConnection', () => {
     const c = connection(url, 'good-token', events);
     await c.connect();
     void c.request('ping', {}, 200).catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/sent an invalid message/) });
+    await vi.waitFor(() => expect(events.find((e) => e.type === 'error')).toMatchObject({ message: expect.stringMatching(/sent an invalid message/) }), { timeout: 5000 });
   });
 
   it('explains unreachable agents', async () => {

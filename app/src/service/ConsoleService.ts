@@ -252,10 +252,7 @@ export class ConsoleService {
       throw new Error(`topology launch ${current.launchId} is ${current.state}; stop it on the Launch screen before launching another`);
     }
     // A failed launch still holds its agents (they refuse new launches until stopped): clear it.
-    if (this.launch && current?.state === 'failed') {
-      this.launch.markStopping();
-      await this.stopAgents(this.launch, 2000);
-    }
+    if (current?.state === 'failed') await this.stopTopology(2000);
     checkPlacements(spec, (id) => {
       const e = this.agents.get(id);
       return e ? { state: e.conn.state, inventory: e.inventory } : undefined;
@@ -303,13 +300,14 @@ export class ConsoleService {
     return any;
   }
 
-  async stopTopology(): Promise<{ stopped: boolean }> {
+  /** Stops chats and every agent's part of the launch; ranks get `graceMs` to exit. */
+  async stopTopology(graceMs = 10_000): Promise<{ stopped: boolean }> {
     const tracker = this.launch;
     if (!tracker) return { stopped: false };
     for (const runner of this.chats.values()) runner.stop();
     tracker.markStopping();
     this.pushLaunch();
-    const stopped = await this.stopAgents(tracker, 10_000);
+    const stopped = await this.stopAgents(tracker, graceMs);
     this.pushLaunch();
     return { stopped };
   }

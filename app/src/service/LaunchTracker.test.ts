@@ -57,7 +57,8 @@ describe('LaunchTracker', () => {
     t.apply('b', topo('L', 'failed', [rank('ffn', 0, 'b', 'ready'), { ...rank('ffn', 1, 'b', 'failed'), message: 'short' }]));
     const p = t.progress();
     expect(p.state).toBe('failed');
-    expect(p.message).toMatch(/^ffn rank 1 on agent b failed: model path missing: \/nope \(exit code 1\)\nlast log lines:\nreading \/nope\nENOENT/);
+    expect(p.message).toBe('ffn rank 1 on agent b failed: model path missing: /nope (exit code 1)');
+    expect(p.ranks[1]!.message).toBe('model path missing: /nope (exit code 1)\nlast log lines:\nreading /nope\nENOENT');
     t.apply('b', { type: 'rank.exited', launchId: 'L', role: 'ffn', rank: 1, exitCode: 1, signal: null });
     expect(t.progress().ranks[1]!.state).toBe('failed');
   });

@@ -142,13 +142,17 @@ export class LaunchTracker {
     if (state === 'failed') {
       const first = failed[0];
       const agent = [...this.agentStates].find(([, st]) => st === 'failed')?.[0];
-      message =
+      // One line: a rank's last log lines stay in its own message (its row on the Launch screen).
+      message = firstLine(
         this.launchError ??
-        (first
-          ? `${first.role} rank ${first.rank} on agent ${first.agentId} failed: ${first.message ?? 'no reason given'}`
-          : `agent ${agent ?? '?'} reports the launch failed (see its log; e.g. the API port may be taken)`);
+          (first
+            ? `${first.role} rank ${first.rank} on agent ${first.agentId} failed: ${first.message ?? 'no reason given'}`
+            : `agent ${agent ?? '?'} reports the launch failed (see its log; e.g. the API port may be taken)`),
+      );
     }
     const routerUrl = state === 'running' ? this.routerUrl() : null;
     return { launchId: this.launchId, state, ranks, routerUrl, message };
   }
 }
+
+const firstLine = (text: string): string => text.split('\n', 1)[0]!;

@@ -1,10 +1,10 @@
 /**
- * What `npm start` does before showing anything: start the local agent, connect the
+ * What `npm start` does once the console shows: start the local agent, connect the
  * console to it, and launch the built-in model as 1A1F (GPU when the agent has one,
  * else CPU) so the Playground is ready to chat. Shared by Electron main and browser mode.
  */
 import type { AgentInfo, LaunchSpecInput } from '@afd/shared';
-import { ConsoleService } from './ConsoleService.js';
+import type { ConsoleService } from './ConsoleService.js';
 import { startEmbeddedAgent, type EmbeddedAgent } from './EmbeddedAgent.js';
 
 /** Agent id of the embedded agent in placements. */
@@ -31,11 +31,18 @@ export interface BootOptions {
   onAgentLog?: (line: string) => void;
 }
 
-export interface BootedConsole {
-  service: ConsoleService;
-  /** The local agent; null with `agent: false`. */
-  agent: EmbeddedAgent | null;
-  /** Stops chats and the topology, then the agent. */
+/**
+ * The hosts' handle on the boot. Created with the service before the UI is up; `start`
+ * runs once the UI shows; `shutdown` works at any time: before, during or after `start`,
+ * whether boot succeeded or not.
+ */
+export interface ConsoleBoot {
+  /**
+   * Starts the local agent and the default launch. Rejects with what went wrong; the
+   * service then keeps running (pushes included) without a local agent.
+   */
+  start(opts: BootOptions): Promise<void>;
+  /** Waits for a boot in progress, stops chats and the topology, closes connections, then stops the local agent. */
   shutdown(): Promise<void>;
 }
 
@@ -64,17 +71,34 @@ export function defaultLaunchSpec(topology: string, backend: 'cpu' | 'cuda', num
   return { mode: 'afd', topology: `${x}A${y}F`, placements, modelDir, apiPort };
 }
 
+/** The boot of `service`: see ConsoleBoot. */
+export function consoleBoot(service: ConsoleService): ConsoleBoot {
+  let booting: Promise<EmbeddedAgent | null> | null = null;
+  let shutDown = false;
+  return {
+    start(opts) {
+      if (shutDown) return Promise.reject(new Error('the console is shutting down'));
+      if (booting) return Promise.reject(new Error('console bug: boot started twice'));
+      booting = bootLocalAgent(opts, service);
+      return booting.then(() => undefined);
+    },
+    async shutdown() {
+      shutDown = true;
+      // A failed boot has already stopped its agent.
+      const agent = booting ? await booting.catch(() => null) : null;
+      await service.dispose({ stopTopology: true });
+      await agent?.stop();
+    },
+  };
+}
+
 /**
- * Starts the local agent and the default launch on `service` (created here when omitted).
- * Hosts create the service first and show the window right away; agent and launch
- * progress then arrive as pushes.
+ * Starts the local agent, adds it to `service` and sends the default launch. On failure
+ * it undoes only what it did (the agent it added and spawned), so the service stays usable.
  */
-export async function bootConsole(opts: BootOptions, existing?: ConsoleService): Promise<BootedConsole> {
+async function bootLocalAgent(opts: BootOptions, service: ConsoleService): Promise<EmbeddedAgent | null> {
   const say = opts.say ?? (() => undefined);
-  const service = existing ?? new ConsoleService({ log: (m) => say(m) });
-  if (opts.agent === false) {
-    return { service, agent: null, shutdown: () => service.dispose({ stopTopology: true }) };
-  }
+  if (opts.agent === false) return null;
   const agent = await startEmbeddedAgent({
     script: opts.agentScript,
     ...(opts.tokenFile ? { tokenFile: opts.tokenFile } : {}),
@@ -82,12 +106,10 @@ export async function bootConsole(opts: BootOptions, existing?: ConsoleService):
     ...(opts.onAgentLog ? { onLog: opts.onAgentLog } : {}),
   });
   say(`local agent listening on ${agent.url} (token file ${agent.tokenFile})`);
-  const shutdown = async (): Promise<void> => {
-    await service.dispose({ stopTopology: true });
-    await agent.stop();
-  };
+  let added = false;
   try {
     const info = await service.addAgent(agent.url, agent.token, LOCAL_AGENT_ID);
+    added = true;
     if (opts.launch !== false) {
       const backend = chooseBackend(info.inventory, opts.backend ?? 'auto');
       const gpus = info.inventory?.devices.filter((d) => d.kind === 'cuda').length ?? 0;
@@ -97,9 +119,10 @@ export async function bootConsole(opts: BootOptions, existing?: ConsoleService):
       // Progress goes to the UI; launch failures show on the Launch screen too.
       service.call('topology.launch', spec).catch((e: Error) => say(e.message));
     }
+    return agent;
   } catch (e) {
-    await shutdown();
+    if (added) service.removeAgent(LOCAL_AGENT_ID);
+    await agent.stop();
     throw e;
   }
-  return { service, agent, shutdown };
 }

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootConsole, type BootedConsole } from '../service/boot.js';
+import { consoleBoot } from '../service/boot.js';
 import { ConsoleService } from '../service/ConsoleService.js';
 import { WebHost } from '../web/WebHost.js';
 import { parseStartArgs, START_USAGE, startBootOptions, type StartOptions } from './args.js';
@@ -66,14 +66,14 @@ async function runWeb(opts: StartOptions): Promise<void> {
   service.subscribe((channel, payload) => {
     if (channel !== 'launch.progress') return;
     const p = payload as { state: string; routerUrl: string | null; message: string | null };
-    const line = p.state === 'running' ? `ready: chat in the console, or use the OpenAI API at ${p.routerUrl}/v1` : p.state === 'failed' ? `launch failed: ${p.message?.split('\n')[0]}` : '';
+    const line = p.state === 'running' ? `ready: chat in the console, or use the OpenAI API at ${p.routerUrl}/v1` : p.state === 'failed' ? `launch failed: ${p.message}` : '';
     if (line && line !== announced) {
       announced = line;
       say(line);
     }
   });
   if (opts.open) openChromium(url);
-  let booted: BootedConsole | null = null;
+  const boot = consoleBoot(service);
   let stopping = false;
   const stop = (sig: string): void => {
     if (stopping) process.exit(1);
@@ -81,13 +81,13 @@ async function runWeb(opts: StartOptions): Promise<void> {
     say(`${sig}: stopping the topology and the local agent…`);
     void host
       .close()
-      .then(() => (booted ? booted.shutdown() : service.dispose({ stopTopology: true })))
+      .then(() => boot.shutdown())
       .finally(() => process.exit(0));
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
   try {
-    booted = await bootConsole(startBootOptions(opts, __dirname, say), service);
+    await boot.start(startBootOptions(opts, __dirname, say));
   } catch (e) {
     // The console stays up (agents can still be added by hand); say what went wrong.
     say(`${(e as Error).message}\nthe console keeps running: add an agent on the Agents screen, or fix the problem and restart`);

@@ -131,24 +131,14 @@ std::unique_ptr<TcpLink> TcpAttentionConnector::dial(StopFlag stop, int timeoutM
 }
 
 std::vector<uint8_t> TcpAttentionConnector::recvBootstrap(TcpLink& link, int timeoutMs) {
-  const Deadline deadline = Deadline::afterMs(timeoutMs);
-  FrameHeader h = link.recvHeader(deadline, nullptr,
-                                  "the data-plane bootstrap (an FFN rank sends it only when it runs connector nccl or peer: "
-                                  "start every rank with the same --connector)");
-  if (h.kind != FrameKind::kBootstrap || h.byteLength > 65536) {
-    throw CommError(CommErrorKind::kProtocol, link.peer() + " sent " + frameKindName(h.kind) +
-                                                  " instead of the data-plane bootstrap; do both sides use the same connector?");
-  }
-  std::vector<uint8_t> blob(h.byteLength);
-  link.recvPayload(h, blob.data(), blob.size(), deadline, nullptr, "the data-plane bootstrap");
-  return blob;
+  return link.recvBlob(FrameKind::kBootstrap, Deadline::afterMs(timeoutMs),
+                       "the data-plane bootstrap (an FFN rank sends it only when it runs connector nccl or peer: "
+                       "start every rank with the same --connector)",
+                       "do both sides use the same connector?");
 }
 
 void TcpAttentionConnector::sendBootstrapReply(TcpLink& link, const std::vector<uint8_t>& blob, int timeoutMs) {
-  FrameHeader h;
-  h.kind = FrameKind::kBootstrapReply;
-  h.byteLength = blob.size();
-  link.send(h, blob.data(), Deadline::afterMs(timeoutMs));
+  link.sendBlob(FrameKind::kBootstrapReply, blob, Deadline::afterMs(timeoutMs));
 }
 
 void TcpAttentionConnector::beginStep(const uint32_t* stageTokens, int numStages, uint32_t flags,

@@ -216,28 +216,16 @@ void TcpFfnConnector::sendBootstrap(int peer, const std::vector<uint8_t>& blob) 
   if (peer < 0 || peer >= block_.size || !links_[peer]) {
     throw CommError(CommErrorKind::kConfig, "bootstrap: attention peer " + std::to_string(peer) + " has not joined");
   }
-  FrameHeader h;
-  h.kind = FrameKind::kBootstrap;
-  h.byteLength = blob.size();
-  links_[peer]->send(h, blob.data(), Deadline::afterMs(config_.stepDeadlineMs));
+  links_[peer]->sendBlob(FrameKind::kBootstrap, blob, Deadline::afterMs(config_.stepDeadlineMs));
 }
 
 std::vector<uint8_t> TcpFfnConnector::recvBootstrapReply(int peer, int timeoutMs) {
   if (peer < 0 || peer >= block_.size || !links_[peer]) {
     throw CommError(CommErrorKind::kConfig, "bootstrap reply: attention peer " + std::to_string(peer) + " has not joined");
   }
-  TcpLink& link = *links_[peer];
-  const Deadline deadline = Deadline::afterMs(timeoutMs);
-  FrameHeader h = link.recvHeader(deadline, nullptr, "the data-plane bootstrap reply (peer-memory handle)");
-  if (h.kind != FrameKind::kBootstrapReply || h.byteLength > 65536) {
-    throw CommError(CommErrorKind::kProtocol,
-                    link.peer() + " sent " + frameKindName(h.kind) + " (" + std::to_string(h.byteLength) +
-                        " bytes) instead of the data-plane bootstrap reply (at most 65536 bytes); do both sides use "
-                        "the same connector (peer)?");
-  }
-  std::vector<uint8_t> blob(h.byteLength);
-  link.recvPayload(h, blob.data(), blob.size(), deadline, nullptr, "the data-plane bootstrap reply");
-  return blob;
+  return links_[peer]->recvBlob(FrameKind::kBootstrapReply, Deadline::afterMs(timeoutMs),
+                                "the data-plane bootstrap reply (peer-memory handle)",
+                                "do both sides use the same connector (peer)?");
 }
 
 void TcpFfnConnector::closePeers(const std::string& reason) {

@@ -157,6 +157,29 @@ void TcpLink::recvExpected(FrameKind kind, uint32_t layer, uint32_t stage, uint6
   recvPayload(h, dst, bytes, deadline, stop, what);
 }
 
+void TcpLink::sendBlob(FrameKind kind, const std::vector<uint8_t>& blob, Deadline deadline) {
+  if (blob.size() > kMaxBlobBytes) {
+    throw CommError(CommErrorKind::kConfig, std::string(frameKindName(kind)) + " of " + std::to_string(blob.size()) +
+                                                " bytes exceeds the " + std::to_string(kMaxBlobBytes) + "-byte limit");
+  }
+  FrameHeader h;
+  h.kind = kind;
+  h.byteLength = blob.size();
+  send(h, blob.data(), deadline);
+}
+
+std::vector<uint8_t> TcpLink::recvBlob(FrameKind kind, Deadline deadline, const char* what, const std::string& hint) {
+  FrameHeader h = recvHeader(deadline, nullptr, what);
+  if (h.kind != kind || h.byteLength > kMaxBlobBytes) {
+    throw CommError(CommErrorKind::kProtocol, peer_ + " sent " + frameKindName(h.kind) + " (" + std::to_string(h.byteLength) +
+                                                  " bytes) instead of " + what + " (at most " +
+                                                  std::to_string(kMaxBlobBytes) + " bytes); " + hint);
+  }
+  std::vector<uint8_t> blob(h.byteLength);
+  recvPayload(h, blob.data(), blob.size(), deadline, nullptr, what);
+  return blob;
+}
+
 void TcpLink::goodbye(const std::string& reason, int timeoutMs) {
   if (!broken()) {
     try {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "comm/comm-error.h"
 #include "comm/frame.h"
@@ -46,6 +47,12 @@ class TcpLink {
   // A frame that must be exactly (kind, layer, stage, step) with `bytes` payload bytes.
   void recvExpected(FrameKind kind, uint32_t layer, uint32_t stage, uint64_t step, void* dst, size_t bytes,
                     Deadline deadline, StopFlag stop);
+  // Opaque byte frames of the data-plane bootstrap (kBootstrap / kBootstrapReply), at
+  // most kMaxBlobBytes. recvBlob waits for a frame of `kind`; any other kind or a larger
+  // frame throws kProtocol naming `what` and ending with `hint`.
+  static constexpr uint32_t kMaxBlobBytes = 65536;
+  void sendBlob(FrameKind kind, const std::vector<uint8_t>& blob, Deadline deadline);
+  std::vector<uint8_t> recvBlob(FrameKind kind, Deadline deadline, const char* what, const std::string& hint);
   // True when a frame (or EOF) is waiting, within timeoutMs.
   bool readable(int timeoutMs) const { return socket_.waitReadable(timeoutMs); }
   // The peer closed or reset the connection (see Socket::peerClosed).

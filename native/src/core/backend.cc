@@ -43,4 +43,20 @@ std::unique_ptr<CapturedGraph> Backend::endCapture() {
   return nullptr;
 }
 
+std::unique_ptr<CapturedGraph> captureGraph(Backend& backend, const std::string& what, const std::string& advice,
+                                            const std::function<void()>& enqueue) {
+  const uint64_t epoch = backend.allocationEpoch();
+  std::unique_ptr<CapturedGraph> graph;
+  try {
+    backend.beginCapture();
+    enqueue();
+    graph = backend.endCapture();
+  } catch (const std::exception& e) {
+    backend.abortCapture();
+    AFD_FAIL(what << ": capture failed (" << e.what() << "); " << advice);
+  }
+  AFD_CHECK(backend.allocationEpoch() == epoch, what << ": the backend allocated device memory during the capture; " << advice);
+  return graph;
+}
+
 }  // namespace afd

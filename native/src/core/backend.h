@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,11 @@ class Buffer {
   size_t bytes() const { return bytes_; }
   // Tensor view over the start of this buffer.
   Tensor view(DType t, std::initializer_list<int64_t> shape) const;
+  // Makes the buffer hold at least `bytes` (reallocating twice that on `backend` when it
+  // is smaller: the contents are lost).
+  void growTo(Backend* backend, size_t bytes) {
+    if (bytes_ < bytes) *this = Buffer(backend, bytes * 2);
+  }
 
  private:
   Backend* backend_ = nullptr;
@@ -187,5 +193,12 @@ struct BackendOptions {
   int deviceIndex = 0;
 };
 std::unique_ptr<Backend> createBackend(const BackendOptions& options);
+
+// Records what enqueue() puts on the backend's stream as one graph (beginCapture ->
+// enqueue -> endCapture). A failure aborts the capture and throws "<what>: <reason>;
+// <advice>"; so does an allocation during the capture (it would leave the graph pointing
+// at memory that moved).
+std::unique_ptr<CapturedGraph> captureGraph(Backend& backend, const std::string& what, const std::string& advice,
+                                            const std::function<void()>& enqueue);
 
 }  // namespace afd

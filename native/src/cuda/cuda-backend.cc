@@ -61,6 +61,7 @@ CudaBackend::CudaBackend(int deviceIndex) : deviceIndex_(deviceIndex) {
   AFD_CUDA_CHECK(cudaDeviceGetAttribute(&multiProcessors_, cudaDevAttrMultiProcessorCount, deviceIndex));
   AFD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   expertGemmChoice_ = static_cast<int>(expertGemmChoiceFromEnv());
+  expertGemmMinTokens_ = cublasExpertGemmMinTokens();
   try {
     cublasWorkspace_ = DeviceBuffer("cuBLAS workspace", kCublasWorkspaceBytes);
     cublas_ = std::make_unique<CublasHandle>(stream_, cublasWorkspace_.data(), cublasWorkspace_.bytes());
@@ -89,13 +90,7 @@ uint64_t CudaBackend::freeMemoryBytes() const {
   return freeBytes;
 }
 
-uint64_t CudaBackend::allocationEpoch() const {
-  if (splitCounters_.data() != observedSplitCounters_) {
-    observedSplitCounters_ = splitCounters_.data();
-    ++epoch_;
-  }
-  return epoch_;
-}
+uint64_t CudaBackend::allocationEpoch() const { return epoch_; }
 
 void CudaBackend::beginCapture() {
   refuseWhileCapturing("a nested beginCapture");
@@ -254,6 +249,8 @@ void CudaBackend::pagedAttention(const Tensor& q, const Tensor& kCache, const Te
   a.numSeqs = batch.numSeqs;
   const size_t counters = sizeof(int32_t) * static_cast<size_t>(T * nKv);
   if (a.numSplits > 1 && splitCounters_.bytes() < counters) {
+    refuseWhileCapturing("growing the attention split counters");
+    ++epoch_;
     synchronize();
     splitCounters_ = DeviceBuffer();
     splitCounters_ = DeviceBuffer("attention split counters", counters);
@@ -394,8 +391,8 @@ void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Ten
   moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), slots, perm, stream_);
   const auto choice = static_cast<ExpertGemmChoice>(expertGemmChoice_);
   // Grouped GEMM needs the per-expert counts on the host, so a captured step keeps our kernel.
-  if (!capturing_ && useCublasExpertGemm(choice, static_cast<int>(T), static_cast<int>(H), static_cast<int>(I),
-                                         any->gate.dtype == DType::BF16, cublas_.get(), stream_)) {
+  if (!capturing_ && useCublasExpertGemm(choice, static_cast<int>(T), expertGemmMinTokens_, static_cast<int>(H),
+                                         static_cast<int>(I), any->gate.dtype == DType::BF16, cublas_.get(), stream_)) {
     if (!cublasExperts_) cublasExperts_ = std::make_unique<CublasExpertGemm>(*cublas_);
     cublasExperts_->run(moeExpertGemmArgs(x.ptr<float>(), perm, tables, E, rows, static_cast<int>(H), static_cast<int>(I),
                                           expertOut),

@@ -91,12 +91,12 @@ class CudaBackend final : public Backend {
   std::unordered_map<const void*, DeviceBuffer> expertTables_;
   // Allocation epoch: bumped by allocate/release, scratch growth and new expert tables;
   // a moved split-counter buffer (grown inside pagedAttention) bumps it when observed.
-  mutable uint64_t epoch_ = 0;
-  mutable const void* observedSplitCounters_ = nullptr;
+  uint64_t epoch_ = 0;
   bool capturing_ = false;
   // MoE expert GEMMs on cuBLAS grouped GEMM when AFD_EXPERT_GEMM asks (expert-gemm-cublas.h).
   std::unique_ptr<CublasExpertGemm> cublasExperts_;
-  int expertGemmChoice_ = 0;  // ExpertGemmChoice, read from the environment at construction
+  int expertGemmChoice_ = 0;     // ExpertGemmChoice, read from the environment at construction
+  int expertGemmMinTokens_ = 0;  // cublasExpertGemmMinTokens(), likewise
 };
 
 }  // namespace afd::cuda

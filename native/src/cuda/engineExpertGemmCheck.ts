@@ -3,7 +3,7 @@
  * (AFD_EXPERT_GEMM, cuda/expert-gemm-cublas.h): two CUDA engines on one tiny bf16
  * Qwen3-MoE checkpoint, one with our grouped kernel and one forced onto cuBLAS, prefill a
  * 300-token prompt in one step (the size where `auto` picks cuBLAS) and decode a few
- * tokens. The logits must agree within the bf16 tolerance of the CUDA engine; greedy
+ * tokens. The logits must agree within the bf16 cudaLogitTolerance of the CUDA engine; greedy
  * tokens are reported (a near-tie may flip them, since cuBLAS rounds gate/up to bf16).
  * The variable is read when a backend is created, so it is set around each load.
  */
@@ -11,10 +11,8 @@ import { rm } from 'node:fs/promises';
 import { relativeError } from '../checkpoint/golden.js';
 import { Engine } from '../engine.js';
 import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
-import type { GpuCheck } from './gpuSuite.js';
+import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 
-/** bf16 tolerance of CUDA engine logits (same as gpuSuite's cudaLogitTolerance). */
-const tolerance = 2e-2;
 const PROMPT_TOKENS = 300;
 const KV_BLOCK = 16;
 const NUM_BLOCKS = 31; // prime: scatteredBlocks never collides
@@ -60,8 +58,8 @@ export async function engineExpertGemmChecks(): Promise<GpuCheck[]> {
         {
           suite: 'engine',
           name,
-          passed: worst <= tolerance,
-          detail: `worst logits relError ${worst.toExponential(2)} (bound ${tolerance}); tokens ${same ? 'equal' : `differ (informational): ours ${a.tokens} cublas ${b.tokens}`}`,
+          passed: worst <= cudaLogitTolerance,
+          detail: `worst logits relError ${worst.toExponential(2)} (bound ${cudaLogitTolerance}); tokens ${same ? 'equal' : `differ (informational): ours ${a.tokens} cublas ${b.tokens}`}`,
         },
       ];
     } catch (e) {

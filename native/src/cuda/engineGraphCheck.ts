@@ -13,7 +13,7 @@ import { relativeError } from '../checkpoint/golden.js';
 import { Engine } from '../engine.js';
 import { buildStepPlan, type PlanSeq } from '../enginePlan.js';
 import { roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
-import type { GpuCheck } from './gpuSuite.js';
+import type { GpuCheck } from './gpuCheck.js';
 
 /** Logits of graph replays vs eager: same kernels, but a padded batch may pick another GEMM / split path. */
 export const graphLogitTolerance = 1e-3;

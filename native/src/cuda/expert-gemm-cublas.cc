@@ -237,9 +237,10 @@ int cublasExpertGemmMinTokens() {
   return static_cast<int>(n);
 }
 
-bool useCublasExpertGemm(ExpertGemmChoice choice, int tokens, int hidden, int inter, bool bf16Weights,
+bool useCublasExpertGemm(ExpertGemmChoice choice, int tokens, int minTokens, int hidden, int inter, bool bf16Weights,
                          const CublasHandle* cublas, cudaStream_t stream) {
   if (choice == ExpertGemmChoice::Ours) return false;
+  if (choice == ExpertGemmChoice::Auto && tokens < minTokens) return false;  // decode-sized: ours, no checks
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   AFD_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
   std::string why;
@@ -258,7 +259,7 @@ bool useCublasExpertGemm(ExpertGemmChoice choice, int tokens, int hidden, int in
     if (!why.empty()) throw std::runtime_error("AFD_EXPERT_GEMM=cublas cannot be used: " + why + "; use ours or auto");
     return true;
   }
-  return why.empty() && tokens >= cublasExpertGemmMinTokens();
+  return why.empty();
 }
 
 }  // namespace afd::cuda

@@ -111,11 +111,13 @@ ExpertGemmChoice expertGemmChoiceFromEnv();
 constexpr int kCublasExpertGemmMinTokens = 256;
 int cublasExpertGemmMinTokens();
 
-// The decision for one moeExperts call of `tokens` tokens. `auto` keeps our kernel while
+// The decision for one moeExperts call of `tokens` tokens; `minTokens` is
+// cublasExpertGemmMinTokens(), read once by the caller. `auto` keeps our kernel below it,
+// while
 // the stream is being captured (grouped GEMM cannot be), for non-bf16 weights, hidden or
 // inter not a multiple of 8, no cuBLAS (`cublas` null) or a cuBLAS without grouped GEMM;
 // `cublas` throws in those cases instead of switching silently.
-bool useCublasExpertGemm(ExpertGemmChoice choice, int tokens, int hidden, int inter, bool bf16Weights,
+bool useCublasExpertGemm(ExpertGemmChoice choice, int tokens, int minTokens, int hidden, int inter, bool bf16Weights,
                          const CublasHandle* cublas, cudaStream_t stream);
 
 }  // namespace afd::cuda

@@ -5,15 +5,9 @@
  * bf16 bound, for the grouped path and the per-expert baseline. A cuBLAS older than 12.5
  * (no cublasGemmGroupedBatchedEx) is a note, not a failure; a newer one without it fails.
  */
-import { expertGemmRelErrorBound, type CudaExpertGemmBenchOptions, type CudaExpertGemmBenchRow, type NativeAddon } from '../index.js';
+import { expertGemmAgreementHolds, expertGemmRelErrorBound, type CudaExpertGemmBenchOptions, type CudaExpertGemmBenchRow, type NativeAddon } from '../index.js';
+import type { GpuCheck } from './gpuCheck.js';
 
-/** A check as the GPU suite reports it (gpuSuite.ts GpuCheck). */
-export interface ExpertGemmCheck {
-  suite: 'conformance';
-  name: string;
-  passed: boolean;
-  detail: string;
-}
 
 /** Skewed routing (uneven counts, empty experts, several cuBLAS groups), then the real Qwen3-30B-A3B shape. */
 export const expertGemmCheckCases: readonly { label: string; options: CudaExpertGemmBenchOptions }[] = [
@@ -37,12 +31,8 @@ function agreementDetail(name: string, a: CudaExpertGemmBenchRow['cublas']): str
   return a.ran ? `${name} relError ${a.relError.toExponential(2)} max ${a.maxError.toExponential(2)} unwritten ${a.unwritten}` : `${name} did not run`;
 }
 
-function agrees(a: CudaExpertGemmBenchRow['cublas']): boolean {
-  return a.ran && a.unwritten === 0 && a.relError <= expertGemmRelErrorBound;
-}
-
-export function expertGemmChecks(addon: Pick<NativeAddon, 'cudaExpertGemmBench'>, notes: string[]): ExpertGemmCheck[] {
-  const checks: ExpertGemmCheck[] = [];
+export function expertGemmChecks(addon: Pick<NativeAddon, 'cudaExpertGemmBench'>, notes: string[]): GpuCheck[] {
+  const checks: GpuCheck[] = [];
   for (const c of expertGemmCheckCases) {
     let r: ReturnType<NativeAddon['cudaExpertGemmBench']>;
     try {
@@ -72,7 +62,7 @@ export function expertGemmChecks(addon: Pick<NativeAddon, 'cudaExpertGemmBench'>
       checks.push({
         suite: 'conformance',
         name: `expert GEMM cuBLAS grouped vs ours: ${c.label}, batch ${row.batch} (${row.activeExperts} experts active)`,
-        passed: ran && row.oursUnwritten === 0 && agrees(row.cublas) && agrees(row.perExpert),
+        passed: ran && row.oursUnwritten === 0 && expertGemmAgreementHolds(row.cublas) && expertGemmAgreementHolds(row.perExpert),
         detail: `${agreementDetail('grouped', row.cublas)}; ${agreementDetail('per-expert', row.perExpert)} (bound ${expertGemmRelErrorBound}); ours unwritten ${row.oursUnwritten}${errors.length ? `; errors: ${errors.join(' | ')}` : ''}`,
       });
     }

@@ -11,18 +11,12 @@ import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../checkpoint/testi
 import { generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel } from '../engineTesting.js';
 import { loadAddon, type NativeAddon } from '../index.js';
 import { expertGemmChecks } from './expertGemmCheck.js';
+import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 import { engineGraphChecks } from './engineGraphCheck.js';
 import { engineExpertGemmChecks } from './engineExpertGemmCheck.js';
 import { kvSizingChecks } from './kvSizingCheck.js';
 import { parseModelConfig } from '../checkpoint/config.js';
 
-/** One check of the suite. */
-export interface GpuCheck {
-  suite: 'conformance' | 'engine' | 'decoder' | 'golden';
-  name: string;
-  passed: boolean;
-  detail: string;
-}
 
 export interface GpuSuiteReport {
   /** Why nothing ran (no CUDA build, no device); null when the suite ran. */
@@ -33,8 +27,6 @@ export interface GpuSuiteReport {
   notes: string[];
 }
 
-/** bf16 tolerance for logits of the CUDA engine (activations are rounded to bf16 for the tensor cores). */
-export const cudaLogitTolerance = 2e-2;
 
 /** Why the suite cannot run here, or null. */
 export function gpuSkipReason(addon: Pick<NativeAddon, 'probe'>): string | null {

@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { Engine } from '../engine.js';
 import { roleSpec, writeTinyModel } from '../engineTesting.js';
-import type { GpuCheck } from './gpuSuite.js';
+import type { GpuCheck } from './gpuCheck.js';
 
 export async function kvSizingChecks(): Promise<GpuCheck[]> {
   const dir = await writeTinyModel('qwen3_moe', 13);

@@ -35,9 +35,7 @@ AfdAttentionLink::AfdAttentionLink(std::shared_ptr<Engine> engine, const AfdConn
   AFD_CHECK(engine_->info().role == "attention",
             "an AFD attention link needs an engine loaded with role attention (this one is " << engine_->info().role
                                                                                             << ")");
-  AFD_CHECK(!deviceWire_ || !engine_->backend().sharesHostMemory(),
-            "connector \"" << options.connector << "\" moves device memory: load the attention engine with --backend cuda (it runs on "
-                           << engine_->backend().name() << "), or use connector tcp");
+  requireConnectorBackend(options.connector, engine_->backend(), "attention");
   executor_ = std::make_unique<RemoteFfnExecutor>(connector_, connector_, config_.model, engine_->backend(),
                                                   engine_->stats());
 }
@@ -134,12 +132,15 @@ void AfdAttentionLink::watchLoop() {
     }
     if (!connector_.hasIncoming(kIdlePollMs)) continue;
     // A step call, a goodbye or EOF. Steps of the engine hold the same mutex, so the
-    // frames of a running step are never read here.
-    std::unique_lock<std::mutex> engineLock(engine_->mutex(), std::try_to_lock);
-    if (!engineLock.owns_lock()) {
-      // A step is running and reads its own frames: only look for the FFN rank's EOF, so a
-      // device-plane wait inside the layer loop fails now instead of at the step deadline.
-      if (deviceWire_ && connector_.peerClosed()) peerLost_.store(true);
+    // frames of a running step are never read here. Over TCP a step's own frames keep the
+    // socket readable, so wait for the step; with a device plane, a running step may be
+    // waiting on the device for an FFN rank that died: only look for its EOF, so that wait
+    // fails now instead of at the step deadline.
+    std::unique_lock<std::mutex> engineLock(engine_->mutex(), std::defer_lock);
+    if (!deviceWire_) {
+      engineLock.lock();
+    } else if (!engineLock.try_lock()) {
+      if (connector_.peerClosed()) peerLost_.store(true);
       std::this_thread::sleep_for(std::chrono::milliseconds(kBusyPollMs));
       continue;
     }

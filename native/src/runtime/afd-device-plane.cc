@@ -24,6 +24,12 @@ bool isDeviceConnector(const std::string& connector) {
   return false;
 }
 
+void requireConnectorBackend(const std::string& connector, const Backend& backend, const char* role) {
+  AFD_CHECK(!isDeviceConnector(connector) || !backend.sharesHostMemory(),
+            "connector \"" << connector << "\" moves device memory: load the " << role << " engine with --backend cuda (it runs on "
+                           << backend.name() << "), or use connector tcp");
+}
+
 namespace {
 void requireDevicePlane(const std::string& connector, Backend& backend) {
   AFD_CHECK(isDeviceConnector(connector),
@@ -35,8 +41,7 @@ void requireDevicePlane(const std::string& connector, Backend& backend) {
   AFD_FAIL("connector \"" << connector << "\" needs the CUDA build of the addon (this one is CPU-only); rebuild with "
                              "AFD_CUDA=on on a machine with nvcc, or set \"connector\": \"tcp\"");
 #endif
-  AFD_CHECK(!backend.sharesHostMemory(),
-            "connector \"" << connector << "\" needs --backend cuda (this engine runs on " << backend.name() << ")");
+  requireConnectorBackend(connector, backend, "role's");
 }
 }  // namespace
 

@@ -23,6 +23,9 @@ namespace afd {
 
 // True for connectors that move device memory ("nccl", "peer"); false for "tcp". Throws on an unknown name.
 bool isDeviceConnector(const std::string& connector);
+// Throws when `connector` moves device memory but the `role` engine's backend runs on the
+// host (a device plane needs --backend cuda).
+void requireConnectorBackend(const std::string& connector, const Backend& backend, const char* role);
 
 // The TCP side channel a bootstrap travels on (the role's connector links).
 struct DevicePlaneExchange {

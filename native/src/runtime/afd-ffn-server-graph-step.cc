@@ -36,12 +36,9 @@ void AfdFfnServer::noteEagerStep() {
 void AfdFfnServer::growDeviceBuffers(int64_t maxStageRows, const int64_t rows[2], bool anyLogits) {
   Backend& be = engine_->backend();
   const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
-  auto grow = [&](Buffer& b, size_t bytes) {
-    if (b.bytes() < bytes) b = Buffer(&be, bytes * 2);
-  };
-  grow(hiddenDev_, maxStageRows * H * 4);
-  if (anyLogits) grow(logitsDev_, maxStageRows * E * 4);
-  for (int s = 0; s < payload_.numStages; ++s) grow(outDev_[s], rows[s] * H * 4);
+  hiddenDev_.growTo(&be, maxStageRows * H * 4);
+  if (anyLogits) logitsDev_.growTo(&be, maxStageRows * E * 4);
+  for (int s = 0; s < payload_.numStages; ++s) outDev_[s].growTo(&be, rows[s] * H * 4);
 }
 
 bool AfdFfnServer::runGraphStep() {

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "core/error.h"
 
@@ -23,19 +24,9 @@ void FfnStepGraphs::captureAndLaunch(const FfnGraphKey& key, const std::function
   if (!graphs_.empty() && backend_.allocationEpoch() != epoch_) graphs_.clear();
   graphs_.erase(key);
   const uint64_t before = backend_.allocationEpoch();
-  backend_.beginCapture();
-  std::unique_ptr<CapturedGraph> graph;
-  try {
-    enqueue();
-    graph = backend_.endCapture();
-  } catch (const std::exception& e) {
-    backend_.abortCapture();
-    AFD_FAIL("FFN step graph [" << key[0] << ", " << key[1] << "]: capture failed (" << e.what()
-                                << "); run the FFN rank with AFD_FFN_GRAPHS=0 to serve eagerly");
-  }
-  AFD_CHECK(backend_.allocationEpoch() == before,
-            "FFN step graph [" << key[0] << ", " << key[1] << "]: the backend allocated during the capture; run the FFN "
-                               << "rank with AFD_FFN_GRAPHS=0 to serve eagerly");
+  std::unique_ptr<CapturedGraph> graph =
+      captureGraph(backend_, "FFN step graph [" + std::to_string(key[0]) + ", " + std::to_string(key[1]) + "]",
+                   "run the FFN rank with AFD_FFN_GRAPHS=0 to serve eagerly", enqueue);
   if (graphs_.empty()) epoch_ = before;
   graph->replay();
   graphs_[key] = std::move(graph);

@@ -46,9 +46,7 @@ AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOpt
       connectorName_(options.connector),
       maxStepTokens_(options.maxStepTokens),
       deviceWire_(isDeviceConnector(options.connector)) {
-  AFD_CHECK(!deviceWire_ || !engine_->backend().sharesHostMemory(),
-            "connector \"" << options.connector << "\" moves device memory: load the FFN engine with --backend cuda (it runs on "
-                           << engine_->backend().name() << "), or use connector tcp");
+  requireConnectorBackend(options.connector, engine_->backend(), "FFN");
   rowOffset_.assign(connector_.blockSize() + 1, 0);
   // Fault injection for tests (tools/gpu/afd-roles.mjs): a host pause before each eagerly
   // served layer, so a kill of this process lands inside the attention rank's layer loop.
@@ -301,12 +299,9 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
   const int peers = payload_.numPeers;
   const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
   const uint32_t L = static_cast<uint32_t>(layer), S = static_cast<uint32_t>(stage);
-  auto grow = [&](Buffer& b, size_t bytes) {
-    if (b.bytes() < bytes) b = Buffer(&be, bytes * 2);
-  };
-  grow(hiddenDev_, rows * H * 4);
-  if (withLogits) grow(logitsDev_, rows * E * 4);
-  grow(outDev_[stage], rows * H * 4);
+  hiddenDev_.growTo(&be, rows * H * 4);
+  if (withLogits) logitsDev_.growTo(&be, rows * E * 4);
+  outDev_[stage].growTo(&be, rows * H * 4);
   if (rows > warmRows_) warmRows_ = rows;
   char* hidden = static_cast<char*>(hiddenDev_.data());
   char* logits = static_cast<char*>(logitsDev_.data());

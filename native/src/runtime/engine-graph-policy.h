@@ -57,11 +57,15 @@ inline int graphBlocksBucket(int maxBlocksPerSeq) {
   return b;
 }
 
-// True when every sequence has exactly one query token and a context > 1.
+// A sequence decodes (rather than prefills) when it has one query token and a context > 1
+// (a one-token prompt is a prefill).
+inline bool isDecodeRow(int queryTokens, int contextLen) { return queryTokens == 1 && contextLen > 1; }
+
+// True when every sequence of a non-empty step decodes.
 inline bool isDecodeOnlyStep(int numSeqs, const int32_t* tokenOffsets, const int32_t* contextLens) {
   if (numSeqs <= 0) return false;
   for (int s = 0; s < numSeqs; ++s)
-    if (tokenOffsets[s + 1] - tokenOffsets[s] != 1 || contextLens[s] <= 1) return false;
+    if (!isDecodeRow(tokenOffsets[s + 1] - tokenOffsets[s], contextLens[s])) return false;
   return true;
 }
 

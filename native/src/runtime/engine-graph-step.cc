@@ -57,11 +57,13 @@ void Engine::stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepRes
   ws_->reserve(Tp, Tp);
   // One packed upload (see graphInputs_): 5 arrays of Tp, then the [Tp, MB] block tables.
   const size_t numInputs = static_cast<size_t>(Tp) * (5 + MB);
-  if (graphInputs_.bytes() < numInputs * 4) graphInputs_ = Buffer(&be, numInputs * 4 * 2);
+  graphInputs_.growTo(&be, numInputs * 4);
   dropStaleGraphs();
 
   // Padded host inputs: pad rows read token 0 at position 0 (context 1) from the pad block.
-  std::vector<int32_t> host(numInputs, 0), samplePos;
+  std::vector<int32_t>& host = graphHostInputs_;
+  host.assign(numInputs, 0);  // keeps its capacity: no allocation once the largest key ran
+  std::vector<int32_t> samplePos;
   int32_t* ids = host.data();
   int32_t* positions = ids + Tp;
   int32_t* slots = positions + Tp;
@@ -116,18 +118,9 @@ void Engine::stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepRes
   } else if (warmed_.count(pad.key) != 0 && !sampleWire) {
     info.flags = comm::kFlagGraphCapture;
     executor_->beginStep(info);
-    const uint64_t epoch = be.allocationEpoch();
-    std::unique_ptr<CapturedGraph> graph;
-    try {
-      be.beginCapture();
-      runDecodeBody(layout, Tp);
-      graph = be.endCapture();
-    } catch (...) {
-      be.abortCapture();
-      throw;
-    }
-    AFD_CHECK(be.allocationEpoch() == epoch, "CUDA graph capture of the decode step allocated device memory; set "
-                                             "cudaGraph.policy \"off\" to run eagerly");
+    std::unique_ptr<CapturedGraph> graph = captureGraph(be, "CUDA graph of the decode step",
+                                                        "set cudaGraph.policy \"off\" to run eagerly",
+                                                        [&] { runDecodeBody(layout, Tp); });
     graph->replay();
     executor_->endStep();
     graphs_[pad.key] = std::move(graph);

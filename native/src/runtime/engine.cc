@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <unordered_set>
 
 namespace afd {
 namespace {
@@ -221,6 +220,54 @@ void Engine::sampleInto(const StepPlan& plan, const Tensor& logits, const std::v
   stats_->sampledTokens += numSampled;
 }
 
+// An eager step on the plan's own rows: inputs uploaded to the workspace, every layer,
+// then the LM head and sampling on the sampled rows.
+void Engine::stepEager(const StepPlan& plan, const StepLayout& layout, StepResult& result) {
+  const ModelConfig& c = spec_.config;
+  const int S = plan.numSeqs, T = plan.numTokens, B = kv_->blockSize(), numStages = layout.numStages;
+  // Per token: its sequence's index within its stage, and its KV cache slot.
+  std::vector<int32_t> tokenSeq(T), slots(T), sampleRows, samplePos;
+  for (int s = 0; s < S; ++s) {
+    const int stage = s < layout.seqBegin[1] ? 0 : 1;
+    const int32_t* table = plan.blockTables + static_cast<int64_t>(s) * plan.maxBlocksPerSeq;
+    for (int t = plan.tokenOffsets[s]; t < plan.tokenOffsets[s + 1]; ++t) {
+      tokenSeq[t] = s - layout.seqBegin[stage];
+      slots[t] = table[plan.positions[t] / B] * B + plan.positions[t] % B;
+    }
+    if (plan.sampleMask[s]) {
+      sampleRows.push_back(plan.tokenOffsets[s + 1] - 1);
+      samplePos.push_back(plan.contextLens[s]);
+    }
+  }
+  Backend& be = *backend_;
+  ws_->reserve(T, S);
+  ensureBlockTables(static_cast<int64_t>(S) * plan.maxBlocksPerSeq);
+  be.copyToDevice(ws_->ids.data(), plan.tokenIds, T * 4);
+  be.copyToDevice(ws_->positions.data(), plan.positions, T * 4);
+  be.copyToDevice(ws_->slots.data(), slots.data(), T * 4);
+  be.copyToDevice(ws_->tokenSeq.data(), tokenSeq.data(), T * 4);
+  be.copyToDevice(ws_->blockTables.data(), plan.blockTables, static_cast<size_t>(S) * plan.maxBlocksPerSeq * 4);
+
+  Tensor hidden = ws_->hidden.view(DType::F32, {T, c.hiddenSize});
+  be.embedding(ws_->ids.view(DType::I32, {T}), attention_->embedTable(), hidden);
+  TimedExecutor timed(*executor_, *stats_, spec_.role == ModelRole::Colocated);
+  FfnStepInfo info;
+  for (int s = 0; s < numStages; ++s) info.stageTokenCounts.push_back(layout.tokBegin[s + 1] - layout.tokBegin[s]);
+  timed.beginStep(info);
+  runLayers(layout, timed);
+  timed.endStep();
+
+  const int64_t numSampled = static_cast<int64_t>(sampleRows.size());
+  if (numSampled > 0) {
+    be.copyToDevice(ws_->sampleRows.data(), sampleRows.data(), numSampled * 4);
+    Tensor last = ws_->lastHidden.view(DType::F32, {numSampled, c.hiddenSize});
+    Tensor logits = ws_->logits.view(DType::F32, {numSampled, c.vocabSize});
+    be.gatherRows(ws_->normed.view(DType::F32, {T, c.hiddenSize}), ws_->sampleRows.view(DType::I32, {numSampled}), last);
+    be.lmHead(last, attention_->lmHeadWeight(), logits);
+    sampleInto(plan, logits, samplePos, result);
+  }
+}
+
 StepResult Engine::step(const StepPlan& plan) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto start = Clock::now();
@@ -239,30 +286,34 @@ StepResult Engine::step(const StepPlan& plan) {
   layout.tokBegin[2] = T;
   layout.maxBlocksPerSeq = plan.maxBlocksPerSeq;
   const int* seqBegin = layout.seqBegin;
-  // Host-side per-token metadata: sequence index relative to its stage, cache slot.
-  std::vector<int32_t> tokenSeq(T), slots(T), sampleRows, samplePos;
-  std::unordered_set<int32_t> usedBlocks;
+  // Per sequence: token stats, the stages' longest query and context, the KV blocks in
+  // use (each counted once), and whether every sequence decodes.
+  bool decodeOnly = S > 0;
+  blockStamps_.resize(static_cast<size_t>(info_.numKvBlocks), 0);
+  if (++blockStamp_ == 0) {  // wrapped: forget every stamp
+    std::fill(blockStamps_.begin(), blockStamps_.end(), 0);
+    blockStamp_ = 1;
+  }
+  size_t usedBlocks = 0;
   for (int s = 0; s < S; ++s) {
     const int stage = s < seqBegin[1] ? 0 : 1;
     const int32_t* table = plan.blockTables + static_cast<int64_t>(s) * plan.maxBlocksPerSeq;
-    for (int t = plan.tokenOffsets[s]; t < plan.tokenOffsets[s + 1]; ++t) {
-      tokenSeq[t] = s - seqBegin[stage];
-      slots[t] = table[plan.positions[t] / B] * B + plan.positions[t] % B;
-    }
-    for (int j = 0; j < (plan.contextLens[s] + B - 1) / B; ++j) usedBlocks.insert(table[j]);
-    if (plan.sampleMask[s]) {
-      sampleRows.push_back(plan.tokenOffsets[s + 1] - 1);
-      samplePos.push_back(plan.contextLens[s]);
+    for (int j = 0; j < (plan.contextLens[s] + B - 1) / B; ++j) {
+      uint32_t& stamp = blockStamps_[static_cast<size_t>(table[j])];
+      usedBlocks += stamp != blockStamp_ ? 1 : 0;
+      stamp = blockStamp_;
     }
     const int n = plan.tokenOffsets[s + 1] - plan.tokenOffsets[s];
-    (n == 1 && plan.contextLens[s] > 1 ? stats_->decodeTokens : stats_->prefillTokens) += n;
+    const bool decode = isDecodeRow(n, plan.contextLens[s]);
+    decodeOnly = decodeOnly && decode;
+    (decode ? stats_->decodeTokens : stats_->prefillTokens) += n;
     layout.maxQueryLen[stage] = std::max(layout.maxQueryLen[stage], n);
     layout.maxContextLen[stage] = std::max(layout.maxContextLen[stage], plan.contextLens[s]);
   }
   StepResult result;
   result.tokenIds.assign(S, -1);
   bool graphed = false;
-  if (graphsOn_ && executor_->graphSafe() && isDecodeOnlyStep(S, plan.tokenOffsets, plan.contextLens)) {
+  if (graphsOn_ && decodeOnly && executor_->graphSafe()) {
     // Graphs possible (policy on, CUDA, graph-safe executor): every decode-only step is
     // one hit (graph launch) or one miss (eager: no bucket fits, or a key's warm-up).
     DecodePadPlan pad;
@@ -273,41 +324,13 @@ StepResult Engine::step(const StepPlan& plan) {
       stats_->graphMisses += 1;
     }
   }
-  if (!graphed) {
-    Backend& be = *backend_;
-    ws_->reserve(T, S);
-    ensureBlockTables(static_cast<int64_t>(S) * plan.maxBlocksPerSeq);
-    be.copyToDevice(ws_->ids.data(), plan.tokenIds, T * 4);
-    be.copyToDevice(ws_->positions.data(), plan.positions, T * 4);
-    be.copyToDevice(ws_->slots.data(), slots.data(), T * 4);
-    be.copyToDevice(ws_->tokenSeq.data(), tokenSeq.data(), T * 4);
-    be.copyToDevice(ws_->blockTables.data(), plan.blockTables, static_cast<size_t>(S) * plan.maxBlocksPerSeq * 4);
-
-    Tensor hidden = ws_->hidden.view(DType::F32, {T, c.hiddenSize});
-    be.embedding(ws_->ids.view(DType::I32, {T}), attention_->embedTable(), hidden);
-    TimedExecutor timed(*executor_, *stats_, spec_.role == ModelRole::Colocated);
-    FfnStepInfo info;
-    for (int s = 0; s < numStages; ++s) info.stageTokenCounts.push_back(layout.tokBegin[s + 1] - layout.tokBegin[s]);
-    timed.beginStep(info);
-    runLayers(layout, timed);
-    timed.endStep();
-
-    const int64_t numSampled = static_cast<int64_t>(sampleRows.size());
-    if (numSampled > 0) {
-      be.copyToDevice(ws_->sampleRows.data(), sampleRows.data(), numSampled * 4);
-      Tensor last = ws_->lastHidden.view(DType::F32, {numSampled, c.hiddenSize});
-      Tensor logits = ws_->logits.view(DType::F32, {numSampled, c.vocabSize});
-      be.gatherRows(ws_->normed.view(DType::F32, {T, c.hiddenSize}), ws_->sampleRows.view(DType::I32, {numSampled}), last);
-      be.lmHead(last, attention_->lmHeadWeight(), logits);
-      sampleInto(plan, logits, samplePos, result);
-    }
-  }
+  if (!graphed) stepEager(plan, layout, result);
   backend_->synchronize();
   const uint64_t us = usSince(start);
   stats_->steps += 1;
   stats_->lastStepUs = us;
   stats_->totalStepUs += us;
-  stats_->kvBlocksUsed = usedBlocks.size();
+  stats_->kvBlocksUsed = usedBlocks;
   result.stepTimeMs = static_cast<double>(us) / 1000.0;
   return result;
 }

@@ -103,6 +103,8 @@ class Engine {
   void ensureBlockTables(int64_t entries);
   // Samples the sampled rows of the plan from logits [numSampled, V] into result.
   void sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result);
+  // A step on the plan's own rows, no graph (prefill, mixed, or no bucket fits).
+  void stepEager(const StepPlan& plan, const StepLayout& layout, StepResult& result);
   // engine-graph-step.cc: a decode step through the graph cache (pad, warm up, capture
   // or replay); counts the hit / miss / capture.
   void stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepResult& result);
@@ -134,6 +136,10 @@ class Engine {
   // Inputs of graph steps, one upload per step: [ids | positions | slots | tokenSeq |
   // sampleRows] x padded tokens, then block tables [padded tokens, blocks bucket]; i32.
   Buffer graphInputs_;
+  std::vector<int32_t> graphHostInputs_;  // their host copy, reused (grow-only) across steps
+  // KV blocks in use: blockStamps_[b] == blockStamp_ when block b was counted this step.
+  std::vector<uint32_t> blockStamps_;
+  uint32_t blockStamp_ = 0;
 };
 
 }  // namespace afd

@@ -41,6 +41,9 @@ export const cudaGraphConfigSchema = z.strictObject({
     .refine((b) => b.every((v, i) => i === 0 || v > b[i - 1]!), 'buckets must be strictly ascending (e.g. [1, 2, 4, 8])'),
 });
 
+/** off | decode-only (cudaGraph.policy). */
+export type CudaGraphPolicy = z.output<typeof cudaGraphConfigSchema>['policy'];
+
 /**
  * NCCL_* environment for NCCL connectors. NVLink multicast stays off: NCCL_NVLS_ENABLE is
  * always "0" in the output, and any other value is rejected.

@@ -10,6 +10,7 @@
 import { useLayoutEffect } from 'react';
 import { createRoot } from 'react-dom/client';
 import { useStore } from 'zustand';
+import { percentile } from '../../common/percentile.js';
 import { DashboardView } from '../components/DashboardView.js';
 import { createWsBridge, type SocketLike } from '../bridge/wsBridge.js';
 import { createMetricsStore } from '../stores/metricsStore.js';
@@ -23,7 +24,7 @@ declare global {
   }
 }
 
-const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+const pct = (sorted: readonly number[], p: number): number => percentile(sorted, p) ?? 0;
 const LAUNCH_ID = 'bench';
 
 /** A SocketLike fed by the feed worker: what the bridge sees is what a WebSocket delivers. */

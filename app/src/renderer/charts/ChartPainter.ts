@@ -6,7 +6,8 @@
  * blocked by the page's origin, an error in the worker) the same drawing runs inline on
  * an OffscreenCanvas of the page.
  */
-import { drawLineChart, rasterSize, type LineChartFrame } from './drawLineChart.js';
+import { createChartCanvases } from './chartCanvases.js';
+import type { LineChartFrame } from './drawLineChart.js';
 import type { ChartReply, ChartRequest } from './chartProtocol.js';
 
 /** Turns frames into bitmaps, somewhere. */
@@ -25,23 +26,18 @@ export interface WorkerLike {
 
 /** Draws on the page's main thread (the fallback). */
 export class InlineRasterizer implements Rasterizer {
-  private readonly canvases = new Map<number, OffscreenCanvas>();
+  private readonly canvases = createChartCanvases();
 
   rasterize(id: number, frame: LineChartFrame): Promise<ImageBitmap> {
-    const { width, height } = rasterSize(frame);
-    let canvas = this.canvases.get(id);
-    if (!canvas || canvas.width !== width || canvas.height !== height) {
-      canvas = new OffscreenCanvas(width, height);
-      this.canvases.set(id, canvas);
+    try {
+      return Promise.resolve(this.canvases.draw(id, frame));
+    } catch (e) {
+      return Promise.reject(e as Error);
     }
-    const ctx = canvas.getContext('2d');
-    if (!ctx) return Promise.reject(new Error('OffscreenCanvas has no 2d context'));
-    drawLineChart(ctx, frame);
-    return Promise.resolve(canvas.transferToImageBitmap());
   }
 
   dispose(id: number): void {
-    this.canvases.delete(id);
+    this.canvases.dispose(id);
   }
 }
 

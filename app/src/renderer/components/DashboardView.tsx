@@ -47,8 +47,8 @@ const GRAPHS: SeriesDef[] = [
 const HIT_RATE: SeriesDef[] = [{ key: 'hitRate', label: 'hit rate %', color: PALETTE[5]! }];
 const fmt0 = (v: number): string => v.toFixed(0);
 const fmt1 = (v: number): string => v.toFixed(1);
-/** Percentages: small values keep their decimals (a tiny model's KV use is well under 1%). */
-const fmtPct = (v: number): string => v.toFixed(v !== 0 && Math.abs(v) < 1 ? 2 : v < 10 ? 1 : 0);
+/** Chart columns hold percentages (0-100). */
+const fmtPct = (v: number): string => formatPercent(v / 100);
 
 export const DashboardView = memo(function DashboardView({ model, version, heatmapWindow }: DashboardViewProps) {
   // Numbers, heatmaps and the FFN table follow every fold (10 Hz).

@@ -1,15 +1,21 @@
 /**
  * Per-message timings of the Playground session (TTFT and decode rate of each reply),
  * drawn with recharts: it changes only when a reply finishes, so an SVG chart is fine here.
+ * Callers pass `finishedReplyStats` through a shallow-equal selector so that streamed
+ * tokens (a new messages array each) do not re-render it.
  */
 import { memo } from 'react';
 import { Bar, CartesianGrid, ComposedChart, Legend, Line, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { ChatMessage } from '../stores/chatStore.js';
+import type { MessageStats } from '../lib/streamStats.js';
 
-export const MessageTimingsChart = memo(function MessageTimingsChart({ messages }: { messages: readonly ChatMessage[] }) {
-  const rows = messages
-    .filter((m) => m.role === 'assistant' && m.stats)
-    .map((m, i) => ({ n: i + 1, ttftMs: m.stats?.ttftMs ?? null, tokensPerSecond: m.stats?.decodeTokensPerSecond ?? null }));
+/** Stats of the finished assistant replies, in order; the same objects while a reply streams. */
+export function finishedReplyStats(messages: readonly ChatMessage[]): MessageStats[] {
+  return messages.flatMap((m) => (m.role === 'assistant' && m.stats ? [m.stats] : []));
+}
+
+export const MessageTimingsChart = memo(function MessageTimingsChart({ stats }: { stats: readonly MessageStats[] }) {
+  const rows = stats.map((st, i) => ({ n: i + 1, ttftMs: st.ttftMs ?? null, tokensPerSecond: st.decodeTokensPerSecond ?? null }));
   if (rows.length === 0) return null;
   return (
     <div className="panel" data-testid="message-timings">

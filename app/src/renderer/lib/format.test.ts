@@ -19,6 +19,9 @@ describe('format', () => {
     expect(formatRate(1234)).toBe('1234 tok/s');
     expect(formatPercent(0.5)).toBe('50%');
     expect(formatPercent(0.05)).toBe('5.0%');
+    expect(formatPercent(0.0035)).toBe('0.35%');
+    expect(formatPercent(0)).toBe('0.0%');
+    expect(formatPercent(Number.NaN)).toBe('–');
   });
   it('clock', () => {
     expect(formatClock(0)).toBe('00:00.0');

@@ -27,7 +27,9 @@ export function formatRate(perSecond: number | undefined | null, unit = 'tok/s')
 
 export function formatPercent(fraction: number | undefined | null): string {
   if (fraction === undefined || fraction === null || !Number.isFinite(fraction)) return '–';
-  return `${(fraction * 100).toFixed(fraction >= 0.1 ? 0 : 1)}%`;
+  // Small values keep their decimals (a tiny model's KV use is well under 1%).
+  const percent = fraction * 100;
+  return `${percent.toFixed(percent !== 0 && Math.abs(percent) < 1 ? 2 : percent < 10 ? 1 : 0)}%`;
 }
 
 /** mm:ss.t clock for running requests. */

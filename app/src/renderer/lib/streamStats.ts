@@ -2,6 +2,7 @@
  * Per-message generation stats from token arrival times. Times are milliseconds since
  * the request was sent, measured where the stream is read (the console service).
  */
+import { percentile } from '../../common/percentile.js';
 
 /** What the Playground keeps with every finished (or stopped) message. */
 export interface MessageStats {
@@ -29,12 +30,6 @@ export interface StreamTiming {
   usagePromptTokens?: number | undefined;
   /** Time the stream ended, ms since send. */
   endMs: number;
-}
-
-function percentile(sorted: readonly number[], p: number): number | undefined {
-  if (sorted.length === 0) return undefined;
-  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[idx];
 }
 
 export function computeMessageStats(t: StreamTiming): MessageStats {

@@ -96,7 +96,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
         </button>
       </div>
       {progress.message && (
-        <Banner kind="err" message={`${progress.message.split('\n')[0]}${progress.message.includes('\n') ? '\nIts last log lines are in its row below.' : ''}`} testId="launch-failure" />
+        <Banner kind="err" message={`${progress.message}${progress.ranks.find((r) => r.state === 'failed')?.message?.includes('\n') ? '\nIts last log lines are in its row below.' : ''}`} testId="launch-failure" />
       )}
       {error && <Banner kind="err" message={error} onDismiss={clearError} />}
       {progress.state === 'running' && (

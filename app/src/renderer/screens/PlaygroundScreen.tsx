@@ -4,9 +4,10 @@
  * latency kept with each message; a running reply shows its elapsed clock and stage.
  */
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useShallow } from 'zustand/react/shallow';
 import { useChat, useLaunch } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
-import { MessageTimingsChart } from '../components/MessageTimingsChart.js';
+import { finishedReplyStats, MessageTimingsChart } from '../components/MessageTimingsChart.js';
 import { SamplingControls } from '../components/SamplingControls.js';
 import { formatClock, formatMs, formatRate } from '../lib/format.js';
 import type { ChatMessage } from '../stores/chatStore.js';
@@ -64,6 +65,8 @@ function Message({ m }: { m: ChatMessage }) {
 export function PlaygroundScreen({ navigate }: ScreenProps) {
   const progress = useLaunch((s) => s.progress);
   const messages = useChat((s) => s.messages);
+  // Changes only when a reply finishes (chat.delta keeps every stats object as it is).
+  const replyStats = useChat(useShallow((s) => finishedReplyStats(s.messages)));
   const mode = useChat((s) => s.mode);
   const error = useChat((s) => s.error);
   const systemPrompt = useChat((s) => s.systemPrompt);
@@ -150,7 +153,7 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
           Clear
         </button>
       </div>
-      <MessageTimingsChart messages={messages} />
+      <MessageTimingsChart stats={replyStats} />
     </>
   );
 }

@@ -393,7 +393,12 @@ TEST(bootstrap_reply_of_the_wrong_kind_or_size_is_a_protocol_error) {
     TcpAttentionConnector a(config("1A1F", 0, port));
     std::unique_ptr<TcpLink> link = dialAndAccept(ffn, a);
     if (tooLarge) {
-      TcpAttentionConnector::sendBootstrapReply(*link, std::vector<uint8_t>(70000, 1), 2000);
+      const std::vector<uint8_t> big(70000, 1);
+      CHECK_THROWS(TcpAttentionConnector::sendBootstrapReply(*link, big, 2000), CommErrorKind::kConfig, "65536-byte limit");
+      FrameHeader h;  // a peer that does not check its own size: the receiver refuses it
+      h.kind = FrameKind::kBootstrapReply;
+      h.byteLength = big.size();
+      link->send(h, big.data(), Deadline::afterMs(2000));
       CHECK_THROWS(ffn.recvBootstrapReply(0, 2000), CommErrorKind::kProtocol, "70000 bytes");
     } else {
       // An attention rank of connector nccl never replies: its first step request arrives instead.

@@ -1,11 +1,12 @@
-// Minimal JSON building and statistics for the AFD GPU benchmark report (numbers,
-// strings and nested raw JSON; no parsing). Header-only, host code.
+// Minimal JSON building for the AFD GPU benchmark report (numbers, strings and nested raw
+// JSON; no parsing), with the benches' statistics (cuda/bench-stats.h). Header-only, host code.
 #pragma once
-#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "cuda/bench-stats.h"
 
 namespace afd::cuda {
 
@@ -58,13 +59,5 @@ class JsonArray {
   std::ostringstream os_;
   bool first_ = true;
 };
-
-inline double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5));
-  return v[i];
-}
-inline double median(const std::vector<double>& v) { return percentile(v, 0.5); }
 
 }  // namespace afd::cuda
