@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, freePortBlock } from '../launch/ports.js';
+import { freePort, freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
 import { complete, health, killAllRoles, RoleProcess, type RoleProcessOptions } from './RoleProcess.js';
 

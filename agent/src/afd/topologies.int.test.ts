@@ -3,9 +3,9 @@
  * topology, attention and FFN ranks started in mixed order rendezvous, greedy
  * completions sent to several attention ranks at once (so blocks have busy and idle
  * peers, and DBO splits batches) equal the colocated run, and a graceful stop of the
- * attention ranks stops the FFN ranks through the shutdown flag. Every topology runs
- * with DBO on and off, and each gate placement, in the table below; the full
- * topology x DBO x gate matrix also runs in-process over real TCP in
+ * attention ranks stops the FFN ranks through the shutdown flag. Each topology runs once,
+ * with DBO and the gate placement alternating in the table below; the full
+ * topology x DBO x gate matrix runs in-process over real TCP in
  * native/src/comm/afdMatrix.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveTopology } from '@afd/shared';
-import { freePortBlock } from '../launch/ports.js';
+import { freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
 import { complete, killAllRoles, RoleProcess } from './RoleProcess.js';
 
@@ -45,21 +45,15 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-// Every topology runs twice as real processes: once with DBO on, once off, and the gate
-// on opposite sides in the two runs.
+// One process case per topology; DBO and the gate placement alternate so that every pair
+// of flag values runs as real processes at least once (the in-process matrix runs them all).
 const cases = [
   { topology: '1A1F', dbo: false, gate: false },
-  { topology: '1A1F', dbo: true, gate: true },
-  { topology: '2A1F', dbo: true, gate: false },
-  { topology: '2A1F', dbo: false, gate: true },
+  { topology: '2A1F', dbo: true, gate: true },
   { topology: '2A2F', dbo: false, gate: true },
-  { topology: '2A2F', dbo: true, gate: false },
-  { topology: '3A2F', dbo: true, gate: true },
-  { topology: '3A2F', dbo: false, gate: false },
+  { topology: '3A2F', dbo: true, gate: false },
   { topology: '4A2F', dbo: false, gate: false },
-  { topology: '4A2F', dbo: true, gate: true },
-  { topology: '4A4F', dbo: true, gate: false },
-  { topology: '4A4F', dbo: false, gate: true },
+  { topology: '4A4F', dbo: true, gate: true },
 ];
 
 describe.each(cases)('$topology (dbo $dbo, gate on attention $gate)', ({ topology, dbo, gate }) => {

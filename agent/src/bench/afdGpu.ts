@@ -14,6 +14,7 @@ import type { Command } from 'commander';
 import { loadAddon, type AfdGpuBenchOptions } from '@afd/native';
 import { parseModelConfig, type ModelLoadSpec } from '@afd/native/checkpoint';
 import { findPreset, presetConfigJson } from '../model/presets.js';
+import { intFlag } from '../util/intFlag.js';
 import { evaluateAfdTargets, type AfdGpuReport } from './afdGpuReport.js';
 
 interface AfdGpuCliOptions {
@@ -44,12 +45,6 @@ function intList(flag: string, v: string): number[] {
   });
 }
 
-function int(flag: string, v: string): number {
-  const [n] = intList(flag, v);
-  if (n === undefined) throw new Error(`${flag} is required`);
-  return n;
-}
-
 function specOf(o: AfdGpuCliOptions): ModelLoadSpec {
   const preset = findPreset(o.arch, o.preset);
   const config = parseModelConfig(`${o.arch}/${o.preset}`, presetConfigJson(preset));
@@ -64,17 +59,17 @@ function benchOptions(o: AfdGpuCliOptions, role: 'attention' | 'ffn'): AfdGpuBen
   return {
     role,
     host: o.host,
-    port: int('--port', o.port),
+    port: intFlag('--port', o.port, 0, 65535),
     device: role === 'attention' ? devices[0] : devices[1],
     transports,
     pingBytes: intList('--ping-bytes', o.pingBytes),
-    pingIters: int('--ping-iters', o.pingIters),
+    pingIters: intFlag('--ping-iters', o.pingIters, 0),
     batches: intList('--batches', o.batches),
-    dboMinBatch: int('--dbo-min-batch', o.dboMinBatch),
-    context: int('--context', o.context),
-    warmupSteps: int('--warmup', o.warmup),
-    timedSteps: int('--steps', o.steps),
-    stepDeadlineMs: int('--deadline-ms', o.deadlineMs),
+    dboMinBatch: intFlag('--dbo-min-batch', o.dboMinBatch, 0),
+    context: intFlag('--context', o.context, 0),
+    warmupSteps: intFlag('--warmup', o.warmup, 0),
+    timedSteps: intFlag('--steps', o.steps, 0),
+    stepDeadlineMs: intFlag('--deadline-ms', o.deadlineMs, 0),
     faultTest: o.fault,
     ncclEnv: { NCCL_NVLS_ENABLE: '0' },
   };

@@ -12,6 +12,7 @@ import type { Command } from 'commander';
 import { Engine, buildStepPlan, type PlanSeq } from '@afd/native/engine';
 import type { ModelLoadSpec } from '@afd/native/checkpoint';
 import { makeModel } from '../model/makeModel.js';
+import { intFlag } from '../util/intFlag.js';
 
 /** Options of runCpuEngineBench. */
 export interface CpuEngineBenchOptions {
@@ -135,12 +136,6 @@ export async function runCpuEngineBench(o: CpuEngineBenchOptions): Promise<CpuEn
   }
 }
 
-function int(flag: string, v: string, min: number): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${flag} must be an integer >= ${min}, got "${v}"`);
-  return n;
-}
-
 function num(flag: string, v: string, min: number, max: number): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n < min || n > max) throw new Error(`${flag} must be a number in [${min}, ${max}], got "${v}"`);
@@ -163,11 +158,11 @@ export function registerCpuEngineBench(program: Command): void {
     .action(async (opts: Record<string, string | undefined>) => {
       const report = await runCpuEngineBench({
         ...(opts['model'] ? { modelDir: opts['model'] } : {}),
-        threads: int('--threads', opts['threads']!, 0),
-        promptLen: int('--prompt-len', opts['promptLen']!, 1),
-        decodeSteps: int('--decode-steps', opts['decodeSteps']!, 1),
-        batchSizes: opts['batch']!.split(',').map((b) => int('--batch', b.trim(), 1)),
-        repeats: int('--repeats', opts['repeats']!, 1),
+        threads: intFlag('--threads', opts['threads']!, 0),
+        promptLen: intFlag('--prompt-len', opts['promptLen']!, 1),
+        decodeSteps: intFlag('--decode-steps', opts['decodeSteps']!, 1),
+        batchSizes: opts['batch']!.split(',').map((b) => intFlag('--batch', b.trim(), 1)),
+        repeats: intFlag('--repeats', opts['repeats']!, 1),
         temperature: num('--temperature', opts['temperature']!, 0, Infinity),
         topP: num('--top-p', opts['topP']!, Number.MIN_VALUE, 1),
       });

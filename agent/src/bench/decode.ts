@@ -10,7 +10,8 @@ import type { Command } from 'commander';
 import { loadAddon } from '@afd/native';
 import { parseModelConfig, type ModelLoadSpec } from '@afd/native/checkpoint';
 import { findPreset, presetConfigJson } from '../model/presets.js';
-import { gitCommit, nonNegativeInt } from './cliArgs.js';
+import { intFlag } from '../util/intFlag.js';
+import { gitCommit } from './cliArgs.js';
 import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type PeerResult } from './decodeReport.js';
 
 interface DecodeCliOptions {
@@ -71,8 +72,8 @@ export function registerDecodeBench(program: Command): void {
     .option('--peer-steps <n>', 'timed steps of the peer per batch', '20')
     .option('--json-out <file>', 'also write the JSON report here')
     .action((o: DecodeCliOptions) => {
-      const batches = o.batches.split(',').map((b) => nonNegativeInt('--batches', b.trim()));
-      const context = nonNegativeInt('--context', o.context);
+      const batches = o.batches.split(',').map((b) => intFlag('--batches', b.trim(), 0));
+      const context = intFlag('--context', o.context, 0);
       const preset = findPreset(o.arch, o.preset);
       const configJson = presetConfigJson(preset);
       const config = parseModelConfig(`${o.arch}/${o.preset}`, configJson);
@@ -81,10 +82,10 @@ export function registerDecodeBench(program: Command): void {
       const ours = loadAddon().cudaDecodeBench(spec, {
         batches,
         context,
-        timedSteps: nonNegativeInt('--steps', o.steps),
-        warmupSteps: nonNegativeInt('--warmup', o.warmup),
-        seed: nonNegativeInt('--seed', o.seed),
-        device: nonNegativeInt('--device', o.device),
+        timedSteps: intFlag('--steps', o.steps, 0),
+        warmupSteps: intFlag('--warmup', o.warmup, 0),
+        seed: intFlag('--seed', o.seed, 0),
+        device: intFlag('--device', o.device, 0),
       });
       const peer = o.peer === 'hf' ? runPeer(o, configJson) : null;
       const report = mergeDecodeReport(ours, peer, {

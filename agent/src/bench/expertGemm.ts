@@ -10,7 +10,8 @@ import type { Command } from 'commander';
 import { loadAddon } from '@afd/native';
 import { parseModelConfig } from '@afd/native/checkpoint';
 import { findPreset, presetConfigJson } from '../model/presets.js';
-import { gitCommit, nonNegativeInt, positiveInt } from './cliArgs.js';
+import { intFlag } from '../util/intFlag.js';
+import { gitCommit } from './cliArgs.js';
 import { buildExpertGemmReport, formatExpertGemmTable } from './expertGemmReport.js';
 
 interface ExpertGemmCliOptions {
@@ -45,13 +46,13 @@ export function registerExpertGemmBench(program: Command): void {
     .action((o: ExpertGemmCliOptions) => {
       if (o.routing !== 'uniform' && o.routing !== 'skewed') throw new Error(`--routing must be uniform or skewed, got "${o.routing}"`);
       const routing: 'uniform' | 'skewed' = o.routing;
-      const batches = o.batches.split(',').map((b) => positiveInt('--batches', b.trim()));
+      const batches = o.batches.split(',').map((b) => intFlag('--batches', b.trim(), 1));
       const config = parseModelConfig(`${o.arch}/${o.preset}`, presetConfigJson(findPreset(o.arch, o.preset)));
       if (config.numExperts <= 0) throw new Error(`preset ${o.arch}/${o.preset} has no experts`);
       const shape = { numExperts: config.numExperts, hidden: config.hiddenSize, intermediate: config.moeIntermediateSize, topK: config.numExpertsPerTok };
-      const layers = positiveInt('--layers', o.layers);
-      const warmup = nonNegativeInt('--warmup', o.warmup);
-      const iterations = positiveInt('--iterations', o.iterations);
+      const layers = intFlag('--layers', o.layers, 1);
+      const warmup = intFlag('--warmup', o.warmup, 0);
+      const iterations = intFlag('--iterations', o.iterations, 1);
       process.stderr.write(`afd-bench expert-gemm: ${o.arch}/${o.preset} experts ${shape.numExperts} top-${shape.topK}, hidden ${shape.hidden}, intermediate ${shape.intermediate}, batches ${batches.join(',')}\n`);
       const result = loadAddon().cudaExpertGemmBench({
         ...shape,
@@ -59,10 +60,10 @@ export function registerExpertGemmBench(program: Command): void {
         layers,
         warmup,
         iterations,
-        seed: nonNegativeInt('--seed', o.seed),
+        seed: intFlag('--seed', o.seed, 0),
         routing,
         perExpert: o.perExpert,
-        device: nonNegativeInt('--device', o.device),
+        device: intFlag('--device', o.device, 0),
       });
       const report = buildExpertGemmReport(result, {
         model: `${o.arch}/${o.preset}`,

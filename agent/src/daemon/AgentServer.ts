@@ -64,7 +64,7 @@ export class AgentServer {
 
   constructor(private readonly opts: AgentServerOptions) {
     if (opts.token.length < minTokenLength) throw new Error(`the agent token must have at least ${minTokenLength} characters (see loadOrCreateToken)`);
-    checkBindPolicy({ host: opts.host, hasToken: true, hasTls: opts.tls !== undefined });
+    checkBindPolicy({ host: opts.host, hasTls: opts.tls !== undefined });
     this.maxBytes = opts.maxMessageBytes ?? AGENT_MAX_MESSAGE_BYTES;
     const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.onHttp(req, res);
     this.http = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, onRequest) : createHttpServer(onRequest);

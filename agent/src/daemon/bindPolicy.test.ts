@@ -12,11 +12,11 @@ describe('bind policy', () => {
     }
   });
 
-  it('allows loopback always and non-loopback only with token and TLS', () => {
-    expect(() => checkBindPolicy({ host: '127.0.0.1', hasToken: false, hasTls: false })).not.toThrow();
-    expect(() => checkBindPolicy({ host: '0.0.0.0', hasToken: true, hasTls: true })).not.toThrow();
-    expect(() => checkBindPolicy({ host: '0.0.0.0', hasToken: true, hasTls: false })).toThrow(/without TLS/);
-    expect(() => checkBindPolicy({ host: '10.1.1.1', hasToken: false, hasTls: false })).toThrow(/a token and TLS/);
+  it('allows loopback always and non-loopback only with TLS', () => {
+    expect(() => checkBindPolicy({ host: '127.0.0.1', hasTls: false })).not.toThrow();
+    expect(() => checkBindPolicy({ host: '0.0.0.0', hasTls: true })).not.toThrow();
+    expect(() => checkBindPolicy({ host: '0.0.0.0', hasTls: false })).toThrow(/non-loopback address 0\.0\.0\.0 without TLS \(--tls-cert and --tls-key\)/);
+    expect(() => checkBindPolicy({ host: '10.1.1.1', hasTls: false })).toThrow(/bind to 127\.0\.0\.1/);
   });
 });
 

@@ -17,19 +17,18 @@ export function isLoopbackHost(host: string): boolean {
 
 export interface BindRequest {
   host: string;
-  hasToken: boolean;
   hasTls: boolean;
 }
 
-/** Throws an error that says what to do when the address is not allowed. */
+/**
+ * Throws an error that says what to do when the address is not allowed. The agent always
+ * has a token (AgentServer refuses to start without one), so TLS is what is checked here.
+ */
 export function checkBindPolicy(req: BindRequest): void {
-  if (isLoopbackHost(req.host)) return;
-  const missing = [req.hasToken ? '' : 'a token', req.hasTls ? '' : 'TLS (--tls-cert and --tls-key)'].filter(Boolean);
-  if (missing.length > 0) {
-    throw new Error(
-      `refusing to listen on non-loopback address ${req.host} without ${missing.join(' and ')}: ` +
-        'anyone who can reach this port could start processes on this host. ' +
-        'Configure them, or bind to 127.0.0.1 and reach the agent through an SSH tunnel',
-    );
-  }
+  if (isLoopbackHost(req.host) || req.hasTls) return;
+  throw new Error(
+    `refusing to listen on non-loopback address ${req.host} without TLS (--tls-cert and --tls-key): ` +
+      'anyone who can read the token off the wire could start processes on this host. ' +
+      'Configure TLS, or bind to 127.0.0.1 and reach the agent through an SSH tunnel',
+  );
 }

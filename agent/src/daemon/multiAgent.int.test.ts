@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchSpecSchema, type AgentEvent, type TopologyState } from '@afd/shared';
+import { freePortBlock } from '@afd/native/ports';
 import { AgentClient } from './AgentClient.js';
-import { freePortBlock } from '../launch/ports.js';
 import { startAgent, type StartedAgent } from '../testing/AgentProcess.js';
 
 const agents: StartedAgent[] = [];

@@ -98,11 +98,13 @@ describe('RankRunner', () => {
 });
 
 describe('parseStatsBody', () => {
-  it('accepts a bare RankStats or { stats, serving } and rejects garbage', () => {
+  it('accepts a RankStats body and rejects anything else', () => {
     const s = emptyRankStats('ffn', 1, 1, 1);
     expect(parseStatsBody(s, 5)).toEqual({ timestampMs: 5, stats: s, serving: null });
-    expect(parseStatsBody({ stats: s, serving: null }, 6)?.stats.rank).toBe(1);
+    expect(parseStatsBody({ ...s, serving: { runningRequests: -1 } }, 6)).toEqual({ timestampMs: 6, stats: s, serving: null });
+    expect(parseStatsBody({ stats: s, serving: null }, 6)).toBeUndefined(); // no role wraps its stats
     expect(parseStatsBody({ nope: 1 }, 7)).toBeUndefined();
+    expect(parseStatsBody(null, 7)).toBeUndefined();
   });
 
   it('keeps the serving stats a role adds beside its RankStats', () => {

@@ -3,7 +3,7 @@
  * its stdout, readiness from its /health, and metrics from its /afd/stats at ~10 Hz.
  * Everything it learns is reported as `RankUpdate`s through one callback, in order.
  */
-import { metricsSnapshotSchema, rankStatsSchema, servingStatsSchema, type MetricsSnapshot } from '@afd/shared';
+import { rankStatsSchema, servingStatsSchema, type MetricsSnapshot } from '@afd/shared';
 import { parseRoleEventLine, type ProcessRole, type RankLifecycle, type RolePhase } from '@afd/shared';
 import { ChildProcessGroup, type ChildExit, type ChildSpec } from './ChildProcessGroup.js';
 import { LogRing, type RingLine } from './LogRing.js';
@@ -40,26 +40,18 @@ export interface RankRunnerOptions {
   failureTailLines?: number;
 }
 
-/** Reads /afd/stats: a bare RankStats, or { stats, serving }. */
+/** The `serving` key of /afd/stats: present on attention/colocated ranks; absent (FFN) or malformed reads as null. */
+const servingKeySchema = servingStatsSchema.nullable().catch(null);
+
+/**
+ * Reads a role's /afd/stats: its RankStats, with `serving` added on attention/colocated
+ * ranks (zod drops unknown keys, so `serving` is read on its own). Undefined when the body
+ * is not a RankStats.
+ */
 export function parseStatsBody(body: unknown, timestampMs: number): MetricsSnapshot | undefined {
-  // A role's /afd/stats is its RankStats with `serving` added on attention/colocated
-  // ranks. zod drops unknown keys, so read `serving` explicitly before the bare parse.
-  const bare = rankStatsSchema.safeParse(body);
-  if (bare.success) {
-    const serving = servingStatsSchema.safeParse((body as { serving?: unknown }).serving);
-    return { timestampMs, stats: bare.data, serving: serving.success ? serving.data : null };
-  }
-  if (body && typeof body === 'object') {
-    const wrapped = metricsSnapshotSchema.omit({ timestampMs: true }).safeParse(body);
-    if (wrapped.success) return { timestampMs, ...wrapped.data };
-    const partial = body as { stats?: unknown; serving?: unknown };
-    const stats = rankStatsSchema.safeParse(partial.stats);
-    if (stats.success) {
-      const serving = servingStatsSchema.safeParse(partial.serving);
-      return { timestampMs, stats: stats.data, serving: serving.success ? serving.data : null };
-    }
-  }
-  return undefined;
+  const stats = rankStatsSchema.safeParse(body);
+  if (!stats.success) return undefined;
+  return { timestampMs, stats: stats.data, serving: servingKeySchema.parse((body as { serving?: unknown }).serving) };
 }
 
 export class RankRunner {

@@ -7,10 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { resolveTopology, type AgentEvent, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
+import { freePortBlock, isPortFree } from '@afd/native/ports';
 import type { SelfCommand } from '../util/self.js';
 import type { RingLine } from './LogRing.js';
 import { RankRunner, type RankRunnerOptions, type RankUpdate } from './RankRunner.js';
-import { freePortBlock, isPortFree } from './ports.js';
 import { hostOfAgent, roleChildSpec } from './roleArgs.js';
 
 /** A front router started over this agent's attention ranks. */

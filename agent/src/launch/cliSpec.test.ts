@@ -23,8 +23,9 @@ describe('buildCliLaunchSpec', () => {
     const spec = buildCliLaunchSpec({ ...base, topology: '1A1F', backend: 'cuda', connector: 'peer' });
     expect(spec.mode === 'afd' && spec.afd.connector).toBe('peer');
     const twoHosts = [local, { agentId: 'gpu2', address: '10.0.0.2', gpus: [0, 1] }];
-    expect(() => buildCliLaunchSpec({ ...base, backend: 'cuda', connector: 'peer', hosts: twoHosts })).toThrow(/one host; use --connector nccl across hosts/);
-    expect(() => buildCliLaunchSpec({ ...base, connector: 'peer' })).toThrow(/needs --backend cuda/);
+    // The launch spec schema holds the rule; the CLI reports its message.
+    expect(() => buildCliLaunchSpec({ ...base, backend: 'cuda', connector: 'peer', hosts: twoHosts })).toThrow(/afd.connector: connector peer \(CUDA IPC\) needs every rank on one host .*use connector nccl across hosts/);
+    expect(() => buildCliLaunchSpec({ ...base, connector: 'peer' })).toThrow(/afd.connector: connector peer needs every rank on a CUDA device .*use connector tcp for CPU ranks/);
   });
 
   it('refuses more CUDA ranks than GPUs, saying what to do', () => {

@@ -73,12 +73,6 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
     return { role: slot.role, rank: slot.rank, agentId: host.agentId, backend: input.backend, deviceIndex, ...(input.threads ? { threads: input.threads } : {}) };
   });
   const multiHost = new Set(placements.map((p) => p.agentId)).size > 1;
-  if (input.connector === 'peer' && multiHost) {
-    throw new Error('--connector peer moves GPU memory through CUDA IPC and needs every rank on one host; use --connector nccl across hosts');
-  }
-  if (input.connector !== undefined && input.connector !== 'tcp' && input.backend !== 'cuda') {
-    throw new Error(`--connector ${input.connector} moves GPU memory and needs --backend cuda; use --connector tcp on cpu`);
-  }
   const spec: LaunchSpecInput =
     mode === 'colocated'
       ? { mode, placements, modelDir: input.modelDir, apiPort: input.apiPort }

@@ -1,6 +1,6 @@
 /**
- * exitWhenSupervisorGone in a real child process: closing the child's stdin (what happens
- * when the agent dies, even by SIGKILL) makes it run its stop hook and exit 0; without
+ * whenSupervisorGone in a real child process: closing the child's stdin (what happens
+ * when the agent dies, even by SIGKILL) runs its stop hook, which exits 0; without
  * AFD_SUPERVISED=1 it is inactive.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,8 +17,8 @@ beforeAll(async () => {
   const entry = join(dir, 'entry.ts');
   writeFileSync(
     entry,
-    `import { exitWhenSupervisorGone } from ${JSON.stringify(join(import.meta.dirname, 'parentWatch.ts'))};
-const active = exitWhenSupervisorGone(() => { process.stdout.write('stop hook ran\\n'); });
+    `import { whenSupervisorGone } from ${JSON.stringify(join(import.meta.dirname, 'parentWatch.ts'))};
+const active = whenSupervisorGone(() => { process.stdout.write('stop hook ran\\n', () => process.exit(0)); });
 process.stdout.write(active ? 'watching\\n' : 'inactive\\n');
 setInterval(() => {}, 1000);
 if (!active) setTimeout(() => process.exit(7), 300);`,
@@ -42,8 +42,8 @@ async function run(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: 
   return { code, out };
 }
 
-describe('exitWhenSupervisorGone', () => {
-  it('runs the stop hook and exits 0 when the supervisor pipe closes', async () => {
+describe('whenSupervisorGone', () => {
+  it('runs the stop hook (which exits 0) when the supervisor pipe closes', async () => {
     const r = await run({ AFD_SUPERVISED: '1' });
     expect(r.out).toContain('watching');
     expect(r.out).toContain('stop hook ran');

@@ -47,8 +47,9 @@ describe('roleChildSpec', () => {
     expect(JSON.parse(flag('--config')!)).toMatchObject({ connector: 'tcp', dbo: { enabled: true } });
     expect(c.args).not.toContain('--threads');
     expect(c.env['CUDA_VISIBLE_DEVICES']).toBe('2');
-    expect(c.env['NCCL_DEBUG']).toBe('INFO');
-    expect(c.env['NCCL_NVLS_ENABLE']).toBe('0');
+    // ncclEnv travels in the config (with multicast off); the role exports it, not the agent.
+    expect(JSON.parse(flag('--config')!).ncclEnv).toEqual({ NCCL_DEBUG: 'INFO', NCCL_NVLS_ENABLE: '0' });
+    expect(c.env['NCCL_DEBUG']).toBeUndefined();
     expect(c.env['AFD_SUPERVISED']).toBe('1');
   });
 

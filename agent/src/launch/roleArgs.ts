@@ -80,9 +80,10 @@ export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: Ra
     if (new Set(ffnHosts).size > 1) add('--ffn-hosts', ffnHosts.join(','));
     add('--afd-port', ctx.afdPort);
     if (ctx.rendezvousId) add('--rendezvous-id', ctx.rendezvousId);
-    const { port: _port, ncclEnv, ...options } = spec.afd;
-    args.push('--config', JSON.stringify(options)); // JSON of validated options; parsed by the role with the same schema
-    for (const [k, v] of Object.entries(ncclEnv)) env[k] = v;
+    const { port: _port, ...options } = spec.afd;
+    // JSON of validated options, parsed by the role with the same schema; the role puts
+    // ncclEnv into its environment itself before NCCL loads (applyNcclEnv).
+    args.push('--config', JSON.stringify(options));
   }
   return { file: self.file, args, env };
 }

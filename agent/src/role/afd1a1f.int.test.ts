@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePortBlock } from '@afd/native/ports';
 import { FrontRouter } from '../serving/router/FrontRouter.js';
-import { addonPath, bundle, freePort, RoleProcess } from './testing/roleProcess.js';
+import { addonPath, bundle, RoleProcess } from './testing/roleProcess.js';
 
 const addon = addonPath();
 const run = promisify(execFile);
@@ -25,7 +26,7 @@ describe.skipIf(addon === null)('1A1F topology (real processes, CPU)', () => {
 
   beforeAll(async () => {
     const cli = await bundle('cli');
-    const afdPort = await freePort();
+    const afdPort = await freePortBlock(1);
     const env = { AFD_HOME: home, AFD_NATIVE_ADDON: addon!, CUDA_VISIBLE_DEVICES: '' };
     const common = ['--api-port', '0', '--backend', 'cpu', '--threads', '1', '--afd-port', String(afdPort), '--topology', '1A1F'];
     const config = JSON.stringify({ dbo: { enabled: true, decodeTokenThreshold: 2, prefillTokenThreshold: 16 } });

@@ -70,7 +70,8 @@ export function engineGraphOptions(afd: AfdConfig): Pick<NativeEngineOptions, 'g
 
 /**
  * Connector nccl: puts the config's ncclEnv (NCCL_* names, checked by the schema) into this
- * process's environment before NCCL is first loaded, with NVLink multicast always off.
+ * process's environment, with NVLink multicast always off. The only path by which ncclEnv
+ * reaches NCCL: both openers call it first, before the addon or NCCL is loaded.
  */
 export function applyNcclEnv(afd: AfdConfig, env: NodeJS.ProcessEnv = process.env): void {
   if (afd.connector !== 'nccl') return;
@@ -100,6 +101,7 @@ function watchLink(link: NativeAttentionLink, onPeerState: ((problem: string | n
 }
 
 export const nativeEngineOpener: EngineOpener = async (req) => {
+  applyNcclEnv(req.afd);
   const backend = await resolveBackend(req.backend);
   req.onProgress('loading', 0, 0, `reading ${req.modelDir}`);
   const { spec, residentBytes } = await buildLoadSpec(req.modelDir, req.role, { computeGateOnAttention: req.afd.computeGateOnAttention });
@@ -120,7 +122,6 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   let watch: NodeJS.Timeout | null = null;
   if (req.role === 'attention') {
     const opts = afdLinkOptions(req.afd, backend, req.rendezvousId, req.maxStepTokens);
-    applyNcclEnv(req.afd);
     link = new addon.AttentionLink(native, opts);
     req.onProgress('rendezvous', 0, 1, `joining ${opts.topology} as attention rank ${opts.rank} (FFN at ${opts.ffnHosts?.join(',') ?? opts.host}:${opts.basePort})`);
     try {

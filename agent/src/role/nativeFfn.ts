@@ -9,6 +9,7 @@ import type { FfnServerOpener } from './ffnServer.js';
 import { afdLinkOptions, applyNcclEnv, resolveBackend, toRankStats } from './nativeEngine.js';
 
 export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, settings, onProgress, onPeerState }) => {
+  applyNcclEnv(settings.afd);
   const backend = await resolveBackend(settings.backend);
   onProgress('loading', 0, 0, `reading ${modelDir}`);
   const { spec, residentBytes } = await buildLoadSpec(modelDir, 'ffn', { computeGateOnAttention: settings.afd.computeGateOnAttention });
@@ -20,7 +21,6 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   let server: NativeFfnServer;
   try {
     server = new addon.FfnServer(native, afdLinkOptions(settings.afd, backend, settings.rendezvousId, settings.serving.scheduler.maxNumBatchedTokens));
-    applyNcclEnv(settings.afd);
   } catch (err) {
     native.close();
     throw err;

@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AFD_CONNECTORS, mergeAfdConfig, parseAfdConfigJson, resolveAfdConfig, type AfdConfig, type AfdConfigInput, type AfdConnector, type ProcessRole } from '@afd/shared';
 import type { ServingOptions } from '../serving/ServingEngine.js';
+import { intFlag } from '../util/intFlag.js';
 
 /** Raw commander options of the role command. */
 export interface RoleCliOptions {
@@ -65,11 +66,9 @@ export interface RoleSettings {
   rendezvousId: string;
 }
 
-function int(flag: string, value: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${flag} must be an integer in [${min}, ${max}], got "${value}"`);
-  return n;
+/** An optional integer flag: undefined when not given. */
+function int(flag: string, value: string | undefined, min: number, max?: number): number | undefined {
+  return value === undefined ? undefined : intFlag(flag, value, min, max);
 }
 
 function fraction(flag: string, value: string | undefined): number | undefined {

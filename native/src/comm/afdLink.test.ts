@@ -8,6 +8,7 @@ import { Engine } from '../engine.js';
 import { buildStepPlan } from '../enginePlan.js';
 import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeFfnServer } from '../index.js';
+import { freePortBlock } from './ports.js';
 
 const engineOpts = { threads: 1, kvBlockSize: 4, numKvBlocks: 31 };
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -76,9 +77,8 @@ describe.each([false, true])('AFD runtime in-process (gate on attention: %s)', (
     const colocated = await load(dir, 'colocated');
     const attns = await Promise.all([0, 1, 2].map(() => load(dir, 'attention', gate)));
     const ffns = await Promise.all([0, 1].map(() => load(dir, 'ffn', gate)));
-    // Ports: F0 on an ephemeral port is not allowed for 2 FFN ranks, so pick a random pair
-    // below Linux's ephemeral range (32768+), where outgoing connections could hold it.
-    const base = 20000 + Math.floor(Math.random() * 12000);
+    // Ports: F0 on an ephemeral port is not allowed for 2 FFN ranks, so take a free pair.
+    const base = await freePortBlock(2);
     const servers = await Promise.all(ffns.map((e, f) => startFfn(e, linkOptions('3A2F', f, base))));
     const links = attns.map((e, a) => attention(e, linkOptions('3A2F', a, base)));
     await Promise.all([...servers.map((s) => s.server.start()), ...links.map((l) => l.connect())]);

@@ -5,7 +5,6 @@
  * are called into each step, and every sampled token and logit row equals the colocated
  * engine's. Role processes: agent/src/afd/topologies.int.test.ts.
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffnRankOf, resolveTopology, type StepResult } from '@afd/shared';
 import { Engine } from '../engine.js';
@@ -13,11 +12,15 @@ import { buildStepPlan, type PlanSeq } from '../enginePlan.js';
 import { roleSpec, writeTinyModel } from '../engineTesting.js';
 import { loadAddon, type NativeAttentionLink, type NativeFfnServer } from '../index.js';
 import type { ModelLoadSpec } from '../modelSpec.js';
+import { freePortBlock } from './ports.js';
 
 const engineOpts = { threads: 1, kvBlockSize: 4, numKvBlocks: 64 };
 let dir = '';
 let colocated: Engine;
-const specs = new Map<string, ModelLoadSpec>();
+/** Load specs by role and gate placement; promises, so concurrent loads share one. */
+const specs = new Map<string, Promise<ModelLoadSpec>>();
+/** The colocated engine's steps for attention rank a's work (the same in every combination). */
+const references = new Map<number, Promise<StepResult[]>>();
 
 beforeAll(async () => {
   dir = await writeTinyModel('qwen3_moe', 21);
@@ -25,27 +28,10 @@ beforeAll(async () => {
 });
 afterAll(() => colocated?.close());
 
-async function spec(role: 'attention' | 'ffn', gate: boolean): Promise<ModelLoadSpec> {
+function spec(role: 'attention' | 'ffn', gate: boolean): Promise<ModelLoadSpec> {
   const key = `${role}-${gate}`;
-  if (!specs.has(key)) specs.set(key, await roleSpec(dir, role, gate));
+  if (!specs.has(key)) specs.set(key, roleSpec(dir, role, gate));
   return specs.get(key)!;
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen({ host: '127.0.0.1', port, exclusive: true }, () => s.close(() => resolve(true)));
-  });
-}
-
-async function freeBase(count: number): Promise<number> {
-  for (;;) {
-    const base = 20000 + Math.floor(Math.random() * 12000); // below Linux's ephemeral range (32768+)
-    let ok = true;
-    for (let p = base; p < base + count && ok; p++) ok = await portFree(p);
-    if (ok) return base;
-  }
 }
 
 /** Prefill of two sequences, then `decodes` greedy decode steps; returns every step's result. */
@@ -72,7 +58,7 @@ describe.each(combos)('$topology, DBO $dbo, gate on attention $gate', ({ topolog
     const addon = loadAddon();
     const attn = await Promise.all(Array.from({ length: x }, async () => Engine.load(await spec('attention', gate), engineOpts)));
     const ffn = await Promise.all(Array.from({ length: y }, async () => Engine.load(await spec('ffn', gate), engineOpts)));
-    const base = await freeBase(y);
+    const base = await freePortBlock(y);
     const opts = (rank: number) => ({ topology, rank, basePort: base, stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000 });
     const servers: NativeFfnServer[] = ffn.map((e, f) => new addon.FfnServer(e.nativeEngine, opts(f)));
     const links: NativeAttentionLink[] = attn.map((e, a) => new addon.AttentionLink(e.nativeEngine, opts(a)));
@@ -88,7 +74,8 @@ describe.each(combos)('$topology, DBO $dbo, gate on attention $gate', ({ topolog
       });
       const got = await Promise.all(work.map((w) => run(attn[w.a]!, w.seqs, w.blocks, w.stageSplit, 3)));
       for (const [i, w] of work.entries()) {
-        const ref = await run(colocated, w.seqs, w.blocks, w.seqs.length, 3);
+        if (!references.has(w.a)) references.set(w.a, run(colocated, w.seqs, w.blocks, w.seqs.length, 3));
+        const ref = await references.get(w.a)!;
         for (let s = 0; s < ref.length; s++) {
           expect(Array.from(got[i]![s]!.tokenIds), `rank ${w.a} step ${s}`).toEqual(Array.from(ref[s]!.tokenIds));
           expect(got[i]![s]!.logits, `rank ${w.a} step ${s} logits`).toEqual(ref[s]!.logits);

@@ -6,8 +6,8 @@
 //   2nd time:           captured into a graph (executor flag kFlagGraphCapture), then
 //                       launched (a hit and a capture),
 //   later:              replayed (flag kFlagGraphReplay; a hit).
-// Inputs (ids, positions, slots, stage-relative sequence, sampled rows, block tables)
-// live in one device buffer the graph reads, refreshed by one upload before each launch;
+// Inputs (ids, positions, slots, stage-relative sequence, sampled rows, block tables:
+// StepInputs) live in one device buffer the graph reads, refreshed by one upload before each launch;
 // sampling stays eager after the graph, on the real sampled rows only. With an executor
 // that times the wire (remote, device plane), one eligible step in kGraphWireSampleSteps
 // runs eagerly with wire timing (a miss), so the per-layer transfer stats stay measured.
@@ -37,14 +37,14 @@ void Engine::runDecodeBody(const StepLayout& layout, int64_t paddedTokens) {
   const ModelConfig& c = spec_.config;
   Backend& be = *backend_;
   const int64_t Tp = paddedTokens;
-  int32_t* in = static_cast<int32_t*>(graphInputs_.data());  // see graphInputs_ in engine.h
   Tensor hidden = ws_->hidden.view(DType::F32, {Tp, c.hiddenSize});
-  be.embedding(Tensor(in, DType::I32, {Tp}, be.device()), attention_->embedTable(), hidden);
+  be.embedding(Tensor(layout.ids, DType::I32, {Tp}, be.device()), attention_->embedTable(), hidden);
   runLayers(layout, *executor_);
   // Every padded row is gathered (the sampled ones first) so the shapes are fixed.
   Tensor last = ws_->lastHidden.view(DType::F32, {Tp, c.hiddenSize});
   Tensor logits = ws_->logits.view(DType::F32, {Tp, c.vocabSize});
-  be.gatherRows(ws_->normed.view(DType::F32, {Tp, c.hiddenSize}), Tensor(in + 4 * Tp, DType::I32, {Tp}, be.device()), last);
+  be.gatherRows(ws_->normed.view(DType::F32, {Tp, c.hiddenSize}), Tensor(layout.sampleRows, DType::I32, {Tp}, be.device()),
+                last);
   be.lmHead(last, attention_->lmHeadWeight(), logits);
 }
 
@@ -55,48 +55,36 @@ void Engine::stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepRes
   AFD_CHECK(padBlock_ >= 0 && MB >= plan.maxBlocksPerSeq, "graph step: no pad block or block-table bucket " << MB << " < "
                                                                                                             << plan.maxBlocksPerSeq);
   ws_->reserve(Tp, Tp);
-  // One packed upload (see graphInputs_): 5 arrays of Tp, then the [Tp, MB] block tables.
-  const size_t numInputs = static_cast<size_t>(Tp) * (5 + MB);
-  graphInputs_.growTo(&be, numInputs * 4);
-  dropStaleGraphs();
-
   // Padded host inputs: pad rows read token 0 at position 0 (context 1) from the pad block.
-  std::vector<int32_t>& host = graphHostInputs_;
-  host.assign(numInputs, 0);  // keeps its capacity: no allocation once the largest key ran
-  std::vector<int32_t> samplePos;
-  int32_t* ids = host.data();
-  int32_t* positions = ids + Tp;
-  int32_t* slots = positions + Tp;
-  int32_t* tokenSeq = slots + Tp;
-  int32_t* rows = tokenSeq + Tp;
-  int32_t* tables = rows + Tp;
-  std::fill(slots, slots + Tp, padBlock_ * B);
-  std::fill(tables, tables + static_cast<size_t>(Tp) * MB, padBlock_);
+  StepInputs& in = stepInputs_;
+  in.reset(Tp, Tp, MB);
+  std::fill(in.slots(), in.slots() + Tp, padBlock_ * B);
+  std::fill(in.tables(), in.tables() + static_cast<size_t>(Tp) * MB, padBlock_);
   for (int s = 0; s < pad.key.numStages; ++s)
-    for (int r = pad.paddedBegin[s]; r < pad.paddedBegin[s + 1]; ++r) tokenSeq[r] = r - pad.paddedBegin[s];
+    for (int r = pad.paddedBegin[s]; r < pad.paddedBegin[s + 1]; ++r) in.tokenSeq()[r] = r - pad.paddedBegin[s];
+  std::vector<int32_t> samplePos;
   int numSampled = 0;
   for (int i = 0; i < S; ++i) {
     const int r = pad.paddedRow(i), t = plan.tokenOffsets[i], pos = plan.positions[t];
     const int32_t* table = plan.blockTables + static_cast<int64_t>(i) * plan.maxBlocksPerSeq;
-    ids[r] = plan.tokenIds[t];
-    positions[r] = pos;
-    slots[r] = table[pos / B] * B + pos % B;
-    std::copy(table, table + plan.maxBlocksPerSeq, tables + static_cast<int64_t>(r) * MB);
+    in.ids()[r] = plan.tokenIds[t];
+    in.positions()[r] = pos;
+    in.slots()[r] = table[pos / B] * B + pos % B;
+    std::copy(table, table + plan.maxBlocksPerSeq, in.tables() + static_cast<int64_t>(r) * MB);
     if (plan.sampleMask[i]) {
-      rows[numSampled++] = r;
+      in.sampleRows()[numSampled++] = r;
       samplePos.push_back(plan.contextLens[i]);
     }
   }
-  be.copyToDevice(graphInputs_.data(), host.data(), numInputs * 4);
+  // The graphs read graphInputs_: a growth moves it (a new allocation epoch), so it
+  // happens before the stale graphs are dropped.
+  const StepInputs::Device dev = in.upload(be, graphInputs_);
+  dropStaleGraphs();
 
-  int32_t* dev = static_cast<int32_t*>(graphInputs_.data());
   StepLayout layout;
   layout.numStages = pad.key.numStages;
   layout.maxBlocksPerSeq = MB;
-  layout.positions = dev + Tp;
-  layout.slots = dev + 2 * Tp;
-  layout.tokenSeq = dev + 3 * Tp;
-  layout.blockTables = dev + 5 * Tp;
+  layout.setInputs(dev);
   for (int s = 0; s <= pad.key.numStages; ++s) layout.seqBegin[s] = layout.tokBegin[s] = pad.paddedBegin[s];
   for (int s = 0; s < pad.key.numStages; ++s) {
     layout.maxQueryLen[s] = 1;

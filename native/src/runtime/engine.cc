@@ -147,13 +147,10 @@ void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
   Tensor q = w.q.view(DType::F32, {T, nH, D}), attn = w.attn.view(DType::F32, {T, nH, D});
   Tensor k = w.k.view(DType::F32, {T, nKv, D}), v = w.v.view(DType::F32, {T, nKv, D});
   Tensor logits = w.routerLogits.view(DType::F32, {T, E});
-  // i32 inputs: the layout's device arrays (graph steps) or the workspace's.
-  auto input = [&](void* given, const Buffer& fallback, std::initializer_list<int64_t> shape) {
-    return given != nullptr ? Tensor(given, DType::I32, shape, backend_->device()) : fallback.view(DType::I32, shape);
-  };
-  Tensor positions = input(layout.positions, w.positions, {T}), slots = input(layout.slots, w.slots, {T});
-  Tensor tokenSeq = input(layout.tokenSeq, w.tokenSeq, {T});
-  Tensor tables = input(layout.blockTables, w.blockTables, {seqBegin[numStages], layout.maxBlocksPerSeq});
+  const Device dev = backend_->device();
+  Tensor positions(layout.positions, DType::I32, {T}, dev), slots(layout.slots, DType::I32, {T}, dev);
+  Tensor tokenSeq(layout.tokenSeq, DType::I32, {T}, dev);
+  Tensor tables(layout.blockTables, DType::I32, {seqBegin[numStages], layout.maxBlocksPerSeq}, dev);
 
   std::vector<AttentionStageInputs> in(numStages);
   std::vector<AttentionStageTensors> st(numStages);
@@ -189,13 +186,6 @@ void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
   }
 }
 
-void Engine::ensureBlockTables(int64_t entries) {
-  if (ws_->blockTableCapacity < entries) {
-    ws_->blockTableCapacity = entries * 2;
-    ws_->blockTables = Buffer(backend_.get(), ws_->blockTableCapacity * 4);
-  }
-}
-
 void Engine::sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result) {
   const int64_t numSampled = logits.dim(0), V = logits.dim(1);
   std::vector<float> temp, topP;
@@ -222,34 +212,37 @@ void Engine::sampleInto(const StepPlan& plan, const Tensor& logits, const std::v
 
 // An eager step on the plan's own rows: inputs uploaded to the workspace, every layer,
 // then the LM head and sampling on the sampled rows.
-void Engine::stepEager(const StepPlan& plan, const StepLayout& layout, StepResult& result) {
+void Engine::stepEager(const StepPlan& plan, StepLayout layout, StepResult& result) {
   const ModelConfig& c = spec_.config;
   const int S = plan.numSeqs, T = plan.numTokens, B = kv_->blockSize(), numStages = layout.numStages;
-  // Per token: its sequence's index within its stage, and its KV cache slot.
-  std::vector<int32_t> tokenSeq(T), slots(T), sampleRows, samplePos;
+  StepInputs& in = stepInputs_;
+  in.reset(T, S, plan.maxBlocksPerSeq);
+  std::copy(plan.tokenIds, plan.tokenIds + T, in.ids());
+  std::copy(plan.positions, plan.positions + T, in.positions());
+  std::copy(plan.blockTables, plan.blockTables + static_cast<int64_t>(S) * plan.maxBlocksPerSeq, in.tables());
+  // Per token: its KV cache slot and its sequence's index within its stage; the last
+  // token of each sampled sequence is a sampled row.
+  std::vector<int32_t> samplePos;
+  int64_t numSampled = 0;
   for (int s = 0; s < S; ++s) {
     const int stage = s < layout.seqBegin[1] ? 0 : 1;
     const int32_t* table = plan.blockTables + static_cast<int64_t>(s) * plan.maxBlocksPerSeq;
     for (int t = plan.tokenOffsets[s]; t < plan.tokenOffsets[s + 1]; ++t) {
-      tokenSeq[t] = s - layout.seqBegin[stage];
-      slots[t] = table[plan.positions[t] / B] * B + plan.positions[t] % B;
+      in.tokenSeq()[t] = s - layout.seqBegin[stage];
+      in.slots()[t] = table[plan.positions[t] / B] * B + plan.positions[t] % B;
     }
     if (plan.sampleMask[s]) {
-      sampleRows.push_back(plan.tokenOffsets[s + 1] - 1);
+      in.sampleRows()[numSampled++] = plan.tokenOffsets[s + 1] - 1;
       samplePos.push_back(plan.contextLens[s]);
     }
   }
   Backend& be = *backend_;
   ws_->reserve(T, S);
-  ensureBlockTables(static_cast<int64_t>(S) * plan.maxBlocksPerSeq);
-  be.copyToDevice(ws_->ids.data(), plan.tokenIds, T * 4);
-  be.copyToDevice(ws_->positions.data(), plan.positions, T * 4);
-  be.copyToDevice(ws_->slots.data(), slots.data(), T * 4);
-  be.copyToDevice(ws_->tokenSeq.data(), tokenSeq.data(), T * 4);
-  be.copyToDevice(ws_->blockTables.data(), plan.blockTables, static_cast<size_t>(S) * plan.maxBlocksPerSeq * 4);
+  const StepInputs::Device dev = in.upload(be, eagerInputs_);
+  layout.setInputs(dev);
 
   Tensor hidden = ws_->hidden.view(DType::F32, {T, c.hiddenSize});
-  be.embedding(ws_->ids.view(DType::I32, {T}), attention_->embedTable(), hidden);
+  be.embedding(Tensor(layout.ids, DType::I32, {T}, be.device()), attention_->embedTable(), hidden);
   TimedExecutor timed(*executor_, *stats_, spec_.role == ModelRole::Colocated);
   FfnStepInfo info;
   for (int s = 0; s < numStages; ++s) info.stageTokenCounts.push_back(layout.tokBegin[s + 1] - layout.tokBegin[s]);
@@ -257,12 +250,11 @@ void Engine::stepEager(const StepPlan& plan, const StepLayout& layout, StepResul
   runLayers(layout, timed);
   timed.endStep();
 
-  const int64_t numSampled = static_cast<int64_t>(sampleRows.size());
   if (numSampled > 0) {
-    be.copyToDevice(ws_->sampleRows.data(), sampleRows.data(), numSampled * 4);
     Tensor last = ws_->lastHidden.view(DType::F32, {numSampled, c.hiddenSize});
     Tensor logits = ws_->logits.view(DType::F32, {numSampled, c.vocabSize});
-    be.gatherRows(ws_->normed.view(DType::F32, {T, c.hiddenSize}), ws_->sampleRows.view(DType::I32, {numSampled}), last);
+    be.gatherRows(ws_->normed.view(DType::F32, {T, c.hiddenSize}), Tensor(layout.sampleRows, DType::I32, {numSampled}, be.device()),
+                  last);
     be.lmHead(last, attention_->lmHeadWeight(), logits);
     sampleInto(plan, logits, samplePos, result);
   }

@@ -16,6 +16,7 @@
 #include "model/layer-split.h"
 #include "model/model.h"
 #include "runtime/engine-graph-policy.h"
+#include "runtime/step-inputs.h"
 #include "runtime/kv-cache.h"
 #include "runtime/stats.h"
 #include "runtime/step-plan.h"
@@ -90,21 +91,29 @@ class Engine {
     int maxBlocksPerSeq = 0;      // block-table row width
     int maxQueryLen[2] = {0, 0};
     int maxContextLen[2] = {0, 0};
-    // Device i32 inputs [T] (block tables [S, maxBlocksPerSeq]); null = the workspace's.
-    void* positions = nullptr;
-    void* slots = nullptr;
-    void* tokenSeq = nullptr;
-    void* blockTables = nullptr;
+    // Device i32 inputs [T] (block tables [S, maxBlocksPerSeq]) of StepInputs.
+    int32_t* ids = nullptr;         // graph steps: read by the captured embedding
+    int32_t* sampleRows = nullptr;  // graph steps: read by the captured gather
+    int32_t* positions = nullptr;
+    int32_t* slots = nullptr;
+    int32_t* tokenSeq = nullptr;
+    int32_t* blockTables = nullptr;
+    void setInputs(const StepInputs::Device& d) {
+      ids = d.ids;
+      sampleRows = d.sampleRows;
+      positions = d.positions;
+      slots = d.slots;
+      tokenSeq = d.tokenSeq;
+      blockTables = d.tables;
+    }
   };
   // Attention + FFN of every layer and the final norm (hidden -> normed); beginStep /
   // endStep of the executor are the caller's.
   void runLayers(const StepLayout& layout, FfnExecutor& exec);
-  // Grows the device block-table buffer to hold `entries` i32.
-  void ensureBlockTables(int64_t entries);
   // Samples the sampled rows of the plan from logits [numSampled, V] into result.
   void sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result);
   // A step on the plan's own rows, no graph (prefill, mixed, or no bucket fits).
-  void stepEager(const StepPlan& plan, const StepLayout& layout, StepResult& result);
+  void stepEager(const StepPlan& plan, StepLayout layout, StepResult& result);
   // engine-graph-step.cc: a decode step through the graph cache (pad, warm up, capture
   // or replay); counts the hit / miss / capture.
   void stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepResult& result);
@@ -133,10 +142,10 @@ class Engine {
   static constexpr uint64_t kGraphWireSampleSteps = 64;  // one of these runs eagerly to time the wire
   uint64_t graphBackendEpoch_ = 0, graphExecutorEpoch_ = 0;
   const FfnExecutor* graphExecutor_ = nullptr;
-  // Inputs of graph steps, one upload per step: [ids | positions | slots | tokenSeq |
-  // sampleRows] x padded tokens, then block tables [padded tokens, blocks bucket]; i32.
-  Buffer graphInputs_;
-  std::vector<int32_t> graphHostInputs_;  // their host copy, reused (grow-only) across steps
+  // The i32 inputs of a step (host side, reused), uploaded to graphInputs_ for graph steps
+  // (the address their graphs read) or eagerInputs_ for eager ones.
+  StepInputs stepInputs_;
+  Buffer graphInputs_, eagerInputs_;
   // KV blocks in use: blockStamps_[b] == blockStamp_ when block b was counted this step.
   std::vector<uint32_t> blockStamps_;
   uint32_t blockStamp_ = 0;

@@ -18,15 +18,10 @@ void Workspace::reserve(int64_t T, int64_t S) {
     k = Buffer(&backend, n * kvDim * f);
     v = Buffer(&backend, n * kvDim * f);
     routerLogits = Buffer(&backend, n * std::max(1, config.numExperts) * f);
-    ids = Buffer(&backend, n * 4);
-    positions = Buffer(&backend, n * 4);
-    slots = Buffer(&backend, n * 4);
-    tokenSeq = Buffer(&backend, n * 4);
     tokens = n;
   }
   if (S > seqs) {
     const int64_t n = std::max<int64_t>(S, seqs * 2);
-    sampleRows = Buffer(&backend, n * 4);
     lastHidden = Buffer(&backend, n * H * sizeof(float));
     logits = Buffer(&backend, n * config.vocabSize * sizeof(float));
     seqs = n;

@@ -16,13 +16,11 @@ struct Workspace {
   const ModelConfig& config;
   int64_t tokens = 0, seqs = 0;
   // Per token: [T, H] f32 hidden, normed, proj, ffnOut; q/attn [T, nH*D]; k/v [T, nKv*D];
-  // routerLogits [T, E]; i32 ids, positions, slots, tokenSeq [T].
+  // routerLogits [T, E]. (The i32 inputs are the engine's StepInputs.)
   Buffer hidden, normed, proj, ffnOut, q, k, v, attn, routerLogits;
-  Buffer ids, positions, slots, tokenSeq;
-  // Per sequence: block tables [S * maxBlocks] (grown separately), sampled rows [S] i32,
-  // last hidden [S, H], logits [S, V].
-  Buffer blockTables, sampleRows, lastHidden, logits;
-  int64_t blockTableCapacity = 0;
+  // Per sampled row (at most one per sequence, or per padded token in graph steps): last
+  // hidden [S, H], logits [S, V].
+  Buffer lastHidden, logits;
 };
 
 }  // namespace afd

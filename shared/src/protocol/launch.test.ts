@@ -47,6 +47,20 @@ describe('launch spec', () => {
     expect(problems({ mode: 'colocated', placements: [place('colocated', 1)] })).toContain('placements.0.rank: colocated rank 1 does not exist (valid: 0..0)');
   });
 
+  it('takes nccl and peer on CUDA ranks only, and peer on one host only', () => {
+    const cuda = (role: 'attention' | 'ffn', rank: number, agentId = 'host-a') => ({ ...place(role, rank, agentId), backend: 'cuda' as const });
+    const oneHost = [cuda('ffn', 0), cuda('ffn', 1), cuda('attention', 0), cuda('attention', 1), cuda('attention', 2)];
+    const twoHosts = [cuda('ffn', 0), cuda('ffn', 1, 'host-b'), cuda('attention', 0), cuda('attention', 1), cuda('attention', 2, 'host-b')];
+    for (const connector of ['nccl', 'peer'] as const) expect(launchSpecSchema.safeParse({ ...spec3A2F, placements: oneHost, afd: { connector } }).success).toBe(true);
+    expect(launchSpecSchema.safeParse({ ...spec3A2F, placements: twoHosts, afd: { connector: 'nccl' } }).success).toBe(true);
+    expect(problems({ ...spec3A2F, placements: [...oneHost.slice(0, 4), place('attention', 2)], afd: { connector: 'nccl' } })).toEqual([
+      'afd.connector: connector nccl needs every rank on a CUDA device (it moves GPU memory; on cpu: attention 2); use connector tcp for CPU ranks',
+    ]);
+    expect(problems({ ...spec3A2F, placements: twoHosts, afd: { connector: 'peer' } })).toEqual([
+      'afd.connector: connector peer (CUDA IPC) needs every rank on one host (ranks are on agents host-a, host-b); use connector nccl across hosts',
+    ]);
+  });
+
   it('rejects bad topologies, bad fields and unknown keys', () => {
     expect(problems({ ...spec3A2F, topology: '2A3F' })[0]).toContain('attention-ge-ffn');
     expect(problems({ ...spec3A2F, placements: [{ ...place('ffn', -1) }, ...spec3A2F.placements.slice(1)] }).join()).toContain('cannot be negative');

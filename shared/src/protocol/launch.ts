@@ -4,7 +4,7 @@
  * placements whose agentId is its own. Also the rank and topology states agents report.
  */
 import { z } from 'zod';
-import { afdOptionsSchema } from '../config/afdConfig.js';
+import { afdOptionsSchema, isDeviceConnector, type AfdConnector } from '../config/afdConfig.js';
 import { resolveTopology, validTopologyInputSchema } from '../topology/spec.js';
 import { backendSchema } from './inventory.js';
 import { processRoleSchema, rolePhaseSchema } from './role.js';
@@ -88,7 +88,25 @@ function checkPlacements(
   }
 }
 
-/** A launch: AFD or colocated. Placements must cover each rank exactly once. */
+/**
+ * The connector's needs of the placements (the one place this rule lives): nccl and peer
+ * move GPU memory, so every rank runs on CUDA; peer maps it through CUDA IPC, so every
+ * rank runs on one host (agent).
+ */
+function checkConnector(connector: AfdConnector, placements: readonly RankPlacement[], ctx: z.RefinementCtx): void {
+  if (!isDeviceConnector(connector)) return;
+  const path = ['afd', 'connector'];
+  const onCpu = placements.filter((p) => p.backend !== 'cuda').map((p) => `${p.role} ${p.rank}`);
+  if (onCpu.length > 0) {
+    ctx.addIssue({ code: 'custom', path, message: `connector ${connector} needs every rank on a CUDA device (it moves GPU memory; on cpu: ${onCpu.join(', ')}); use connector tcp for CPU ranks` });
+  }
+  const agents = [...new Set(placements.map((p) => p.agentId))];
+  if (connector === 'peer' && agents.length > 1) {
+    ctx.addIssue({ code: 'custom', path, message: `connector peer (CUDA IPC) needs every rank on one host (ranks are on agents ${agents.join(', ')}); use connector nccl across hosts` });
+  }
+}
+
+/** A launch: AFD or colocated. Placements must cover each rank exactly once; the connector fits them. */
 export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchema, colocatedLaunchSpecSchema]).superRefine((spec, ctx) => {
   if (spec.mode === 'colocated') {
     checkPlacements(spec.placements, { colocated: spec.placements.length }, ctx);
@@ -101,6 +119,7 @@ export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchem
     return; // reported by the topology field
   }
   checkPlacements(spec.placements, { attention: topology.attention.ranks, ffn: topology.ffn.ranks }, ctx);
+  checkConnector(spec.afd.connector, spec.placements, ctx);
 });
 export type LaunchSpec = z.output<typeof launchSpecSchema>;
 export type LaunchSpecInput = z.input<typeof launchSpecSchema>;

@@ -1,14 +1,15 @@
 /** Shared option parsing for the serve and launch commands. */
 import { InvalidArgumentError } from 'commander';
+import { intFlag } from '../../util/intFlag.js';
 
-/** commander parser for an integer option within [min, max]. */
+/** commander parser for an integer option within [min, max] (intFlag, as commander's argument error). */
 export function parseIntOption(flag: string, min: number, max: number): (value: string) => number {
   return (value: string) => {
-    const n = Number(value);
-    if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
-      throw new InvalidArgumentError(`${flag} must be an integer from ${min} to ${max} (got "${value}")`);
+    try {
+      return intFlag(flag, value, min, max);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
     }
-    return n;
   };
 }
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { modelPresets } from '../../model/presets.js';
 import { makeModel } from '../../model/makeModel.js';
+import { intFlag } from '../../util/intFlag.js';
 
 interface MakeModelFlags {
   arch?: string;
@@ -15,12 +16,6 @@ interface MakeModelFlags {
 
 function mib(bytes: number): string {
   return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
-}
-
-function parseIntFlag(name: string, value: string, min: number): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
-  return n;
 }
 
 export function registerMakeModel(program: Command): void {
@@ -47,10 +42,10 @@ export function registerMakeModel(program: Command): void {
         arch: flags.arch,
         preset: flags.preset,
         outDir: flags.out,
-        seed: parseIntFlag('seed', flags.seed, 0),
+        seed: intFlag('--seed', flags.seed, 0),
         force: flags.force ?? false,
         configOnly: flags.configOnly ?? false,
-        ...(flags.maxShardMb ? { maxShardBytes: parseIntFlag('max-shard-mb', flags.maxShardMb, 1) * 1024 ** 2 } : {}),
+        ...(flags.maxShardMb ? { maxShardBytes: intFlag('--max-shard-mb', flags.maxShardMb, 1) * 1024 ** 2 } : {}),
         onProgress: (done, total) => {
           const pct = Math.floor((100 * done) / total);
           if (tty && pct !== lastPct) process.stderr.write(`\rmake-model: writing weights ${pct}% (${mib(done)} of ${mib(total)})`);

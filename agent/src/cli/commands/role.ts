@@ -10,7 +10,7 @@ import { runRole, type RunningRole } from '../../role/runRole.js';
 import { resolveRoleSettings, type RoleCliOptions } from '../../role/roleSettings.js';
 import { exitRole } from '../../role/exitRole.js';
 import { createLogger } from '../../util/logger.js';
-import { exitWhenSupervisorGone } from '../../launch/parentWatch.js';
+import { whenSupervisorGone } from '../../launch/parentWatch.js';
 
 export function registerRole(program: Command): void {
   program
@@ -60,9 +60,8 @@ export function registerRole(program: Command): void {
       };
       process.on('SIGTERM', () => stop('SIGTERM'));
       process.on('SIGINT', () => stop('SIGINT'));
-      // Supervised by an agent: stop when the agent is gone (even after SIGKILL), so no rank outlives it.
-      // stop() exits the process itself once the role has shut down, so the promise stays pending.
-      exitWhenSupervisorGone(() => new Promise<void>(() => stop('supervisor gone')));
+      // Supervised by an agent: stop (and exit) when the agent is gone (even after SIGKILL), so no rank outlives it.
+      whenSupervisorGone(() => stop('supervisor gone'));
       try {
         const settings = resolveRoleSettings(role, opts);
         running = await runRole(settings, {

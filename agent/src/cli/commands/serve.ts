@@ -10,7 +10,7 @@ import { InventorySource } from '../../daemon/inventory.js';
 import { LaunchManager } from '../../daemon/LaunchManager.js';
 import { defaultTokenFile, loadOrCreateToken, maskToken } from '../../daemon/tokenFile.js';
 import { killAllGroupsNow } from '../../launch/ChildProcessGroup.js';
-import { exitWhenSupervisorGone } from '../../launch/parentWatch.js';
+import { whenSupervisorGone } from '../../launch/parentWatch.js';
 import { frontRouterFactory } from '../../launch/router.js';
 import { ensureDefaultModel } from '../../role/defaultModel.js';
 import { createLogger } from '../../util/logger.js';
@@ -78,9 +78,8 @@ export async function serve(opts: ServeOptions): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  // Started by a console with AFD_SUPERVISED=1: stop (and stop every rank) when it is gone.
-  // shutdown() exits the process itself, so the promise stays pending.
-  exitWhenSupervisorGone(() => new Promise<void>(() => shutdown('supervisor gone')));
+  // Started by a console with AFD_SUPERVISED=1: stop every rank and exit when it is gone.
+  whenSupervisorGone(() => shutdown('supervisor gone'));
 }
 
 export function registerServe(program: Command): void {

@@ -4,10 +4,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { parseRoleEventLine, type RoleEvent } from '@afd/shared';
 import { bundleEntry, testAddonPath } from '../../testing/agentBundle.js';
-
 
 /** The native addon the processes load, or null when it is not built. */
 export function addonPath(): string | null {
@@ -18,22 +16,6 @@ export function addonPath(): string | null {
 /** Bundles an entry (agent/src/cli/main.ts or agent/src/bench/main.ts) into a temp .cjs. */
 export function bundle(entry: 'cli' | 'bench'): Promise<string> {
   return bundleEntry(entry);
-}
-
-/** A TCP port that was free a moment ago (and the next `count - 1`). */
-export async function freePort(count = 1): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const base = 20000 + Math.floor(Math.random() * 30000);
-    const ok = await Promise.all(
-      Array.from({ length: count }, (_, i) => new Promise<boolean>((res) => {
-        const s = createServer();
-        s.once('error', () => res(false));
-        s.listen(base + i, '127.0.0.1', () => s.close(() => res(true)));
-      })),
-    );
-    if (ok.every(Boolean)) return base;
-  }
-  throw new Error('no free port block found');
 }
 
 export class RoleProcess {

@@ -51,13 +51,10 @@ describe('FrontRouter', () => {
     expect(res.status).toBe(200);
     expect(idle.engine.steps).toBeGreaterThan(before);
     ctrl.abort();
-    const deadline = Date.now() + 2000;
-    while (router.load().some((l) => l.inFlight > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    expect(router.load().every((l) => l.inFlight === 0 && l.outstandingTokens === 0)).toBe(true);
+    await expect.poll(() => router.load().every((l) => l.inFlight === 0 && l.outstandingTokens === 0), { timeout: 15_000, interval: 10 }).toBe(true);
     // The disconnect travelled upstream: the busy rank freed the request's KV blocks.
     const rank = [a, b][busy]!;
-    while (rank.api.serving.scheduler.blocks.numUsedBlocks > 0 && Date.now() < deadline + 2000) await new Promise((r) => setTimeout(r, 10));
-    expect(rank.api.serving.scheduler.blocks.numUsedBlocks).toBe(0);
+    await expect.poll(() => rank.api.serving.scheduler.blocks.numUsedBlocks, { timeout: 15_000, interval: 10 }).toBe(0);
   });
 
   it('serves /v1/models, /health and merged /metrics', async () => {

@@ -190,12 +190,6 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[]): DraftEval
   if (d.choice === 'colocated') {
     spec = { mode: 'colocated', placements, modelDir, apiPort: o.apiPort };
   } else {
-    if (o.connector !== 'tcp' && placements.some((p) => p.backend !== 'cuda')) {
-      problems.push(`connector ${o.connector} needs every rank on a CUDA device; use tcp for CPU ranks`);
-    }
-    if (o.connector === 'peer' && new Set(placements.map((p) => p.agentId)).size > 1) {
-      problems.push('connector peer (CUDA IPC) needs every rank on one host; use nccl across hosts');
-    }
     const buckets = parseBuckets(o.graphBuckets);
     if (!buckets.ok) problems.push(buckets.error);
     spec = {

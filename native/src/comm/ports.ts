@@ -1,5 +1,5 @@
 /**
- * Port allocation for role processes. HTTP ports are best left to the kernel (pass 0 and
+ * Port allocation for role processes and tests, imported as '@afd/native/ports'. HTTP ports are best left to the kernel (pass 0 and
  * read the role's `listening` event); the AFD rendezvous needs a base port P with P + f
  * free for every FFN rank f on this host, which we find by test-binding each port.
  */
