@@ -1,28 +1,47 @@
 // Bundles the agent CLI and the benchmark client with esbuild into single CommonJS files
 // (agent/dist/afd-agent.cjs, agent/dist/afd-bench.cjs) so they run without node_modules.
 // The native addon stays a separate file, found at run time (see native/src/index.ts).
+//   node tools/build-agent.mjs                       agent/dist, with source maps
+//   node tools/build-agent.mjs --outdir DIR --gpu    DIR, no maps, plus afd-split-check.cjs
+//                                                    (what tools/gpu/afd-prepare.sh carries)
 import { build } from 'esbuild';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 
-const entries = [
-  ['agent/src/cli/main.ts', 'agent/dist/afd-agent.cjs'],
-  ['agent/src/bench/main.ts', 'agent/dist/afd-bench.cjs'],
-];
 const root = new URL('..', import.meta.url).pathname;
-for (const [entry, outfile] of entries) {
-  if (!existsSync(root + entry)) continue;
+
+/** Bundles one TypeScript entry (relative to the repository root) into a Node 20 CommonJS file. */
+export async function bundleNodeEntry(entry, outfile, { sourcemap = false, banner } = {}) {
   await build({
-    entryPoints: [root + entry],
-    outfile: root + outfile,
+    entryPoints: [join(root, entry)],
+    outfile,
     bundle: true,
     platform: 'node',
     target: 'node20',
     format: 'cjs',
-    sourcemap: 'linked',
+    sourcemap: sourcemap ? 'linked' : false,
     logLevel: 'warning',
-    banner: { js: '#!/usr/bin/env node' },
+    logOverride: { 'empty-import-meta': 'silent' },
+    ...(banner ? { banner: { js: banner } } : {}),
     // pino's optional transports are not used (we log to fd 2 directly).
     external: ['pino-pretty', 'bufferutil', 'utf-8-validate'],
   });
-  console.log(`agent: bundled ${outfile}`);
+}
+
+const entries = [
+  ['agent/src/cli/main.ts', 'afd-agent.cjs'],
+  ['agent/src/bench/main.ts', 'afd-bench.cjs'],
+];
+const gpuEntries = [['native/src/cuda/nccl/splitCheckMain.ts', 'afd-split-check.cjs']];
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({ options: { outdir: { type: 'string' }, gpu: { type: 'boolean', default: false } } });
+  const outdir = values.outdir ?? join(root, 'agent/dist');
+  for (const [entry, name] of [...entries, ...(values.gpu ? gpuEntries : [])]) {
+    if (!existsSync(join(root, entry))) continue;
+    const outfile = join(outdir, name);
+    await bundleNodeEntry(entry, outfile, { sourcemap: !values.outdir, banner: '#!/usr/bin/env node' });
+    console.log(`agent: bundled ${outfile}`);
+  }
 }

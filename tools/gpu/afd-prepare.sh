@@ -7,11 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${AFD_GPU_BUILD:-build-afd-gpu}
 (cd native && AFD_BUILD_DIR=$BUILD AFD_CUDA=on node scripts/build-addon.mjs)
-for entry in bench:agent/src/bench/main.ts agent:agent/src/cli/main.ts split-check:native/src/cuda/nccl/splitCheckMain.ts; do
-  npx esbuild "${entry#*:}" --bundle --platform=node --target=node20 --format=cjs \
-    --external:pino-pretty --external:bufferutil --external:utf-8-validate \
-    --outfile="native/$BUILD/Release/afd-${entry%%:*}.cjs" --log-level=warning --log-override:empty-import-meta=silent
-done
+node tools/build-agent.mjs --outdir "native/$BUILD/Release" --gpu
 # The role processes make the built-in tiny model on first use: they need the Qwen3
 # tokenizer next to the bundle (node_modules do not travel).
 mkdir -p "native/$BUILD/Release/tokenizer-qwen3"
