@@ -9,6 +9,7 @@ export * from './protocol/wire.js';
 export * from './protocol/role.js';
 export * from './protocol/metrics.js';
 export * from './protocol/inventory.js';
+export * from './protocol/modelInspect.js';
 export * from './protocol/launch.js';
 export * from './protocol/agent.js';
 export * from './topology/plan.js';
