@@ -8,7 +8,7 @@
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineOptions } from '@afd/native';
 import { buildLoadSpec } from '@afd/native/checkpoint';
 import { toRankStats } from '@afd/native/engine';
-import { isDeviceConnector, resolveTopology, type AfdConfig } from '@afd/shared';
+import { countOf, isDeviceConnector, resolveTopology, type AfdConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import type { EngineOpener } from './engineOpener.js';
@@ -146,6 +146,6 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
       native.close();
     },
   };
-  const description = `${info.arch} ${info.role} on ${info.backend} (${info.threads} threads): ${info.numLayers} layers, ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, ${info.numKvBlocks} KV blocks x ${info.kvBlockSize} tokens, context ${maxModelLen}`;
+  const description = `${info.arch} ${info.role} on ${info.backend} (${countOf(info.threads, 'thread')}): ${countOf(info.numLayers, 'layer')}, ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, ${info.numKvBlocks} KV blocks x ${info.kvBlockSize} tokens, context ${maxModelLen}`;
   return { engine, description };
 };

@@ -41,7 +41,7 @@ describe('topology names', () => {
 
   it('throws TopologyError listing the broken rule', () => {
     expect(() => resolveTopology('1A2F')).toThrow(TopologyError);
-    expect(() => resolveTopology('1A2F')).toThrow(/1 attention ranks < 2 FFN ranks.*attention-ge-ffn/);
+    expect(() => resolveTopology('1A2F')).toThrow(/1 attention rank is fewer than 2 FFN ranks.*attention-ge-ffn/);
   });
 
   it('rejects a role over the rank limit', () => {

@@ -5,6 +5,7 @@
  * appear in every error message so a user can look them up.
  */
 import { z } from 'zod';
+import { countOf } from '../util/plural.js';
 
 /** Largest rank count accepted per role (keeps control payloads and tests bounded). */
 export const MAX_RANKS_PER_ROLE = 1024;
@@ -143,7 +144,7 @@ export function validateTopology(input: unknown): TopologyResult {
   const ffn = resolveRole('ffn', spec.ffn, problems);
   if (!attention || !ffn) return { ok: false, problems };
   if (attention.ranks < ffn.ranks) {
-    problems.push(`${attention.ranks} attention ranks < ${ffn.ranks} FFN ranks (${TOPOLOGY_RULES.attentionAtLeastFfn})`);
+    problems.push(`${countOf(attention.ranks, 'attention rank')} is fewer than ${countOf(ffn.ranks, 'FFN rank')} (${TOPOLOGY_RULES.attentionAtLeastFfn})`);
     return { ok: false, problems };
   }
   return {
