@@ -19,3 +19,4 @@ export * from './protocol/controlPayload.js';
 export * from './topology/aggregate.js';
 export * from './protocol/chat.js';
 export * from './engine/stepPlanCheck.js';
+export * from './util/logLines.js';

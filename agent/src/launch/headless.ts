@@ -6,7 +6,7 @@
  * any rank fails.
  */
 import { randomUUID } from 'node:crypto';
-import type { AfdConnector, AgentEvent, LaunchSpec, TopologyState } from '@afd/shared';
+import { failureTail, prettyLogLine, type AfdConnector, type AgentEvent, type LaunchSpec, type TopologyState } from '@afd/shared';
 import { AgentClient } from '../daemon/AgentClient.js';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
@@ -65,7 +65,8 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
       }
     }
     if (e.type === 'rank.failed' && !failure) {
-      failure = `${host ? `${host}: ` : ''}${e.message}\n  last output:\n    ${e.lastLogLines.slice(-10).join('\n    ')}`;
+      const lines = failureTail(e.message, e.lastLogLines).map(prettyLogLine).slice(-10);
+      failure = `${host ? `${host}: ` : ''}${e.message}${lines.length > 0 ? `\n  last output:\n    ${lines.join('\n    ')}` : ''}`;
       resolveDone(1);
     }
   };

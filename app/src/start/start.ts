@@ -62,16 +62,6 @@ async function runWeb(opts: StartOptions): Promise<void> {
   const host = new WebHost({ service, rendererDir: join(__dirname, 'renderer'), port: opts.port });
   const url = await host.listen();
   say(`console (browser mode): ${url}`);
-  let announced = '';
-  service.subscribe((channel, payload) => {
-    if (channel !== 'launch.progress') return;
-    const p = payload as { state: string; routerUrl: string | null; message: string | null };
-    const line = p.state === 'running' ? `ready: chat in the console, or use the OpenAI API at ${p.routerUrl}/v1` : p.state === 'failed' ? `launch failed: ${p.message}` : '';
-    if (line && line !== announced) {
-      announced = line;
-      say(line);
-    }
-  });
   if (opts.open) openChromium(url);
   const boot = consoleBoot(service);
   let stopping = false;

@@ -32,7 +32,7 @@ const invokes: Record<BridgeInvokeChannel, { request: unknown; response: unknown
 
 const pushes: Record<BridgePushChannel, unknown> = {
   'agents.state': { agents: [agent] },
-  'launch.progress': { launchId: 'L1', state: 'launching', ranks: [], routerUrl: null, message: null },
+  'launch.progress': { launchId: 'L1', state: 'launching', ranks: [], routerUrl: null, message: null, cleanup: null },
   'metrics.snapshot': { agentId: 'a1', launchId: 'L1', snapshot: { timestampMs: 1, stats: emptyRankStats('attention', 0, 1, 1), serving: null } },
   'logs.lines': { agentId: 'a1', role: 'ffn', rank: 0, lines: [{ timestampMs: 1, stream: 'stdout', level: null, text: 'x' }] },
   'chat.delta': { chatId: 'c1', text: 'Hel', stage: 'prefill', timings: { sinceStartMs: 80, sincePrevMs: 80 } },

@@ -52,6 +52,20 @@ export const launchProgressSchema = z.object({
   routerUrl: z.string().nullable(),
   /** Summary of a failure; null otherwise. */
   message: z.string().nullable(),
+  /**
+   * After a failure the console stops every rank of the launch on every agent, so none
+   * waits for a peer that will never come: what it stopped; null before any failure.
+   */
+  cleanup: z
+    .object({
+      /** stopping: stop requests are out; done: every agent answered. */
+      state: z.enum(['stopping', 'done']),
+      /** The ranks that were still running, per agent, e.g. "agent b: attention 0, attention 1". */
+      stopped: z.array(z.string()),
+      /** Agents whose stop failed, with why. */
+      problems: z.array(z.string()),
+    })
+    .nullable(),
 });
 export type LaunchProgress = z.infer<typeof launchProgressSchema>;
 
