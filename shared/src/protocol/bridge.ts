@@ -13,6 +13,7 @@ import { inventorySchema } from './inventory.js';
 import { launchSpecSchema, logLineSchema, rankRefShape, rankStateSchema, topologyStateSchema } from './launch.js';
 import { chatStartSchema } from './chat.js';
 import { metricsSnapshotSchema } from './metrics.js';
+import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
 import { decodeJsonMessage, validateMessage, type DecodeResult } from './wire.js';
 
 /** Largest web-bridge frame (same budget as the agent socket: 8 MiB). */
@@ -96,6 +97,11 @@ export const bridgeInvokeChannels = {
       /** The plan when valid; null otherwise. */
       plan: topologyPlanSchema.nullable(),
     }),
+  },
+  /** Ask an agent what a model directory on its host holds (while the user types the path). */
+  'model.inspect': {
+    request: modelInspectParamsSchema.extend({ /** Agent whose host has the directory. */ agentId: z.string().min(1) }),
+    response: modelInspectResultSchema,
   },
   /** Launch a topology over the agents named in its placements. */
   'topology.launch': { request: launchSpecSchema, response: z.object({ /** Id of the launch. */ launchId: z.string() }) },
