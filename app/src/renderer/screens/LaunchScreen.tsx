@@ -1,5 +1,5 @@
 /** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, stop and restart. */
-import type { RankState } from '@afd/shared';
+import type { LaunchProgress, RankState } from '@afd/shared';
 import { useLaunch, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { formatBytes } from '../lib/format.js';
@@ -17,6 +17,15 @@ const STATE_KIND: Record<RankState['state'], string> = {
   failed: 'err',
 };
 
+/** What a rank in a phase that is over shows instead of its last progress (no "rendezvous 1 / 1" on an exited rank). */
+const ENDED: Partial<Record<RankState['state'], string>> = { pending: 'waiting to start', stopping: 'stopping', exited: 'exited', failed: 'failed' };
+
+/** The detail of a phase: bytes while loading (once the total is known), else the steps of the phase. */
+export function progressDetail(p: NonNullable<RankState['progress']>): string {
+  if (p.phase === 'loading') return p.bytesTotal > 0 ? `${formatBytes(p.bytesDone)} / ${formatBytes(p.bytesTotal)}` : p.bytesDone > 0 ? `${formatBytes(p.bytesDone)} so far` : 'reading the checkpoint';
+  return p.bytesTotal > 0 ? `${p.bytesDone} / ${p.bytesTotal}` : '';
+}
+
 function RankProgress({ r }: { r: RankState }) {
   if (r.state === 'ready') {
     return (
@@ -26,9 +35,10 @@ function RankProgress({ r }: { r: RankState }) {
     );
   }
   const p = r.progress;
-  if (!p) return <span className="muted small">{r.state === 'pending' ? 'waiting to start' : r.state}</span>;
+  const ended = ENDED[r.state];
+  if (!p || ended) return <span className="muted small">{ended ?? r.state}</span>;
   const frac = p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
-  const detail = p.phase === 'loading' ? `${formatBytes(p.bytesDone)} / ${p.bytesTotal > 0 ? formatBytes(p.bytesTotal) : '?'}` : p.bytesTotal > 0 ? `${p.bytesDone} / ${p.bytesTotal}` : '';
+  const detail = progressDetail(p);
   return (
     <div>
       <div className={`progress${r.state === 'failed' ? ' err' : ''}`} role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(frac * 100)} aria-label={`${p.phase} progress`}>
@@ -39,6 +49,14 @@ function RankProgress({ r }: { r: RankState }) {
       </div>
     </div>
   );
+}
+
+/** What the console stopped after the failure, so no rank is left waiting for a peer. */
+function CleanupNote({ cleanup }: { cleanup: NonNullable<LaunchProgress['cleanup']> }) {
+  const what = cleanup.stopped.length > 0 ? cleanup.stopped.join('\n') : 'no other rank was running';
+  if (cleanup.state === 'stopping') return <Banner kind="info" message={`Stopping the rest of the failed launch:\n${what}`} testId="launch-cleanup" />;
+  const problems = cleanup.problems.length > 0 ? `\nCould not stop everything:\n${cleanup.problems.join('\n')}` : '';
+  return <Banner kind={problems ? 'err' : 'warn'} message={`${cleanup.stopped.length > 0 ? `Stopped the rest of the failed launch:\n${what}` : 'No other rank of the failed launch was running.'}${problems}\nRestart launches it again.`} testId="launch-cleanup" />;
 }
 
 export function LaunchScreen({ navigate }: ScreenProps) {
@@ -91,13 +109,14 @@ export function LaunchScreen({ navigate }: ScreenProps) {
         <button className="btn" onClick={() => void restart()} disabled={busy !== null || progress.state === 'stopping'} data-testid="restart-button">
           {busy === 'restart' ? 'Restarting…' : 'Restart'}
         </button>
-        <button className="btn danger" onClick={() => void stop()} disabled={busy !== null || !active && progress.state !== 'failed'} data-testid="stop-button">
+        <button className="btn danger" onClick={() => void stop()} disabled={busy !== null || (!active && !(progress.state === 'failed' && progress.cleanup?.state !== 'done'))} data-testid="stop-button">
           {busy === 'stop' ? 'Stopping…' : 'Stop'}
         </button>
       </div>
       {progress.message && (
         <Banner kind="err" message={`${progress.message}${progress.ranks.find((r) => r.state === 'failed')?.message?.includes('\n') ? '\nIts last log lines are in its row below.' : ''}`} testId="launch-failure" />
       )}
+      {progress.cleanup && <CleanupNote cleanup={progress.cleanup} />}
       {error && <Banner kind="err" message={error} onDismiss={clearError} />}
       {progress.state === 'running' && (
         <Banner kind="ok" message="Every rank is ready. Try it in the Playground, and watch it on the Dashboard." />

@@ -1,12 +1,41 @@
-/** Launch options of the Topology screen: model, API port, connector, DBO, gate, graphs. */
+/**
+ * Launch options of the Topology screen: model (with what each agent that runs ranks
+ * found in the directory), API port, connector, DBO, gate, graphs.
+ */
 import type { AfdConnector, AgentInfo } from '@afd/shared';
 import { useTopology } from '../AppContext.js';
+import { modelSummary } from '../stores/draftChecks.js';
+import { inspectKey, type Inspection } from '../stores/inspectStore.js';
+
+/** One line per agent about the model directory: its summary and roles, or why it cannot be used. */
+function ModelInfo({ dir, rankAgents, inspections }: { dir: string; rankAgents: readonly string[]; inspections: Readonly<Record<string, Inspection>> }) {
+  if (dir === '') return <div className="muted small" data-testid="model-info">The built-in tiny random-weight Qwen3-MoE model (made on the agent at first launch).</div>;
+  if (!dir.startsWith('/') || rankAgents.length === 0) return null;
+  return (
+    <ul className="model-info small" data-testid="model-info">
+      {rankAgents.map((agentId) => {
+        const i = inspections[inspectKey(agentId, dir)];
+        const where = rankAgents.length > 1 ? `${agentId}: ` : '';
+        if (!i || i.state === 'checking') return <li key={agentId} className="muted">{where}checking…</li>;
+        if (i.state === 'failed') return <li key={agentId} className="err-text">{where}cannot check: {i.error}</li>;
+        const r = i.result;
+        const kind = r.status === 'ready' ? (r.reason ? 'warn-text' : 'ok-text') : r.status === 'config-only' ? 'warn-text' : 'err-text';
+        return (
+          <li key={agentId} className={kind} data-testid="model-info-line" data-status={r.status}>
+            {where}
+            {r.status === 'refused' ? `refused: ${r.reason}` : `${modelSummary(r)} · roles: ${r.roles.join(', ') || 'none'}${r.reason ? ` · ${r.reason}` : ''}`}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
 
 function num(v: string): number {
   return v.trim() === '' ? Number.NaN : Number(v);
 }
 
-export function TopologyOptions({ agents }: { agents: readonly AgentInfo[] }) {
+export function TopologyOptions({ agents, rankAgents, inspections }: { agents: readonly AgentInfo[]; rankAgents: readonly string[]; inspections: Readonly<Record<string, Inspection>> }) {
   const o = useTopology((s) => s.options);
   const set = useTopology((s) => s.setOptions);
   const colocated = useTopology((s) => s.choice === 'colocated');
@@ -14,7 +43,8 @@ export function TopologyOptions({ agents }: { agents: readonly AgentInfo[] }) {
   return (
     <fieldset className="panel">
       <legend>Options</legend>
-      <div className="row" style={{ alignItems: 'flex-end' }}>
+      <div className="row" style={{ alignItems: 'flex-start' }}>
+        <div className="model-field">
         <label>
           Model directory on the agents (empty = built-in tiny model)
           <input list="model-dirs" value={o.modelDir} onChange={(e) => set({ modelDir: e.target.value })} size={44} placeholder="/models/Qwen3-30B-A3B" data-testid="model-dir" />
@@ -26,6 +56,8 @@ export function TopologyOptions({ agents }: { agents: readonly AgentInfo[] }) {
             ))}
           </datalist>
         </label>
+        <ModelInfo dir={o.modelDir.trim()} rankAgents={rankAgents} inspections={inspections} />
+        </div>
         <label>
           API port (0 = any free)
           <input type="number" min={0} max={65535} value={o.apiPort} onChange={(e) => set({ apiPort: num(e.target.value) })} />

@@ -18,6 +18,8 @@ export function createLinkStore(bridge: RendererBridge, onReopen: () => void): S
   const store = createStore<LinkState>()(() => ({ state: 'connecting', message: null, everOpen: false }));
   bridge.onLink((state, message) => {
     const before = store.getState();
+    // A retry after a refusal or a loss is still that refusal or loss until it succeeds.
+    if (state === 'connecting' && (before.state === 'unauthorized' || before.state === 'closed')) return;
     store.setState({ state, message, everOpen: before.everOpen || state === 'open' });
     if (state === 'open' && before.state !== 'open' && before.everOpen) onReopen();
   });
