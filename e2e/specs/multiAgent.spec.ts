@@ -32,7 +32,7 @@ test('2A2F split over two agents', async () => {
   await page.getByTestId('preset-2A2F').check();
   for (const r of ['ffn rank 0', 'ffn rank 1']) await page.getByLabel(`Device of ${r}`).selectOption(`${ids[1]}|cpu|0`);
   for (const r of ['attention rank 0', 'attention rank 1']) await page.getByLabel(`Device of ${r}`).selectOption(`${ids[0]}|cpu|0`);
-  await expect(page.getByTestId('topology-ok')).toContainText('on 2 agent(s)');
+  await expect(page.getByTestId('topology-ok')).toContainText('on 2 agents');
   await screenshot(page, 'multi-agent-topology');
   await page.getByTestId('launch-button').click();
   await expect(page.getByTestId('launch-state')).toHaveText('running', { timeout: 90_000 });

@@ -18,7 +18,7 @@ const STATE_KIND: Record<RankState['state'], string> = {
 };
 
 /** What a rank in a phase that is over shows instead of its last progress (no "rendezvous 1 / 1" on an exited rank). */
-const ENDED: Partial<Record<RankState['state'], string>> = { pending: 'waiting to start', stopping: 'stopping', exited: 'exited', failed: 'failed' };
+const ENDED: Partial<Record<RankState['state'], string>> = { pending: 'waiting to start', stopping: '', exited: '', failed: '' };
 
 /** The detail of a phase: bytes while loading (once the total is known), else the steps of the phase. */
 export function progressDetail(p: NonNullable<RankState['progress']>): string {
@@ -36,7 +36,8 @@ function RankProgress({ r }: { r: RankState }) {
   }
   const p = r.progress;
   const ended = ENDED[r.state];
-  if (!p || ended) return <span className="muted small">{ended ?? r.state}</span>;
+  if (ended !== undefined) return ended ? <span className="muted small">{ended}</span> : null;
+  if (!p) return <span className="muted small">{r.state}</span>;
   const frac = p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
   const detail = progressDetail(p);
   return (
@@ -149,7 +150,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
                 <td className="small muted">
                   {r.pid !== null && <div>pid {r.pid}</div>}
                   {r.exitCode !== null && <div>exit code {r.exitCode}</div>}
-                  {r.apiUrl && <div className="mono">{r.apiUrl}</div>}
+                  {r.apiUrl && r.state !== 'exited' && r.state !== 'failed' && <div className="mono">{r.apiUrl}</div>}
                 </td>
                 <td style={{ maxWidth: 520 }}>
                   {r.message && <pre className="log" style={{ maxHeight: 200 }}>{r.message}</pre>}

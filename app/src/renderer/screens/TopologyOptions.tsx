@@ -23,7 +23,8 @@ function ModelInfo({ dir, rankAgents, inspections }: { dir: string; rankAgents: 
         return (
           <li key={agentId} className={kind} data-testid="model-info-line" data-status={r.status}>
             {where}
-            {r.status === 'refused' ? `refused: ${r.reason}` : `${modelSummary(r)} · roles: ${r.roles.join(', ') || 'none'}${r.reason ? ` · ${r.reason}` : ''}`}
+            {/* Why a directory cannot be used is listed once, in the problems above. */}
+            {r.status === 'refused' ? 'refused (see above)' : `${modelSummary(r)} · roles: ${r.roles.join(', ') || 'none'}${r.status === 'config-only' ? ' · config only' : ''}`}
           </li>
         );
       })}
