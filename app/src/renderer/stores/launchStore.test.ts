@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { LaunchProgress } from '@afd/shared';
 import { createFakeBridge } from '../testing/fakeBridge.js';
 import { createLaunchStore } from './launchStore.js';
 
-const progress = { launchId: 'L1', state: 'failed', ranks: [], routerUrl: null, message: 'ffn rank 0 on agent b exited with code 1: port in use', cleanup: { state: 'done', stopped: ['agent a: attention 0'], problems: [] } } as const;
+const progress: LaunchProgress = { launchId: 'L1', state: 'failed', ranks: [], routerUrl: null, message: 'ffn rank 0 on agent b exited with code 1: port in use', cleanup: { state: 'done', stopped: ['agent a: attention 0'], problems: [] } };
 
 describe('launch store', () => {
   it('knows nothing until the service answered, then knows there is no launch', async () => {
