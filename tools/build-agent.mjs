@@ -4,8 +4,8 @@
 //   node tools/build-agent.mjs                       agent/dist, with source maps; skipped when
 //                                                    the bundles are newer than their sources
 //                                                    (--force builds anyway)
-//   node tools/build-agent.mjs --outdir DIR --gpu    DIR, no maps, plus afd-split-check.cjs
-//                                                    (what tools/gpu/afd-prepare.sh carries)
+//   node tools/build-agent.mjs --outdir DIR --gpu    DIR, no maps, plus gpu-tests.cjs (the GPU
+//                                                    suite; what tools/gpu/afd-prepare.sh carries)
 // Each file is written beside its destination and renamed into place, so a program started
 // meanwhile (agent/bin's shims, role processes) never reads half a bundle.
 import { build } from 'esbuild';
@@ -38,7 +38,7 @@ const entries = [
   ['agent/src/cli/main.ts', 'afd-agent.cjs'],
   ['agent/src/bench/main.ts', 'afd-bench.cjs'],
 ];
-const gpuEntries = [['native/src/cuda/nccl/splitCheckMain.ts', 'afd-split-check.cjs']];
+const gpuEntries = [['native/src/cuda/gpuSuiteMain.ts', 'gpu-tests.cjs']];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { outdir: { type: 'string' }, gpu: { type: 'boolean', default: false }, force: { type: 'boolean', default: false } } });

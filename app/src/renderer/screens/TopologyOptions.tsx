@@ -1,8 +1,9 @@
 /**
  * Launch options of the Topology screen: model (with what each agent that runs ranks
- * found in the directory), API port, connector, DBO, gate, graphs.
+ * found in the directory) and where its weights come from, API port, connector, DBO,
+ * gate, graphs.
  */
-import type { AfdConnector, AgentInfo } from '@afd/shared';
+import type { AfdConnector, AgentInfo, LoadFormat } from '@afd/shared';
 import { useTopology } from '../AppContext.js';
 import { modelSummary } from '../stores/draftChecks.js';
 import { inspectKey, type Inspection } from '../stores/inspectStore.js';
@@ -59,6 +60,19 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
         </label>
         <ModelInfo dir={o.modelDir.trim()} rankAgents={rankAgents} inspections={inspections} />
         </div>
+        <label>
+          Weights
+          <select value={o.loadFormat} onChange={(e) => set({ loadFormat: e.target.value as LoadFormat })} data-testid="load-format">
+            <option value="auto">checkpoint (safetensors)</option>
+            <option value="dummy">dummy: random, generated on each rank</option>
+          </select>
+        </label>
+        {o.loadFormat === 'dummy' && (
+          <label>
+            Seed
+            <input type="number" min={0} value={o.seed} onChange={(e) => set({ seed: num(e.target.value) })} data-testid="dummy-seed" />
+          </label>
+        )}
         <label>
           API port (0 = any free)
           <input type="number" min={0} max={65535} value={o.apiPort} onChange={(e) => set({ apiPort: num(e.target.value) })} />

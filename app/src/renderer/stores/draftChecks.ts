@@ -3,7 +3,7 @@
  * every agent that runs ranks sees it (model.inspect), the roles it can serve there, and
  * hosts the placement oversubscribes (more CPU ranks than cores, more weights than memory).
  */
-import { countOf, type AgentInfo, type ModelInspectResult, type ProcessRole } from '@afd/shared';
+import { countOf, type AgentInfo, type LoadFormat, type ModelInspectResult, type ProcessRole } from '@afd/shared';
 import { formatBytes } from '../lib/format.js';
 import { inspectKey, type Inspection } from './inspectStore.js';
 
@@ -31,8 +31,12 @@ const byAgent = (placements: readonly PlacedRank[]): Map<string, PlacedRank[]> =
   return m;
 };
 
-/** The model directory on every agent that runs ranks: refused, config-only, or missing a role's files. */
-export function modelDirChecks(dir: string, placements: readonly PlacedRank[], inspections: Readonly<Record<string, Inspection>>): DraftChecks {
+/**
+ * The model directory on every agent that runs ranks: refused, config only, or missing a
+ * role's files. With load format dummy the weights are generated, so only the config (and
+ * the tokenizer, for the ranks that serve text) must be there.
+ */
+export function modelDirChecks(dir: string, placements: readonly PlacedRank[], inspections: Readonly<Record<string, Inspection>>, loadFormat: LoadFormat = 'auto'): DraftChecks {
   const out: DraftChecks = { problems: [], warnings: [], pending: [] };
   if (dir === '' || !dir.startsWith('/')) return out;
   for (const [agentId, ranks] of byAgent(placements)) {
@@ -46,11 +50,17 @@ export function modelDirChecks(dir: string, placements: readonly PlacedRank[], i
       continue;
     }
     const r = i.result;
-    if (r.status !== 'ready') {
-      // Config-only directories need load format dummy, which a launch cannot ask for yet.
-      out.problems.push(`model directory on agent ${agentId}: ${r.reason ?? r.status}`);
+    const dummy = loadFormat === 'dummy';
+    if (dummy && r.config === null) {
+      out.problems.push(`model directory on agent ${agentId}: ${r.reason ?? r.status} (load format dummy still needs a valid config.json)`);
       continue;
     }
+    if (!dummy && r.status !== 'ready') {
+      // A config-only directory is servable, with load format dummy (Weights: dummy).
+      out.problems.push(`model directory on agent ${agentId}: ${r.reason ?? r.status}${r.status === 'config-only' ? '; choose Weights: dummy to run it with random weights' : ''}`);
+      continue;
+    }
+    if (dummy && r.weights.present) out.warnings.push(`load format dummy: the safetensors in ${dir} on agent ${agentId} are not loaded; every rank generates random weights`);
     const roles = [...new Set(ranks.map((p) => p.role))].filter((role) => !r.roles.includes(role));
     if (roles.length > 0) out.problems.push(`${roles.join(' and ')} ranks cannot run from ${dir} on agent ${agentId}: ${r.reason ?? `it serves only ${r.roles.join(', ')}`}`);
     if (r.tokenizer.present && !r.tokenizer.chatTemplate) out.warnings.push(`${dir} on agent ${agentId} has no chat template: the Playground's raw completion mode works, chat does not`);
@@ -89,7 +99,7 @@ export function formatCount(n: number): string {
 export function hostLoadWarnings(placements: readonly PlacedRank[], agents: readonly AgentInfo[], model: ModelInspectResult | null): string[] {
   const warnings: string[] = [];
   const info = new Map(agents.map((a) => [a.agentId, a]));
-  const roleBytes = model?.status === 'ready' ? model.config?.roleBytes : undefined;
+  const roleBytes = model?.config?.roleBytes;
   for (const [agentId, ranks] of byAgent(placements)) {
     const inv = info.get(agentId)?.inventory;
     if (!inv) continue;

@@ -87,6 +87,19 @@ describe('topology draft', () => {
     expect(ev.ranks.map((r) => `${r.role}${r.rank}`)).toEqual(['ffn0', 'ffn1', 'attention0', 'attention1']);
   });
 
+  it('carries the load format and dummy seed into the spec, and flags a bad seed', () => {
+    const agents = [agent('g', 4)];
+    const d = draft({ choice: 'colocated', options: { ...defaultOptions, modelDir: '/models/cfg', loadFormat: 'dummy', seed: 11 } });
+    d.assignments = autoAssign(d, agents);
+    // The agent reported the directory as config only: with dummy weights that is enough.
+    const ev = evaluateDraft(d, agents, { [inspectKey('g', '/models/cfg')]: inspected({ dir: '/models/cfg', status: 'config-only', reason: 'config only: needs load format dummy', weights: { present: false, files: 0, bytes: 0 } }) });
+    expect(ev.problems).toEqual([]);
+    expect(ev.spec).toMatchObject({ mode: 'colocated', loadFormat: 'dummy', seed: 11 });
+    const bad = draft({ options: { ...defaultOptions, loadFormat: 'dummy', seed: -2 } });
+    bad.assignments = autoAssign(bad, agents);
+    expect(evaluateDraft(bad, agents).problems.join('\n')).toMatch(/seed/);
+  });
+
   it('lists placement, connector, bucket and path problems before launch', () => {
     const agents = [agent('c', 0)];
     const d = draft({ options: { ...defaultOptions, connector: 'nccl', graphBuckets: '4, 2', modelDir: 'relative/dir' } });
@@ -147,7 +160,15 @@ describe('topology draft', () => {
     expect(refused.problems).toEqual(['model directory on agent g: /models/does-not-exist does not exist on this host']);
     expect(refused.spec).toBeNull();
     const configOnly = at(inspected({ status: 'config-only', reason: 'config only: needs load format dummy (no *.safetensors weights in the directory)', weights: { present: false, files: 0, bytes: 0 } }));
-    expect(configOnly.problems).toEqual(['model directory on agent g: config only: needs load format dummy (no *.safetensors weights in the directory)']);
+    expect(configOnly.problems).toEqual(['model directory on agent g: config only: needs load format dummy (no *.safetensors weights in the directory); choose Weights: dummy to run it with random weights']);
+    // With load format dummy the same directory launches: only its config (and tokenizer) is used.
+    d.options = { ...d.options, loadFormat: 'dummy' };
+    const dummy = at(inspected({ status: 'config-only', reason: 'config only: needs load format dummy', weights: { present: false, files: 0, bytes: 0 } }));
+    expect(dummy.problems).toEqual([]);
+    expect(dummy.spec).toMatchObject({ loadFormat: 'dummy', modelDir: '/models/does-not-exist' });
+    expect(at(inspected()).warnings).toContain('load format dummy: the safetensors in /models/does-not-exist on agent g are not loaded; every rank generates random weights');
+    expect(at(inspected({ status: 'refused', reason: 'config.json: invalid config', config: null, roles: [] })).problems).toEqual(['model directory on agent g: config.json: invalid config (load format dummy still needs a valid config.json)']);
+    d.options = { ...d.options, loadFormat: 'auto' };
     const noTokenizer = at(inspected({ roles: ['ffn'], reason: 'no tokenizer (tokenizer.json and tokenizer_config.json): only FFN ranks can run from this directory', tokenizer: { present: false, chatTemplate: false } }));
     expect(noTokenizer.problems).toEqual(['attention ranks cannot run from /models/does-not-exist on agent g: no tokenizer (tokenizer.json and tokenizer_config.json): only FFN ranks can run from this directory']);
     expect(at({ state: 'failed', error: 'agent at ws://g:7700 is not connected' }).problems).toEqual(['cannot check /models/does-not-exist on agent g: agent at ws://g:7700 is not connected']);

@@ -11,6 +11,7 @@ import {
   type AfdConnector,
   type AgentInfo,
   type LaunchSpecInput,
+  type LoadFormat,
   type ProcessRole,
   type Topology,
 } from '@afd/shared';
@@ -31,6 +32,10 @@ export interface Assignment {
 export interface DraftOptions {
   /** Empty = the built-in tiny model. */
   modelDir: string;
+  /** Where the weights come from: the checkpoint (auto) or random ones generated on each rank (dummy). */
+  loadFormat: LoadFormat;
+  /** Seed of dummy weights. */
+  seed: number;
   apiPort: number;
   connector: AfdConnector;
   afdPort: number;
@@ -57,6 +62,8 @@ export interface Draft {
 
 export const defaultOptions: DraftOptions = {
   modelDir: '',
+  loadFormat: 'auto',
+  seed: 0,
   apiPort: 0,
   connector: 'tcp',
   afdPort: 29500,
@@ -193,16 +200,17 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[], inspection
   }
   const modelDir = o.modelDir.trim() === '' ? null : o.modelDir.trim();
   const placed = placements.map((p) => ({ ...p, deviceIndex: p.deviceIndex ?? 0 }));
-  const dirChecks = modelDirChecks(modelDir ?? '', placed, inspections);
+  const dirChecks = modelDirChecks(modelDir ?? '', placed, inspections, o.loadFormat);
   problems.push(...dirChecks.problems);
   warnings.push(...dirChecks.warnings);
   pending.push(...dirChecks.pending);
   const firstAgent = placed[0]?.agentId;
   const seen = modelDir && firstAgent ? inspections[inspectKey(firstAgent, modelDir)] : undefined;
   warnings.push(...hostLoadWarnings(placed, agents, seen?.state === 'done' ? seen.result : null));
+  const weights = { loadFormat: o.loadFormat, seed: o.seed };
   let spec: LaunchSpecInput;
   if (d.choice === 'colocated') {
-    spec = { mode: 'colocated', placements, modelDir, apiPort: o.apiPort };
+    spec = { mode: 'colocated', placements, modelDir, apiPort: o.apiPort, ...weights };
   } else {
     const buckets = parseBuckets(o.graphBuckets);
     if (!buckets.ok) problems.push(buckets.error);
@@ -212,6 +220,7 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[], inspection
       placements,
       modelDir,
       apiPort: o.apiPort,
+      ...weights,
       afd: {
         connector: o.connector,
         port: o.afdPort,

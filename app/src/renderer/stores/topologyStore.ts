@@ -7,7 +7,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { persist } from 'zustand/middleware';
 import { z } from 'zod';
-import { afdConnectorSchema, type AgentInfo } from '@afd/shared';
+import { afdConnectorSchema, dummySeedSchema, loadFormatSchema, type AgentInfo } from '@afd/shared';
 import { debouncedStorage, STORAGE_PREFIX, type KeyValueStorage } from '../lib/persist.js';
 import { autoAssign, defaultOptions, PRESETS, type Assignment, type Draft, type DraftOptions, type TopologyChoice } from './topologyDraft.js';
 
@@ -37,6 +37,8 @@ const optionSchemas: { [K in keyof DraftOptions]: z.ZodType<DraftOptions[K]> } =
   graphPolicy: z.enum(['off', 'decode-only']),
   graphBuckets: z.string().max(1000),
   stepDeadlineMs: z.int().min(1),
+  loadFormat: loadFormatSchema,
+  seed: dummySeedSchema,
 };
 
 /** A stored draft read back over `current`, field by field. */
