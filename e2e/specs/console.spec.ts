@@ -96,6 +96,11 @@ test('a bad model path is refused before launch: missing, and config only', asyn
   await expect(page.getByTestId('model-info-line')).toContainText(/Qwen3MoeForCausalLM · 48 layers · 30\.\d B parameters · 128 experts \(8 per token\) · no weights/);
   await expect(page.getByTestId('launch-button')).toBeDisabled();
   await screenshot(page, 'topology-model-config-only');
+  // With dummy weights the same directory is servable: only its config and tokenizer are used.
+  await page.getByTestId('load-format').selectOption('dummy');
+  await expect(page.getByTestId('topology-ok')).toBeVisible();
+  await expect(page.getByTestId('launch-button')).toBeEnabled();
+  await page.getByTestId('load-format').selectOption('auto');
   await page.getByTestId('model-dir').fill('');
   await expect(page.getByTestId('topology-ok')).toBeVisible();
   await expect(page.getByTestId('launch-badge')).toHaveText('no topology');
@@ -160,9 +165,9 @@ test('dashboard shows live non-zero data', async () => {
       const heat = page.getByTestId('heatmap-A→F bytes');
       await expect(heat).toContainText('layer');
       await expect(heat).toContainText('rank × stage');
-      const columns = heat.getByTestId('heatmap-columns').locator('span');
-      await expect(columns.first()).toHaveText('F0 s0');
-      await expect(heat.getByTestId('heatmap-columns')).toContainText(`A${Number(/^(\d+)A/.exec(E2E_TOPOLOGY)?.[1] ?? 1) - 1} s0`);
+      const columns = heat.getByTestId('heatmap-columns');
+      await expect(columns.locator('.heat-col-rank').first()).toHaveText('F0');
+      await expect(columns.locator('.heat-col-rank').last()).toHaveText(`A${Number(/^(\d+)A/.exec(E2E_TOPOLOGY)?.[1] ?? 1) - 1}`);
       await heat.getByTestId('heatmap-canvas').hover({ position: { x: 5, y: 5 } });
       await expect(heat.getByTestId('heatmap-tip')).toHaveText(/^layer 0 · F0 s0: /);
     }

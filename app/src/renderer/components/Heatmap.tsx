@@ -1,7 +1,7 @@
 /**
  * Layers x (rank, stage) heatmap on a canvas, with labelled axes: layers down the left
- * (every k-th numbered, k chosen so numbers never crowd), one label per column over its
- * column (the labels and the canvas share one grid, so they line up), the value under the
+ * (every k-th numbered, k chosen so numbers never crowd), each rank over its stage columns
+ * and each stage under its column (labels and canvas share one grid, so they line up), the value under the
  * pointer on hover, and a colour scale from 0 to the max. Rows are sized from the layer
  * count (6..24 px), so 4 layers and 48 layers both read well. The cells are rasterized
  * into an ImageData (lib/heatPixels) and put in one call: 48 layers x 16 columns cost a
@@ -26,6 +26,18 @@ export interface HeatmapProps {
 }
 
 const CELL_W = 12;
+
+/** Consecutive columns of one rank ("A0 s0", "A0 s1") as one header cell. */
+function columnGroups(columns: readonly string[]): { rank: string; start: number; count: number }[] {
+  const groups: { rank: string; start: number; count: number }[] = [];
+  columns.forEach((c, i) => {
+    const rank = c.split(' ')[0] ?? c;
+    const last = groups.at(-1);
+    if (last && last.rank === rank) last.count += 1;
+    else groups.push({ rank, start: i, count: 1 });
+  });
+  return groups;
+}
 
 export const Heatmap = memo(function Heatmap({ title, rows, columns, values, format, rowHeightPx }: HeatmapProps) {
   const rowPx = rowHeightPx ?? rowHeightFor(rows);
@@ -71,7 +83,9 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
   const hoverValue = hover ? values[hover.row * cols + hover.col] : undefined;
   const heightPx = Math.max(rows * rowPx, 20);
   const yStep = labelStep(rowPx, 14);
-  const xStep = cols > 16 ? Math.ceil(cols / 16) : 1;
+  // Column labels "A0 s1": the rank over its stage columns, then the stage under each column.
+  const groups = columnGroups(columns);
+  const stagesShown = groups.some((g) => g.count > 1);
 
   return (
     <div className="heatmap" data-testid={`heatmap-${title}`} data-nonzero={nonZero} data-rows={rows} data-row-px={rowPx}>
@@ -93,11 +107,17 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
             layer
           </span>
           <div className="heat-cols small muted mono" style={{ gridTemplateColumns: `repeat(${cols}, minmax(0, 1fr))` }} aria-hidden="true" data-testid="heatmap-columns">
-            {columns.map((c, i) => (
-              <span key={c} className="ellipsis" title={c}>
-                {i % xStep === 0 ? c : ''}
+            {groups.map((g) => (
+              <span key={`r${g.start}`} className="ellipsis heat-col-rank" style={{ gridColumn: `${g.start + 1} / span ${g.count}` }} title={g.rank}>
+                {g.rank}
               </span>
             ))}
+            {stagesShown &&
+              columns.map((c, i) => (
+                <span key={`s${c}`} className="ellipsis" style={{ gridColumn: `${i + 1}`, gridRow: 2 }} title={c}>
+                  {c.split(' ')[1] ?? ''}
+                </span>
+              ))}
           </div>
           <div className="heat-rows small muted mono" style={{ height: `${heightPx}px` }} aria-hidden="true">
             {Array.from({ length: Math.ceil(rows / yStep) }, (_, i) => i * yStep).map((layer) => (
