@@ -10,6 +10,7 @@ void FfnModel::ensureScratch(int64_t tokens) {
   logits_ = Buffer(&backend_, tokens * E * sizeof(float));
   expertIds_ = Buffer(&backend_, tokens * K * sizeof(int32_t));
   expertWeights_ = Buffer(&backend_, tokens * K * sizeof(float));
+  if (config_.routing.numSharedExperts > 0) sharedOut_ = Buffer(&backend_, tokens * config_.hiddenSize * sizeof(float));
   scratchTokens_ = tokens;
 }
 
@@ -39,8 +40,10 @@ void FfnModel::forward(int layer, const Tensor& hidden, const Tensor* routerLogi
     backend_.matmul(hidden, f.routerGate, nullptr, logits);
   }
   Tensor ids = expertIds_.view(DType::I32, {T, K}), weights = expertWeights_.view(DType::F32, {T, K});
-  backend_.routerTopK(logits, static_cast<int>(K), config_.normTopkProb, ids, weights);
+  if (router_) routeGrouped(f, logits, gateOnAttention_, ids, weights);
+  else backend_.routerTopK(logits, static_cast<int>(K), config_.normTopkProb, ids, weights);
   backend_.moeExperts(hidden, ids, weights, f.experts, out);
+  if (!f.shared.gate.empty()) addSharedExperts(f, hidden, out);
 }
 
 void LocalFfnExecutor::beginStep(const FfnStepInfo& info) { pending_.assign(info.stageTokenCounts.size(), Pending{}); }
