@@ -129,6 +129,11 @@ export function parseModelConfig(file: string, json: unknown, generationConfig?:
   const fail = (problem: string, fix?: string): never => {
     throw new CheckpointError(file, problem, fix ? { fix } : {});
   };
+  const quant = (json as Record<string, unknown>)['quantization_config'];
+  if (quant !== undefined && quant !== null) {
+    const method = typeof quant === 'object' ? (quant as Record<string, unknown>)['quant_method'] : undefined;
+    fail(`quantization_config (${String(method ?? 'unknown method')}) is not supported: the engine loads bf16, f16 or f32 weights`, 'use a bf16 checkpoint (e.g. the dequantized one)');
+  }
   const act = base.hidden_act ?? 'silu';
   if (act !== 'silu') fail(`hidden_act ${act} is not supported (only silu)`);
   if (base.use_sliding_window === true) fail('use_sliding_window is true: sliding-window attention is not supported', 'set use_sliding_window to false');
