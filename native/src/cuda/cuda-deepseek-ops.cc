@@ -4,7 +4,7 @@
 // with what to do instead.
 #include "cuda/cuda-backend.h"
 
-namespace afd {
+namespace afd::cuda {
 namespace {
 
 [[noreturn]] void notYet(const char* op) {
@@ -23,4 +23,4 @@ void CudaBackend::mlaAttention(const Tensor&, const Tensor&, const Tensor&, cons
 void CudaBackend::moeRoute(const Tensor&, const Tensor*, const MoeRoutingParams&, Tensor&, Tensor&) { notYet("moeRoute"); }
 void CudaBackend::scatterRouting(const Tensor&, const Tensor&, Tensor&) { notYet("scatterRouting"); }
 
-}  // namespace afd
+}  // namespace afd::cuda
