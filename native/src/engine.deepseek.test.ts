@@ -4,12 +4,15 @@
  * split with the gate on either side. The logits themselves are checked against the
  * float64 reference in engine.test.ts and against transformers in engine.golden.test.ts.
  */
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from './engine.js';
 import { buildStepPlan } from './enginePlan.js';
+import { roleLoadSpec } from './checkpoint/loadSpec.js';
+import { tempDir } from './checkpoint/testing.js';
 import { relErr } from './engineReference.js';
-import { generateGreedy, scatteredBlocks, writeTinyModel } from './engineTesting.js';
+import { generateGreedy, scatteredBlocks, tinyConfigs, writeTinyModel } from './engineTesting.js';
 
 const opts = { threads: 2, kvBlockSize: 4, numKvBlocks: 31 };
 const engines: Engine[] = [];
@@ -122,5 +125,23 @@ describe.each(['deepseek_v2', 'deepseek_v3'] as const)('%s role split', (arch) =
       expect(out).toEqual(await colocated.ffnForward(layer, hidden, 3));
       expect(out.some((v) => v !== 0)).toBe(true);
     }
+  });
+});
+
+describe('DeepSeek with dummy weights (config only)', () => {
+  it.each([false, true])('a config-only directory serves with --load-format dummy; split roles equal colocated (gate on attention: %s)', async (gate) => {
+    const dir = await tempDir('afd-ds-dummy-');
+    dirs.push(dir);
+    await writeFile(join(dir, 'config.json'), JSON.stringify(tinyConfigs['deepseek_v3']));
+    await expect(roleLoadSpec(dir, 'colocated')).rejects.toThrow(/--load-format dummy/);
+    const spec = async (role: 'colocated' | 'attention' | 'ffn') => (await roleLoadSpec(dir, role, { loadFormat: 'dummy', seed: 5, computeGateOnAttention: gate })).spec;
+    const colocated = await load(await spec('colocated'), opts);
+    const attention = await load(await spec('attention'), opts);
+    attention.attachFfn(await load(await spec('ffn'), opts));
+    const ref = await generateGreedy(colocated, prompt, 4, { blocks: [0, 1, 2, 3] });
+    const split = await generateGreedy(attention, prompt, 4, { blocks: [0, 1, 2, 3] });
+    expect(split.tokens).toEqual(ref.tokens);
+    for (let i = 0; i < ref.logits.length; i++) expect(split.logits[i]).toEqual(ref.logits[i]);
+    expect(ref.logits[0]!.some((v) => v !== ref.logits[0]![0])).toBe(true);
   });
 });

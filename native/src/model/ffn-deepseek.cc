@@ -3,14 +3,15 @@
 
 namespace afd {
 
-void FfnModel::routeGrouped(const FfnLayer& f, const Tensor& logits, bool denseFromAttention, Tensor& ids, Tensor& weights) {
+void FfnModel::moeGrouped(const FfnLayer& f, const Tensor& hidden, MoeArgs& a, Tensor& out) {
+  if (a.routerLogits == nullptr) backend_.matmul(hidden, *a.routerWeight, nullptr, a.logits);
+  const Tensor& logits = a.routerLogits ? *a.routerLogits : a.logits;
   // With the gate on attention, what arrives are the dense routing weights it chose.
-  if (denseFromAttention) router_->routeDense(logits, ids, weights);
-  else router_->route(logits, f.routerBias, ids, weights);
-}
-
-void FfnModel::addSharedExperts(const FfnLayer& f, const Tensor& hidden, Tensor& out) {
-  Tensor shared = sharedOut_.view(DType::F32, {hidden.dim(0), config_.hiddenSize});
+  if (gateOnAttention_) router_->routeDense(logits, a.expertIds, a.expertWeights);
+  else router_->route(logits, f.routerBias, a.expertIds, a.expertWeights);
+  backend_.moeExperts(hidden, a.expertIds, a.expertWeights, f.experts, out);
+  if (f.shared.gate.empty()) return;
+  Tensor shared = sharedOut_.view(hidden.dtype, {hidden.dim(0), config_.hiddenSize});
   backend_.siluGatedMlp(hidden, f.shared.gate, f.shared.up, f.shared.down, shared);
   backend_.add(out, shared, out);
 }

@@ -39,7 +39,7 @@ void MlaAttention::reserve(int64_t tokens) {
 }
 
 void MlaAttention::forward(int layer, const AttentionStageInputs& in, const Tensor& normed, const RopeParams& rope,
-                           Tensor& latentCache, Tensor& proj) {
+                           Tensor& latentCache, Tensor& hidden) {
   const MlaConfig& m = c_.mla;
   const MlaLayerWeights& w = layers_[layer];
   const int64_t T = normed.dim(0), nH = c_.numHeads;
@@ -61,7 +61,7 @@ void MlaAttention::forward(int layer, const AttentionStageInputs& in, const Tens
   backend_.writeLatentCache(kva, in.slotMapping, latentCache);
   Tensor attn = attn_.view(DType::F32, {T, nH, m.vHeadDim});
   backend_.mlaAttention(q3, latentCache, w.kvB, in.batch, static_cast<float>(m.softmaxScale), attn);
-  backend_.matmul(attn.reshape({T, nH * m.vHeadDim}), w.o, nullptr, proj);
+  backend_.matmulAdd(attn.reshape({T, nH * m.vHeadDim}), w.o, nullptr, hidden);
 }
 
 }  // namespace afd

@@ -5,7 +5,7 @@
 //   latent = rmsNorm(latent) (kv_a_layernorm); RoPE on q[..., N:] and kpe only
 //   cache  <- kvA per token (the latent cache holds L + R values per token, no V)
 //   attn   = MLA attention over the cache with kv_b_proj              [T, nH, V]
-//   proj   = o_proj(attn)                                            [T, H]
+//   hidden += o_proj(attn)                                           [T, H] f32
 // (L = kv_lora_rank, R = qk_rope_head_dim, N = qk_nope_head_dim, V = v_head_dim.)
 // The q_a / kv_a layernorms use eps 1e-6 whatever rms_norm_eps says, as transformers'
 // DeepseekV2/V3RMSNorm(rank) and DeepSeek's own code do.
@@ -34,10 +34,11 @@ class MlaAttention {
   // Maps every layer's MLA weights (names from the HF checkpoint, shapes from the config).
   MlaAttention(const ModelConfig& c, const WeightStore& store, Backend& backend);
 
-  // proj = o_proj(MLA(normed)) for one layer and stage; the stage's tokens are written
-  // into latentCache ([numBlocks, B, L + R]) before attention reads it.
+  // hidden += o_proj(MLA(normed)) for one layer and stage (normed: [T, H] act; hidden:
+  // [T, H] f32); the stage's tokens are written into latentCache ([numBlocks, B, L + R])
+  // before attention reads it.
   void forward(int layer, const AttentionStageInputs& in, const Tensor& normed, const RopeParams& rope,
-               Tensor& latentCache, Tensor& proj);
+               Tensor& latentCache, Tensor& hidden);
 
  private:
   void reserve(int64_t tokens);
