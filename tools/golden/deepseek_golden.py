@@ -74,11 +74,13 @@ FIXTURES = [
                  rope_scaling=dict(type="yarn", factor=4.0, original_max_position_embeddings=64, beta_fast=32,
                                    beta_slow=1, mscale=1.0, mscale_all_dim=0.8))),
     ("deepseek_v3_dense2", "DeepSeek-V3 with q_lora null and rope_interleave false (rotate-half RoPE), first 2 layers dense, "
-     "10 experts in 2 groups keeping 1, top-2 not renormalised, 2 shared; kv_lora 16, nope 8 / rope 4 / v 8, 6 heads, hidden 66",
+     "10 experts in 2 groups keeping 1, top-2 not renormalised, 2 shared; kv_lora 16, nope 8 / rope 4 / v 8, 6 heads, hidden 66; "
+     "rms_norm_eps 1e-5 (the q_a / kv_a layernorms keep their own 1e-6)",
      deepseek_v3(hidden_size=66, num_hidden_layers=3, num_attention_heads=6, intermediate_size=100, q_lora_rank=None,
                  kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=8, n_routed_experts=10,
                  n_shared_experts=2, num_experts_per_tok=2, moe_intermediate_size=18, first_k_dense_replace=2,
-                 n_group=2, topk_group=1, norm_topk_prob=False, routed_scaling_factor=1.0, rope_interleave=False)),
+                 n_group=2, topk_group=1, norm_topk_prob=False, routed_scaling_factor=1.0, rope_interleave=False,
+                 rms_norm_eps=1e-5)),
 ]
 
 
@@ -93,6 +95,20 @@ def is_v3(c):
 def moe_layers(c):
     first, freq = c.get("first_k_dense_replace", 0), c.get("moe_layer_freq", 1)
     return [l >= first and l % freq == 0 for l in range(c["num_hidden_layers"])]
+
+
+def mlp_tensors(p, inter, h):
+    """gate / up / down of one SiLU MLP under the name prefix p (Hub names)."""
+    return [(f"{p}gate_proj.weight", [inter, h], "linear"), (f"{p}up_proj.weight", [inter, h], "linear"),
+            (f"{p}down_proj.weight", [h, inter], "linear")]
+
+
+def final_tensors(c):
+    """The final norm and (untied) LM head."""
+    out = [("model.norm.weight", [c["hidden_size"]], "norm")]
+    if not c.get("tie_word_embeddings", False):
+        out.append(("lm_head.weight", [c["vocab_size"], c["hidden_size"]], "lm_head"))
+    return out
 
 
 def tensor_table(c):
@@ -121,20 +137,11 @@ def tensor_table(c):
             if is_v3(c):
                 out.append((f"{p}.mlp.gate.e_score_correction_bias", [e], "score_bias"))
             for i in range(e):
-                out += [(f"{p}.mlp.experts.{i}.gate_proj.weight", [im, h], "linear"),
-                        (f"{p}.mlp.experts.{i}.up_proj.weight", [im, h], "linear"),
-                        (f"{p}.mlp.experts.{i}.down_proj.weight", [h, im], "linear")]
-            out += [(f"{p}.mlp.shared_experts.gate_proj.weight", [shared, h], "linear"),
-                    (f"{p}.mlp.shared_experts.up_proj.weight", [shared, h], "linear"),
-                    (f"{p}.mlp.shared_experts.down_proj.weight", [h, shared], "linear")]
+                out += mlp_tensors(f"{p}.mlp.experts.{i}.", im, h)
+            out += mlp_tensors(f"{p}.mlp.shared_experts.", shared, h)
         else:
-            i = c["intermediate_size"]
-            out += [(f"{p}.mlp.gate_proj.weight", [i, h], "linear"), (f"{p}.mlp.up_proj.weight", [i, h], "linear"),
-                    (f"{p}.mlp.down_proj.weight", [h, i], "linear")]
-    out.append(("model.norm.weight", [h], "norm"))
-    if not c.get("tie_word_embeddings", False):
-        out.append(("lm_head.weight", [v, h], "lm_head"))
-    return out
+            out += mlp_tensors(f"{p}.mlp.", c["intermediate_size"], h)
+    return out + final_tensors(c)
 
 
 def check_spec(name, c):

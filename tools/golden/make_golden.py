@@ -173,17 +173,10 @@ def tensor_table(c):
             e, im = c["num_experts"], c["moe_intermediate_size"]
             out.append((f"{p}.mlp.gate.weight", [e, h], "router"))
             for i in range(e):
-                out += [(f"{p}.mlp.experts.{i}.gate_proj.weight", [im, h], "linear"),
-                        (f"{p}.mlp.experts.{i}.up_proj.weight", [im, h], "linear"),
-                        (f"{p}.mlp.experts.{i}.down_proj.weight", [h, im], "linear")]
+                out += deepseek.mlp_tensors(f"{p}.mlp.experts.{i}.", im, h)
         else:
-            i = c["intermediate_size"]
-            out += [(f"{p}.mlp.gate_proj.weight", [i, h], "linear"), (f"{p}.mlp.up_proj.weight", [i, h], "linear"),
-                    (f"{p}.mlp.down_proj.weight", [h, i], "linear")]
-    out.append(("model.norm.weight", [h], "norm"))
-    if not c.get("tie_word_embeddings", False):
-        out.append(("lm_head.weight", [v, h], "lm_head"))
-    return out
+            out += deepseek.mlp_tensors(f"{p}.mlp.", c["intermediate_size"], h)
+    return out + deepseek.final_tensors(c)
 
 
 def check_spec(name, c):

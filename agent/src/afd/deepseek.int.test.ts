@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rankStatsSchema, resolveTopology } from '@afd/shared';
 import { freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { complete, killAllRoles, RoleProcess } from './RoleProcess.js';
+import { colocatedCompletions, complete, killAllRoles, RoleProcess, stopTopology } from './RoleProcess.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-deepseek-int-'));
 const model = join(home, 'tiny-deepseek-v2');
@@ -28,19 +28,10 @@ let reference: string[] = [];
 
 beforeAll(async () => {
   await makeModel({ arch: 'deepseek_v2', preset: 'tiny', outDir: model, seed: 0, force: true, configOnly: false });
-  const colocated = await RoleProcess.start({ role: 'colocated', model, home });
-  try {
-    const url = await colocated.ready();
-    reference = [];
-    for (const p of prompts) reference.push((await complete(url, p, maxTokens)).text);
-    // Real text, different per prompt (a model that emits nothing would make equality trivial).
-    for (const r of reference) expect(r.length).toBeGreaterThan(0);
-    expect(new Set(reference).size).toBe(prompts.length);
-    const stats = rankStatsSchema.parse(await (await fetch(`${url}/afd/stats`)).json());
-    expect(stats.numLayers).toBe(numLayers);
-  } finally {
-    await colocated.stop();
-  }
+  reference = await colocatedCompletions(model, home, prompts, maxTokens);
+  // Real text, different per prompt (a model that emits nothing would make equality trivial).
+  for (const r of reference) expect(r.length).toBeGreaterThan(0);
+  expect(new Set(reference).size).toBe(prompts.length);
 }, 180_000);
 
 afterAll(async () => {
@@ -91,9 +82,6 @@ describe.each(cases)('deepseek_v2 $topology (dbo $dbo, gate on attention $gate)'
     expect(attnStats.numLayers).toBe(numLayers);
     expect(attnStats.kv!.blocksTotal).toBeGreaterThan(0);
 
-    const attnExits = await Promise.all(attn.map((p) => p.stop()));
-    attnExits.forEach((e) => expect(e.code).toBe(0));
-    const ffnExits = await Promise.all(ffn.map((p) => p.exited));
-    ffnExits.forEach((e, f) => expect(e.code, `ffn ${f}: ${ffn[f]!.describe()}`).toBe(0));
+    await stopTopology(attn, ffn);
   });
 });
