@@ -85,3 +85,34 @@ describe.each(cases)('deepseek_v2 $topology (dbo $dbo, gate on attention $gate)'
     await stopTopology(attn, ffn);
   });
 });
+
+// Seeded sampling at temperature 1: the text is a function of the weights (greedy text of
+// a tied random model tends to repeat the prompt's last token whatever the weights).
+async function sample(url: string, prompt: string): Promise<string> {
+  const res = await fetch(`${url}/v1/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'm', prompt, max_tokens: 12, temperature: 1, seed: 42, ignore_eos: true }),
+  });
+  const body = (await res.json()) as { choices?: { text: string }[] };
+  if (!res.ok || !body.choices) throw new Error(`completion failed (${res.status}): ${JSON.stringify(body)}`);
+  return body.choices[0]!.text;
+}
+
+describe('deepseek_v2 config only, --load-format dummy', () => {
+  it('serves generated weights; 1A1F samples what colocated samples for the same seed', { timeout: 240_000 }, async () => {
+    const dir = join(home, 'tiny-deepseek-v2-config-only');
+    await makeModel({ arch: 'deepseek_v2', preset: 'tiny', outDir: dir, seed: 0, force: true, configOnly: true });
+    const args = ['--load-format', 'dummy', '--seed', '7'];
+    const colocated = await RoleProcess.start({ role: 'colocated', model: dir, home, args });
+    const want = await sample(await colocated.ready(), 'The lighthouse keeper');
+    await colocated.stop();
+    expect(want.length).toBeGreaterThan(0);
+    const afdPort = await freePortBlock(1);
+    const ffn = await RoleProcess.start({ role: 'ffn', rank: 0, topology: '1A1F', afdPort, model: dir, home, args });
+    const attn = await RoleProcess.start({ role: 'attention', rank: 0, topology: '1A1F', afdPort, model: dir, home, args });
+    expect(await sample(await attn.ready(), 'The lighthouse keeper')).toBe(want);
+    await ffn.ready();
+    await stopTopology([attn], [ffn]);
+  });
+});
