@@ -262,7 +262,7 @@ class Backend {
   // max(s) / sum of the top-2 choice scores and choose only inside them; the p.k highest
   // choices win (ties: lower expert id); weights are their s (renormalised to sum 1 when
   // p.normTopk), times p.scale. logits: [T, E] f32; expertIds: [T, k] i32; expertWeights: [T, k] f32.
-  virtual void moeRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
+  virtual void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
                         Tensor& expertWeights) = 0;
   // dense[t, e] = the weight of expert e in token t's choice, 0 for experts not chosen.
   // expertIds, expertWeights: [T, K]; dense: [T, E] f32.

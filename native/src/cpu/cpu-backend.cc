@@ -79,8 +79,9 @@ void CpuBackend::mlaAttention(const Tensor& q, const Tensor& cache, const Tensor
                               float scale, Tensor& out) {
   cpu::mlaAttention(pool_, q, cache, kvB, batch, scale, out);
 }
-void CpuBackend::moeRoute(const Tensor& logits, const Tensor* bias, const MoeRoutingParams& p, Tensor& ids, Tensor& weights) {
-  cpu::moeRoute(pool_, logits, bias, p, ids, weights);
+void CpuBackend::moeGroupedRoute(const Tensor& logits, const Tensor* bias, const MoeRoutingParams& p, Tensor& ids,
+                                 Tensor& weights) {
+  cpu::moeGroupedRoute(pool_, logits, bias, p, ids, weights);
 }
 void CpuBackend::scatterRouting(const Tensor& ids, const Tensor& weights, Tensor& dense) {
   cpu::scatterRouting(pool_, ids, weights, dense);

@@ -51,7 +51,7 @@ class CpuBackend final : public Backend {
   void writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) override;
   void mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch, float scale,
                     Tensor& out) override;
-  void moeRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
+  void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
                 Tensor& expertWeights) override;
   void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) override;
 

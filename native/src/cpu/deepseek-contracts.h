@@ -72,29 +72,30 @@ inline MlaDims checkMlaAttention(const Tensor& q, const Tensor& cache, const Ten
 }
 
 // logits: [T, E] f32; scoreBias: [E] or null; expertIds: [T, k] i32; expertWeights: [T, k] f32.
-inline void checkMoeRoute(const Tensor& logits, const Tensor* bias, const MoeRoutingParams& p, const Tensor& ids,
+inline void checkMoeGroupedRoute(const Tensor& logits, const Tensor* bias, const MoeRoutingParams& p, const Tensor& ids,
                           const Tensor& weights) {
-  checkShape("moeRoute", "logits", logits, {-1, -1});
-  checkDType("moeRoute", "logits", logits, DType::F32);
+  checkShape("moeGroupedRoute", "logits", logits, {-1, -1});
+  checkDType("moeGroupedRoute", "logits", logits, DType::F32);
   const int64_t T = logits.dim(0), E = logits.dim(1);
-  AFD_CHECK(p.k >= 1 && p.k <= E, "moeRoute: k = " << p.k << " must be in [1, " << E << "]");
+  AFD_CHECK(p.k >= 1 && p.k <= E, "moeGroupedRoute: k = " << p.k << " must be in [1, " << E << "]");
   if (bias) {
-    checkShape("moeRoute", "scoreBias", *bias, {E});
-    checkFloat("moeRoute", "scoreBias", *bias);
+    checkShape("moeGroupedRoute", "scoreBias", *bias, {E});
+    checkFloat("moeGroupedRoute", "scoreBias", *bias);
   }
   if (p.method != RouterTopkMethod::Greedy) {
     AFD_CHECK(p.numGroups >= 1 && E % p.numGroups == 0 && p.topkGroups >= 1 && p.topkGroups <= p.numGroups,
-              "moeRoute: " << routerTopkMethodName(p.method) << " needs numGroups dividing " << E << " experts and 1 <= topkGroups ("
-                           << p.topkGroups << ") <= numGroups (" << p.numGroups << ")");
+              "moeGroupedRoute: " << routerTopkMethodName(p.method) << " needs numGroups dividing " << E
+                                  << " experts and 1 <= topkGroups (" << p.topkGroups << ") <= numGroups (" << p.numGroups << ")");
     AFD_CHECK(p.topkGroups * (E / p.numGroups) >= p.k,
-              "moeRoute: " << p.topkGroups << " groups of " << E / p.numGroups << " experts cannot hold top-" << p.k);
+              "moeGroupedRoute: " << p.topkGroups << " groups of " << E / p.numGroups << " experts cannot hold top-" << p.k);
     AFD_CHECK(p.method != RouterTopkMethod::NoauxTc || E / p.numGroups >= 2,
-              "moeRoute: noaux_tc scores each group by its top 2 experts; groups of " << E / p.numGroups << " are too small");
+              "moeGroupedRoute: noaux_tc scores each group by its top 2 experts; groups of " << E / p.numGroups
+                                                                                      << " are too small");
   }
-  checkShape("moeRoute", "expertIds", ids, {T, p.k});
-  checkDType("moeRoute", "expertIds", ids, DType::I32);
-  checkShape("moeRoute", "expertWeights", weights, {T, p.k});
-  checkDType("moeRoute", "expertWeights", weights, DType::F32);
+  checkShape("moeGroupedRoute", "expertIds", ids, {T, p.k});
+  checkDType("moeGroupedRoute", "expertIds", ids, DType::I32);
+  checkShape("moeGroupedRoute", "expertWeights", weights, {T, p.k});
+  checkDType("moeGroupedRoute", "expertWeights", weights, DType::F32);
 }
 
 // expertIds, expertWeights: [T, K]; dense: [T, E] f32.

@@ -26,9 +26,9 @@ void topIndices(const std::vector<double>& v, int64_t keep, std::vector<int32_t>
 }  // namespace
 
 // logits: [T, E] f32; scoreBias: [E] or null; expertIds: [T, k] i32; expertWeights: [T, k] f32.
-void moeRoute(ThreadPool& pool, const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
-              Tensor& expertWeights) {
-  checkMoeRoute(logits, scoreBias, p, expertIds, expertWeights);
+void moeGroupedRoute(ThreadPool& pool, const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
+                     Tensor& expertIds, Tensor& expertWeights) {
+  checkMoeGroupedRoute(logits, scoreBias, p, expertIds, expertWeights);
   const int64_t T = logits.dim(0), E = logits.dim(1), G = p.numGroups, perGroup = E / std::max(1, p.numGroups);
   std::vector<float> bias(scoreBias ? static_cast<size_t>(E) : 0);
   if (scoreBias) convertElems(scoreBias->data, scoreBias->dtype, 0, E, bias.data());
@@ -43,7 +43,8 @@ void moeRoute(ThreadPool& pool, const Tensor& logits, const Tensor* scoreBias, c
         for (int64_t i = 0; i < E; ++i) sum += (s[i] = std::exp(static_cast<double>(l[i]) - mx));
         for (int64_t i = 0; i < E; ++i) s[i] /= sum;
       } else {
-        for (int64_t i = 0; i < E; ++i) s[i] = p.scoring == RouterScoring::Sigmoid ? 1.0 / (1.0 + std::exp(-static_cast<double>(l[i]))) : l[i];
+        const bool sigmoid = p.scoring == RouterScoring::Sigmoid;
+        for (int64_t i = 0; i < E; ++i) s[i] = sigmoid ? 1.0 / (1.0 + std::exp(-static_cast<double>(l[i]))) : l[i];
       }
       for (int64_t i = 0; i < E; ++i) choice[i] = s[i] + (bias.empty() ? 0.0 : bias[i]);
       if (p.method != RouterTopkMethod::Greedy) {

@@ -38,7 +38,7 @@ void mlaNormRope(ThreadPool& pool, Tensor& q, Tensor& kvA, const Tensor& kvNorm,
 void writeLatentCache(ThreadPool& pool, const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache);
 void mlaAttention(ThreadPool& pool, const Tensor& q, const Tensor& latentCache, const Tensor& kvB,
                   const AttentionBatch& batch, float scale, Tensor& out);
-void moeRoute(ThreadPool& pool, const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
+void moeGroupedRoute(ThreadPool& pool, const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
               Tensor& expertIds, Tensor& expertWeights);  // moe-route.cc
 void scatterRouting(ThreadPool& pool, const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense);
 

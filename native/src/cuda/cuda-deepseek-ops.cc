@@ -20,7 +20,9 @@ void CudaBackend::writeLatentCache(const Tensor&, const Tensor&, Tensor&) { notY
 void CudaBackend::mlaAttention(const Tensor&, const Tensor&, const Tensor&, const AttentionBatch&, float, Tensor&) {
   notYet("mlaAttention");
 }
-void CudaBackend::moeRoute(const Tensor&, const Tensor*, const MoeRoutingParams&, Tensor&, Tensor&) { notYet("moeRoute"); }
+void CudaBackend::moeGroupedRoute(const Tensor&, const Tensor*, const MoeRoutingParams&, Tensor&, Tensor&) {
+  notYet("moeGroupedRoute");
+}
 void CudaBackend::scatterRouting(const Tensor&, const Tensor&, Tensor&) { notYet("scatterRouting"); }
 
 }  // namespace afd::cuda

@@ -24,7 +24,7 @@ struct MlaConfig {
 };
 
 struct MoeRoutingConfig {
-  bool grouped = false;  // false: softmax top-k (Backend::routerTopK); true: Backend::moeRoute
+  bool grouped = false;  // false: softmax top-k (Backend::routerTopK); true: Backend::moeGroupedRoute
   RouterScoring scoring = RouterScoring::Softmax;
   RouterTopkMethod method = RouterTopkMethod::Greedy;
   int numGroups = 1, topkGroups = 1;

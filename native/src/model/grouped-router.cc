@@ -7,7 +7,7 @@ namespace afd {
 GroupedRouter::GroupedRouter(const ModelConfig& c, Backend& backend) : backend_(backend), params_(moeRoutingParams(c)) {}
 
 void GroupedRouter::route(const Tensor& logits, const Tensor& bias, Tensor& ids, Tensor& weights) {
-  backend_.moeRoute(logits, bias.empty() ? nullptr : &bias, params_, ids, weights);
+  backend_.moeGroupedRoute(logits, bias.empty() ? nullptr : &bias, params_, ids, weights);
 }
 
 void GroupedRouter::routeDense(const Tensor& dense, Tensor& ids, Tensor& weights) {
@@ -16,7 +16,7 @@ void GroupedRouter::routeDense(const Tensor& dense, Tensor& ids, Tensor& weights
   pick.k = params_.k;
   pick.scoring = RouterScoring::None;
   pick.method = RouterTopkMethod::Greedy;
-  backend_.moeRoute(dense, nullptr, pick, ids, weights);
+  backend_.moeGroupedRoute(dense, nullptr, pick, ids, weights);
 }
 
 void GroupedRouter::toDense(Tensor& logits, const Tensor& bias) {

@@ -1,4 +1,4 @@
-// DeepSeek's grouped routing for either half (Backend::moeRoute). With the gate on the
+// DeepSeek's grouped routing for either half (Backend::moeGroupedRoute). With the gate on the
 // attention role the attention half routes too (the score correction bias lives with
 // the gate) and sends dense routing weights [T, E] in place of router logits; the FFN
 // half then only picks the chosen experts out of them.

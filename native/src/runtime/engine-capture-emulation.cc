@@ -162,10 +162,13 @@ class CaptureEmulationBackend final : public Backend {
                     Tensor& out) override {
     run([=, out = out]() mutable { inner_->mlaAttention(q, cache, kvB, batch, scale, out); });
   }
-  void moeRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& ids, Tensor& weights) override {
+  void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& ids,
+                       Tensor& weights) override {
     std::optional<Tensor> bias;
     if (scoreBias) bias = *scoreBias;
-    run([=, ids = ids, weights = weights]() mutable { inner_->moeRoute(logits, bias ? &*bias : nullptr, p, ids, weights); });
+    run([=, ids = ids, weights = weights]() mutable {
+      inner_->moeGroupedRoute(logits, bias ? &*bias : nullptr, p, ids, weights);
+    });
   }
   void scatterRouting(const Tensor& ids, const Tensor& weights, Tensor& dense) override {
     run([=, dense = dense]() mutable { inner_->scatterRouting(ids, weights, dense); });
