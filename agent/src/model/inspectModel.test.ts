@@ -62,6 +62,14 @@ describe('inspectModelDir', () => {
     expect((await inspectModelDir(bad)).reason).toMatch(/architecture GPT2LMHeadModel is not supported/);
   });
 
+  it('reads every architecture make-model writes (DeepSeek-V2 with MLA and a dense layer too)', async () => {
+    const dir = (await makeModel({ arch: 'deepseek_v2', preset: 'tiny', outDir: join(root, 'deepseek') })).dir;
+    const r = await inspectModelDir(dir);
+    expect(r).toMatchObject({ status: 'ready', reason: null, roles: ['colocated', 'attention', 'ffn'] });
+    expect(r.config).toMatchObject({ family: 'deepseek_v2' });
+    expect(r.config!.roleBytes.attention + r.config!.roleBytes.ffn).toBe(r.config!.roleBytes.colocated);
+  });
+
   it('limits a directory without a tokenizer to FFN ranks', async () => {
     const dir = (await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: join(root, 'no-tok'), overrides: small })).dir;
     await rm(join(dir, 'tokenizer.json'));
