@@ -2,7 +2,7 @@
 import type { LaunchProgress, RankState } from '@afd/shared';
 import { useLaunch, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
-import { formatBytes } from '../lib/format.js';
+import { progressDetail } from '../lib/format.js';
 import type { ScreenProps } from './types.js';
 
 const STATE_KIND: Record<RankState['state'], string> = {
@@ -19,12 +19,6 @@ const STATE_KIND: Record<RankState['state'], string> = {
 
 /** What a rank in a phase that is over shows instead of its last progress (no "rendezvous 1 / 1" on an exited rank). */
 const ENDED: Partial<Record<RankState['state'], string>> = { pending: 'waiting to start', stopping: '', exited: '', failed: '' };
-
-/** The detail of a phase: bytes while loading (once the total is known), else the steps of the phase. */
-export function progressDetail(p: NonNullable<RankState['progress']>): string {
-  if (p.phase === 'loading') return p.bytesTotal > 0 ? `${formatBytes(p.bytesDone)} / ${formatBytes(p.bytesTotal)}` : p.bytesDone > 0 ? `${formatBytes(p.bytesDone)} so far` : 'reading the checkpoint';
-  return p.bytesTotal > 0 ? `${p.bytesDone} / ${p.bytesTotal}` : '';
-}
 
 function RankProgress({ r }: { r: RankState }) {
   if (r.state === 'ready') {
