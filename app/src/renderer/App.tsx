@@ -6,7 +6,7 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useLaunch, useLink, useStores } from './AppContext.js';
 import { Banner } from './components/Banner.js';
 import { ErrorBoundary } from './components/ErrorBoundary.js';
-import { launchName } from './lib/launchName.js';
+import { launchName } from './lib/launchText.js';
 import type { ScreenId, ScreenProps } from './screens/types.js';
 import { AgentsScreen } from './screens/AgentsScreen.js';
 import { DashboardScreen } from './screens/DashboardScreen.js';

@@ -6,23 +6,11 @@
  * the live numbers show "–": what stays on screen is history, marked as such.
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { LaunchProgress } from '@afd/shared';
 import { useLaunch, useMetrics } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { DashboardView } from '../components/DashboardView.js';
+import { frozenReason } from '../lib/launchText.js';
 import type { ScreenProps } from './types.js';
-
-/** After this long without a snapshot of a running topology, the numbers are stale. */
-export const STALE_AFTER_MS = 3000;
-
-/** Why the numbers on screen are not live, or null when they are. */
-export function frozenReason(progress: LaunchProgress | null, metricsLaunchId: string | null, lastDataAtMs: number | null, nowMs: number): string | null {
-  const at = lastDataAtMs !== null ? new Date(lastDataAtMs).toLocaleTimeString() : '?';
-  if (!progress || progress.launchId !== metricsLaunchId) return `These are the last metrics of an earlier launch (received at ${at}).`;
-  if (progress.state !== 'running') return `The topology is ${progress.state}: these are its last metrics (received at ${at}).`;
-  if (lastDataAtMs !== null && nowMs - lastDataAtMs > STALE_AFTER_MS) return `No metrics for ${Math.round((nowMs - lastDataAtMs) / 1000)} s: these are the last ones (received at ${at}). Is an agent lost? See the Agents screen.`;
-  return null;
-}
 
 export function DashboardScreen({ navigate }: ScreenProps) {
   const model = useMetrics((s) => s.model);

@@ -6,34 +6,16 @@
  */
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import type { LaunchProgress } from '@afd/shared';
 import { useChat, useLaunch, useLink } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { ChatMessageView, type ChatMessageActions } from '../components/ChatMessageView.js';
 import { ConversationList } from '../components/ConversationList.js';
 import { finishedReplyStats, MessageTimingsChart } from '../components/MessageTimingsChart.js';
 import { SamplingControls } from '../components/SamplingControls.js';
+import { notReadyText } from '../lib/launchText.js';
 import { activeConversation } from '../stores/chatStore.js';
 import { isLive } from '../stores/conversations.js';
 import type { ScreenProps } from './types.js';
-
-/** Why the Playground cannot chat now, in a sentence; null when it can (or when it cannot know). */
-export function notReadyText(progress: LaunchProgress | null, loaded: boolean): string | null {
-  if (!loaded) return null;
-  if (!progress) return 'No topology is running. Launch one to chat with it.';
-  switch (progress.state) {
-    case 'running':
-      return null;
-    case 'launching':
-      return 'The topology is launching: wait until every rank is ready.';
-    case 'failed':
-      return `The topology failed${progress.message ? `: ${progress.message}` : '.'}`;
-    case 'stopping':
-      return 'The topology is stopping.';
-    case 'stopped':
-      return 'The topology is stopped. Launch it again to chat.';
-  }
-}
 
 export function PlaygroundScreen({ navigate }: ScreenProps) {
   const progress = useLaunch((s) => s.progress);

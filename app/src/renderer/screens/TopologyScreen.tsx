@@ -4,7 +4,7 @@
  */
 import { useEffect, useMemo } from 'react';
 import { countOf, planTopology, type AgentInfo } from '@afd/shared';
-import { launchName } from '../lib/launchName.js';
+import { launchName } from '../lib/launchText.js';
 import { useAgents, useInspect, useLaunch, useTopology } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { draftTopologyText, evaluateDraft, PRESETS, rankKey, type Assignment, type TopologyChoice } from '../stores/topologyDraft.js';
