@@ -47,7 +47,8 @@ export interface ServingObserver {
   onRequestStart(promptTokens: number): void;
   onFirstToken(ttftS: number): void;
   onNextToken(itlS: number): void;
-  onRequestEnd(e2eS: number, completionTokens: number, reason: FinishReason): void;
+  /** `error`: the engine failed the request (a failed step); `abort`: the client or the server stopped it. */
+  onRequestEnd(e2eS: number, completionTokens: number, reason: FinishReason | 'error'): void;
 }
 
 export interface ServingOptions {
@@ -246,6 +247,6 @@ export class ServingEngine {
     this.requests.delete(id);
     state.queue.push({ type: 'error', error });
     state.queue.end();
-    this.observer?.onRequestEnd(nowS() - state.startS, state.seq.outputIds.length, 'abort');
+    this.observer?.onRequestEnd(nowS() - state.startS, state.seq.outputIds.length, 'error');
   }
 }

@@ -44,6 +44,9 @@ export interface RankHttpOptions {
   maxBodyBytes?: number;
 }
 
+/** Seconds a client is told to wait before retrying a 429 or 503. */
+export const RETRY_AFTER_S = 1;
+
 /** Paths served without the API key: probes and monitoring (/afd/stats carries what /metrics does). */
 const OPEN_PATHS = new Set(['/health', '/metrics', '/version', '/afd/stats']);
 
@@ -115,7 +118,11 @@ export class RankHttpServer {
       }
       if (res.headersSent) {
         if (!res.writableEnded) res.end(`data: ${JSON.stringify(apiErr.toJSON())}\n\ndata: [DONE]\n\n`);
-      } else sendJson(res, apiErr.status, apiErr.toJSON());
+        return;
+      }
+      // Busy or not ready: worth retrying soon (the front router retries on another rank first).
+      if (apiErr.status === 429 || apiErr.status === 503) res.setHeader('retry-after', String(RETRY_AFTER_S));
+      sendJson(res, apiErr.status, apiErr.toJSON());
     }
   }
 
