@@ -24,7 +24,7 @@ import { hostOfAgent, roleChildSpec } from './roleArgs.js';
 export type { RouterFactory, RouterHandle } from './LaunchRouter.js';
 
 /** Ranks get at least this long between SIGTERM and SIGKILL, even when draining used up the grace period. */
-export const RANK_STOP_FLOOR_MS = 500;
+export const RANK_STOP_FLOOR_MS = 300;
 
 export interface TopologyRunOptions {
   launchId: string;
