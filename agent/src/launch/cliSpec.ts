@@ -3,7 +3,7 @@
  * (contiguous chunks of the world order [F0..F(y-1), A0..A(x-1)]) and, on CUDA, one GPU
  * per rank of each host. Pure, so every rule is unit-tested.
  */
-import { launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type ProcessRole, type RankServingOptions } from '@afd/shared';
+import { launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole, type RankServingOptions } from '@afd/shared';
 
 export interface CliHost {
   /** Agent id used in placements ("local" for this process). */
@@ -32,6 +32,9 @@ export interface CliLaunchInput {
   maxRestarts?: number;
   /** Serving limits of every rank (the role flags of the same names). */
   serving?: RankServingOptions;
+  /** Where the weights come from (default auto); dummy generates them from `seed`. */
+  loadFormat?: LoadFormat;
+  seed?: number;
 }
 
 /** One rank in world order. */
@@ -82,6 +85,8 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
   const common = {
     modelDir: input.modelDir,
     apiPort: input.apiPort,
+    ...(input.loadFormat ? { loadFormat: input.loadFormat } : {}),
+    ...(input.seed !== undefined ? { seed: input.seed } : {}),
     restart: { policy: input.restart ?? 'on-failure', ...(input.maxRestarts !== undefined ? { maxRestarts: input.maxRestarts } : {}) },
     serving: input.serving ?? {},
   };

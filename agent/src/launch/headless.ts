@@ -8,7 +8,7 @@
  * back (policy never, or too many restarts in a row: exit 1).
  */
 import { randomUUID } from 'node:crypto';
-import type { AfdConnector, AgentEvent, LaunchSpec, RankServingOptions, TopologyState } from '@afd/shared';
+import type { AfdConnector, AgentEvent, LaunchSpec, LoadFormat, RankServingOptions, TopologyState } from '@afd/shared';
 import { AgentClient } from '../daemon/AgentClient.js';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
@@ -37,6 +37,10 @@ export interface HeadlessOptions {
   serving?: RankServingOptions;
   /** Bearer key of the OpenAI API (router and ranks); undefined = open (loopback only). */
   apiKey?: string;
+  /** Where every rank's weights come from (default auto). */
+  loadFormat?: LoadFormat;
+  /** Seed of dummy weights. */
+  seed?: number;
   /** Agent URLs (ws:// or wss://) and/or "local". */
   hosts: string[];
   /** Address remote ranks reach this host at (with --hosts). */
@@ -148,6 +152,8 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     ...(opts.restart ? { restart: opts.restart } : {}),
     ...(opts.maxRestarts !== undefined ? { maxRestarts: opts.maxRestarts } : {}),
     ...(opts.serving ? { serving: opts.serving } : {}),
+    ...(opts.loadFormat ? { loadFormat: opts.loadFormat } : {}),
+    ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
   });
   const launchId = randomUUID();
   const t0 = Date.now();

@@ -84,6 +84,8 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
       encoding?.catch(() => undefined); // awaited below; a load failure first must not leave it unhandled
       const opened = await deps.openEngine({
         modelDir,
+        loadFormat: s.loadFormat,
+        seed: s.seed,
         role: s.role,
         backend: s.backend,
         device: s.device,

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { afdOptionsSchema, isDeviceConnector, type AfdConnector } from '../config/afdConfig.js';
+import { dummySeedSchema, loadFormatSchema } from '../config/loadFormat.js';
 import { resolveTopology, validTopologyInputSchema } from '../topology/spec.js';
 import { backendSchema } from './inventory.js';
 import { processRoleSchema, rolePhaseSchema } from './role.js';
@@ -47,6 +48,10 @@ const common = {
   restart: restartPolicySchema.prefault({}),
   /** Serving limits passed to every rank (default: the role's own). */
   serving: rankServingOptionsSchema.prefault({}),
+  /** Where every rank's weights come from: auto (the safetensors), safetensors, or dummy (generated from seed). Default auto. */
+  loadFormat: loadFormatSchema.default('auto'),
+  /** Seed of dummy weights, the same for every rank (default 0). */
+  seed: dummySeedSchema.default(0),
 };
 
 /** A disaggregated launch: x attention ranks and y FFN ranks. */

@@ -3,7 +3,7 @@
  * foreground (see launch/headless.ts).
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { AFD_CONNECTORS, type RankServingOptions } from '@afd/shared';
+import { AFD_CONNECTORS, LOAD_FORMATS, MAX_DUMMY_SEED, type RankServingOptions } from '@afd/shared';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { runHeadlessLaunch, type HeadlessOptions } from '../../launch/headless.js';
@@ -69,6 +69,8 @@ export function registerLaunch(program: Command): void {
     .option('--advertise-host <addr>', 'address remote hosts reach this one at (needed with remote --hosts)')
     .option('--token-file <file>', 'token of the remote agents (default $AFD_HOME/agent-token)')
     .option('--stop-grace-ms <n>', 'on Ctrl-C / SIGTERM: time in-flight requests get to finish (then they end with an error event), ranks stop in parallel within it', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
+    .option('--load-format <format>', 'weights: auto (the safetensors), safetensors, or dummy (random weights generated on each rank\'s device from --seed)', oneOf('--load-format', LOAD_FORMATS))
+    .option('--seed <n>', 'seed of dummy weights (default 0)', parseIntOption('--seed', 0, MAX_DUMMY_SEED))
     .action(async (opts: LaunchCliOptions) => {
       const model = opts.model === undefined ? undefined : resolve(opts.model);
       if (model && !existsSync(model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in tiny model`);
@@ -92,6 +94,8 @@ export function registerLaunch(program: Command): void {
         restart: opts.restart ?? 'on-failure',
         maxRestarts: opts.maxRestarts ?? 10,
         serving: servingOf(opts),
+        ...(opts.loadFormat ? { loadFormat: opts.loadFormat } : {}),
+        ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
         hosts: opts.hosts ?? [],
         ...(opts.advertiseHost ? { advertiseHost: opts.advertiseHost } : {}),
         ...(token ? { token } : {}),

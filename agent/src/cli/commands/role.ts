@@ -43,6 +43,8 @@ export function registerRole(program: Command): void {
     .option('--kv-memory-fraction <f>', 'CUDA: share of the device memory free after the weights for the KV cache (default 0.9)')
     .option('--kv-block-size <n>', 'tokens per KV block (default 16)')
     .option('--tokenizer-workers <n>', 'worker threads that tokenise prompts off the event loop (default: one per 8 cores, 1 to 4)')
+    .option('--load-format <format>', 'weights: auto (the safetensors), safetensors, or dummy (random weights generated on the device from --seed; config.json and a tokenizer suffice) (default auto)')
+    .option('--seed <n>', 'seed of dummy weights; give every rank the same (default 0)')
     .action(async (role: string, opts: RoleCliOptions) => {
       const log = createLogger(`role-${role}`);
       const events = new RoleEvents();
