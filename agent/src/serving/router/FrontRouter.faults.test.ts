@@ -133,6 +133,24 @@ describe('FrontRouter with failing ranks', () => {
     expect(await res.json()).toEqual({ ok: true });
   });
 
+  it('a client that leaves before the rank answers cancels the rank request without marking the rank down', async () => {
+    let cancelled = false;
+    const slowHeaders = await fakeRank((req, res) => {
+      res.on('close', () => (cancelled = !res.writableFinished));
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'), 2000);
+    });
+    servers.push(slowHeaders.server);
+    const { r, url } = await router([slowHeaders.url], { healthIntervalMs: 60_000 });
+    const ctrl = new AbortController();
+    const pending = fetch(`${url}/v1/completions`, { method: 'POST', body: '{"model":"tiny","prompt":"x"}', signal: ctrl.signal }).catch((e: Error) => e);
+    await expect.poll(() => slowHeaders.hits, { timeout: 10_000, interval: 5 }).toBe(1);
+    ctrl.abort();
+    await pending;
+    await expect.poll(() => cancelled, { timeout: 10_000, interval: 10 }).toBe(true);
+    await expect.poll(() => r.inFlight, { timeout: 10_000, interval: 10 }).toBe(0);
+    expect(r.load()[0]!.healthy).toBe(true);
+  });
+
   it('drain: refuses new requests, lets short ones finish, ends the rest with an error event and [DONE]', async () => {
     const { r, url } = await router([good.url]);
     const long = await post(url, { model: 'tiny', prompt: 'x', max_tokens: 4000, stream: true, ignore_eos: true });

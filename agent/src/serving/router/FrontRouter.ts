@@ -196,6 +196,7 @@ export class FrontRouter {
     try {
       const attempt: Attempt = await ex.send(b, body);
       if ('error' in attempt) {
+        if (ex.over) return null; // the client left and the request was cancelled: not the rank's fault
         this.backends.markDown(b, `unreachable (${attempt.error.message})`);
         const fail = (): void => ex.fail(502, `attention rank ${b.url} failed: ${attempt.error.message}`, 'bad_gateway');
         if (mayRetry) return { send: fail, discard: () => undefined };
