@@ -89,11 +89,13 @@ describe('a 2A2F launch under load', { timeout: 600_000 }, () => {
     const before = await metrics();
     const routed0 = sample(before, 'afd:router_requests_total', 'backend="0"');
     const routed1 = sample(before, 'afd:router_requests_total', 'backend="1"');
+    const generated1 = sample(before, 'vllm:generation_tokens_total', 'backend="1"');
     const load = streams(256, 96);
-    // Kill once both blocks are busy generating.
+    // Kill once both blocks are busy generating this load (full batches, tokens flowing on block 1).
     await until(async () => {
       const m = await metrics();
-      return sample(m, 'vllm:num_requests_running', 'backend="0"') > 0 && sample(m, 'vllm:num_requests_running', 'backend="1"') > 0 && sample(m, 'vllm:generation_tokens_total', 'backend="1"') > 0;
+      const busy = [0, 1].every((b) => sample(m, 'vllm:num_requests_running', `backend="${b}"`) >= 16);
+      return busy && sample(m, 'vllm:generation_tokens_total', 'backend="1"') - generated1 >= 64;
     }, 'both blocks generating', 60_000);
     const ffn1 = launch.pids.get('ffn 1')!;
     process.kill(ffn1, 'SIGKILL');

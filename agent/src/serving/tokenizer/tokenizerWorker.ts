@@ -3,7 +3,12 @@
  * bundle: cli/main.ts starts here instead of the command line when `workerData` says so.
  * It loads the model's tokenizer once, then answers one task at a time: token ids come
  * back in a transferred Int32Array, failures as their message.
+ *
+ * The thread lowers its own CPU priority (nice 10; on Linux the nice value is per thread):
+ * a second of tokenising must not take CPU from the event loop and the engine threads
+ * that stream other requests' tokens when cores are scarce.
  */
+import { constants, setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
 import type { ChatMessage } from './ChatTemplate.js';
 import type { ChatEncodeOptions } from './PromptEncoder.js';
@@ -32,6 +37,11 @@ const messageOf = (err: unknown): string => (err instanceof Error ? err.message 
 
 export async function runTokenizerWorker(data: TokenizerWorkerData, port: MessagePort): Promise<void> {
   const send = (reply: TokenizerReply, transfer: ArrayBuffer[] = []): void => port.postMessage(reply, transfer);
+  try {
+    setPriority(constants.priority.PRIORITY_BELOW_NORMAL); // pid 0: this thread
+  } catch {
+    // not permitted or not supported: run at normal priority
+  }
   let tokenizer: TextTokenizer;
   try {
     tokenizer = await TextTokenizer.fromDir(data.modelDir);
