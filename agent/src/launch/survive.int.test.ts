@@ -90,7 +90,7 @@ describe('a 2A2F launch under load', { timeout: 600_000 }, () => {
     const routed0 = sample(before, 'afd:router_requests_total', 'backend="0"');
     const routed1 = sample(before, 'afd:router_requests_total', 'backend="1"');
     const generated1 = sample(before, 'vllm:generation_tokens_total', 'backend="1"');
-    const load = streams(256, 96);
+    const load = streams(256, 240); // long enough that the kill below lands mid-stream even on a slow box
     // Kill once both blocks are busy generating this load (full batches, tokens flowing on block 1).
     await until(async () => {
       const m = await metrics();
