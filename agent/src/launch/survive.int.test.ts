@@ -49,7 +49,10 @@ function sample(text: string, name: string, labels: string): number {
 async function until(cond: () => Promise<boolean>, what: string, ms: number): Promise<void> {
   const t0 = Date.now();
   while (!(await cond())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}; launch stderr: ${launch.stderr().slice(-3000)}`);
+    if (Date.now() - t0 > ms) {
+      const m = (await metrics()).split('\n').filter((l) => /^vllm:(num_requests_running|num_requests_waiting|generation_tokens_total)/.test(l));
+      throw new Error(`timed out after ${ms} ms waiting for ${what} (${m.join('; ')}); launch stderr: ${launch.stderr().slice(-3000)}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -57,7 +57,7 @@ const long = Buffer.from(JSON.stringify({ model: 'm', prompt: ' hello'.repeat(20
 async function measure(): Promise<{ gapMs: number; baselineMs: number; hugeMs: number; longMs: number }> {
   const stop = new AbortController();
   const streams: Promise<StreamOutcome>[] = Array.from({ length: 4 }, (_, i) =>
-    postStream(`${url}/v1/completions`, { model: 'm', prompt: [10 + i, 20, 30], max_tokens: 30_000, ignore_eos: true, stream: true }, {}, stop.signal),
+    postStream(`${url}/v1/completions`, { model: 'm', prompt: [10 + i, 20, 30], max_tokens: 30_000, ignore_eos: true, stream: true }, {}, { signal: stop.signal }),
   );
   await until(() => metric(/vllm:num_requests_running\{model_name="m"\} 4\n/), 'the four streams running', 60_000);
   await new Promise((r) => setTimeout(r, 500)); // a baseline of gaps before the load

@@ -2,9 +2,11 @@
  * Test helper: `afd-agent launch ...` as a user runs it, from the test bundle, with a
  * private AFD_HOME. Waits for its summary and reads the OpenAI endpoint and the rank pids
  * from it; `term()` is Ctrl-C; every launch still running is killed when the test process
- * exits.
+ * exits. Without an explicit --afd-port it gets a random free block: launches of test
+ * files running side by side would otherwise race for the default 29500.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { freePortBlock } from '@afd/native/ports';
 import { agentScript, testAddonPath } from './agentBundle.js';
 
 export interface StartedLaunch {
@@ -30,7 +32,8 @@ process.once('exit', () => {
 /** Starts a launch and waits (bounded) for its summary; rejects with its output if it exits first. */
 export async function startLaunch(args: string[], o: { home: string; cwd?: string; env?: NodeJS.ProcessEnv; readyMs?: number }): Promise<StartedLaunch> {
   const script = await agentScript();
-  const child = spawn(process.execPath, [script, 'launch', '--backend', 'cpu', '--threads', '1', '--api-port', '0', ...args], {
+  const port = args.includes('--afd-port') ? [] : ['--afd-port', String(await freePortBlock(4))];
+  const child = spawn(process.execPath, [script, 'launch', '--backend', 'cpu', '--threads', '1', '--api-port', '0', ...port, ...args], {
     env: { ...process.env, AFD_HOME: o.home, AFD_NATIVE_ADDON: testAddonPath(), ...o.env },
     cwd: o.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -23,7 +23,14 @@ export interface StreamOutcome {
   body: string;
 }
 
-export async function postStream(url: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<StreamOutcome> {
+/** Options of postStream: cancel it, or watch its events as they come. */
+export interface StreamOptions {
+  signal?: AbortSignal;
+  onEvent?: (data: Record<string, unknown>) => void;
+}
+
+export async function postStream(url: string, body: unknown, headers: Record<string, string> = {}, o: StreamOptions = {}): Promise<StreamOutcome> {
+  const signal = o.signal;
   const out: StreamOutcome = { status: 0, events: [], done: false, broken: null, errors: [], tokens: 0, finish: null, body: '' };
   let res: Response;
   try {
@@ -58,6 +65,7 @@ export async function postStream(url: string, body: unknown, headers: Record<str
         }
         const data = JSON.parse(payload) as Record<string, unknown>;
         out.events.push({ atMs: performance.now(), data });
+        o.onEvent?.(data);
         const err = data['error'] as { message: string; code?: string } | undefined;
         if (err) out.errors.push(err);
         const choice = (data['choices'] as { text?: string; finish_reason?: string | null }[] | undefined)?.[0];

@@ -111,11 +111,13 @@ export class FrontRouter {
   async close(): Promise<void> {
     this.draining = true;
     if (this.timer) clearInterval(this.timer);
-    for (const ex of this.exchanges) ex.fail(503, 'the server is shutting down; retry the request', 'shutting_down');
+    const open = [...this.exchanges];
+    for (const ex of open) ex.fail(503, 'the server is shutting down; retry the request', 'shutting_down');
+    // Let the last bytes (error events, [DONE]) leave before the sockets go, 100 ms at most.
+    await Promise.race([Promise.all(open.map((e) => e.closed)), new Promise((r) => setTimeout(r, 100).unref())]);
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
-      this.server.closeIdleConnections();
-      setTimeout(() => this.server.closeAllConnections(), 100).unref();
+      this.server.closeAllConnections();
     });
   }
 

@@ -56,7 +56,7 @@ describe('FrontRouter over real ranks', () => {
   it('retries a 429 once on the other rank; with no other rank the 429 comes back with Retry-After', async () => {
     // Fill the busy rank's one slot directly: from now on it refuses what would wait.
     const hold = new AbortController();
-    const held = postStream(`${busyUrl}/v1/completions`, { ...completion, max_tokens: 30_000, stream: true }, {}, hold.signal);
+    const held = postStream(`${busyUrl}/v1/completions`, { ...completion, max_tokens: 30_000, stream: true }, {}, { signal: hold.signal });
     await expect.poll(async () => (await fetch(`${busyUrl}/metrics`).then((x) => x.text())).includes('vllm:num_requests_running{model_name="m"} 1'), { timeout: 30_000, interval: 50 }).toBe(true);
     const { r, url } = await router([busyUrl, goodUrl]);
     // Idle and healthy alike, the busy rank (index 0) is picked first and refuses.
