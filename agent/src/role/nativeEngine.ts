@@ -144,7 +144,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   const engine: EngineLike = {
     info: { vocabSize: info.vocabSize, eosTokenIds: spec.config.eosTokenIds, maxModelLen, numKvBlocks: info.numKvBlocks, kvBlockSize: info.kvBlockSize },
     step: (plan) => native.step(plan),
-    stats: () => toRankStats(native.stats(), req.role, req.afd.rank),
+    stats: () => toRankStats(native.stats(), req.role, req.afd.rank, spec.config.moeLayers),
     async close() {
       if (watch) clearInterval(watch);
       // The attention rank tells its FFN rank to stop (shutdown flag), then frees the model.

@@ -59,7 +59,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   let closed = false;
   return {
     description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, serving at ${st0.listenAddress}`,
-    stats: () => toRankStats(native.stats(), 'ffn', settings.afd.rank),
+    stats: () => toRankStats(native.stats(), 'ffn', settings.afd.rank, spec.config.moeLayers),
     // Only the shutdown flag (or our own close) is a clean end; anything else is a failure
     // the agent must see (an exit code 0 here once hid a failed rendezvous as a normal stop).
     done: server.wait().then((reason) => {
