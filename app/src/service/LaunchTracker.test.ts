@@ -69,6 +69,17 @@ describe('LaunchTracker', () => {
     expect(t.progress().message).toBe(p.message);
   });
 
+  it('with restart policy on-failure, a dead rank is the agent\'s to restart: no failure until the agent gives up', () => {
+    const restarting = launchSpecSchema.parse({ ...spec, restart: { policy: 'on-failure' } });
+    const t = new LaunchTracker('L', restarting);
+    t.apply('b', { type: 'rank.failed', launchId: 'L', role: 'ffn', rank: 0, exitCode: null, signal: 'SIGKILL', message: 'ffn rank 0 was killed by SIGKILL', lastLogLines: [] });
+    expect(t.progress().state).toBe('launching');
+    expect(t.needsCleanup).toBe(false);
+    t.apply('b', topo('L', 'failed', [{ ...rank('ffn', 0, 'b', 'failed'), message: 'ffn rank 0 was killed by SIGKILL' }, rank('ffn', 1, 'b', 'ready')]));
+    expect(t.progress().state).toBe('failed');
+    expect(t.needsCleanup).toBe(true);
+  });
+
   it('after a failure, lists the ranks the clean-up stopped and stays failed', () => {
     const t = new LaunchTracker('L', spec);
     t.apply('a', topo('L', 'launching', [rank('attention', 0, 'a', 'rendezvous'), rank('attention', 1, 'a', 'rendezvous')]));

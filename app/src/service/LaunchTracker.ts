@@ -165,7 +165,9 @@ export class LaunchTracker {
   progress(): LaunchProgress {
     const ranks = this.spec.placements.map((p) => this.ranks.get(key(p.role, p.rank)) ?? pendingRank(p));
     const failed = ranks.filter((r) => r.state === 'failed');
-    if (!this.failure && (failed.length > 0 || this.launchError || [...this.agentStates.values()].includes('failed'))) {
+    // With restart policy on-failure the agents bring a dead rank back: the launch fails only when an agent gives up.
+    const rankFailures = this.spec.restart.policy === 'on-failure' ? [] : failed;
+    if (!this.failure && (rankFailures.length > 0 || this.launchError || [...this.agentStates.values()].includes('failed'))) {
       const agent = [...this.agentStates].find(([, st]) => st === 'failed')?.[0];
       // One line: a rank's last log lines stay in its own message (its row on the Launch screen).
       this.failure = firstLine(this.launchError ?? (failed[0] ? rankFailure(failed[0]) : `agent ${agent ?? '?'} reports the launch failed (see its log; e.g. the API port may be taken)`));
