@@ -16,6 +16,8 @@ export interface ExpectedTensor {
   owner: TensorOwner;
   /** Which config fields the shape comes from (for error messages). */
   derivation: string;
+  /** The routed expert a tensor belongs to (expert parallelism loads a range of them); absent otherwise. */
+  expert?: number;
 }
 
 /** Names of one layer's FFN tensors, per architecture. */
@@ -65,9 +67,9 @@ function layerTensors(config: ModelConfigSpec, layer: number): ExpectedTensor[] 
     out.push(t(names.router, [config.numExperts, h], 'router', 'num_experts, hidden_size'));
     for (let e = 0; e < config.numExperts; e++) {
       out.push(
-        t(names.expert(e, 'gate'), [im, h], 'ffn', `${size}, hidden_size`),
-        t(names.expert(e, 'up'), [im, h], 'ffn', `${size}, hidden_size`),
-        t(names.expert(e, 'down'), [h, im], 'ffn', `hidden_size, ${size}`),
+        { ...t(names.expert(e, 'gate'), [im, h], 'ffn', `${size}, hidden_size`), expert: e },
+        { ...t(names.expert(e, 'up'), [im, h], 'ffn', `${size}, hidden_size`), expert: e },
+        { ...t(names.expert(e, 'down'), [h, im], 'ffn', `hidden_size, ${size}`), expert: e },
       );
     }
   } else {

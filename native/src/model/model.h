@@ -78,14 +78,21 @@ class AttentionModel {
 
 class FfnModel {
  public:
+  // experts: the routed experts to load (expert parallelism: this FFN rank's range; the
+  // others stay empty and must not be routed to here).
   FfnModel(const ModelConfig& config, const ArchDef& arch, const WeightStore& store, Backend& backend,
-           bool gateOnAttention);
+           bool gateOnAttention, ExpertRange experts);
 
   // hidden: [T, H] f32 (post-attention-normed); routerLogits: [T, E] f32 or null (null:
   // compute them here; required when the gate runs on attention); out: [T, H] f32.
   void forward(int layer, const Tensor& hidden, const Tensor* routerLogits, Tensor& out);
   int numLayers() const { return static_cast<int>(layers_.size()); }
   bool isMoe(int layer) const { return layers_[layer].moe; }
+  // Expert parallelism (runtime/ep-*.cc) routes and runs the experts itself.
+  const FfnLayer& layerWeights(int layer) const { return layers_[layer]; }
+  const ExpertRange& expertRange() const { return experts_; }
+  Backend& backend() const { return backend_; }
+  const ModelConfig& config() const { return config_; }
 
  private:
   void ensureScratch(int64_t tokens);
@@ -93,6 +100,7 @@ class FfnModel {
   const ModelConfig& config_;
   Backend& backend_;
   bool gateOnAttention_;
+  ExpertRange experts_;
   std::vector<FfnLayer> layers_;
   int64_t scratchTokens_ = 0;
   Buffer logits_, expertIds_, expertWeights_;
