@@ -77,11 +77,15 @@ std::string EpMesh::peerName(int r) const {
 
 template <typename F>
 auto EpMesh::guarded(F&& f) -> decltype(f()) {
+  // A failed mesh is closed before the error leaves: the peers fail at once, and no sender
+  // thread still reads a caller's buffer once the call has returned.
   try {
     return f();
-  } catch (const EpGroupError&) {
+  } catch (const EpGroupError& e) {
+    close(std::string("FFN rank ") + std::to_string(config_.rank) + " left the expert-parallel group: " + e.what());
     throw;
   } catch (const CommError& e) {
+    close(std::string("FFN rank ") + std::to_string(config_.rank) + " left the expert-parallel group: " + e.what());
     throw EpGroupError(e.kind(), e.what());
   }
 }
@@ -266,10 +270,9 @@ int EpMesh::beginStep(int numStages, std::string* shutdownBy) {
     for (int r : pollRanks_) link(r).post(h, startBytes_.data());
     Deadline deadline = Deadline::afterMs(config_.deadlineMs);
     int stages = numStages;
-    std::string by;
     for (int r : pollRanks_) {
-      if (peerStages_[r] == 0) readStart(r, deadline, nullptr, &by);
-      if (peerStages_[r] < 0 && shutdownBy->empty()) *shutdownBy = by;
+      if (peerStages_[r] == 0) readStart(r, deadline, nullptr, shutdownBy);
+      if (peerStages_[r] < 0) return 0;  // that peer stops: so does the group (the others may never start)
       stages = std::max(stages, peerStages_[r]);
     }
     for (int r : pollRanks_) link(r).flush(deadline);

@@ -9,8 +9,9 @@
 //    the rank that owns the expert) and combine (the owner's outputs back to the source);
 //  - a shutdown notice (an EpStepStart with the shutdown flag and the reason).
 // A peer silent for deadlineMs inside a step fails it, a closed one at once; errors are
-// EpGroupError naming the peer. A failed mesh is closed (so every peer fails too, at
-// once) and formed again.
+// EpGroupError naming the peer. A call that fails closes the mesh before it throws (so
+// every peer fails too, at once, and no posted send still reads the caller's buffers);
+// the group then forms again.
 #pragma once
 #include <cstddef>
 #include <cstdint>
