@@ -26,6 +26,8 @@ export interface HeadlessOptions {
   threads?: number;
   dbo: boolean;
   gateOnAttention: boolean;
+  /** Static expert parallelism inside the FFN group. */
+  enableExpertParallel?: boolean;
   connector?: AfdConnector;
   afdPort?: number;
   /** Agent URLs (ws:// or wss://) and/or "local". */
@@ -129,6 +131,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     ...(opts.threads ? { threads: opts.threads } : {}),
     dbo: opts.dbo,
     gateOnAttention: opts.gateOnAttention,
+    ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
     ...(opts.connector ? { connector: opts.connector } : {}),
     ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
   });

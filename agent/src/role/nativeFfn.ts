@@ -5,15 +5,31 @@
  */
 import { loadAddon, type NativeEngine, type NativeFfnServer } from '@afd/native';
 import { buildLoadSpec } from '@afd/native/checkpoint';
+import { expertStatsOf } from '@afd/native/engine';
+import { formatExpertRange, resolveTopology } from '@afd/shared';
 import type { FfnServerOpener } from './ffnServer.js';
 import { afdLinkOptions, applyNcclEnv, resolveBackend, toRankStats } from './nativeEngine.js';
+
+const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, settings, onProgress, onPeerState }) => {
   applyNcclEnv(settings.afd);
   const backend = await resolveBackend(settings.backend);
   onProgress('loading', 0, 0, `reading ${modelDir}`);
-  const { spec, residentBytes } = await buildLoadSpec(modelDir, 'ffn', { computeGateOnAttention: settings.afd.computeGateOnAttention });
-  onProgress('loading', 0, residentBytes, `mapping ${spec.tensors.length} FFN tensors on ${backend}`);
+  // Expert parallelism: this rank maps only its routed experts (e -> floor(e * y / E)).
+  const numFfn = resolveTopology(settings.afd.topology).ffn.ranks;
+  const expertParallel = settings.afd.enableExpertParallel && numFfn > 1 ? { rank: settings.afd.rank, numRanks: numFfn } : undefined;
+  const { spec, residentBytes } = await buildLoadSpec(modelDir, 'ffn', {
+    computeGateOnAttention: settings.afd.computeGateOnAttention,
+    ...(expertParallel ? { expertParallel } : {}),
+  });
+  const E = spec.config.numExperts;
+  const held = spec.expertRange
+    ? `${formatExpertRange(spec.expertRange)} of ${E} per MoE layer (expert parallel over ${numFfn} FFN ranks)`
+    : E > 0
+      ? `all ${E} experts`
+      : 'dense';
+  onProgress('loading', 0, residentBytes, `mapping ${spec.tensors.length} FFN tensors on ${backend}: ${held}, ${mib(residentBytes)}`);
   const addon = loadAddon();
   const native: NativeEngine = new addon.Engine();
   const info = await native.load(spec, { backend, threads: settings.threads, deviceIndex: settings.device });
@@ -52,8 +68,11 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   onProgress('rendezvous', st0.blockSize, st0.blockSize);
   let closed = false;
   return {
-    description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, serving at ${st0.listenAddress}`,
-    stats: () => toRankStats(native.stats(), 'ffn', settings.afd.rank),
+    description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${mib(info.residentWeightBytes)} weights (${held}), serving at ${st0.listenAddress}`,
+    stats: () => {
+      const experts = expertStatsOf(spec, server.expertStats());
+      return toRankStats(native.stats(), 'ffn', settings.afd.rank, { weightBytes: info.residentWeightBytes, ...(experts ? { experts } : {}) });
+    },
     // Only the shutdown flag (or our own close) is a clean end; anything else is a failure
     // the agent must see (an exit code 0 here once hid a failed rendezvous as a normal stop).
     done: server.wait().then((reason) => {

@@ -37,6 +37,8 @@ export interface RoleCliOptions {
   kvBlockSize?: string;
   /** --rendezvous-id: identity of this start of the topology (the agent draws one per launch/restart). */
   rendezvousId?: string;
+  /** --enable-expert-parallel: static expert parallelism inside the FFN group (config enableExpertParallel). */
+  enableExpertParallel?: boolean;
 }
 
 export interface RoleSettings {
@@ -111,6 +113,7 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
     ffnHosts: o.ffnHosts === undefined ? undefined : o.ffnHosts.split(',').map((h) => h.trim()),
     port: int('--afd-port', o.afdPort, 1, 65535),
     connector: connectorFlag(o.connector),
+    ...(o.enableExpertParallel ? { enableExpertParallel: true } : {}),
   };
   const afd = resolveAfdConfig(mergeAfdConfig(readConfigInput(o.config), flags));
   const rendezvousId = o.rendezvousId ?? '';

@@ -79,4 +79,12 @@ describe('runRole', () => {
     expect(s.serving.scheduler.dbo).toEqual(s.afd.dbo);
     expect(() => resolveRoleSettings('attention', { config: '{"bogus":1}' })).toThrow(/--config/);
   });
+
+  it('--enable-expert-parallel (or the config field) turns on expert parallelism; off by default', () => {
+    expect(resolveRoleSettings('ffn', { topology: '2A2F' }).afd.enableExpertParallel).toBe(false);
+    expect(resolveRoleSettings('ffn', { topology: '2A2F', enableExpertParallel: true }).afd.enableExpertParallel).toBe(true);
+    expect(resolveRoleSettings('ffn', { topology: '2A2F', config: '{"enableExpertParallel":true}' }).afd.enableExpertParallel).toBe(true);
+    // With expert parallelism the FFN ranks also listen on port + y + f, which must stay a port.
+    expect(() => resolveRoleSettings('ffn', { topology: '2A2F', afdPort: '65533', enableExpertParallel: true })).toThrow(/port\.\.port\+3/);
+  });
 });

@@ -39,6 +39,7 @@ export function registerLaunch(program: Command): void {
     .option('--gate-on-attention', 'run the MoE router on the attention ranks', false)
     .option('--connector <tcp|nccl|peer>', 'AFD data plane (default: nccl on cuda, tcp on cpu; peer = GPUs of one host through CUDA IPC)', oneOf('--connector', AFD_CONNECTORS))
     .option('--afd-port <n>', 'base port of the FFN rendezvous (FFN rank f listens on n + f)', parseIntOption('--afd-port', 1, 65535))
+    .option('--enable-expert-parallel', 'split the MoE experts over the FFN ranks (each holds 1/y of them; they exchange tokens every MoE layer)', false)
     .option('--hosts <list>', 'comma list of "local" and agent URLs (ws://host:7700); ranks are spread over them in world order', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
     .option('--advertise-host <addr>', 'address remote hosts reach this one at (needed with remote --hosts)')
     .option('--token-file <file>', 'token of the remote agents (default $AFD_HOME/agent-token)')
@@ -57,6 +58,7 @@ export function registerLaunch(program: Command): void {
         ...(opts.threads ? { threads: opts.threads } : {}),
         dbo: opts.dbo,
         gateOnAttention: opts.gateOnAttention,
+        ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
         ...(opts.connector ? { connector: opts.connector } : {}),
         ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
         hosts: opts.hosts ?? [],
