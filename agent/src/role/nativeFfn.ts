@@ -52,7 +52,14 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
       onProgress('rendezvous', st.peersJoined, st.blockSize);
     }
     if (st.state === 'failed') onPeerState(`FFN loop failed: ${st.lastError}`);
-    else if (st.state === 'rendezvous' && st.peerLosses > 0) onPeerState(`lost a peer (${st.lastError}); waiting for attention ranks ${st.firstAttentionRank}..${st.firstAttentionRank + st.blockSize - 1} to rejoin (${st.peersJoined}/${st.blockSize})`);
+    else if (st.state === 'rendezvous' && st.peerLosses > 0) {
+      // With expert parallelism a gathered block still waits for the other FFN ranks of the group.
+      const waiting =
+        expertParallel && st.peersJoined === st.blockSize
+          ? `waiting for the other FFN ranks of the expert-parallel group (0..${numFfn - 1}) to rejoin`
+          : `waiting for attention ranks ${st.firstAttentionRank}..${st.firstAttentionRank + st.blockSize - 1} to rejoin (${st.peersJoined}/${st.blockSize})`;
+      onPeerState(`lost a peer (${st.lastError}); ${waiting}`);
+    }
     else onPeerState(null);
   }, 250);
   poll.unref();
