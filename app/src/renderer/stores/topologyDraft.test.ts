@@ -59,11 +59,11 @@ describe('topology draft', () => {
 
   it('builds a valid AFD launch spec with the options', () => {
     const agents = [agent('g', 4)];
-    const d = draft({ options: { ...defaultOptions, dboEnabled: true, graphBuckets: '1, 8', modelDir: '/models/q' } });
+    const d = draft({ options: { ...defaultOptions, dboEnabled: true, graphBuckets: '1, 8', modelDir: '/models/q', expertParallel: true } });
     d.assignments = autoAssign(d, agents);
     const ev = evaluateDraft(d, agents);
     expect(ev.problems).toEqual([]);
-    expect(ev.spec).toMatchObject({ mode: 'afd', topology: '2A2F', modelDir: '/models/q', afd: { dbo: { enabled: true }, cudaGraph: { batchBuckets: [1, 8] } } });
+    expect(ev.spec).toMatchObject({ mode: 'afd', topology: '2A2F', modelDir: '/models/q', afd: { dbo: { enabled: true }, cudaGraph: { batchBuckets: [1, 8] }, enableExpertParallel: true } });
     expect(ev.ranks.map((r) => `${r.role}${r.rank}`)).toEqual(['ffn0', 'ffn1', 'attention0', 'attention1']);
   });
 

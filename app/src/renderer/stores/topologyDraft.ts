@@ -40,6 +40,8 @@ export interface DraftOptions {
   /** Comma-separated bucket sizes. */
   graphBuckets: string;
   stepDeadlineMs: number;
+  /** Static expert parallelism inside the FFN group (AFD option enableExpertParallel). */
+  expertParallel: boolean;
 }
 
 export interface Draft {
@@ -65,6 +67,7 @@ export const defaultOptions: DraftOptions = {
   graphPolicy: 'decode-only',
   graphBuckets: '1, 2, 4, 8, 16, 32, 64, 128, 256, 512',
   stepDeadlineMs: 5000,
+  expertParallel: false,
 };
 
 export interface DraftRank {
@@ -205,6 +208,7 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[]): DraftEval
         computeGateOnAttention: o.computeGateOnAttention,
         cudaGraph: { policy: o.graphPolicy, ...(buckets.ok ? { batchBuckets: buckets.value } : {}) },
         stepDeadlineMs: o.stepDeadlineMs,
+        enableExpertParallel: o.expertParallel,
       },
     };
   }
