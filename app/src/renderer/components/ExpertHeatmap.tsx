@@ -48,7 +48,10 @@ export const ExpertHeatmap = memo(function ExpertHeatmap({ model, version, heatm
               </span>
             ))}
           </div>
-          <div className="small muted mono live">{hottest || 'no tokens routed in this window'}</div>
+          {/* A fixed-size box: the text changes at 10 Hz (see .live in theme.css). */}
+          <div className="small muted mono live" style={{ display: 'block', height: '1.45em' }} data-testid="expert-hottest">
+            {hottest || 'no tokens routed in this window'}
+          </div>
           <Heatmap title="tokens per expert" rows={grid.numLayers} columns={grid.columns} values={grid.values} format={formatPairs} />
         </>
       )}
