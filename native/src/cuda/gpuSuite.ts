@@ -1,7 +1,8 @@
 /**
  * The GPU test suite (`npm run test:gpu`): the CUDA op conformance suite against the CPU
  * backend, the engine on the CUDA backend against the CPU backend on tiny models of every
- * architecture (greedy tokens equal, logits close), and the golden fixtures on CUDA.
+ * architecture (greedy tokens equal, logits close), expert parallelism with two FFN ranks
+ * on one GPU, and the golden fixtures on CUDA.
  * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
  */
 import { rm } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import { expertGemmChecks } from './expertGemmCheck.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 import { engineGraphChecks } from './engineGraphCheck.js';
 import { engineExpertGemmChecks } from './engineExpertGemmCheck.js';
+import { expertParallelChecks } from './expertParallelCheck.js';
 import { kvSizingChecks } from './kvSizingCheck.js';
 import { parseModelConfig } from '../checkpoint/config.js';
 
@@ -194,6 +196,7 @@ export async function runGpuSuite(opts: { fixturesDir: string; seed?: number; ad
     ...(await golden(opts.fixturesDir, notes)),
     ...expertGemmChecks(addon, notes),
     ...(await engineExpertGemmChecks()),
+    ...(await expertParallelChecks()),
   ];
   return { skipped: null, device, checks, notes };
 }
