@@ -177,28 +177,24 @@ void EpMesh::acceptHigherRanks(Deadline deadline, StopFlag stop) {
     const std::string stranger = "a connection from " + remoteAddress(socket.fd());
     int from = -1, numRanks = 0;
     std::string identity;
+    std::string problem;
     try {
-      uint8_t headerBytes[kFrameHeaderBytes];
-      Deadline handshake = Deadline::afterMs(config_.deadlineMs);
-      socket.recvAll(headerBytes, kFrameHeaderBytes, handshake, stop, stranger, "an expert-parallel hello");
-      FrameHeader h;
-      if (!decodeFrameHeader(headerBytes, &h).empty() || h.kind != FrameKind::kEpHello || h.byteLength < 12 ||
-          h.byteLength > kMaxHelloBytes) {
-        continue;  // not an FFN group peer of this build: drop it
+      const HandshakeFrame frame = readHandshakeFrame(socket, FrameKind::kEpHello, kMaxHelloBytes, Deadline::afterMs(config_.deadlineMs),
+                                                      stop, stranger, "FFN rank " + std::to_string(config_.rank), &payload);
+      problem = frame.refusal;
+      if (problem.empty()) {
+        if (!frame.ok || payload.size() < 12) continue;  // not an FFN group peer: drop it
+        from = static_cast<int>(get32(payload.data()));
+        numRanks = static_cast<int>(get32(payload.data() + 4));
+        const size_t idBytes = get32(payload.data() + 8);
+        if (idBytes != payload.size() - 12) continue;
+        identity.assign(reinterpret_cast<const char*>(payload.data() + 12), idBytes);
       }
-      payload.resize(h.byteLength);
-      socket.recvAll(payload.data(), payload.size(), handshake, stop, stranger, "an expert-parallel hello");
-      if (payloadChecksum(payload.data(), payload.size()) != h.payloadChecksum) continue;
-      from = static_cast<int>(get32(payload.data()));
-      numRanks = static_cast<int>(get32(payload.data() + 4));
-      const size_t idBytes = get32(payload.data() + 8);
-      if (idBytes != payload.size() - 12) continue;
-      identity.assign(reinterpret_cast<const char*>(payload.data() + 12), idBytes);
     } catch (const CommError& e) {
       if (e.kind() == CommErrorKind::kStopped) throw;
       continue;  // the stranger went away or stayed silent
     }
-    std::string problem = checkHello(from, numRanks, identity);
+    if (problem.empty()) problem = checkHello(from, numRanks, identity);
     if (problem.empty() && links_[from] && !links_[from]->peerClosed()) {
       problem = "FFN rank " + std::to_string(from) + " is already in the expert-parallel group of FFN rank " +
                 std::to_string(config_.rank) + "; two processes were started with the same --rank";

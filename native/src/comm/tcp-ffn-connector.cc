@@ -58,26 +58,12 @@ void TcpFfnConnector::acceptPeers(StopFlag stop, int timeoutMs, const std::funct
     std::string problem;
     try {
       // Read the hello on the raw socket; the link is created once we know who it is.
-      uint8_t headerBytes[kFrameHeaderBytes];
-      Deadline handshake = Deadline::afterMs(config_.stepDeadlineMs);
-      socket.recvAll(headerBytes, kFrameHeaderBytes, handshake, stop, stranger, "a hello");
-      FrameHeader h;
-      problem = decodeFrameHeader(headerBytes, &h);
-      if (h.magic == kFrameMagic && h.version != kWireVersion) {
-        // An AFD peer of another build: refuse it with the reason (its decoder then names
-        // both versions) instead of dropping it, so it fails at once, not at the
-        // rendezvous timeout, and never steps with a payload layout it reads differently.
-        problem = "FFN rank " + std::to_string(config_.rank) + " speaks AFD wire version " +
-                  std::to_string(kWireVersion) + " but the peer sent version " + std::to_string(h.version) +
-                  "; run the same AFD build on every rank";
+      const HandshakeFrame frame = readHandshakeFrame(socket, FrameKind::kHello, kMaxHelloBytes, Deadline::afterMs(config_.stepDeadlineMs),
+                                                      stop, stranger, "FFN rank " + std::to_string(config_.rank), &payload);
+      if (!frame.refusal.empty()) {
+        problem = frame.refusal;
       } else {
-        if (problem.empty() && (h.kind != FrameKind::kHello || h.byteLength > kMaxHelloBytes)) {
-          problem = std::string("expected a hello frame, got ") + frameKindName(h.kind);
-        }
-        if (!problem.empty()) continue;  // not an AFD peer: drop it
-        payload.resize(h.byteLength);
-        socket.recvAll(payload.data(), payload.size(), handshake, stop, stranger, "a hello");
-        if (payloadChecksum(payload.data(), payload.size()) != h.payloadChecksum) continue;
+        if (!frame.ok) continue;  // not an AFD peer: drop it
         problem = decodeHello(payload.data(), payload.size(), &hello);
         if (problem.empty()) problem = checkHello(hello, config_.topology, config_.rank, config_.model, config_.rendezvousId);
         dropDeadPeers();

@@ -3,6 +3,7 @@
 // dispatch / combine all-to-alls, shutdown notices, closed and silent peers, refusals and
 // forming again. Build/run: native/src/comm/epMesh.test.ts.
 #include <poll.h>
+#include <sys/uio.h>
 
 #include <atomic>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "comm/ep-mesh.h"
+#include "comm/frame.h"
 #include "comm/test/harness.h"
 #include "comm/test/ports.h"
 
@@ -222,6 +224,35 @@ TEST(a_peer_of_another_model_is_refused_naming_both) {
   CHECK_THROWS(one.form(nullptr, 1500), CommErrorKind::kConfig, "runs [another model] but FFN rank 0 runs [test model]");
   accepting.join();
   CHECK_MSG(zeroError.find("did not connect before the rendezvous timeout") != std::string::npos, zeroError);
+}
+
+TEST(a_peer_of_another_wire_version_is_refused_at_once) {
+  const int base = afdtest::freeBasePort(2);
+  EpMesh zero(config(2, 0, base));
+  std::thread accepting([&] {
+    try {
+      zero.form(nullptr, 2000);
+    } catch (const std::exception&) {
+      // the old build never joins: the rendezvous times out
+    }
+  });
+  Socket old = connectWithRetry("127.0.0.1", base, Deadline::afterMs(2000), nullptr, "FFN rank 0");
+  FrameHeader hello;
+  hello.version = static_cast<uint16_t>(kWireVersion - 1);
+  hello.kind = FrameKind::kEpHello;
+  uint8_t bytes[kFrameHeaderBytes];
+  encodeFrameHeader(hello, bytes);
+  struct iovec iov{bytes, kFrameHeaderBytes};
+  old.sendAll(&iov, 1, Deadline::afterMs(2000), "FFN rank 0");
+  old.recvAll(bytes, kFrameHeaderBytes, Deadline::afterMs(5000), nullptr, "FFN rank 0", "the reject");
+  FrameHeader reply;
+  const std::string problem = decodeFrameHeader(bytes, &reply);
+  CHECK_MSG(problem.empty(), problem);
+  CHECK(reply.kind == FrameKind::kReject);
+  std::string reason(reply.byteLength, '\0');
+  old.recvAll(reason.data(), reason.size(), Deadline::afterMs(5000), nullptr, "FFN rank 0", "the reason");
+  CHECK_MSG(reason.find("FFN rank 0 speaks AFD wire version " + std::to_string(kWireVersion)) != std::string::npos, reason);
+  accepting.join();
 }
 
 TEST(the_group_forms_again_after_a_failure) {
