@@ -4,30 +4,26 @@
  * tokens and per-message stats, watch live dashboard panels, read logs, stop.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { startAgent, startConsole, type StartedAgent, type StartedConsole } from '../support/processes.js';
+import type { StartedAgent } from '../support/processes.js';
+import { openConsoleSession, type ConsoleSession } from '../support/session.js';
 import { addAgent, chat, complete, E2E_TOPOLOGY, launchTopology, openScreen, screenshot } from '../support/flow.js';
 import { startLoad } from '../support/load.js';
 
 test.describe.configure({ mode: 'serial' });
 
+let session: ConsoleSession | undefined;
 let agent: StartedAgent;
-let host: StartedConsole;
 let page: Page;
 /** What the dashboard showed for the serving stats under load. */
 let serving: { tps: string; requests: string } | null = null;
 
 test.beforeAll(async ({ browser }) => {
-  agent = await startAgent();
-  host = await startConsole();
-  page = await browser.newPage();
-  page.on('pageerror', (e) => console.error(`[page error] ${e.message}`));
-  await page.goto(host.url);
+  session = await openConsoleSession(browser);
+  ({ agent, page } = session);
 });
 
 test.afterAll(async () => {
-  await page?.close();
-  await host?.stop();
-  await agent?.stop();
+  await session?.close();
 });
 
 test('a wrong token is refused with a clear message', async () => {

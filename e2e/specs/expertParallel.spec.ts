@@ -5,26 +5,22 @@
  * Dashboard's expert-load heatmap (layers x experts) filling while the topology serves.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { startAgent, startConsole, type StartedAgent, type StartedConsole } from '../support/processes.js';
+import type { StartedAgent } from '../support/processes.js';
+import { openConsoleSession, type ConsoleSession } from '../support/session.js';
 import { addAgent, openScreen, screenshot } from '../support/flow.js';
 import { startLoad } from '../support/load.js';
 
 test.describe.configure({ mode: 'serial' });
+let session: ConsoleSession | undefined;
 let agent: StartedAgent;
-let host: StartedConsole;
 let page: Page;
 
 test.beforeAll(async ({ browser }) => {
-  agent = await startAgent();
-  host = await startConsole();
-  page = await browser.newPage();
-  page.on('pageerror', (e) => console.error(`[page error] ${e.message}`));
-  await page.goto(host.url);
+  session = await openConsoleSession(browser);
+  ({ agent, page } = session);
 });
 test.afterAll(async () => {
-  await page?.close();
-  await host?.stop();
-  await agent?.stop();
+  await session?.close();
 });
 
 test('2A2F with expert parallelism: the plan, the running split and the expert-load heatmap', async () => {

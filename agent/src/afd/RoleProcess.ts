@@ -152,3 +152,28 @@ export async function health(apiUrl: string): Promise<{ status: number; body: { 
   const res = await fetch(`${apiUrl}/health`);
   return { status: res.status, body: (await res.json()) as { status?: string; reason?: string } };
 }
+
+/**
+ * Greedy completions of `prompts` on a colocated rank of `model` (the reference AFD runs
+ * are compared with); the rank is stopped afterwards.
+ */
+export async function colocatedReference(model: string, home: string, prompts: readonly number[][], maxTokens: number): Promise<string[]> {
+  const colocated = await RoleProcess.start({ role: 'colocated', model, home });
+  try {
+    const url = await colocated.ready();
+    const texts: string[] = [];
+    for (const p of prompts) texts.push((await complete(url, [...p], maxTokens)).text);
+    return texts;
+  } finally {
+    await colocated.stop();
+  }
+}
+
+/** Polls `cond` every 100 ms until it holds; throws naming `what` after `ms`. */
+export async function until(cond: () => Promise<boolean> | boolean, what: string, ms = 20_000): Promise<void> {
+  const t0 = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -15,7 +15,7 @@ import { expertRangeOf, rankStatsSchema, resolveTopology } from '@afd/shared';
 import { ffnLoadByRank, readModelConfig } from '@afd/native/checkpoint';
 import { freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { complete, health, killAllRoles, RoleProcess } from './RoleProcess.js';
+import { colocatedReference, complete, health, killAllRoles, RoleProcess, until } from './RoleProcess.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-ep-int-'));
 const model = join(home, 'tiny-qwen3-moe');
@@ -24,7 +24,7 @@ const prompts = [
   [785, 3974, 13876, 38835],
 ];
 const maxTokens = 5;
-const reference: string[] = [];
+let reference: string[] = [];
 // The FFN group gives a silent peer half of this (runtime/ep-options.h).
 const stepDeadlineMs = 4000;
 /** Slack for a loaded 2-core CI box, where the HTTP error can take a few seconds to surface. */
@@ -32,27 +32,13 @@ const slackMs = 5000;
 
 beforeAll(async () => {
   await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: model, seed: 0, force: true, configOnly: false });
-  const colocated = await RoleProcess.start({ role: 'colocated', model, home });
-  try {
-    const url = await colocated.ready();
-    for (const p of prompts) reference.push((await complete(url, p, maxTokens)).text);
-  } finally {
-    await colocated.stop();
-  }
+  reference = await colocatedReference(model, home, prompts, maxTokens);
 }, 180_000);
 
 afterAll(async () => {
   await killAllRoles();
   rmSync(home, { recursive: true, force: true });
 });
-
-async function until(cond: () => Promise<boolean> | boolean, what: string, ms = 30_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 interface Topology {
   ffn: RoleProcess[];
@@ -148,7 +134,7 @@ describe('expert parallelism with real role processes', () => {
     expect(t.ffn[0]!.alive && t.attn.every((p) => p.alive)).toBe(true);
 
     await t.restartFfn(1);
-    await until(async () => (await Promise.all([...t.attnUrls, ...t.ffnUrls].map(health))).every((h) => h.status === 200), 'recovery');
+    await until(async () => (await Promise.all([...t.attnUrls, ...t.ffnUrls].map(health))).every((h) => h.status === 200), 'recovery', 30_000);
     const again = await Promise.all(t.attnUrls.map((u) => complete(u, prompts[0]!, maxTokens)));
     for (const r of again) expect(r.text).toBe(reference[0]);
     await stopAll(t);
@@ -172,7 +158,7 @@ describe('expert parallelism with real role processes', () => {
     } finally {
       t.ffn[1]!.child.kill('SIGCONT');
     }
-    await until(async () => (await Promise.all([...t.attnUrls, ...t.ffnUrls].map(health))).every((h) => h.status === 200), 'recovery after SIGCONT');
+    await until(async () => (await Promise.all([...t.attnUrls, ...t.ffnUrls].map(health))).every((h) => h.status === 200), 'recovery after SIGCONT', 30_000);
     const again = await Promise.all(t.attnUrls.map((u) => complete(u, prompts[1]!, maxTokens)));
     for (const r of again) expect(r.text).toBe(reference[1]);
     await stopAll(t);

@@ -15,6 +15,7 @@
 #include "comm/frame.h"
 #include "comm/tcp-connector.h"
 #include "comm/test/harness.h"
+#include "comm/test/old-build-peer.h"
 #include "comm/test/ports.h"
 #include "comm/topology.h"
 
@@ -464,20 +465,7 @@ TEST(peer_of_another_wire_version_is_refused_at_the_handshake) {
       if (t.joinable()) t.join();
     }
   } join{stop, server};
-  Socket old = connectWithRetry("127.0.0.1", port, Deadline::afterMs(2000), nullptr, "ffn");
-  FrameHeader hello;
-  hello.version = static_cast<uint16_t>(kWireVersion - 1);
-  hello.kind = FrameKind::kHello;
-  uint8_t bytes[kFrameHeaderBytes];
-  encodeFrameHeader(hello, bytes);
-  ::send(old.fd(), bytes, kFrameHeaderBytes, MSG_NOSIGNAL);
-  old.recvAll(bytes, kFrameHeaderBytes, Deadline::afterMs(5000), nullptr, "ffn", "the reject");
-  FrameHeader reply;
-  std::string problem = decodeFrameHeader(bytes, &reply);
-  CHECK_MSG(problem.empty(), problem);
-  CHECK(reply.kind == FrameKind::kReject);
-  std::string reason(reply.byteLength, '\0');
-  old.recvAll(reason.data(), reason.size(), Deadline::afterMs(5000), nullptr, "ffn", "the reason");
+  const std::string reason = afdtest::refusalOfOldBuild(port, FrameKind::kHello);
   CHECK_MSG(reason.find("wire version " + std::to_string(kWireVersion)) != std::string::npos, reason);
   CHECK(ffn.peersJoined() == 0);
 }

@@ -3,7 +3,6 @@
 // dispatch / combine all-to-alls, shutdown notices, closed and silent peers, refusals and
 // forming again. Build/run: native/src/comm/epMesh.test.ts.
 #include <poll.h>
-#include <sys/uio.h>
 
 #include <atomic>
 #include <chrono>
@@ -14,8 +13,8 @@
 #include <vector>
 
 #include "comm/ep-mesh.h"
-#include "comm/frame.h"
 #include "comm/test/harness.h"
+#include "comm/test/old-build-peer.h"
 #include "comm/test/ports.h"
 
 using namespace afd::comm;
@@ -236,21 +235,7 @@ TEST(a_peer_of_another_wire_version_is_refused_at_once) {
       // the old build never joins: the rendezvous times out
     }
   });
-  Socket old = connectWithRetry("127.0.0.1", base, Deadline::afterMs(2000), nullptr, "FFN rank 0");
-  FrameHeader hello;
-  hello.version = static_cast<uint16_t>(kWireVersion - 1);
-  hello.kind = FrameKind::kEpHello;
-  uint8_t bytes[kFrameHeaderBytes];
-  encodeFrameHeader(hello, bytes);
-  struct iovec iov{bytes, kFrameHeaderBytes};
-  old.sendAll(&iov, 1, Deadline::afterMs(2000), "FFN rank 0");
-  old.recvAll(bytes, kFrameHeaderBytes, Deadline::afterMs(5000), nullptr, "FFN rank 0", "the reject");
-  FrameHeader reply;
-  const std::string problem = decodeFrameHeader(bytes, &reply);
-  CHECK_MSG(problem.empty(), problem);
-  CHECK(reply.kind == FrameKind::kReject);
-  std::string reason(reply.byteLength, '\0');
-  old.recvAll(reason.data(), reason.size(), Deadline::afterMs(5000), nullptr, "FFN rank 0", "the reason");
+  const std::string reason = afdtest::refusalOfOldBuild(base, FrameKind::kEpHello);
   CHECK_MSG(reason.find("FFN rank 0 speaks AFD wire version " + std::to_string(kWireVersion)) != std::string::npos, reason);
   accepting.join();
 }
