@@ -101,6 +101,37 @@ export async function generateGreedy(
   return { tokens, logits };
 }
 
+/**
+ * Teacher forcing: prefill `prompt`, then feed `forced` one token per step; logits[s] is
+ * the distribution that chose forced[s] in the reference (the step after forced[s - 1]).
+ */
+export async function forcedLogits(
+  engine: Engine,
+  prompt: readonly number[],
+  forced: readonly number[],
+  opts: { blocks: readonly number[] },
+): Promise<Float32Array[]> {
+  const logits: Float32Array[] = [];
+  let last = await engine.step(buildStepPlan([{ tokenIds: prompt, numCached: 0, blockTable: opts.blocks }], { returnLogits: true }));
+  let cached = prompt.length;
+  for (let s = 0; s < forced.length; s++) {
+    logits.push(last.logits!);
+    if (s + 1 === forced.length) break;
+    last = await engine.step(buildStepPlan([{ tokenIds: [forced[s]!], numCached: cached, blockTable: opts.blocks }], { returnLogits: true }));
+    cached += 1;
+  }
+  return logits;
+}
+
+/** Arg-max (lowest id on ties) and the top-1 minus top-2 gap of a logit row. */
+export function top2(row: Float32Array): { argmax: number; margin: number } {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
+  let second = -Infinity;
+  for (let i = 0; i < row.length; i++) if (i !== best && row[i]! > second) second = row[i]!;
+  return { argmax: best, margin: row[best]! - second };
+}
+
 /** Copies a single-file model dir, storing every tensor as `dtype` (values converted exactly where representable). */
 export async function convertModelDtype(srcDir: string, dtype: 'f32' | 'f16'): Promise<string> {
   const { readFile, writeFile } = await import('node:fs/promises');

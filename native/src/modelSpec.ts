@@ -62,6 +62,10 @@ export interface ModelConfigSpec {
   /** Token ids that end generation. */
   eosTokenIds: number[];
   bosTokenId: number | null;
+  /** Std of the weight initialiser (HF initializer_range, default 0.02): the scale of dummy weights. */
+  initializerRange: number;
+  /** Storage dtype of the weights (HF torch_dtype, default bf16): what dummy weights are generated in. */
+  weightDtype: TensorDtype;
 }
 
 /** Storage dtype of a tensor in the checkpoint. */
@@ -78,7 +82,12 @@ export interface TensorRef {
   /** Absolute byte offset in the file (header already skipped). */
   offset: number;
   byteLength: number;
+  /** Load format dummy (file -1): generated as offset + scale * (2u - 1), u uniform per element. */
+  dummy?: { scale: number; offset: number };
 }
+
+/** TensorRef.file of a dummy tensor (generated on load, no file). */
+export const DUMMY_FILE = -1;
 
 /** Everything native needs to build a model for one role. */
 export interface ModelLoadSpec {
@@ -95,4 +104,6 @@ export interface ModelLoadSpec {
   files: string[];
   /** Exactly the tensors this role needs. */
   tensors: TensorRef[];
+  /** Load format dummy: the seed every dummy tensor's values derive from (with its name). */
+  dummySeed?: number;
 }

@@ -6,16 +6,12 @@ import { Command } from 'commander';
 import { registerServeBench } from './serveCommand.js';
 import { registerDecodeBench } from './decode.js';
 import { registerCpuEngineBench } from './cpuEngine.js';
-import { registerAfdGpuBench } from './afdGpu.js';
-import { registerExpertGemmBench } from './expertGemm.js';
 
 export function buildBenchProgram(): Command {
   const program = new Command('afd-bench').description('AFD benchmarks: serving (any OpenAI-compatible server) and engine decode').showHelpAfterError();
   registerServeBench(program);
   registerDecodeBench(program);
   registerCpuEngineBench(program);
-  registerAfdGpuBench(program);
-  registerExpertGemmBench(program);
   return program;
 }
 

@@ -4,7 +4,7 @@
  * or the process is told to stop.
  */
 import { loadAddon, type NativeEngine, type NativeFfnServer } from '@afd/native';
-import { buildLoadSpec } from '@afd/native/checkpoint';
+import { roleLoadSpec } from '@afd/native/checkpoint';
 import { expertStatsOf } from '@afd/native/engine';
 import { formatExpertRange, resolveTopology } from '@afd/shared';
 import type { FfnServerOpener } from './ffnServer.js';
@@ -16,11 +16,14 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   applyNcclEnv(settings.afd);
   const backend = await resolveBackend(settings.backend);
   onProgress('loading', 0, 0, `reading ${modelDir}`);
-  // Expert parallelism: this rank maps only its routed experts (e -> floor(e * y / E)).
+  // Expert parallelism: this rank maps (or generates) only its routed experts (e -> floor(e * y / E)).
   const numFfn = resolveTopology(settings.afd.topology).ffn.ranks;
   const expertParallel = settings.afd.enableExpertParallel && numFfn > 1 ? { rank: settings.afd.rank, numRanks: numFfn } : undefined;
-  const { spec, residentBytes } = await buildLoadSpec(modelDir, 'ffn', {
+  const { spec, residentBytes } = await roleLoadSpec(modelDir, 'ffn', {
     computeGateOnAttention: settings.afd.computeGateOnAttention,
+    loadFormat: settings.loadFormat,
+    seed: settings.seed,
+    onNote: (m) => onProgress('loading', 0, 0, m),
     ...(expertParallel ? { expertParallel } : {}),
   });
   const E = spec.config.numExperts;
@@ -29,7 +32,8 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
     : E > 0
       ? `all ${E} experts`
       : 'dense';
-  onProgress('loading', 0, residentBytes, `mapping ${spec.tensors.length} FFN tensors on ${backend}: ${held}, ${mib(residentBytes)}`);
+  const verb = settings.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy FFN tensors (seed ${settings.seed})` : `mapping ${spec.tensors.length} FFN tensors`;
+  onProgress('loading', 0, residentBytes, `${verb} on ${backend}: ${held}, ${mib(residentBytes)}`);
   const addon = loadAddon();
   const native: NativeEngine = new addon.Engine();
   const info = await native.load(spec, { backend, threads: settings.threads, deviceIndex: settings.device });

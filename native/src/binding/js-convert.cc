@@ -135,7 +135,19 @@ ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
     AFD_CHECK(off >= 0 && len >= 0, "tensor " << ref.name << " has a negative offset or byteLength");
     ref.offset = static_cast<uint64_t>(off);
     ref.byteLength = static_cast<uint64_t>(len);
+    if (ref.file == kDummyFile) {
+      Napi::Value dv = field(t, tw, "dummy");
+      AFD_CHECK(dv.IsObject(), "tensor " << ref.name << " is a dummy tensor (file -1) but has no dummy {scale, offset}");
+      Napi::Object d = dv.As<Napi::Object>();
+      ref.dummyScale = static_cast<float>(num(d, "spec.tensors[].dummy", "scale"));
+      ref.dummyOffset = static_cast<float>(num(d, "spec.tensors[].dummy", "offset"));
+    }
     s.tensors.push_back(std::move(ref));
+  }
+  if (given(spec, "dummySeed")) {
+    const int64_t seed = integer(spec, "spec", "dummySeed");
+    AFD_CHECK(seed >= 0, "spec.dummySeed must be a non-negative integer");
+    s.dummySeed = static_cast<uint64_t>(seed);
   }
   return s;
 }
@@ -242,6 +254,7 @@ Napi::Object engineStatsToJs(Napi::Env env, EngineStats& s) {
   o.Set("graphHits", static_cast<double>(s.graphHits.load()));
   o.Set("graphMisses", static_cast<double>(s.graphMisses.load()));
   o.Set("graphCaptures", static_cast<double>(s.graphCaptures.load()));
+  o.Set("graphNodes", static_cast<double>(s.graphNodes.load()));
   o.Set("stepsServed", static_cast<double>(s.stepsServed.load()));
   o.Set("ffnLoopState", ffnLoopStateName(static_cast<FfnLoopState>(s.ffnLoopState.load())));
   o.Set("ffnLoopLayer", s.ffnLoopLayer.load());

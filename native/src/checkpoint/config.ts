@@ -5,7 +5,7 @@
  * implement (sliding windows, other activations) instead of silently ignoring them.
  */
 import { z } from 'zod';
-import type { ArchFamily, ModelConfigSpec } from '../modelSpec.js';
+import type { ArchFamily, ModelConfigSpec, TensorDtype } from '../modelSpec.js';
 import { CheckpointError } from './errors.js';
 import { parseRope } from './rope.js';
 
@@ -50,7 +50,13 @@ const baseSchema = z.looseObject({
   sliding_window: z.int().nullish(),
   bos_token_id: z.int().min(0).nullish(),
   eos_token_id: tokenIds,
+  initializer_range: z.number().positive().nullish(),
+  torch_dtype: z.string().nullish(),
+  dtype: z.string().nullish(),
 });
+
+/** HF torch_dtype names -> storage dtype (what dummy weights are generated in). */
+const torchDtypes: Readonly<Record<string, TensorDtype>> = { bfloat16: 'bf16', float16: 'f16', float32: 'f32' };
 
 const qwen3MoeSchema = z.looseObject({
   // transformers 5 saves num_experts under its attribute-map name num_local_experts.
@@ -151,6 +157,9 @@ export function parseModelConfig(file: string, json: unknown, generationConfig?:
   const eosTokenIds = [...new Set([...idList(base.eos_token_id), ...(genEos.success ? idList(genEos.data) : [])])];
   for (const id of eosTokenIds) if (id >= base.vocab_size) fail(`eos_token_id ${id} is outside the vocabulary (vocab_size ${base.vocab_size})`);
 
+  const dtypeName = base.dtype ?? base.torch_dtype ?? 'bfloat16';
+  const weightDtype = torchDtypes[dtypeName];
+  if (weightDtype === undefined) fail(`torch_dtype ${dtypeName} is not supported (supported: ${Object.keys(torchDtypes).join(', ')})`);
   return {
     arch: info.family,
     hfArchitecture,
@@ -176,5 +185,7 @@ export function parseModelConfig(file: string, json: unknown, generationConfig?:
     moeLayers,
     eosTokenIds,
     bosTokenId: base.bos_token_id ?? null,
+    initializerRange: base.initializer_range ?? 0.02,
+    weightDtype: weightDtype!,
   };
 }

@@ -3,14 +3,15 @@
  * check every tensor the role needs (present, right shape) and produce the ModelLoadSpec
  * the native engine maps. Also reports the resident weight bytes of each role.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { expertRangeOf, type ExpertRange } from '@afd/shared';
+import type { ExpertRange, LoadFormat } from '@afd/shared';
 import type { ModelConfigSpec, ModelLoadSpec, ModelRole, TensorRef } from '../modelSpec.js';
 import { CheckpointError, formatShape } from './errors.js';
 import { parseModelConfig } from './config.js';
-import { openCheckpoint, type CheckpointTensors } from './shards.js';
-import { roleOwns, modelTensors, type ExpectedTensor } from './tensorTables.js';
+import { dummyLoadSpec } from './dummy.js';
+import { indexFileName, openCheckpoint, singleFileName, type CheckpointTensors } from './shards.js';
+import { expertRangeFor, modelTensors, roleTensors, type ExpectedTensor } from './tensorTables.js';
 
 /** Options of buildLoadSpec. */
 export interface LoadSpecOptions {
@@ -89,19 +90,10 @@ export function resolveTensors(ckpt: CheckpointTensors, expected: readonly Expec
   });
 }
 
-/** The experts a role loads under the options: a range for an expert-parallel FFN rank, else undefined (all). */
-function expertRangeFor(config: ModelConfigSpec, role: ModelRole, opts: LoadSpecOptions): ExpertRange | undefined {
-  const ep = opts.expertParallel;
-  if (!ep || config.numExperts === 0 || ep.numRanks <= 1) return undefined;
-  if (role !== 'ffn') throw new Error(`expert parallelism splits the experts over FFN ranks; the ${role} role loads no expert range (load it without expertParallel)`);
-  return expertRangeOf(ep.rank, config.numExperts, ep.numRanks);
-}
-
 function specForRole(config: ModelConfigSpec, ckpt: CheckpointTensors, role: ModelRole, opts: LoadSpecOptions): RoleLoadSpec {
   const gateOnAttention = (opts.computeGateOnAttention ?? false) && config.numExperts > 0;
-  const range = expertRangeFor(config, role, opts);
-  const inRange = (e: number | undefined): boolean => e === undefined || !range || (e >= range.start && e < range.end);
-  const wanted = modelTensors(config).filter((t) => roleOwns(role, t.owner, gateOnAttention) && inRange(t.expert));
+  const range = expertRangeFor(config, role, opts.expertParallel);
+  const wanted = roleTensors(config, role, gateOnAttention, range);
   const refs = resolveTensors(ckpt, wanted, role);
   const usedFiles = [...new Set(refs.map((r) => r.file))].sort((a, b) => a - b);
   const remap = new Map(usedFiles.map((f, i) => [f, i]));
@@ -136,6 +128,53 @@ export async function residentBytesByRole(modelDir: string, opts: LoadSpecOption
   const { config, ckpt } = await openValidated(modelDir);
   const bytes = (role: ModelRole): number => specForRole(config, ckpt, role, opts).residentBytes;
   return { colocated: bytes('colocated'), attention: bytes('attention'), ffn: bytes('ffn') };
+}
+
+/** Options of roleLoadSpec. */
+export interface RoleSpecOptions extends LoadSpecOptions {
+  /** Where the weights come from (default auto). */
+  loadFormat?: LoadFormat;
+  /** Seed of dummy weights (default 0). */
+  seed?: number;
+  /** Called once with a notice (safetensors present but ignored by the dummy format). */
+  onNote?: (message: string) => void;
+}
+
+/** True when the directory holds a safetensors checkpoint (single file or sharded index). */
+export async function hasSafetensors(modelDir: string): Promise<boolean> {
+  try {
+    const entries = await readdir(resolve(modelDir));
+    return entries.includes(singleFileName) || entries.includes(indexFileName) || entries.some((e) => e.endsWith('.safetensors'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The load spec of one role under a load format (shared/src/config/loadFormat.ts):
+ * auto and safetensors read the checkpoint; auto with only a config fails naming
+ * --load-format dummy; dummy generates every tensor from config.json and the seed.
+ */
+export async function roleLoadSpec(modelDir: string, role: ModelRole, opts: RoleSpecOptions = {}): Promise<RoleLoadSpec> {
+  const format = opts.loadFormat ?? 'auto';
+  if (format === 'dummy') {
+    const config = await readModelConfig(modelDir);
+    if (await hasSafetensors(modelDir)) {
+      opts.onNote?.(`load format dummy: the safetensors files in ${resolve(modelDir)} are ignored (random weights from seed ${opts.seed ?? 0})`);
+    }
+    return dummyLoadSpec(config, role, {
+      seed: opts.seed ?? 0,
+      ...(opts.computeGateOnAttention !== undefined ? { computeGateOnAttention: opts.computeGateOnAttention } : {}),
+      ...(opts.expertParallel ? { expertParallel: opts.expertParallel } : {}),
+    });
+  }
+  if (!(await hasSafetensors(modelDir))) {
+    await readModelConfig(modelDir); // a missing or broken config.json is the first thing to say
+    throw new CheckpointError(resolve(modelDir), `holds config.json but no weights (${singleFileName} or ${indexFileName})`, {
+      fix: 'download the *.safetensors weights, or serve random weights of this shape with --load-format dummy',
+    });
+  }
+  return buildLoadSpec(modelDir, role, opts);
 }
 
 /** What one FFN rank of an expert-parallel group loads: its experts and its resident bytes. */

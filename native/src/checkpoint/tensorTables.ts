@@ -4,6 +4,7 @@
  * normalised hidden state), attention projections and the LM head; the FFN role owns the
  * dense MLP or the experts and the router, unless the router is placed on attention.
  */
+import { expertRangeOf, type ExpertRange } from '@afd/shared';
 import type { ModelConfigSpec, ModelRole } from '../modelSpec.js';
 
 /** The half of a decoder layer (or the model) a tensor belongs to. */
@@ -100,7 +101,21 @@ export function roleOwns(role: ModelRole, owner: TensorOwner, computeGateOnAtten
   return owner === role;
 }
 
-/** The tensors a role needs. */
-export function roleTensors(config: ModelConfigSpec, role: ModelRole, computeGateOnAttention: boolean): ExpectedTensor[] {
-  return modelTensors(config).filter((t) => roleOwns(role, t.owner, computeGateOnAttention));
+/**
+ * The tensors a role needs; with `experts` (an expert-parallel FFN rank) only the routed
+ * experts in that range.
+ */
+export function roleTensors(config: ModelConfigSpec, role: ModelRole, computeGateOnAttention: boolean, experts?: ExpertRange): ExpectedTensor[] {
+  const held = (e: number | undefined): boolean => e === undefined || !experts || (e >= experts.start && e < experts.end);
+  return modelTensors(config).filter((t) => roleOwns(role, t.owner, computeGateOnAttention) && held(t.expert));
+}
+
+/**
+ * The routed experts a role loads: a range for an FFN rank of an expert-parallel group of
+ * several ranks, else undefined (every expert). Throws for a role that holds no experts.
+ */
+export function expertRangeFor(config: ModelConfigSpec, role: ModelRole, expertParallel: { rank: number; numRanks: number } | undefined): ExpertRange | undefined {
+  if (!expertParallel || config.numExperts === 0 || expertParallel.numRanks <= 1) return undefined;
+  if (role !== 'ffn') throw new Error(`expert parallelism splits the experts over FFN ranks; the ${role} role loads no expert range (load it without expertParallel)`);
+  return expertRangeOf(expertParallel.rank, config.numExperts, expertParallel.numRanks);
 }

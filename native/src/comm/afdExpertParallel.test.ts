@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expertRangeOf, resolveTopology, type StepResult } from '@afd/shared';
-import { buildLoadSpec, ffnLoadByRank } from '../checkpoint/loadSpec.js';
+import { buildLoadSpec, ffnLoadByRank, roleLoadSpec } from '../checkpoint/loadSpec.js';
 import { Engine } from '../engine.js';
 import { roleSpec, writeTinyModel } from '../engineTesting.js';
 import type { ModelLoadSpec } from '../modelSpec.js';
@@ -122,6 +122,38 @@ describe('expert-parallel loading', () => {
       } finally {
         engine.close();
       }
+    }
+  });
+
+  it('dummy weights: each FFN rank generates only its experts, and 2A2F equals colocated on them', { timeout: 60_000 }, async () => {
+    const m = models.get('qwen3_moe')!;
+    const expertOf = (name: string): number | undefined => {
+      const hit = /\.experts\.(\d+)\./.exec(name);
+      return hit ? Number(hit[1]) : undefined;
+    };
+    const whole = await roleLoadSpec(m.dir, 'ffn', { loadFormat: 'dummy' });
+    const ranks = await Promise.all([0, 1].map((rank) => roleLoadSpec(m.dir, 'ffn', { loadFormat: 'dummy', expertParallel: { rank, numRanks: 2 } })));
+    ranks.forEach((r, f) => {
+      expect(r.spec.expertRange).toEqual(expertRangeOf(f, m.numExperts, 2));
+      const held = new Set(r.spec.tensors.map((t) => expertOf(t.name)).filter((e) => e !== undefined));
+      expect([...held].sort()).toEqual(Array.from({ length: 3 }, (_, i) => 3 * f + i));
+    });
+    const expertBytes = (spec: ModelLoadSpec): number => spec.tensors.filter((t) => expertOf(t.name) !== undefined).reduce((a, t) => a + t.byteLength, 0);
+    expect(expertBytes(ranks[0]!.spec) + expertBytes(ranks[1]!.spec)).toBe(expertBytes(whole.spec));
+    const colocated = await Engine.load((await roleLoadSpec(m.dir, 'colocated', { loadFormat: 'dummy' })).spec, engineOpts);
+    const attnSpec = (await roleLoadSpec(m.dir, 'attention', { loadFormat: 'dummy' })).spec;
+    const attn = await Promise.all([0, 1].map(() => Engine.load(attnSpec, engineOpts)));
+    const ffn = await Promise.all(ranks.map((r) => Engine.load(r.spec, engineOpts)));
+    try {
+      await withAfdTopology('2A2F', attn, ffn, { expertParallel: true }, async () => {
+        for (const w of busyWork(2, true)) {
+          const got = await runSteps(attn[w.a]!, w.seqs, w.blocks, w.stageSplit, 2);
+          const ref = await runSteps(colocated, w.seqs, w.blocks, w.seqs.length, 2);
+          got.forEach((g, s) => expect(g.logits, `rank ${w.a} step ${s}`).toEqual(ref[s]!.logits));
+        }
+      });
+    } finally {
+      colocated.close();
     }
   });
 

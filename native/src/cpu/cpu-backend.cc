@@ -33,12 +33,23 @@ void CpuBackend::qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const
 void CpuBackend::writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slots, Tensor& kc, Tensor& vc) {
   cpu::writeKvCache(pool_, k, v, slots, kc, vc);
 }
+void CpuBackend::fillRandom(Tensor& t, uint64_t key, float scale, float offset) {
+  cpu::fillRandom(pool_, t, key, scale, offset);
+}
+void CpuBackend::qkNormRopeCache(const Tensor& qkv, const Tensor& positions, const Tensor& slots, const Tensor* qNorm,
+                                 const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q, Tensor& kc,
+                                 Tensor& vc) {
+  cpu::qkNormRopeCache(pool_, qkv, positions, slots, qNorm, kNorm, eps, rope, q, kc, vc);
+}
 void CpuBackend::pagedAttention(const Tensor& q, const Tensor& kc, const Tensor& vc, const AttentionBatch& batch,
                                 float scale, Tensor& out) {
   cpu::pagedAttention(pool_, q, kc, vc, batch, scale, out);
 }
 void CpuBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
   cpu::matmul(pool_, x, w, bias, out);
+}
+void CpuBackend::matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
+  cpu::matmulAdd(pool_, x, w, bias, out);
 }
 void CpuBackend::siluGatedMlp(const Tensor& x, const Tensor& g, const Tensor& u, const Tensor& d, Tensor& out) {
   cpu::siluGatedMlp(pool_, x, g, u, d, out);

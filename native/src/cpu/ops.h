@@ -18,6 +18,11 @@ void writeKvCache(ThreadPool& pool, const Tensor& k, const Tensor& v, const Tens
 void pagedAttention(ThreadPool& pool, const Tensor& q, const Tensor& kCache, const Tensor& vCache,
                     const AttentionBatch& batch, float scale, Tensor& out);
 void matmul(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out);  // matmul.cc
+void matmulAdd(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out);
+void qkNormRopeCache(ThreadPool& pool, const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping,
+                     const Tensor* qNorm, const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q,
+                     Tensor& kCache, Tensor& vCache);  // rope.cc
+void fillRandom(ThreadPool& pool, Tensor& t, uint64_t key, float scale, float offset);  // elementwise.cc
 void siluGatedMlp(ThreadPool& pool, const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down,
                   Tensor& out);  // mlp.cc
 void routerTopK(ThreadPool& pool, const Tensor& logits, int k, bool normTopk, Tensor& expertIds,

@@ -30,6 +30,7 @@ std::vector<float> weightF32(const Tensor& w) {
 void rmsNorm(ThreadPool& pool, const Tensor& x, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1);
   checkRmsNorm(x, weight, out);
+  checkCpuF32("rmsNorm", "out", out);
   const std::vector<float> w = weightF32(weight);
   pool.parallelFor(T, 4, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) normRow(x.ptr<float>() + t * H, w.data(), eps, H, out.ptr<float>() + t * H);
@@ -40,6 +41,8 @@ void rmsNorm(ThreadPool& pool, const Tensor& x, const Tensor& weight, float eps,
 void addRmsNorm(ThreadPool& pool, const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = residual.dim(0), H = residual.dim(1);
   checkAddRmsNorm(delta, residual, weight, out);
+  checkCpuF32("addRmsNorm", "delta", delta);
+  checkCpuF32("addRmsNorm", "out", out);
   const std::vector<float> w = weightF32(weight);
   pool.parallelFor(T, 4, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {

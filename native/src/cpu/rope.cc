@@ -1,5 +1,6 @@
 // Per-head q/k RMSNorm (Qwen3) fused with rotary position embedding (rotate-half).
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "cpu/check.h"
@@ -60,6 +61,26 @@ void qkNormRope(ThreadPool& pool, Tensor& q, Tensor& k, const Tensor& positions,
       }
     }
   });
+}
+
+// The fused prologue as the composition of qkNormRope and writeKvCache on q / k / v
+// copied out of the projection rows (the same arithmetic as the separate ops).
+void qkNormRopeCache(ThreadPool& pool, const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping,
+                     const Tensor* qNorm, const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q,
+                     Tensor& kCache, Tensor& vCache) {
+  checkQkNormRopeCache(qkv, positions, slotMapping, qNorm, kNorm, rope, q, kCache, vCache);
+  const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2), nKv = kCache.dim(2);
+  const int64_t qDim = nH * D, kvDim = nKv * D, row = qDim + 2 * kvDim;
+  std::vector<float> k(static_cast<size_t>(T * kvDim)), v(static_cast<size_t>(T * kvDim));
+  const float* src = qkv.ptr<float>();
+  for (int64_t t = 0; t < T; ++t) {
+    std::memcpy(q.ptr<float>() + t * qDim, src + t * row, qDim * sizeof(float));
+    std::memcpy(&k[t * kvDim], src + t * row + qDim, kvDim * sizeof(float));
+    std::memcpy(&v[t * kvDim], src + t * row + qDim + kvDim, kvDim * sizeof(float));
+  }
+  Tensor kt(k.data(), DType::F32, {T, nKv, D}), vt(v.data(), DType::F32, {T, nKv, D});
+  qkNormRope(pool, q, kt, positions, qNorm, kNorm, eps, rope);
+  writeKvCache(pool, kt, vt, slotMapping, kCache, vCache);
 }
 
 }  // namespace afd::cpu

@@ -13,6 +13,20 @@ std::string layerName(int layer, const std::string& rest) { return "model.layers
 
 }  // namespace
 
+std::vector<FusedTensor> fusedTensors(const ModelConfig& c) {
+  std::vector<FusedTensor> groups;
+  for (int L = 0; L < c.numLayers; ++L) {
+    for (const char* kind : {"weight", "bias"}) {
+      const std::string k = kind;
+      if (k == "bias" && !c.attentionBias) continue;
+      groups.push_back({layerName(L, "self_attn.qkv_proj." + k),
+                        {layerName(L, "self_attn.q_proj." + k), layerName(L, "self_attn.k_proj." + k),
+                         layerName(L, "self_attn.v_proj." + k)}});
+    }
+  }
+  return groups;
+}
+
 AttentionModel::AttentionModel(const ModelConfig& c, const ArchDef& arch, const WeightStore& store, Backend& backend,
                                bool gateOnAttention)
     : config_(c), backend_(backend) {
@@ -29,14 +43,17 @@ AttentionModel::AttentionModel(const ModelConfig& c, const ArchDef& arch, const 
     AttentionLayer& a = layers_[L];
     a.inputNorm = store.get(layerName(L, "input_layernorm.weight"), {H});
     a.postNorm = store.get(layerName(L, "post_attention_layernorm.weight"), {H});
-    a.q = store.get(layerName(L, "self_attn.q_proj.weight"), {qDim, H});
-    a.k = store.get(layerName(L, "self_attn.k_proj.weight"), {kvDim, H});
-    a.v = store.get(layerName(L, "self_attn.v_proj.weight"), {kvDim, H});
+    // Checked one by one for the error message, read through the fused group.
+    store.get(layerName(L, "self_attn.q_proj.weight"), {qDim, H});
+    store.get(layerName(L, "self_attn.k_proj.weight"), {kvDim, H});
+    store.get(layerName(L, "self_attn.v_proj.weight"), {kvDim, H});
+    a.qkv = store.get(layerName(L, "self_attn.qkv_proj.weight"), {qDim + 2 * kvDim, H});
     a.o = store.get(layerName(L, "self_attn.o_proj.weight"), {H, qDim});
     if (c.attentionBias) {
-      a.qBias = store.get(layerName(L, "self_attn.q_proj.bias"), {qDim});
-      a.kBias = store.get(layerName(L, "self_attn.k_proj.bias"), {kvDim});
-      a.vBias = store.get(layerName(L, "self_attn.v_proj.bias"), {kvDim});
+      store.get(layerName(L, "self_attn.q_proj.bias"), {qDim});
+      store.get(layerName(L, "self_attn.k_proj.bias"), {kvDim});
+      store.get(layerName(L, "self_attn.v_proj.bias"), {kvDim});
+      a.qkvBias = store.get(layerName(L, "self_attn.qkv_proj.bias"), {qDim + 2 * kvDim});
       a.oBias = store.find(layerName(L, "self_attn.o_proj.bias"), {H});
     }
     if (c.qkNorm) {

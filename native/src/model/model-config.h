@@ -52,7 +52,9 @@ struct ModelConfig {
   int32_t bosTokenId = -1;  // -1 = none
 };
 
-// One tensor to map: a validated byte range inside one checkpoint file.
+// One tensor to map: a validated byte range inside one checkpoint file, or (file ==
+// kDummyFile) a dummy tensor generated on load: value = dummyOffset + dummyScale * (2u - 1).
+constexpr int kDummyFile = -1;
 struct TensorRef {
   std::string name;
   int file = 0;
@@ -60,6 +62,8 @@ struct TensorRef {
   std::vector<int64_t> shape;
   uint64_t offset = 0;
   uint64_t byteLength = 0;
+  float dummyScale = 0;
+  float dummyOffset = 0;
 };
 
 struct ModelLoadSpec {
@@ -71,6 +75,7 @@ struct ModelLoadSpec {
   std::optional<ExpertRange> expertRange;
   std::vector<std::string> files;
   std::vector<TensorRef> tensors;
+  uint64_t dummySeed = 0;  // seed of the dummy tensors (core/dummy-weights.h)
 };
 
 // Checks internal consistency (sizes, counts, ranges) so native never trusts a bad spec.

@@ -18,9 +18,10 @@
 namespace afd {
 
 struct AttentionLayer {
-  Tensor inputNorm, postNorm;        // [H]
-  Tensor q, k, v, o;                 // [nH*D, H], [nKv*D, H], [nKv*D, H], [H, nH*D]
-  Tensor qBias, kBias, vBias, oBias;  // optional (attention_bias)
+  Tensor inputNorm, postNorm;  // [H]
+  Tensor qkv;                  // [(nH + 2 nKv) D, H]: q_proj, k_proj, v_proj rows back to back
+  Tensor o;                    // [H, nH D]
+  Tensor qkvBias, oBias;       // optional (attention_bias): [(nH + 2 nKv) D], [H]
   Tensor qNorm, kNorm;               // [D], Qwen3 only
   Tensor routerGate;                 // [E, H], only when the gate runs on attention
 };
@@ -32,6 +33,10 @@ struct FfnLayer {
   std::vector<ExpertWeights> experts;  // [E]
 };
 
+// The tensors stored fused (back to back) for one GEMM: per layer q/k/v projections as
+// model.layers.L.self_attn.qkv_proj.{weight,bias}.
+std::vector<FusedTensor> fusedTensors(const ModelConfig& config);
+
 // Per-stage inputs of the attention half (device tensors, rows of one stage).
 struct AttentionStageInputs {
   Tensor positions;    // [T_s] i32
@@ -40,15 +45,15 @@ struct AttentionStageInputs {
 };
 
 // Activations of the attention half for one stage: row views of the step workspace.
+// "act" = the backend's activationDtype().
 struct AttentionStageTensors {
-  Tensor hidden;   // [T_s, H] residual stream (in/out)
-  Tensor normed;   // [T_s, H] out: post-attention-normed hidden (what the FFN half gets)
-  Tensor q;        // [T_s, nH, D] scratch
-  Tensor k, v;     // [T_s, nKv, D] scratch
-  Tensor attn;     // [T_s, nH, D] scratch
-  Tensor proj;     // [T_s, H] scratch (o_proj output)
-  Tensor routerLogits;  // [T_s, E] out, when the layer's gate runs on attention
-  Tensor ffnOut;   // [T_s, H] FFN output of the previous layer (added before the input norm)
+  Tensor hidden;   // [T_s, H] f32 residual stream (in/out)
+  Tensor normed;   // [T_s, H] act out: post-attention-normed hidden (what the FFN half gets)
+  Tensor qkv;      // [T_s, (nH + 2 nKv) D] f32 scratch (fused projection)
+  Tensor q;        // [T_s, nH, D] f32 scratch
+  Tensor attn;     // [T_s, nH, D] f32 scratch
+  Tensor routerLogits;  // [T_s, E] f32 out, when the layer's gate runs on attention
+  Tensor ffnOut;   // [T_s, H] act: FFN output of the previous layer (added before the input norm)
 };
 
 class AttentionModel {
@@ -83,8 +88,8 @@ class FfnModel {
   FfnModel(const ModelConfig& config, const ArchDef& arch, const WeightStore& store, Backend& backend,
            bool gateOnAttention, ExpertRange experts);
 
-  // hidden: [T, H] f32 (post-attention-normed); routerLogits: [T, E] f32 or null (null:
-  // compute them here; required when the gate runs on attention); out: [T, H] f32.
+  // hidden: [T, H] act (post-attention-normed); routerLogits: [T, E] f32 or null (null:
+  // compute them here; required when the gate runs on attention); out: [T, H] act.
   void forward(int layer, const Tensor& hidden, const Tensor* routerLogits, Tensor& out);
   int numLayers() const { return static_cast<int>(layers_.size()); }
   bool isMoe(int layer) const { return layers_[layer].moe; }

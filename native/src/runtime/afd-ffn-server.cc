@@ -42,7 +42,7 @@ const char* AfdFfnServer::stateName(State s) {
 
 AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options)
     : engine_(requireFfnEngine(std::move(engine))),
-      config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention())),
+      config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention(), engine_->activationDtype())),
       connector_(config_),
       connectorName_(options.connector),
       maxStepTokens_(options.maxStepTokens),
@@ -260,6 +260,8 @@ bool AfdFfnServer::serve(std::string* by) {
     if (!connector_.recvStep(&payload_, &stop_, by, ep_ ? &wake : nullptr)) return !by->empty();
     const auto t0 = Clock::now();
     sampled_ = payload_.step % kWireSampleSteps == 0;
+    // Kernel choices for the block's whole step (its stages are bit-equal to one stage).
+    engine_->backend().setStepRows(stageRows(0) + stageRows(1));
     stepStages_ = payload_.numStages;
     if (ep_) {
       // Every FFN rank runs as many stages as the group's largest step (stage by stage).
@@ -307,14 +309,15 @@ void AfdFfnServer::runLayerStage(int layer, int stage) {
     runLayerStageDevice(layer, stage, rows, withLogits);
     return;
   }
-  if (static_cast<int64_t>(hidden_.size()) < rows * H) hidden_.resize(rows * H * 2);
+  const size_t rowBytes = static_cast<size_t>(H) * actBytes();
+  if (hidden_.size() < rows * rowBytes) hidden_.resize(rows * rowBytes * 2);
   if (withLogits && static_cast<int64_t>(logits_.size()) < rows * E) logits_.resize(rows * E * 2);
   LayerStageCounters& c = stats.at(layer, stage);
   uint64_t received = 0;
   for (int p = 0; p < peers; ++p) {
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
-    connector_.recv(p, hidden_.data() + rowOffset_[p] * H, n * H * 4, {TransferKind::kHidden, L, S, payload_.step}, {});
-    received += n * H * 4;
+    connector_.recv(p, hidden_.data() + rowOffset_[p] * rowBytes, n * rowBytes, {TransferKind::kHidden, L, S, payload_.step}, {});
+    received += n * rowBytes;
     if (withLogits) {
       connector_.recv(p, logits_.data() + rowOffset_[p] * E, n * E * 4,
                       {TransferKind::kRouterLogits, L, S, payload_.step}, {});
@@ -326,8 +329,8 @@ void AfdFfnServer::runLayerStage(int layer, int stage) {
   // out_[stage] was last sent one layer ago; those sends have completed (the peers
   // answered since), so synchronize() returns at once and the buffer is free.
   connector_.synchronize({});
-  std::vector<float>& out = out_[stage];
-  if (static_cast<int64_t>(out.size()) < rows * H) out.resize(rows * H * 2);
+  std::vector<uint8_t>& out = out_[stage];
+  if (out.size() < rows * rowBytes) out.resize(rows * rowBytes * 2);
   stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
   if (ep_ && config_.model.moeLayers[layer]) {
     runExpertParallel(layer, stage, rows, hidden_.data(), withLogits ? logits_.data() : nullptr, out.data());
@@ -337,9 +340,9 @@ void AfdFfnServer::runLayerStage(int layer, int stage) {
   stats.setFfnLoop(FfnLoopState::Sending, layer, stage);
   for (int p = 0; p < peers; ++p) {
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
-    connector_.send(p, out.data() + rowOffset_[p] * H, n * H * 4, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
+    connector_.send(p, out.data() + rowOffset_[p] * rowBytes, n * rowBytes, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
   }
-  c.bytesFtoA += static_cast<uint64_t>(rows * H * 4);
+  c.bytesFtoA += static_cast<uint64_t>(rows) * rowBytes;
   if (sampled_) {
     connector_.synchronize({});
     c.wireTimeUsFtoA = connector_.lastWireTimeUs(0, true);
@@ -356,9 +359,11 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
   const int peers = payload_.numPeers;
   const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
   const uint32_t L = static_cast<uint32_t>(layer), S = static_cast<uint32_t>(stage);
-  hiddenDev_.growTo(&be, rows * H * 4);
+  const size_t rowBytes = static_cast<size_t>(H) * actBytes();
+  const DType act = engine_->activationDtype();
+  hiddenDev_.growTo(&be, rows * rowBytes);
   if (withLogits) logitsDev_.growTo(&be, rows * E * 4);
-  outDev_[stage].growTo(&be, rows * H * 4);
+  outDev_[stage].growTo(&be, rows * rowBytes);
   if (rows > warmRows_) warmRows_ = rows;
   char* hidden = static_cast<char*>(hiddenDev_.data());
   char* logits = static_cast<char*>(logitsDev_.data());
@@ -367,32 +372,32 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
   // Everything below is stream-ordered on the engine's stream: receives, FFN, sends.
   for (int p = 0; p < peers; ++p) {
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
-    d.recv(p, hidden + rowOffset_[p] * H * 4, n * H * 4, {TransferKind::kHidden, L, S, payload_.step}, {});
+    d.recv(p, hidden + rowOffset_[p] * rowBytes, n * rowBytes, {TransferKind::kHidden, L, S, payload_.step}, {});
     if (withLogits) d.recv(p, logits + rowOffset_[p] * E * 4, n * E * 4, {TransferKind::kRouterLogits, L, S, payload_.step}, {});
   }
   countStageBytes(layer, stage, rows, withLogits);
   stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
   if (ep_ && config_.model.moeLayers[layer]) {
     // Expert parallelism on a device wire: the group exchange is host-staged.
-    hidden_.resize(static_cast<size_t>(rows * H));
-    out_[stage].resize(static_cast<size_t>(rows * H));
-    be.copyToHost(hidden_.data(), hidden, rows * H * 4);
+    hidden_.resize(rows * rowBytes);
+    out_[stage].resize(rows * rowBytes);
+    be.copyToHost(hidden_.data(), hidden, rows * rowBytes);
     if (withLogits) {
       logits_.resize(static_cast<size_t>(rows * E));
       be.copyToHost(logits_.data(), logits, rows * E * 4);
     }
     runExpertParallel(layer, stage, rows, hidden_.data(), withLogits ? logits_.data() : nullptr, out_[stage].data());
-    be.copyToDevice(out, out_[stage].data(), rows * H * 4);
+    be.copyToDevice(out, out_[stage].data(), rows * rowBytes);
   } else {
     std::lock_guard<std::mutex> lock(engine_->mutex());
-    Tensor in = hiddenDev_.view(DType::F32, {rows, H}), o = outDev_[stage].view(DType::F32, {rows, H});
+    Tensor in = hiddenDev_.view(act, {rows, H}), o = outDev_[stage].view(act, {rows, H});
     Tensor lg = withLogits ? logitsDev_.view(DType::F32, {rows, E}) : Tensor{};
     engine_->ffnModel()->forward(layer, in, withLogits ? &lg : nullptr, o);
   }
   stats.setFfnLoop(FfnLoopState::Sending, layer, stage);
   for (int p = 0; p < peers; ++p) {
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
-    d.send(p, out + rowOffset_[p] * H * 4, n * H * 4, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
+    d.send(p, out + rowOffset_[p] * rowBytes, n * rowBytes, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
   }
 }
 
@@ -400,16 +405,17 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
 
 namespace afd {
 
-void AfdFfnServer::runExpertParallel(int layer, int stage, int64_t rows, const float* hidden, const float* logits,
-                                     float* out) {
+void AfdFfnServer::runExpertParallel(int layer, int stage, int64_t rows, const void* hidden, const float* logits,
+                                     void* out) {
   const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
   // Placeholder rows (an idle peer's one row) are not routed.
   realRow_.assign(static_cast<size_t>(rows), 1);
   for (int p = 0; rows > 0 && p < payload_.numPeers; ++p) {
     if (payload_.tokens(p, stage) == 0) realRow_[rowOffset_[p]] = 0;
   }
-  // The wire carries f32 rows today; the tensors say so, and the group reads sizes from them.
-  Tensor in(const_cast<float*>(hidden), DType::F32, {rows, H}), o(out, DType::F32, {rows, H});
+  // Rows in the wire's activation dtype (f32 on the CPU, bf16 on CUDA); the group reads element sizes from it.
+  const DType act = engine_->activationDtype();
+  Tensor in(const_cast<void*>(hidden), act, {rows, H}), o(out, act, {rows, H});
   Tensor lg(const_cast<float*>(logits), DType::F32, {rows, E});
   const auto t0 = Clock::now();
   ep_->moeLayer(layer, stage, in, logits ? &lg : nullptr, realRow_, o, &stop_);

@@ -64,8 +64,9 @@ class AfdFfnServer {
   // Gathers the block (and, with expert parallelism, forms the FFN group before the
   // block's acknowledgement), then builds the device plane. timeoutMs as acceptPeers.
   void rendezvous(int timeoutMs);
-  // Expert parallelism: an MoE layer's stage through the group (host rows [rows, H]).
-  void runExpertParallel(int layer, int stage, int64_t rows, const float* hidden, const float* logits, float* out);
+  // Expert parallelism: an MoE layer's stage through the group (host rows [rows, H] in the
+  // activation dtype; logits [rows, E] f32 or null).
+  void runExpertParallel(int layer, int stage, int64_t rows, const void* hidden, const float* logits, void* out);
   // Serves steps until the shutdown flag (true, *by = who) or stop (false). Throws CommError on a lost peer.
   bool serve(std::string* by);
   void runLayerStage(int layer, int stage);
@@ -105,7 +106,11 @@ class AfdFfnServer {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   comm::ControlPayload payload_;
-  std::vector<float> hidden_, logits_, out_[comm::kMaxStages];  // grow-only step buffers
+  // Grow-only host step buffers (tcp): hidden / out rows in the activation dtype (bytes), logits f32.
+  std::vector<uint8_t> hidden_, out_[comm::kMaxStages];
+  std::vector<float> logits_;
+  // Bytes per activation element (engine's activation dtype).
+  size_t actBytes() const { return config_.model.activationBytes; }
   std::vector<int64_t> rowOffset_;  // [peers + 1] row offsets of the current stage
   bool sampled_ = false;
   int faultLayerDelayUs_ = 0;  // AFD_FAULT_FFN_LAYER_DELAY_US (tests only; eager steps)

@@ -19,7 +19,8 @@ comm::EpMeshConfig epMeshConfig(const comm::TcpConnectorConfig& c, const AfdConn
   e.rendezvousTimeoutMs = c.rendezvousTimeoutMs;
   e.identity = "topology " + c.topology.name() + ", " + m.arch + " with " + std::to_string(m.numLayers) + " layers, hidden " +
                std::to_string(m.hiddenSize) + ", " + std::to_string(m.numExperts) + " experts top-" +
-               std::to_string(m.numExpertsPerTok) + ", gate on " + (c.model.gateOnAttention ? "attention" : "FFN") +
+               std::to_string(m.numExpertsPerTok) + ", gate on " + (c.model.gateOnAttention ? "attention" : "FFN") + ", " +
+               std::to_string(c.model.activationBytes) + "-byte activations" +
                ", rendezvous id \"" + o.rendezvousId + "\"";
   return e;
 }
