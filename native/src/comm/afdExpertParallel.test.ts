@@ -157,6 +157,29 @@ describe('expert-parallel loading', () => {
     }
   });
 
+  it('a group that never forms fails the rendezvous naming the missing FFN rank, and tells the joined attention rank', { timeout: 60_000 }, async () => {
+    const m = models.get('qwen3_moe')!;
+    const { loadAddon } = await import('../index.js');
+    const addon = loadAddon();
+    const ffn = await Engine.load(await ffnSpec(m, false, 0, 2), engineOpts);
+    const attn = await Engine.load(await roleSpec(m.dir, 'attention'), engineOpts);
+    const basePort = await freePortBlock(4);
+    const opts = { topology: '2A2F', basePort, rendezvousTimeoutMs: 1500, stepDeadlineMs: 2000, expertParallel: true };
+    const server = new addon.FfnServer(ffn.nativeEngine, { ...opts, rank: 0 });
+    // The attention rank would wait far longer: it hears from its FFN rank first.
+    const link = new addon.AttentionLink(attn.nativeEngine, { ...opts, rank: 0, rendezvousTimeoutMs: 30_000 });
+    try {
+      const [served, joined] = await Promise.allSettled([server.start(), link.connect()]);
+      expect(served.status === 'rejected' && String(served.reason)).toMatch(/for its expert-parallel group: FFN rank\(s\) 1 did not connect before the rendezvous timeout/);
+      expect(joined.status === 'rejected' && String(joined.reason)).toMatch(/FFN rank\(s\) 1 did not connect/);
+    } finally {
+      await link.close({ shutdown: false });
+      await server.stop();
+      ffn.close();
+      attn.close();
+    }
+  });
+
   it('refuses an expert range for a role that holds no experts', async () => {
     const m = models.get('qwen3_moe')!;
     await expect(buildLoadSpec(m.dir, 'attention', { expertParallel: { rank: 0, numRanks: 2 } })).rejects.toThrow('the attention role loads no expert range');

@@ -174,6 +174,8 @@ void AfdFfnServer::loop() {
   try {
     rendezvous(-1);
   } catch (const CommError& e) {
+    // Peers that joined (the FFN group may have failed after the block did) learn why at once.
+    connector_.closePeers(std::string("FFN rank ") + std::to_string(config_.rank) + ": " + e.what());
     finish(e.kind() == CommErrorKind::kStopped ? State::kStopped : State::kFailed, e.what());
     return;
   } catch (const std::exception& e) {
