@@ -4,13 +4,18 @@ import type { ModelLoadSpec } from './modelSpec.js';
 
 /** What RankStats carries beyond the engine counters. */
 export interface RankStatsExtras {
+  /** [numLayers] the model's MoE layers (ModelConfigSpec.moeLayers): which layers are dense. */
+  moeLayers?: readonly boolean[];
   /** Weight bytes the rank holds (NativeEngineInfo.residentWeightBytes). */
   weightBytes?: number;
   /** Routed experts and the expert-parallel exchange (FFN ranks of MoE models). */
   experts?: ExpertStats;
 }
 
-/** The native engine counters in the RankStats shape of shared/src/protocol/metrics.ts. */
+/**
+ * The native engine counters in the RankStats shape of shared/src/protocol/metrics.ts;
+ * extras.moeLayers (the model's, ModelConfigSpec.moeLayers) says which layers are dense.
+ */
 export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank: number, extras: RankStatsExtras = {}): RankStats {
   const isFfn = role === 'ffn';
   return {
@@ -38,6 +43,7 @@ export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank:
         }
       : null,
     kv: isFfn ? null : { blocksUsed: s.kvBlocksUsed, blocksTotal: s.kvBlocksTotal },
+    ...(extras.moeLayers && extras.moeLayers.length === s.numLayers ? { moeLayers: [...extras.moeLayers] } : {}),
     ...(extras.weightBytes !== undefined ? { weightBytes: extras.weightBytes } : {}),
     ...(extras.experts ? { experts: extras.experts } : {}),
   };

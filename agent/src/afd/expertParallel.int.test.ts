@@ -15,7 +15,7 @@ import { expertRangeOf, rankStatsSchema, resolveTopology } from '@afd/shared';
 import { ffnLoadByRank, readModelConfig } from '@afd/native/checkpoint';
 import { freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { colocatedReference, complete, health, killAllRoles, RoleProcess, until } from './RoleProcess.js';
+import { colocatedCompletions, complete, health, killAllRoles, RoleProcess, stopTopology, until } from './RoleProcess.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-ep-int-'));
 const model = join(home, 'tiny-qwen3-moe');
@@ -32,7 +32,7 @@ const slackMs = 5000;
 
 beforeAll(async () => {
   await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: model, seed: 0, force: true, configOnly: false });
-  reference = await colocatedReference(model, home, prompts, maxTokens);
+  reference = await colocatedCompletions(model, home, prompts, maxTokens);
 }, 180_000);
 
 afterAll(async () => {
@@ -79,12 +79,6 @@ function longGeneration(url: string): Promise<{ ok: boolean; atMs: number; messa
   );
 }
 
-async function stopAll(t: Topology): Promise<void> {
-  const exits = await Promise.all(t.attn.map((p) => p.stop()));
-  exits.forEach((e) => expect(e.code).toBe(0));
-  for (const [f, p] of t.ffn.entries()) expect((await p.exited).code, `ffn ${f}: ${p.describe()}`).toBe(0);
-}
-
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
@@ -112,7 +106,7 @@ describe('expert parallelism with real role processes', () => {
       expect(routed).toBeGreaterThan(0);
       expect(stats.experts!.dispatchBytes.sent.some((b) => b > 0)).toBe(true);
     }
-    await stopAll(t);
+    await stopTopology(t.attn, t.ffn);
   });
 
   it('SIGKILL of one FFN rank mid-generation fails the step on every rank within the deadline, naming it; the group restarts', { timeout: 240_000 }, async () => {
@@ -137,7 +131,7 @@ describe('expert parallelism with real role processes', () => {
     await until(async () => (await Promise.all([...t.attnUrls, ...t.ffnUrls].map(health))).every((h) => h.status === 200), 'recovery', 30_000);
     const again = await Promise.all(t.attnUrls.map((u) => complete(u, prompts[0]!, maxTokens)));
     for (const r of again) expect(r.text).toBe(reference[0]);
-    await stopAll(t);
+    await stopTopology(t.attn, t.ffn);
   });
 
   it('SIGSTOP of one FFN rank mid-generation fails the step on every rank within the deadline, naming it; it recovers after SIGCONT', { timeout: 240_000 }, async () => {
@@ -161,6 +155,6 @@ describe('expert parallelism with real role processes', () => {
     await until(async () => (await Promise.all([...t.attnUrls, ...t.ffnUrls].map(health))).every((h) => h.status === 200), 'recovery after SIGCONT', 30_000);
     const again = await Promise.all(t.attnUrls.map((u) => complete(u, prompts[1]!, maxTokens)));
     for (const r of again) expect(r.text).toBe(reference[1]);
-    await stopAll(t);
+    await stopTopology(t.attn, t.ffn);
   });
 });

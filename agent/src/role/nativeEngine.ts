@@ -147,7 +147,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     step: (plan) => native.step(plan),
     stats: () => {
       const experts = req.role === 'colocated' ? expertStatsOf(spec, null) : undefined;
-      return toRankStats(native.stats(), req.role, req.afd.rank, { weightBytes: info.residentWeightBytes, ...(experts ? { experts } : {}) });
+      return toRankStats(native.stats(), req.role, req.afd.rank, { moeLayers: spec.config.moeLayers, weightBytes: info.residentWeightBytes, ...(experts ? { experts } : {}) });
     },
     async close() {
       if (watch) clearInterval(watch);

@@ -82,7 +82,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
     description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${mib(info.residentWeightBytes)} weights (${held}), serving at ${st0.listenAddress}`,
     stats: () => {
       const experts = expertStatsOf(spec, server.expertStats());
-      return toRankStats(native.stats(), 'ffn', settings.afd.rank, { weightBytes: info.residentWeightBytes, ...(experts ? { experts } : {}) });
+      return toRankStats(native.stats(), 'ffn', settings.afd.rank, { moeLayers: spec.config.moeLayers, weightBytes: info.residentWeightBytes, ...(experts ? { experts } : {}) });
     },
     // Only the shutdown flag (or our own close) is a clean end; anything else is a failure
     // the agent must see (an exit code 0 here once hid a failed rendezvous as a normal stop).

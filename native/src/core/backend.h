@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/deepseek-ops.h"
 #include "core/tensor.h"
 
 namespace afd {
@@ -231,6 +232,41 @@ class Backend {
   // top-p sampling with the uniform drawn from hash(seed, position): reproducible).
   // logits: [S, V] f32 on device; outTokens: host [S].
   virtual void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) = 0;
+
+  // ---- DeepSeek-V2/V3 (MLA attention, grouped routing; core/deepseek-ops.h) ----------
+  // MLA shapes: L = kv_lora_rank (latent), R = qk_rope_head_dim, N = qk_nope_head_dim,
+  // V = v_head_dim. The latent cache holds per token one row [L + R]: the normed latent
+  // c, then the roped key kpe (shared by every head); no V.
+  //
+  // In place: RMSNorm of each token's latent kvA[t, :L] (weight kvNorm [L]) and RoPE of
+  // the rope parts kvA[t, L:] and q[t, h, N:] at positions (interleaved: pairs
+  // (x[2i], x[2i+1]), DeepSeek's layout; else rotate-half).
+  // q: [T, nH, N + R] f32; kvA: [T, L + R] f32; positions: [T] i32; rope.invFreq: [R / 2].
+  virtual void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
+                           const RopeParams& rope, bool interleaved) = 0;
+  // latentCache[slot / B, slot % B] = kvA[t] with slot = slotMapping[t]; slot < 0 skips.
+  // kvA: [T, L + R] f32; latentCache: [numBlocks, B, L + R] (f32, bf16 or f16).
+  virtual void writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) = 0;
+  // Causal MLA attention over the latent cache (batch as for pagedAttention). With
+  // kvB = kv_b_proj [nH * (N + V), L] stacking per head W_UK_h [N, L] then W_UV_h [V, L],
+  // head h sees key [W_UK_h c(p), kpe(p)] and value W_UV_h c(p) at cache position p:
+  //   out[t, h] = sum_p softmax_p(scale * q[t, h] . key_h(p)) value_h(p).
+  // A sequence with one query token (decode) runs absorbed: q_nope W_UK_h joins the
+  // latent space, attention reads the cache rows as they are, W_UV_h applies after; a
+  // sequence with more query tokens (prefill) may expand K and V from the latents.
+  // q: [T, nH, N + R] f32 (roped); out: [T, nH, V] f32.
+  virtual void mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch,
+                            float scale, Tensor& out) = 0;
+  // Grouped top-k router (DeepSeek): s = scoring(logits); choice = s + scoreBias (bias
+  // [E] or null); GroupLimitedGreedy / NoauxTc keep the p.topkGroups groups of highest
+  // max(s) / sum of the top-2 choice scores and choose only inside them; the p.k highest
+  // choices win (ties: lower expert id); weights are their s (renormalised to sum 1 when
+  // p.normTopk), times p.scale. logits: [T, E] f32; expertIds: [T, k] i32; expertWeights: [T, k] f32.
+  virtual void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
+                        Tensor& expertWeights) = 0;
+  // dense[t, e] = the weight of expert e in token t's choice, 0 for experts not chosen.
+  // expertIds, expertWeights: [T, K]; dense: [T, E] f32.
+  virtual void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) = 0;
 };
 
 // Creates a backend by name: "cpu" (threads: 0 = all cores) or "cuda" (device index).

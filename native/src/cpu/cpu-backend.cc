@@ -67,4 +67,24 @@ void CpuBackend::sample(const Tensor& logits, const SamplingBatch& params, int32
   cpu::sample(pool_, logits, params, outTokens);
 }
 
+
+void CpuBackend::mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
+                             const RopeParams& rope, bool interleaved) {
+  cpu::mlaNormRope(pool_, q, kvA, kvNorm, eps, positions, rope, interleaved);
+}
+void CpuBackend::writeLatentCache(const Tensor& kvA, const Tensor& slots, Tensor& cache) {
+  cpu::writeLatentCache(pool_, kvA, slots, cache);
+}
+void CpuBackend::mlaAttention(const Tensor& q, const Tensor& cache, const Tensor& kvB, const AttentionBatch& batch,
+                              float scale, Tensor& out) {
+  cpu::mlaAttention(pool_, q, cache, kvB, batch, scale, out);
+}
+void CpuBackend::moeGroupedRoute(const Tensor& logits, const Tensor* bias, const MoeRoutingParams& p, Tensor& ids,
+                                 Tensor& weights) {
+  cpu::moeGroupedRoute(pool_, logits, bias, p, ids, weights);
+}
+void CpuBackend::scatterRouting(const Tensor& ids, const Tensor& weights, Tensor& dense) {
+  cpu::scatterRouting(pool_, ids, weights, dense);
+}
+
 }  // namespace afd

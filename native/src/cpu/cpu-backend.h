@@ -45,6 +45,15 @@ class CpuBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;
+  // DeepSeek (cpu/mla.cc, cpu/moe-route.cc).
+  void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,
+                   bool interleaved) override;
+  void writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) override;
+  void mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch, float scale,
+                    Tensor& out) override;
+  void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
+                Tensor& expertWeights) override;
+  void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) override;
 
  private:
   ThreadPool pool_;

@@ -32,5 +32,14 @@ void moeExperts(ThreadPool& pool, const Tensor& x, const Tensor& expertIds, cons
 void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out);  // elementwise.cc
 void gatherRows(ThreadPool& pool, const Tensor& x, const Tensor& rows, Tensor& out);
 void sample(ThreadPool& pool, const Tensor& logits, const SamplingBatch& params, int32_t* outTokens);  // sampling.cc
+// DeepSeek (core/backend.h, "DeepSeek-V2/V3").
+void mlaNormRope(ThreadPool& pool, Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
+                 const RopeParams& rope, bool interleaved);  // mla.cc
+void writeLatentCache(ThreadPool& pool, const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache);
+void mlaAttention(ThreadPool& pool, const Tensor& q, const Tensor& latentCache, const Tensor& kvB,
+                  const AttentionBatch& batch, float scale, Tensor& out);
+void moeGroupedRoute(ThreadPool& pool, const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
+              Tensor& expertIds, Tensor& expertWeights);  // moe-route.cc
+void scatterRouting(ThreadPool& pool, const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense);
 
 }  // namespace afd::cpu

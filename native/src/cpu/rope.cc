@@ -7,28 +7,9 @@
 #include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
+#include "cpu/row-math.h"
 
 namespace afd::cpu {
-namespace {
-
-void normHead(float* x, const float* w, float eps, int64_t D) {
-  double ss = 0;
-  for (int64_t i = 0; i < D; ++i) ss += static_cast<double>(x[i]) * x[i];
-  const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(D) + eps));
-  for (int64_t i = 0; i < D; ++i) x[i] = w[i] * (x[i] * inv);
-}
-
-// x[i], x[i + D/2] rotated by angle_i: cos/sin: [D/2].
-void rotateHead(float* x, const float* cosv, const float* sinv, int64_t D) {
-  const int64_t half = D / 2;
-  for (int64_t i = 0; i < half; ++i) {
-    const float x1 = x[i], x2 = x[i + half];
-    x[i] = x1 * cosv[i] - x2 * sinv[i];
-    x[i + half] = x2 * cosv[i] + x1 * sinv[i];
-  }
-}
-
-}  // namespace
 
 // q: [T, nH, D]; k: [T, nKv, D]; positions: [T] i32; qNorm/kNorm: [D] or null.
 void qkNormRope(ThreadPool& pool, Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm,
@@ -42,22 +23,16 @@ void qkNormRope(ThreadPool& pool, Tensor& q, Tensor& k, const Tensor& positions,
   pool.parallelFor(T, 1, [&](int64_t b, int64_t e) {
     std::vector<float> cosv(D / 2), sinv(D / 2);
     for (int64_t t = b; t < e; ++t) {
-      // Angle in f32 like HF (inv_freq.float() @ position.float()), cos/sin of it.
-      const float pos = static_cast<float>(positions.ptr<int32_t>()[t]);
-      for (int64_t i = 0; i < D / 2; ++i) {
-        const float angle = pos * invFreq[i];
-        cosv[i] = static_cast<float>(std::cos(static_cast<double>(angle))) * rope.attentionScale;
-        sinv[i] = static_cast<float>(std::sin(static_cast<double>(angle))) * rope.attentionScale;
-      }
+      ropeCosSin(positions.ptr<int32_t>()[t], invFreq, D / 2, rope.attentionScale, cosv.data(), sinv.data());
       for (int64_t h = 0; h < nH; ++h) {
         float* x = q.ptr<float>() + (t * nH + h) * D;
-        if (qNorm) normHead(x, qw.data(), eps, D);
-        rotateHead(x, cosv.data(), sinv.data(), D);
+        if (qNorm) rmsNormRow(x, qw.data(), eps, D, x);
+        rotateHalf(x, cosv.data(), sinv.data(), D / 2);
       }
       for (int64_t h = 0; h < nKv; ++h) {
         float* x = k.ptr<float>() + (t * nKv + h) * D;
-        if (kNorm) normHead(x, kw.data(), eps, D);
-        rotateHead(x, cosv.data(), sinv.data(), D);
+        if (kNorm) rmsNormRow(x, kw.data(), eps, D, x);
+        rotateHalf(x, cosv.data(), sinv.data(), D / 2);
       }
     }
   });

@@ -73,6 +73,16 @@ class CudaBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;
+  // DeepSeek (MLA, grouped routing): not on CUDA yet; they throw naming the op
+  // (cuda/cuda-deepseek-ops.cc).
+  void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,
+                   bool interleaved) override;
+  void writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) override;
+  void mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch, float scale,
+                    Tensor& out) override;
+  void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
+                Tensor& expertWeights) override;
+  void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) override;
 
   cudaStream_t stream() const { return stream_; }
   int multiProcessors() const { return multiProcessors_; }

@@ -10,6 +10,8 @@ void FfnModel::ensureScratch(int64_t tokens) {
   logits_ = Buffer(&backend_, tokens * E * sizeof(float));
   expertIds_ = Buffer(&backend_, tokens * K * sizeof(int32_t));
   expertWeights_ = Buffer(&backend_, tokens * K * sizeof(float));
+  if (config_.routing.numSharedExperts > 0)
+    sharedOut_ = Buffer(&backend_, tokens * config_.hiddenSize * dtypeBytes(backend_.activationDtype()));
   scratchTokens_ = tokens;
 }
 
@@ -45,7 +47,8 @@ void FfnModel::forward(int layer, const Tensor& hidden, const Tensor* routerLogi
   a.expertIds = expertIds_.view(DType::I32, {T, K});
   a.expertWeights = expertWeights_.view(DType::F32, {T, K});
   a.experts = &f.experts;
-  backend_.moe(hidden, a, out);
+  if (router_) moeGrouped(f, hidden, a, out);  // DeepSeek: grouped routing + shared experts (ffn-deepseek.cc)
+  else backend_.moe(hidden, a, out);
 }
 
 void LocalFfnExecutor::beginStep(const FfnStepInfo& info) { pending_.assign(info.stageTokenCounts.size(), Pending{}); }

@@ -15,6 +15,7 @@ std::string layerName(int layer, const std::string& rest) { return "model.layers
 
 std::vector<FusedTensor> fusedTensors(const ModelConfig& c) {
   std::vector<FusedTensor> groups;
+  if (c.mla.enabled()) return groups;  // MLA has no q/k/v projections
   for (int L = 0; L < c.numLayers; ++L) {
     for (const char* kind : {"weight", "bias"}) {
       const std::string k = kind;
@@ -30,6 +31,7 @@ std::vector<FusedTensor> fusedTensors(const ModelConfig& c) {
 AttentionModel::AttentionModel(const ModelConfig& c, const ArchDef& arch, const WeightStore& store, Backend& backend,
                                bool gateOnAttention)
     : config_(c), backend_(backend) {
+  AFD_CHECK(arch.mla == c.mla.enabled(), arch.family << (arch.mla ? " needs" : " has no") << " MLA settings (config.mla)");
   const int64_t H = c.hiddenSize, D = c.headDim, qDim = c.numHeads * D, kvDim = c.numKvHeads * D;
   embed_ = store.get("model.embed_tokens.weight", {c.vocabSize, H});
   finalNorm_ = store.get("model.norm.weight", {H});
@@ -43,6 +45,11 @@ AttentionModel::AttentionModel(const ModelConfig& c, const ArchDef& arch, const 
     AttentionLayer& a = layers_[L];
     a.inputNorm = store.get(layerName(L, "input_layernorm.weight"), {H});
     a.postNorm = store.get(layerName(L, "post_attention_layernorm.weight"), {H});
+    if (gateOnAttention && c.moeLayers[L]) {
+      a.routerGate = store.get(layerName(L, arch.routerGate), {c.numExperts, H});
+      if (c.routing.scoreCorrectionBias) a.routerBias = store.get(layerName(L, arch.routerBias), {c.numExperts});
+    }
+    if (arch.mla) continue;  // MlaAttention maps the attention weights
     // Checked one by one for the error message, read through the fused group.
     store.get(layerName(L, "self_attn.q_proj.weight"), {qDim, H});
     store.get(layerName(L, "self_attn.k_proj.weight"), {kvDim, H});
@@ -60,8 +67,9 @@ AttentionModel::AttentionModel(const ModelConfig& c, const ArchDef& arch, const 
       a.qNorm = store.get(layerName(L, "self_attn.q_norm.weight"), {D});
       a.kNorm = store.get(layerName(L, "self_attn.k_norm.weight"), {D});
     }
-    if (gateOnAttention && c.moeLayers[L]) a.routerGate = store.get(layerName(L, arch.routerGate), {c.numExperts, H});
   }
+  if (arch.mla) mla_ = std::make_unique<MlaAttention>(c, store, backend);
+  if (gateOnAttention && c.routing.grouped) router_ = std::make_unique<GroupedRouter>(c, backend);
   const std::vector<float> inv = ropeInvFreq(c);
   invFreq_ = Buffer(&backend, inv.size() * sizeof(float));
   backend.copyToDevice(invFreq_.data(), inv.data(), inv.size() * sizeof(float));
@@ -90,6 +98,13 @@ FfnModel::FfnModel(const ModelConfig& c, const ArchDef& arch, const WeightStore&
     AFD_CHECK(arch.hasMoe, "layer " << L << " is MoE but " << arch.family << " is a dense architecture; check moeLayers");
     const int64_t I = c.moeIntermediateSize;
     if (!gateOnAttention) f.routerGate = store.get(layerName(L, arch.routerGate), {c.numExperts, H});
+    if (!gateOnAttention && c.routing.scoreCorrectionBias) f.routerBias = store.get(layerName(L, arch.routerBias), {c.numExperts});
+    if (c.routing.numSharedExperts > 0) {
+      const int64_t S = c.routing.sharedIntermediateSize;
+      f.shared.gate = store.get(layerName(L, arch.sharedExpertPrefix + arch.expertGate), {S, H});
+      f.shared.up = store.get(layerName(L, arch.sharedExpertPrefix + arch.expertUp), {S, H});
+      f.shared.down = store.get(layerName(L, arch.sharedExpertPrefix + arch.expertDown), {H, S});
+    }
     f.experts.resize(c.numExperts);
     for (int e = experts.start; e < experts.end; ++e) {  // the others stay empty (expert parallelism)
       const std::string p = arch.expertPrefix + std::to_string(e) + ".";
@@ -98,6 +113,7 @@ FfnModel::FfnModel(const ModelConfig& c, const ArchDef& arch, const WeightStore&
       f.experts[e].down = store.get(layerName(L, p + arch.expertDown), {H, I});
     }
   }
+  if (c.routing.grouped) router_ = std::make_unique<GroupedRouter>(c, backend);
 }
 
 }  // namespace afd

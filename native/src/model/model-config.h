@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "model/deepseek-config.h"
 #include "model/expert-placement.h"
 
 namespace afd {
@@ -27,7 +28,7 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-  std::string arch;            // qwen3_moe | qwen3 | llama | mixtral
+  std::string arch;            // qwen3_moe | qwen3 | llama | mixtral | deepseek_v2 | deepseek_v3
   std::string hfArchitecture;  // e.g. Qwen3MoeForCausalLM
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
@@ -50,6 +51,9 @@ struct ModelConfig {
   std::vector<bool> moeLayers;  // [numLayers]
   std::vector<int32_t> eosTokenIds;
   int32_t bosTokenId = -1;  // -1 = none
+  // DeepSeek-V2/V3 (model/deepseek-config.h); off for the other families.
+  MlaConfig mla;
+  MoeRoutingConfig routing;
 };
 
 // One tensor to map: a validated byte range inside one checkpoint file, or (file ==

@@ -150,6 +150,29 @@ class CaptureEmulationBackend final : public Backend {
     refuse("sampling (it copies to the host)");
     inner_->sample(logits, params, outTokens);
   }
+  // DeepSeek ops.
+  void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,
+                   bool interleaved) override {
+    run([=, q = q, kvA = kvA]() mutable { inner_->mlaNormRope(q, kvA, kvNorm, eps, positions, rope, interleaved); });
+  }
+  void writeLatentCache(const Tensor& kvA, const Tensor& slots, Tensor& cache) override {
+    run([=, cache = cache]() mutable { inner_->writeLatentCache(kvA, slots, cache); });
+  }
+  void mlaAttention(const Tensor& q, const Tensor& cache, const Tensor& kvB, const AttentionBatch& batch, float scale,
+                    Tensor& out) override {
+    run([=, out = out]() mutable { inner_->mlaAttention(q, cache, kvB, batch, scale, out); });
+  }
+  void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& ids,
+                       Tensor& weights) override {
+    std::optional<Tensor> bias;
+    if (scoreBias) bias = *scoreBias;
+    run([=, ids = ids, weights = weights]() mutable {
+      inner_->moeGroupedRoute(logits, bias ? &*bias : nullptr, p, ids, weights);
+    });
+  }
+  void scatterRouting(const Tensor& ids, const Tensor& weights, Tensor& dense) override {
+    run([=, dense = dense]() mutable { inner_->scatterRouting(ids, weights, dense); });
+  }
 
  private:
   void refuse(const char* what) const {

@@ -85,13 +85,14 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
   if (graphsOn_) validateGraphBuckets(options.graphs.batchBuckets);
   if (attention_) {
     const DType kvDtype = options.kvDtype.value_or(backend_->activationDtype());
-    const uint64_t perBlock = kvBytesPerBlock(c.numLayers, options.kvBlockSize, c.numKvHeads, c.headDim, kvDtype);
+    const KvLayout kvLayout = kvLayoutOf(c);  // MLA: the latent + rope key per token
+    const uint64_t perBlock = kvBytesPerBlock(c.numLayers, options.kvBlockSize, kvLayout, kvDtype);
     const int numBlocks = kvBlockCount(options, perBlock, backend_->freeMemoryBytes());
     // Graphs: one extra block that no sequence owns takes the pad rows' K/V.
     if (graphsOn_) padBlock_ = numBlocks;
     try {
       kv_ = std::make_unique<PagedKvCache>(*backend_, c.numLayers, numBlocks + (graphsOn_ ? 1 : 0), options.kvBlockSize,
-                                           c.numKvHeads, c.headDim, kvDtype);
+                                           kvLayout, kvDtype);
     } catch (const Error& e) {
       AFD_FAIL("the KV cache of " << numBlocks << " blocks (" << (static_cast<double>(perBlock) * numBlocks / (1 << 30))
                                   << " GiB) did not fit on " << backend_->name() << " after the weights: " << e.what()

@@ -58,26 +58,42 @@ void EpFfnGroup::toHost(const Tensor& dev, const Tensor& host) {
 
 void EpFfnGroup::route(int layer, const Tensor& xr, const Tensor* lr) {
   const ModelConfig& c = ffn_.config();
-  const FfnLayer& f = ffn_.layerWeights(layer);
   const int64_t R = xr.dim(0), E = c.numExperts, K = c.numExpertsPerTok;
   ids_.resize(static_cast<size_t>(R * K));
   weights_.resize(static_cast<size_t>(R * K));
   Tensor idsHost(ids_.data(), DType::I32, {R, K}), wHost(weights_.data(), DType::F32, {R, K});
+  const bool host = backend_.sharesHostMemory();
   std::lock_guard<std::mutex> lock(engineMutex_);
-  Tensor logits;
-  if (lr != nullptr) {
-    logits = onDevice(*lr, lDev_);
-  } else {
-    AFD_CHECK(!f.routerGate.empty(), "expert parallelism: layer " << layer << " needs router logits (the gate runs on attention) but none came");
-    Tensor lHost = hostTensor(lr_, DType::F32, R, E);
-    logits = backend_.sharesHostMemory() ? lHost : (lDev_.growTo(&backend_, lHost.bytes()), lDev_.view(DType::F32, {R, E}));
-    backend_.matmul(onDevice(xr, xDev_), f.routerGate, nullptr, logits);
+  Tensor given = lr ? onDevice(*lr, lDev_) : Tensor{};
+  // Router output scratch, when the router runs here (lr_ then holds no received logits).
+  Tensor scratch;
+  if (!lr) {
+    scratch = hostTensor(lr_, DType::F32, R, E);
+    if (!host) scratch = (lDev_.growTo(&backend_, scratch.bytes()), lDev_.view(DType::F32, {R, E}));
   }
-  Tensor ids = backend_.sharesHostMemory() ? idsHost : (idsDev_.growTo(&backend_, idsHost.bytes()), idsDev_.view(DType::I32, {R, K}));
-  Tensor w = backend_.sharesHostMemory() ? wHost : (wDev_.growTo(&backend_, wHost.bytes()), wDev_.view(DType::F32, {R, K}));
-  backend_.routerTopK(logits, static_cast<int>(K), c.normTopkProb, ids, w);
+  Tensor ids = host ? idsHost : (idsDev_.growTo(&backend_, idsHost.bytes()), idsDev_.view(DType::I32, {R, K}));
+  Tensor w = host ? wHost : (wDev_.growTo(&backend_, wHost.bytes()), wDev_.view(DType::F32, {R, K}));
+  // The layer's own routing (plain top-k or DeepSeek's grouped one), as the colocated FFN half runs it.
+  ffn_.route(layer, lr ? xr : onDevice(xr, xDev_), lr ? &given : nullptr, scratch, ids, w);
   toHost(ids, idsHost);
   toHost(w, wHost);
+}
+
+void EpFfnGroup::addSharedExperts(int layer, const Tensor& xr, Tensor& combined) {
+  if (!ffn_.hasSharedExperts(layer) || xr.dim(0) == 0) return;
+  Tensor sharedHost = hostTensor(shared_, combined.dtype, combined.dim(0), combined.dim(1));
+  std::lock_guard<std::mutex> lock(engineMutex_);
+  Tensor c = onDevice(combined, combinedDev_);
+  Tensor sh = sharedHost;
+  if (!backend_.sharesHostMemory()) {
+    sharedDev_.growTo(&backend_, sh.bytes());
+    sh.data = sharedDev_.data();
+    sh.device = backend_.device();
+  }
+  // out = routed + shared, as the colocated DeepSeek MoE adds them.
+  ffn_.sharedExperts(layer, onDevice(xr, xDev_), sh);
+  backend_.add(c, sh, c);
+  toHost(c, combined);
 }
 
 void EpFfnGroup::runExperts(int layer, const Tensor& x, const int32_t* ids, Tensor& y) {
@@ -197,8 +213,9 @@ void EpFfnGroup::moeLayer(int layer, int stage, const Tensor& hidden, const Tens
   stats_.combineSentBytes[layer].fetch_add(ySent, std::memory_order_relaxed);
   stats_.combineReceivedBytes[layer].fetch_add(yReceived, std::memory_order_relaxed);
 
-  // 6. Combine: out[r] = sum over its experts, in expert-id order, of weight * output.
-  if (out.bytes() > 0) std::memset(out.data, 0, out.bytes());
+  // 6. Combine: row q = sum over its experts, in expert-id order, of weight * output;
+  // then the shared experts (replicated on every rank), then into the output rows.
+  Tensor combined = hostTensor(combined_, out.dtype, R, H);
   acc_.resize(static_cast<size_t>(H) * (act == DType::F32 ? 1 : 2));
   float* sum = acc_.data();
   float* row = act == DType::F32 ? nullptr : acc_.data() + H;
@@ -217,12 +234,17 @@ void EpFfnGroup::moeLayer(int layer, int stage, const Tensor& hidden, const Tens
       }
       cpu::axpy(weights_[pair], yf, sum, H);
     }
-    char* dst = static_cast<char*>(out.data) + realRows_[q] * outRowBytes;
+    uint8_t* dst = combined_.data() + q * outRowBytes;
     if (out.dtype == DType::F32) {
       std::memcpy(dst, sum, H * 4);
     } else {
       cpu::storeElems(sum, out.dtype, dst, 0, H);
     }
+  }
+  addSharedExperts(layer, xr, combined);
+  if (out.bytes() > 0) std::memset(out.data, 0, out.bytes());
+  for (int64_t q = 0; q < R; ++q) {
+    std::memcpy(static_cast<char*>(out.data) + realRows_[q] * outRowBytes, combined_.data() + q * outRowBytes, outRowBytes);
   }
 }
 

@@ -1,9 +1,11 @@
 // One FFN rank's part of static expert parallelism: for each MoE layer and stage of a
-// group step it routes its block's rows (router here, or logits from attention),
+// group step it routes its block's rows (router here, or logits from attention; the
+// layer's own routing, DeepSeek's grouped top-k included),
 // dispatches every token-expert pair to the FFN rank that owns the expert (all-to-all
 // over the group's mesh), runs its own experts on every pair it received, returns the
 // outputs to their source ranks and combines them with the routing weights (in
-// expert-id order, as the colocated MoE sums). Every rank joins every exchange, with
+// expert-id order, as the colocated MoE sums), adding the shared experts (DeepSeek;
+// replicated on every rank) on the source. Every rank joins every exchange, with
 // empty frames when its block sent only placeholder rows.
 //
 // Tensors are host memory in the activation dtype of the wire (element size from the
@@ -41,6 +43,8 @@ class EpFfnGroup {
   // Router + top-k over the gathered real rows xr [R, H] (logits lr [R, E] or null):
   // ids_ and weights_ [R, K] on the host.
   void route(int layer, const Tensor& xr, const Tensor* lr);
+  // combined [R, H] (host) += the layer's shared experts on xr (DeepSeek); no-op without any.
+  void addSharedExperts(int layer, const Tensor& xr, Tensor& combined);
   // The experts of this rank on every received pair: x [N, H], ids [N] -> y [N, H] (host).
   void runExperts(int layer, const Tensor& x, const int32_t* ids, Tensor& y);
   // A host tensor as the backend sees it (staged into `buf` when it does not share host memory).
@@ -54,13 +58,13 @@ class EpFfnGroup {
   EpStats stats_;
   int64_t maxDispatchBytes_ = 0;
   // Reused host buffers.
-  std::vector<uint8_t> xr_, lr_, xAll_, yAll_;
+  std::vector<uint8_t> xr_, lr_, xAll_, yAll_, combined_, shared_;
   std::vector<int32_t> ids_, idsAll_;
   std::vector<float> weights_, ones_, acc_;
   std::vector<int64_t> realRows_;
   std::vector<std::vector<uint8_t>> send_, recv_, ySend_, yRecv_;
   // Device staging (backends that do not share host memory).
-  Buffer xDev_, lDev_, idsDev_, wDev_, xAllDev_, idsAllDev_, onesDev_, yAllDev_;
+  Buffer xDev_, lDev_, idsDev_, wDev_, xAllDev_, idsAllDev_, onesDev_, yAllDev_, combinedDev_, sharedDev_;
 };
 
 }  // namespace afd

@@ -128,6 +128,11 @@ export const rankStatsSchema = z
     ffnLoop: ffnLoopStatsSchema.nullable(),
     /** KV cache occupancy; null on FFN ranks (they hold no KV cache). */
     kv: kvStatsSchema.nullable(),
+    /**
+     * [numLayers] true where the layer's FFN half is MoE, false where it is a dense MLP
+     * (e.g. DeepSeek's first_k_dense_replace layers); absent when the rank does not say.
+     */
+    moeLayers: z.array(z.boolean()).optional(),
     /** Weight bytes this rank holds (mapped on the CPU, uploaded on a device); absent when unknown. */
     weightBytes: nonneg.optional(),
     /** Routed experts this rank holds and the expert-parallel exchange; absent on attention ranks and for dense models. */
@@ -139,6 +144,9 @@ export const rankStatsSchema = z
       if (rows.length !== s.numLayers || rows.some((r) => r.length !== s.numStages)) {
         ctx.addIssue({ code: 'custom', path: [key], message: `must be [numLayers=${s.numLayers}][numStages=${s.numStages}]` });
       }
+    }
+    if (s.moeLayers && s.moeLayers.length !== s.numLayers) {
+      ctx.addIssue({ code: 'custom', path: ['moeLayers'], message: `must have numLayers=${s.numLayers} entries` });
     }
   });
 export type RankStats = z.infer<typeof rankStatsSchema>;
