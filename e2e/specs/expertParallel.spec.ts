@@ -7,7 +7,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { StartedAgent } from '../support/processes.js';
 import { openConsoleSession, type ConsoleSession } from '../support/session.js';
-import { addAgent, openScreen, screenshot } from '../support/flow.js';
+import { addAgent, openScreen, screenshot, stopFromLaunchScreen } from '../support/flow.js';
 import { startLoad } from '../support/load.js';
 
 test.describe.configure({ mode: 'serial' });
@@ -55,7 +55,5 @@ test('2A2F with expert parallelism: the plan, the running split and the expert-l
     await load.stop();
   }
   expect(load.completed).toBeGreaterThan(0);
-  await openScreen(page, 'launch');
-  await page.getByTestId('stop-button').click();
-  await expect(page.getByTestId('launch-state')).toHaveText('stopped', { timeout: 60_000 });
+  await stopFromLaunchScreen(page);
 });
