@@ -10,30 +10,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { AFD_HOME, AGENT_SCRIPT } from '../support/paths.js';
-import { startAgent, startConsole, type StartedAgent, type StartedConsole } from '../support/processes.js';
+import type { StartedAgent } from '../support/processes.js';
+import { openConsoleSession, type ConsoleSession } from '../support/session.js';
 import { addAgent, chat, complete, E2E_TOPOLOGY, launchTopology, openScreen, screenshot } from '../support/flow.js';
 import { startLoad } from '../support/load.js';
 
 test.describe.configure({ mode: 'serial' });
 
+let session: ConsoleSession | undefined;
 let agent: StartedAgent;
-let host: StartedConsole;
 let page: Page;
 /** What the dashboard showed for the serving stats under load. */
 let serving: { tps: string; requests: string } | null = null;
 
 test.beforeAll(async ({ browser }) => {
-  agent = await startAgent();
-  host = await startConsole();
-  page = await browser.newPage();
-  page.on('pageerror', (e) => console.error(`[page error] ${e.message}`));
-  await page.goto(host.url);
+  session = await openConsoleSession(browser);
+  ({ agent, page } = session);
 });
 
 test.afterAll(async () => {
-  await page?.close();
-  await host?.stop();
-  await agent?.stop();
+  await session?.close();
 });
 
 test('a wrong token is refused with a clear message', async () => {
@@ -236,7 +232,7 @@ test('stop the topology', async () => {
 test('a page with a wrong token says it is not connected, not that nothing runs', async ({ browser }) => {
   const other = await browser.newPage();
   try {
-    await other.goto(host.url.replace(/#token=.*/, '#token=wrong-token-0123456789'));
+    await other.goto(session!.host.url.replace(/#token=.*/, '#token=wrong-token-0123456789'));
     await expect(other.getByTestId('link-banner')).toContainText('wrong or missing token');
     await expect(other.getByTestId('not-connected')).toContainText('not connected to the console host');
     await expect(other.getByTestId('launch-badge')).toHaveText('not connected');

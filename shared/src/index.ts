@@ -16,6 +16,7 @@ export * from './protocol/launch.js';
 export * from './protocol/launchOptions.js';
 export * from './protocol/agent.js';
 export * from './topology/plan.js';
+export * from './topology/expertPlacement.js';
 export * from './protocol/bridge.js';
 export * from './protocol/controlPayload.js';
 export * from './topology/aggregate.js';

@@ -24,6 +24,8 @@ export interface CliLaunchInput {
   threads?: number;
   dbo: boolean;
   gateOnAttention: boolean;
+  /** Static expert parallelism inside the FFN group (AFD option enableExpertParallel). */
+  enableExpertParallel?: boolean;
   connector?: AfdConnector;
   afdPort?: number;
   /** What to do when a rank dies (default on-failure: restart it with back-off). */
@@ -103,6 +105,7 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
             connector: input.connector ?? (input.backend === 'cuda' ? 'nccl' : 'tcp'),
             dbo: { enabled: input.dbo },
             computeGateOnAttention: input.gateOnAttention,
+            ...(input.enableExpertParallel ? { enableExpertParallel: true } : {}),
             ...(input.afdPort ? { port: input.afdPort } : {}),
           },
         };

@@ -28,6 +28,8 @@ export interface HeadlessOptions {
   threads?: number;
   dbo: boolean;
   gateOnAttention: boolean;
+  /** Static expert parallelism inside the FFN group. */
+  enableExpertParallel?: boolean;
   connector?: AfdConnector;
   afdPort?: number;
   /** What to do when a rank dies (default on-failure). */
@@ -149,6 +151,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     ...(opts.threads ? { threads: opts.threads } : {}),
     dbo: opts.dbo,
     gateOnAttention: opts.gateOnAttention,
+    ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
     ...(opts.connector ? { connector: opts.connector } : {}),
     ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
     ...(opts.restart ? { restart: opts.restart } : {}),

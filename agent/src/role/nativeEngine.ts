@@ -7,7 +7,7 @@
  */
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineOptions } from '@afd/native';
 import { roleLoadSpec } from '@afd/native/checkpoint';
-import { toRankStats } from '@afd/native/engine';
+import { expertStatsOf, toRankStats } from '@afd/native/engine';
 import { countOf, isDeviceConnector, resolveTopology, type AfdConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
@@ -57,6 +57,7 @@ export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezv
     basePort: afd.port,
     stepDeadlineMs: afd.stepDeadlineMs,
     ...(rendezvousId ? { rendezvousId } : {}),
+    ...(afd.enableExpertParallel ? { expertParallel: true } : {}),
   };
 }
 
@@ -144,7 +145,10 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   const engine: EngineLike = {
     info: { vocabSize: info.vocabSize, eosTokenIds: spec.config.eosTokenIds, maxModelLen, numKvBlocks: info.numKvBlocks, kvBlockSize: info.kvBlockSize },
     step: (plan) => native.step(plan),
-    stats: () => toRankStats(native.stats(), req.role, req.afd.rank, spec.config.moeLayers),
+    stats: () => {
+      const experts = req.role === 'colocated' ? expertStatsOf(spec, null) : undefined;
+      return toRankStats(native.stats(), req.role, req.afd.rank, { moeLayers: spec.config.moeLayers, weightBytes: info.residentWeightBytes, ...(experts ? { experts } : {}) });
+    },
     async close() {
       if (watch) clearInterval(watch);
       // The attention rank tells its FFN rank to stop (shutdown flag), then frees the model.

@@ -57,6 +57,10 @@ const char* frameKindName(FrameKind kind) {
     case FrameKind::kGoodbye: return "goodbye";
     case FrameKind::kBootstrap: return "bootstrap";
     case FrameKind::kBootstrapReply: return "bootstrap-reply";
+    case FrameKind::kEpHello: return "ep-hello";
+    case FrameKind::kEpStep: return "ep-step";
+    case FrameKind::kEpDispatch: return "ep-dispatch";
+    case FrameKind::kEpCombine: return "ep-combine";
   }
   return "unknown";
 }
@@ -118,7 +122,7 @@ std::string decodeFrameHeader(const uint8_t* in, FrameHeader* h) {
   h->payloadChecksum = get64(in + 32);
   if (h->byteLength > kMaxFramePayloadBytes) return "payload length " + std::to_string(h->byteLength) + " is too large";
   uint16_t k = static_cast<uint16_t>(h->kind);
-  if (k < 1 || k > static_cast<uint16_t>(FrameKind::kBootstrapReply)) return "unknown frame kind " + std::to_string(k);
+  if (k < 1 || k > static_cast<uint16_t>(kLastFrameKind)) return "unknown frame kind " + std::to_string(k);
   return {};
 }
 

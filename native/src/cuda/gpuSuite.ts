@@ -2,8 +2,8 @@
  * The GPU test suite (`npm run test:gpu`): the CUDA op conformance suite against the CPU
  * backend, the engine on the CUDA backend (bf16 activations) against the CPU backend on
  * tiny models of every architecture (greedy tokens equal, logits close), CUDA graphs,
- * KV sizing, colocated / 1A1F / DBO bit-equality, dummy weights, and the golden fixtures
- * under the bf16 rule (goldenCheck.ts).
+ * KV sizing, colocated / 1A1F / DBO bit-equality, dummy weights, expert parallelism with
+ * two FFN ranks on one GPU, and the golden fixtures under the bf16 rule (goldenCheck.ts).
  * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
  */
 import { rm } from 'node:fs/promises';
@@ -17,6 +17,7 @@ import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 import { engineGraphChecks } from './engineGraphCheck.js';
 import { engineExpertGemmChecks } from './engineExpertGemmCheck.js';
 import { goldenChecks } from './goldenCheck.js';
+import { expertParallelChecks } from './expertParallelCheck.js';
 import { kvSizingChecks } from './kvSizingCheck.js';
 
 
@@ -97,6 +98,7 @@ export async function runGpuSuite(opts: { fixturesDir: string; seed?: number; ad
     ...(await dummyWeightsChecks()),
     ...(await goldenChecks(opts.fixturesDir, notes)),
     ...(await engineExpertGemmChecks()),
+    ...(await expertParallelChecks()),
   ];
   return { skipped: null, device, checks, notes };
 }

@@ -6,6 +6,7 @@ import { Heatmap } from './Heatmap.js';
 import { LiveLineChart, PALETTE, type SeriesDef } from './LiveLineChart.js';
 import { chartColumns, stepKey } from '../stores/chartColumns.js';
 import { FfnLoopTable } from './FfnLoopTable.js';
+import { ExpertHeatmap } from './ExpertHeatmap.js';
 
 export interface DashboardViewProps {
   model: DashboardModel;
@@ -132,6 +133,7 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
           </div>
         )}
       </div>
+      <ExpertHeatmap model={model} version={version} heatmapWindow={heatmapWindow} />
       <div className="panel" data-testid="panel-ffn">
         <h3>FFN loop per FFN rank</h3>
         <FfnLoopTable rows={d.ffn} />

@@ -101,6 +101,10 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
               <input type="checkbox" checked={o.computeGateOnAttention} onChange={(e) => set({ computeGateOnAttention: e.target.checked })} />
               <span style={{ color: 'var(--text)' }}>Router (gate) on attention</span>
             </label>
+            <label className="inline" title="Each FFN rank holds 1/F of the MoE experts; the FFN ranks exchange tokens every MoE layer">
+              <input type="checkbox" checked={o.expertParallel} onChange={(e) => set({ expertParallel: e.target.checked })} data-testid="expert-parallel" />
+              <span style={{ color: 'var(--text)' }}>Expert parallelism (split experts over the FFN ranks)</span>
+            </label>
           </div>
           <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>
             <label className="inline">

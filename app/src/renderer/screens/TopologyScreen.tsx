@@ -7,6 +7,7 @@ import { countOf, planTopology, type AgentInfo } from '@afd/shared';
 import { launchName } from '../lib/launchText.js';
 import { useAgents, useInspect, useLaunch, useTopology } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
+import { ExpertPlacement } from '../components/ExpertPlacement.js';
 import { draftTopologyText, evaluateDraft, PRESETS, rankKey, type Assignment, type TopologyChoice } from '../stores/topologyDraft.js';
 import { TopologyOptions } from './TopologyOptions.js';
 import type { ScreenProps } from './types.js';
@@ -167,6 +168,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
                   F{b.ffnRank} ← {b.attentionRanks.map((a) => `A${a}`).join(', ')} (control hub F{b.ffnRank})
                 </div>
               ))}
+              <ExpertPlacement numFfn={plan.ffn.ranks} expertParallel={t.options.expertParallel} modelDir={t.options.modelDir} agents={agents} />
             </div>
           ) : (
             <p className="muted">{t.choice === 'colocated' ? 'Colocated replicas run the whole model each; no attention/FFN split.' : 'No plan: the topology is invalid.'}</p>

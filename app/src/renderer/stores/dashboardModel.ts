@@ -255,6 +255,13 @@ export class DashboardModel {
     return grids;
   }
 
+  /** The windowed-delta baseline of a rank's latest snapshot (see transferGrids); undefined when none. */
+  windowBaseline(label: string): MetricsSnapshot | undefined {
+    const h = this.ranks.get(label);
+    const now = h?.recent.last();
+    return h && now ? this.baseline(h, now.timestampMs) : undefined;
+  }
+
   /** The oldest kept snapshot not older than the window, for windowed deltas. */
   private baseline(h: RankHistory, nowMs: number): MetricsSnapshot | undefined {
     for (let i = 0; i < h.recent.size; i++) {

@@ -76,14 +76,14 @@ describe('topology draft', () => {
 
   it('builds a valid AFD launch spec with the options', () => {
     const agents = [agent('g', 4)];
-    const d = draft({ options: { ...defaultOptions, dboEnabled: true, graphBuckets: '1, 8', modelDir: '/models/q' } });
+    const d = draft({ options: { ...defaultOptions, dboEnabled: true, graphBuckets: '1, 8', modelDir: '/models/q', expertParallel: true } });
     d.assignments = autoAssign(d, agents);
     // Until the agent has answered about the model directory, the launch waits.
     expect(evaluateDraft(d, agents)).toMatchObject({ problems: [], pending: ['checking /models/q on agent g…'], spec: null });
     const ev = evaluateDraft(d, agents, { [inspectKey('g', '/models/q')]: inspected() });
     expect(ev.problems).toEqual([]);
     expect(ev.pending).toEqual([]);
-    expect(ev.spec).toMatchObject({ mode: 'afd', topology: '2A2F', modelDir: '/models/q', afd: { dbo: { enabled: true }, cudaGraph: { batchBuckets: [1, 8] } } });
+    expect(ev.spec).toMatchObject({ mode: 'afd', topology: '2A2F', modelDir: '/models/q', afd: { dbo: { enabled: true }, cudaGraph: { batchBuckets: [1, 8] }, enableExpertParallel: true } });
     expect(ev.ranks.map((r) => `${r.role}${r.rank}`)).toEqual(['ffn0', 'ffn1', 'attention0', 'attention1']);
   });
 

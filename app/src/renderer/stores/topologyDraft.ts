@@ -47,6 +47,8 @@ export interface DraftOptions {
   /** Comma-separated bucket sizes. */
   graphBuckets: string;
   stepDeadlineMs: number;
+  /** Static expert parallelism inside the FFN group (AFD option enableExpertParallel). */
+  expertParallel: boolean;
 }
 
 export interface Draft {
@@ -74,6 +76,7 @@ export const defaultOptions: DraftOptions = {
   graphPolicy: 'decode-only',
   graphBuckets: '1, 2, 4, 8, 16, 32, 64, 128',
   stepDeadlineMs: 5000,
+  expertParallel: false,
 };
 
 export interface DraftRank {
@@ -228,6 +231,7 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[], inspection
         computeGateOnAttention: o.computeGateOnAttention,
         cudaGraph: { policy: o.graphPolicy, ...(buckets.ok ? { batchBuckets: buckets.value } : {}) },
         stepDeadlineMs: o.stepDeadlineMs,
+        enableExpertParallel: o.expertParallel,
       },
     };
   }

@@ -39,6 +39,7 @@ const optionSchemas: { [K in keyof DraftOptions]: z.ZodType<DraftOptions[K]> } =
   stepDeadlineMs: z.int().min(1),
   loadFormat: loadFormatSchema,
   seed: dummySeedSchema,
+  expertParallel: z.boolean(),
 };
 
 /** A stored draft read back over `current`, field by field. */
