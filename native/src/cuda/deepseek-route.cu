@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
 #include "cuda/dtype-load.cuh"
 #include "cuda/launch.cuh"
@@ -16,12 +17,6 @@ constexpr int kNoId = 0x7fffffff;
 __device__ __forceinline__ double warpSumDouble(double v) {
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-__device__ __forceinline__ float warpMaxFloat(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 
@@ -72,7 +67,7 @@ __global__ void __launch_bounds__(32) groupedRouteKernel(GroupedRouteArgs a) {
   if (a.scoring == kRouteScoringSoftmax) {
     float mx = -INFINITY;
     for (int e = lane; e < E; e += 32) mx = fmaxf(mx, logits[e]);
-    mx = warpMaxFloat(mx);
+    mx = warpMax(mx);
     double sum = 0.0;
     for (int e = lane; e < E; e += 32) {
       const double v = exp(static_cast<double>(logits[e]) - static_cast<double>(mx));
