@@ -54,6 +54,7 @@ std::vector<ConformanceCase> runConformance(int deviceIndex, uint64_t seed) {
   attentionOps(s);
   matmulOps(s);
   activationOps(s);
+  deepseekOps(s);
   return s.results_;
 }
 

@@ -539,9 +539,9 @@ void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
 }
 
 void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
-  AFD_CHECK(a.numel() == b.numel() && a.numel() == out.numel(),
-            "add: shapes " << a.shapeString() << " + " << b.shapeString() << " -> " << out.shapeString() << " differ");
-  addF32(a.ptr<float>(), b.ptr<float>(), out.ptr<float>(), a.numel(), stream_);
+  cpu::checkAdd(a, b, out);
+  if (a.dtype == DType::BF16) addBf16(a.data, b.data, out.data, a.numel(), stream_);  // DeepSeek's shared experts
+  else addF32(a.ptr<float>(), b.ptr<float>(), out.ptr<float>(), a.numel(), stream_);
 }
 
 void CudaBackend::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) {

@@ -73,8 +73,9 @@ class CudaBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;
-  // DeepSeek (MLA, grouped routing): not on CUDA yet; they throw naming the op
-  // (cuda/cuda-deepseek-ops.cc).
+  // DeepSeek (cuda/cuda-deepseek-ops.cc): MLA prologue and latent cache write
+  // (mla-prologue.cuh), absorbed MLA attention (mla-attention.cuh), grouped router and
+  // routing scatter (deepseek-route.cuh).
   void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,
                    bool interleaved) override;
   void writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) override;
