@@ -336,7 +336,7 @@ export interface NativeAddon {
   /** Flushes stdio and ends the process with _exit(code), skipping atexit handlers; never returns. */
   exitNow(code: number): never;
   /** CUDA op conformance against the CPU backend; throws in builds without CUDA or with no device. */
-  cudaConformance(options?: { device?: number; seed?: number }): CudaConformanceCase[];
+  cudaConformance(options?: { device?: number; seed?: number; family?: string }): CudaConformanceCase[];
 }
 
 /** Names of every export, checked against the loaded addon by a test. */

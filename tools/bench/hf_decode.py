@@ -30,12 +30,22 @@ def log(msg):
     print(f"[hf-peer] {msg}", file=sys.stderr, flush=True)
 
 
+# Config fields transformers 5 declares as floats: a JSON writer that prints 0.0 as 0
+# (JavaScript) would fail its strict dataclass validation.
+FLOAT_FIELDS = ("attention_dropout", "hidden_dropout", "rms_norm_eps", "initializer_range", "rope_theta",
+                "routed_scaling_factor", "aux_loss_alpha", "router_aux_loss_coef", "layer_norm_epsilon")
+
+
+def as_floats(cfg):
+    return {k: (float(v) if k in FLOAT_FIELDS and isinstance(v, int) and not isinstance(v, bool) else v) for k, v in cfg.items()}
+
+
 def build_model(config_dict, experts_impl):
     import torch
     import transformers
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    cfg = dict(config_dict)
+    cfg = as_floats(dict(config_dict))
     model_type = cfg.pop("model_type")
     try:
         config = AutoConfig.for_model(model_type, **{k: v for k, v in cfg.items() if k not in ("architectures", "torch_dtype")})

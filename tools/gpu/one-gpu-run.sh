@@ -45,9 +45,17 @@ wait_health() {
 }
 
 if [[ $PHASES == *tests* ]]; then
-  AFD_GOLDEN_DIR=$PWD/tools/golden/fixtures AFD_GPU_REPORT="$OUT/gpu-tests.json" timeout ${AFD_TEST_TIMEOUT:-420} \
-    "$NODE" "$RELEASE/gpu-tests.cjs" > "$OUT/gpu-tests.log" 2>&1
-  say "tests: exit $?"; grep -E "^FAIL|gpu tests" "$OUT/gpu-tests.log" | head -40 | tee -a "$SUMMARY"
+  # One process per group (AFD_GPU_GROUPS), so a crash in one group cannot hide the others.
+  GROUPS_ALL=${AFD_GPU_GROUP_LIST:-conformance:norm,conformance:attention,conformance:matmul,conformance:activations,conformance:deepseek,engine,graphs,kv,afd,dummy,golden,expert-gemm,expert-parallel}
+  : > "$OUT/gpu-tests.log"
+  for G in $(echo "$GROUPS_ALL" | tr ',' ' '); do
+    N=${G//:/-}
+    AFD_GPU_GROUPS=$G AFD_GOLDEN_DIR=$PWD/tools/golden/fixtures AFD_GPU_REPORT="$OUT/gpu-$N.json" timeout ${AFD_GROUP_TIMEOUT:-150} \
+      "$NODE" "$RELEASE/gpu-tests.cjs" >> "$OUT/gpu-tests.log" 2>&1
+    echo "gpu group $G: exit $?" >> "$OUT/gpu-tests.log"
+  done
+  say "tests: $(grep -c '^PASS' "$OUT/gpu-tests.log") passed, $(grep -c '^FAIL' "$OUT/gpu-tests.log") failed"
+  grep -E "^FAIL|exit [1-9]|terminate|Abort" "$OUT/gpu-tests.log" | head -40 | tee -a "$SUMMARY"
 fi
 if [[ $PHASES == *decode* ]]; then
   timeout ${AFD_DECODE_TIMEOUT:-360} $BENCH decode ${AFD_DECODE_ARGS:-} --json-out "$OUT/decode.json" > /dev/null 2> "$OUT/decode.log"
