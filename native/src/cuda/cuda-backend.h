@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/backend.h"
 #include "cuda/device-buffer.h"
@@ -123,7 +124,11 @@ class CudaBackend final : public Backend {
   DeviceBuffer scratch_;
   DeviceBuffer splitCounters_;
   DeviceBuffer routerCounter_;  // done counter of moeRouterRoute (zero between launches)
-  std::unordered_map<const void*, DeviceBuffer> expertTables_;
+  struct ExpertTable {
+    DeviceBuffer device;             // [gate | up | down] x E device pointers
+    std::vector<const void*> host;   // the same pointers, to validate a cache hit
+  };
+  std::unordered_map<const void*, ExpertTable> expertTables_;
   // Allocation epoch: bumped by allocate/release, scratch growth and new expert tables;
   // a moved split-counter buffer (grown inside pagedAttention) bumps it when observed.
   uint64_t epoch_ = 0;
