@@ -118,7 +118,7 @@ def clean_quote(block_text):
     t = _SOURCE.sub("", block_text)
     t = " ".join(t.split())
     t = re.split(r"\s--\s?[A-Z(]", t)[0].strip()
-    t = re.sub(r"\{([^{}]*)\}", r"\1", t).strip(' "')
+    t = re.sub(r"\{([^{}]*)\}", r"\1", t).strip()
     if _ODD.search(t) or len(t.split()) < 6 or t.count('"') % 2:
         return None
     return t

@@ -66,7 +66,7 @@ def parse_data_line(line, pos):
     i += 1
     hypernyms, antonyms = [], {}
     for _ in range(p_cnt):
-        sym, target, tpos, st = f[i], f[i + 1], f[i + 2], f[i + 3]
+        sym, target, st = f[i], f[i + 1], f[i + 3]
         i += 4
         if sym in ("@", "@i"):
             hypernyms.append(target)
