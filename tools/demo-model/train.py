@@ -36,6 +36,7 @@ DIMS = {
     "max_positions": 2048, "aux_loss_coef": 0.01,
 }
 VOCAB_SIZE = 8192
+REFERENCE_MAX_NEW = 48  # new tokens per reference answer (the evaluation generates as many)
 FULL = {"train_seconds": 300, "total_seconds": 450, "tokenizer_chars": 30_000_000, "train_docs": None, "test_docs": None, "questions": None, "golden_cases": 3}
 SMOKE = {"train_seconds": 15, "total_seconds": 150, "tokenizer_chars": 2_000_000, "train_docs": 20_000, "test_docs": 300, "questions": 5, "golden_cases": 1}
 
@@ -175,6 +176,9 @@ def main(argv=None):
     phase("train", t)
 
     t = time.monotonic()
+    # The reference numbers are true fp32 (no TF32), as our engine computes.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     files, layout, loaded = hf_model.export_verified(model, cfg, model_dir, int(a.max_shard_mb * 1_000_000), device)
     sizes = {f: os.path.getsize(os.path.join(model_dir, f)) for f in sorted(os.listdir(model_dir))}
     m.set("export", {"files": sizes, "expert_layout": layout, "reload": "transformers from_pretrained, parameters equal the trained ones rounded to bf16"})
@@ -300,7 +304,8 @@ def reference_outputs(m, a, loaded, logits_fn, tokenizer, questions, device, ver
         m.set("golden_error", traceback.format_exc())
         log(f"golden fixture failed: {err}")
     try:
-        answers = reference.answer_questions(logits_fn, enc, dec, questions, device, 48, im_end)
+        answers = reference.answer_questions(logits_fn, enc, dec, questions, device, REFERENCE_MAX_NEW, im_end)
+        m.data["reference_max_new_tokens"] = REFERENCE_MAX_NEW
         m.set("reference_answers", answers)
         for x in answers[:5]:
             log(f"  Q: {x['question']}  A: {x['answer']}")
