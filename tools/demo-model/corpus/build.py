@@ -88,8 +88,8 @@ def wordnet_records(rng, synsets, lemmas, lexicon):
         if ex and rng.random() < 0.3:
             s, e = ex[0]
             out.append(chat(f"{key}:ex", "wordnet", [ph.example_turn(rng, w, e)], w.lower(), [f"{lem.pos}{s.offset}"]))
-        m = re.match(r"^(?:the )?capital(?: and largest city)? of ([A-Z][A-Za-z .'-]+?)(?:;|$)", s0.definition)
-        if m and lem.pos == "n" and w[:1].isupper():
+        m = re.match(r"^(?:the )?capital(?: and largest city)? of ((?:the )?[A-Z][\w'.-]*(?: (?:of |and )?[A-Z][\w'.-]*)*)", s0.definition)
+        if m and lem.pos == "n" and w[:1].isupper() and w == s0.words[0]:
             out.append(chat(f"{key}:capital", "wordnet", [ph.capital_turn(rng, w, m.group(1).strip())], w.lower(), [f"n{s0.offset}"]))
     return out
 
