@@ -15,6 +15,7 @@ import { freePortBlock } from '@afd/native/ports';
 import type { AgentClient } from './AgentClient.js';
 import { connectRecording, isAlive, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
 import { testAddonPath } from '../testing/agentBundle.js';
+import { defaultServedModelName } from '../model/defaultModel.js';
 
 let agent: StartedAgent;
 let client: AgentClient;
@@ -112,7 +113,7 @@ describe('restart of a failed 2A2F launch', { timeout: 600_000 }, () => { // rea
       const res = await fetch(`${state()!.routerUrl}/v1/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'tiny-qwen3-moe', prompt: 'hello', max_tokens: 3, temperature: 0 }),
+        body: JSON.stringify({ model: defaultServedModelName(), prompt: 'hello', max_tokens: 3, temperature: 0 }),
       });
       expect(res.status, `round ${round}`).toBe(200);
       expect(state()!.ranks.map((r) => `${r.role}${r.rank}:${r.state}`).sort()).toEqual(ranks);

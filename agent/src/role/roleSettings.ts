@@ -146,8 +146,3 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
 export function afdHome(): string {
   return process.env['AFD_HOME'] ?? join(homedir(), '.afd');
 }
-
-/** Where the built-in tiny model lives. */
-export function defaultModelDir(): string {
-  return join(afdHome(), 'models', 'tiny-qwen3-moe');
-}
