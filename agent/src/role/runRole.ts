@@ -15,6 +15,7 @@ import { createApiServer, type ApiServer } from '../serving/createApiServer.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
 import { ensureDefaultModel } from './defaultModel.js';
+import { readServedModelInfo } from '../model/servedModelInfo.js';
 import type { EngineOpener } from './engineOpener.js';
 import type { FfnServerOpener, FfnServerLike } from './ffnServer.js';
 import { RoleEvents } from './RoleEvents.js';
@@ -93,11 +94,13 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
       });
       engine = opened.engine;
       log.info(opened.description);
+      const servedModelName = s.servedModelName ?? basename(modelDir);
       api = createApiServer({
         engine,
         tokenizer,
-        servedModelName: s.servedModelName ?? basename(modelDir),
+        servedModelName,
         modelPath: modelDir,
+        modelInfo: await readServedModelInfo(modelDir, servedModelName),
         serving: s.serving,
         apiKey: s.apiKey,
         version: deps.version,

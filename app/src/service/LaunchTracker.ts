@@ -3,7 +3,7 @@
  * agent reports only its own ranks (topology.state and rank.* events); this turns them
  * into one `launch.progress` payload for the renderer.
  */
-import type { AgentEvent, LaunchProgress, LaunchSpec, RankState } from '@afd/shared';
+import type { AgentEvent, LaunchProgress, LaunchSpec, RankState, ServedModelInfo } from '@afd/shared';
 import { prettyLogLine } from '../common/prettyLogLine.js';
 
 function key(role: string, rank: number): string {
@@ -23,6 +23,8 @@ export class LaunchTracker {
   private readonly stoppedAgents = new Set<string>();
   /** Set when an agent refused the launch. */
   private launchError: string | null = null;
+  /** What the API at `url` said it serves (ConsoleService asks once the launch runs). */
+  private served: { url: string; model: ServedModelInfo | null } | null = null;
 
   constructor(
     readonly launchId: string,
@@ -105,8 +107,20 @@ export class LaunchTracker {
     for (const [k, r] of this.ranks) if (r.agentId === agentId && r.state !== 'failed') this.ranks.set(k, { ...r, state: 'exited' });
   }
 
+  /** The model the API at `url` serves (null: it did not say). */
+  setServedModel(url: string, model: ServedModelInfo | null): void {
+    this.served = { url, model };
+  }
+
+  /** The router URL whose model is not known yet, when running; else null. */
+  modelToFetch(): string | null {
+    const p = this.progress();
+    return p.state === 'running' && p.routerUrl && this.served?.url !== p.routerUrl ? p.routerUrl : null;
+  }
+
   /** A restart relaunches the same spec: forget failures and stops. */
   markRestarting(): void {
+    this.served = null;
     this.stopRequested = false;
     this.stoppedAgents.clear();
     this.launchError = null;
@@ -151,7 +165,8 @@ export class LaunchTracker {
       );
     }
     const routerUrl = state === 'running' ? this.routerUrl() : null;
-    return { launchId: this.launchId, state, ranks, routerUrl, message };
+    const model = routerUrl && this.served?.url === routerUrl ? this.served.model : null;
+    return { launchId: this.launchId, state, ranks, routerUrl, message, model };
   }
 }
 

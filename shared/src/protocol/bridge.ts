@@ -7,6 +7,7 @@
  * The browser-mode wire envelope (`bridgeWireMessageSchema`) carries both over one socket.
  */
 import { z } from 'zod';
+import { servedModelInfoSchema } from './servedModel.js';
 import { topologyPlanSchema } from '../topology/plan.js';
 import { topologyInputSchema } from '../topology/spec.js';
 import { inventorySchema } from './inventory.js';
@@ -52,6 +53,8 @@ export const launchProgressSchema = z.object({
   routerUrl: z.string().nullable(),
   /** Summary of a failure; null otherwise. */
   message: z.string().nullable(),
+  /** The model the running topology serves (from its /v1/models); null before running or when it says nothing. */
+  model: servedModelInfoSchema.nullable().default(null),
 });
 export type LaunchProgress = z.infer<typeof launchProgressSchema>;
 

@@ -1,6 +1,7 @@
 /** POST /v1/completions, POST /v1/chat/completions and GET /v1/models. */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toApiModelInfo, type ServedModelInfo } from '@afd/shared';
 import type { ServingEngine } from '../ServingEngine.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
 import type { ChatMessage } from '../tokenizer/ChatTemplate.js';
@@ -17,6 +18,8 @@ export interface OpenAiContext {
   servedModelName: string;
   /** Model directory (also accepted as `model`). */
   modelPath: string;
+  /** Name, parameters, description and example prompts (GET /v1/models field `afd`). */
+  modelInfo?: ServedModelInfo | undefined;
 }
 
 const nowS = (): number => Math.floor(Date.now() / 1000);
@@ -38,6 +41,7 @@ export class OpenAiRoutes {
           root: this.ctx.modelPath,
           parent: null,
           max_model_len: this.ctx.serving.maxContextTokens,
+          ...(this.ctx.modelInfo ? { afd: toApiModelInfo(this.ctx.modelInfo) } : {}),
         },
       ],
     });

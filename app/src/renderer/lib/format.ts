@@ -40,3 +40,12 @@ export function formatClock(ms: number): string {
   const tenths = totalTenths % 10;
   return `${String(minutes).padStart(2, '0')}:${String(seconds).padStart(2, '0')}.${tenths}`;
 }
+
+/** 12_604_032 -> "12.6 M parameters"; null -> "" (unknown). */
+export function formatParameters(count: number | null | undefined): string {
+  if (count === null || count === undefined || !Number.isFinite(count)) return '';
+  if (count >= 1e9) return `${(count / 1e9).toFixed(count >= 1e10 ? 0 : 1)} B parameters`;
+  if (count >= 1e6) return `${(count / 1e6).toFixed(count >= 1e8 ? 0 : 1)} M parameters`;
+  if (count >= 1e3) return `${(count / 1e3).toFixed(0)} K parameters`;
+  return `${count} parameters`;
+}

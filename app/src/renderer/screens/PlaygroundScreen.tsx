@@ -8,6 +8,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { useChat, useLaunch } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { finishedReplyStats, MessageTimingsChart } from '../components/MessageTimingsChart.js';
+import { ModelHeader } from '../components/ModelHeader.js';
 import { SamplingControls } from '../components/SamplingControls.js';
 import { formatClock, formatMs, formatRate } from '../lib/format.js';
 import type { ChatMessage } from '../stores/chatStore.js';
@@ -111,6 +112,15 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
           ))}
         </div>
       </div>
+      {ready && progress.model && (
+        <ModelHeader
+          model={progress.model}
+          onExample={(m, t) => {
+            setMode(m);
+            setText(t);
+          }}
+        />
+      )}
       {!ready && (
         <div className="banner warn" role="status" data-testid="playground-not-ready">
           <div className="banner-text">
