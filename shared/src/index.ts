@@ -1,6 +1,7 @@
 // Public surface of @afd/shared: everything other workspaces may import.
 export * from './engine/step.js';
 export * from './util/issues.js';
+export * from './util/wordList.js';
 export * from './topology/spec.js';
 export * from './topology/mapping.js';
 export * from './config/afdConfig.js';

@@ -21,7 +21,7 @@ import { readCorpus, type ChatRecord, type TextRecord } from './demo/corpusFile.
 import { heldoutMaxTokens, heldoutSequences, idsDigest, meanNll } from './demo/heldoutPerplexity.js';
 import { answerQuestions, type ModeReport } from './demo/questionEval.js';
 import { readTrainingMetrics, type TrainingMetrics } from './demo/trainingMetrics.js';
-import { defaultWordListPath, WordList } from './demo/wordScore.js';
+import { defaultWordListPath, readWordList } from './demo/wordScore.js';
 
 interface DemoEvalFlags {
   model: string;
@@ -79,7 +79,7 @@ export function registerDemoEval(program: Command): void {
       const batchSeqs = intFlag('--batch', f.batch, 1, 4096);
       const t0 = performance.now();
       const say = (m: string): boolean => process.stderr.write(`demo-eval: ${m}\n`);
-      const [corpus, tokenizer, words] = await Promise.all([readCorpus(f.corpus), TextTokenizer.fromDir(f.model), WordList.fromFile(f.words)]);
+      const [corpus, tokenizer, words] = await Promise.all([readCorpus(f.corpus), TextTokenizer.fromDir(f.model), readWordList(f.words)]);
       const metricsPath = f.metrics ?? join(f.model, 'training-metrics.json');
       const metrics = await readTrainingMetrics(metricsPath).catch((err: Error) => {
         say(`${err.message}; reporting our numbers without transformers' to compare`);

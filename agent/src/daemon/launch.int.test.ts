@@ -1,6 +1,6 @@
 /**
  * Launching real role processes through a real agent over its socket: colocated and 2A2F
- * on the CPU backend with the built-in tiny model, readiness, logs, metrics, the front
+ * on the CPU backend with the built-in model, readiness, logs, metrics, the front
  * router, a crashed rank reported with its exit status, and no process left after the
  * agent stops.
  */

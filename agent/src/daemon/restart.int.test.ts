@@ -1,6 +1,6 @@
 /**
  * Restart of a failed 2A2F launch on the same rendezvous ports, with real role processes
- * (CPU backend, built-in tiny model). Regression: a relaunch once came up with both FFN
+ * (CPU backend, the built-in model). Regression: a relaunch once came up with both FFN
  * ranks joined by a rank of another start (a stale reconnect loop, or another launch on
  * the same ports), which then sent them the shutdown flag; they exited 0 and the new
  * attention ranks failed their handshake. Each start now carries its own rendezvous id:

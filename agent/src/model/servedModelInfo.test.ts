@@ -9,7 +9,7 @@ const dir = await mkdtemp(join(tmpdir(), 'afd-model-info-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('readServedModelInfo', () => {
-  it('counts the whole model from config.json and reads afd-model.json', async () => {
+  it('counts the whole model from config.json and reads afd-model-info.json', async () => {
     await writeFile(join(dir, 'config.json'), JSON.stringify({
         architectures: ['Qwen3MoeForCausalLM'], vocab_size: 64, hidden_size: 24, intermediate_size: 40, num_hidden_layers: 3, num_attention_heads: 4,
         num_key_value_heads: 2, head_dim: 8, num_experts: 6, num_experts_per_tok: 2, moe_intermediate_size: 16, mlp_only_layers: [1], tie_word_embeddings: true,
@@ -26,10 +26,10 @@ describe('readServedModelInfo', () => {
     expect(servedModelFromModelsList({ data: [{ id: 'other server' }] })).toBeNull();
   });
 
-  it('rejects a broken afd-model.json, naming it', async () => {
+  it('rejects a broken afd-model-info.json, naming it', async () => {
     await writeFile(join(dir, modelInfoFileName), JSON.stringify({ example_prompts: [{ mode: 'poem', text: 'x' }] }));
-    await expect(readServedModelInfo(dir)).rejects.toThrow(/afd-model\.json: example_prompts\.0\.mode/);
+    await expect(readServedModelInfo(dir)).rejects.toThrow(/afd-model-info\.json: example_prompts\.0\.mode/);
     await writeFile(join(dir, modelInfoFileName), '{');
-    await expect(readServedModelInfo(dir)).rejects.toThrow(/afd-model\.json is not valid JSON/);
+    await expect(readServedModelInfo(dir)).rejects.toThrow(/afd-model-info\.json is not valid JSON/);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * What a serving rank says about its model in GET /v1/models (field `afd`): the display
  * name, the parameter count (from config.json, the whole model whatever the role), and,
- * from an optional afd-model.json in the model folder, a one-line description and example
+ * from an optional afd-model-info.json in the model folder, a one-line description and example
  * prompts the model answers well. The console's playground shows them in its header.
  */
 import { readFile } from 'node:fs/promises';
@@ -11,7 +11,7 @@ import { modelTensors, readModelConfig } from '@afd/native/checkpoint';
 import type { ServedModelInfo } from '@afd/shared';
 
 /** The optional file a model folder may carry for the console. */
-export const modelInfoFileName = 'afd-model.json';
+export const modelInfoFileName = 'afd-model-info.json';
 
 const modelInfoFileSchema = z.object({
   display_name: z.string().min(1).optional(),
@@ -25,7 +25,7 @@ export async function countParameters(dir: string): Promise<number> {
   return modelTensors(config).reduce((n, t) => n + t.shape.reduce((a, b) => a * b, 1), 0);
 }
 
-/** Reads the model's info; a broken afd-model.json is an error that names the file and the problem. */
+/** Reads the model's info; a broken afd-model-info.json is an error that names the file and the problem. */
 export async function readServedModelInfo(dir: string, servedName: string = basename(dir)): Promise<ServedModelInfo> {
   const path = join(dir, modelInfoFileName);
   let raw: string | null = null;

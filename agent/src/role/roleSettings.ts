@@ -43,7 +43,7 @@ export interface RoleSettings {
   role: ProcessRole;
   /** Validated AFD config (role, rank, topology, hosts, port, dbo, gate, graphs, deadline). */
   afd: AfdConfig;
-  /** Model directory; null = the built-in tiny model. */
+  /** Model directory; null = the built-in model. */
   modelDir: string | null;
   backend: 'cpu' | 'cuda' | 'auto';
   device: number;

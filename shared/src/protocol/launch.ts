@@ -29,7 +29,7 @@ export const rankPlacementSchema = z.strictObject({
 export type RankPlacement = z.infer<typeof rankPlacementSchema>;
 
 const common = {
-  /** HF checkpoint directory on the agent hosts; null = the built-in tiny model (created on demand). */
+  /** HF checkpoint directory on the agent hosts; null = the built-in model (the demo model where the agent has it, else the random tiny one, created on demand). */
   modelDir: z.string().min(1).nullable().default(null),
   /** Port of the topology's front router (OpenAI API); 0 = ephemeral (default 8000). */
   apiPort: z.int().min(0).max(65535).default(8000),

@@ -2,10 +2,10 @@
  * The held-out "What is X?" questions through the serving path (chat template, scheduler,
  * engine sampler, detokenizer), greedy and sampled, each answer scored by wordScore.
  */
+import { sharedContent, type WordList } from '@afd/shared';
 import type { ServingEngine } from '../../serving/ServingEngine.js';
 import type { TextTokenizer } from '../../serving/tokenizer/TextTokenizer.js';
 import type { QuestionRecord } from './corpusFile.js';
-import { sharedContent, type WordList } from './wordScore.js';
 
 export interface Answer {
   id: string;

@@ -29,7 +29,7 @@ export function registerLaunch(program: Command): void {
     .command('launch')
     .description('launch a topology on this host (and remote agents with --hosts), show progress, serve the OpenAI API; Ctrl-C stops it')
     .option('--topology <xAyF|colocated[:N]>', 'AFD topology, e.g. 2A2F, or colocated:N whole-model replicas', '1A1F')
-    .option('--model <dir>', 'HF checkpoint directory (default: the built-in tiny model)')
+    .option('--model <dir>', 'HF checkpoint directory (default: the built-in model: the demo model, else a random tiny one)')
     .option('--api-port <n>', 'port of the OpenAI-compatible front router (0 = ephemeral)', parseIntOption('--api-port', 0, 65535), 8000)
     .option('--api-host <addr>', 'address the front router binds', '127.0.0.1')
     .option('--backend <cpu|cuda>', 'compute backend (default: cuda when a GPU is visible)', oneOf('--backend', ['cpu', 'cuda'] as const))
@@ -44,7 +44,7 @@ export function registerLaunch(program: Command): void {
     .option('--token-file <file>', 'token of the remote agents (default $AFD_HOME/agent-token)')
     .option('--stop-grace-ms <n>', 'time ranks get to stop before SIGKILL', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
     .action(async (opts: LaunchCliOptions) => {
-      if (opts.model && !existsSync(opts.model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in tiny model`);
+      if (opts.model && !existsSync(opts.model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in model`);
       const remote = (opts.hosts ?? []).some((h) => h !== 'local');
       const token = remote ? loadOrCreateToken(opts.tokenFile ?? defaultTokenFile()).token : undefined;
       const code = await runHeadlessLaunch({

@@ -27,7 +27,7 @@ export interface Assignment {
 }
 
 export interface DraftOptions {
-  /** Empty = the built-in tiny model. */
+  /** Empty = the built-in model. */
   modelDir: string;
   apiPort: number;
   connector: AfdConnector;
