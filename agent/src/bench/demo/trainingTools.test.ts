@@ -7,20 +7,15 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildLoadSpec } from '@afd/native/checkpoint';
 import { buildStepPlan, Engine } from '@afd/native/engine';
 import { TextTokenizer } from '../../serving/tokenizer/TextTokenizer.js';
+import { byteLevelTokenizerJson, python } from './testing.js';
 
-const toolDir = resolve(import.meta.dirname, '../../../../tools/demo-model');
 const tmp = await mkdtemp(join(tmpdir(), 'afd-demo-tools-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));
-
-function python(args: string[], opts: { python?: string } = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(opts.python ?? 'python3', args, { cwd: toolDir, encoding: 'utf8', maxBuffer: 64 << 20 });
-  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
-}
 
 /** A python3 that has torch (Debian's python3-torch installs for /usr/bin/python3), or null. */
 function pythonWithTorch(): string | null {
@@ -30,38 +25,6 @@ function pythonWithTorch(): string | null {
   return null;
 }
 const torchPython = pythonWithTorch();
-
-/** A byte-level BPE tokenizer.json in the layout tokenizers' trainer saves (train.py's tok.train): specials 0-2, the byte alphabet, one merge. */
-function byteLevelTokenizerJson(splitPattern: string): object {
-  const bytes: string[] = [];
-  let n = 0;
-  for (let b = 0; b < 256; b++) {
-    const printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-    bytes.push(printable ? String.fromCharCode(b) : String.fromCharCode(256 + n++));
-  }
-  const specials = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
-  const vocab: Record<string, number> = {};
-  specials.forEach((t, i) => (vocab[t] = i));
-  bytes.forEach((t, i) => (vocab[t] = 3 + i));
-  vocab['Ġa'] = 3 + 256;
-  return {
-    version: '1.0',
-    truncation: null,
-    padding: null,
-    added_tokens: specials.map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
-    normalizer: { type: 'NFC' },
-    pre_tokenizer: {
-      type: 'Sequence',
-      pretokenizers: [
-        { type: 'Split', pattern: { Regex: splitPattern }, behavior: 'Isolated', invert: false },
-        { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: false },
-      ],
-    },
-    post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
-    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges: [['Ġ', 'a']] },
-  };
-}
 
 describe('tools/demo-model', () => {
   it('its Python unit tests pass', () => {
