@@ -36,6 +36,7 @@ DIMS = {
     "max_positions": 2048, "aux_loss_coef": 0.01,
 }
 VOCAB_SIZE = 8192
+EOT_ID, IM_END_ID = 0, 2  # corpus_io.SPECIAL_TOKENS come first in the vocabulary
 REFERENCE_MAX_NEW = 48  # new tokens per reference answer (the evaluation generates as many)
 FULL = {"train_seconds": 300, "total_seconds": 450, "tokenizer_chars": 30_000_000, "train_docs": None, "test_docs": None, "questions": None, "golden_cases": 3}
 SMOKE = {"train_seconds": 15, "total_seconds": 150, "tokenizer_chars": 2_000_000, "train_docs": 20_000, "test_docs": 300, "questions": 5, "golden_cases": 1}
@@ -137,10 +138,28 @@ def main(argv=None):
     phase("corpus", t)
 
     t = time.monotonic()
+    # The model first: a transformers API problem stops the run in its first seconds.
+    # The special tokens are the tokenizer's first ids by construction (tok.check verifies).
+    eot, im_end = EOT_ID, IM_END_ID
+    cfg = hf_model.config_dict(DIMS, VOCAB_SIZE, [im_end, eot], eot)
+    hf_model.write_json(os.path.join(model_dir, "config.json"), cfg)
+    hf_model.write_json(os.path.join(model_dir, "generation_config.json"), hf_model.generation_config([im_end, eot], eot))
+    model = hf_model.build(cfg, a.seed, device)
+    params = sum(p.numel() for p in model.parameters())
+    files, layout, _ = hf_model.export_verified(model, cfg, model_dir, int(a.max_shard_mb * 1_000_000), device)
+    router_loss = hf_model.probe_router_loss(model, device)
+    hf_model.probe_training_step(model, device, router_loss)
+    m.set("model", {"config": cfg, "parameters": params, "bf16_bytes": params * 2, "expert_layout": layout, "router_aux_loss": router_loss,
+                    "experts_implementation": getattr(model.config, "_experts_implementation", None), "attn_implementation": getattr(model.config, "_attn_implementation", None)})
+    log(f"{params} parameters ({params * 2 / 1e6:.1f} MB bf16); untrained export reloads exactly ({layout}: {', '.join(files)}); router aux loss {'on' if router_loss else 'unavailable'}; a bf16 training step runs")
+    phase("model", t)
+
+    t = time.monotonic()
     sample = data.tokenizer_sample(train_texts, a.preset["tokenizer_chars"], a.seed)
     tokenizer = tok.train(sample, VOCAB_SIZE)
     tok.save(tokenizer, model_dir, DIMS["max_positions"])
-    eot, im_end = tokenizer.token_to_id(corpus_io.EOT), tokenizer.token_to_id(corpus_io.IM_END)
+    if (tokenizer.token_to_id(corpus_io.EOT), tokenizer.token_to_id(corpus_io.IM_END)) != (EOT_ID, IM_END_ID):
+        raise RuntimeError("the tokenizer's special token ids differ from the model config's")
     m.set("tokenizer", {"vocab_size": tokenizer.get_vocab_size(), "trained_on_chars": sum(len(s) for s in sample), "trained_on_docs": len(sample)})
     phase("tokenizer", t)
 
@@ -153,19 +172,6 @@ def main(argv=None):
     m.data["corpus"].update({"train_tokens": train_tokens, "train_rows": rows.shape[0], "chars_per_token": round(sum(map(len, train_texts)) / train_tokens, 3)})
     log(f"{train_tokens} training tokens in {rows.shape[0]} rows of {a.seq_len + 1}; {len(heldout)} held-out sequences")
     phase("encode", t)
-
-    t = time.monotonic()
-    cfg = hf_model.config_dict(DIMS, VOCAB_SIZE, [im_end, eot], eot)
-    hf_model.write_json(os.path.join(model_dir, "config.json"), cfg)
-    hf_model.write_json(os.path.join(model_dir, "generation_config.json"), hf_model.generation_config([im_end, eot], eot))
-    model = hf_model.build(cfg, a.seed, device)
-    params = sum(p.numel() for p in model.parameters())
-    files, layout, _ = hf_model.export_verified(model, cfg, model_dir, int(a.max_shard_mb * 1_000_000), device)
-    router_loss = hf_model.probe_router_loss(model, device)
-    m.set("model", {"config": cfg, "parameters": params, "bf16_bytes": params * 2, "expert_layout": layout, "router_aux_loss": router_loss,
-                    "experts_implementation": getattr(model.config, "_experts_implementation", None), "attn_implementation": getattr(model.config, "_attn_implementation", None)})
-    log(f"{params} parameters ({params * 2 / 1e6:.1f} MB bf16); untrained export reloads exactly ({layout}: {', '.join(files)}); router aux loss {'on' if router_loss else 'unavailable'}")
-    phase("model", t)
 
     t = time.monotonic()
     train_budget = min(a.train_seconds, a.total_seconds - (time.monotonic() - T0) - (40 if a.smoke else 75))

@@ -156,7 +156,7 @@ class ToyLM(torch.nn.Module if torch else object):
         super().__init__()
         self.emb = torch.nn.Embedding(vocab, 16)
         self.head = torch.nn.Linear(16, vocab)
-        self.config = types.SimpleNamespace(router_aux_loss_coef=0.01)
+        self.config = types.SimpleNamespace(router_aux_loss_coef=0.01, vocab_size=vocab)
 
     def forward(self, input_ids, use_cache=False):
         return types.SimpleNamespace(logits=self.head(self.emb(input_ids)))
@@ -184,6 +184,10 @@ class TrainLoopTest(unittest.TestCase):
         def logits_fn(ids):
             return model(input_ids=ids).logits
 
+        from trainlib import hf_model
+
+        hf_model.probe_training_step(model, torch.device("cpu"), False)
+        self.assertTrue(all(p.grad is None for p in model.parameters()))
         ids, logits_at, gap = reference.greedy(logits_fn, [3, 4], 5, "cpu")
         self.assertEqual(ids, [5, 6, 7, 8, 9])
         self.assertGreater(gap, 0)
