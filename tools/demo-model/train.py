@@ -80,6 +80,7 @@ def parse_args(argv):
     ap.add_argument("--train-seconds", type=float, help="training loop budget (default 300, smoke 15)")
     ap.add_argument("--total-seconds", type=float, help="budget of the whole run; training shrinks to fit (default 450, smoke 150)")
     ap.add_argument("--steps", type=int, help="fixed number of steps instead of the time budget (reproduces a run)")
+    ap.add_argument("--max-epochs", type=float, default=12.0, help="fewer steps when the time budget would pass over the data more often (default 12)")
     ap.add_argument("--batch-size", type=int, default=128)
     ap.add_argument("--seq-len", type=int, default=512)
     ap.add_argument("--lr", type=float, default=2e-3)
@@ -264,7 +265,10 @@ def train_loop(a, model, rows, heldout, router_loss, budget_s, device, log, data
         if total is None:
             budget.on_step(step)
             if step == budget.calibrate_after:
-                log(f"calibrated: {budget.total_steps} steps fit the {budget_s:.0f} s budget")
+                by_epochs = int(a.max_epochs * rows.shape[0] / a.batch_size)
+                fit = budget.total_steps
+                budget.total_steps = max(step + 1, min(fit, by_epochs))
+                log(f"calibrated: {fit} steps fit the {budget_s:.0f} s budget; {budget.total_steps} planned ({a.max_epochs:g} epochs at most)")
         if step % 25 == 0 or step <= 3:
             ce_v = ce.item()
             el = budget.elapsed()
@@ -283,7 +287,7 @@ def train_loop(a, model, rows, heldout, router_loss, budget_s, device, log, data
     tail = [h["loss"] for h in history[-8:]]
     return {
         "steps": step, "skipped_steps": skipped, "tokens": tokens, "seconds": round(elapsed, 1), "tokens_per_second": round(tokens / elapsed), "epochs": round(batches.epochs_done, 3),
-        "batch_size": a.batch_size, "seq_len": a.seq_len, "peak_lr": a.lr, "weight_decay": a.weight_decay, "betas": [0.9, 0.95], "grad_clip": 1.0,
+        "max_epochs": a.max_epochs, "batch_size": a.batch_size, "seq_len": a.seq_len, "peak_lr": a.lr, "weight_decay": a.weight_decay, "betas": [0.9, 0.95], "grad_clip": 1.0,
         "schedule": "linear warmup (min(200, steps/20) steps), cosine to 10% of peak", "precision": "fp32 weights, bf16 autocast",
         "aux_loss_coef": coef, "final_train_loss": round(sum(tail) / len(tail), 4) if tail else None, "final_heldout_loss_bf16_autocast": round(final_probe, 4), "history": history,
     }

@@ -174,12 +174,15 @@ class TrainLoopTest(unittest.TestCase):
         heldout = data.heldout_sequences(docs[:5], 0)
         model = ToyLM(vocab)
         hf = types.SimpleNamespace(forward=lambda m, ids, rl: (m(input_ids=ids).logits, None))
-        args = types.SimpleNamespace(batch_size=8, seq_len=16, lr=3e-2, weight_decay=0.0, seed=1, steps=300)
+        args = types.SimpleNamespace(batch_size=8, seq_len=16, lr=3e-2, weight_decay=0.0, seed=1, steps=300, max_epochs=12.0)
         stats = train.train_loop(args, model, rows, heldout, False, 60, torch.device("cpu"), lambda m: None, data, hf)
         self.assertEqual(stats["steps"], 300)
         self.assertLess(stats["final_train_loss"], 0.5)
         self.assertLess(stats["final_heldout_loss_bf16_autocast"], 0.5)
         self.assertEqual(stats["history"][0]["step"], 1)
+        # Time-budgeted: the plan is fixed after calibration, at most max_epochs passes over the rows.
+        timed = train.train_loop(types.SimpleNamespace(**{**vars(args), "steps": None, "max_epochs": 2.0}), ToyLM(vocab), rows, heldout, False, 60, torch.device("cpu"), lambda m: None, data, hf)
+        self.assertEqual(timed["steps"], int(2.0 * rows.shape[0] / args.batch_size))
 
         def logits_fn(ids):
             return model(input_ids=ids).logits
