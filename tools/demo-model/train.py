@@ -42,10 +42,13 @@ FULL = {"train_seconds": 300, "total_seconds": 450, "tokenizer_chars": 30_000_00
 SMOKE = {"train_seconds": 15, "total_seconds": 150, "tokenizer_chars": 2_000_000, "train_docs": 20_000, "test_docs": 300, "questions": 5, "golden_cases": 1}
 
 T0 = time.monotonic()
+LOG = []  # every progress line, also kept in metrics.json (no separate log file travels back)
 
 
 def log(msg):
-    print(f"[train {time.monotonic() - T0:6.1f}s] {msg}", flush=True)
+    line = f"[train {time.monotonic() - T0:6.1f}s] {msg}"
+    LOG.append(line)
+    print(line, flush=True)
 
 
 def git_commit():
@@ -66,7 +69,7 @@ class Metrics:
     def save(self):
         tmp = self.path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.data, f, indent=1, allow_nan=False)
+            json.dump({**self.data, "log": LOG}, f, indent=1, allow_nan=False)
             f.write("\n")
         os.replace(tmp, self.path)
 
@@ -86,6 +89,7 @@ def parse_args(argv):
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--weight-decay", type=float, default=0.1)
     ap.add_argument("--max-shard-mb", type=float, default=15.0)
+    ap.add_argument("--dims", type=json.loads, default={}, help="JSON overrides of DIMS (tests and experiments; the shipped model uses the defaults)")
     ap.add_argument("--device", default=None, help="default: cuda when available, else cpu")
     ap.add_argument("--commit", default=None, help="repository commit to record (default: git rev-parse HEAD)")
     a = ap.parse_args(argv)
@@ -94,6 +98,10 @@ def parse_args(argv):
     a.total_seconds = a.total_seconds or preset["total_seconds"]
     if a.smoke:
         a.batch_size, a.seq_len = min(a.batch_size, 32), min(a.seq_len, 256)
+    unknown = set(a.dims) - set(DIMS)
+    if unknown:
+        ap.error(f"--dims: unknown keys {sorted(unknown)} (known: {sorted(DIMS)})")
+    a.dims = {**DIMS, **a.dims}
     a.preset = preset
     return a
 
@@ -112,7 +120,10 @@ def main(argv=None):
     torch.backends.cuda.matmul.allow_tf32 = True
     versions = {"python": platform.python_version(), "torch": torch.__version__}
     for mod in ("transformers", "tokenizers"):
-        versions[mod] = __import__(mod).__version__
+        try:
+            versions[mod] = __import__(mod).__version__
+        except ImportError as err:
+            raise SystemExit(f"train.py needs the {mod} package (the GPU host has it; pip install {mod} elsewhere): {err}") from err
     if device.type == "cuda":
         versions["device"] = torch.cuda.get_device_name(device)
     m = Metrics(os.path.join(a.out, "metrics.json"), {
@@ -142,7 +153,7 @@ def main(argv=None):
     # The model first: a transformers API problem stops the run in its first seconds.
     # The special tokens are the tokenizer's first ids by construction (tok.check verifies).
     eot, im_end = EOT_ID, IM_END_ID
-    cfg = hf_model.config_dict(DIMS, VOCAB_SIZE, [im_end, eot], eot)
+    cfg = hf_model.config_dict(a.dims, VOCAB_SIZE, [im_end, eot], eot)
     hf_model.write_json(os.path.join(model_dir, "config.json"), cfg)
     hf_model.write_json(os.path.join(model_dir, "generation_config.json"), hf_model.generation_config([im_end, eot], eot))
     model = hf_model.build(cfg, a.seed, device)
@@ -158,7 +169,7 @@ def main(argv=None):
     t = time.monotonic()
     sample = data.tokenizer_sample(train_texts, a.preset["tokenizer_chars"], a.seed)
     tokenizer = tok.train(sample, VOCAB_SIZE)
-    tok.save(tokenizer, model_dir, DIMS["max_positions"])
+    tok.save(tokenizer, model_dir, a.dims["max_positions"])
     if (tokenizer.token_to_id(corpus_io.EOT), tokenizer.token_to_id(corpus_io.IM_END)) != (EOT_ID, IM_END_ID):
         raise RuntimeError("the tokenizer's special token ids differ from the model config's")
     m.set("tokenizer", {"vocab_size": tokenizer.get_vocab_size(), "trained_on_chars": sum(len(s) for s in sample), "trained_on_docs": len(sample)})
@@ -175,9 +186,10 @@ def main(argv=None):
     phase("encode", t)
 
     t = time.monotonic()
-    train_budget = min(a.train_seconds, a.total_seconds - (time.monotonic() - T0) - (40 if a.smoke else 75))
-    if train_budget < 5:
-        raise RuntimeError(f"only {train_budget:.0f} s are left for training within --total-seconds {a.total_seconds}")
+    left = a.total_seconds - (time.monotonic() - T0) - (40 if a.smoke else 75)  # the rest needs ~1 minute
+    if left < 5:
+        raise RuntimeError(f"only {left:.0f} s are left for training within --total-seconds {a.total_seconds}")
+    train_budget = min(a.train_seconds, left)
     stats = train_loop(a, model, rows, heldout, router_loss, train_budget, device, log, data, hf_model)
     m.set("training", stats)
     phase("train", t)
@@ -205,8 +217,8 @@ def main(argv=None):
     t = time.monotonic()
     reference_outputs(m, a, loaded, logits_fn, tokenizer, questions, device, versions, im_end, reference)
     phase("reference", t)
+    log(f"done: {model_dir} ({sum(sizes.values()) / 1e6:.1f} MB), metrics in {m.path}, {time.monotonic() - T0:.0f} s in all")
     m.set("wall_seconds", round(time.monotonic() - T0, 1))
-    log(f"done: {model_dir} ({sum(sizes.values()) / 1e6:.1f} MB), metrics in {m.path}")
     return 0
 
 
@@ -339,5 +351,5 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     except Exception:  # noqa: BLE001
-        traceback.print_exc()
+        log(f"failed:\n{traceback.format_exc()}")
         sys.exit(1)

@@ -102,10 +102,11 @@ def write_checkpoint(out_dir, tensors, max_shard_bytes):
         if f.endswith(".safetensors") or f == "model.safetensors.index.json":
             os.remove(os.path.join(out_dir, f))
     names = sorted(tensors, key=_checkpoint_order)
+    budget = max_shard_bytes - min(1_000_000, max_shard_bytes // 10)  # leave room for the header
     shards, cur, size = [], [], 0
     for n in names:
         b = tensors[n].numel() * 2
-        if cur and size + b > max_shard_bytes - 1_000_000:  # leave room for the header
+        if cur and size + b > budget:
             shards.append(cur)
             cur, size = [], 0
         cur.append(n)
