@@ -102,16 +102,16 @@ def write_checkpoint(out_dir, tensors, max_shard_bytes):
         if f.endswith(".safetensors") or f == "model.safetensors.index.json":
             os.remove(os.path.join(out_dir, f))
     names = sorted(tensors, key=_checkpoint_order)
-    budget = max_shard_bytes - min(1_000_000, max_shard_bytes // 10)  # leave room for the header
-    shards, cur, size = [], [], 0
+    shards, cur, size = [], [], 64  # 8-byte length, metadata and padding
     for n in names:
-        b = tensors[n].numel() * 2
-        if cur and size + b > budget:
+        b = tensors[n].numel() * 2 + len(n) + 96  # data + its header entry (an upper bound)
+        if cur and size + b > max_shard_bytes:
             shards.append(cur)
-            cur, size = [], 0
+            cur, size = [], 64
         cur.append(n)
         size += b
     shards.append(cur)
+    shards = [g for g in shards if g]
     if len(shards) == 1:
         write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors)
         return ["model.safetensors"]

@@ -89,7 +89,7 @@ describe('tools/demo-model', () => {
       '    else:',
       '        st.update({p + "mlp.gate.weight": r(E, H), p + "mlp.experts.gate_up_proj": r(E, 2 * I, H), p + "mlp.experts.down_proj": r(E, H, I)})',
       't = export.hub_tensors(st, H, I, tied=True)',
-      'files = export.write_checkpoint(out, t, max_shard_bytes=1_012_000)',
+      'files = export.write_checkpoint(out, t, max_shard_bytes=12_000)',
       'pick = ["model.layers.1.mlp.experts.3.up_proj.weight", "model.layers.2.mlp.experts.0.down_proj.weight", "model.embed_tokens.weight"]',
       'print(json.dumps({"files": files, "values": {k: t[k].float().flatten()[:5].tolist() for k in pick},',
       '  "up3": st["model.layers.1.mlp.experts.gate_up_proj"][3, I:].to(torch.bfloat16).float().flatten()[:5].tolist()}))',
