@@ -147,6 +147,19 @@ export async function complete(apiUrl: string, promptIds: number[], maxTokens: n
   return { text: body.choices[0]!.text, finish: body.choices[0]!.finish_reason };
 }
 
+/** Greedy completions of `prompts` by a colocated rank of `model`: the reference AFD runs must equal. */
+export async function colocatedCompletions(model: string, home: string, prompts: readonly number[][], maxTokens: number): Promise<string[]> {
+  const colocated = await RoleProcess.start({ role: 'colocated', model, home });
+  try {
+    const url = await colocated.ready();
+    const out: string[] = [];
+    for (const p of prompts) out.push((await complete(url, p, maxTokens)).text);
+    return out;
+  } finally {
+    await colocated.stop();
+  }
+}
+
 /** GET /health -> status code and body. */
 export async function health(apiUrl: string): Promise<{ status: number; body: { status?: string; reason?: string } }> {
   const res = await fetch(`${apiUrl}/health`);

@@ -11,7 +11,7 @@ import { resolveTopology } from '@afd/shared';
 import { freePortBlock } from '@afd/native/ports';
 import { findDemoModelDir } from '../model/demoModel.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
-import { complete, killAllRoles, RoleProcess } from './RoleProcess.js';
+import { colocatedCompletions, complete, killAllRoles, RoleProcess } from './RoleProcess.js';
 
 const model = findDemoModelDir();
 const home = mkdtempSync(join(tmpdir(), 'afd-demo-int-'));
@@ -29,14 +29,7 @@ describe.runIf(model !== null)('the demo model through AFD', () => {
   beforeAll(async () => {
     const tokenizer = await TextTokenizer.fromDir(model!);
     prompts = questions.map((q) => tokenizer.encodeChat([{ role: 'user', content: q }], { addGenerationPrompt: true }));
-    const colocated = await RoleProcess.start({ role: 'colocated', model: model!, home });
-    try {
-      const url = await colocated.ready();
-      reference = [];
-      for (const p of prompts) reference.push((await complete(url, p, maxTokens)).text);
-    } finally {
-      await colocated.stop();
-    }
+    reference = await colocatedCompletions(model!, home, prompts, maxTokens);
   }, 180_000);
 
   it.each(['1A1F', '2A2F'])('%s gives the colocated greedy tokens', { timeout: 240_000 }, async (topology) => {

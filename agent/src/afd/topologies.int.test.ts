@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveTopology } from '@afd/shared';
 import { freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { complete, killAllRoles, RoleProcess } from './RoleProcess.js';
+import { colocatedCompletions, complete, killAllRoles, RoleProcess } from './RoleProcess.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-runtime-int-'));
 const model = join(home, 'tiny-qwen3-moe');
@@ -30,14 +30,7 @@ let reference: string[] = [];
 
 beforeAll(async () => {
   await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: model, seed: 0, force: true, configOnly: false });
-  const colocated = await RoleProcess.start({ role: 'colocated', model, home });
-  try {
-    const url = await colocated.ready();
-    reference = [];
-    for (const p of prompts) reference.push((await complete(url, p, maxTokens)).text);
-  } finally {
-    await colocated.stop();
-  }
+  reference = await colocatedCompletions(model, home, prompts, maxTokens);
 }, 180_000);
 
 afterAll(async () => {

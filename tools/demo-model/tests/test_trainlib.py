@@ -18,21 +18,6 @@ except ImportError:  # pragma: no cover - depends on the machine
     torch = None
 
 
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, h in header.items():
-        if name == "__metadata__":
-            continue
-        a, b = h["data_offsets"]
-        t = torch.frombuffer(bytearray(data[a:b]), dtype=torch.int16).view(torch.bfloat16).reshape(h["shape"])
-        out[name] = t
-    return header, out
-
-
 @unittest.skipIf(torch is None, "torch is not installed")
 class DataTest(unittest.TestCase):
     def test_pack_joins_documents_with_eot_and_cuts_rows(self):
@@ -141,7 +126,7 @@ class ExportTest(unittest.TestCase):
                 index = json.load(f)
             self.assertEqual(set(index["weight_map"]), set(tensors))
             for name, fname in index["weight_map"].items():
-                header, got = read_safetensors(os.path.join(d, fname))
+                header, got = export.read_safetensors(os.path.join(d, fname))
                 self.assertEqual(header[name]["dtype"], "BF16")
                 with open(os.path.join(d, fname), "rb") as f:
                     self.assertEqual((8 + struct.unpack("<Q", f.read(8))[0]) % 8, 0)

@@ -89,6 +89,20 @@ def write_safetensors(path, tensors):
     return 8 + len(h) + offset
 
 
+def read_safetensors(path):
+    """(header, {name: bf16 tensor}) of a file write_safetensors wrote (tests and the dry run read it back)."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, h in header.items():
+        if name != "__metadata__":
+            a, b = h["data_offsets"]
+            out[name] = torch.frombuffer(bytearray(data[a:b]), dtype=torch.int16).view(torch.bfloat16).reshape(h["shape"])
+    return header, out
+
+
 def _checkpoint_order(name):
     """embed, layers in order, final norm: shards then hold whole layers."""
     m = re.match(r"^model\.layers\.(\d+)\.", name)

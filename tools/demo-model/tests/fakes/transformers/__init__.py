@@ -5,12 +5,13 @@ from_pretrained that reads the hub layout (per-expert tensors) back into them. I
 train.py's orchestration and export, not the real model: attention is left out."""
 import json
 import os
-import struct
 import types
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from trainlib import export  # train.py puts tools/demo-model on sys.path
 
 __version__ = "0.0-fake"
 
@@ -163,19 +164,6 @@ class Qwen3MoeForCausalLM(nn.Module):
         return types.SimpleNamespace(logits=logits, aux_loss=aux)
 
 
-def _read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, h in header.items():
-        if name != "__metadata__":
-            a, b = h["data_offsets"]
-            out[name] = torch.frombuffer(bytearray(data[a:b]), dtype=torch.int16).view(torch.bfloat16).reshape(h["shape"]).float()
-    return out
-
-
 class AutoModelForCausalLM:
     @staticmethod
     def from_config(config, dtype=None, attn_implementation=None):
@@ -190,7 +178,7 @@ class AutoModelForCausalLM:
         files = sorted(set(json.load(open(index))["weight_map"].values())) if os.path.exists(index) else ["model.safetensors"]
         hub = {}
         for f in files:
-            hub.update(_read_safetensors(os.path.join(path, f)))
+            hub.update({k: v.float() for k, v in export.read_safetensors(os.path.join(path, f))[1].items()})
         state, used = {}, set()
         for name in model.state_dict():
             if name.endswith("experts.gate_up_proj") or name.endswith("experts.down_proj"):
