@@ -147,8 +147,8 @@ export async function complete(apiUrl: string, promptIds: number[], maxTokens: n
   return { text: body.choices[0]!.text, finish: body.choices[0]!.finish_reason };
 }
 
-/** Greedy completions of `prompts` by a colocated rank of `model`: the reference AFD runs must equal. */
-export async function colocatedCompletions(model: string, home: string, prompts: readonly number[][], maxTokens: number): Promise<string[]> {
+/** Greedy completions of every prompt on a colocated rank of `model` (the reference of the AFD tests); the rank is stopped after. */
+export async function colocatedCompletions(model: string, home: string, prompts: number[][], maxTokens: number): Promise<string[]> {
   const colocated = await RoleProcess.start({ role: 'colocated', model, home });
   try {
     const url = await colocated.ready();
@@ -158,6 +158,18 @@ export async function colocatedCompletions(model: string, home: string, prompts:
   } finally {
     await colocated.stop();
   }
+}
+
+/** Graceful stop of a topology: SIGTERM to the attention ranks (exit 0), whose shutdown flag ends every FFN rank (exit 0). */
+export async function stopTopology(attention: RoleProcess[], ffn: RoleProcess[]): Promise<void> {
+  const attnExits = await Promise.all(attention.map((p) => p.stop()));
+  attnExits.forEach((e, a) => {
+    if (e.code !== 0) throw new Error(`attention ${a} exited with ${e.code ?? e.signal}: ${attention[a]!.describe()}`);
+  });
+  const ffnExits = await Promise.all(ffn.map((p) => p.exited));
+  ffnExits.forEach((e, f) => {
+    if (e.code !== 0) throw new Error(`ffn ${f} exited with ${e.code ?? e.signal}: ${ffn[f]!.describe()}`);
+  });
 }
 
 /** GET /health -> status code and body. */

@@ -11,7 +11,7 @@ import { resolveTopology } from '@afd/shared';
 import { freePortBlock } from '@afd/native/ports';
 import { findDemoModelDir } from '../model/demoModel.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
-import { colocatedCompletions, complete, killAllRoles, RoleProcess } from './RoleProcess.js';
+import { colocatedCompletions, complete, killAllRoles, RoleProcess, stopTopology } from './RoleProcess.js';
 
 const model = findDemoModelDir();
 const home = mkdtempSync(join(tmpdir(), 'afd-demo-int-'));
@@ -40,16 +40,12 @@ describe.runIf(model !== null)('the demo model through AFD', () => {
     for (let f = 0; f < topo.ffn.ranks; f++) ffn.push(await RoleProcess.start({ role: 'ffn', rank: f, topology, afdPort, model: model!, home, config }));
     const attn = [];
     for (let a = 0; a < topo.attention.ranks; a++) attn.push(await RoleProcess.start({ role: 'attention', rank: a, topology, afdPort, model: model!, home, config }));
-    try {
-      const urls = await Promise.all(attn.map((p) => p.ready()));
-      await Promise.all(ffn.map((p) => p.ready()));
-      for (const [i, p] of prompts.entries()) {
-        expect((await complete(urls[i % urls.length]!, p, maxTokens)).text, questions[i]).toBe(reference[i]);
-      }
-    } finally {
-      await Promise.all(attn.map((p) => p.stop()));
-      await Promise.all(ffn.map((p) => p.stop()));
+    const urls = await Promise.all(attn.map((p) => p.ready()));
+    await Promise.all(ffn.map((p) => p.ready()));
+    for (const [i, p] of prompts.entries()) {
+      expect((await complete(urls[i % urls.length]!, p, maxTokens)).text, questions[i]).toBe(reference[i]);
     }
+    await stopTopology(attn, ffn); // afterAll kills what a failure leaves running
   });
 });
 

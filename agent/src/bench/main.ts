@@ -6,8 +6,6 @@ import { Command } from 'commander';
 import { registerServeBench } from './serveCommand.js';
 import { registerDecodeBench } from './decode.js';
 import { registerCpuEngineBench } from './cpuEngine.js';
-import { registerAfdGpuBench } from './afdGpu.js';
-import { registerExpertGemmBench } from './expertGemm.js';
 import { registerDemoEval } from './demoEval.js';
 
 export function buildBenchProgram(): Command {
@@ -15,8 +13,6 @@ export function buildBenchProgram(): Command {
   registerServeBench(program);
   registerDecodeBench(program);
   registerCpuEngineBench(program);
-  registerAfdGpuBench(program);
-  registerExpertGemmBench(program);
   registerDemoEval(program);
   return program;
 }

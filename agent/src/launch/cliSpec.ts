@@ -3,7 +3,7 @@
  * (contiguous chunks of the world order [F0..F(y-1), A0..A(x-1)]) and, on CUDA, one GPU
  * per rank of each host. Pure, so every rule is unit-tested.
  */
-import { launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type ProcessRole } from '@afd/shared';
+import { launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole } from '@afd/shared';
 
 export interface CliHost {
   /** Agent id used in placements ("local" for this process). */
@@ -26,6 +26,9 @@ export interface CliLaunchInput {
   gateOnAttention: boolean;
   connector?: AfdConnector;
   afdPort?: number;
+  /** Where the weights come from (default auto); dummy generates them from `seed`. */
+  loadFormat?: LoadFormat;
+  seed?: number;
 }
 
 /** One rank in world order. */
@@ -73,15 +76,17 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
     return { role: slot.role, rank: slot.rank, agentId: host.agentId, backend: input.backend, deviceIndex, ...(input.threads ? { threads: input.threads } : {}) };
   });
   const multiHost = new Set(placements.map((p) => p.agentId)).size > 1;
+  const weights = { ...(input.loadFormat ? { loadFormat: input.loadFormat } : {}), ...(input.seed !== undefined ? { seed: input.seed } : {}) };
   const spec: LaunchSpecInput =
     mode === 'colocated'
-      ? { mode, placements, modelDir: input.modelDir, apiPort: input.apiPort }
+      ? { mode, placements, modelDir: input.modelDir, apiPort: input.apiPort, ...weights }
       : {
           mode,
           topology: input.topology,
           placements,
           modelDir: input.modelDir,
           apiPort: input.apiPort,
+          ...weights,
           agentHosts: multiHost ? Object.fromEntries(input.hosts.map((h) => [h.agentId, h.address])) : {},
           afd: {
             connector: input.connector ?? (input.backend === 'cuda' ? 'nccl' : 'tcp'),

@@ -3,7 +3,7 @@
  * foreground (see launch/headless.ts).
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { AFD_CONNECTORS } from '@afd/shared';
+import { AFD_CONNECTORS, LOAD_FORMATS, MAX_DUMMY_SEED } from '@afd/shared';
 import { existsSync } from 'node:fs';
 import { runHeadlessLaunch, type HeadlessOptions } from '../../launch/headless.js';
 import { frontRouterFactory } from '../../launch/router.js';
@@ -43,6 +43,8 @@ export function registerLaunch(program: Command): void {
     .option('--advertise-host <addr>', 'address remote hosts reach this one at (needed with remote --hosts)')
     .option('--token-file <file>', 'token of the remote agents (default $AFD_HOME/agent-token)')
     .option('--stop-grace-ms <n>', 'time ranks get to stop before SIGKILL', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
+    .option('--load-format <format>', 'weights: auto (the safetensors), safetensors, or dummy (random weights generated on each rank\'s device from --seed)', oneOf('--load-format', LOAD_FORMATS))
+    .option('--seed <n>', 'seed of dummy weights (default 0)', parseIntOption('--seed', 0, MAX_DUMMY_SEED))
     .action(async (opts: LaunchCliOptions) => {
       if (opts.model && !existsSync(opts.model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in model`);
       const remote = (opts.hosts ?? []).some((h) => h !== 'local');
@@ -59,6 +61,8 @@ export function registerLaunch(program: Command): void {
         gateOnAttention: opts.gateOnAttention,
         ...(opts.connector ? { connector: opts.connector } : {}),
         ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
+        ...(opts.loadFormat ? { loadFormat: opts.loadFormat } : {}),
+        ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
         hosts: opts.hosts ?? [],
         ...(opts.advertiseHost ? { advertiseHost: opts.advertiseHost } : {}),
         ...(token ? { token } : {}),
