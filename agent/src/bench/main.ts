@@ -6,12 +6,14 @@ import { Command } from 'commander';
 import { registerServeBench } from './serveCommand.js';
 import { registerDecodeBench } from './decode.js';
 import { registerCpuEngineBench } from './cpuEngine.js';
+import { registerDemoEval } from './demoEval.js';
 
 export function buildBenchProgram(): Command {
   const program = new Command('afd-bench').description('AFD benchmarks: serving (any OpenAI-compatible server) and engine decode').showHelpAfterError();
   registerServeBench(program);
   registerDecodeBench(program);
   registerCpuEngineBench(program);
+  registerDemoEval(program);
   return program;
 }
 
