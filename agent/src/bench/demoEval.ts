@@ -19,8 +19,9 @@ import { intFlag } from '../util/intFlag.js';
 import { gitCommit } from './cliArgs.js';
 import { readCorpus, type ChatRecord, type TextRecord } from './demo/corpusFile.js';
 import { heldoutMaxTokens, heldoutSequences, idsDigest, meanNll } from './demo/heldoutPerplexity.js';
-import { answerQuestions, type ModeReport } from './demo/questionEval.js';
-import { readTrainingMetrics, type TrainingMetrics } from './demo/trainingMetrics.js';
+import { compareGreedy } from './demo/greedyCompare.js';
+import { answerQuestions } from './demo/questionEval.js';
+import { readTrainingMetrics } from './demo/trainingMetrics.js';
 import { defaultWordListPath, readWordList } from './demo/wordScore.js';
 
 interface DemoEvalFlags {
@@ -39,27 +40,6 @@ export const demoTargets = { perplexityRelDiff: 0.001, wordListShare: 0.9, conte
 
 function docIds(tokenizer: TextTokenizer, r: ChatRecord | TextRecord): number[] {
   return r.kind === 'chat' ? tokenizer.encodeChat(r.messages, { addGenerationPrompt: false }) : tokenizer.encode(r.text, false);
-}
-
-/** How many of our greedy answers have exactly transformers' tokens (its trailing stop token aside). */
-export function compareGreedy(ours: ModeReport, metrics: TrainingMetrics | null, stopIds: readonly number[]): { compared: number; sameTokens: number; samePrompt: number; differing: string[] } | null {
-  const ref = metrics?.reference_answers;
-  if (!ref) return null;
-  const byId = new Map(ref.map((r) => [r.id, r]));
-  let compared = 0;
-  let sameTokens = 0;
-  let samePrompt = 0;
-  const differing: string[] = [];
-  for (const a of ours.answers) {
-    const r = byId.get(a.id);
-    if (!r) continue;
-    compared += 1;
-    const hf = r.greedyIds.length > 0 && stopIds.includes(r.greedyIds.at(-1)!) ? r.greedyIds.slice(0, -1) : r.greedyIds;
-    if (r.promptIds.join(',') === a.promptIds.join(',')) samePrompt += 1;
-    if (hf.join(',') === a.tokenIds.join(',')) sameTokens += 1;
-    else differing.push(a.id);
-  }
-  return { compared, sameTokens, samePrompt, differing };
 }
 
 export function registerDemoEval(program: Command): void {
