@@ -8,6 +8,7 @@ import { registerDecodeBench } from './decode.js';
 import { registerCpuEngineBench } from './cpuEngine.js';
 import { registerAfdGpuBench } from './afdGpu.js';
 import { registerExpertGemmBench } from './expertGemm.js';
+import { registerDelayRelay } from './delayRelayCommand.js';
 
 export function buildBenchProgram(): Command {
   const program = new Command('afd-bench').description('AFD benchmarks: serving (any OpenAI-compatible server) and engine decode').showHelpAfterError();
@@ -16,6 +17,7 @@ export function buildBenchProgram(): Command {
   registerCpuEngineBench(program);
   registerAfdGpuBench(program);
   registerExpertGemmBench(program);
+  registerDelayRelay(program);
   return program;
 }
 

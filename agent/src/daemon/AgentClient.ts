@@ -14,6 +14,7 @@ import {
   type AgentParamsInput,
   type AgentResult,
 } from '@afd/shared';
+import { describeAgentConnectError } from './connectError.js';
 
 /** A failed request: the agent's error code and message. */
 export class AgentCallError extends Error {
@@ -63,9 +64,16 @@ export class AgentClient {
       ws.once('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => reject(new AgentCallError(String(res.statusCode), `agent refused the connection (HTTP ${res.statusCode}): ${body.trim()}`)));
+        res.on('end', () => {
+          const why = body.trim();
+          const message =
+            res.statusCode === 401
+              ? `agent at ${url} rejected the token (HTTP 401${why ? `: ${why}` : ''}): use the token in that agent's token file ($AFD_HOME/agent-token on its host)`
+              : `agent at ${url} refused the connection (HTTP ${res.statusCode}${why ? `: ${why}` : ''})`;
+          reject(new AgentCallError(String(res.statusCode), message));
+        });
       });
-      ws.once('error', (err) => reject(new Error(`cannot connect to agent at ${url}: ${err.message}`)));
+      ws.once('error', (err: Error & { code?: string }) => reject(Object.assign(new Error(describeAgentConnectError(url, err)), { code: err.code })));
     });
   }
 
@@ -143,10 +151,15 @@ export class AgentClient {
     this.ws.send(data);
   }
 
-  close(): Promise<void> {
+  /** Closes; a peer that does not answer the close within timeoutMs (a partition) is dropped. */
+  close(timeoutMs = 2000): Promise<void> {
     if (this.ws.readyState === WebSocket.CLOSED) return Promise.resolve();
     return new Promise((resolve) => {
-      this.ws.once('close', () => resolve());
+      const timer = setTimeout(() => this.ws.terminate(), timeoutMs);
+      this.ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
       this.ws.close();
     });
   }

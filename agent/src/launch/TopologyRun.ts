@@ -12,6 +12,7 @@ import type { SelfCommand } from '../util/self.js';
 import type { RingLine } from './LogRing.js';
 import { RankRunner, type RankRunnerOptions, type RankUpdate } from './RankRunner.js';
 import { hostOfAgent, roleChildSpec } from './roleArgs.js';
+import { advertisedUrl } from '../daemon/advertiseHost.js';
 
 /** A front router started over this agent's attention ranks. */
 export interface RouterHandle {
@@ -30,6 +31,8 @@ export interface TopologyRunOptions {
   baseEnv: NodeJS.ProcessEnv;
   /** Address the front router binds (default 127.0.0.1). */
   routerHost?: string;
+  /** The agent's advertised address: the router's URL names it when the router binds a wildcard. */
+  advertiseHost?: string;
   /** Starts the front router; omitted = no router. */
   startRouter?: RouterFactory;
   /**
@@ -198,7 +201,7 @@ export class TopologyRun {
     try {
       const router = await factory(serving.map((r) => r.apiUrl!), this.opts.routerHost ?? '127.0.0.1', this.opts.spec.apiPort);
       if (this.stopping) await router.close();
-      else this.router = router;
+      else this.router = { url: advertisedUrl(router.url, this.opts.advertiseHost), close: () => router.close() };
     } catch (e) {
       this.routerError = `front router could not start on port ${this.opts.spec.apiPort}: ${(e as Error).message}. Choose another apiPort`;
       this.opts.onNote?.(this.routerError);

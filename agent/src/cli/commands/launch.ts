@@ -4,7 +4,8 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { AFD_CONNECTORS } from '@afd/shared';
-import { existsSync } from 'node:fs';
+import { CLI_PLACEMENTS } from '../../launch/cliSpec.js';
+import { existsSync, readFileSync } from 'node:fs';
 import { runHeadlessLaunch, type HeadlessOptions } from '../../launch/headless.js';
 import { frontRouterFactory } from '../../launch/router.js';
 import { ensureDefaultModel } from '../../role/defaultModel.js';
@@ -12,10 +13,39 @@ import { defaultTokenFile, loadOrCreateToken } from '../../daemon/tokenFile.js';
 import { parseIntOption } from './cliOptions.js';
 
 /** The CLI's flags: the headless options with --hosts optional and the token as a file. */
-type LaunchCliOptions = Omit<HeadlessOptions, 'hosts' | 'token' | 'startRouter' | 'prepareDefaultModel'> & {
+type LaunchCliOptions = Omit<HeadlessOptions, 'hosts' | 'tokens' | 'ca' | 'startRouter' | 'prepareDefaultModel'> & {
   hosts?: string[];
-  tokenFile?: string;
+  tokenFile: string[];
+  caFile?: string;
 };
+
+/**
+ * The token of each remote host, in --hosts order: no --token-file = $AFD_HOME/agent-token
+ * for all, one file = the same token for all, else exactly one file per remote host.
+ */
+export function remoteTokens(hosts: readonly string[], tokenFiles: readonly string[], load: (file: string) => string): string[] {
+  const remote = hosts.filter((h) => h !== 'local');
+  if (remote.length === 0) return [];
+  if (tokenFiles.length > 1 && tokenFiles.length !== remote.length) {
+    throw new Error(`--token-file is given ${tokenFiles.length} times for ${remote.length} remote --hosts: give one file (the same token on every agent) or one per remote host, in --hosts order`);
+  }
+  const files = tokenFiles.length === 0 ? [defaultTokenFile()] : tokenFiles;
+  return remote.map((_, i) => load(files[Math.min(i, files.length - 1)]!));
+}
+
+/** A remote agent's token, from a copy of its token file (never created here: a made-up token only earns a 401). */
+function readRemoteToken(file: string): string {
+  if (!existsSync(file)) throw new Error(`--token-file ${file} does not exist: copy the remote agent's token file ($AFD_HOME/agent-token on its host)`);
+  return loadOrCreateToken(file).token;
+}
+
+function readCaFile(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new Error(`--ca-file ${file} cannot be read (${(e as Error).message}): pass the PEM file of the CA that signed the agents' certificates`);
+  }
+}
 
 function oneOf<T extends string>(flag: string, values: readonly T[]): (v: string) => T {
   return (v) => {
@@ -39,14 +69,17 @@ export function registerLaunch(program: Command): void {
     .option('--gate-on-attention', 'run the MoE router on the attention ranks', false)
     .option('--connector <tcp|nccl|peer>', 'AFD data plane (default: nccl on cuda, tcp on cpu; peer = GPUs of one host through CUDA IPC)', oneOf('--connector', AFD_CONNECTORS))
     .option('--afd-port <n>', 'base port of the FFN rendezvous (FFN rank f listens on n + f)', parseIntOption('--afd-port', 1, 65535))
-    .option('--hosts <list>', 'comma list of "local" and agent URLs (ws://host:7700); ranks are spread over them in world order', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .option('--hosts <list>', 'comma list of "local" and agent URLs (wss://host:7700); ranks are spread over them (see --placement)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .option('--placement <world|block>', 'world: contiguous chunks of F0..Fy-1, A0..Ax-1 per host (FFN and attention ranks apart); block: each FFN rank with its attention ranks on one host', oneOf('--placement', CLI_PLACEMENTS))
     .option('--advertise-host <addr>', 'address remote hosts reach this one at (needed with remote --hosts)')
-    .option('--token-file <file>', 'token of the remote agents (default $AFD_HOME/agent-token)')
+    .option('--token-file <file>', 'token of the remote agents: once for all, or once per remote host in --hosts order (default $AFD_HOME/agent-token)', (v: string, acc: string[]) => [...acc, v], [])
+    .option('--ca-file <file>', 'PEM of the CA that signed the wss:// agents\' certificates (default: the system CAs)')
+    .option('--step-deadline-ms <n>', 'a step that waits longer than this for a peer fails, naming the peer (default 5000)', parseIntOption('--step-deadline-ms', 1, 3_600_000))
     .option('--stop-grace-ms <n>', 'time ranks get to stop before SIGKILL', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
     .action(async (opts: LaunchCliOptions) => {
       if (opts.model && !existsSync(opts.model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in tiny model`);
-      const remote = (opts.hosts ?? []).some((h) => h !== 'local');
-      const token = remote ? loadOrCreateToken(opts.tokenFile ?? defaultTokenFile()).token : undefined;
+      const tokens = remoteTokens(opts.hosts ?? [], opts.tokenFile, readRemoteToken);
+      const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;
       const code = await runHeadlessLaunch({
         topology: opts.topology,
         ...(opts.model ? { model: opts.model } : {}),
@@ -61,7 +94,10 @@ export function registerLaunch(program: Command): void {
         ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
         hosts: opts.hosts ?? [],
         ...(opts.advertiseHost ? { advertiseHost: opts.advertiseHost } : {}),
-        ...(token ? { token } : {}),
+        tokens,
+        ...(ca ? { ca } : {}),
+        ...(opts.placement ? { placement: opts.placement } : {}),
+        ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
         stopGraceMs: opts.stopGraceMs,
         startRouter: frontRouterFactory,
         prepareDefaultModel: ensureDefaultModel,

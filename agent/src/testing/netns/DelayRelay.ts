@@ -60,7 +60,9 @@ class DelayLine {
       this.queuedBytes += chunk.length;
       if (this.queuedBytes > highWaterBytes) this.from.pause();
     }
-    this.schedule();
+    // No delay: pass it on now, not a timer tick later (timers add about a millisecond).
+    if (this.relay.delayMs === 0) this.flush();
+    else this.schedule();
   }
 
   private schedule(): void {

@@ -26,6 +26,7 @@ function agent(agentId: string, gpus: number, state: AgentInfo['state'] = 'conne
       libraries: { cublas: lib, cublasLt: lib, nccl: lib },
       cudaError: '',
       models: [],
+      advertiseHost: null,
     },
   };
 }
