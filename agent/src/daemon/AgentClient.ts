@@ -30,8 +30,8 @@ export class AgentCallError extends Error {
 export interface AgentClientOptions {
   /** Extra headers (e.g. Origin in tests). */
   headers?: Record<string, string>;
-  /** CA or self-signed certificate to trust for wss://. */
-  ca?: string | Buffer;
+  /** CA certificates (or a self-signed certificate) to trust for wss://; replaces the system CAs. */
+  ca?: string | Buffer | (string | Buffer)[];
   /** Connect timeout (default 10 s). */
   timeoutMs?: number;
 }

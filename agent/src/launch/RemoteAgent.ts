@@ -11,8 +11,8 @@ import { AgentClient } from '../daemon/AgentClient.js';
 export interface RemoteAgentOptions {
   url: string;
   token: string;
-  /** CA certificates (PEM) to trust for wss://. */
-  ca?: Buffer;
+  /** CA certificates (PEM) to trust for wss:// (replace the system CAs). */
+  ca?: (string | Buffer)[];
   onEvent: (event: AgentEvent) => void;
   /** Reachability changes, as sentences for the terminal. */
   onNote: (message: string) => void;

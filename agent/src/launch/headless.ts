@@ -34,8 +34,8 @@ export interface HeadlessOptions {
   advertiseHost?: string;
   /** Token of each remote host, in --hosts order (one entry per remote URL). */
   tokens?: string[];
-  /** CA certificates (PEM) trusted for wss:// hosts. */
-  ca?: Buffer;
+  /** CA certificates (PEM) trusted for wss:// hosts (replace the system CAs). */
+  ca?: (string | Buffer)[];
   /** Rank placement over hosts (default world). */
   placement?: CliPlacement;
   /** AFD step deadline, ms. */

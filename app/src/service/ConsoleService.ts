@@ -24,6 +24,7 @@ import { AgentConnection } from './AgentConnection.js';
 import { ChatRunner, type PushFn } from './ChatRunner.js';
 import { LaunchTracker } from './LaunchTracker.js';
 import { checkPlacements } from '../common/placementCheck.js';
+import { withAgentHosts } from './agentHosts.js';
 
 interface AgentEntry {
   agentId: string;
@@ -41,6 +42,8 @@ export interface ConsoleServiceOptions {
   connectTimeoutMs?: number;
   /** Metrics period requested from agents, ms. */
   metricsIntervalMs?: number;
+  /** CA certificates (PEM) trusted for wss:// agents (start's --ca-file); default the system CAs. */
+  ca?: (string | Buffer)[];
 }
 
 export class ConsoleService {
@@ -148,6 +151,7 @@ export class ConsoleService {
     const conn = new AgentConnection({
       url: normalized,
       token,
+      ...(this.opts.ca ? { ca: this.opts.ca } : {}),
       onEvent: (ev) => {
         if (ref.entry) this.onAgentEvent(ref.entry, ev);
       },
@@ -256,6 +260,11 @@ export class ConsoleService {
     checkPlacements(spec, (id) => {
       const e = this.agents.get(id);
       return e ? { state: e.conn.state, inventory: e.inventory } : undefined;
+    });
+    // Across agents, each FFN rank is reached at its agent's address (not 127.0.0.1).
+    spec = withAgentHosts(spec, (id) => {
+      const e = this.agents.get(id);
+      return e ? { advertiseHost: e.inventory?.advertiseHost ?? null, url: e.conn.url } : undefined;
     });
     const launchId = `launch-${Date.now().toString(36)}-${randomUUID().slice(0, 6)}`;
     const tracker = new LaunchTracker(launchId, spec);

@@ -6,6 +6,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { AFD_CONNECTORS } from '@afd/shared';
 import { CLI_PLACEMENTS } from '../../launch/cliSpec.js';
 import { existsSync, readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
 import { runHeadlessLaunch, type HeadlessOptions } from '../../launch/headless.js';
 import { frontRouterFactory } from '../../launch/router.js';
 import { ensureDefaultModel } from '../../role/defaultModel.js';
@@ -39,12 +40,16 @@ function readRemoteToken(file: string): string {
   return loadOrCreateToken(file).token;
 }
 
-function readCaFile(file: string): Buffer {
+/** The CAs a wss:// connection trusts with --ca-file: the system CAs and the file's. */
+function readCaFile(file: string): string[] {
+  let pem: string;
   try {
-    return readFileSync(file);
+    pem = readFileSync(file, 'utf8');
   } catch (e) {
     throw new Error(`--ca-file ${file} cannot be read (${(e as Error).message}): pass the PEM file of the CA that signed the agents' certificates`);
   }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`--ca-file ${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  return [...rootCertificates, pem];
 }
 
 function oneOf<T extends string>(flag: string, values: readonly T[]): (v: string) => T {
@@ -73,7 +78,7 @@ export function registerLaunch(program: Command): void {
     .option('--placement <world|block>', 'world: contiguous chunks of F0..Fy-1, A0..Ax-1 per host (FFN and attention ranks apart); block: each FFN rank with its attention ranks on one host', oneOf('--placement', CLI_PLACEMENTS))
     .option('--advertise-host <addr>', 'address remote hosts reach this one at (needed with remote --hosts)')
     .option('--token-file <file>', 'token of the remote agents: once for all, or once per remote host in --hosts order (default $AFD_HOME/agent-token)', (v: string, acc: string[]) => [...acc, v], [])
-    .option('--ca-file <file>', 'PEM of the CA that signed the wss:// agents\' certificates (default: the system CAs)')
+    .option('--ca-file <file>', 'PEM of the CA that signed the wss:// agents\' certificates, trusted besides the system CAs')
     .option('--step-deadline-ms <n>', 'a step that waits longer than this for a peer fails, naming the peer (default 5000)', parseIntOption('--step-deadline-ms', 1, 3_600_000))
     .option('--stop-grace-ms <n>', 'time ranks get to stop before SIGKILL', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
     .action(async (opts: LaunchCliOptions) => {

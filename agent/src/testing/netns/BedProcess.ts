@@ -27,6 +27,8 @@ export class BedProcess {
     /** What it is, for messages: "afd-agent serve on host-a". */
     readonly name: string,
     readonly child: ChildProcess,
+    /** Signals go to its whole process group (it was started as a group leader). */
+    private readonly group = false,
   ) {
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
@@ -99,6 +101,10 @@ export class BedProcess {
   signal(sig: NodeJS.Signals): boolean {
     if (this.exitValue) return false;
     try {
+      if (this.group && this.pid > 0) {
+        process.kill(-this.pid, sig);
+        return true;
+      }
       return this.child.kill(sig);
     } catch {
       return false;

@@ -43,6 +43,8 @@ export interface SpawnOptions {
   cwd?: string;
   /** Keep stdin as a pipe (default: ignored). */
   stdin?: boolean;
+  /** Run it in a process group of its own, so signals reach its children too (e.g. a shell loop). */
+  group?: boolean;
 }
 
 let sequence = 0;
@@ -210,8 +212,9 @@ export class NetnsBed {
       env: { ...process.env, ...opts.env },
       cwd: opts.cwd,
       stdio: [opts.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      detached: opts.group === true,
     });
-    const p = new BedProcess(`${name} on ${host}`, child);
+    const p = new BedProcess(`${name} on ${host}`, child, opts.group === true);
     this.processes.push(p);
     return p;
   }

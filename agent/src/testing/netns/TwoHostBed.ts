@@ -106,8 +106,8 @@ export class TwoHostBed {
   }
 
   /** Runs a program in the console namespace (the launch CLI, the console, a client). */
-  spawnInConsole(name: string, file: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, stdin = false): BedProcess {
-    return this.bed.spawn(CONSOLE, name, file, args, { env: { ...this.envFor(CONSOLE), ...env }, stdin });
+  spawnInConsole(name: string, file: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, opts: { stdin?: boolean; group?: boolean } = {}): BedProcess {
+    return this.bed.spawn(CONSOLE, name, file, args, { env: { ...this.envFor(CONSOLE), ...env }, ...opts });
   }
 
   /**
@@ -117,7 +117,9 @@ export class TwoHostBed {
   async startRelay(target: GpuHost, ports: readonly number[], delayMs: number): Promise<RelayHandle> {
     const address = this.bed.relayAddress(target);
     await this.bed.addSwitchAddress(address);
-    const p = this.bed.spawn(SWITCH, `delay relay to ${target}`, process.execPath, [
+    // A link does not slow down when the machine is busy: the relay runs at a higher priority (root).
+    const p = this.bed.spawn(SWITCH, `delay relay to ${target}`, 'nice', [
+      '-n', '-10', process.execPath,
       this.opts.benchScript, 'tcp-delay-relay', '--listen', address, '--to', this.bed.address(target), '--ports', ports.join(','), '--delay-ms', String(delayMs),
     ], { env: this.opts.env ?? {}, stdin: true });
     await p.waitForLine(/"type":"listening"/, 20_000, 'its listening line');

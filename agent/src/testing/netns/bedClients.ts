@@ -132,3 +132,16 @@ export async function rankStats(two: TwoHostBed, host: GpuHost, apiUrl: string):
   if (r.code !== 0) throw new Error(`GET ${apiUrl}/afd/stats on ${host} failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as Record<string, unknown>;
 }
+
+/** Background completions from the console namespace (curl loops), so live panels have traffic; stop() ends them. */
+export function startCurlLoad(two: TwoHostBed, apiUrl: string, opts: { concurrency?: number; maxTokens?: number } = {}): { stop(): Promise<void> } {
+  const body = JSON.stringify({ model: 'tiny-qwen3-moe', prompt: 'The quick brown fox', max_tokens: opts.maxTokens ?? 48, temperature: 0, ignore_eos: true });
+  const loops = Array.from({ length: opts.concurrency ?? 2 }, () =>
+    two.spawnInConsole('curl load', 'sh', ['-c', 'while :; do curl -s -o /dev/null --max-time 60 -H "content-type: application/json" -d "$1" "$2" || sleep 0.5; done', 'load', body, `${apiUrl}/v1/completions`], {}, { group: true }),
+  );
+  return {
+    async stop() {
+      await Promise.all(loops.map((l) => l.stop(2000)));
+    },
+  };
+}

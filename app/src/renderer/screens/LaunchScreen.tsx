@@ -1,6 +1,6 @@
 /** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, stop and restart. */
-import type { RankState } from '@afd/shared';
-import { useLaunch, useStores } from '../AppContext.js';
+import type { AgentInfo, RankState } from '@afd/shared';
+import { useAgents, useLaunch, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { formatBytes } from '../lib/format.js';
 import type { ScreenProps } from './types.js';
@@ -41,6 +41,21 @@ function RankProgress({ r }: { r: RankState }) {
   );
 }
 
+/**
+ * What keeps a running launch from serving fully: ready ranks whose health says they are
+ * not serving (e.g. an FFN peer lost in a partition) and agents of the launch the console
+ * cannot reach; null when there is nothing.
+ */
+function degradedText(ranks: readonly RankState[], agents: readonly AgentInfo[]): string | null {
+  const lines: string[] = [];
+  const ids = new Set(ranks.map((r) => r.agentId));
+  for (const a of agents) {
+    if (ids.has(a.agentId) && a.state !== 'connected') lines.push(`agent ${a.agentId} is ${a.state}: its ranks' state here may be out of date`);
+  }
+  for (const r of ranks) if (r.state === 'ready' && r.message) lines.push(`${r.role} ${r.rank} on ${r.agentId} is not serving: ${r.message}`);
+  return lines.length > 0 ? lines.join('\n') : null;
+}
+
 export function LaunchScreen({ navigate }: ScreenProps) {
   const progress = useLaunch((s) => s.progress);
   const busy = useLaunch((s) => s.busy);
@@ -48,6 +63,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
   const stop = useLaunch((s) => s.stop);
   const restart = useLaunch((s) => s.restart);
   const clearError = useLaunch((s) => s.clearError);
+  const agents = useAgents((s) => s.agents);
   const { logs } = useStores();
 
   if (!progress) {
@@ -64,6 +80,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
     );
   }
   const ready = progress.ranks.filter((r) => r.state === 'ready').length;
+  const degraded = degradedText(progress.ranks, agents);
   const active = progress.state === 'launching' || progress.state === 'running';
   const kind = progress.state === 'running' ? 'ok' : progress.state === 'failed' ? 'err' : progress.state === 'launching' ? 'info' : 'warn';
   const openLogs = (r: RankState): void => {
@@ -99,7 +116,8 @@ export function LaunchScreen({ navigate }: ScreenProps) {
         <Banner kind="err" message={`${progress.message}${progress.ranks.find((r) => r.state === 'failed')?.message?.includes('\n') ? '\nIts last log lines are in its row below.' : ''}`} testId="launch-failure" />
       )}
       {error && <Banner kind="err" message={error} onDismiss={clearError} />}
-      {progress.state === 'running' && (
+      {progress.state === 'running' && degraded && <Banner kind="warn" message={degraded} testId="launch-degraded" />}
+      {progress.state === 'running' && !degraded && (
         <Banner kind="ok" message="Every rank is ready. Try it in the Playground, and watch it on the Dashboard." />
       )}
       <div className="panel">
