@@ -9,6 +9,7 @@ import { registerCpuEngineBench } from './cpuEngine.js';
 import { registerAfdGpuBench } from './afdGpu.js';
 import { registerExpertGemmBench } from './expertGemm.js';
 import { registerDelayRelay } from './delayRelayCommand.js';
+import { registerTwoHostsBench } from './twoHosts.js';
 
 export function buildBenchProgram(): Command {
   const program = new Command('afd-bench').description('AFD benchmarks: serving (any OpenAI-compatible server) and engine decode').showHelpAfterError();
@@ -18,6 +19,7 @@ export function buildBenchProgram(): Command {
   registerAfdGpuBench(program);
   registerExpertGemmBench(program);
   registerDelayRelay(program);
+  registerTwoHostsBench(program);
   return program;
 }
 

@@ -28,7 +28,7 @@ import { ensureDefaultModel } from '../model/defaultModel.js';
 import { bundleEntry, testAddonPath } from '../testing/agentBundle.js';
 import { isRunning } from '../testing/netns/NetnsBed.js';
 import { netnsSupport } from '../testing/netns/netnsSupport.js';
-import { hostOfAgentId, postJson, rankStats, startCliLaunch, stopCliLaunch, streamCompletion } from '../testing/netns/bedClients.js';
+import { hostOfAgentId, measureDecodeStep, postJson, rankStats, startCliLaunch, stopCliLaunch, streamCompletion } from '../testing/netns/bedClients.js';
 import { CONSOLE, GPU_HOSTS, TwoHostBed, type GpuHost } from '../testing/netns/TwoHostBed.js';
 
 const support = await netnsSupport();
@@ -249,20 +249,7 @@ describe.skipIf(!support.ok)(`afd-agent launch on two hosts${support.ok ? '' : `
         // The attention ranks reach host-a through the relay.
         expect((await connections('host-b')).filter((c) => /:2950[01]$/.test(c.peer)).map((c) => c.peer.split(':')[0])).toEqual([relay.address, relay.address]);
         const numLayers = (await rankStats(two, 'host-b', attn[0]!.apiUrl))['numLayers'] as number;
-        const stepMs = async (): Promise<{ stepMs: number; itlMs: number }> => {
-          const before = await Promise.all(attn.map((r) => rankStats(two, 'host-b', r.apiUrl)));
-          const s = streamCompletion(two, `${api}/v1/completions`, { model: 'tiny-qwen3-moe', prompt: [9707, 11], max_tokens: 96, temperature: 0, ignore_eos: true });
-          expect(await s.done).toBe(0);
-          const after = await Promise.all(attn.map((r) => rankStats(two, 'host-b', r.apiUrl)));
-          // The rank that served it: the one whose step count grew; its mean step time over those steps.
-          const i = after.findIndex((a, k) => (a['steps'] as number) > (before[k]!['steps'] as number));
-          const n0 = before[i]!['steps'] as number;
-          const n1 = after[i]!['steps'] as number;
-          const avg = (x: Record<string, unknown>): number => (x['stepTimeMs'] as { avg: number }).avg;
-          const tokens = s.events.filter((e) => typeof e.data === 'object').map((e) => e.atMs);
-          const gaps = tokens.slice(9).map((t, k) => t - tokens[k + 8]!).sort((x, y) => x - y);
-          return { stepMs: (avg(after[i]!) * n1 - avg(before[i]!) * n0) / (n1 - n0), itlMs: gaps[Math.floor(gaps.length / 2)]! };
-        };
+        const stepMs = () => measureDecodeStep(two, api, attn, 96);
         await stepMs(); // warm up
         const direct = await stepMs();
         await relay.setDelayMs(delayMs);

@@ -145,3 +145,39 @@ export function startCurlLoad(two: TwoHostBed, apiUrl: string, opts: { concurren
     },
   };
 }
+
+export interface DecodeMeasure {
+  /** Mean engine step time of the attention rank that served the stream, over its steps, ms. */
+  stepMs: number;
+  /** Median gap between streamed tokens at the client (console namespace), ms. */
+  itlMs: number;
+  /** Steps that rank ran for the stream. */
+  steps: number;
+  /** Which attention rank served it (index into `attention`). */
+  served: number;
+  /** That rank's /afd/stats after the stream. */
+  stats: Record<string, unknown>;
+}
+
+/**
+ * Streams one greedy completion of `tokens` tokens (batch 1 decode) through the router and
+ * reads, from /afd/stats before and after, the mean step time of the attention rank that
+ * served it: the per-step cost that a slower link adds to.
+ */
+export async function measureDecodeStep(two: TwoHostBed, routerUrl: string, attention: readonly LaunchedRank[], tokens: number): Promise<DecodeMeasure> {
+  const statsOf = (r: LaunchedRank): Promise<Record<string, unknown>> => rankStats(two, hostOfAgentId(r.agentId), r.apiUrl);
+  const before = await Promise.all(attention.map(statsOf));
+  const s = streamCompletion(two, `${routerUrl}/v1/completions`, { model: 'tiny-qwen3-moe', prompt: [9707, 11], max_tokens: tokens, temperature: 0, ignore_eos: true });
+  const code = await s.done;
+  if (code !== 0) throw new Error(`the measured stream failed (curl exit ${code}): ${s.process.tail(5)}`);
+  const after = await Promise.all(attention.map(statsOf));
+  const steps = (x: Record<string, unknown>): number => x['steps'] as number;
+  const avg = (x: Record<string, unknown>): number => (x['stepTimeMs'] as { avg: number }).avg;
+  const i = after.findIndex((a, k) => steps(a) > steps(before[k]!));
+  if (i < 0) throw new Error('no attention rank stepped for the measured stream');
+  const n0 = steps(before[i]!);
+  const n1 = steps(after[i]!);
+  const times = s.events.filter((e) => typeof e.data === 'object').map((e) => e.atMs);
+  const gaps = times.slice(1).map((t, k) => t - times[k]!).sort((x, y) => x - y);
+  return { stepMs: (avg(after[i]!) * n1 - avg(before[i]!) * n0) / (n1 - n0), itlMs: gaps[Math.floor(gaps.length / 2)] ?? 0, steps: n1 - n0, served: i, stats: after[i]! };
+}
