@@ -14,11 +14,12 @@ import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { ensureDefaultModel } from '../model/defaultModel.js';
 import { netnsSupport } from '../testing/netns/netnsSupport.js';
-import { measureDecodeStep, startCliLaunch, stopCliLaunch, type DecodeMeasure } from '../testing/netns/bedClients.js';
-import { TwoHostBed, type RelayHandle } from '../testing/netns/TwoHostBed.js';
+import { startCliLaunch, stopCliLaunch } from '../testing/netns/bedClients.js';
+import { measureDelay } from '../testing/netns/latency.js';
+import { TwoHostBed } from '../testing/netns/TwoHostBed.js';
 import { intFlag } from '../util/intFlag.js';
 import { gitCommit } from './cliArgs.js';
-import { formatTwoHosts, median, twoHostsReport, type TwoHostsSample } from './twoHostsReport.js';
+import { formatTwoHosts, twoHostsReport } from './twoHostsReport.js';
 
 interface TwoHostsFlags {
   delayMs: string;
@@ -30,31 +31,13 @@ interface TwoHostsFlags {
   modelsHome?: string;
 }
 
-async function sampleAt(relay: RelayHandle, delayMs: number, runs: () => Promise<DecodeMeasure>, repeats: number): Promise<TwoHostsSample> {
-  await relay.setDelayMs(delayMs);
-  await runs(); // warm up at this delay
-  await relay.stats(true);
-  const measures: DecodeMeasure[] = [];
-  for (let i = 0; i < repeats; i++) measures.push(await runs());
-  const achieved = await relay.stats();
-  const last = measures.at(-1)!;
-  return {
-    delayMs,
-    achievedDelayMs: achieved.meanDelayUs / 1000,
-    stepMs: median(measures.map((m) => m.stepMs)),
-    stepMsRuns: measures.map((m) => m.stepMs),
-    itlMs: median(measures.map((m) => m.itlMs)),
-    wireUsPerLayer: (last.stats['f2aWireUs'] as number[][]).map((row) => row[0] ?? 0),
-  };
-}
-
 export function registerTwoHostsBench(program: Command): void {
   program
     .command('two-hosts')
     .description('2A2F across two network-namespace hosts with a delaying relay between them: the decode step slowdown per ms of one-way delay (root)')
     .option('--delay-ms <ms>', 'one-way delay between the hosts', '2')
     .option('--tokens <n>', 'tokens per measured stream', '96')
-    .option('--repeats <n>', 'measured streams per delay (median)', '3')
+    .option('--repeats <n>', 'measured streams per delay, interleaved (median)', '5')
     .option('--afd-port <n>', 'AFD rendezvous base port', '29500')
     .option('--json-out <file>', 'write the JSON report here')
     .option('--agent-script <file>', 'afd-agent.cjs to run on the hosts (default: next to this afd-bench.cjs)')
@@ -79,9 +62,7 @@ export function registerTwoHostsBench(program: Command): void {
           const api = launch.routers.get('host-b:7700');
           if (!api) throw new Error(`no front router on host-b in the launch summary:\n${launch.cli.tail()}`);
           const attention = launch.ranks.filter((r) => r.role === 'attention');
-          const runs = (): Promise<DecodeMeasure> => measureDecodeStep(two, api, attention, tokens);
-          const baseline = await sampleAt(relay, 0, runs, repeats);
-          const delayed = await sampleAt(relay, delayMs, runs, repeats);
+          const { baseline, delayed } = await measureDelay(two, relay, api, attention, { delayMs, tokens, repeats });
           const layers = delayed.wireUsPerLayer.length;
           const report = twoHostsReport({
             topology: '2A2F',
@@ -94,7 +75,7 @@ export function registerTwoHostsBench(program: Command): void {
             baseline,
             delayed,
             notes: [
-              'delay: a TCP relay on the bed\'s switch between the hosts on the AFD ports (netem is not available); the baseline runs through the same relay at 0 ms',
+              'delay: a TCP relay on the bed\'s switch between the hosts on the AFD ports (netem is not available); the baseline runs through the same relay at 0 ms, interleaved with the delayed runs',
               'stepMs: mean engine step time of the attention rank that served the stream (/afd/stats), batch 1 decode',
               'wireUsPerLayer: one-way wire time per layer = half the layer\'s round trip less the FFN rank\'s hold (TcpLink)',
             ],

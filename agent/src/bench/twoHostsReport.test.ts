@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { crossingsPerStep, formatTwoHosts, median, twoHostsReport, type TwoHostsSample } from './twoHostsReport.js';
+import type { DelaySample } from '../testing/netns/latency.js';
+import { median } from '../testing/netns/latency.js';
+import { crossingsPerStep, formatTwoHosts, twoHostsReport } from './twoHostsReport.js';
 
-const sample = (delayMs: number, achievedDelayMs: number, stepMs: number): TwoHostsSample => ({
+const sample = (delayMs: number, achievedDelayMs: number, stepMs: number): DelaySample => ({
   delayMs,
   achievedDelayMs,
   stepMs,

@@ -7,21 +7,7 @@
  * the FFN rank's step-go), so a one-way delay d adds (2 x layers + 2) x d; the issue's
  * rule of thumb, 2 x layers x d, leaves the control round trip out.
  */
-import { percentile } from './serve/stats.js';
-
-export interface TwoHostsSample {
-  delayMs: number;
-  /** Mean achieved one-way delay of the relay, ms (timers fire late by up to ~1 ms). */
-  achievedDelayMs: number;
-  /** Median over the repeats of the mean step time of the serving attention rank, ms. */
-  stepMs: number;
-  /** Every repeat's mean step time, ms. */
-  stepMsRuns: number[];
-  /** Median inter-token gap at the client, ms. */
-  itlMs: number;
-  /** The serving attention rank's per-layer one-way wire time (stage 0), microseconds. */
-  wireUsPerLayer: number[];
-}
+import type { DelaySample } from '../testing/netns/latency.js';
 
 export interface TwoHostsReport {
   bench: 'two-hosts';
@@ -32,8 +18,8 @@ export interface TwoHostsReport {
   layers: number;
   tokensPerRun: number;
   repeats: number;
-  baseline: TwoHostsSample;
-  delayed: TwoHostsSample;
+  baseline: DelaySample;
+  delayed: DelaySample;
   /** delayed.stepMs - baseline.stepMs. */
   slowdownMs: number;
   expected: {
@@ -49,12 +35,6 @@ export interface TwoHostsReport {
   notes: string[];
   commit: string;
   command: string;
-}
-
-/** The median of a non-empty list. */
-export function median(values: readonly number[]): number {
-  if (values.length === 0) throw new Error('median of no values');
-  return percentile([...values].sort((x, y) => x - y), 50);
 }
 
 /** Crossings of the link per decode step: two per layer, two for the control round trip. */

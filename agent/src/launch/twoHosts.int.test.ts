@@ -10,7 +10,10 @@
  * - A partition (host-a's link cut) in the middle of a stream: the stream ends within the
  *   step deadline with an error naming the FFN peer, the CLI reports the agent
  *   unreachable and the attention ranks not serving, and once the link is back the
- *   launch recovers and new requests succeed; the CLI then stops cleanly, no rank left.
+ *   launch recovers and new requests succeed (the ranks reconnect in place); the CLI then
+ *   stops cleanly, no rank left. A rank that dies during the partition is restarted once
+ *   the link is back: that case needs issue 18's `launch --restart on-failure` and is
+ *   skipped while the launch CLI has no --restart.
  * - 2 ms of one-way delay between the hosts (a delaying relay): the step slows by about
  *   2 x layers x 2 ms plus the step's control round trip, and the ranks' per-layer wire
  *   time shows the delay.
@@ -19,6 +22,7 @@
  *
  * Needs root and `ip netns` (CI runs as root); skipped with the reason otherwise.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,9 +30,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { complete, killAllRoles, RoleProcess } from '../afd/RoleProcess.js';
 import { ensureDefaultModel } from '../model/defaultModel.js';
 import { bundleEntry, testAddonPath } from '../testing/agentBundle.js';
+import { crossingsPerStep } from '../bench/twoHostsReport.js';
+import { measureDelay } from '../testing/netns/latency.js';
 import { isRunning } from '../testing/netns/NetnsBed.js';
 import { netnsSupport } from '../testing/netns/netnsSupport.js';
-import { hostOfAgentId, measureDecodeStep, postJson, rankStats, startCliLaunch, stopCliLaunch, streamCompletion } from '../testing/netns/bedClients.js';
+import { hostOfAgentId, postJson, rankStats, startCliLaunch, stopCliLaunch, streamCompletion } from '../testing/netns/bedClients.js';
 import { CONSOLE, GPU_HOSTS, TwoHostBed, type GpuHost } from '../testing/netns/TwoHostBed.js';
 
 const support = await netnsSupport();
@@ -99,6 +105,13 @@ async function greedyThrough(url: string): Promise<string[]> {
 async function expectNoRanksLeft(): Promise<void> {
   await until(async () => (await roleProcesses('host-a')).length + (await roleProcesses('host-b')).length === 0, 'every role process to exit', 20_000);
   for (const h of GPU_HOSTS) expect(two.agents.get(h)!.exit).toBeUndefined();
+}
+
+/** Whether this tree's launch CLI restarts failed ranks (issue 18's --restart). */
+let cliHasRestart = false;
+if (support.ok) {
+  const help = spawnSync(process.execPath, [await bundleEntry('cli'), 'launch', '--help'], { encoding: 'utf8' });
+  cliHasRestart = /--restart\b/.test(help.stdout);
 }
 
 beforeAll(async () => {
@@ -238,6 +251,34 @@ describe.skipIf(!support.ok)(`afd-agent launch on two hosts${support.ok ? '' : `
     await expectNoRanksLeft();
   });
 
+  // Needs issue 18's `afd-agent launch --restart on-failure` (restart a failed block's
+  // ranks with back-off). Without it the launch exits 1 when a rank dies, so this case is
+  // skipped until the launch CLI has --restart; a partition alone (above) needs no restart.
+  it.skipIf(!cliHasRestart)(`a rank that dies during the partition is restarted once the link is back (issue 18: --restart on-failure${cliHasRestart ? '' : '; skipped: this launch CLI has no --restart'})`, async () => {
+    const launch = await startCliLaunch(two, agentScript, ['--topology', '2A2F', '--api-port', '8000', '--afd-port', '29500', '--step-deadline-ms', String(stepDeadlineMs), '--restart', 'on-failure']);
+    const api = launch.routers.get('host-b:7700')!;
+    const ffn0 = launch.ranks.find((r) => r.role === 'ffn' && r.rank === 0)!;
+    let cut = false;
+    try {
+      await two.bed.setLink('host-a', 'down');
+      cut = true;
+      process.kill(ffn0.pid, 'SIGKILL'); // the FFN rank dies while its host is cut off
+      await new Promise((r) => setTimeout(r, stepDeadlineMs));
+      await two.bed.setLink('host-a', 'up');
+      cut = false;
+      await until(async () => (await postJson(two, `${api}/v1/completions`, completionBody(prompts[0]!), 20)).status === 200, 'a completion after the restart', 120_000, 1000);
+      expect(await greedyThrough(api)).toEqual(reference);
+      expect(launch.cli.exit).toBeUndefined();
+      const ffn = (await roleProcesses('host-a')).filter((p) => flag(p.args, '--rank') === '0');
+      expect(ffn).toHaveLength(1);
+      expect(ffn[0]!.pid).not.toBe(ffn0.pid);
+    } finally {
+      if (cut) await two.bed.setLink('host-a', 'up');
+      expect(await stopCliLaunch(launch)).toBe(0);
+    }
+    await expectNoRanksLeft();
+  });
+
   it('2 ms of one-way delay between the hosts: the step slows by about 2 x layers x 2 ms, and the wire time shows it', async () => {
     const delayMs = 2;
     const relay = await two.startRelay('host-a', [29500, 29501], 0);
@@ -249,30 +290,25 @@ describe.skipIf(!support.ok)(`afd-agent launch on two hosts${support.ok ? '' : `
         // The attention ranks reach host-a through the relay.
         expect((await connections('host-b')).filter((c) => /:2950[01]$/.test(c.peer)).map((c) => c.peer.split(':')[0])).toEqual([relay.address, relay.address]);
         const numLayers = (await rankStats(two, 'host-b', attn[0]!.apiUrl))['numLayers'] as number;
-        const stepMs = () => measureDecodeStep(two, api, attn, 96);
-        await stepMs(); // warm up
-        const direct = await stepMs();
-        await relay.setDelayMs(delayMs);
-        await relay.stats(true);
-        const delayed = await stepMs();
-        const achieved = await relay.stats();
+        const { baseline: direct, delayed } = await measureDelay(two, relay, api, attn, { delayMs, tokens: 96, repeats: 3 });
+        const achievedMs = delayed.achievedDelayMs;
         const slowdown = delayed.stepMs - direct.stepMs;
         // Per step: A->F and F->A of every layer, plus the step's control round trip
         // (step request, step-go): 2 x layers + 2 crossings.
-        const crossings = 2 * numLayers + 2;
-        const achievedMs = achieved.meanDelayUs / 1000;
+        const crossings = crossingsPerStep(numLayers);
         console.log(
           `latency: ${numLayers} layers, ${delayMs} ms one-way (relay achieved ${achievedMs.toFixed(2)} ms): step ${direct.stepMs.toFixed(2)} -> ${delayed.stepMs.toFixed(2)} ms (+${slowdown.toFixed(2)} ms; ` +
             `2 x layers x delay = ${2 * numLayers * delayMs} ms, with the control round trip ${crossings * delayMs} ms, at the achieved delay ${(crossings * achievedMs).toFixed(1)} ms); ` +
             `median inter-token gap ${direct.itlMs.toFixed(2)} -> ${delayed.itlMs.toFixed(2)} ms`,
         );
+        // At least every per-layer crossing; no more than the model's crossings at the delay the
+        // relay achieved (one extra round trip per layer would add 2 x layers x delay).
         expect(slowdown).toBeGreaterThanOrEqual(2 * numLayers * delayMs * 0.9);
-        expect(slowdown).toBeLessThanOrEqual(crossings * achievedMs + 4);
-        // The per-layer wire time of the attention ranks shows the one-way delay.
-        const served = await Promise.all(attn.map((r) => rankStats(two, 'host-b', r.apiUrl)));
-        const wire = served.flatMap((st) => (st['f2aWireUs'] as number[][]).flat()).filter((v) => v > 0);
-        expect(wire.length).toBeGreaterThan(0);
-        expect(Math.max(...wire)).toBeGreaterThanOrEqual(delayMs * 1000 * 0.9);
+        expect(slowdown).toBeLessThanOrEqual(crossings * achievedMs * 1.2 + 3);
+        // The per-layer wire time of the serving attention rank shows the one-way delay (and not at 0 ms).
+        expect(delayed.wireUsPerLayer).toHaveLength(numLayers);
+        for (const us of delayed.wireUsPerLayer) expect(us).toBeGreaterThanOrEqual(delayMs * 1000 * 0.9);
+        for (const us of direct.wireUsPerLayer) expect(us).toBeLessThan(delayMs * 1000 * 0.5);
       } finally {
         expect(await stopCliLaunch(launch)).toBe(0);
       }
