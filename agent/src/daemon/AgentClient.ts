@@ -34,6 +34,8 @@ export interface AgentClientOptions {
   ca?: string | Buffer | (string | Buffer)[];
   /** Connect timeout (default 10 s). */
   timeoutMs?: number;
+  /** Receives every event from the start (the hello and the first topology.state arrive with the upgrade). */
+  onEvent?: (e: AgentEvent) => void;
 }
 
 export class AgentClient {
@@ -60,6 +62,7 @@ export class AgentClient {
         ...(options.ca ? { ca: options.ca } : {}),
       });
       const client = new AgentClient(ws);
+      if (options.onEvent) client.onEvent(options.onEvent);
       ws.once('open', () => resolve(client));
       ws.once('unexpected-response', (_req, res) => {
         let body = '';

@@ -39,12 +39,11 @@ export class RemoteAgent {
   ) {
     this.agentId = new URL(opts.url).host;
     this.client = client;
-    this.attach(client);
   }
 
   /** Connects; rejects with the described reason (the CLI prints it and exits 1). */
   static async connect(opts: RemoteAgentOptions): Promise<RemoteAgent> {
-    const client = await AgentClient.connect(opts.url, opts.token, { ...(opts.ca ? { ca: opts.ca } : {}), timeoutMs: opts.connectTimeoutMs ?? 5000 });
+    const client = await AgentClient.connect(opts.url, opts.token, { ...(opts.ca ? { ca: opts.ca } : {}), timeoutMs: opts.connectTimeoutMs ?? 5000, onEvent: opts.onEvent });
     const agent = new RemoteAgent(opts, client);
     agent.loop = agent.watch();
     return agent;
@@ -52,10 +51,6 @@ export class RemoteAgent {
 
   get reachable(): boolean {
     return this.reachableValue;
-  }
-
-  private attach(client: AgentClient): void {
-    client.onEvent((e) => this.opts.onEvent(e));
   }
 
   request<M extends AgentMethod>(method: M, params: AgentParamsInput<M>, timeoutMs?: number): Promise<AgentResult<M>> {
@@ -107,13 +102,13 @@ export class RemoteAgent {
   private async reconnect(): Promise<void> {
     while (!this.closed) {
       try {
-        const client = await AgentClient.connect(this.opts.url, this.opts.token, { ...(this.opts.ca ? { ca: this.opts.ca } : {}), timeoutMs: this.opts.connectTimeoutMs ?? 3000 });
+        // The agent's hello and topology.state come with the upgrade: listen from the start.
+        const client = await AgentClient.connect(this.opts.url, this.opts.token, { ...(this.opts.ca ? { ca: this.opts.ca } : {}), timeoutMs: this.opts.connectTimeoutMs ?? 3000, onEvent: this.opts.onEvent });
         if (this.closed) {
           await client.close();
           return;
         }
         this.client = client;
-        this.attach(client); // the agent's hello and topology.state follow
         this.setReachable(true, 'reconnected');
         return;
       } catch {
