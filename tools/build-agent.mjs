@@ -2,8 +2,8 @@
 // (agent/dist/afd-agent.cjs, agent/dist/afd-bench.cjs) so they run without node_modules.
 // The native addon stays a separate file, found at run time (see native/src/index.ts).
 //   node tools/build-agent.mjs                       agent/dist, with source maps
-//   node tools/build-agent.mjs --outdir DIR --gpu    DIR, no maps, plus afd-split-check.cjs
-//                                                    (what tools/gpu/afd-prepare.sh carries)
+//   node tools/build-agent.mjs --outdir DIR --gpu    DIR, no maps, plus gpu-tests.cjs (the GPU
+//                                                    suite; what tools/gpu/afd-prepare.sh carries)
 import { build } from 'esbuild';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,7 +33,7 @@ const entries = [
   ['agent/src/cli/main.ts', 'afd-agent.cjs'],
   ['agent/src/bench/main.ts', 'afd-bench.cjs'],
 ];
-const gpuEntries = [['native/src/cuda/nccl/splitCheckMain.ts', 'afd-split-check.cjs']];
+const gpuEntries = [['native/src/cuda/gpuSuiteMain.ts', 'gpu-tests.cjs']];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { outdir: { type: 'string' }, gpu: { type: 'boolean', default: false } } });

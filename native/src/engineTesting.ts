@@ -50,6 +50,51 @@ export const tinyConfigs: Record<string, Record<string, unknown>> = {
     sliding_window: null,
     max_position_embeddings: 256,
   },
+  // DeepSeek-V2-Lite layout: q_lora null, layer 0 dense, softmax greedy, 2 shared experts.
+  deepseek_v2: {
+    architectures: ['DeepseekV2ForCausalLM'],
+    vocab_size: 53,
+    hidden_size: 30,
+    intermediate_size: 34,
+    moe_intermediate_size: 10,
+    num_hidden_layers: 3,
+    num_attention_heads: 3,
+    q_lora_rank: null,
+    kv_lora_rank: 14,
+    qk_nope_head_dim: 6,
+    qk_rope_head_dim: 4,
+    v_head_dim: 5,
+    n_routed_experts: 7,
+    n_shared_experts: 2,
+    num_experts_per_tok: 2,
+    first_k_dense_replace: 1,
+    topk_method: 'greedy',
+    routed_scaling_factor: 1.25,
+    max_position_embeddings: 256,
+  },
+  // DeepSeek-V3 layout: q_lora, noaux_tc sigmoid with the score bias over 3 groups, yarn with mscale.
+  deepseek_v3: {
+    architectures: ['DeepseekV3ForCausalLM'],
+    vocab_size: 47,
+    hidden_size: 28,
+    intermediate_size: 30,
+    moe_intermediate_size: 8,
+    num_hidden_layers: 2,
+    num_attention_heads: 2,
+    q_lora_rank: 12,
+    kv_lora_rank: 10,
+    qk_nope_head_dim: 4,
+    qk_rope_head_dim: 6,
+    v_head_dim: 7,
+    n_routed_experts: 9,
+    n_shared_experts: 1,
+    num_experts_per_tok: 3,
+    n_group: 3,
+    topk_group: 2,
+    first_k_dense_replace: 1,
+    max_position_embeddings: 256,
+    rope_scaling: { type: 'yarn', factor: 4, original_max_position_embeddings: 64, mscale: 1, mscale_all_dim: 0.8 },
+  },
 };
 
 /** Writes the tiny model of `arch` into a fresh temp dir and returns the dir. */
@@ -99,6 +144,37 @@ export async function generateGreedy(
     cached += 1;
   }
   return { tokens, logits };
+}
+
+/**
+ * Teacher forcing: prefill `prompt`, then feed `forced` one token per step; logits[s] is
+ * the distribution that chose forced[s] in the reference (the step after forced[s - 1]).
+ */
+export async function forcedLogits(
+  engine: Engine,
+  prompt: readonly number[],
+  forced: readonly number[],
+  opts: { blocks: readonly number[] },
+): Promise<Float32Array[]> {
+  const logits: Float32Array[] = [];
+  let last = await engine.step(buildStepPlan([{ tokenIds: prompt, numCached: 0, blockTable: opts.blocks }], { returnLogits: true }));
+  let cached = prompt.length;
+  for (let s = 0; s < forced.length; s++) {
+    logits.push(last.logits!);
+    if (s + 1 === forced.length) break;
+    last = await engine.step(buildStepPlan([{ tokenIds: [forced[s]!], numCached: cached, blockTable: opts.blocks }], { returnLogits: true }));
+    cached += 1;
+  }
+  return logits;
+}
+
+/** Arg-max (lowest id on ties) and the top-1 minus top-2 gap of a logit row. */
+export function top2(row: Float32Array): { argmax: number; margin: number } {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i]! > row[best]!) best = i;
+  let second = -Infinity;
+  for (let i = 0; i < row.length; i++) if (i !== best && row[i]! > second) second = row[i]!;
+  return { argmax: best, margin: row[best]! - second };
 }
 
 /** Copies a single-file model dir, storing every tensor as `dtype` (values converted exactly where representable). */

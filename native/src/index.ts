@@ -70,7 +70,7 @@ export interface NativeEngineOptions {
    * uses kvCacheBytes. Too little room for one block is an error naming the numbers.
    */
   kvMemoryFraction?: number;
-  /** KV cache storage dtype: f32 (default), bf16 or f16. */
+  /** KV cache storage dtype: f32, bf16 or f16; default: the backend's activation dtype (f32 on cpu, bf16 on cuda). */
   kvDtype?: 'f32' | 'bf16' | 'f16';
   /** CUDA graphs for decode steps (shared AfdConfig cudaGraph.policy): off (default) or decode-only; ignored on cpu. */
   graphPolicy?: CudaGraphPolicy;
@@ -112,6 +112,8 @@ export interface NativeEngineStats {
   graphHits: number;
   graphMisses: number;
   graphCaptures: number;
+  /** Kernel / memset / copy nodes of the most recently captured decode-step graph (0 before one; CUDA). */
+  graphNodes: number;
   /** FFN role: steps served to attention peers. */
   stepsServed: number;
   ffnLoopState: 'idle' | 'waiting-control' | 'receiving' | 'computing' | 'sending';
@@ -263,172 +265,6 @@ export interface CudaConformanceCase {
   passed: boolean;
 }
 
-/** Options of the native decode benchmark (native/src/cuda/decode-bench.h). */
-export interface CudaDecodeBenchOptions {
-  /** Batch sizes (default [1, 8, 64, 256]); each must be a graph bucket. */
-  batches?: number[];
-  /** Cached positions before the decoded token (default 1024). */
-  context?: number;
-  warmupSteps?: number;
-  timedSteps?: number;
-  /** Seed of the synthetic weights. */
-  seed?: number;
-  device?: number;
-  /** Fraction of free memory after weights the KV pool may take (default 0.9). */
-  kvMemoryFraction?: number;
-}
-
-/** One (batch, graph on/off) measurement of the native decode benchmark. */
-export interface CudaDecodeBenchRow {
-  batch: number;
-  graph: boolean;
-  /** Median ms per step, host wall clock including the token download. */
-  msPerStep: number;
-  msPerStepP10: number;
-  msPerStepP90: number;
-  /** Median ms of the step's device work (CUDA events). */
-  deviceMsPerStep: number;
-  tokensPerSecond: number;
-  /** Bytes the step must move: weights touched (routed experts only) + KV read. */
-  bytesPerStep: number;
-  activeExpertsPerLayer: number;
-  /** bytesPerStep at 4.3 TB/s (PERFORMANCE.md), ms. */
-  floorMsAtReference: number;
-  /** bytesPerStep at the measured copy bandwidth, ms. */
-  floorMsAtMeasured: number;
-  achievedGBs: number;
-  /** floorMsAtReference / msPerStep. */
-  ratioToFloor: number;
-  /** Kernel nodes of the captured decode step. */
-  kernelsPerStep: number;
-  /** Graph replay sampled the same tokens as the eager step. */
-  tokensMatchEager: boolean;
-}
-
-/** Result of cudaDecodeBench. */
-export interface CudaDecodeBenchResult {
-  deviceName: string;
-  multiProcessors: number;
-  /** Device-to-device copy, bytes read + written per second / 1e9. */
-  copyBandwidthGBs: number;
-  weightBytes: number;
-  kvBytes: number;
-  setupSeconds: number;
-  graphCaptures: number;
-  graphHits: number;
-  graphMisses: number;
-  rows: CudaDecodeBenchRow[];
-}
-
-/** Options of the expert GEMM benchmark (native/src/cuda/expert-gemm-bench.h); defaults: Qwen3-30B-A3B experts. */
-export interface CudaExpertGemmBenchOptions {
-  /** Tokens per batch (default [1, 8, 64, 256, 512]); each routes topK rows. */
-  batches?: number[];
-  numExperts?: number;
-  hidden?: number;
-  /** MoE intermediate size. */
-  intermediate?: number;
-  topK?: number;
-  /** Weight copies cycled through so timed iterations do not hit L2 (default 4). */
-  layers?: number;
-  warmup?: number;
-  iterations?: number;
-  seed?: number;
-  /** 'uniform' (top-k of iid logits, default) or 'skewed' (per-expert popularity bias). */
-  routing?: 'uniform' | 'skewed';
-  /** Also time one cuBLAS call per active expert (default true). */
-  perExpert?: boolean;
-  device?: number;
-}
-
-/** One variant's timing in the expert GEMM benchmark. */
-export interface CudaExpertGemmTiming {
-  ran: boolean;
-  /** Why it did not run (e.g. the cuBLAS symbol is missing); '' when it ran. */
-  error: string;
-  /** Median ms, CUDA events around the variant enqueued on an idle stream. */
-  deviceMs: number;
-  deviceMsP10: number;
-  deviceMsP90: number;
-  /** Median host wall clock, enqueue to completion, ms. */
-  hostMs: number;
-  /** bytes / deviceMs, GB/s. */
-  achievedGBs: number;
-  /** floorMs / deviceMs. */
-  ratioToFloor: number;
-}
-
-/** A cuBLAS variant's output against ours on the same routed batch. */
-export interface CudaExpertGemmAgreement {
-  ran: boolean;
-  /** ||variant - ours|| / ||ours|| over every output element. */
-  relError: number;
-  /** max |variant - ours| / max |ours|. */
-  maxError: number;
-  /** NaN-poisoned output elements the variant never wrote. */
-  unwritten: number;
-}
-
-/** One batch size of the expert GEMM benchmark. */
-export interface CudaExpertGemmBenchRow {
-  batch: number;
-  /** batch * topK routed (token, expert) rows. */
-  routedRows: number;
-  /** Experts with at least one row. */
-  activeExperts: number;
-  /** Active experts' weights + activation reads/writes, bytes. */
-  bytes: number;
-  /** bytes at 4.3 TB/s, ms. */
-  floorMs: number;
-  /** Our grouped kernel (gate+up with SiLU, then down), eager launches. */
-  ours: CudaExpertGemmTiming;
-  /** The same two kernels replayed as one CUDA graph (the fused decoder's mode). */
-  oursGraph: CudaExpertGemmTiming;
-  /** cuBLAS grouped GEMM including the device->host copy of the expert counts and its stream sync. */
-  cublasWithCopy: CudaExpertGemmTiming;
-  /** cuBLAS grouped GEMM with the counts already on the host. */
-  cublasCountsKnown: CudaExpertGemmTiming;
-  /** cublasCountsKnown captured as one CUDA graph per layer: its device time without host launch gaps. */
-  cublasCountsKnownGraph: CudaExpertGemmTiming;
-  /** One cuBLAS call per active expert (counts known). */
-  cublasPerExpert: CudaExpertGemmTiming;
-  /** The bf16 -> f32 widening kernel included in the grouped cuBLAS variants, ms. */
-  widenMs: number;
-  /** NaN-poisoned elements our path never wrote (must be 0). */
-  oursUnwritten: number;
-  /** cublasWithCopy's output vs ours. */
-  cublas: CudaExpertGemmAgreement;
-  /** cublasPerExpert's output vs ours. */
-  perExpert: CudaExpertGemmAgreement;
-}
-
-/**
- * Allowed relError of the cuBLAS expert GEMM path against ours (bf16 rounding of gate, up
- * and the output on the cuBLAS path; a wrong expert, offset or row gives O(1)).
- */
-export const expertGemmRelErrorBound = 2e-2;
-
-/** True when a compared path ran, wrote every output element and is within expertGemmRelErrorBound of ours. */
-export function expertGemmAgreementHolds(a: CudaExpertGemmAgreement): boolean {
-  return a.ran && a.unwritten === 0 && a.relError <= expertGemmRelErrorBound;
-}
-
-/** Result of cudaExpertGemmBench. */
-export interface CudaExpertGemmBenchResult {
-  deviceName: string;
-  /** Loaded cuBLAS soname ('' when it did not load) and version. */
-  cublasLibrary: string;
-  cublasVersion: string;
-  /** Why cuBLAS did not load, else ''. */
-  cublasError: string;
-  /** cublasGemmGroupedBatchedEx is present (cuBLAS >= 12.5). */
-  groupedGemmAvailable: boolean;
-  batchedGemmAvailable: boolean;
-  stridedBatchedGemmAvailable: boolean;
-  setupSeconds: number;
-  rows: CudaExpertGemmBenchRow[];
-}
-
 /** A tensor passed to runOp: dtype, shape and row-major data. */
 export interface OpTensor {
   dtype: 'f32' | 'bf16' | 'f16' | 'i32';
@@ -468,90 +304,10 @@ export interface NativeAddon {
   exitNow(code: number): never;
   /** CUDA op conformance against the CPU backend; throws in builds without CUDA or with no device. */
   cudaConformance(options?: { device?: number; seed?: number }): CudaConformanceCase[];
-  /** Fused CUDA decode benchmark on synthetic weights of the spec's shape (files/tensors may be empty). */
-  cudaDecodeBench(spec: ModelLoadSpec, options?: CudaDecodeBenchOptions): CudaDecodeBenchResult;
-  /** Greedy generation on the fused CUDA decoder with the spec's checkpoint weights (one token per step); logits [maxNewTokens, vocab]. */
-  cudaDecoderGenerate(
-    spec: ModelLoadSpec,
-    options: { promptIds: number[]; maxNewTokens: number; graphs?: boolean; device?: number },
-  ): { tokens: number[]; logits: Float32Array };
-  /** MoE expert GEMMs, our grouped kernel vs cuBLAS grouped GEMM, on random weights (native/src/cuda/expert-gemm-bench.h). */
-  cudaExpertGemmBench(options?: CudaExpertGemmBenchOptions): CudaExpertGemmBenchResult;
-  /**
-   * AFD on GPUs benchmark, one role per process (native/src/cuda/nccl/afd-gpu-bench.h):
-   * returns a JSON string (attention: the report; ffn: what it served). Throws without CUDA.
-   */
-  afdGpuBench(spec: ModelLoadSpec, options: AfdGpuBenchOptions): string;
-  /**
-   * One decode step split into two stages on one GPU (the AFD / DBO cut) against the
-   * unsplit step, on synthetic weights of the spec's shape (native/src/cuda/decoder-check.h).
-   * Throws without CUDA.
-   */
-  afdSplitStageCheck(spec: ModelLoadSpec, options: AfdSplitStageCheckOptions): AfdSplitStageCheckResult;
-}
-
-/** Options of afdSplitStageCheck. */
-export interface AfdSplitStageCheckOptions {
-  /** Rows of the step (a decoder bucket, >= 2); the stages get rows - rows/2 and rows/2. */
-  rows: number;
-  /** Split-stage cuBLAS GEMMs at the step's M (default true); false runs them at the stage's rows. */
-  exactGemm?: boolean;
-  steps?: number;
-  /** Cached (random) positions before the first decoded token. */
-  context?: number;
-  seed?: number;
-  device?: number;
-}
-
-/** Result of afdSplitStageCheck. */
-export interface AfdSplitStageCheckResult {
-  rows: number;
-  stageRows: [number, number];
-  exactGemm: boolean;
-  steps: number;
-  /** Steps whose greedy tokens differ anywhere in the batch from the unsplit step. */
-  mismatchedSteps: number;
-  mismatchedTokens: number;
-  /** Steps whose logits equal the unsplit step's bit for bit. */
-  logitStepsBitEqual: number;
-  maxLogitAbsDiff: number;
-}
-
-/** Options of afdGpuBench; both roles must get the same values (checked at bootstrap). */
-export interface AfdGpuBenchOptions {
-  role: 'attention' | 'ffn';
-  /** FFN bootstrap address and port (TCP; the NCCL ids and IPC handles cross it). */
-  host?: string;
-  port?: number;
-  /** CUDA device index of this role. */
-  device?: number;
-  /** GPU wires to run, in order: 'nccl' and/or 'peer' (CUDA IPC, one host). */
-  transports?: string[];
-  /** Ping-pong message sizes, bytes. */
-  pingBytes?: number[];
-  pingIters?: number;
-  /** Round trips captured per graph. */
-  graphRounds?: number;
-  graphReplays?: number;
-  batches?: number[];
-  /** Batches at or above this also run with dual-batch overlap (two stages). */
-  dboMinBatch?: number;
-  context?: number;
-  warmupSteps?: number;
-  timedSteps?: number;
-  seed?: number;
-  stepDeadlineMs?: number;
-  rendezvousTimeoutMs?: number;
-  /** Attention: kill the FFN process at the end and check the step fails within the deadline. */
-  faultTest?: boolean;
-  /** NCCL_* variables for this process (NCCL_NVLS_ENABLE is always 0). */
-  ncclEnv?: Record<string, string>;
-  /** Attention: the report so far is written here before the fault test. */
-  partialReportPath?: string;
 }
 
 /** Names of every export, checked against the loaded addon by a test. */
-export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'stuckNativeThreads', 'exitNow', 'cudaConformance', 'cudaDecodeBench', 'cudaDecoderGenerate', 'cudaExpertGemmBench', 'afdGpuBench', 'afdSplitStageCheck'] as const satisfies readonly (keyof NativeAddon)[];
+export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'stuckNativeThreads', 'exitNow', 'cudaConformance'] as const satisfies readonly (keyof NativeAddon)[];
 
 /** Where the addon may be: an explicit path, next to a bundled script, or the cmake-js build. */
 export function addonCandidates(): string[] {

@@ -1,8 +1,11 @@
 import type { RankStats } from '@afd/shared';
 import type { NativeEngineStats } from './index.js';
 
-/** The native engine counters in the RankStats shape of shared/src/protocol/metrics.ts. */
-export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank: number): RankStats {
+/**
+ * The native engine counters in the RankStats shape of shared/src/protocol/metrics.ts;
+ * moeLayers (the model's, ModelConfigSpec.moeLayers) says which layers are dense.
+ */
+export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank: number, moeLayers?: readonly boolean[]): RankStats {
   const isFfn = role === 'ffn';
   return {
     role,
@@ -29,5 +32,6 @@ export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank:
         }
       : null,
     kv: isFfn ? null : { blocksUsed: s.kvBlocksUsed, blocksTotal: s.kvBlocksTotal },
+    ...(moeLayers && moeLayers.length === s.numLayers ? { moeLayers: [...moeLayers] } : {}),
   };
 }

@@ -5,6 +5,7 @@ export * from './topology/spec.js';
 export * from './topology/mapping.js';
 export * from './config/afdConfig.js';
 export * from './config/parse.js';
+export * from './config/loadFormat.js';
 export * from './protocol/wire.js';
 export * from './protocol/role.js';
 export * from './protocol/metrics.js';

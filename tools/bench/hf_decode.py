@@ -157,6 +157,27 @@ def time_batch(model, batch, context, steps, warmup, use_graph, graph_failed):
             "msPerStepGraph": graph_ms, "mode": "cuda-graph" if graph_ms is not None and graph_ms < eager_ms else "eager"}
 
 
+def copy_bandwidth_gbs(nbytes=1 << 30, iters=20):
+    """Device-to-device copy bandwidth (bytes read + written per second), GB/s: the measured ceiling of the floors."""
+    import torch
+
+    src = torch.empty(nbytes // 2, dtype=torch.bfloat16, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    start_ev = torch.cuda.Event(enable_timing=True)
+    end_ev = torch.cuda.Event(enable_timing=True)
+    start_ev.record()
+    for _ in range(iters):
+        dst.copy_(src)
+    end_ev.record()
+    end_ev.synchronize()
+    seconds = start_ev.elapsed_time(end_ev) / 1000.0
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * nbytes * iters / seconds / 1e9
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--config", required=True, help="config.json contents (JSON) or a path to it")
@@ -177,6 +198,8 @@ def main():
     if not torch.cuda.is_available():
         print(json.dumps({"ok": False, "error": "torch sees no CUDA device"}))
         return 0
+    copy_gbs = copy_bandwidth_gbs()
+    log(f"device copy bandwidth {copy_gbs:.0f} GB/s (read + write)")
     t0 = time.time()
     model, applied, tf_version, torch_version = build_model(config, args.experts_implementation)
     setup = time.time() - t0
@@ -196,6 +219,7 @@ def main():
     print(json.dumps({"ok": True, "peer": "transformers", "transformers": tf_version, "torch": torch_version,
                       "expertsImplementation": args.experts_implementation, "expertsApplied": applied,
                       "cache": "static", "setupSeconds": setup, "device": torch.cuda.get_device_name(0),
+                      "copyBandwidthGBs": copy_gbs,
                       "rows": rows}))
     return 0
 

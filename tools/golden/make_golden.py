@@ -24,10 +24,14 @@ import math
 import os
 import platform
 import random
+import shutil
 import sys
 import tarfile
 import time
 import traceback
+from fnmatch import fnmatch
+
+import deepseek_golden as deepseek
 
 MAX_NEW_TOKENS = 32
 LOGIT_STEPS = [0, 1, 15, 31]
@@ -76,6 +80,7 @@ def mixtral(**o):
 
 
 # name -> (description, config). Odd sizes everywhere; see the module docstring.
+# DeepSeek-V2 / V3 fixtures live in deepseek_golden.py and are appended below.
 FIXTURES = [
     ("qwen3_moe", "Qwen3-MoE: hidden 96, 4 q / 2 kv heads with explicit head_dim 32, 6 experts top-2 renormalised, layer 1 dense via mlp_only_layers",
      qwen3_moe(hidden_size=96, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
@@ -108,12 +113,14 @@ FIXTURES = [
     ("mixtral_10e", "Mixtral: 10 experts top-3 of 40, hidden 80, 8 q / 2 kv heads of 10",
      mixtral(hidden_size=80, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2, intermediate_size=40,
              num_local_experts=10, num_experts_per_tok=3)),
-]
+] + deepseek.FIXTURES
 
 
 # ---------------------------------------------------------------- tensor table (Hub layout)
 
 def head_dim_of(c):
+    if deepseek.is_deepseek(c):
+        return c["qk_rope_head_dim"]
     if c.get("head_dim"):
         return c["head_dim"]
     return c["hidden_size"] // c["num_attention_heads"]
@@ -122,6 +129,8 @@ def head_dim_of(c):
 def moe_layers(c):
     n = c["num_hidden_layers"]
     arch = c["architectures"][0]
+    if deepseek.is_deepseek(c):
+        return deepseek.moe_layers(c)
     if arch == "MixtralForCausalLM":
         return [True] * n
     if arch == "Qwen3MoeForCausalLM":
@@ -132,6 +141,8 @@ def moe_layers(c):
 
 def tensor_table(c):
     """[(name, shape, kind)] in checkpoint order; kind picks the init."""
+    if deepseek.is_deepseek(c):
+        return deepseek.tensor_table(c)
     arch = c["architectures"][0]
     h, v, hd = c["hidden_size"], c["vocab_size"], head_dim_of(c)
     q, kv = c["num_attention_heads"] * hd, c["num_key_value_heads"] * hd
@@ -162,17 +173,10 @@ def tensor_table(c):
             e, im = c["num_experts"], c["moe_intermediate_size"]
             out.append((f"{p}.mlp.gate.weight", [e, h], "router"))
             for i in range(e):
-                out += [(f"{p}.mlp.experts.{i}.gate_proj.weight", [im, h], "linear"),
-                        (f"{p}.mlp.experts.{i}.up_proj.weight", [im, h], "linear"),
-                        (f"{p}.mlp.experts.{i}.down_proj.weight", [h, im], "linear")]
+                out += deepseek.mlp_tensors(f"{p}.mlp.experts.{i}.", im, h)
         else:
-            i = c["intermediate_size"]
-            out += [(f"{p}.mlp.gate_proj.weight", [i, h], "linear"), (f"{p}.mlp.up_proj.weight", [i, h], "linear"),
-                    (f"{p}.mlp.down_proj.weight", [h, i], "linear")]
-    out.append(("model.norm.weight", [h], "norm"))
-    if not c.get("tie_word_embeddings", False):
-        out.append(("lm_head.weight", [v, h], "lm_head"))
-    return out
+            out += deepseek.mlp_tensors(f"{p}.mlp.", c["intermediate_size"], h)
+    return out + deepseek.final_tensors(c)
 
 
 def check_spec(name, c):
@@ -180,13 +184,15 @@ def check_spec(name, c):
     h = c["hidden_size"]
     assert h & (h - 1) != 0, f"{name}: hidden_size {h} must not be a power of two"
     assert c["num_key_value_heads"] <= c["num_attention_heads"], f"{name}: kv heads > q heads"
-    if any(moe_layers(c)):
+    if deepseek.is_deepseek(c):
+        deepseek.check_spec(name, c)
+    elif any(moe_layers(c)):
         experts = c.get("num_experts", c.get("num_local_experts", 0))
         assert experts % 8 != 0, f"{name}: expert count {experts} must not be a multiple of 8"
     if name == "qwen3_moe":
         assert not all(moe_layers(c)), f"{name}: needs a dense layer among the MoE layers"
     assert head_dim_of(c) % 2 == 0, f"{name}: head_dim must be even"
-    weight_bytes = sum(2 * math.prod(s) for _, s, _ in tensor_table(c))
+    weight_bytes = deepseek.weight_bytes(tensor_table(c))
     logits_bytes = len(PROMPT_LENGTHS) * len(LOGIT_STEPS) * c["vocab_size"] * 13
     total = weight_bytes + logits_bytes + 4096
     assert total < MAX_FIXTURE_BYTES, f"{name}: estimated {total} bytes exceeds {MAX_FIXTURE_BYTES}"
@@ -209,6 +215,10 @@ def init_weights(torch, c, seed):
     h = c["hidden_size"]
     out = {}
     for name, shape, kind in tensor_table(c):
+        special = deepseek.init_tensor(torch, kind, shape, g)
+        if special is not None:
+            out[name] = special
+            continue
         r = torch.randn(*shape, generator=g, dtype=torch.float32)
         if kind == "norm":
             t = 1.0 + 0.1 * r
@@ -222,8 +232,12 @@ def init_weights(torch, c, seed):
     return out
 
 
-def load_reference(torch, transformers, d):
+def load_reference(torch, transformers, d, config=None):
     cls = transformers.AutoModelForCausalLM
+    if config is not None and deepseek.is_deepseek(config):
+        # The native classes by name (DeepseekV2ForCausalLM / DeepseekV3ForCausalLM): a
+        # transformers without them fails here, never with someone's remote code.
+        cls = getattr(transformers, config["architectures"][0])
     model, info, last = None, None, None
     # transformers 5 calls it dtype=, 4.x torch_dtype=; loading info is optional (the
     # parameter-sum check in check_loaded catches a bad load either way).
@@ -247,6 +261,11 @@ def load_reference(torch, transformers, d):
     bad = {k: v for k, v in (info or {}).items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs")}
     if bad:
         raise RuntimeError(f"transformers did not load the checkpoint as written: {bad}")
+    if config is not None and deepseek.is_deepseek(config):
+        want = config["architectures"][0]
+        if type(model).__name__ != want:
+            raise RuntimeError(f"transformers built {type(model).__name__}, expected {want}")
+        deepseek.patch_reference(model, config)
     model.eval()
     return model
 
@@ -254,7 +273,9 @@ def load_reference(torch, transformers, d):
 def check_loaded(torch, model, tensors):
     """Sum and sum of squares over every parameter must equal the file's (layout-agnostic)."""
     seen, s1, s2, n = set(), 0.0, 0.0, 0
-    for t in model.parameters():  # not buffers: rotary inv_freq is computed, not loaded
+    # Parameters, and the buffers that come from the checkpoint (DeepSeek-V3's
+    # e_score_correction_bias); not rotary inv_freq, which is computed.
+    for t in list(model.parameters()) + deepseek.loaded_buffers(model):
         if t.data_ptr() in seen or not t.is_floating_point():
             continue
         if t.dtype != torch.float32:
@@ -283,12 +304,19 @@ def router_hooks(model, captured):
     return handles
 
 
-def greedy(torch, model, prompt, top_k_experts):
+def router_margin_threshold(config):
+    """Smallest router gap accepted: raw logits for softmax top-k, score units for DeepSeek."""
+    return deepseek.ROUTER_SCORE_MARGIN if deepseek.is_deepseek(config) else MIN_MARGIN
+
+
+def greedy(torch, model, prompt, top_k_experts, config):
     """Full forward on the growing sequence each step (no cache API involved)."""
     ids = list(prompt)
     out_ids, logits_at, min_gap, router_gap = [], {}, float("inf"), float("inf")
     captured = []
-    handles = router_hooks(model, captured) if top_k_experts else []
+    ds = deepseek.is_deepseek(config)
+    hooks = deepseek.router_hooks if ds else router_hooks
+    handles = hooks(model, captured) if top_k_experts else []
     try:
         with torch.no_grad():
             for step in range(MAX_NEW_TOKENS):
@@ -296,8 +324,13 @@ def greedy(torch, model, prompt, top_k_experts):
                 logits = model(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1].float()
                 top = torch.topk(logits, 2)
                 min_gap = min(min_gap, (top.values[0] - top.values[1]).item())
-                for _, r in captured:  # router logits of every token of this forward
-                    srt = torch.sort(r, dim=-1, descending=True).values
+                if ds and top_k_experts and not captured:
+                    raise RuntimeError("no MoE block ran in this forward: the router hooks found nothing to check")
+                for a, b in captured:  # router logits of every token of this forward
+                    if ds:
+                        router_gap = min(router_gap, deepseek.route_margin(torch, config, a, b))
+                        continue
+                    srt = torch.sort(b, dim=-1, descending=True).values
                     router_gap = min(router_gap, (srt[:, top_k_experts - 1] - srt[:, top_k_experts]).min().item())
                 if step in LOGIT_STEPS:
                     logits_at[step] = [sig6(x) for x in logits.tolist()]
@@ -339,13 +372,13 @@ def run_fixture(torch, transformers, safetensors_torch, name, desc, config, out_
         with open(os.path.join(fdir, "config.json"), "w") as f:
             json.dump(dict(config, torch_dtype="bfloat16"), f, indent=2)
         safetensors_torch.save_file(tensors, os.path.join(fdir, "model.safetensors"), metadata={"format": "pt"})
-        model = load_reference(torch, transformers, fdir)
+        model = load_reference(torch, transformers, fdir, config)
         chk = check_loaded(torch, model, tensors)
         if not (chk["sum_ok"] and chk["sq_ok"]):
             raise RuntimeError(f"loaded weights differ from the file: {chk}")
         cases, gaps, rgaps, variety = [], [], [], []
         for p in prompts(config["vocab_size"]):
-            ids, logits_at, gap, rgap = greedy(torch, model, p, top_k)
+            ids, logits_at, gap, rgap = greedy(torch, model, p, top_k, config)
             cases.append(dict(promptIds=p, greedyIds=ids, minTop2Margin=sig6(gap),
                               logits=[dict(step=s, values=logits_at[s]) for s in LOGIT_STEPS],
                               kvCacheCrossCheck=cached_cross_check(torch, model, p, ids)))
@@ -353,7 +386,7 @@ def run_fixture(torch, transformers, safetensors_torch, name, desc, config, out_
             if rgap is not None:
                 rgaps.append(rgap)
             variety.append(len(set(ids)))
-        ok_margin = min(gaps) >= MIN_MARGIN and (not rgaps or min(rgaps) >= MIN_MARGIN)
+        ok_margin = min(gaps) >= MIN_MARGIN and (not rgaps or min(rgaps) >= router_margin_threshold(config))
         ok_variety = min(variety) >= 3 and len({t for c in cases for t in c["greedyIds"]}) >= 10
         score = (ok_margin, ok_variety, min(variety))
         print(f"  {name} seed {seed}: min logit gap {min(gaps):.4g}, router gap {min(rgaps) if rgaps else 'n/a'}, "
@@ -367,7 +400,7 @@ def run_fixture(torch, transformers, safetensors_torch, name, desc, config, out_
     safetensors_torch.save_file(tensors, os.path.join(fdir, "model.safetensors"), metadata={"format": "pt"})
     try:
         with open(os.path.join(fdir, "config.hf.json"), "w") as f:
-            f.write(load_reference(torch, transformers, fdir).config.to_json_string())
+            f.write(load_reference(torch, transformers, fdir, config).config.to_json_string())
     except Exception as e:  # noqa: BLE001 - informational only
         print(f"  {name}: could not write config.hf.json: {e}")
     golden = dict(format=1, name=name, architecture=config["architectures"][0], description=desc,
@@ -393,12 +426,15 @@ def pack(out_dir, names):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="output directory (fixtures/<name>/ and fixtures.tar.gz go there)")
-    ap.add_argument("--only", default="", help="comma-separated fixture names (default: all)")
+    ap.add_argument("--only", default="", help="comma-separated fixture names or globs, e.g. 'deepseek_*' (default: all)")
+    ap.add_argument("--install", default="", help="also copy every fixture that succeeded into INSTALL/<name>/ "
+                    "(e.g. tools/golden/fixtures), replacing what is there")
     ap.add_argument("--seed", type=int, default=20251130, help="base seed")
     ap.add_argument("--attempts", type=int, default=12, help="seeds tried per fixture until margins and variety are ok")
     ap.add_argument("--dry-run", action="store_true", help="no torch: validate the fixture table and write configs only")
     args = ap.parse_args(argv)
-    selected = [f for f in FIXTURES if not args.only or f[0] in args.only.split(",")]
+    patterns = [p for p in args.only.split(",") if p]
+    selected = [f for f in FIXTURES if not patterns or any(fnmatch(f[0], p) for p in patterns)]
     if not selected:
         ap.error(f"--only matched nothing; fixtures: {', '.join(f[0] for f in FIXTURES)}")
     os.makedirs(os.path.join(args.out, "fixtures"), exist_ok=True)
@@ -450,6 +486,12 @@ def main(argv=None):
         print(f"  {r['name']:24s} {'ok' if r['ok'] else 'FAILED: ' + r['error']}"
               + (f" (margin {'ok' if r['marginOk'] else 'LOW'}, variety {'ok' if r['varietyOk'] else 'LOW'}, {r['bytes']} bytes)" if r["ok"] else ""))
     print(f"packed {len(done)} fixtures into {tar}" if tar else "no fixture succeeded")
+    if args.install:
+        for n in done:
+            dst = os.path.join(args.install, n)
+            shutil.rmtree(dst, ignore_errors=True)
+            shutil.copytree(os.path.join(args.out, "fixtures", n), dst)
+        print(f"installed {len(done)} fixtures into {args.install}: {', '.join(done) or '-'}")
     return 0 if len(done) == len(results) else 1
 
 

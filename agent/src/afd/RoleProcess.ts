@@ -147,6 +147,31 @@ export async function complete(apiUrl: string, promptIds: number[], maxTokens: n
   return { text: body.choices[0]!.text, finish: body.choices[0]!.finish_reason };
 }
 
+/** Greedy completions of every prompt on a colocated rank of `model` (the reference of the AFD tests); the rank is stopped after. */
+export async function colocatedCompletions(model: string, home: string, prompts: number[][], maxTokens: number): Promise<string[]> {
+  const colocated = await RoleProcess.start({ role: 'colocated', model, home });
+  try {
+    const url = await colocated.ready();
+    const out: string[] = [];
+    for (const p of prompts) out.push((await complete(url, p, maxTokens)).text);
+    return out;
+  } finally {
+    await colocated.stop();
+  }
+}
+
+/** Graceful stop of a topology: SIGTERM to the attention ranks (exit 0), whose shutdown flag ends every FFN rank (exit 0). */
+export async function stopTopology(attention: RoleProcess[], ffn: RoleProcess[]): Promise<void> {
+  const attnExits = await Promise.all(attention.map((p) => p.stop()));
+  attnExits.forEach((e, a) => {
+    if (e.code !== 0) throw new Error(`attention ${a} exited with ${e.code ?? e.signal}: ${attention[a]!.describe()}`);
+  });
+  const ffnExits = await Promise.all(ffn.map((p) => p.exited));
+  ffnExits.forEach((e, f) => {
+    if (e.code !== 0) throw new Error(`ffn ${f} exited with ${e.code ?? e.signal}: ${ffn[f]!.describe()}`);
+  });
+}
+
 /** GET /health -> status code and body. */
 export async function health(apiUrl: string): Promise<{ status: number; body: { status?: string; reason?: string } }> {
   const res = await fetch(`${apiUrl}/health`);

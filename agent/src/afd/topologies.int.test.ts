@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveTopology } from '@afd/shared';
 import { freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { complete, killAllRoles, RoleProcess } from './RoleProcess.js';
+import { colocatedCompletions, complete, killAllRoles, RoleProcess, stopTopology } from './RoleProcess.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-runtime-int-'));
 const model = join(home, 'tiny-qwen3-moe');
@@ -30,14 +30,7 @@ let reference: string[] = [];
 
 beforeAll(async () => {
   await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: model, seed: 0, force: true, configOnly: false });
-  const colocated = await RoleProcess.start({ role: 'colocated', model, home });
-  try {
-    const url = await colocated.ready();
-    reference = [];
-    for (const p of prompts) reference.push((await complete(url, p, maxTokens)).text);
-  } finally {
-    await colocated.stop();
-  }
+  reference = await colocatedCompletions(model, home, prompts, maxTokens);
 }, 180_000);
 
 afterAll(async () => {
@@ -82,10 +75,7 @@ describe.each(cases)('$topology (dbo $dbo, gate on attention $gate)', ({ topolog
     expect(stats.steps).toBeGreaterThan(0);
 
     // Graceful stop of the attention ranks: each FFN rank gets the shutdown flag and exits 0.
-    const attnExits = await Promise.all(attn.map((p) => p.stop()));
-    attnExits.forEach((e) => expect(e.code).toBe(0));
-    const ffnExits = await Promise.all(ffn.map((p) => p.exited));
-    ffnExits.forEach((e, f) => expect(e.code, `ffn ${f}: ${ffn[f]!.describe()}`).toBe(0));
+    await stopTopology(attn, ffn);
     for (const p of [...attn, ...ffn]) expect(p.events.at(-1)?.type).toBe('stopped');
   });
 });

@@ -13,6 +13,7 @@ import { Engine, buildStepPlan, type PlanSeq } from '@afd/native/engine';
 import type { ModelLoadSpec } from '@afd/native/checkpoint';
 import { makeModel } from '../model/makeModel.js';
 import { intFlag } from '../util/intFlag.js';
+import { weightBytesPerStep } from './stepFloor.js';
 
 /** Options of runCpuEngineBench. */
 export interface CpuEngineBenchOptions {
@@ -71,14 +72,6 @@ function copyBandwidthGBps(): number {
   return (2 * bytes) / (median(times) / 1000) / 1e9; // bytes read + bytes written
 }
 
-/** Bytes a decode step of `batch` tokens reads: every non-expert tensor plus the expected distinct experts. */
-function weightBytesPerStep(spec: ModelLoadSpec, batch: number): number {
-  const { numExperts: e, numExpertsPerTok: k } = spec.config;
-  const distinct = e > 0 ? e * (1 - (1 - k / e) ** batch) : 0;
-  let bytes = 0;
-  for (const t of spec.tensors) bytes += /\.experts\.\d+\./.test(t.name) ? (t.byteLength * distinct) / e : t.byteLength;
-  return bytes;
-}
 
 export async function runCpuEngineBench(o: CpuEngineBenchOptions): Promise<CpuEngineBenchReport> {
   let dir = o.modelDir;

@@ -1,18 +1,22 @@
 /**
- * `afd-bench decode`: the fused CUDA decode step on a full-size model shape with random
- * weights generated on the GPU, at several batch sizes (graph on and off), beside
- * HuggingFace transformers on the same shape in the same invocation. JSON on stdout.
+ * `afd-bench decode`: Engine::step of the product, through the same addon and Engine the
+ * role processes use, on a full-size model preset with dummy weights generated on the GPU
+ * (--load-format dummy's generator: no checkpoint on disk), at several batch sizes with
+ * CUDA graphs on and off, beside HuggingFace transformers on the same shape in the same
+ * invocation. Every sequence is really prefilled to `context` tokens first; each batch then
+ * decodes from there. JSON on stdout (and --json-out), a table on stderr.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { loadAddon } from '@afd/native';
-import { parseModelConfig, type ModelLoadSpec } from '@afd/native/checkpoint';
+import { Engine, buildStepPlan, type PlanSeq } from '@afd/native/engine';
+import { dummyLoadSpec, parseModelConfig } from '@afd/native/checkpoint';
 import { findPreset, presetConfigJson } from '../model/presets.js';
 import { intFlag } from '../util/intFlag.js';
 import { gitCommit } from './cliArgs.js';
-import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type PeerResult } from './decodeReport.js';
+import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type DecodeFloor, type EngineDecodeRow, type PeerResult } from './decodeReport.js';
+import { H200_BANDWIDTH, expectedActiveExperts, kvBytesPerStep, weightBytesPerStep } from './stepFloor.js';
 
 interface DecodeCliOptions {
   arch: string;
@@ -23,11 +27,15 @@ interface DecodeCliOptions {
   warmup: string;
   seed: string;
   device: string;
+  modes: string;
+  prefillTokens: string;
   peer: 'hf' | 'none';
   python: string;
   peerSteps: string;
   jsonOut?: string;
 }
+
+const KV_BLOCK = 16;
 
 /** tools/bench/hf_decode.py next to the repository (source tree or bundled dist). */
 function peerScript(): string {
@@ -55,42 +63,149 @@ function runPeer(o: DecodeCliOptions, config: Record<string, unknown>): PeerResu
   return parsePeerOutput(r.stdout ?? '');
 }
 
+const quantile = (v: number[], q: number): number => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(q * v.length))]!;
+
+/** Deterministic prompt tokens (a small LCG over the vocabulary). */
+function promptTokens(seq: number, length: number, vocab: number): number[] {
+  let x = (seq * 2654435761 + 12345) >>> 0;
+  return Array.from({ length }, () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x % vocab;
+  });
+}
+
+interface Workload {
+  batches: number[];
+  context: number;
+  warmup: number;
+  steps: number;
+  prefillTokens: number;
+}
+
+/** Loads the engine (graphs on or off), prefills every sequence, times each batch. */
+async function measure(spec: ReturnType<typeof dummyLoadSpec>['spec'], device: number, graph: boolean, w: Workload): Promise<{ rows: EngineDecodeRow[]; loadSeconds: number }> {
+  const maxBatch = Math.max(...w.batches);
+  const blocksPerSeq = Math.ceil((w.context + w.warmup + w.steps + 1) / KV_BLOCK);
+  const t0 = performance.now();
+  const engine = await Engine.load(spec, {
+    backend: 'cuda',
+    deviceIndex: device,
+    kvBlockSize: KV_BLOCK,
+    numKvBlocks: maxBatch * blocksPerSeq,
+    graphPolicy: graph ? 'decode-only' : 'off',
+    ...(graph ? { graphBatchBuckets: [...new Set(w.batches)].sort((a, b) => a - b) } : {}),
+  });
+  const loadSeconds = (performance.now() - t0) / 1000;
+  try {
+    const vocab = spec.config.vocabSize;
+    const blocks = Array.from({ length: maxBatch }, (_, s) => Array.from({ length: blocksPerSeq }, (_, j) => s * blocksPerSeq + j));
+    const last: number[] = [];
+    const perStep = Math.max(1, Math.floor(w.prefillTokens / w.context));
+    for (let s0 = 0; s0 < maxBatch; s0 += perStep) {
+      const seqs: PlanSeq[] = [];
+      for (let s = s0; s < Math.min(maxBatch, s0 + perStep); s++) {
+        const ids = promptTokens(s, w.context, vocab);
+        last[s] = ids[ids.length - 1]!;
+        seqs.push({ tokenIds: ids, numCached: 0, blockTable: blocks[s]!.slice(0, Math.ceil(w.context / KV_BLOCK)), sample: false });
+      }
+      await engine.step(buildStepPlan(seqs));
+    }
+    process.stderr.write(`afd-bench decode: graphs ${graph ? 'on' : 'off'}: loaded in ${loadSeconds.toFixed(1)} s, prefilled ${maxBatch} x ${w.context} tokens\n`);
+    const rows: EngineDecodeRow[] = [];
+    for (const batch of w.batches) {
+      // Every batch decodes from position `context` again (the slots after it are rewritten).
+      let tokens = last.slice(0, batch);
+      const wall: number[] = [];
+      const inner: number[] = [];
+      const before = engine.stats();
+      for (let i = 0; i < w.warmup + w.steps; i++) {
+        const pos = w.context + i;
+        const plan = buildStepPlan(tokens.map((t, s): PlanSeq => ({ tokenIds: [t], numCached: pos, blockTable: blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)) })));
+        const t = performance.now();
+        const r = await engine.step(plan);
+        const ms = performance.now() - t;
+        if (i >= w.warmup) {
+          wall.push(ms);
+          inner.push(r.stepTimeMs);
+        }
+        tokens = [...r.tokenIds];
+      }
+      const after = engine.stats();
+      const ms = quantile(wall, 0.5);
+      rows.push({
+        batch,
+        graph,
+        msPerStep: ms,
+        msPerStepP10: quantile(wall, 0.1),
+        msPerStepP90: quantile(wall, 0.9),
+        engineMsPerStep: quantile(inner, 0.5),
+        tokensPerSecond: (batch * 1000) / ms,
+        kernelsPerStep: graph && after.graphCaptures > before.graphCaptures ? after.graphNodes : null,
+        graphHits: after.graphHits - before.graphHits,
+        graphMisses: after.graphMisses - before.graphMisses,
+      });
+      process.stderr.write(`afd-bench decode: batch ${batch} graphs ${graph ? 'on' : 'off'}: ${ms.toFixed(2)} ms/step\n`);
+    }
+    return { rows, loadSeconds };
+  } finally {
+    engine.close();
+  }
+}
+
 export function registerDecodeBench(program: Command): void {
   program
     .command('decode')
-    .description('decode step of the fused CUDA path on a full-size random-weight model, with HF transformers as the peer')
+    .description("Engine::step (the role processes' engine) on a full-size dummy-weight model, graphs on and off, with HF transformers as the peer")
     .option('--arch <arch>', 'architecture of the preset', 'qwen3_moe')
     .option('--preset <name>', 'model preset (agent/src/model/presets.ts)', 'qwen3-30b-a3b')
     .option('--batches <list>', 'comma-separated batch sizes', '1,8,64,256')
-    .option('--context <n>', 'cached positions before the decoded token', '1024')
+    .option('--context <n>', 'prefilled tokens per sequence before the decoded ones', '1024')
     .option('--steps <n>', 'timed steps per batch and mode', '30')
     .option('--warmup <n>', 'warm-up steps per batch and mode', '5')
-    .option('--seed <n>', 'seed of the synthetic weights', '1')
+    .option('--seed <n>', 'seed of the dummy weights', '1')
     .option('--device <n>', 'CUDA device index', '0')
+    .option('--modes <list>', 'graph and/or eager', 'graph,eager')
+    .option('--prefill-tokens <n>', 'tokens per prefill step', '8192')
     .option('--peer <peer>', 'hf (transformers, same shape) or none', 'hf')
     .option('--python <bin>', 'python with torch + transformers for the peer', 'python3')
     .option('--peer-steps <n>', 'timed steps of the peer per batch', '20')
     .option('--json-out <file>', 'also write the JSON report here')
-    .action((o: DecodeCliOptions) => {
-      const batches = o.batches.split(',').map((b) => intFlag('--batches', b.trim(), 0));
-      const context = intFlag('--context', o.context, 0);
+    .action(async (o: DecodeCliOptions) => {
+      const w: Workload = {
+        batches: o.batches.split(',').map((b) => intFlag('--batches', b.trim(), 1)),
+        context: intFlag('--context', o.context, 1),
+        warmup: intFlag('--warmup', o.warmup, 0),
+        steps: intFlag('--steps', o.steps, 1),
+        prefillTokens: intFlag('--prefill-tokens', o.prefillTokens, 1),
+      };
+      const modes = o.modes.split(',').map((m) => m.trim());
+      for (const m of modes) if (m !== 'graph' && m !== 'eager') throw new Error(`--modes takes graph and/or eager, got "${m}"`);
       const preset = findPreset(o.arch, o.preset);
       const configJson = presetConfigJson(preset);
       const config = parseModelConfig(`${o.arch}/${o.preset}`, configJson);
-      const spec: ModelLoadSpec = { config, role: 'colocated', computeGateOnAttention: false, files: [], tensors: [] };
-      process.stderr.write(`afd-bench decode: ${o.arch}/${o.preset}, batches ${batches.join(',')}, context ${context}\n`);
-      const ours = loadAddon().cudaDecodeBench(spec, {
-        batches,
-        context,
-        timedSteps: intFlag('--steps', o.steps, 0),
-        warmupSteps: intFlag('--warmup', o.warmup, 0),
-        seed: intFlag('--seed', o.seed, 0),
-        device: intFlag('--device', o.device, 0),
-      });
+      const { spec, residentBytes } = dummyLoadSpec(config, 'colocated', { seed: intFlag('--seed', o.seed, 0) });
+      process.stderr.write(`afd-bench decode: Engine::step, ${o.arch}/${o.preset} (${(residentBytes / 1e9).toFixed(1)} GB dummy weights), batches ${w.batches.join(',')}, context ${w.context}\n`);
+      const rows: EngineDecodeRow[] = [];
+      let loadSeconds = 0;
+      for (const m of modes) {
+        const r = await measure(spec, intFlag('--device', o.device, 0), m === 'graph', w);
+        rows.push(...r.rows);
+        loadSeconds = Math.max(loadSeconds, r.loadSeconds);
+      }
+      const midContext = w.context + w.warmup + w.steps / 2;
+      const floors: DecodeFloor[] = w.batches.map((batch) => ({
+        batch,
+        weightBytes: weightBytesPerStep(spec, batch),
+        kvBytes: kvBytesPerStep(spec, batch, midContext, 2),
+        activeExpertsPerLayer: expectedActiveExperts(config.numExperts, config.numExpertsPerTok, batch),
+      }));
       const peer = o.peer === 'hf' ? runPeer(o, configJson) : null;
-      const report = mergeDecodeReport(ours, peer, {
+      const report = mergeDecodeReport(rows, floors, peer, {
         model: `${o.arch}/${o.preset}`,
-        context,
+        context: w.context,
+        weightBytes: residentBytes,
+        loadSeconds,
+        referenceBandwidth: H200_BANDWIDTH,
         commit: gitCommit(),
         command: `afd-bench decode ${process.argv.slice(3).join(' ')}`.trim(),
       });

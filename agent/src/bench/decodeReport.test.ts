@@ -1,63 +1,60 @@
 import { describe, expect, it } from 'vitest';
-import type { CudaDecodeBenchResult, CudaDecodeBenchRow } from '@afd/native';
-import { formatDecodeTable, mergeDecodeReport, parsePeerOutput } from './decodeReport.js';
+import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type EngineDecodeRow } from './decodeReport.js';
 
-function row(batch: number, graph: boolean, msPerStep: number): CudaDecodeBenchRow {
+function row(batch: number, graph: boolean, msPerStep: number): EngineDecodeRow {
   return {
-    batch, graph, msPerStep, msPerStepP10: msPerStep, msPerStepP90: msPerStep, deviceMsPerStep: msPerStep,
-    tokensPerSecond: batch / (msPerStep / 1000), bytesPerStep: 6.2e9, activeExpertsPerLayer: 8,
-    floorMsAtReference: 1.44, floorMsAtMeasured: 1.5, achievedGBs: 3000, ratioToFloor: 1.44 / msPerStep,
-    kernelsPerStep: 532, tokensMatchEager: true,
+    batch, graph, msPerStep, msPerStepP10: msPerStep, msPerStepP90: msPerStep, engineMsPerStep: msPerStep - 0.1,
+    tokensPerSecond: batch / (msPerStep / 1000), kernelsPerStep: graph ? 480 : null, graphHits: graph ? 30 : 0, graphMisses: graph ? 0 : 30,
   };
 }
 
-const ours: CudaDecodeBenchResult = {
-  deviceName: 'NVIDIA H200', multiProcessors: 132, copyBandwidthGBs: 4200, weightBytes: 61e9, kvBytes: 27e9,
-  setupSeconds: 3, graphCaptures: 2, graphHits: 60, graphMisses: 70,
-  rows: [row(1, false, 4), row(1, true, 1.9), row(64, false, 30), row(64, true, 22)],
-};
-const meta = { model: 'qwen3_moe/qwen3-30b-a3b', context: 1024, commit: 'abc123', command: 'afd-bench decode' };
+const ours = [row(1, false, 4), row(1, true, 2.9), row(64, false, 30), row(64, true, 22)];
+const floors = [
+  { batch: 1, weightBytes: 6.1e9, kvBytes: 0.1e9, activeExpertsPerLayer: 8 },
+  { batch: 64, weightBytes: 59.6e9, kvBytes: 6.4e9, activeExpertsPerLayer: 125.9 },
+];
+const meta = { model: 'qwen3_moe/qwen3-30b-a3b', context: 1024, weightBytes: 61e9, loadSeconds: 3, referenceBandwidth: 4.3e12, commit: 'abc123', command: 'afd-bench decode' };
 
 describe('decode report', () => {
-  it('pairs graph and eager rows, computes the speedup over the peer and checks the targets', () => {
-    const report = mergeDecodeReport(ours, { ok: true, rows: [{ batch: 1, msPerStep: 17 }, { batch: 64, msPerStep: 160 }] }, meta);
+  it('pairs graph and eager rows, computes floors, the speedup over the peer and the targets', () => {
+    const report = mergeDecodeReport(ours, floors, { ok: true, copyBandwidthGBs: 4200, rows: [{ batch: 1, msPerStep: 17 }, { batch: 64, msPerStep: 160 }] }, meta);
+    expect(report.path).toBe('Engine::step');
     expect(report.rows.map((r) => r.batch)).toEqual([1, 64]);
-    expect(report.rows[0]!.speedupVsPeer).toBeCloseTo(17 / 1.9);
-    expect(report.rows[0]!.meetsTarget).toBe(true);
-    expect(report.rows[1]!.targetMs).toBe(20);
-    expect(report.rows[1]!.meetsTarget).toBe(false);
+    const [b1, b64] = report.rows as [typeof report.rows[0], typeof report.rows[0]];
+    expect(b1.floorMs).toBeCloseTo(6.2e9 / 4.3e12 * 1000, 6);
+    expect(b1.floorMsAtMeasured).toBeCloseTo(6.2e9 / 4.2e12 * 1000, 6);
+    expect(b1.ratioToFloor).toBeCloseTo(b1.floorMs / 2.9, 6);
+    expect(b1.speedupVsPeer).toBeCloseTo(17 / 2.9);
+    expect(b1.meetsTarget).toBe(true);
+    expect(b64.targetMs).toBe(18);
+    expect(b64.meetsTarget).toBe(false);
     expect(formatDecodeTable(report)).toMatch(/64 +22\.00 +30\.00.*MISSED/);
   });
 
   it('reports the peer setting behind its number (CUDA graph or eager)', () => {
-    const peer = {
-      ok: true,
-      rows: [
-        { batch: 1, msPerStep: 13.99, msPerStepEager: 106.9, msPerStepGraph: 13.99, mode: 'cuda-graph' as const },
-        { batch: 64, msPerStep: 160 },
-      ],
-    };
-    const report = mergeDecodeReport(ours, peer, meta);
+    const peer = { ok: true, rows: [{ batch: 1, msPerStep: 13.99, mode: 'cuda-graph' as const }, { batch: 64, msPerStep: 160 }] };
+    const report = mergeDecodeReport(ours, floors, peer, meta);
     expect(report.rows[0]!.peerMode).toBe('cuda-graph');
     expect(report.rows[1]!.peerMode).toBe('eager');
     expect(formatDecodeTable(report)).toMatch(/13\.99g/);
-    expect(mergeDecodeReport(ours, null, meta).rows[0]!.peerMode).toBeNull();
+    expect(mergeDecodeReport(ours, floors, null, meta).rows[0]!.peerMode).toBeNull();
   });
 
-  it('keeps our numbers when the peer failed', () => {
-    const report = mergeDecodeReport(ours, { ok: false, error: 'torch sees no CUDA device' }, meta);
+  it('keeps our numbers when the peer failed, and a mode that did not run', () => {
+    const report = mergeDecodeReport(ours.filter((r) => r.graph), floors, { ok: false, error: 'torch sees no CUDA device' }, meta);
     expect(report.rows[0]!.peerMsPerStep).toBeNull();
-    expect(report.rows[0]!.speedupVsPeer).toBeNull();
-    expect(report.peer?.error).toMatch(/no CUDA/);
+    expect(report.rows[0]!.eager).toBeNull();
+    expect(report.rows[0]!.floorMsAtMeasured).toBeNull();
+    expect(formatDecodeTable(report)).toMatch(/^1 +2\.90 +- /m);
   });
 
-  it('rejects a batch without both modes', () => {
-    expect(() => mergeDecodeReport({ ...ours, rows: [row(8, true, 5)] }, null, meta)).toThrow(/batch 8 lacks/);
+  it('requires a floor per batch', () => {
+    expect(() => mergeDecodeReport(ours, floors.slice(0, 1), null, meta)).toThrow('no floor for batch 64');
   });
 
-  it('reads the last JSON line of the peer and reports garbage clearly', () => {
-    expect(parsePeerOutput('loading...\n{"ok": true, "rows": []}\n')).toEqual({ ok: true, rows: [] });
-    expect(parsePeerOutput('Traceback ...')).toEqual({ ok: false, error: 'the peer printed no JSON result' });
-    expect(parsePeerOutput('{broken').ok).toBe(false);
+  it('parses the last JSON line of the peer', () => {
+    expect(parsePeerOutput('[hf] x\n{"ok":true,"rows":[]}\n').ok).toBe(true);
+    expect(parsePeerOutput('nothing').error).toMatch(/no JSON/);
+    expect(parsePeerOutput('{broken').error).toMatch(/unreadable/);
   });
 });

@@ -1,11 +1,38 @@
 /**
- * Pure pieces of `afd-bench decode`: the targets of PERFORMANCE.md and the merge of our
- * native decode benchmark with the HuggingFace peer into one JSON report.
+ * Pure pieces of `afd-bench decode`: the targets, the floor of each batch, the merge of
+ * the product engine's measurements with the HuggingFace peer into one JSON report, and
+ * the table for people.
  */
-import type { CudaDecodeBenchResult, CudaDecodeBenchRow } from '@afd/native';
 
-/** ms-per-step targets on one H200 (PERFORMANCE.md "Targets"), by batch size. */
-export const decodeTargetsMs: Readonly<Record<number, number>> = { 1: 2.0, 64: 20.0 };
+/** ms-per-step targets of Engine::step on one H200 (the one-engine issue), by batch size. */
+export const decodeTargetsMs: Readonly<Record<number, number>> = { 1: 3.0, 64: 18.0 };
+
+/** One (batch, graphs on/off) measurement of Engine::step. */
+export interface EngineDecodeRow {
+  batch: number;
+  /** CUDA graphs on (decode-only policy) or off. */
+  graph: boolean;
+  /** Median ms per step, host wall clock around Engine.step (plan upload to tokens back). */
+  msPerStep: number;
+  msPerStepP10: number;
+  msPerStepP90: number;
+  /** Median of the engine's own step time (native, inside the step lock). */
+  engineMsPerStep: number;
+  tokensPerSecond: number;
+  /** Nodes of the captured step graph (kernels, memsets, copies); null without graphs. */
+  kernelsPerStep: number | null;
+  /** Graph replays / eager steps of the timed steps (graphs on). */
+  graphHits: number;
+  graphMisses: number;
+}
+
+/** What the floor of one batch is made of (stepFloor.ts). */
+export interface DecodeFloor {
+  batch: number;
+  weightBytes: number;
+  kvBytes: number;
+  activeExpertsPerLayer: number;
+}
 
 /** One batch row of the HF peer (tools/bench/hf_decode.py). */
 export interface PeerRow {
@@ -13,11 +40,8 @@ export interface PeerRow {
   /** The faster of the eager and CUDA-graph steps (median ms). */
   msPerStep?: number;
   tokensPerSecond?: number;
-  /** Median ms of the eager step. */
   msPerStepEager?: number;
-  /** Median ms of the step replayed as one CUDA graph; null when the capture failed or was off. */
   msPerStepGraph?: number | null;
-  /** Which of the two msPerStep is. */
   mode?: 'eager' | 'cuda-graph';
   error?: string;
 }
@@ -27,54 +51,66 @@ export interface PeerResult {
   ok: boolean;
   error?: string;
   rows?: PeerRow[];
+  /** Device-to-device copy bandwidth measured by the peer (read + write), GB/s. */
+  copyBandwidthGBs?: number;
+  device?: string;
   [key: string]: unknown;
 }
 
 /** One batch size of the merged report. */
 export interface DecodeReportRow {
   batch: number;
-  /** Our step with the CUDA graph (the serving configuration). */
-  graph: CudaDecodeBenchRow;
-  /** Our step launched eagerly, kernel by kernel. */
-  eager: CudaDecodeBenchRow;
-  /** The HF peer at this batch, when it ran. */
+  graph: EngineDecodeRow | null;
+  eager: EngineDecodeRow | null;
+  bytesPerStep: number;
+  activeExpertsPerLayer: number;
+  /** bytesPerStep at the reference bandwidth, ms. */
+  floorMs: number;
+  /** bytesPerStep at the peer's measured copy bandwidth, ms (null when the peer did not measure it). */
+  floorMsAtMeasured: number | null;
+  /** floorMs / the best of our two modes. */
+  ratioToFloor: number;
   peerMsPerStep: number | null;
-  /** The peer's setting behind peerMsPerStep (older peers report none: eager). */
   peerMode: 'eager' | 'cuda-graph' | null;
-  /** peerMsPerStep / graph.msPerStep. */
+  /** peerMsPerStep / our best ms. */
   speedupVsPeer: number | null;
-  /** PERFORMANCE.md target, ms per step, when one exists for this batch. */
   targetMs: number | null;
   meetsTarget: boolean | null;
 }
 
 export interface DecodeReport {
   bench: 'decode';
+  /** What ran: the product's Engine::step through the addon, with dummy weights. */
+  path: 'Engine::step';
   model: string;
   context: number;
-  device: string;
-  copyBandwidthGBs: number;
   weightBytes: number;
-  graphCaptures: number;
-  graphHits: number;
-  graphMisses: number;
+  loadSeconds: number;
+  referenceBandwidth: number;
+  copyBandwidthGBs: number | null;
   rows: DecodeReportRow[];
   peer: PeerResult | null;
   commit: string;
   command: string;
 }
 
-/** Merges our result and the peer's; rows for batch sizes we ran, in order. */
+/** Merges our rows, the floors and the peer; rows for the batch sizes we ran, in order. */
 export function mergeDecodeReport(
-  ours: CudaDecodeBenchResult,
+  ours: readonly EngineDecodeRow[],
+  floors: readonly DecodeFloor[],
   peer: PeerResult | null,
-  meta: { model: string; context: number; commit: string; command: string },
+  meta: { model: string; context: number; weightBytes: number; loadSeconds: number; referenceBandwidth: number; commit: string; command: string },
 ): DecodeReport {
-  const batches = [...new Set(ours.rows.map((r) => r.batch))];
+  const batches = [...new Set(ours.map((r) => r.batch))];
+  const measured = peer?.ok && peer.copyBandwidthGBs ? peer.copyBandwidthGBs * 1e9 : null;
   const rows = batches.map((batch): DecodeReportRow => {
-    const graph = ours.rows.find((r) => r.batch === batch && r.graph);
-    const eager = ours.rows.find((r) => r.batch === batch && !r.graph);
-    if (!graph || !eager) throw new Error(`decode bench: batch ${batch} lacks a graph or an eager row`);
+    const graph = ours.find((r) => r.batch === batch && r.graph) ?? null;
+    const eager = ours.find((r) => r.batch === batch && !r.graph) ?? null;
+    const floor = floors.find((f) => f.batch === batch);
+    if (!floor) throw new Error(`decode bench: no floor for batch ${batch}`);
+    const bytes = floor.weightBytes + floor.kvBytes;
+    const floorMs = (bytes / meta.referenceBandwidth) * 1000;
+    const best = Math.min(graph?.msPerStep ?? Infinity, eager?.msPerStep ?? Infinity);
     const peerRow = peer?.ok ? peer.rows?.find((r) => r.batch === batch) : undefined;
     const peerMs = peerRow?.msPerStep ?? null;
     const targetMs = decodeTargetsMs[batch] ?? null;
@@ -82,23 +118,27 @@ export function mergeDecodeReport(
       batch,
       graph,
       eager,
+      bytesPerStep: bytes,
+      activeExpertsPerLayer: floor.activeExpertsPerLayer,
+      floorMs,
+      floorMsAtMeasured: measured ? (bytes / measured) * 1000 : null,
+      ratioToFloor: floorMs / best,
       peerMsPerStep: peerMs,
       peerMode: peerMs === null ? null : (peerRow?.mode ?? 'eager'),
-      speedupVsPeer: peerMs !== null ? peerMs / graph.msPerStep : null,
+      speedupVsPeer: peerMs !== null ? peerMs / best : null,
       targetMs,
-      meetsTarget: targetMs !== null ? graph.msPerStep <= targetMs : null,
+      meetsTarget: targetMs !== null ? best <= targetMs : null,
     };
   });
   return {
     bench: 'decode',
+    path: 'Engine::step',
     model: meta.model,
     context: meta.context,
-    device: ours.deviceName,
-    copyBandwidthGBs: ours.copyBandwidthGBs,
-    weightBytes: ours.weightBytes,
-    graphCaptures: ours.graphCaptures,
-    graphHits: ours.graphHits,
-    graphMisses: ours.graphMisses,
+    weightBytes: meta.weightBytes,
+    loadSeconds: meta.loadSeconds,
+    referenceBandwidth: meta.referenceBandwidth,
+    copyBandwidthGBs: measured ? measured / 1e9 : null,
     rows,
     peer,
     commit: meta.commit,
@@ -122,16 +162,17 @@ export function parsePeerOutput(stdout: string): PeerResult {
 export function formatDecodeTable(report: DecodeReport): string {
   // HF ms ends in "g" when the peer's faster setting was its CUDA graph.
   const head = 'batch  graph ms  eager ms  tok/s      floor ms  of floor  kernels  HF ms    speedup  target';
+  const f = (v: number | null | undefined, d = 2): string => (v === null || v === undefined ? '-' : v.toFixed(d));
   const lines = report.rows.map((r) => {
-    const f = (v: number | null, d = 2) => (v === null ? '-' : v.toFixed(d));
+    const best = Math.min(r.graph?.msPerStep ?? Infinity, r.eager?.msPerStep ?? Infinity);
     return [
       String(r.batch).padEnd(6),
-      f(r.graph.msPerStep).padEnd(9),
-      f(r.eager.msPerStep).padEnd(9),
-      f(r.graph.tokensPerSecond, 0).padEnd(10),
-      f(r.graph.floorMsAtReference).padEnd(9),
-      `${(r.graph.ratioToFloor * 100).toFixed(0)}%`.padEnd(9),
-      String(r.graph.kernelsPerStep).padEnd(8),
+      f(r.graph?.msPerStep).padEnd(9),
+      f(r.eager?.msPerStep).padEnd(9),
+      f((r.batch * 1000) / best, 0).padEnd(10),
+      f(r.floorMs).padEnd(9),
+      `${(r.ratioToFloor * 100).toFixed(0)}%`.padEnd(9),
+      String(r.graph?.kernelsPerStep ?? '-').padEnd(8),
       `${f(r.peerMsPerStep)}${r.peerMode === 'cuda-graph' ? 'g' : ''}`.padEnd(8),
       (r.speedupVsPeer === null ? '-' : `${r.speedupVsPeer.toFixed(1)}x`).padEnd(8),
       r.targetMs === null ? '-' : `<= ${r.targetMs} ${r.meetsTarget ? 'met' : 'MISSED'}`,

@@ -6,8 +6,6 @@ import { Command } from 'commander';
 import { registerServeBench } from './serveCommand.js';
 import { registerDecodeBench } from './decode.js';
 import { registerCpuEngineBench } from './cpuEngine.js';
-import { registerAfdGpuBench } from './afdGpu.js';
-import { registerExpertGemmBench } from './expertGemm.js';
 import { registerDelayRelay } from './delayRelayCommand.js';
 import { registerTwoHostsBench } from './twoHosts.js';
 
@@ -16,8 +14,6 @@ export function buildBenchProgram(): Command {
   registerServeBench(program);
   registerDecodeBench(program);
   registerCpuEngineBench(program);
-  registerAfdGpuBench(program);
-  registerExpertGemmBench(program);
   registerDelayRelay(program);
   registerTwoHostsBench(program);
   return program;

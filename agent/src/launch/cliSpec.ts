@@ -6,7 +6,7 @@
  * keeps each block (an FFN rank and the attention ranks it serves) on one host and spreads
  * whole blocks over the hosts. Pure, so every rule is unit-tested.
  */
-import { attentionBlockOf, launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type ProcessRole } from '@afd/shared';
+import { attentionBlockOf, launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole } from '@afd/shared';
 
 /** How `launch` spreads ranks over --hosts. */
 export const CLI_PLACEMENTS = ['world', 'block'] as const;
@@ -37,6 +37,9 @@ export interface CliLaunchInput {
   placement?: CliPlacement;
   /** The AFD step deadline, ms (default the schema's). */
   stepDeadlineMs?: number;
+  /** Where the weights come from (default auto); dummy generates them from `seed`. */
+  loadFormat?: LoadFormat;
+  seed?: number;
 }
 
 /** One rank in world order. */
@@ -111,15 +114,17 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
     return { role: slot.role, rank: slot.rank, agentId: host.agentId, backend: input.backend, deviceIndex, ...(input.threads ? { threads: input.threads } : {}) };
   });
   const multiHost = new Set(placements.map((p) => p.agentId)).size > 1;
+  const weights = { ...(input.loadFormat ? { loadFormat: input.loadFormat } : {}), ...(input.seed !== undefined ? { seed: input.seed } : {}) };
   const spec: LaunchSpecInput =
     mode === 'colocated'
-      ? { mode, placements, modelDir: input.modelDir, apiPort: input.apiPort }
+      ? { mode, placements, modelDir: input.modelDir, apiPort: input.apiPort, ...weights }
       : {
           mode,
           topology: input.topology,
           placements,
           modelDir: input.modelDir,
           apiPort: input.apiPort,
+          ...weights,
           agentHosts: multiHost ? Object.fromEntries(input.hosts.map((h) => [h.agentId, h.address])) : {},
           afd: {
             connector: input.connector ?? (input.backend === 'cuda' ? 'nccl' : 'tcp'),

@@ -6,7 +6,7 @@
  * any rank fails.
  */
 import { randomUUID } from 'node:crypto';
-import type { AfdConnector, AgentEvent, LaunchSpec, TopologyState } from '@afd/shared';
+import type { AfdConnector, AgentEvent, LaunchSpec, LoadFormat, TopologyState } from '@afd/shared';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
 import { selfCommand } from '../util/self.js';
@@ -28,6 +28,10 @@ export interface HeadlessOptions {
   gateOnAttention: boolean;
   connector?: AfdConnector;
   afdPort?: number;
+  /** Where every rank's weights come from (default auto). */
+  loadFormat?: LoadFormat;
+  /** Seed of dummy weights. */
+  seed?: number;
   /** Agent URLs (ws:// or wss://) and/or "local". */
   hosts: string[];
   /** Address remote ranks reach this host at (with --hosts). */
@@ -163,6 +167,8 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
       ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
       ...(opts.placement ? { placement: opts.placement } : {}),
       ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
+      ...(opts.loadFormat ? { loadFormat: opts.loadFormat } : {}),
+      ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
     });
   } catch (e) {
     await closeRemotes();

@@ -90,6 +90,15 @@ describe('roleChildSpec', () => {
     expect(c.args.slice(1, 3)).toEqual(['role', 'colocated']);
   });
 
+  it('passes the load format and its seed only when the weights are dummy', () => {
+    expect(roleChildSpec(self, afd, afd.placements[0]!, ctx).args).not.toContain('--load-format');
+    const dummy = spec({ mode: 'colocated', modelDir: '/models/cfg', loadFormat: 'dummy', seed: 9, placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
+    const c = roleChildSpec(self, dummy, dummy.placements[0]!, ctx);
+    expect(c.args[c.args.indexOf('--load-format') + 1]).toBe('dummy');
+    expect(c.args[c.args.indexOf('--seed') + 1]).toBe('9');
+    expect(() => spec({ mode: 'colocated', loadFormat: 'pt' as never, placements: dummy.placements })).toThrow(/load format must be one of auto, safetensors, dummy/);
+  });
+
   it('refuses values that look like options or carry odd characters', () => {
     const bad = spec({ mode: 'colocated', modelDir: '--evil', placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
     expect(() => roleChildSpec(self, bad, bad.placements[0]!, ctx)).toThrow(/refusing to pass --model/);

@@ -48,6 +48,8 @@ export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: Ra
     args.push(flag, checkValue(flag, String(value)));
   };
   if (spec.modelDir !== null) add('--model', spec.modelDir);
+  if (spec.loadFormat !== 'auto') add('--load-format', spec.loadFormat);
+  if (spec.loadFormat === 'dummy') add('--seed', spec.seed);
   add('--rank', placement.rank);
   add('--backend', placement.backend);
   const env: NodeJS.ProcessEnv = { ...ctx.baseEnv, AFD_SUPERVISED: '1' };

@@ -34,6 +34,24 @@ describe('presets', () => {
     expect(c).toMatchObject({ hiddenSize: 2048, numLayers: 48, numExperts: 128, numExpertsPerTok: 8, moeIntermediateSize: 768, numHeads: 32, numKvHeads: 4, headDim: 128, vocabSize: 151936, intermediateSize: 6144, normTopkProb: true });
   });
 
+  it('has the published DeepSeek-V2-Lite and DeepSeek-V3 shapes', () => {
+    const lite = parseModelConfig('x', presetConfigJson(findPreset('deepseek_v2', 'deepseek-v2-lite')));
+    expect(lite).toMatchObject({
+      numLayers: 27, hiddenSize: 2048, numHeads: 16, vocabSize: 102400, numExperts: 64, numExpertsPerTok: 6, moeIntermediateSize: 1408,
+      mla: { qLoraRank: 0, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
+      routing: { numSharedExperts: 2, topkMethod: 'greedy', scoringFunc: 'softmax' },
+    });
+    expect(lite.moeLayers.indexOf(true)).toBe(1);
+    const v3 = parseModelConfig('x', presetConfigJson(findPreset('deepseek_v3', 'deepseek-v3')));
+    expect(v3).toMatchObject({
+      numLayers: 61, hiddenSize: 7168, numHeads: 128, vocabSize: 129280, numExperts: 256, numExpertsPerTok: 8, moeIntermediateSize: 2048, normTopkProb: true,
+      mla: { qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
+      routing: { numSharedExperts: 1, topkMethod: 'noaux_tc', scoringFunc: 'sigmoid', nGroup: 8, topkGroup: 4, routedScalingFactor: 2.5 },
+    });
+    expect(v3.moeLayers.indexOf(true)).toBe(3);
+    for (const p of [findPreset('deepseek_v2', 'deepseek-v2-lite'), findPreset('deepseek_v3', 'deepseek-v3')]) expect(p.weights).toBe('device');
+  });
+
   it('names the choices for unknown arch or preset', () => {
     expect(() => findPreset('gpt2', 'tiny')).toThrow(/unknown architecture "gpt2": choose one of qwen3_moe, qwen3, llama, mixtral/);
     expect(() => findPreset('qwen3_moe', 'huge')).toThrow(/unknown preset "huge" for qwen3_moe: choose one of tiny, qwen3-30b-a3b/);
@@ -56,6 +74,19 @@ describe('makeModel', () => {
     const tokenizer = JSON.parse(fa.get('tokenizer.json')!.toString('utf8')) as { model: { vocab: Record<string, number> } };
     expect(Object.keys(tokenizer.model.vocab).length).toBeGreaterThan(150000);
     expect(JSON.parse(fa.get('config.json')!.toString('utf8'))).toMatchObject({ architectures: ['MixtralForCausalLM'], vocab_size: 4096, num_local_experts: 8 });
+  }, 180_000);
+
+  it('writes the tiny DeepSeek-V2 checkpoint for every role, and the full-size DeepSeek configs only', async () => {
+    const r = await makeModel({ arch: 'deepseek_v2', preset: 'tiny', outDir: join(root, 'ds'), overrides: { vocab_size: 4096, bos_token_id: 1, eos_token_id: 2 } });
+    expect(r.residentBytes!.attention + r.residentBytes!.ffn).toBe(r.residentBytes!.colocated);
+    const ffn = (await buildLoadSpec(r.dir, 'ffn')).spec.tensors.map((t) => t.name);
+    expect(ffn).toContain('model.layers.0.mlp.gate_proj.weight');
+    expect(ffn).toContain('model.layers.1.mlp.shared_experts.up_proj.weight');
+    expect((await buildLoadSpec(r.dir, 'attention')).spec.tensors.map((t) => t.name)).toContain('model.layers.3.self_attn.kv_b_proj.weight');
+    await expect(makeModel({ arch: 'deepseek_v3', preset: 'deepseek-v3', outDir: join(root, 'v3') })).rejects.toThrow(/GiB of weights.*--config-only/);
+    const v3 = await makeModel({ arch: 'deepseek_v3', preset: 'deepseek-v3', outDir: join(root, 'v3'), configOnly: true });
+    expect(v3.files).not.toContain('model.safetensors');
+    expect(JSON.parse(await readFile(join(v3.dir, 'config.json'), 'utf8'))).toMatchObject({ architectures: ['DeepseekV3ForCausalLM'], n_routed_experts: 256 });
   }, 180_000);
 
   it('shards large weights with an index the loader accepts', async () => {

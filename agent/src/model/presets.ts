@@ -93,6 +93,48 @@ function mixtral(o: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
+/** Fields every DeepSeek config shares (from the published DeepSeek-V2-Lite / V3 configs). */
+const deepseekBase = {
+  ...common,
+  attention_bias: false,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  moe_layer_freq: 1,
+  aux_loss_alpha: 0.001,
+  seq_aux: true,
+  pretraining_tp: 1,
+};
+
+/** DeepSeek's published yarn scaling (factor 40 over 4096 positions = 163840). */
+const deepseekYarn = (mscale: number) => ({ type: 'yarn', factor: 40, original_max_position_embeddings: 4096, beta_fast: 32, beta_slow: 1, mscale, mscale_all_dim: mscale });
+
+function deepseekV2(o: Record<string, unknown>): Record<string, unknown> {
+  return {
+    architectures: ['DeepseekV2ForCausalLM'],
+    model_type: 'deepseek_v2',
+    ...deepseekBase,
+    topk_method: 'greedy',
+    scoring_func: 'softmax',
+    n_group: 1,
+    topk_group: 1,
+    norm_topk_prob: false,
+    routed_scaling_factor: 1.0,
+    ...o,
+  };
+}
+
+function deepseekV3(o: Record<string, unknown>): Record<string, unknown> {
+  return {
+    architectures: ['DeepseekV3ForCausalLM'],
+    model_type: 'deepseek_v3',
+    ...deepseekBase,
+    topk_method: 'noaux_tc',
+    scoring_func: 'sigmoid',
+    norm_topk_prob: true,
+    ...o,
+  };
+}
+
 /** Tiny shapes shared by the CPU presets: 4 layers, hidden 256, 4 q / 2 kv heads of 64. */
 const tinyShape = { hidden_size: 256, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, tie_word_embeddings: true };
 
@@ -124,6 +166,31 @@ export const modelPresets: readonly ModelPreset[] = [
     description: 'Mixtral layout, 4 layers, hidden 256, 8 experts top-2 of size 256, Qwen3 vocabulary, tied embeddings',
     weights: 'local',
     config: mixtral({ ...tinyShape, head_dim: undefined, intermediate_size: 256, vocab_size: qwenVocab, ...qwenTokens }),
+  },
+  {
+    arch: 'deepseek_v2',
+    name: 'tiny',
+    description: 'DeepSeek-V2-Lite layout for tests: MLA (no q_lora, kv_lora 64, nope 32 / rope 16 / v 32), 4 layers with layer 0 dense, 10 experts top-2 + 2 shared, hidden 256, Qwen3 vocabulary, tied embeddings',
+    weights: 'local',
+    config: deepseekV2({
+      ...tinyShape,
+      head_dim: undefined,
+      num_key_value_heads: 4,
+      vocab_size: qwenVocab,
+      ...qwenTokens,
+      intermediate_size: 768,
+      moe_intermediate_size: 128,
+      q_lora_rank: null,
+      kv_lora_rank: 64,
+      qk_nope_head_dim: 32,
+      qk_rope_head_dim: 16,
+      v_head_dim: 32,
+      n_routed_experts: 10,
+      n_shared_experts: 2,
+      num_experts_per_tok: 2,
+      first_k_dense_replace: 1,
+      max_position_embeddings: 40960,
+    }),
   },
   {
     arch: 'qwen3_moe',
@@ -159,6 +226,33 @@ export const modelPresets: readonly ModelPreset[] = [
     description: 'Mixtral-8x7B shapes: 32 layers, hidden 4096, 8 experts top-2 of 14336, 32/8 heads, vocabulary 32000',
     weights: 'device',
     config: mixtral({ hidden_size: 4096, intermediate_size: 14336, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 8, vocab_size: 32000, bos_token_id: 1, eos_token_id: 2, tie_word_embeddings: false }),
+  },
+  {
+    arch: 'deepseek_v2',
+    name: 'deepseek-v2-lite',
+    description: 'DeepSeek-V2-Lite shapes: 27 layers, hidden 2048, 16 heads, MLA kv_lora 512 (no q_lora), nope 128 / rope 64 / v 128, 64 experts top-6 of 1408 + 2 shared, layer 0 dense, vocabulary 102400 (ids beyond it from the Qwen3 tokenizer are invalid)',
+    weights: 'device',
+    config: deepseekV2({
+      hidden_size: 2048, intermediate_size: 10944, moe_intermediate_size: 1408, num_hidden_layers: 27, num_attention_heads: 16, num_key_value_heads: 16,
+      q_lora_rank: null, kv_lora_rank: 512, qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128,
+      n_routed_experts: 64, n_shared_experts: 2, num_experts_per_tok: 6, first_k_dense_replace: 1,
+      vocab_size: 102400, bos_token_id: 100000, eos_token_id: 100001, tie_word_embeddings: false,
+      max_position_embeddings: 163840, rope_scaling: deepseekYarn(0.707),
+    }),
+  },
+  {
+    arch: 'deepseek_v3',
+    name: 'deepseek-v3',
+    description: 'DeepSeek-V3 shapes (bf16): 61 layers, hidden 7168, 128 heads, MLA q_lora 1536 / kv_lora 512, 256 experts top-8 of 2048 + 1 shared, noaux_tc sigmoid over 8 groups keeping 4, 3 dense layers, vocabulary 129280',
+    weights: 'device',
+    config: deepseekV3({
+      hidden_size: 7168, intermediate_size: 18432, moe_intermediate_size: 2048, num_hidden_layers: 61, num_attention_heads: 128, num_key_value_heads: 128,
+      q_lora_rank: 1536, kv_lora_rank: 512, qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128,
+      n_routed_experts: 256, n_shared_experts: 1, num_experts_per_tok: 8, n_group: 8, topk_group: 4, routed_scaling_factor: 2.5, first_k_dense_replace: 3,
+      ep_size: 1, num_nextn_predict_layers: 1,
+      vocab_size: 129280, bos_token_id: 0, eos_token_id: 1, tie_word_embeddings: false,
+      max_position_embeddings: 163840, rope_scaling: deepseekYarn(1.0),
+    }),
   },
 ];
 

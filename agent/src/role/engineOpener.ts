@@ -3,11 +3,14 @@
  * straight from the shared config) and a progress callback; the opener returns the engine
  * behind the small EngineLike interface. Tests inject a fake opener.
  */
-import type { AfdConfig, RolePhase } from '@afd/shared';
+import type { AfdConfig, LoadFormat, RolePhase } from '@afd/shared';
 import type { EngineLike } from '../serving/engineLike.js';
 
 export interface OpenEngineRequest {
   modelDir: string;
+  /** Where the weights come from (dummy: generated from `seed`). */
+  loadFormat: LoadFormat;
+  seed: number;
   role: 'colocated' | 'attention';
   backend: 'cpu' | 'cuda' | 'auto';
   device: number;

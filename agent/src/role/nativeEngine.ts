@@ -6,7 +6,7 @@
  * communicator per attention-FFN pair; CUDA backend only).
  */
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineOptions } from '@afd/native';
-import { buildLoadSpec } from '@afd/native/checkpoint';
+import { roleLoadSpec } from '@afd/native/checkpoint';
 import { toRankStats } from '@afd/native/engine';
 import { isDeviceConnector, resolveTopology, type AfdConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
@@ -104,8 +104,14 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   applyNcclEnv(req.afd);
   const backend = await resolveBackend(req.backend);
   req.onProgress('loading', 0, 0, `reading ${req.modelDir}`);
-  const { spec, residentBytes } = await buildLoadSpec(req.modelDir, req.role, { computeGateOnAttention: req.afd.computeGateOnAttention });
-  req.onProgress('loading', 0, residentBytes, `mapping ${spec.tensors.length} tensors (${spec.config.arch}, ${req.role}) on ${backend}`);
+  const { spec, residentBytes } = await roleLoadSpec(req.modelDir, req.role, {
+    computeGateOnAttention: req.afd.computeGateOnAttention,
+    loadFormat: req.loadFormat,
+    seed: req.seed,
+    onNote: (m) => req.onProgress('loading', 0, 0, m),
+  });
+  const verb = req.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy tensors (seed ${req.seed})` : `mapping ${spec.tensors.length} tensors`;
+  req.onProgress('loading', 0, residentBytes, `${verb} (${spec.config.arch}, ${req.role}) on ${backend}`);
   const addon = loadAddon();
   const native: NativeEngine = new addon.Engine();
   const info = await native.load(spec, {
@@ -138,7 +144,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   const engine: EngineLike = {
     info: { vocabSize: info.vocabSize, eosTokenIds: spec.config.eosTokenIds, maxModelLen, numKvBlocks: info.numKvBlocks, kvBlockSize: info.kvBlockSize },
     step: (plan) => native.step(plan),
-    stats: () => toRankStats(native.stats(), req.role, req.afd.rank),
+    stats: () => toRankStats(native.stats(), req.role, req.afd.rank, spec.config.moeLayers),
     async close() {
       if (watch) clearInterval(watch);
       // The attention rank tells its FFN rank to stop (shutdown flag), then frees the model.

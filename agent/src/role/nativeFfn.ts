@@ -4,7 +4,7 @@
  * or the process is told to stop.
  */
 import { loadAddon, type NativeEngine, type NativeFfnServer } from '@afd/native';
-import { buildLoadSpec } from '@afd/native/checkpoint';
+import { roleLoadSpec } from '@afd/native/checkpoint';
 import type { FfnServerOpener } from './ffnServer.js';
 import { afdLinkOptions, applyNcclEnv, resolveBackend, toRankStats } from './nativeEngine.js';
 
@@ -12,8 +12,14 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   applyNcclEnv(settings.afd);
   const backend = await resolveBackend(settings.backend);
   onProgress('loading', 0, 0, `reading ${modelDir}`);
-  const { spec, residentBytes } = await buildLoadSpec(modelDir, 'ffn', { computeGateOnAttention: settings.afd.computeGateOnAttention });
-  onProgress('loading', 0, residentBytes, `mapping ${spec.tensors.length} FFN tensors on ${backend}`);
+  const { spec, residentBytes } = await roleLoadSpec(modelDir, 'ffn', {
+    computeGateOnAttention: settings.afd.computeGateOnAttention,
+    loadFormat: settings.loadFormat,
+    seed: settings.seed,
+    onNote: (m) => onProgress('loading', 0, 0, m),
+  });
+  const verb = settings.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy FFN tensors (seed ${settings.seed})` : `mapping ${spec.tensors.length} FFN tensors`;
+  onProgress('loading', 0, residentBytes, `${verb} on ${backend}`);
   const addon = loadAddon();
   const native: NativeEngine = new addon.Engine();
   const info = await native.load(spec, { backend, threads: settings.threads, deviceIndex: settings.device });
@@ -53,7 +59,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   let closed = false;
   return {
     description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, serving at ${st0.listenAddress}`,
-    stats: () => toRankStats(native.stats(), 'ffn', settings.afd.rank),
+    stats: () => toRankStats(native.stats(), 'ffn', settings.afd.rank, spec.config.moeLayers),
     // Only the shutdown flag (or our own close) is a clean end; anything else is a failure
     // the agent must see (an exit code 0 here once hid a failed rendezvous as a normal stop).
     done: server.wait().then((reason) => {

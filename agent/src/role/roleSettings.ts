@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { AFD_CONNECTORS, mergeAfdConfig, parseAfdConfigJson, resolveAfdConfig, type AfdConfig, type AfdConfigInput, type AfdConnector, type ProcessRole } from '@afd/shared';
+import { AFD_CONNECTORS, MAX_DUMMY_SEED, mergeAfdConfig, parseAfdConfigJson, parseLoadFormat, resolveAfdConfig, type AfdConfig, type AfdConfigInput, type AfdConnector, type LoadFormat, type ProcessRole } from '@afd/shared';
 import type { ServingOptions } from '../serving/ServingEngine.js';
 import { intFlag } from '../util/intFlag.js';
 
@@ -37,6 +37,10 @@ export interface RoleCliOptions {
   kvBlockSize?: string;
   /** --rendezvous-id: identity of this start of the topology (the agent draws one per launch/restart). */
   rendezvousId?: string;
+  /** --load-format auto|safetensors|dummy. */
+  loadFormat?: string;
+  /** --seed: seed of dummy weights. */
+  seed?: string;
 }
 
 export interface RoleSettings {
@@ -64,6 +68,10 @@ export interface RoleSettings {
   serving: ServingOptions;
   /** Identity of this start of the topology; "" when started by hand (see AfdLinkOptions.rendezvousId). */
   rendezvousId: string;
+  /** Where the weights come from (shared/src/config/loadFormat.ts). */
+  loadFormat: LoadFormat;
+  /** Seed of dummy weights (every rank of a topology must use the same). */
+  seed: number;
 }
 
 /** An optional integer flag: undefined when not given. */
@@ -139,6 +147,8 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
       maxQueuedRequests: int('--max-queued-requests', o.maxQueuedRequests, 0) ?? 1024,
     },
     rendezvousId,
+    loadFormat: o.loadFormat === undefined ? 'auto' : parseLoadFormat(o.loadFormat),
+    seed: int('--seed', o.seed, 0, MAX_DUMMY_SEED) ?? 0,
   };
 }
 

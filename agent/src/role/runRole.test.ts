@@ -79,4 +79,11 @@ describe('runRole', () => {
     expect(s.serving.scheduler.dbo).toEqual(s.afd.dbo);
     expect(() => resolveRoleSettings('attention', { config: '{"bogus":1}' })).toThrow(/--config/);
   });
+  it('reads --load-format and --seed, refusing unknown formats and bad seeds', () => {
+    const base = { model: qwenTokenizerDir(), apiPort: '0' };
+    expect(resolveRoleSettings('colocated', base)).toMatchObject({ loadFormat: 'auto', seed: 0 });
+    expect(resolveRoleSettings('ffn', { ...base, loadFormat: 'dummy', seed: '12' })).toMatchObject({ loadFormat: 'dummy', seed: 12 });
+    expect(() => resolveRoleSettings('colocated', { ...base, loadFormat: 'gguf' })).toThrow('--load-format must be one of auto, safetensors, dummy (got "gguf")');
+    expect(() => resolveRoleSettings('colocated', { ...base, seed: '-3' })).toThrow(/--seed/);
+  });
 });

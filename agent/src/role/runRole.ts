@@ -77,6 +77,8 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
       const tokenizer = await TextTokenizer.fromDir(modelDir);
       const opened = await deps.openEngine({
         modelDir,
+        loadFormat: s.loadFormat,
+        seed: s.seed,
         role: s.role,
         backend: s.backend,
         device: s.device,

@@ -8,7 +8,6 @@
 #include "binding/probe-binding.h"
 #include "binding/process-binding.h"
 #include "cuda/cuda-binding.h"
-#include "cuda/nccl/afd-gpu-binding.h"
 
 namespace {
 
@@ -21,7 +20,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("stuckNativeThreads", Napi::Function::New(env, afd::binding::StuckNativeThreads, "stuckNativeThreads"));
   exports.Set("exitNow", Napi::Function::New(env, afd::binding::ExitNow, "exitNow"));
   afd::cuda::registerCudaExports(env, exports);
-  afd::cuda::registerAfdGpuExports(env, exports);
   return exports;
 }
 

@@ -213,7 +213,16 @@ Napi::Value EngineWrap::FfnForward(const Napi::CallbackInfo& info) {
   auto* worker = new PromiseWorker(
       env,
       [engine, layer, numTokens, hidden, logits, out] {
-        engine->ffnForward(layer, hidden->data(), numTokens, logits->empty() ? nullptr : logits->data(), out->data());
+        const float* lg = logits->empty() ? nullptr : logits->data();
+        if (engine->activationDtype() == DType::F32) {
+          engine->ffnForward(layer, hidden->data(), numTokens, lg, out->data());
+          return;
+        }
+        // bf16 activations (CUDA): the JS view stays f32; rows are rounded on the way in.
+        std::vector<uint16_t> in(hidden->size()), res(hidden->size());
+        for (size_t i = 0; i < in.size(); ++i) in[i] = f32ToBf16((*hidden)[i]);
+        engine->ffnForward(layer, in.data(), numTokens, lg, res.data());
+        for (size_t i = 0; i < res.size(); ++i) (*out)[i] = bf16ToF32(res[i]);
       },
       [out](Napi::Env e) -> Napi::Value {
         auto a = Napi::Float32Array::New(e, out->size());

@@ -59,6 +59,36 @@ bool given(const Napi::Object& o, const char* name) {
   return !v.IsUndefined() && !v.IsNull();
 }
 
+// spec.config.mla / spec.config.routing (DeepSeek; null for the other families).
+void readDeepseek(const Napi::Object& c, ModelConfig& m) {
+  if (given(c, "mla")) {
+    AFD_CHECK(c.Get("mla").IsObject(), "spec.config.mla must be an object or null");
+    const Napi::Object o = c.Get("mla").As<Napi::Object>();
+    const char* w = "spec.config.mla";
+    m.mla.qLoraRank = integer(o, w, "qLoraRank");
+    m.mla.kvLoraRank = integer(o, w, "kvLoraRank");
+    m.mla.qkNopeHeadDim = integer(o, w, "qkNopeHeadDim");
+    m.mla.qkRopeHeadDim = integer(o, w, "qkRopeHeadDim");
+    m.mla.vHeadDim = integer(o, w, "vHeadDim");
+    m.mla.ropeInterleave = boolean(o, w, "ropeInterleave");
+    m.mla.softmaxScale = num(o, w, "softmaxScale");
+  }
+  if (given(c, "routing")) {
+    AFD_CHECK(c.Get("routing").IsObject(), "spec.config.routing must be an object or null");
+    const Napi::Object o = c.Get("routing").As<Napi::Object>();
+    const char* w = "spec.config.routing";
+    m.routing.grouped = true;
+    m.routing.scoring = parseRouterScoring(str(o, w, "scoringFunc"));
+    m.routing.method = parseRouterTopkMethod(str(o, w, "topkMethod"));
+    m.routing.numGroups = static_cast<int>(integer(o, w, "nGroup"));
+    m.routing.topkGroups = static_cast<int>(integer(o, w, "topkGroup"));
+    m.routing.routedScalingFactor = num(o, w, "routedScalingFactor");
+    m.routing.scoreCorrectionBias = boolean(o, w, "scoreCorrectionBias");
+    m.routing.numSharedExperts = static_cast<int>(integer(o, w, "numSharedExperts"));
+    m.routing.sharedIntermediateSize = integer(o, w, "sharedIntermediateSize");
+  }
+}
+
 }  // namespace
 
 ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
@@ -105,6 +135,7 @@ ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
   for (uint32_t i = 0; i < eos.Length(); ++i) m.eosTokenIds.push_back(eos.Get(i).ToNumber().Int32Value());
   Napi::Value bos = field(c, w, "bosTokenId");
   m.bosTokenId = bos.IsNumber() ? bos.As<Napi::Number>().Int32Value() : -1;
+  readDeepseek(c, m);
 
   s.role = parseModelRole(str(spec, "spec", "role"));
   s.computeGateOnAttention = boolean(spec, "spec", "computeGateOnAttention");
@@ -128,7 +159,19 @@ ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
     AFD_CHECK(off >= 0 && len >= 0, "tensor " << ref.name << " has a negative offset or byteLength");
     ref.offset = static_cast<uint64_t>(off);
     ref.byteLength = static_cast<uint64_t>(len);
+    if (ref.file == kDummyFile) {
+      Napi::Value dv = field(t, tw, "dummy");
+      AFD_CHECK(dv.IsObject(), "tensor " << ref.name << " is a dummy tensor (file -1) but has no dummy {scale, offset}");
+      Napi::Object d = dv.As<Napi::Object>();
+      ref.dummyScale = static_cast<float>(num(d, "spec.tensors[].dummy", "scale"));
+      ref.dummyOffset = static_cast<float>(num(d, "spec.tensors[].dummy", "offset"));
+    }
     s.tensors.push_back(std::move(ref));
+  }
+  if (given(spec, "dummySeed")) {
+    const int64_t seed = integer(spec, "spec", "dummySeed");
+    AFD_CHECK(seed >= 0, "spec.dummySeed must be a non-negative integer");
+    s.dummySeed = static_cast<uint64_t>(seed);
   }
   return s;
 }
@@ -235,6 +278,7 @@ Napi::Object engineStatsToJs(Napi::Env env, EngineStats& s) {
   o.Set("graphHits", static_cast<double>(s.graphHits.load()));
   o.Set("graphMisses", static_cast<double>(s.graphMisses.load()));
   o.Set("graphCaptures", static_cast<double>(s.graphCaptures.load()));
+  o.Set("graphNodes", static_cast<double>(s.graphNodes.load()));
   o.Set("stepsServed", static_cast<double>(s.stepsServed.load()));
   o.Set("ffnLoopState", ffnLoopStateName(static_cast<FfnLoopState>(s.ffnLoopState.load())));
   o.Set("ffnLoopLayer", s.ffnLoopLayer.load());

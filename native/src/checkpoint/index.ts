@@ -11,7 +11,8 @@ export { openCheckpoint, indexFileName, singleFileName, type CheckpointTensors }
 export { parseModelConfig, supportedArchitectures } from './config.js';
 export { parseRope, supportedRopeTypes } from './rope.js';
 export { modelTensors, roleTensors, roleOwns, type ExpectedTensor, type TensorOwner } from './tensorTables.js';
-export { buildLoadSpec, readModelConfig, residentBytesByRole, type LoadSpecOptions, type RoleLoadSpec } from './loadSpec.js';
+export { buildLoadSpec, readModelConfig, residentBytesByRole, roleLoadSpec, hasSafetensors, type LoadSpecOptions, type RoleLoadSpec, type RoleSpecOptions } from './loadSpec.js';
+export { dummyLoadSpec, dummyInit, DUMMY_NORM_SPREAD, type DummySpecOptions } from './dummy.js';
 export { writeSafetensors, planSafetensors, tensorByteLength, type TensorPlan, type TensorBytes, type TensorFill } from './writer.js';
 export { Xoshiro128, normalBf16, toBf16Bits, fromBf16Bits, hashName, type NormalInit } from './random.js';
 export type { ArchFamily, ModelRole, ModelLoadSpec, ModelConfigSpec, TensorRef, TensorDtype, RopeScalingSpec } from '../modelSpec.js';

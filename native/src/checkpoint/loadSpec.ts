@@ -3,12 +3,14 @@
  * check every tensor the role needs (present, right shape) and produce the ModelLoadSpec
  * the native engine maps. Also reports the resident weight bytes of each role.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { LoadFormat } from '@afd/shared';
 import type { ModelConfigSpec, ModelLoadSpec, ModelRole, TensorRef } from '../modelSpec.js';
 import { CheckpointError, formatShape } from './errors.js';
 import { parseModelConfig } from './config.js';
-import { openCheckpoint, type CheckpointTensors } from './shards.js';
+import { dummyLoadSpec } from './dummy.js';
+import { indexFileName, openCheckpoint, singleFileName, type CheckpointTensors } from './shards.js';
 import { roleOwns, modelTensors, type ExpectedTensor } from './tensorTables.js';
 
 /** Options of buildLoadSpec. */
@@ -119,4 +121,47 @@ export async function residentBytesByRole(modelDir: string, opts: LoadSpecOption
   const { config, ckpt } = await openValidated(modelDir);
   const bytes = (role: ModelRole): number => specForRole(config, ckpt, role, opts).residentBytes;
   return { colocated: bytes('colocated'), attention: bytes('attention'), ffn: bytes('ffn') };
+}
+
+/** Options of roleLoadSpec. */
+export interface RoleSpecOptions extends LoadSpecOptions {
+  /** Where the weights come from (default auto). */
+  loadFormat?: LoadFormat;
+  /** Seed of dummy weights (default 0). */
+  seed?: number;
+  /** Called once with a notice (safetensors present but ignored by the dummy format). */
+  onNote?: (message: string) => void;
+}
+
+/** True when the directory holds a safetensors checkpoint (single file or sharded index). */
+export async function hasSafetensors(modelDir: string): Promise<boolean> {
+  try {
+    const entries = await readdir(resolve(modelDir));
+    return entries.includes(singleFileName) || entries.includes(indexFileName) || entries.some((e) => e.endsWith('.safetensors'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The load spec of one role under a load format (shared/src/config/loadFormat.ts):
+ * auto and safetensors read the checkpoint; auto with only a config fails naming
+ * --load-format dummy; dummy generates every tensor from config.json and the seed.
+ */
+export async function roleLoadSpec(modelDir: string, role: ModelRole, opts: RoleSpecOptions = {}): Promise<RoleLoadSpec> {
+  const format = opts.loadFormat ?? 'auto';
+  if (format === 'dummy') {
+    const config = await readModelConfig(modelDir);
+    if (await hasSafetensors(modelDir)) {
+      opts.onNote?.(`load format dummy: the safetensors files in ${resolve(modelDir)} are ignored (random weights from seed ${opts.seed ?? 0})`);
+    }
+    return dummyLoadSpec(config, role, { seed: opts.seed ?? 0, ...(opts.computeGateOnAttention !== undefined ? { computeGateOnAttention: opts.computeGateOnAttention } : {}) });
+  }
+  if (!(await hasSafetensors(modelDir))) {
+    await readModelConfig(modelDir); // a missing or broken config.json is the first thing to say
+    throw new CheckpointError(resolve(modelDir), `holds config.json but no weights (${singleFileName} or ${indexFileName})`, {
+      fix: 'download the *.safetensors weights, or serve random weights of this shape with --load-format dummy',
+    });
+  }
+  return buildLoadSpec(modelDir, role, opts);
 }

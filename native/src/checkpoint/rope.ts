@@ -24,6 +24,8 @@ export function yarnMscale(factor: number, mscale = 1): number {
 export interface RopeSettings {
   ropeTheta: number;
   ropeScaling: RopeScalingSpec;
+  /** yarn's mscale_all_dim (0 when absent); DeepSeek scales its softmax by mscale(factor, this) ** 2. */
+  mscaleAllDim: number;
 }
 
 /**
@@ -56,6 +58,7 @@ export function parseRope(file: string, config: Raw, defaultTheta: number, maxPo
     if (typeof v !== 'number' || !Number.isFinite(v)) throw new CheckpointError(file, `rope scaling "${key}" must be a number, got ${JSON.stringify(v)}`);
     return v;
   };
+  let mscaleAllDim = 0;
   const spec: RopeScalingSpec = {
     type: 'default',
     factor: 1,
@@ -92,10 +95,11 @@ export function parseRope(file: string, config: Raw, defaultTheta: number, maxPo
       spec.betaFast = num('beta_fast', 32);
       spec.betaSlow = num('beta_slow', 1);
       const mscale = params?.['mscale'];
-      const mscaleAllDim = params?.['mscale_all_dim'];
+      const rawMscaleAllDim = params?.['mscale_all_dim'];
       const explicit = params?.['attention_factor'];
+      if (typeof rawMscaleAllDim === 'number' && rawMscaleAllDim > 0) mscaleAllDim = rawMscaleAllDim;
       if (typeof explicit === 'number') spec.attentionFactor = explicit;
-      else if (typeof mscale === 'number' && typeof mscaleAllDim === 'number' && mscale > 0 && mscaleAllDim > 0) {
+      else if (typeof mscale === 'number' && mscale > 0 && mscaleAllDim > 0) {
         spec.attentionFactor = yarnMscale(spec.factor, mscale) / yarnMscale(spec.factor, mscaleAllDim);
       } else spec.attentionFactor = yarnMscale(spec.factor);
       break;
@@ -105,5 +109,5 @@ export function parseRope(file: string, config: Raw, defaultTheta: number, maxPo
   }
   if (!(spec.factor > 0)) throw new CheckpointError(file, `rope scaling factor must be > 0, got ${spec.factor}`);
   if (!(spec.originalMaxPositionEmbeddings > 0)) throw new CheckpointError(file, `rope original_max_position_embeddings must be > 0, got ${spec.originalMaxPositionEmbeddings}`);
-  return { ropeTheta, ropeScaling: spec };
+  return { ropeTheta, ropeScaling: spec, mscaleAllDim };
 }

@@ -3,8 +3,10 @@
  * The attention role owns the embedding, every norm (the FFN half receives the already
  * normalised hidden state), attention projections and the LM head; the FFN role owns the
  * dense MLP or the experts and the router, unless the router is placed on attention.
+ * DeepSeek: MLA projections are attention's; shared experts are the FFN role's; the
+ * gate's score correction bias goes wherever the gate goes.
  */
-import type { ModelConfigSpec, ModelRole } from '../modelSpec.js';
+import type { MlaSpec, ModelConfigSpec, ModelRole, MoeRoutingSpec } from '../modelSpec.js';
 
 /** The half of a decoder layer (or the model) a tensor belongs to. */
 export type TensorOwner = 'attention' | 'ffn' | 'router';
@@ -33,14 +35,52 @@ function ffnNames(config: ModelConfigSpec, layer: number): FfnNames {
   return { router: `${p}.mlp.gate.weight`, expert: (e, proj) => `${p}.mlp.experts.${e}.${proj}_proj.weight` };
 }
 
-function layerTensors(config: ModelConfigSpec, layer: number): ExpectedTensor[] {
+const t = (name: string, shape: number[], owner: TensorOwner, derivation: string): ExpectedTensor => ({ name, shape, owner, derivation });
+
+/** DeepSeek MLA attention tensors of one layer (q_proj, or q_a_proj + q_a_layernorm + q_b_proj; kv_a, kv_b, o). */
+function mlaTensors(config: ModelConfigSpec, mla: MlaSpec, p: string): ExpectedTensor[] {
+  const { hiddenSize: h, numHeads: nh } = config;
+  const qk = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
+  const a = (name: string, shape: number[], derivation: string): ExpectedTensor => t(`${p}.self_attn.${name}`, shape, 'attention', derivation);
+  const q =
+    mla.qLoraRank === 0
+      ? [a('q_proj.weight', [nh * qk, h], 'num_attention_heads x (qk_nope_head_dim + qk_rope_head_dim), hidden_size')]
+      : [
+          a('q_a_proj.weight', [mla.qLoraRank, h], 'q_lora_rank, hidden_size'),
+          a('q_a_layernorm.weight', [mla.qLoraRank], 'q_lora_rank'),
+          a('q_b_proj.weight', [nh * qk, mla.qLoraRank], 'num_attention_heads x (qk_nope_head_dim + qk_rope_head_dim), q_lora_rank'),
+        ];
+  return [
+    ...q,
+    a('kv_a_proj_with_mqa.weight', [mla.kvLoraRank + mla.qkRopeHeadDim, h], 'kv_lora_rank + qk_rope_head_dim, hidden_size'),
+    a('kv_a_layernorm.weight', [mla.kvLoraRank], 'kv_lora_rank'),
+    a('kv_b_proj.weight', [nh * (mla.qkNopeHeadDim + mla.vHeadDim), mla.kvLoraRank], 'num_attention_heads x (qk_nope_head_dim + v_head_dim), kv_lora_rank'),
+    a('o_proj.weight', [h, nh * mla.vHeadDim], 'hidden_size, num_attention_heads x v_head_dim'),
+  ];
+}
+
+/** DeepSeek's extras of an MoE layer: the gate's score correction bias (with the gate) and the shared experts. */
+function deepseekMoeTensors(config: ModelConfigSpec, routing: MoeRoutingSpec, p: string): ExpectedTensor[] {
+  const h = config.hiddenSize;
+  const s = routing.sharedIntermediateSize;
+  const out: ExpectedTensor[] = [];
+  if (routing.scoreCorrectionBias) out.push(t(`${p}.mlp.gate.e_score_correction_bias`, [config.numExperts], 'router', 'n_routed_experts'));
+  if (routing.numSharedExperts > 0) {
+    const d = 'moe_intermediate_size x n_shared_experts';
+    out.push(
+      t(`${p}.mlp.shared_experts.gate_proj.weight`, [s, h], 'ffn', `${d}, hidden_size`),
+      t(`${p}.mlp.shared_experts.up_proj.weight`, [s, h], 'ffn', `${d}, hidden_size`),
+      t(`${p}.mlp.shared_experts.down_proj.weight`, [h, s], 'ffn', `hidden_size, ${d}`),
+    );
+  }
+  return out;
+}
+
+function gqaTensors(config: ModelConfigSpec, p: string): ExpectedTensor[] {
   const { hiddenSize: h, numHeads, numKvHeads, headDim: hd } = config;
-  const p = `model.layers.${layer}`;
   const q = numHeads * hd;
   const kv = numKvHeads * hd;
-  const t = (name: string, shape: number[], owner: TensorOwner, derivation: string): ExpectedTensor => ({ name, shape, owner, derivation });
   const out: ExpectedTensor[] = [
-    t(`${p}.input_layernorm.weight`, [h], 'attention', 'hidden_size'),
     t(`${p}.self_attn.q_proj.weight`, [q, h], 'attention', 'num_attention_heads x head_dim, hidden_size'),
     t(`${p}.self_attn.k_proj.weight`, [kv, h], 'attention', 'num_key_value_heads x head_dim, hidden_size'),
     t(`${p}.self_attn.v_proj.weight`, [kv, h], 'attention', 'num_key_value_heads x head_dim, hidden_size'),
@@ -57,12 +97,23 @@ function layerTensors(config: ModelConfigSpec, layer: number): ExpectedTensor[] 
   if (config.qkNorm) {
     out.push(t(`${p}.self_attn.q_norm.weight`, [hd], 'attention', 'head_dim'), t(`${p}.self_attn.k_norm.weight`, [hd], 'attention', 'head_dim'));
   }
-  out.push(t(`${p}.post_attention_layernorm.weight`, [h], 'attention', 'hidden_size'));
+  return out;
+}
+
+function layerTensors(config: ModelConfigSpec, layer: number): ExpectedTensor[] {
+  const h = config.hiddenSize;
+  const p = `model.layers.${layer}`;
+  const out: ExpectedTensor[] = [
+    t(`${p}.input_layernorm.weight`, [h], 'attention', 'hidden_size'),
+    ...(config.mla ? mlaTensors(config, config.mla, p) : gqaTensors(config, p)),
+    t(`${p}.post_attention_layernorm.weight`, [h], 'attention', 'hidden_size'),
+  ];
   if (config.moeLayers[layer]) {
     const names = ffnNames(config, layer);
     const im = config.moeIntermediateSize;
     const size = config.arch === 'mixtral' ? 'intermediate_size' : 'moe_intermediate_size';
     out.push(t(names.router, [config.numExperts, h], 'router', 'num_experts, hidden_size'));
+    if (config.routing) out.push(...deepseekMoeTensors(config, config.routing, p));
     for (let e = 0; e < config.numExperts; e++) {
       out.push(
         t(names.expert(e, 'gate'), [im, h], 'ffn', `${size}, hidden_size`),

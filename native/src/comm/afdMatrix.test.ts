@@ -3,7 +3,9 @@
  * x attention-role engines (AttentionLink) and y FFN-role engines (FfnServer). Busy ranks
  * step concurrently (some with two DBO stages, a block mate with one), idle block peers
  * are called into each step, and every sampled token and logit row equals the colocated
- * engine's. Role processes: agent/src/afd/topologies.int.test.ts.
+ * engine's. Role processes: agent/src/afd/topologies.int.test.ts (and deepseek.int.test.ts).
+ * The DeepSeek-V3 tiny model (MLA latent cache, a dense layer, shared experts, grouped
+ * routing with the score bias on either side) runs 1A1F, 2A2F and 3A2F the same way.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffnRankOf, resolveTopology, type StepResult } from '@afd/shared';
@@ -15,22 +17,28 @@ import type { ModelLoadSpec } from '../modelSpec.js';
 import { freePortBlock } from './ports.js';
 
 const engineOpts = { threads: 1, kvBlockSize: 4, numKvBlocks: 64 };
-let dir = '';
-let colocated: Engine;
-/** Load specs by role and gate placement; promises, so concurrent loads share one. */
+const models = [
+  { arch: 'qwen3_moe', topologies: ['1A1F', '2A1F', '2A2F', '3A2F', '4A2F', '4A4F'] },
+  { arch: 'deepseek_v3', topologies: ['1A1F', '2A2F', '3A2F'] },
+];
+const dirs = new Map<string, string>();
+const colocated = new Map<string, Engine>();
+/** Load specs by model, role and gate placement; promises, so concurrent loads share one. */
 const specs = new Map<string, Promise<ModelLoadSpec>>();
-/** The colocated engine's steps for attention rank a's work (the same in every combination). */
-const references = new Map<number, Promise<StepResult[]>>();
+/** The colocated engine's steps for attention rank a's work of a model (the same in every combination). */
+const references = new Map<string, Promise<StepResult[]>>();
 
 beforeAll(async () => {
-  dir = await writeTinyModel('qwen3_moe', 21);
-  colocated = await Engine.load(await roleSpec(dir, 'colocated'), engineOpts);
+  for (const { arch } of models) {
+    dirs.set(arch, await writeTinyModel(arch, 21));
+    colocated.set(arch, await Engine.load(await roleSpec(dirs.get(arch)!, 'colocated'), engineOpts));
+  }
 });
-afterAll(() => colocated?.close());
+afterAll(() => colocated.forEach((e) => e.close()));
 
-function spec(role: 'attention' | 'ffn', gate: boolean): Promise<ModelLoadSpec> {
-  const key = `${role}-${gate}`;
-  if (!specs.has(key)) specs.set(key, roleSpec(dir, role, gate));
+function spec(arch: string, role: 'attention' | 'ffn', gate: boolean): Promise<ModelLoadSpec> {
+  const key = `${arch}-${role}-${gate}`;
+  if (!specs.has(key)) specs.set(key, roleSpec(dirs.get(arch)!, role, gate));
   return specs.get(key)!;
 }
 
@@ -49,15 +57,16 @@ async function run(engine: Engine, seqs: number[][], blocks: number[][], stageSp
   return out;
 }
 
-const topologies = ['1A1F', '2A1F', '2A2F', '3A2F', '4A2F', '4A4F'];
-const combos = topologies.flatMap((topology) => [false, true].flatMap((dbo) => [false, true].map((gate) => ({ topology, dbo, gate }))));
+const combos = models.flatMap(({ arch, topologies }) =>
+  topologies.flatMap((topology) => [false, true].flatMap((dbo) => [false, true].map((gate) => ({ arch, topology, dbo, gate })))),
+);
 
-describe.each(combos)('$topology, DBO $dbo, gate on attention $gate', ({ topology, dbo, gate }) => {
+describe.each(combos)('$arch $topology, DBO $dbo, gate on attention $gate', ({ arch, topology, dbo, gate }) => {
   it('tokens and logits equal the colocated engine', { timeout: 60_000 }, async () => {
     const [x, y] = topology.match(/\d+/g)!.map(Number) as [number, number];
     const addon = loadAddon();
-    const attn = await Promise.all(Array.from({ length: x }, async () => Engine.load(await spec('attention', gate), engineOpts)));
-    const ffn = await Promise.all(Array.from({ length: y }, async () => Engine.load(await spec('ffn', gate), engineOpts)));
+    const attn = await Promise.all(Array.from({ length: x }, async () => Engine.load(await spec(arch, 'attention', gate), engineOpts)));
+    const ffn = await Promise.all(Array.from({ length: y }, async () => Engine.load(await spec(arch, 'ffn', gate), engineOpts)));
     const base = await freePortBlock(y);
     const opts = (rank: number) => ({ topology, rank, basePort: base, stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000 });
     const servers: NativeFfnServer[] = ffn.map((e, f) => new addon.FfnServer(e.nativeEngine, opts(f)));
@@ -74,8 +83,9 @@ describe.each(combos)('$topology, DBO $dbo, gate on attention $gate', ({ topolog
       });
       const got = await Promise.all(work.map((w) => run(attn[w.a]!, w.seqs, w.blocks, w.stageSplit, 3)));
       for (const [i, w] of work.entries()) {
-        if (!references.has(w.a)) references.set(w.a, run(colocated, w.seqs, w.blocks, w.seqs.length, 3));
-        const ref = await references.get(w.a)!;
+        const key = `${arch}-${w.a}`;
+        if (!references.has(key)) references.set(key, run(colocated.get(arch)!, w.seqs, w.blocks, w.seqs.length, 3));
+        const ref = await references.get(key)!;
         for (let s = 0; s < ref.length; s++) {
           expect(Array.from(got[i]![s]!.tokenIds), `rank ${w.a} step ${s}`).toEqual(Array.from(ref[s]!.tokenIds));
           expect(got[i]![s]!.logits, `rank ${w.a} step ${s} logits`).toEqual(ref[s]!.logits);

@@ -5,10 +5,10 @@
 namespace afd::comm {
 
 // Layout (little-endian u32 words): numAttention, numFfn, attentionRank, numLayers,
-// hiddenSize, numExperts, gateOnAttention (0/1), then numLayers bytes of moeLayers (0/1),
-// then u32 idBytes and idBytes of the rendezvous id (UTF-8).
+// hiddenSize, numExperts, gateOnAttention (0/1), activationBytes, then numLayers bytes of
+// moeLayers (0/1), then u32 idBytes and idBytes of the rendezvous id (UTF-8).
 namespace {
-constexpr size_t kWords = 7;
+constexpr size_t kWords = 8;
 
 void put32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
@@ -23,7 +23,7 @@ std::vector<uint8_t> encodeHello(const HelloPayload& h) {
   uint32_t words[kWords] = {static_cast<uint32_t>(h.topology.numAttention), static_cast<uint32_t>(h.topology.numFfn),
                             static_cast<uint32_t>(h.attentionRank),       h.model.numLayers,
                             h.model.hiddenSize,                           h.model.numExperts,
-                            h.model.gateOnAttention ? 1u : 0u};
+                            h.model.gateOnAttention ? 1u : 0u,        h.model.activationBytes};
   for (size_t i = 0; i < kWords; ++i) put32(out.data() + 4 * i, words[i]);
   for (uint32_t l = 0; l < h.model.numLayers; ++l) {
     out[kWords * 4 + l] = l < h.model.moeLayers.size() && h.model.moeLayers[l] ? 1 : 0;
@@ -42,6 +42,7 @@ std::string decodeHello(const uint8_t* d, size_t bytes, HelloPayload* out) {
   out->model.hiddenSize = get32(d + 16);
   out->model.numExperts = get32(d + 20);
   out->model.gateOnAttention = get32(d + 24) != 0;
+  out->model.activationBytes = get32(d + 28);
   const size_t idAt = kWords * 4 + static_cast<size_t>(out->model.numLayers);
   if (bytes < idAt + 4) return "hello size does not match its layer count";
   const size_t idBytes = get32(d + idAt);
@@ -80,6 +81,12 @@ std::string checkHello(const HelloPayload& got, const AfdTopology& topo, int ffn
            " layers, hidden " + str(g.hiddenSize) + ", " + str(g.numExperts) + " experts; this FFN rank has " +
            str(m.numLayers) + " layers, hidden " + str(m.hiddenSize) + ", " + str(m.numExperts) +
            " experts; load the same --model on every rank";
+  }
+  if (g.activationBytes != m.activationBytes) {
+    auto dt = [](uint32_t b) { return b == 2 ? std::string("bf16 (cuda backend)") : b == 4 ? std::string("f32 (cpu backend)") : str(b) + "-byte"; };
+    return "activation dtype differs: attention rank " + std::to_string(got.attentionRank) + " sends " +
+           dt(g.activationBytes) + " hidden states but this FFN rank computes on " + dt(m.activationBytes) +
+           "; run both roles of a block on the same kind of backend";
   }
   if (g.gateOnAttention != m.gateOnAttention) {
     return std::string("gate placement differs: attention rank ") + std::to_string(got.attentionRank) +

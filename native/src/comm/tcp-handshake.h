@@ -14,8 +14,10 @@ namespace afd::comm {
 struct ModelShape {
   /** Decoder layers. */
   uint32_t numLayers = 0;
-  /** Hidden size H (f32 rows of H cross the wire). */
+  /** Hidden size H (rows of H activations cross the wire). */
   uint32_t hiddenSize = 0;
+  /** Bytes per activation element on the wire: 4 (f32, CPU backend) or 2 (bf16, CUDA). */
+  uint32_t activationBytes = 4;
   /** Routed experts E (router logits are [rows, E]); 0 for dense models. */
   uint32_t numExperts = 0;
   /** Router on the attention side: router logits cross the wire for MoE layers. */

@@ -60,3 +60,20 @@ std::unique_ptr<CapturedGraph> captureGraph(Backend& backend, const std::string&
 }
 
 }  // namespace afd
+
+namespace afd {
+
+void Backend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
+  AFD_CHECK(a.experts != nullptr, "moe: no experts given");
+  AFD_CHECK((a.routerWeight != nullptr) != (a.routerLogits != nullptr),
+            "moe: give either the router weight or precomputed router logits");
+  const Tensor* logits = a.routerLogits;
+  if (a.routerWeight != nullptr) {
+    matmul(x, *a.routerWeight, nullptr, a.logits);
+    logits = &a.logits;
+  }
+  routerTopK(*logits, a.topK, a.normTopk, a.expertIds, a.expertWeights);
+  moeExperts(x, a.expertIds, a.expertWeights, *a.experts, out);
+}
+
+}  // namespace afd

@@ -1,7 +1,11 @@
 // The Backend interface: one virtual op per op family, implemented by cpu/ (reference,
 // first-class) and cuda/. Every tensor passed to an op lives on the backend's device
-// unless the comment says "host". Activations are f32; weights are bf16, f16 or f32
-// (converted to f32 inside the op). Shapes use T = tokens, S = sequences (or sampled
+// unless the comment says "host". Weights are bf16, f16 or f32 (read as f32 inside the
+// op). Activations: the residual stream, attention's q / output and all logits are f32
+// on every backend; the normed hidden states, the FFN input and output (what crosses the
+// AFD wire) are in activationDtype(): f32 on the CPU (exact), bf16 on CUDA (f32
+// accumulation). "act" below means f32 or bf16 (the CPU backend takes f32 only).
+// Shapes use T = tokens, S = sequences (or sampled
 // rows), H = hidden, V = vocab, E = experts, K = experts per token, nH / nKv = query /
 // KV heads, D = head dim, I = MLP intermediate, N = output features.
 // Ops may run asynchronously on a device stream; results are visible to the host after
@@ -14,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/deepseek-ops.h"
 #include "core/tensor.h"
 
 namespace afd {
@@ -74,6 +79,20 @@ struct ExpertWeights {
   Tensor down;  // [H, I]
 };
 
+// Routing and experts of one MoE layer for Backend::moe. Scratch tensors are the
+// caller's (sized for T tokens); the default implementation runs matmul (unless logits
+// are given) -> routerTopK -> moeExperts, backends may fuse them.
+struct MoeArgs {
+  const Tensor* routerWeight = nullptr;  // [E, H]; null when routerLogits are given
+  const Tensor* routerLogits = nullptr;  // [T, E] f32 computed elsewhere (gate on attention); else null
+  int topK = 1;
+  bool normTopk = false;
+  Tensor logits;         // [T, E] f32 scratch (router output when routerWeight is given)
+  Tensor expertIds;      // [T, topK] i32 scratch
+  Tensor expertWeights;  // [T, topK] f32 scratch
+  const std::vector<ExpertWeights>* experts = nullptr;
+};
+
 // Host-side sampling settings of S rows (see shared/src/engine/step.ts).
 struct SamplingBatch {
   const float* temperature = nullptr;  // [S]; 0 = greedy
@@ -90,6 +109,8 @@ class CapturedGraph {
   virtual ~CapturedGraph() = default;
   // Enqueues the whole graph on the backend's stream (asynchronous).
   virtual void replay() = 0;
+  // Kernel (and memset / copy) nodes recorded; 0 where the backend cannot tell.
+  virtual size_t nodeCount() const { return 0; }
 };
 
 class Backend {
@@ -101,6 +122,13 @@ class Backend {
   virtual bool sharesHostMemory() const = 0;
   // Worker threads the backend uses (CPU); 1 for device backends.
   virtual int threads() const { return 1; }
+  // Dtype of the normed hidden states and FFN activations (see the file comment).
+  virtual DType activationDtype() const { return DType::F32; }
+  // Rows of the whole step the next ops belong to (0 = each op's own rows). A backend
+  // whose kernel choices depend on the row count (CUDA: kernel family, attention splits,
+  // cuBLAS vs its own GEMMs, the fused router) makes them for max(rows, stepRows), so a
+  // DBO stage computes every row bit for bit as the unsplit step would.
+  virtual void setStepRows(int64_t /*rows*/) {}
 
   // ---- memory -------------------------------------------------------------------
   virtual void* allocate(size_t bytes) = 0;  // throws afd::Error when out of memory
@@ -112,6 +140,10 @@ class Backend {
   virtual void copyDevice(void* dst, const void* src, size_t bytes) = 0;
   virtual void fillZero(void* dst, size_t bytes) = 0;
   virtual void synchronize() = 0;
+  // Dummy weights (--load-format dummy): element i = offset + scale * (2u - 1) with
+  // u = dummyUniform(key, i) (core/dummy-weights.h), stored in t's dtype. The same key
+  // gives the same bits on every backend. t: any float tensor on this device.
+  virtual void fillRandom(Tensor& t, uint64_t key, float scale, float offset) = 0;
 
   // ---- graph capture (optional; CUDA) ---------------------------------------------
   // Changes whenever the backend allocates or frees device memory (its own scratch
@@ -129,11 +161,12 @@ class Backend {
   // out[t] = table[ids[t]].   ids: [T] i32; table: [V, H]; out: [T, H] f32.
   virtual void embedding(const Tensor& ids, const Tensor& table, Tensor& out) = 0;
 
-  // out = x / rms(x) * weight, per row.   x, out: [T, H] f32 (may alias); weight: [H].
+  // out = x / rms(x) * weight, per row.   x: [T, H] f32; out: [T, H] act (may alias x
+  // when f32); weight: [H].
   virtual void rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) = 0;
 
   // Fused residual add + norm: residual += delta; out = rmsNorm(residual).
-  // delta: [T, H] f32; residual: [T, H] f32 (in/out); out: [T, H] f32 (may alias delta).
+  // delta: [T, H] act; residual: [T, H] f32 (in/out); out: [T, H] act (may alias delta).
   virtual void addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) = 0;
 
   // In place: optional per-head RMSNorm of q and k (Qwen3; qNorm/kNorm [D], null = off),
@@ -147,17 +180,29 @@ class Backend {
   virtual void writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
                             Tensor& vCache) = 0;
 
+  // The attention prologue of a layer in one op: from the fused projection
+  // qkv = [q heads | k heads | v heads] per row, q = rope(qNorm(q)) into `q`, and
+  // k = rope(kNorm(k)), v written to the cache slots (slot < 0 skips; norms null = off).
+  // qkv: [T, (nH + 2 nKv) D] f32; q: [T, nH, D] f32; caches as in writeKvCache.
+  virtual void qkNormRopeCache(const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping, const Tensor* qNorm,
+                               const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q, Tensor& kCache,
+                               Tensor& vCache) = 0;
+
   // Causal attention over the paged cache, prefill and decode alike (GQA: query head h
   // reads KV head h / (nH / nKv)).  q, out: [T, nH, D] f32; caches as above;
   // scale: softmax scale (usually 1/sqrt(D)).
   virtual void pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const AttentionBatch& batch,
                               float scale, Tensor& out) = 0;
 
-  // out = x @ w^T (+ bias).   x: [T, K] f32; w: [N, K]; bias: [N] or null; out: [T, N] f32.
+  // out = x @ w^T (+ bias).   x: [T, K] f32 or act; w: [N, K]; bias: [N] or null; out: [T, N] f32.
   virtual void matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) = 0;
 
-  // out = down(silu(gate(x)) * up(x)).   x: [T, H] f32; gate, up: [I, H]; down: [H, I];
-  // out: [T, H] f32.
+  // out += x @ w^T (+ bias): a projection added into the residual stream.
+  // x: [T, K] f32 or act; w: [N, K]; bias: [N] or null; out: [T, N] f32 (in/out).
+  virtual void matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) = 0;
+
+  // out = down(silu(gate(x)) * up(x)).   x: [T, H] act; gate, up: [I, H]; down: [H, I];
+  // out: [T, H], x's dtype.
   virtual void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) = 0;
 
   // Router: p = softmax(logits) per row; keep the k largest (ties: lower expert id);
@@ -166,23 +211,62 @@ class Backend {
   virtual void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) = 0;
 
   // Routed experts: out[t] = sum_j expertWeights[t, j] * expert[expertIds[t, j]](x[t]).
-  // x: [T, H] f32; expertIds, expertWeights: [T, K]; experts: E entries; out: [T, H] f32.
+  // x: [T, H] act; expertIds, expertWeights: [T, K]; experts: E entries; out: [T, H], x's dtype.
   virtual void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                           const std::vector<ExpertWeights>& experts, Tensor& out) = 0;
+
+  // A whole MoE layer (router unless logits are given, top-k, experts, weighted sum).
+  // x: [T, H] act; out: [T, H], x's dtype. Default: the three ops above.
+  virtual void moe(const Tensor& x, MoeArgs& args, Tensor& out);
 
   // out = a + b, elementwise, f32 (out may alias a or b).
   virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;
 
-  // out[s] = x[rows[s]].   x: [T, H] f32; rows: [S] i32; out: [S, H] f32.
+  // out[s] = x[rows[s]].   x: [T, H] f32 or act; rows: [S] i32; out: [S, H], x's dtype.
   virtual void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) = 0;
 
-  // logits = x @ w^T.   x: [S, H] f32; w: [V, H]; logits: [S, V] f32.
+  // logits = x @ w^T.   x: [S, H] f32 or act; w: [V, H]; logits: [S, V] f32.
   virtual void lmHead(const Tensor& x, const Tensor& w, Tensor& logits) { matmul(x, w, nullptr, logits); }
 
   // Draws one token per row (greedy when temperature is 0, else temperature / top-k /
   // top-p sampling with the uniform drawn from hash(seed, position): reproducible).
   // logits: [S, V] f32 on device; outTokens: host [S].
   virtual void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) = 0;
+
+  // ---- DeepSeek-V2/V3 (MLA attention, grouped routing; core/deepseek-ops.h) ----------
+  // MLA shapes: L = kv_lora_rank (latent), R = qk_rope_head_dim, N = qk_nope_head_dim,
+  // V = v_head_dim. The latent cache holds per token one row [L + R]: the normed latent
+  // c, then the roped key kpe (shared by every head); no V.
+  //
+  // In place: RMSNorm of each token's latent kvA[t, :L] (weight kvNorm [L]) and RoPE of
+  // the rope parts kvA[t, L:] and q[t, h, N:] at positions (interleaved: pairs
+  // (x[2i], x[2i+1]), DeepSeek's layout; else rotate-half).
+  // q: [T, nH, N + R] f32; kvA: [T, L + R] f32; positions: [T] i32; rope.invFreq: [R / 2].
+  virtual void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
+                           const RopeParams& rope, bool interleaved) = 0;
+  // latentCache[slot / B, slot % B] = kvA[t] with slot = slotMapping[t]; slot < 0 skips.
+  // kvA: [T, L + R] f32; latentCache: [numBlocks, B, L + R] (f32, bf16 or f16).
+  virtual void writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) = 0;
+  // Causal MLA attention over the latent cache (batch as for pagedAttention). With
+  // kvB = kv_b_proj [nH * (N + V), L] stacking per head W_UK_h [N, L] then W_UV_h [V, L],
+  // head h sees key [W_UK_h c(p), kpe(p)] and value W_UV_h c(p) at cache position p:
+  //   out[t, h] = sum_p softmax_p(scale * q[t, h] . key_h(p)) value_h(p).
+  // A sequence with one query token (decode) runs absorbed: q_nope W_UK_h joins the
+  // latent space, attention reads the cache rows as they are, W_UV_h applies after; a
+  // sequence with more query tokens (prefill) may expand K and V from the latents.
+  // q: [T, nH, N + R] f32 (roped); out: [T, nH, V] f32.
+  virtual void mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch,
+                            float scale, Tensor& out) = 0;
+  // Grouped top-k router (DeepSeek): s = scoring(logits); choice = s + scoreBias (bias
+  // [E] or null); GroupLimitedGreedy / NoauxTc keep the p.topkGroups groups of highest
+  // max(s) / sum of the top-2 choice scores and choose only inside them; the p.k highest
+  // choices win (ties: lower expert id); weights are their s (renormalised to sum 1 when
+  // p.normTopk), times p.scale. logits: [T, E] f32; expertIds: [T, k] i32; expertWeights: [T, k] f32.
+  virtual void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
+                        Tensor& expertWeights) = 0;
+  // dense[t, e] = the weight of expert e in token t's choice, 0 for experts not chosen.
+  // expertIds, expertWeights: [T, K]; dense: [T, E] f32.
+  virtual void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) = 0;
 };
 
 // Creates a backend by name: "cpu" (threads: 0 = all cores) or "cuda" (device index).

@@ -7,6 +7,7 @@
 #include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
+#include "cpu/paged-batch.h"
 
 namespace afd::cpu {
 
@@ -41,19 +42,7 @@ void pagedAttention(ThreadPool& pool, const Tensor& q, const Tensor& kCache, con
   const int32_t* tokenSeq = batch.tokenSeq.ptr<int32_t>();
   const int32_t* positions = batch.positions.ptr<int32_t>();
   const int32_t* tables = batch.blockTables.ptr<int32_t>();
-  int64_t maxCtx = 0;
-  for (int64_t t = 0; t < T; ++t) {
-    AFD_CHECK(tokenSeq[t] >= 0 && tokenSeq[t] < batch.numSeqs, "pagedAttention: token " << t << " names sequence " << tokenSeq[t]);
-    AFD_CHECK(positions[t] >= 0 && (positions[t] / B) < batch.maxBlocksPerSeq,
-              "pagedAttention: position " << positions[t] << " of token " << t << " needs more than "
-                                          << batch.maxBlocksPerSeq << " blocks of " << B);
-    for (int64_t j = 0; j <= positions[t] / B; ++j) {
-      const int32_t blk = tables[tokenSeq[t] * batch.maxBlocksPerSeq + j];
-      AFD_CHECK(blk >= 0 && blk < numBlocks, "pagedAttention: block id " << blk << " (sequence " << tokenSeq[t]
-                                                                        << ", slot " << j << ") is outside [0, " << numBlocks << ")");
-    }
-    maxCtx = std::max<int64_t>(maxCtx, positions[t] + 1);
-  }
+  const int64_t maxCtx = checkPagedBatch("pagedAttention", batch, T, numBlocks, B);
   const bool f32Cache = kCache.dtype == DType::F32 && vCache.dtype == DType::F32;
   const int64_t rowElems = nKv * D;
   // One work item per (token, query head).

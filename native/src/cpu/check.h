@@ -33,4 +33,16 @@ inline void checkFloat(const char* op, const char* what, const Tensor& t) {
             op << ": " << what << " is " << dtypeName(t.dtype) << ", expected f32, bf16 or f16");
 }
 
+// An activation tensor: f32, or bf16 where the backend runs bf16 activations.
+inline void checkAct(const char* op, const char* what, const Tensor& t) {
+  AFD_CHECK(t.dtype == DType::F32 || t.dtype == DType::BF16,
+            op << ": " << what << " is " << dtypeName(t.dtype) << ", expected f32 or bf16 activations");
+}
+
+// The CPU backend computes on f32 activations only (its exactness is the reference).
+inline void checkCpuF32(const char* op, const char* what, const Tensor& t) {
+  AFD_CHECK(t.dtype == DType::F32, op << ": " << what << " is " << dtypeName(t.dtype)
+                                      << "; the CPU backend runs f32 activations");
+}
+
 }  // namespace afd::cpu

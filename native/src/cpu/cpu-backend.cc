@@ -33,12 +33,23 @@ void CpuBackend::qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const
 void CpuBackend::writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slots, Tensor& kc, Tensor& vc) {
   cpu::writeKvCache(pool_, k, v, slots, kc, vc);
 }
+void CpuBackend::fillRandom(Tensor& t, uint64_t key, float scale, float offset) {
+  cpu::fillRandom(pool_, t, key, scale, offset);
+}
+void CpuBackend::qkNormRopeCache(const Tensor& qkv, const Tensor& positions, const Tensor& slots, const Tensor* qNorm,
+                                 const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q, Tensor& kc,
+                                 Tensor& vc) {
+  cpu::qkNormRopeCache(pool_, qkv, positions, slots, qNorm, kNorm, eps, rope, q, kc, vc);
+}
 void CpuBackend::pagedAttention(const Tensor& q, const Tensor& kc, const Tensor& vc, const AttentionBatch& batch,
                                 float scale, Tensor& out) {
   cpu::pagedAttention(pool_, q, kc, vc, batch, scale, out);
 }
 void CpuBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
   cpu::matmul(pool_, x, w, bias, out);
+}
+void CpuBackend::matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
+  cpu::matmulAdd(pool_, x, w, bias, out);
 }
 void CpuBackend::siluGatedMlp(const Tensor& x, const Tensor& g, const Tensor& u, const Tensor& d, Tensor& out) {
   cpu::siluGatedMlp(pool_, x, g, u, d, out);
@@ -54,6 +65,26 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) { cpu::add(p
 void CpuBackend::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) { cpu::gatherRows(pool_, x, rows, out); }
 void CpuBackend::sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) {
   cpu::sample(pool_, logits, params, outTokens);
+}
+
+
+void CpuBackend::mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
+                             const RopeParams& rope, bool interleaved) {
+  cpu::mlaNormRope(pool_, q, kvA, kvNorm, eps, positions, rope, interleaved);
+}
+void CpuBackend::writeLatentCache(const Tensor& kvA, const Tensor& slots, Tensor& cache) {
+  cpu::writeLatentCache(pool_, kvA, slots, cache);
+}
+void CpuBackend::mlaAttention(const Tensor& q, const Tensor& cache, const Tensor& kvB, const AttentionBatch& batch,
+                              float scale, Tensor& out) {
+  cpu::mlaAttention(pool_, q, cache, kvB, batch, scale, out);
+}
+void CpuBackend::moeGroupedRoute(const Tensor& logits, const Tensor* bias, const MoeRoutingParams& p, Tensor& ids,
+                                 Tensor& weights) {
+  cpu::moeGroupedRoute(pool_, logits, bias, p, ids, weights);
+}
+void CpuBackend::scatterRouting(const Tensor& ids, const Tensor& weights, Tensor& dense) {
+  cpu::scatterRouting(pool_, ids, weights, dense);
 }
 
 }  // namespace afd

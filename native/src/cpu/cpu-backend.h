@@ -22,6 +22,7 @@ class CpuBackend final : public Backend {
   void copyDevice(void* dst, const void* src, size_t bytes) override;
   void fillZero(void* dst, size_t bytes) override;
   void synchronize() override {}
+  void fillRandom(Tensor& t, uint64_t key, float scale, float offset) override;
 
   void embedding(const Tensor& ids, const Tensor& table, Tensor& out) override;
   void rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override;
@@ -30,9 +31,13 @@ class CpuBackend final : public Backend {
                   const RopeParams& rope) override;
   void writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
                     Tensor& vCache) override;
+  void qkNormRopeCache(const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping, const Tensor* qNorm,
+                       const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q, Tensor& kCache,
+                       Tensor& vCache) override;
   void pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const AttentionBatch& batch,
                       float scale, Tensor& out) override;
   void matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override;
+  void matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override;
   void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) override;
   void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) override;
   void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
@@ -40,6 +45,15 @@ class CpuBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;
+  // DeepSeek (cpu/mla.cc, cpu/moe-route.cc).
+  void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,
+                   bool interleaved) override;
+  void writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) override;
+  void mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch, float scale,
+                    Tensor& out) override;
+  void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
+                Tensor& expertWeights) override;
+  void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) override;
 
  private:
   ThreadPool pool_;

@@ -1,6 +1,7 @@
 // Elementwise add and row gather.
 #include <cstring>
 
+#include "core/dummy-weights.h"
 #include "cpu/check.h"
 #include "cpu/op-contracts.h"
 #include "cpu/ops.h"
@@ -16,15 +17,31 @@ void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out) {
   });
 }
 
-// out[s] = x[rows[s]].   x: [T, H] f32; rows: [S] i32; out: [S, H] f32.
+// out[s] = x[rows[s]].   x: [T, H]; rows: [S] i32; out: [S, H], x's dtype.
 void gatherRows(ThreadPool& /*pool*/, const Tensor& x, const Tensor& rows, Tensor& out) {
-  const int64_t T = x.dim(0), H = x.dim(1), S = rows.dim(0);
+  const int64_t T = x.dim(0), S = rows.dim(0);
   checkGatherRows(x, rows, out);
+  const size_t rowBytes = static_cast<size_t>(x.dim(1)) * dtypeBytes(x.dtype);
   for (int64_t s = 0; s < S; ++s) {
     const int32_t r = rows.ptr<int32_t>()[s];
     AFD_CHECK(r >= 0 && r < T, "gatherRows: row " << r << " is outside [0, " << T << ")");
-    std::memmove(out.ptr<float>() + s * H, x.ptr<float>() + r * H, H * sizeof(float));
+    std::memmove(out.ptr<char>() + s * rowBytes, x.ptr<char>() + r * rowBytes, rowBytes);
   }
+}
+
+// t[i] = dummyValue(key, i, scale, offset) in t's float dtype.
+void fillRandom(ThreadPool& pool, Tensor& t, uint64_t key, float scale, float offset) {
+  checkFloat("fillRandom", "tensor", t);
+  pool.parallelFor(t.numel(), 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const float v = dummyValue(key, static_cast<uint64_t>(i), scale, offset);
+      switch (t.dtype) {
+        case DType::F32: t.ptr<float>()[i] = v; break;
+        case DType::BF16: t.ptr<uint16_t>()[i] = f32ToBf16(v); break;
+        default: t.ptr<uint16_t>()[i] = f32ToF16(v); break;
+      }
+    }
+  });
 }
 
 }  // namespace afd::cpu

@@ -45,6 +45,7 @@ void matmulRows(const Tensor& x, const Tensor& w, int64_t n0, int64_t n1, float*
 void matmul(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
   const int64_t T = x.dim(0), K = x.dim(1), N = w.dim(0);
   checkMatmul(x, w, bias, out);
+  checkCpuF32("matmul", "x", x);
   if (T == 0) return;
   // Enough rows per chunk that each chunk streams a few KB of weights.
   const int64_t grain = std::max<int64_t>(kRowTile, 4096 / std::max<int64_t>(1, K));
@@ -57,6 +58,17 @@ void matmul(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bi
     for (int64_t t = 0; t < T; ++t)
       for (int64_t n = 0; n < N; ++n) out.ptr<float>()[t * N + n] += b[n];
   }
+}
+
+// out += x @ w^T (+ bias): the product (with its bias) is formed first, then added, so a
+// residual add gives the same bits as matmul followed by add.
+void matmulAdd(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
+  checkMatmul(x, w, bias, out);
+  std::vector<float> product(static_cast<size_t>(out.numel()));
+  Tensor p(product.data(), DType::F32, {out.dim(0), out.dim(1)});
+  matmul(pool, x, w, bias, p);
+  float* o = out.ptr<float>();
+  for (size_t i = 0; i < product.size(); ++i) o[i] += product[i];
 }
 
 }  // namespace afd::cpu

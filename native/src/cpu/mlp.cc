@@ -11,6 +11,7 @@ namespace afd::cpu {
 void siluGatedMlp(ThreadPool& pool, const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down,
                   Tensor& out) {
   checkSiluGatedMlp(x, gate, up, down, out);
+  checkCpuF32("siluGatedMlp", "x", x);
   const int64_t T = x.dim(0), I = gate.dim(0);
   std::vector<float> g(static_cast<size_t>(T * I)), u(static_cast<size_t>(T * I));
   Tensor gt(g.data(), DType::F32, {T, I}), ut(u.data(), DType::F32, {T, I});

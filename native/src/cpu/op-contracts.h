@@ -16,22 +16,51 @@ inline void checkEmbedding(const Tensor& ids, const Tensor& table, const Tensor&
   checkDType("embedding", "out", out, DType::F32);
 }
 
-// x, out: [T, H] f32; weight: [H].
+// x: [T, H] f32; out: [T, H] act; weight: [H].
 inline void checkRmsNorm(const Tensor& x, const Tensor& weight, const Tensor& out) {
   checkShape("rmsNorm", "x", x, {-1, -1});
+  checkDType("rmsNorm", "x", x, DType::F32);
   checkShape("rmsNorm", "weight", weight, {x.dim(1)});
   checkFloat("rmsNorm", "weight", weight);
   checkShape("rmsNorm", "out", out, {x.dim(0), x.dim(1)});
+  checkAct("rmsNorm", "out", out);
 }
 
-// delta, residual, out: [T, H] f32; weight: [H].
+// delta, out: [T, H] act; residual: [T, H] f32; weight: [H].
 inline void checkAddRmsNorm(const Tensor& delta, const Tensor& residual, const Tensor& weight, const Tensor& out) {
   checkShape("addRmsNorm", "residual", residual, {-1, -1});
+  checkDType("addRmsNorm", "residual", residual, DType::F32);
   const int64_t T = residual.dim(0), H = residual.dim(1);
   checkShape("addRmsNorm", "delta", delta, {T, H});
+  checkAct("addRmsNorm", "delta", delta);
   checkShape("addRmsNorm", "weight", weight, {H});
   checkFloat("addRmsNorm", "weight", weight);
   checkShape("addRmsNorm", "out", out, {T, H});
+  checkAct("addRmsNorm", "out", out);
+}
+
+// qkv: [T, (nH + 2 nKv) D] f32; q: [T, nH, D] f32; caches: [numBlocks, blockSize, nKv, D].
+inline void checkQkNormRopeCache(const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping,
+                                 const Tensor* qNorm, const Tensor* kNorm, const RopeParams& rope, const Tensor& q,
+                                 const Tensor& kCache, const Tensor& vCache) {
+  checkShape("qkNormRopeCache", "q", q, {-1, -1, -1});
+  checkDType("qkNormRopeCache", "q", q, DType::F32);
+  const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2);
+  checkShape("qkNormRopeCache", "kCache", kCache, {-1, -1, -1, D});
+  checkFloat("qkNormRopeCache", "kCache", kCache);
+  const int64_t nKv = kCache.dim(2);
+  checkShape("qkNormRopeCache", "vCache", vCache, {kCache.dim(0), kCache.dim(1), nKv, D});
+  AFD_CHECK(kCache.dtype == vCache.dtype, "qkNormRopeCache: k and v caches must share a dtype");
+  checkShape("qkNormRopeCache", "qkv", qkv, {T, (nH + 2 * nKv) * D});
+  checkDType("qkNormRopeCache", "qkv", qkv, DType::F32);
+  checkShape("qkNormRopeCache", "positions", positions, {T});
+  checkDType("qkNormRopeCache", "positions", positions, DType::I32);
+  checkShape("qkNormRopeCache", "slotMapping", slotMapping, {T});
+  checkDType("qkNormRopeCache", "slotMapping", slotMapping, DType::I32);
+  checkShape("qkNormRopeCache", "rope.invFreq", rope.invFreq, {D / 2});
+  AFD_CHECK(D % 2 == 0, "qkNormRopeCache: head dim " << D << " must be even");
+  if (qNorm) checkShape("qkNormRopeCache", "qNorm", *qNorm, {D});
+  if (kNorm) checkShape("qkNormRopeCache", "kNorm", *kNorm, {D});
 }
 
 // q: [T, nH, D]; k: [T, nKv, D]; positions: [T] i32; invFreq: [D / 2]; norms: [D] or null.
@@ -60,10 +89,10 @@ inline void checkWriteKvCache(const Tensor& k, const Tensor& v, const Tensor& sl
   checkShape("writeKvCache", "vCache", vCache, {kCache.dim(0), kCache.dim(1), nKv, D});
 }
 
-// x: [T, K] f32; w: [N, K]; bias: [N] or null; out: [T, N] f32.
+// x: [T, K] f32 or act; w: [N, K]; bias: [N] or null; out: [T, N] f32.
 inline void checkMatmul(const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor& out) {
   checkShape("matmul", "x", x, {-1, -1});
-  checkDType("matmul", "x", x, DType::F32);
+  checkAct("matmul", "x", x);
   checkShape("matmul", "w", w, {-1, x.dim(1)});
   checkFloat("matmul", "w", w);
   checkShape("matmul", "out", out, {x.dim(0), w.dim(0)});
@@ -71,10 +100,12 @@ inline void checkMatmul(const Tensor& x, const Tensor& w, const Tensor* bias, co
   if (bias) checkShape("matmul", "bias", *bias, {w.dim(0)});
 }
 
-// x, out: [T, H] f32; gate, up: [I, H]; down: [H, I].
+// x, out: [T, H] act (one dtype); gate, up: [I, H]; down: [H, I].
 inline void checkSiluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down,
                               const Tensor& out) {
   checkShape("siluGatedMlp", "x", x, {-1, -1});
+  checkAct("siluGatedMlp", "x", x);
+  checkDType("siluGatedMlp", "out", out, x.dtype);
   const int64_t T = x.dim(0), H = x.dim(1), I = gate.dim(0);
   checkShape("siluGatedMlp", "gate", gate, {I, H});
   checkShape("siluGatedMlp", "up", up, {I, H});
@@ -92,9 +123,11 @@ inline void checkRouterTopK(const Tensor& logits, int k, const Tensor& expertIds
   checkShape("routerTopK", "expertWeights", expertWeights, {T, k});
 }
 
-// x, out: [T, H] f32; expertIds: [T, K] i32; expertWeights: [T, K].
+// x, out: [T, H] act (one dtype); expertIds: [T, K] i32; expertWeights: [T, K].
 inline void checkMoeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights, const Tensor& out) {
   checkShape("moeExperts", "x", x, {-1, -1});
+  checkAct("moeExperts", "x", x);
+  checkDType("moeExperts", "out", out, x.dtype);
   const int64_t T = x.dim(0), H = x.dim(1);
   checkShape("moeExperts", "expertIds", expertIds, {T, -1});
   checkDType("moeExperts", "expertIds", expertIds, DType::I32);
@@ -102,9 +135,11 @@ inline void checkMoeExperts(const Tensor& x, const Tensor& expertIds, const Tens
   checkShape("moeExperts", "out", out, {T, H});
 }
 
-// x: [T, H] f32; rows: [S] i32; out: [S, H] f32.
+// x: [T, H] f32 or act; rows: [S] i32; out: [S, H], x's dtype.
 inline void checkGatherRows(const Tensor& x, const Tensor& rows, const Tensor& out) {
   checkShape("gatherRows", "x", x, {-1, -1});
+  checkAct("gatherRows", "x", x);
+  checkDType("gatherRows", "out", out, x.dtype);
   checkShape("gatherRows", "rows", rows, {-1});
   checkDType("gatherRows", "rows", rows, DType::I32);
   checkShape("gatherRows", "out", out, {rows.dim(0), x.dim(1)});

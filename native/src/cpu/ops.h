@@ -18,6 +18,11 @@ void writeKvCache(ThreadPool& pool, const Tensor& k, const Tensor& v, const Tens
 void pagedAttention(ThreadPool& pool, const Tensor& q, const Tensor& kCache, const Tensor& vCache,
                     const AttentionBatch& batch, float scale, Tensor& out);
 void matmul(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out);  // matmul.cc
+void matmulAdd(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out);
+void qkNormRopeCache(ThreadPool& pool, const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping,
+                     const Tensor* qNorm, const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q,
+                     Tensor& kCache, Tensor& vCache);  // rope.cc
+void fillRandom(ThreadPool& pool, Tensor& t, uint64_t key, float scale, float offset);  // elementwise.cc
 void siluGatedMlp(ThreadPool& pool, const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down,
                   Tensor& out);  // mlp.cc
 void routerTopK(ThreadPool& pool, const Tensor& logits, int k, bool normTopk, Tensor& expertIds,
@@ -27,5 +32,14 @@ void moeExperts(ThreadPool& pool, const Tensor& x, const Tensor& expertIds, cons
 void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out);  // elementwise.cc
 void gatherRows(ThreadPool& pool, const Tensor& x, const Tensor& rows, Tensor& out);
 void sample(ThreadPool& pool, const Tensor& logits, const SamplingBatch& params, int32_t* outTokens);  // sampling.cc
+// DeepSeek (core/backend.h, "DeepSeek-V2/V3").
+void mlaNormRope(ThreadPool& pool, Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
+                 const RopeParams& rope, bool interleaved);  // mla.cc
+void writeLatentCache(ThreadPool& pool, const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache);
+void mlaAttention(ThreadPool& pool, const Tensor& q, const Tensor& latentCache, const Tensor& kvB,
+                  const AttentionBatch& batch, float scale, Tensor& out);
+void moeGroupedRoute(ThreadPool& pool, const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
+              Tensor& expertIds, Tensor& expertWeights);  // moe-route.cc
+void scatterRouting(ThreadPool& pool, const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense);
 
 }  // namespace afd::cpu

@@ -6,17 +6,10 @@
 #include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
+#include "cpu/row-math.h"
 
 namespace afd::cpu {
 namespace {
-
-// out = x / sqrt(mean(x^2) + eps) * w.   x, out, w: [H] (f32).
-inline void normRow(const float* x, const float* w, float eps, int64_t H, float* out) {
-  double ss = 0;
-  for (int64_t i = 0; i < H; ++i) ss += static_cast<double>(x[i]) * x[i];
-  const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(H) + eps));
-  for (int64_t i = 0; i < H; ++i) out[i] = w[i] * (x[i] * inv);
-}
 
 std::vector<float> weightF32(const Tensor& w) {
   std::vector<float> f(static_cast<size_t>(w.numel()));
@@ -30,9 +23,10 @@ std::vector<float> weightF32(const Tensor& w) {
 void rmsNorm(ThreadPool& pool, const Tensor& x, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1);
   checkRmsNorm(x, weight, out);
+  checkCpuF32("rmsNorm", "out", out);
   const std::vector<float> w = weightF32(weight);
   pool.parallelFor(T, 4, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) normRow(x.ptr<float>() + t * H, w.data(), eps, H, out.ptr<float>() + t * H);
+    for (int64_t t = b; t < e; ++t) rmsNormRow(x.ptr<float>() + t * H, w.data(), eps, H, out.ptr<float>() + t * H);
   });
 }
 
@@ -40,13 +34,15 @@ void rmsNorm(ThreadPool& pool, const Tensor& x, const Tensor& weight, float eps,
 void addRmsNorm(ThreadPool& pool, const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = residual.dim(0), H = residual.dim(1);
   checkAddRmsNorm(delta, residual, weight, out);
+  checkCpuF32("addRmsNorm", "delta", delta);
+  checkCpuF32("addRmsNorm", "out", out);
   const std::vector<float> w = weightF32(weight);
   pool.parallelFor(T, 4, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       float* r = residual.ptr<float>() + t * H;
       const float* d = delta.ptr<float>() + t * H;
       for (int64_t i = 0; i < H; ++i) r[i] += d[i];
-      normRow(r, w.data(), eps, H, out.ptr<float>() + t * H);
+      rmsNormRow(r, w.data(), eps, H, out.ptr<float>() + t * H);
     }
   });
 }

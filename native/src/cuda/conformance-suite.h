@@ -23,6 +23,8 @@ namespace afd::cuda::conformance {
 inline constexpr double kF32Bound = 2e-5;
 // f32 activations against bf16 weights (split into bf16 hi + lo on the tensor cores).
 inline constexpr double kSplitBound = 2e-4;
+// bf16 activations (the engine on CUDA) against the CPU's f32 computation of the same values.
+inline constexpr double kBf16Bound = 1e-2;
 
 // One tensor twice: host (CPU backend) and device (CUDA backend), same contents.
 struct Twin {
@@ -112,10 +114,25 @@ class Suite {
   }
   int randInt(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
+  // The values of t (any float dtype) as an f32 twin: the CPU reference of a bf16 input.
+  Twin widened(const Twin& t) {
+    Twin w = make(DType::F32, t.shape);
+    const std::vector<float> v = t.hostFloats();
+    std::memcpy(w.host.data(), v.data(), 4 * v.size());
+    w.upload();
+    return w;
+  }
   void check(const std::string& op, const std::string& shape, const std::string& dtype, const Twin& out, double bound) {
+    checkAgainst(op, shape, dtype, out, out, bound);
+  }
+  // The CPU result in ref's host side against the CUDA result in got's device side (the
+  // two may differ in dtype, e.g. an f32 reference of a bf16 output).
+  void checkAgainst(const std::string& op, const std::string& shape, const std::string& dtype, const Twin& refOut,
+                    const Twin& gotOut, double bound) {
     cuda_.synchronize();
-    const std::vector<float> ref = out.hostFloats();
-    const std::vector<float> got = out.deviceFloats();
+    const std::vector<float> ref = refOut.hostFloats();
+    const std::vector<float> got = gotOut.deviceFloats();
+    AFD_CHECK(ref.size() == got.size(), "conformance " << op << ": reference and result differ in size");
     ConformanceCase c{op, shape, dtype};
     double num = 0, den = 0;
     for (size_t i = 0; i < ref.size(); ++i) {
@@ -151,8 +168,9 @@ inline std::string dims(std::initializer_list<int64_t> d) {
   return s;
 }
 
-void normOps(Suite& s);       // conformance.cc
-void attentionOps(Suite& s);  // conformance-attention.cc
-void matmulOps(Suite& s);     // conformance-matmul.cc
+void normOps(Suite& s);        // conformance.cc
+void attentionOps(Suite& s);   // conformance-attention.cc
+void matmulOps(Suite& s);      // conformance-matmul.cc
+void activationOps(Suite& s);  // conformance-activations.cc: bf16 activations, fused ops, dummy fill
 
 }  // namespace afd::cuda::conformance

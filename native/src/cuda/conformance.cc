@@ -53,6 +53,7 @@ std::vector<ConformanceCase> runConformance(int deviceIndex, uint64_t seed) {
   normOps(s);
   attentionOps(s);
   matmulOps(s);
+  activationOps(s);
   return s.results_;
 }
 

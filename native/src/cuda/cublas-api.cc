@@ -184,15 +184,6 @@ void CublasHandle::linear(const void* x, const void* w, void* out, cudaDataType 
         "cublasGemmEx");
 }
 
-void CublasHandle::linearStridedBatched(const void* x, int64_t xStride, const void* w, int64_t wStride, void* out,
-                                        int64_t outStride, int rows, int n, int k, int ldOut, int batch) const {
-  auto fn = optional(api().gemmStridedBatchedEx, "cublasGemmStridedBatchedEx", "9.1");
-  const float alpha = 1.0f, beta = 0.0f;
-  check(fn(handle_, kOpT, kOpN, n, rows, k, &alpha, w, CUDA_R_16BF, k, wStride, x, CUDA_R_16BF, k, xStride, &beta, out,
-           CUDA_R_16BF, ldOut, outStride, batch, kComputeF32, kGemmDefault),
-        "cublasGemmStridedBatchedEx");
-}
-
 void CublasHandle::groupedLinear(const GroupedGemmPlan& p, const void* const* xPtrs, const void* const* wPtrs,
                                  void* const* outPtrs) const {
   auto fn = optional(api().gemmGroupedBatchedEx, "cublasGemmGroupedBatchedEx", "12.5");

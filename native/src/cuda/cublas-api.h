@@ -54,11 +54,6 @@ class CublasHandle {
   void linear(const void* x, const void* w, void* out, cudaDataType outType, int rows, int n, int k, int ldOut,
               float alpha, float beta) const;
 
-  // `batch` linears of one shape at fixed element strides (cublasGemmStridedBatchedEx):
-  // out + b*outStride = (x + b*xStride) . (w + b*wStride)^T; bf16 in and out, fp32 accumulation.
-  void linearStridedBatched(const void* x, int64_t xStride, const void* w, int64_t wStride, void* out,
-                            int64_t outStride, int rows, int n, int k, int ldOut, int batch) const;
-
   // One cublasGemmGroupedBatchedEx call (cuBLAS >= 12.5): problem p (in the plan's group
   // order) reads xPtrs[p], wPtrs[p] and writes outPtrs[p]; the pointer arrays live in
   // device memory, [plan.problems()] each. bf16 in and out (cuBLAS has no f32 output for

@@ -1,5 +1,6 @@
 #include "cuda/cuda-backend.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -25,6 +26,8 @@ using cpu::checkShape;
 namespace {
 
 constexpr size_t kCublasWorkspaceBytes = 32u << 20;
+// Up to this many rows, routing (top-k + permutation) runs as one single-block launch.
+constexpr int64_t kRouteOneBlockMaxRows = 64;
 
 int code(DType t) { return static_cast<int>(t); }
 
@@ -62,6 +65,8 @@ CudaBackend::CudaBackend(int deviceIndex) : deviceIndex_(deviceIndex) {
   AFD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   expertGemmChoice_ = static_cast<int>(expertGemmChoiceFromEnv());
   expertGemmMinTokens_ = cublasExpertGemmMinTokens();
+  routerCounter_ = DeviceBuffer("router done counter", 256);
+  AFD_CUDA_CHECK(cudaMemsetAsync(routerCounter_.data(), 0, routerCounter_.bytes(), stream_));
   try {
     cublasWorkspace_ = DeviceBuffer("cuBLAS workspace", kCublasWorkspaceBytes);
     cublas_ = std::make_unique<CublasHandle>(stream_, cublasWorkspace_.data(), cublasWorkspace_.bytes());
@@ -171,32 +176,32 @@ void CudaBackend::embedding(const Tensor& ids, const Tensor& table, Tensor& out)
                   static_cast<int>(H), static_cast<int>(table.dim(0)), stream_);
 }
 
+void CudaBackend::fillRandom(Tensor& t, uint64_t key, float scale, float offset) {
+  checkFloat("fillRandom", "tensor", t);
+  fillDummy(t.data, code(t.dtype), static_cast<size_t>(t.numel()), key, scale, offset, stream_);
+}
+
 void CudaBackend::rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1);
   cpu::checkRmsNorm(x, weight, out);
-  cuda::addRmsNorm(x.ptr<float>(), nullptr, weight.data, code(weight.dtype), out.data, false, static_cast<int>(T),
-                   static_cast<int>(H), eps, stream_);
+  // With no delta the kernel only reads the residual argument.
+  cuda::addRmsNorm(const_cast<float*>(x.ptr<float>()), nullptr, false, weight.data, code(weight.dtype), out.data,
+                   out.dtype == DType::BF16, static_cast<int>(T), static_cast<int>(H), eps, stream_);
 }
 
 void CudaBackend::addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = residual.dim(0), H = residual.dim(1);
   cpu::checkAddRmsNorm(delta, residual, weight, out);
-  cuda::addRmsNorm(residual.ptr<float>(), delta.ptr<float>(), weight.data, code(weight.dtype), out.data, false,
-                   static_cast<int>(T), static_cast<int>(H), eps, stream_);
+  cuda::addRmsNorm(residual.ptr<float>(), delta.data, delta.dtype == DType::BF16, weight.data, code(weight.dtype), out.data,
+                   out.dtype == DType::BF16, static_cast<int>(T), static_cast<int>(H), eps, stream_);
 }
 
-void CudaBackend::qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm,
-                             float eps, const RopeParams& rope) {
-  const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2), nKv = k.dim(1);
-  cpu::checkQkNormRope(q, k, positions, qNorm, kNorm, rope);
+namespace {
+
+QkNormRopeArgs ropeArgs(const Tensor* qNorm, const Tensor* kNorm, float eps, const RopeParams& rope, const Tensor& positions,
+                        int64_t T, int64_t nH, int64_t nKv, int64_t D) {
   AFD_CHECK(!qNorm || !kNorm || qNorm->dtype == kNorm->dtype, "qkNormRope: q and k norms must share a dtype");
   QkNormRopeArgs a;
-  a.qIn = q.ptr<float>();
-  a.kIn = k.ptr<float>();
-  a.qRowStride = nH * D;
-  a.kRowStride = nKv * D;
-  a.qOut = q.ptr<float>();
-  a.kOut = k.ptr<float>();
   a.qNorm = qNorm ? qNorm->data : nullptr;
   a.kNorm = kNorm ? kNorm->data : nullptr;
   a.normDtype = qNorm ? code(qNorm->dtype) : (kNorm ? code(kNorm->dtype) : 2);
@@ -208,6 +213,40 @@ void CudaBackend::qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, cons
   a.numKvHeads = static_cast<int>(nKv);
   a.headDim = static_cast<int>(D);
   a.eps = eps;
+  return a;
+}
+
+}  // namespace
+
+void CudaBackend::qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm,
+                             float eps, const RopeParams& rope) {
+  const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2), nKv = k.dim(1);
+  cpu::checkQkNormRope(q, k, positions, qNorm, kNorm, rope);
+  QkNormRopeArgs a = ropeArgs(qNorm, kNorm, eps, rope, positions, T, nH, nKv, D);
+  a.qIn = q.ptr<float>();
+  a.kIn = k.ptr<float>();
+  a.qRowStride = nH * D;
+  a.kRowStride = nKv * D;
+  a.qOut = q.ptr<float>();
+  a.kOut = k.ptr<float>();
+  cuda::qkNormRope(a, stream_);
+}
+
+void CudaBackend::qkNormRopeCache(const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping,
+                                  const Tensor* qNorm, const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q,
+                                  Tensor& kCache, Tensor& vCache) {
+  cpu::checkQkNormRopeCache(qkv, positions, slotMapping, qNorm, kNorm, rope, q, kCache, vCache);
+  const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2), nKv = kCache.dim(2), row = (nH + 2 * nKv) * D;
+  QkNormRopeArgs a = ropeArgs(qNorm, kNorm, eps, rope, positions, T, nH, nKv, D);
+  a.qIn = qkv.ptr<float>();
+  a.kIn = a.qIn + nH * D;
+  a.vIn = a.kIn + nKv * D;
+  a.qRowStride = a.kRowStride = a.vRowStride = row;
+  a.qOut = q.ptr<float>();
+  a.slotMapping = slotMapping.ptr<int32_t>();
+  a.kCache = kCache.data;
+  a.vCache = vCache.data;
+  a.cacheDtype = code(kCache.dtype);
   cuda::qkNormRope(a, stream_);
 }
 
@@ -243,10 +282,16 @@ void CudaBackend::pagedAttention(const Tensor& q, const Tensor& kCache, const Te
   a.headDim = static_cast<int>(D);
   a.blockSize = static_cast<int>(B);
   a.maxBlocksPerSeq = batch.maxBlocksPerSeq;
-  a.numSplits = batch.maxContextLen > 256 || batch.maxContextLen == 0 ? attentionSplits(a.numQueries, a.numKvHeads, multiProcessors_) : 1;
+  const int shape = static_cast<int>(shapeRows(T));
+  a.numSplits = batch.maxContextLen > 256 || batch.maxContextLen == 0 ? attentionSplits(shape, a.numKvHeads, multiProcessors_) : 1;
   a.scale = scale;
   a.maxQueryLen = batch.maxQueryLen;  // > 1: tiled tensor-core prefill where the shape fits (attention.cuh)
   a.numSeqs = batch.numSeqs;
+  if (shape != a.numQueries) {  // a DBO stage runs the kernel family the whole step would (picked by query count)
+    PagedAttentionArgs whole = a;
+    whole.numQueries = shape;
+    a.kernel = resolveAttentionKernel(whole);
+  }
   const size_t counters = sizeof(int32_t) * static_cast<size_t>(T * nKv);
   if (a.numSplits > 1 && splitCounters_.bytes() < counters) {
     refuseWhileCapturing("growing the attention split counters");
@@ -264,13 +309,11 @@ void CudaBackend::pagedAttention(const Tensor& q, const Tensor& kCache, const Te
   cuda::pagedAttention(a, stream_);
 }
 
-void CudaBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
+void CudaBackend::linearInto(const Tensor& x, const Tensor& w, Tensor& out, bool accumulate) {
   const int64_t T = x.dim(0), K = x.dim(1), N = w.dim(0);
-  cpu::checkMatmul(x, w, bias, out);
-  if (T == 0) return;
   LinearArgs a;
   a.x = x.data;
-  a.xIsF32 = true;
+  a.xIsF32 = x.dtype == DType::F32;
   a.w = w.data;
   a.wDtype = code(w.dtype);
   a.rows = static_cast<int>(T);
@@ -278,8 +321,18 @@ void CudaBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, T
   a.k = static_cast<int>(K);
   a.out = out.data;
   a.ldOut = static_cast<int>(N);
-  a.epilogue = Epilogue::StoreF32;
-  if (T > kSmallRowsMax && cublas_ && w.dtype == DType::BF16) {
+  a.epilogue = accumulate ? Epilogue::AccumulateF32 : Epilogue::StoreF32;
+  a.shapeRows = static_cast<int>(shapeRows(T));
+  const bool many = shapeRows(T) > kSmallRowsMax && cublas_ && w.dtype == DType::BF16;
+  if (many && a.xIsF32 && accumulate) {
+    // A projection into the residual (o_proj): its input rounded to bf16 like every
+    // activation, one cuBLAS GEMM with beta = 1.
+    void* xb = scratch(static_cast<size_t>(T * K) * 2);
+    convertF32ToBf16(x.ptr<float>(), xb, T * K, stream_);
+    a.x = xb;
+    a.xIsF32 = false;
+    linear(a, 1, cublas_.get(), stream_);
+  } else if (many && a.xIsF32) {
     // cuBLAS takes bf16 activations: x = hi + lo, two GEMMs accumulate (near-f32 accuracy).
     char* parts = static_cast<char*>(scratch(static_cast<size_t>(T * K) * 4));
     void* hi = parts;
@@ -290,9 +343,22 @@ void CudaBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, T
     cublas_->linear(lo, w.data, out.data, CUDA_R_32F, static_cast<int>(T), static_cast<int>(N), static_cast<int>(K),
                     static_cast<int>(N), 1.0f, 1.0f);
   } else {
-    linear(a, 1, nullptr, stream_);
+    linear(a, 1, many ? cublas_.get() : nullptr, stream_);
   }
-  if (bias) addBiasRows(out.ptr<float>(), bias->data, code(bias->dtype), static_cast<int>(T), static_cast<int>(N), stream_);
+}
+
+void CudaBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
+  cpu::checkMatmul(x, w, bias, out);
+  if (x.dim(0) == 0) return;
+  linearInto(x, w, out, false);
+  if (bias) addBiasRows(out.ptr<float>(), bias->data, code(bias->dtype), static_cast<int>(x.dim(0)), static_cast<int>(w.dim(0)), stream_);
+}
+
+void CudaBackend::matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
+  cpu::checkMatmul(x, w, bias, out);
+  if (x.dim(0) == 0) return;
+  linearInto(x, w, out, true);
+  if (bias) addBiasRows(out.ptr<float>(), bias->data, code(bias->dtype), static_cast<int>(x.dim(0)), static_cast<int>(w.dim(0)), stream_);
 }
 
 void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) {
@@ -300,10 +366,11 @@ void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor
   cpu::checkSiluGatedMlp(x, gate, up, down, out);
   AFD_CHECK(gate.dtype == up.dtype && gate.dtype == down.dtype, "siluGatedMlp: gate, up and down must share a dtype");
   if (T == 0) return;
-  void* act = scratch(static_cast<size_t>(T * I) * 4);  // f32: the engine path keeps f32 activations
+  const bool bf16 = x.dtype == DType::BF16;
+  void* act = scratch(static_cast<size_t>(T * I) * (bf16 ? 2 : 4));
   LinearArgs a;
   a.x = x.data;
-  a.xIsF32 = true;
+  a.xIsF32 = !bf16;
   a.w = gate.data;
   a.wUp = up.data;
   a.wDtype = code(gate.dtype);
@@ -312,8 +379,11 @@ void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor
   a.k = static_cast<int>(H);
   a.out = act;
   a.ldOut = static_cast<int>(I);
-  a.epilogue = Epilogue::SiluMulF32;
-  gatedMlp(a, DownWeights{down.data, nullptr, code(down.dtype)}, out.data, 1, nullptr, stream_);
+  a.epilogue = bf16 ? Epilogue::SiluMulBf16 : Epilogue::SiluMulF32;
+  a.shapeRows = static_cast<int>(shapeRows(T));
+  DownWeights d{down.data, nullptr, code(down.dtype)};
+  d.outBf16 = out.dtype == DType::BF16;
+  gatedMlp(a, d, out.data, 1, cublas_.get(), stream_);
 }
 
 void CudaBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) {
@@ -344,24 +414,78 @@ const void* const* CudaBackend::expertTables(const std::vector<ExpertWeights>& e
   return slot.as<const void* const>();
 }
 
-void CudaBackend::runExpertGemms(const Tensor& x, const MoePermutation& perm, const void* const* tables, int E, int rows,
-                                 int H, int I, int gateDtype, int downDtype, int slots, void* act, float* expertOut) {
-  LinearArgs a;
-  a.x = x.data;
-  a.xIsF32 = true;
-  a.xRowIndex = perm.sortedSourceRow;
-  a.wTable = tables;
-  a.wUpTable = tables + E;
-  a.wDtype = gateDtype;
-  a.groupOffsets = perm.expertOffsets;
-  a.activeGroups = perm.activeExperts;
-  a.rows = rows;
-  a.n = I;
-  a.k = H;
-  a.out = act;
-  a.ldOut = I;
-  a.epilogue = Epilogue::SiluMulF32;
-  gatedMlp(a, DownWeights{nullptr, tables + 2 * E, downDtype}, expertOut, slots, nullptr, stream_);
+CudaBackend::MoeScratch CudaBackend::moeScratch(int64_t T, int E, int64_t K, int64_t H, int64_t I) {
+  const int rows = static_cast<int>(T * K);
+  MoeScratch s;
+  s.slots = moeGridSlots(static_cast<int>(T), E, static_cast<int>(K));
+  const size_t bytes = align256(sizeof(int32_t) * (E + 1)) + align256(sizeof(int32_t) * s.slots) +
+                       2 * align256(sizeof(int32_t) * rows) + align256(4ull * rows * I) + align256(4ull * rows * H);
+  Carver carve(scratch(bytes));
+  s.perm.expertOffsets = carve.take<int32_t>(E + 1);
+  s.perm.activeExperts = carve.take<int32_t>(s.slots);
+  s.perm.sortedSourceRow = carve.take<int32_t>(rows);
+  s.perm.pairPosition = carve.take<int32_t>(rows);
+  s.act = carve.take<float>(static_cast<size_t>(rows) * I);
+  s.expertOut = carve.take<float>(static_cast<size_t>(rows) * H);
+  return s;
+}
+
+namespace {
+
+// An expert whose weights are loaded (the shapes and dtypes of all of them).
+const ExpertWeights& anyExpert(const std::vector<ExpertWeights>& experts) {
+  auto it = std::find_if(experts.begin(), experts.end(), [](const ExpertWeights& e) { return !e.gate.empty(); });
+  AFD_CHECK(it != experts.end(), "moe: no expert weights are loaded");
+  return *it;
+}
+
+}  // namespace
+
+void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights,
+                             const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out) {
+  const int64_t T = x.dim(0), H = x.dim(1);
+  const int E = static_cast<int>(experts.size());
+  const ExpertWeights& any = anyExpert(experts);
+  const int64_t I = any.gate.dim(0);
+  const int rows = static_cast<int>(T * K);
+  const bool bf16 = x.dtype == DType::BF16;
+  const void* const* tables = expertTables(experts);
+  const auto choice = static_cast<ExpertGemmChoice>(expertGemmChoice_);
+  // Grouped GEMM needs the per-expert counts on the host, so a captured step keeps our kernel.
+  if (!capturing_ && useCublasExpertGemm(choice, static_cast<int>(shapeRows(T)), expertGemmMinTokens_, static_cast<int>(H),
+                                         static_cast<int>(I), any.gate.dtype == DType::BF16, cublas_.get(), stream_)) {
+    if (!cublasExperts_) cublasExperts_ = std::make_unique<CublasExpertGemm>(*cublas_);
+    cublasExperts_->run(moeExpertGemmArgs(x.data, !bf16, s.perm, tables, E, rows, static_cast<int>(H), static_cast<int>(I),
+                                          s.expertOut),
+                        stream_);
+  } else {
+    LinearArgs a;
+    a.x = x.data;
+    a.xIsF32 = !bf16;
+    a.xRowIndex = s.perm.sortedSourceRow;
+    a.wTable = tables;
+    a.wUpTable = tables + E;
+    a.wDtype = code(any.gate.dtype);
+    a.groupOffsets = s.perm.expertOffsets;
+    a.activeGroups = s.perm.activeExperts;
+    a.rows = rows;
+    a.n = static_cast<int>(I);
+    a.k = static_cast<int>(H);
+    a.out = s.act;
+    a.ldOut = static_cast<int>(I);
+    a.epilogue = bf16 ? Epilogue::SiluMulBf16 : Epilogue::SiluMulF32;
+    gatedMlp(a, DownWeights{nullptr, tables + 2 * E, code(any.down.dtype)}, s.expertOut, s.slots, nullptr, stream_);
+  }
+  MoeCombineArgs c;
+  c.expertOut = s.expertOut;
+  c.pairPosition = s.perm.pairPosition;
+  c.topkWeights = expertWeights.ptr<float>();
+  c.out = out.data;
+  c.outIsBf16 = out.dtype == DType::BF16;
+  c.rows = static_cast<int>(T);
+  c.hidden = static_cast<int>(H);
+  c.topK = static_cast<int>(K);
+  moeCombine(c, stream_);
 }
 
 void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
@@ -370,46 +494,48 @@ void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Ten
   const int E = static_cast<int>(experts.size());
   cpu::checkMoeExperts(x, expertIds, expertWeights, out);
   if (T == 0) return;
-  const ExpertWeights* any = nullptr;
-  for (const ExpertWeights& ew : experts)
-    if (!ew.gate.empty()) any = &ew;
-  AFD_CHECK(any != nullptr, "moeExperts: no expert weights are loaded");
-  const int64_t I = any->gate.dim(0);
-  const int rows = static_cast<int>(T * K);
-  const int slots = moeGridSlots(static_cast<int>(T), E, static_cast<int>(K));
-  const void* const* tables = expertTables(experts);
-  const size_t bytes = align256(sizeof(int32_t) * (E + 1)) + align256(sizeof(int32_t) * slots) +
-                       2 * align256(sizeof(int32_t) * rows) + align256(4ull * rows * I) + align256(4ull * rows * H);
-  Carver carve(scratch(bytes));
-  MoePermutation perm;
-  perm.expertOffsets = carve.take<int32_t>(E + 1);
-  perm.activeExperts = carve.take<int32_t>(slots);
-  perm.sortedSourceRow = carve.take<int32_t>(rows);
-  perm.pairPosition = carve.take<int32_t>(rows);
-  void* act = carve.take<float>(static_cast<size_t>(rows) * I);
-  float* expertOut = carve.take<float>(static_cast<size_t>(rows) * H);
-  moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), slots, perm, stream_);
-  const auto choice = static_cast<ExpertGemmChoice>(expertGemmChoice_);
-  // Grouped GEMM needs the per-expert counts on the host, so a captured step keeps our kernel.
-  if (!capturing_ && useCublasExpertGemm(choice, static_cast<int>(T), expertGemmMinTokens_, static_cast<int>(H),
-                                         static_cast<int>(I), any->gate.dtype == DType::BF16, cublas_.get(), stream_)) {
-    if (!cublasExperts_) cublasExperts_ = std::make_unique<CublasExpertGemm>(*cublas_);
-    cublasExperts_->run(moeExpertGemmArgs(x.ptr<float>(), perm, tables, E, rows, static_cast<int>(H), static_cast<int>(I),
-                                          expertOut),
-                        stream_);
-  } else {
-    runExpertGemms(x, perm, tables, E, rows, static_cast<int>(H), static_cast<int>(I), code(any->gate.dtype),
-                   code(any->down.dtype), slots, act, expertOut);
+  const MoeScratch s = moeScratch(T, E, K, H, anyExpert(experts).gate.dim(0));
+  moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
+  runExperts(x, s, expertWeights, experts, K, out);
+}
+
+void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
+  AFD_CHECK(a.experts != nullptr, "moe: no experts given");
+  AFD_CHECK((a.routerWeight != nullptr) != (a.routerLogits != nullptr), "moe: give either the router weight or precomputed router logits");
+  const int64_t T = x.dim(0), H = x.dim(1), K = a.topK;
+  const int E = static_cast<int>(a.experts->size());
+  cpu::checkMoeExperts(x, a.expertIds, a.expertWeights, out);
+  if (T == 0) return;
+  int32_t* ids = a.expertIds.ptr<int32_t>();
+  float* weights = a.expertWeights.ptr<float>();
+  const int64_t I = anyExpert(*a.experts).gate.dim(0);
+  const bool fused = a.routerWeight != nullptr && x.dtype == DType::BF16 && a.routerWeight->dtype == DType::BF16 &&
+                     moeRouterRouteSupported(static_cast<int>(T), static_cast<int>(H), E, static_cast<int>(K)) &&
+                     moeRouterRouteSupported(static_cast<int>(shapeRows(T)), static_cast<int>(H), E, static_cast<int>(K));
+  if (fused) {
+    const MoeScratch s = moeScratch(T, E, K, H, I);
+    const MoeRouterRouteArgs ra{x.data, a.routerWeight->data, a.logits.ptr<float>(), static_cast<int>(T), static_cast<int>(H),
+                                E, static_cast<int>(K), a.normTopk, ids, weights, s.slots, s.perm,
+                                routerCounter_.as<int32_t>()};
+    moeRouterRoute(ra, stream_);
+    runExperts(x, s, a.expertWeights, *a.experts, K, out);
+    return;
   }
-  MoeCombineArgs c;
-  c.expertOut = expertOut;
-  c.pairPosition = perm.pairPosition;
-  c.topkWeights = expertWeights.ptr<float>();
-  c.out = out.ptr<float>();
-  c.rows = static_cast<int>(T);
-  c.hidden = static_cast<int>(H);
-  c.topK = static_cast<int>(K);
-  moeCombine(c, stream_);
+  const Tensor* logits = a.routerLogits;
+  if (a.routerWeight != nullptr) {
+    matmul(x, *a.routerWeight, nullptr, a.logits);  // before the scratch is carved (an f32 GEMM may grow it)
+    logits = &a.logits;
+  }
+  cpu::checkRouterTopK(*logits, static_cast<int>(K), a.expertIds, a.expertWeights);
+  const MoeScratch s = moeScratch(T, E, K, H, I);
+  if (shapeRows(T) <= kRouteOneBlockMaxRows) {
+    moeRoute(logits->ptr<float>(), static_cast<int>(T), E, static_cast<int>(K), a.normTopk, ids, weights, s.slots, s.perm,
+             stream_);
+  } else {
+    moeTopK(logits->ptr<float>(), static_cast<int>(T), E, static_cast<int>(K), a.normTopk, ids, weights, stream_);
+    moePermute(ids, static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
+  }
+  runExperts(x, s, a.expertWeights, *a.experts, K, out);
 }
 
 void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
@@ -420,8 +546,8 @@ void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
 
 void CudaBackend::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) {
   cpu::checkGatherRows(x, rows, out);
-  gatherRowsF32(x.ptr<float>(), rows.ptr<int32_t>(), out.ptr<float>(), static_cast<int>(rows.dim(0)),
-                static_cast<int>(x.dim(1)), stream_);
+  cuda::gatherRows(x.data, rows.ptr<int32_t>(), out.data, static_cast<int>(rows.dim(0)), static_cast<int>(x.dim(1)),
+                   static_cast<int>(dtypeBytes(x.dtype)), stream_);
 }
 
 void CudaBackend::sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) {

@@ -49,15 +49,6 @@ void checkOffsets(const int32_t* offsets, const CublasExpertGemmArgs& a) {
   }
 }
 
-// Element stride from a to b when b follows a at a whole number of bf16 elements, else 0.
-int64_t forwardStride(const void* a, const void* b) {
-  const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
-  return pb > pa && (pb - pa) % 2 == 0 ? static_cast<int64_t>((pb - pa) / 2) : 0;
-}
-
-const void* bf16At(const void* base, size_t elements) { return static_cast<const uint16_t*>(base) + elements; }
-void* bf16At(void* base, size_t elements) { return static_cast<uint16_t*>(base) + elements; }
-
 }  // namespace
 
 CublasExpertGemm::CublasExpertGemm(const CublasHandle& cublas) : cublas_(cublas) {}
@@ -159,52 +150,11 @@ void CublasExpertGemm::run(const CublasExpertGemmArgs& a, cudaStream_t stream) {
   if (a.outIsF32) widenBf16ToF32(s.outBf16, static_cast<size_t>(a.rows) * a.hidden, static_cast<float*>(a.out), stream);
 }
 
-void CublasExpertGemm::runPerExpert(const CublasExpertGemmArgs& a, cudaStream_t stream) {
-  validate(a);
-  if (a.weights.table != nullptr) {
-    throw std::invalid_argument("cuBLAS per-expert baseline: needs gate/up/down bases with a stride, not a table");
-  }
-  if (a.rows == 0) return;
-  const int32_t* offsets = hostOffsets(a, stream);
-  checkOffsets(offsets, a);
-  const Scratch s = carve(a);
-  const ExpertWeightsView& w = a.weights;
-  const int64_t upStride = cublasInfo().stridedBatchedEx ? forwardStride(w.gate, w.up) : 0;
-  const int H = a.hidden, I = a.inter;
-  gatherRowsToBf16(a.x, a.xIsF32, a.sortedSourceRow, a.rows, H, s.xPerm, stream);
-  int active = 0;
-  for (int e = 0; e < a.numExperts; ++e) {
-    const int count = offsets[e + 1] - offsets[e];
-    if (count == 0) continue;
-    ++active;
-    const size_t o = static_cast<size_t>(offsets[e]), we = static_cast<size_t>(e) * w.expertStride;
-    const void* x = bf16At(s.xPerm, o * H);
-    void* gu = bf16At(s.gu, o * 2 * I);
-    if (upStride > 0) {
-      cublas_.linearStridedBatched(x, 0, bf16At(w.gate, we), upStride, gu, I, count, I, H, 2 * I, 2);
-    } else {
-      cublas_.linear(x, bf16At(w.gate, we), gu, CUDA_R_16BF, count, I, H, 2 * I, 1.0f, 0.0f);
-      cublas_.linear(x, bf16At(w.up, we), bf16At(gu, I), CUDA_R_16BF, count, I, H, 2 * I, 1.0f, 0.0f);
-    }
-  }
-  lastActive_ = active;
-  siluMulBf16(s.gu, a.rows, I, s.act, stream);
-  for (int e = 0; e < a.numExperts; ++e) {
-    const int count = offsets[e + 1] - offsets[e];
-    if (count == 0) continue;
-    const size_t o = static_cast<size_t>(offsets[e]), we = static_cast<size_t>(e) * w.expertStride;
-    // cublasGemmEx writes f32 directly: no widening kernel on this path.
-    void* out = a.outIsF32 ? static_cast<void*>(static_cast<float*>(a.out) + o * H) : bf16At(a.out, o * H);
-    cublas_.linear(bf16At(s.act, o * I), bf16At(w.down, we), out, a.outIsF32 ? CUDA_R_32F : CUDA_R_16BF, count, H, I,
-                   H, 1.0f, 0.0f);
-  }
-}
-
-CublasExpertGemmArgs moeExpertGemmArgs(const float* x, const MoePermutation& perm, const void* const* table,
+CublasExpertGemmArgs moeExpertGemmArgs(const void* x, bool xIsF32, const MoePermutation& perm, const void* const* table,
                                        int numExperts, int rows, int hidden, int inter, float* expertOut) {
   CublasExpertGemmArgs a;
   a.x = x;
-  a.xIsF32 = true;
+  a.xIsF32 = xIsF32;
   a.sortedSourceRow = perm.sortedSourceRow;
   a.expertOffsets = perm.expertOffsets;
   a.activeExperts = perm.activeExperts;

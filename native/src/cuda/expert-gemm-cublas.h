@@ -1,7 +1,6 @@
 // MoE expert GEMMs of a routed batch through cuBLAS grouped GEMM
 // (cublasGemmGroupedBatchedEx, cuBLAS >= 12.5): the alternative to our grouped
-// tensor-core kernel (gemm.cuh `linear` with groupOffsets), compared by
-// `afd-bench expert-gemm` (expert-gemm-bench.h).
+// tensor-core kernel (gemm.cuh `linear` with groupOffsets) for large eager batches.
 //
 //   gather  xPerm[r] = bf16(x[sortedSourceRow[r]])                 [rows, hidden]
 //   grouped gate and up, two problems per active expert ->  gu      [rows, 2 * inter]
@@ -62,11 +61,6 @@ class CublasExpertGemm {
   // Gather, grouped gate/up, SiLU * up, grouped down (+ widening for f32 out).
   void run(const CublasExpertGemmArgs& args, cudaStream_t stream);
 
-  // Baseline: one cuBLAS call per active expert for gate and up (a strided batch of two
-  // when the weights are bases with a stride, as in MoeDecoder; else two cublasGemmEx),
-  // then one cublasGemmEx per expert for down. Needs base + stride weights (no table).
-  void runPerExpert(const CublasExpertGemmArgs& args, cudaStream_t stream);
-
   // Experts with rows in the last run (from the host counts).
   int lastActiveExperts() const { return lastActive_; }
 
@@ -90,11 +84,11 @@ class CublasExpertGemm {
   int lastActive_ = 0;
 };
 
-// Arguments for CudaBackend::moeExperts' cuBLAS branch: f32 activations x [tokens, hidden],
+// Arguments for CudaBackend's cuBLAS expert branch: activations x [tokens, hidden] (f32 or bf16),
 // the permutation of moePermute, the device table [3 * numExperts] of expert weight
 // pointers (gate | up | down, as CudaBackend::expertTables builds it), f32 expertOut
 // [rows, hidden] in the permuted order. Counts are copied to the host by run().
-CublasExpertGemmArgs moeExpertGemmArgs(const float* x, const MoePermutation& perm, const void* const* table,
+CublasExpertGemmArgs moeExpertGemmArgs(const void* x, bool xIsF32, const MoePermutation& perm, const void* const* table,
                                        int numExperts, int rows, int hidden, int inter, float* expertOut);
 
 // Which expert GEMM CudaBackend::moeExperts runs (AFD_EXPERT_GEMM).
@@ -104,8 +98,8 @@ enum class ExpertGemmChoice { Ours, Cublas, Auto };
 ExpertGemmChoice expertGemmChoiceFromEnv();
 
 // Tokens from which `auto` picks cuBLAS: AFD_EXPERT_GEMM_MIN_TOKENS when set, else
-// kCublasExpertGemmMinTokens. Measured on one H200 (`afd-bench expert-gemm`, Qwen3-30B-A3B
-// experts, 2026-11-30): cuBLAS grouped GEMM with its host copy of the counts beat our
+// kCublasExpertGemmMinTokens. Measured on one H200 (the former expert-GEMM microbenchmark,
+// Qwen3-30B-A3B experts, 2026-11-30, docs/benchmarks.md): cuBLAS grouped GEMM with its host copy of the counts beat our
 // kernel at 256 tokens (0.39 vs 0.51 ms per layer) and 512 (0.41 vs 0.81), lost at 1-64.
 // It is eager-only, so captured decode steps keep our kernel whatever the batch.
 constexpr int kCublasExpertGemmMinTokens = 256;

@@ -292,7 +292,8 @@ void linear(const LinearArgs& args, int gridSlots, const CublasHandle* cublas, c
   if (dense && args.rows == 0) return;
   const bool plain = args.epilogue == Epilogue::StoreBf16 || args.epilogue == Epilogue::StoreF32 ||
                      args.epilogue == Epilogue::AccumulateF32;
-  if (dense && plain && !args.xIsF32 && cublas != nullptr && args.rows > kSmallRowsMax && args.wDtype == kDtypeBf16) {
+  const int decideRows = args.shapeRows > args.rows ? args.shapeRows : args.rows;
+  if (dense && plain && !args.xIsF32 && cublas != nullptr && decideRows > kSmallRowsMax && args.wDtype == kDtypeBf16) {
     const bool bf16Out = args.epilogue == Epilogue::StoreBf16;
     cublas->linear(args.x, args.w, args.out, bf16Out ? CUDA_R_16BF : CUDA_R_32F, args.rows, args.n, args.k, args.ldOut,
                    1.0f, args.epilogue == Epilogue::AccumulateF32 ? 1.0f : 0.0f);

@@ -26,6 +26,7 @@ struct LinearArgs {
   const int32_t* groupOffsets = nullptr;  // [numGroups + 1], or null: one group of `rows` rows
   const int32_t* activeGroups = nullptr;  // [gridSlots], or null: slot s = group s
   int rows = 0;  // rows of out (dense); grouped: unused (offsets decide)
+  int shapeRows = 0;  // dense: rows the cuBLAS-or-ours choice is made for (0 = rows; a DBO stage passes the step's)
   int n = 0;     // output features
   int k = 0;     // input features
   void* out = nullptr;
@@ -40,10 +41,12 @@ struct DownWeights {
   const void* weight = nullptr;
   const void* const* table = nullptr;
   int dtype = 2;  // afd::DType code
+  bool outBf16 = false;  // the down output in bf16 (bf16 activations) instead of f32
 };
 
 // The down GEMM after `gateUp` (epilogue SiluMulBf16 or SiluMulF32): reads gateUp's output
-// [rows, n] in the epilogue's dtype, keeps its groups and rows, writes f32 [rows, k] to out.
+// [rows, n] in the epilogue's dtype, keeps its groups and rows, writes [rows, k] to out
+// (f32, or bf16 with down.outBf16).
 inline LinearArgs gatedMlpDownArgs(const LinearArgs& gateUp, const DownWeights& down, void* out) {
   LinearArgs d = gateUp;
   d.x = gateUp.out;
@@ -58,7 +61,7 @@ inline LinearArgs gatedMlpDownArgs(const LinearArgs& gateUp, const DownWeights& 
   d.k = gateUp.n;
   d.out = out;
   d.ldOut = gateUp.k;
-  d.epilogue = Epilogue::StoreF32;
+  d.epilogue = down.outBf16 ? Epilogue::StoreBf16 : Epilogue::StoreF32;
   return d;
 }
 

@@ -7,7 +7,7 @@ describe('cuda: gated MLP down-projection arguments (native unit program)', () =
   let results: NativeCaseResult[] = [];
   it('builds and runs', { timeout: 180_000 }, () => {
     results = runNativeTestProgram('cuda/test/linear-args-test.cpp', []);
-    expect(results.length).toBe(3);
+    expect(results.length).toBe(4);
   });
   it('every case passes', () => {
     const failed = results.filter((r) => !r.ok).map((r) => `${r.name}: ${r.message}`);

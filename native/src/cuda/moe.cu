@@ -211,7 +211,17 @@ __global__ void moeCombineKernel(MoeCombineArgs a) {
     weight[threadIdx.x] = a.topkWeights[row * a.topK + threadIdx.x];
   }
   __syncthreads();
-  float* dst = a.out + static_cast<size_t>(row) * a.hidden;
+  if (a.outIsBf16) {
+    bf16* dst = static_cast<bf16*>(a.out) + static_cast<size_t>(row) * a.hidden;
+    for (int i = threadIdx.x; i < a.hidden; i += blockDim.x) {
+      float add = 0.0f;
+#pragma unroll 8
+      for (int k = 0; k < a.topK; ++k) add += weight[k] * a.expertOut[static_cast<size_t>(pos[k]) * a.hidden + i];
+      dst[i] = __float2bfloat16(add);
+    }
+    return;
+  }
+  float* dst = static_cast<float*>(a.out) + static_cast<size_t>(row) * a.hidden;
   float sumSquares = 0.0f;
   for (int i = threadIdx.x; i < a.hidden; i += blockDim.x) {
     float add = 0.0f;
@@ -289,6 +299,8 @@ void moeRoute(const float* logits, int rows, int numExperts, int topK, bool norm
 void moeCombine(const MoeCombineArgs& a, cudaStream_t stream) {
   if (a.rows == 0) return;
   if (a.topK <= 0 || a.topK > kMaxTopK) throw std::invalid_argument("moeCombine: topK must be in 1..32");
+  if (a.outIsBf16 && (a.accumulate || a.normWeight != nullptr))
+    throw std::invalid_argument("moeCombine: a bf16 out takes neither accumulate nor the fused norm");
   AFD_CUDA_CHECK(launchKernel(moeCombineKernel, a.rows, 1024, 0, stream, a));
   AFD_CUDA_CHECK_LAUNCH("moeCombineKernel");
 }

@@ -1,6 +1,9 @@
 #include "cuda/norm.cuh"
 
 #include <stdexcept>
+#include <string>
+
+#include "core/dummy-weights.h"
 
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
@@ -24,8 +27,8 @@ __global__ void embeddingKernel(const int32_t* ids, const void* table, int dtype
 }
 
 // One block per row.
-__global__ void addRmsNormKernel(float* residual, const float* delta, const void* weight, int weightDtype, void* out,
-                                 bool outIsBf16, int hidden, float eps) {
+__global__ void addRmsNormKernel(float* residual, const void* delta, bool deltaIsBf16, const void* weight,
+                                 int weightDtype, void* out, bool outIsBf16, int hidden, float eps) {
   pdlWait();
   __shared__ float scratch[32];
   const size_t base = static_cast<size_t>(blockIdx.x) * hidden;
@@ -34,7 +37,7 @@ __global__ void addRmsNormKernel(float* residual, const float* delta, const void
   for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
     float v = res[i];
     if (delta != nullptr) {
-      v += delta[base + i];
+      v += deltaIsBf16 ? __bfloat162float(static_cast<const bf16*>(delta)[base + i]) : static_cast<const float*>(delta)[base + i];
       res[i] = v;
     }
     sumSquares += v * v;
@@ -58,11 +61,18 @@ __global__ void addKernel(const float* a, const float* b, float* out, int64_t n)
     out[i] = a[i] + b[i];
 }
 
-__global__ void gatherRowsKernel(const float* x, const int32_t* rows, float* out, int width) {
+template <typename T>
+__global__ void gatherRowsKernel(const T* x, const int32_t* rows, T* out, int width) {
   pdlWait();
-  const float* src = x + static_cast<size_t>(rows[blockIdx.x]) * width;
-  float* dst = out + static_cast<size_t>(blockIdx.x) * width;
+  const T* src = x + static_cast<size_t>(rows[blockIdx.x]) * width;
+  T* dst = out + static_cast<size_t>(blockIdx.x) * width;
   for (int i = threadIdx.x; i < width; i += blockDim.x) dst[i] = src[i];
+}
+
+__global__ void fillDummyKernel(void* data, int dtype, size_t count, uint64_t key, float scale, float offset) {
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    storeFromFloat(data, dtype, i, dummyValue(key, i, scale, offset));
 }
 
 __global__ void addBiasKernel(float* out, const void* bias, int dtype, int n) {
@@ -80,11 +90,12 @@ void embeddingLookup(const int32_t* ids, const void* table, int tableDtype, floa
   AFD_CUDA_CHECK_LAUNCH("embeddingKernel");
 }
 
-void addRmsNorm(float* residual, const float* delta, const void* weight, int weightDtype, void* out, bool outIsBf16,
-                int rows, int hidden, float eps, cudaStream_t stream) {
+void addRmsNorm(float* residual, const void* delta, bool deltaIsBf16, const void* weight, int weightDtype, void* out,
+                bool outIsBf16, int rows, int hidden, float eps, cudaStream_t stream) {
   if (rows == 0) return;
   if (hidden <= 0) throw std::invalid_argument("addRmsNorm: hidden must be positive");
-  AFD_CUDA_CHECK(launchKernel(addRmsNormKernel, rows, 1024, 0, stream, residual, delta, weight, weightDtype, out, outIsBf16, hidden, eps));
+  AFD_CUDA_CHECK(launchKernel(addRmsNormKernel, rows, 1024, 0, stream, residual, delta, deltaIsBf16, weight, weightDtype,
+                              out, outIsBf16, hidden, eps));
   AFD_CUDA_CHECK_LAUNCH("addRmsNormKernel");
 }
 
@@ -95,10 +106,27 @@ void addF32(const float* a, const float* b, float* out, int64_t n, cudaStream_t 
   AFD_CUDA_CHECK_LAUNCH("addKernel");
 }
 
-void gatherRowsF32(const float* x, const int32_t* rows, float* out, int numRows, int width, cudaStream_t stream) {
+void gatherRows(const void* x, const int32_t* rows, void* out, int numRows, int width, int elemBytes,
+                cudaStream_t stream) {
   if (numRows == 0) return;
-  AFD_CUDA_CHECK(launchKernel(gatherRowsKernel, numRows, kThreads, 0, stream, x, rows, out, width));
+  if (elemBytes == 4) {
+    AFD_CUDA_CHECK(launchKernel(gatherRowsKernel<float>, numRows, kThreads, 0, stream, static_cast<const float*>(x), rows,
+                                static_cast<float*>(out), width));
+  } else if (elemBytes == 2) {
+    AFD_CUDA_CHECK(launchKernel(gatherRowsKernel<uint16_t>, numRows, kThreads, 0, stream, static_cast<const uint16_t*>(x),
+                                rows, static_cast<uint16_t*>(out), width));
+  } else {
+    throw std::invalid_argument("gatherRows: elements of " + std::to_string(elemBytes) + " bytes (supported: 2, 4)");
+  }
   AFD_CUDA_CHECK_LAUNCH("gatherRowsKernel");
+}
+
+void fillDummy(void* data, int dtype, size_t count, uint64_t key, float scale, float offset, cudaStream_t stream) {
+  if (count == 0) return;
+  const size_t blocks = (count + kThreads - 1) / kThreads;
+  fillDummyKernel<<<static_cast<unsigned>(blocks < 65536 ? blocks : 65536), kThreads, 0, stream>>>(data, dtype, count, key,
+                                                                                                scale, offset);
+  AFD_CUDA_CHECK_LAUNCH("fillDummyKernel");
 }
 
 void addBiasRows(float* out, const void* bias, int biasDtype, int rows, int n, cudaStream_t stream) {

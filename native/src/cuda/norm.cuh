@@ -14,14 +14,18 @@ void embeddingLookup(const int32_t* ids, const void* table, int tableDtype, floa
 
 // When delta is given: residual += delta. Then out = residual * rsqrt(mean(residual^2) + eps) * weight.
 // residual: [rows, hidden] f32 (in/out; with no delta it is only read, and may be x);
-// out: [rows, hidden], f32 or bf16 (outIsBf16). out may alias delta.
-void addRmsNorm(float* residual, const float* delta, const void* weight, int weightDtype, void* out, bool outIsBf16,
-                int rows, int hidden, float eps, cudaStream_t stream);
+// delta: [rows, hidden] f32 or bf16 (deltaIsBf16); out: [rows, hidden], f32 or bf16
+// (outIsBf16). out may alias delta.
+void addRmsNorm(float* residual, const void* delta, bool deltaIsBf16, const void* weight, int weightDtype, void* out,
+                bool outIsBf16, int rows, int hidden, float eps, cudaStream_t stream);
 
 // out = a + b over n f32 elements (out may alias).
 void addF32(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream);
-// out[s] = x[rows[s]]: x [*, width] f32, out [numRows, width].
-void gatherRowsF32(const float* x, const int32_t* rows, float* out, int numRows, int width, cudaStream_t stream);
+// out[s] = x[rows[s]]: x [*, width], out [numRows, width], elements of elemBytes (4 or 2).
+void gatherRows(const void* x, const int32_t* rows, void* out, int numRows, int width, int elemBytes,
+                cudaStream_t stream);
+// Dummy weights: data[i] = dummyValue(key, i, scale, offset) (core/dummy-weights.h) in dtype.
+void fillDummy(void* data, int dtype, size_t count, uint64_t key, float scale, float offset, cudaStream_t stream);
 // out[r, :] += bias: out [rows, n] f32, bias [n] of biasDtype.
 void addBiasRows(float* out, const void* bias, int biasDtype, int rows, int n, cudaStream_t stream);
 

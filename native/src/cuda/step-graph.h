@@ -21,6 +21,7 @@ class StepGraph final : public CapturedGraph {
   StepGraph& operator=(const StepGraph&) = delete;
   void replay() override;
   size_t numNodes() const { return numNodes_; }
+  size_t nodeCount() const override { return numNodes_; }
 
  private:
   cudaGraphExec_t exec_;

@@ -9,7 +9,8 @@
 //   hidden:       [T_s, H] f32, the post-attention-RMSNormed hidden states of the stage
 //                 (the norm runs on the attention side, so the gate can run there too).
 //   routerLogits: [T_s, E] f32, only for MoE layers when the gate runs on attention;
-//                 null otherwise.
+//                 null otherwise. With grouped routing (DeepSeek) the attention half
+//                 routes too and these are the dense routing weights (0 = not chosen).
 //   ffnOut:       [T_s, H] f32, the MLP / weighted-experts output, without residual.
 // Tensors passed to submit stay valid and unchanged until the matching collect returns.
 #pragma once

@@ -12,9 +12,25 @@ std::string layerName(int layer, const std::string& rest) { return "model.layers
 
 }  // namespace
 
+std::vector<FusedTensor> fusedTensors(const ModelConfig& c) {
+  std::vector<FusedTensor> groups;
+  if (c.mla.enabled()) return groups;  // MLA has no q/k/v projections
+  for (int L = 0; L < c.numLayers; ++L) {
+    for (const char* kind : {"weight", "bias"}) {
+      const std::string k = kind;
+      if (k == "bias" && !c.attentionBias) continue;
+      groups.push_back({layerName(L, "self_attn.qkv_proj." + k),
+                        {layerName(L, "self_attn.q_proj." + k), layerName(L, "self_attn.k_proj." + k),
+                         layerName(L, "self_attn.v_proj." + k)}});
+    }
+  }
+  return groups;
+}
+
 AttentionModel::AttentionModel(const ModelConfig& c, const ArchDef& arch, const WeightStore& store, Backend& backend,
                                bool gateOnAttention)
     : config_(c), backend_(backend) {
+  AFD_CHECK(arch.mla == c.mla.enabled(), arch.family << (arch.mla ? " needs" : " has no") << " MLA settings (config.mla)");
   const int64_t H = c.hiddenSize, D = c.headDim, qDim = c.numHeads * D, kvDim = c.numKvHeads * D;
   embed_ = store.get("model.embed_tokens.weight", {c.vocabSize, H});
   finalNorm_ = store.get("model.norm.weight", {H});
@@ -28,22 +44,31 @@ AttentionModel::AttentionModel(const ModelConfig& c, const ArchDef& arch, const 
     AttentionLayer& a = layers_[L];
     a.inputNorm = store.get(layerName(L, "input_layernorm.weight"), {H});
     a.postNorm = store.get(layerName(L, "post_attention_layernorm.weight"), {H});
-    a.q = store.get(layerName(L, "self_attn.q_proj.weight"), {qDim, H});
-    a.k = store.get(layerName(L, "self_attn.k_proj.weight"), {kvDim, H});
-    a.v = store.get(layerName(L, "self_attn.v_proj.weight"), {kvDim, H});
+    if (gateOnAttention && c.moeLayers[L]) {
+      a.routerGate = store.get(layerName(L, arch.routerGate), {c.numExperts, H});
+      if (c.routing.scoreCorrectionBias) a.routerBias = store.get(layerName(L, arch.routerBias), {c.numExperts});
+    }
+    if (arch.mla) continue;  // MlaAttention maps the attention weights
+    // Checked one by one for the error message, read through the fused group.
+    store.get(layerName(L, "self_attn.q_proj.weight"), {qDim, H});
+    store.get(layerName(L, "self_attn.k_proj.weight"), {kvDim, H});
+    store.get(layerName(L, "self_attn.v_proj.weight"), {kvDim, H});
+    a.qkv = store.get(layerName(L, "self_attn.qkv_proj.weight"), {qDim + 2 * kvDim, H});
     a.o = store.get(layerName(L, "self_attn.o_proj.weight"), {H, qDim});
     if (c.attentionBias) {
-      a.qBias = store.get(layerName(L, "self_attn.q_proj.bias"), {qDim});
-      a.kBias = store.get(layerName(L, "self_attn.k_proj.bias"), {kvDim});
-      a.vBias = store.get(layerName(L, "self_attn.v_proj.bias"), {kvDim});
+      store.get(layerName(L, "self_attn.q_proj.bias"), {qDim});
+      store.get(layerName(L, "self_attn.k_proj.bias"), {kvDim});
+      store.get(layerName(L, "self_attn.v_proj.bias"), {kvDim});
+      a.qkvBias = store.get(layerName(L, "self_attn.qkv_proj.bias"), {qDim + 2 * kvDim});
       a.oBias = store.find(layerName(L, "self_attn.o_proj.bias"), {H});
     }
     if (c.qkNorm) {
       a.qNorm = store.get(layerName(L, "self_attn.q_norm.weight"), {D});
       a.kNorm = store.get(layerName(L, "self_attn.k_norm.weight"), {D});
     }
-    if (gateOnAttention && c.moeLayers[L]) a.routerGate = store.get(layerName(L, arch.routerGate), {c.numExperts, H});
   }
+  if (arch.mla) mla_ = std::make_unique<MlaAttention>(c, store, backend);
+  if (gateOnAttention && c.routing.grouped) router_ = std::make_unique<GroupedRouter>(c, backend);
   const std::vector<float> inv = ropeInvFreq(c);
   invFreq_ = Buffer(&backend, inv.size() * sizeof(float));
   backend.copyToDevice(invFreq_.data(), inv.data(), inv.size() * sizeof(float));
@@ -70,6 +95,13 @@ FfnModel::FfnModel(const ModelConfig& c, const ArchDef& arch, const WeightStore&
     AFD_CHECK(arch.hasMoe, "layer " << L << " is MoE but " << arch.family << " is a dense architecture; check moeLayers");
     const int64_t I = c.moeIntermediateSize;
     if (!gateOnAttention) f.routerGate = store.get(layerName(L, arch.routerGate), {c.numExperts, H});
+    if (!gateOnAttention && c.routing.scoreCorrectionBias) f.routerBias = store.get(layerName(L, arch.routerBias), {c.numExperts});
+    if (c.routing.numSharedExperts > 0) {
+      const int64_t S = c.routing.sharedIntermediateSize;
+      f.shared.gate = store.get(layerName(L, arch.sharedExpertPrefix + arch.expertGate), {S, H});
+      f.shared.up = store.get(layerName(L, arch.sharedExpertPrefix + arch.expertUp), {S, H});
+      f.shared.down = store.get(layerName(L, arch.sharedExpertPrefix + arch.expertDown), {H, S});
+    }
     f.experts.resize(c.numExperts);
     for (int e = 0; e < c.numExperts; ++e) {
       const std::string p = arch.expertPrefix + std::to_string(e) + ".";
@@ -78,6 +110,7 @@ FfnModel::FfnModel(const ModelConfig& c, const ArchDef& arch, const WeightStore&
       f.experts[e].down = store.get(layerName(L, p + arch.expertDown), {H, I});
     }
   }
+  if (c.routing.grouped) router_ = std::make_unique<GroupedRouter>(c, backend);
 }
 
 }  // namespace afd

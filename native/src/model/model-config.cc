@@ -37,6 +37,7 @@ void validateModelConfig(const ModelConfig& c) {
   if (anyDense) AFD_CHECK(c.intermediateSize > 0, "model config: intermediateSize must be positive for dense layers");
   AFD_CHECK(c.rmsNormEps > 0, "model config: rmsNormEps must be positive");
   AFD_CHECK(c.ropeTheta > 0, "model config: ropeTheta must be positive");
+  validateDeepseekConfig(c);
 }
 
 }  // namespace afd

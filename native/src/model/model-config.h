@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "model/deepseek-config.h"
 
 namespace afd {
 
@@ -25,7 +26,7 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-  std::string arch;            // qwen3_moe | qwen3 | llama | mixtral
+  std::string arch;            // qwen3_moe | qwen3 | llama | mixtral | deepseek_v2 | deepseek_v3
   std::string hfArchitecture;  // e.g. Qwen3MoeForCausalLM
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
@@ -48,9 +49,14 @@ struct ModelConfig {
   std::vector<bool> moeLayers;  // [numLayers]
   std::vector<int32_t> eosTokenIds;
   int32_t bosTokenId = -1;  // -1 = none
+  // DeepSeek-V2/V3 (model/deepseek-config.h); off for the other families.
+  MlaConfig mla;
+  MoeRoutingConfig routing;
 };
 
-// One tensor to map: a validated byte range inside one checkpoint file.
+// One tensor to map: a validated byte range inside one checkpoint file, or (file ==
+// kDummyFile) a dummy tensor generated on load: value = dummyOffset + dummyScale * (2u - 1).
+constexpr int kDummyFile = -1;
 struct TensorRef {
   std::string name;
   int file = 0;
@@ -58,6 +64,8 @@ struct TensorRef {
   std::vector<int64_t> shape;
   uint64_t offset = 0;
   uint64_t byteLength = 0;
+  float dummyScale = 0;
+  float dummyOffset = 0;
 };
 
 struct ModelLoadSpec {
@@ -66,6 +74,7 @@ struct ModelLoadSpec {
   bool computeGateOnAttention = false;
   std::vector<std::string> files;
   std::vector<TensorRef> tensors;
+  uint64_t dummySeed = 0;  // seed of the dummy tensors (core/dummy-weights.h)
 };
 
 // Checks internal consistency (sizes, counts, ranges) so native never trusts a bad spec.

@@ -6,23 +6,29 @@
 //     add fused with the post-attention RMSNorm (+ router logits when the gate is on
 //     attention). It then hands the normed hidden states to the FfnExecutor.
 //   FFN half per layer: dense SiLU MLP, or router (unless on attention) + top-k + experts.
+//   DeepSeek-V2/V3: MLA (model/mla-attention.h) in place of q/k/v/o and a latent KV
+//   cache; grouped routing (model/grouped-router.h) and shared experts in the FFN half.
 #pragma once
 #include <memory>
 #include <vector>
 
 #include "core/backend.h"
 #include "model/arch.h"
+#include "model/grouped-router.h"
+#include "model/mla-attention.h"
 #include "model/model-config.h"
 #include "model/weight-store.h"
 
 namespace afd {
 
 struct AttentionLayer {
-  Tensor inputNorm, postNorm;        // [H]
-  Tensor q, k, v, o;                 // [nH*D, H], [nKv*D, H], [nKv*D, H], [H, nH*D]
-  Tensor qBias, kBias, vBias, oBias;  // optional (attention_bias)
+  Tensor inputNorm, postNorm;  // [H]
+  Tensor qkv;                  // [(nH + 2 nKv) D, H]: q_proj, k_proj, v_proj rows back to back
+  Tensor o;                    // [H, nH D]
+  Tensor qkvBias, oBias;       // optional (attention_bias): [(nH + 2 nKv) D], [H]
   Tensor qNorm, kNorm;               // [D], Qwen3 only
   Tensor routerGate;                 // [E, H], only when the gate runs on attention
+  Tensor routerBias;                 // [E] DeepSeek-V3 score correction bias, with the gate
 };
 
 struct FfnLayer {
@@ -30,7 +36,13 @@ struct FfnLayer {
   Tensor gate, up, down;               // dense: [I, H], [I, H], [H, I]
   Tensor routerGate;                   // [E, H] when the gate runs on the FFN side
   std::vector<ExpertWeights> experts;  // [E]
+  Tensor routerBias;                   // [E] DeepSeek-V3 score correction bias, with the gate
+  ExpertWeights shared;                // DeepSeek shared experts (one MLP of I x n_shared), or empty
 };
+
+// The tensors stored fused (back to back) for one GEMM: per layer q/k/v projections as
+// model.layers.L.self_attn.qkv_proj.{weight,bias}.
+std::vector<FusedTensor> fusedTensors(const ModelConfig& config);
 
 // Per-stage inputs of the attention half (device tensors, rows of one stage).
 struct AttentionStageInputs {
@@ -40,15 +52,15 @@ struct AttentionStageInputs {
 };
 
 // Activations of the attention half for one stage: row views of the step workspace.
+// "act" = the backend's activationDtype().
 struct AttentionStageTensors {
-  Tensor hidden;   // [T_s, H] residual stream (in/out)
-  Tensor normed;   // [T_s, H] out: post-attention-normed hidden (what the FFN half gets)
-  Tensor q;        // [T_s, nH, D] scratch
-  Tensor k, v;     // [T_s, nKv, D] scratch
-  Tensor attn;     // [T_s, nH, D] scratch
-  Tensor proj;     // [T_s, H] scratch (o_proj output)
-  Tensor routerLogits;  // [T_s, E] out, when the layer's gate runs on attention
-  Tensor ffnOut;   // [T_s, H] FFN output of the previous layer (added before the input norm)
+  Tensor hidden;   // [T_s, H] f32 residual stream (in/out)
+  Tensor normed;   // [T_s, H] act out: post-attention-normed hidden (what the FFN half gets)
+  Tensor qkv;      // [T_s, (nH + 2 nKv) D] f32 scratch (fused projection)
+  Tensor q;        // [T_s, nH, D] f32 scratch
+  Tensor attn;     // [T_s, nH, D] f32 scratch
+  Tensor routerLogits;  // [T_s, E] f32 out, when the layer's gate runs on attention
+  Tensor ffnOut;   // [T_s, H] act: FFN output of the previous layer (added before the input norm)
 };
 
 class AttentionModel {
@@ -57,7 +69,8 @@ class AttentionModel {
                  bool gateOnAttention);
 
   // One layer's attention half for one stage. firstLayer: hidden holds embeddings and
-  // there is no previous FFN output to add.
+  // there is no previous FFN output to add. MLA models (DeepSeek) pass their latent cache
+  // as kCache and an empty vCache.
   void forwardLayer(int layer, const AttentionStageInputs& in, AttentionStageTensors& t, Tensor& kCache,
                     Tensor& vCache);
   // Residual add of the last FFN output + final norm: out = norm(hidden += ffnOut).
@@ -68,12 +81,17 @@ class AttentionModel {
   const Tensor& lmHeadWeight() const { return lmHead_; }
 
  private:
+  void gqa(const AttentionLayer& w, const AttentionStageInputs& in, AttentionStageTensors& t, Tensor& kCache, Tensor& vCache);
+
   const ModelConfig& config_;
   Backend& backend_;
   Tensor embed_, finalNorm_, lmHead_;
   std::vector<AttentionLayer> layers_;
   Buffer invFreq_;
   RopeParams rope_;
+  // DeepSeek: MLA replaces q/k/v/o; the grouped router turns logits into dense weights.
+  std::unique_ptr<MlaAttention> mla_;
+  std::unique_ptr<GroupedRouter> router_;
 };
 
 class FfnModel {
@@ -81,14 +99,16 @@ class FfnModel {
   FfnModel(const ModelConfig& config, const ArchDef& arch, const WeightStore& store, Backend& backend,
            bool gateOnAttention);
 
-  // hidden: [T, H] f32 (post-attention-normed); routerLogits: [T, E] f32 or null (null:
-  // compute them here; required when the gate runs on attention); out: [T, H] f32.
+  // hidden: [T, H] act (post-attention-normed); routerLogits: [T, E] f32 or null (null:
+  // compute them here; required when the gate runs on attention); out: [T, H] act.
   void forward(int layer, const Tensor& hidden, const Tensor* routerLogits, Tensor& out);
   int numLayers() const { return static_cast<int>(layers_.size()); }
   bool isMoe(int layer) const { return layers_[layer].moe; }
 
  private:
   void ensureScratch(int64_t tokens);
+  // DeepSeek (ffn-deepseek.cc): grouped routing, routed experts plus the shared experts.
+  void moeGrouped(const FfnLayer& f, const Tensor& hidden, MoeArgs& a, Tensor& out);
 
   const ModelConfig& config_;
   Backend& backend_;
@@ -96,6 +116,8 @@ class FfnModel {
   std::vector<FfnLayer> layers_;
   int64_t scratchTokens_ = 0;
   Buffer logits_, expertIds_, expertWeights_;
+  std::unique_ptr<GroupedRouter> router_;  // DeepSeek
+  Buffer sharedOut_;                       // [T, H] act: shared-expert output (DeepSeek)
 };
 
 }  // namespace afd

@@ -1,6 +1,8 @@
 // Weights of one role: the checkpoint byte ranges named by the ModelLoadSpec,
-// memory-mapped read-only (zero copy on the CPU backend; uploaded once to device memory
-// on others). Lookup by HF tensor name.
+// memory-mapped read-only (zero copy on the CPU backend; uploaded once into one device
+// arena on others), and dummy tensors generated in place (--load-format dummy). Fused
+// groups (a layer's q/k/v projections, read by one GEMM) are stored back to back, so the
+// group is one tensor too. Lookup by HF tensor name.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -30,10 +32,18 @@ class MappedFile {
   uint64_t size_ = 0;
 };
 
+// Tensors stored back to back under a new name: rows of the members concatenated (same
+// dtype and trailing dims). A group whose members are not all in the spec is skipped.
+struct FusedTensor {
+  std::string name;
+  std::vector<std::string> members;
+};
+
 class WeightStore {
  public:
-  // Maps every file and checks every tensor range (inside the file, bytes == shape x dtype).
-  WeightStore(const ModelLoadSpec& spec, Backend& backend);
+  // Maps every file and checks every tensor range (inside the file, bytes == shape x
+  // dtype); uploads or generates what the backend needs in its memory.
+  WeightStore(const ModelLoadSpec& spec, Backend& backend, const std::vector<FusedTensor>& fused = {});
 
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
   // The tensor, checked against the expected shape; throws naming the tensor when it is
@@ -48,7 +58,7 @@ class WeightStore {
 
  private:
   std::vector<MappedFile> files_;
-  std::vector<Buffer> deviceCopies_;  // backends that do not share host memory
+  Buffer arena_;  // uploaded, generated and fused tensors (256-byte aligned slots)
   std::unordered_map<std::string, Tensor> tensors_;
   uint64_t residentBytes_ = 0;
 };

@@ -30,7 +30,7 @@ AfdAttentionLink::AfdAttentionLink(std::shared_ptr<Engine> engine, const AfdConn
       connectorName_(options.connector),
       maxStepTokens_(options.maxStepTokens),
       deviceWire_(isDeviceConnector(options.connector)),
-      config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention())),
+      config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention(), engine_->activationDtype())),
       connector_(config_) {
   AFD_CHECK(engine_->info().role == "attention",
             "an AFD attention link needs an engine loaded with role attention (this one is " << engine_->info().role

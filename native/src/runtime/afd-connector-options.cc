@@ -3,7 +3,7 @@
 namespace afd {
 
 comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& o, const ModelConfig& model,
-                                             bool gateOnAttention) {
+                                             bool gateOnAttention, DType activation) {
   comm::TcpConnectorConfig c;
   c.topology = comm::AfdTopology::parse(o.topology);
   c.rank = o.rank;
@@ -15,6 +15,7 @@ comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& o, const
   c.rendezvousId = o.rendezvousId;
   c.model.numLayers = static_cast<uint32_t>(model.numLayers);
   c.model.hiddenSize = static_cast<uint32_t>(model.hiddenSize);
+  c.model.activationBytes = static_cast<uint32_t>(dtypeBytes(activation));
   c.model.numExperts = static_cast<uint32_t>(model.numExperts);
   c.model.gateOnAttention = gateOnAttention && model.numExperts > 0;
   c.model.moeLayers = model.moeLayers;

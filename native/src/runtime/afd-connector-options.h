@@ -36,8 +36,9 @@ struct AfdConnectorOptions {
 };
 
 // The connector config for an engine's model and role options. Throws CommError(kConfig).
+// activation: the engine backend's activation dtype (what crosses the wire).
 comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& options, const ModelConfig& model,
-                                             bool gateOnAttention);
+                                             bool gateOnAttention, DType activation);
 // The device plane's options for a connector config (shape, deadline) and maxStepTokens.
 DevicePlaneOptions devicePlaneOptions(const comm::TcpConnectorConfig& config, int maxStepTokens);
 

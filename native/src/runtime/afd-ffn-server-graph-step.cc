@@ -2,7 +2,7 @@
 //
 // Audit of the captured region (FfnModel::forward on the CUDA backend, NCCL plane):
 // receives and sends are ncclRecv / ncclSend on the engine's stream; matmul (router),
-// routerTopK, moeExperts and siluGatedMlp only launch kernels and cuBLAS GEMMs, except
+// moe (router, top-k, experts) and siluGatedMlp only launch kernels and cuBLAS GEMMs, except
 // where they grow a buffer: FfnModel::ensureScratch, CudaBackend::scratch (synchronizes,
 // then reallocates) and CudaBackend::expertTables (first use of a layer: upload +
 // synchronize). All three depend only on the row count of the call (and the layer), so
@@ -25,8 +25,9 @@ int64_t AfdFfnServer::stageRows(int stage) const {
 void AfdFfnServer::countStageBytes(int layer, int stage, int64_t rows, bool withLogits) {
   const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
   LayerStageCounters& c = engine_->stats().at(layer, stage);
-  c.bytesAtoF += static_cast<uint64_t>(rows * (H + (withLogits ? E : 0)) * 4);
-  c.bytesFtoA += static_cast<uint64_t>(rows * H * 4);
+  const uint64_t hiddenBytes = static_cast<uint64_t>(rows * H) * actBytes();
+  c.bytesAtoF += hiddenBytes + static_cast<uint64_t>(withLogits ? rows * E * 4 : 0);
+  c.bytesFtoA += hiddenBytes;
 }
 
 void AfdFfnServer::noteEagerStep() {
@@ -36,9 +37,9 @@ void AfdFfnServer::noteEagerStep() {
 void AfdFfnServer::growDeviceBuffers(int64_t maxStageRows, const int64_t rows[2], bool anyLogits) {
   Backend& be = engine_->backend();
   const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
-  hiddenDev_.growTo(&be, maxStageRows * H * 4);
+  hiddenDev_.growTo(&be, maxStageRows * H * actBytes());
   if (anyLogits) logitsDev_.growTo(&be, maxStageRows * E * 4);
-  for (int s = 0; s < payload_.numStages; ++s) outDev_[s].growTo(&be, rows[s] * H * 4);
+  for (int s = 0; s < payload_.numStages; ++s) outDev_[s].growTo(&be, rows[s] * H * actBytes());
 }
 
 bool AfdFfnServer::runGraphStep() {
@@ -71,12 +72,13 @@ bool AfdFfnServer::runGraphStep() {
     // graphs captured so far go.
     Backend& be = engine_->backend();
     const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
-    be.fillZero(hiddenDev_.data(), most * H * 4);
+    const DType act = engine_->activationDtype();
+    be.fillZero(hiddenDev_.data(), most * H * actBytes());
     if (anyLogits) be.fillZero(logitsDev_.data(), most * E * 4);
     std::lock_guard<std::mutex> lock(engine_->mutex());
     for (int l = 0; l < layers; ++l) {
-      Tensor in = hiddenDev_.view(DType::F32, {most, H}), o = outDev_[0].view(DType::F32, {rows[0], H});
-      if (most != rows[0]) o = outDev_[1].view(DType::F32, {rows[1], H});
+      Tensor in = hiddenDev_.view(act, {most, H}), o = outDev_[0].view(act, {rows[0], H});
+      if (most != rows[0]) o = outDev_[1].view(act, {rows[1], H});
       Tensor lg = logitsAt(l) ? logitsDev_.view(DType::F32, {most, E}) : Tensor{};
       engine_->ffnModel()->forward(l, in, logitsAt(l) ? &lg : nullptr, o);
     }

@@ -41,7 +41,7 @@ const char* AfdFfnServer::stateName(State s) {
 
 AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options)
     : engine_(requireFfnEngine(std::move(engine))),
-      config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention())),
+      config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention(), engine_->activationDtype())),
       connector_(config_),
       connectorName_(options.connector),
       maxStepTokens_(options.maxStepTokens),
@@ -220,6 +220,8 @@ bool AfdFfnServer::serve(std::string* by) {
     if (!connector_.recvStep(&payload_, &stop_, by)) return !by->empty();
     const auto t0 = Clock::now();
     sampled_ = payload_.step % kWireSampleSteps == 0;
+    // Kernel choices for the block's whole step (its stages are bit-equal to one stage).
+    engine_->backend().setStepRows(stageRows(0) + stageRows(1));
     if (!runGraphStep()) {
       noteEagerStep();
       for (int layer = 0; layer < static_cast<int>(config_.model.numLayers); ++layer) {
@@ -254,14 +256,15 @@ void AfdFfnServer::runLayerStage(int layer, int stage) {
     runLayerStageDevice(layer, stage, rows, withLogits);
     return;
   }
-  if (static_cast<int64_t>(hidden_.size()) < rows * H) hidden_.resize(rows * H * 2);
+  const size_t rowBytes = static_cast<size_t>(H) * actBytes();
+  if (hidden_.size() < rows * rowBytes) hidden_.resize(rows * rowBytes * 2);
   if (withLogits && static_cast<int64_t>(logits_.size()) < rows * E) logits_.resize(rows * E * 2);
   LayerStageCounters& c = stats.at(layer, stage);
   uint64_t received = 0;
   for (int p = 0; p < peers; ++p) {
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
-    connector_.recv(p, hidden_.data() + rowOffset_[p] * H, n * H * 4, {TransferKind::kHidden, L, S, payload_.step}, {});
-    received += n * H * 4;
+    connector_.recv(p, hidden_.data() + rowOffset_[p] * rowBytes, n * rowBytes, {TransferKind::kHidden, L, S, payload_.step}, {});
+    received += n * rowBytes;
     if (withLogits) {
       connector_.recv(p, logits_.data() + rowOffset_[p] * E, n * E * 4,
                       {TransferKind::kRouterLogits, L, S, payload_.step}, {});
@@ -273,16 +276,16 @@ void AfdFfnServer::runLayerStage(int layer, int stage) {
   // out_[stage] was last sent one layer ago; those sends have completed (the peers
   // answered since), so synchronize() returns at once and the buffer is free.
   connector_.synchronize({});
-  std::vector<float>& out = out_[stage];
-  if (static_cast<int64_t>(out.size()) < rows * H) out.resize(rows * H * 2);
+  std::vector<uint8_t>& out = out_[stage];
+  if (out.size() < rows * rowBytes) out.resize(rows * rowBytes * 2);
   stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
   engine_->ffnForward(layer, hidden_.data(), rows, withLogits ? logits_.data() : nullptr, out.data());
   stats.setFfnLoop(FfnLoopState::Sending, layer, stage);
   for (int p = 0; p < peers; ++p) {
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
-    connector_.send(p, out.data() + rowOffset_[p] * H, n * H * 4, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
+    connector_.send(p, out.data() + rowOffset_[p] * rowBytes, n * rowBytes, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
   }
-  c.bytesFtoA += static_cast<uint64_t>(rows * H * 4);
+  c.bytesFtoA += static_cast<uint64_t>(rows) * rowBytes;
   if (sampled_) {
     connector_.synchronize({});
     c.wireTimeUsFtoA = connector_.lastWireTimeUs(0, true);
@@ -299,9 +302,11 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
   const int peers = payload_.numPeers;
   const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
   const uint32_t L = static_cast<uint32_t>(layer), S = static_cast<uint32_t>(stage);
-  hiddenDev_.growTo(&be, rows * H * 4);
+  const size_t rowBytes = static_cast<size_t>(H) * actBytes();
+  const DType act = engine_->activationDtype();
+  hiddenDev_.growTo(&be, rows * rowBytes);
   if (withLogits) logitsDev_.growTo(&be, rows * E * 4);
-  outDev_[stage].growTo(&be, rows * H * 4);
+  outDev_[stage].growTo(&be, rows * rowBytes);
   if (rows > warmRows_) warmRows_ = rows;
   char* hidden = static_cast<char*>(hiddenDev_.data());
   char* logits = static_cast<char*>(logitsDev_.data());
@@ -310,21 +315,21 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
   // Everything below is stream-ordered on the engine's stream: receives, FFN, sends.
   for (int p = 0; p < peers; ++p) {
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
-    d.recv(p, hidden + rowOffset_[p] * H * 4, n * H * 4, {TransferKind::kHidden, L, S, payload_.step}, {});
+    d.recv(p, hidden + rowOffset_[p] * rowBytes, n * rowBytes, {TransferKind::kHidden, L, S, payload_.step}, {});
     if (withLogits) d.recv(p, logits + rowOffset_[p] * E * 4, n * E * 4, {TransferKind::kRouterLogits, L, S, payload_.step}, {});
   }
   countStageBytes(layer, stage, rows, withLogits);
   stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
   {
     std::lock_guard<std::mutex> lock(engine_->mutex());
-    Tensor in = hiddenDev_.view(DType::F32, {rows, H}), o = outDev_[stage].view(DType::F32, {rows, H});
+    Tensor in = hiddenDev_.view(act, {rows, H}), o = outDev_[stage].view(act, {rows, H});
     Tensor lg = withLogits ? logitsDev_.view(DType::F32, {rows, E}) : Tensor{};
     engine_->ffnModel()->forward(layer, in, withLogits ? &lg : nullptr, o);
   }
   stats.setFfnLoop(FfnLoopState::Sending, layer, stage);
   for (int p = 0; p < peers; ++p) {
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
-    d.send(p, out + rowOffset_[p] * H * 4, n * H * 4, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
+    d.send(p, out + rowOffset_[p] * rowBytes, n * rowBytes, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
   }
 }
 

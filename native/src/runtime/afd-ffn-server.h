@@ -91,7 +91,11 @@ class AfdFfnServer {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   comm::ControlPayload payload_;
-  std::vector<float> hidden_, logits_, out_[comm::kMaxStages];  // grow-only step buffers
+  // Grow-only host step buffers (tcp): hidden / out rows in the activation dtype (bytes), logits f32.
+  std::vector<uint8_t> hidden_, out_[comm::kMaxStages];
+  std::vector<float> logits_;
+  // Bytes per activation element (engine's activation dtype).
+  size_t actBytes() const { return config_.model.activationBytes; }
   std::vector<int64_t> rowOffset_;  // [peers + 1] row offsets of the current stage
   bool sampled_ = false;
   int faultLayerDelayUs_ = 0;  // AFD_FAULT_FFN_LAYER_DELAY_US (tests only; eager steps)

@@ -9,9 +9,9 @@ using comm::TransferKind;
 RemoteFfnExecutor::RemoteFfnExecutor(comm::AttentionControlPlane& control, comm::DataPlane& data,
                                      const comm::ModelShape& model, Backend& backend, EngineStats& stats)
     : control_(control), data_(&data), model_(model), backend_(backend), stats_(stats) {
-  zeroHidden_.assign(model_.hiddenSize, 0.f);
-  zeroLogits_.assign(model_.numExperts > 0 ? model_.numExperts : 1, 0.f);
-  sink_.assign(model_.hiddenSize, 0.f);
+  zeroHidden_.assign(rowBytes(), 0);
+  zeroLogits_.assign((model_.numExperts > 0 ? model_.numExperts : 1) * sizeof(float), 0);
+  sink_.assign(rowBytes(), 0);
   localRows_.assign(comm::kMaxStages, 0);
 }
 
@@ -22,7 +22,7 @@ void RemoteFfnExecutor::setDataPlane(comm::DataPlane& data) {
 
 void RemoteFfnExecutor::ensureDevicePlaceholders() {
   if (zeroHiddenDev_.data() != nullptr) return;
-  const size_t h = model_.hiddenSize * sizeof(float), e = zeroLogits_.size() * sizeof(float);
+  const size_t h = rowBytes(), e = zeroLogits_.size();
   zeroHiddenDev_ = Buffer(&backend_, h);
   zeroLogitsDev_ = Buffer(&backend_, e);
   sinkDev_ = Buffer(&backend_, h);
@@ -30,9 +30,9 @@ void RemoteFfnExecutor::ensureDevicePlaceholders() {
   backend_.fillZero(zeroLogitsDev_.data(), e);
 }
 
-const void* RemoteFfnExecutor::toHost(const Tensor& t, std::vector<float>& staging) {
+const void* RemoteFfnExecutor::toHost(const Tensor& t, std::vector<uint8_t>& staging) {
   if (backend_.sharesHostMemory() || deviceWire()) return t.data;
-  staging.resize(t.bytes() / sizeof(float));
+  staging.resize(t.bytes());
   backend_.copyToHost(staging.data(), t.data, t.bytes());
   return staging.data();
 }
@@ -64,14 +64,14 @@ void RemoteFfnExecutor::countReplayedBytes() {
     for (int s = 0; s < localStages_; ++s) {
       const uint64_t rows = static_cast<uint64_t>(localRows_[s]);
       LayerStageCounters& c = stats_.at(static_cast<int>(layer), s);
-      c.bytesAtoF += rows * model_.hiddenSize * sizeof(float) + (logits ? rows * model_.numExperts * sizeof(float) : 0);
-      c.bytesFtoA += rows * model_.hiddenSize * sizeof(float);
+      c.bytesAtoF += rows * rowBytes() + (logits ? rows * model_.numExperts * sizeof(float) : 0);
+      c.bytesFtoA += rows * rowBytes();
     }
   }
 }
 
 void RemoteFfnExecutor::sendRows(int layer, int stage, const void* hidden, const void* logits, int64_t rows) {
-  const size_t hiddenBytes = static_cast<size_t>(rows) * model_.hiddenSize * sizeof(float);
+  const size_t hiddenBytes = static_cast<size_t>(rows) * rowBytes();
   const size_t logitBytes = logits ? static_cast<size_t>(rows) * model_.numExperts * sizeof(float) : 0;
   data_->send(0, hidden, hiddenBytes, tag(TransferKind::kHidden, layer, stage), {});
   if (logits) data_->send(0, logits, logitBytes, tag(TransferKind::kRouterLogits, layer, stage), {});
@@ -94,7 +94,7 @@ void RemoteFfnExecutor::sendPlaceholder(int layer, int stage) {
 }
 
 void RemoteFfnExecutor::recvPlaceholder(int layer, int stage) {
-  const size_t bytes = model_.hiddenSize * sizeof(float);
+  const size_t bytes = rowBytes();
   if (deviceWire()) ensureDevicePlaceholders();
   data_->recv(0, deviceWire() ? sinkDev_.data() : sink_.data(), bytes, tag(TransferKind::kFfnOutput, layer, stage), {});
   stats_.at(layer, stage).bytesFtoA += bytes;
@@ -124,11 +124,14 @@ void RemoteFfnExecutor::collect(int layer, int stage, Tensor& ffnOut) {
   if (rows == 0) {
     recvPlaceholder(layer, stage);
   } else {
-    const size_t bytes = static_cast<size_t>(rows) * model_.hiddenSize * sizeof(float);
+    const size_t bytes = static_cast<size_t>(rows) * rowBytes();
+    AFD_CHECK(ffnOut.bytes() == bytes, "FFN output of layer " << layer << " is " << dtypeName(ffnOut.dtype) << " "
+                                                              << ffnOut.shapeString() << ", the wire carries "
+                                                              << model_.activationBytes << "-byte activations");
     void* dst = ffnOut.data;
     const bool staged = !backend_.sharesHostMemory() && !deviceWire();
     if (staged) {
-      stageOut_.resize(bytes / sizeof(float));
+      stageOut_.resize(bytes);
       dst = stageOut_.data();
     }
     data_->recv(0, dst, bytes, tag(TransferKind::kFfnOutput, layer, stage), {});

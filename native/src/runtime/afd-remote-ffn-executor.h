@@ -55,7 +55,9 @@ class RemoteFfnExecutor : public FfnExecutor {
   void sendRows(int layer, int stage, const void* hidden, const void* logits, int64_t rows);
   void sendPlaceholder(int layer, int stage);
   void recvPlaceholder(int layer, int stage);
-  const void* toHost(const Tensor& t, std::vector<float>& staging);
+  const void* toHost(const Tensor& t, std::vector<uint8_t>& staging);
+  // Bytes of one row of activations on the wire ([H] in the activation dtype).
+  size_t rowBytes() const { return static_cast<size_t>(model_.hiddenSize) * model_.activationBytes; }
   bool deviceWire() const { return data_->memoryKind() == comm::MemoryKind::kDevice; }
   // Zeroed device rows for placeholders on a device plane (allocated on first use).
   void ensureDevicePlaceholders();
@@ -73,8 +75,8 @@ class RemoteFfnExecutor : public FfnExecutor {
   std::vector<int64_t> localRows_;  // [kMaxStages] tokens of this rank per stage
   bool sampled_ = false;
   uint64_t planeEpoch_ = 0;  // +1 per setDataPlane (graphs captured over the old plane are stale)
-  std::vector<float> zeroHidden_, zeroLogits_, sink_;  // placeholder rows
-  std::vector<float> stageHidden_[comm::kMaxStages], stageLogits_[comm::kMaxStages], stageOut_;  // device staging
+  std::vector<uint8_t> zeroHidden_, zeroLogits_, sink_;  // placeholder rows (bytes)
+  std::vector<uint8_t> stageHidden_[comm::kMaxStages], stageLogits_[comm::kMaxStages], stageOut_;  // device staging
   Buffer zeroHiddenDev_, zeroLogitsDev_, sinkDev_;  // placeholder rows on a device plane
 };
 

@@ -60,6 +60,9 @@ class CaptureEmulationBackend final : public Backend {
     refuse("a synchronize");
     inner_->synchronize();
   }
+  void fillRandom(Tensor& t, uint64_t key, float scale, float offset) override {
+    run([=, t = t]() mutable { inner_->fillRandom(t, key, scale, offset); });
+  }
 
   uint64_t allocationEpoch() const override { return epoch_; }
   bool supportsGraphCapture() const override { return true; }
@@ -99,6 +102,16 @@ class CaptureEmulationBackend final : public Backend {
   void writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slots, Tensor& kCache, Tensor& vCache) override {
     run([=, kCache = kCache, vCache = vCache]() mutable { inner_->writeKvCache(k, v, slots, kCache, vCache); });
   }
+  void qkNormRopeCache(const Tensor& qkv, const Tensor& positions, const Tensor& slots, const Tensor* qNorm,
+                       const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q, Tensor& kCache,
+                       Tensor& vCache) override {
+    std::optional<Tensor> qn, kn;
+    if (qNorm) qn = *qNorm;
+    if (kNorm) kn = *kNorm;
+    run([=, q = q, kCache = kCache, vCache = vCache]() mutable {
+      inner_->qkNormRopeCache(qkv, positions, slots, qn ? &*qn : nullptr, kn ? &*kn : nullptr, eps, rope, q, kCache, vCache);
+    });
+  }
   void pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const AttentionBatch& batch, float scale,
                       Tensor& out) override {
     run([=, out = out]() mutable { inner_->pagedAttention(q, kCache, vCache, batch, scale, out); });
@@ -107,6 +120,11 @@ class CaptureEmulationBackend final : public Backend {
     std::optional<Tensor> b;
     if (bias) b = *bias;
     run([=, out = out]() mutable { inner_->matmul(x, w, b ? &*b : nullptr, out); });
+  }
+  void matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override {
+    std::optional<Tensor> b;
+    if (bias) b = *bias;
+    run([=, out = out]() mutable { inner_->matmulAdd(x, w, b ? &*b : nullptr, out); });
   }
   void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) override {
     run([=, out = out]() mutable { inner_->siluGatedMlp(x, gate, up, down, out); });
@@ -131,6 +149,29 @@ class CaptureEmulationBackend final : public Backend {
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override {
     refuse("sampling (it copies to the host)");
     inner_->sample(logits, params, outTokens);
+  }
+  // DeepSeek ops.
+  void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,
+                   bool interleaved) override {
+    run([=, q = q, kvA = kvA]() mutable { inner_->mlaNormRope(q, kvA, kvNorm, eps, positions, rope, interleaved); });
+  }
+  void writeLatentCache(const Tensor& kvA, const Tensor& slots, Tensor& cache) override {
+    run([=, cache = cache]() mutable { inner_->writeLatentCache(kvA, slots, cache); });
+  }
+  void mlaAttention(const Tensor& q, const Tensor& cache, const Tensor& kvB, const AttentionBatch& batch, float scale,
+                    Tensor& out) override {
+    run([=, out = out]() mutable { inner_->mlaAttention(q, cache, kvB, batch, scale, out); });
+  }
+  void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& ids,
+                       Tensor& weights) override {
+    std::optional<Tensor> bias;
+    if (scoreBias) bias = *scoreBias;
+    run([=, ids = ids, weights = weights]() mutable {
+      inner_->moeGroupedRoute(logits, bias ? &*bias : nullptr, p, ids, weights);
+    });
+  }
+  void scatterRouting(const Tensor& ids, const Tensor& weights, Tensor& dense) override {
+    run([=, dense = dense]() mutable { inner_->scatterRouting(ids, weights, dense); });
   }
 
  private:

@@ -41,9 +41,9 @@ void Engine::runDecodeBody(const StepLayout& layout, int64_t paddedTokens) {
   be.embedding(Tensor(layout.ids, DType::I32, {Tp}, be.device()), attention_->embedTable(), hidden);
   runLayers(layout, *executor_);
   // Every padded row is gathered (the sampled ones first) so the shapes are fixed.
-  Tensor last = ws_->lastHidden.view(DType::F32, {Tp, c.hiddenSize});
+  Tensor last = ws_->lastHidden.view(ws_->act, {Tp, c.hiddenSize});
   Tensor logits = ws_->logits.view(DType::F32, {Tp, c.vocabSize});
-  be.gatherRows(ws_->normed.view(DType::F32, {Tp, c.hiddenSize}), Tensor(layout.sampleRows, DType::I32, {Tp}, be.device()),
+  be.gatherRows(ws_->normed.view(ws_->act, {Tp, c.hiddenSize}), Tensor(layout.sampleRows, DType::I32, {Tp}, be.device()),
                 last);
   be.lmHead(last, attention_->lmHeadWeight(), logits);
 }
@@ -111,6 +111,7 @@ void Engine::stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepRes
                                                         [&] { runDecodeBody(layout, Tp); });
     graph->replay();
     executor_->endStep();
+    stats_->graphNodes = graph->nodeCount();
     graphs_[pad.key] = std::move(graph);
     stats_->graphCaptures += 1;
     stats_->graphHits += 1;

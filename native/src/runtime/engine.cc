@@ -59,7 +59,7 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
   for (const auto& a : arch.hfArchitectures) archOk = archOk || a == c.hfArchitecture;
   AFD_CHECK(archOk || c.hfArchitecture.empty(), "architecture " << c.hfArchitecture << " does not belong to family " << c.arch);
   backend_ = createBackend(options.backend);
-  store_ = std::make_unique<WeightStore>(spec_, *backend_);
+  store_ = std::make_unique<WeightStore>(spec_, *backend_, fusedTensors(c));
   const bool gateOnAttn = spec_.computeGateOnAttention;
   if (spec_.role != ModelRole::Ffn) attention_ = std::make_unique<AttentionModel>(c, arch, *store_, *backend_, gateOnAttn);
   if (spec_.role != ModelRole::Attention) ffn_ = std::make_unique<FfnModel>(c, arch, *store_, *backend_, gateOnAttn);
@@ -79,13 +79,15 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
   graphsOn_ = options.graphs.policy == GraphPolicy::DecodeOnly && !graphsVetoed && attention_ && backend_->supportsGraphCapture();
   if (graphsOn_) validateGraphBuckets(options.graphs.batchBuckets);
   if (attention_) {
-    const uint64_t perBlock = kvBytesPerBlock(c.numLayers, options.kvBlockSize, c.numKvHeads, c.headDim, options.kvDtype);
+    const DType kvDtype = options.kvDtype.value_or(backend_->activationDtype());
+    const KvLayout kvLayout = kvLayoutOf(c);  // MLA: the latent + rope key per token
+    const uint64_t perBlock = kvBytesPerBlock(c.numLayers, options.kvBlockSize, kvLayout, kvDtype);
     const int numBlocks = kvBlockCount(options, perBlock, backend_->freeMemoryBytes());
     // Graphs: one extra block that no sequence owns takes the pad rows' K/V.
     if (graphsOn_) padBlock_ = numBlocks;
     try {
       kv_ = std::make_unique<PagedKvCache>(*backend_, c.numLayers, numBlocks + (graphsOn_ ? 1 : 0), options.kvBlockSize,
-                                           c.numKvHeads, c.headDim, options.kvDtype);
+                                           kvLayout, kvDtype);
     } catch (const Error& e) {
       AFD_FAIL("the KV cache of " << numBlocks << " blocks (" << (static_cast<double>(perBlock) * numBlocks / (1 << 30))
                                   << " GiB) did not fit on " << backend_->name() << " after the weights: " << e.what()
@@ -115,22 +117,24 @@ void Engine::setFfnExecutor(FfnExecutor* executor) {
   graphExecutor_ = nullptr;
 }
 
-void Engine::ffnForward(int layer, const float* hidden, int64_t numTokens, const float* routerLogits, float* out) {
+void Engine::ffnForward(int layer, const void* hidden, int64_t numTokens, const float* routerLogits, void* out) {
   std::lock_guard<std::mutex> lock(mu_);
   AFD_CHECK(ffn_, "ffnForward needs an engine loaded with role ffn or colocated (this one is " << info_.role << ")");
   const ModelConfig& c = spec_.config;
   const auto t0 = Clock::now();
   const int64_t H = c.hiddenSize;
-  Buffer in(backend_.get(), numTokens * H * 4), res(backend_.get(), numTokens * H * 4), lg;
-  backend_->copyToDevice(in.data(), hidden, numTokens * H * 4);
-  Tensor inT = in.view(DType::F32, {numTokens, H}), outT = res.view(DType::F32, {numTokens, H}), lgT;
+  const DType act = backend_->activationDtype();
+  const size_t bytes = static_cast<size_t>(numTokens * H) * dtypeBytes(act);
+  Buffer in(backend_.get(), bytes), res(backend_.get(), bytes), lg;
+  backend_->copyToDevice(in.data(), hidden, bytes);
+  Tensor inT = in.view(act, {numTokens, H}), outT = res.view(act, {numTokens, H}), lgT;
   if (routerLogits != nullptr) {
     lg = Buffer(backend_.get(), numTokens * c.numExperts * 4);
     backend_->copyToDevice(lg.data(), routerLogits, numTokens * c.numExperts * 4);
     lgT = lg.view(DType::F32, {numTokens, c.numExperts});
   }
   ffn_->forward(layer, inT, routerLogits ? &lgT : nullptr, outT);
-  backend_->copyToHost(out, res.data(), numTokens * H * 4);
+  backend_->copyToHost(out, res.data(), bytes);
   stats_->ffnComputeUs += usSince(t0);
 }
 
@@ -142,10 +146,9 @@ void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
   const int* tokBegin = layout.tokBegin;
   const int64_t T = tokBegin[numStages];
   Workspace& w = *ws_;
-  Tensor hidden = w.hidden.view(DType::F32, {T, H}), normed = w.normed.view(DType::F32, {T, H});
-  Tensor proj = w.proj.view(DType::F32, {T, H}), ffnOut = w.ffnOut.view(DType::F32, {T, H});
+  Tensor hidden = w.hidden.view(DType::F32, {T, H}), normed = w.normed.view(w.act, {T, H});
+  Tensor ffnOut = w.ffnOut.view(w.act, {T, H}), qkv = w.qkv.view(DType::F32, {T, (nH + 2 * nKv) * D});
   Tensor q = w.q.view(DType::F32, {T, nH, D}), attn = w.attn.view(DType::F32, {T, nH, D});
-  Tensor k = w.k.view(DType::F32, {T, nKv, D}), v = w.v.view(DType::F32, {T, nKv, D});
   Tensor logits = w.routerLogits.view(DType::F32, {T, E});
   const Device dev = backend_->device();
   Tensor positions(layout.positions, DType::I32, {T}, dev), slots(layout.slots, DType::I32, {T}, dev);
@@ -165,9 +168,11 @@ void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
     in[s].batch.maxBlocksPerSeq = layout.maxBlocksPerSeq;
     in[s].batch.maxQueryLen = layout.maxQueryLen[s];
     in[s].batch.maxContextLen = layout.maxContextLen[s];
-    st[s] = AttentionStageTensors{hidden.rows(t0, t1), normed.rows(t0, t1), q.rows(t0, t1), k.rows(t0, t1), v.rows(t0, t1),
-                                  attn.rows(t0, t1),   proj.rows(t0, t1),   logits.rows(t0, t1), Tensor{}};
+    st[s] = AttentionStageTensors{hidden.rows(t0, t1), normed.rows(t0, t1), qkv.rows(t0, t1), q.rows(t0, t1),
+                                  attn.rows(t0, t1),   logits.rows(t0, t1), Tensor{}};
   }
+  // Every stage's kernels are chosen for the whole step's rows (DBO is bit-equal to one stage).
+  backend_->setStepRows(T);
   for (int L = 0; L < c.numLayers; ++L) {
     for (int s = 0; s < numStages; ++s) {
       if (L > 0) {
@@ -184,6 +189,7 @@ void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
     exec.collect(c.numLayers - 1, s, out);
     attention_->finalNorm(st[s].hidden, out, st[s].normed);
   }
+  backend_->setStepRows(0);  // the LM head runs at its own (sampled) rows
 }
 
 void Engine::sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result) {
@@ -251,9 +257,9 @@ void Engine::stepEager(const StepPlan& plan, StepLayout layout, StepResult& resu
   timed.endStep();
 
   if (numSampled > 0) {
-    Tensor last = ws_->lastHidden.view(DType::F32, {numSampled, c.hiddenSize});
+    Tensor last = ws_->lastHidden.view(ws_->act, {numSampled, c.hiddenSize});
     Tensor logits = ws_->logits.view(DType::F32, {numSampled, c.vocabSize});
-    be.gatherRows(ws_->normed.view(DType::F32, {T, c.hiddenSize}), Tensor(layout.sampleRows, DType::I32, {numSampled}, be.device()),
+    be.gatherRows(ws_->normed.view(ws_->act, {T, c.hiddenSize}), Tensor(layout.sampleRows, DType::I32, {numSampled}, be.device()),
                   last);
     be.lmHead(last, attention_->lmHeadWeight(), logits);
     sampleInto(plan, logits, samplePos, result);

@@ -33,7 +33,9 @@ struct EngineOptions {
   // free after the weights, less kKvWorkspaceReserveBytes for activations; backends that
   // do not track memory (CPU) use kvCacheBytes.
   double kvMemoryFraction = 0;
-  DType kvDtype = DType::F32;
+  // KV cache storage dtype; unset = the backend's activation dtype (f32 on the CPU, bf16
+  // on CUDA: the cache layout of the tensor-core attention kernels).
+  std::optional<DType> kvDtype;
   // CUDA graphs for decode steps (engine-graph-policy.h); ignored on the CPU backend.
   GraphOptions graphs;
 };
@@ -65,9 +67,10 @@ class Engine {
   // Colocated / attention roles. Thread-safe (one step at a time).
   StepResult step(const StepPlan& plan);
 
-  // FFN role (and colocated): hidden: host [T, H] f32; routerLogits: host [T, E] or null;
-  // out: host [T, H] f32.
-  void ffnForward(int layer, const float* hidden, int64_t numTokens, const float* routerLogits, float* out);
+  // FFN role (and colocated): hidden, out: host [T, H] in the backend's activation dtype;
+  // routerLogits: host [T, E] f32 or null.
+  void ffnForward(int layer, const void* hidden, int64_t numTokens, const float* routerLogits, void* out);
+  DType activationDtype() const { return backend_->activationDtype(); }
   FfnModel* ffnModel() { return ffn_.get(); }
   std::mutex& mutex() { return mu_; }
 

@@ -1,17 +1,30 @@
-// The paged KV cache: per layer, K and V of numBlocks blocks of kvBlockSize token slots.
+// The paged KV cache: per layer, K and V of numBlocks blocks of kvBlockSize token slots
+// (for MLA models one latent row per slot instead).
 // Block ids come from the caller's block tables (the scheduler's block manager); the
 // cache itself never allocates blocks.
 #pragma once
 #include <vector>
 
 #include "core/backend.h"
+#include "model/model-config.h"
 
 namespace afd {
+
+// What the cache holds per token and layer: K and V of numKvHeads x headDim, or (MLA,
+// latent) one row of headDim = kv_lora_rank + qk_rope_head_dim and no V.
+struct KvLayout {
+  int numKvHeads = 0;
+  int64_t headDim = 0;
+  bool latent = false;
+};
+KvLayout kvLayoutOf(const ModelConfig& c);
 
 class PagedKvCache {
  public:
   // k/v of layer L: [numBlocks, blockSize, numKvHeads, headDim] of dtype.
   PagedKvCache(Backend& backend, int numLayers, int numBlocks, int blockSize, int numKvHeads, int64_t headDim, DType dtype);
+  // Latent layouts: k(L) is [numBlocks, blockSize, headDim] and v(L) is empty.
+  PagedKvCache(Backend& backend, int numLayers, int numBlocks, int blockSize, const KvLayout& layout, DType dtype);
 
   Tensor& k(int layer) { return k_[layer]; }
   Tensor& v(int layer) { return v_[layer]; }
@@ -28,7 +41,8 @@ class PagedKvCache {
   std::vector<Tensor> k_, v_;
 };
 
-// Bytes of one block (K + V, all layers), for sizing numKvBlocks from a memory budget.
+// Bytes of one block (K + V, or the latent rows, all layers), for sizing numKvBlocks from a memory budget.
 uint64_t kvBytesPerBlock(int numLayers, int blockSize, int numKvHeads, int64_t headDim, DType dtype);
+uint64_t kvBytesPerBlock(int numLayers, int blockSize, const KvLayout& layout, DType dtype);
 
 }  // namespace afd

@@ -36,6 +36,7 @@ struct EngineStats {
   std::atomic<uint64_t> ffnComputeUs{0};    // time in the FFN half (local executor / FFN role)
   std::atomic<uint64_t> ffnWaitUs{0};       // attention side blocked in collect()
   std::atomic<uint64_t> graphHits{0}, graphMisses{0}, graphCaptures{0};  // CUDA graph cache
+  std::atomic<uint64_t> graphNodes{0};      // kernel / memset / copy nodes of the last captured step graph
   std::atomic<uint64_t> stepsServed{0};     // FFN role: steps run for attention peers
   std::atomic<uint8_t> ffnLoopState{0};     // FfnLoopState
   std::atomic<int32_t> ffnLoopLayer{-1};

@@ -6,24 +6,22 @@ namespace afd {
 
 void Workspace::reserve(int64_t T, int64_t S) {
   const int64_t H = config.hiddenSize, qDim = config.numHeads * config.headDim, kvDim = config.numKvHeads * config.headDim;
+  const size_t f = sizeof(float), a = dtypeBytes(act);
   if (T > tokens) {
     const int64_t n = std::max<int64_t>(T, tokens * 2);
-    const size_t f = sizeof(float);
     hidden = Buffer(&backend, n * H * f);
-    normed = Buffer(&backend, n * H * f);
-    proj = Buffer(&backend, n * H * f);
-    ffnOut = Buffer(&backend, n * H * f);
+    normed = Buffer(&backend, n * H * a);
+    ffnOut = Buffer(&backend, n * H * a);
+    qkv = Buffer(&backend, n * (qDim + 2 * kvDim) * f);
     q = Buffer(&backend, n * qDim * f);
     attn = Buffer(&backend, n * qDim * f);
-    k = Buffer(&backend, n * kvDim * f);
-    v = Buffer(&backend, n * kvDim * f);
     routerLogits = Buffer(&backend, n * std::max(1, config.numExperts) * f);
     tokens = n;
   }
   if (S > seqs) {
     const int64_t n = std::max<int64_t>(S, seqs * 2);
-    lastHidden = Buffer(&backend, n * H * sizeof(float));
-    logits = Buffer(&backend, n * config.vocabSize * sizeof(float));
+    lastHidden = Buffer(&backend, n * H * a);
+    logits = Buffer(&backend, n * config.vocabSize * f);
     seqs = n;
   }
 }

@@ -8,18 +8,20 @@
 namespace afd {
 
 struct Workspace {
-  Workspace(Backend& backend, const ModelConfig& c) : backend(backend), config(c) {}
+  Workspace(Backend& backend, const ModelConfig& c) : backend(backend), config(c), act(backend.activationDtype()) {}
   // Makes room for T tokens and S sequences.
   void reserve(int64_t T, int64_t S);
 
   Backend& backend;
   const ModelConfig& config;
+  DType act;  // the backend's activation dtype (normed, ffnOut, lastHidden)
   int64_t tokens = 0, seqs = 0;
-  // Per token: [T, H] f32 hidden, normed, proj, ffnOut; q/attn [T, nH*D]; k/v [T, nKv*D];
-  // routerLogits [T, E]. (The i32 inputs are the engine's StepInputs.)
-  Buffer hidden, normed, proj, ffnOut, q, k, v, attn, routerLogits;
+  // Per token: hidden [T, H] f32 (residual stream); normed, ffnOut [T, H] act; qkv
+  // [T, (nH + 2 nKv) D] f32; q, attn [T, nH D] f32; routerLogits [T, E] f32. (The i32
+  // inputs are the engine's StepInputs.)
+  Buffer hidden, normed, ffnOut, qkv, q, attn, routerLogits;
   // Per sampled row (at most one per sequence, or per padded token in graph steps): last
-  // hidden [S, H], logits [S, V].
+  // hidden [S, H] act, logits [S, V] f32.
   Buffer lastHidden, logits;
 };
 

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { afdOptionsSchema, isDeviceConnector, type AfdConnector } from '../config/afdConfig.js';
+import { dummySeedSchema, loadFormatSchema } from '../config/loadFormat.js';
 import { resolveTopology, validTopologyInputSchema } from '../topology/spec.js';
 import { backendSchema } from './inventory.js';
 import { processRoleSchema, rolePhaseSchema } from './role.js';
@@ -33,6 +34,10 @@ const common = {
   modelDir: z.string().min(1).nullable().default(null),
   /** Port of the topology's front router (OpenAI API); 0 = ephemeral (default 8000). */
   apiPort: z.int().min(0).max(65535).default(8000),
+  /** Where every rank's weights come from: auto (the safetensors), safetensors, or dummy (generated from seed). Default auto. */
+  loadFormat: loadFormatSchema.default('auto'),
+  /** Seed of dummy weights, the same for every rank (default 0). */
+  seed: dummySeedSchema.default(0),
 };
 
 /** A disaggregated launch: x attention ranks and y FFN ranks. */

@@ -91,6 +91,11 @@ export const rankStatsSchema = z
     ffnLoop: ffnLoopStatsSchema.nullable(),
     /** KV cache occupancy; null on FFN ranks (they hold no KV cache). */
     kv: kvStatsSchema.nullable(),
+    /**
+     * [numLayers] true where the layer's FFN half is MoE, false where it is a dense MLP
+     * (e.g. DeepSeek's first_k_dense_replace layers); absent when the rank does not say.
+     */
+    moeLayers: z.array(z.boolean()).optional(),
   })
   .superRefine((s, ctx) => {
     for (const key of ['a2fBytes', 'f2aBytes', 'a2fWireUs', 'f2aWireUs'] as const) {
@@ -98,6 +103,9 @@ export const rankStatsSchema = z
       if (rows.length !== s.numLayers || rows.some((r) => r.length !== s.numStages)) {
         ctx.addIssue({ code: 'custom', path: [key], message: `must be [numLayers=${s.numLayers}][numStages=${s.numStages}]` });
       }
+    }
+    if (s.moeLayers && s.moeLayers.length !== s.numLayers) {
+      ctx.addIssue({ code: 'custom', path: ['moeLayers'], message: `must have numLayers=${s.numLayers} entries` });
     }
   });
 export type RankStats = z.infer<typeof rankStatsSchema>;

@@ -4,7 +4,7 @@
  * Runs through the same scheduler, sampler settings and detokenizer as the server.
  */
 import type { Command } from 'commander';
-import { resolveAfdConfig } from '@afd/shared';
+import { MAX_DUMMY_SEED, parseLoadFormat, resolveAfdConfig } from '@afd/shared';
 import { ensureDefaultModel } from '../../role/defaultModel.js';
 import { nativeEngineOpener } from '../../role/nativeEngine.js';
 import { ServingEngine } from '../../serving/ServingEngine.js';
@@ -23,6 +23,7 @@ interface GenerateFlags {
   ignoreEos?: boolean;
   backend: string;
   threads?: string;
+  loadFormat: string;
 }
 
 function num(flag: string, v: string, min: number, max = Infinity, integer = false): number {
@@ -41,11 +42,12 @@ export function registerGenerate(program: Command): void {
     .option('--temperature <t>', 'sampling temperature (0 = greedy)', '0')
     .option('--top-p <p>', 'nucleus sampling mass', '1')
     .option('--top-k <k>', 'keep the k most likely tokens (0 = off)', '0')
-    .option('--seed <n>', 'sampling seed')
+    .option('--seed <n>', 'sampling seed (and the seed of dummy weights, default 0)')
     .option('--chat', 'wrap the prompt in the chat template as one user message')
     .option('--ignore-eos', 'keep going past EOS')
     .option('--backend <cpu|cuda|auto>', 'compute backend', 'auto')
     .option('--threads <n>', 'CPU threads')
+    .option('--load-format <format>', 'weights: auto, safetensors, or dummy (random weights from --seed; config.json and a tokenizer suffice)', 'auto')
     .action(async (f: GenerateFlags) => {
       const log = createLogger('generate');
       const backend = f.backend;
@@ -56,6 +58,8 @@ export function registerGenerate(program: Command): void {
       const tLoad = performance.now();
       const { engine, description } = await nativeEngineOpener({
         modelDir,
+        loadFormat: parseLoadFormat(f.loadFormat),
+        seed: f.seed === undefined ? 0 : num('--seed', f.seed, 0, MAX_DUMMY_SEED, true),
         role: 'colocated',
         backend,
         device: 0,

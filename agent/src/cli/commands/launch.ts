@@ -3,7 +3,7 @@
  * foreground (see launch/headless.ts).
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { AFD_CONNECTORS } from '@afd/shared';
+import { AFD_CONNECTORS, LOAD_FORMATS, MAX_DUMMY_SEED } from '@afd/shared';
 import { CLI_PLACEMENTS } from '../../launch/cliSpec.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
@@ -81,6 +81,8 @@ export function registerLaunch(program: Command): void {
     .option('--ca-file <file>', 'PEM of the CA that signed the wss:// agents\' certificates, trusted besides the system CAs')
     .option('--step-deadline-ms <n>', 'a step that waits longer than this for a peer fails, naming the peer (default 5000)', parseIntOption('--step-deadline-ms', 1, 3_600_000))
     .option('--stop-grace-ms <n>', 'time ranks get to stop before SIGKILL', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
+    .option('--load-format <format>', 'weights: auto (the safetensors), safetensors, or dummy (random weights generated on each rank\'s device from --seed)', oneOf('--load-format', LOAD_FORMATS))
+    .option('--seed <n>', 'seed of dummy weights (default 0)', parseIntOption('--seed', 0, MAX_DUMMY_SEED))
     .action(async (opts: LaunchCliOptions) => {
       if (opts.model && !existsSync(opts.model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in tiny model`);
       const tokens = remoteTokens(opts.hosts ?? [], opts.tokenFile, readRemoteToken);
@@ -97,6 +99,8 @@ export function registerLaunch(program: Command): void {
         gateOnAttention: opts.gateOnAttention,
         ...(opts.connector ? { connector: opts.connector } : {}),
         ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
+        ...(opts.loadFormat ? { loadFormat: opts.loadFormat } : {}),
+        ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
         hosts: opts.hosts ?? [],
         ...(opts.advertiseHost ? { advertiseHost: opts.advertiseHost } : {}),
         tokens,

@@ -40,6 +40,8 @@ export function registerRole(program: Command): void {
     .option('--kv-cache-mib <n>', 'KV cache size in MiB (default: 256 on the CPU; on CUDA see --kv-memory-fraction)')
     .option('--kv-memory-fraction <f>', 'CUDA: share of the device memory free after the weights for the KV cache (default 0.9)')
     .option('--kv-block-size <n>', 'tokens per KV block (default 16)')
+    .option('--load-format <format>', 'weights: auto (the safetensors), safetensors, or dummy (random weights generated on the device from --seed; config.json and a tokenizer suffice) (default auto)')
+    .option('--seed <n>', 'seed of dummy weights; give every rank the same (default 0)')
     .action(async (role: string, opts: RoleCliOptions) => {
       const log = createLogger(`role-${role}`);
       const events = new RoleEvents();

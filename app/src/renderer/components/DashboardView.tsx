@@ -111,6 +111,11 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
       </div>
       <div className="panel" data-testid="panel-heatmaps">
         <h3>Per-layer transfers (rows: layers; columns: rank × stage)</h3>
+        {d.grids.denseLayers.length > 0 && (
+          <p className="small muted" data-testid="dense-layers">
+            Dense FFN layers: {d.grids.denseLayers.join(', ')} (the others are MoE); every layer crosses the connector.
+          </p>
+        )}
         {d.grids.columns.length === 0 ? (
           <p className="muted">No attention/FFN ranks: a colocated run moves no hidden states between ranks.</p>
         ) : (

@@ -1,5 +1,5 @@
 /** Launch options of the Topology screen: model, API port, connector, DBO, gate, graphs. */
-import type { AfdConnector, AgentInfo } from '@afd/shared';
+import type { AfdConnector, AgentInfo, LoadFormat } from '@afd/shared';
 import { useTopology } from '../AppContext.js';
 
 function num(v: string): number {
@@ -26,6 +26,19 @@ export function TopologyOptions({ agents }: { agents: readonly AgentInfo[] }) {
             ))}
           </datalist>
         </label>
+        <label>
+          Weights
+          <select value={o.loadFormat} onChange={(e) => set({ loadFormat: e.target.value as LoadFormat })} data-testid="load-format">
+            <option value="auto">checkpoint (safetensors)</option>
+            <option value="dummy">dummy: random, generated on each rank</option>
+          </select>
+        </label>
+        {o.loadFormat === 'dummy' && (
+          <label>
+            Seed
+            <input type="number" min={0} value={o.seed} onChange={(e) => set({ seed: num(e.target.value) })} data-testid="dummy-seed" />
+          </label>
+        )}
         <label>
           API port (0 = any free)
           <input type="number" min={0} max={65535} value={o.apiPort} onChange={(e) => set({ apiPort: num(e.target.value) })} />

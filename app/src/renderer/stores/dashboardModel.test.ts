@@ -60,6 +60,21 @@ describe('DashboardModel', () => {
     expect([...win.a2fWireUs].every((v) => v >= 20)).toBe(true);
   });
 
+  it('names the dense FFN layers of a model that mixes dense and MoE layers (DeepSeek), none otherwise', () => {
+    const m = new DashboardModel();
+    const gen = new SyntheticMetrics({ attentionRanks: 1, ffnRanks: 1, numLayers: 4, numStages: 1 });
+    const t = 1_000_100;
+    const snaps = gen.tick(t).map((s) => ({ ...s, stats: { ...s.stats, moeLayers: [false, true, true, true] } }));
+    for (const s of snaps) expect(metricsSnapshotSchema.safeParse(s).success).toBe(true);
+    m.ingest(snaps, t);
+    expect(m.transferGrids('total').denseLayers).toEqual([0]);
+    const plain = new DashboardModel();
+    feed(plain, new SyntheticMetrics({ attentionRanks: 1, ffnRanks: 1, numLayers: 4, numStages: 1 }), 1);
+    expect(plain.transferGrids('total').denseLayers).toEqual([]);
+    const bad = { ...snaps[0]!, stats: { ...snaps[0]!.stats, moeLayers: [true] } };
+    expect(metricsSnapshotSchema.safeParse(bad).success).toBe(false);
+  });
+
   it('lists the FFN loop of FFN ranks only', () => {
     const m = new DashboardModel();
     feed(m, new SyntheticMetrics({ attentionRanks: 4, ffnRanks: 2, numLayers: 2, numStages: 1 }), 3);

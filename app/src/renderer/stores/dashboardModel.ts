@@ -35,6 +35,8 @@ export interface DashboardPoint {
 /** The per-layer grids the heatmaps show: rows = layers, columns = rank x stage. */
 export interface TransferGrids {
   numLayers: number;
+  /** Layers whose FFN half is a dense MLP when the model also has MoE layers (from the ranks' stats); [] otherwise or unknown. */
+  denseLayers: number[];
   /** Column labels like "A0 s1". */
   columns: string[];
   a2fBytes: Float64Array;
@@ -206,6 +208,7 @@ export class DashboardModel {
   transferGrids(mode: HeatmapWindow): TransferGrids {
     const labels = this.rankLabels().filter((l) => !l.startsWith('C'));
     let numLayers = 0;
+    let moeLayers: boolean[] | undefined;
     const columns: string[] = [];
     const perRank: { label: string; now: MetricsSnapshot; base: MetricsSnapshot | undefined }[] = [];
     for (const label of labels) {
@@ -213,12 +216,15 @@ export class DashboardModel {
       const now = h?.recent.last();
       if (!h || !now) continue;
       numLayers = Math.max(numLayers, now.stats.numLayers);
+      moeLayers ??= now.stats.moeLayers;
       perRank.push({ label, now, base: mode === 'window' ? this.baseline(h, now.timestampMs) : undefined });
       for (let s = 0; s < now.stats.numStages; s++) columns.push(`${label} s${s}`);
     }
     const cols = columns.length;
+    const denseLayers = moeLayers?.some((m) => m) ? moeLayers.flatMap((m, l) => (m ? [] : [l])) : [];
     const grids = {
       numLayers,
+      denseLayers,
       columns,
       a2fBytes: new Float64Array(numLayers * cols).fill(Number.NaN),
       f2aBytes: new Float64Array(numLayers * cols).fill(Number.NaN),

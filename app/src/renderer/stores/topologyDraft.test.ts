@@ -68,6 +68,18 @@ describe('topology draft', () => {
     expect(ev.ranks.map((r) => `${r.role}${r.rank}`)).toEqual(['ffn0', 'ffn1', 'attention0', 'attention1']);
   });
 
+  it('carries the load format and dummy seed into the spec, and flags a bad seed', () => {
+    const agents = [agent('g', 4)];
+    const d = draft({ choice: 'colocated', options: { ...defaultOptions, modelDir: '/models/cfg', loadFormat: 'dummy', seed: 11 } });
+    d.assignments = autoAssign(d, agents);
+    const ev = evaluateDraft(d, agents);
+    expect(ev.problems).toEqual([]);
+    expect(ev.spec).toMatchObject({ mode: 'colocated', loadFormat: 'dummy', seed: 11 });
+    const bad = draft({ options: { ...defaultOptions, loadFormat: 'dummy', seed: -2 } });
+    bad.assignments = autoAssign(bad, agents);
+    expect(evaluateDraft(bad, agents).problems.join('\n')).toMatch(/seed/);
+  });
+
   it('lists placement, connector, bucket and path problems before launch', () => {
     const agents = [agent('c', 0)];
     const d = draft({ options: { ...defaultOptions, connector: 'nccl', graphBuckets: '4, 2', modelDir: 'relative/dir' } });

@@ -11,6 +11,7 @@ import {
   type AfdConnector,
   type AgentInfo,
   type LaunchSpecInput,
+  type LoadFormat,
   type ProcessRole,
   type Topology,
 } from '@afd/shared';
@@ -29,6 +30,10 @@ export interface Assignment {
 export interface DraftOptions {
   /** Empty = the built-in tiny model. */
   modelDir: string;
+  /** Where the weights come from: the checkpoint (auto) or random ones generated on each rank (dummy). */
+  loadFormat: LoadFormat;
+  /** Seed of dummy weights. */
+  seed: number;
   apiPort: number;
   connector: AfdConnector;
   afdPort: number;
@@ -55,6 +60,8 @@ export interface Draft {
 
 export const defaultOptions: DraftOptions = {
   modelDir: '',
+  loadFormat: 'auto',
+  seed: 0,
   apiPort: 0,
   connector: 'tcp',
   afdPort: 29500,
@@ -186,9 +193,10 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[]): DraftEval
     problems.push(`model directory "${o.modelDir}" must be an absolute path on the agent host (or empty for the built-in model)`);
   }
   const modelDir = o.modelDir.trim() === '' ? null : o.modelDir.trim();
+  const weights = { loadFormat: o.loadFormat, seed: o.seed };
   let spec: LaunchSpecInput;
   if (d.choice === 'colocated') {
-    spec = { mode: 'colocated', placements, modelDir, apiPort: o.apiPort };
+    spec = { mode: 'colocated', placements, modelDir, apiPort: o.apiPort, ...weights };
   } else {
     const buckets = parseBuckets(o.graphBuckets);
     if (!buckets.ok) problems.push(buckets.error);
@@ -198,6 +206,7 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[]): DraftEval
       placements,
       modelDir,
       apiPort: o.apiPort,
+      ...weights,
       afd: {
         connector: o.connector,
         port: o.afdPort,

@@ -86,3 +86,22 @@ TEST(dense_keeps_rows_and_no_groups) {
 }
 
 int main(int argc, char** argv) { return afdtest::runAll(argc, argv); }
+
+// Dense MLP with bf16 activations (the engine on CUDA): the down GEMM stores bf16.
+TEST(dense_bf16_out_stores_bf16) {
+  LinearArgs gu;
+  gu.x = fake(0x100);
+  gu.w = fake(0x300);
+  gu.wUp = fake(0x400);
+  gu.rows = 5;
+  gu.n = 96;
+  gu.k = 64;
+  gu.out = fake(0x700);
+  gu.ldOut = 96;
+  gu.epilogue = Epilogue::SiluMulBf16;
+  DownWeights down{fake(0x800)};
+  down.outBf16 = true;
+  const LinearArgs d = gatedMlpDownArgs(gu, down, fake(0x900));
+  CHECK(d.x == gu.out && !d.xIsF32 && d.n == 64 && d.k == 96 && d.ldOut == 64);
+  CHECK(d.epilogue == Epilogue::StoreBf16);
+}

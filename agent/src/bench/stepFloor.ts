@@ -1,0 +1,34 @@
+/**
+ * The physical floor of a decode step (PERFORMANCE.md): the bytes it must move, i.e.
+ * every weight it reads (routed experts counted as the distinct experts expected under
+ * uniform top-k routing, E (1 - (1 - k/E)^batch) per MoE layer; the embedding only its
+ * batch rows unless tied to the LM head) plus the KV cache it reads, over a bandwidth.
+ */
+import type { ModelLoadSpec } from '@afd/native/checkpoint';
+
+/** HBM bandwidth of one H200 the floors use (PERFORMANCE.md), bytes/s. */
+export const H200_BANDWIDTH = 4.3e12;
+
+/** Expected distinct experts per MoE layer at `batch` tokens of uniform top-k routing. */
+export function expectedActiveExperts(numExperts: number, topK: number, batch: number): number {
+  return numExperts > 0 ? numExperts * (1 - (1 - topK / numExperts) ** batch) : 0;
+}
+
+/** Weight bytes one decode step of `batch` tokens reads. */
+export function weightBytesPerStep(spec: ModelLoadSpec, batch: number): number {
+  const c = spec.config;
+  const active = expectedActiveExperts(c.numExperts, c.numExpertsPerTok, batch);
+  let bytes = 0;
+  for (const t of spec.tensors) {
+    if (/\.experts\.\d+\./.test(t.name)) bytes += (t.byteLength * active) / c.numExperts;
+    else if (t.name === 'model.embed_tokens.weight' && !c.tieWordEmbeddings) bytes += (t.byteLength / c.vocabSize) * Math.min(batch, c.vocabSize);
+    else bytes += t.byteLength;
+  }
+  return bytes;
+}
+
+/** KV bytes one decode step reads: every cached position of every sequence, K and V. */
+export function kvBytesPerStep(spec: ModelLoadSpec, batch: number, context: number, kvElementBytes: number): number {
+  const c = spec.config;
+  return batch * context * c.numLayers * 2 * c.numKvHeads * c.headDim * kvElementBytes;
+}

@@ -1,0 +1,52 @@
+/**
+ * Load format dummy: a role's load spec from config.json alone. Every tensor the role owns
+ * becomes a dummy TensorRef (file -1) that the engine generates where it lives, from the
+ * spec's seed and the tensor's name (so every role that holds a tensor generates the same
+ * values, and split roles equal colocated). Values are uniform and scaled like a trained
+ * model's: matrices and embeddings with the config's initializer_range as std (HF's
+ * initialiser), the LM head with std 1 / sqrt(hidden) so that logits have about unit
+ * spread whatever the width (HF's 0.02 would make a narrow model's logits flat), norm
+ * weights around 1 (1 +- 0.1); so norms, routing and attention are not degenerate and
+ * logits are not flat.
+ */
+import type { ModelConfigSpec, ModelLoadSpec, ModelRole, TensorRef } from '../modelSpec.js';
+import { DUMMY_FILE } from '../modelSpec.js';
+import { dtypeBytes, numElements } from './dtype.js';
+import { roleTensors } from './tensorTables.js';
+
+/** Half-width of the uniform around 1 that norm weights are drawn from. */
+export const DUMMY_NORM_SPREAD = 0.1;
+
+/** How one dummy tensor is drawn: value = offset + scale * (2u - 1), u uniform in [0, 1). */
+export function dummyInit(name: string, config: Pick<ModelConfigSpec, 'initializerRange' | 'hiddenSize' | 'tieWordEmbeddings'>): { scale: number; offset: number } {
+  if (/norm\.weight$/.test(name)) return { scale: DUMMY_NORM_SPREAD, offset: 1 };
+  const lmHead = name === 'lm_head.weight' || (config.tieWordEmbeddings && name === 'model.embed_tokens.weight');
+  const std = lmHead ? 1 / Math.sqrt(config.hiddenSize) : config.initializerRange;
+  // Uniform on [-a, a] has std a / sqrt(3): a = std * sqrt(3).
+  return { scale: std * Math.sqrt(3), offset: 0 };
+}
+
+/** Options of dummyLoadSpec. */
+export interface DummySpecOptions {
+  computeGateOnAttention?: boolean;
+  /** Seed of the values (a non-negative integer). */
+  seed: number;
+}
+
+/** The role's load spec with every tensor generated, and its resident bytes. */
+export function dummyLoadSpec(config: ModelConfigSpec, role: ModelRole, opts: DummySpecOptions): { spec: ModelLoadSpec; residentBytes: number } {
+  if (!Number.isInteger(opts.seed) || opts.seed < 0) throw new Error(`dummy weights: seed must be a non-negative integer (got ${opts.seed})`);
+  const gateOnAttention = (opts.computeGateOnAttention ?? false) && config.numExperts > 0;
+  const dtype = config.weightDtype;
+  const tensors: TensorRef[] = roleTensors(config, role, gateOnAttention).map((t) => ({
+    name: t.name,
+    file: DUMMY_FILE,
+    dtype,
+    shape: [...t.shape],
+    offset: 0,
+    byteLength: numElements(t.shape) * dtypeBytes[dtype],
+    dummy: dummyInit(t.name, config),
+  }));
+  const residentBytes = tensors.reduce((sum, t) => sum + t.byteLength, 0);
+  return { spec: { config, role, computeGateOnAttention: gateOnAttention, files: [], tensors, dummySeed: opts.seed }, residentBytes };
+}

@@ -1,0 +1,48 @@
+#include "model/deepseek-config.h"
+
+#include "model/model-config.h"
+
+namespace afd {
+
+MoeRoutingParams moeRoutingParams(const ModelConfig& c) {
+  MoeRoutingParams p;
+  p.k = c.numExpertsPerTok;
+  p.scoring = c.routing.scoring;
+  p.method = c.routing.method;
+  p.numGroups = c.routing.numGroups;
+  p.topkGroups = c.routing.topkGroups;
+  p.normTopk = c.normTopkProb;
+  p.scale = static_cast<float>(c.routing.routedScalingFactor);
+  return p;
+}
+
+void validateDeepseekConfig(const ModelConfig& c) {
+  const MlaConfig& m = c.mla;
+  if (m.enabled()) {
+    AFD_CHECK(m.qLoraRank >= 0 && m.qkNopeHeadDim >= 0 && m.vHeadDim > 0,
+              "model config: MLA needs qLoraRank >= 0, qkNopeHeadDim >= 0 and vHeadDim > 0");
+    AFD_CHECK(m.qkRopeHeadDim > 0 && m.qkRopeHeadDim % 2 == 0, "model config: MLA qkRopeHeadDim " << m.qkRopeHeadDim << " must be positive and even");
+    AFD_CHECK(c.headDim == m.qkRopeHeadDim, "model config: MLA headDim (" << c.headDim << ") must equal qkRopeHeadDim (" << m.qkRopeHeadDim
+                                                                           << "): RoPE runs on the rope part only");
+    AFD_CHECK(m.softmaxScale > 0, "model config: MLA softmaxScale must be positive");
+    AFD_CHECK(!c.qkNorm && !c.attentionBias, "model config: MLA has no q/k head norm and no attention bias");
+  }
+  const MoeRoutingConfig& r = c.routing;
+  if (!r.grouped) {
+    AFD_CHECK(r.numSharedExperts == 0 && !r.scoreCorrectionBias, "model config: shared experts and a score bias need grouped routing");
+    return;
+  }
+  AFD_CHECK(c.numExperts > 0, "model config: grouped routing needs routed experts");
+  AFD_CHECK(r.routedScalingFactor > 0, "model config: routedScalingFactor must be positive");
+  AFD_CHECK(r.numSharedExperts >= 0 && (r.numSharedExperts == 0) == (r.sharedIntermediateSize == 0),
+            "model config: numSharedExperts " << r.numSharedExperts << " and sharedIntermediateSize " << r.sharedIntermediateSize
+                                              << " disagree");
+  if (r.method != RouterTopkMethod::Greedy) {
+    AFD_CHECK(r.numGroups >= 1 && c.numExperts % r.numGroups == 0 && r.topkGroups >= 1 && r.topkGroups <= r.numGroups,
+              "model config: " << routerTopkMethodName(r.method) << " needs numGroups dividing " << c.numExperts
+                               << " experts and 1 <= topkGroups (" << r.topkGroups << ") <= numGroups (" << r.numGroups << ")");
+  }
+  AFD_CHECK(!r.scoreCorrectionBias || r.method == RouterTopkMethod::NoauxTc, "model config: the score correction bias belongs to noaux_tc");
+}
+
+}  // namespace afd

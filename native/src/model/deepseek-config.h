@@ -1,0 +1,42 @@
+// The DeepSeek-V2/V3 parts of ModelConfig (C++ mirror of MlaSpec / MoeRoutingSpec in
+// native/src/modelSpec.ts): multi-head latent attention and grouped routing with
+// shared experts. Both are off (kvLoraRank 0, grouped false) for every other family.
+#pragma once
+#include <cstdint>
+
+#include "core/deepseek-ops.h"
+
+namespace afd {
+
+struct ModelConfig;
+
+struct MlaConfig {
+  int64_t qLoraRank = 0;   // 0: a plain q_proj (DeepSeek-V2-Lite); else q_a_proj -> q_a_layernorm -> q_b_proj
+  int64_t kvLoraRank = 0;  // the latent the cache holds per token; 0: not MLA
+  int64_t qkNopeHeadDim = 0, qkRopeHeadDim = 0, vHeadDim = 0;
+  bool ropeInterleave = true;  // RoPE on pairs (x[2i], x[2i+1]); false: rotate-half
+  double softmaxScale = 0;     // qk_head_dim ** -0.5 (x yarn mscale(factor, mscale_all_dim) ** 2)
+
+  bool enabled() const { return kvLoraRank > 0; }
+  int64_t qkHeadDim() const { return qkNopeHeadDim + qkRopeHeadDim; }
+  // One latent cache row: the normed latent, then the roped key.
+  int64_t latentRowDim() const { return kvLoraRank + qkRopeHeadDim; }
+};
+
+struct MoeRoutingConfig {
+  bool grouped = false;  // false: softmax top-k (Backend::routerTopK); true: Backend::moeGroupedRoute
+  RouterScoring scoring = RouterScoring::Softmax;
+  RouterTopkMethod method = RouterTopkMethod::Greedy;
+  int numGroups = 1, topkGroups = 1;
+  double routedScalingFactor = 1;
+  bool scoreCorrectionBias = false;  // mlp.gate.e_score_correction_bias [E] (noaux_tc)
+  int numSharedExperts = 0;
+  int64_t sharedIntermediateSize = 0;  // moe_intermediate_size x n_shared_experts
+};
+
+// The Backend routing parameters of a grouped-routing config.
+MoeRoutingParams moeRoutingParams(const ModelConfig& c);
+// Checks the MLA and routing fields (called by validateModelConfig).
+void validateDeepseekConfig(const ModelConfig& c);
+
+}  // namespace afd
