@@ -31,7 +31,7 @@ import { complete, killAllRoles, RoleProcess } from '../afd/RoleProcess.js';
 import { ensureDefaultModel } from '../model/defaultModel.js';
 import { bundleEntry, testAddonPath } from '../testing/agentBundle.js';
 import { crossingsPerStep } from '../bench/twoHostsReport.js';
-import { measureDelay } from '../testing/netns/latency.js';
+import { measureDelay, median } from '../testing/netns/latency.js';
 import { isRunning } from '../testing/netns/NetnsBed.js';
 import { netnsSupport } from '../testing/netns/netnsSupport.js';
 import { hostOfAgentId, postJson, rankStats, startCliLaunch, stopCliLaunch, streamCompletion } from '../testing/netns/bedClients.js';
@@ -303,12 +303,13 @@ describe.skipIf(!support.ok)(`afd-agent launch on two hosts${support.ok ? '' : `
         );
         // At least every per-layer crossing; no more than the model's crossings at the delay the
         // relay achieved (one extra round trip per layer would add 2 x layers x delay).
-        expect(slowdown).toBeGreaterThanOrEqual(2 * numLayers * delayMs * 0.9);
-        expect(slowdown).toBeLessThanOrEqual(crossings * achievedMs * 1.2 + 3);
+        const runs = `step ms at 0: ${direct.stepMsRuns.map((v) => v.toFixed(1))}; at ${delayMs}: ${delayed.stepMsRuns.map((v) => v.toFixed(1))}`;
+        expect(slowdown, runs).toBeGreaterThanOrEqual(2 * numLayers * delayMs * 0.9);
+        expect(slowdown, runs).toBeLessThanOrEqual(crossings * achievedMs * 1.2 + 3);
         // The per-layer wire time of the serving attention rank shows the one-way delay (and not at 0 ms).
         expect(delayed.wireUsPerLayer).toHaveLength(numLayers);
         for (const us of delayed.wireUsPerLayer) expect(us).toBeGreaterThanOrEqual(delayMs * 1000 * 0.9);
-        for (const us of direct.wireUsPerLayer) expect(us).toBeLessThan(delayMs * 1000 * 0.5);
+        expect(median(delayed.wireUsPerLayer) - median(direct.wireUsPerLayer), `wire us: ${direct.wireUsPerLayer} -> ${delayed.wireUsPerLayer}`).toBeGreaterThanOrEqual(delayMs * 1000 * 0.9);
       } finally {
         expect(await stopCliLaunch(launch)).toBe(0);
       }
