@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { Engine, buildStepPlan, type PlanSeq } from '@afd/native/engine';
-import type { ModelLoadSpec } from '@afd/native/checkpoint';
 import { makeModel } from '../model/makeModel.js';
 import { intFlag } from '../util/intFlag.js';
 import { weightBytesPerStep } from './stepFloor.js';
