@@ -11,6 +11,7 @@ export * from './protocol/role.js';
 export * from './protocol/metrics.js';
 export * from './protocol/inventory.js';
 export * from './protocol/launch.js';
+export * from './protocol/launchOptions.js';
 export * from './protocol/agent.js';
 export * from './topology/plan.js';
 export * from './protocol/bridge.js';

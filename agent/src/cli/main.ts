@@ -1,14 +1,18 @@
 /**
  * afd-agent: every subcommand of the host program. Each command lives in its own file
- * under commands/ and registers itself here.
+ * under commands/ and registers itself here. The same file is the entry of the agent's
+ * worker threads (the tokenizer pool of a serving rank): started as one, it runs the
+ * worker instead of the command line.
  */
 import { Command } from 'commander';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { registerInspect } from './commands/inspect.js';
 import { registerMakeModel } from './commands/makeModel.js';
 import { registerRole } from './commands/role.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerServe } from './commands/serve.js';
 import { registerLaunch } from './commands/launch.js';
+import { isTokenizerWorkerData, runTokenizerWorker } from '../serving/tokenizer/tokenizerWorker.js';
 
 export function buildProgram(): Command {
   const program = new Command('afd-agent')
@@ -24,9 +28,13 @@ export function buildProgram(): Command {
   return program;
 }
 
-buildProgram()
-  .parseAsync(process.argv)
-  .catch((err: unknown) => {
-    process.stderr.write(`afd-agent: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  });
+if (!isMainThread && parentPort && isTokenizerWorkerData(workerData)) {
+  void runTokenizerWorker(workerData, parentPort);
+} else if (isMainThread) {
+  buildProgram()
+    .parseAsync(process.argv)
+    .catch((err: unknown) => {
+      process.stderr.write(`afd-agent: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    });
+}

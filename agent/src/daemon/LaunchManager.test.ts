@@ -1,7 +1,7 @@
 /**
  * LaunchManager with a scripted role program (speaks the role contract, records the
- * order in which ranks receive SIGTERM): request errors, the busy rule, the stop order
- * (attention before FFN), restart, and logs.get.
+ * order in which ranks receive SIGTERM): request errors, the busy rule, the stop (every
+ * rank at once), restart, and logs.get.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,7 +59,7 @@ describe('LaunchManager', () => {
     await expect(m.restart()).rejects.toMatchObject({ code: 'not-found' });
   });
 
-  it('runs, refuses a second launch, stops attention before FFN, restarts, and serves logs', async () => {
+  it('runs, refuses a second launch, stops every rank at once, restarts, and serves logs', async () => {
     const m = new LaunchManager({ self: { file: process.execPath, args: [script] } });
     const events: AgentEvent[] = [];
     m.onEvent((e) => events.push(e));
@@ -73,7 +73,10 @@ describe('LaunchManager', () => {
 
     expect(await m.stop(5000)).toEqual({ stopped: true });
     const order = readFileSync(stopLog, 'utf8').trim().split('\n');
-    expect(order.slice(-1)).toEqual(['ffn0']); // FFN only after both attention ranks exited
+    // In parallel: the FFN rank (which exits at once) got SIGTERM before the attention ranks were done (150 ms).
+    expect([...order].sort()).toEqual(['attention0', 'attention1', 'ffn0']);
+    const exits = events.flatMap((e) => (e.type === 'rank.exited' ? [`${e.role}${e.rank}`] : []));
+    expect(exits[0]).toBe('ffn0');
     expect(m.state().state).toBe('stopped');
     expect(events.filter((e) => e.type === 'rank.exited')).toHaveLength(3);
     expect(events.some((e) => e.type === 'rank.failed')).toBe(false);
@@ -84,13 +87,43 @@ describe('LaunchManager', () => {
     expect(await m.stop(5000)).toEqual({ stopped: false });
   });
 
+  it('restart on-failure: a killed rank comes back after its back-off while the launch stays running; past maxRestarts it fails', async () => {
+    const m = new LaunchManager({ self: { file: process.execPath, args: [script] } });
+    const events: AgentEvent[] = [];
+    m.onEvent((e) => events.push(e));
+    const policy = launchSpecSchema.parse({ ...spec, restart: { policy: 'on-failure', maxRestarts: 1, backoffMs: 300 } });
+    await m.launch({ launchId: 'rs', agentId: 'me', spec: policy });
+    await until(() => m.state().state === 'running');
+    const ffn = (): NonNullable<ReturnType<typeof m.state>['ranks'][number]> => m.state().ranks.find((r) => r.role === 'ffn')!;
+    const first = ffn().pid!;
+    process.kill(first, 'SIGKILL');
+    await until(() => ffn().state === 'failed');
+    expect(m.state().state).toBe('running'); // degraded, not failed: a restart is on its way
+    expect(m.state().message).toMatch(/restarting ffn rank 0 \(back-off, restart 1 in a row\)/);
+    await until(() => ffn().state === 'ready' && ffn().pid !== first);
+    expect(ffn().restarts).toBe(1);
+    expect(m.state().state).toBe('running');
+    expect(m.state().message).toBeUndefined();
+    expect(events.filter((e) => e.type === 'rank.started' && e.role === 'ffn')).toHaveLength(2);
+    // Killed again before a minute of being ready: the second failure in a row is one too many.
+    process.kill(ffn().pid!, 'SIGKILL');
+    await until(() => m.state().state === 'failed');
+    expect(ffn().restarts).toBe(1);
+    await m.stop(5000);
+  });
+
+  it('refuses to serve the OpenAI API off loopback without an API key', async () => {
+    const m = new LaunchManager({ self: { file: process.execPath, args: [script] }, routerHost: '0.0.0.0', startRouter: async () => { throw new Error('not reached'); } });
+    await expect(m.launch({ launchId: 'k', agentId: 'me', spec })).rejects.toMatchObject({ code: 'launch-failed', message: /non-loopback address 0\.0\.0\.0 without an API key/ });
+  });
+
   it('starts the front router over the attention ranks once they are ready, and reports a router failure', async () => {
     let backends: string[] = [];
     const ok = new LaunchManager({
       self: { file: process.execPath, args: [script] },
       startRouter: async (urls, host, port) => {
         backends = urls;
-        return { url: `http://${host}:${port || 18000}`, close: async () => undefined };
+        return { url: `http://${host}:${port || 18000}`, close: async () => undefined, drain: async () => undefined, setBackendUrl: () => undefined, markDown: () => undefined };
       },
     });
     await ok.launch({ launchId: 'r1', agentId: 'me', spec });

@@ -95,6 +95,7 @@ export class LaunchManager {
         spec: params.spec,
         self: this.opts.self,
         baseEnv: this.opts.baseEnv ?? process.env,
+        ...(params.apiKey ? { apiKey: params.apiKey } : {}),
         ...(this.opts.startRouter ? { startRouter: this.opts.startRouter } : {}),
         ...(this.opts.routerHost ? { routerHost: this.opts.routerHost } : {}),
         ...(this.opts.advertiseHost ? { advertiseHost: this.opts.advertiseHost } : {}),

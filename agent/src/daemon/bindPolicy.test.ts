@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkBindPolicy, isLoopbackHost } from './bindPolicy.js';
+import { checkBindPolicy, checkRouterBindPolicy, isLoopbackHost } from './bindPolicy.js';
 import { checkUpgrade, presentedToken } from './upgradeAuth.js';
 
 describe('bind policy', () => {
@@ -17,6 +17,12 @@ describe('bind policy', () => {
     expect(() => checkBindPolicy({ host: '0.0.0.0', hasTls: true })).not.toThrow();
     expect(() => checkBindPolicy({ host: '0.0.0.0', hasTls: false })).toThrow(/non-loopback address 0\.0\.0\.0 without TLS \(--tls-cert and --tls-key\)/);
     expect(() => checkBindPolicy({ host: '10.1.1.1', hasTls: false })).toThrow(/bind to 127\.0\.0\.1/);
+  });
+
+  it('serves the OpenAI API off loopback only with an API key', () => {
+    expect(() => checkRouterBindPolicy('127.0.0.1', undefined)).not.toThrow();
+    expect(() => checkRouterBindPolicy('0.0.0.0', 'k')).not.toThrow();
+    expect(() => checkRouterBindPolicy('0.0.0.0', undefined)).toThrow(/non-loopback address 0\.0\.0\.0 without an API key.*--api-key \(or set AFD_API_KEY\)/);
   });
 });
 

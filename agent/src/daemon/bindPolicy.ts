@@ -32,3 +32,15 @@ export function checkBindPolicy(req: BindRequest): void {
       'Configure TLS, or bind to 127.0.0.1 and reach the agent through an SSH tunnel',
   );
 }
+
+/**
+ * The front router of a launch serves the OpenAI API, which runs models on this host's
+ * devices: off loopback it needs an API key (clients then send `Authorization: Bearer`).
+ */
+export function checkRouterBindPolicy(host: string, apiKey: string | undefined): void {
+  if (isLoopbackHost(host) || apiKey) return;
+  throw new Error(
+    `refusing to serve the OpenAI API on non-loopback address ${host} without an API key: ` +
+      'anyone who can reach it could run the model. Pass --api-key (or set AFD_API_KEY), or bind 127.0.0.1',
+  );
+}

@@ -3,25 +3,28 @@
  * the rendezvous port, the front router once the local attention ranks are ready, and
  * the agent protocol events that tell clients what happens (rank.started / progress /
  * ready / failed / exited, topology.state, log lines, metrics snapshots).
+ *
+ * A rank that dies is restarted per the spec's restart policy (RankRestarts) with the same
+ * command line, so it rejoins its block; meanwhile the router routes around it and the
+ * launch stays `running` with a message naming what it restarts. Stop drains the router,
+ * then stops every rank at once, all within the grace period.
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { resolveTopology, type AgentEvent, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
+import { ffnRankOf, resolveTopology, type AgentEvent, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
 import { freePortBlock, isPortFree } from '@afd/native/ports';
 import type { SelfCommand } from '../util/self.js';
 import type { RingLine } from './LogRing.js';
+import { checkRouterBindPolicy } from '../daemon/bindPolicy.js';
+import { LaunchRouter, type RouterFactory } from './LaunchRouter.js';
+import { RankRestarts } from './RankRestarts.js';
 import { RankRunner, type RankRunnerOptions, type RankUpdate } from './RankRunner.js';
 import { hostOfAgent, roleChildSpec } from './roleArgs.js';
-import { advertisedUrl } from '../daemon/advertiseHost.js';
 
-/** A front router started over this agent's attention ranks. */
-export interface RouterHandle {
-  url: string;
-  close(): Promise<void>;
-}
+export type { RouterFactory, RouterHandle } from './LaunchRouter.js';
 
-/** Starts the topology's OpenAI front router on `port` balancing over `backends` (rank base URLs). */
-export type RouterFactory = (backends: string[], host: string, port: number) => Promise<RouterHandle>;
+/** Ranks get at least this long between SIGTERM and SIGKILL, even when draining used up the grace period. */
+export const RANK_STOP_FLOOR_MS = 300;
 
 export interface TopologyRunOptions {
   launchId: string;
@@ -35,6 +38,11 @@ export interface TopologyRunOptions {
   advertiseHost?: string;
   /** Starts the front router; omitted = no router. */
   startRouter?: RouterFactory;
+  /**
+   * Bearer key of the launch's OpenAI API (router and serving ranks); default
+   * $AFD_API_KEY of baseEnv, else open. Never put in the spec or on a command line.
+   */
+  apiKey?: string;
   /**
    * Resolves the model directory when the spec names none (the built-in model), once for
    * every local rank, so ranks do not race to create it; omitted = ranks use their default.
@@ -56,17 +64,22 @@ const progressIntervalMs = 100;
 
 export class TopologyRun {
   readonly runners: RankRunner[] = [];
-  private router: RouterHandle | undefined;
-  private routerStarting = false;
+  private router: LaunchRouter | undefined;
   private stopping = false;
   private stopped = false;
-  private routerError: string | undefined;
+  /** Once every rank was ready: a rank restarting later leaves the launch running (degraded). */
+  private everRunning = false;
+  private readonly restarts: RankRestarts<RankRunner>;
+  private readonly apiKey: string | undefined;
   private readonly lastProgress = new Map<RankRunner, { phase: string; atMs: number }>();
   afdPort = 0;
   /** Identity of this start (see rendezvousIdOf); set by start(). */
   rendezvousId = '';
 
-  constructor(private readonly opts: TopologyRunOptions) {}
+  constructor(private readonly opts: TopologyRunOptions) {
+    this.restarts = new RankRestarts(opts.spec.restart);
+    this.apiKey = opts.apiKey ?? (opts.baseEnv['AFD_API_KEY'] || undefined);
+  }
 
   get launchId(): string {
     return this.opts.launchId;
@@ -120,6 +133,8 @@ export class TopologyRun {
   /** Spawns every local rank; resolves with how many. Throws when a rank cannot be built. */
   async start(): Promise<number> {
     const placements = this.localPlacements();
+    const routerHost = this.opts.routerHost ?? '127.0.0.1';
+    if (this.opts.startRouter && placements.some((p) => p.role !== 'ffn')) checkRouterBindPolicy(routerHost, this.apiKey);
     this.afdPort = await this.chooseAfdPort();
     this.rendezvousId = this.rendezvousIdOf();
     let spec = this.opts.spec;
@@ -138,6 +153,7 @@ export class TopologyRun {
         apiHost: '127.0.0.1', // rank HTTP is for this agent and its front router only
         defaultThreads,
         baseEnv: this.opts.baseEnv,
+        ...(this.apiKey ? { apiKey: this.apiKey } : {}),
         ...(this.rendezvousId ? { rendezvousId: this.rendezvousId } : {}),
       }),
     }));
@@ -146,6 +162,18 @@ export class TopologyRun {
       const runner = new RankRunner(id, child, (u) => this.onRankUpdate(runner, u), this.opts.runner);
       this.runners.push(runner);
     }
+    this.router = new LaunchRouter(
+      {
+        factory: this.opts.startRouter,
+        host: routerHost,
+        ...(this.opts.advertiseHost ? { advertiseHost: this.opts.advertiseHost } : {}),
+        port: this.opts.spec.apiPort,
+        apiKey: this.apiKey,
+        restarts: () => this.runners.map((r) => ({ role: r.id.role, rank: r.id.rank, total: this.restarts.total(r) })),
+        ...(this.opts.onNote ? { onNote: this.opts.onNote } : {}),
+      },
+      this.runners.filter((r) => r.id.role !== 'ffn'),
+    );
     this.emitState();
     for (const r of this.runners) r.start();
     return this.runners.length;
@@ -174,15 +202,18 @@ export class TopologyRun {
         break;
       }
       case 'listening':
+        this.router?.rankListening(runner, u.apiUrl); // a restarted rank listens on a new port
         return; // visible in topology.state once ready
       case 'ready':
         this.opts.onEvent({ type: 'rank.ready', ...ref, apiUrl: runner.apiUrl ?? null });
-        void this.maybeStartRouter();
+        this.restarts.onReady(runner);
+        void this.router?.maybeStart().then(() => this.emitState());
         break;
       case 'health':
         break;
       case 'failed':
         this.opts.onEvent({ type: 'rank.failed', ...ref, exitCode: u.exitCode, signal: u.signal, message: u.message, lastLogLines: u.lastLines });
+        this.onRankFailed(runner, u.message);
         break;
       case 'exited':
         this.opts.onEvent({ type: 'rank.exited', ...ref, exitCode: u.exitCode, signal: u.signal });
@@ -191,22 +222,28 @@ export class TopologyRun {
     this.emitState();
   }
 
-  /** The front router starts once every local attention (or colocated) rank is ready. */
-  private async maybeStartRouter(): Promise<void> {
-    const factory = this.opts.startRouter;
-    if (!factory || this.router || this.routerStarting || this.stopping) return;
-    const serving = this.runners.filter((r) => r.id.role !== 'ffn');
-    if (serving.length === 0 || serving.some((r) => r.state !== 'ready' || !r.apiUrl)) return;
-    this.routerStarting = true;
+  /** A rank died without being asked to: route around it, and restart it per the policy. */
+  private onRankFailed(runner: RankRunner, message: string): void {
+    if (this.stopping) return;
+    const spec = this.opts.spec;
+    const blockOf = (f: number): RankRunner[] =>
+      spec.mode === 'afd' ? this.runners.filter((r) => r.id.role === 'attention' && ffnRankOf(resolveTopology(spec.topology), r.id.rank) === f) : [];
+    this.router?.rankFailed(runner, blockOf, message);
+    const name = `${runner.id.role} rank ${runner.id.rank}`;
+    const decision = this.restarts.onFailed(runner, () => this.restart(runner));
+    if (decision) {
+      this.opts.onNote?.(`${message}; restarting ${name} in ${(decision.delayMs / 1000).toFixed(1)} s (restart ${decision.attempt} in a row, at most ${spec.restart.maxRestarts})`);
+    } else if (spec.restart.policy === 'on-failure') {
+      this.opts.onNote?.(`${message}; giving up on ${name} after ${spec.restart.maxRestarts} restarts in a row`);
+    }
+  }
+
+  private restart(runner: RankRunner): void {
+    if (this.stopping) return;
     try {
-      const router = await factory(serving.map((r) => r.apiUrl!), this.opts.routerHost ?? '127.0.0.1', this.opts.spec.apiPort);
-      if (this.stopping) await router.close();
-      else this.router = { url: advertisedUrl(router.url, this.opts.advertiseHost), close: () => router.close() };
+      runner.start();
     } catch (e) {
-      this.routerError = `front router could not start on port ${this.opts.spec.apiPort}: ${(e as Error).message}. Choose another apiPort`;
-      this.opts.onNote?.(this.routerError);
-    } finally {
-      this.routerStarting = false;
+      this.opts.onNote?.(`cannot restart ${runner.id.role} rank ${runner.id.rank}: ${(e as Error).message}`);
     }
     this.emitState();
   }
@@ -219,10 +256,21 @@ export class TopologyRun {
   get runState(): RunState {
     if (this.stopped) return 'stopped';
     if (this.stopping) return 'stopping';
-    if (this.runners.some((r) => r.state === 'failed') || this.routerError) return 'failed';
-    const routerPending = this.opts.startRouter !== undefined && this.runners.some((r) => r.id.role !== 'ffn') && !this.router;
-    if (this.runners.length > 0 && this.runners.every((r) => r.state === 'ready') && !routerPending) return 'running';
-    return 'launching';
+    if (this.router?.error) return 'failed';
+    if (this.runners.some((r) => r.state === 'failed' && !this.restarts.pending(r))) return 'failed';
+    if (this.allReady()) return 'running';
+    return this.everRunning ? 'running' : 'launching';
+  }
+
+  private allReady(): boolean {
+    return this.runners.length > 0 && this.runners.every((r) => r.state === 'ready') && !this.router?.pending;
+  }
+
+  /** What the launch is recovering from, while it restarts ranks. */
+  private recovering(): string | undefined {
+    const busy = this.runners.filter((r) => r.state !== 'ready' && this.restarts.total(r) > 0);
+    if (busy.length === 0) return undefined;
+    return `restarting ${busy.map((r) => `${r.id.role} rank ${r.id.rank} (${this.restarts.pending(r) ? 'back-off' : r.state}, restart ${this.restarts.streak(r)} in a row)`).join(', ')}`;
   }
 
   rankStates(): RankState[] {
@@ -238,22 +286,26 @@ export class TopologyRun {
         progress: last ? { phase: last[0], bytesDone: last[1].bytesDone, bytesTotal: last[1].bytesTotal } : null,
         exitCode: r.exitCode,
         message: r.message,
+        ...(this.restarts.total(r) > 0 ? { restarts: this.restarts.total(r) } : {}),
       };
     });
   }
 
   snapshot(): TopologyState {
+    const state = this.runState;
+    const message = this.router?.error ?? (state === 'running' ? this.recovering() : undefined);
     return {
       launchId: this.opts.launchId,
-      state: this.runState,
+      state,
       spec: this.opts.spec,
       ranks: this.rankStates(),
       routerUrl: this.routerUrl,
-      ...(this.routerError ? { message: this.routerError } : {}),
+      ...(message ? { message } : {}),
     };
   }
 
   private emitState(): void {
+    if (this.allReady()) this.everRunning = true;
     this.opts.onEvent({ type: 'topology.state', state: this.snapshot() });
   }
 
@@ -261,19 +313,23 @@ export class TopologyRun {
     return this.runners.find((r) => r.id.role === role && r.id.rank === rank);
   }
 
-  /** Stops the router, then attention/colocated ranks (they tell FFN ranks to shut down), then FFN ranks. */
+  /**
+   * Drains the front router (no new requests; in-flight ones may finish within graceMs; the
+   * rest end with an error event and [DONE]), then stops every rank at once (SIGTERM,
+   * SIGKILL when the grace period is over, but never sooner than RANK_STOP_FLOOR_MS after
+   * SIGTERM): all of it takes at most graceMs + RANK_STOP_FLOOR_MS, a hung rank included.
+   */
   async stop(graceMs = 10_000): Promise<void> {
     if (this.stopped) return;
+    const deadline = Date.now() + graceMs;
     this.stopping = true;
+    this.restarts.cancelAll();
     // FFN ranks may leave on their own once attention sends the shutdown flag: not a failure.
     for (const r of this.runners) r.expectStop();
     this.emitState();
-    if (this.router) {
-      await this.router.close().catch(() => undefined);
-      this.router = undefined;
-    }
-    await Promise.all(this.runners.filter((r) => r.id.role !== 'ffn').map((r) => r.stop(graceMs)));
-    await Promise.all(this.runners.filter((r) => r.id.role === 'ffn').map((r) => r.stop(graceMs)));
+    await this.router?.drain(graceMs);
+    const left = Math.max(RANK_STOP_FLOOR_MS, deadline - Date.now());
+    await Promise.all(this.runners.map((r) => r.stop(left)));
     this.stopped = true;
     this.emitState();
   }

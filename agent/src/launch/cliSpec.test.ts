@@ -13,6 +13,15 @@ describe('buildCliLaunchSpec', () => {
     expect(spec.mode === 'afd' && spec.agentHosts).toEqual({});
   });
 
+  it('restarts dead ranks by default, or never; carries the serving limits; refuses a relative model path', () => {
+    const spec = buildCliLaunchSpec(base);
+    expect(spec.restart).toMatchObject({ policy: 'on-failure', maxRestarts: 10 });
+    expect(buildCliLaunchSpec({ ...base, restart: 'never', maxRestarts: 2 }).restart).toMatchObject({ policy: 'never', maxRestarts: 2 });
+    expect(buildCliLaunchSpec({ ...base, serving: { maxNumSeqs: 4, kvCacheMib: 32 } }).serving).toEqual({ maxNumSeqs: 4, kvCacheMib: 32 });
+    expect(() => buildCliLaunchSpec({ ...base, serving: { kvCacheMib: 32, kvMemoryFraction: 0.5 } })).toThrow(/serving.kvMemoryFraction: give kvCacheMib or kvMemoryFraction, not both/);
+    expect(() => buildCliLaunchSpec({ ...base, modelDir: 'models/q' })).toThrow(/modelDir: must be an absolute path/);
+  });
+
   it('gives each rank its own GPU and uses NCCL on CUDA', () => {
     const spec = buildCliLaunchSpec({ ...base, backend: 'cuda', dbo: true, gateOnAttention: true });
     expect(spec.placements.map((p) => p.deviceIndex)).toEqual([0, 1, 2, 3]);

@@ -6,7 +6,7 @@
  * keeps each block (an FFN rank and the attention ranks it serves) on one host and spreads
  * whole blocks over the hosts. Pure, so every rule is unit-tested.
  */
-import { attentionBlockOf, launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole } from '@afd/shared';
+import { attentionBlockOf, launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole, type RankServingOptions } from '@afd/shared';
 
 /** How `launch` spreads ranks over --hosts. */
 export const CLI_PLACEMENTS = ['world', 'block'] as const;
@@ -37,6 +37,12 @@ export interface CliLaunchInput {
   placement?: CliPlacement;
   /** The AFD step deadline, ms (default the schema's). */
   stepDeadlineMs?: number;
+  /** What to do when a rank dies (default on-failure: restart it with back-off). */
+  restart?: 'on-failure' | 'never';
+  /** Most restarts of one rank in a row (default: the schema's, 10). */
+  maxRestarts?: number;
+  /** Serving limits of every rank (the role flags of the same names). */
+  serving?: RankServingOptions;
   /** Where the weights come from (default auto); dummy generates them from `seed`. */
   loadFormat?: LoadFormat;
   seed?: number;
@@ -114,17 +120,22 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
     return { role: slot.role, rank: slot.rank, agentId: host.agentId, backend: input.backend, deviceIndex, ...(input.threads ? { threads: input.threads } : {}) };
   });
   const multiHost = new Set(placements.map((p) => p.agentId)).size > 1;
-  const weights = { ...(input.loadFormat ? { loadFormat: input.loadFormat } : {}), ...(input.seed !== undefined ? { seed: input.seed } : {}) };
+  const common = {
+    modelDir: input.modelDir,
+    apiPort: input.apiPort,
+    ...(input.loadFormat ? { loadFormat: input.loadFormat } : {}),
+    ...(input.seed !== undefined ? { seed: input.seed } : {}),
+    restart: { policy: input.restart ?? 'on-failure', ...(input.maxRestarts !== undefined ? { maxRestarts: input.maxRestarts } : {}) },
+    serving: input.serving ?? {},
+  };
   const spec: LaunchSpecInput =
     mode === 'colocated'
-      ? { mode, placements, modelDir: input.modelDir, apiPort: input.apiPort, ...weights }
+      ? { mode, placements, ...common }
       : {
           mode,
           topology: input.topology,
           placements,
-          modelDir: input.modelDir,
-          apiPort: input.apiPort,
-          ...weights,
+          ...common,
           agentHosts: multiHost ? Object.fromEntries(input.hosts.map((h) => [h.agentId, h.address])) : {},
           afd: {
             connector: input.connector ?? (input.backend === 'cuda' ? 'nccl' : 'tcp'),

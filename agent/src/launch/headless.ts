@@ -1,12 +1,14 @@
 /**
  * `afd-agent launch`: a topology without the console. This process is the local agent
  * (the same LaunchManager `serve` uses, in-process) and, with --hosts, drives remote
- * agents over their WebSocket API with the same spec. It shows progress, prints the
- * endpoints once every rank is ready, and stops every rank on Ctrl-C / SIGTERM or when
- * any rank fails.
+ * agents over their WebSocket API with the same spec. It shows progress and prints the
+ * endpoints once every rank is ready. A rank that dies is restarted with back-off
+ * (restart policy on-failure, the default) while the router routes around its block;
+ * the launch ends on Ctrl-C / SIGTERM (drained: exit 0), or when a rank cannot be brought
+ * back (policy never, or too many restarts in a row: exit 1).
  */
 import { randomUUID } from 'node:crypto';
-import type { AfdConnector, AgentEvent, LaunchSpec, LoadFormat, TopologyState } from '@afd/shared';
+import type { AfdConnector, AgentEvent, LaunchSpec, LoadFormat, RankServingOptions, TopologyState } from '@afd/shared';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
 import { selfCommand } from '../util/self.js';
@@ -28,6 +30,13 @@ export interface HeadlessOptions {
   gateOnAttention: boolean;
   connector?: AfdConnector;
   afdPort?: number;
+  /** What to do when a rank dies (default on-failure). */
+  restart?: 'on-failure' | 'never';
+  maxRestarts?: number;
+  /** Serving limits of every rank. */
+  serving?: RankServingOptions;
+  /** Bearer key of the OpenAI API (router and ranks); undefined = open (loopback only). */
+  apiKey?: string;
   /** Where every rank's weights come from (default auto). */
   loadFormat?: LoadFormat;
   /** Seed of dummy weights. */
@@ -66,19 +75,24 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
   let failure: string | undefined;
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((r) => (resolveDone = r));
+  /** The last rank failure seen (with its output), reported if the launch gives up. */
+  let lastRankFailure: string | undefined;
   const onEvent = (host: string, t: Target, e: AgentEvent): void => {
     view.onEvent(host, e);
+    const prefix = host ? `${host}: ` : '';
+    if (e.type === 'rank.failed') {
+      lastRankFailure = `${prefix}${e.message}\n  last output:\n    ${e.lastLogLines.slice(-10).join('\n    ')}`;
+      if (t.agentId !== 'local') view.log(`${prefix}${e.role} ${e.rank} failed: ${e.message}`); // local ones: the manager's note says what happens next
+    }
     if (e.type === 'topology.state') {
       noteHealthChanges(host, t.state, e.state, (m) => view.log(m));
       t.state = e.state;
-      if (e.state.state === 'failed' && e.state.message && !failure) {
-        failure = `${host ? `${host}: ` : ''}${e.state.message}`;
+      // Failed = a rank that will not be restarted (or the router could not start); a rank
+      // that is being restarted leaves the launch running.
+      if (e.state.state === 'failed' && !failure) {
+        failure = e.state.message ? `${prefix}${e.state.message}` : (lastRankFailure ?? `${prefix}a rank failed`);
         resolveDone(1);
       }
-    }
-    if (e.type === 'rank.failed' && !failure) {
-      failure = `${host ? `${host}: ` : ''}${e.message}\n  last output:\n    ${e.lastLogLines.slice(-10).join('\n    ')}`;
-      resolveDone(1);
     }
   };
 
@@ -101,7 +115,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
       const t: Target = {
         agentId: 'local',
         state: undefined,
-        launch: async (launchId, spec) => void (await manager.launch({ launchId, agentId: 'local', spec })),
+        launch: async (launchId, spec) => void (await manager.launch({ launchId, agentId: 'local', spec, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) })),
         stop: async (graceMs) => void (await manager.stop(graceMs)),
       };
       manager.onEvent((e) => onEvent(hostSpecs.length > 1 ? 'local' : '', t, e));
@@ -141,7 +155,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     }
     remotes.push(remote);
     const inv = await remote.request('inventory.get', {});
-    t.launch = async (launchId, spec) => void (await remote.request('topology.launch', { launchId, agentId, spec }));
+    t.launch = async (launchId, spec) => void (await remote.request('topology.launch', { launchId, agentId, spec, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) }));
     t.stop = async (graceMs) => void (await remote.request('topology.stop', { graceMs }, graceMs * 3 + 10_000));
     targets.push(t);
     // Other hosts reach this agent's ranks at the address it advertises, else at the URL's host.
@@ -165,6 +179,9 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
       gateOnAttention: opts.gateOnAttention,
       ...(opts.connector ? { connector: opts.connector } : {}),
       ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
+      ...(opts.restart ? { restart: opts.restart } : {}),
+      ...(opts.maxRestarts !== undefined ? { maxRestarts: opts.maxRestarts } : {}),
+      ...(opts.serving ? { serving: opts.serving } : {}),
       ...(opts.placement ? { placement: opts.placement } : {}),
       ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
       ...(opts.loadFormat ? { loadFormat: opts.loadFormat } : {}),

@@ -10,6 +10,28 @@ function spec(input: LaunchSpecInput) {
 }
 
 describe('roleChildSpec', () => {
+  it('passes the spec\'s serving limits (the FFN rank only its step budget) and the API key in the environment only', () => {
+    const lim = spec({
+      mode: 'afd',
+      topology: '1A1F',
+      placements: [
+        { role: 'attention', rank: 0, agentId: 'a', backend: 'cpu' },
+        { role: 'ffn', rank: 0, agentId: 'a', backend: 'cpu' },
+      ],
+      serving: { maxNumSeqs: 8, maxNumBatchedTokens: 512, maxModelLen: 1024, maxQueuedRequests: 0, kvMemoryFraction: 0.5 },
+    });
+    const attn = roleChildSpec(self, lim, lim.placements[0]!, { ...ctx, apiKey: 'sekret' });
+    const flag = (args: string[], f: string): string | undefined => (args.includes(f) ? args[args.indexOf(f) + 1] : undefined);
+    expect(['--max-num-seqs', '--max-num-batched-tokens', '--max-model-len', '--max-queued-requests', '--kv-memory-fraction'].map((f) => flag(attn.args, f))).toEqual(['8', '512', '1024', '0', '0.5']);
+    expect(attn.args).not.toContain('--kv-cache-mib');
+    expect(attn.env['AFD_API_KEY']).toBe('sekret');
+    expect(attn.args.join(' ')).not.toContain('sekret');
+    const ffn = roleChildSpec(self, lim, lim.placements[1]!, { ...ctx, apiKey: 'sekret' });
+    expect(flag(ffn.args, '--max-num-batched-tokens')).toBe('512');
+    expect(ffn.args).not.toContain('--max-num-seqs');
+    expect(ffn.env['AFD_API_KEY']).toBeUndefined();
+  });
+
   const afd = spec({
     mode: 'afd',
     topology: '2A2F',
@@ -100,7 +122,8 @@ describe('roleChildSpec', () => {
   });
 
   it('refuses values that look like options or carry odd characters', () => {
-    const bad = spec({ mode: 'colocated', modelDir: '--evil', placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
+    const col = spec({ mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
+    const bad = { ...col, modelDir: '--evil' }; // the schema refuses it too (not absolute); this is the second line
     expect(() => roleChildSpec(self, bad, bad.placements[0]!, ctx)).toThrow(/refusing to pass --model/);
     const bad2 = spec({ mode: 'colocated', modelDir: '/m;rm -rf', placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
     expect(() => roleChildSpec(self, bad2, bad2.placements[0]!, ctx)).toThrow(/refusing/);

@@ -20,6 +20,8 @@ export interface RankContext {
   defaultThreads: number | undefined;
   /** Environment inherited by every role process. */
   baseEnv: NodeJS.ProcessEnv;
+  /** Bearer key serving ranks require on /v1 (passed as AFD_API_KEY, never on the command line). */
+  apiKey?: string;
   /**
    * Identity of this start of the topology, the same for every rank of it (AFD mode):
    * FFN ranks admit only attention ranks with the same id. Omitted = none.
@@ -41,6 +43,24 @@ export function hostOfAgent(spec: LaunchSpec, agentId: string): string {
   return (spec.mode === 'afd' ? spec.agentHosts[agentId] : undefined) ?? '127.0.0.1';
 }
 
+/** The spec's serving limits as role flags: all of them for serving ranks, the step token budget for FFN ranks. */
+function servingFlags(spec: LaunchSpec, placement: RankPlacement): [string, number][] {
+  const s = spec.serving;
+  const all: [string, number | undefined][] = [
+    ['--max-num-batched-tokens', s.maxNumBatchedTokens],
+    ...(placement.role === 'ffn'
+      ? []
+      : ([
+          ['--max-num-seqs', s.maxNumSeqs],
+          ['--max-model-len', s.maxModelLen],
+          ['--max-queued-requests', s.maxQueuedRequests],
+          ['--kv-cache-mib', s.kvCacheMib],
+          ['--kv-memory-fraction', s.kvMemoryFraction],
+        ] as [string, number | undefined][])),
+  ];
+  return all.filter((e): e is [string, number] => e[1] !== undefined);
+}
+
 /** The `afd-agent role ...` invocation (file, argv, env) of one placement. */
 export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: RankPlacement, ctx: RankContext): ChildSpec {
   const args = [...self.args, 'role', placement.role];
@@ -53,6 +73,7 @@ export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: Ra
   add('--rank', placement.rank);
   add('--backend', placement.backend);
   const env: NodeJS.ProcessEnv = { ...ctx.baseEnv, AFD_SUPERVISED: '1' };
+  if (ctx.apiKey && placement.role !== 'ffn') env['AFD_API_KEY'] = ctx.apiKey;
   if (placement.backend === 'cuda' && spec.mode === 'afd' && spec.afd.connector === 'peer') {
     // Connector peer maps the other ranks' GPU memory through CUDA IPC, so every rank sees
     // the GPUs the launch uses on this host; its own comes first (device 0, as when pinned:
@@ -69,6 +90,7 @@ export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: Ra
   }
   const threads = placement.threads ?? (placement.backend === 'cpu' ? ctx.defaultThreads : undefined);
   if (threads !== undefined) add('--threads', threads);
+  for (const [flag, value] of servingFlags(spec, placement)) add(flag, value);
   add('--api-host', ctx.apiHost);
   add('--api-port', 0); // ephemeral: the role reports the bound URL in its `listening` event
   if (spec.mode === 'afd') {

@@ -6,4 +6,4 @@
 import { startFrontRouter } from '../serving/router/FrontRouter.js';
 import type { RouterFactory } from './TopologyRun.js';
 
-export const frontRouterFactory: RouterFactory = (backends, host, port) => startFrontRouter(backends, host, port);
+export const frontRouterFactory: RouterFactory = (backends, host, port, options) => startFrontRouter(backends, host, port, options);

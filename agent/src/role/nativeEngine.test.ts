@@ -47,13 +47,13 @@ describe('AFD options -> native link options', () => {
     // Only connector peer needs the budget; nccl and tcp leave the native default alone.
     const n = resolveRoleSettings('ffn', { connector: 'nccl' });
     expect(afdLinkOptions(n.afd, 'cuda', '', 2048)).not.toHaveProperty('maxStepTokens');
-    // A graph step pads a stage to its bucket: the inboxes hold the largest bucket (512) at least.
-    expect(afdLinkOptions(f.afd, 'cuda', '', 100)).toMatchObject({ maxStepTokens: 512 });
+    // A graph step pads a stage to its bucket: the inboxes hold the largest bucket (128) at least.
+    expect(afdLinkOptions(f.afd, 'cuda', '', 100)).toMatchObject({ maxStepTokens: 128 });
     expect(() => afdLinkOptions(f.afd, 'cpu', '', 2048)).toThrow(/connector "peer" moves GPU memory and needs --backend cuda/);
   });
 
   it('passes the config cudaGraph policy and buckets to the engine (decode-only by default, colocated too)', () => {
-    expect(engineGraphOptions(resolveRoleSettings('colocated', {}).afd)).toEqual({ graphPolicy: 'decode-only', graphBatchBuckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512] });
+    expect(engineGraphOptions(resolveRoleSettings('colocated', {}).afd)).toEqual({ graphPolicy: 'decode-only', graphBatchBuckets: [1, 2, 4, 8, 16, 32, 64, 128] });
     const s = resolveRoleSettings('attention', { config: '{"cudaGraph":{"policy":"off","batchBuckets":[1,3,8]}}' });
     expect(engineGraphOptions(s.afd)).toEqual({ graphPolicy: 'off', graphBatchBuckets: [1, 3, 8] });
     expect(() => resolveRoleSettings('attention', { config: '{"cudaGraph":{"batchBuckets":[4,2]}}' })).toThrow(/strictly ascending/);

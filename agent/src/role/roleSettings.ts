@@ -4,11 +4,12 @@
  * top, so the agent and a person at a shell get the same checks and messages.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import { AFD_CONNECTORS, MAX_DUMMY_SEED, mergeAfdConfig, parseAfdConfigJson, parseLoadFormat, resolveAfdConfig, type AfdConfig, type AfdConfigInput, type AfdConnector, type LoadFormat, type ProcessRole } from '@afd/shared';
 import type { ServingOptions } from '../serving/ServingEngine.js';
 import { intFlag } from '../util/intFlag.js';
+import { defaultTokenizerWorkers } from '../serving/tokenizer/TokenizerPool.js';
 
 /** Raw commander options of the role command. */
 export interface RoleCliOptions {
@@ -35,6 +36,7 @@ export interface RoleCliOptions {
   kvCacheMib?: string;
   kvMemoryFraction?: string;
   kvBlockSize?: string;
+  tokenizerWorkers?: string;
   /** --rendezvous-id: identity of this start of the topology (the agent draws one per launch/restart). */
   rendezvousId?: string;
   /** --load-format auto|safetensors|dummy. */
@@ -65,6 +67,8 @@ export interface RoleSettings {
   /** Share of free device memory the KV cache takes (CUDA); undefined = the engine opener's default. */
   kvMemoryFraction: number | undefined;
   kvBlockSize: number;
+  /** Worker threads that tokenise prompts (attention/colocated). */
+  tokenizerWorkers: number;
   serving: ServingOptions;
   /** Identity of this start of the topology; "" when started by hand (see AfdLinkOptions.rendezvousId). */
   rendezvousId: string;
@@ -142,6 +146,7 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
     kvCacheMib: int('--kv-cache-mib', o.kvCacheMib, 1),
     kvMemoryFraction: fraction('--kv-memory-fraction', o.kvMemoryFraction),
     kvBlockSize: int('--kv-block-size', o.kvBlockSize, 1, 1024) ?? 16,
+    tokenizerWorkers: int('--tokenizer-workers', o.tokenizerWorkers, 1, 64) ?? defaultTokenizerWorkers(availableParallelism()),
     serving: {
       scheduler: { maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold: Math.max(1, Math.floor(maxNumBatchedTokens / 2)), dbo: afd.dbo },
       maxQueuedRequests: int('--max-queued-requests', o.maxQueuedRequests, 0) ?? 1024,

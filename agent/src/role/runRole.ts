@@ -14,6 +14,7 @@ import { RankHttpServer } from '../serving/api/RankHttpServer.js';
 import { createApiServer, type ApiServer } from '../serving/createApiServer.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
+import type { PromptEncoder } from '../serving/tokenizer/PromptEncoder.js';
 import { ensureDefaultModel } from './defaultModel.js';
 import type { EngineOpener } from './engineOpener.js';
 import type { FfnServerOpener, FfnServerLike } from './ffnServer.js';
@@ -26,6 +27,8 @@ export interface RoleDeps {
   events: RoleEvents;
   log: Logger;
   version: string;
+  /** Tokeniser of prompts off the event loop (the CLI starts a TokenizerPool); omitted = inline. */
+  openEncoder?: (modelDir: string, tokenizer: TextTokenizer) => Promise<PromptEncoder>;
 }
 
 export interface RunningRole {
@@ -43,6 +46,7 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
   let api: ApiServer | null = null;
   let engine: EngineLike | null = null;
   let ffn: FfnServerLike | null = null;
+  let encoding: Promise<PromptEncoder> | undefined;
   const registry = new Registry();
   const rank = s.afd.rank;
   const stats = (): RankStats => api?.rankStats() ?? ffn?.stats() ?? emptyRankStats(s.role, rank, 0, 1);
@@ -75,6 +79,9 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
       log.info(ffn.description);
     } else {
       const tokenizer = await TextTokenizer.fromDir(modelDir);
+      // The pool's workers load their tokenizers while the engine loads.
+      encoding = deps.openEncoder?.(modelDir, tokenizer);
+      encoding?.catch(() => undefined); // awaited below; a load failure first must not leave it unhandled
       const opened = await deps.openEngine({
         modelDir,
         loadFormat: s.loadFormat,
@@ -95,9 +102,11 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
       });
       engine = opened.engine;
       log.info(opened.description);
+      const encoder = encoding ? await encoding : undefined;
       api = createApiServer({
         engine,
         tokenizer,
+        ...(encoder ? { encoder } : {}),
         servedModelName: s.servedModelName ?? basename(modelDir),
         modelPath: modelDir,
         serving: s.serving,
@@ -116,6 +125,7 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
   } catch (err) {
     await http.close();
     await api?.close();
+    await encoding?.then((e) => e.close(), () => undefined);
     await engine?.close().catch(() => undefined);
     await ffn?.close().catch(() => undefined);
     throw err;

@@ -60,8 +60,12 @@ describe('ServingEngine', () => {
   });
 
   it('refuses when the queue is full and when not ready', async () => {
-    const serving = new ServingEngine(new FakeEngine({ stepDelayMs: 5 }), tok, { ...options, maxQueuedRequests: 0 });
-    expect(() => serving.submit({ promptIds: [1], sampling: greedy, maxTokens: 1 })).toThrow(/too many queued requests/);
+    const one = { ...options, scheduler: { ...options.scheduler, maxNumSeqs: 1 }, maxQueuedRequests: 0 };
+    const serving = new ServingEngine(new FakeEngine({ stepDelayMs: 5 }), tok, one);
+    // A limit of 0 refuses only what would wait: the first request runs at once.
+    const first = serving.submit({ promptIds: [1], sampling: greedy, maxTokens: 50 });
+    expect(() => serving.submit({ promptIds: [1], sampling: greedy, maxTokens: 1 })).toThrow(/too many queued requests \(0 waiting, limit 0\)/);
+    first.abort();
     serving.setNotReady('ffn 0 lost');
     expect(() => serving.submit({ promptIds: [1], sampling: greedy })).toThrow(/not ready \(ffn 0 lost\)/);
   });

@@ -47,12 +47,13 @@ export interface ServingObserver {
   onRequestStart(promptTokens: number): void;
   onFirstToken(ttftS: number): void;
   onNextToken(itlS: number): void;
-  onRequestEnd(e2eS: number, completionTokens: number, reason: FinishReason): void;
+  /** `error`: the engine failed the request (a failed step); `abort`: the client or the server stopped it. */
+  onRequestEnd(e2eS: number, completionTokens: number, reason: FinishReason | 'error'): void;
 }
 
 export interface ServingOptions {
   scheduler: Omit<SchedulerConfig, 'maxModelLen'>;
-  /** Waiting requests beyond this are refused with 429. */
+  /** Requests that would wait (the running batch is full) beyond this many waiting are refused with 429. */
   maxQueuedRequests: number;
 }
 
@@ -144,8 +145,12 @@ export class ServingEngine {
     const { ready, reason } = this.readiness;
     if (!ready) throw new ServingError('not_ready', `the engine is not ready (${reason}); retry later`);
     const maxTokens = this.checkLength(params.promptIds.length, params.maxTokens);
-    if (this.scheduler.numWaiting >= this.options.maxQueuedRequests) {
-      throw new ServingError('queue_full', `too many queued requests (${this.scheduler.numWaiting} waiting, limit ${this.options.maxQueuedRequests}); retry later`);
+    // Only a request that would have to wait (the running batch is full) counts against the
+    // queue limit: with a limit of 0 the rank still serves up to max-num-seqs at once.
+    const waiting = this.scheduler.numWaiting;
+    const wouldWait = this.scheduler.numRunning + waiting >= this.options.scheduler.maxNumSeqs;
+    if (wouldWait && waiting >= this.options.maxQueuedRequests) {
+      throw new ServingError('queue_full', `too many queued requests (${waiting} waiting, limit ${this.options.maxQueuedRequests}); retry later`);
     }
     const vocab = this.engine.info.vocabSize;
     const badId = params.promptIds.find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
@@ -246,6 +251,6 @@ export class ServingEngine {
     this.requests.delete(id);
     state.queue.push({ type: 'error', error });
     state.queue.end();
-    this.observer?.onRequestEnd(nowS() - state.startS, state.seq.outputIds.length, 'abort');
+    this.observer?.onRequestEnd(nowS() - state.startS, state.seq.outputIds.length, 'error');
   }
 }

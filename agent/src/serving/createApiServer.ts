@@ -13,10 +13,13 @@ import { registerRankMetrics } from './metrics/rankMetrics.js';
 import { ServingMetrics } from './metrics/ServingMetrics.js';
 import { ServingEngine, type ServingOptions } from './ServingEngine.js';
 import type { TextTokenizer } from './tokenizer/TextTokenizer.js';
+import { InlineEncoder, type PromptEncoder } from './tokenizer/PromptEncoder.js';
 
 export interface ApiServerOptions {
   engine: EngineLike;
   tokenizer: TextTokenizer;
+  /** Tokenises prompts (default: inline on the event loop; a role passes a TokenizerPool). */
+  encoder?: PromptEncoder;
   servedModelName: string;
   modelPath: string;
   serving: ServingOptions;
@@ -39,7 +42,7 @@ export interface ApiServer {
   /** Native counters with the scheduler's KV occupancy filled in. */
   rankStats(): RankStats;
   readiness(): Readiness;
-  /** Stops HTTP, aborts requests; does not close the engine. */
+  /** Stops HTTP, aborts requests, closes the encoder; does not close the engine. */
   close(): Promise<void>;
 }
 
@@ -61,7 +64,8 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
     if (ext) return { ready: false, reason: ext };
     return serving.readiness;
   };
-  const openai = new OpenAiRoutes({ serving, tokenizer: o.tokenizer, servedModelName: o.servedModelName, modelPath: o.modelPath });
+  const encoder = o.encoder ?? new InlineEncoder(o.tokenizer);
+  const openai = new OpenAiRoutes({ serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath });
   const http =
     o.http ?? new RankHttpServer({ readiness, registry, stats: rankStats, serving: () => metrics.snapshot(), openai, apiKey: o.apiKey, version: o.version, log: o.log });
   http.attachOpenAi(openai);
@@ -75,6 +79,7 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
     async close() {
       await serving.close();
       await http.close();
+      await encoder.close();
     },
   };
 }

@@ -12,8 +12,13 @@
 import { z } from 'zod';
 import { validTopologyInputSchema, validateTopology } from '../topology/spec.js';
 
-/** Default CUDA-graph batch buckets (tokens per stage). */
-export const DEFAULT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+/**
+ * Default CUDA-graph batch buckets (tokens per stage). Steps of more rows run eagerly: from
+ * 256 tokens the eager step runs the experts on cuBLAS grouped GEMM, which a graph cannot
+ * capture, and was faster (Qwen3-30B-A3B on one H200, docs/benchmarks.md: 32.8 ms eager vs
+ * 38.2 ms as a graph at batch 256).
+ */
+export const DEFAULT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128];
 /** Default base port of the FFN ranks' TCP rendezvous. */
 export const DEFAULT_AFD_PORT = 29500;
 /** Default step deadline: a peer silent this long fails the step with a clear error. */

@@ -44,6 +44,12 @@ export const agentMethods = {
       agentId: z.string().min(1),
       /** The whole launch. */
       spec: launchSpecSchema,
+      /**
+       * Bearer key the launch's OpenAI API requires (front router and ranks); kept out of
+       * the spec, which every client sees in topology.state. Omitted = the agent's
+       * $AFD_API_KEY, else open (loopback routers only).
+       */
+      apiKey: z.string().min(1).max(4096).optional(),
     }),
     result: z.object({
       /** The launch id. */

@@ -70,6 +70,27 @@ describe('launch spec', () => {
     expect(problems({ ...spec3A2F, mode: 'pipeline' })[0]).toMatch(/^mode/);
     expect(problems({ ...spec3A2F, placements: [{ ...place('ffn', 0), backend: 'rocm' }] }).join()).toContain('backend');
   });
+
+  it('takes an absolute model directory only: an agent\'s working directory means nothing to the client', () => {
+    expect(launchSpecSchema.parse({ ...spec3A2F, modelDir: '/models/q' }).modelDir).toBe('/models/q');
+    expect(problems({ ...spec3A2F, modelDir: 'models/q' })).toEqual(['modelDir: must be an absolute path on the agent hosts (it is not resolved against any working directory)']);
+    expect(problems({ ...spec3A2F, modelDir: './q' })[0]).toMatch(/^modelDir: must be an absolute path/);
+  });
+
+  it('carries the restart policy and the ranks\' serving limits, with defaults', () => {
+    const spec = launchSpecSchema.parse(spec3A2F);
+    expect(spec.restart).toEqual({ policy: 'never', maxRestarts: 10, backoffMs: 1000, maxBackoffMs: 30_000 });
+    expect(spec.serving).toEqual({});
+    const set = launchSpecSchema.parse({ ...spec3A2F, restart: { policy: 'on-failure', maxRestarts: 3 }, serving: { maxNumSeqs: 8, maxModelLen: 512, kvCacheMib: 64, maxQueuedRequests: 0 } });
+    expect(set.restart).toMatchObject({ policy: 'on-failure', maxRestarts: 3 });
+    expect(set.serving).toEqual({ maxNumSeqs: 8, maxModelLen: 512, kvCacheMib: 64, maxQueuedRequests: 0 });
+    expect(problems({ ...spec3A2F, restart: { policy: 'always' } })[0]).toMatch(/^restart\.policy/);
+    expect(problems({ ...spec3A2F, serving: { kvCacheMib: 64, kvMemoryFraction: 0.5 } })).toEqual([
+      'serving.kvMemoryFraction: give kvCacheMib or kvMemoryFraction, not both (one fixes the KV budget, the other derives it from free memory)',
+    ]);
+    expect(problems({ ...spec3A2F, serving: { maxNumSeqs: 0 } })[0]).toMatch(/^serving\.maxNumSeqs/);
+    expect(problems({ ...spec3A2F, serving: { apiKey: 'k' } })[0]).toMatch(/apiKey/);
+  });
 });
 
 describe('rank and topology state', () => {

@@ -9,6 +9,7 @@ import { dummySeedSchema, loadFormatSchema } from '../config/loadFormat.js';
 import { resolveTopology, validTopologyInputSchema } from '../topology/spec.js';
 import { backendSchema } from './inventory.js';
 import { processRoleSchema, rolePhaseSchema } from './role.js';
+import { rankServingOptionsSchema, restartPolicySchema } from './launchOptions.js';
 
 const rankIndex = z.int().min(0, 'ranks are zero-based and cannot be negative');
 
@@ -30,10 +31,23 @@ export const rankPlacementSchema = z.strictObject({
 export type RankPlacement = z.infer<typeof rankPlacementSchema>;
 
 const common = {
-  /** HF checkpoint directory on the agent hosts; null = the built-in tiny model (created on demand). */
-  modelDir: z.string().min(1).nullable().default(null),
+  /**
+   * HF checkpoint directory on the agent hosts, an absolute path (an agent's working
+   * directory means nothing to the client that sends the spec); null = the built-in tiny
+   * model (created on demand).
+   */
+  modelDir: z
+    .string()
+    .min(1)
+    .refine((d) => d.startsWith('/'), { message: 'must be an absolute path on the agent hosts (it is not resolved against any working directory)' })
+    .nullable()
+    .default(null),
   /** Port of the topology's front router (OpenAI API); 0 = ephemeral (default 8000). */
   apiPort: z.int().min(0).max(65535).default(8000),
+  /** What each agent does when one of its ranks dies (default: leave it failed). */
+  restart: restartPolicySchema.prefault({}),
+  /** Serving limits passed to every rank (default: the role's own). */
+  serving: rankServingOptionsSchema.prefault({}),
   /** Where every rank's weights come from: auto (the safetensors), safetensors, or dummy (generated from seed). Default auto. */
   loadFormat: loadFormatSchema.default('auto'),
   /** Seed of dummy weights, the same for every rank (default 0). */
@@ -169,6 +183,8 @@ export const rankStateSchema = z.object({
   exitCode: z.int().nullable(),
   /** Why the rank failed (or other status detail); null when none. */
   message: z.string().nullable(),
+  /** Times the agent restarted this rank (restart policy on-failure); absent when never. */
+  restarts: z.int().min(0).optional(),
 });
 export type RankState = z.infer<typeof rankStateSchema>;
 
@@ -184,7 +200,10 @@ export const topologyStateSchema = z.object({
   ranks: z.array(rankStateSchema),
   /** Front router URL when this agent hosts it; null otherwise. */
   routerUrl: z.string().nullable(),
-  /** Why the launch failed when no single rank did (e.g. the front router could not bind apiPort); absent otherwise. */
+  /**
+   * Why the launch failed when no single rank did (e.g. the front router could not bind
+   * apiPort), or, while running, which ranks it is restarting; absent otherwise.
+   */
   message: z.string().optional(),
 });
 export type TopologyState = z.infer<typeof topologyStateSchema>;

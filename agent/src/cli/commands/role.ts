@@ -11,6 +11,8 @@ import { resolveRoleSettings, type RoleCliOptions } from '../../role/roleSetting
 import { exitRole } from '../../role/exitRole.js';
 import { createLogger } from '../../util/logger.js';
 import { whenSupervisorGone } from '../../launch/parentWatch.js';
+import { TokenizerPool } from '../../serving/tokenizer/TokenizerPool.js';
+import { selfCommand } from '../../util/self.js';
 
 export function registerRole(program: Command): void {
   program
@@ -40,6 +42,7 @@ export function registerRole(program: Command): void {
     .option('--kv-cache-mib <n>', 'KV cache size in MiB (default: 256 on the CPU; on CUDA see --kv-memory-fraction)')
     .option('--kv-memory-fraction <f>', 'CUDA: share of the device memory free after the weights for the KV cache (default 0.9)')
     .option('--kv-block-size <n>', 'tokens per KV block (default 16)')
+    .option('--tokenizer-workers <n>', 'worker threads that tokenise prompts off the event loop (default: one per 8 cores, 1 to 4)')
     .option('--load-format <format>', 'weights: auto (the safetensors), safetensors, or dummy (random weights generated on the device from --seed; config.json and a tokenizer suffice) (default auto)')
     .option('--seed <n>', 'seed of dummy weights; give every rank the same (default 0)')
     .action(async (role: string, opts: RoleCliOptions) => {
@@ -72,6 +75,8 @@ export function registerRole(program: Command): void {
           events,
           log,
           version: process.env['AFD_VERSION'] ?? '0.1.0',
+          // The workers run this same program (cli/main.ts hands them to the tokenizer worker).
+          openEncoder: (modelDir, tokenizer) => TokenizerPool.start({ script: selfCommand().args[0]!, modelDir, workers: settings.tokenizerWorkers, inline: tokenizer, maxQueued: settings.serving.maxQueuedRequests }),
         });
         if (stopRequested) await running.stop();
         const started = running;

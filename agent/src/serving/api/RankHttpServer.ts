@@ -7,13 +7,13 @@
  * ranks add the OpenAI routes. An API key, when set, guards the OpenAI API (/health,
  * /metrics, /version and /afd/stats stay open for probes and monitoring).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { RankStats, ServingStats } from '@afd/shared';
 import type { Logger } from '../../util/logger.js';
 import { ApiError, toApiError } from './ApiError.js';
+import { BearerAuth } from './bearerAuth.js';
 import { readJsonBody, sendJson, sendText } from './httpUtil.js';
 import type { OpenAiRoutes } from './openaiRoutes.js';
 
@@ -44,21 +44,17 @@ export interface RankHttpOptions {
   maxBodyBytes?: number;
 }
 
-/** Paths served without the API key: probes and monitoring (/afd/stats carries what /metrics does). */
-const OPEN_PATHS = new Set(['/health', '/metrics', '/version', '/afd/stats']);
-
-function sha256(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
-}
+/** Seconds a client is told to wait before retrying a 429 or 503. */
+export const RETRY_AFTER_S = 1;
 
 export class RankHttpServer {
   private readonly server: Server;
-  private readonly keyDigest: Buffer | null;
+  private readonly auth: BearerAuth;
   private openai: OpenAiRoutes | null;
 
   constructor(private readonly opts: RankHttpOptions) {
     this.openai = opts.openai;
-    this.keyDigest = opts.apiKey ? sha256(opts.apiKey) : null;
+    this.auth = new BearerAuth(opts.apiKey);
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.keepAliveTimeout = 65_000;
   }
@@ -90,20 +86,10 @@ export class RankHttpServer {
     });
   }
 
-  /** Constant-time bearer check (digests hide the key length). */
-  private authorized(req: IncomingMessage): boolean {
-    if (!this.keyDigest) return true;
-    const header = req.headers.authorization ?? '';
-    const m = /^Bearer\s+(.+)$/i.exec(header);
-    return timingSafeEqual(sha256(m?.[1] ?? ''), this.keyDigest) && m !== null;
-  }
-
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     try {
-      if (!OPEN_PATHS.has(path) && !this.authorized(req)) {
-        throw new ApiError(401, 'invalid_request_error', 'missing or invalid API key: send "Authorization: Bearer <key>"', 'invalid_api_key');
-      }
+      this.auth.check(path, req);
       await this.route(req.method ?? 'GET', path, req, res);
     } catch (err) {
       const apiErr = toApiError(err);
@@ -115,7 +101,11 @@ export class RankHttpServer {
       }
       if (res.headersSent) {
         if (!res.writableEnded) res.end(`data: ${JSON.stringify(apiErr.toJSON())}\n\ndata: [DONE]\n\n`);
-      } else sendJson(res, apiErr.status, apiErr.toJSON());
+        return;
+      }
+      // Busy or not ready: worth retrying soon (the front router retries on another rank first).
+      if (apiErr.status === 429 || apiErr.status === 503) res.setHeader('retry-after', String(RETRY_AFTER_S));
+      sendJson(res, apiErr.status, apiErr.toJSON());
     }
   }
 

@@ -120,6 +120,27 @@ describe('OpenAI API (fake engine)', () => {
     }
     expect(text).toMatch(/vllm:generation_tokens_total\{model_name="tiny"\} [1-9]/);
   });
+
+  it('counts an engine failure as finished_reason="error", not abort, and streams it as an error event', async () => {
+    const count = async (reason: string): Promise<number> => {
+      const text = await (await fetch(`${srv.url}/metrics`)).text();
+      return Number(new RegExp(`vllm:request_success_total\\{model_name="tiny",finished_reason="${reason}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+    };
+    const [errors, aborts] = [await count('error'), await count('abort')];
+    srv.engine.failNext = new Error('peer ffn 0 closed the connection');
+    const res = await post('/v1/completions', { model: 'tiny', prompt: 'Hello', max_tokens: 5, stream: true });
+    const events = await sse(res);
+    expect(JSON.parse(events.at(-2)!).error.message).toMatch(/engine step failed: peer ffn 0 closed/);
+    expect(events.at(-1)).toBe('[DONE]');
+    expect(await count('error')).toBe(errors + 1);
+    expect(await count('abort')).toBe(aborts);
+  });
+
+  it('/v1/models names the served model, never the model directory', async () => {
+    const text = await (await fetch(`${srv.url}/v1/models`)).text();
+    expect(JSON.parse(text).data[0]).toMatchObject({ id: 'tiny', root: 'tiny' });
+    expect(text).not.toContain('/models/tiny');
+  });
 });
 
 describe('bad input', () => {
@@ -153,6 +174,18 @@ describe('bad input', () => {
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: new Array(200).fill(5) }), 400, /maximum context length is 128 tokens/);
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: [1, 2], max_tokens: 500 }), 400, /maximum context length is 128 tokens.*502/);
   });
+  it('text no 128-token window can hold -> 400 before tokenising (192 characters per Qwen3 token at most)', async () => {
+    const t0 = performance.now();
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x'.repeat(128 * 192 + 1) }), 400, /maximum context length is 128 tokens.*at least 24577 characters.*at most 24576 characters, 192 per token/);
+    await expectError(
+      await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'system', content: 'a'.repeat(20_000) }, { role: 'user', content: 'b'.repeat(5_000) }] }),
+      400,
+      /your messages have at least 25000 characters/,
+    );
+    expect(performance.now() - t0).toBeLessThan(2000); // tokenising 25k characters twice over would be fine too, 13 MB would not
+    // Just under the bound: tokenised, then refused by its token count.
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x '.repeat(1000) }), 400, /maximum context length is 128 tokens.*your prompt has \d+ tokens/);
+  });
   it('empty prompt and oversized body -> 400 / 413', async () => {
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: '' }), 400, /prompt is empty/);
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x', max_tokens: 0 }), 400, /max_tokens/);
@@ -182,6 +215,7 @@ describe('limits, readiness and auth', () => {
       await held(2);
       const third = await send();
       expect(third.status).toBe(429);
+      expect(third.headers.get('retry-after')).toBe('1');
       expect((await jsonOf(third)).error.message).toMatch(/too many queued requests/);
       expect((await first).status).toBe(200);
       expect((await second).status).toBe(200);
@@ -199,6 +233,7 @@ describe('limits, readiness and auth', () => {
       expect(await jsonOf(h)).toEqual({ status: 'unavailable', reason: 'ffn 0 unreachable' });
       const r = await fetch(`${s.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'x' }) });
       expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toBe('1');
       expect((await jsonOf(r)).error.message).toMatch(/not ready \(ffn 0 unreachable\)/);
       reason = null;
       expect((await fetch(`${s.url}/health`)).status).toBe(200);

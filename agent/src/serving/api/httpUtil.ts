@@ -1,4 +1,4 @@
-/** Small node:http helpers: JSON responses and a size-capped JSON body reader. */
+/** Small node:http helpers: JSON responses and size-capped body readers. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from './ApiError.js';
 
@@ -15,8 +15,8 @@ export function sendText(res: ServerResponse, status: number, text: string, cont
   res.end(text);
 }
 
-/** Reads and parses a JSON body; 413 past `limitBytes`, 400 when it is not JSON. */
-export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+/** Reads a whole body as bytes; 413 past `limitBytes`. */
+export async function readRawBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -24,7 +24,12 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
     if (size > limitBytes) throw new ApiError(413, 'invalid_request_error', `request body is larger than ${limitBytes} bytes; send a shorter prompt`, 'body_too_large');
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** Reads and parses a JSON body; 413 past `limitBytes`, 400 when it is not JSON. */
+export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  const text = (await readRawBody(req, limitBytes)).toString('utf8');
   if (text.trim() === '') throw ApiError.badRequest('the request body is empty; send a JSON object', null, 'invalid_json');
   try {
     return JSON.parse(text);

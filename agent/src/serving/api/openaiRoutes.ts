@@ -4,6 +4,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServingEngine } from '../ServingEngine.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
 import type { ChatMessage } from '../tokenizer/ChatTemplate.js';
+import type { PromptEncoder } from '../tokenizer/PromptEncoder.js';
+import { codePointsBeyond } from '../tokenizer/promptBound.js';
+import { ServingError } from '../ServingError.js';
 import { ApiError } from './ApiError.js';
 import { collectGeneration, streamGeneration, type ResponseFormat } from './generationResponse.js';
 import { checkChatOnly, checkCompletionOnly, toGenerateParams } from './requestParams.js';
@@ -13,6 +16,8 @@ import { sendJson } from './httpUtil.js';
 export interface OpenAiContext {
   serving: ServingEngine;
   tokenizer: TextTokenizer;
+  /** Tokenises prompts off the event loop (a TokenizerPool in a rank). */
+  encoder: PromptEncoder;
   /** Name clients pass as `model`. */
   servedModelName: string;
   /** Model directory (also accepted as `model`). */
@@ -20,6 +25,11 @@ export interface OpenAiContext {
 }
 
 const nowS = (): number => Math.floor(Date.now() / 1000);
+
+/** The client went away while its prompt was tokenised: nothing to submit. */
+function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
+  return res.destroyed || res.writableEnded || req.socket.destroyed;
+}
 
 export class OpenAiRoutes {
   private readonly createdS = nowS();
@@ -35,7 +45,7 @@ export class OpenAiRoutes {
           object: 'model',
           created: this.createdS,
           owned_by: 'afd',
-          root: this.ctx.modelPath,
+          root: this.ctx.servedModelName, // never the model's directory: clients need not know this host's paths
           parent: null,
           max_model_len: this.ctx.serving.maxContextTokens,
         },
@@ -54,7 +64,9 @@ export class OpenAiRoutes {
     this.checkModel(r.model);
     checkCompletionOnly(r);
     const p = Array.isArray(r.prompt) ? r.prompt[0]! : r.prompt;
-    const promptIds = typeof p === 'string' ? this.ctx.tokenizer.encode(p) : typeof p === 'number' ? (r.prompt as number[]) : p;
+    if (typeof p === 'string') this.checkChars([p], 'prompt');
+    const promptIds = typeof p === 'string' ? await this.ctx.encoder.encode(p) : typeof p === 'number' ? (r.prompt as number[]) : p;
+    if (clientGone(req, res)) return;
     const handle = this.ctx.serving.submit(toGenerateParams(r, promptIds, r.max_tokens));
     const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
     const created = nowS();
@@ -73,7 +85,8 @@ export class OpenAiRoutes {
     const r = chatRequestSchema.parse(body);
     this.checkModel(r.model);
     checkChatOnly(r);
-    const promptIds = this.encodeChat(r);
+    const promptIds = await this.encodeChat(r);
+    if (clientGone(req, res)) return;
     const handle = this.ctx.serving.submit(toGenerateParams(r, promptIds, r.max_completion_tokens ?? r.max_tokens));
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = nowS();
@@ -99,16 +112,37 @@ export class OpenAiRoutes {
     await this.respond(r.stream ?? false, withUsage, req, res, handle, fmt);
   }
 
-  private encodeChat(r: ChatRequest): number[] {
+  /**
+   * Refuses, before tokenising, text that no prompt of the context window can hold: every
+   * token stands for at most tokenizer.maxCharsPerToken characters (promptBound.ts).
+   */
+  private checkChars(texts: string[], param: string): void {
+    const perToken = this.ctx.tokenizer.maxCharsPerToken;
+    if (perToken === null) return;
+    const window = this.ctx.serving.maxContextTokens;
+    const limit = window * perToken;
+    const chars = codePointsBeyond(texts, limit);
+    if (chars === null) return;
+    throw new ServingError(
+      'context_length_exceeded',
+      `This model's maximum context length is ${window} tokens. However, your ${param === 'prompt' ? 'prompt has' : 'messages have'} at least ${chars} characters, ` +
+        `more than ${window} tokens can hold with this tokenizer (at most ${limit} characters, ${perToken} per token). Shorten the ${param === 'prompt' ? 'prompt' : 'messages'}.`,
+      param,
+    );
+  }
+
+  private async encodeChat(r: ChatRequest): Promise<number[]> {
     if (!this.ctx.tokenizer.chatTemplate) throw ApiError.badRequest('this model has no chat template (tokenizer_config.json chat_template); use /v1/completions', 'messages');
     const messages: ChatMessage[] = r.messages.map((m) => ({
       role: m.role === 'developer' ? 'system' : m.role,
       content: typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text).join(''),
       ...(m.name ? { name: m.name } : {}),
     }));
+    this.checkChars(messages.map((m) => m.content), 'messages');
     try {
-      return this.ctx.tokenizer.encodeChat(messages, { addGenerationPrompt: true, extra: r.chat_template_kwargs ?? {} });
+      return await this.ctx.encoder.encodeChat(messages, { addGenerationPrompt: true, extra: r.chat_template_kwargs ?? {} });
     } catch (err) {
+      if (err instanceof ServingError) throw err; // queue full, stopping, a worker lost
       throw ApiError.badRequest((err as Error).message, 'messages');
     }
   }

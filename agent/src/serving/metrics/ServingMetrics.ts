@@ -89,7 +89,7 @@ export class ServingMetrics implements ServingObserver {
     this.countToken();
   }
 
-  onRequestEnd(e2eS: number, completionTokens: number, reason: FinishReason): void {
+  onRequestEnd(e2eS: number, completionTokens: number, reason: FinishReason | 'error'): void {
     this.e2e.observe(this.labels, e2eS);
     this.generationLen.observe(this.labels, completionTokens);
     this.requestSuccess.inc({ ...this.labels, finished_reason: reason }, 1);

@@ -1,56 +1,76 @@
 /**
  * The topology's front door: one OpenAI endpoint that spreads requests over the attention
- * ranks. Each request goes to the healthy rank with the fewest outstanding tokens (prompt
- * estimate + max_tokens of its in-flight requests); responses, SSE included, are piped
- * through unchanged, and a client that goes away cancels the upstream request (which frees
- * the rank's KV blocks). /v1/models comes from a healthy rank, /health summarises all
- * ranks, /metrics merges every rank's metrics with a `backend` label.
+ * ranks. Each request goes to the healthy rank with the fewest outstanding tokens (a
+ * size estimate of the body + max_tokens of its in-flight requests). The body is forwarded
+ * as it came (never re-serialised); responses, SSE included, are relayed as they arrive.
+ *
+ * It survives its ranks: a 429 or 503 (or a refused connection) is retried once on another
+ * healthy rank while nothing has reached the client; a rank that breaks off a stream or
+ * goes silent (no byte and no /health answer for `upstreamTimeoutMs`) ends the client's
+ * stream with an error event and [DONE]. `drain()` stops admitting (503, /health
+ * "draining"), lets in-flight requests finish until its deadline and ends the rest the
+ * same way. /v1/models comes from a healthy rank, /health summarises all ranks, /metrics
+ * merges every rank's metrics with a `backend` label.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiError, toApiError } from '../api/ApiError.js';
-import { readJsonBody, sendJson, sendText } from '../api/httpUtil.js';
+import { BearerAuth } from '../api/bearerAuth.js';
+import { readRawBody, sendJson, sendText } from '../api/httpUtil.js';
+import { Backends, ROUTER_RETRY_AFTER_S, type Backend } from './Backends.js';
+import { Exchange, readSmallBody, type Attempt } from './Exchange.js';
 import { mergeExpositions } from './promText.js';
-
-interface Backend {
-  url: string;
-  healthy: boolean;
-  reason: string | null;
-  outstandingTokens: number;
-  inFlight: number;
-  requestsTotal: number;
-}
 
 export interface FrontRouterOptions {
   /** Base URLs of the attention (or colocated) ranks. */
   backends: string[];
   /** Health poll period (default 1000 ms). */
   healthIntervalMs?: number;
+  /** A rank silent this long, that does not answer /health either, has its requests cut (default 30000 ms). */
+  upstreamTimeoutMs?: number;
+  /** Bearer key required on /v1 (the ranks check it again); undefined = open. */
+  apiKey?: string | undefined;
+  /** Extra Prometheus text appended to /metrics (e.g. afd:rank_restarts_total from the launch). */
+  metricsExtra?: () => string;
+  /** Largest accepted request body (default 16 MiB, as the ranks). */
+  maxBodyBytes?: number;
 }
 
-/** Rough prompt size for balancing: ~4 characters per token. */
-function estimateTokens(body: unknown): number {
-  if (typeof body !== 'object' || body === null) return 0;
-  const b = body as { prompt?: unknown; messages?: unknown; max_tokens?: unknown; max_completion_tokens?: unknown };
-  const promptChars = JSON.stringify(b.prompt ?? b.messages ?? '').length;
-  const maxTokens = typeof b.max_completion_tokens === 'number' ? b.max_completion_tokens : typeof b.max_tokens === 'number' ? b.max_tokens : 256;
-  return Math.ceil(promptChars / 4) + maxTokens;
+/** Statuses worth one retry on another rank (busy, not ready). */
+const RETRYABLE = new Set([429, 503]);
+
+/**
+ * Tokens a request will cost, for balancing only: ~4 bytes of body per prompt token, plus
+ * max_tokens found near either end of the body (clients put it after the prompt or the
+ * messages), else 256. No parse: the body may be 16 MiB, or nested past any stack.
+ */
+export function estimateTokens(body: Buffer): number {
+  const edge = 4096;
+  const text = body.length <= 2 * edge ? body.toString('latin1') : `${body.subarray(0, edge).toString('latin1')}\n${body.subarray(body.length - edge).toString('latin1')}`;
+  const m = /"max(?:_completion)?_tokens"\s*:\s*(\d{1,9})/.exec(text);
+  return Math.ceil(body.length / 4) + (m ? Number(m[1]) : 256);
 }
 
 export class FrontRouter {
-  private readonly backends: Backend[];
+  private readonly backends: Backends;
   private readonly server: Server;
+  private readonly auth: BearerAuth;
+  private readonly exchanges = new Set<Exchange>();
   private timer: NodeJS.Timeout | null = null;
+  private draining = false;
 
   constructor(private readonly opts: FrontRouterOptions) {
-    if (opts.backends.length === 0) throw new Error('FrontRouter needs at least one backend URL');
-    this.backends = opts.backends.map((url) => ({ url: url.replace(/\/$/, ''), healthy: true, reason: null, outstandingTokens: 0, inFlight: 0, requestsTotal: 0 }));
+    this.backends = new Backends(opts.backends);
+    this.auth = new BearerAuth(opts.apiKey);
     this.server = createServer((req, res) => void this.handle(req, res));
   }
 
   async listen(port: number, host: string): Promise<string> {
-    await this.pollHealth();
-    this.timer = setInterval(() => void this.pollHealth(), this.opts.healthIntervalMs ?? 1000);
+    await this.backends.pollHealth();
+    this.timer = setInterval(() => {
+      void this.backends.pollHealth();
+      this.cutSilent();
+    }, this.opts.healthIntervalMs ?? 1000);
     this.timer.unref();
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);
@@ -61,142 +81,199 @@ export class FrontRouter {
     });
   }
 
-  close(): Promise<void> {
+  /** Points backend `index` at a new URL (its rank was restarted). */
+  setBackendUrl(index: number, url: string): void {
+    this.backends.setUrl(index, url);
+    void this.backends.pollHealth();
+  }
+
+  /** Marks backend `index` down now (its rank died); the health poll brings it back. */
+  markDown(index: number, reason: string): void {
+    const b = this.backends.list[index];
+    if (b) this.backends.markDown(b, reason);
+  }
+
+  /**
+   * Graceful stop: new requests get 503 at once, in-flight ones may finish until
+   * `graceMs` has passed; the rest get an error event and [DONE] (or a 503). Then closes.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.draining = true;
+    const deadline = performance.now() + graceMs;
+    while (this.exchanges.size > 0 && performance.now() < deadline) {
+      await Promise.race([...[...this.exchanges].map((e) => e.closed), new Promise((r) => setTimeout(r, Math.min(100, Math.max(1, deadline - performance.now()))))]);
+    }
+    for (const ex of this.exchanges) ex.fail(503, 'the server is shutting down and the request did not finish in its grace period; retry it', 'shutting_down');
+    await this.close();
+  }
+
+  /** Stops at once: open requests are ended as drain() ends them, without waiting. */
+  async close(): Promise<void> {
+    this.draining = true;
     if (this.timer) clearInterval(this.timer);
-    return new Promise((resolve) => {
+    const open = [...this.exchanges];
+    for (const ex of open) ex.fail(503, 'the server is shutting down; retry the request', 'shutting_down');
+    // Let the last bytes (error events, [DONE]) leave before the sockets go, 100 ms at most.
+    await Promise.race([Promise.all(open.map((e) => e.closed)), new Promise((r) => setTimeout(r, 100).unref())]);
+    await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
-      this.server.closeIdleConnections();
-      setTimeout(() => this.server.closeAllConnections(), 100).unref();
+      this.server.closeAllConnections();
     });
   }
 
   /** Outstanding tokens per backend (for tests and the console). */
   load(): { url: string; outstandingTokens: number; inFlight: number; healthy: boolean }[] {
-    return this.backends.map(({ url, outstandingTokens, inFlight, healthy }) => ({ url, outstandingTokens, inFlight, healthy }));
+    return this.backends.list.map(({ url, outstandingTokens, inFlight, healthy }) => ({ url, outstandingTokens, inFlight, healthy }));
   }
 
-  private async pollHealth(): Promise<void> {
-    await Promise.all(
-      this.backends.map(async (b) => {
-        try {
-          const res = await fetch(`${b.url}/health`, { signal: AbortSignal.timeout(2000) });
-          const body = (await res.json().catch(() => ({}))) as { reason?: string };
-          b.healthy = res.ok;
-          b.reason = res.ok ? null : (body.reason ?? `status ${res.status}`);
-        } catch (err) {
-          b.healthy = false;
-          b.reason = `unreachable (${(err as Error).message})`;
-        }
-      }),
-    );
+  /** Requests the router is serving now. */
+  get inFlight(): number {
+    return this.exchanges.size;
   }
 
-  private pick(): Backend {
-    const healthy = this.backends.filter((b) => b.healthy);
-    if (healthy.length === 0) {
-      throw new ApiError(503, 'service_unavailable', `no attention rank is ready (${this.backends.map((b) => `${b.url}: ${b.reason}`).join('; ')}); retry later`, 'not_ready');
+  /** Cuts requests whose rank has been silent, and not answering /health, past the timeout. */
+  private cutSilent(): void {
+    const limit = this.opts.upstreamTimeoutMs ?? 30_000;
+    const now = performance.now();
+    for (const ex of this.exchanges) {
+      const b = ex.backend;
+      if (!b || now - Math.max(ex.lastByteMs, b.lastAnswerMs) <= limit) continue;
+      ex.fail(504, `attention rank ${b.url} sent nothing for ${(limit / 1000).toFixed(1)} s and does not answer /health (hung or cut off); the request was ended, retry it`, 'upstream_timeout');
+      this.backends.markDown(b, `silent for ${(limit / 1000).toFixed(1)} s`);
     }
-    return healthy.reduce((best, b) => (b.outstandingTokens < best.outstandingTokens || (b.outstandingTokens === best.outstandingTokens && b.inFlight < best.inFlight) ? b : best));
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const ex = new Exchange(req, res);
     try {
       if (path === '/health') return this.health(res);
       if (path === '/metrics') return await this.metrics(res);
-      if (req.method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions')) {
-        const body = await readJsonBody(req, 16 * 2 ** 20);
-        const backend = this.pick();
-        const tokens = estimateTokens(body);
-        backend.outstandingTokens += tokens;
-        backend.inFlight += 1;
-        backend.requestsTotal += 1;
-        try {
-          await this.proxy(req, res, backend, JSON.stringify(body));
-        } finally {
-          backend.outstandingTokens -= tokens;
-          backend.inFlight -= 1;
-        }
-        return;
+      this.auth.check(path, req);
+      if (this.draining) {
+        res.setHeader('connection', 'close');
+        throw new ApiError(503, 'service_unavailable', 'the server is shutting down (draining); send the request to another replica or retry shortly', 'draining');
       }
-      await this.proxy(req, res, this.pick(), null);
+      this.exchanges.add(ex);
+      void ex.closed.then(() => this.exchanges.delete(ex));
+      if (req.method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions')) {
+        const body = await readRawBody(req, this.opts.maxBodyBytes ?? 16 * 2 ** 20);
+        await this.forward(ex, body);
+      } else {
+        await this.once(ex, this.backends.pickOrThrow(), null, 0);
+      }
     } catch (err) {
       const e = toApiError(err);
       if (e.status === 413) {
         res.setHeader('connection', 'close'); // the unread body makes the connection unusable
         res.on('finish', () => req.destroy());
       }
+      if (e.status === 503) res.setHeader('retry-after', String(ROUTER_RETRY_AFTER_S));
       if (!res.headersSent) sendJson(res, e.status, e.toJSON());
-      else res.end();
+      else ex.fail(e.status, e.message, e.code ?? 'server_error');
+    }
+  }
+
+  /** A completion: one attempt, and one retry on another healthy rank when the first refused before sending anything. */
+  private async forward(ex: Exchange, body: Buffer): Promise<void> {
+    const tokens = estimateTokens(body);
+    const first = this.backends.pickOrThrow();
+    const refused = await this.once(ex, first, body, tokens, true);
+    if (!refused) return;
+    const second = !ex.over && !this.draining ? this.backends.pick(first) : undefined;
+    if (second) {
+      refused.discard();
+      await this.once(ex, second, body, tokens);
+    } else refused.send();
+  }
+
+  /**
+   * One rank request. With `mayRetry`, a refusal (429 / 503 / no connection) is handed back
+   * unsent, for the caller to retry elsewhere or send; otherwise everything is relayed.
+   */
+  private async once(ex: Exchange, b: Backend, body: Buffer | null, tokens: number, mayRetry = false): Promise<{ send(): void; discard(): void } | null> {
+    b.outstandingTokens += tokens;
+    b.inFlight += 1;
+    b.requestsTotal += 1;
+    try {
+      const attempt: Attempt = await ex.send(b, body);
+      if ('error' in attempt) {
+        if (ex.over) return null; // the client left and the request was cancelled: not the rank's fault
+        this.backends.markDown(b, `unreachable (${attempt.error.message})`);
+        const fail = (): void => ex.fail(502, `attention rank ${b.url} failed: ${attempt.error.message}`, 'bad_gateway');
+        if (mayRetry) return { send: fail, discard: () => undefined };
+        fail();
+        return null;
+      }
+      const { up } = attempt;
+      if (mayRetry && RETRYABLE.has(up.statusCode ?? 0)) {
+        const text = await readSmallBody(up);
+        if (up.statusCode === 503) this.backends.markDown(b, refusalReason(text) ?? 'answered 503');
+        return { send: () => ex.relayBuffered(up, text), discard: () => undefined };
+      }
+      await ex.relay(up);
+      return null;
+    } finally {
+      b.outstandingTokens -= tokens;
+      b.inFlight -= 1;
     }
   }
 
   private health(res: ServerResponse): void {
-    const healthy = this.backends.filter((b) => b.healthy).length;
-    const status = healthy === this.backends.length ? 'ok' : healthy > 0 ? 'degraded' : 'unavailable';
-    sendJson(res, healthy > 0 ? 200 : 503, { status, backends: this.backends.map((b) => ({ url: b.url, healthy: b.healthy, reason: b.reason })) });
+    const backends = this.backends.list.map((b) => ({ url: b.url, healthy: b.healthy, reason: b.reason }));
+    if (this.draining) return sendJson(res, 503, { status: 'draining', backends });
+    const healthy = this.backends.numHealthy;
+    const status = healthy === backends.length ? 'ok' : healthy > 0 ? 'degraded' : 'unavailable';
+    sendJson(res, healthy > 0 ? 200 : 503, { status, backends });
   }
 
   private async metrics(res: ServerResponse): Promise<void> {
+    const list = this.backends.list;
     const texts = await Promise.all(
-      this.backends.map(async (b, i) => {
+      list.map(async (b) => {
         try {
           const r = await fetch(`${b.url}/metrics`, { signal: AbortSignal.timeout(2000) });
-          return { label: 'backend', value: String(i), text: r.ok ? await r.text() : '' };
+          return { label: 'backend', value: String(b.index), text: r.ok ? await r.text() : '' };
         } catch {
-          return { label: 'backend', value: String(i), text: '' };
+          return { label: 'backend', value: String(b.index), text: '' };
         }
       }),
     );
     const own = [
       '# HELP afd:router_outstanding_tokens Estimated tokens of in-flight requests per backend.',
       '# TYPE afd:router_outstanding_tokens gauge',
-      ...this.backends.map((b, i) => `afd:router_outstanding_tokens{backend="${i}"} ${b.outstandingTokens}`),
-      '# HELP afd:router_requests_total Requests routed per backend.',
+      ...list.map((b) => `afd:router_outstanding_tokens{backend="${b.index}"} ${b.outstandingTokens}`),
+      '# HELP afd:router_requests_total Requests routed per backend (retries included).',
       '# TYPE afd:router_requests_total counter',
-      ...this.backends.map((b, i) => `afd:router_requests_total{backend="${i}"} ${b.requestsTotal}`),
+      ...list.map((b) => `afd:router_requests_total{backend="${b.index}"} ${b.requestsTotal}`),
       '# HELP afd:router_backend_up 1 when the backend reports healthy.',
       '# TYPE afd:router_backend_up gauge',
-      ...this.backends.map((b, i) => `afd:router_backend_up{backend="${i}"} ${b.healthy ? 1 : 0}`),
+      ...list.map((b) => `afd:router_backend_up{backend="${b.index}"} ${b.healthy ? 1 : 0}`),
     ].join('\n');
-    sendText(res, 200, mergeExpositions(texts) + own + '\n', 'text/plain; version=0.0.4; charset=utf-8');
-  }
-
-  /** Pipes the request to the backend and its response (SSE included) back. */
-  private proxy(req: IncomingMessage, res: ServerResponse, backend: Backend, body: string | null): Promise<void> {
-    return new Promise((resolve) => {
-      const target = new URL(req.url ?? '/', backend.url);
-      const headers: Record<string, string> = { 'content-type': req.headers['content-type'] ?? 'application/json' };
-      if (req.headers.authorization) headers['authorization'] = req.headers.authorization;
-      if (body !== null) headers['content-length'] = String(Buffer.byteLength(body));
-      else if (req.headers['content-length']) headers['content-length'] = req.headers['content-length'];
-      const upstream = httpRequest(target, { method: req.method, headers }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-        up.on('end', () => resolve());
-        up.on('error', () => resolve());
-      });
-      upstream.on('error', (err) => {
-        if (!res.headersSent) {
-          const e = new ApiError(502, 'server_error', `attention rank ${backend.url} failed: ${err.message}`, 'bad_gateway');
-          sendJson(res, e.status, e.toJSON());
-        } else res.end();
-        resolve();
-      });
-      // The client went away: cancel upstream so the rank aborts the request and frees its blocks.
-      res.on('close', () => {
-        if (!res.writableFinished) upstream.destroy();
-        resolve();
-      });
-      if (body !== null) upstream.end(body);
-      else req.pipe(upstream); // other routes: pass the body through untouched
-    });
+    const extra = this.opts.metricsExtra?.() ?? '';
+    sendText(res, 200, `${mergeExpositions(texts)}${own}\n${extra}`, 'text/plain; version=0.0.4; charset=utf-8');
   }
 }
 
+/** The message of a rank's JSON error body, if it is one. */
+function refusalReason(body: Buffer): string | null {
+  try {
+    const m = (JSON.parse(body.toString('utf8')) as { error?: { message?: unknown } }).error?.message;
+    return typeof m === 'string' ? m : null;
+  } catch {
+    return null;
+  }
+}
+
+export interface RouterHandleOptions {
+  apiKey?: string | undefined;
+  upstreamTimeoutMs?: number;
+  metricsExtra?: () => string;
+}
+
 /** RouterFactory for the agent's TopologyRun: starts a router and returns its handle. */
-export async function startFrontRouter(backends: string[], host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
-  const router = new FrontRouter({ backends });
+export async function startFrontRouter(backends: string[], host: string, port: number, o: RouterHandleOptions = {}): Promise<FrontRouter & { url: string }> {
+  const router = new FrontRouter({ backends, ...o });
   const url = await router.listen(port, host);
-  return { url, close: () => router.close() };
+  return Object.assign(router, { url });
 }

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { ChatTemplate, type ChatMessage } from './ChatTemplate.js';
+import { maxCharsPerToken } from './promptBound.js';
 
 export interface TokenizerConfigJson {
   chat_template?: string | { name: string; template: string }[];
@@ -26,6 +27,8 @@ export class TextTokenizer {
     private readonly config: TokenizerConfigJson,
     /** Chat template; null when the model has none (chat completions are then rejected). */
     readonly chatTemplate: ChatTemplate | null,
+    /** Most input characters one token can stand for (see promptBound.ts); null = no bound. */
+    readonly maxCharsPerToken: number | null,
   ) {}
 
   /** Reads tokenizer.json and tokenizer_config.json from a model directory. */
@@ -60,7 +63,7 @@ export class TextTokenizer {
     const template = source
       ? new ChatTemplate(source, { bos_token: tokenText(config.bos_token) ?? '', eos_token: tokenText(config.eos_token) ?? '' })
       : null;
-    return new TextTokenizer(tokenizer, config, template);
+    return new TextTokenizer(tokenizer, config, template, maxCharsPerToken(tokenizerJson));
   }
 
   /** Token ids of text; special tokens (e.g. BOS) added per the tokenizer's post-processor when asked. */

@@ -70,7 +70,7 @@ export const defaultOptions: DraftOptions = {
   dboPrefillThreshold: 512,
   computeGateOnAttention: false,
   graphPolicy: 'decode-only',
-  graphBuckets: '1, 2, 4, 8, 16, 32, 64, 128, 256, 512',
+  graphBuckets: '1, 2, 4, 8, 16, 32, 64, 128',
   stepDeadlineMs: 5000,
 };
 

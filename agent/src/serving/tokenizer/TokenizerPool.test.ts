@@ -1,0 +1,95 @@
+/**
+ * The tokenizer pool with real worker threads running the agent bundle (built from the
+ * current sources): same ids as the inline tokenizer, the event loop stays free while a
+ * long prompt is tokenised, a dead worker fails only its task and is replaced, and a bad
+ * model directory or a full queue fail with what happened.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentScript } from '../../testing/agentBundle.js';
+import { qwenTokenizer, qwenTokenizerDir } from '../testing/qwenTokenizer.js';
+import type { TextTokenizer } from './TextTokenizer.js';
+import { defaultTokenizerWorkers, TokenizerPool } from './TokenizerPool.js';
+
+let script: string;
+let tok: TextTokenizer;
+let pool: TokenizerPool;
+const longText = 'hello world, this is a test of a long prompt. '.repeat(20_000); // ~0.9 MB, ~0.5 s to tokenise
+
+beforeAll(async () => {
+  script = await agentScript();
+  tok = await qwenTokenizer();
+  pool = await TokenizerPool.start({ script, modelDir: qwenTokenizerDir(), workers: 1, inline: tok });
+}, 120_000);
+afterAll(() => pool?.close());
+
+/** Longest gap between ticks of a 5 ms timer while `work` runs. */
+async function longestLoopGap(work: () => Promise<unknown>): Promise<number> {
+  let last = performance.now();
+  let worst = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 5);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  return Math.max(worst, performance.now() - last);
+}
+
+describe('TokenizerPool', () => {
+  it('gives the same ids as the tokenizer itself, for completions and chats, long and short', async () => {
+    expect(await pool.encode(longText)).toEqual(tok.encode(longText));
+    expect(await pool.encode('Hi there')).toEqual(tok.encode('Hi there'));
+    const messages = [{ role: 'system', content: 'Be brief. '.repeat(500) }, { role: 'user', content: 'hi' }];
+    expect(await pool.encodeChat(messages, { addGenerationPrompt: true })).toEqual(tok.encodeChat(messages, { addGenerationPrompt: true }));
+  });
+
+  it('keeps the event loop free while a long prompt is tokenised (inline it is not)', async () => {
+    const inPool = await longestLoopGap(() => pool.encode(longText));
+    const inline = await longestLoopGap(async () => tok.encode(longText));
+    expect(inline).toBeGreaterThan(200); // what the pool saves the other streams of a rank
+    expect(inPool).toBeLessThan(100);
+  });
+
+  it('fails the task of a worker that dies, replaces the worker and serves the next one', async () => {
+    const pending = pool.encode(longText);
+    const slots = (pool as unknown as { slots: { worker: Worker }[] }).slots;
+    await slots[0]!.worker.terminate();
+    await expect(pending).rejects.toThrow(/tokenizer worker exited with code \d+ while tokenising this prompt/);
+    expect(await pool.encode(longText.slice(0, 5000))).toEqual(tok.encode(longText.slice(0, 5000)));
+    expect(pool.size).toBe(1);
+  });
+
+  it('refuses past its queue limit with queue_full, and after close', async () => {
+    const small = await TokenizerPool.start({ script, modelDir: qwenTokenizerDir(), workers: 1, inline: tok, maxQueued: 1 });
+    try {
+      const a = small.encode(longText); // on the worker
+      const b = small.encode(longText); // queued
+      await expect(small.encode(longText)).rejects.toMatchObject({ name: 'ServingError', kind: 'queue_full' });
+      await Promise.all([a, b]);
+    } finally {
+      await small.close();
+    }
+    await expect(small.encode(longText)).rejects.toThrow(/closed/);
+  });
+
+  it('says why it cannot start on a directory without tokenizer files', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'afd-no-tok-'));
+    try {
+      await expect(TokenizerPool.start({ script, modelDir: empty, workers: 1, inline: tok })).rejects.toThrow(/could not load the tokenizer of .*cannot read .*tokenizer\.json/);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('sizes itself from the cores: 1 on small hosts, at most 4', () => {
+    expect([1, 2, 8, 16, 64, 256].map(defaultTokenizerWorkers)).toEqual([1, 1, 1, 2, 4, 4]);
+  });
+});
