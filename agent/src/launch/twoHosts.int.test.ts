@@ -168,8 +168,11 @@ describe.skipIf(!support.ok)(`afd-agent launch on two hosts${support.ok ? '' : `
         }
       }
       // The models endpoint and the router's health, also from the console namespace.
-      const models = await two.bed.exec(CONSOLE, 'curl', ['-sS', `${api}/v1/models`]);
+      const models = await two.bed.exec(CONSOLE, 'curl', ['-sS', '-H', `@${two.apiHeaderFile}`, `${api}/v1/models`]);
       expect(models.stdout).toContain('tiny-qwen3-moe');
+      // The router is off loopback, so the API wants the launch's key.
+      const open = await two.bed.exec(CONSOLE, 'curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', `${api}/v1/models`]);
+      expect(open.stdout).toBe('401');
     } finally {
       expect(await stopCliLaunch(launch)).toBe(0);
     }
@@ -302,10 +305,12 @@ describe.skipIf(!support.ok)(`afd-agent launch on two hosts${support.ok ? '' : `
             `median inter-token gap ${direct.itlMs.toFixed(2)} -> ${delayed.itlMs.toFixed(2)} ms`,
         );
         // At least every per-layer crossing; no more than the model's crossings at the delay the
-        // relay achieved (one extra round trip per layer would add 2 x layers x delay).
+        // relay achieved, with room for a loaded 2-core box (each crossing also waits for the
+        // relay and the receiver to be scheduled): one extra round trip per layer would add
+        // 2 x layers x delay, 1.8 x the model.
         const runs = `step ms at 0: ${direct.stepMsRuns.map((v) => v.toFixed(1))}; at ${delayMs}: ${delayed.stepMsRuns.map((v) => v.toFixed(1))}`;
         expect(slowdown, runs).toBeGreaterThanOrEqual(2 * numLayers * delayMs * 0.9);
-        expect(slowdown, runs).toBeLessThanOrEqual(crossings * achievedMs * 1.2 + 3);
+        expect(slowdown, runs).toBeLessThanOrEqual(crossings * achievedMs * 1.4 + 3);
         // The per-layer wire time of the serving attention rank shows the one-way delay (and not at 0 ms).
         expect(delayed.wireUsPerLayer).toHaveLength(numLayers);
         for (const us of delayed.wireUsPerLayer) expect(us).toBeGreaterThanOrEqual(delayMs * 1000 * 0.9);

@@ -44,6 +44,12 @@ export interface ConsoleServiceOptions {
   metricsIntervalMs?: number;
   /** CA certificates (PEM) trusted for wss:// agents (start's --ca-file); default the system CAs. */
   ca?: (string | Buffer)[];
+  /**
+   * API key of the launches (start's --api-key, default $AFD_API_KEY): sent with each
+   * topology.launch (agents need one for a front router off loopback) and used by the
+   * Playground. Undefined: the agents' own $AFD_API_KEY, if any, and an open API otherwise.
+   */
+  apiKey?: string;
 }
 
 export class ConsoleService {
@@ -273,7 +279,7 @@ export class ConsoleService {
     const results = await Promise.allSettled(
       tracker.agentIds().map((agentId) =>
         this.entry(agentId)
-          .conn.request('topology.launch', { launchId, agentId, spec }, 60_000)
+          .conn.request('topology.launch', { launchId, agentId, spec, ...(this.opts.apiKey ? { apiKey: this.opts.apiKey } : {}) }, 60_000)
           .catch((err: Error) => {
             tracker.failLaunch(agentId, err.message);
             throw err;
@@ -343,7 +349,7 @@ export class ConsoleService {
     const apiUrl = this.launch?.routerUrl();
     if (!apiUrl) throw new Error('cannot chat: the running topology reported no API URL (no attention rank is listening)');
     const chatId = randomUUID();
-    const runner = new ChatRunner({ chatId, apiUrl, request, push: this.push });
+    const runner = new ChatRunner({ chatId, apiUrl, request, push: this.push, ...(this.opts.apiKey ? { apiKey: this.opts.apiKey } : {}) });
     this.chats.set(chatId, runner);
     setImmediate(() => {
       void runner.run().finally(() => this.chats.delete(chatId));

@@ -37,6 +37,7 @@ describe('parseStartArgs', () => {
       writeFileSync(join(dir, 'junk.pem'), 'not a certificate');
       const log = (): void => undefined;
       expect(consoleServiceOptions(parseStartArgs([]), log).ca).toBeUndefined();
+      expect(consoleServiceOptions(parseStartArgs(['--api-key', 'k-123']), log).apiKey).toBe('k-123');
       const ca = consoleServiceOptions(parseStartArgs(['--ca-file', join(dir, 'ca.pem')]), log).ca!;
       expect(ca.length).toBe(rootCertificates.length + 1);
       expect(ca.at(-1)).toBe(pem);

@@ -23,6 +23,8 @@ export interface StartOptions {
   apiPort: number;
   /** PEM of the CA the console trusts for wss:// agents (besides the system CAs); null = the system CAs only. */
   caFile: string | null;
+  /** API key of the launches and the Playground (--api-key, else $AFD_API_KEY); null = none. */
+  apiKey: string | null;
   help: boolean;
 }
 
@@ -42,6 +44,8 @@ Starts the AFD console with a local agent and the built-in model launched as 1A1
   --api-port N        port of the topology's OpenAI API (default 0 = any free port)
   --ca-file F         PEM of the CA that signed the agents' TLS certificates (wss:// agents
                       with a private CA)
+  --api-key K         key of the launches' OpenAI API (default $AFD_API_KEY): agents need one
+                      for a front router off loopback; the Playground sends it
   -h, --help          this help`;
 
 function int(name: string, v: string | undefined, dflt: number): number {
@@ -69,6 +73,7 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
         model: { type: 'string' },
         'api-port': { type: 'string' },
         'ca-file': { type: 'string' },
+        'api-key': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -92,6 +97,7 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
     modelDir: values.model ?? null,
     apiPort: int('--api-port', values['api-port'], 0),
     caFile: values['ca-file'] ?? null,
+    apiKey: values['api-key'] ?? (process.env['AFD_API_KEY'] || null),
     help: values.help ?? false,
   };
 }
@@ -110,9 +116,10 @@ export function startBootOptions(opts: StartOptions, fromDir: string, say: (line
   };
 }
 
-/** The console service's options from these options: the trusted CA read from --ca-file. */
+/** The console service's options from these options: the trusted CA read from --ca-file, the API key. */
 export function consoleServiceOptions(opts: StartOptions, log: (message: string) => void): ConsoleServiceOptions {
-  if (!opts.caFile) return { log };
+  const key = opts.apiKey ? { apiKey: opts.apiKey } : {};
+  if (!opts.caFile) return { log, ...key };
   let pem: Buffer;
   try {
     pem = readFileSync(opts.caFile);
@@ -121,5 +128,5 @@ export function consoleServiceOptions(opts: StartOptions, log: (message: string)
   }
   if (!pem.toString('utf8').includes('-----BEGIN CERTIFICATE-----')) throw new Error(`--ca-file ${opts.caFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   // Trusted in addition to the system CAs, so public agents still verify.
-  return { log, ca: [...rootCertificates, pem.toString('utf8')] };
+  return { log, ...key, ca: [...rootCertificates, pem.toString('utf8')] };
 }

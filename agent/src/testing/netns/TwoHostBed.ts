@@ -45,12 +45,22 @@ export class TwoHostBed {
   readonly agents = new Map<GpuHost, BedProcess>();
   readonly tokenFiles = new Map<GpuHost, string>();
   readonly tokens = new Map<GpuHost, string>();
+  /**
+   * The launches' OpenAI API key (a front router off loopback needs one): $AFD_API_KEY of
+   * every process the bed starts (agents, the launch CLI, the console).
+   */
+  readonly apiKey = randomBytes(24).toString('base64url');
+  /** A curl header file (`-H @file`) with the key, so it is not on a command line. */
+  readonly apiHeaderFile: string;
 
   private constructor(
     readonly bed: NetnsBed,
     readonly pki: TestPki,
     private readonly opts: TwoHostBedOptions,
-  ) {}
+  ) {
+    this.apiHeaderFile = join(bed.dir, 'api-key.header');
+    writeFileSync(this.apiHeaderFile, `Authorization: Bearer ${this.apiKey}\n`, { mode: 0o600 });
+  }
 
   /** Builds the namespaces, the CA and tokens, and starts both agents; tears down on failure. */
   static async start(opts: TwoHostBedOptions): Promise<TwoHostBed> {
@@ -84,7 +94,7 @@ export class TwoHostBed {
 
   /** Environment of processes the bed runs on `host`. */
   envFor(host: string): NodeJS.ProcessEnv {
-    return { AFD_HOME: join(this.bed.dir, `home-${host}`), AFD_AGENT_SCRIPT: this.opts.agentScript, AFD_LOG_LEVEL: 'info', ...this.opts.env };
+    return { AFD_HOME: join(this.bed.dir, `home-${host}`), AFD_AGENT_SCRIPT: this.opts.agentScript, AFD_LOG_LEVEL: 'info', AFD_API_KEY: this.apiKey, ...this.opts.env };
   }
 
   /** Starts (or restarts) the agent of a host; resolves once it listens. */

@@ -87,7 +87,7 @@ export interface CurlResult {
 
 /** POSTs JSON from the console namespace; resolves with curl's exit code, the HTTP status and the body. */
 export async function postJson(two: TwoHostBed, url: string, body: unknown, timeoutS = 60): Promise<CurlResult> {
-  const r = await two.bed.exec(CONSOLE, 'curl', ['-sS', '--max-time', String(timeoutS), '-o', '-', '-w', '\n%{http_code}', '-H', 'content-type: application/json', '-d', JSON.stringify(body), url], (timeoutS + 5) * 1000);
+  const r = await two.bed.exec(CONSOLE, 'curl', ['-sS', '--max-time', String(timeoutS), '-o', '-', '-w', '\n%{http_code}', '-H', `@${two.apiHeaderFile}`, '-H', 'content-type: application/json', '-d', JSON.stringify(body), url], (timeoutS + 5) * 1000);
   const cut = r.stdout.lastIndexOf('\n');
   return { code: r.code, status: Number(r.stdout.slice(cut + 1)) || 0, body: cut >= 0 ? r.stdout.slice(0, cut) : r.stdout };
 }
@@ -102,7 +102,7 @@ export interface Stream {
 }
 
 export function streamCompletion(two: TwoHostBed, url: string, body: Record<string, unknown>, timeoutS = 300): Stream {
-  const p = two.spawnInConsole('curl stream', 'curl', ['-sSN', '--max-time', String(timeoutS), '-H', 'content-type: application/json', '-d', JSON.stringify({ ...body, stream: true }), url]);
+  const p = two.spawnInConsole('curl stream', 'curl', ['-sSN', '--max-time', String(timeoutS), '-H', `@${two.apiHeaderFile}`, '-H', 'content-type: application/json', '-d', JSON.stringify({ ...body, stream: true }), url]);
   const events: Stream['events'] = [];
   p.child.stdout!.setEncoding('utf8');
   let rest = '';
@@ -128,7 +128,7 @@ export function streamCompletion(two: TwoHostBed, url: string, body: Record<stri
 
 /** GET a rank's /afd/stats (a rank's HTTP is on its host's loopback, so this runs there). */
 export async function rankStats(two: TwoHostBed, host: GpuHost, apiUrl: string): Promise<Record<string, unknown>> {
-  const r = await two.bed.exec(host, 'curl', ['-sS', '--max-time', '5', `${apiUrl}/afd/stats`]);
+  const r = await two.bed.exec(host, 'curl', ['-sS', '--max-time', '5', '-H', `@${two.apiHeaderFile}`, `${apiUrl}/afd/stats`]);
   if (r.code !== 0) throw new Error(`GET ${apiUrl}/afd/stats on ${host} failed: ${r.stderr}`);
   return JSON.parse(r.stdout) as Record<string, unknown>;
 }
@@ -137,7 +137,7 @@ export async function rankStats(two: TwoHostBed, host: GpuHost, apiUrl: string):
 export function startCurlLoad(two: TwoHostBed, apiUrl: string, opts: { concurrency?: number; maxTokens?: number } = {}): { stop(): Promise<void> } {
   const body = JSON.stringify({ model: 'tiny-qwen3-moe', prompt: 'The quick brown fox', max_tokens: opts.maxTokens ?? 48, temperature: 0, ignore_eos: true });
   const loops = Array.from({ length: opts.concurrency ?? 2 }, () =>
-    two.spawnInConsole('curl load', 'sh', ['-c', 'while :; do curl -s -o /dev/null --max-time 60 -H "content-type: application/json" -d "$1" "$2" || sleep 0.5; done', 'load', body, `${apiUrl}/v1/completions`], {}, { group: true }),
+    two.spawnInConsole('curl load', 'sh', ['-c', 'while :; do curl -s -o /dev/null --max-time 60 -H "@$3" -H "content-type: application/json" -d "$1" "$2" || sleep 0.5; done', 'load', body, `${apiUrl}/v1/completions`, two.apiHeaderFile], {}, { group: true }),
   );
   return {
     async stop() {
