@@ -1,13 +1,18 @@
 // Bundles the agent CLI and the benchmark client with esbuild into single CommonJS files
 // (agent/dist/afd-agent.cjs, agent/dist/afd-bench.cjs) so they run without node_modules.
 // The native addon stays a separate file, found at run time (see native/src/index.ts).
-//   node tools/build-agent.mjs                       agent/dist, with source maps
+//   node tools/build-agent.mjs                       agent/dist, with source maps; skipped when
+//                                                    the bundles are newer than their sources
+//                                                    (--force builds anyway)
 //   node tools/build-agent.mjs --outdir DIR --gpu    DIR, no maps, plus gpu-tests.cjs (the GPU
 //                                                    suite; what tools/gpu/afd-prepare.sh carries)
+// Each file is written beside its destination and renamed into place, so a program started
+// meanwhile (agent/bin's shims, role processes) never reads half a bundle.
 import { build } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import fresh from './fresh.cjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -36,12 +41,23 @@ const entries = [
 const gpuEntries = [['native/src/cuda/gpuSuiteMain.ts', 'gpu-tests.cjs']];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values } = parseArgs({ options: { outdir: { type: 'string' }, gpu: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({ options: { outdir: { type: 'string' }, gpu: { type: 'boolean', default: false }, force: { type: 'boolean', default: false } } });
   const outdir = values.outdir ?? join(root, 'agent/dist');
-  for (const [entry, name] of [...entries, ...(values.gpu ? gpuEntries : [])]) {
-    if (!existsSync(join(root, entry))) continue;
-    const outfile = join(outdir, name);
-    await bundleNodeEntry(entry, outfile, { sourcemap: !values.outdir, banner: '#!/usr/bin/env node' });
-    console.log(`agent: bundled ${outfile}`);
+  const wanted = [...entries, ...(values.gpu ? gpuEntries : [])].filter(([entry]) => existsSync(join(root, entry)));
+  const outputs = wanted.map(([, name]) => join(outdir, name));
+  if (!values.outdir && !values.force && fresh.upToDate(outputs, fresh.agentBundleInputs(root), fresh.agentBundleExts)) {
+    console.log('agent: agent/dist is up to date');
+  } else {
+    mkdirSync(outdir, { recursive: true });
+    const staging = mkdtempSync(join(outdir, '.staging-'));
+    try {
+      for (const [entry, name] of wanted) {
+        await bundleNodeEntry(entry, join(staging, name), { sourcemap: !values.outdir, banner: '#!/usr/bin/env node' });
+        for (const f of readdirSync(staging)) renameSync(join(staging, f), join(outdir, f));
+        console.log(`agent: bundled ${join(outdir, name)}`);
+      }
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
   }
 }

@@ -1,11 +1,22 @@
 // Builds the console: the renderer with vite (dist/renderer), and with esbuild the
 // Electron main process (dist/main/main.cjs), the sandboxed preload
 // (dist/preload/preload.cjs) and the launcher / browser-mode host (dist/start.cjs).
+// Skipped when every output is newer than every input (`npm start` builds before each
+// start); --force builds anyway.
 import { build as viteBuild } from 'vite';
 import { build } from 'esbuild';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import fresh from '../../tools/fresh.cjs';
 
 const app = fileURLToPath(new URL('..', import.meta.url));
+const root = join(app, '..');
+const outputs = ['dist/renderer/index.html', 'dist/main/main.cjs', 'dist/preload/preload.cjs', 'dist/start.cjs'].map((p) => join(app, p));
+const inputs = [join(app, 'src'), join(app, 'vite.config.ts'), join(app, 'package.json'), join(app, 'scripts', 'build.mjs'), join(root, 'shared', 'src'), join(root, 'package-lock.json'), join(root, 'tools', 'fresh.cjs')];
+if (!process.argv.includes('--force') && fresh.upToDate(outputs, inputs)) {
+  console.log('app: dist is up to date');
+  process.exit(0);
+}
 
 await viteBuild({ configFile: `${app}vite.config.ts`, mode: 'production' });
 console.log('app: built dist/renderer');

@@ -1,38 +1,42 @@
 /**
  * The console in browser mode against real local agents (CPU backend): connect an agent
- * (and see a wrong token refused), validate topologies, launch, chat with streamed
- * tokens and per-message stats, watch live dashboard panels, read logs, stop.
+ * (and see a wrong token refused), validate topologies, refuse a bad model directory
+ * before launch, launch, chat with streamed tokens and per-message stats, stop a reply,
+ * watch live dashboard panels, read logs, stop, and see the stopped topology marked.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { startAgent, startConsole, type StartedAgent, type StartedConsole } from '../support/processes.js';
+import { AFD_HOME, AGENT_SCRIPT } from '../support/paths.js';
+import type { StartedAgent } from '../support/processes.js';
+import { openConsoleSession, type ConsoleSession } from '../support/session.js';
 import { addAgent, chat, complete, E2E_TOPOLOGY, launchTopology, openScreen, screenshot } from '../support/flow.js';
 import { startLoad } from '../support/load.js';
 
 test.describe.configure({ mode: 'serial' });
 
+let session: ConsoleSession | undefined;
 let agent: StartedAgent;
-let host: StartedConsole;
 let page: Page;
 /** What the dashboard showed for the serving stats under load. */
 let serving: { tps: string; requests: string } | null = null;
 
 test.beforeAll(async ({ browser }) => {
-  agent = await startAgent();
-  host = await startConsole();
-  page = await browser.newPage();
-  page.on('pageerror', (e) => console.error(`[page error] ${e.message}`));
-  await page.goto(host.url);
+  session = await openConsoleSession(browser);
+  ({ agent, page } = session);
 });
 
 test.afterAll(async () => {
-  await page?.close();
-  await host?.stop();
-  await agent?.stop();
+  await session?.close();
 });
 
 test('a wrong token is refused with a clear message', async () => {
   await addAgent(page, agent.url, 'not-the-token-0123456789');
-  await expect(page.getByTestId('agents-error')).toContainText(/rejected the token/);
+  // Said once: the agent's reason, no second hint.
+  await expect(page.getByTestId('agents-error')).toContainText(/rejected the token: use the token from the agent token file/);
+  expect((await page.getByTestId('agents-error').innerText()).match(/token file/g)).toHaveLength(1);
   await addAgent(page, 'http://127.0.0.1:1', 'x');
   await expect(page.getByTestId('agents-error')).toContainText(/not an agent URL/);
 });
@@ -70,23 +74,67 @@ test('invalid topologies name the broken rule', async () => {
   await screenshot(page, 'topology-invalid');
 });
 
-test('a missing model directory fails the launch with a clear message', async () => {
+test('a bad model path is refused before launch: missing, and config only', async () => {
   await openScreen(page, 'topology');
   await page.getByTestId('preset-1A1F').check();
-  await page.getByTestId('model-dir').fill('/nonexistent/afd-e2e-model');
+  await page.getByTestId('model-dir').fill('/models/does-not-exist');
+  // The agent inspects the directory while the path is typed; nothing is launched.
+  await expect(page.getByTestId('topology-problems')).toContainText('model directory on agent');
+  await expect(page.getByTestId('topology-problems')).toContainText('/models/does-not-exist does not exist on this host');
+  await expect(page.getByTestId('launch-button')).toBeDisabled();
+  await screenshot(page, 'topology-model-refused');
+  // A directory with a config and a tokenizer but no weights: servable only with load format dummy.
+  const configOnly = join(mkdtempSync(join(tmpdir(), 'afd-e2e-model-')), 'qwen3-30b-a3b');
+  execFileSync(process.execPath, [AGENT_SCRIPT, 'make-model', '--arch', 'qwen3_moe', '--preset', 'qwen3-30b-a3b', '--config-only', '--out', configOnly], { env: { ...process.env, AFD_HOME } });
+  await page.getByTestId('model-dir').fill(configOnly);
+  await expect(page.getByTestId('topology-problems')).toContainText('config only: needs load format dummy');
+  await expect(page.getByTestId('model-info-line')).toHaveAttribute('data-status', 'config-only');
+  await expect(page.getByTestId('model-info-line')).toContainText(/Qwen3MoeForCausalLM · 48 layers · 30\.\d B parameters · 128 experts \(8 per token\) · no weights/);
+  await expect(page.getByTestId('launch-button')).toBeDisabled();
+  await screenshot(page, 'topology-model-config-only');
+  // With dummy weights the same directory is servable: only its config and tokenizer are used.
+  await page.getByTestId('load-format').selectOption('dummy');
   await expect(page.getByTestId('topology-ok')).toBeVisible();
-  await page.getByTestId('launch-button').click();
-  await expect(page.getByTestId('launch-state')).toHaveText('failed', { timeout: 60_000 });
-  await expect(page.getByTestId('launch-failure')).toContainText('/nonexistent/afd-e2e-model');
-  await screenshot(page, 'launch-failed');
-  await openScreen(page, 'topology');
+  await expect(page.getByTestId('launch-button')).toBeEnabled();
+  await page.getByTestId('load-format').selectOption('auto');
   await page.getByTestId('model-dir').fill('');
+  await expect(page.getByTestId('topology-ok')).toBeVisible();
+  await expect(page.getByTestId('launch-badge')).toHaveText('no topology');
 });
 
 test(`launch ${E2E_TOPOLOGY} and chat with streamed tokens`, async () => {
   await launchTopology(page, E2E_TOPOLOGY, '');
   await chat(page, 'Hello! Please tell me a story.', '');
   await complete(page, 'Once upon a time');
+});
+
+test('a running topology is not "ready to launch" another', async () => {
+  await openScreen(page, 'topology');
+  await page.getByTestId('preset-1A1F').check();
+  await expect(page.getByTestId('topology-busy')).toContainText(`${E2E_TOPOLOGY} is running: stop it on the Launch screen before launching 1A1F`);
+  await expect(page.getByTestId('topology-ok')).toHaveCount(0);
+  await expect(page.getByTestId('launch-button')).toBeDisabled();
+  await screenshot(page, 'topology-busy');
+});
+
+test('Stop and Esc during a reply show "stopped", with the tokens so far and the prompt count', async () => {
+  await openScreen(page, 'playground');
+  await page.getByTestId('mode-chat').check();
+  await page.getByTestId('max-tokens').fill('4000');
+  for (const how of ['button', 'Escape'] as const) {
+    await page.getByTestId('chat-input').fill('Tell me a very long story about attention and FFN ranks.');
+    await page.getByTestId('chat-send').click();
+    const reply = page.getByTestId('msg-assistant').last();
+    await expect(reply).toHaveAttribute('data-stage', 'decode', { timeout: 60_000 });
+    await expect(reply.getByTestId('msg-content')).not.toHaveText(/^…?$/);
+    if (how === 'button') await page.getByTestId('chat-stop').click();
+    else await page.getByTestId('chat-input').press('Escape');
+    await expect(reply).toHaveAttribute('data-stage', 'stopped', { timeout: 30_000 });
+    await expect(reply.getByTestId('msg-stage')).toHaveText('stopped');
+    await expect(reply.getByTestId('msg-tokens')).toHaveText(/^\d+ tokens? before the stop \(prompt \d+\)$/);
+  }
+  await screenshot(page, 'playground-stopped');
+  await page.getByTestId('max-tokens').fill('24');
 });
 
 test('dashboard shows live non-zero data', async () => {
@@ -108,6 +156,17 @@ test('dashboard shows live non-zero data', async () => {
     // CUDA graph counters are zero on the CPU backend by definition; the panel still renders live.
     await expect(page.getByTestId('panel-graphs')).toBeVisible();
     await expect(page.getByTestId('stat-graph')).toBeVisible();
+    if (E2E_TOPOLOGY !== 'colocated') {
+      // Labelled axes, a column label per column, a value under the pointer.
+      const heat = page.getByTestId('heatmap-A→F bytes');
+      await expect(heat).toContainText('layer');
+      await expect(heat).toContainText('rank × stage');
+      const columns = heat.getByTestId('heatmap-columns');
+      await expect(columns.locator('.heat-col-rank').first()).toHaveText('F0');
+      await expect(columns.locator('.heat-col-rank').last()).toHaveText(`A${Number(/^(\d+)A/.exec(E2E_TOPOLOGY)?.[1] ?? 1) - 1}`);
+      await heat.getByTestId('heatmap-canvas').hover({ position: { x: 5, y: 5 } });
+      await expect(heat.getByTestId('heatmap-tip')).toHaveText(/^layer 0 · F0 s0: /);
+    }
     // Serving numbers (tokens/s, requests) come from the attention ranks' serving stats; they are
     // recorded here and asserted by the last test, so a gap there does not hide the other checks.
     // The value updates at 10 Hz and can dip between reads: keep the very reading that matched.
@@ -142,7 +201,10 @@ test('a rank that dies is reported with its exit and last log lines', async () =
   process.kill(pid, 'SIGKILL');
   await expect(page.getByTestId('launch-state')).toHaveText('failed', { timeout: 30_000 });
   await expect(row.getByTestId('rank-state')).toHaveText('failed');
-  await expect(page.getByTestId('launch-failure')).toContainText(/ffn rank 0 on agent \S+ failed/);
+  await expect(page.getByTestId('launch-failure')).toContainText(/ffn rank 0 on agent \S+ was killed by SIGKILL/);
+  // The rest of the launch is stopped, and the console says what it stopped.
+  await expect(page.getByTestId('launch-cleanup')).toContainText('Stopped the rest of the failed launch', { timeout: 30_000 });
+  await expect(page.getByTestId('launch-cleanup')).toContainText('attention 0');
   await screenshot(page, 'launch-rank-died');
 });
 
@@ -158,7 +220,27 @@ test('stop the topology', async () => {
   await expect(page.getByTestId('launch-state')).toHaveText('stopped', { timeout: 60_000 });
   await screenshot(page, 'launch-stopped');
   await openScreen(page, 'playground');
-  await expect(page.getByTestId('playground-not-ready')).toBeVisible();
+  await expect(page.getByTestId('playground-not-ready')).toHaveText(/The topology is stopped/);
+  // The dashboard keeps the history, marked as such; the live numbers are gone.
+  await openScreen(page, 'dashboard');
+  await expect(page.getByTestId('dashboard-frozen')).toContainText('The topology is stopped: these are its last metrics');
+  await expect(page.getByTestId('stat-step')).toHaveText('–');
+  await expect(page.getByTestId('stat-tps')).toHaveText('–');
+  await screenshot(page, 'dashboard-stopped');
+});
+
+test('a page with a wrong token says it is not connected, not that nothing runs', async ({ browser }) => {
+  const other = await browser.newPage();
+  try {
+    await other.goto(session!.host.url.replace(/#token=.*/, '#token=wrong-token-0123456789'));
+    await expect(other.getByTestId('link-banner')).toContainText('wrong or missing token');
+    await expect(other.getByTestId('not-connected')).toContainText('not connected to the console host');
+    await expect(other.getByTestId('launch-badge')).toHaveText('not connected');
+    await expect(other.getByText('No topology is running')).toHaveCount(0);
+    await screenshot(other, 'not-connected');
+  } finally {
+    await other.close();
+  }
 });
 
 test('throughput and request counts reach the dashboard', () => {

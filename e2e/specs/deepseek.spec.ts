@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { addAgent, complete, openScreen, screenshot } from '../support/flow.js';
+import { addAgent, complete, openScreen, screenshot, stopFromLaunchScreen } from '../support/flow.js';
 import { startLoad } from '../support/load.js';
 import { AFD_HOME, AGENT_SCRIPT, ROOT } from '../support/paths.js';
 import { startAgent, startConsole, type StartedAgent, type StartedConsole } from '../support/processes.js';
@@ -65,7 +65,5 @@ test('launch DeepSeek-V2 as 1A1F, complete, and see its dense layer on the dashb
     await load.stop();
   }
   expect(load.completed).toBeGreaterThan(0);
-  await openScreen(page, 'launch');
-  await page.getByTestId('stop-button').click();
-  await expect(page.getByTestId('launch-state')).toHaveText('stopped', { timeout: 60_000 });
+  await stopFromLaunchScreen(page);
 });

@@ -3,6 +3,7 @@
  * hand on the Topology screen; the console launches both halves and chats through them.
  */
 import { expect, test, type Page } from '@playwright/test';
+import { freePortBlock } from '@afd/native/ports';
 import { startAgent, startConsole, type StartedAgent, type StartedConsole } from '../support/processes.js';
 import { addAgent, chat, openScreen, screenshot } from '../support/flow.js';
 
@@ -32,7 +33,9 @@ test('2A2F split over two agents', async () => {
   await page.getByTestId('preset-2A2F').check();
   for (const r of ['ffn rank 0', 'ffn rank 1']) await page.getByLabel(`Device of ${r}`).selectOption(`${ids[1]}|cpu|0`);
   for (const r of ['attention rank 0', 'attention rank 1']) await page.getByLabel(`Device of ${r}`).selectOption(`${ids[0]}|cpu|0`);
-  await expect(page.getByTestId('topology-ok')).toContainText('on 2 agent(s)');
+  // A free rendezvous block: across agents the port cannot move, and this host runs other tests.
+  await page.getByLabel('Rendezvous base port').fill(String(await freePortBlock(2)));
+  await expect(page.getByTestId('topology-ok')).toContainText('on 2 agents');
   await screenshot(page, 'multi-agent-topology');
   await page.getByTestId('launch-button').click();
   await expect(page.getByTestId('launch-state')).toHaveText('running', { timeout: 90_000 });

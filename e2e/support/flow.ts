@@ -75,3 +75,10 @@ export async function complete(page: Page, prompt: string): Promise<void> {
   await expect(reply.getByTestId('msg-stats')).toContainText('TTFT');
   await page.getByTestId('mode-chat').check();
 }
+
+/** Stops the running topology from the Launch screen and waits until it has stopped. */
+export async function stopFromLaunchScreen(page: Page): Promise<void> {
+  await openScreen(page, 'launch');
+  await page.getByTestId('stop-button').click();
+  await expect(page.getByTestId('launch-state')).toHaveText('stopped', { timeout: 60_000 });
+}

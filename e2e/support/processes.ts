@@ -4,7 +4,7 @@
  * process group) when the test is done, also on failure.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -91,4 +91,24 @@ export async function startConsole(extraArgs: string[] = ['--no-agent']): Promis
   const s = await startProcess([START_SCRIPT, '--web', '--no-open', '--port', '0', ...extraArgs], { AFD_HOME, ...addonEnv() }, (l) => l.includes('console (browser mode): '), 'console web host');
   const url = s.readyLine.slice(s.readyLine.indexOf('http'));
   return { ...s, url };
+}
+
+/** Pids of the rank (role) processes an agent has running now: its children started as `afd-agent role ...`. */
+export function rankPids(agent: Started): number[] {
+  const parent = agent.child.pid;
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Field 4 is the parent pid; the command name (field 2) may hold spaces, so split after its ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== parent) continue;
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (cmd.includes('role')) out.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return out;
 }

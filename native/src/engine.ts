@@ -82,7 +82,7 @@ export class Engine {
 
   /** The counters in the RankStats shape of shared/src/protocol/metrics.ts. */
   rankStats(rank = 0): RankStats {
-    return toRankStats(this.stats(), this.info.role, rank, this.spec.config.moeLayers);
+    return toRankStats(this.stats(), this.info.role, rank, { moeLayers: this.spec.config.moeLayers });
   }
 
   /** The raw native engine (for the runtime's connector plumbing). */

@@ -28,6 +28,15 @@ describe.each(backends.map((b) => [b.name, b] as const))('backend ops vs float64
     expect(relErr(out, refMatmul(x.values, w.values, T, K, N, b.values))).toBeLessThan(TOL);
   });
 
+  it('add: elementwise, and a dtype mismatch is refused naming the tensor', () => {
+    const rng = new Rng(11);
+    const a = randTensor(rng, [3, 7], 'f32');
+    const b = randTensor(rng, [3, 7], 'f32');
+    const out = run('add', { a: a.op, b: b.op }).out!;
+    expect(Array.from(out)).toEqual(Array.from(a.values, (v, i) => Math.fround(v + b.values[i]!)));
+    expect(() => run('add', { a: a.op, b: randTensor(rng, [3, 7], 'bf16').op })).toThrow(/add: b is bf16, expected f32/);
+  });
+
   it('matmul rows are batch invariant (bitwise)', () => {
     const rng = new Rng(3);
     const x = randTensor(rng, [7, 41], 'f32');

@@ -192,6 +192,37 @@ export interface AfdLinkOptions {
    * larger message fails with an error naming the flag.
    */
   maxStepTokens?: number;
+  /**
+   * FFN role: static expert parallelism over the topology's FFN ranks (default false; no
+   * effect with one FFN rank). The engine must be loaded with this rank's expert range
+   * (buildLoadSpec's expertParallel). FFN rank f also listens on basePort + y + f for its
+   * group peers; every FFN rank of a topology must agree.
+   */
+  expertParallel?: boolean;
+}
+
+/** One FFN rank's expert-parallel counters (native/src/runtime/ep-stats.h), cumulative since start. */
+export interface NativeExpertStats {
+  /** This FFN rank and the group size F. */
+  rank: number;
+  numRanks: number;
+  /** Routed experts [expertStart, expertEnd) it holds, of numExperts per MoE layer. */
+  expertStart: number;
+  expertEnd: number;
+  numExperts: number;
+  /** "host:port" it listens on for its group peers. */
+  groupListenAddress: string;
+  /** [numLayers][numExperts] token-expert pairs its router sent to each expert (0 for dense layers). */
+  tokensPerExpert: number[][];
+  /** [numLayers] bytes of dispatch (pairs to their owners) and combine (outputs back) sent to / received from the other FFN ranks. */
+  dispatchSentBytes: number[];
+  dispatchReceivedBytes: number[];
+  combineSentBytes: number[];
+  combineReceivedBytes: number[];
+  /** Time inside the group's all-to-alls (wire and waiting for peers), ms. */
+  exchangeMs: number;
+  /** Group steps joined. */
+  groupSteps: number;
 }
 
 /** Where an attention rank's link to its FFN rank stands. */
@@ -245,6 +276,8 @@ export interface NativeFfnServer {
   state(): FfnServerState;
   /** Always throws: the FFN role is connector-driven; nothing schedules steps on it. */
   step(): never;
+  /** Expert-parallel counters; null when expert parallelism is off. */
+  expertStats(): NativeExpertStats | null;
 }
 
 /** One op conformance case of the CUDA backend against the CPU backend (native/src/cuda/conformance.h). */
@@ -303,7 +336,7 @@ export interface NativeAddon {
   /** Flushes stdio and ends the process with _exit(code), skipping atexit handlers; never returns. */
   exitNow(code: number): never;
   /** CUDA op conformance against the CPU backend; throws in builds without CUDA or with no device. */
-  cudaConformance(options?: { device?: number; seed?: number }): CudaConformanceCase[];
+  cudaConformance(options?: { device?: number; seed?: number; family?: string }): CudaConformanceCase[];
 }
 
 /** Names of every export, checked against the loaded addon by a test. */

@@ -133,6 +133,11 @@ export interface ModelLoadSpec {
   role: ModelRole;
   /** Router on the attention side (gate weights go to the attention role, logits cross the wire). */
   computeGateOnAttention: boolean;
+  /**
+   * FFN role with expert parallelism: the routed experts [start, end) this rank holds (only
+   * their tensors are listed; the same range in every MoE layer). Absent = every expert.
+   */
+  expertRange?: { start: number; end: number };
   /** Absolute paths of the safetensors files. */
   files: string[];
   /** Exactly the tensors this role needs. */

@@ -1,11 +1,22 @@
-import type { RankStats } from '@afd/shared';
-import type { NativeEngineStats } from './index.js';
+import type { ExpertStats, RankStats } from '@afd/shared';
+import type { NativeEngineStats, NativeExpertStats } from './index.js';
+import type { ModelLoadSpec } from './modelSpec.js';
+
+/** What RankStats carries beyond the engine counters. */
+export interface RankStatsExtras {
+  /** [numLayers] the model's MoE layers (ModelConfigSpec.moeLayers): which layers are dense. */
+  moeLayers?: readonly boolean[];
+  /** Weight bytes the rank holds (NativeEngineInfo.residentWeightBytes). */
+  weightBytes?: number;
+  /** Routed experts and the expert-parallel exchange (FFN ranks of MoE models). */
+  experts?: ExpertStats;
+}
 
 /**
  * The native engine counters in the RankStats shape of shared/src/protocol/metrics.ts;
- * moeLayers (the model's, ModelConfigSpec.moeLayers) says which layers are dense.
+ * extras.moeLayers (the model's, ModelConfigSpec.moeLayers) says which layers are dense.
  */
-export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank: number, moeLayers?: readonly boolean[]): RankStats {
+export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank: number, extras: RankStatsExtras = {}): RankStats {
   const isFfn = role === 'ffn';
   return {
     role,
@@ -32,6 +43,30 @@ export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank:
         }
       : null,
     kv: isFfn ? null : { blocksUsed: s.kvBlocksUsed, blocksTotal: s.kvBlocksTotal },
-    ...(moeLayers && moeLayers.length === s.numLayers ? { moeLayers: [...moeLayers] } : {}),
+    ...(extras.moeLayers && extras.moeLayers.length === s.numLayers ? { moeLayers: [...extras.moeLayers] } : {}),
+    ...(extras.weightBytes !== undefined ? { weightBytes: extras.weightBytes } : {}),
+    ...(extras.experts ? { experts: extras.experts } : {}),
+  };
+}
+
+/**
+ * The experts an FFN rank holds (from its load spec) and, with expert parallelism, its
+ * exchange counters; undefined for dense models.
+ */
+export function expertStatsOf(spec: ModelLoadSpec, ep: NativeExpertStats | null): ExpertStats | undefined {
+  const E = spec.config.numExperts;
+  if (E === 0) return undefined;
+  const range = spec.expertRange ?? { start: 0, end: E };
+  const zeros = (): number[] => new Array<number>(spec.config.numLayers).fill(0);
+  return {
+    numExperts: E,
+    expertStart: range.start,
+    expertEnd: range.end,
+    expertParallel: ep !== null,
+    numFfnRanks: ep?.numRanks ?? 1,
+    tokensPerExpert: ep?.tokensPerExpert ?? [],
+    dispatchBytes: { sent: ep?.dispatchSentBytes ?? zeros(), received: ep?.dispatchReceivedBytes ?? zeros() },
+    combineBytes: { sent: ep?.combineSentBytes ?? zeros(), received: ep?.combineReceivedBytes ?? zeros() },
+    exchangeUs: (ep?.exchangeMs ?? 0) * 1000,
   };
 }

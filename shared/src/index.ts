@@ -1,6 +1,7 @@
 // Public surface of @afd/shared: everything other workspaces may import.
 export * from './engine/step.js';
 export * from './util/issues.js';
+export * from './util/plural.js';
 export * from './topology/spec.js';
 export * from './topology/mapping.js';
 export * from './config/afdConfig.js';
@@ -10,12 +11,15 @@ export * from './protocol/wire.js';
 export * from './protocol/role.js';
 export * from './protocol/metrics.js';
 export * from './protocol/inventory.js';
+export * from './protocol/modelInspect.js';
 export * from './protocol/launch.js';
 export * from './protocol/launchOptions.js';
 export * from './protocol/agent.js';
 export * from './topology/plan.js';
+export * from './topology/expertPlacement.js';
 export * from './protocol/bridge.js';
 export * from './protocol/controlPayload.js';
 export * from './topology/aggregate.js';
 export * from './protocol/chat.js';
 export * from './engine/stepPlanCheck.js';
+export * from './util/logLines.js';

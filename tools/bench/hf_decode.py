@@ -9,6 +9,11 @@ size with CUDA events (median), eagerly and as one captured CUDA graph per batch
 reduce-overhead setting; skipped after a capture fails). msPerStep is the faster of the
 two. Prints one JSON object on the last stdout line.
 
+DeepSeek (model_type deepseek_v2 / deepseek_v3, MLA): transformers caches the expanded
+K (qk_nope + qk_rope dims) and V (v_head_dim) per head. Where its static cache cannot
+hold values narrower than keys, the peer falls back to a dynamic cache filled the same
+way and cropped back to `context` before every step (eager only: its appends allocate).
+
 usage: hf_decode.py --config CONFIG_JSON --batches 1,8,64,256 --context 1024 [--steps 20 --warmup 3 --no-graph]
 """
 import argparse
@@ -25,14 +30,34 @@ def log(msg):
     print(f"[hf-peer] {msg}", file=sys.stderr, flush=True)
 
 
+# Config fields transformers 5 declares as floats: a JSON writer that prints 0.0 as 0
+# (JavaScript) would fail its strict dataclass validation.
+FLOAT_FIELDS = ("attention_dropout", "hidden_dropout", "rms_norm_eps", "initializer_range", "rope_theta",
+                "routed_scaling_factor", "aux_loss_alpha", "router_aux_loss_coef", "layer_norm_epsilon")
+
+
+def as_floats(cfg):
+    return {k: (float(v) if k in FLOAT_FIELDS and isinstance(v, int) and not isinstance(v, bool) else v) for k, v in cfg.items()}
+
+
 def build_model(config_dict, experts_impl):
     import torch
     import transformers
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    cfg = dict(config_dict)
+    cfg = as_floats(dict(config_dict))
     model_type = cfg.pop("model_type")
-    config = AutoConfig.for_model(model_type, **{k: v for k, v in cfg.items() if k not in ("architectures", "torch_dtype")})
+    try:
+        config = AutoConfig.for_model(model_type, **{k: v for k, v in cfg.items() if k not in ("architectures", "torch_dtype")})
+    except (TypeError, ValueError) as err:
+        # The path every checkpoint takes (and that the golden generator's DeepSeek configs
+        # go through): a config.json read by from_pretrained.
+        log(f"AutoConfig.for_model({model_type!r}) refused the config ({err}); reading it as a config.json")
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "config.json"), "w") as f:
+                json.dump(config_dict, f)
+            config = AutoConfig.from_pretrained(d)
     # Ask for the experts implementation every way transformers 5 offers, then report what
     # the model actually uses (an ignored request would silently time the eager loop).
     try:
@@ -69,27 +94,60 @@ def make_cache(model, batch, max_len):
     return cache
 
 
+def dynamic_mla_cache(model, batch, context, first_token, gen):
+    """A dynamic cache of `context` random positions per layer (MLA fallback): one real
+    token creates each layer, then its keys / values are replaced by random tensors of the
+    shapes that token gave (K: nope + rope dims, V: v_head_dim)."""
+    import torch
+    from transformers import DynamicCache
+
+    try:
+        cache = DynamicCache(config=model.config)
+    except TypeError:
+        cache = DynamicCache()
+    pos0 = torch.zeros(1, dtype=torch.long, device="cuda")
+    model(input_ids=first_token, past_key_values=cache, cache_position=pos0, position_ids=pos0.unsqueeze(0).expand(batch, -1),
+          use_cache=True)
+    for layer in cache.layers:
+        k, v = layer.keys, layer.values
+        layer.keys = torch.randn((k.shape[0], k.shape[1], context, k.shape[3]), dtype=k.dtype, device=k.device, generator=gen)
+        layer.values = torch.randn((v.shape[0], v.shape[1], context, v.shape[3]), dtype=v.dtype, device=v.device, generator=gen)
+    return cache
+
+
 def time_batch(model, batch, context, steps, warmup, use_graph, graph_failed):
     import torch
 
     cache = make_cache(model, batch, context + 8)
     vocab = model.config.vocab_size
     gen = torch.Generator(device="cuda").manual_seed(batch)
+    dynamic = False
     # One token at position 0 makes the static cache allocate its buffers; then every
     # key/value buffer is filled with random values (a prefill of batch x context tokens
     # would cost minutes at batch 256 and attend to the same amount of memory).
     with torch.inference_mode():
         pos0 = torch.zeros(1, dtype=torch.long, device="cuda")
-        model(input_ids=torch.randint(0, vocab, (batch, 1), device="cuda", generator=gen), past_key_values=cache,
-              cache_position=pos0, position_ids=pos0.unsqueeze(0).expand(batch, -1), use_cache=True)
-        filled = 0
-        for layer in getattr(cache, "layers", []):
+        first = torch.randint(0, vocab, (batch, 1), device="cuda", generator=gen)
+        try:
+            model(input_ids=first, past_key_values=cache, cache_position=pos0, position_ids=pos0.unsqueeze(0).expand(batch, -1),
+                  use_cache=True)
+        except RuntimeError as err:
+            if getattr(model.config, "kv_lora_rank", None) is None:
+                raise
+            log(f"batch {batch}: the static cache cannot hold this MLA model's K / V ({str(err)[:160]}); "
+                "dynamic cache, cropped to the context before each step, eager only")
+            del cache
+            torch.cuda.empty_cache()
+            cache = dynamic_mla_cache(model, batch, context, first, gen)
+            dynamic = True
+        filled = 0 if not dynamic else len(cache.layers)
+        for layer in getattr(cache, "layers", []) if not dynamic else []:
             for name in ("keys", "values"):
                 t = getattr(layer, name, None)
                 if torch.is_tensor(t):
                     t.normal_(generator=gen)
                     filled += 1
-        for name in ("key_cache", "value_cache"):
+        for name in ("key_cache", "value_cache") if not dynamic else ():
             for t in getattr(cache, name, []) or []:
                 if torch.is_tensor(t):
                     t.normal_(generator=gen)
@@ -101,6 +159,8 @@ def time_batch(model, batch, context, steps, warmup, use_graph, graph_failed):
         cache_position = torch.tensor([context], device="cuda")
         position_ids = cache_position.unsqueeze(0).expand(batch, -1)
         def step():
+            if dynamic:
+                cache.crop(context)  # every step decodes at position `context`, as the static cache does
             out = model(input_ids=token, past_key_values=cache, cache_position=cache_position,
                         position_ids=position_ids, use_cache=True)
             return out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
@@ -122,7 +182,7 @@ def time_batch(model, batch, context, steps, warmup, use_graph, graph_failed):
         times = timed(step)
         eager_ms = statistics.median(times)
         graph_ms = None
-        if use_graph:
+        if use_graph and not dynamic:
             # The fastest HF setting: the static-cache decode step captured as one CUDA graph
             # (what torch.compile's reduce-overhead mode does), replayed per step.
             try:
@@ -154,7 +214,8 @@ def time_batch(model, batch, context, steps, warmup, use_graph, graph_failed):
     ms = statistics.median(times)
     return {"batch": batch, "msPerStep": ms, "tokensPerSecond": batch / (ms / 1000.0),
             "msPerStepMin": min(times), "msPerStepMax": max(times), "msPerStepEager": eager_ms,
-            "msPerStepGraph": graph_ms, "mode": "cuda-graph" if graph_ms is not None and graph_ms < eager_ms else "eager"}
+            "msPerStepGraph": graph_ms, "mode": "cuda-graph" if graph_ms is not None and graph_ms < eager_ms else "eager",
+            "cache": "dynamic" if dynamic else "static"}
 
 
 def copy_bandwidth_gbs(nbytes=1 << 30, iters=20):

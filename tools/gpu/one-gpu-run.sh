@@ -6,6 +6,8 @@
 #           weights, golden fixtures under the bf16 rule)          -> gpu-tests.json / .log
 #   decode  afd-bench decode: Engine::step, qwen3-30b-a3b dummy weights, graphs on/off,
 #           the HF transformers peer in the same call               -> decode.json / .log
+#   deepseek  afd-bench decode --arch deepseek_v2 --preset deepseek-v2-lite (MLA, grouped
+#           routing, shared experts), with its HF peer             -> decode-deepseek.json / .log
 #   serve   afd-agent launch --topology colocated --load-format dummy (qwen3-30b-a3b) and
 #           afd-bench serve at concurrency $AFD_SERVE_CONCURRENCY (1,8,64), 1024 in / 256
 #           out, --ignore-eos; greedy texts of 8 prompts             -> serve-c*.json, texts-colocated.json
@@ -43,13 +45,26 @@ wait_health() {
 }
 
 if [[ $PHASES == *tests* ]]; then
-  AFD_GOLDEN_DIR=$PWD/tools/golden/fixtures AFD_GPU_REPORT="$OUT/gpu-tests.json" timeout ${AFD_TEST_TIMEOUT:-300} \
-    "$NODE" "$RELEASE/gpu-tests.cjs" > "$OUT/gpu-tests.log" 2>&1
-  say "tests: exit $?"; grep -E "^FAIL|gpu tests" "$OUT/gpu-tests.log" | head -40 | tee -a "$SUMMARY"
+  # One process per group (AFD_GPU_GROUPS), so a crash in one group cannot hide the others.
+  GROUPS_ALL=${AFD_GPU_GROUP_LIST:-conformance:norm,conformance:attention,conformance:matmul,conformance:activations,conformance:deepseek,engine,graphs,kv,afd,dummy,golden,expert-gemm,expert-parallel}
+  : > "$OUT/gpu-tests.log"
+  for G in $(echo "$GROUPS_ALL" | tr ',' ' '); do
+    N=${G//:/-}
+    AFD_GPU_GROUPS=$G AFD_GOLDEN_DIR=$PWD/tools/golden/fixtures AFD_GPU_REPORT="$OUT/gpu-$N.json" timeout ${AFD_GROUP_TIMEOUT:-150} \
+      "$NODE" "$RELEASE/gpu-tests.cjs" >> "$OUT/gpu-tests.log" 2>&1
+    echo "gpu group $G: exit $?" >> "$OUT/gpu-tests.log"
+  done
+  say "tests: $(grep -c '^PASS' "$OUT/gpu-tests.log") passed, $(grep -c '^FAIL' "$OUT/gpu-tests.log") failed"
+  grep -E "^FAIL|exit [1-9]|terminate|Abort" "$OUT/gpu-tests.log" | head -40 | tee -a "$SUMMARY"
 fi
 if [[ $PHASES == *decode* ]]; then
   timeout ${AFD_DECODE_TIMEOUT:-360} $BENCH decode ${AFD_DECODE_ARGS:-} --json-out "$OUT/decode.json" > /dev/null 2> "$OUT/decode.log"
   say "decode: exit $?"; grep -vE "^\s*$|^\[hf-peer\]" "$OUT/decode.log" | tail -14 | tee -a "$SUMMARY"
+fi
+if [[ $PHASES == *deepseek* ]]; then
+  timeout ${AFD_DEEPSEEK_TIMEOUT:-420} $BENCH decode --arch deepseek_v2 --preset deepseek-v2-lite ${AFD_DEEPSEEK_DECODE_ARGS:-} \
+    --json-out "$OUT/decode-deepseek.json" > /dev/null 2> "$OUT/decode-deepseek.log"
+  say "deepseek decode: exit $?"; grep -vE "^\s*$|^\[hf-peer\]" "$OUT/decode-deepseek.log" | tail -14 | tee -a "$SUMMARY"
 fi
 if [[ $PHASES == *serve* ]]; then
   $AGENT launch --topology colocated --backend cuda --load-format dummy --seed 1 --model $MODEL --api-port 18000 \

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { complete, health, killAllRoles, RoleProcess, type RoleProcessOptions } from './RoleProcess.js';
+import { complete, health, killAllRoles, RoleProcess, until, type RoleProcessOptions } from './RoleProcess.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-runtime-faults-'));
 const model = join(home, 'tiny-qwen3-moe');
@@ -29,14 +29,6 @@ afterAll(async () => {
 
 async function start(o: Omit<RoleProcessOptions, 'model' | 'home' | 'config'>): Promise<RoleProcess> {
   return RoleProcess.start({ ...o, model, home, config });
-}
-
-async function until(cond: () => Promise<boolean> | boolean, what: string, ms = 20_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('AFD faults with real role processes', () => {

@@ -48,6 +48,12 @@ describe('decode report', () => {
     expect(formatDecodeTable(report)).toMatch(/^1 +2\.90 +- /m);
   });
 
+  it('judges a DeepSeek model by its own targets (batch 64 within 10 ms, no batch-1 step target)', () => {
+    const report = mergeDecodeReport(ours, floors, null, { ...meta, model: 'deepseek_v2/deepseek-v2-lite' });
+    expect(report.rows.map((r) => r.targetMs)).toEqual([null, 10]);
+    expect(report.rows[1]!.meetsTarget).toBe(false);
+  });
+
   it('requires a floor per batch', () => {
     expect(() => mergeDecodeReport(ours, floors.slice(0, 1), null, meta)).toThrow('no floor for batch 64');
   });

@@ -27,8 +27,12 @@ export function weightBytesPerStep(spec: ModelLoadSpec, batch: number): number {
   return bytes;
 }
 
-/** KV bytes one decode step reads: every cached position of every sequence, K and V. */
+/**
+ * KV bytes one decode step reads: every cached position of every sequence, K and V (an
+ * MLA model's cache holds one latent row of kv_lora_rank + qk_rope_head_dim per position).
+ */
 export function kvBytesPerStep(spec: ModelLoadSpec, batch: number, context: number, kvElementBytes: number): number {
   const c = spec.config;
-  return batch * context * c.numLayers * 2 * c.numKvHeads * c.headDim * kvElementBytes;
+  const perPosition = c.mla ? c.mla.kvLoraRank + c.mla.qkRopeHeadDim : 2 * c.numKvHeads * c.headDim;
+  return batch * context * c.numLayers * perPosition * kvElementBytes;
 }

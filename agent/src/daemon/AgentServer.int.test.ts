@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { agentMessageSchema, inventorySchema, type AgentEvent, type AgentMessage } from '@afd/shared';
+import { agentMessageSchema, inventorySchema, modelInspectResultSchema, type AgentEvent, type AgentMessage } from '@afd/shared';
 import { AgentCallError, AgentClient } from './AgentClient.js';
 import { runAgentExpectingFailure, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
 
@@ -76,6 +76,12 @@ describe('afd-agent serve', () => {
     const inv = await c.request('inventory.get', {});
     expect(inventorySchema.parse(inv).devices[0]).toMatchObject({ kind: 'cpu', index: 0 });
     expect(inv.backends).toContain('cpu');
+  });
+
+  it('inspects a model directory on its host', async () => {
+    const c = await connect();
+    const r = await c.request('model.inspect', { dir: '/afd-e2e/no-such-model' });
+    expect(modelInspectResultSchema.parse(r)).toMatchObject({ status: 'refused', reason: '/afd-e2e/no-such-model does not exist on this host', roles: [] });
   });
 
   it('answers malformed, unknown, invalid, binary and oversized frames with errors and stays up', async () => {

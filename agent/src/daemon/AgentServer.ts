@@ -23,6 +23,7 @@ import {
 } from '@afd/shared';
 import type { Logger } from '../util/logger.js';
 import { toLogLine } from '../launch/logLine.js';
+import { inspectModelDir } from '../model/inspectModel.js';
 import { AgentSession } from './AgentSession.js';
 import type { InventorySource } from './inventory.js';
 import { AgentRequestError, type LaunchManager } from './LaunchManager.js';
@@ -175,6 +176,8 @@ export class AgentServer {
         return { timeMs: Date.now() };
       case 'inventory.get':
         return this.opts.inventory.get();
+      case 'model.inspect':
+        return inspectModelDir(req.params.dir);
       case 'topology.launch':
         this.opts.logger.info({ launchId: req.params.launchId, agentId: req.params.agentId }, 'launch requested');
         return m.launch(req.params);

@@ -41,8 +41,16 @@ describe('inventory', () => {
     try {
       mkdirSync(join(dir, 'tiny'));
       writeFileSync(join(dir, 'tiny', 'config.json'), '{}');
+      mkdirSync(join(dir, 'moe'));
+      writeFileSync(join(dir, 'moe', 'config.json'), '{"num_experts": 128}');
+      mkdirSync(join(dir, 'mixtral'));
+      writeFileSync(join(dir, 'mixtral', 'config.json'), '{"num_local_experts": 8}');
       mkdirSync(join(dir, 'empty'));
-      expect(findLocalModels(dir)).toEqual([{ name: 'tiny', dir: join(dir, 'tiny') }]);
+      expect(findLocalModels(dir)).toEqual([
+        { name: 'mixtral', dir: join(dir, 'mixtral'), numExperts: 8 },
+        { name: 'moe', dir: join(dir, 'moe'), numExperts: 128 },
+        { name: 'tiny', dir: join(dir, 'tiny') },
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -3,7 +3,7 @@
  * probe run in a child process (a broken GPU stack degrades to CPU only, with the reason),
  * and the models found under $AFD_HOME/models.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { arch, availableParallelism, cpus, freemem, hostname, platform, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { ProbeResult } from '@afd/native';
@@ -17,12 +17,26 @@ export function cudaVersionString(v: number): string | null {
   return `${Math.floor(v / 1000)}.${Math.floor((v % 1000) / 10)}`;
 }
 
-/** Model checkpoints under `dir` (folders holding a config.json). */
+/** Routed experts of a config.json (Qwen3-MoE num_experts, Mixtral num_local_experts); undefined when dense or unreadable. */
+function numExpertsOf(configPath: string): number | undefined {
+  try {
+    const c = JSON.parse(readFileSync(configPath, 'utf8')) as { num_experts?: unknown; num_local_experts?: unknown };
+    const n = c.num_experts ?? c.num_local_experts;
+    return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined; // the launch validates the checkpoint and says what is wrong
+  }
+}
+
+/** Model checkpoints under `dir` (folders holding a config.json), with their expert count. */
 export function findLocalModels(dir: string): Inventory['models'] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'config.json')))
-    .map((e) => ({ name: e.name, dir: join(dir, e.name) }))
+    .map((e) => {
+      const numExperts = numExpertsOf(join(dir, e.name, 'config.json'));
+      return { name: e.name, dir: join(dir, e.name), ...(numExperts ? { numExperts } : {}) };
+    })
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 

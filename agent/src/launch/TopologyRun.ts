@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { ffnRankOf, resolveTopology, type AgentEvent, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
+import { afdPortCount, ffnRankOf, resolveTopology, type AgentEvent, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
 import { freePortBlock, isPortFree } from '@afd/native/ports';
 import type { SelfCommand } from '../util/self.js';
 import type { RingLine } from './LogRing.js';
@@ -101,15 +101,16 @@ export class TopologyRun {
   private async chooseAfdPort(): Promise<number> {
     const spec = this.opts.spec;
     if (spec.mode !== 'afd') return 0;
-    const ffnRanks = resolveTopology(spec.topology).ffn.ranks;
+    // Expert parallelism: FFN rank f also listens on port + y + f (afdPortCount).
+    const ports = afdPortCount(resolveTopology(spec.topology).ffn.ranks, spec.afd.enableExpertParallel);
     const allLocal = spec.placements.every((p) => p.agentId === this.opts.agentId);
     if (!allLocal) return spec.afd.port; // other agents' ranks rely on the agreed port
     const host = hostOfAgent(spec, this.opts.agentId);
     const bindHost = host === '127.0.0.1' ? host : '0.0.0.0';
-    for (let f = 0; f < ffnRanks; f++) {
+    for (let f = 0; f < ports; f++) {
       if (!(await isPortFree(bindHost, spec.afd.port + f))) {
-        const base = await freePortBlock(ffnRanks, bindHost);
-        this.opts.onNote?.(`AFD port block ${spec.afd.port}..${spec.afd.port + ffnRanks - 1} is in use; using ${base}..${base + ffnRanks - 1} (every rank is on this agent)`);
+        const base = await freePortBlock(ports, bindHost);
+        this.opts.onNote?.(`AFD port block ${spec.afd.port}..${spec.afd.port + ports - 1} is in use; using ${base}..${base + ports - 1} (every rank is on this agent)`);
         return base;
       }
     }

@@ -37,6 +37,12 @@ describe('buildCliLaunchSpec', () => {
     expect(() => buildCliLaunchSpec({ ...base, connector: 'peer' })).toThrow(/afd.connector: connector peer needs every rank on a CUDA device .*use connector tcp for CPU ranks/);
   });
 
+  it('turns on expert parallelism for the FFN group (off by default)', () => {
+    expect(buildCliLaunchSpec(base).mode === 'afd' && buildCliLaunchSpec(base)).toMatchObject({ afd: { enableExpertParallel: false } });
+    const spec = buildCliLaunchSpec({ ...base, topology: '4A2F', enableExpertParallel: true });
+    expect(spec.mode === 'afd' && spec.afd.enableExpertParallel).toBe(true);
+  });
+
   it('refuses more CUDA ranks than GPUs, saying what to do', () => {
     expect(() => buildCliLaunchSpec({ ...base, topology: '4A4F', backend: 'cuda' })).toThrow(/needs 8 GPUs for its ranks but has 4.*--backend cpu/);
   });

@@ -31,6 +31,8 @@ export interface CliLaunchInput {
   threads?: number;
   dbo: boolean;
   gateOnAttention: boolean;
+  /** Static expert parallelism inside the FFN group (AFD option enableExpertParallel). */
+  enableExpertParallel?: boolean;
   connector?: AfdConnector;
   afdPort?: number;
   /** Rank placement over hosts (default world). */
@@ -141,6 +143,7 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
             connector: input.connector ?? (input.backend === 'cuda' ? 'nccl' : 'tcp'),
             dbo: { enabled: input.dbo },
             computeGateOnAttention: input.gateOnAttention,
+            ...(input.enableExpertParallel ? { enableExpertParallel: true } : {}),
             ...(input.afdPort ? { port: input.afdPort } : {}),
             ...(input.stepDeadlineMs ? { stepDeadlineMs: input.stepDeadlineMs } : {}),
           },

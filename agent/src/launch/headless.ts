@@ -8,7 +8,7 @@
  * back (policy never, or too many restarts in a row: exit 1).
  */
 import { randomUUID } from 'node:crypto';
-import type { AfdConnector, AgentEvent, LaunchSpec, LoadFormat, RankServingOptions, TopologyState } from '@afd/shared';
+import { failureTail, prettyLogLine, type AfdConnector, type AgentEvent, type LaunchSpec, type LoadFormat, type RankServingOptions, type TopologyState } from '@afd/shared';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
 import { selfCommand } from '../util/self.js';
@@ -28,6 +28,8 @@ export interface HeadlessOptions {
   threads?: number;
   dbo: boolean;
   gateOnAttention: boolean;
+  /** Static expert parallelism inside the FFN group. */
+  enableExpertParallel?: boolean;
   connector?: AfdConnector;
   afdPort?: number;
   /** What to do when a rank dies (default on-failure). */
@@ -81,7 +83,9 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     view.onEvent(host, e);
     const prefix = host ? `${host}: ` : '';
     if (e.type === 'rank.failed') {
-      lastRankFailure = `${prefix}${e.message}\n  last output:\n    ${e.lastLogLines.slice(-10).join('\n    ')}`;
+      // The output lines that add to the message (no role events, no record repeating it).
+      const lines = failureTail(e.message, e.lastLogLines).map(prettyLogLine).slice(-10);
+      lastRankFailure = `${prefix}${e.message}${lines.length > 0 ? `\n  last output:\n    ${lines.join('\n    ')}` : ''}`;
       if (t.agentId !== 'local') view.log(`${prefix}${e.role} ${e.rank} failed: ${e.message}`); // local ones: the manager's note says what happens next
     }
     if (e.type === 'topology.state') {
@@ -177,6 +181,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
       ...(opts.threads ? { threads: opts.threads } : {}),
       dbo: opts.dbo,
       gateOnAttention: opts.gateOnAttention,
+      ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
       ...(opts.connector ? { connector: opts.connector } : {}),
       ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
       ...(opts.restart ? { restart: opts.restart } : {}),

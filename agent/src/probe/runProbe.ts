@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { z } from 'zod';
 import type { ProbeResult } from '@afd/native';
 import { selfCommand } from '../util/self.js';
+import { withReadableCudaError } from './cudaMessage.js';
 
 const library = z.object({ loaded: z.boolean(), soname: z.string(), version: z.string(), error: z.string() });
 /** Validates what the probe child prints before the agent trusts it. */
@@ -66,7 +67,7 @@ export function runProbeInChild(timeoutMs = 30_000): Promise<ProbeOutcome> {
       }
       try {
         const parsed = probeResultSchema.parse(JSON.parse(stdout));
-        resolve({ result: parsed });
+        resolve({ result: withReadableCudaError(parsed) });
       } catch (e) {
         const why = `native probe printed an invalid report: ${(e as Error).message}`;
         resolve({ result: cpuOnlyFallback(why), degraded: why });

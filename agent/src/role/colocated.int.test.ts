@@ -119,7 +119,12 @@ describe.skipIf(addon === null)('colocated role process (real CPU engine)', () =
       timeout: 120_000,
     });
     expect(stdout.trim().length).toBeGreaterThan(0);
+    expect(stdout.endsWith('\n')).toBe(true);
     expect(stderr).toMatch(/8 tokens generated in [\d.]+ s, [\d.]+ tokens\/s decode \(finish: length\)/);
+    // Plain lines for a person: no pino JSON, counted nouns in the right number.
+    expect(stderr).not.toContain('{"level"');
+    expect(stderr).toMatch(/^loaded in \d+ ms: qwen3_moe colocated on cpu \(1 thread\): 4 layers/m);
+    expect(stderr).toMatch(/^(1 prompt token|\d+ prompt tokens) in \d+ ms/m);
   }, 150_000);
 
   it('afd-bench serve prints the full report and writes JSON', async () => {

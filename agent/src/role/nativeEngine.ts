@@ -7,8 +7,8 @@
  */
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineOptions } from '@afd/native';
 import { roleLoadSpec } from '@afd/native/checkpoint';
-import { toRankStats } from '@afd/native/engine';
-import { isDeviceConnector, resolveTopology, type AfdConfig } from '@afd/shared';
+import { expertStatsOf, toRankStats } from '@afd/native/engine';
+import { countOf, isDeviceConnector, resolveTopology, type AfdConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import type { EngineOpener } from './engineOpener.js';
@@ -57,6 +57,7 @@ export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezv
     basePort: afd.port,
     stepDeadlineMs: afd.stepDeadlineMs,
     ...(rendezvousId ? { rendezvousId } : {}),
+    ...(afd.enableExpertParallel ? { expertParallel: true } : {}),
   };
 }
 
@@ -144,7 +145,10 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   const engine: EngineLike = {
     info: { vocabSize: info.vocabSize, eosTokenIds: spec.config.eosTokenIds, maxModelLen, numKvBlocks: info.numKvBlocks, kvBlockSize: info.kvBlockSize },
     step: (plan) => native.step(plan),
-    stats: () => toRankStats(native.stats(), req.role, req.afd.rank, spec.config.moeLayers),
+    stats: () => {
+      const experts = req.role === 'colocated' ? expertStatsOf(spec, null) : undefined;
+      return toRankStats(native.stats(), req.role, req.afd.rank, { moeLayers: spec.config.moeLayers, weightBytes: info.residentWeightBytes, ...(experts ? { experts } : {}) });
+    },
     async close() {
       if (watch) clearInterval(watch);
       // The attention rank tells its FFN rank to stop (shutdown flag), then frees the model.
@@ -152,6 +156,6 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
       native.close();
     },
   };
-  const description = `${info.arch} ${info.role} on ${info.backend} (${info.threads} threads): ${info.numLayers} layers, ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, ${info.numKvBlocks} KV blocks x ${info.kvBlockSize} tokens, context ${maxModelLen}`;
+  const description = `${info.arch} ${info.role} on ${info.backend} (${countOf(info.threads, 'thread')}): ${countOf(info.numLayers, 'layer')}, ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, ${info.numKvBlocks} KV blocks x ${info.kvBlockSize} tokens, context ${maxModelLen}`;
   return { engine, description };
 };

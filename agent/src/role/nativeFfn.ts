@@ -5,21 +5,35 @@
  */
 import { loadAddon, type NativeEngine, type NativeFfnServer } from '@afd/native';
 import { roleLoadSpec } from '@afd/native/checkpoint';
+import { expertStatsOf } from '@afd/native/engine';
+import { formatExpertRange, resolveTopology } from '@afd/shared';
 import type { FfnServerOpener } from './ffnServer.js';
 import { afdLinkOptions, applyNcclEnv, resolveBackend, toRankStats } from './nativeEngine.js';
+
+const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, settings, onProgress, onPeerState }) => {
   applyNcclEnv(settings.afd);
   const backend = await resolveBackend(settings.backend);
   onProgress('loading', 0, 0, `reading ${modelDir}`);
+  // Expert parallelism: this rank maps (or generates) only its routed experts (e -> floor(e * y / E)).
+  const numFfn = resolveTopology(settings.afd.topology).ffn.ranks;
+  const expertParallel = settings.afd.enableExpertParallel && numFfn > 1 ? { rank: settings.afd.rank, numRanks: numFfn } : undefined;
   const { spec, residentBytes } = await roleLoadSpec(modelDir, 'ffn', {
     computeGateOnAttention: settings.afd.computeGateOnAttention,
     loadFormat: settings.loadFormat,
     seed: settings.seed,
     onNote: (m) => onProgress('loading', 0, 0, m),
+    ...(expertParallel ? { expertParallel } : {}),
   });
+  const E = spec.config.numExperts;
+  const held = spec.expertRange
+    ? `${formatExpertRange(spec.expertRange)} of ${E} per MoE layer (expert parallel over ${numFfn} FFN ranks)`
+    : E > 0
+      ? `all ${E} experts`
+      : 'dense';
   const verb = settings.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy FFN tensors (seed ${settings.seed})` : `mapping ${spec.tensors.length} FFN tensors`;
-  onProgress('loading', 0, residentBytes, `${verb} on ${backend}`);
+  onProgress('loading', 0, residentBytes, `${verb} on ${backend}: ${held}, ${mib(residentBytes)}`);
   const addon = loadAddon();
   const native: NativeEngine = new addon.Engine();
   const info = await native.load(spec, { backend, threads: settings.threads, deviceIndex: settings.device });
@@ -42,7 +56,14 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
       onProgress('rendezvous', st.peersJoined, st.blockSize);
     }
     if (st.state === 'failed') onPeerState(`FFN loop failed: ${st.lastError}`);
-    else if (st.state === 'rendezvous' && st.peerLosses > 0) onPeerState(`lost a peer (${st.lastError}); waiting for attention ranks ${st.firstAttentionRank}..${st.firstAttentionRank + st.blockSize - 1} to rejoin (${st.peersJoined}/${st.blockSize})`);
+    else if (st.state === 'rendezvous' && st.peerLosses > 0) {
+      // With expert parallelism a gathered block still waits for the other FFN ranks of the group.
+      const waiting =
+        expertParallel && st.peersJoined === st.blockSize
+          ? `waiting for the other FFN ranks of the expert-parallel group (0..${numFfn - 1}) to rejoin`
+          : `waiting for attention ranks ${st.firstAttentionRank}..${st.firstAttentionRank + st.blockSize - 1} to rejoin (${st.peersJoined}/${st.blockSize})`;
+      onPeerState(`lost a peer (${st.lastError}); ${waiting}`);
+    }
     else onPeerState(null);
   }, 250);
   poll.unref();
@@ -58,8 +79,11 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   onProgress('rendezvous', st0.blockSize, st0.blockSize);
   let closed = false;
   return {
-    description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, serving at ${st0.listenAddress}`,
-    stats: () => toRankStats(native.stats(), 'ffn', settings.afd.rank, spec.config.moeLayers),
+    description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${mib(info.residentWeightBytes)} weights (${held}), serving at ${st0.listenAddress}`,
+    stats: () => {
+      const experts = expertStatsOf(spec, server.expertStats());
+      return toRankStats(native.stats(), 'ffn', settings.afd.rank, { moeLayers: spec.config.moeLayers, weightBytes: info.residentWeightBytes, ...(experts ? { experts } : {}) });
+    },
     // Only the shutdown flag (or our own close) is a clean end; anything else is a failure
     // the agent must see (an exit code 0 here once hid a failed rendezvous as a normal stop).
     done: server.wait().then((reason) => {

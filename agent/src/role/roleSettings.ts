@@ -43,6 +43,8 @@ export interface RoleCliOptions {
   loadFormat?: string;
   /** --seed: seed of dummy weights. */
   seed?: string;
+  /** --enable-expert-parallel: static expert parallelism inside the FFN group (config enableExpertParallel). */
+  enableExpertParallel?: boolean;
 }
 
 export interface RoleSettings {
@@ -123,6 +125,7 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
     ffnHosts: o.ffnHosts === undefined ? undefined : o.ffnHosts.split(',').map((h) => h.trim()),
     port: int('--afd-port', o.afdPort, 1, 65535),
     connector: connectorFlag(o.connector),
+    ...(o.enableExpertParallel ? { enableExpertParallel: true } : {}),
   };
   const afd = resolveAfdConfig(mergeAfdConfig(readConfigInput(o.config), flags));
   const rendezvousId = o.rendezvousId ?? '';

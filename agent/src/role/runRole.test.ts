@@ -86,4 +86,12 @@ describe('runRole', () => {
     expect(() => resolveRoleSettings('colocated', { ...base, loadFormat: 'gguf' })).toThrow('--load-format must be one of auto, safetensors, dummy (got "gguf")');
     expect(() => resolveRoleSettings('colocated', { ...base, seed: '-3' })).toThrow(/--seed/);
   });
+
+  it('--enable-expert-parallel (or the config field) turns on expert parallelism; off by default', () => {
+    expect(resolveRoleSettings('ffn', { topology: '2A2F' }).afd.enableExpertParallel).toBe(false);
+    expect(resolveRoleSettings('ffn', { topology: '2A2F', enableExpertParallel: true }).afd.enableExpertParallel).toBe(true);
+    expect(resolveRoleSettings('ffn', { topology: '2A2F', config: '{"enableExpertParallel":true}' }).afd.enableExpertParallel).toBe(true);
+    // With expert parallelism the FFN ranks also listen on port + y + f, which must stay a port.
+    expect(() => resolveRoleSettings('ffn', { topology: '2A2F', afdPort: '65533', enableExpertParallel: true })).toThrow(/port\.\.port\+3/);
+  });
 });

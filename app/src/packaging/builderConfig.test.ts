@@ -4,14 +4,20 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { configProblems, filesInclude, linuxTargets, loadBuilderConfig, missingInputs, packagingInputs } from './builderConfig.js';
+import { builderConfigPath, configProblems, filesInclude, linuxTargets, loadBuilderConfig, missingInputs, packagingInputs } from './builderConfig.js';
 
 const APP = fileURLToPath(new URL('../../', import.meta.url));
-const CONFIG = join(APP, 'electron-builder.yml');
+const CONFIG = builderConfigPath(APP);
 const MAIN = (JSON.parse(readFileSync(join(APP, 'package.json'), 'utf8')) as { main: string }).main;
 
-describe('app/electron-builder.yml', () => {
+describe('electron-builder.yml', () => {
   const c = loadBuilderConfig(CONFIG);
+
+  it('sits at the repository root', () => {
+    expect(CONFIG).toBe(join(APP, '..', 'electron-builder.yml'));
+    expect(existsSync(CONFIG)).toBe(true);
+    expect(existsSync(join(APP, 'electron-builder.yml'))).toBe(false);
+  });
 
   it('builds AppImage and deb for Linux with an id, a name, a category and an icon', () => {
     expect(linuxTargets(c)).toEqual(expect.arrayContaining(['AppImage', 'deb']));

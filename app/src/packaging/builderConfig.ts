@@ -1,5 +1,6 @@
 /**
- * The parts of app/electron-builder.yml the console relies on, checked: Linux targets
+ * The parts of electron-builder.yml (repository root; its paths are relative to app/,
+ * electron-builder's project directory) the console relies on, checked: Linux targets
  * AppImage and deb, the app's main entry shipped, the agent bundle and the native addon
  * shipped outside the asar archive, and every input present after `npm run build`.
  */
@@ -10,6 +11,9 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 
 const resourceSchema = z.object({ from: z.string().min(1), to: z.string().min(1) });
+
+/** Where the config lives: the repository root, one level above the app directory. */
+export const builderConfigPath = (appDir: string): string => resolve(appDir, '..', 'electron-builder.yml');
 
 /** Schema of the fields read here (electron-builder accepts many more). */
 export const builderConfigSchema = z.object({

@@ -1,5 +1,5 @@
 /**
- * `npm run package -w @afd/app`: checks app/electron-builder.yml and its inputs, writes the
+ * `npm run package -w @afd/app`: checks electron-builder.yml (repository root) and its inputs, writes the
  * icon, makes sure the Electron zip and the AppImage/fpm tools are cached or downloadable
  * (failing fast with what is missing otherwise), then runs electron-builder for Linux.
  * Bundled and started by app/scripts/package.mjs.
@@ -7,8 +7,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve } from 'node:path';
-import { configProblems, loadBuilderConfig, missingInputs, packagingInputs } from './builderConfig.js';
+import { dirname, join, relative, resolve } from 'node:path';
+import { builderConfigPath, configProblems, loadBuilderConfig, missingInputs, packagingInputs } from './builderConfig.js';
 import { cacheDirs, canReach, linuxDownloads } from './downloads.js';
 import { consoleIcon } from './icon.js';
 
@@ -18,7 +18,7 @@ function fail(message: string, code = 1): never {
 }
 
 export async function runPackaging(appDir: string, extraArgs: readonly string[] = []): Promise<void> {
-  const configPath = join(appDir, 'electron-builder.yml');
+  const configPath = builderConfigPath(appDir);
   const config = loadBuilderConfig(configPath);
   const main = (JSON.parse(readFileSync(join(appDir, 'package.json'), 'utf8')) as { main: string }).main;
   const problems = configProblems(config, main);
@@ -50,8 +50,10 @@ export async function runPackaging(appDir: string, extraArgs: readonly string[] 
   }
 
   const cli = require.resolve('electron-builder/cli.js');
-  console.log(`package: electron-builder ${['--linux', '--config', 'electron-builder.yml', '--publish', 'never', ...extraArgs].join(' ')} (Electron ${electronVersion})`);
-  const r = spawnSync(process.execPath, [cli, '--linux', '--config', 'electron-builder.yml', '--publish', 'never', ...extraArgs], { cwd: appDir, stdio: 'inherit' });
+  // app/ is electron-builder's project directory: the config's paths are relative to it.
+  const args = ['--linux', '--config', relative(appDir, configPath), '--publish', 'never', ...extraArgs];
+  console.log(`package: electron-builder ${args.join(' ')} (Electron ${electronVersion})`);
+  const r = spawnSync(process.execPath, [cli, ...args], { cwd: appDir, stdio: 'inherit' });
   if (r.status !== 0) fail(`electron-builder failed (exit ${r.status ?? r.signal})`, r.status ?? 1);
   console.log(`package: done: ${resolve(appDir, config.directories.output)}`);
 }

@@ -3,10 +3,10 @@
  * the link banner in browser mode, and each screen inside its own error boundary.
  */
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
-import { useLaunch, useStores } from './AppContext.js';
+import { useLaunch, useLink, useStores } from './AppContext.js';
 import { Banner } from './components/Banner.js';
 import { ErrorBoundary } from './components/ErrorBoundary.js';
-import type { LinkState } from './bridge/types.js';
+import { launchName } from './lib/launchText.js';
 import type { ScreenId, ScreenProps } from './screens/types.js';
 import { AgentsScreen } from './screens/AgentsScreen.js';
 import { DashboardScreen } from './screens/DashboardScreen.js';
@@ -31,9 +31,14 @@ function initialScreen(): ScreenId {
 
 function LaunchBadge() {
   const p = useLaunch((s) => s.progress);
-  if (!p) return <span className="badge">no topology</span>;
+  const loaded = useLaunch((s) => s.loaded);
+  const link = useLink((s) => s.state);
+  // A page that is not connected does not know what runs: it says so instead.
+  if (link !== 'open') return <span className="badge warn" data-testid="launch-badge">{link === 'unauthorized' ? 'not connected' : 'reconnecting…'}</span>;
+  if (!loaded) return <span className="badge">…</span>;
+  if (!p) return <span className="badge" data-testid="launch-badge">no topology</span>;
   const kind = p.state === 'running' ? 'ok' : p.state === 'failed' ? 'err' : p.state === 'launching' ? 'info' : 'warn';
-  const name = p.ranks.some((r) => r.role === 'colocated') ? `${p.ranks.length}× colocated` : `${p.ranks.filter((r) => r.role === 'attention').length}A${p.ranks.filter((r) => r.role === 'ffn').length}F`;
+  const name = launchName(p);
   return (
     <span className={`badge ${kind}`} data-testid="launch-badge">
       {name} {p.state}
@@ -44,10 +49,9 @@ function LaunchBadge() {
 export function App() {
   const { bridge } = useStores();
   const [screen, setScreen] = useState<ScreenId>(initialScreen);
-  const [link, setLink] = useState<{ state: LinkState; message: string | null }>({ state: 'connecting', message: null });
+  const link = useLink((s) => s);
   const tabs = useRef<(HTMLButtonElement | null)[]>([]);
 
-  useEffect(() => bridge.onLink((state, message) => setLink({ state, message })), [bridge]);
   useEffect(() => {
     const onKey = (e: globalThis.KeyboardEvent): void => {
       if (!e.altKey || e.ctrlKey || e.metaKey) return;
@@ -111,9 +115,20 @@ export function App() {
         {link.state !== 'open' && link.state !== 'connecting' && (
           <Banner kind={link.state === 'unauthorized' ? 'err' : 'warn'} message={link.message ?? 'not connected to the console host'} testId="link-banner" />
         )}
-        <ErrorBoundary key={screen} where={`The ${current.title} screen`}>
-          <View navigate={setScreen} />
-        </ErrorBoundary>
+        {link.state === 'unauthorized' || (link.state !== 'open' && !link.everOpen) ? (
+          <div className="panel" data-testid="not-connected">
+            <h2>{current.title}</h2>
+            <p>
+              {link.state === 'unauthorized'
+                ? 'This page is not connected to the console host, so it cannot show agents, launches or chats.'
+                : 'Connecting to the console host…'}
+            </p>
+          </div>
+        ) : (
+          <ErrorBoundary key={screen} where={`The ${current.title} screen`}>
+            <View navigate={setScreen} />
+          </ErrorBoundary>
+        )}
       </main>
     </div>
   );

@@ -9,6 +9,9 @@ import { createLaunchStore, type LaunchState } from './stores/launchStore.js';
 import { createLogsStore, type LogsState } from './stores/logsStore.js';
 import { createMetricsStore, type MetricsState } from './stores/metricsStore.js';
 import { createTopologyStore, type TopologyState } from './stores/topologyStore.js';
+import { createLinkStore, type LinkState } from './stores/linkStore.js';
+import { createInspectStore, type InspectState } from './stores/inspectStore.js';
+import { browserStorage, type KeyValueStorage } from './lib/persist.js';
 
 export interface Stores {
   bridge: RendererBridge;
@@ -18,20 +21,28 @@ export interface Stores {
   chat: StoreApi<ChatState>;
   metrics: StoreApi<MetricsState>;
   logs: StoreApi<LogsState>;
+  link: StoreApi<LinkState>;
+  inspect: StoreApi<InspectState>;
 }
 
-export function createStores(bridge: RendererBridge): Stores {
+/** Every store over `bridge`; chats and the topology draft are kept in `storage` (default: this page's localStorage). */
+export function createStores(bridge: RendererBridge, storage: KeyValueStorage | null = browserStorage()): Stores {
+  const refresh = (): void => {
+    void stores.agents.getState().refresh();
+    void stores.launch.getState().refresh();
+  };
   const stores: Stores = {
     bridge,
     agents: createAgentsStore(bridge),
     launch: createLaunchStore(bridge),
-    topology: createTopologyStore(),
-    chat: createChatStore(bridge),
+    topology: createTopologyStore({ storage }),
+    chat: createChatStore(bridge, { storage }),
     metrics: createMetricsStore(bridge),
     logs: createLogsStore(bridge),
+    link: createLinkStore(bridge, refresh),
+    inspect: createInspectStore(bridge),
   };
-  void stores.agents.getState().refresh();
-  void stores.launch.getState().refresh();
+  refresh();
   return stores;
 }
 
@@ -53,3 +64,5 @@ export const useTopology = <T,>(sel: (s: TopologyState) => T): T => useStore(use
 export const useChat = <T,>(sel: (s: ChatState) => T): T => useStore(useStores().chat, sel);
 export const useMetrics = <T,>(sel: (s: MetricsState) => T): T => useStore(useStores().metrics, sel);
 export const useLogs = <T,>(sel: (s: LogsState) => T): T => useStore(useStores().logs, sel);
+export const useLink = <T,>(sel: (s: LinkState) => T): T => useStore(useStores().link, sel);
+export const useInspect = <T,>(sel: (s: InspectState) => T): T => useStore(useStores().inspect, sel);

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import type { AgentEvent } from '@afd/shared';
-import { AgentConnection, describeConnectError } from './AgentConnection.js';
+import { AgentConnection, describeConnectError, tokenRefusal } from './AgentConnection.js';
 import type { ConnectionState } from './AgentConnection.js';
 
 /** A scripted stand-in for afd-agent serve: checks the bearer token, says hello, answers requests. */
@@ -42,8 +42,29 @@ describe('AgentConnection', () => {
     const { url, server } = await fakeAgent(() => undefined);
     servers.push(server);
     const c = connection(url, 'bad-token');
-    await expect(c.connect()).rejects.toThrow(/rejected the token \(wrong agent token\): copy the token/);
+    await expect(c.connect()).rejects.toThrow(/rejected the token: wrong agent token$/);
     expect(c.state).toBe('unauthorized');
+  });
+
+  it('says what to do about a refused token once', () => {
+    const real = 'wrong agent token: use the token from the agent token file ($AFD_HOME/agent-token by default)';
+    expect(tokenRefusal('ws://h:1', real)).toBe('agent at ws://h:1 rejected the token: use the token from the agent token file ($AFD_HOME/agent-token by default)');
+    expect(tokenRefusal('ws://h:1', '')).toBe("agent at ws://h:1 rejected the token: copy the token from the agent host's token file ($AFD_HOME/agent-token by default)");
+  });
+
+  it('forgets the ping time of a connection it lost', async () => {
+    const sockets: ServerSocket[] = [];
+    const { url, server } = await fakeAgent((ws, msg) => {
+      sockets.push(ws);
+      if (msg.method === 'ping') ws.send(JSON.stringify({ type: 'response', id: msg.id, ok: true, result: { timeMs: 5 } }));
+    });
+    servers.push(server);
+    const c = connection(url, 'good-token');
+    await c.connect();
+    await vi.waitFor(() => expect(c.latencyMs).not.toBeNull(), { timeout: 5000 });
+    sockets[0]!.terminate();
+    await vi.waitFor(() => expect(c.state).not.toBe('connected'), { timeout: 5000 });
+    expect(c.latencyMs).toBeNull();
   });
 
   it('validates results against the protocol', async () => {

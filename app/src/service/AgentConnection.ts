@@ -53,6 +53,12 @@ interface Pending {
 /** Turns a socket failure into a sentence a user can act on (shared with the CLI). */
 export const describeConnectError = describeAgentConnectError;
 
+/** Why the agent refused the token, said once: the agent's own reason when it gives one, else where the token is. */
+export function tokenRefusal(url: string, agentReason: string): string {
+  const why = agentReason.replace(/^(wrong|missing) agent token: /, '').trim();
+  return `agent at ${url} rejected the token: ${why || "copy the token from the agent host's token file ($AFD_HOME/agent-token by default)"}`;
+}
+
 export class AgentConnection {
   state: ConnectionState = 'connecting';
   message: string | null = null;
@@ -101,7 +107,7 @@ export class AgentConnection {
       res.on('data', (c: Buffer) => (body += c.toString('utf8').slice(0, 500)));
       res.on('end', () => {
         const detail = body.trim();
-        if (status === 401) this.fail('unauthorized', `agent at ${this.opts.url} rejected the token${detail ? ` (${detail})` : ''}: copy the token from the agent host's token file ($AFD_HOME/agent-token)`, false);
+        if (status === 401) this.fail('unauthorized', tokenRefusal(this.opts.url, detail), false);
         else if (status === 403) this.fail('error', `agent at ${this.opts.url} refused this client (${detail || 'forbidden'})`, false);
         else this.fail('error', `agent at ${this.opts.url} answered HTTP ${status} instead of a WebSocket upgrade${detail ? `: ${detail}` : ''}: is that URL an afd-agent?`, true);
         ws.terminate();
@@ -258,6 +264,8 @@ export class AgentConnection {
   private setState(state: ConnectionState, message: string | null): void {
     this.state = state;
     this.message = message;
+    // A ping time is only true of a live connection.
+    if (state !== 'connected') this.latencyMs = null;
     this.opts.onStatus();
   }
 

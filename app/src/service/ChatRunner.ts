@@ -60,7 +60,12 @@ export class ChatRunner {
     let lastAt = 0;
     let chunks = 0;
     let finishReason: 'stop' | 'length' | 'aborted' = 'stop';
+    let finished = false;
     let usage = { promptTokens: 0, completionTokens: 0 };
+    // Every chunk carries the usage so far (continuous usage stats): a stopped reply keeps its counts.
+    const onUsage = (u: { prompt_tokens: number; completion_tokens: number } | null | undefined): void => {
+      if (u) usage = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens };
+    };
     const onText = (text: string): void => {
       if (text === '') return;
       const now = performance.now();
@@ -74,6 +79,7 @@ export class ChatRunner {
       prev = now;
     };
     const onFinish = (reason: string | null | undefined): void => {
+      if (reason) finished = true;
       if (reason === 'length') finishReason = 'length';
     };
     try {
@@ -82,7 +88,8 @@ export class ChatRunner {
       const common = {
         model,
         stream: true as const,
-        stream_options: { include_usage: true },
+        // continuous_usage_stats is the vLLM extension the agent's API implements.
+        stream_options: { include_usage: true, continuous_usage_stats: true } as { include_usage: boolean },
         temperature: s.temperature,
         top_p: s.topP,
         max_tokens: s.maxTokens,
@@ -98,7 +105,7 @@ export class ChatRunner {
             onText(c.delta?.content ?? '');
             onFinish(c.finish_reason);
           }
-          if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
+          onUsage(chunk.usage);
         }
       } else {
         const stream = await this.client.completions.create({ ...common, prompt: request.prompt }, { signal });
@@ -108,7 +115,7 @@ export class ChatRunner {
             onText(c.text ?? '');
             onFinish(c.finish_reason);
           }
-          if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
+          onUsage(chunk.usage);
         }
       }
     } catch (err) {
@@ -118,6 +125,8 @@ export class ChatRunner {
       }
       finishReason = 'aborted';
     }
+    // The SDK ends an aborted stream quietly (no error): a stop before the finish chunk is a stop.
+    if (this.aborted && !finished) finishReason = 'aborted';
     const end = performance.now();
     const completionTokens = usage.completionTokens > 0 ? usage.completionTokens : chunks;
     const decodeMs = lastAt - firstAt;

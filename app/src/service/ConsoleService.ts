@@ -73,6 +73,7 @@ export class ConsoleService {
         const v = validateTopology(r.topology);
         return v.ok ? { valid: true, problems: [], plan: planTopology(v.topology) } : { valid: false, problems: v.problems, plan: null };
       },
+      'model.inspect': (r) => this.entry(r.agentId).conn.request('model.inspect', { dir: r.dir }, 20_000),
       'topology.launch': (spec) => this.launchTopology(spec),
       'topology.stop': () => this.stopTopology(),
       'topology.restart': () => this.restartTopology(),
@@ -246,8 +247,25 @@ export class ConsoleService {
     this.log(`adopted running launch ${state.launchId}`);
   }
 
+  /** Pushes the launch's progress; a launch that just failed gets its remaining ranks stopped. */
   private pushLaunch(): void {
-    if (this.launch) this.push('launch.progress', this.launch.progress());
+    const tracker = this.launch;
+    if (!tracker) return;
+    this.push('launch.progress', tracker.progress());
+    if (tracker.needsCleanup) void this.cleanUpFailedLaunch(tracker);
+  }
+
+  /**
+   * A failed launch must not leave ranks behind (e.g. attention ranks waiting at the
+   * rendezvous for an FFN rank that could not bind its port): stop every agent's part, and
+   * say what was stopped. The launch stays failed, with its first failure as the message.
+   */
+  private async cleanUpFailedLaunch(tracker: LaunchTracker): Promise<void> {
+    tracker.beginCleanup();
+    this.push('launch.progress', tracker.progress());
+    const { problems } = await this.stopAgents(tracker, 2000);
+    tracker.endCleanup(problems);
+    if (this.launch === tracker) this.push('launch.progress', tracker.progress());
   }
 
   // ---- launch ----
@@ -262,7 +280,7 @@ export class ConsoleService {
       throw new Error(`topology launch ${current.launchId} is ${current.state}; stop it on the Launch screen before launching another`);
     }
     // A failed launch still holds its agents (they refuse new launches until stopped): clear it.
-    if (current?.state === 'failed') await this.stopTopology(2000);
+    if (current?.state === 'failed') await this.stopTopology(2000).catch((e: Error) => this.log(`before relaunching: ${e.message}`));
     checkPlacements(spec, (id) => {
       const e = this.agents.get(id);
       return e ? { state: e.conn.state, inventory: e.inventory } : undefined;
@@ -288,31 +306,35 @@ export class ConsoleService {
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) {
+      // The push starts the clean-up: no half topology waits for peers that will never come.
       this.pushLaunch();
-      // Do not leave half a topology waiting for peers that will never come.
-      void this.stopAgents(tracker, 2000);
       throw new Error(`launch failed: ${(failed.reason as Error).message}`);
     }
     this.pushLaunch();
     return { launchId };
   }
 
-  private async stopAgents(tracker: LaunchTracker, graceMs: number): Promise<boolean> {
+  /** Sends topology.stop to every agent of the launch; `problems` names the agents whose stop failed. */
+  private async stopAgents(tracker: LaunchTracker, graceMs: number): Promise<{ any: boolean; problems: string[] }> {
     let any = false;
+    const problems: string[] = [];
     await Promise.all(
       tracker.agentIds().map(async (agentId) => {
         const e = this.agents.get(agentId);
-        if (!e) return;
+        if (!e) {
+          problems.push(`agent ${agentId} is no longer known to the console: check it by hand`);
+          return;
+        }
         try {
           const r = await e.conn.request('topology.stop', { graceMs }, graceMs + 15_000);
           any ||= r.stopped;
         } catch (err) {
-          this.log(`agent ${agentId}: stop failed: ${(err as Error).message}`);
+          problems.push(`agent ${agentId}: stop failed: ${(err as Error).message}`);
         }
         tracker.markAgentStopped(agentId);
       }),
     );
-    return any;
+    return { any, problems };
   }
 
   /** Stops chats and every agent's part of the launch; ranks get `graceMs` to exit. */
@@ -322,9 +344,10 @@ export class ConsoleService {
     for (const runner of this.chats.values()) runner.stop();
     tracker.markStopping();
     this.pushLaunch();
-    const stopped = await this.stopAgents(tracker, graceMs);
+    const { any, problems } = await this.stopAgents(tracker, graceMs);
     this.pushLaunch();
-    return { stopped };
+    if (problems.length > 0) throw new Error(problems.join('; '));
+    return { stopped: any };
   }
 
   async restartTopology(): Promise<{ launchId: string }> {
@@ -360,7 +383,8 @@ export class ConsoleService {
   /** Stops chats, optionally the topology, and closes every agent connection. */
   async dispose(opts: { stopTopology?: boolean } = {}): Promise<void> {
     for (const runner of this.chats.values()) runner.stop();
-    if (opts.stopTopology && this.launch && !this.launch.isStopped) await this.stopTopology().catch(() => undefined);
+    // Only a real problem is worth a line here (a clean stop says nothing).
+    if (opts.stopTopology && this.launch && !this.launch.isStopped) await this.stopTopology().catch((e: Error) => this.log(`stopping the topology: ${e.message}`));
     for (const e of this.agents.values()) e.conn.close();
     this.agents.clear();
     this.sinks.clear();

@@ -57,7 +57,10 @@ export function startEmbeddedAgent(opts: EmbeddedAgentOptions): Promise<Embedded
   const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env, AFD_SUPERVISED: '1' };
   // Inside Electron, execPath is the Electron binary: make it behave as plain Node.
   if (process.versions['electron']) env['ELECTRON_RUN_AS_NODE'] = '1';
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env, cwd: dirname(opts.script) });
+  // Its own process group: a Ctrl-C in the terminal reaches the console only, which stops the
+  // topology through the agent and then the agent (no agent vanishing under a stop request).
+  // AFD_SUPERVISED makes it stop and exit should the console die without doing so.
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env, cwd: dirname(opts.script), detached: true });
   const stderrTail: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => {
     stderrTail.push(line);

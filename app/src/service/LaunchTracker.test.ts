@@ -51,16 +51,53 @@ describe('LaunchTracker', () => {
     expect(t.progress()).toMatchObject({ state: 'running', routerUrl: 'http://a:8000', message: null });
   });
 
-  it('reports the first failure with its last log lines', () => {
+  it('reports the first failure once, with the last log lines that add to it', () => {
     const t = new LaunchTracker('L', spec);
-    t.apply('b', { type: 'rank.failed', launchId: 'L', role: 'ffn', rank: 1, exitCode: 1, signal: null, message: 'model path missing: /nope', lastLogLines: ['reading /nope', 'ENOENT'] });
+    const why = 'model path missing: /nope';
+    const lines = ['reading /nope', '{"type":"failed","message":"model path missing: /nope"}', `{"level":50,"msg":"role failed","err":{"message":"${why}"}}`, 'ENOENT'];
+    t.apply('b', { type: 'rank.failed', launchId: 'L', role: 'ffn', rank: 1, exitCode: 1, signal: null, message: `ffn rank 1 exited with code 1: ${why}`, lastLogLines: lines });
     t.apply('b', topo('L', 'failed', [rank('ffn', 0, 'b', 'ready'), { ...rank('ffn', 1, 'b', 'failed'), message: 'short' }]));
     const p = t.progress();
     expect(p.state).toBe('failed');
-    expect(p.message).toBe('ffn rank 1 on agent b failed: model path missing: /nope (exit code 1)');
-    expect(p.ranks[1]!.message).toBe('model path missing: /nope (exit code 1)\nlast log lines:\nreading /nope\nENOENT');
+    expect(p.message).toBe('ffn rank 1 on agent b exited with code 1: model path missing: /nope');
+    expect(p.ranks[1]!.message).toBe('ffn rank 1 exited with code 1: model path missing: /nope\nlast log lines:\nreading /nope\nENOENT');
+    expect(p.ranks[1]!.message!.split(why)).toHaveLength(2);
     t.apply('b', { type: 'rank.exited', launchId: 'L', role: 'ffn', rank: 1, exitCode: 1, signal: null });
     expect(t.progress().ranks[1]!.state).toBe('failed');
+    // A second failing rank does not change what the launch says.
+    t.apply('a', { type: 'rank.failed', launchId: 'L', role: 'attention', rank: 0, exitCode: 1, signal: null, message: 'attention rank 0 exited with code 1: peer gone', lastLogLines: [] });
+    expect(t.progress().message).toBe(p.message);
+  });
+
+  it('with restart policy on-failure, a dead rank is the agent\'s to restart: no failure until the agent gives up', () => {
+    const restarting = launchSpecSchema.parse({ ...spec, restart: { policy: 'on-failure' } });
+    const t = new LaunchTracker('L', restarting);
+    t.apply('b', { type: 'rank.failed', launchId: 'L', role: 'ffn', rank: 0, exitCode: null, signal: 'SIGKILL', message: 'ffn rank 0 was killed by SIGKILL', lastLogLines: [] });
+    expect(t.progress().state).toBe('launching');
+    expect(t.needsCleanup).toBe(false);
+    t.apply('b', topo('L', 'failed', [{ ...rank('ffn', 0, 'b', 'failed'), message: 'ffn rank 0 was killed by SIGKILL' }, rank('ffn', 1, 'b', 'ready')]));
+    expect(t.progress().state).toBe('failed');
+    expect(t.needsCleanup).toBe(true);
+  });
+
+  it('after a failure, lists the ranks the clean-up stopped and stays failed', () => {
+    const t = new LaunchTracker('L', spec);
+    t.apply('a', topo('L', 'launching', [rank('attention', 0, 'a', 'rendezvous'), rank('attention', 1, 'a', 'rendezvous')]));
+    t.apply('b', topo('L', 'failed', [{ ...rank('ffn', 0, 'b', 'failed'), message: 'ffn rank 0 exited with code 1: port 29500 in use' }, rank('ffn', 1, 'b', 'loading')]));
+    expect(t.needsCleanup).toBe(true);
+    t.beginCleanup();
+    expect(t.needsCleanup).toBe(false);
+    expect(t.progress().cleanup).toEqual({ state: 'stopping', stopped: ['agent b: ffn 1', 'agent a: attention 0, attention 1'], problems: [] });
+    t.markAgentStopped('a');
+    t.markAgentStopped('b');
+    t.apply('b', topo('L', 'stopped', [{ ...rank('ffn', 0, 'b', 'failed'), message: 'x' }, rank('ffn', 1, 'b', 'exited')]));
+    t.endCleanup([]);
+    const p = t.progress();
+    expect(p).toMatchObject({ state: 'failed', message: 'ffn rank 0 on agent b exited with code 1: port 29500 in use', cleanup: { state: 'done', problems: [] } });
+    expect(p.cleanup!.stopped).toEqual(['agent b: ffn 1', 'agent a: attention 0, attention 1']);
+    expect(p.ranks.filter((r) => r.state === 'exited')).toHaveLength(3);
+    t.markRestarting();
+    expect(t.progress()).toMatchObject({ state: 'launching', message: null, cleanup: null });
   });
 
   it('names an agent that refused the launch', () => {

@@ -3,8 +3,7 @@
  * agent reports only its own ranks (topology.state and rank.* events); this turns them
  * into one `launch.progress` payload for the renderer.
  */
-import type { AgentEvent, LaunchProgress, LaunchSpec, RankState } from '@afd/shared';
-import { prettyLogLine } from '../common/prettyLogLine.js';
+import { failureTail, prettyLogLine, type AgentEvent, type LaunchProgress, type LaunchSpec, type RankState } from '@afd/shared';
 
 function key(role: string, rank: number): string {
   return `${role}:${rank}`;
@@ -23,6 +22,10 @@ export class LaunchTracker {
   private readonly stoppedAgents = new Set<string>();
   /** Set when an agent refused the launch. */
   private launchError: string | null = null;
+  /** The first failure's summary: a failed launch stays failed (with this message) until restarted. */
+  private failure: string | null = null;
+  private cleanup: LaunchProgress['cleanup'] = null;
+  private endedBeforeCleanup = new Set<string>();
 
   constructor(
     readonly launchId: string,
@@ -67,9 +70,10 @@ export class LaunchTracker {
       case 'rank.ready':
         return this.patch(event.launchId, event.role, event.rank, { state: 'ready', apiUrl: event.apiUrl });
       case 'rank.failed': {
-        const how = event.exitCode !== null ? `exit code ${event.exitCode}` : event.signal ? `signal ${event.signal}` : 'still running';
-        const tail = event.lastLogLines.length > 0 ? `\nlast log lines:\n${event.lastLogLines.map(prettyLogLine).join('\n')}` : '';
-        return this.patch(event.launchId, event.role, event.rank, { state: 'failed', exitCode: event.exitCode, message: `${event.message} (${how})${tail}` });
+        // The agent's message already says how it ended ("exited with code 1", "was killed by SIGKILL").
+        const lines = failureTail(event.message, event.lastLogLines).map(prettyLogLine);
+        const tail = lines.length > 0 ? `\nlast log lines:\n${lines.join('\n')}` : '';
+        return this.patch(event.launchId, event.role, event.rank, { state: 'failed', exitCode: event.exitCode, message: `${event.message}${tail}` });
       }
       case 'rank.exited':
         return this.patch(event.launchId, event.role, event.rank, (r) => (r.state === 'failed' ? {} : { state: 'exited', exitCode: event.exitCode }));
@@ -94,6 +98,32 @@ export class LaunchTracker {
     }
   }
 
+  /** Whether the console should stop what is left of this launch: it failed and nobody cleaned up yet. */
+  get needsCleanup(): boolean {
+    return this.cleanup === null && !this.stopRequested && this.progress().state === 'failed';
+  }
+
+  /** Starts the clean-up after a failure (the console then stops every agent's part). */
+  beginCleanup(): void {
+    this.endedBeforeCleanup = new Set([...this.ranks].filter(([, r]) => r.state === 'failed' || r.state === 'exited').map(([k]) => k));
+    this.cleanup = { state: 'stopping', stopped: this.stoppedByCleanup(), problems: [] };
+  }
+
+  /** Every agent answered the clean-up's stop (`problems`: the ones whose stop failed). */
+  endCleanup(problems: string[]): void {
+    if (this.cleanup) this.cleanup = { state: 'done', stopped: this.stoppedByCleanup(), problems };
+  }
+
+  /** Ranks that had started and were still up when the clean-up began, per agent. */
+  private stoppedByCleanup(): string[] {
+    const byAgent = new Map<string, string[]>();
+    for (const [k, r] of this.ranks) {
+      if (r.pid === null || r.state === 'failed' || this.endedBeforeCleanup.has(k)) continue;
+      byAgent.set(r.agentId, [...(byAgent.get(r.agentId) ?? []), `${r.role} ${r.rank}`]);
+    }
+    return [...byAgent].map(([agent, ranks]) => `agent ${agent}: ${ranks.join(', ')}`);
+  }
+
   markStopping(): void {
     this.stopRequested = true;
     this.stoppedAgents.clear();
@@ -110,6 +140,8 @@ export class LaunchTracker {
     this.stopRequested = false;
     this.stoppedAgents.clear();
     this.launchError = null;
+    this.failure = null;
+    this.cleanup = null;
     this.agentStates.clear();
     this.routerUrls.clear();
     for (const p of this.spec.placements) this.ranks.set(key(p.role, p.rank), pendingRank(p));
@@ -133,26 +165,29 @@ export class LaunchTracker {
   progress(): LaunchProgress {
     const ranks = this.spec.placements.map((p) => this.ranks.get(key(p.role, p.rank)) ?? pendingRank(p));
     const failed = ranks.filter((r) => r.state === 'failed');
-    let state: LaunchProgress['state'];
-    if (this.stopRequested) state = this.isStopped ? 'stopped' : 'stopping';
-    else if (failed.length > 0 || this.launchError || [...this.agentStates.values()].includes('failed')) state = 'failed';
-    else if (ranks.every((r) => r.state === 'ready') && this.agentIds().every((a) => this.agentStates.get(a) === 'running')) state = 'running';
-    else state = 'launching';
-    let message: string | null = null;
-    if (state === 'failed') {
-      const first = failed[0];
+    // With restart policy on-failure the agents bring a dead rank back: the launch fails only when an agent gives up.
+    const rankFailures = this.spec.restart.policy === 'on-failure' ? [] : failed;
+    if (!this.failure && (rankFailures.length > 0 || this.launchError || [...this.agentStates.values()].includes('failed'))) {
       const agent = [...this.agentStates].find(([, st]) => st === 'failed')?.[0];
       // One line: a rank's last log lines stay in its own message (its row on the Launch screen).
-      message = firstLine(
-        this.launchError ??
-          (first
-            ? `${first.role} rank ${first.rank} on agent ${first.agentId} failed: ${first.message ?? 'no reason given'}`
-            : `agent ${agent ?? '?'} reports the launch failed (see its log; e.g. the API port may be taken)`),
-      );
+      this.failure = firstLine(this.launchError ?? (failed[0] ? rankFailure(failed[0]) : `agent ${agent ?? '?'} reports the launch failed (see its log; e.g. the API port may be taken)`));
     }
+    let state: LaunchProgress['state'];
+    if (this.stopRequested) state = this.isStopped ? 'stopped' : 'stopping';
+    else if (this.failure) state = 'failed';
+    else if (ranks.every((r) => r.state === 'ready') && this.agentIds().every((a) => this.agentStates.get(a) === 'running')) state = 'running';
+    else state = 'launching';
+    const message = state === 'failed' ? this.failure : null;
     const routerUrl = state === 'running' ? this.routerUrl() : null;
-    return { launchId: this.launchId, state, ranks, routerUrl, message };
+    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup };
   }
+}
+
+/** "ffn rank 1 on agent b exited with code 1: why", from the agent's "ffn rank 1 exited with code 1: why". */
+function rankFailure(r: RankState): string {
+  const who = `${r.role} rank ${r.rank}`;
+  const why = r.message ?? 'failed (no reason given)';
+  return why.startsWith(`${who} `) ? `${who} on agent ${r.agentId} ${why.slice(who.length + 1)}` : `${who} on agent ${r.agentId} failed: ${why}`;
 }
 
 const firstLine = (text: string): string => text.split('\n', 1)[0]!;

@@ -3,7 +3,7 @@
  * console to it, and launch the built-in model as 1A1F (GPU when the agent has one,
  * else CPU) so the Playground is ready to chat. Shared by Electron main and browser mode.
  */
-import type { AgentInfo, LaunchSpecInput } from '@afd/shared';
+import type { AgentInfo, BridgePush, LaunchSpecInput } from '@afd/shared';
 import type { ConsoleService } from './ConsoleService.js';
 import { startEmbeddedAgent, type EmbeddedAgent } from './EmbeddedAgent.js';
 
@@ -71,6 +71,24 @@ export function defaultLaunchSpec(topology: string, backend: 'cpu' | 'cuda', num
   return { mode: 'afd', topology: `${x}A${y}F`, placements, modelDir, apiPort };
 }
 
+/**
+ * Tells the terminal when a launch is ready or failed: one line per launch and outcome
+ * (a failure once, however many ranks report it). Returns whether `launchId` was
+ * announced as failed, so a rejected launch call is not said a second time.
+ */
+export function announceLaunches(service: ConsoleService, say: (line: string) => void): { failed(launchId: string): boolean; stop(): void } {
+  const said = new Set<string>();
+  const stop = service.subscribe((channel, payload) => {
+    if (channel !== 'launch.progress') return;
+    const p = payload as BridgePush<'launch.progress'>;
+    const key = `${p.launchId}:${p.state}`;
+    if ((p.state !== 'running' && p.state !== 'failed') || said.has(key)) return;
+    said.add(key);
+    say(p.state === 'running' ? `ready: chat in the console, or use the OpenAI API at ${p.routerUrl}/v1` : `launch failed: ${p.message}`);
+  });
+  return { failed: (launchId) => said.has(`${launchId}:failed`), stop };
+}
+
 /** The boot of `service`: see ConsoleBoot. */
 export function consoleBoot(service: ConsoleService): ConsoleBoot {
   let booting: Promise<EmbeddedAgent | null> | null = null;
@@ -79,7 +97,7 @@ export function consoleBoot(service: ConsoleService): ConsoleBoot {
     start(opts) {
       if (shutDown) return Promise.reject(new Error('the console is shutting down'));
       if (booting) return Promise.reject(new Error('console bug: boot started twice'));
-      booting = bootLocalAgent(opts, service);
+      booting = bootLocalAgent(opts, service, announceLaunches(service, opts.say ?? (() => undefined)));
       return booting.then(() => undefined);
     },
     async shutdown() {
@@ -96,7 +114,7 @@ export function consoleBoot(service: ConsoleService): ConsoleBoot {
  * Starts the local agent, adds it to `service` and sends the default launch. On failure
  * it undoes only what it did (the agent it added and spawned), so the service stays usable.
  */
-async function bootLocalAgent(opts: BootOptions, service: ConsoleService): Promise<EmbeddedAgent | null> {
+async function bootLocalAgent(opts: BootOptions, service: ConsoleService, announced: ReturnType<typeof announceLaunches>): Promise<EmbeddedAgent | null> {
   const say = opts.say ?? (() => undefined);
   if (opts.agent === false) return null;
   const agent = await startEmbeddedAgent({
@@ -116,8 +134,11 @@ async function bootLocalAgent(opts: BootOptions, service: ConsoleService): Promi
       const topology = opts.topology ?? '1A1F';
       const spec = defaultLaunchSpec(topology, backend, gpus, opts.modelDir ?? null, opts.apiPort ?? 0);
       say(`launching ${topology} with ${opts.modelDir ?? 'the built-in tiny model'} on ${backend === 'cuda' ? `CUDA (${gpus} GPU${gpus === 1 ? '' : 's'})` : 'the CPU'}`);
-      // Progress goes to the UI; launch failures show on the Launch screen too.
-      service.call('topology.launch', spec).catch((e: Error) => say(e.message));
+      // Progress goes to the UI; a failure is announced once (the progress push says it first).
+      service.call('topology.launch', spec).catch((e: Error) => {
+        const launchId = service.currentLaunch()?.launchId;
+        if (!launchId || !announced.failed(launchId)) say(e.message);
+      });
     }
     return agent;
   } catch (e) {

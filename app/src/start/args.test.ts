@@ -7,7 +7,8 @@ import { consoleServiceOptions, parseStartArgs } from './args.js';
 
 describe('parseStartArgs', () => {
   it('defaults to Electron, 1A1F, auto backend, launch on', () => {
-    expect(parseStartArgs([])).toMatchObject({ web: false, open: true, launch: true, topology: '1A1F', backend: 'auto', modelDir: null, apiPort: 0, port: 0 });
+    expect(parseStartArgs([])).toMatchObject({ web: false, open: true, launch: true, topology: '1A1F', backend: 'auto', modelDir: null, apiPort: 0, port: null });
+    expect(parseStartArgs(['--port', '0']).port).toBe(0);
   });
   it('reads browser-mode flags', () => {
     expect(parseStartArgs(['--web', '--port', '8080', '--no-open', '--no-launch', '--topology', '2a2f', '--backend', 'cpu', '--model', '/m'])).toMatchObject({

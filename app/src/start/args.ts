@@ -9,8 +9,8 @@ import { findAgentScript } from '../service/EmbeddedAgent.js';
 export interface StartOptions {
   /** Browser mode instead of Electron. */
   web: boolean;
-  /** Web host port (0 = any free). */
-  port: number;
+  /** Web host port (0 = any free); null = DEFAULT_WEB_PORT, or any free port when it is taken. */
+  port: number | null;
   /** Open Chromium in app mode (browser mode). */
   open: boolean;
   /** Launch the default topology at start. */
@@ -28,13 +28,20 @@ export interface StartOptions {
   help: boolean;
 }
 
+/**
+ * Browser mode's usual port: the page's origin, and so the browser storage that keeps its
+ * chats and settings, stays the same from one start to the next.
+ */
+export const DEFAULT_WEB_PORT = 7780;
+
 export const START_USAGE = `Usage: npm start -- [options]
 
 Starts the AFD console with a local agent and the built-in model launched as 1A1F.
 
   --web               browser mode: serve the console on loopback and open Chromium (also the
                       fallback when Electron cannot start)
-  --port N            browser-mode port (default 0 = any free port)
+  --port N            browser-mode port (default ${DEFAULT_WEB_PORT}, or any free port when it is taken;
+                      0 = any free port). Chats and settings are kept per port (browser storage)
   --no-open           do not open a browser window; just print the URL
   --no-launch         start the agent but launch nothing
   --no-agent          start no local agent (add remote agents on the Agents screen)
@@ -88,7 +95,7 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
   if (topology !== 'colocated' && !/^\d+A\d+F$/i.test(topology)) throw new Error(`--topology must be xAyF (e.g. 1A1F) or "colocated" (got "${topology}")`);
   return {
     web: values.web ?? false,
-    port: int('--port', values.port, 0),
+    port: values.port === undefined ? null : int('--port', values.port, 0),
     open: (values.open ?? true) && !values['no-open'],
     launch: (values.launch ?? true) && !values['no-launch'] && !values['no-agent'],
     agent: !values['no-agent'],

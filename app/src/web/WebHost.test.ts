@@ -70,3 +70,16 @@ describe('WebHost', () => {
     expect(await closed).toBe(1008);
   });
 });
+
+describe('WebHost port', () => {
+  it('takes another port when the usual one is taken (npm start default), and refuses when asked for that port', async () => {
+    const taken = Number(new URL(base).port);
+    const moved = new WebHost({ service, rendererDir: dir, port: taken, fallbackToAnyPort: true });
+    const url = await moved.listen();
+    expect(Number(new URL(url).port)).not.toBe(taken);
+    expect(moved.movedFromPort).toBe(taken);
+    await moved.close();
+    const strict = new WebHost({ service, rendererDir: dir, port: taken });
+    await expect(strict.listen()).rejects.toThrow(`port ${taken} is in use: pick another with --port, or 0 for any free port`);
+  });
+});

@@ -28,6 +28,8 @@ export interface WebHostOptions {
   host?: string;
   /** Port; 0 = ephemeral (default). */
   port?: number;
+  /** When `port` is taken, take any free port instead of failing (the default port of `npm start`). */
+  fallbackToAnyPort?: boolean;
   /** Token; generated when omitted. */
   token?: string;
 }
@@ -55,6 +57,8 @@ export class WebHost {
   private readonly server: Server;
   private readonly wss: WebSocketServer;
   private origin = '';
+  /** Set when the asked-for port was taken and another one was used instead. */
+  movedFromPort: number | null = null;
 
   constructor(private readonly opts: WebHostOptions) {
     const host = opts.host ?? '127.0.0.1';
@@ -80,12 +84,24 @@ export class WebHost {
   /** Binds and resolves with the page URL (token in the fragment). */
   async listen(): Promise<string> {
     const host = this.opts.host ?? '127.0.0.1';
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(err.code === 'EADDRINUSE' ? new Error(`port ${this.opts.port} is in use: pick another with --port, or 0 for any free port`) : err),
-      );
-      this.server.listen(this.opts.port ?? 0, host, () => resolve());
-    });
+    const bind = (port: number): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        const onError = (err: NodeJS.ErrnoException): void => reject(err);
+        this.server.once('error', onError);
+        this.server.listen(port, host, () => {
+          this.server.off('error', onError);
+          resolve();
+        });
+      });
+    try {
+      await bind(this.opts.port ?? 0);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+      if (!this.opts.fallbackToAnyPort) throw new Error(`port ${this.opts.port} is in use: pick another with --port, or 0 for any free port`);
+      // Another console holds the usual port; this one's saved chats live under its own port.
+      await bind(0);
+      this.movedFromPort = this.opts.port ?? 0;
+    }
     const { port } = this.server.address() as AddressInfo;
     const h = host === '::1' ? '[::1]' : host;
     this.origin = `http://${h}:${port}`;

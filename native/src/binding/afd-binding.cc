@@ -82,6 +82,11 @@ AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* wha
   num("basePort", out.basePort, 0, 65535);
   num("stepDeadlineMs", out.stepDeadlineMs, 1, 3600000);
   num("rendezvousTimeoutMs", out.rendezvousTimeoutMs, 0, 1 << 30);
+  Napi::Value ep = o.Get("expertParallel");
+  if (!ep.IsUndefined()) {
+    if (!ep.IsBoolean()) throw Napi::Error::New(env, std::string(what) + ": options.expertParallel must be a boolean");
+    out.expertParallel = ep.As<Napi::Boolean>().Value();
+  }
   Napi::Value hosts = o.Get("ffnHosts");
   if (!hosts.IsUndefined()) {
     if (!hosts.IsArray()) throw Napi::Error::New(env, std::string(what) + ": options.ffnHosts must be an array of strings");
@@ -168,7 +173,8 @@ Napi::Function FfnServerWrap::Define(Napi::Env env) {
   return DefineClass(env, "FfnServer",
                      {InstanceMethod<&FfnServerWrap::Start>("start"), InstanceMethod<&FfnServerWrap::Wait>("wait"),
                       InstanceMethod<&FfnServerWrap::Stop>("stop"), InstanceMethod<&FfnServerWrap::State>("state"),
-                      InstanceMethod<&FfnServerWrap::Step>("step")});
+                      InstanceMethod<&FfnServerWrap::Step>("step"),
+                      InstanceMethod<&FfnServerWrap::ExpertStats>("expertStats")});
 }
 
 FfnServerWrap::FfnServerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<FfnServerWrap>(info) {
@@ -216,6 +222,39 @@ Napi::Value FfnServerWrap::State(const Napi::CallbackInfo& info) {
   o.Set("lastError", s.lastError);
   o.Set("peerLosses", static_cast<double>(s.peerLosses));
   o.Set("exitReason", s.exitReason);
+  return o;
+}
+
+Napi::Value FfnServerWrap::ExpertStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  EpFfnGroup* group = server_->expertGroup();
+  if (group == nullptr) return env.Null();
+  EpStats& st = group->stats();
+  auto column = [&](const std::unique_ptr<std::atomic<uint64_t>[]>& c) {
+    Napi::Array a = Napi::Array::New(env, st.numLayers);
+    for (int L = 0; L < st.numLayers; ++L) a.Set(static_cast<uint32_t>(L), static_cast<double>(c[L].load()));
+    return a;
+  };
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("rank", group->mesh().rank());
+  o.Set("numRanks", group->mesh().numRanks());
+  o.Set("expertStart", group->experts().start);
+  o.Set("expertEnd", group->experts().end);
+  o.Set("numExperts", st.numExperts);
+  o.Set("groupListenAddress", group->mesh().listenAddress());
+  Napi::Array tokens = Napi::Array::New(env, st.numLayers);
+  for (int L = 0; L < st.numLayers; ++L) {
+    Napi::Array row = Napi::Array::New(env, st.numExperts);
+    for (int e = 0; e < st.numExperts; ++e) row.Set(static_cast<uint32_t>(e), static_cast<double>(st.tokens(L, e).load()));
+    tokens.Set(static_cast<uint32_t>(L), row);
+  }
+  o.Set("tokensPerExpert", tokens);
+  o.Set("dispatchSentBytes", column(st.dispatchSentBytes));
+  o.Set("dispatchReceivedBytes", column(st.dispatchReceivedBytes));
+  o.Set("combineSentBytes", column(st.combineSentBytes));
+  o.Set("combineReceivedBytes", column(st.combineReceivedBytes));
+  o.Set("exchangeMs", static_cast<double>(st.exchangeUs.load()) / 1000.0);
+  o.Set("groupSteps", static_cast<double>(st.groupSteps.load()));
   return o;
 }
 

@@ -38,6 +38,7 @@ class FfnServerWrap : public Napi::ObjectWrap<FfnServerWrap> {
   Napi::Value Stop(const Napi::CallbackInfo& info);
   Napi::Value State(const Napi::CallbackInfo& info);
   Napi::Value Step(const Napi::CallbackInfo& info);
+  Napi::Value ExpertStats(const Napi::CallbackInfo& info);
 
   std::shared_ptr<AfdFfnServer> server_;
 };

@@ -139,6 +139,13 @@ ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
 
   s.role = parseModelRole(str(spec, "spec", "role"));
   s.computeGateOnAttention = boolean(spec, "spec", "computeGateOnAttention");
+  if (given(spec, "expertRange")) {
+    Napi::Value rv2 = spec.Get("expertRange");
+    AFD_CHECK(rv2.IsObject(), "spec.expertRange must be an object { start, end }");
+    Napi::Object er = rv2.As<Napi::Object>();
+    s.expertRange = ExpertRange{static_cast<int>(integer(er, "spec.expertRange", "start")),
+                                static_cast<int>(integer(er, "spec.expertRange", "end"))};
+  }
   Napi::Array files = arr(spec, "spec", "files");
   for (uint32_t i = 0; i < files.Length(); ++i) {
     AFD_CHECK(files.Get(i).IsString(), "spec.files[" << i << "] must be a string path");

@@ -12,7 +12,7 @@
 import type { ModelConfigSpec, ModelLoadSpec, ModelRole, TensorRef } from '../modelSpec.js';
 import { DUMMY_FILE } from '../modelSpec.js';
 import { dtypeBytes, numElements } from './dtype.js';
-import { roleTensors } from './tensorTables.js';
+import { expertRangeFor, roleTensors } from './tensorTables.js';
 
 /** Half-width of the uniform around 1 that norm weights are drawn from. */
 export const DUMMY_NORM_SPREAD = 0.1;
@@ -31,6 +31,8 @@ export interface DummySpecOptions {
   computeGateOnAttention?: boolean;
   /** Seed of the values (a non-negative integer). */
   seed: number;
+  /** Expert parallelism: this FFN rank of numRanks generates only its routed experts (tensorTables expertRangeFor). */
+  expertParallel?: { rank: number; numRanks: number };
 }
 
 /** The role's load spec with every tensor generated, and its resident bytes. */
@@ -38,7 +40,8 @@ export function dummyLoadSpec(config: ModelConfigSpec, role: ModelRole, opts: Du
   if (!Number.isInteger(opts.seed) || opts.seed < 0) throw new Error(`dummy weights: seed must be a non-negative integer (got ${opts.seed})`);
   const gateOnAttention = (opts.computeGateOnAttention ?? false) && config.numExperts > 0;
   const dtype = config.weightDtype;
-  const tensors: TensorRef[] = roleTensors(config, role, gateOnAttention).map((t) => ({
+  const range = expertRangeFor(config, role, opts.expertParallel);
+  const tensors: TensorRef[] = roleTensors(config, role, gateOnAttention, range).map((t) => ({
     name: t.name,
     file: DUMMY_FILE,
     dtype,
@@ -48,5 +51,5 @@ export function dummyLoadSpec(config: ModelConfigSpec, role: ModelRole, opts: Du
     dummy: dummyInit(t.name, config),
   }));
   const residentBytes = tensors.reduce((sum, t) => sum + t.byteLength, 0);
-  return { spec: { config, role, computeGateOnAttention: gateOnAttention, files: [], tensors, dummySeed: opts.seed }, residentBytes };
+  return { spec: { config, role, computeGateOnAttention: gateOnAttention, ...(range ? { expertRange: range } : {}), files: [], tensors, dummySeed: opts.seed }, residentBytes };
 }

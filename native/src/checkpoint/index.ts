@@ -11,7 +11,7 @@ export { openCheckpoint, indexFileName, singleFileName, type CheckpointTensors }
 export { parseModelConfig, supportedArchitectures } from './config.js';
 export { parseRope, supportedRopeTypes } from './rope.js';
 export { modelTensors, roleTensors, roleOwns, type ExpectedTensor, type TensorOwner } from './tensorTables.js';
-export { buildLoadSpec, readModelConfig, residentBytesByRole, roleLoadSpec, hasSafetensors, type LoadSpecOptions, type RoleLoadSpec, type RoleSpecOptions } from './loadSpec.js';
+export { buildLoadSpec, ffnLoadByRank, readModelConfig, residentBytesByRole, roleLoadSpec, hasSafetensors, type FfnRankLoad, type LoadSpecOptions, type RoleLoadSpec, type RoleSpecOptions } from './loadSpec.js';
 export { dummyLoadSpec, dummyInit, DUMMY_NORM_SPREAD, type DummySpecOptions } from './dummy.js';
 export { writeSafetensors, planSafetensors, tensorByteLength, type TensorPlan, type TensorBytes, type TensorFill } from './writer.js';
 export { Xoshiro128, normalBf16, toBf16Bits, fromBf16Bits, hashName, type NormalInit } from './random.js';

@@ -5,18 +5,24 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { LoadFormat } from '@afd/shared';
+import type { ExpertRange, LoadFormat } from '@afd/shared';
 import type { ModelConfigSpec, ModelLoadSpec, ModelRole, TensorRef } from '../modelSpec.js';
 import { CheckpointError, formatShape } from './errors.js';
 import { parseModelConfig } from './config.js';
 import { dummyLoadSpec } from './dummy.js';
 import { indexFileName, openCheckpoint, singleFileName, type CheckpointTensors } from './shards.js';
-import { roleOwns, modelTensors, type ExpectedTensor } from './tensorTables.js';
+import { expertRangeFor, modelTensors, roleTensors, type ExpectedTensor } from './tensorTables.js';
 
 /** Options of buildLoadSpec. */
 export interface LoadSpecOptions {
   /** Place the MoE router on the attention role (ignored for dense models). */
   computeGateOnAttention?: boolean;
+  /**
+   * Expert parallelism (ffn role only): this FFN rank of `numRanks` loads only its routed
+   * experts, e -> floor(e * F / E); dense layers and the router stay whole. Ignored for
+   * dense models and when numRanks is 1.
+   */
+  expertParallel?: { rank: number; numRanks: number };
 }
 
 /** A role's load spec and the weight bytes it keeps resident. */
@@ -86,14 +92,15 @@ export function resolveTensors(ckpt: CheckpointTensors, expected: readonly Expec
 
 function specForRole(config: ModelConfigSpec, ckpt: CheckpointTensors, role: ModelRole, opts: LoadSpecOptions): RoleLoadSpec {
   const gateOnAttention = (opts.computeGateOnAttention ?? false) && config.numExperts > 0;
-  const wanted = modelTensors(config).filter((t) => roleOwns(role, t.owner, gateOnAttention));
+  const range = expertRangeFor(config, role, opts.expertParallel);
+  const wanted = roleTensors(config, role, gateOnAttention, range);
   const refs = resolveTensors(ckpt, wanted, role);
   const usedFiles = [...new Set(refs.map((r) => r.file))].sort((a, b) => a - b);
   const remap = new Map(usedFiles.map((f, i) => [f, i]));
   const tensors = refs.map((r) => ({ ...r, shape: [...r.shape], file: remap.get(r.file)! }));
   const residentBytes = tensors.reduce((sum, t) => sum + t.byteLength, 0);
   return {
-    spec: { config, role, computeGateOnAttention: gateOnAttention, files: usedFiles.map((f) => ckpt.files[f]!), tensors },
+    spec: { config, role, computeGateOnAttention: gateOnAttention, ...(range ? { expertRange: range } : {}), files: usedFiles.map((f) => ckpt.files[f]!), tensors },
     residentBytes,
   };
 }
@@ -155,7 +162,11 @@ export async function roleLoadSpec(modelDir: string, role: ModelRole, opts: Role
     if (await hasSafetensors(modelDir)) {
       opts.onNote?.(`load format dummy: the safetensors files in ${resolve(modelDir)} are ignored (random weights from seed ${opts.seed ?? 0})`);
     }
-    return dummyLoadSpec(config, role, { seed: opts.seed ?? 0, ...(opts.computeGateOnAttention !== undefined ? { computeGateOnAttention: opts.computeGateOnAttention } : {}) });
+    return dummyLoadSpec(config, role, {
+      seed: opts.seed ?? 0,
+      ...(opts.computeGateOnAttention !== undefined ? { computeGateOnAttention: opts.computeGateOnAttention } : {}),
+      ...(opts.expertParallel ? { expertParallel: opts.expertParallel } : {}),
+    });
   }
   if (!(await hasSafetensors(modelDir))) {
     await readModelConfig(modelDir); // a missing or broken config.json is the first thing to say
@@ -164,4 +175,32 @@ export async function roleLoadSpec(modelDir: string, role: ModelRole, opts: Role
     });
   }
   return buildLoadSpec(modelDir, role, opts);
+}
+
+/** What one FFN rank of an expert-parallel group loads: its experts and its resident bytes. */
+export interface FfnRankLoad {
+  rank: number;
+  /** Routed experts [start, end) of every MoE layer. */
+  experts: ExpertRange;
+  /** Bytes of the tensors it maps (dense layers, router and its experts). */
+  residentBytes: number;
+  /** Of those, the bytes of its routed experts. */
+  expertBytes: number;
+}
+
+/**
+ * The load report of an FFN group: per FFN rank, its expert range and the bytes it holds
+ * (with expert parallelism each rank holds about 1/F of the expert bytes; without, each
+ * holds all of them).
+ */
+export async function ffnLoadByRank(modelDir: string, numRanks: number, opts: Omit<LoadSpecOptions, 'expertParallel'> & { expertParallel: boolean }): Promise<FfnRankLoad[]> {
+  const { config, ckpt } = await openValidated(modelDir);
+  const expertNames = new Set(modelTensors(config).filter((t) => t.expert !== undefined).map((t) => t.name));
+  return Array.from({ length: numRanks }, (_, rank) => {
+    const ep = opts.expertParallel && config.numExperts > 0 && numRanks > 1;
+    const base: LoadSpecOptions = opts.computeGateOnAttention === undefined ? {} : { computeGateOnAttention: opts.computeGateOnAttention };
+    const { spec, residentBytes } = specForRole(config, ckpt, 'ffn', ep ? { ...base, expertParallel: { rank, numRanks } } : base);
+    const expertBytes = spec.tensors.filter((t) => expertNames.has(t.name)).reduce((sum, t) => sum + t.byteLength, 0);
+    return { rank, experts: spec.expertRange ?? { start: 0, end: config.numExperts }, residentBytes, expertBytes };
+  });
 }

@@ -6,6 +6,7 @@
  * DeepSeek: MLA projections are attention's; shared experts are the FFN role's; the
  * gate's score correction bias goes wherever the gate goes.
  */
+import { expertRangeOf, type ExpertRange } from '@afd/shared';
 import type { MlaSpec, ModelConfigSpec, ModelRole, MoeRoutingSpec } from '../modelSpec.js';
 
 /** The half of a decoder layer (or the model) a tensor belongs to. */
@@ -18,6 +19,8 @@ export interface ExpectedTensor {
   owner: TensorOwner;
   /** Which config fields the shape comes from (for error messages). */
   derivation: string;
+  /** The routed expert a tensor belongs to (expert parallelism loads a range of them); absent otherwise. */
+  expert?: number;
 }
 
 /** Names of one layer's FFN tensors, per architecture. */
@@ -116,9 +119,9 @@ function layerTensors(config: ModelConfigSpec, layer: number): ExpectedTensor[] 
     if (config.routing) out.push(...deepseekMoeTensors(config, config.routing, p));
     for (let e = 0; e < config.numExperts; e++) {
       out.push(
-        t(names.expert(e, 'gate'), [im, h], 'ffn', `${size}, hidden_size`),
-        t(names.expert(e, 'up'), [im, h], 'ffn', `${size}, hidden_size`),
-        t(names.expert(e, 'down'), [h, im], 'ffn', `hidden_size, ${size}`),
+        { ...t(names.expert(e, 'gate'), [im, h], 'ffn', `${size}, hidden_size`), expert: e },
+        { ...t(names.expert(e, 'up'), [im, h], 'ffn', `${size}, hidden_size`), expert: e },
+        { ...t(names.expert(e, 'down'), [h, im], 'ffn', `hidden_size, ${size}`), expert: e },
       );
     }
   } else {
@@ -149,7 +152,21 @@ export function roleOwns(role: ModelRole, owner: TensorOwner, computeGateOnAtten
   return owner === role;
 }
 
-/** The tensors a role needs. */
-export function roleTensors(config: ModelConfigSpec, role: ModelRole, computeGateOnAttention: boolean): ExpectedTensor[] {
-  return modelTensors(config).filter((t) => roleOwns(role, t.owner, computeGateOnAttention));
+/**
+ * The tensors a role needs; with `experts` (an expert-parallel FFN rank) only the routed
+ * experts in that range.
+ */
+export function roleTensors(config: ModelConfigSpec, role: ModelRole, computeGateOnAttention: boolean, experts?: ExpertRange): ExpectedTensor[] {
+  const held = (e: number | undefined): boolean => e === undefined || !experts || (e >= experts.start && e < experts.end);
+  return modelTensors(config).filter((t) => roleOwns(role, t.owner, computeGateOnAttention) && held(t.expert));
+}
+
+/**
+ * The routed experts a role loads: a range for an FFN rank of an expert-parallel group of
+ * several ranks, else undefined (every expert). Throws for a role that holds no experts.
+ */
+export function expertRangeFor(config: ModelConfigSpec, role: ModelRole, expertParallel: { rank: number; numRanks: number } | undefined): ExpertRange | undefined {
+  if (!expertParallel || config.numExperts === 0 || expertParallel.numRanks <= 1) return undefined;
+  if (role !== 'ffn') throw new Error(`expert parallelism splits the experts over FFN ranks; the ${role} role loads no expert range (load it without expertParallel)`);
+  return expertRangeOf(expertParallel.rank, config.numExperts, expertParallel.numRanks);
 }

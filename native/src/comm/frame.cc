@@ -66,6 +66,10 @@ const char* frameKindName(FrameKind kind) {
     case FrameKind::kGoodbye: return "goodbye";
     case FrameKind::kBootstrap: return "bootstrap";
     case FrameKind::kBootstrapReply: return "bootstrap-reply";
+    case FrameKind::kEpHello: return "ep-hello";
+    case FrameKind::kEpStep: return "ep-step";
+    case FrameKind::kEpDispatch: return "ep-dispatch";
+    case FrameKind::kEpCombine: return "ep-combine";
   }
   return "unknown";
 }
@@ -127,7 +131,7 @@ std::string decodeFrameHeader(const uint8_t* in, FrameHeader* h) {
   h->holdUs = get32(in + kHoldOffset);
   if (h->byteLength > kMaxFramePayloadBytes) return "payload length " + std::to_string(h->byteLength) + " is too large";
   uint16_t k = static_cast<uint16_t>(h->kind);
-  if (k < 1 || k > static_cast<uint16_t>(FrameKind::kBootstrapReply)) return "unknown frame kind " + std::to_string(k);
+  if (k < 1 || k > static_cast<uint16_t>(kLastFrameKind)) return "unknown frame kind " + std::to_string(k);
   return {};
 }
 

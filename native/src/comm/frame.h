@@ -16,8 +16,9 @@ constexpr uint32_t kFrameMagic = 0x31444641u;
 // of a v1 and a v2 process (an addon rebuilt between two role starts) passed the
 // handshake, then failed the first step with "control payload has 0 stages".
 // 3: the hello carries the rendezvous id (tcp-handshake.h).
-// 4: the header carries holdUs (bytes 44..48, covered by the header checksum).
-constexpr uint16_t kWireVersion = 4;
+// 4: the expert-parallel FFN group's frames (kEpHello .. kEpCombine, comm/ep-mesh.h).
+// 5: the header carries holdUs (bytes 44..48, covered by the header checksum).
+constexpr uint16_t kWireVersion = 5;
 constexpr size_t kFrameHeaderBytes = 48;
 // Upper bound of one payload (guards against a corrupt length allocating or waiting forever).
 constexpr uint64_t kMaxFramePayloadBytes = uint64_t{1} << 34;
@@ -35,7 +36,14 @@ enum class FrameKind : uint16_t {
   kGoodbye = 10,      // either way: the sender stops; payload = UTF-8 reason
   kBootstrap = 11,    // F->A after the handshake: device data-plane bootstrap blob (NCCL unique id, peer-memory handle)
   kBootstrapReply = 12,  // A->F after kBootstrap, connector peer only: the attention rank's peer-memory handle
+  // Expert parallelism, between the FFN ranks of one group (comm/ep-mesh.h):
+  kEpHello = 13,     // F->F: mesh handshake of a higher FFN rank (EpHello); answered kHelloAck or kReject
+  kEpStep = 14,      // F->F: this rank starts group step `step` (EpStepStart: stages, flags; shutdown carries a reason)
+  kEpDispatch = 15,  // F->F: token-expert pairs for the owner's experts: [n] i32 expert ids, then [n, H] rows
+  kEpCombine = 16,   // F->F: the owner's expert outputs for those pairs, [n, H], back to their source rank
 };
+// The last frame kind (decoders refuse larger ones).
+constexpr FrameKind kLastFrameKind = FrameKind::kEpCombine;
 
 const char* frameKindName(FrameKind kind);
 

@@ -28,19 +28,24 @@ export interface NativeCaseResult {
 
 /**
  * Compiles `main` (a .cpp relative to native/src) with the .cc files of `sourceDirs`
- * (relative to native/src), then runs it (with `env` added) and returns one result per case.
+ * (folders or single .cc files, relative to native/src), then runs it (with `env` added) and returns one result per case.
  */
 export function runNativeTestProgram(main: string, sourceDirs: string[], env: Record<string, string> = {}, timeoutMs = 120_000): NativeCaseResult[] {
   const outDir = join(nativeRoot, 'build-native-tests');
   mkdirSync(outDir, { recursive: true });
   const binary = join(outDir, basename(main, '.cpp'));
+  // A source entry is a folder (all its .cc files) or one .cc file.
   const sources = sourceDirs.flatMap((d) =>
-    readdirSync(join(srcRoot, d))
-      .filter((f) => f.endsWith('.cc'))
-      .map((f) => join(srcRoot, d, f)),
+    d.endsWith('.cc')
+      ? [join(srcRoot, d)]
+      : readdirSync(join(srcRoot, d))
+          .filter((f) => f.endsWith('.cc'))
+          .map((f) => join(srcRoot, d, f)),
   );
   // The program's module (the folder above its test/ folder) holds the headers it tests.
-  const newest = Math.max(...[...sourceDirs, 'core', dirname(dirname(main))].map((d) => newestMtimeMs(join(srcRoot, d))));
+  const newest = Math.max(
+    ...[...sourceDirs, 'core', dirname(dirname(main))].map((d) => (d.endsWith('.cc') ? statSync(join(srcRoot, d)).mtimeMs : newestMtimeMs(join(srcRoot, d)))),
+  );
   const stale = !existsSync(binary) || statSync(binary).mtimeMs < newest;
   if (stale) {
     execFileSync('g++', ['-std=c++17', '-O0', '-g', '-fsanitize=address,undefined', '-Wall', '-Wextra', '-Werror', `-I${srcRoot}`, join(srcRoot, main), ...sources, '-o', binary, '-lpthread'], {

@@ -6,6 +6,7 @@
 #include <poll.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,7 +119,10 @@ class TcpFfnConnector : public FfnControlPlane, public DataPlane {
   // The handshake is acknowledged to every peer once the whole block has joined, so an
   // attention rank's connect() returns only when its FFN rank can serve.
   // timeoutMs: rendezvous timeout (0 = forever; -1 = the configured one).
-  void acceptPeers(StopFlag stop, int timeoutMs = -1);
+  // beforeAck (may be empty) runs once the whole block has joined, before it is
+  // acknowledged: expert parallelism forms the FFN group there, so attention ranks start
+  // stepping only when every FFN rank of the group can serve.
+  void acceptPeers(StopFlag stop, int timeoutMs = -1, const std::function<void()>& beforeAck = {});
   // Peers connected so far (for rendezvous progress).
   int peersJoined() const { return joined_.load(); }
   int blockSize() const { return block_.size; }
@@ -129,7 +133,18 @@ class TcpFfnConnector : public FfnControlPlane, public DataPlane {
   const std::string& peerName(int peer) const { return links_[peer]->peer(); }
 
   // FfnControlPlane
-  bool recvStep(ControlPayload* merged, StopFlag stop, std::string* shutdownBy) override;
+  bool recvStep(ControlPayload* merged, StopFlag stop, std::string* shutdownBy) override {
+    return recvStep(merged, stop, shutdownBy, nullptr);
+  }
+  // Expert parallelism: an idle FFN rank also wakes when a peer of its FFN group starts a
+  // step (one of `fds` is readable before any block peer asks); onWake(i) reads that
+  // start and returns false to stop (a shutdown notice: it sets *shutdownBy). The whole
+  // block is then called into the step, so every FFN rank joins every group step.
+  struct StepWake {
+    std::vector<int> fds;
+    std::function<bool(size_t index, std::string* shutdownBy)> onWake;
+  };
+  bool recvStep(ControlPayload* merged, StopFlag stop, std::string* shutdownBy, const StepWake* wake);
 
   // DataPlane (peer p = attention rank block.start + p)
   int numPeers() const override { return block_.size; }

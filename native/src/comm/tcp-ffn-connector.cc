@@ -34,7 +34,7 @@ TcpFfnConnector::~TcpFfnConnector() {
   listener_.close();
 }
 
-void TcpFfnConnector::acceptPeers(StopFlag stop, int timeoutMs) {
+void TcpFfnConnector::acceptPeers(StopFlag stop, int timeoutMs, const std::function<void()>& beforeAck) {
   Deadline deadline = rendezvousDeadline(timeoutMs < 0 ? config_.rendezvousTimeoutMs : timeoutMs);
   std::vector<uint8_t> payload;
   // Gather until every slot holds a live peer (one may leave while others join).
@@ -58,26 +58,12 @@ void TcpFfnConnector::acceptPeers(StopFlag stop, int timeoutMs) {
     std::string problem;
     try {
       // Read the hello on the raw socket; the link is created once we know who it is.
-      uint8_t headerBytes[kFrameHeaderBytes];
-      Deadline handshake = Deadline::afterMs(config_.stepDeadlineMs);
-      socket.recvAll(headerBytes, kFrameHeaderBytes, handshake, stop, stranger, "a hello");
-      FrameHeader h;
-      problem = decodeFrameHeader(headerBytes, &h);
-      if (h.magic == kFrameMagic && h.version != kWireVersion) {
-        // An AFD peer of another build: refuse it with the reason (its decoder then names
-        // both versions) instead of dropping it, so it fails at once, not at the
-        // rendezvous timeout, and never steps with a payload layout it reads differently.
-        problem = "FFN rank " + std::to_string(config_.rank) + " speaks AFD wire version " +
-                  std::to_string(kWireVersion) + " but the peer sent version " + std::to_string(h.version) +
-                  "; run the same AFD build on every rank";
+      const HandshakeFrame frame = readHandshakeFrame(socket, FrameKind::kHello, kMaxHelloBytes, Deadline::afterMs(config_.stepDeadlineMs),
+                                                      stop, stranger, "FFN rank " + std::to_string(config_.rank), &payload);
+      if (!frame.refusal.empty()) {
+        problem = frame.refusal;
       } else {
-        if (problem.empty() && (h.kind != FrameKind::kHello || h.byteLength > kMaxHelloBytes)) {
-          problem = std::string("expected a hello frame, got ") + frameKindName(h.kind);
-        }
-        if (!problem.empty()) continue;  // not an AFD peer: drop it
-        payload.resize(h.byteLength);
-        socket.recvAll(payload.data(), payload.size(), handshake, stop, stranger, "a hello");
-        if (payloadChecksum(payload.data(), payload.size()) != h.payloadChecksum) continue;
+        if (!frame.ok) continue;  // not an AFD peer: drop it
         problem = decodeHello(payload.data(), payload.size(), &hello);
         if (problem.empty()) problem = checkHello(hello, config_.topology, config_.rank, config_.model, config_.rendezvousId);
         dropDeadPeers();
@@ -106,6 +92,7 @@ void TcpFfnConnector::acceptPeers(StopFlag stop, int timeoutMs) {
     links_[hello.attentionRank - block_.start] = std::move(link);
     joined_.fetch_add(1);
   }
+  if (beforeAck) beforeAck();
   // Everyone is here: acknowledge. A peer that died while waiting fails its ack (or
   // the first step) and the block rendezvous again.
   FrameHeader ack;
@@ -145,24 +132,33 @@ void TcpFfnConnector::readRequest(int p, Deadline deadline, StopFlag stop) {
   published_[p] = true;
 }
 
-bool TcpFfnConnector::recvStep(ControlPayload* merged, StopFlag stop, std::string* shutdownBy) {
+bool TcpFfnConnector::recvStep(ControlPayload* merged, StopFlag stop, std::string* shutdownBy, const StepWake* wake) {
   merged->reset(block_.size);
   merged->step = step_;
   merged->numStages = 1;
   merged->flags = 0;
   published_.assign(block_.size, false);
-  // Idle: wait without deadline for the first peer that wants to step.
-  pollFds_.resize(block_.size);
+  // Idle: wait without deadline for the first peer that wants to step (or, with a wake
+  // set, for the FFN group's first step start: then first stays -1 and every peer is called).
+  const size_t numWake = wake ? wake->fds.size() : 0;
+  pollFds_.resize(block_.size + numWake);
   int first = -1;
-  while (first < 0) {
+  bool woken = false;
+  while (first < 0 && !woken) {
     if (stop && stop->load()) return false;
     for (int p = 0; p < block_.size; ++p) {
       links_[p]->throwIfBroken();
       pollFds_[p] = pollfd{links_[p]->fd(), POLLIN, 0};
     }
+    for (size_t i = 0; i < numWake; ++i) pollFds_[block_.size + i] = pollfd{wake->fds[i], POLLIN, 0};
     if (::poll(pollFds_.data(), pollFds_.size(), 100) <= 0) continue;
     for (int p = 0; p < block_.size && first < 0; ++p) {
       if (pollFds_[p].revents != 0) first = p;
+    }
+    for (size_t i = 0; first < 0 && i < numWake && !woken; ++i) {
+      if (pollFds_[block_.size + i].revents == 0) continue;
+      if (!wake->onWake(i, shutdownBy)) return false;
+      woken = true;
     }
   }
   Deadline deadline = Deadline::afterMs(config_.stepDeadlineMs);
@@ -177,7 +173,7 @@ bool TcpFfnConnector::recvStep(ControlPayload* merged, StopFlag stop, std::strin
     }
     return true;
   };
-  if (!absorb(first)) return false;
+  if (first >= 0 && !absorb(first)) return false;
   FrameHeader call;
   call.kind = FrameKind::kStepCall;
   call.step = step_;

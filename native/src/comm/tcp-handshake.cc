@@ -53,6 +53,26 @@ std::string decodeHello(const uint8_t* d, size_t bytes, HelloPayload* out) {
   return {};
 }
 
+HandshakeFrame readHandshakeFrame(Socket& socket, FrameKind kind, size_t maxBytes, Deadline deadline, StopFlag stop,
+                                  const std::string& who, const std::string& self, std::vector<uint8_t>* payload) {
+  const char* what = frameKindName(kind);
+  uint8_t headerBytes[kFrameHeaderBytes];
+  socket.recvAll(headerBytes, kFrameHeaderBytes, deadline, stop, who, what);
+  FrameHeader h;
+  const std::string problem = decodeFrameHeader(headerBytes, &h);
+  HandshakeFrame out;
+  if (h.magic == kFrameMagic && h.version != kWireVersion) {
+    out.refusal = self + " speaks AFD wire version " + std::to_string(kWireVersion) + " but the peer sent version " +
+                  std::to_string(h.version) + "; run the same AFD build on every rank";
+    return out;
+  }
+  if (!problem.empty() || h.kind != kind || h.byteLength > maxBytes) return out;
+  payload->resize(h.byteLength);
+  socket.recvAll(payload->data(), payload->size(), deadline, stop, who, what);
+  out.ok = payloadChecksum(payload->data(), payload->size()) == h.payloadChecksum;
+  return out;
+}
+
 std::string checkHello(const HelloPayload& got, const AfdTopology& topo, int ffnRank, const ModelShape& m,
                        const std::string& rendezvousId) {
   if (got.rendezvousId != rendezvousId) {

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "comm/deadline.h"
+#include "comm/frame.h"
+#include "comm/tcp-socket.h"
 #include "comm/topology.h"
 
 namespace afd::comm {
@@ -47,6 +50,23 @@ constexpr size_t kMaxRendezvousIdBytes = 256;
 std::vector<uint8_t> encodeHello(const HelloPayload& hello);
 // Empty string or what is malformed.
 std::string decodeHello(const uint8_t* data, size_t bytes, HelloPayload* out);
+// A handshake frame read on a freshly accepted socket, before a link exists.
+struct HandshakeFrame {
+  /** A frame of the wanted kind arrived; its payload is read and its checksum holds. */
+  bool ok = false;
+  /**
+   * An AFD peer of another build (wire version): refuse it with this reason (its decoder
+   * then names both versions) instead of dropping it, so it fails at once, not at the
+   * rendezvous timeout, and never steps with a payload layout it reads differently.
+   */
+  std::string refusal;
+};
+// Reads one frame of `kind` (payload at most maxBytes) on `socket`; who: how errors name
+// the other side, self: how a refusal names this side ("FFN rank 0"). Neither ok nor a
+// refusal: not an AFD peer of this kind (drop it). Throws CommError (stop, timeout, EOF).
+HandshakeFrame readHandshakeFrame(Socket& socket, FrameKind kind, size_t maxBytes, Deadline deadline, StopFlag stop,
+                                  const std::string& who, const std::string& self, std::vector<uint8_t>* payload);
+
 // Empty when `got` fits this FFN rank, else the reason the FFN rank refuses it.
 std::string checkHello(const HelloPayload& got, const AfdTopology& topology, int ffnRank, const ModelShape& model,
                        const std::string& rendezvousId);

@@ -219,7 +219,7 @@ class Backend {
   // x: [T, H] act; out: [T, H], x's dtype. Default: the three ops above.
   virtual void moe(const Tensor& x, MoeArgs& args, Tensor& out);
 
-  // out = a + b, elementwise, f32 (out may alias a or b).
+  // out = a + b, elementwise (out may alias a or b). a, b, out: one dtype, f32 or act.
   virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;
 
   // out[s] = x[rows[s]].   x: [T, H] f32 or act; rows: [S] i32; out: [S, H], x's dtype.

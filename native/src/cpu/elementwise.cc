@@ -8,10 +8,10 @@
 
 namespace afd::cpu {
 
-// out = a + b.   a, b, out: same shape, f32.
+// out = a + b.   a, b, out: same size, f32.
 void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out) {
-  AFD_CHECK(a.numel() == b.numel() && a.numel() == out.numel(),
-            "add: shapes differ: " << a.shapeString() << " + " << b.shapeString() << " -> " << out.shapeString());
+  checkAdd(a, b, out);
+  checkCpuF32("add", "a", a);
   pool.parallelFor(a.numel(), 1 << 14, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) out.ptr<float>()[i] = a.ptr<float>()[i] + b.ptr<float>()[i];
   });

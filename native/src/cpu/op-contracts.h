@@ -135,6 +135,16 @@ inline void checkMoeExperts(const Tensor& x, const Tensor& expertIds, const Tens
   checkShape("moeExperts", "out", out, {T, H});
 }
 
+// a, b, out: one dtype (f32 or act), the same element count.
+inline void checkAdd(const Tensor& a, const Tensor& b, const Tensor& out) {
+  AFD_CHECK(a.numel() == b.numel() && a.numel() == out.numel(),
+            "add: shapes " << a.shapeString() << " + " << b.shapeString() << " -> " << out.shapeString() << " differ in size");
+  checkAct("add", "a", a);
+  checkDType("add", "b", b, a.dtype);
+  checkDType("add", "out", out, a.dtype);
+  AFD_CHECK(a.data != nullptr || a.numel() == 0, "add: a has no data");
+}
+
 // x: [T, H] f32 or act; rows: [S] i32; out: [S, H], x's dtype.
 inline void checkGatherRows(const Tensor& x, const Tensor& rows, const Tensor& out) {
   checkShape("gatherRows", "x", x, {-1, -1});

@@ -4,14 +4,17 @@
  * with DBO (two stages) must give the same tokens and bit-identical logits, since the
  * wire carries the bf16 activations unchanged and every stage's kernels are chosen for
  * the whole step's rows (Backend::setStepRows). Three sequences, prefill + decode steps,
- * on a tiny model and on a model with tensor-core shapes (hidden 128, head dim 64).
+ * on a tiny model, on a model with tensor-core shapes (hidden 128, head dim 64), and on
+ * the tiny DeepSeek-V2 / V3 models (MLA over the latent cache, grouped routing, shared
+ * experts, dense first layers; V3 also with the gate on attention, where dense routing
+ * weights cross the wire in place of router logits).
  */
 import { rm } from 'node:fs/promises';
 import type { StepResult } from '@afd/shared';
 import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../checkpoint/testing.js';
 import { Engine } from '../engine.js';
 import { buildStepPlan, type PlanSeq } from '../enginePlan.js';
-import { roleSpec, scatteredBlocks } from '../engineTesting.js';
+import { roleSpec, scatteredBlocks, tinyConfigs } from '../engineTesting.js';
 import { loadAddon } from '../index.js';
 import type { GpuCheck } from './gpuCheck.js';
 
@@ -45,7 +48,7 @@ function sameBits(a: StepResult[], b: StepResult[]): string | null {
   return null;
 }
 
-async function modelCase(name: string, config: Record<string, unknown>): Promise<GpuCheck> {
+async function modelCase(name: string, config: Record<string, unknown>, gateOnAttention = false): Promise<GpuCheck> {
   const dir = await tempDir('afd-gpu-afd-');
   const opts = { backend: 'cuda', numKvBlocks: NUM_BLOCKS, kvBlockSize: KV_BLOCK, graphPolicy: 'off' } as const;
   const engines: Engine[] = [];
@@ -53,7 +56,7 @@ async function modelCase(name: string, config: Record<string, unknown>): Promise
   try {
     await writeTestModel(dir, config, { seed: 9 });
     const load = async (role: 'colocated' | 'attention' | 'ffn'): Promise<Engine> => {
-      const e = await Engine.load(await roleSpec(dir, role), opts);
+      const e = await Engine.load(await roleSpec(dir, role, gateOnAttention), opts);
       engines.push(e);
       return e;
     };
@@ -97,5 +100,8 @@ export async function afdEqualityChecks(): Promise<GpuCheck[]> {
       'qwen3_moe hidden 128 / head dim 64 / 10 experts top-3',
       tinyQwen3MoeConfig({ hidden_size: 128, head_dim: 64, num_attention_heads: 8, num_key_value_heads: 2, moe_intermediate_size: 48, num_experts: 10, num_experts_per_tok: 3, vocab_size: 96 }),
     ),
+    await modelCase('tiny deepseek_v2 (MLA, q_lora null, dense layer 0, 2 shared experts)', tinyConfigs['deepseek_v2']!),
+    await modelCase('tiny deepseek_v3 (MLA with q_lora, yarn, noaux_tc over 3 groups + score bias)', tinyConfigs['deepseek_v3']!),
+    await modelCase('tiny deepseek_v3 with the gate on attention (dense routing weights on the wire)', tinyConfigs['deepseek_v3']!, true),
   ];
 }

@@ -172,5 +172,6 @@ void normOps(Suite& s);        // conformance.cc
 void attentionOps(Suite& s);   // conformance-attention.cc
 void matmulOps(Suite& s);      // conformance-matmul.cc
 void activationOps(Suite& s);  // conformance-activations.cc: bf16 activations, fused ops, dummy fill
+void deepseekOps(Suite& s);    // conformance-deepseek.cc: MLA, grouped routing, bf16 add
 
 }  // namespace afd::cuda::conformance

@@ -47,13 +47,42 @@ void normOps(Suite& s) {
 
 namespace afd::cuda {
 
-std::vector<ConformanceCase> runConformance(int deviceIndex, uint64_t seed) {
+namespace {
+
+using FamilyFn = void (*)(conformance::Suite&);
+const std::pair<const char*, FamilyFn> kFamilies[] = {
+    {"norm", conformance::normOps},           {"attention", conformance::attentionOps},
+    {"matmul", conformance::matmulOps},       {"activations", conformance::activationOps},
+    {"deepseek", conformance::deepseekOps},
+};
+
+}  // namespace
+
+std::vector<std::string> conformanceFamilies() {
+  std::vector<std::string> names;
+  for (const auto& f : kFamilies) names.emplace_back(f.first);
+  return names;
+}
+
+std::vector<ConformanceCase> runConformance(int deviceIndex, uint64_t seed, const std::string& family) {
   using namespace conformance;
+  bool known = family.empty();
+  for (const auto& f : kFamilies) known = known || family == f.first;
+  AFD_CHECK(known, "cudaConformance: unknown family \"" << family << "\" (norm, attention, matmul, activations, deepseek)");
   Suite s(deviceIndex, seed);
-  normOps(s);
-  attentionOps(s);
-  matmulOps(s);
-  activationOps(s);
+  for (const auto& [name, run] : kFamilies) {
+    if (!family.empty() && family != name) continue;
+    try {
+      run(s);
+    } catch (const std::exception& e) {
+      ConformanceCase c{std::string(name) + " family", "-", "-"};
+      c.relError = -1;
+      c.shape = std::string("threw: ") + e.what();
+      s.results_.push_back(c);
+      cudaDeviceSynchronize();
+      cudaGetLastError();
+    }
+  }
   return s.results_;
 }
 

@@ -19,6 +19,9 @@ struct ConformanceCase {
   bool passed = false;
 };
 
-std::vector<ConformanceCase> runConformance(int deviceIndex, uint64_t seed);
+// family: "" = every family, else one of conformanceFamilies(). A family that throws
+// becomes one failed case naming the error (the other families still run).
+std::vector<ConformanceCase> runConformance(int deviceIndex, uint64_t seed, const std::string& family = "");
+std::vector<std::string> conformanceFamilies();
 
 }  // namespace afd::cuda

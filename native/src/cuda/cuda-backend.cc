@@ -394,24 +394,25 @@ void CudaBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor&
 }
 
 const void* const* CudaBackend::expertTables(const std::vector<ExpertWeights>& experts) {
-  auto it = expertTables_.find(experts.data());
-  if (it != expertTables_.end() && it->second.bytes() == 3 * experts.size() * sizeof(void*)) {
-    return it->second.as<const void* const>();
-  }
-  refuseWhileCapturing("building an MoE expert pointer table");
-  ++epoch_;
   std::vector<const void*> table(3 * experts.size(), nullptr);
   for (size_t e = 0; e < experts.size(); ++e) {
     table[e] = experts[e].gate.data;
     table[experts.size() + e] = experts[e].up.data;
     table[2 * experts.size() + e] = experts[e].down.data;
   }
+  // Keyed by the list's address, checked against its pointers: a list freed and another
+  // allocated at the same address must not reuse the old device table.
+  auto it = expertTables_.find(experts.data());
+  if (it != expertTables_.end() && it->second.host == table) return it->second.device.as<const void* const>();
+  refuseWhileCapturing("building an MoE expert pointer table");
+  ++epoch_;
   DeviceBuffer buffer("MoE expert pointer table", table.size() * sizeof(void*));
   AFD_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), table.data(), buffer.bytes(), cudaMemcpyHostToDevice, stream_));
   synchronize();
-  auto& slot = expertTables_[experts.data()];
-  slot = std::move(buffer);
-  return slot.as<const void* const>();
+  ExpertTable& slot = expertTables_[experts.data()];
+  slot.device = std::move(buffer);
+  slot.host = std::move(table);
+  return slot.device.as<const void* const>();
 }
 
 CudaBackend::MoeScratch CudaBackend::moeScratch(int64_t T, int E, int64_t K, int64_t H, int64_t I) {
@@ -539,9 +540,9 @@ void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
 }
 
 void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
-  AFD_CHECK(a.numel() == b.numel() && a.numel() == out.numel(),
-            "add: shapes " << a.shapeString() << " + " << b.shapeString() << " -> " << out.shapeString() << " differ");
-  addF32(a.ptr<float>(), b.ptr<float>(), out.ptr<float>(), a.numel(), stream_);
+  cpu::checkAdd(a, b, out);
+  if (a.dtype == DType::BF16) addBf16(a.data, b.data, out.data, a.numel(), stream_);  // DeepSeek's shared experts
+  else addF32(a.ptr<float>(), b.ptr<float>(), out.ptr<float>(), a.numel(), stream_);
 }
 
 void CudaBackend::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) {

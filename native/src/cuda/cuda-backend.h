@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/backend.h"
 #include "cuda/device-buffer.h"
@@ -73,8 +74,9 @@ class CudaBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;
-  // DeepSeek (MLA, grouped routing): not on CUDA yet; they throw naming the op
-  // (cuda/cuda-deepseek-ops.cc).
+  // DeepSeek (cuda/cuda-deepseek-ops.cc): MLA prologue and latent cache write
+  // (mla-prologue.cuh), absorbed MLA attention (mla-attention.cuh), grouped router and
+  // routing scatter (deepseek-route.cuh).
   void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,
                    bool interleaved) override;
   void writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) override;
@@ -122,7 +124,11 @@ class CudaBackend final : public Backend {
   DeviceBuffer scratch_;
   DeviceBuffer splitCounters_;
   DeviceBuffer routerCounter_;  // done counter of moeRouterRoute (zero between launches)
-  std::unordered_map<const void*, DeviceBuffer> expertTables_;
+  struct ExpertTable {
+    DeviceBuffer device;             // [gate | up | down] x E device pointers
+    std::vector<const void*> host;   // the same pointers, to validate a cache hit
+  };
+  std::unordered_map<const void*, ExpertTable> expertTables_;
   // Allocation epoch: bumped by allocate/release, scratch growth and new expert tables;
   // a moved split-counter buffer (grown inside pagedAttention) bumps it when observed.
   uint64_t epoch_ = 0;

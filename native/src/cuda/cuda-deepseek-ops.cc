@@ -1,28 +1,134 @@
-// The DeepSeek Backend ops on CUDA: not implemented yet (MLA decode over the paged latent
-// cache, MLA prefill and the grouped router come with the CUDA half of issue 16). Each
-// throws naming the op, so a DeepSeek model on --backend cuda fails at its first step
-// with what to do instead.
+// The DeepSeek Backend ops on CUDA (MLA prologue, latent cache write, absorbed MLA
+// attention over the paged latent cache, grouped router, routing scatter): the same
+// contracts as the CPU ops (cpu/deepseek-contracts.h), then the kernels of
+// cuda/mla-prologue.cuh, cuda/mla-attention.cuh and cuda/deepseek-route.cuh. Nothing here
+// synchronizes or copies to the host; the attention's workspace is the backend scratch,
+// so a warmed step captures into a CUDA graph.
+#include "cpu/deepseek-contracts.h"
 #include "cuda/cuda-backend.h"
+#include "cuda/deepseek-route.cuh"
+#include "cuda/mla-attention.cuh"
+#include "cuda/mla-prologue.cuh"
 
 namespace afd::cuda {
 namespace {
 
-[[noreturn]] void notYet(const char* op) {
-  AFD_FAIL(op << " (DeepSeek MLA / grouped routing) is not implemented on CUDA yet; use --backend cpu");
+int code(DType t) { return static_cast<int>(t); }
+
+int routeScoringCode(RouterScoring s) {
+  switch (s) {
+    case RouterScoring::Softmax: return kRouteScoringSoftmax;
+    case RouterScoring::Sigmoid: return kRouteScoringSigmoid;
+    case RouterScoring::None: return kRouteScoringNone;
+  }
+  AFD_FAIL("moeGroupedRoute: unknown scoring " << static_cast<int>(s));
+}
+
+int routeMethodCode(RouterTopkMethod m) {
+  switch (m) {
+    case RouterTopkMethod::Greedy: return kRouteGreedy;
+    case RouterTopkMethod::GroupLimitedGreedy: return kRouteGroupLimitedGreedy;
+    case RouterTopkMethod::NoauxTc: return kRouteNoauxTc;
+  }
+  AFD_FAIL("moeGroupedRoute: unknown topk method " << static_cast<int>(m));
 }
 
 }  // namespace
 
-void CudaBackend::mlaNormRope(Tensor&, Tensor&, const Tensor&, float, const Tensor&, const RopeParams&, bool) {
-  notYet("mlaNormRope");
+void CudaBackend::mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
+                              const RopeParams& rope, bool interleaved) {
+  const cpu::MlaDims d = cpu::checkMlaNormRope(q, kvA, kvNorm, positions, rope);
+  AFD_CHECK(d.R <= kMlaMaxRopeDim, "mlaNormRope: rope dim " << d.R << " is above the CUDA limit " << kMlaMaxRopeDim);
+  MlaNormRopeArgs a;
+  a.q = q.ptr<float>();
+  a.kvA = kvA.ptr<float>();
+  a.kvNorm = kvNorm.data;
+  a.normDtype = code(kvNorm.dtype);
+  a.positions = positions.ptr<int32_t>();
+  a.invFreq = rope.invFreq.ptr<float>();
+  a.attentionScale = rope.attentionScale;
+  a.rows = static_cast<int>(q.dim(0));
+  a.heads = static_cast<int>(d.nH);
+  a.nope = static_cast<int>(d.N);
+  a.rope = static_cast<int>(d.R);
+  a.latent = static_cast<int>(d.L);
+  a.interleaved = interleaved;
+  a.eps = eps;
+  cuda::mlaNormRope(a, stream_);
 }
-void CudaBackend::writeLatentCache(const Tensor&, const Tensor&, Tensor&) { notYet("writeLatentCache"); }
-void CudaBackend::mlaAttention(const Tensor&, const Tensor&, const Tensor&, const AttentionBatch&, float, Tensor&) {
-  notYet("mlaAttention");
+
+void CudaBackend::writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) {
+  cpu::checkWriteLatentCache(kvA, slotMapping, latentCache);
+  cuda::writeLatentCache(kvA.ptr<float>(), slotMapping.ptr<int32_t>(), latentCache.data, code(latentCache.dtype),
+                         static_cast<int>(kvA.dim(0)), static_cast<int>(kvA.dim(1)), latentCache.dim(0) * latentCache.dim(1),
+                         stream_);
 }
-void CudaBackend::moeGroupedRoute(const Tensor&, const Tensor*, const MoeRoutingParams&, Tensor&, Tensor&) {
-  notYet("moeGroupedRoute");
+
+void CudaBackend::mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch,
+                               float scale, Tensor& out) {
+  const cpu::MlaDims d = cpu::checkMlaAttention(q, latentCache, kvB, batch, out);
+  const int64_t T = q.dim(0);
+  AFD_CHECK(d.L <= kMlaMaxLatent && d.N <= kMlaMaxNope,
+            "mlaAttention: kv_lora_rank " << d.L << " / qk_nope_head_dim " << d.N << " are above the CUDA limits "
+                                          << kMlaMaxLatent << " / " << kMlaMaxNope);
+  if (T == 0) return;
+  AFD_CHECK(batch.numSeqs > 0 && batch.maxBlocksPerSeq > 0,
+            "mlaAttention: " << T << " tokens but " << batch.numSeqs << " sequences of " << batch.maxBlocksPerSeq << " blocks");
+  MlaAttentionArgs a;
+  a.q = q.ptr<float>();
+  a.cache = latentCache.data;
+  a.cacheDtype = code(latentCache.dtype);
+  a.kvB = kvB.data;
+  a.kvBDtype = code(kvB.dtype);
+  a.tokenSeq = batch.tokenSeq.ptr<int32_t>();
+  a.positions = batch.positions.ptr<int32_t>();
+  a.blockTables = batch.blockTables.ptr<int32_t>();
+  a.out = out.ptr<float>();
+  a.tokens = static_cast<int>(T);
+  a.heads = static_cast<int>(d.nH);
+  a.latent = static_cast<int>(d.L);
+  a.rope = static_cast<int>(d.R);
+  a.nope = static_cast<int>(d.N);
+  a.value = static_cast<int>(d.V);
+  a.blockSize = static_cast<int>(latentCache.dim(1));
+  a.maxBlocksPerSeq = batch.maxBlocksPerSeq;
+  a.scale = scale;
+  // Chunking per token from the whole step's rows (a DBO stage splits as the step does).
+  a.maxChunks = mlaMaxChunks(shapeRows(T), a.heads);
+  a.gridChunks = mlaGridChunks(a.maxChunks, batch.maxContextLen);
+  mlaCarveWorkspace(scratch(mlaWorkspaceBytes(a.tokens, a.heads, a.latent, a.rope, a.gridChunks)), a);
+  cuda::mlaAttention(a, stream_);
 }
-void CudaBackend::scatterRouting(const Tensor&, const Tensor&, Tensor&) { notYet("scatterRouting"); }
+
+void CudaBackend::moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
+                                  Tensor& expertIds, Tensor& expertWeights) {
+  cpu::checkMoeGroupedRoute(logits, scoreBias, p, expertIds, expertWeights);
+  const int64_t E = logits.dim(1);
+  AFD_CHECK(E <= kGroupedRouteMaxExperts,
+            "moeGroupedRoute: " << E << " experts are above the CUDA router's limit " << kGroupedRouteMaxExperts);
+  GroupedRouteArgs a;
+  a.logits = logits.ptr<float>();
+  a.bias = scoreBias ? scoreBias->data : nullptr;
+  a.biasDtype = scoreBias ? code(scoreBias->dtype) : 0;
+  a.rows = static_cast<int>(logits.dim(0));
+  a.experts = static_cast<int>(E);
+  a.k = p.k;
+  a.scoring = routeScoringCode(p.scoring);
+  a.method = routeMethodCode(p.method);
+  a.groups = p.numGroups;
+  a.topkGroups = p.topkGroups;
+  a.normTopk = p.normTopk;
+  a.scale = p.scale;
+  a.ids = expertIds.ptr<int32_t>();
+  a.weights = expertWeights.ptr<float>();
+  groupedRoute(a, stream_);
+}
+
+void CudaBackend::scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) {
+  cpu::checkScatterRouting(expertIds, expertWeights, dense);
+  cuda::scatterRouting(expertIds.ptr<int32_t>(), expertWeights.ptr<float>(), dense.ptr<float>(),
+                       static_cast<int>(expertIds.dim(0)), static_cast<int>(expertIds.dim(1)), static_cast<int>(dense.dim(1)),
+                       stream_);
+}
 
 }  // namespace afd::cuda

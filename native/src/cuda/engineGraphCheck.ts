@@ -51,18 +51,24 @@ interface RunResult {
   decodeMs?: number;
 }
 
+/** Token ids of the prompts stay below 50 (and inside the model's vocabulary). */
+function promptVocab(engine: Engine): number {
+  return Math.min(50, engine.info.vocabSize);
+}
+
 async function runSchedule(engine: Engine, salt: number): Promise<RunResult> {
   const steps: RunResult['steps'] = [];
   const seqs: Seq[] = [];
   let decodeSteps = 0;
   let decodeMs = 0;
+  const vocab = promptVocab(engine);
   const table = (s: Seq, ctx: number): number[] => s.blocks.slice(0, Math.ceil(ctx / KV_BLOCK));
   for (const phase of PHASES) {
     // Prefill the new sequences in one step (prompt lengths 3, 6, 9, ... cross block boundaries).
     const fresh: Seq[] = [];
     while (seqs.length + fresh.length < phase.numSeqs) {
       const i = seqs.length + fresh.length;
-      const prompt = Array.from({ length: 3 + 3 * i }, (_, j) => (j * 5 + i * 11 + salt) % 50);
+      const prompt = Array.from({ length: 3 + 3 * i }, (_, j) => (j * 5 + i * 11 + salt) % vocab);
       fresh.push({ prompt, blocks: scatteredBlocks(16, i + 1, NUM_BLOCKS), cached: 0, next: -1 });
     }
     if (fresh.length > 0) {
@@ -120,7 +126,7 @@ async function runEpochScenario(engine: Engine): Promise<{ run: RunResult; recap
     }
   };
   await decodeA(4); // contexts 9..12: 3 blocks, bucket 4 -> warm-up, capture, 2 replays
-  const longPrompt = Array.from({ length: 40 }, (_, j) => (j * 3 + 1) % 50);
+  const longPrompt = Array.from({ length: 40 }, (_, j) => (j * 3 + 1) % promptVocab(engine));
   const c = scatteredBlocks(16, 7, NUM_BLOCKS).slice(0, 10);
   out = await engine.step(buildStepPlan([{ tokenIds: longPrompt, numCached: 0, blockTable: c }], { returnLogits: true }));
   steps.push({ tokens: [...out.tokenIds], logits: out.logits! });
@@ -169,7 +175,7 @@ function compare(arch: string, eager: RunResult, graphed: RunResult, stats: { gr
  */
 export async function engineGraphChecks(backend = 'cuda', threads = 0): Promise<GpuCheck[]> {
   const checks: GpuCheck[] = [];
-  for (const arch of ['qwen3_moe', 'qwen3', 'llama']) {
+  for (const arch of ['qwen3_moe', 'qwen3', 'llama', 'deepseek_v2', 'deepseek_v3']) {
     const dir = await writeTinyModel(arch, 11);
     let eagerEngine: Engine | null = null;
     let graphEngine: Engine | null = null;

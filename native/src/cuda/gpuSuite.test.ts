@@ -22,3 +22,12 @@ describe('gpu suite skip rule', () => {
     expect(gpuSkipReason({ probe: () => probe({ devices: [dev] }) })).toBeNull();
   });
 });
+
+describe('GPU suite groups', () => {
+  it('parses a group list and refuses an unknown group by listing the others', async () => {
+    const { gpuSuiteGroups, parseGpuSuiteGroups } = await import('./gpuSuite.js');
+    expect(parseGpuSuiteGroups(undefined)).toEqual([...gpuSuiteGroups]);
+    expect(parseGpuSuiteGroups(' golden, conformance:deepseek')).toEqual(['golden', 'conformance:deepseek']);
+    expect(() => parseGpuSuiteGroups('golden,nope')).toThrow(/unknown GPU suite group "nope" \(groups: conformance:norm/);
+  });
+});

@@ -2,8 +2,8 @@
  * The GPU test suite (`npm run test:gpu`): the CUDA op conformance suite against the CPU
  * backend, the engine on the CUDA backend (bf16 activations) against the CPU backend on
  * tiny models of every architecture (greedy tokens equal, logits close), CUDA graphs,
- * KV sizing, colocated / 1A1F / DBO bit-equality, dummy weights, and the golden fixtures
- * under the bf16 rule (goldenCheck.ts).
+ * KV sizing, colocated / 1A1F / DBO bit-equality, dummy weights, expert parallelism with
+ * two FFN ranks on one GPU, and the golden fixtures under the bf16 rule (goldenCheck.ts).
  * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
  */
 import { rm } from 'node:fs/promises';
@@ -17,6 +17,7 @@ import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 import { engineGraphChecks } from './engineGraphCheck.js';
 import { engineExpertGemmChecks } from './engineExpertGemmCheck.js';
 import { goldenChecks } from './goldenCheck.js';
+import { expertParallelChecks } from './expertParallelCheck.js';
 import { kvSizingChecks } from './kvSizingCheck.js';
 
 
@@ -38,8 +39,8 @@ export function gpuSkipReason(addon: Pick<NativeAddon, 'probe'>): string | null 
   return null;
 }
 
-function conformance(addon: NativeAddon, seed: number): GpuCheck[] {
-  return addon.cudaConformance({ seed }).map((c) => ({
+function conformance(addon: NativeAddon, seed: number, family: string): GpuCheck[] {
+  return addon.cudaConformance({ seed, family }).map((c) => ({
     suite: 'conformance',
     name: `${c.op} [${c.shape}] ${c.dtype}`,
     passed: c.passed,
@@ -81,22 +82,75 @@ async function engineVsCpu(): Promise<GpuCheck[]> {
   return checks;
 }
 
-/** Runs every GPU suite; never throws for a failed check (see `passed`). */
-export async function runGpuSuite(opts: { fixturesDir: string; seed?: number; addon?: NativeAddon }): Promise<GpuSuiteReport> {
+/** The groups of the suite, in order; `conformance:<family>` runs one op family. */
+export const gpuSuiteGroups = [
+  'conformance:norm',
+  'conformance:attention',
+  'conformance:matmul',
+  'conformance:activations',
+  'conformance:deepseek',
+  'engine',
+  'graphs',
+  'kv',
+  'afd',
+  'dummy',
+  'golden',
+  'expert-gemm',
+  'expert-parallel',
+] as const;
+export type GpuSuiteGroup = (typeof gpuSuiteGroups)[number];
+
+/** Parses a comma list of group names (empty = all); an unknown name is an error listing them. */
+export function parseGpuSuiteGroups(list: string | undefined): GpuSuiteGroup[] {
+  if (!list || list.trim() === '') return [...gpuSuiteGroups];
+  return list.split(',').map((g) => {
+    const name = g.trim();
+    if (!(gpuSuiteGroups as readonly string[]).includes(name)) throw new Error(`unknown GPU suite group "${name}" (groups: ${gpuSuiteGroups.join(', ')})`);
+    return name as GpuSuiteGroup;
+  });
+}
+
+/**
+ * Runs the suite's groups (all by default); never throws for a failed check (see
+ * `passed`), and a group that throws becomes one failed check naming the error.
+ * onGroup is told before each group starts (progress on stderr).
+ */
+export async function runGpuSuite(opts: {
+  fixturesDir: string;
+  seed?: number;
+  addon?: NativeAddon;
+  groups?: readonly GpuSuiteGroup[];
+  onGroup?: (group: GpuSuiteGroup) => void;
+}): Promise<GpuSuiteReport> {
   const addon = opts.addon ?? loadAddon();
   const skipped = gpuSkipReason(addon);
   const device = addon.probe().devices[0]?.name ?? '';
   if (skipped) return { skipped, device, checks: [], notes: [] };
   const notes: string[] = [];
-  const checks = [
-    ...conformance(addon, opts.seed ?? 1),
-    ...(await engineVsCpu()),
-    ...(await engineGraphChecks()),
-    ...(await kvSizingChecks()),
-    ...(await afdEqualityChecks()),
-    ...(await dummyWeightsChecks()),
-    ...(await goldenChecks(opts.fixturesDir, notes)),
-    ...(await engineExpertGemmChecks()),
-  ];
+  const seed = opts.seed ?? 1;
+  const run: Record<GpuSuiteGroup, () => Promise<GpuCheck[]>> = {
+    'conformance:norm': async () => conformance(addon, seed, 'norm'),
+    'conformance:attention': async () => conformance(addon, seed, 'attention'),
+    'conformance:matmul': async () => conformance(addon, seed, 'matmul'),
+    'conformance:activations': async () => conformance(addon, seed, 'activations'),
+    'conformance:deepseek': async () => conformance(addon, seed, 'deepseek'),
+    engine: engineVsCpu,
+    graphs: () => engineGraphChecks(),
+    kv: kvSizingChecks,
+    afd: afdEqualityChecks,
+    dummy: dummyWeightsChecks,
+    golden: () => goldenChecks(opts.fixturesDir, notes),
+    'expert-gemm': engineExpertGemmChecks,
+    'expert-parallel': expertParallelChecks,
+  };
+  const checks: GpuCheck[] = [];
+  for (const group of opts.groups ?? gpuSuiteGroups) {
+    opts.onGroup?.(group);
+    try {
+      checks.push(...(await run[group]()));
+    } catch (err) {
+      checks.push({ suite: group.startsWith('conformance') ? 'conformance' : 'engine', name: `group ${group}`, passed: false, detail: `threw: ${(err as Error).message}` });
+    }
+  }
   return { skipped: null, device, checks, notes };
 }

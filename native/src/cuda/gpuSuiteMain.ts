@@ -5,12 +5,19 @@
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { runGpuSuite } from './gpuSuite.js';
+import { parseGpuSuiteGroups, runGpuSuite } from './gpuSuite.js';
 
 async function main(): Promise<void> {
   // The bundle lives in tools/gpu/dist/; the fixtures in tools/golden/fixtures.
   const fixturesDir = process.env['AFD_GOLDEN_DIR'] ?? join(dirname(process.argv[1] ?? '.'), '..', '..', 'golden', 'fixtures');
-  const report = await runGpuSuite({ fixturesDir, seed: Number(process.env['AFD_GPU_SEED'] ?? 1) });
+  // AFD_GPU_GROUPS: a comma list of groups (gpuSuiteGroups) to run, e.g. one per process.
+  const groups = parseGpuSuiteGroups(process.env['AFD_GPU_GROUPS']);
+  const report = await runGpuSuite({
+    fixturesDir,
+    seed: Number(process.env['AFD_GPU_SEED'] ?? 1),
+    groups,
+    onGroup: (g) => process.stderr.write(`gpu tests: running ${g}\n`),
+  });
   if (report.skipped) {
     console.log(`gpu tests: skipped: ${report.skipped}`);
   } else {

@@ -61,6 +61,13 @@ __global__ void addKernel(const float* a, const float* b, float* out, int64_t n)
     out[i] = a[i] + b[i];
 }
 
+__global__ void addBf16Kernel(const bf16* a, const bf16* b, bf16* out, int64_t n) {
+  pdlWait();
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16(__bfloat162float(a[i]) + __bfloat162float(b[i]));
+}
+
 template <typename T>
 __global__ void gatherRowsKernel(const T* x, const int32_t* rows, T* out, int width) {
   pdlWait();
@@ -104,6 +111,14 @@ void addF32(const float* a, const float* b, float* out, int64_t n, cudaStream_t 
   const int blocks = static_cast<int>((n + kThreads - 1) / kThreads < 4096 ? (n + kThreads - 1) / kThreads : 4096);
   AFD_CUDA_CHECK(launchKernel(addKernel, blocks, kThreads, 0, stream, a, b, out, n));
   AFD_CUDA_CHECK_LAUNCH("addKernel");
+}
+
+void addBf16(const void* a, const void* b, void* out, int64_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  const int blocks = static_cast<int>((n + kThreads - 1) / kThreads < 4096 ? (n + kThreads - 1) / kThreads : 4096);
+  AFD_CUDA_CHECK(launchKernel(addBf16Kernel, blocks, kThreads, 0, stream, static_cast<const bf16*>(a), static_cast<const bf16*>(b),
+                              static_cast<bf16*>(out), n));
+  AFD_CUDA_CHECK_LAUNCH("addBf16Kernel");
 }
 
 void gatherRows(const void* x, const int32_t* rows, void* out, int numRows, int width, int elemBytes,

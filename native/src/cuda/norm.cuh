@@ -21,6 +21,8 @@ void addRmsNorm(float* residual, const void* delta, bool deltaIsBf16, const void
 
 // out = a + b over n f32 elements (out may alias).
 void addF32(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream);
+// out = bf16(float(a) + float(b)) over n bf16 elements (out may alias).
+void addBf16(const void* a, const void* b, void* out, int64_t n, cudaStream_t stream);
 // out[s] = x[rows[s]]: x [*, width], out [numRows, width], elements of elemBytes (4 or 2).
 void gatherRows(const void* x, const int32_t* rows, void* out, int numRows, int width, int elemBytes,
                 cudaStream_t stream);

@@ -1,5 +1,6 @@
 // Building each half from the weight store: tensor names come from the ArchDef, shapes
 // from the config; a missing or misshapen tensor is an error naming it.
+#include <algorithm>
 #include <string>
 
 #include "model/model.h"
@@ -77,8 +78,10 @@ AttentionModel::AttentionModel(const ModelConfig& c, const ArchDef& arch, const 
 }
 
 FfnModel::FfnModel(const ModelConfig& c, const ArchDef& arch, const WeightStore& store, Backend& backend,
-                   bool gateOnAttention)
-    : config_(c), backend_(backend), gateOnAttention_(gateOnAttention) {
+                   bool gateOnAttention, ExpertRange experts)
+    : config_(c), backend_(backend), gateOnAttention_(gateOnAttention), experts_(experts) {
+  AFD_CHECK(experts.start >= 0 && experts.start <= experts.end && experts.end <= std::max(0, c.numExperts),
+            "expert range [" << experts.start << ", " << experts.end << ") is outside the model's " << c.numExperts << " experts");
   const int64_t H = c.hiddenSize;
   layers_.resize(c.numLayers);
   for (int L = 0; L < c.numLayers; ++L) {
@@ -103,7 +106,7 @@ FfnModel::FfnModel(const ModelConfig& c, const ArchDef& arch, const WeightStore&
       f.shared.down = store.get(layerName(L, arch.sharedExpertPrefix + arch.expertDown), {H, S});
     }
     f.experts.resize(c.numExperts);
-    for (int e = 0; e < c.numExperts; ++e) {
+    for (int e = experts.start; e < experts.end; ++e) {  // the others stay empty (expert parallelism)
       const std::string p = arch.expertPrefix + std::to_string(e) + ".";
       f.experts[e].gate = store.get(layerName(L, p + arch.expertGate), {I, H});
       f.experts[e].up = store.get(layerName(L, p + arch.expertUp), {I, H});

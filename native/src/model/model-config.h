@@ -2,11 +2,13 @@
 // validated and normalised everything; the binding converts the plain JS object.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/tensor.h"
 #include "model/deepseek-config.h"
+#include "model/expert-placement.h"
 
 namespace afd {
 
@@ -72,6 +74,9 @@ struct ModelLoadSpec {
   ModelConfig config;
   ModelRole role = ModelRole::Colocated;
   bool computeGateOnAttention = false;
+  // FFN role with expert parallelism: the routed experts this rank holds (the spec lists
+  // only their tensors); nullopt = every expert.
+  std::optional<ExpertRange> expertRange;
   std::vector<std::string> files;
   std::vector<TensorRef> tensors;
   uint64_t dummySeed = 0;  // seed of the dummy tensors (core/dummy-weights.h)

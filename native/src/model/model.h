@@ -96,14 +96,28 @@ class AttentionModel {
 
 class FfnModel {
  public:
+  // experts: the routed experts to load (expert parallelism: this FFN rank's range; the
+  // others stay empty and must not be routed to here).
   FfnModel(const ModelConfig& config, const ArchDef& arch, const WeightStore& store, Backend& backend,
-           bool gateOnAttention);
+           bool gateOnAttention, ExpertRange experts);
 
   // hidden: [T, H] act (post-attention-normed); routerLogits: [T, E] f32 or null (null:
   // compute them here; required when the gate runs on attention); out: [T, H] act.
   void forward(int layer, const Tensor& hidden, const Tensor* routerLogits, Tensor& out);
   int numLayers() const { return static_cast<int>(layers_.size()); }
   bool isMoe(int layer) const { return layers_[layer].moe; }
+  // Expert parallelism (runtime/ep-*.cc) routes and runs the experts itself (ffn-ep.cc):
+  // the layer's routing as forward() does it (hidden [T, H] act; routerLogits [T, E] f32 or
+  // null; logits [T, E] f32 scratch; expertIds / expertWeights [T, K] out), and its shared
+  // experts (DeepSeek; out [T, H] act).
+  void route(int layer, const Tensor& hidden, const Tensor* routerLogits, Tensor& logits, Tensor& expertIds,
+             Tensor& expertWeights);
+  bool hasSharedExperts(int layer) const { return !layers_[layer].shared.gate.empty(); }
+  void sharedExperts(int layer, const Tensor& hidden, Tensor& out);
+  const FfnLayer& layerWeights(int layer) const { return layers_[layer]; }
+  const ExpertRange& expertRange() const { return experts_; }
+  Backend& backend() const { return backend_; }
+  const ModelConfig& config() const { return config_; }
 
  private:
   void ensureScratch(int64_t tokens);
@@ -113,6 +127,7 @@ class FfnModel {
   const ModelConfig& config_;
   Backend& backend_;
   bool gateOnAttention_;
+  ExpertRange experts_;
   std::vector<FfnLayer> layers_;
   int64_t scratchTokens_ = 0;
   Buffer logits_, expertIds_, expertWeights_;

@@ -33,6 +33,8 @@ struct AfdConnectorOptions {
   int maxStepTokens = 2048;
   /** Identity of this start of the topology: every rank of one start passes the same ("" = started by hand). */
   std::string rendezvousId;
+  /** FFN role: static expert parallelism over the FFN ranks (runtime/ep-ffn-group.h); no effect with one FFN rank. */
+  bool expertParallel = false;
 };
 
 // The connector config for an engine's model and role options. Throws CommError(kConfig).

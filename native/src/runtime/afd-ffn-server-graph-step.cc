@@ -46,7 +46,7 @@ bool AfdFfnServer::runGraphStep() {
   using comm::kFlagGraphCapture;
   using comm::kFlagGraphReplay;
   const uint32_t flags = payload_.flags;
-  if (!devicePlane_ || !graphs_ || (flags & (kFlagGraphCapture | kFlagGraphReplay)) == 0) return false;
+  if (ep_ || !devicePlane_ || !graphs_ || (flags & (kFlagGraphCapture | kFlagGraphReplay)) == 0) return false;  // EP: eager
   if (payload_.numPeers != 1) return false;  // OR-merged flags of several peers: eager (see the header)
   EngineStats& stats = engine_->stats();
   const int layers = static_cast<int>(config_.model.numLayers);

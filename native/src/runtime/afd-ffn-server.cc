@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "runtime/afd-device-plane.h"
+#include "runtime/ep-options.h"
 
 namespace afd {
 
@@ -57,6 +58,11 @@ AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOpt
               "AFD_FAULT_FFN_LAYER_DELAY_US must be microseconds in 0..10000000 (got \"" << v << "\")");
     faultLayerDelayUs_ = static_cast<int>(us);
   }
+  if (expertParallelOn(options, config_)) {
+    const int64_t maxRows = static_cast<int64_t>(std::max(options.maxStepTokens, 1 << 16)) * config_.topology.maxBlockSize();
+    ep_ = std::make_unique<EpFfnGroup>(*engine_->ffnModel(), engine_->mutex(), epMeshConfig(config_, options, engine_->config()),
+                                       maxRows);
+  }
 }
 
 AfdFfnServer::~AfdFfnServer() { stop(); }
@@ -77,6 +83,15 @@ void AfdFfnServer::setState(State s) {
 void AfdFfnServer::finish(State s, const std::string& reason) {
   engine_->stats().setFfnLoop(FfnLoopState::Idle);
   connector_.closeListener();
+  if (ep_) {
+    // The group cannot step without this rank: a shutdown stops it too, anything else fails its step.
+    if (s == State::kStopped && reason.rfind("shutdown requested by", 0) == 0) {
+      ep_->mesh().notifyShutdown("FFN rank " + std::to_string(config_.rank) + " " + reason);
+    } else {
+      ep_->mesh().close("FFN rank " + std::to_string(config_.rank) + " " + reason);
+    }
+    ep_->mesh().closeListener();
+  }
   std::lock_guard<std::mutex> lock(mu_);
   state_ = s;
   exitReason_ = reason;
@@ -148,11 +163,19 @@ void AfdFfnServer::bootstrapDevicePlane() {
   if (graphs_) graphs_->clear();
 }
 
+void AfdFfnServer::rendezvous(int timeoutMs) {
+  std::function<void()> formGroup;
+  if (ep_) formGroup = [this, timeoutMs] { ep_->mesh().form(&stop_, timeoutMs); };
+  connector_.acceptPeers(&stop_, timeoutMs, formGroup);
+  bootstrapDevicePlane();
+}
+
 void AfdFfnServer::loop() {
   try {
-    connector_.acceptPeers(&stop_);
-    bootstrapDevicePlane();
+    rendezvous(-1);
   } catch (const CommError& e) {
+    // Peers that joined (the FFN group may have failed after the block did) learn why at once.
+    connector_.closePeers(std::string("FFN rank ") + std::to_string(config_.rank) + ": " + e.what());
     finish(e.kind() == CommErrorKind::kStopped ? State::kStopped : State::kFailed, e.what());
     return;
   } catch (const std::exception& e) {
@@ -187,21 +210,34 @@ void AfdFfnServer::loop() {
         state_ = State::kRendezvous;
       }
       // The block cannot step without every peer: release the others (they reconnect)
-      // and gather the block again, however long that takes.
-      connector_.closePeers("FFN rank " + std::to_string(config_.rank) + " lost a peer of its block (" + e.what() +
-                            "); reconnect to rejoin");
+      // and gather the block again, however long that takes. With expert parallelism the
+      // FFN group cannot either: close it, so every group peer fails its step now, too.
+      const bool fromGroup = dynamic_cast<const comm::EpGroupError*>(&e) != nullptr;
+      const std::string why = "FFN rank " + std::to_string(config_.rank) +
+                              (fromGroup ? " lost its expert-parallel group (" : " lost a peer of its block (") + e.what() + ")";
+      if (ep_) ep_->mesh().close(why);
+      connector_.closePeers(why + "; reconnect to rejoin");
       engine_->stats().setFfnLoop(FfnLoopState::Idle);
-      try {
-        connector_.acceptPeers(&stop_, 0);
-        bootstrapDevicePlane();
-        setState(State::kServing);
-      } catch (const CommError& again) {
-        if (stop_.load()) {
-          finish(State::kStopped, "stopped");
-          return;
+      for (;;) {
+        try {
+          rendezvous(0);
+          setState(State::kServing);
+          break;
+        } catch (const CommError& again) {
+          if (stop_.load()) {
+            finish(State::kStopped, "stopped");
+            return;
+          }
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            lastError_ = again.what();
+          }
+          // E.g. a group peer refused this rank (another model): release the block and try again.
+          if (ep_) ep_->mesh().close(again.what());
+          connector_.closePeers(std::string("FFN rank ") + std::to_string(config_.rank) + ": " + again.what() +
+                                "; reconnect to rejoin");
+          for (int i = 0; i < 10 && !stop_.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
         }
-        std::lock_guard<std::mutex> lock(mu_);
-        lastError_ = again.what();
       }
     } catch (const std::exception& e) {
       // The FFN computation itself failed: this rank cannot serve; say why and stop.
@@ -215,13 +251,26 @@ void AfdFfnServer::loop() {
 
 bool AfdFfnServer::serve(std::string* by) {
   EngineStats& stats = engine_->stats();
+  // Expert parallelism: a group peer's step start also wakes this rank (it calls its block in).
+  comm::TcpFfnConnector::StepWake wake;
+  if (ep_) {
+    wake.fds = ep_->mesh().pollFds();
+    wake.onWake = [this](size_t i, std::string* who) { return ep_->mesh().absorbWake(i, who); };
+  }
   for (;;) {
     stats.setFfnLoop(FfnLoopState::WaitingControl);
-    if (!connector_.recvStep(&payload_, &stop_, by)) return !by->empty();
+    if (!connector_.recvStep(&payload_, &stop_, by, ep_ ? &wake : nullptr)) return !by->empty();
     const auto t0 = Clock::now();
     sampled_ = payload_.step % kWireSampleSteps == 0;
     // Kernel choices for the block's whole step (its stages are bit-equal to one stage).
     engine_->backend().setStepRows(stageRows(0) + stageRows(1));
+    stepStages_ = payload_.numStages;
+    if (ep_) {
+      // Every FFN rank runs as many stages as the group's largest step (stage by stage).
+      stepStages_ = ep_->mesh().beginStep(payload_.numStages, by);
+      if (stepStages_ == 0) return true;  // a group peer shut down
+      ep_->stats().groupSteps.fetch_add(1, std::memory_order_relaxed);
+    }
     if (!runGraphStep()) {
       noteEagerStep();
       for (int layer = 0; layer < static_cast<int>(config_.model.numLayers); ++layer) {
@@ -229,7 +278,7 @@ bool AfdFfnServer::serve(std::string* by) {
           stats.setFfnLoop(FfnLoopState::Receiving, layer, 0);
           std::this_thread::sleep_for(std::chrono::microseconds(faultLayerDelayUs_));
         }
-        for (int stage = 0; stage < payload_.numStages; ++stage) runLayerStage(layer, stage);
+        for (int stage = 0; stage < stepStages_; ++stage) runLayerStage(layer, stage);
       }
     }
     data().synchronize({});
@@ -247,6 +296,12 @@ void AfdFfnServer::runLayerStage(int layer, int stage) {
   const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
   const bool withLogits = config_.model.gateOnAttention && config_.model.moeLayers[layer];
   const uint32_t L = static_cast<uint32_t>(layer), S = static_cast<uint32_t>(stage);
+  if (stage >= payload_.numStages) {
+    // A stage only other blocks of the FFN group have: join its exchange with no rows.
+    stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
+    if (config_.model.moeLayers[layer]) runExpertParallel(layer, stage, 0, nullptr, nullptr, nullptr);
+    return;
+  }
   stats.setFfnLoop(FfnLoopState::Receiving, layer, stage);
   rowOffset_[0] = 0;
   for (int p = 0; p < peers; ++p) rowOffset_[p + 1] = rowOffset_[p] + payload_.wireRows(p, stage);
@@ -279,7 +334,11 @@ void AfdFfnServer::runLayerStage(int layer, int stage) {
   std::vector<uint8_t>& out = out_[stage];
   if (out.size() < rows * rowBytes) out.resize(rows * rowBytes * 2);
   stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
-  engine_->ffnForward(layer, hidden_.data(), rows, withLogits ? logits_.data() : nullptr, out.data());
+  if (ep_ && config_.model.moeLayers[layer]) {
+    runExpertParallel(layer, stage, rows, hidden_.data(), withLogits ? logits_.data() : nullptr, out.data());
+  } else {
+    engine_->ffnForward(layer, hidden_.data(), rows, withLogits ? logits_.data() : nullptr, out.data());
+  }
   stats.setFfnLoop(FfnLoopState::Sending, layer, stage);
   for (int p = 0; p < peers; ++p) {
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
@@ -320,7 +379,18 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
   }
   countStageBytes(layer, stage, rows, withLogits);
   stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
-  {
+  if (ep_ && config_.model.moeLayers[layer]) {
+    // Expert parallelism on a device wire: the group exchange is host-staged.
+    hidden_.resize(rows * rowBytes);
+    out_[stage].resize(rows * rowBytes);
+    be.copyToHost(hidden_.data(), hidden, rows * rowBytes);
+    if (withLogits) {
+      logits_.resize(static_cast<size_t>(rows * E));
+      be.copyToHost(logits_.data(), logits, rows * E * 4);
+    }
+    runExpertParallel(layer, stage, rows, hidden_.data(), withLogits ? logits_.data() : nullptr, out_[stage].data());
+    be.copyToDevice(out, out_[stage].data(), rows * rowBytes);
+  } else {
     std::lock_guard<std::mutex> lock(engine_->mutex());
     Tensor in = hiddenDev_.view(act, {rows, H}), o = outDev_[stage].view(act, {rows, H});
     Tensor lg = withLogits ? logitsDev_.view(DType::F32, {rows, E}) : Tensor{};
@@ -331,6 +401,27 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
     const size_t n = static_cast<size_t>(rowOffset_[p + 1] - rowOffset_[p]);
     d.send(p, out + rowOffset_[p] * rowBytes, n * rowBytes, {TransferKind::kFfnOutput, L, S, payload_.step}, {});
   }
+}
+
+}  // namespace afd
+
+namespace afd {
+
+void AfdFfnServer::runExpertParallel(int layer, int stage, int64_t rows, const void* hidden, const float* logits,
+                                     void* out) {
+  const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
+  // Placeholder rows (an idle peer's one row) are not routed.
+  realRow_.assign(static_cast<size_t>(rows), 1);
+  for (int p = 0; rows > 0 && p < payload_.numPeers; ++p) {
+    if (payload_.tokens(p, stage) == 0) realRow_[rowOffset_[p]] = 0;
+  }
+  // Rows in the wire's activation dtype (f32 on the CPU, bf16 on CUDA); the group reads element sizes from it.
+  const DType act = engine_->activationDtype();
+  Tensor in(const_cast<void*>(hidden), act, {rows, H}), o(out, act, {rows, H});
+  Tensor lg(const_cast<float*>(logits), DType::F32, {rows, E});
+  const auto t0 = Clock::now();
+  ep_->moeLayer(layer, stage, in, logits ? &lg : nullptr, realRow_, o, &stop_);
+  engine_->stats().ffnComputeUs += usSince(t0);
 }
 
 }  // namespace afd

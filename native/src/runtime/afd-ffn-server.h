@@ -5,6 +5,12 @@
 // A lost peer ends the step: the block is told (goodbye) and rendezvous again, so a
 // restarted rank rejoins. A shutdown flag from an attention rank (or stop()) ends the
 // loop cleanly. The FFN role has no scheduler: nothing here takes a StepPlan.
+// With expert parallelism (AfdConnectorOptions.expertParallel, several FFN ranks) the
+// FFN ranks also form a group (runtime/ep-ffn-group.h): rendezvous forms it before the
+// block is acknowledged, every group step starts with the group's barrier (an idle rank
+// is woken by it and calls its block in), MoE layers run through the group's exchange
+// for as many stages as the group's largest step, and a failure anywhere in the group
+// fails the step on every rank (the group then forms again).
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -18,6 +24,7 @@
 #include "runtime/afd-connector-options.h"
 #include "runtime/afd-ffn-server-graphs.h"
 #include "runtime/engine.h"
+#include "runtime/ep-ffn-group.h"
 
 namespace afd {
 
@@ -49,9 +56,17 @@ class AfdFfnServer {
   void stop();
   Snapshot snapshot() const;
   static const char* stateName(State s);
+  // Expert parallelism: the group's counters and this rank's experts; null when off.
+  EpFfnGroup* expertGroup() { return ep_.get(); }
 
  private:
   void loop();
+  // Gathers the block (and, with expert parallelism, forms the FFN group before the
+  // block's acknowledgement), then builds the device plane. timeoutMs as acceptPeers.
+  void rendezvous(int timeoutMs);
+  // Expert parallelism: an MoE layer's stage through the group (host rows [rows, H] in the
+  // activation dtype; logits [rows, E] f32 or null).
+  void runExpertParallel(int layer, int stage, int64_t rows, const void* hidden, const float* logits, void* out);
   // Serves steps until the shutdown flag (true, *by = who) or stop (false). Throws CommError on a lost peer.
   bool serve(std::string* by);
   void runLayerStage(int layer, int stage);
@@ -99,6 +114,9 @@ class AfdFfnServer {
   std::vector<int64_t> rowOffset_;  // [peers + 1] row offsets of the current stage
   bool sampled_ = false;
   int faultLayerDelayUs_ = 0;  // AFD_FAULT_FFN_LAYER_DELAY_US (tests only; eager steps)
+  std::unique_ptr<EpFfnGroup> ep_;  // expert parallelism; null when off
+  int stepStages_ = 1;              // stages of this step: the block's, or the FFN group's largest
+  std::vector<uint8_t> realRow_;    // [rows] row r of the stage is a token (not a placeholder)
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -62,7 +62,12 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
   store_ = std::make_unique<WeightStore>(spec_, *backend_, fusedTensors(c));
   const bool gateOnAttn = spec_.computeGateOnAttention;
   if (spec_.role != ModelRole::Ffn) attention_ = std::make_unique<AttentionModel>(c, arch, *store_, *backend_, gateOnAttn);
-  if (spec_.role != ModelRole::Attention) ffn_ = std::make_unique<FfnModel>(c, arch, *store_, *backend_, gateOnAttn);
+  if (spec_.role != ModelRole::Attention) {
+    AFD_CHECK(!spec_.expertRange || spec_.role == ModelRole::Ffn,
+              "an expert range (expert parallelism) is for the ffn role only, not " << modelRoleName(spec_.role));
+    const ExpertRange all{0, std::max(0, c.numExperts)};
+    ffn_ = std::make_unique<FfnModel>(c, arch, *store_, *backend_, gateOnAttn, spec_.expertRange.value_or(all));
+  }
   stats_ = std::make_unique<EngineStats>(c.numLayers);
   info_.role = modelRoleName(spec_.role);
   info_.arch = c.arch;

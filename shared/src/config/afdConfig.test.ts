@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AFD_CONNECTORS, afdConfigSchema, afdOptionsSchema, DEFAULT_BATCH_BUCKETS, isDeviceConnector } from './afdConfig.js';
+import { AFD_CONNECTORS, afdConfigSchema, afdOptionsSchema, afdPortCount, DEFAULT_BATCH_BUCKETS, isDeviceConnector } from './afdConfig.js';
 import { AfdConfigError, mergeAfdConfig, parseAfdConfig, parseAfdConfigJson, resolveAfdConfig } from './parse.js';
 import type { FieldIssue } from '../util/issues.js';
 
@@ -25,6 +25,7 @@ describe('AFD config defaults', () => {
       cudaGraph: { policy: 'decode-only', batchBuckets: [...DEFAULT_BATCH_BUCKETS] },
       stepDeadlineMs: 5000,
       ncclEnv: { NCCL_NVLS_ENABLE: '0' },
+      enableExpertParallel: false,
     });
   });
 
@@ -32,7 +33,7 @@ describe('AFD config defaults', () => {
     const cfg = resolveAfdConfig({
       role: 'ffn',
       rank: 1,
-      topology: { attention: { dp: 2, tp: 2 }, ffn: { dp: 2 } },
+      topology: { attention: { dp: 4 }, ffn: { dp: 2 } },
       connector: 'nccl',
       ffnHosts: ['10.0.0.2', '10.0.0.3'],
       dbo: { enabled: true },
@@ -106,6 +107,16 @@ describe('AFD config bad inputs', () => {
     expect(issues[0]!.message).toContain('attention-ge-ffn');
     expect(issuesOf({ topology: 'banana' })[0]!.message).toContain('topology-syntax');
     expect(issuesOf({ topology: { attention: { dp: 2, tp: 2, ranks: 3 }, ffn: { ranks: 1 } } })[0]!.message).toContain('dp-x-tp');
+  });
+
+  it('counts the FFN group ports of expert parallelism in the port range', () => {
+    expect(parseAfdConfig({ topology: '2A2F', port: 65533 }).ok).toBe(true);
+    const issues = issuesOf({ topology: '2A2F', port: 65533, enableExpertParallel: true });
+    expect(issues.map((i) => i.path)).toEqual(['port']);
+    expect(issues[0]!.message).toContain('port..port+3');
+    expect(afdPortCount(2, true)).toBe(4);
+    expect(afdPortCount(1, true)).toBe(1);
+    expect(afdPortCount(3, false)).toBe(3);
   });
 
   it('rejects unknown keys at every level, one issue per key', () => {

@@ -7,7 +7,7 @@
  * port 29500 (FFN rank f listens on port + f), ffnHosts [] (every FFN rank at `host`),
  * dbo off with thresholds 32 decode / 512 prefill tokens, gate on the FFN side,
  * CUDA graphs decode-only with buckets 1..512, step deadline 5000 ms, ncclEnv {} plus
- * NCCL_NVLS_ENABLE="0".
+ * NCCL_NVLS_ENABLE="0", expert parallelism off.
  */
 import { z } from 'zod';
 import { validTopologyInputSchema, validateTopology } from '../topology/spec.js';
@@ -95,7 +95,22 @@ export const afdOptionsShape = {
   stepDeadlineMs: z.int().min(1).max(3_600_000).default(DEFAULT_STEP_DEADLINE_MS),
   /** Extra NCCL_* environment for role processes; NCCL_NVLS_ENABLE is forced to "0". */
   ncclEnv: ncclEnvSchema,
+  /**
+   * Static expert parallelism inside the FFN group (vLLM's --enable-expert-parallel): FFN
+   * rank f of y holds only the routed experts e with floor(e * y / E) = f, and the FFN ranks
+   * exchange token-expert pairs every MoE layer. FFN rank f then also listens on port + y + f.
+   * No effect with one FFN rank or a dense model (default false).
+   */
+  enableExpertParallel: z.boolean().default(false),
 };
+
+/**
+ * Consecutive ports from the base port the FFN ranks listen on: y for the attention ranks,
+ * and y more for the FFN group's mesh with expert parallelism (FFN rank f: port + y + f).
+ */
+export function afdPortCount(numFfnRanks: number, expertParallel: boolean): number {
+  return expertParallel && numFfnRanks > 1 ? 2 * numFfnRanks : numFfnRanks;
+}
 
 /** The launch-wide AFD options (strict; every field optional with a default). */
 export const afdOptionsSchema = z.strictObject(afdOptionsShape);
@@ -130,8 +145,9 @@ export const afdConfigSchema = z
     if (cfg.ffnHosts.length !== 0 && cfg.ffnHosts.length !== ffn.ranks) {
       ctx.addIssue({ code: 'custom', path: ['ffnHosts'], message: `has ${cfg.ffnHosts.length} hosts but ${topo.topology.name} has ${ffn.ranks} FFN ranks; give one per FFN rank or none` });
     }
-    if (cfg.port <= 65535 && cfg.port + ffn.ranks - 1 > 65535) {
-      ctx.addIssue({ code: 'custom', path: ['port'], message: `FFN ranks listen on port..port+${ffn.ranks - 1}, which passes 65535; lower the port` });
+    const ports = afdPortCount(ffn.ranks, cfg.enableExpertParallel);
+    if (cfg.port <= 65535 && cfg.port + ports - 1 > 65535) {
+      ctx.addIssue({ code: 'custom', path: ['port'], message: `FFN ranks listen on port..port+${ports - 1}, which passes 65535; lower the port` });
     }
   });
 export type AfdConfig = z.output<typeof afdConfigSchema>;

@@ -63,6 +63,7 @@ const requests: AgentRequestInput[] = [
   { id: '8', method: 'logs.unsubscribe', params: {} },
   { id: '9', method: 'metrics.subscribe', params: { intervalMs: 200 } },
   { id: '10', method: 'metrics.unsubscribe', params: {} },
+  { id: '11', method: 'model.inspect', params: { dir: '/models/Qwen3-30B-A3B' } },
 ];
 
 describe('agent requests', () => {
@@ -91,6 +92,7 @@ describe('agent requests', () => {
       ['{"id":"1","method":"logs.get","params":{"role":"ffn","rank":-1}}', /params\.rank/],
       ['{"id":"1","method":"logs.get","params":{"role":"ffn","rank":0,"tail":0}}', /params\.tail/],
       ['{"id":"1","method":"metrics.subscribe","params":{"intervalMs":1}}', /params\.intervalMs/],
+      ['{"id":"1","method":"model.inspect","params":{"dir":"models/x"}}', /params\.dir: must be an absolute path on the agent host/],
       ['{"id":"1","method":"topology.launch","params":{"launchId":"L","agentId":"a","spec":{"mode":"afd","topology":"1A2F","placements":[]}}}', /attention-ge-ffn/],
     ];
     for (const [text, why] of cases) {
@@ -149,6 +151,15 @@ describe('agent messages', () => {
       'logs.unsubscribe': {},
       'metrics.subscribe': { intervalMs: 100 },
       'metrics.unsubscribe': {},
+      'model.inspect': {
+        dir: '/m',
+        status: 'config-only',
+        reason: 'config only: needs load format dummy',
+        config: { architecture: 'Qwen3MoeForCausalLM', family: 'qwen3_moe', numLayers: 48, hiddenSize: 2048, numExperts: 128, numExpertsPerTok: 8, vocabSize: 151936, maxPositionEmbeddings: 40960, parameters: 30e9, roleBytes: { colocated: 60e9, attention: 3e9, ffn: 57e9 } },
+        weights: { present: false, files: 0, bytes: 0 },
+        tokenizer: { present: true, chatTemplate: true },
+        roles: ['colocated', 'attention', 'ffn'],
+      },
     };
     for (const [method, result] of Object.entries(results)) expect(parseAgentResult(method as AgentMethod, result).ok, method).toBe(true);
     const bad = parseAgentResult('inventory.get', { ...inventory, devices: [] });

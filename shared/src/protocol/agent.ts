@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { inventorySchema } from './inventory.js';
 import { launchSpecSchema, logLineSchema, rankRefShape, topologyStateSchema } from './launch.js';
 import { metricsSnapshotSchema } from './metrics.js';
+import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
 import { rolePhaseSchema } from './role.js';
 import { decodeJsonMessage, type DecodeResult } from './wire.js';
 
@@ -35,6 +36,8 @@ export const agentMethods = {
   ping: { params: empty, result: z.object({ /** Agent wall clock, Unix epoch ms. */ timeMs: z.number() }) },
   /** The host's CPU, memory, devices, backends and versions. */
   'inventory.get': { params: empty, result: inventorySchema },
+  /** What a model directory on this host holds: config, weights, tokenizer, the roles it can run, or why it is refused. */
+  'model.inspect': { params: modelInspectParamsSchema, result: modelInspectResultSchema },
   /** Start this agent's placements of a launch spec (replaces nothing: stop first). */
   'topology.launch': {
     params: z.object({
@@ -111,6 +114,7 @@ function request<M extends AgentMethod>(method: M) {
 export const agentRequestSchema = z.discriminatedUnion('method', [
   request('ping'),
   request('inventory.get'),
+  request('model.inspect'),
   request('topology.launch'),
   request('topology.stop'),
   request('topology.restart'),

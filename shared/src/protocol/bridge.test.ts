@@ -24,7 +24,11 @@ const invokes: Record<BridgeInvokeChannel, { request: unknown; response: unknown
   },
   'topology.stop': { request: {}, response: { stopped: true } },
   'topology.restart': { request: {}, response: { launchId: 'L1' } },
-  'launch.get': { request: {}, response: { launch: { launchId: 'L1', state: 'running', ranks: [], routerUrl: 'http://127.0.0.1:8000', message: null } } },
+  'launch.get': { request: {}, response: { launch: { launchId: 'L1', state: 'running', ranks: [], routerUrl: 'http://127.0.0.1:8000', message: null, cleanup: null } } },
+  'model.inspect': {
+    request: { agentId: 'a1', dir: '/models/nope' },
+    response: { dir: '/models/nope', status: 'refused', reason: '/models/nope does not exist on this host', config: null, weights: { present: false, files: 0, bytes: 0 }, tokenizer: { present: false, chatTemplate: false }, roles: [] },
+  },
   'logs.get': { request: { agentId: 'a1', role: 'attention', rank: 0, tail: 50 }, response: { lines: [] } },
   'chat.start': { request: { mode: 'chat', messages: [{ role: 'user', content: 'hi' }] }, response: { chatId: 'c1' } },
   'chat.stop': { request: { chatId: 'c1' }, response: { stopped: false } },
@@ -32,7 +36,7 @@ const invokes: Record<BridgeInvokeChannel, { request: unknown; response: unknown
 
 const pushes: Record<BridgePushChannel, unknown> = {
   'agents.state': { agents: [agent] },
-  'launch.progress': { launchId: 'L1', state: 'launching', ranks: [], routerUrl: null, message: null },
+  'launch.progress': { launchId: 'L1', state: 'launching', ranks: [], routerUrl: null, message: null, cleanup: null },
   'metrics.snapshot': { agentId: 'a1', launchId: 'L1', snapshot: { timestampMs: 1, stats: emptyRankStats('attention', 0, 1, 1), serving: null } },
   'logs.lines': { agentId: 'a1', role: 'ffn', rank: 0, lines: [{ timestampMs: 1, stream: 'stdout', level: null, text: 'x' }] },
   'chat.delta': { chatId: 'c1', text: 'Hel', stage: 'prefill', timings: { sinceStartMs: 80, sincePrevMs: 80 } },
@@ -67,6 +71,7 @@ describe('bridge channels', () => {
       ['agents.hack', {}, /unknown bridge channel "agents.hack"/],
       ['agents.add', { url: 'http://x', token: 't' }, /url: must be a ws:\/\/ or wss:\/\/ URL/],
       ['agents.add', { url: 'ws://x' }, /token/],
+      ['model.inspect', { agentId: 'a1', dir: 'relative/dir' }, /dir: must be an absolute path on the agent host/],
       ['chat.start', { mode: 'chat', messages: [] }, /messages/],
       ['chat.start', { mode: 'completion', prompt: 'x', sampling: { temperature: -1 } }, /sampling.temperature/],
       ['chat.start', { mode: 'completion', prompt: 'x', sampling: { beams: 4 } }, /sampling.beams: unknown key/],

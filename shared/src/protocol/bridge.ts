@@ -13,6 +13,7 @@ import { inventorySchema } from './inventory.js';
 import { launchSpecSchema, logLineSchema, rankRefShape, rankStateSchema, topologyStateSchema } from './launch.js';
 import { chatStartSchema } from './chat.js';
 import { metricsSnapshotSchema } from './metrics.js';
+import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
 import { decodeJsonMessage, validateMessage, type DecodeResult } from './wire.js';
 
 /** Largest web-bridge frame (same budget as the agent socket: 8 MiB). */
@@ -56,6 +57,20 @@ export const launchProgressSchema = z.object({
   routerUrl: z.string().nullable(),
   /** Summary of a failure; null otherwise. */
   message: z.string().nullable(),
+  /**
+   * After a failure the console stops every rank of the launch on every agent, so none
+   * waits for a peer that will never come: what it stopped; null before any failure.
+   */
+  cleanup: z
+    .object({
+      /** stopping: stop requests are out; done: every agent answered. */
+      state: z.enum(['stopping', 'done']),
+      /** The ranks that were still running, per agent, e.g. "agent b: attention 0, attention 1". */
+      stopped: z.array(z.string()),
+      /** Agents whose stop failed, with why. */
+      problems: z.array(z.string()),
+    })
+    .nullable(),
 });
 export type LaunchProgress = z.infer<typeof launchProgressSchema>;
 
@@ -86,6 +101,11 @@ export const bridgeInvokeChannels = {
       /** The plan when valid; null otherwise. */
       plan: topologyPlanSchema.nullable(),
     }),
+  },
+  /** Ask an agent what a model directory on its host holds (while the user types the path). */
+  'model.inspect': {
+    request: modelInspectParamsSchema.extend({ /** Agent whose host has the directory. */ agentId: z.string().min(1) }),
+    response: modelInspectResultSchema,
   },
   /** Launch a topology over the agents named in its placements. */
   'topology.launch': { request: launchSpecSchema, response: z.object({ /** Id of the launch. */ launchId: z.string() }) },

@@ -64,6 +64,8 @@ export const localModelSchema = z.object({
   name: z.string(),
   /** Absolute directory of the HF checkpoint on the agent host. */
   dir: z.string(),
+  /** Routed experts per MoE layer (config.json num_experts / num_local_experts); absent for dense models. */
+  numExperts: z.int().positive().optional(),
 });
 
 /** The agent's host as `inventory.get` returns it. */

@@ -35,6 +35,14 @@ describe('launch spec', () => {
     expect(colocated.placements[0]!.deviceIndex).toBe(1);
   });
 
+  it('refuses a tensor-parallel topology (tp > 1 is not implemented) and carries enableExpertParallel', () => {
+    const tp = problems({ ...spec3A2F, topology: { attention: { ranks: 4, tp: 2 }, ffn: { ranks: 2 } } });
+    expect(tp).toHaveLength(1);
+    expect(tp[0]).toMatch(/^topology: attention.tp is 2 \(tp-not-implemented.*give attention: \{ dp: 4 \} \(tp 1\), or the name "4A2F"/);
+    const ep = launchSpecSchema.parse({ ...spec3A2F, afd: { enableExpertParallel: true } });
+    expect(ep.mode === 'afd' && ep.afd.enableExpertParallel).toBe(true);
+  });
+
   it('rejects missing, duplicate and out-of-range placements', () => {
     expect(problems({ ...spec3A2F, placements: spec3A2F.placements.slice(0, 4) })).toEqual(['placements: no placement for attention rank(s) 2']);
     expect(problems({ ...spec3A2F, placements: [...spec3A2F.placements.slice(0, 4), place('attention', 0)] })).toEqual([

@@ -53,6 +53,43 @@ export const kvStatsSchema = z.object({
 
 const layerStage = z.array(z.array(nonneg));
 
+/** Bytes of one exchange of the FFN group per layer, by direction (cumulative). */
+const exchangeBytesSchema = z.object({
+  /** [numLayers] bytes this rank sent to the other FFN ranks. */
+  sent: z.array(nonneg),
+  /** [numLayers] bytes this rank received from the other FFN ranks. */
+  received: z.array(nonneg),
+});
+
+/**
+ * The routed experts a rank holds and, with expert parallelism, its part of the FFN
+ * group's exchange (FFN ranks of MoE models).
+ */
+export const expertStatsSchema = z.object({
+  /** Routed experts per MoE layer of the model (E). */
+  numExperts: count,
+  /** This rank holds experts [expertStart, expertEnd) of every MoE layer. */
+  expertStart: count,
+  expertEnd: count,
+  /** Expert parallelism on: the experts are split over the FFN group (e -> floor(e * F / E)). */
+  expertParallel: z.boolean(),
+  /** FFN ranks the experts are split over (1 when expert parallelism is off). */
+  numFfnRanks: z.int().min(1),
+  /**
+   * [numLayers][numExperts] token-expert pairs this rank's router sent to each expert,
+   * cumulative (rows of dense layers stay 0; empty when expert parallelism is off: the
+   * router then runs inside the FFN op and is not counted).
+   */
+  tokensPerExpert: z.array(z.array(count)),
+  /** Dispatch: token-expert pairs sent to the rank owning the expert. */
+  dispatchBytes: exchangeBytesSchema,
+  /** Combine: the owners' expert outputs sent back to the source rank. */
+  combineBytes: exchangeBytesSchema,
+  /** Time inside the group's all-to-alls (wire and waiting for peers), cumulative microseconds. */
+  exchangeUs: nonneg,
+});
+export type ExpertStats = z.infer<typeof expertStatsSchema>;
+
 /** Native runtime counters of one rank. */
 export const rankStatsSchema = z
   .object({
@@ -96,6 +133,10 @@ export const rankStatsSchema = z
      * (e.g. DeepSeek's first_k_dense_replace layers); absent when the rank does not say.
      */
     moeLayers: z.array(z.boolean()).optional(),
+    /** Weight bytes this rank holds (mapped on the CPU, uploaded on a device); absent when unknown. */
+    weightBytes: nonneg.optional(),
+    /** Routed experts this rank holds and the expert-parallel exchange; absent on attention ranks and for dense models. */
+    experts: expertStatsSchema.optional(),
   })
   .superRefine((s, ctx) => {
     for (const key of ['a2fBytes', 'f2aBytes', 'a2fWireUs', 'f2aWireUs'] as const) {

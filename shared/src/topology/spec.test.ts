@@ -41,7 +41,7 @@ describe('topology names', () => {
 
   it('throws TopologyError listing the broken rule', () => {
     expect(() => resolveTopology('1A2F')).toThrow(TopologyError);
-    expect(() => resolveTopology('1A2F')).toThrow(/1 attention ranks < 2 FFN ranks.*attention-ge-ffn/);
+    expect(() => resolveTopology('1A2F')).toThrow(/1 attention rank is fewer than 2 FFN ranks.*attention-ge-ffn/);
   });
 
   it('rejects a role over the rank limit', () => {
@@ -53,26 +53,39 @@ describe('topology names', () => {
 
 describe('structured topology specs', () => {
   it('derives ranks = dp x tp and defaults tp to 1', () => {
-    const t = resolveTopology({ attention: { dp: 2, tp: 2 }, ffn: { dp: 2 } });
+    const t = resolveTopology({ attention: { dp: 4, tp: 1 }, ffn: { dp: 2 } });
     expect(t.name).toBe('4A2F');
-    expect(t.attention).toEqual({ ranks: 4, dp: 2, tp: 2 });
+    expect(t.attention).toEqual({ ranks: 4, dp: 4, tp: 1 });
     expect(t.ffn).toEqual({ ranks: 2, dp: 2, tp: 1 });
   });
 
   it('derives dp from ranks and tp', () => {
-    const t = resolveTopology({ attention: { ranks: 6, tp: 2 }, ffn: { ranks: 2, tp: 2 } });
-    expect(t.attention).toEqual({ ranks: 6, dp: 3, tp: 2 });
-    expect(t.ffn).toEqual({ ranks: 2, dp: 1, tp: 2 });
+    const t = resolveTopology({ attention: { ranks: 6, tp: 1 }, ffn: { ranks: 2 } });
+    expect(t.attention).toEqual({ ranks: 6, dp: 6, tp: 1 });
+    expect(t.ffn).toEqual({ ranks: 2, dp: 2, tp: 1 });
   });
 
-  it('accepts every dp, tp in 1..4 per role when x >= y, and checks dp x tp', () => {
+  it('refuses tp > 1 (not implemented), saying how to get the same rank count with dp', () => {
+    const r = validateTopology({ attention: { dp: 2, tp: 2 }, ffn: { ranks: 2, tp: 2 } });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.problems).toEqual([
+        `attention.tp is 2 (${TOPOLOGY_RULES.tpNotImplemented}): for the same 4 attention ranks give attention: { dp: 4 } (tp 1), or the name "4A2F", and each rank runs as a data-parallel replica`,
+        `ffn.tp is 2 (${TOPOLOGY_RULES.tpNotImplemented}): for the same 2 ffn ranks give ffn: { dp: 2 } (tp 1), or the name "4A2F", and each rank runs as a data-parallel replica; enableExpertParallel splits the MoE experts over the FFN ranks`,
+      ]);
+    }
+    expect(() => resolveTopology({ attention: { ranks: 6, tp: 2 }, ffn: { ranks: 2 } })).toThrow('tensor parallelism (tp > 1) is not implemented yet');
+  });
+
+  it('accepts every dp in 1..4 per role when x >= y with tp 1, refuses any tp > 1, and checks dp x tp', () => {
     for (let adp = 1; adp <= 4; adp++)
       for (let atp = 1; atp <= 4; atp++)
         for (let fdp = 1; fdp <= 4; fdp++)
           for (let ftp = 1; ftp <= 4; ftp++) {
             const spec = { attention: { dp: adp, tp: atp }, ffn: { dp: fdp, tp: ftp } };
             const r = validateTopology(spec);
-            expect(r.ok).toBe(adp * atp >= fdp * ftp);
+            expect(r.ok).toBe(adp * atp >= fdp * ftp && atp === 1 && ftp === 1);
+            if (!r.ok && adp * atp >= fdp * ftp) expect(r.problems.join(' ')).toContain('tp-not-implemented');
             const mismatch = validateTopology({ attention: { ranks: adp * atp + 1, dp: adp, tp: atp }, ffn: { ranks: 1 } });
             expect(mismatch.ok).toBe(false);
             if (!mismatch.ok) expect(mismatch.problems.join(' ')).toMatch(/dp-x-tp|not divisible/);
@@ -103,7 +116,7 @@ describe('structured topology specs', () => {
   });
 
   it('round-trips through toSpec and accepts a resolved topology', () => {
-    const t = resolveTopology({ attention: { dp: 3, tp: 2 }, ffn: { dp: 2, tp: 1 } });
+    const t = resolveTopology({ attention: { dp: 3, tp: 1 }, ffn: { dp: 2, tp: 1 } });
     expect(resolveTopology(toSpec(t))).toEqual(t);
     expect(resolveTopology(t)).toEqual(t);
   });

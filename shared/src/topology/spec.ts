@@ -5,6 +5,7 @@
  * appear in every error message so a user can look them up.
  */
 import { z } from 'zod';
+import { countOf } from '../util/plural.js';
 
 /** Largest rank count accepted per role (keeps control payloads and tests bounded). */
 export const MAX_RANKS_PER_ROLE = 1024;
@@ -68,6 +69,7 @@ export const TOPOLOGY_RULES = {
   maxRanks: `max-ranks: each role has at most ${MAX_RANKS_PER_ROLE} ranks`,
   dpTp: 'dp-x-tp: the rank count of a role must equal its DP x TP',
   attentionAtLeastFfn: 'attention-ge-ffn: there must be at least as many attention ranks as FFN ranks (x >= y), so every FFN rank serves at least one attention rank',
+  tpNotImplemented: 'tp-not-implemented: tensor parallelism (tp > 1) is not implemented yet; data parallelism (dp) gives the same rank count',
 } as const;
 
 /** Thrown by resolveTopology; `problems` lists every rule broken. */
@@ -143,9 +145,19 @@ export function validateTopology(input: unknown): TopologyResult {
   const ffn = resolveRole('ffn', spec.ffn, problems);
   if (!attention || !ffn) return { ok: false, problems };
   if (attention.ranks < ffn.ranks) {
-    problems.push(`${attention.ranks} attention ranks < ${ffn.ranks} FFN ranks (${TOPOLOGY_RULES.attentionAtLeastFfn})`);
+    problems.push(`${countOf(attention.ranks, 'attention rank')} is fewer than ${countOf(ffn.ranks, 'FFN rank')} (${TOPOLOGY_RULES.attentionAtLeastFfn})`);
     return { ok: false, problems };
   }
+  // Until TP exists, a tp > 1 topology must not silently run as data-parallel ranks.
+  const name = `${attention.ranks}A${ffn.ranks}F`;
+  for (const [key, r] of [['attention', attention], ['ffn', ffn]] as const) {
+    if (r.tp === 1) continue;
+    const hint = key === 'ffn' ? '; enableExpertParallel splits the MoE experts over the FFN ranks' : '';
+    problems.push(
+      `${key}.tp is ${r.tp} (${TOPOLOGY_RULES.tpNotImplemented}): for the same ${r.ranks} ${key} ranks give ${key}: { dp: ${r.ranks} } (tp 1), or the name "${name}", and each rank runs as a data-parallel replica${hint}`,
+    );
+  }
+  if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
     topology: { name: `${attention.ranks}A${ffn.ranks}F`, attention, ffn, worldSize: attention.ranks + ffn.ranks },

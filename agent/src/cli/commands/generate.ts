@@ -4,12 +4,14 @@
  * Runs through the same scheduler, sampler settings and detokenizer as the server.
  */
 import type { Command } from 'commander';
-import { MAX_DUMMY_SEED, parseLoadFormat, resolveAfdConfig } from '@afd/shared';
+import { countOf, MAX_DUMMY_SEED, parseLoadFormat, resolveAfdConfig } from '@afd/shared';
 import { ensureDefaultModel } from '../../role/defaultModel.js';
 import { nativeEngineOpener } from '../../role/nativeEngine.js';
 import { ServingEngine } from '../../serving/ServingEngine.js';
 import { TextTokenizer } from '../../serving/tokenizer/TextTokenizer.js';
-import { createLogger } from '../../util/logger.js';
+
+/** Notes for the person at the terminal, on stderr (stdout carries only the generated text). */
+const note = (line: string): void => void process.stderr.write(`${line}\n`);
 
 interface GenerateFlags {
   model?: string;
@@ -49,11 +51,10 @@ export function registerGenerate(program: Command): void {
     .option('--threads <n>', 'CPU threads')
     .option('--load-format <format>', 'weights: auto, safetensors, or dummy (random weights from --seed; config.json and a tokenizer suffice)', 'auto')
     .action(async (f: GenerateFlags) => {
-      const log = createLogger('generate');
       const backend = f.backend;
       if (backend !== 'cpu' && backend !== 'cuda' && backend !== 'auto') throw new Error(`--backend must be cpu, cuda or auto, got "${backend}"`);
       const maxTokens = num('--max-tokens', f.maxTokens, 1, Infinity, true);
-      const modelDir = f.model ?? (await ensureDefaultModel((m) => log.info(m)));
+      const modelDir = f.model ?? (await ensureDefaultModel(note));
       const tokenizer = await TextTokenizer.fromDir(modelDir);
       const tLoad = performance.now();
       const { engine, description } = await nativeEngineOpener({
@@ -70,7 +71,7 @@ export function registerGenerate(program: Command): void {
         afd: resolveAfdConfig({}),
         onProgress: () => undefined,
       });
-      log.info({ loadMs: Math.round(performance.now() - tLoad) }, description);
+      note(`loaded in ${Math.round(performance.now() - tLoad)} ms: ${description}`);
       const promptIds = f.chat ? tokenizer.encodeChat([{ role: 'user', content: f.prompt }], { addGenerationPrompt: true }) : tokenizer.encode(f.prompt);
       const serving = new ServingEngine(engine, tokenizer, {
         scheduler: { maxNumSeqs: 1, maxNumBatchedTokens: 2048, longPrefillTokenThreshold: 0, dbo: { enabled: false, decodeTokenThreshold: 32, prefillTokenThreshold: 512 } },
@@ -80,6 +81,7 @@ export function registerGenerate(program: Command): void {
       let tFirst = 0;
       let finish = '';
       let completionTokens = 0;
+      let endsWithNewline = true;
       const handle = serving.submit({
         promptIds,
         sampling: { temperature: num('--temperature', f.temperature, 0, 2), topP: num('--top-p', f.topP, 0.000001, 1), topK: num('--top-k', f.topK, 0, Infinity, true), seed: f.seed === undefined ? undefined : num('--seed', f.seed, 0, 2 ** 32 - 1, true) },
@@ -92,12 +94,15 @@ export function registerGenerate(program: Command): void {
           if (ev.type === 'delta') {
             if (tFirst === 0) tFirst = performance.now();
             process.stdout.write(ev.text);
+            if (ev.text !== '') endsWithNewline = ev.text.endsWith('\n');
           } else if (ev.type === 'done') {
             finish = ev.finishReason;
             completionTokens = ev.completionTokens;
           } else throw ev.error;
         }
       } finally {
+        // The text ends its line whatever happens, so the shell prompt or an error starts a new one.
+        if (!endsWithNewline) process.stdout.write('\n');
         await serving.close();
         await engine.close();
       }
@@ -105,10 +110,9 @@ export function registerGenerate(program: Command): void {
       const prefillS = (tFirst - t0) / 1000;
       const decodeS = (t1 - tFirst) / 1000;
       const decodeTps = completionTokens > 1 && decodeS > 0 ? (completionTokens - 1) / decodeS : 0;
-      process.stdout.write('\n');
-      process.stderr.write(
-        `${promptIds.length} prompt tokens in ${(prefillS * 1000).toFixed(0)} ms (${(promptIds.length / prefillS).toFixed(1)} tokens/s prefill); ` +
-          `${completionTokens} tokens generated in ${((t1 - t0) / 1000).toFixed(2)} s, ${decodeTps.toFixed(1)} tokens/s decode (finish: ${finish})\n`,
+      note(
+        `${countOf(promptIds.length, 'prompt token')} in ${(prefillS * 1000).toFixed(0)} ms (${(promptIds.length / prefillS).toFixed(1)} tokens/s prefill); ` +
+          `${countOf(completionTokens, 'token')} generated in ${((t1 - t0) / 1000).toFixed(2)} s, ${decodeTps.toFixed(1)} tokens/s decode (finish: ${finish})`,
       );
     });
 }

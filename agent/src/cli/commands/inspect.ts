@@ -1,24 +1,28 @@
 import type { Command } from 'commander';
 import { loadAddon, type ProbeResult } from '@afd/native';
 import { runProbeInChild } from '../../probe/runProbe.js';
-import { createLogger } from '../../util/logger.js';
+import { cudaVersionText } from '../../probe/cudaMessage.js';
 
 function formatBytes(n: number): string {
   return `${(n / 2 ** 30).toFixed(1)} GiB`;
 }
 
-/** Human-readable probe report. */
+/** Human-readable probe report: why there is no GPU is said once, on the devices line. */
 export function formatProbe(p: ProbeResult): string {
   const lines = [
     `afd native ${p.version} (${p.variant} build), backends: ${p.backends.join(', ')}`,
-    p.cudaRuntimeVersion > 0 ? `CUDA runtime ${p.cudaRuntimeVersion}, driver ${p.cudaDriverVersion || 'none'}` : 'CUDA: not built',
+    p.cudaRuntimeVersion > 0 ? `CUDA runtime ${cudaVersionText(p.cudaRuntimeVersion)}, driver ${p.cudaDriverVersion > 0 ? cudaVersionText(p.cudaDriverVersion) : 'none'}` : 'CUDA: not built',
   ];
   if (p.devices.length === 0) lines.push(`devices: cpu only${p.cudaError ? ` (${p.cudaError})` : ''}`);
   for (const d of p.devices) {
     lines.push(`  cuda:${d.index} ${d.name}  sm_${d.computeCapability.replace('.', '')}  ${formatBytes(d.totalMemoryBytes)} (${formatBytes(d.freeMemoryBytes)} free)  ${d.multiProcessors} SMs`);
   }
-  for (const [name, lib] of [['cuBLAS', p.cublas], ['cuBLASLt', p.cublasLt], ['NCCL', p.nccl]] as const) {
-    lines.push(`  ${name}: ${lib.loaded ? `${lib.version} (${lib.soname})` : `not loaded: ${lib.error.split('\n')[0]}`}`);
+  const libs = [['cuBLAS', p.cublas], ['cuBLASLt', p.cublasLt], ['NCCL', p.nccl]] as const;
+  const unprobed = libs.every(([, l]) => !l.loaded && l.error === libs[0][1].error);
+  if (p.devices.length === 0 && unprobed) {
+    lines.push(`  ${libs.map(([n]) => n).join(', ')}: ${p.cublas.error.split('\n')[0] || 'not loaded'}`);
+  } else {
+    for (const [name, lib] of libs) lines.push(`  ${name}: ${lib.loaded ? `${lib.version} (${lib.soname})` : `not loaded: ${lib.error.split('\n')[0]}`}`);
   }
   return lines.join('\n');
 }
@@ -29,9 +33,8 @@ export function registerInspect(program: Command): void {
     .description('report the native build, backends, CUDA devices and libraries (probe runs in a child process)')
     .option('--json', 'print the report as JSON on stdout')
     .action(async (opts: { json?: boolean }) => {
-      const log = createLogger('inspect');
+      // A degraded probe (the child crashed) reports its reason as the CUDA error: shown once below.
       const outcome = await runProbeInChild();
-      if (outcome.degraded) log.warn({ reason: outcome.degraded }, 'GPU stack unusable; reporting CPU only');
       process.stdout.write(opts.json ? `${JSON.stringify(outcome.result, null, 2)}\n` : `${formatProbe(outcome.result)}\n`);
     });
 

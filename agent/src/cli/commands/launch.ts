@@ -100,6 +100,7 @@ export function registerLaunch(program: Command): void {
     .option('--kv-memory-fraction <f>', 'CUDA: share of the free device memory for the KV cache (default 0.9)', fraction('--kv-memory-fraction'))
     .option('--restart <on-failure|never>', 'a rank that dies: restart it with exponential back-off (1 s, 2 s ... 30 s), or end the launch', oneOf('--restart', ['on-failure', 'never'] as const), 'on-failure')
     .option('--max-restarts <n>', 'restarts of one rank in a row (a minute ready starts the count again) before the launch gives up', parseIntOption('--max-restarts', 0, 1000), 10)
+    .option('--enable-expert-parallel', 'split the MoE experts over the FFN ranks (each holds 1/y of them; they exchange tokens every MoE layer)', false)
     .option('--hosts <list>', 'comma list of "local" and agent URLs (wss://host:7700); ranks are spread over them (see --placement)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
     .option('--placement <world|block>', 'world: contiguous chunks of F0..Fy-1, A0..Ax-1 per host (FFN and attention ranks apart); block: each FFN rank with its attention ranks on one host', oneOf('--placement', CLI_PLACEMENTS))
     .option('--advertise-host <addr>', 'address remote hosts reach this one at (needed with remote --hosts)')
@@ -127,6 +128,7 @@ export function registerLaunch(program: Command): void {
         ...(opts.threads ? { threads: opts.threads } : {}),
         dbo: opts.dbo,
         gateOnAttention: opts.gateOnAttention,
+        ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
         ...(opts.connector ? { connector: opts.connector } : {}),
         ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
         restart: opts.restart ?? 'on-failure',

@@ -30,6 +30,7 @@ export function registerRole(program: Command): void {
     .option('--afd-port <port>', 'base port: FFN rank f listens on port + f (default 29500)')
     .option('--rendezvous-id <id>', 'identity of this start of the topology: FFN ranks admit only attention ranks with the same id (the agent sets a fresh one per launch/restart; default none)')
     .option('--connector <tcp|nccl|peer>', 'AFD data plane: tcp (host memory), nccl (GPU memory, any hosts) or peer (GPU memory through CUDA IPC, GPUs of one host); nccl and peer need --backend cuda; default tcp')
+    .option('--enable-expert-parallel', 'ffn role: split the MoE experts over the FFN ranks (expert e on FFN rank floor(e * y / E)); FFN rank f also listens on --afd-port + y + f; every rank of a topology must agree (default off)')
     .option('--api-host <host>', 'HTTP bind address (default 127.0.0.1)')
     .option('--api-port <port>', 'HTTP port, 0 = ephemeral (default 8000)')
     .option('--config <file|json>', 'AFD config (shared schema); explicit flags override its fields')

@@ -73,6 +73,18 @@ describe('OpenAI API (fake engine)', () => {
     for (const c of chunks.slice(0, -1)) expect(c.usage).toBeNull();
   });
 
+  it('streams the usage so far in every chunk with continuous_usage_stats (vLLM)', async () => {
+    const body = { model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 4, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true } };
+    const chunks = (await sse(await post('/v1/chat/completions', body))).slice(0, -1).map((e) => JSON.parse(e));
+    const counts = chunks.map((c) => c.usage.completion_tokens as number);
+    const prompt = chunks[0].usage.prompt_tokens as number;
+    expect(prompt).toBeGreaterThan(0);
+    for (const c of chunks) expect(c.usage).toEqual({ prompt_tokens: prompt, completion_tokens: c.usage.completion_tokens, total_tokens: prompt + c.usage.completion_tokens });
+    expect(counts[0]).toBe(1);
+    expect(counts.every((n, i) => i === 0 || n >= counts[i - 1]!)).toBe(true);
+    expect(counts.at(-1)).toBe(4);
+  });
+
   it('streams chat with a role delta first and finish_reason last', async () => {
     const res = await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 3, stream: true });
     const events = await sse(res);

@@ -21,8 +21,11 @@ export interface Usage {
 export type OpenAiFinish = 'stop' | 'length';
 
 export interface ResponseFormat {
-  /** A streamed chunk carrying text and/or the finish reason; `first` is the first chunk of the stream. */
-  chunk(text: string, finish: OpenAiFinish | null, first: boolean): object;
+  /**
+   * A streamed chunk carrying text and/or the finish reason; `first` is the first chunk of
+   * the stream; `usage` is the usage so far with continuous usage stats, else null.
+   */
+  chunk(text: string, finish: OpenAiFinish | null, first: boolean, usage: Usage | null): object;
   /** The final usage-only chunk (choices: []). */
   usageChunk(usage: Usage): object;
   /** The whole non-streamed response. */
@@ -45,14 +48,27 @@ function abortOnDisconnect(req: IncomingMessage, res: ServerResponse, handle: Re
   req.on('aborted', () => handle.abort());
 }
 
-export async function streamGeneration(req: IncomingMessage, res: ServerResponse, handle: RequestHandle, fmt: ResponseFormat, includeUsage: boolean): Promise<void> {
+/** What a streamed response reports about usage. */
+export interface StreamUsage {
+  /** A final usage-only chunk (stream_options.include_usage). */
+  include: boolean;
+  /** The usage so far in every chunk (stream_options.continuous_usage_stats, with include). */
+  continuous: boolean;
+  /** Tokens of the prompt. */
+  promptTokens: number;
+}
+
+export async function streamGeneration(req: IncomingMessage, res: ServerResponse, handle: RequestHandle, fmt: ResponseFormat, usage: StreamUsage): Promise<void> {
   abortOnDisconnect(req, res, handle);
   startSse(res);
   let first = true;
+  let generated = 0;
+  const soFar = (): Usage | null => (usage.continuous ? usageOf(usage.promptTokens, generated) : null);
   for await (const ev of handle.events) {
     if (ev.type === 'delta') {
+      generated += ev.tokenIds.length;
       if (ev.text.length === 0 && !first) continue;
-      sendSse(res, fmt.chunk(ev.text, null, first));
+      sendSse(res, fmt.chunk(ev.text, null, first, soFar()));
       first = false;
     } else if (ev.type === 'done') {
       if (ev.finishReason === 'abort') {
@@ -60,8 +76,9 @@ export async function streamGeneration(req: IncomingMessage, res: ServerResponse
         sendSse(res, new ApiError(503, 'service_unavailable', ABORTED, 'aborted').toJSON());
         break;
       }
-      sendSse(res, fmt.chunk('', openAiFinish(ev.finishReason), first));
-      if (includeUsage) sendSse(res, fmt.usageChunk(usageOf(ev.promptTokens, ev.completionTokens)));
+      generated = ev.completionTokens;
+      sendSse(res, fmt.chunk('', openAiFinish(ev.finishReason), first, soFar()));
+      if (usage.include) sendSse(res, fmt.usageChunk(usageOf(ev.promptTokens, ev.completionTokens)));
     } else {
       sendSse(res, fromServingError(ev.error).toJSON());
     }

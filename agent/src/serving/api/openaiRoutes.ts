@@ -10,7 +10,7 @@ import { ServingError } from '../ServingError.js';
 import { ApiError } from './ApiError.js';
 import { collectGeneration, streamGeneration, type ResponseFormat } from './generationResponse.js';
 import { checkChatOnly, checkCompletionOnly, toGenerateParams } from './requestParams.js';
-import { chatRequestSchema, completionRequestSchema, type ChatRequest } from './schemas.js';
+import { chatRequestSchema, completionRequestSchema, type ChatRequest, type CompletionRequest } from './schemas.js';
 import { sendJson } from './httpUtil.js';
 
 export interface OpenAiContext {
@@ -74,11 +74,11 @@ export class OpenAiRoutes {
     const choice = (text: string, finish: string | null): object => ({ index: 0, text, logprobs: null, finish_reason: finish });
     const withUsage = r.stream_options?.include_usage === true;
     const fmt: ResponseFormat = {
-      chunk: (text, finish) => ({ id, object: 'text_completion', created, model, choices: [choice(text, finish)], ...(withUsage ? { usage: null } : {}) }),
+      chunk: (text, finish, _first, usage) => ({ id, object: 'text_completion', created, model, choices: [choice(text, finish)], ...(withUsage ? { usage } : {}) }),
       usageChunk: (usage) => ({ id, object: 'text_completion', created, model, choices: [], usage }),
       full: (text, finish, usage) => ({ id, object: 'text_completion', created, model, choices: [choice(text, finish)], usage }),
     };
-    await this.respond(r.stream ?? false, withUsage, req, res, handle, fmt);
+    await this.respond(r, promptIds.length, req, res, handle, fmt);
   }
 
   async chat(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -94,10 +94,10 @@ export class OpenAiRoutes {
     const withUsage = r.stream_options?.include_usage === true;
     const base = { id, object: 'chat.completion.chunk', created, model };
     const fmt: ResponseFormat = {
-      chunk: (text, finish, first) => ({
+      chunk: (text, finish, first, usage) => ({
         ...base,
         choices: [{ index: 0, delta: finish ? {} : first ? { role: 'assistant', content: text } : { content: text }, logprobs: null, finish_reason: finish }],
-        ...(withUsage ? { usage: null } : {}),
+        ...(withUsage ? { usage } : {}),
       }),
       usageChunk: (usage) => ({ ...base, choices: [], usage }),
       full: (text, finish, usage) => ({
@@ -109,7 +109,7 @@ export class OpenAiRoutes {
         usage,
       }),
     };
-    await this.respond(r.stream ?? false, withUsage, req, res, handle, fmt);
+    await this.respond(r, promptIds.length, req, res, handle, fmt);
   }
 
   /**
@@ -147,8 +147,9 @@ export class OpenAiRoutes {
     }
   }
 
-  private async respond(stream: boolean, withUsage: boolean, req: IncomingMessage, res: ServerResponse, handle: Parameters<typeof streamGeneration>[2], fmt: ResponseFormat): Promise<void> {
-    if (stream) return streamGeneration(req, res, handle, fmt, withUsage);
+  private async respond(r: CompletionRequest | ChatRequest, promptTokens: number, req: IncomingMessage, res: ServerResponse, handle: Parameters<typeof streamGeneration>[2], fmt: ResponseFormat): Promise<void> {
+    const include = r.stream_options?.include_usage === true;
+    if (r.stream) return streamGeneration(req, res, handle, fmt, { include, continuous: include && r.stream_options?.continuous_usage_stats === true, promptTokens });
     const body = await collectGeneration(req, res, handle, fmt);
     if (body) sendJson(res, 200, body);
   }

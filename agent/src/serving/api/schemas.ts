@@ -1,7 +1,8 @@
 /**
  * Request bodies of the OpenAI API, validated with zod. Unknown fields are ignored (clients
  * send many); fields we cannot honour are rejected by name instead of silently ignored.
- * vLLM extensions: top_k, ignore_eos, stop_token_ids, chat_template_kwargs.
+ * vLLM extensions: top_k, ignore_eos, stop_token_ids, chat_template_kwargs,
+ * stream_options.continuous_usage_stats.
  */
 import { z } from 'zod';
 
@@ -29,7 +30,13 @@ const common = {
   ignore_eos: z.boolean().nullish(),
   /** Stream with server-sent events. */
   stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
+  stream_options: z
+    .object({
+      include_usage: z.boolean().nullish(),
+      /** With include_usage: every chunk carries the usage so far, so a client that stops early keeps the counts (vLLM extension). */
+      continuous_usage_stats: z.boolean().nullish(),
+    })
+    .nullish(),
   /** Completions per prompt; only 1 is supported. */
   n: z.int().min(1).nullish(),
   presence_penalty: z.number().nullish(),

@@ -65,4 +65,17 @@ export function registerRankMetrics(registry: Registry, stats: () => RankStats):
   gauge(registry, 'afd:ffn_loop_state_seconds', 'Time spent in the current FFN loop state.', [], (s) => (s.ffnLoop ? [[{}, s.ffnLoop.waitingMs / 1e3]] : []), stats);
   mirroredCounter(registry, 'afd:ffn_steps_served_total', 'Steps the FFN loop completed.', [], (s) => (s.ffnLoop ? [[{}, s.ffnLoop.stepsServed]] : []), stats);
   gauge(registry, 'afd:kv_blocks', 'KV cache blocks in use and in total.', ['kind'], (s) => (s.kv ? [[{ kind: 'used' }, s.kv.blocksUsed], [{ kind: 'total' }, s.kv.blocksTotal]] : []), stats);
+  gauge(registry, 'afd:weight_bytes', 'Weight bytes this rank holds (mapped on the CPU, uploaded on a device).', [], (s) => (s.weightBytes !== undefined ? [[{}, s.weightBytes]] : []), stats);
+  gauge(registry, 'afd:experts_loaded', 'Routed experts this rank holds per MoE layer (all of them, or its expert-parallel share).', [], (s) => (s.experts ? [[{}, s.experts.expertEnd - s.experts.expertStart]] : []), stats);
+  const exchange = (s: RankStats): [Labels, number][] => {
+    const e = s.experts;
+    if (!e?.expertParallel) return [];
+    const out: [Labels, number][] = [];
+    for (const [phase, bytes] of [['dispatch', e.dispatchBytes], ['combine', e.combineBytes]] as const) {
+      bytes.sent.forEach((v, layer) => out.push([{ layer, phase, direction: 'sent' }, v]));
+      bytes.received.forEach((v, layer) => out.push([{ layer, phase, direction: 'received' }, v]));
+    }
+    return out;
+  };
+  mirroredCounter(registry, 'afd:ep_exchange_bytes_total', 'Expert-parallel bytes to / from the other FFN ranks per MoE layer: dispatch (token-expert pairs) and combine (expert outputs).', ['layer', 'phase', 'direction'], exchange, stats);
 }

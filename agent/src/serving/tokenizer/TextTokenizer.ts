@@ -39,7 +39,8 @@ export class TextTokenizer {
       try {
         text = await readFile(path, 'utf8');
       } catch (err) {
-        throw new Error(`cannot read ${path} (${(err as Error).message}); the model directory needs the HF tokenizer files`);
+        const code = (err as NodeJS.ErrnoException).code;
+        throw new Error(`cannot read ${path} (${code === 'ENOENT' ? 'no such file' : (err as Error).message})`);
       }
       try {
         return JSON.parse(text);
@@ -50,7 +51,7 @@ export class TextTokenizer {
     // Settle both reads so the error is deterministic and names every missing file.
     const results = await Promise.allSettled([read('tokenizer.json'), read('tokenizer_config.json')]);
     const failures = results.flatMap((r) => (r.status === 'rejected' ? [(r.reason as Error).message] : []));
-    if (failures.length > 0) throw new Error(failures.join('; '));
+    if (failures.length > 0) throw new Error(`${failures.join('; ')}: the model directory needs the HF tokenizer files (tokenizer.json, tokenizer_config.json)`);
     const [json, config] = results.map((r) => (r as PromiseFulfilledResult<unknown>).value);
     return TextTokenizer.fromJson(json as object, config as TokenizerConfigJson);
   }

@@ -1,6 +1,6 @@
 /** A dismissable message strip: every user-caused failure ends up in one of these. */
 export interface BannerProps {
-  kind: 'err' | 'warn' | 'ok';
+  kind: 'err' | 'warn' | 'ok' | 'info';
   message: string;
   onDismiss?: () => void;
   testId?: string;

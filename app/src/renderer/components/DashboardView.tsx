@@ -6,12 +6,15 @@ import { Heatmap } from './Heatmap.js';
 import { LiveLineChart, PALETTE, type SeriesDef } from './LiveLineChart.js';
 import { chartColumns, stepKey } from '../stores/chartColumns.js';
 import { FfnLoopTable } from './FfnLoopTable.js';
+import { ExpertHeatmap } from './ExpertHeatmap.js';
 
 export interface DashboardViewProps {
   model: DashboardModel;
   /** The model's version; props change only when it does. */
   version: number;
   heatmapWindow: HeatmapWindow;
+  /** The numbers are history (topology not running, or no recent data): gauges show "–" and panels are dimmed. */
+  frozen?: boolean;
 }
 
 function Stat({ label, value, testId, detail }: { label: string; value: string; testId: string; detail?: string }) {
@@ -50,7 +53,7 @@ const fmt1 = (v: number): string => v.toFixed(1);
 /** Chart columns hold percentages (0-100). */
 const fmtPct = (v: number): string => formatPercent(v / 100);
 
-export const DashboardView = memo(function DashboardView({ model, version, heatmapWindow }: DashboardViewProps) {
+export const DashboardView = memo(function DashboardView({ model, version, heatmapWindow, frozen = false }: DashboardViewProps) {
   // Numbers, heatmaps and the FFN table follow every fold (10 Hz).
   const d = useMemo(() => {
     const last = model.series.last();
@@ -74,13 +77,16 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
 
   const g = d.graph;
   const hitRate = g.hits + g.misses > 0 ? g.hits / (g.hits + g.misses) : Number.NaN;
+  // A stopped or silent topology has no current rate, latency or queue: "–", not its last values.
+  const live = frozen ? undefined : d.last;
+  const idle = live !== undefined && !Number.isFinite(d.meanStepMs);
   return (
-    <>
+    <div className={`dashboard-view${frozen ? ' frozen' : ''}`} data-testid="dashboard-view" data-frozen={frozen}>
       <div className="grid-4">
-        <Stat label="output tokens/s" value={formatRate(d.last?.tokensPerSecond)} testId="stat-tps" />
-        <Stat label="step latency (mean of ranks)" value={formatMs(d.meanStepMs)} testId="stat-step" />
-        <Stat label="running / waiting requests" value={d.last && Number.isFinite(d.last.running) ? `${d.last.running} / ${d.last.waiting}` : '–'} testId="stat-requests" />
-        <Stat label="KV cache usage" value={formatPercent(d.last?.kvUsage)} testId="stat-kv" />
+        <Stat label="output tokens/s" value={formatRate(live?.tokensPerSecond)} testId="stat-tps" />
+        <Stat label="step latency (mean of ranks)" value={frozen ? '–' : formatMs(d.meanStepMs)} testId="stat-step" detail={idle ? 'idle: no steps in the last 2 s' : ''} />
+        <Stat label="running / waiting requests" value={live && Number.isFinite(live.running) ? `${live.running} / ${live.waiting}` : '–'} testId="stat-requests" />
+        <Stat label="KV cache usage" value={formatPercent(live?.kvUsage)} testId="stat-kv" />
         <Stat label="CUDA graph hit rate" value={formatPercent(hitRate)} testId="stat-graph" detail={`${g.hits} hits · ${g.misses} misses · ${g.captures} captures`} />
       </div>
       <div className="grid-2">
@@ -127,10 +133,11 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
           </div>
         )}
       </div>
+      <ExpertHeatmap model={model} version={version} heatmapWindow={heatmapWindow} />
       <div className="panel" data-testid="panel-ffn">
         <h3>FFN loop per FFN rank</h3>
         <FfnLoopTable rows={d.ffn} />
       </div>
-    </>
+    </div>
   );
 });

@@ -1,10 +1,14 @@
 /**
- * Layers x columns heatmap on a canvas: the cells are rasterized into an ImageData
- * (lib/heatPixels) and put in one call, so 48 layers x 16 columns cost a fraction of a
- * millisecond per redraw. Re-renders only when its values array changes (memo).
+ * Layers x (rank, stage) heatmap on a canvas, with labelled axes: layers down the left
+ * (every k-th numbered, k chosen so numbers never crowd), each rank over its stage columns
+ * and each stage under its column (labels and canvas share one grid, so they line up), the value under the
+ * pointer on hover, and a colour scale from 0 to the max. Rows are sized from the layer
+ * count (6..24 px), so 4 layers and 48 layers both read well. The cells are rasterized
+ * into an ImageData (lib/heatPixels) and put in one call: 48 layers x 16 columns cost a
+ * fraction of a millisecond per redraw. Re-renders only when its values change (memo).
  */
-import { memo, useEffect, useRef } from 'react';
-import { heatSize, paintHeat, type HeatLayout } from '../lib/heatPixels.js';
+import { memo, useEffect, useRef, useState, type MouseEvent } from 'react';
+import { heatSize, labelStep, paintHeat, rowHeightFor, type HeatLayout } from '../lib/heatPixels.js';
 
 export interface HeatmapProps {
   /** Accessible name, also the panel's test id suffix. */
@@ -15,18 +19,31 @@ export interface HeatmapProps {
   columns: readonly string[];
   /** Row-major values, rows x columns.length; NaN draws as empty. */
   values: ArrayLike<number>;
-  /** Formats a value for the summary line. */
+  /** Formats a value (scale, summary, hover). */
   format: (v: number) => string;
-  /** Height of one row in CSS pixels (default: fit about 160 px, 3..16 px per row). */
+  /** Height of one row in CSS pixels (default: from the row count, 6..24 px). */
   rowHeightPx?: number;
 }
 
 const CELL_W = 12;
 
+/** Consecutive columns of one rank ("A0 s0", "A0 s1") as one header cell. */
+function columnGroups(columns: readonly string[]): { rank: string; start: number; count: number }[] {
+  const groups: { rank: string; start: number; count: number }[] = [];
+  columns.forEach((c, i) => {
+    const rank = c.split(' ')[0] ?? c;
+    const last = groups.at(-1);
+    if (last && last.rank === rank) last.count += 1;
+    else groups.push({ rank, start: i, count: 1 });
+  });
+  return groups;
+}
+
 export const Heatmap = memo(function Heatmap({ title, rows, columns, values, format, rowHeightPx }: HeatmapProps) {
-  const rowPx = rowHeightPx ?? Math.min(16, Math.max(3, Math.floor(160 / Math.max(1, rows))));
+  const rowPx = rowHeightPx ?? rowHeightFor(rows);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const raster = useRef<ImageData | null>(null);
+  const [hover, setHover] = useState<{ row: number; col: number; x: number; y: number } | null>(null);
   const cols = columns.length;
   let max = 0;
   let total = 0;
@@ -56,27 +73,79 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
     ctx.putImageData(raster.current, 0, 0);
   }, [rows, cols, values, max, rowPx]);
 
-  const columnText = cols > 0 ? columns.join(' | ') : 'no data yet';
+  const onMove = (e: MouseEvent<HTMLCanvasElement>): void => {
+    const r = e.currentTarget.getBoundingClientRect();
+    const col = Math.floor(((e.clientX - r.left) / r.width) * cols);
+    const row = Math.floor((e.clientY - r.top) / rowPx);
+    if (col < 0 || col >= cols || row < 0 || row >= rows) return setHover(null);
+    setHover({ row, col, x: e.clientX - r.left, y: e.clientY - r.top });
+  };
+  const hoverValue = hover ? values[hover.row * cols + hover.col] : undefined;
+  const heightPx = Math.max(rows * rowPx, 20);
+  const yStep = labelStep(rowPx, 14);
+  // Column labels "A0 s1": the rank over its stage columns, then the stage under each column.
+  const groups = columnGroups(columns);
+  const stagesShown = groups.some((g) => g.count > 1);
+
   return (
-    <div className="heatmap" data-testid={`heatmap-${title}`} data-nonzero={nonZero}>
+    <div className="heatmap" data-testid={`heatmap-${title}`} data-nonzero={nonZero} data-rows={rows} data-row-px={rowPx}>
       <div className="row small muted" style={{ flexWrap: 'nowrap' }}>
         <span>{title}</span>
-        <span className="ellipsis">· layers 0–{Math.max(0, rows - 1)} top to bottom</span>
         <span className="spacer" />
+        <span className="mono">0</span>
         <span className="legend-bar" aria-hidden="true" />
+        <span className="mono">{format(max)}</span>
       </div>
       <div className="small muted mono live">
         max {format(max)} · total {format(total)}
       </div>
-      <div className="small muted mono ellipsis" aria-hidden="true" title={columnText}>
-        {columnText}
-      </div>
-      <canvas
-        ref={canvasRef}
-        role="img"
-        aria-label={`${title}: ${rows} layers x ${cols} columns, max ${format(max)}, total ${format(total)}`}
-        style={{ height: `${Math.max(rows * rowPx, 20)}px` }}
-      />
+      {cols === 0 ? (
+        <p className="muted small">no data yet</p>
+      ) : (
+        <div className="heat-grid">
+          <span className="heat-axis-y small muted" title="decoder layer, top to bottom">
+            layer
+          </span>
+          <div className="heat-cols small muted mono" style={{ gridTemplateColumns: `repeat(${cols}, minmax(0, 1fr))` }} aria-hidden="true" data-testid="heatmap-columns">
+            {groups.map((g) => (
+              <span key={`r${g.start}`} className="ellipsis heat-col-rank" style={{ gridColumn: `${g.start + 1} / span ${g.count}` }} title={g.rank}>
+                {g.rank}
+              </span>
+            ))}
+            {stagesShown &&
+              columns.map((c, i) => (
+                <span key={`s${c}`} className="ellipsis" style={{ gridColumn: `${i + 1}`, gridRow: 2 }} title={c}>
+                  {c.split(' ')[1] ?? ''}
+                </span>
+              ))}
+          </div>
+          <div className="heat-rows small muted mono" style={{ height: `${heightPx}px` }} aria-hidden="true">
+            {Array.from({ length: Math.ceil(rows / yStep) }, (_, i) => i * yStep).map((layer) => (
+              <span key={layer} style={{ top: `${layer * rowPx + rowPx / 2}px` }}>
+                {layer}
+              </span>
+            ))}
+          </div>
+          <div className="heat-canvas">
+            <canvas
+              ref={canvasRef}
+              role="img"
+              aria-label={`${title}: ${rows} layers x ${cols} columns (rank x stage), max ${format(max)}, total ${format(total)}`}
+              style={{ height: `${heightPx}px` }}
+              onMouseMove={onMove}
+              onMouseLeave={() => setHover(null)}
+              data-testid="heatmap-canvas"
+            />
+            {hover && (
+              <div className="heat-tip small mono" style={{ left: hover.x + 12, top: hover.y + 12 }} data-testid="heatmap-tip">
+                layer {hover.row} · {columns[hover.col]}: {hoverValue !== undefined && Number.isFinite(hoverValue) ? format(hoverValue) : 'no data'}
+              </div>
+            )}
+          </div>
+          <span />
+          <span className="heat-axis-x small muted">rank × stage (A = attention, F = FFN; s = DBO stage)</span>
+        </div>
+      )}
     </div>
   );
 });

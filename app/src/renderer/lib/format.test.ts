@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatClock, formatMs, formatPercent, formatRate } from './format.js';
+import { formatBytes, formatClock, formatMs, formatPercent, formatRate, progressDetail } from './format.js';
 
 describe('format', () => {
   it('bytes with binary units', () => {
@@ -26,5 +26,13 @@ describe('format', () => {
   it('clock', () => {
     expect(formatClock(0)).toBe('00:00.0');
     expect(formatClock(61_250)).toBe('01:01.2');
+  });
+
+  it('says a rank\'s progress without unknowns', () => {
+    expect(progressDetail({ phase: 'loading', bytesDone: 0, bytesTotal: 0 })).toBe('reading the checkpoint');
+    expect(progressDetail({ phase: 'loading', bytesDone: 3 * 2 ** 20, bytesTotal: 0 })).toBe('3.0 MiB so far');
+    expect(progressDetail({ phase: 'loading', bytesDone: 2 ** 30, bytesTotal: 2 ** 31 })).toBe('1.0 GiB / 2.0 GiB');
+    expect(progressDetail({ phase: 'rendezvous', bytesDone: 0, bytesTotal: 1 })).toBe('0 / 1');
+    expect(progressDetail({ phase: 'warmup', bytesDone: 0, bytesTotal: 0 })).toBe('');
   });
 });

@@ -40,3 +40,9 @@ export function formatClock(ms: number): string {
   const tenths = totalTenths % 10;
   return `${String(minutes).padStart(2, '0')}:${String(seconds).padStart(2, '0')}.${tenths}`;
 }
+
+/** A rank's startup progress in words: bytes while loading (once the total is known, no "0 B / ?"), else the phase's steps. */
+export function progressDetail(p: { phase: string; bytesDone: number; bytesTotal: number }): string {
+  if (p.phase === 'loading') return p.bytesTotal > 0 ? `${formatBytes(p.bytesDone)} / ${formatBytes(p.bytesTotal)}` : p.bytesDone > 0 ? `${formatBytes(p.bytesDone)} so far` : 'reading the checkpoint';
+  return p.bytesTotal > 0 ? `${p.bytesDone} / ${p.bytesTotal}` : '';
+}

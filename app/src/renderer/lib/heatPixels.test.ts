@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HEAT_BG, HEAT_LUT, heatRgb, heatSize, packRgba, paintHeat } from './heatPixels.js';
+import { HEAT_BG, HEAT_LUT, heatRgb, heatSize, labelStep, packRgba, paintHeat, rowHeightFor } from './heatPixels.js';
 
 describe('heat palette', () => {
   it('runs from the background stop to the hot stop and clamps', () => {
@@ -40,5 +40,15 @@ describe('paintHeat', () => {
     paintHeat(px, layout, [0, 0, 0, 0, 0, 0], 0);
     expect(px[0]).toBe(HEAT_LUT[0]);
     expect(() => paintHeat(new Uint32Array(10), layout, [], 1)).toThrow(/too small/);
+  });
+
+  it('sizes rows from the layer count and spaces the layer numbers', () => {
+    expect(rowHeightFor(4)).toBe(24);
+    expect(rowHeightFor(48)).toBe(7);
+    expect(rowHeightFor(94)).toBe(6);
+    expect(48 * rowHeightFor(48)).toBeLessThanOrEqual(360);
+    expect(labelStep(24, 14)).toBe(1);
+    expect(labelStep(7, 14)).toBe(2);
+    expect(labelStep(6, 14)).toBe(4);
   });
 });

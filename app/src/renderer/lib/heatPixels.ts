@@ -65,3 +65,15 @@ export function paintHeat(pixels: Uint32Array, layout: HeatLayout, values: Array
     }
   }
 }
+
+/** Row height (CSS px) for a layer count: about 360 px in all, 6..24 px a row, so 4 and 48 layers both read. */
+export function rowHeightFor(rows: number): number {
+  return Math.min(24, Math.max(6, Math.floor(360 / Math.max(1, rows))));
+}
+
+/** Every how many rows a label fits: the first of 1, 2, 4, 8, ... that leaves `minPx` between labels. */
+export function labelStep(cellPx: number, minPx: number): number {
+  let k = 1;
+  while (k * cellPx < minPx && k < 1024) k *= 2;
+  return k;
+}

@@ -2,10 +2,14 @@
  * Dashboard: live throughput, step latency, running/waiting, KV usage, transfer
  * heatmaps, CUDA graph replays and the FFN loop of every FFN rank. Everything derives
  * from the metrics store's model, recomputed only when its version changes (<= 10 Hz).
+ * When the topology is not running, or its metrics stopped coming, the panels say so and
+ * the live numbers show "–": what stays on screen is history, marked as such.
  */
-import { useMemo } from 'react';
-import { useMetrics } from '../AppContext.js';
+import { useEffect, useMemo, useState } from 'react';
+import { useLaunch, useMetrics } from '../AppContext.js';
+import { Banner } from '../components/Banner.js';
 import { DashboardView } from '../components/DashboardView.js';
+import { frozenReason } from '../lib/launchText.js';
 import type { ScreenProps } from './types.js';
 
 export function DashboardScreen({ navigate }: ScreenProps) {
@@ -15,7 +19,17 @@ export function DashboardScreen({ navigate }: ScreenProps) {
   const setHeatmapWindow = useMetrics((s) => s.setHeatmapWindow);
   const paused = useMetrics((s) => s.paused);
   const setPaused = useMetrics((s) => s.setPaused);
+  const metricsLaunchId = useMetrics((s) => s.launchId);
+  const lastDataAtMs = useMetrics((s) => s.lastDataAtMs);
+  const progress = useLaunch((s) => s.progress);
   const hasData = useMemo(() => model.series.size > 0, [model, version]);
+  // Staleness shows without new data: re-check once a second.
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, []);
+  const frozen = hasData && !paused ? frozenReason(progress, metricsLaunchId, lastDataAtMs, now) : null;
 
   return (
     <>
@@ -33,6 +47,8 @@ export function DashboardScreen({ navigate }: ScreenProps) {
           {paused ? 'Resume' : 'Pause'}
         </button>
       </div>
+      {paused && <Banner kind="info" message="Paused: the panels keep the values they had; press Resume to follow the topology again." testId="dashboard-paused" />}
+      {frozen && <Banner kind="warn" message={frozen} testId="dashboard-frozen" />}
       {!hasData ? (
         <div className="panel">
           <p>No metrics yet: they stream once a topology's ranks are ready.</p>
@@ -41,7 +57,7 @@ export function DashboardScreen({ navigate }: ScreenProps) {
           </button>
         </div>
       ) : (
-        <DashboardView model={model} version={version} heatmapWindow={heatmapWindow} />
+        <DashboardView model={model} version={version} heatmapWindow={heatmapWindow} frozen={frozen !== null} />
       )}
     </>
   );

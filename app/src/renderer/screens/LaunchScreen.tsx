@@ -1,8 +1,8 @@
 /** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, stop and restart. */
-import type { AgentInfo, RankState } from '@afd/shared';
+import type { AgentInfo, LaunchProgress, RankState } from '@afd/shared';
 import { useAgents, useLaunch, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
-import { formatBytes } from '../lib/format.js';
+import { progressDetail } from '../lib/format.js';
 import type { ScreenProps } from './types.js';
 
 const STATE_KIND: Record<RankState['state'], string> = {
@@ -17,6 +17,9 @@ const STATE_KIND: Record<RankState['state'], string> = {
   failed: 'err',
 };
 
+/** What a rank in a phase that is over shows instead of its last progress (no "rendezvous 1 / 1" on an exited rank). */
+const ENDED: Partial<Record<RankState['state'], string>> = { pending: 'waiting to start', stopping: '', exited: '', failed: '' };
+
 function RankProgress({ r }: { r: RankState }) {
   if (r.state === 'ready') {
     return (
@@ -26,9 +29,11 @@ function RankProgress({ r }: { r: RankState }) {
     );
   }
   const p = r.progress;
-  if (!p) return <span className="muted small">{r.state === 'pending' ? 'waiting to start' : r.state}</span>;
+  const ended = ENDED[r.state];
+  if (ended !== undefined) return ended ? <span className="muted small">{ended}</span> : null;
+  if (!p) return <span className="muted small">{r.state}</span>;
   const frac = p.bytesTotal > 0 ? Math.min(1, p.bytesDone / p.bytesTotal) : 0;
-  const detail = p.phase === 'loading' ? `${formatBytes(p.bytesDone)} / ${p.bytesTotal > 0 ? formatBytes(p.bytesTotal) : '?'}` : p.bytesTotal > 0 ? `${p.bytesDone} / ${p.bytesTotal}` : '';
+  const detail = progressDetail(p);
   return (
     <div>
       <div className={`progress${r.state === 'failed' ? ' err' : ''}`} role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(frac * 100)} aria-label={`${p.phase} progress`}>
@@ -54,6 +59,14 @@ function degradedText(ranks: readonly RankState[], agents: readonly AgentInfo[])
   }
   for (const r of ranks) if (r.state === 'ready' && r.message) lines.push(`${r.role} ${r.rank} on ${r.agentId} is not serving: ${r.message}`);
   return lines.length > 0 ? lines.join('\n') : null;
+}
+
+/** What the console stopped after the failure, so no rank is left waiting for a peer. */
+function CleanupNote({ cleanup }: { cleanup: NonNullable<LaunchProgress['cleanup']> }) {
+  const what = cleanup.stopped.length > 0 ? cleanup.stopped.join('\n') : 'no other rank was running';
+  if (cleanup.state === 'stopping') return <Banner kind="info" message={`Stopping the rest of the failed launch:\n${what}`} testId="launch-cleanup" />;
+  const problems = cleanup.problems.length > 0 ? `\nCould not stop everything:\n${cleanup.problems.join('\n')}` : '';
+  return <Banner kind={problems ? 'err' : 'warn'} message={`${cleanup.stopped.length > 0 ? `Stopped the rest of the failed launch:\n${what}` : 'No other rank of the failed launch was running.'}${problems}\nRestart launches it again.`} testId="launch-cleanup" />;
 }
 
 export function LaunchScreen({ navigate }: ScreenProps) {
@@ -108,13 +121,14 @@ export function LaunchScreen({ navigate }: ScreenProps) {
         <button className="btn" onClick={() => void restart()} disabled={busy !== null || progress.state === 'stopping'} data-testid="restart-button">
           {busy === 'restart' ? 'Restarting…' : 'Restart'}
         </button>
-        <button className="btn danger" onClick={() => void stop()} disabled={busy !== null || !active && progress.state !== 'failed'} data-testid="stop-button">
+        <button className="btn danger" onClick={() => void stop()} disabled={busy !== null || (!active && !(progress.state === 'failed' && progress.cleanup?.state !== 'done'))} data-testid="stop-button">
           {busy === 'stop' ? 'Stopping…' : 'Stop'}
         </button>
       </div>
       {progress.message && (
         <Banner kind="err" message={`${progress.message}${progress.ranks.find((r) => r.state === 'failed')?.message?.includes('\n') ? '\nIts last log lines are in its row below.' : ''}`} testId="launch-failure" />
       )}
+      {progress.cleanup && <CleanupNote cleanup={progress.cleanup} />}
       {error && <Banner kind="err" message={error} onDismiss={clearError} />}
       {progress.state === 'running' && degraded && <Banner kind="warn" message={degraded} testId="launch-degraded" />}
       {progress.state === 'running' && !degraded && (
@@ -148,7 +162,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
                 <td className="small muted">
                   {r.pid !== null && <div>pid {r.pid}</div>}
                   {r.exitCode !== null && <div>exit code {r.exitCode}</div>}
-                  {r.apiUrl && <div className="mono">{r.apiUrl}</div>}
+                  {r.apiUrl && r.state !== 'exited' && r.state !== 'failed' && <div className="mono">{r.apiUrl}</div>}
                 </td>
                 <td style={{ maxWidth: 520 }}>
                   {r.message && <pre className="log" style={{ maxHeight: 200 }}>{r.message}</pre>}

@@ -2,7 +2,7 @@
 import { useEffect, useRef } from 'react';
 
 import { useLaunch, useLogs } from '../AppContext.js';
-import { prettyLogLine } from '../../common/prettyLogLine.js';
+import { prettyLogLine } from '@afd/shared';
 import { Banner } from '../components/Banner.js';
 import { LOG_LINES_PER_RANK, rankKeyString, type LevelFilter, type RankKey } from '../stores/logsStore.js';
 import type { ScreenProps } from './types.js';

@@ -1,12 +1,43 @@
-/** Launch options of the Topology screen: model, API port, connector, DBO, gate, graphs. */
+/**
+ * Launch options of the Topology screen: model (with what each agent that runs ranks
+ * found in the directory) and where its weights come from, API port, connector, DBO,
+ * gate, graphs.
+ */
 import type { AfdConnector, AgentInfo, LoadFormat } from '@afd/shared';
 import { useTopology } from '../AppContext.js';
+import { modelSummary } from '../stores/draftChecks.js';
+import { inspectKey, type Inspection } from '../stores/inspectStore.js';
+
+/** One line per agent about the model directory: its summary and roles, or why it cannot be used. */
+function ModelInfo({ dir, rankAgents, inspections }: { dir: string; rankAgents: readonly string[]; inspections: Readonly<Record<string, Inspection>> }) {
+  if (dir === '') return <div className="muted small" data-testid="model-info">The built-in tiny random-weight Qwen3-MoE model (made on the agent at first launch).</div>;
+  if (!dir.startsWith('/') || rankAgents.length === 0) return null;
+  return (
+    <ul className="model-info small" data-testid="model-info">
+      {rankAgents.map((agentId) => {
+        const i = inspections[inspectKey(agentId, dir)];
+        const where = rankAgents.length > 1 ? `${agentId}: ` : '';
+        if (!i || i.state === 'checking') return <li key={agentId} className="muted">{where}checking…</li>;
+        if (i.state === 'failed') return <li key={agentId} className="err-text">{where}cannot check: {i.error}</li>;
+        const r = i.result;
+        const kind = r.status === 'ready' ? (r.reason ? 'warn-text' : 'ok-text') : r.status === 'config-only' ? 'warn-text' : 'err-text';
+        return (
+          <li key={agentId} className={kind} data-testid="model-info-line" data-status={r.status}>
+            {where}
+            {/* Why a directory cannot be used is listed once, in the problems above. */}
+            {r.status === 'refused' ? 'refused (see above)' : `${modelSummary(r)} · roles: ${r.roles.join(', ') || 'none'}${r.status === 'config-only' ? ' · config only' : ''}`}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
 
 function num(v: string): number {
   return v.trim() === '' ? Number.NaN : Number(v);
 }
 
-export function TopologyOptions({ agents }: { agents: readonly AgentInfo[] }) {
+export function TopologyOptions({ agents, rankAgents, inspections }: { agents: readonly AgentInfo[]; rankAgents: readonly string[]; inspections: Readonly<Record<string, Inspection>> }) {
   const o = useTopology((s) => s.options);
   const set = useTopology((s) => s.setOptions);
   const colocated = useTopology((s) => s.choice === 'colocated');
@@ -14,7 +45,8 @@ export function TopologyOptions({ agents }: { agents: readonly AgentInfo[] }) {
   return (
     <fieldset className="panel">
       <legend>Options</legend>
-      <div className="row" style={{ alignItems: 'flex-end' }}>
+      <div className="row" style={{ alignItems: 'flex-start' }}>
+        <div className="model-field">
         <label>
           Model directory on the agents (empty = built-in tiny model)
           <input list="model-dirs" value={o.modelDir} onChange={(e) => set({ modelDir: e.target.value })} size={44} placeholder="/models/Qwen3-30B-A3B" data-testid="model-dir" />
@@ -26,6 +58,8 @@ export function TopologyOptions({ agents }: { agents: readonly AgentInfo[] }) {
             ))}
           </datalist>
         </label>
+        <ModelInfo dir={o.modelDir.trim()} rankAgents={rankAgents} inspections={inspections} />
+        </div>
         <label>
           Weights
           <select value={o.loadFormat} onChange={(e) => set({ loadFormat: e.target.value as LoadFormat })} data-testid="load-format">
@@ -66,6 +100,10 @@ export function TopologyOptions({ agents }: { agents: readonly AgentInfo[] }) {
             <label className="inline">
               <input type="checkbox" checked={o.computeGateOnAttention} onChange={(e) => set({ computeGateOnAttention: e.target.checked })} />
               <span style={{ color: 'var(--text)' }}>Router (gate) on attention</span>
+            </label>
+            <label className="inline" title="Each FFN rank holds 1/F of the MoE experts; the FFN ranks exchange tokens every MoE layer">
+              <input type="checkbox" checked={o.expertParallel} onChange={(e) => set({ expertParallel: e.target.checked })} data-testid="expert-parallel" />
+              <span style={{ color: 'var(--text)' }}>Expert parallelism (split experts over the FFN ranks)</span>
             </label>
           </div>
           <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>

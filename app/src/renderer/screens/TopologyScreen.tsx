@@ -3,10 +3,12 @@
  * connected agent, launch options, and live validation that names the broken rule.
  */
 import { useEffect, useMemo } from 'react';
-import { planTopology, type AgentInfo } from '@afd/shared';
-import { useAgents, useLaunch, useTopology } from '../AppContext.js';
+import { countOf, planTopology, type AgentInfo } from '@afd/shared';
+import { launchName } from '../lib/launchText.js';
+import { useAgents, useInspect, useLaunch, useTopology } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
-import { evaluateDraft, PRESETS, rankKey, type Assignment, type TopologyChoice } from '../stores/topologyDraft.js';
+import { ExpertPlacement } from '../components/ExpertPlacement.js';
+import { draftTopologyText, evaluateDraft, PRESETS, rankKey, type Assignment, type TopologyChoice } from '../stores/topologyDraft.js';
 import { TopologyOptions } from './TopologyOptions.js';
 import type { ScreenProps } from './types.js';
 
@@ -37,10 +39,20 @@ export function TopologyScreen({ navigate }: ScreenProps) {
     t.autoAssign(agents);
   }, [agentSig]);
 
-  const ev = useMemo(() => evaluateDraft(t, agents), [t, agents]);
+  const inspections = useInspect((s) => s.inspections);
+  const want = useInspect((s) => s.want);
+  const ev = useMemo(() => evaluateDraft(t, agents, inspections), [t, agents, inspections]);
   const plan = ev.topology ? planTopology(ev.topology) : null;
   const options = deviceOptions(agents);
-  const running = progress && (progress.state === 'launching' || progress.state === 'running' || progress.state === 'stopping');
+  const running = progress && (progress.state === 'launching' || progress.state === 'running' || progress.state === 'stopping') ? progress : null;
+  // The agents that would run ranks are asked about the model directory while it is typed.
+  const dir = t.options.modelDir.trim();
+  const rankAgents = [...new Set(ev.ranks.map((r) => t.assignments[rankKey(r)]?.agentId).filter((id): id is string => id !== undefined))];
+  const rankAgentsKey = rankAgents.join(',');
+  useEffect(() => {
+    if (dir !== '' && rankAgents.length > 0) want(rankAgents, dir);
+  }, [dir, rankAgentsKey]);
+  const draftName = t.choice === 'colocated' ? countOf(t.replicas, 'colocated replica') : (ev.topology?.name ?? draftTopologyText(t));
 
   const doLaunch = async (): Promise<void> => {
     if (!ev.spec) return;
@@ -79,8 +91,12 @@ export function TopologyScreen({ navigate }: ScreenProps) {
       <div data-testid="topology-validation" aria-live="polite">
         {ev.problems.length > 0 ? (
           <Banner kind="err" message={`Cannot launch yet:\n• ${ev.problems.join('\n• ')}`} testId="topology-problems" />
+        ) : running ? (
+          <Banner kind="warn" message={`${launchName(running)} is ${running.state}: stop it on the Launch screen before launching ${draftName}.`} testId="topology-busy" />
+        ) : ev.pending.length > 0 ? (
+          <Banner kind="info" message={ev.pending.join('\n')} testId="topology-pending" />
         ) : (
-          <Banner kind="ok" message={`Ready to launch ${t.choice === 'colocated' ? `${t.replicas} colocated replica(s)` : (ev.topology?.name ?? '')} on ${new Set(Object.values(t.assignments).map((a) => a.agentId)).size} agent(s).`} testId="topology-ok" />
+          <Banner kind="ok" message={`Ready to launch ${draftName} on ${countOf(rankAgents.length, 'agent')}.`} testId="topology-ok" />
         )}
         {ev.warnings.map((w) => (
           <div key={w} style={{ marginTop: 6 }}>
@@ -152,6 +168,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
                   F{b.ffnRank} ← {b.attentionRanks.map((a) => `A${a}`).join(', ')} (control hub F{b.ffnRank})
                 </div>
               ))}
+              <ExpertPlacement numFfn={plan.ffn.ranks} expertParallel={t.options.expertParallel} modelDir={t.options.modelDir} agents={agents} />
             </div>
           ) : (
             <p className="muted">{t.choice === 'colocated' ? 'Colocated replicas run the whole model each; no attention/FFN split.' : 'No plan: the topology is invalid.'}</p>
@@ -159,14 +176,18 @@ export function TopologyScreen({ navigate }: ScreenProps) {
         </div>
       </div>
 
-      <TopologyOptions agents={agents} />
+      <TopologyOptions agents={agents} rankAgents={rankAgents} inspections={inspections} />
 
       {launchError && <Banner kind="err" message={launchError} onDismiss={clearLaunchError} testId="launch-error" />}
       <div className="row">
         <button className="btn primary" data-testid="launch-button" disabled={!ev.spec || busy !== null || Boolean(running)} onClick={() => void doLaunch()}>
           {busy === 'launch' ? 'Launching…' : 'Launch'}
         </button>
-        {running && <span className="muted">A topology is {progress?.state}; stop it on the Launch screen first.</span>}
+        {running && (
+          <button className="btn" onClick={() => navigate('launch')}>
+            Open Launch
+          </button>
+        )}
       </div>
     </>
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createFakeBridge } from '../testing/fakeBridge.js';
-import { createChatStore, MAX_MESSAGES, validateSampling } from './chatStore.js';
+import { activeMessages, createChatStore, MAX_MESSAGES, validateSampling } from './chatStore.js';
 
 const timings = (sinceStartMs: number, sincePrevMs = 10) => ({ sinceStartMs, sincePrevMs });
 
@@ -8,22 +8,22 @@ describe('chatStore', () => {
   it('streams a reply through queued -> prefill -> decode -> done and keeps its stats', async () => {
     const bridge = createFakeBridge();
     bridge.handle('chat.start', () => ({ chatId: 'c1' }));
-    const store = createChatStore(bridge, () => 1000);
+    const store = createChatStore(bridge, { now: () => 1000 });
     await store.getState().send('hi');
-    let reply = store.getState().messages[1]!;
+    let reply = activeMessages(store.getState())[1]!;
     expect(reply.stage).toBe('queued');
     expect(bridge.calls[0]!.request).toMatchObject({ mode: 'chat', messages: [{ role: 'user', content: 'hi' }] });
     bridge.emit('chat.accepted', { chatId: 'c1', sinceStartMs: 5 });
-    expect(store.getState().messages[1]!.stage).toBe('prefill');
+    expect(activeMessages(store.getState())[1]!.stage).toBe('prefill');
     bridge.emit('chat.delta', { chatId: 'c1', text: 'Hel', stage: 'prefill', timings: timings(100) });
     bridge.emit('chat.delta', { chatId: 'c1', text: 'lo', stage: 'decode', timings: timings(120) });
     bridge.emit('chat.delta', { chatId: 'c1', text: '!', stage: 'decode', timings: timings(140) });
-    reply = store.getState().messages[1]!;
+    reply = activeMessages(store.getState())[1]!;
     expect(reply.content).toBe('Hello!');
     expect(reply.stage).toBe('decode');
     expect(store.getState().running()?.id).toBe(reply.id);
     bridge.emit('chat.done', { chatId: 'c1', finishReason: 'stop', usage: { promptTokens: 4, completionTokens: 3 }, timings: { ttftMs: 99, totalMs: 150, tokensPerSecond: 50 } });
-    reply = store.getState().messages[1]!;
+    reply = activeMessages(store.getState())[1]!;
     expect(reply.stage).toBe('done');
     expect(reply.stats).toMatchObject({ ttftMs: 99, numOutputTokens: 3, numPromptTokens: 4, totalMs: 150 });
     expect(reply.stats!.meanItlMs).toBeCloseTo(20);
@@ -39,7 +39,7 @@ describe('chatStore', () => {
     });
     const store = createChatStore(bridge);
     await store.getState().send('hi');
-    expect(store.getState().messages[1]!.content).toBe('x');
+    expect(activeMessages(store.getState())[1]!.content).toBe('x');
   });
 
   it('sends the history (and system prompt) in chat mode, only the prompt in completion mode', async () => {
@@ -89,7 +89,7 @@ describe('chatStore', () => {
     });
     const store = createChatStore(bridge);
     await store.getState().send('hi');
-    expect(store.getState().messages[1]).toMatchObject({ stage: 'error', error: 'cannot chat: no topology is launched' });
+    expect(activeMessages(store.getState())[1]).toMatchObject({ stage: 'error', error: 'cannot chat: no topology is launched' });
 
     const b2 = createFakeBridge();
     b2.handle('chat.start', () => ({ chatId: 's' }));
@@ -99,7 +99,7 @@ describe('chatStore', () => {
     await s2.getState().stop();
     expect(b2.calls[1]).toEqual({ channel: 'chat.stop', request: { chatId: 's' } });
     b2.emit('chat.done', { chatId: 's', finishReason: 'aborted', usage: { promptTokens: 1, completionTokens: 0 }, timings: { ttftMs: null, totalMs: 5, tokensPerSecond: 0 } });
-    expect(s2.getState().messages[1]!.stage).toBe('stopped');
+    expect(activeMessages(s2.getState())[1]!.stage).toBe('stopped');
   });
 
   it('keeps the conversation bounded', async () => {
@@ -111,7 +111,7 @@ describe('chatStore', () => {
       await store.getState().send(`m${i}`);
       bridge.emit('chat.error', { chatId: `c${n}`, message: 'x' });
     }
-    expect(store.getState().messages.length).toBe(MAX_MESSAGES);
+    expect(activeMessages(store.getState()).length).toBe(MAX_MESSAGES);
   });
 
   it('validateSampling names the bad field', () => {

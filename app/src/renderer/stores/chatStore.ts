@@ -1,137 +1,210 @@
 /**
- * Playground conversation: messages with their streaming state, per-message stats kept
- * with the message, the sampling settings and the chat/completion mode. Pushes for a
- * chat can arrive before chat.start's answer; they wait in a small buffer.
+ * Playground: several conversations (new, rename, delete), each message with its
+ * streaming state and stats, the sampling settings, the system prompt and the
+ * chat/completion mode, kept in browser storage (see chatPersistence). Replies stream
+ * from bridge pushes, which can arrive before chat.start's answer: they wait in a small
+ * buffer. One reply runs at a time, in whichever conversation.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { BridgePush, BridgeRequestInput } from '@afd/shared';
+import { persist } from 'zustand/middleware';
+import type { BridgePush } from '@afd/shared';
 import type { RendererBridge } from '../bridge/types.js';
-import { computeMessageStats, type MessageStats } from '../lib/streamStats.js';
+import { computeMessageStats } from '../lib/streamStats.js';
+import { debouncedStorage, STORAGE_PREFIX, type KeyValueStorage } from '../lib/persist.js';
+import { defaultSampling, persistChats, restoreChats, type PersistedChats } from './chatPersistence.js';
+import {
+  historyBefore,
+  historyEdited,
+  isLive,
+  MAX_CONVERSATIONS,
+  MAX_MESSAGES,
+  newConversation,
+  replyRequest,
+  replyTo,
+  titleFrom,
+  userMessage,
+  validateSampling,
+  type ChatMessage,
+  type ChatMode,
+  type Conversation,
+  type Sampling,
+} from './conversations.js';
 
-export type ChatMode = 'chat' | 'completion';
-export type MessageStage = 'queued' | 'prefill' | 'decode' | 'done' | 'stopped' | 'error';
+export type { ChatMessage, ChatMode, Conversation, MessageStage, Sampling } from './conversations.js';
+export { MAX_MESSAGES, validateSampling } from './conversations.js';
 
-export interface ChatMessage {
-  id: string;
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-  /** Assistant messages: where generation is. */
-  stage: MessageStage;
-  /** Service chat id once known. */
-  chatId: string | null;
-  /** Renderer clock (performance.now) at send, for the elapsed clock. */
-  startedAtMs: number;
-  /** Arrival of each text chunk, ms since chat.start (service clock). */
-  chunkTimesMs: number[];
-  stats: MessageStats | null;
-  /** Why it failed (stage error). */
-  error: string | null;
-  /** The prompt of a raw completion (so the view can show it). */
-  mode: ChatMode;
-}
-
-export interface Sampling {
-  temperature: number;
-  topP: number;
-  topK: number;
-  maxTokens: number;
-  /** Empty = random. */
-  seed: number | null;
-}
-
-export interface ChatState {
-  mode: ChatMode;
-  systemPrompt: string;
-  sampling: Sampling;
-  messages: ChatMessage[];
+export interface ChatState extends PersistedChats {
   /** A send failure (no topology, invalid settings). */
   error: string | null;
+  /** Why the chats could not be saved (storage full); null when they are. */
+  storageError: string | null;
   setMode(mode: ChatMode): void;
   setSystemPrompt(text: string): void;
   setSampling(patch: Partial<Sampling>): void;
+  newConversation(): void;
+  selectConversation(id: string): void;
+  renameConversation(id: string, title: string): void;
+  deleteConversation(id: string): Promise<void>;
   send(text: string): Promise<void>;
+  /** Answers the user message before assistant message `id` again (what follows is dropped). */
+  regenerate(id: string): Promise<void>;
+  /** Replaces user message `id` with `text` and resends it (what follows is dropped). */
+  editAndResend(id: string, text: string): Promise<void>;
   stop(): Promise<void>;
+  /** Empties the active conversation (a running reply stays). */
   clear(): void;
   clearError(): void;
-  /** The assistant message still generating, if any. */
+  /** The assistant message still generating, if any, in any conversation. */
   running(): ChatMessage | undefined;
 }
 
-/** Conversation length kept in memory. */
-export const MAX_MESSAGES = 200;
+/** The conversation on screen. */
+export const activeConversation = (s: Pick<ChatState, 'conversations' | 'activeId'>): Conversation => s.conversations.find((c) => c.id === s.activeId) ?? s.conversations[0]!;
+/** Messages of the conversation on screen. */
+export const activeMessages = (s: Pick<ChatState, 'conversations' | 'activeId'>): ChatMessage[] => activeConversation(s).messages;
 
-let seq = 0;
-const newId = (): string => `m${Date.now().toString(36)}${(seq++).toString(36)}`;
+export interface ChatStoreOptions {
+  /** Wall clock, epoch ms. */
+  now?: () => number;
+  /** Where chats are kept (default: none, i.e. memory only). */
+  storage?: KeyValueStorage | null;
+  /** Debounce of storage writes, ms. */
+  saveDelayMs?: number;
+}
 
 type ChatPush = BridgePush<'chat.delta'> | BridgePush<'chat.done'> | BridgePush<'chat.error'> | BridgePush<'chat.accepted'>;
 type Tagged = { channel: 'chat.delta' | 'chat.done' | 'chat.error' | 'chat.accepted'; payload: ChatPush };
 
-export function validateSampling(s: Sampling): string | null {
-  if (!(s.temperature >= 0 && s.temperature <= 2)) return 'temperature must be between 0 and 2';
-  if (!(s.topP > 0 && s.topP <= 1)) return 'top-p must be in (0, 1]';
-  if (!Number.isInteger(s.topK) || s.topK < 0) return 'top-k must be a whole number >= 0 (0 = off)';
-  if (!Number.isInteger(s.maxTokens) || s.maxTokens < 1) return 'max tokens must be a whole number >= 1';
-  if (s.seed !== null && (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > 0xffffffff)) return 'seed must be a whole number from 0 to 4294967295, or empty';
-  return null;
-}
+/** Storage key of the chats. */
+export const CHATS_KEY = `${STORAGE_PREFIX}chats.v1`;
 
-export function createChatStore(bridge: RendererBridge, now: () => number = () => performance.now()): StoreApi<ChatState> {
+export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions = {}): StoreApi<ChatState> {
+  const now = opts.now ?? (() => Date.now());
   const early = new Map<string, Tagged[]>();
+  let reportStorageError = (_m: string): void => undefined;
+  const storage = opts.storage
+    ? debouncedStorage<PersistedChats>(opts.storage, { ...(opts.saveDelayMs !== undefined ? { delayMs: opts.saveDelayMs } : {}), prepare: persistChats, onError: (m) => reportStorageError(m) })
+    : null;
+  let interrupted: string[] = [];
+  const first = newConversation(now());
 
-  const store = createStore<ChatState>()((set, get) => {
-    const patch = (id: string, change: (m: ChatMessage) => Partial<ChatMessage>): void =>
-      set((s) => ({ messages: s.messages.map((m) => (m.id === id ? { ...m, ...change(m) } : m)) }));
+  const creator = (set: StoreApi<ChatState>['setState'], get: StoreApi<ChatState>['getState']): ChatState => {
+    const patchConversation = (id: string, change: (c: Conversation) => Partial<Conversation>): void =>
+      set((s) => ({ conversations: s.conversations.map((c) => (c.id === id ? { ...c, ...change(c) } : c)) }));
+    const patchMessage = (msgId: string, change: Partial<ChatMessage>): void =>
+      set((s) => ({ conversations: s.conversations.map((c) => (c.messages.some((m) => m.id === msgId) ? { ...c, messages: c.messages.map((m) => (m.id === msgId ? { ...m, ...change } : m)) } : c)) }));
+
+    /** Checks that a reply may start now; sets the error and returns false otherwise. */
+    const mayReply = (): boolean => {
+      const s = get();
+      if (s.running()) {
+        set({ error: 'a reply is still being generated: wait for it or press Stop' });
+        return false;
+      }
+      const bad = validateSampling(s.sampling);
+      if (bad) {
+        set({ error: `invalid sampling settings: ${bad}` });
+        return false;
+      }
+      return true;
+    };
+
+    /** Replaces the conversation's messages with `history` plus a new reply, and asks the service for it. */
+    const startReply = async (conversationId: string, history: ChatMessage[]): Promise<void> => {
+      const s = get();
+      const reply = replyTo(history.at(-1)!, now());
+      const request = replyRequest(history, s.systemPrompt, s.sampling);
+      patchConversation(conversationId, (c) => ({
+        messages: [...history, reply].slice(-MAX_MESSAGES),
+        updatedAtMs: now(),
+        title: c.renamed || c.messages.length > 0 ? c.title : titleFrom(history[0]?.content ?? ''),
+      }));
+      set({ error: null });
+      try {
+        const { chatId } = await bridge.invoke('chat.start', request);
+        patchMessage(reply.id, { chatId });
+        for (const e of early.get(chatId) ?? []) apply(e);
+        early.delete(chatId);
+      } catch (e) {
+        patchMessage(reply.id, { stage: 'error', error: (e as Error).message });
+      }
+    };
 
     return {
       mode: 'chat',
       systemPrompt: '',
-      sampling: { temperature: 0.7, topP: 1, topK: 0, maxTokens: 128, seed: null },
-      messages: [],
+      sampling: { ...defaultSampling },
+      conversations: [first],
+      activeId: first.id,
       error: null,
+      storageError: null,
       setMode: (mode) => set({ mode }),
       setSystemPrompt: (systemPrompt) => set({ systemPrompt }),
       setSampling: (p) => set((s) => ({ sampling: { ...s.sampling, ...p } })),
       clearError: () => set({ error: null }),
-      clear: () => set((s) => ({ messages: s.messages.filter((m) => m.stage === 'queued' || m.stage === 'prefill' || m.stage === 'decode') })),
-      running: () => get().messages.find((m) => m.role === 'assistant' && (m.stage === 'queued' || m.stage === 'prefill' || m.stage === 'decode')),
+      running: () => get().conversations.flatMap((c) => c.messages).find((m) => m.role === 'assistant' && isLive(m)),
+
+      newConversation() {
+        const current = activeConversation(get());
+        if (current.messages.length === 0) return; // already on an empty one
+        const c = newConversation(now());
+        set((s) => {
+          let list = [c, ...s.conversations];
+          if (list.length > MAX_CONVERSATIONS) {
+            const keep = new Set([...list].sort((a, b) => b.updatedAtMs - a.updatedAtMs).slice(0, MAX_CONVERSATIONS).map((x) => x.id));
+            list = list.filter((x) => keep.has(x.id) || x.id === c.id);
+          }
+          return { conversations: list, activeId: c.id, error: null };
+        });
+      },
+      selectConversation(id) {
+        if (get().conversations.some((c) => c.id === id)) set({ activeId: id, error: null });
+      },
+      renameConversation(id, title) {
+        const t = title.trim();
+        if (t === '') {
+          set({ error: 'a chat needs a name: type one, or press Esc to keep the old one' });
+          return;
+        }
+        patchConversation(id, () => ({ title: t.slice(0, 120), renamed: true }));
+      },
+      async deleteConversation(id) {
+        const c = get().conversations.find((x) => x.id === id);
+        if (!c) return;
+        const live = c.messages.find((m) => m.role === 'assistant' && isLive(m));
+        if (live?.chatId) await bridge.invoke('chat.stop', { chatId: live.chatId }).catch(() => undefined);
+        set((s) => {
+          const rest = s.conversations.filter((x) => x.id !== id);
+          const list = rest.length > 0 ? rest : [newConversation(now())];
+          return { conversations: list, activeId: s.activeId === id ? list[0]!.id : s.activeId };
+        });
+      },
+      clear: () => patchConversation(get().activeId, (c) => ({ messages: c.messages.filter((m) => isLive(m)) })),
 
       async send(text) {
         const s = get();
-        if (s.running()) {
-          set({ error: 'a reply is still being generated: wait for it or press Stop' });
-          return;
-        }
         if (text.trim() === '') {
           set({ error: s.mode === 'chat' ? 'type a message first' : 'type a prompt first' });
           return;
         }
-        const bad = validateSampling(s.sampling);
-        if (bad) {
-          set({ error: `invalid sampling settings: ${bad}` });
-          return;
-        }
-        const t = now();
-        const user: ChatMessage = { id: newId(), role: 'user', content: text, stage: 'done', chatId: null, startedAtMs: t, chunkTimesMs: [], stats: null, error: null, mode: s.mode };
-        const reply: ChatMessage = { ...user, id: newId(), role: 'assistant', content: '', stage: 'queued' };
-        let request: BridgeRequestInput<'chat.start'>;
-        if (s.mode === 'chat') {
-          const history = s.messages
-            .filter((m) => m.mode === 'chat' && (m.role === 'user' || (m.role === 'assistant' && m.content !== '' && m.stage !== 'error')))
-            .map((m) => ({ role: m.role, content: m.content }));
-          const system = s.systemPrompt.trim() ? [{ role: 'system' as const, content: s.systemPrompt.trim() }] : [];
-          request = { mode: 'chat', messages: [...system, ...history, { role: 'user', content: text }], sampling: s.sampling };
-        } else {
-          request = { mode: 'completion', prompt: text, sampling: s.sampling };
-        }
-        set((st) => ({ error: null, messages: [...st.messages, user, reply].slice(-MAX_MESSAGES) }));
-        try {
-          const { chatId } = await bridge.invoke('chat.start', request);
-          patch(reply.id, () => ({ chatId }));
-          for (const e of early.get(chatId) ?? []) apply(e);
-          early.delete(chatId);
-        } catch (e) {
-          patch(reply.id, () => ({ stage: 'error', error: (e as Error).message }));
-        }
+        if (!mayReply()) return;
+        const c = activeConversation(s);
+        await startReply(c.id, [...c.messages, userMessage(text, s.mode, now())]);
+      },
+
+      async regenerate(id) {
+        const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
+        const history = c ? historyBefore(c.messages, id) : 'that reply is no longer here';
+        if (typeof history === 'string') return void set({ error: `cannot regenerate: ${history}` });
+        if (mayReply()) await startReply(c!.id, history);
+      },
+
+      async editAndResend(id, text) {
+        if (text.trim() === '') return void set({ error: 'the edited message is empty: type something, or press Esc to keep it' });
+        const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
+        const history = c ? historyEdited(c.messages, id, text) : 'that message is no longer here';
+        if (typeof history === 'string') return void set({ error: `cannot resend: ${history}` });
+        if (mayReply()) await startReply(c!.id, history);
       },
 
       async stop() {
@@ -144,10 +217,31 @@ export function createChatStore(bridge: RendererBridge, now: () => number = () =
         }
       },
     };
-  });
+  };
+
+  const store = storage
+    ? createStore<ChatState>()(
+        persist(creator, {
+          name: CHATS_KEY,
+          storage,
+          partialize: (s): PersistedChats => ({ mode: s.mode, systemPrompt: s.systemPrompt, sampling: s.sampling, conversations: s.conversations, activeId: s.activeId }),
+          merge: (stored, current) => {
+            const r = restoreChats(stored, current);
+            interrupted = r.interrupted;
+            return { ...current, ...r.state };
+          },
+        }),
+      )
+    : createStore<ChatState>()(creator);
+  reportStorageError = (m) => store.setState({ storageError: m });
+  // Replies the page was reloaded under may still run in the service: stop them.
+  for (const chatId of interrupted) void bridge.invoke('chat.stop', { chatId }).catch(() => undefined);
 
   const apply = ({ channel, payload }: Tagged): void => {
-    const msg = store.getState().messages.find((m) => m.chatId === payload.chatId);
+    const msg = store
+      .getState()
+      .conversations.flatMap((c) => c.messages)
+      .find((m) => m.chatId === payload.chatId);
     if (!msg) {
       const list = early.get(payload.chatId) ?? [];
       if (list.length < 10_000) list.push({ channel, payload });
@@ -155,8 +249,9 @@ export function createChatStore(bridge: RendererBridge, now: () => number = () =
       if (early.size > 16) early.delete(early.keys().next().value as string);
       return;
     }
+    if (!isLive(msg)) return; // finished, or stopped by a reload: late pushes change nothing
     const update = (change: Partial<ChatMessage>): void =>
-      store.setState((s) => ({ messages: s.messages.map((m) => (m.id === msg.id ? { ...m, ...change } : m)) }));
+      store.setState((s) => ({ conversations: s.conversations.map((c) => (c.messages.some((m) => m.id === msg.id) ? { ...c, messages: c.messages.map((m) => (m.id === msg.id ? { ...m, ...change } : m)) } : c)) }));
     switch (channel) {
       case 'chat.accepted':
         if (msg.stage === 'queued') update({ stage: 'prefill' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { metricsSnapshotSchema } from '@afd/shared';
 import { SyntheticMetrics } from '../lib/syntheticMetrics.js';
-import { DashboardModel, rankLabel } from './dashboardModel.js';
+import { DashboardModel, IDLE_AFTER_MS, rankLabel } from './dashboardModel.js';
 
 function feed(model: DashboardModel, gen: SyntheticMetrics, ticks: number, t0 = 1_000_000, dtMs = 100): number {
   let t = t0;
@@ -36,6 +36,18 @@ describe('DashboardModel', () => {
     expect(p.graphHitsPerSecond).toBeGreaterThan(15);
     expect(p.graphHitRate).toBeGreaterThan(0.8);
     expect(m.graphTotals().captures).toBe(30);
+  });
+
+  it('leaves out the step time of a rank that stopped stepping (idle, not slow)', () => {
+    const m = new DashboardModel();
+    const t = feed(m, new SyntheticMetrics({ attentionRanks: 1, ffnRanks: 1, numLayers: 2, numStages: 1 }), 5);
+    expect(Object.keys(m.series.last()!.stepMs).sort()).toEqual(['A0', 'F0']);
+    // The same counters, later: no step happened.
+    const idle = ['A0', 'F0'].map((l) => m.latest(l)!);
+    m.ingest(idle.map((s) => ({ ...s, timestampMs: t + IDLE_AFTER_MS / 2 })), t + IDLE_AFTER_MS / 2);
+    expect(Object.keys(m.series.last()!.stepMs)).toHaveLength(2);
+    m.ingest(idle.map((s) => ({ ...s, timestampMs: t + IDLE_AFTER_MS + 100 })), t + IDLE_AFTER_MS + 100);
+    expect(m.series.last()!.stepMs).toEqual({});
   });
 
   it('keeps the series bounded', () => {

@@ -22,7 +22,7 @@ export interface DashboardPoint {
   waiting: number;
   /** Mean KV usage (0..1) over serving ranks (NaN without serving stats). */
   kvUsage: number;
-  /** Last step time per rank label, ms. */
+  /** Last step time per rank label, ms; a rank that did not step in the last IDLE_AFTER_MS is left out (idle, not slow). */
   stepMs: Record<string, number>;
   /** Graph replays per second, summed over ranks. */
   graphHitsPerSecond: number;
@@ -64,7 +64,12 @@ interface RankHistory {
   label: string;
   /** Recent snapshots (bounded) for windowed deltas. */
   recent: RingBuffer<MetricsSnapshot>;
+  /** Snapshot time at which its step count last grew; null before any step. */
+  lastStepAtMs: number | null;
 }
+
+/** A rank whose step count has not grown for this long is idle: its last step time is history, not its latency. */
+export const IDLE_AFTER_MS = 2000;
 
 /** Window of the graph replay rates, ms. */
 const RATE_WINDOW_MS = 1000;
@@ -100,9 +105,11 @@ export class DashboardModel {
       let h = this.ranks.get(label);
       if (!h) {
         // Enough snapshots to reach back windowMs at up to 20 Hz.
-        h = { label, recent: new RingBuffer(Math.ceil(this.windowMs / 50) + 2) };
+        h = { label, recent: new RingBuffer(Math.ceil(this.windowMs / 50) + 2), lastStepAtMs: null };
         this.ranks.set(label, h);
       }
+      const prev = h.recent.last();
+      if (prev ? s.stats.steps > prev.stats.steps : s.stats.steps > 0) h.lastStepAtMs = s.timestampMs;
       h.recent.push(s);
     }
     const tMs = frameTimeMs ?? Math.max(...snapshots.map((s) => s.timestampMs));
@@ -131,7 +138,7 @@ export class DashboardModel {
     for (const h of this.ranks.values()) {
       const s = h.recent.last();
       if (!s) continue;
-      stepMs[h.label] = s.stats.stepTimeMs.last;
+      if (h.lastStepAtMs !== null && s.timestampMs - h.lastStepAtMs <= IDLE_AFTER_MS) stepMs[h.label] = s.stats.stepTimeMs.last;
       hits += s.stats.graph.hits;
       misses += s.stats.graph.misses;
       captures += s.stats.graph.captures;
@@ -246,6 +253,13 @@ export class DashboardModel {
       }
     }
     return grids;
+  }
+
+  /** The windowed-delta baseline of a rank's latest snapshot (see transferGrids); undefined when none. */
+  windowBaseline(label: string): MetricsSnapshot | undefined {
+    const h = this.ranks.get(label);
+    const now = h?.recent.last();
+    return h && now ? this.baseline(h, now.timestampMs) : undefined;
   }
 
   /** The oldest kept snapshot not older than the window, for windowed deltas. */

@@ -5,6 +5,8 @@ import type { RendererBridge } from '../bridge/types.js';
 
 export interface LaunchState {
   progress: LaunchProgress | null;
+  /** The service has told this page about the launch (or that there is none): until then nothing is known. */
+  loaded: boolean;
   /** The last action failure (launch refused, stop failed...). */
   error: string | null;
   /** An action in flight: its name. */
@@ -31,6 +33,7 @@ export function createLaunchStore(bridge: RendererBridge): StoreApi<LaunchState>
     };
     return {
       progress: null,
+      loaded: false,
       error: null,
       busy: null,
       launch: (spec) => act('launch', () => bridge.invoke('topology.launch', spec)),
@@ -43,7 +46,7 @@ export function createLaunchStore(bridge: RendererBridge): StoreApi<LaunchState>
       async refresh() {
         try {
           const { launch } = await bridge.invoke('launch.get', {});
-          if (launch) set({ progress: launch });
+          set({ progress: launch, loaded: true });
         } catch (e) {
           set({ error: (e as Error).message });
         }
@@ -51,6 +54,6 @@ export function createLaunchStore(bridge: RendererBridge): StoreApi<LaunchState>
       clearError: () => set({ error: null }),
     };
   });
-  bridge.on('launch.progress', (p) => store.setState({ progress: p }));
+  bridge.on('launch.progress', (p) => store.setState({ progress: p, loaded: true }));
   return store;
 }

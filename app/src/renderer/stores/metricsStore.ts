@@ -13,6 +13,8 @@ export interface MetricsState {
   /** Bumped on every fold; components select it to re-render. */
   version: number;
   launchId: string | null;
+  /** Renderer clock (epoch ms) of the last fold that brought data; null before any. */
+  lastDataAtMs: number | null;
   /** Byte heatmaps: cumulative or trailing window. */
   heatmapWindow: HeatmapWindow;
   /** Pause folding (the view freezes; data keeps arriving and is dropped). */
@@ -38,6 +40,7 @@ export function createMetricsStore(bridge: RendererBridge | null, opts: MetricsS
     model: new DashboardModel(),
     version: 0,
     launchId: null,
+    lastDataAtMs: null,
     heatmapWindow: 'window',
     paused: false,
     setHeatmapWindow: (heatmapWindow) => set({ heatmapWindow, version: get().version + 1 }),
@@ -49,7 +52,7 @@ export function createMetricsStore(bridge: RendererBridge | null, opts: MetricsS
       if (get().paused) return;
       const model = get().model;
       model.ingest(batch);
-      set({ version: model.version });
+      set({ version: model.version, lastDataAtMs: Date.now() });
     },
     ingest(snapshots, launchId) {
       const s = get();

@@ -1,6 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentInfo } from '@afd/shared';
+import type { ModelInspectResult } from '@afd/shared';
 import { autoAssign, defaultOptions, deviceSlots, evaluateDraft, parseBuckets, type Draft } from './topologyDraft.js';
+import { inspectKey, type Inspection } from './inspectStore.js';
+
+const GiB = 2 ** 30;
+function inspected(patch: Partial<ModelInspectResult> = {}): Inspection {
+  const result: ModelInspectResult = {
+    dir: '/models/q',
+    status: 'ready',
+    reason: null,
+    config: { architecture: 'Qwen3MoeForCausalLM', family: 'qwen3_moe', numLayers: 48, hiddenSize: 2048, numExperts: 128, numExpertsPerTok: 8, vocabSize: 151936, maxPositionEmbeddings: 40960, parameters: 30.5e9, roleBytes: { colocated: 61 * GiB, attention: 4 * GiB, ffn: 57 * GiB } },
+    weights: { present: true, files: 16, bytes: 61 * GiB },
+    tokenizer: { present: true, chatTemplate: true },
+    roles: ['colocated', 'attention', 'ffn'],
+    ...patch,
+  };
+  return { state: 'done', result };
+}
 
 function agent(agentId: string, gpus: number, state: AgentInfo['state'] = 'connected'): AgentInfo {
   const lib = { loaded: false, soname: '', version: '', error: '' };
@@ -60,11 +77,14 @@ describe('topology draft', () => {
 
   it('builds a valid AFD launch spec with the options', () => {
     const agents = [agent('g', 4)];
-    const d = draft({ options: { ...defaultOptions, dboEnabled: true, graphBuckets: '1, 8', modelDir: '/models/q' } });
+    const d = draft({ options: { ...defaultOptions, dboEnabled: true, graphBuckets: '1, 8', modelDir: '/models/q', expertParallel: true } });
     d.assignments = autoAssign(d, agents);
-    const ev = evaluateDraft(d, agents);
+    // Until the agent has answered about the model directory, the launch waits.
+    expect(evaluateDraft(d, agents)).toMatchObject({ problems: [], pending: ['checking /models/q on agent g…'], spec: null });
+    const ev = evaluateDraft(d, agents, { [inspectKey('g', '/models/q')]: inspected() });
     expect(ev.problems).toEqual([]);
-    expect(ev.spec).toMatchObject({ mode: 'afd', topology: '2A2F', modelDir: '/models/q', afd: { dbo: { enabled: true }, cudaGraph: { batchBuckets: [1, 8] } } });
+    expect(ev.pending).toEqual([]);
+    expect(ev.spec).toMatchObject({ mode: 'afd', topology: '2A2F', modelDir: '/models/q', afd: { dbo: { enabled: true }, cudaGraph: { batchBuckets: [1, 8] }, enableExpertParallel: true } });
     expect(ev.ranks.map((r) => `${r.role}${r.rank}`)).toEqual(['ffn0', 'ffn1', 'attention0', 'attention1']);
   });
 
@@ -72,7 +92,8 @@ describe('topology draft', () => {
     const agents = [agent('g', 4)];
     const d = draft({ choice: 'colocated', options: { ...defaultOptions, modelDir: '/models/cfg', loadFormat: 'dummy', seed: 11 } });
     d.assignments = autoAssign(d, agents);
-    const ev = evaluateDraft(d, agents);
+    // The agent reported the directory as config only: with dummy weights that is enough.
+    const ev = evaluateDraft(d, agents, { [inspectKey('g', '/models/cfg')]: inspected({ dir: '/models/cfg', status: 'config-only', reason: 'config only: needs load format dummy', weights: { present: false, files: 0, bytes: 0 } }) });
     expect(ev.problems).toEqual([]);
     expect(ev.spec).toMatchObject({ mode: 'colocated', loadFormat: 'dummy', seed: 11 });
     const bad = draft({ options: { ...defaultOptions, loadFormat: 'dummy', seed: -2 } });
@@ -129,5 +150,44 @@ describe('topology draft', () => {
     expect(parseBuckets('1 2, 4')).toEqual({ ok: true, value: [1, 2, 4] });
     expect(parseBuckets('')).toMatchObject({ ok: false });
     expect(parseBuckets('1, x')).toMatchObject({ ok: false, error: expect.stringMatching(/"x" is not a positive whole number/) });
+  });
+
+  it('refuses a model directory the agent refused or cannot serve yet, before launch', () => {
+    const agents = [agent('g', 2)];
+    const d = draft({ options: { ...defaultOptions, modelDir: '/models/does-not-exist' } });
+    d.assignments = autoAssign(d, agents);
+    const at = (i: Inspection) => evaluateDraft(d, agents, { [inspectKey('g', '/models/does-not-exist')]: i });
+    const refused = at(inspected({ status: 'refused', reason: '/models/does-not-exist does not exist on this host', config: null, roles: [] }));
+    expect(refused.problems).toEqual(['model directory on agent g: /models/does-not-exist does not exist on this host']);
+    expect(refused.spec).toBeNull();
+    const configOnly = at(inspected({ status: 'config-only', reason: 'config only: needs load format dummy (no *.safetensors weights in the directory)', weights: { present: false, files: 0, bytes: 0 } }));
+    expect(configOnly.problems).toEqual(['model directory on agent g: config only: needs load format dummy (no *.safetensors weights in the directory); choose Weights: dummy to run it with random weights']);
+    // With load format dummy the same directory launches: only its config (and tokenizer) is used.
+    d.options = { ...d.options, loadFormat: 'dummy' };
+    const dummy = at(inspected({ status: 'config-only', reason: 'config only: needs load format dummy', weights: { present: false, files: 0, bytes: 0 } }));
+    expect(dummy.problems).toEqual([]);
+    expect(dummy.spec).toMatchObject({ loadFormat: 'dummy', modelDir: '/models/does-not-exist' });
+    expect(at(inspected()).warnings).toContain('load format dummy: the safetensors in /models/does-not-exist on agent g are not loaded; every rank generates random weights');
+    expect(at(inspected({ status: 'refused', reason: 'config.json: invalid config', config: null, roles: [] })).problems).toEqual(['model directory on agent g: config.json: invalid config (load format dummy still needs a valid config.json)']);
+    d.options = { ...d.options, loadFormat: 'auto' };
+    const noTokenizer = at(inspected({ roles: ['ffn'], reason: 'no tokenizer (tokenizer.json and tokenizer_config.json): only FFN ranks can run from this directory', tokenizer: { present: false, chatTemplate: false } }));
+    expect(noTokenizer.problems).toEqual(['attention ranks cannot run from /models/does-not-exist on agent g: no tokenizer (tokenizer.json and tokenizer_config.json): only FFN ranks can run from this directory']);
+    expect(at({ state: 'failed', error: 'agent at ws://g:7700 is not connected' }).problems).toEqual(['cannot check /models/does-not-exist on agent g: agent at ws://g:7700 is not connected']);
+  });
+
+  it('warns when a placement oversubscribes a host: CPU ranks over cores, weights over memory', () => {
+    const small = agent('laptop', 0);
+    small.inventory!.cpu.cores = 2;
+    small.inventory!.memory.totalBytes = 16 * GiB;
+    const d = draft({ choice: 'custom', custom: '64A64F' });
+    d.assignments = autoAssign(d, [small]);
+    const ev = evaluateDraft(d, [small]);
+    expect(ev.problems).toEqual([]);
+    expect(ev.warnings).toContain('128 CPU ranks on agent laptop, which has 2 cores: the ranks would share cores and every step would be slow (use fewer ranks, or more agents)');
+    const one = draft({ choice: '1A1F', options: { ...defaultOptions, modelDir: '/models/q' } });
+    one.assignments = autoAssign(one, [small]);
+    const big = evaluateDraft(one, [small], { [inspectKey('laptop', '/models/q')]: inspected() });
+    expect(big.warnings).toContain('the CPU ranks on agent laptop need about 61.0 GiB of weights; the host has 16.0 GiB of memory');
+    expect(big.warnings.some((w) => w.includes('which has 2 cores'))).toBe(false);
   });
 });

@@ -16,6 +16,8 @@ import {
   type Topology,
 } from '@afd/shared';
 import { placementProblems } from '../../common/placementCheck.js';
+import { hostLoadWarnings, modelDirChecks } from './draftChecks.js';
+import { inspectKey, type Inspection } from './inspectStore.js';
 
 export const PRESETS = ['1A1F', '2A1F', '2A2F', '4A2F', '4A4F'] as const;
 export type TopologyChoice = (typeof PRESETS)[number] | 'custom' | 'colocated';
@@ -45,6 +47,8 @@ export interface DraftOptions {
   /** Comma-separated bucket sizes. */
   graphBuckets: string;
   stepDeadlineMs: number;
+  /** Static expert parallelism inside the FFN group (AFD option enableExpertParallel). */
+  expertParallel: boolean;
 }
 
 export interface Draft {
@@ -72,6 +76,7 @@ export const defaultOptions: DraftOptions = {
   graphPolicy: 'decode-only',
   graphBuckets: '1, 2, 4, 8, 16, 32, 64, 128',
   stepDeadlineMs: 5000,
+  expertParallel: false,
 };
 
 export interface DraftRank {
@@ -87,8 +92,10 @@ export interface DraftEvaluation {
   spec: LaunchSpecInput | null;
   /** Blocking problems, each naming what and why. */
   problems: string[];
-  /** Non-blocking remarks (e.g. two ranks on one GPU). */
+  /** Non-blocking remarks (e.g. two ranks on one GPU, more CPU ranks than cores). */
   warnings: string[];
+  /** What is still being checked (the model directory on an agent); blocks launch until answered. */
+  pending: string[];
 }
 
 export const rankKey = (r: DraftRank): string => `${r.role}:${r.rank}`;
@@ -162,10 +169,12 @@ export function parseBuckets(text: string): { ok: true; value: number[] } | { ok
   return { ok: true, value };
 }
 
-export function evaluateDraft(d: Draft, agents: readonly AgentInfo[]): DraftEvaluation {
+/** Checks the draft against the agents and what they said about the model directory (`inspections`). */
+export function evaluateDraft(d: Draft, agents: readonly AgentInfo[], inspections: Readonly<Record<string, Inspection>> = {}): DraftEvaluation {
   const { topology, ranks, problems } = draftRanks(d);
   const warnings: string[] = [];
-  if (problems.length > 0) return { topology, ranks, spec: null, problems, warnings };
+  const pending: string[] = [];
+  if (problems.length > 0) return { topology, ranks, spec: null, problems, warnings, pending };
   if (agents.filter((a) => a.state === 'connected').length === 0) {
     problems.push('no agent is connected: add one on the Agents screen');
   }
@@ -193,6 +202,14 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[]): DraftEval
     problems.push(`model directory "${o.modelDir}" must be an absolute path on the agent host (or empty for the built-in model)`);
   }
   const modelDir = o.modelDir.trim() === '' ? null : o.modelDir.trim();
+  const placed = placements.map((p) => ({ ...p, deviceIndex: p.deviceIndex ?? 0 }));
+  const dirChecks = modelDirChecks(modelDir ?? '', placed, inspections, o.loadFormat);
+  problems.push(...dirChecks.problems);
+  warnings.push(...dirChecks.warnings);
+  pending.push(...dirChecks.pending);
+  const firstAgent = placed[0]?.agentId;
+  const seen = modelDir && firstAgent ? inspections[inspectKey(firstAgent, modelDir)] : undefined;
+  warnings.push(...hostLoadWarnings(placed, agents, seen?.state === 'done' ? seen.result : null));
   const weights = { loadFormat: o.loadFormat, seed: o.seed };
   let spec: LaunchSpecInput;
   if (d.choice === 'colocated') {
@@ -214,6 +231,7 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[]): DraftEval
         computeGateOnAttention: o.computeGateOnAttention,
         cudaGraph: { policy: o.graphPolicy, ...(buckets.ok ? { batchBuckets: buckets.value } : {}) },
         stepDeadlineMs: o.stepDeadlineMs,
+        enableExpertParallel: o.expertParallel,
       },
     };
   }
@@ -224,5 +242,5 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[]): DraftEval
       if (!problems.includes(msg)) problems.push(msg);
     }
   }
-  return { topology, ranks, spec: problems.length === 0 ? spec : null, problems, warnings };
+  return { topology, ranks, spec: problems.length === 0 && pending.length === 0 ? spec : null, problems, warnings, pending };
 }

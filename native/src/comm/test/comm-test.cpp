@@ -15,6 +15,8 @@
 #include "comm/frame.h"
 #include "comm/tcp-connector.h"
 #include "comm/test/harness.h"
+#include "comm/test/old-build-peer.h"
+#include "comm/test/ports.h"
 #include "comm/topology.h"
 
 using namespace afd::comm;
@@ -43,27 +45,6 @@ TcpConnectorConfig config(const std::string& topo, int rank, int basePort) {
   c.rendezvousTimeoutMs = 5000;
   c.model = shape();
   return c;
-}
-
-// A free base port with `count` consecutive free ports (bind test; races are unlikely).
-int freeBasePort(int count) {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    Listener probe("127.0.0.1", 0);
-    int base = probe.port();
-    if (base + count > 65535) continue;
-    probe.close();
-    bool ok = true;
-    std::vector<std::unique_ptr<Listener>> held;
-    for (int i = 0; i < count && ok; ++i) {
-      try {
-        held.push_back(std::make_unique<Listener>("127.0.0.1", base + i));
-      } catch (const CommError&) {
-        ok = false;
-      }
-    }
-    if (ok) return base;
-  }
-  throw std::runtime_error("no free port range");
 }
 
 // Fake FFN compute: out = 2 * x + layer.
@@ -236,7 +217,7 @@ TEST(control_payload_matches_the_typescript_encoder) {
 }
 
 TEST(loopback_1a1f_dbo_steps) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpFfnConnector ffn(config("1A1F", 0, port));
   std::atomic<bool> stop{false};
   std::atomic<int> steps{0};
@@ -254,7 +235,7 @@ TEST(loopback_1a1f_dbo_steps) {
 }
 
 TEST(loopback_3a2f_idle_peers_are_called_into_steps) {
-  int port = freeBasePort(2);
+  int port = afdtest::freeBasePort(2);
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<TcpFfnConnector>> ffns;
   std::vector<std::thread> servers;
@@ -282,7 +263,7 @@ TEST(loopback_3a2f_idle_peers_are_called_into_steps) {
 }
 
 TEST(start_order_ffn_after_attention) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpAttentionConnector a(config("1A1F", 0, port));
   std::thread client([&] { a.connect(nullptr); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // attention retries meanwhile
@@ -296,7 +277,7 @@ TEST(start_order_ffn_after_attention) {
 }
 
 TEST(bootstrap_blob_travels_after_the_handshake_and_steps_follow) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpFfnConnector ffn(config("1A1F", 0, port));
   TcpAttentionConnector a(config("1A1F", 0, port));
   std::vector<uint8_t> got;
@@ -344,7 +325,7 @@ static std::unique_ptr<TcpLink> dialAndAccept(TcpFfnConnector& ffn, TcpAttention
 }
 
 TEST(bootstrap_missing_is_a_protocol_error_naming_the_connector) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpFfnConnector ffn(config("1A1F", 0, port));
   TcpAttentionConnector a(config("1A1F", 0, port));
   std::unique_ptr<TcpLink> link = dialAndAccept(ffn, a);
@@ -353,7 +334,7 @@ TEST(bootstrap_missing_is_a_protocol_error_naming_the_connector) {
 }
 
 TEST(tcp_attention_rank_of_a_device_connector_ffn_names_the_connector) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpFfnConnector ffn(config("1A1F", 0, port));
   TcpAttentionConnector a(config("1A1F", 0, port));
   a.adopt(dialAndAccept(ffn, a));  // connector tcp: no bootstrap is read
@@ -364,7 +345,7 @@ TEST(tcp_attention_rank_of_a_device_connector_ffn_names_the_connector) {
 }
 
 TEST(bootstrap_reply_travels_back_to_the_ffn_rank) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpFfnConnector ffn(config("1A1F", 0, port));
   TcpAttentionConnector a(config("1A1F", 0, port));
   std::vector<uint8_t> reply(200);
@@ -388,7 +369,7 @@ TEST(bootstrap_reply_travels_back_to_the_ffn_rank) {
 
 TEST(bootstrap_reply_of_the_wrong_kind_or_size_is_a_protocol_error) {
   for (const bool tooLarge : {false, true}) {
-    int port = freeBasePort(1);
+    int port = afdtest::freeBasePort(1);
     TcpFfnConnector ffn(config("1A1F", 0, port));
     TcpAttentionConnector a(config("1A1F", 0, port));
     std::unique_ptr<TcpLink> link = dialAndAccept(ffn, a);
@@ -411,7 +392,7 @@ TEST(bootstrap_reply_of_the_wrong_kind_or_size_is_a_protocol_error) {
 }
 
 TEST(rendezvous_timeout_names_the_address) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpConnectorConfig c = config("1A1F", 0, port);
   c.rendezvousTimeoutMs = 300;
   TcpAttentionConnector a(c);
@@ -421,13 +402,13 @@ TEST(rendezvous_timeout_names_the_address) {
 }
 
 TEST(port_in_use_is_a_clear_error) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpFfnConnector first(config("1A1F", 0, port));
   CHECK_THROWS(TcpFfnConnector(config("1A1F", 0, port)), CommErrorKind::kConfig, "in use");
 }
 
 TEST(ffn_host_that_is_not_local_binds_every_interface) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpConnectorConfig c = config("1A1F", 0, port);
   c.ffnHosts = {"192.0.2.1"};  // TEST-NET-1: never an address of this machine
   TcpFfnConnector ffn(c);
@@ -437,7 +418,7 @@ TEST(ffn_host_that_is_not_local_binds_every_interface) {
 }
 
 TEST(handshake_rejects_wrong_topology_and_gate) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   std::atomic<bool> stop{false};
   TcpFfnConnector ffn(config("1A1F", 0, port));
   std::thread server = acceptInBackground(ffn, stop);
@@ -454,7 +435,7 @@ TEST(handshake_rejects_wrong_topology_and_gate) {
 }
 
 TEST(stranger_on_the_port_is_ignored) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   std::atomic<bool> stop{false};
   TcpFfnConnector ffn(config("1A1F", 0, port));
   std::thread server([&] { serveFfn(ffn, stop, nullptr); });
@@ -472,7 +453,7 @@ TEST(stranger_on_the_port_is_ignored) {
 // handshake with a reason naming both versions, never joined to step with a payload layout
 // it reads differently (the 2A2F "control payload has 0 stages" failure).
 TEST(peer_of_another_wire_version_is_refused_at_the_handshake) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   std::atomic<bool> stop{false};
   TcpFfnConnector ffn(config("1A1F", 0, port));
   std::thread server = acceptInBackground(ffn, stop);  // ends kStopped below
@@ -484,26 +465,13 @@ TEST(peer_of_another_wire_version_is_refused_at_the_handshake) {
       if (t.joinable()) t.join();
     }
   } join{stop, server};
-  Socket old = connectWithRetry("127.0.0.1", port, Deadline::afterMs(2000), nullptr, "ffn");
-  FrameHeader hello;
-  hello.version = static_cast<uint16_t>(kWireVersion - 1);
-  hello.kind = FrameKind::kHello;
-  uint8_t bytes[kFrameHeaderBytes];
-  encodeFrameHeader(hello, bytes);
-  ::send(old.fd(), bytes, kFrameHeaderBytes, MSG_NOSIGNAL);
-  old.recvAll(bytes, kFrameHeaderBytes, Deadline::afterMs(5000), nullptr, "ffn", "the reject");
-  FrameHeader reply;
-  std::string problem = decodeFrameHeader(bytes, &reply);
-  CHECK_MSG(problem.empty(), problem);
-  CHECK(reply.kind == FrameKind::kReject);
-  std::string reason(reply.byteLength, '\0');
-  old.recvAll(reason.data(), reason.size(), Deadline::afterMs(5000), nullptr, "ffn", "the reason");
+  const std::string reason = afdtest::refusalOfOldBuild(port, FrameKind::kHello);
   CHECK_MSG(reason.find("wire version " + std::to_string(kWireVersion)) != std::string::npos, reason);
   CHECK(ffn.peersJoined() == 0);
 }
 
 TEST(stalled_ffn_fails_the_step_within_the_deadline) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpConnectorConfig c = config("1A1F", 0, port);
   c.stepDeadlineMs = 300;
   TcpFfnConnector ffn(c);
@@ -532,7 +500,7 @@ TEST(stalled_ffn_fails_the_step_within_the_deadline) {
 }
 
 TEST(killed_ffn_is_reported_at_once) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   auto ffn = std::make_unique<TcpFfnConnector>(config("1A1F", 0, port));
   std::atomic<bool> stop{false};
   std::thread server([&] {
@@ -557,7 +525,7 @@ TEST(killed_ffn_is_reported_at_once) {
 }
 
 TEST(lost_attention_peer_is_reported_to_the_ffn) {
-  int port = freeBasePort(1);
+  int port = afdtest::freeBasePort(1);
   TcpFfnConnector ffn(config("2A1F", 0, port));
   std::atomic<bool> stop{false};
   std::string error;

@@ -1,0 +1,2 @@
+#!/usr/bin/env node
+require('./run-bundle.cjs')('afd-bench.cjs');

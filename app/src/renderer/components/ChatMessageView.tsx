@@ -1,0 +1,138 @@
+/**
+ * One Playground message: the author and stage (a stopped reply says "stopped", with the
+ * tokens it produced), the text (assistant replies as markdown; user text as typed), the
+ * per-message timings, and its actions: copy, regenerate (replies), edit and resend
+ * (user messages).
+ */
+import { memo, useEffect, useState, type KeyboardEvent } from 'react';
+import { copyText } from '../lib/clipboard.js';
+import { formatClock, formatMs, formatRate } from '../lib/format.js';
+import { isLive } from '../stores/conversations.js';
+import type { ChatMessage } from '../stores/chatStore.js';
+import { Markdown } from './Markdown.js';
+
+function ElapsedClock({ since }: { since: number }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 100);
+    return () => clearInterval(t);
+  }, []);
+  return (
+    <span className="mono" data-testid="elapsed-clock">
+      {formatClock(now - since)}
+    </span>
+  );
+}
+
+const STAGE_KIND: Record<ChatMessage['stage'], string> = { queued: 'warn', prefill: 'info', decode: 'info', done: 'ok', stopped: 'warn', error: 'err' };
+
+function Stats({ m }: { m: ChatMessage }) {
+  const s = m.stats!;
+  return (
+    <div className="stats" data-testid="msg-stats">
+      <span title="time to first token">TTFT {formatMs(s.ttftMs)}</span>
+      <span title="tokens per second after the first token">decode {formatRate(s.decodeTokensPerSecond)}</span>
+      <span title="mean / 95th percentile inter-token latency">
+        ITL {formatMs(s.meanItlMs)} / p95 {formatMs(s.p95ItlMs)}
+      </span>
+      <span data-testid="msg-tokens">
+        {s.numOutputTokens} {s.numOutputTokens === 1 ? 'token' : 'tokens'}
+        {m.stage === 'stopped' ? ' before the stop' : ''}
+        {s.numPromptTokens !== undefined ? ` (prompt ${s.numPromptTokens})` : ''}
+      </span>
+      <span>total {formatMs(s.totalMs)}</span>
+    </div>
+  );
+}
+
+export interface ChatMessageActions {
+  onRegenerate(id: string): void;
+  onEdit(id: string, text: string): void;
+  /** Whether a new reply may start (none running). */
+  canReply: boolean;
+}
+
+export const ChatMessageView = memo(function ChatMessageView({ m, actions }: { m: ChatMessage; actions: ChatMessageActions }) {
+  const live = isLive(m);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [copied, setCopied] = useState(false);
+  // Chat replies are markdown; a raw completion's continuation and the user's text show as typed.
+  const markdown = m.role === 'assistant' && m.mode === 'chat' && m.content !== '';
+  const who = m.role === 'user' ? (m.mode === 'chat' ? 'you' : 'prompt') : m.mode === 'chat' ? 'assistant' : 'completion';
+  const copy = async (): Promise<void> => {
+    setCopied(await copyText(m.content));
+    setTimeout(() => setCopied(false), 1500);
+  };
+  const onEditKey = (e: KeyboardEvent<HTMLTextAreaElement>): void => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      setEditing(null);
+    } else if (e.key === 'Enter' && !e.shiftKey && editing !== null) {
+      e.preventDefault();
+      actions.onEdit(m.id, editing);
+      setEditing(null);
+    }
+  };
+  return (
+    <div className={`msg ${m.role}`} data-testid={`msg-${m.role}`} data-stage={m.stage}>
+      <div className="role">
+        <span>{who}</span>
+        {m.role === 'assistant' && (
+          <span className={`badge ${STAGE_KIND[m.stage]}`} data-testid="msg-stage">
+            {m.stage}
+          </span>
+        )}
+        {m.role === 'assistant' && live && <ElapsedClock since={m.startedAtMs} />}
+        <span className="spacer" />
+        {!live && editing === null && (
+          <span className="msg-actions">
+            <button className="btn small" onClick={() => void copy()} aria-label={`Copy this ${who} message`} data-testid="msg-copy" disabled={m.content === ''}>
+              {copied ? 'Copied' : 'Copy'}
+            </button>
+            {m.role === 'assistant' && (
+              <button className="btn small" onClick={() => actions.onRegenerate(m.id)} disabled={!actions.canReply} aria-label="Regenerate this reply" data-testid="msg-regenerate">
+                Regenerate
+              </button>
+            )}
+            {m.role === 'user' && (
+              <button className="btn small" onClick={() => setEditing(m.content)} disabled={!actions.canReply} aria-label="Edit and resend this message" data-testid="msg-edit">
+                Edit
+              </button>
+            )}
+          </span>
+        )}
+      </div>
+      {editing !== null ? (
+        <div className="msg-edit">
+          <textarea aria-label="Edited message (Enter resends, Esc cancels)" data-testid="msg-edit-input" rows={3} value={editing} autoFocus onChange={(e) => setEditing(e.target.value)} onKeyDown={onEditKey} />
+          <div className="row">
+            <button
+              className="btn primary small"
+              data-testid="msg-resend"
+              onClick={() => {
+                actions.onEdit(m.id, editing);
+                setEditing(null);
+              }}
+            >
+              Resend
+            </button>
+            <button className="btn small" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
+            <span className="muted small">The replies after this message are replaced.</span>
+          </div>
+        </div>
+      ) : (
+        <div className={`content${markdown ? ' rendered' : ''}`} data-testid="msg-content">
+          {markdown ? <Markdown text={m.content} /> : m.content || (live ? <span className="muted">…</span> : '')}
+        </div>
+      )}
+      {m.error && (
+        <div className={m.stage === 'error' ? 'msg-error' : 'muted small'} data-testid="msg-error">
+          {m.error}
+        </div>
+      )}
+      {m.stats && <Stats m={m} />}
+    </div>
+  );
+});

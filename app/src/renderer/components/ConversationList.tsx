@@ -1,0 +1,83 @@
+/** The Playground's chats: new, switch, rename (double-click or F2) and delete (two clicks), most recent first. */
+import { useState, type KeyboardEvent } from 'react';
+import { useShallow } from 'zustand/react/shallow';
+import { useChat } from '../AppContext.js';
+import { isLive } from '../stores/conversations.js';
+
+export function ConversationList() {
+  const list = useChat(
+    useShallow((s) =>
+      [...s.conversations]
+        .sort((a, b) => b.updatedAtMs - a.updatedAtMs)
+        .map((c) => `${c.id}\u0000${c.title}\u0000${c.messages.length}\u0000${c.messages.some((m) => m.role === 'assistant' && isLive(m)) ? 1 : 0}`),
+    ),
+  );
+  const activeId = useChat((s) => s.activeId);
+  const { newConversation, selectConversation, renameConversation, deleteConversation } = useChat((s) => s);
+  const [renaming, setRenaming] = useState<{ id: string; text: string } | null>(null);
+  // Deleting takes a second click on the same button, so one slip loses nothing.
+  const [confirming, setConfirming] = useState<string | null>(null);
+  const finishRename = (): void => {
+    if (renaming) renameConversation(renaming.id, renaming.text);
+    setRenaming(null);
+  };
+  const onRenameKey = (e: KeyboardEvent<HTMLInputElement>): void => {
+    if (e.key === 'Enter') finishRename();
+    else if (e.key === 'Escape') setRenaming(null);
+  };
+  return (
+    <nav className="panel conversations" aria-label="Chats" data-testid="conversations">
+      <div className="row">
+        <h3 style={{ margin: 0 }}>Chats</h3>
+        <span className="spacer" />
+        <button className="btn small" onClick={newConversation} data-testid="chat-new" title="Start a new chat">
+          New
+        </button>
+      </div>
+      <ul>
+        {list.map((row) => {
+          const [id, title, count, running] = row.split('\u0000') as [string, string, string, string];
+          const active = id === activeId;
+          return (
+            <li key={id} className={active ? 'active' : ''} data-testid="conversation" data-title={title}>
+              {renaming?.id === id ? (
+                <input aria-label="Chat name (Enter keeps, Esc cancels)" data-testid="conversation-rename-input" value={renaming.text} autoFocus onChange={(e) => setRenaming({ id, text: e.target.value })} onKeyDown={onRenameKey} onBlur={finishRename} />
+              ) : (
+                <button
+                  className="conversation-title"
+                  aria-current={active ? 'true' : undefined}
+                  onClick={() => selectConversation(id)}
+                  onDoubleClick={() => setRenaming({ id, text: title })}
+                  onKeyDown={(e) => e.key === 'F2' && setRenaming({ id, text: title })}
+                  title={`${title} (${count} messages; double-click or F2 to rename)`}
+                  data-testid="conversation-open"
+                >
+                  <span className="ellipsis">{title}</span>
+                  {running === '1' && <span className="badge info">live</span>}
+                </button>
+              )}
+              <span className="conversation-actions">
+                <button className="btn small" onClick={() => setRenaming({ id, text: title })} aria-label={`Rename chat ${title}`} data-testid="conversation-rename">
+                  Rename
+                </button>
+                <button
+                  className="btn small danger"
+                  onClick={() => {
+                    if (confirming !== id) return setConfirming(id);
+                    setConfirming(null);
+                    void deleteConversation(id);
+                  }}
+                  onBlur={() => setConfirming((c) => (c === id ? null : c))}
+                  aria-label={confirming === id ? `Really delete chat ${title}` : `Delete chat ${title}`}
+                  data-testid="conversation-delete"
+                >
+                  {confirming === id ? 'Really delete?' : 'Delete'}
+                </button>
+              </span>
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
+  );
+}

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import type { LaunchProgress, RankState } from '@afd/shared';
+import { frozenReason, launchName, notReadyText, STALE_AFTER_MS } from './launchText.js';
+
+const rank = (role: RankState['role'], r: number): RankState => ({ role, rank: r, agentId: 'a', state: 'ready', pid: 1, apiUrl: null, progress: null, exitCode: null, message: null });
+const launch = (state: LaunchProgress['state'], message: string | null = null): LaunchProgress => ({ launchId: 'L', state, ranks: [rank('ffn', 0), rank('attention', 0), rank('attention', 1)], routerUrl: null, message, cleanup: null });
+
+describe('what screens say about a launch', () => {
+  it('names it', () => {
+    expect(launchName(launch('running'))).toBe('2A1F');
+    expect(launchName({ ranks: [rank('colocated', 0)] })).toBe('1 colocated replica');
+  });
+
+  it('says why the Playground cannot chat, in grammatical English, and nothing before it knows', () => {
+    expect(notReadyText(null, false)).toBeNull();
+    expect(notReadyText(null, true)).toBe('No topology is running. Launch one to chat with it.');
+    expect(notReadyText(launch('running'), true)).toBeNull();
+    expect(notReadyText(launch('failed', 'ffn rank 0 on agent a exited with code 1: port in use'), true)).toBe('The topology failed: ffn rank 0 on agent a exited with code 1: port in use');
+    expect(notReadyText(launch('stopped'), true)).toBe('The topology is stopped. Launch it again to chat.');
+    expect(notReadyText(launch('launching'), true)).toMatch(/^The topology is launching/);
+  });
+
+  it('says when the Dashboard shows history', () => {
+    const t = 1_000_000;
+    expect(frozenReason(launch('running'), 'L', t, t + 500)).toBeNull();
+    expect(frozenReason(launch('stopped'), 'L', t, t + 500)).toMatch(/^The topology is stopped: these are its last metrics/);
+    expect(frozenReason(launch('running'), 'L', t, t + STALE_AFTER_MS + 2000)).toMatch(/^No metrics for 5 s/);
+    expect(frozenReason(launch('running'), 'OLD', t, t)).toMatch(/an earlier launch/);
+    expect(frozenReason(null, 'OLD', t, t)).toMatch(/an earlier launch/);
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * What of the Playground survives a reload, and how it is read back: conversations
+ * (messages with their stats, not the per-chunk arrival times), the active one, mode,
+ * system prompt and sampling. Stored values are validated field by field, so one bad
+ * conversation or a half-typed number does not lose the rest. A reply that was still
+ * streaming when the page went away comes back as stopped, with what it had so far.
+ */
+import { z } from 'zod';
+import { isLive, MAX_CONVERSATIONS, type ChatMessage, type ChatMode, type Conversation, type Sampling } from './conversations.js';
+
+/** The persisted part of the chat store. */
+export interface PersistedChats {
+  mode: ChatMode;
+  systemPrompt: string;
+  sampling: Sampling;
+  conversations: Conversation[];
+  activeId: string;
+}
+
+export const defaultSampling: Sampling = { temperature: 0.7, topP: 1, topK: 0, maxTokens: 128, seed: null };
+
+/** Said on a reply the page was reloaded under. */
+export const INTERRUPTED = 'the page was reloaded before this reply finished; it shows the text received until then';
+
+const num = z.number().nullable().optional();
+const statsSchema = z
+  .object({ ttftMs: num, decodeTokensPerSecond: num, meanItlMs: num, p95ItlMs: num, numOutputTokens: z.number(), numPromptTokens: num, totalMs: z.number() })
+  .transform((s) => Object.fromEntries(Object.entries(s).filter(([, v]) => v !== null && v !== undefined)) as unknown as ChatMessage['stats']);
+
+const messageSchema = z.object({
+  id: z.string().min(1),
+  role: z.enum(['system', 'user', 'assistant']),
+  content: z.string(),
+  stage: z.enum(['queued', 'prefill', 'decode', 'done', 'stopped', 'error']),
+  chatId: z.string().nullable(),
+  startedAtMs: z.number(),
+  stats: statsSchema.nullable().catch(null),
+  error: z.string().nullable(),
+  mode: z.enum(['chat', 'completion']),
+});
+
+const conversationSchema = z.object({
+  id: z.string().min(1),
+  title: z.string(),
+  renamed: z.boolean().catch(false),
+  createdAtMs: z.number(),
+  updatedAtMs: z.number(),
+  messages: z.array(z.unknown()),
+});
+
+/** Per field: a value that does not parse keeps the current one. */
+function field<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
+  const r = schema.safeParse(value);
+  return r.success ? r.data : fallback;
+}
+
+/** The state to keep (JSON-safe; numbers being typed, NaN, are stored as the default). */
+export function persistChats(s: PersistedChats): PersistedChats {
+  const finite = (v: number, d: number): number => (Number.isFinite(v) ? v : d);
+  return {
+    mode: s.mode,
+    systemPrompt: s.systemPrompt,
+    sampling: {
+      temperature: finite(s.sampling.temperature, defaultSampling.temperature),
+      topP: finite(s.sampling.topP, defaultSampling.topP),
+      topK: finite(s.sampling.topK, defaultSampling.topK),
+      maxTokens: finite(s.sampling.maxTokens, defaultSampling.maxTokens),
+      seed: s.sampling.seed !== null && Number.isFinite(s.sampling.seed) ? s.sampling.seed : null,
+    },
+    conversations: s.conversations.slice(0, MAX_CONVERSATIONS).map((c) => ({ ...c, messages: c.messages.map((m) => ({ ...m, chunkTimesMs: [] })) })),
+    activeId: s.activeId,
+  };
+}
+
+/**
+ * Reads stored chats over the current state. Returns the merged state and the chat ids
+ * of replies that were streaming when the page went away (the service may still run
+ * them: the caller stops them).
+ */
+export function restoreChats(stored: unknown, current: PersistedChats): { state: PersistedChats; interrupted: string[] } {
+  const o = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>;
+  const interrupted: string[] = [];
+  const sampling = (o['sampling'] ?? {}) as Record<string, unknown>;
+  const conversations: Conversation[] = [];
+  for (const raw of Array.isArray(o['conversations']) ? o['conversations'] : []) {
+    const c = conversationSchema.safeParse(raw);
+    if (!c.success) continue;
+    const messages: ChatMessage[] = [];
+    for (const m of c.data.messages) {
+      const parsed = messageSchema.safeParse(m);
+      if (!parsed.success) continue;
+      const msg: ChatMessage = { ...parsed.data, chunkTimesMs: [] };
+      if (isLive(msg)) {
+        if (msg.chatId) interrupted.push(msg.chatId);
+        messages.push({ ...msg, stage: 'stopped', error: INTERRUPTED });
+      } else messages.push(msg);
+    }
+    conversations.push({ ...c.data, messages });
+  }
+  const list = conversations.length > 0 ? conversations : current.conversations;
+  const activeId = field(z.string(), o['activeId'], current.activeId);
+  return {
+    interrupted,
+    state: {
+      mode: field(z.enum(['chat', 'completion']), o['mode'], current.mode),
+      systemPrompt: field(z.string().max(100_000), o['systemPrompt'], current.systemPrompt),
+      sampling: {
+        temperature: field(z.number().min(0).max(2), sampling['temperature'], current.sampling.temperature),
+        topP: field(z.number().gt(0).max(1), sampling['topP'], current.sampling.topP),
+        topK: field(z.int().min(0), sampling['topK'], current.sampling.topK),
+        maxTokens: field(z.int().min(1), sampling['maxTokens'], current.sampling.maxTokens),
+        seed: field(z.int().min(0).max(0xffffffff).nullable(), sampling['seed'], current.sampling.seed),
+      },
+      conversations: list,
+      activeId: list.some((c) => c.id === activeId) ? activeId : list[0]!.id,
+    },
+  };
+}

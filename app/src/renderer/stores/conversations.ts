@@ -1,0 +1,121 @@
+/**
+ * The Playground's conversations as plain data: messages with their streaming state and
+ * per-message stats, titles, and the requests a send, a regenerate or an edit-and-resend
+ * makes from a conversation's history. No store, no bridge: the chat store uses these.
+ */
+import type { BridgeRequestInput } from '@afd/shared';
+import type { MessageStats } from '../lib/streamStats.js';
+
+export type ChatMode = 'chat' | 'completion';
+export type MessageStage = 'queued' | 'prefill' | 'decode' | 'done' | 'stopped' | 'error';
+
+export interface ChatMessage {
+  id: string;
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  /** Assistant messages: where generation is. */
+  stage: MessageStage;
+  /** Service chat id once known. */
+  chatId: string | null;
+  /** Wall clock at send (epoch ms), for the elapsed clock. */
+  startedAtMs: number;
+  /** Arrival of each text chunk, ms since chat.start (service clock); not kept in storage. */
+  chunkTimesMs: number[];
+  stats: MessageStats | null;
+  /** Why it failed (stage error), or a note on how it ended. */
+  error: string | null;
+  /** Chat message or raw completion prompt/continuation. */
+  mode: ChatMode;
+}
+
+export interface Conversation {
+  id: string;
+  title: string;
+  /** The user named it: sending no longer retitles it. */
+  renamed: boolean;
+  createdAtMs: number;
+  updatedAtMs: number;
+  messages: ChatMessage[];
+}
+
+export interface Sampling {
+  temperature: number;
+  topP: number;
+  topK: number;
+  maxTokens: number;
+  /** Empty = random. */
+  seed: number | null;
+}
+
+/** Messages kept per conversation. */
+export const MAX_MESSAGES = 200;
+/** Conversations kept; the least recently used go first. */
+export const MAX_CONVERSATIONS = 100;
+export const UNTITLED = 'New chat';
+
+export const LIVE_STAGES: readonly MessageStage[] = ['queued', 'prefill', 'decode'];
+export const isLive = (m: Pick<ChatMessage, 'stage'>): boolean => LIVE_STAGES.includes(m.stage);
+
+let seq = 0;
+export const newId = (prefix: string): string => `${prefix}${Date.now().toString(36)}${(seq++).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+
+export function newConversation(nowMs: number): Conversation {
+  return { id: newId('c'), title: UNTITLED, renamed: false, createdAtMs: nowMs, updatedAtMs: nowMs, messages: [] };
+}
+
+/** A title from the first line of the first message (at most 48 characters). */
+export function titleFrom(text: string): string {
+  const line = text.trim().split('\n', 1)[0]!.trim();
+  if (line === '') return UNTITLED;
+  return line.length > 48 ? `${line.slice(0, 47)}…` : line;
+}
+
+export function userMessage(text: string, mode: ChatMode, nowMs: number): ChatMessage {
+  return { id: newId('m'), role: 'user', content: text, stage: 'done', chatId: null, startedAtMs: nowMs, chunkTimesMs: [], stats: null, error: null, mode };
+}
+
+export function replyTo(user: ChatMessage, nowMs: number): ChatMessage {
+  return { ...user, id: newId('m'), role: 'assistant', content: '', stage: 'queued', startedAtMs: nowMs, error: null };
+}
+
+export function validateSampling(s: Sampling): string | null {
+  if (!(s.temperature >= 0 && s.temperature <= 2)) return 'temperature must be between 0 and 2';
+  if (!(s.topP > 0 && s.topP <= 1)) return 'top-p must be in (0, 1]';
+  if (!Number.isInteger(s.topK) || s.topK < 0) return 'top-k must be a whole number >= 0 (0 = off)';
+  if (!Number.isInteger(s.maxTokens) || s.maxTokens < 1) return 'max tokens must be a whole number >= 1';
+  if (s.seed !== null && (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > 0xffffffff)) return 'seed must be a whole number from 0 to 4294967295, or empty';
+  return null;
+}
+
+/**
+ * The chat.start request for a reply to the last message of `history` (a user message):
+ * a chat over the conversation's chat messages (failed replies left out), or a raw
+ * completion of that prompt.
+ */
+export function replyRequest(history: readonly ChatMessage[], systemPrompt: string, sampling: Sampling): BridgeRequestInput<'chat.start'> {
+  const last = history.at(-1);
+  if (!last || last.role !== 'user') throw new Error('console bug: a reply needs a user message to answer');
+  if (last.mode === 'completion') return { mode: 'completion', prompt: last.content, sampling };
+  const messages = history
+    .filter((m) => m.mode === 'chat' && (m.role === 'user' || (m.role === 'assistant' && m.content !== '' && m.stage !== 'error')))
+    .map((m) => ({ role: m.role, content: m.content }));
+  const system = systemPrompt.trim() ? [{ role: 'system' as const, content: systemPrompt.trim() }] : [];
+  return { mode: 'chat', messages: [...system, ...messages], sampling };
+}
+
+/** The history a regenerate of `replyId` answers again: up to and including the user message before it. */
+export function historyBefore(messages: readonly ChatMessage[], replyId: string): ChatMessage[] | string {
+  const i = messages.findIndex((m) => m.id === replyId);
+  if (i < 0) return 'that reply is no longer in this conversation';
+  let j = i - 1;
+  while (j >= 0 && messages[j]!.role !== 'user') j--;
+  if (j < 0) return 'there is no message before this reply to answer again';
+  return messages.slice(0, j + 1);
+}
+
+/** The history an edit of user message `userId` resends: what came before it, then the edited message. */
+export function historyEdited(messages: readonly ChatMessage[], userId: string, text: string): ChatMessage[] | string {
+  const i = messages.findIndex((m) => m.id === userId);
+  if (i < 0 || messages[i]!.role !== 'user') return 'that message is no longer in this conversation';
+  return [...messages.slice(0, i), { ...messages[i]!, content: text }];
+}

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import type { LaunchProgress } from '@afd/shared';
+import { createFakeBridge } from '../testing/fakeBridge.js';
+import { createLaunchStore } from './launchStore.js';
+
+const progress: LaunchProgress = { launchId: 'L1', state: 'failed', ranks: [], routerUrl: null, message: 'ffn rank 0 on agent b exited with code 1: port in use', cleanup: { state: 'done', stopped: ['agent a: attention 0'], problems: [] } };
+
+describe('launch store', () => {
+  it('knows nothing until the service answered, then knows there is no launch', async () => {
+    const bridge = createFakeBridge();
+    bridge.handle('launch.get', () => ({ launch: null }));
+    const store = createLaunchStore(bridge);
+    expect(store.getState()).toMatchObject({ loaded: false, progress: null });
+    await store.getState().refresh();
+    expect(store.getState()).toMatchObject({ loaded: true, progress: null });
+  });
+
+  it('follows pushes, and keeps an action failure for the banner', async () => {
+    const bridge = createFakeBridge();
+    bridge.handle('topology.stop', () => {
+      throw new Error('agent b: stop failed: connection closed');
+    });
+    const store = createLaunchStore(bridge);
+    bridge.emit('launch.progress', progress);
+    expect(store.getState()).toMatchObject({ loaded: true, progress: { state: 'failed', cleanup: { stopped: ['agent a: attention 0'] } } });
+    await store.getState().stop();
+    expect(store.getState()).toMatchObject({ busy: null, error: 'agent b: stop failed: connection closed' });
+  });
+});

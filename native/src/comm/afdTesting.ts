@@ -1,0 +1,84 @@
+/**
+ * Helpers of the in-process AFD tests (afdMatrix, afdExpertParallel): the step loop one
+ * attention rank runs, the work each rank of a topology gets, and a topology of native
+ * FfnServers and AttentionLinks over loopback TCP that is always torn down.
+ */
+import type { StepResult } from '@afd/shared';
+import type { Engine } from '../engine.js';
+import { buildStepPlan, type PlanSeq } from '../enginePlan.js';
+import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeFfnServer } from '../index.js';
+import { freePortBlock } from './ports.js';
+
+/** Engine options of the tiny test models (one thread: several engines share the box). */
+export const afdEngineOpts = { threads: 1, kvBlockSize: 4, numKvBlocks: 64 };
+
+/** Prefill of the sequences, then `decodes` greedy decode steps; returns every step's result (with logits). */
+export async function runSteps(engine: Engine, seqs: number[][], blocks: number[][], stageSplit: number, decodes: number): Promise<StepResult[]> {
+  const out: StepResult[] = [];
+  const cached = seqs.map(() => 0);
+  let next = seqs.map((s) => s);
+  for (let step = 0; step <= decodes; step++) {
+    const plan: PlanSeq[] = next.map((ids, i) => ({ tokenIds: ids, numCached: cached[i]!, blockTable: blocks[i]! }));
+    const r = await engine.step(buildStepPlan(plan, { stageSplit: Math.min(stageSplit, seqs.length), returnLogits: true }));
+    out.push(r);
+    next.forEach((ids, i) => (cached[i]! += ids.length));
+    next = next.map((_, i) => [r.tokenIds[i]!]);
+  }
+  return out;
+}
+
+/** One attention rank's work: its sequences, block tables and DBO split. */
+export interface RankWork {
+  a: number;
+  seqs: number[][];
+  blocks: number[][];
+  stageSplit: number;
+}
+
+/**
+ * Even ranks run two sequences (two DBO stages when dbo), rank 1 runs one (one stage next
+ * to its block mate's two); the others stay idle and are called in.
+ */
+export function busyWork(numAttention: number, dbo: boolean): RankWork[] {
+  const busy = Array.from({ length: numAttention }, (_, a) => a).filter((a) => a % 2 === 0 || a === 1);
+  return busy.map((a) => {
+    const seqs = a === 1 ? [[7, 3, 9 + a]] : [[5 + a, 11, 2, 8], [1, 4 + a, 6]];
+    const blocks = seqs.map((_, i) => [2 * i + 10 * a + 1, 2 * i + 10 * a + 2]);
+    return { a, seqs, blocks, stageSplit: dbo ? 1 : 2 };
+  });
+}
+
+/**
+ * Joins attention engines (attention role) and FFN engines (ffn role) into `topology` over
+ * loopback TCP, runs `body`, then shuts the topology down (each FFN loop must end on the
+ * shutdown flag) and always frees every link, server and engine.
+ */
+export async function withAfdTopology(
+  topology: string,
+  attn: Engine[],
+  ffn: Engine[],
+  extra: Omit<AfdLinkOptions, 'topology' | 'rank' | 'basePort'>,
+  body: (servers: NativeFfnServer[], links: NativeAttentionLink[]) => Promise<void>,
+): Promise<void> {
+  const addon = loadAddon();
+  // Expert parallelism: FFN rank f also listens on base + y + f.
+  const base = await freePortBlock(ffn.length * (extra.expertParallel ? 2 : 1));
+  const opts = (rank: number): AfdLinkOptions => ({ stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000, ...extra, topology, rank, basePort: base });
+  const servers: NativeFfnServer[] = [];
+  const links: NativeAttentionLink[] = [];
+  try {
+    ffn.forEach((e, f) => servers.push(new addon.FfnServer(e.nativeEngine, opts(f))));
+    attn.forEach((e, a) => links.push(new addon.AttentionLink(e.nativeEngine, opts(a))));
+    await Promise.all([...servers.map((s) => s.start()), ...links.map((l) => l.connect())]);
+    await body(servers, links);
+    for (const l of links) await l.close({ shutdown: true });
+    for (const s of servers) {
+      const reason = await s.wait();
+      if (!/shutdown requested|stopped/.test(reason)) throw new Error(`FFN loop ended with "${reason}" instead of the shutdown flag`);
+    }
+  } finally {
+    for (const l of links) await l.close({ shutdown: false });
+    for (const s of servers) await s.stop();
+    [...attn, ...ffn].forEach((e) => e.close());
+  }
+}

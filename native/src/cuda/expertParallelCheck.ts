@@ -1,0 +1,56 @@
+/**
+ * GPU check of expert parallelism (npm run test:gpu): 2A2F with both FFN ranks (and both
+ * attention ranks) on one GPU, connector tcp (the group's exchange is host-staged), each
+ * FFN rank holding half of the experts, against the colocated CUDA engine: greedy tokens
+ * equal, logits within the CUDA tolerance (the source rank sums the expert outputs on the
+ * host, the colocated engine on the device), with the gate on either side and DBO stages.
+ */
+import { rm } from 'node:fs/promises';
+import { relativeError } from '../checkpoint/golden.js';
+import { buildLoadSpec } from '../checkpoint/loadSpec.js';
+import { afdEngineOpts, busyWork, runSteps, withAfdTopology } from '../comm/afdTesting.js';
+import { Engine } from '../engine.js';
+import { roleSpec, writeTinyModel } from '../engineTesting.js';
+import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
+
+/** backend: 'cuda' in the GPU suite ('cpu' runs the same check without a GPU). */
+export async function expertParallelChecks(backend: 'cuda' | 'cpu' = 'cuda'): Promise<GpuCheck[]> {
+  const dir = await writeTinyModel('qwen3_moe', 23);
+  const opts = { ...afdEngineOpts, backend };
+  const checks: GpuCheck[] = [];
+  try {
+    const colocated = await Engine.load(await roleSpec(dir, 'colocated'), opts);
+    try {
+      for (const gate of [false, true]) {
+        const attnSpec = await roleSpec(dir, 'attention', gate);
+        const attn = await Promise.all([0, 1].map(() => Engine.load(attnSpec, opts)));
+        const ffn = await Promise.all(
+          [0, 1].map(async (rank) => Engine.load((await buildLoadSpec(dir, 'ffn', { computeGateOnAttention: gate, expertParallel: { rank, numRanks: 2 } })).spec, opts)),
+        );
+        let detail = '';
+        let passed = false;
+        await withAfdTopology('2A2F', attn, ffn, { expertParallel: true }, async () => {
+          const work = busyWork(2, true);
+          const got = await Promise.all(work.map((w) => runSteps(attn[w.a]!, w.seqs, w.blocks, w.stageSplit, 3)));
+          let same = true;
+          let worst = 0;
+          for (const [i, w] of work.entries()) {
+            const ref = await runSteps(colocated, w.seqs, w.blocks, w.seqs.length, 3);
+            ref.forEach((r, s) => {
+              same &&= Array.from(r.tokenIds).join(',') === Array.from(got[i]![s]!.tokenIds).join(',');
+              worst = Math.max(worst, relativeError(got[i]![s]!.logits!, r.logits!));
+            });
+          }
+          passed = same && worst <= cudaLogitTolerance;
+          detail = `tokens ${same ? 'equal' : 'differ'}; worst logits relError ${worst.toExponential(2)}`;
+        });
+        checks.push({ suite: 'engine', name: `expert parallel 2A2F on one GPU (tcp, host-staged exchange), gate on attention ${gate}, DBO`, passed, detail });
+      }
+    } finally {
+      colocated.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return checks;
+}

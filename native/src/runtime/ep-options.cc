@@ -1,0 +1,28 @@
+#include "runtime/ep-options.h"
+
+#include <algorithm>
+
+namespace afd {
+
+bool expertParallelOn(const AfdConnectorOptions& options, const comm::TcpConnectorConfig& config) {
+  return options.expertParallel && config.topology.numFfn > 1;
+}
+
+comm::EpMeshConfig epMeshConfig(const comm::TcpConnectorConfig& c, const AfdConnectorOptions& o, const ModelConfig& m) {
+  comm::EpMeshConfig e;
+  e.numRanks = c.topology.numFfn;
+  e.rank = c.rank;
+  e.hosts = c.ffnHosts;
+  e.basePort = c.basePort + c.topology.numFfn;
+  e.listenHost = c.listenHost;
+  e.deadlineMs = std::max(1, c.stepDeadlineMs / 2);
+  e.rendezvousTimeoutMs = c.rendezvousTimeoutMs;
+  e.identity = "topology " + c.topology.name() + ", " + m.arch + " with " + std::to_string(m.numLayers) + " layers, hidden " +
+               std::to_string(m.hiddenSize) + ", " + std::to_string(m.numExperts) + " experts top-" +
+               std::to_string(m.numExpertsPerTok) + ", gate on " + (c.model.gateOnAttention ? "attention" : "FFN") + ", " +
+               std::to_string(c.model.activationBytes) + "-byte activations" +
+               ", rendezvous id \"" + o.rendezvousId + "\"";
+  return e;
+}
+
+}  // namespace afd
