@@ -114,7 +114,7 @@ test.describe(`two hosts${support.ok ? '' : ` (skipped: ${support.reason})`}`, (
     await page.getByTestId('preset-2A2F').check();
     for (const r of ['ffn rank 0', 'ffn rank 1']) await page.getByLabel(`Device of ${r}`).selectOption('host-a|cpu|0');
     for (const r of ['attention rank 0', 'attention rank 1']) await page.getByLabel(`Device of ${r}`).selectOption('host-b|cpu|0');
-    await expect(page.getByTestId('topology-ok')).toContainText('on 2 agent(s)');
+    await expect(page.getByTestId('topology-ok')).toContainText('on 2 agents');
     await page.getByTestId('launch-button').click();
     await expect(page.getByTestId('launch-state')).toHaveText('running', { timeout: 120_000 });
     await expect(page.getByTestId('rank-ffn-0')).toContainText('host-a');
