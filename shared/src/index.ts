@@ -2,6 +2,7 @@
 export * from './engine/step.js';
 export * from './util/issues.js';
 export * from './util/plural.js';
+export * from './util/wordList.js';
 export * from './topology/spec.js';
 export * from './topology/mapping.js';
 export * from './config/afdConfig.js';
@@ -14,6 +15,7 @@ export * from './protocol/inventory.js';
 export * from './protocol/modelInspect.js';
 export * from './protocol/launch.js';
 export * from './protocol/launchOptions.js';
+export * from './protocol/servedModel.js';
 export * from './protocol/agent.js';
 export * from './topology/plan.js';
 export * from './topology/expertPlacement.js';

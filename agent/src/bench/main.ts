@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { registerServeBench } from './serveCommand.js';
 import { registerDecodeBench } from './decode.js';
 import { registerCpuEngineBench } from './cpuEngine.js';
+import { registerDemoEval } from './demoEval.js';
 import { registerDelayRelay } from './delayRelayCommand.js';
 import { registerTwoHostsBench } from './twoHosts.js';
 
@@ -14,6 +15,7 @@ export function buildBenchProgram(): Command {
   registerServeBench(program);
   registerDecodeBench(program);
   registerCpuEngineBench(program);
+  registerDemoEval(program);
   registerDelayRelay(program);
   registerTwoHostsBench(program);
   return program;

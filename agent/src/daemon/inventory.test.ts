@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inventorySchema } from '@afd/shared';
 import { cpuOnlyFallback } from '../probe/runProbe.js';
-import { buildInventory, cudaVersionString, findLocalModels, InventorySource } from './inventory.js';
+import { buildInventory, cudaVersionString, findLocalModels, launchableModels, InventorySource } from './inventory.js';
 
 describe('inventory', () => {
   it('always lists the CPU first and validates against the protocol schema', () => {
@@ -52,6 +52,29 @@ describe('inventory', () => {
         { name: 'tiny', dir: join(dir, 'tiny') },
       ]);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lists the demo model first when this install has it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'afd-models-'));
+    const saved = process.env['AFD_DEMO_MODEL_DIR'];
+    try {
+      const demo = join(dir, 'demo');
+      mkdirSync(demo);
+      for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) writeFileSync(join(demo, f), '{}');
+      mkdirSync(join(dir, 'home', 'tiny'), { recursive: true });
+      writeFileSync(join(dir, 'home', 'tiny', 'config.json'), '{}');
+      process.env['AFD_DEMO_MODEL_DIR'] = demo;
+      expect(launchableModels(join(dir, 'home'))).toEqual([
+        { name: 'afd-demo-moe', dir: demo },
+        { name: 'tiny', dir: join(dir, 'home', 'tiny') },
+      ]);
+      process.env['AFD_DEMO_MODEL_DIR'] = 'none';
+      expect(launchableModels(join(dir, 'home')).map((m) => m.name)).toEqual(['tiny']);
+    } finally {
+      if (saved === undefined) delete process.env['AFD_DEMO_MODEL_DIR'];
+      else process.env['AFD_DEMO_MODEL_DIR'] = saved;
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -1,13 +1,15 @@
 /**
  * The host as `inventory.get` reports it: OS facts from node:os, devices from the native
  * probe run in a child process (a broken GPU stack degrades to CPU only, with the reason),
- * and the models found under $AFD_HOME/models.
+ * and the models it can launch: the demo model when this install has it, and those under
+ * $AFD_HOME/models.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { arch, availableParallelism, cpus, freemem, hostname, platform, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { ProbeResult } from '@afd/native';
 import type { Device, Inventory } from '@afd/shared';
+import { demoModelName, findDemoModelDir } from '../model/demoModel.js';
 import { runProbeInChild, type ProbeOutcome } from '../probe/runProbe.js';
 import { afdHome } from './tokenFile.js';
 
@@ -38,6 +40,17 @@ export function findLocalModels(dir: string): Inventory['models'] {
       return { name: e.name, dir: join(dir, e.name), ...(numExperts ? { numExperts } : {}) };
     })
     .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The demo model (when present) and the model folders under `dir`. */
+export function launchableModels(dir: string): Inventory['models'] {
+  let demo: string | null = null;
+  try {
+    demo = findDemoModelDir();
+  } catch {
+    // a wrong AFD_DEMO_MODEL_DIR is reported where the model is used, not in the inventory
+  }
+  return [...(demo ? [{ name: demoModelName, dir: demo }] : []), ...findLocalModels(dir).filter((m) => m.dir !== demo)];
 }
 
 /** Builds the inventory from a probe result (pure apart from node:os reads). */
@@ -80,7 +93,7 @@ export function buildInventory(probe: ProbeResult, degraded: string | undefined,
     },
     libraries: { cublas: probe.cublas, cublasLt: probe.cublasLt, nccl: probe.nccl },
     cudaError: degraded ?? probe.cudaError,
-    models: findLocalModels(modelsDir),
+    models: launchableModels(modelsDir),
     advertiseHost,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Launching real role processes through a real agent over its socket: colocated and 2A2F
- * on the CPU backend with the built-in tiny model, readiness, logs, metrics, the front
+ * on the CPU backend with the built-in model, readiness, logs, metrics, the front
  * router, a crashed rank reported with its exit status, and no process left after the
  * agent stops.
  */
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchSpecSchema, type AgentEvent, type LaunchSpecInput, type TopologyState } from '@afd/shared';
 import type { AgentClient } from './AgentClient.js';
 import { connectRecording, isAlive, pidsMentioning, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
+import { defaultServedModelName } from '../model/defaultModel.js';
 
 let agent: StartedAgent;
 let client: AgentClient;
@@ -148,7 +149,7 @@ describe('launching through the agent socket', { timeout: 180_000 }, () => { // 
     const res = await fetch(`${s.routerUrl}/v1/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tiny-qwen3-moe', prompt: 'hello', max_tokens: 4, temperature: 0 }),
+      body: JSON.stringify({ model: defaultServedModelName(), prompt: 'hello', max_tokens: 4, temperature: 0 }),
     });
     expect(res.status).toBe(200);
     // Leave it running: the agent's shutdown must stop it (checked in afterAll), and no rank

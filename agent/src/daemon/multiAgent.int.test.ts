@@ -8,6 +8,7 @@ import { launchSpecSchema, type AgentEvent, type TopologyState } from '@afd/shar
 import { freePortBlock } from '@afd/native/ports';
 import { AgentClient } from './AgentClient.js';
 import { startAgent, type StartedAgent } from '../testing/AgentProcess.js';
+import { defaultServedModelName } from '../model/defaultModel.js';
 
 const agents: StartedAgent[] = [];
 const clients: AgentClient[] = [];
@@ -64,7 +65,7 @@ describe('a topology across two agents', () => {
     const res = await fetch(`${states[1]!.routerUrl}/v1/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tiny-qwen3-moe', prompt: 'hi', max_tokens: 3, temperature: 0 }),
+      body: JSON.stringify({ model: defaultServedModelName(), prompt: 'hi', max_tokens: 3, temperature: 0 }),
     });
     expect(res.status).toBe(200);
   }, 240_000);

@@ -1,6 +1,6 @@
 /**
  * Restart of a failed 2A2F launch on the same rendezvous ports, with real role processes
- * (CPU backend, built-in tiny model). Regression: a relaunch once came up with both FFN
+ * (CPU backend, the built-in model). Regression: a relaunch once came up with both FFN
  * ranks joined by a rank of another start (a stale reconnect loop, or another launch on
  * the same ports), which then sent them the shutdown flag; they exited 0 and the new
  * attention ranks failed their handshake. Each start now carries its own rendezvous id:
@@ -15,6 +15,7 @@ import { freePortBlock } from '@afd/native/ports';
 import type { AgentClient } from './AgentClient.js';
 import { connectRecording, isAlive, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
 import { testAddonPath } from '../testing/agentBundle.js';
+import { defaultServedModelName } from '../model/defaultModel.js';
 
 let agent: StartedAgent;
 let client: AgentClient;
@@ -112,7 +113,7 @@ describe('restart of a failed 2A2F launch', { timeout: 600_000 }, () => { // rea
       const res = await fetch(`${state()!.routerUrl}/v1/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'tiny-qwen3-moe', prompt: 'hello', max_tokens: 3, temperature: 0 }),
+        body: JSON.stringify({ model: defaultServedModelName(), prompt: 'hello', max_tokens: 3, temperature: 0 }),
       });
       expect(res.status, `round ${round}`).toBe(200);
       expect(state()!.ranks.map((r) => `${r.role}${r.rank}:${r.state}`).sort()).toEqual(ranks);

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isAlive, pidsMentioning } from '../testing/AgentProcess.js';
 import { startLaunch, type StartedLaunch } from '../testing/LaunchProcess.js';
+import { defaultServedModelName } from '../model/defaultModel.js';
 
 let launch: StartedLaunch | undefined;
 const home = mkdtempSync(join(tmpdir(), 'afd-launch-home-'));
@@ -28,7 +29,7 @@ describe('afd-agent launch', () => {
     const res = await fetch(`${launch.api}/v1/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tiny-qwen3-moe', prompt: 'hello', max_tokens: 3, temperature: 0 }),
+      body: JSON.stringify({ model: defaultServedModelName(), prompt: 'hello', max_tokens: 3, temperature: 0 }),
     });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { choices: unknown[] }).choices).toHaveLength(1);

@@ -1,22 +1,29 @@
 /**
- * The built-in default model: $AFD_HOME/models/tiny-qwen3-moe, made on first use by
- * make-model (qwen3_moe/tiny, seed 0). `npm start` and `afd-agent role` without --model
- * call ensureDefaultModel. Safe when several processes race to create it.
+ * The built-in default model, what `npm start`, `generate`, `launch`, `serve` and `role`
+ * use without --model: the demo model (demoModel.ts) where this install carries it, else
+ * the random tiny Qwen3-MoE in $AFD_HOME/models/tiny-qwen3-moe, made on first use by
+ * make-model (qwen3_moe/tiny, seed 0; safe when several processes race to create it).
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildLoadSpec } from '@afd/native/checkpoint';
 import { afdHome } from '../daemon/tokenFile.js';
+import { demoModelName, findDemoModelDir } from './demoModel.js';
 import { makeModel, makeModelVersion, markerFileName, OutDirExistsError, type ModelMarker } from './makeModel.js';
 
-/** Folder name of the default model under $AFD_HOME/models. */
-export const defaultModelName = 'tiny-qwen3-moe';
+/** Folder name of the random tiny model under $AFD_HOME/models. */
+export const tinyModelName = 'tiny-qwen3-moe';
 const defaultModelRecipe = { arch: 'qwen3_moe', preset: 'tiny', seed: 0 } as const;
 
-/** Where the default model lives for an AFD home folder. */
-export function defaultModelDir(home: string = afdHome()): string {
-  return join(home, 'models', defaultModelName);
+/** Where the random tiny model lives for an AFD home folder. */
+export function tinyModelDir(home: string = afdHome()): string {
+  return join(home, 'models', tinyModelName);
+}
+
+/** The name the default model is served under (its folder name): the demo model's when present. */
+export function defaultServedModelName(env: NodeJS.ProcessEnv = process.env): string {
+  return findDemoModelDir(env) ? demoModelName : tinyModelName;
 }
 
 /** True when `dir` holds the current default model, complete and valid. */
@@ -38,15 +45,28 @@ async function isCurrentDefault(dir: string): Promise<boolean> {
   }
 }
 
-/**
- * Make sure the default model exists under `home` ($AFD_HOME, else ~/.afd) and return
- * its directory. Creates it (a few seconds on 2 cores) when missing, outdated or damaged.
- */
+/** Which model the default is. */
+export type DefaultModelKind = 'demo' | 'tiny';
+
+/** The default model's folder: the demo model when present, else the tiny one (made when missing). */
 export async function ensureDefaultModel(
   home: string = afdHome(),
   opts: { onProgress?: (bytesDone: number, bytesTotal: number) => void } = {},
+): Promise<{ dir: string; created: boolean; kind: DefaultModelKind }> {
+  const demo = findDemoModelDir();
+  if (demo) return { dir: demo, created: false, kind: 'demo' };
+  return { ...(await ensureTinyModel(home, opts)), kind: 'tiny' };
+}
+
+/**
+ * Make sure the random tiny model exists under `home` ($AFD_HOME, else ~/.afd) and return
+ * its directory. Creates it (a few seconds on 2 cores) when missing, outdated or damaged.
+ */
+export async function ensureTinyModel(
+  home: string = afdHome(),
+  opts: { onProgress?: (bytesDone: number, bytesTotal: number) => void } = {},
 ): Promise<{ dir: string; created: boolean }> {
-  const dir = defaultModelDir(home);
+  const dir = tinyModelDir(home);
   if (await isCurrentDefault(dir)) return { dir, created: false };
   // Replace only a damaged or outdated copy; when none exists, a racing maker wins cleanly.
   const force = existsSync(dir);

@@ -1,5 +1,5 @@
 /**
- * The colocated role as a real process on the real CPU engine with the built-in tiny model
+ * The colocated role as a real process on the real CPU engine with the built-in model
  * (created on first use in a temp AFD_HOME): events, the official openai client, a
  * 64-concurrent streaming load with no errors and no leaked KV blocks, afd-bench serve,
  * and a graceful SIGTERM.

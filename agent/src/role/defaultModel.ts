@@ -1,21 +1,18 @@
 /**
- * The built-in default model: a deterministic tiny Qwen3-MoE checkpoint (with the real
- * Qwen3 tokenizer) in $AFD_HOME/models/tiny-qwen3-moe, written by make-model on first use.
+ * The built-in model for the role, generate, serve and launch commands without --model:
+ * model/defaultModel.ts decides (the demo model where this install has it, else the
+ * random tiny one, created on first use); this adapter reports what it did.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { makeModel } from '../model/makeModel.js';
-import { defaultModelDir } from './roleSettings.js';
+import { ensureDefaultModel as ensureDefault } from '../model/defaultModel.js';
 
-/** Returns the default model directory, creating the checkpoint when it is missing. */
+/** Returns the default model directory, creating the tiny checkpoint when it is the default and missing. */
 export async function ensureDefaultModel(onMessage: (message: string) => void): Promise<string> {
-  const dir = defaultModelDir();
-  if (existsSync(join(dir, 'config.json')) && existsSync(join(dir, 'tokenizer.json'))) return dir;
-  onMessage(`creating the built-in tiny model in ${dir}`);
   try {
-    await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: dir, seed: 0, force: true, configOnly: false });
+    const { dir, created, kind } = await ensureDefault();
+    if (kind === 'tiny') onMessage(`${created ? 'created' : 'using'} the built-in tiny model with random weights in ${dir} (this install has no demo model)`);
+    else onMessage(`using the demo model in ${dir}`);
+    return dir;
   } catch (err) {
-    throw new Error(`could not create the built-in model in ${dir} (${(err as Error).message}); pass --model DIR with an HF checkpoint`);
+    throw new Error(`could not prepare the built-in model (${(err as Error).message}); pass --model DIR with an HF checkpoint`);
   }
-  return dir;
 }

@@ -51,7 +51,7 @@ export interface RoleSettings {
   role: ProcessRole;
   /** Validated AFD config (role, rank, topology, hosts, port, dbo, gate, graphs, deadline). */
   afd: AfdConfig;
-  /** Model directory; null = the built-in tiny model. */
+  /** Model directory; null = the built-in model. */
   modelDir: string | null;
   backend: 'cpu' | 'cuda' | 'auto';
   device: number;
@@ -163,9 +163,4 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
 /** $AFD_HOME (default ~/.afd). */
 export function afdHome(): string {
   return process.env['AFD_HOME'] ?? join(homedir(), '.afd');
-}
-
-/** Where the built-in tiny model lives. */
-export function defaultModelDir(): string {
-  return join(afdHome(), 'models', 'tiny-qwen3-moe');
 }

@@ -16,6 +16,7 @@ import type { EngineLike } from '../serving/engineLike.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
 import type { PromptEncoder } from '../serving/tokenizer/PromptEncoder.js';
 import { ensureDefaultModel } from './defaultModel.js';
+import { readServedModelInfo } from '../model/servedModelInfo.js';
 import type { EngineOpener } from './engineOpener.js';
 import type { FfnServerOpener, FfnServerLike } from './ffnServer.js';
 import { RoleEvents } from './RoleEvents.js';
@@ -103,12 +104,14 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
       engine = opened.engine;
       log.info(opened.description);
       const encoder = encoding ? await encoding : undefined;
+      const servedModelName = s.servedModelName ?? basename(modelDir);
       api = createApiServer({
         engine,
         tokenizer,
         ...(encoder ? { encoder } : {}),
-        servedModelName: s.servedModelName ?? basename(modelDir),
+        servedModelName,
         modelPath: modelDir,
+        modelInfo: await readServedModelInfo(modelDir, servedModelName),
         serving: s.serving,
         apiKey: s.apiKey,
         version: deps.version,

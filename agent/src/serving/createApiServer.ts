@@ -4,7 +4,7 @@
  * the API tests (with a fake engine).
  */
 import { Registry } from 'prom-client';
-import type { RankStats } from '@afd/shared';
+import type { RankStats, ServedModelInfo } from '@afd/shared';
 import type { Logger } from '../util/logger.js';
 import { OpenAiRoutes } from './api/openaiRoutes.js';
 import { RankHttpServer, type Readiness } from './api/RankHttpServer.js';
@@ -22,6 +22,8 @@ export interface ApiServerOptions {
   encoder?: PromptEncoder;
   servedModelName: string;
   modelPath: string;
+  /** What GET /v1/models says about the model beyond its name. */
+  modelInfo?: ServedModelInfo | undefined;
   serving: ServingOptions;
   apiKey?: string | undefined;
   version: string;
@@ -65,7 +67,7 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
     return serving.readiness;
   };
   const encoder = o.encoder ?? new InlineEncoder(o.tokenizer);
-  const openai = new OpenAiRoutes({ serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath });
+  const openai = new OpenAiRoutes({ serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath, modelInfo: o.modelInfo });
   const http =
     o.http ?? new RankHttpServer({ readiness, registry, stats: rankStats, serving: () => metrics.snapshot(), openai, apiKey: o.apiKey, version: o.version, log: o.log });
   http.attachOpenAi(openai);

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   planTopology,
+  servedModelFromModelsList,
   validateBridgeRequest,
   validateBridgeResponse,
   validateTopology,
@@ -19,6 +20,7 @@ import {
   type BridgeRequest,
   type BridgeResponse,
   type LaunchSpec,
+  type ServedModelInfo,
 } from '@afd/shared';
 import { AgentConnection } from './AgentConnection.js';
 import { ChatRunner, type PushFn } from './ChatRunner.js';
@@ -253,6 +255,8 @@ export class ConsoleService {
     if (!tracker) return;
     this.push('launch.progress', tracker.progress());
     if (tracker.needsCleanup) void this.cleanUpFailedLaunch(tracker);
+    const url = tracker.modelToFetch();
+    if (url) void this.fetchServedModel(tracker, url);
   }
 
   /**
@@ -266,6 +270,21 @@ export class ConsoleService {
     const { problems } = await this.stopAgents(tracker, 2000);
     tracker.endCleanup(problems);
     if (this.launch === tracker) this.push('launch.progress', tracker.progress());
+  }
+
+  /** Asks the running topology's API what it serves (name, parameters, description, example prompts), once per URL. */
+  private async fetchServedModel(tracker: LaunchTracker, url: string): Promise<void> {
+    tracker.setServedModel(url, null);
+    let model: ServedModelInfo | null = null;
+    try {
+      const res = await fetch(`${url.replace(/\/+$/, '')}/v1/models`, { signal: AbortSignal.timeout(5000) });
+      model = res.ok ? servedModelFromModelsList(await res.json()) : null;
+    } catch (err) {
+      this.log(`could not read ${url}/v1/models: ${(err as Error).message}`);
+    }
+    if (this.launch !== tracker) return;
+    tracker.setServedModel(url, model);
+    this.push('launch.progress', tracker.progress());
   }
 
   // ---- launch ----

@@ -3,7 +3,7 @@
  * agent reports only its own ranks (topology.state and rank.* events); this turns them
  * into one `launch.progress` payload for the renderer.
  */
-import { failureTail, prettyLogLine, type AgentEvent, type LaunchProgress, type LaunchSpec, type RankState } from '@afd/shared';
+import { failureTail, prettyLogLine, type AgentEvent, type LaunchProgress, type LaunchSpec, type RankState, type ServedModelInfo } from '@afd/shared';
 
 function key(role: string, rank: number): string {
   return `${role}:${rank}`;
@@ -26,6 +26,8 @@ export class LaunchTracker {
   private failure: string | null = null;
   private cleanup: LaunchProgress['cleanup'] = null;
   private endedBeforeCleanup = new Set<string>();
+  /** What the API at `url` said it serves (ConsoleService asks once the launch runs). */
+  private served: { url: string; model: ServedModelInfo | null } | null = null;
 
   constructor(
     readonly launchId: string,
@@ -135,8 +137,20 @@ export class LaunchTracker {
     for (const [k, r] of this.ranks) if (r.agentId === agentId && r.state !== 'failed') this.ranks.set(k, { ...r, state: 'exited' });
   }
 
+  /** The model the API at `url` serves (null: it did not say). */
+  setServedModel(url: string, model: ServedModelInfo | null): void {
+    this.served = { url, model };
+  }
+
+  /** The router URL whose model is not known yet, when running; else null. */
+  modelToFetch(): string | null {
+    const p = this.progress();
+    return p.state === 'running' && p.routerUrl && this.served?.url !== p.routerUrl ? p.routerUrl : null;
+  }
+
   /** A restart relaunches the same spec: forget failures and stops. */
   markRestarting(): void {
+    this.served = null;
     this.stopRequested = false;
     this.stoppedAgents.clear();
     this.launchError = null;
@@ -179,7 +193,8 @@ export class LaunchTracker {
     else state = 'launching';
     const message = state === 'failed' ? this.failure : null;
     const routerUrl = state === 'running' ? this.routerUrl() : null;
-    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup };
+    const model = routerUrl && this.served?.url === routerUrl ? this.served.model : null;
+    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model };
   }
 }
 

@@ -19,7 +19,7 @@ export interface BootOptions {
   /** Topology of the default launch (default 1A1F); "colocated" for a single whole-model rank. */
   topology?: string;
   backend?: 'auto' | 'cpu' | 'cuda';
-  /** null = built-in tiny model. */
+  /** null = the built-in model. */
   modelDir?: string | null;
   /** API port of the launch (0 = ephemeral). */
   apiPort?: number;
@@ -133,7 +133,7 @@ async function bootLocalAgent(opts: BootOptions, service: ConsoleService, announ
       const gpus = info.inventory?.devices.filter((d) => d.kind === 'cuda').length ?? 0;
       const topology = opts.topology ?? '1A1F';
       const spec = defaultLaunchSpec(topology, backend, gpus, opts.modelDir ?? null, opts.apiPort ?? 0);
-      say(`launching ${topology} with ${opts.modelDir ?? 'the built-in tiny model'} on ${backend === 'cuda' ? `CUDA (${gpus} GPU${gpus === 1 ? '' : 's'})` : 'the CPU'}`);
+      say(`launching ${topology} with ${opts.modelDir ?? 'the built-in model'} on ${backend === 'cuda' ? `CUDA (${gpus} GPU${gpus === 1 ? '' : 's'})` : 'the CPU'}`);
       // Progress goes to the UI; a failure is announced once (the progress push says it first).
       service.call('topology.launch', spec).catch((e: Error) => {
         const launchId = service.currentLaunch()?.launchId;

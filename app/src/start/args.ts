@@ -47,7 +47,7 @@ Starts the AFD console with a local agent and the built-in model launched as 1A1
   --no-agent          start no local agent (add remote agents on the Agents screen)
   --topology T        default launch: xAyF (default 1A1F) or "colocated"
   --backend B         auto | cpu | cuda (default auto: CUDA when the agent sees a GPU)
-  --model DIR         HF checkpoint directory (default: the built-in tiny model)
+  --model DIR         HF checkpoint directory (default: the built-in model: the demo model, else a random tiny one)
   --api-port N        port of the topology's OpenAI API (default 0 = any free port)
   --ca-file F         PEM of the CA that signed the agents' TLS certificates (wss:// agents
                       with a private CA)

@@ -34,10 +34,15 @@ Napi::Promise settleOnThread(Napi::Env env, std::function<std::string()> work, b
       outcome->text = e.what();
     }
     napi_status st = tsfn.BlockingCall(outcome, [deferred, returnsString](Napi::Env e, Napi::Function, Outcome* o) {
-      if (o->ok) {
-        deferred->Resolve(returnsString ? Napi::String::New(e, o->text) : e.Undefined());
-      } else {
-        deferred->Reject(Napi::Error::New(e, o->text).Value());
+      try {
+        if (o->ok) {
+          deferred->Resolve(returnsString ? Napi::String::New(e, o->text) : e.Undefined());
+        } else {
+          deferred->Reject(Napi::Error::New(e, o->text).Value());
+        }
+      } catch (const Napi::Error&) {
+        // The environment is being torn down (a process exiting with this promise still
+        // pending): nobody can observe the outcome, and throwing here would abort Node.
       }
       delete o;
     });

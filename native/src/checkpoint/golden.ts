@@ -64,6 +64,14 @@ export function defaultFixturesDir(): string {
   return fileURLToPath(new URL('../../../tools/golden/fixtures', import.meta.url));
 }
 
+/**
+ * models/ of this repository: a shipped model whose folder has a golden.json (the demo
+ * model's, written by tools/demo-model/train.py with transformers) is a fixture too.
+ */
+export function repositoryModelsDir(): string {
+  return fileURLToPath(new URL('../../../models', import.meta.url));
+}
+
 /** Load and validate one fixture folder. */
 export async function loadGoldenFixture(dir: string): Promise<GoldenFixture> {
   const path = join(dir, 'golden.json');

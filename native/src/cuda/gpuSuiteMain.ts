@@ -12,12 +12,15 @@ async function main(): Promise<void> {
   const fixturesDir = process.env['AFD_GOLDEN_DIR'] ?? join(dirname(process.argv[1] ?? '.'), '..', '..', 'golden', 'fixtures');
   // AFD_GPU_GROUPS: a comma list of groups (gpuSuiteGroups) to run, e.g. one per process.
   const groups = parseGpuSuiteGroups(process.env['AFD_GPU_GROUPS']);
+  // Some native waits (FfnServer.wait) do not keep the event loop alive: a check stuck in
+  // one must show as a stuck suite (the caller's timeout), not as an early, silent exit.
+  const keepAlive = setInterval(() => undefined, 1000);
   const report = await runGpuSuite({
     fixturesDir,
     seed: Number(process.env['AFD_GPU_SEED'] ?? 1),
     groups,
     onGroup: (g) => process.stderr.write(`gpu tests: running ${g}\n`),
-  });
+  }).finally(() => clearInterval(keepAlive));
   if (report.skipped) {
     console.log(`gpu tests: skipped: ${report.skipped}`);
   } else {

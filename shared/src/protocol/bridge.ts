@@ -7,6 +7,7 @@
  * The browser-mode wire envelope (`bridgeWireMessageSchema`) carries both over one socket.
  */
 import { z } from 'zod';
+import { servedModelInfoSchema } from './servedModel.js';
 import { topologyPlanSchema } from '../topology/plan.js';
 import { topologyInputSchema } from '../topology/spec.js';
 import { inventorySchema } from './inventory.js';
@@ -71,6 +72,8 @@ export const launchProgressSchema = z.object({
       problems: z.array(z.string()),
     })
     .nullable(),
+  /** The model the running topology serves (from its /v1/models); null before running or when it says nothing. */
+  model: servedModelInfoSchema.nullable().default(null),
 });
 export type LaunchProgress = z.infer<typeof launchProgressSchema>;
 

@@ -120,7 +120,7 @@ export const inventorySchema = z.object({
   }),
   /** Why no CUDA device is visible (or why the probe degraded to CPU); empty when devices were found. */
   cudaError: z.string(),
-  /** Models available on this host (e.g. the built-in tiny model). */
+  /** Models available on this host (the demo model, models under $AFD_HOME/models). */
   models: z.array(localModelSchema).default([]),
   /**
    * Address other hosts reach this agent's ranks at (`serve --advertise-host`, else its

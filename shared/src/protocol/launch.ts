@@ -33,8 +33,8 @@ export type RankPlacement = z.infer<typeof rankPlacementSchema>;
 const common = {
   /**
    * HF checkpoint directory on the agent hosts, an absolute path (an agent's working
-   * directory means nothing to the client that sends the spec); null = the built-in tiny
-   * model (created on demand).
+   * directory means nothing to the client that sends the spec); null = the built-in model
+   * (the demo model where the agent has it, else the random tiny one, created on demand).
    */
   modelDir: z
     .string()

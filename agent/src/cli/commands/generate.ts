@@ -39,7 +39,7 @@ export function registerGenerate(program: Command): void {
     .command('generate')
     .description('generate text from a prompt in this process (colocated) and report tokens/s')
     .requiredOption('--prompt <text>', 'the prompt')
-    .option('--model <dir>', 'HF checkpoint directory (default: the built-in tiny model)')
+    .option('--model <dir>', 'HF checkpoint directory (default: the built-in model: the demo model, else a random tiny one)')
     .option('--max-tokens <n>', 'tokens to generate', '64')
     .option('--temperature <t>', 'sampling temperature (0 = greedy)', '0')
     .option('--top-p <p>', 'nucleus sampling mass', '1')

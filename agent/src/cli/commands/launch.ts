@@ -81,7 +81,7 @@ export function registerLaunch(program: Command): void {
     .command('launch')
     .description('launch a topology on this host (and remote agents with --hosts), show progress, serve the OpenAI API; a dead rank is restarted; Ctrl-C drains and stops it')
     .option('--topology <xAyF|colocated[:N]>', 'AFD topology, e.g. 2A2F, or colocated:N whole-model replicas', '1A1F')
-    .option('--model <dir>', 'HF checkpoint directory (default: the built-in tiny model); a relative path is resolved against this directory')
+    .option('--model <dir>', 'HF checkpoint directory (default: the built-in model: the demo model, else a random tiny one); a relative path is resolved against this directory')
     .option('--api-port <n>', 'port of the OpenAI-compatible front router (0 = ephemeral)', parseIntOption('--api-port', 0, 65535), 8000)
     .option('--api-host <addr>', 'address the front router binds (non-loopback needs --api-key)', '127.0.0.1')
     .option('--api-key <key>', 'require "Authorization: Bearer <key>" on the OpenAI API (default: $AFD_API_KEY, else open)')
@@ -112,7 +112,7 @@ export function registerLaunch(program: Command): void {
     .option('--seed <n>', 'seed of dummy weights (default 0)', parseIntOption('--seed', 0, MAX_DUMMY_SEED))
     .action(async (opts: LaunchCliOptions) => {
       const model = opts.model === undefined ? undefined : resolve(opts.model);
-      if (model && !existsSync(model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in tiny model`);
+      if (model && !existsSync(model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in model`);
       const apiKey = opts.apiKey ?? (process.env['AFD_API_KEY'] || undefined);
       checkRouterBindPolicy(opts.apiHost, apiKey);
       const tokens = remoteTokens(opts.hosts ?? [], opts.tokenFile, readRemoteToken);

@@ -19,7 +19,7 @@ export function registerRole(program: Command): void {
     .command('role')
     .description('run one rank: colocated (whole model + OpenAI API), attention (API + attention half), or ffn (FFN half)')
     .argument('<role>', 'colocated | attention | ffn')
-    .option('--model <dir>', 'HF checkpoint directory (default: the built-in tiny model in $AFD_HOME/models)')
+    .option('--model <dir>', 'HF checkpoint directory (default: the built-in model: the demo model, else a random tiny one in $AFD_HOME/models)')
     .option('--topology <xAyF>', 'AFD topology, e.g. 2A1F (default 1A1F; ignored by colocated)')
     .option('--rank <n>', 'rank within its role (default 0)')
     .option('--backend <cpu|cuda>', 'compute backend (default: cuda when a device is visible, else cpu)')

@@ -1,6 +1,7 @@
 /** POST /v1/completions, POST /v1/chat/completions and GET /v1/models. */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toApiModelInfo, type ServedModelInfo } from '@afd/shared';
 import type { ServingEngine } from '../ServingEngine.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
 import type { ChatMessage } from '../tokenizer/ChatTemplate.js';
@@ -22,6 +23,8 @@ export interface OpenAiContext {
   servedModelName: string;
   /** Model directory (also accepted as `model`). */
   modelPath: string;
+  /** Name, parameters, description and example prompts (GET /v1/models field `afd`). */
+  modelInfo?: ServedModelInfo | undefined;
 }
 
 const nowS = (): number => Math.floor(Date.now() / 1000);
@@ -48,6 +51,7 @@ export class OpenAiRoutes {
           root: this.ctx.servedModelName, // never the model's directory: clients need not know this host's paths
           parent: null,
           max_model_len: this.ctx.serving.maxContextTokens,
+          ...(this.ctx.modelInfo ? { afd: toApiModelInfo(this.ctx.modelInfo) } : {}),
         },
       ],
     });

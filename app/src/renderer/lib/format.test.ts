@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatClock, formatMs, formatPercent, formatRate, progressDetail } from './format.js';
+import { formatBytes, formatClock, formatMs, formatParameters, formatPercent, formatRate, progressDetail } from './format.js';
 
 describe('format', () => {
   it('bytes with binary units', () => {
@@ -22,6 +22,12 @@ describe('format', () => {
     expect(formatPercent(0.0035)).toBe('0.35%');
     expect(formatPercent(0)).toBe('0.0%');
     expect(formatPercent(Number.NaN)).toBe('–');
+  });
+  it('parameter counts', () => {
+    expect(formatParameters(12_604_032)).toBe('12.6 M parameters');
+    expect(formatParameters(30_500_000_000)).toBe('31 B parameters');
+    expect(formatParameters(2_300)).toBe('2 K parameters');
+    expect(formatParameters(null)).toBe('');
   });
   it('clock', () => {
     expect(formatClock(0)).toBe('00:00.0');

@@ -46,3 +46,12 @@ export function progressDetail(p: { phase: string; bytesDone: number; bytesTotal
   if (p.phase === 'loading') return p.bytesTotal > 0 ? `${formatBytes(p.bytesDone)} / ${formatBytes(p.bytesTotal)}` : p.bytesDone > 0 ? `${formatBytes(p.bytesDone)} so far` : 'reading the checkpoint';
   return p.bytesTotal > 0 ? `${p.bytesDone} / ${p.bytesTotal}` : '';
 }
+
+/** 12_604_032 -> "12.6 M parameters"; null -> "" (unknown). */
+export function formatParameters(count: number | null | undefined): string {
+  if (count === null || count === undefined || !Number.isFinite(count)) return '';
+  if (count >= 1e9) return `${(count / 1e9).toFixed(count >= 1e10 ? 0 : 1)} B parameters`;
+  if (count >= 1e6) return `${(count / 1e6).toFixed(count >= 1e8 ? 0 : 1)} M parameters`;
+  if (count >= 1e3) return `${(count / 1e3).toFixed(0)} K parameters`;
+  return `${count} parameters`;
+}

@@ -11,6 +11,7 @@ import { Banner } from '../components/Banner.js';
 import { ChatMessageView, type ChatMessageActions } from '../components/ChatMessageView.js';
 import { ConversationList } from '../components/ConversationList.js';
 import { finishedReplyStats, MessageTimingsChart } from '../components/MessageTimingsChart.js';
+import { ModelHeader } from '../components/ModelHeader.js';
 import { SamplingControls } from '../components/SamplingControls.js';
 import { notReadyText } from '../lib/launchText.js';
 import { activeConversation } from '../stores/chatStore.js';
@@ -72,6 +73,15 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
           ))}
         </div>
       </div>
+      {!notReady && progress?.model && (
+        <ModelHeader
+          model={progress.model}
+          onExample={(m, t) => {
+            setMode(m);
+            setText(t);
+          }}
+        />
+      )}
       {notReady && (
         <div className="banner warn" role="status" data-testid="playground-not-ready">
           <div className="banner-text">{notReady}</div>

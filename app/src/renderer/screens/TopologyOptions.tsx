@@ -48,7 +48,7 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
       <div className="row" style={{ alignItems: 'flex-start' }}>
         <div className="model-field">
         <label>
-          Model directory on the agents (empty = built-in tiny model)
+          Model directory on the agents (empty = the built-in model)
           <input list="model-dirs" value={o.modelDir} onChange={(e) => set({ modelDir: e.target.value })} size={44} placeholder="/models/Qwen3-30B-A3B" data-testid="model-dir" />
           <datalist id="model-dirs">
             {models.map((m) => (

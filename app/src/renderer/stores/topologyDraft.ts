@@ -30,7 +30,7 @@ export interface Assignment {
 }
 
 export interface DraftOptions {
-  /** Empty = the built-in tiny model. */
+  /** Empty = the built-in model. */
   modelDir: string;
   /** Where the weights come from: the checkpoint (auto) or random ones generated on each rank (dummy). */
   loadFormat: LoadFormat;

@@ -1,0 +1,50 @@
+/**
+ * `npm start` with the demo model (models/afd-demo-moe, trained by tools/demo-model): the
+ * playground names it in its header, offers its example prompts, and its answer to one of
+ * them reads as English (most words in the wamerican dictionary list). Skipped while the
+ * checkpoint is not in the checkout.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { WordList } from '@afd/shared';
+import { screenshot } from '../support/flow.js';
+import { ROOT } from '../support/paths.js';
+import { startConsole, type StartedConsole } from '../support/processes.js';
+
+const demoDir = join(ROOT, 'models', 'afd-demo-moe');
+const wordListPath = '/usr/share/dict/american-english';
+const present = existsSync(join(demoDir, 'config.json'));
+
+let host: StartedConsole;
+test.beforeAll(async () => {
+  if (present) host = await startConsole([]);
+});
+test.afterAll(async () => {
+  await host?.stop();
+});
+
+test('the demo model answers in English and the playground names it', async ({ page }) => {
+  test.skip(!present, `no demo model at ${demoDir} (train it with tools/demo-model; see its NOTES.md)`);
+  expect(existsSync(wordListPath), `${wordListPath} is missing: apt-get install wamerican`).toBe(true);
+  const words = WordList.fromText(readFileSync(wordListPath, 'utf8'));
+  await page.goto(host.url);
+  await expect(page.getByTestId('launch-badge')).toHaveText('1A1F running', { timeout: 90_000 });
+  const header = page.getByTestId('model-header');
+  await expect(header.getByTestId('model-name')).toHaveText('afd-demo-moe');
+  await expect(header.getByTestId('model-description')).toContainText('demo model trained on');
+  await expect(header.getByTestId('model-parameters')).toContainText('M parameters');
+
+  await page.getByTestId('max-tokens').fill('48');
+  await page.getByTestId('temperature').fill('0');
+  await header.getByTestId('example-prompt').filter({ hasText: 'What is a lighthouse?' }).click();
+  await expect(page.getByTestId('chat-input')).toHaveValue('What is a lighthouse?');
+  await page.getByTestId('chat-send').click();
+  const reply = page.getByTestId('msg-assistant').last();
+  await expect(reply).toHaveAttribute('data-stage', 'done', { timeout: 90_000 });
+  const text = (await reply.getByTestId('msg-content').textContent()) ?? '';
+  const score = words.score(text);
+  expect(score.words, `reply: ${text}`).toBeGreaterThanOrEqual(4);
+  expect(score.inList / score.words, `reply: ${text}; not in the word list: ${score.missing.join(', ')}`).toBeGreaterThanOrEqual(0.8);
+  await screenshot(page, 'demo-model-playground');
+});

@@ -1,0 +1,157 @@
+"""Corpus preparation: parsers, phrasing, the held-out split and the corpus file.
+Standard library only. Run: python3 -m unittest discover -s tools/demo-model/tests"""
+import os
+import random
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import corpus_io  # noqa: E402
+from corpus import build, gcide, phrasing, prose, wordnet  # noqa: E402
+
+LIGHTHOUSE = (
+    'Lighthouse \\Light"house`\\ (l[imac]t"hous`), n.; pl.\n'
+    '   {Lighthouses} (l[imac]t"houz`[e^]z).\n'
+    "   A tower or other building with a powerful light at top,\n"
+    "   erected at the entrance of a port; a pharos.\n"
+    "   [1913 Webster]\n"
+)
+RUN = (
+    "Run \\Run\\ (r[u^]n), v. i. [imp. {Ran} (r[a^]n) or {Run}; p. p.\n"
+    "   {Run}; p. pr. & vb. n. {Running}.] [OE. rinnen, rennen.\n"
+    "   Cf. {Ember}, a., {Rennet}.]\n"
+    "   1. To move swiftly; -- said of things animate or inanimate;\n"
+    "      as, to run a race.\n"
+    "      [1913 Webster]\n"
+    "\n"
+    '                "Ha, ha, the fox!" and after him they ran, swiftly.\n'
+    "                                                  --Chaucer.\n"
+    "          [1913 Webster]\n"
+    "\n"
+    "   2. To flee, as from fear or danger. [Obs.]\n"
+    "      [1913 Webster]\n"
+)
+FROM_WORDNET = "oceanographer \\oceanographer\\ n.\n   A scientist who studies physical and biological aspects of\n   the seas.\n   [WordNet 1.5]\n"
+STRAY = 'Clarence \\Clar"ence\\, n.\n   A close four-wheeled carriage, with one seat inside, and a\n   seat for the driver.\n   [1913 Webster] Clarenceux\n'
+
+WN_LINE = "02814860 06 n 04 beacon 1 lighthouse 0 beacon_light 0 pharos 0 002 @ 04460130 n 0000 ! 01234567 n 0201 | a tower with a light that gives warning of shoals to passing ships; \"the beacon shone\"  "
+
+
+class GcideTest(unittest.TestCase):
+    def test_header_inflections_and_etymology_are_not_senses(self):
+        e = gcide.parse_article(LIGHTHOUSE)
+        self.assertEqual((e.headword, e.pos), ("Lighthouse", "n"))
+        self.assertEqual(e.definitions, ["A tower or other building with a powerful light at top, erected at the entrance of a port; a pharos."])
+        r = gcide.parse_article(RUN)
+        self.assertEqual(r.pos, "v")
+        self.assertEqual(r.definitions, ["To move swiftly; -- said of things animate or inanimate."])  # "; as," usage cut, [Obs.] sense dropped
+        self.assertEqual(r.quotes, ['"Ha, ha, the fox!" and after him they ran, swiftly.'])
+
+    def test_wordnet_derived_senses_and_stray_text_are_dropped(self):
+        self.assertIsNone(gcide.parse_article(FROM_WORDNET))
+        self.assertEqual(gcide.parse_article(STRAY).definitions, ["A close four-wheeled carriage, with one seat inside, and a seat for the driver."])
+
+    def test_base64_offsets(self):
+        self.assertEqual(gcide.b64_number("B"), 1)
+        self.assertEqual(gcide.b64_number("BA"), 64)
+
+
+class WordnetTest(unittest.TestCase):
+    def test_data_line(self):
+        s = wordnet.parse_data_line(WN_LINE, "n")
+        self.assertEqual(s.words, ["beacon", "lighthouse", "beacon light", "pharos"])
+        self.assertEqual(s.definition, "a tower with a light that gives warning of shoals to passing ships")
+        self.assertEqual(s.examples, ["the beacon shone"])
+        self.assertEqual(s.hypernyms, ["04460130"])
+        self.assertEqual(s.antonyms, {"lighthouse": ("01234567", 1)})
+        self.assertEqual(s.lexfile, 6)
+
+    def test_gloss_leading_parenthetical(self):
+        self.assertEqual(wordnet.split_gloss("(usually followed by `to') having the means; \"able to swim\""), ("having the means", ["able to swim"]))
+
+
+class PhrasingTest(unittest.TestCase):
+    def test_articles_and_answers(self):
+        self.assertEqual(phrasing.indefinite("apple"), "an")
+        self.assertEqual(phrasing.indefinite("unicorn"), "a")
+        self.assertEqual(phrasing.indefinite("hour"), "an")
+        rng = random.Random(0)
+        answers = {phrasing.define_answer(rng, "lighthouse", "n", "a tower with a light") for _ in range(40)}
+        self.assertIn("A lighthouse is a tower with a light.", answers)
+        lex = {"a", "tower"}
+        self.assertIn("A symphony is a stringed instrument.", {phrasing.define_answer(rng, "symphony", "n", "A stringed instrument.", lexicon=lex | {"stringed"}) for _ in range(40)})
+        self.assertIn("Paris is the chief city of France.", {phrasing.define_answer(rng, "Paris", "n", "The chief city of France.", lexicon={"the"}) for _ in range(40)})
+        self.assertIn("To run is to move fast.", {phrasing.define_answer(rng, "run", "v", "To move fast.") for _ in range(40)})
+        self.assertIn("Sandalwood tree is a parasitic tree.", {phrasing.define_answer(rng, "sandalwood tree", "n", "parasitic tree") for _ in range(40)})
+        self.assertEqual(phrasing.lower_first("UNESCO agency"), "UNESCO agency")
+
+    def test_questions_name_the_word(self):
+        rng = random.Random(1)
+        for pos in "nvar":
+            for _ in range(20):
+                self.assertIn("benevolent", phrasing.define_question(rng, "benevolent", pos, "a kind act"))
+
+
+class SplitTest(unittest.TestCase):
+    def test_wordnet_records_sharing_a_test_synset_are_held_out(self):
+        recs = [
+            build.chat("wn:n:lighthouse:def", "wordnet", [("q", "a")], "lighthouse", ["n1"]),
+            build.chat("wn:n:beacon:def", "wordnet", [("q", "a")], "beacon", ["n1"]),
+            build.chat("wn:n:tower:def", "wordnet", [("q", "a")], "tower", ["n2"]),
+            build.chat("gc:n:lighthouse:def", "gcide", [("q", "a")], "lighthouse"),
+            build.text("kjv:Genesis 1.0", "kjv", "In the beginning"),
+        ]
+        build.assign_splits(recs, ["lighthouse"])
+        self.assertEqual([r["split"] for r in recs[:4]], ["test", "test", "train", "train"])
+        self.assertIn(recs[4]["split"], ("train", "test"))
+
+    def test_merge_turns_keeps_every_message(self):
+        rng = random.Random(3)
+        recs = [build.chat(f"c{i}", "wordnet", [(f"q{i}", f"a{i}")], f"w{i}") for i in range(200)]
+        for r in recs:
+            r["split"] = "train"
+        merged = build.merge_turns(rng, recs)
+        users = sorted(m["content"] for r in merged for m in r["messages"] if m["role"] == "user")
+        self.assertEqual(users, sorted(f"q{i}" for i in range(200)))
+        self.assertLess(len(merged), 200)
+
+
+class ProseTest(unittest.TestCase):
+    def test_kjv_checks_its_size_and_passages_keep_verses_whole(self):
+        with self.assertRaises(RuntimeError):
+            prose.parse_kjv("\nGenesis 1\n\n  1 In the beginning God created the heaven and the earth.\n")
+        chapters = [prose.Chapter("Genesis", 1, ["a" * 700, "b" * 700, "c"])]
+        self.assertEqual([p for p, _ in prose.kjv_passages(chapters, 1200)], ["Genesis 1.0", "Genesis 1.1"])
+
+    def test_fortune_cleanup(self):
+        self.assertEqual(prose.clean_fortune("Hello there,\tworld.\n\t\t-- Someone\n"), "Hello there,    world.\n        -- Someone")
+        self.assertIsNone(prose.clean_fortune("| | | | |\n+-+-+-+-+\n| | | | |"))
+
+
+class CorpusFileTest(unittest.TestCase):
+    def test_round_trip_is_byte_reproducible(self):
+        recs = [{"kind": "chat", "id": "x", "split": "train", "source": "s", "messages": [{"role": "user", "content": "What is é?"}]}]
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a.jsonl.gz"), os.path.join(d, "b.jsonl.gz")
+            corpus_io.write(a, {"seed": 1}, recs)
+            corpus_io.write(b, {"seed": 1}, recs)
+            with open(a, "rb") as fa, open(b, "rb") as fb:
+                self.assertEqual(fa.read(), fb.read())
+            meta, back = corpus_io.read(a)
+            self.assertEqual((meta["seed"], back), (1, recs))
+
+    def test_render_matches_the_template_format(self):
+        msgs = [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]
+        self.assertEqual(corpus_io.render_chat(msgs), "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n")
+        self.assertTrue(corpus_io.render_chat(msgs[:2], add_generation_prompt=True).endswith("<|im_start|>assistant\n"))
+        self.assertFalse(corpus_io.chat_template().endswith("\n"))
+
+    def test_digest_is_order_sensitive(self):
+        self.assertNotEqual(corpus_io.ids_digest([[1, 2], [3]]), corpus_io.ids_digest([[3], [1, 2]]))
+        self.assertEqual(corpus_io.ids_digest([[0, 12]]), corpus_io.ids_digest([[0, 12]]))
+
+
+if __name__ == "__main__":
+    unittest.main()
