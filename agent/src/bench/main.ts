@@ -7,6 +7,8 @@ import { registerServeBench } from './serveCommand.js';
 import { registerDecodeBench } from './decode.js';
 import { registerCpuEngineBench } from './cpuEngine.js';
 import { registerDemoEval } from './demoEval.js';
+import { registerDelayRelay } from './delayRelayCommand.js';
+import { registerTwoHostsBench } from './twoHosts.js';
 
 export function buildBenchProgram(): Command {
   const program = new Command('afd-bench').description('AFD benchmarks: serving (any OpenAI-compatible server) and engine decode').showHelpAfterError();
@@ -14,6 +16,8 @@ export function buildBenchProgram(): Command {
   registerDecodeBench(program);
   registerCpuEngineBench(program);
   registerDemoEval(program);
+  registerDelayRelay(program);
+  registerTwoHostsBench(program);
   return program;
 }
 

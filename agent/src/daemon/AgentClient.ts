@@ -14,6 +14,7 @@ import {
   type AgentParamsInput,
   type AgentResult,
 } from '@afd/shared';
+import { describeAgentConnectError } from './connectError.js';
 
 /** A failed request: the agent's error code and message. */
 export class AgentCallError extends Error {
@@ -29,10 +30,12 @@ export class AgentCallError extends Error {
 export interface AgentClientOptions {
   /** Extra headers (e.g. Origin in tests). */
   headers?: Record<string, string>;
-  /** CA or self-signed certificate to trust for wss://. */
-  ca?: string | Buffer;
+  /** CA certificates (or a self-signed certificate) to trust for wss://; replaces the system CAs. */
+  ca?: string | Buffer | (string | Buffer)[];
   /** Connect timeout (default 10 s). */
   timeoutMs?: number;
+  /** Receives every event from the start (the hello and the first topology.state arrive with the upgrade). */
+  onEvent?: (e: AgentEvent) => void;
 }
 
 export class AgentClient {
@@ -59,13 +62,21 @@ export class AgentClient {
         ...(options.ca ? { ca: options.ca } : {}),
       });
       const client = new AgentClient(ws);
+      if (options.onEvent) client.onEvent(options.onEvent);
       ws.once('open', () => resolve(client));
       ws.once('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => reject(new AgentCallError(String(res.statusCode), `agent refused the connection (HTTP ${res.statusCode}): ${body.trim()}`)));
+        res.on('end', () => {
+          const why = body.trim();
+          const message =
+            res.statusCode === 401
+              ? `agent at ${url} rejected the token (HTTP 401${why ? `: ${why}` : ''}): use the token in that agent's token file ($AFD_HOME/agent-token on its host)`
+              : `agent at ${url} refused the connection (HTTP ${res.statusCode}${why ? `: ${why}` : ''})`;
+          reject(new AgentCallError(String(res.statusCode), message));
+        });
       });
-      ws.once('error', (err) => reject(new Error(`cannot connect to agent at ${url}: ${err.message}`)));
+      ws.once('error', (err: Error & { code?: string }) => reject(Object.assign(new Error(describeAgentConnectError(url, err)), { code: err.code })));
     });
   }
 
@@ -143,10 +154,15 @@ export class AgentClient {
     this.ws.send(data);
   }
 
-  close(): Promise<void> {
+  /** Closes; a peer that does not answer the close within timeoutMs (a partition) is dropped. */
+  close(timeoutMs = 2000): Promise<void> {
     if (this.ws.readyState === WebSocket.CLOSED) return Promise.resolve();
     return new Promise((resolve) => {
-      this.ws.once('close', () => resolve());
+      const timer = setTimeout(() => this.ws.terminate(), timeoutMs);
+      this.ws.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
       this.ws.close();
     });
   }

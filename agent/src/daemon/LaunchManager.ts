@@ -29,6 +29,8 @@ export interface LaunchManagerOptions {
   /** Creates/locates the built-in model once per launch when the spec names no model. */
   prepareDefaultModel?: (onMessage: (message: string) => void) => Promise<string>;
   routerHost?: string;
+  /** This agent's advertised address: replaces a wildcard in the router's URL. */
+  advertiseHost?: string;
   runner?: RankRunnerOptions;
   onNote?: (message: string) => void;
 }
@@ -96,6 +98,7 @@ export class LaunchManager {
         ...(params.apiKey ? { apiKey: params.apiKey } : {}),
         ...(this.opts.startRouter ? { startRouter: this.opts.startRouter } : {}),
         ...(this.opts.routerHost ? { routerHost: this.opts.routerHost } : {}),
+        ...(this.opts.advertiseHost ? { advertiseHost: this.opts.advertiseHost } : {}),
         ...(this.opts.prepareDefaultModel ? { prepareDefaultModel: this.opts.prepareDefaultModel } : {}),
         ...(this.opts.runner ? { runner: this.opts.runner } : {}),
         onEvent: (e) => this.emit(e),

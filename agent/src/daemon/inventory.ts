@@ -54,7 +54,7 @@ export function launchableModels(dir: string): Inventory['models'] {
 }
 
 /** Builds the inventory from a probe result (pure apart from node:os reads). */
-export function buildInventory(probe: ProbeResult, degraded: string | undefined, agentVersion: string, modelsDir: string): Inventory {
+export function buildInventory(probe: ProbeResult, degraded: string | undefined, agentVersion: string, modelsDir: string, advertiseHost: string | null = null): Inventory {
   const cores = availableParallelism();
   const cpuDevice: Device = {
     kind: 'cpu',
@@ -94,6 +94,7 @@ export function buildInventory(probe: ProbeResult, degraded: string | undefined,
     libraries: { cublas: probe.cublas, cublasLt: probe.cublasLt, nccl: probe.nccl },
     cudaError: degraded ?? probe.cudaError,
     models: launchableModels(modelsDir),
+    advertiseHost,
   };
 }
 
@@ -106,12 +107,14 @@ export class InventorySource {
     private readonly modelsDir = join(afdHome(), 'models'),
     private readonly maxAgeMs = 10_000,
     private readonly probe: () => Promise<ProbeOutcome> = () => runProbeInChild(),
+    /** Reported as the inventory's advertiseHost. */
+    private readonly advertiseHost: string | null = null,
   ) {}
 
   async get(): Promise<Inventory> {
     const now = Date.now();
     if (!this.cached || now - this.cached.at > this.maxAgeMs) this.cached = { at: now, outcome: this.probe() };
     const outcome = await this.cached.outcome;
-    return buildInventory(outcome.result, outcome.degraded, this.agentVersion, this.modelsDir);
+    return buildInventory(outcome.result, outcome.degraded, this.agentVersion, this.modelsDir, this.advertiseHost);
   }
 }

@@ -7,6 +7,7 @@
  * afd:rank_restarts_total.
  */
 import type { RankRunner } from './RankRunner.js';
+import { advertisedUrl } from '../daemon/advertiseHost.js';
 
 /** A front router started over this agent's attention ranks. */
 export interface RouterHandle {
@@ -33,6 +34,8 @@ export type RouterFactory = (backends: string[], host: string, port: number, opt
 export interface LaunchRouterOptions {
   factory: RouterFactory | undefined;
   host: string;
+  /** The agent's advertised address: the router's URL names it when the router binds a wildcard. */
+  advertiseHost?: string;
   port: number;
   apiKey: string | undefined;
   /** Restarts per rank, for afd:rank_restarts_total. */
@@ -54,7 +57,7 @@ export class LaunchRouter {
   ) {}
 
   get url(): string | null {
-    return this.router?.url ?? null;
+    return this.router ? advertisedUrl(this.router.url, this.opts.advertiseHost) : null;
   }
 
   /** A router is configured but not started yet. */

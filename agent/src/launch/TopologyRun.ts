@@ -34,6 +34,8 @@ export interface TopologyRunOptions {
   baseEnv: NodeJS.ProcessEnv;
   /** Address the front router binds (default 127.0.0.1). */
   routerHost?: string;
+  /** The agent's advertised address: the router's URL names it when the router binds a wildcard. */
+  advertiseHost?: string;
   /** Starts the front router; omitted = no router. */
   startRouter?: RouterFactory;
   /**
@@ -165,6 +167,7 @@ export class TopologyRun {
       {
         factory: this.opts.startRouter,
         host: routerHost,
+        ...(this.opts.advertiseHost ? { advertiseHost: this.opts.advertiseHost } : {}),
         port: this.opts.spec.apiPort,
         apiKey: this.apiKey,
         restarts: () => this.runners.map((r) => ({ role: r.id.role, rank: r.id.rank, total: this.restarts.total(r) })),

@@ -59,4 +59,24 @@ describe('buildCliLaunchSpec', () => {
     expect(spec.placements.map((p) => p.role)).toEqual(['colocated', 'colocated']);
     expect(() => buildCliLaunchSpec({ ...base, topology: '1A2F' })).toThrow(/attention-ge-ffn/);
   });
+
+  it('keeps each block on one host with --placement block, and refuses more hosts than blocks', () => {
+    const hosts = [
+      { agentId: 'host-a', address: 'host-a', gpus: [0, 1] },
+      { agentId: 'host-b', address: 'host-b', gpus: [0, 1] },
+    ];
+    const spec = buildCliLaunchSpec({ ...base, backend: 'cuda', hosts, placement: 'block' });
+    expect(spec.placements.map((p) => `${p.role}${p.rank}@${p.agentId}:${p.deviceIndex}`)).toEqual(['ffn0@host-a:0', 'ffn1@host-b:0', 'attention0@host-a:1', 'attention1@host-b:1']);
+    expect(spec.mode === 'afd' && spec.agentHosts).toEqual({ 'host-a': 'host-a', 'host-b': 'host-b' });
+    // 4A2F: blocks {F0, A0, A1} and {F1, A2, A3}.
+    const four = buildCliLaunchSpec({ ...base, topology: '4A2F', hosts, placement: 'block' });
+    expect(four.placements.filter((p) => p.agentId === 'host-a').map((p) => `${p.role}${p.rank}`)).toEqual(['ffn0', 'attention0', 'attention1']);
+    expect(() => buildCliLaunchSpec({ ...base, topology: '2A1F', hosts, placement: 'block' })).toThrow(/2A1F has 1 block\(s\) for 2 hosts; give at most 1 --hosts, or use --placement world/);
+  });
+
+  it('carries the step deadline into the AFD options', () => {
+    const spec = buildCliLaunchSpec({ ...base, stepDeadlineMs: 3000 });
+    expect(spec.mode === 'afd' && spec.afd.stepDeadlineMs).toBe(3000);
+    expect(buildCliLaunchSpec(base).mode === 'afd' && (buildCliLaunchSpec(base) as { afd: { stepDeadlineMs: number } }).afd.stepDeadlineMs).toBe(5000);
+  });
 });

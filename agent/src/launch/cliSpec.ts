@@ -1,9 +1,16 @@
 /**
  * Builds the launch spec of `afd-agent launch` from its flags: rank placement over hosts
- * (contiguous chunks of the world order [F0..F(y-1), A0..A(x-1)]) and, on CUDA, one GPU
- * per rank of each host. Pure, so every rule is unit-tested.
+ * and, on CUDA, one GPU per rank of each host. Placement `world` (the default) gives each
+ * host a contiguous chunk of the world order [F0..F(y-1), A0..A(x-1)], so FFN ranks and
+ * attention ranks land on different hosts and every layer crosses between them; `block`
+ * keeps each block (an FFN rank and the attention ranks it serves) on one host and spreads
+ * whole blocks over the hosts. Pure, so every rule is unit-tested.
  */
-import { launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole, type RankServingOptions } from '@afd/shared';
+import { attentionBlockOf, launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole, type RankServingOptions } from '@afd/shared';
+
+/** How `launch` spreads ranks over --hosts. */
+export const CLI_PLACEMENTS = ['world', 'block'] as const;
+export type CliPlacement = (typeof CLI_PLACEMENTS)[number];
 
 export interface CliHost {
   /** Agent id used in placements ("local" for this process). */
@@ -28,6 +35,10 @@ export interface CliLaunchInput {
   enableExpertParallel?: boolean;
   connector?: AfdConnector;
   afdPort?: number;
+  /** Rank placement over hosts (default world). */
+  placement?: CliPlacement;
+  /** The AFD step deadline, ms (default the schema's). */
+  stepDeadlineMs?: number;
   /** What to do when a rank dies (default on-failure: restart it with back-off). */
   restart?: 'on-failure' | 'never';
   /** Most restarts of one rank in a row (default: the schema's, 10). */
@@ -45,35 +56,62 @@ interface Slot {
   rank: number;
 }
 
-function slots(topology: string): { mode: 'afd' | 'colocated'; list: Slot[]; name: string } {
+/** Ranks in world order, each with the group it moves with under placement `block` (its block; a replica for colocated). */
+function slots(topology: string): { mode: 'afd' | 'colocated'; list: Slot[]; groups: number[]; numGroups: number; name: string } {
   const col = /^colocated(?::(\d+))?$/i.exec(topology.trim());
   if (col) {
     const n = col[1] ? Number(col[1]) : 1;
     if (n < 1) throw new Error('colocated:N needs N >= 1 replicas');
-    return { mode: 'colocated', name: `colocated x${n}`, list: Array.from({ length: n }, (_, r) => ({ role: 'colocated' as const, rank: r })) };
+    const list = Array.from({ length: n }, (_, r) => ({ role: 'colocated' as const, rank: r }));
+    return { mode: 'colocated', name: `colocated x${n}`, list, groups: list.map((s) => s.rank), numGroups: n };
   }
   const t = resolveTopology(topology);
   const list: Slot[] = [];
-  for (let f = 0; f < t.ffn.ranks; f++) list.push({ role: 'ffn', rank: f });
-  for (let a = 0; a < t.attention.ranks; a++) list.push({ role: 'attention', rank: a });
-  return { mode: 'afd', list, name: t.name };
+  const groups: number[] = [];
+  for (let f = 0; f < t.ffn.ranks; f++) {
+    list.push({ role: 'ffn', rank: f });
+    groups.push(f);
+  }
+  const blockOf = new Map<number, number>();
+  for (let f = 0; f < t.ffn.ranks; f++) {
+    const b = attentionBlockOf(t, f);
+    for (let a = b.start; a < b.start + b.size; a++) blockOf.set(a, f);
+  }
+  for (let a = 0; a < t.attention.ranks; a++) {
+    list.push({ role: 'attention', rank: a });
+    groups.push(blockOf.get(a) ?? 0);
+  }
+  return { mode: 'afd', list, groups, numGroups: t.ffn.ranks, name: t.name };
+}
+
+/** Host index of every slot: contiguous chunks of the world order, or of whole groups (blocks). */
+function hostIndices(list: readonly Slot[], groups: readonly number[], numGroups: number, numHosts: number, placement: CliPlacement, name: string): number[] {
+  if (placement === 'world') {
+    const perHost = Math.ceil(list.length / numHosts);
+    return list.map((_, i) => Math.min(Math.floor(i / perHost), numHosts - 1));
+  }
+  if (numGroups < numHosts) {
+    throw new Error(`--placement block keeps each block (an FFN rank and its attention ranks) on one host: ${name} has ${numGroups} block(s) for ${numHosts} hosts; give at most ${numGroups} --hosts, or use --placement world`);
+  }
+  const perHost = Math.ceil(numGroups / numHosts);
+  return groups.map((g) => Math.min(Math.floor(g / perHost), numHosts - 1));
 }
 
 /** The spec every host launches from, validated by the shared schema. */
 export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
   if (input.hosts.length === 0) throw new Error('no hosts to launch on');
-  const { mode, list } = slots(input.topology);
-  const perHost = Math.ceil(list.length / input.hosts.length);
+  const { mode, list, groups, numGroups, name } = slots(input.topology);
+  const hostOf = hostIndices(list, groups, numGroups, input.hosts.length, input.placement ?? 'world', name);
   const used = new Map<string, number>();
   const placements = list.map((slot, i) => {
-    const host = input.hosts[Math.min(Math.floor(i / perHost), input.hosts.length - 1)]!;
+    const host = input.hosts[hostOf[i]!]!;
     const k = used.get(host.agentId) ?? 0;
     used.set(host.agentId, k + 1);
     let deviceIndex = 0;
     if (input.backend === 'cuda') {
       const gpu = host.gpus[k];
       if (gpu === undefined) {
-        const need = list.filter((_, j) => Math.min(Math.floor(j / perHost), input.hosts.length - 1) === input.hosts.indexOf(host)).length;
+        const need = hostOf.filter((h) => h === hostOf[i]).length;
         throw new Error(
           `host ${host.agentId} needs ${need} GPUs for its ranks but has ${host.gpus.length} (${host.gpus.join(', ') || 'none'}); ` +
             'use --backend cpu, a smaller topology, or more --hosts',
@@ -107,6 +145,7 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
             computeGateOnAttention: input.gateOnAttention,
             ...(input.enableExpertParallel ? { enableExpertParallel: true } : {}),
             ...(input.afdPort ? { port: input.afdPort } : {}),
+            ...(input.stepDeadlineMs ? { stepDeadlineMs: input.stepDeadlineMs } : {}),
           },
         };
   const parsed = launchSpecSchema.safeParse(spec);

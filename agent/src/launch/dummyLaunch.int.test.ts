@@ -69,7 +69,8 @@ describe('afd-agent launch --load-format dummy', () => {
   it('serves a config-only model with generated weights; 1A1F equals colocated for one seed', async () => {
     await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: modelDir, configOnly: true });
 
-    const refused = await launch(['--topology', 'colocated']);
+    // --restart never: the refusal ends the launch (on-failure would retry the rank with back-off).
+    const refused = await launch(['--topology', 'colocated', '--restart', 'never']);
     expect(await refused.exited).not.toBe(0);
     expect(refused.stdout + refused.stderr).toMatch(/--load-format dummy/);
 

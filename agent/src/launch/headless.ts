@@ -9,11 +9,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { failureTail, prettyLogLine, type AfdConnector, type AgentEvent, type LaunchSpec, type LoadFormat, type RankServingOptions, type TopologyState } from '@afd/shared';
-import { AgentClient } from '../daemon/AgentClient.js';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
 import { selfCommand } from '../util/self.js';
-import { buildCliLaunchSpec, type CliHost } from './cliSpec.js';
+import { buildCliLaunchSpec, type CliHost, type CliPlacement } from './cliSpec.js';
+import { RemoteAgent } from './RemoteAgent.js';
 import { killAllGroupsNow } from './ChildProcessGroup.js';
 import { ProgressView } from './ProgressView.js';
 import type { RouterFactory } from './TopologyRun.js';
@@ -47,7 +47,14 @@ export interface HeadlessOptions {
   hosts: string[];
   /** Address remote ranks reach this host at (with --hosts). */
   advertiseHost?: string;
-  token?: string;
+  /** Token of each remote host, in --hosts order (one entry per remote URL). */
+  tokens?: string[];
+  /** CA certificates (PEM) trusted for wss:// hosts (replace the system CAs). */
+  ca?: (string | Buffer)[];
+  /** Rank placement over hosts (default world). */
+  placement?: CliPlacement;
+  /** AFD step deadline, ms. */
+  stepDeadlineMs?: number;
   stopGraceMs: number;
   startRouter?: RouterFactory;
   prepareDefaultModel?: (onMessage: (m: string) => void) => Promise<string>;
@@ -82,6 +89,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
       if (t.agentId !== 'local') view.log(`${prefix}${e.role} ${e.rank} failed: ${e.message}`); // local ones: the manager's note says what happens next
     }
     if (e.type === 'topology.state') {
+      noteHealthChanges(host, t.state, e.state, (m) => view.log(m));
       t.state = e.state;
       // Failed = a rank that will not be restarted (or the router could not start); a rank
       // that is being restarted leaves the launch running.
@@ -95,7 +103,9 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
   const hostSpecs = opts.hosts.length > 0 ? opts.hosts : ['local'];
   const targets: Target[] = [];
   const cliHosts: CliHost[] = [];
-  const clients: AgentClient[] = [];
+  const remotes: RemoteAgent[] = [];
+  const closeRemotes = (): Promise<unknown> => Promise.all(remotes.map((r) => r.close()));
+  const remoteUrls = hostSpecs.filter((h) => h !== 'local');
   for (const h of hostSpecs) {
     if (h === 'local') {
       const manager = new LaunchManager({
@@ -103,6 +113,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
         ...(opts.startRouter ? { startRouter: opts.startRouter } : {}),
         ...(opts.prepareDefaultModel ? { prepareDefaultModel: opts.prepareDefaultModel } : {}),
         routerHost: opts.apiHost,
+        ...(opts.advertiseHost ? { advertiseHost: opts.advertiseHost } : {}),
         onNote: (m) => view.log(m),
       });
       const t: Target = {
@@ -120,46 +131,71 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     try {
       url = new URL(h);
     } catch {
-      throw new Error(`--hosts entry "${h}" is neither "local" nor an agent URL like ws://gpu2:7700`);
+      await closeRemotes();
+      throw new Error(`--hosts entry "${h}" is neither "local" nor an agent URL like wss://gpu2:7700`);
     }
-    if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new Error(`--hosts entry ${h} must be a ws:// or wss:// agent URL`);
-    if (!opts.token) throw new Error('remote --hosts need the agents\' token: pass --token-file (the same token on every agent)');
-    const client = await AgentClient.connect(h, opts.token);
-    clients.push(client);
-    const inv = await client.request('inventory.get', {});
+    if (url.protocol !== 'ws:' && url.protocol !== 'wss:') {
+      await closeRemotes();
+      throw new Error(`--hosts entry ${h} must be a ws:// or wss:// agent URL`);
+    }
+    const token = opts.tokens?.[remoteUrls.indexOf(h)];
+    if (!token) {
+      await closeRemotes();
+      throw new Error(`remote --hosts need the agents' tokens: pass --token-file (one for every agent, or one per remote host in --hosts order)`);
+    }
     const agentId = url.host;
     const t: Target = {
       agentId,
       state: undefined,
-      launch: async (launchId, spec) => void (await client.request('topology.launch', { launchId, agentId, spec, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) })),
-      stop: async (graceMs) => void (await client.request('topology.stop', { graceMs }, graceMs * 3 + 10_000)),
+      launch: async () => undefined, // set once connected
+      stop: async () => undefined,
     };
-    client.onEvent((e) => onEvent(agentId, t, e));
+    let remote: RemoteAgent;
+    try {
+      remote = await RemoteAgent.connect({ url: h, token, ...(opts.ca ? { ca: opts.ca } : {}), onEvent: (e) => onEvent(agentId, t, e), onNote: (m) => view.log(m) });
+    } catch (e) {
+      await closeRemotes();
+      throw e;
+    }
+    remotes.push(remote);
+    const inv = await remote.request('inventory.get', {});
+    t.launch = async (launchId, spec) => void (await remote.request('topology.launch', { launchId, agentId, spec, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) }));
+    t.stop = async (graceMs) => void (await remote.request('topology.stop', { graceMs }, graceMs * 3 + 10_000));
     targets.push(t);
-    cliHosts.push({ agentId, address: url.hostname, gpus: inv.devices.filter((d) => d.kind === 'cuda').map((d) => d.index) });
+    // Other hosts reach this agent's ranks at the address it advertises, else at the URL's host.
+    cliHosts.push({ agentId, address: inv.advertiseHost ?? url.hostname, gpus: inv.devices.filter((d) => d.kind === 'cuda').map((d) => d.index) });
   }
   if (hostSpecs.length > 1 && cliHosts.some((c) => c.agentId === 'local') && !opts.advertiseHost) {
+    await closeRemotes();
     throw new Error('with remote --hosts, pass --advertise-host <address other hosts reach this one at>');
   }
 
-  const spec = buildCliLaunchSpec({
-    topology: opts.topology,
-    modelDir: opts.model ?? null,
-    apiPort: opts.apiPort,
-    backend,
-    hosts: cliHosts,
-    ...(opts.threads ? { threads: opts.threads } : {}),
-    dbo: opts.dbo,
-    gateOnAttention: opts.gateOnAttention,
-    ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
-    ...(opts.connector ? { connector: opts.connector } : {}),
-    ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
-    ...(opts.restart ? { restart: opts.restart } : {}),
-    ...(opts.maxRestarts !== undefined ? { maxRestarts: opts.maxRestarts } : {}),
-    ...(opts.serving ? { serving: opts.serving } : {}),
-    ...(opts.loadFormat ? { loadFormat: opts.loadFormat } : {}),
-    ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
-  });
+  let spec: LaunchSpec;
+  try {
+    spec = buildCliLaunchSpec({
+      topology: opts.topology,
+      modelDir: opts.model ?? null,
+      apiPort: opts.apiPort,
+      backend,
+      hosts: cliHosts,
+      ...(opts.threads ? { threads: opts.threads } : {}),
+      dbo: opts.dbo,
+      gateOnAttention: opts.gateOnAttention,
+      ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
+      ...(opts.connector ? { connector: opts.connector } : {}),
+      ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
+      ...(opts.restart ? { restart: opts.restart } : {}),
+      ...(opts.maxRestarts !== undefined ? { maxRestarts: opts.maxRestarts } : {}),
+      ...(opts.serving ? { serving: opts.serving } : {}),
+      ...(opts.placement ? { placement: opts.placement } : {}),
+      ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
+      ...(opts.loadFormat ? { loadFormat: opts.loadFormat } : {}),
+      ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+    });
+  } catch (e) {
+    await closeRemotes();
+    throw e;
+  }
   const launchId = randomUUID();
   const t0 = Date.now();
   const name = spec.mode === 'afd' ? (typeof spec.topology === 'string' ? spec.topology.toUpperCase() : 'AFD') : `colocated x${spec.placements.length}`;
@@ -204,7 +240,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
   view.stop();
   if (failure) process.stderr.write(`afd-agent launch: ${failure}\n`);
   await stopAll();
-  await Promise.all(clients.map((c) => c.close()));
+  await closeRemotes();
   process.stderr.write('all ranks stopped\n');
   return code;
 }
@@ -219,4 +255,18 @@ function summary(name: string, targets: Target[], seconds: number): string {
   }
   lines.push('Ctrl-C stops every rank.');
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Says when a ready rank stops serving (its /health reason: e.g. its FFN peer was lost in
+ * a partition) and when it serves again: the agents' report of a lost rank.
+ */
+function noteHealthChanges(host: string, before: TopologyState | undefined, now: TopologyState, log: (m: string) => void): void {
+  for (const r of now.ranks) {
+    if (r.state !== 'ready') continue;
+    const prev = before?.ranks.find((p) => p.role === r.role && p.rank === r.rank);
+    if (!prev || prev.state !== 'ready' || prev.message === r.message) continue;
+    const who = `${host ? `${host} ` : ''}${r.role} ${r.rank}`;
+    log(r.message ? `${who} is not serving: ${r.message}` : `${who} is serving again`);
+  }
 }

@@ -130,7 +130,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   if (req.role === 'attention') {
     const opts = afdLinkOptions(req.afd, backend, req.rendezvousId, req.maxStepTokens);
     link = new addon.AttentionLink(native, opts);
-    req.onProgress('rendezvous', 0, 1, `joining ${opts.topology} as attention rank ${opts.rank} (FFN at ${opts.ffnHosts?.join(',') ?? opts.host}:${opts.basePort})`);
+    req.onProgress('rendezvous', 0, 1, `joining ${opts.topology} as attention rank ${opts.rank} (${link.state().peer || `FFN at ${opts.host}:${opts.basePort}`})`);
     try {
       await link.connect();
     } catch (err) {

@@ -21,6 +21,7 @@ const inventory = (gpus: number): NonNullable<AgentInfo['inventory']> => ({
   },
   cudaError: '',
   models: [],
+  advertiseHost: null,
 });
 
 const agents: Record<string, AgentView> = {

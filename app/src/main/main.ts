@@ -10,7 +10,7 @@ import { IPC_INVOKE, IPC_PUSH } from '../preload/bridgeApi.js';
 import { consoleBoot } from '../service/boot.js';
 import { ConsoleService } from '../service/ConsoleService.js';
 import { handleInvoke } from './ipcHandler.js';
-import { parseStartArgs, startBootOptions } from '../start/args.js';
+import { consoleServiceOptions, parseStartArgs, startBootOptions } from '../start/args.js';
 
 const rendererIndex = join(__dirname, '..', 'renderer', 'index.html');
 const rendererUrl = pathToFileURL(rendererIndex).toString();
@@ -20,11 +20,11 @@ function say(line: string): void {
   process.stdout.write(`[console] ${line}\n`);
 }
 
-const service = new ConsoleService({ log: say });
+const opts = parseStartArgs(JSON.parse(process.env['AFD_CONSOLE_ARGS'] ?? '[]') as string[]);
+const service = new ConsoleService(consoleServiceOptions(opts, say));
 const boot = consoleBoot(service);
 
 async function createWindow(): Promise<void> {
-  const opts = parseStartArgs(JSON.parse(process.env['AFD_CONSOLE_ARGS'] ?? '[]') as string[]);
   const win = new BrowserWindow({
     width: 1440,
     height: 920,

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import type { AgentEvent } from '@afd/shared';
 import { AgentConnection, describeConnectError, tokenRefusal } from './AgentConnection.js';
+import type { ConnectionState } from './AgentConnection.js';
 
 /** A scripted stand-in for afd-agent serve: checks the bearer token, says hello, answers requests. */
 async function fakeAgent(onRequest: (ws: ServerSocket, msg: { id: string; method: string }) => void): Promise<{ url: string; server: Server }> {
@@ -103,5 +104,43 @@ describe('AgentConnection', () => {
   it('refuses requests while not connected', async () => {
     const c = connection('ws://127.0.0.1:1', 'x');
     await expect(c.request('ping', {})).rejects.toThrow(/is not connected/);
+  });
+
+  it('marks an agent that stops answering pings unreachable, and connected again when it answers', async () => {
+    let answering = true;
+    const { url, server } = await fakeAgent((ws, msg) => {
+      if (msg.method === 'ping' && answering) ws.send(JSON.stringify({ type: 'response', id: msg.id, ok: true, result: { timeMs: 1 } }));
+    });
+    servers.push(server);
+    const states: ConnectionState[] = [];
+    const c = new AgentConnection({ url, token: 'good-token', onEvent: () => undefined, onStatus: () => states.push(c.state), pingIntervalMs: 50, pingTimeoutMs: 200, unreachableResetMs: 60_000 });
+    open.push(c);
+    await c.connect();
+    answering = false; // as a partition looks: the socket stays open, nothing comes back
+    await vi.waitFor(() => expect(c.state).toBe('unreachable'), { timeout: 5000 });
+    expect(c.message).toMatch(/has not answered for 0\.2 s: the network is cut or the host is down; its ranks keep running there/);
+    expect(c.latencyMs).toBeNull();
+    await expect(c.request('inventory.get', {})).rejects.toThrow(/is not connected \(unreachable/);
+    answering = true;
+    await vi.waitFor(() => expect(c.state).toBe('connected'), { timeout: 5000 });
+    expect(c.message).toBeNull();
+    expect(states).toContain('unreachable');
+  });
+
+  it('drops a connection unreachable for too long and reconnects', async () => {
+    let answering = true;
+    let connections = 0;
+    const { url, server } = await fakeAgent((ws, msg) => {
+      if (msg.method === 'ping' && answering) ws.send(JSON.stringify({ type: 'response', id: msg.id, ok: true, result: { timeMs: 1 } }));
+    });
+    server.on('upgrade', () => connections++);
+    servers.push(server);
+    const c = new AgentConnection({ url, token: 'good-token', onEvent: () => undefined, onStatus: () => undefined, pingIntervalMs: 50, pingTimeoutMs: 100, unreachableResetMs: 300, reconnectMinMs: 50 });
+    open.push(c);
+    await c.connect();
+    answering = false;
+    await vi.waitFor(() => expect(connections).toBeGreaterThanOrEqual(2), { timeout: 5000 });
+    answering = true;
+    await vi.waitFor(() => expect(c.state).toBe('connected'), { timeout: 5000 });
   });
 });

@@ -15,6 +15,7 @@ import {
   type AgentResult,
   type AgentInfo,
 } from '@afd/shared';
+import { describeAgentConnectError } from '@afd/agent/connectError';
 
 export type ConnectionState = AgentInfo['state'];
 
@@ -29,8 +30,14 @@ export interface AgentConnectionOptions {
   onStatus: () => void;
   /** Default request timeout, ms. */
   requestTimeoutMs?: number;
-  /** Ping period, ms. */
+  /** CA certificates (PEM) trusted for wss://; default the system CAs. */
+  ca?: (string | Buffer)[];
+  /** Ping period, ms (default 2000). */
   pingIntervalMs?: number;
+  /** A ping unanswered this long makes the agent unreachable (default 3000). */
+  pingTimeoutMs?: number;
+  /** Unreachable this long: drop the connection and reconnect (default 20000). */
+  unreachableResetMs?: number;
   /** Reconnect backoff bounds, ms. */
   reconnectMinMs?: number;
   reconnectMaxMs?: number;
@@ -43,22 +50,8 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
-/** Turns a socket failure into a sentence a user can act on. */
-export function describeConnectError(url: string, err: Error & { code?: string }): string {
-  switch (err.code) {
-    case 'ECONNREFUSED':
-      return `agent at ${url} refused the connection: is \`afd-agent serve\` running there, on that port?`;
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return `agent host in ${url} cannot be resolved: check the host name`;
-    case 'ETIMEDOUT':
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-      return `agent at ${url} is unreachable (${err.code}): check the address and any firewall`;
-    default:
-      return `cannot reach the agent at ${url}: ${err.message}`;
-  }
-}
+/** Turns a socket failure into a sentence a user can act on (shared with the CLI). */
+export const describeConnectError = describeAgentConnectError;
 
 /** Why the agent refused the token, said once: the agent's own reason when it gives one, else where the token is. */
 export function tokenRefusal(url: string, agentReason: string): string {
@@ -103,6 +96,7 @@ export class AgentConnection {
       headers: { Authorization: `Bearer ${this.opts.token}` },
       maxPayload: AGENT_MAX_MESSAGE_BYTES,
       handshakeTimeout: 10_000,
+      ...(this.opts.ca ? { ca: this.opts.ca } : {}),
     });
     this.ws = ws;
     let refused = false;
@@ -123,14 +117,14 @@ export class AgentConnection {
     ws.on('error', (err: Error & { code?: string }) => {
       // A refused upgrade is reported by 'unexpected-response' with the agent's reason.
       if (refused || this.state === 'unauthorized') return;
-      this.fail(this.state === 'connected' ? 'disconnected' : 'error', describeConnectError(this.opts.url, err), true);
+      this.fail(this.state === 'connected' || this.state === 'unreachable' ? 'disconnected' : 'error', describeAgentConnectError(this.opts.url, err), true);
     });
     ws.on('close', () => {
       if (this.ws !== ws) return;
       this.ws = null;
       this.stopPing();
       this.rejectPending(new Error(`connection to the agent at ${this.opts.url} closed`));
-      if (this.state === 'connected' || this.state === 'connecting') {
+      if (this.state === 'connected' || this.state === 'connecting' || this.state === 'unreachable') {
         this.setState('disconnected', `connection to the agent at ${this.opts.url} closed; reconnecting`);
         this.scheduleReconnect();
       }
@@ -189,8 +183,16 @@ export class AgentConnection {
 
   /** Sends a request and resolves with its validated result; rejects with the agent's message. */
   request<M extends AgentMethod>(method: M, params: AgentParamsInput<M>, timeoutMs?: number): Promise<AgentResult<M>> {
+    if (this.state !== 'connected') {
+      return Promise.reject(new Error(`agent at ${this.opts.url} is not connected (${this.state}${this.message ? `: ${this.message}` : ''})`));
+    }
+    return this.send(method, params, timeoutMs);
+  }
+
+  /** Sends on the open socket whatever the state says (pings go out while unreachable). */
+  private send<M extends AgentMethod>(method: M, params: AgentParamsInput<M>, timeoutMs?: number): Promise<AgentResult<M>> {
     const ws = this.ws;
-    if (!ws || this.state !== 'connected' || ws.readyState !== WebSocket.OPEN) {
+    if (!ws || ws.readyState !== WebSocket.OPEN) {
       return Promise.reject(new Error(`agent at ${this.opts.url} is not connected (${this.state}${this.message ? `: ${this.message}` : ''})`));
     }
     const id = String(this.nextId++);
@@ -205,20 +207,44 @@ export class AgentConnection {
     });
   }
 
+  /**
+   * Pings every pingIntervalMs (one at a time). An unanswered ping makes a connected agent
+   * unreachable (the socket stays: a healed partition resumes it); the next answer makes
+   * it connected again; unreachable for unreachableResetMs, the socket is dropped and the
+   * usual reconnects take over.
+   */
   private startPing(): void {
     this.stopPing();
+    const timeoutMs = this.opts.pingTimeoutMs ?? 3000;
+    let unreachableSince = 0;
+    let inFlight = false;
     const ping = (): void => {
+      if (inFlight) return;
+      inFlight = true;
       const t0 = performance.now();
-      this.request('ping', {}, 10_000).then(
+      this.send('ping', {}, timeoutMs).then(
         () => {
+          inFlight = false;
           this.latencyMs = Math.round((performance.now() - t0) * 10) / 10;
-          this.opts.onStatus();
+          unreachableSince = 0;
+          if (this.state === 'unreachable') this.setState('connected', null);
+          else this.opts.onStatus();
         },
-        () => undefined,
+        () => {
+          inFlight = false;
+          if (this.state !== 'connected' && this.state !== 'unreachable') return;
+          unreachableSince ||= Date.now();
+          if (this.state === 'connected') {
+            this.latencyMs = null;
+            this.setState('unreachable', `agent at ${this.opts.url} has not answered for ${timeoutMs / 1000} s: the network is cut or the host is down; its ranks keep running there, and the console reconnects when it answers`);
+          } else if (Date.now() - unreachableSince > (this.opts.unreachableResetMs ?? 20_000)) {
+            this.ws?.terminate(); // 'close' schedules the reconnects
+          }
+        },
       );
     };
     ping();
-    this.pingTimer = setInterval(ping, this.opts.pingIntervalMs ?? 5000);
+    this.pingTimer = setInterval(ping, this.opts.pingIntervalMs ?? 2000);
     this.pingTimer.unref();
   }
 

@@ -13,6 +13,8 @@ export interface ChatRunnerOptions {
   chatId: string;
   /** Base URL of the topology API, e.g. http://127.0.0.1:8000 (no /v1). */
   apiUrl: string;
+  /** Bearer key of the topology's OpenAI API (a launch whose router is off loopback has one). */
+  apiKey?: string;
   request: BridgeRequest<'chat.start'>;
   push: PushFn;
   /** Model id to send; resolved from /v1/models when omitted. */
@@ -40,7 +42,7 @@ export class ChatRunner {
   private readonly client: OpenAI;
 
   constructor(private readonly opts: ChatRunnerOptions) {
-    this.client = new OpenAI({ baseURL: `${opts.apiUrl.replace(/\/+$/, '')}/v1`, apiKey: 'afd-console', maxRetries: 0, timeout: 10 * 60_000 });
+    this.client = new OpenAI({ baseURL: `${opts.apiUrl.replace(/\/+$/, '')}/v1`, apiKey: opts.apiKey ?? 'afd-console', maxRetries: 0, timeout: 10 * 60_000 });
   }
 
   stop(): void {

@@ -26,6 +26,7 @@ import { AgentConnection } from './AgentConnection.js';
 import { ChatRunner, type PushFn } from './ChatRunner.js';
 import { LaunchTracker } from './LaunchTracker.js';
 import { checkPlacements } from '../common/placementCheck.js';
+import { withAgentHosts } from './agentHosts.js';
 
 interface AgentEntry {
   agentId: string;
@@ -43,6 +44,14 @@ export interface ConsoleServiceOptions {
   connectTimeoutMs?: number;
   /** Metrics period requested from agents, ms. */
   metricsIntervalMs?: number;
+  /** CA certificates (PEM) trusted for wss:// agents (start's --ca-file); default the system CAs. */
+  ca?: (string | Buffer)[];
+  /**
+   * API key of the launches (start's --api-key, default $AFD_API_KEY): sent with each
+   * topology.launch (agents need one for a front router off loopback) and used by the
+   * Playground. Undefined: the agents' own $AFD_API_KEY, if any, and an open API otherwise.
+   */
+  apiKey?: string;
 }
 
 export class ConsoleService {
@@ -151,6 +160,7 @@ export class ConsoleService {
     const conn = new AgentConnection({
       url: normalized,
       token,
+      ...(this.opts.ca ? { ca: this.opts.ca } : {}),
       onEvent: (ev) => {
         if (ref.entry) this.onAgentEvent(ref.entry, ev);
       },
@@ -294,6 +304,11 @@ export class ConsoleService {
       const e = this.agents.get(id);
       return e ? { state: e.conn.state, inventory: e.inventory } : undefined;
     });
+    // Across agents, each FFN rank is reached at its agent's address (not 127.0.0.1).
+    spec = withAgentHosts(spec, (id) => {
+      const e = this.agents.get(id);
+      return e ? { advertiseHost: e.inventory?.advertiseHost ?? null, url: e.conn.url } : undefined;
+    });
     const launchId = `launch-${Date.now().toString(36)}-${randomUUID().slice(0, 6)}`;
     const tracker = new LaunchTracker(launchId, spec);
     this.launch = tracker;
@@ -301,7 +316,7 @@ export class ConsoleService {
     const results = await Promise.allSettled(
       tracker.agentIds().map((agentId) =>
         this.entry(agentId)
-          .conn.request('topology.launch', { launchId, agentId, spec }, 60_000)
+          .conn.request('topology.launch', { launchId, agentId, spec, ...(this.opts.apiKey ? { apiKey: this.opts.apiKey } : {}) }, 60_000)
           .catch((err: Error) => {
             tracker.failLaunch(agentId, err.message);
             throw err;
@@ -376,7 +391,7 @@ export class ConsoleService {
     const apiUrl = this.launch?.routerUrl();
     if (!apiUrl) throw new Error('cannot chat: the running topology reported no API URL (no attention rank is listening)');
     const chatId = randomUUID();
-    const runner = new ChatRunner({ chatId, apiUrl, request, push: this.push });
+    const runner = new ChatRunner({ chatId, apiUrl, request, push: this.push, ...(this.opts.apiKey ? { apiKey: this.opts.apiKey } : {}) });
     this.chats.set(chatId, runner);
     setImmediate(() => {
       void runner.run().finally(() => this.chats.delete(chatId));

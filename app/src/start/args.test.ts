@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseStartArgs } from './args.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { rootCertificates } from 'node:tls';
+import { consoleServiceOptions, parseStartArgs } from './args.js';
 
 describe('parseStartArgs', () => {
   it('defaults to Electron, 1A1F, auto backend, launch on', () => {
@@ -25,5 +29,23 @@ describe('parseStartArgs', () => {
     expect(() => parseStartArgs(['--port', '70000'])).toThrow(/port number/);
     expect(() => parseStartArgs(['--topology', 'big'])).toThrow(/xAyF/);
     expect(() => parseStartArgs(['--bogus'])).toThrow(/Usage: npm start/);
+  });
+  it('trusts a --ca-file CA besides the system CAs, and says what is wrong with a bad file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'afd-ca-'));
+    try {
+      const pem = `${rootCertificates[0]!}\n`;
+      writeFileSync(join(dir, 'ca.pem'), pem);
+      writeFileSync(join(dir, 'junk.pem'), 'not a certificate');
+      const log = (): void => undefined;
+      expect(consoleServiceOptions(parseStartArgs([]), log).ca).toBeUndefined();
+      expect(consoleServiceOptions(parseStartArgs(['--api-key', 'k-123']), log).apiKey).toBe('k-123');
+      const ca = consoleServiceOptions(parseStartArgs(['--ca-file', join(dir, 'ca.pem')]), log).ca!;
+      expect(ca.length).toBe(rootCertificates.length + 1);
+      expect(ca.at(-1)).toBe(pem);
+      expect(() => consoleServiceOptions(parseStartArgs(['--ca-file', join(dir, 'missing.pem')]), log)).toThrow(/--ca-file .*missing\.pem cannot be read/);
+      expect(() => consoleServiceOptions(parseStartArgs(['--ca-file', join(dir, 'junk.pem')]), log)).toThrow(/holds no PEM certificate/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,9 @@
 /** Command line of `npm start` (app/dist/start.cjs), shared with the Electron main process. */
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
 import { parseArgs } from 'node:util';
 import type { BootOptions } from '../service/boot.js';
+import type { ConsoleServiceOptions } from '../service/ConsoleService.js';
 import { findAgentScript } from '../service/EmbeddedAgent.js';
 
 export interface StartOptions {
@@ -18,6 +21,10 @@ export interface StartOptions {
   backend: 'auto' | 'cpu' | 'cuda';
   modelDir: string | null;
   apiPort: number;
+  /** PEM of the CA the console trusts for wss:// agents (besides the system CAs); null = the system CAs only. */
+  caFile: string | null;
+  /** API key of the launches and the Playground (--api-key, else $AFD_API_KEY); null = none. */
+  apiKey: string | null;
   help: boolean;
 }
 
@@ -42,6 +49,10 @@ Starts the AFD console with a local agent and the built-in model launched as 1A1
   --backend B         auto | cpu | cuda (default auto: CUDA when the agent sees a GPU)
   --model DIR         HF checkpoint directory (default: the built-in model: the demo model, else a random tiny one)
   --api-port N        port of the topology's OpenAI API (default 0 = any free port)
+  --ca-file F         PEM of the CA that signed the agents' TLS certificates (wss:// agents
+                      with a private CA)
+  --api-key K         key of the launches' OpenAI API (default $AFD_API_KEY): agents need one
+                      for a front router off loopback; the Playground sends it
   -h, --help          this help`;
 
 function int(name: string, v: string | undefined, dflt: number): number {
@@ -68,6 +79,8 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
         backend: { type: 'string', default: 'auto' },
         model: { type: 'string' },
         'api-port': { type: 'string' },
+        'ca-file': { type: 'string' },
+        'api-key': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -90,6 +103,8 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
     backend,
     modelDir: values.model ?? null,
     apiPort: int('--api-port', values['api-port'], 0),
+    caFile: values['ca-file'] ?? null,
+    apiKey: values['api-key'] ?? (process.env['AFD_API_KEY'] || null),
     help: values.help ?? false,
   };
 }
@@ -106,4 +121,19 @@ export function startBootOptions(opts: StartOptions, fromDir: string, say: (line
     apiPort: opts.apiPort,
     say,
   };
+}
+
+/** The console service's options from these options: the trusted CA read from --ca-file, the API key. */
+export function consoleServiceOptions(opts: StartOptions, log: (message: string) => void): ConsoleServiceOptions {
+  const key = opts.apiKey ? { apiKey: opts.apiKey } : {};
+  if (!opts.caFile) return { log, ...key };
+  let pem: Buffer;
+  try {
+    pem = readFileSync(opts.caFile);
+  } catch (e) {
+    throw new Error(`--ca-file ${opts.caFile} cannot be read (${(e as Error).message}): pass the PEM file of the CA that signed the agents' certificates`);
+  }
+  if (!pem.toString('utf8').includes('-----BEGIN CERTIFICATE-----')) throw new Error(`--ca-file ${opts.caFile} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  // Trusted in addition to the system CAs, so public agents still verify.
+  return { log, ...key, ca: [...rootCertificates, pem.toString('utf8')] };
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { consoleBoot } from '../service/boot.js';
 import { ConsoleService } from '../service/ConsoleService.js';
 import { WebHost } from '../web/WebHost.js';
-import { DEFAULT_WEB_PORT, parseStartArgs, START_USAGE, startBootOptions, type StartOptions } from './args.js';
+import { consoleServiceOptions, DEFAULT_WEB_PORT, parseStartArgs, START_USAGE, startBootOptions, type StartOptions } from './args.js';
 import { findElectron } from './electronBinary.js';
 
 const say = (line: string): void => void process.stdout.write(`[console] ${line}\n`);
@@ -58,7 +58,7 @@ function openChromium(url: string): void {
 
 async function runWeb(opts: StartOptions): Promise<void> {
   // The page comes up first; the local agent and the launch then show up live in it.
-  const service = new ConsoleService({ log: (m) => say(m) });
+  const service = new ConsoleService(consoleServiceOptions(opts, say));
   const host = new WebHost({ service, rendererDir: join(__dirname, 'renderer'), port: opts.port ?? DEFAULT_WEB_PORT, fallbackToAnyPort: opts.port === null });
   const url = await host.listen();
   if (host.movedFromPort !== null) say(`port ${host.movedFromPort} is taken (another console?): using another one; chats saved under port ${host.movedFromPort} show there`);

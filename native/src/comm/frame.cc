@@ -38,8 +38,17 @@ uint64_t mix(uint64_t h) {
 }
 
 // Header layout (offsets): magic 0, version 4, kind 6, layer 8, stage 12, step 16,
-// byteLength 24, payloadChecksum 32, headerChecksum 40 (u32), reserved 44 (u32, zero).
+// byteLength 24, payloadChecksum 32, headerChecksum 40 (u32), holdUs 44 (u32).
 constexpr size_t kHeaderChecksumOffset = 40;
+constexpr size_t kHoldOffset = 44;
+
+// The header checksum covers every field: bytes 0..40 and holdUs.
+uint32_t headerChecksum(const uint8_t* header) {
+  uint8_t covered[kHeaderChecksumOffset + 4];
+  std::memcpy(covered, header, kHeaderChecksumOffset);
+  std::memcpy(covered + kHeaderChecksumOffset, header + kHoldOffset, 4);
+  return static_cast<uint32_t>(mix(payloadChecksum(covered, sizeof covered)));
+}
 
 }  // namespace
 
@@ -100,8 +109,8 @@ void encodeFrameHeader(const FrameHeader& h, uint8_t* out) {
   put64(out + 16, h.step);
   put64(out + 24, h.byteLength);
   put64(out + 32, h.payloadChecksum);
-  put32(out + 44, 0);
-  put32(out + kHeaderChecksumOffset, static_cast<uint32_t>(mix(payloadChecksum(out, kHeaderChecksumOffset))));
+  put32(out + kHoldOffset, h.holdUs);
+  put32(out + kHeaderChecksumOffset, headerChecksum(out));
 }
 
 std::string decodeFrameHeader(const uint8_t* in, FrameHeader* h) {
@@ -112,14 +121,14 @@ std::string decodeFrameHeader(const uint8_t* in, FrameHeader* h) {
     return "wire version " + std::to_string(h->version) + " but this build speaks " + std::to_string(kWireVersion) +
            " (run the same AFD version on every rank)";
   }
-  uint32_t expected = static_cast<uint32_t>(mix(payloadChecksum(in, kHeaderChecksumOffset)));
-  if (get32(in + kHeaderChecksumOffset) != expected) return "header checksum mismatch (corrupt stream)";
+  if (get32(in + kHeaderChecksumOffset) != headerChecksum(in)) return "header checksum mismatch (corrupt stream)";
   h->kind = static_cast<FrameKind>(get16(in + 6));
   h->layer = get32(in + 8);
   h->stage = get32(in + 12);
   h->step = get64(in + 16);
   h->byteLength = get64(in + 24);
   h->payloadChecksum = get64(in + 32);
+  h->holdUs = get32(in + kHoldOffset);
   if (h->byteLength > kMaxFramePayloadBytes) return "payload length " + std::to_string(h->byteLength) + " is too large";
   uint16_t k = static_cast<uint16_t>(h->kind);
   if (k < 1 || k > static_cast<uint16_t>(kLastFrameKind)) return "unknown frame kind " + std::to_string(k);

@@ -17,7 +17,8 @@ constexpr uint32_t kFrameMagic = 0x31444641u;
 // handshake, then failed the first step with "control payload has 0 stages".
 // 3: the hello carries the rendezvous id (tcp-handshake.h).
 // 4: the expert-parallel FFN group's frames (kEpHello .. kEpCombine, comm/ep-mesh.h).
-constexpr uint16_t kWireVersion = 4;
+// 5: the header carries holdUs (bytes 44..48, covered by the header checksum).
+constexpr uint16_t kWireVersion = 5;
 constexpr size_t kFrameHeaderBytes = 48;
 // Upper bound of one payload (guards against a corrupt length allocating or waiting forever).
 constexpr uint64_t kMaxFramePayloadBytes = uint64_t{1} << 34;
@@ -63,6 +64,12 @@ struct FrameHeader {
   uint64_t byteLength = 0;
   /** payloadChecksum() of the payload bytes. */
   uint64_t payloadChecksum = 0;
+  /**
+   * How long the sender held the exchange: microseconds from the last frame it received
+   * on this connection to the first frame it sent after it (saturating). The other side
+   * subtracts it from its round trip to get the time on the wire (TcpLink).
+   */
+  uint32_t holdUs = 0;
 };
 
 // Fast 64-bit checksum of a byte range (word-wise multiply-xor; not cryptographic).

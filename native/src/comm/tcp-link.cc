@@ -51,7 +51,16 @@ void TcpLink::post(const FrameHeader& header, const void* payload) {
     cv_.wait_for(lock, std::chrono::milliseconds(50));
   }
   if (broken_) throw CommError(errorKind_, error_);
-  ring_[posted_ % kRingSize] = Pending{header, payload};
+  if (!awaitingReply_) {  // the first frame of this side's turn: the hold ends, the round trip starts
+    const auto now = Deadline::Clock::now();
+    const uint64_t held = received_ ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(now - lastArrival_).count()) : 0;
+    holdUs_ = held > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(held);
+    exchangeStart_ = now;
+    awaitingReply_ = true;
+  }
+  Pending item{header, payload};
+  item.header.holdUs = holdUs_;
+  ring_[posted_ % kRingSize] = item;
   ++posted_;
   cv_.notify_all();
 }
@@ -98,6 +107,19 @@ void TcpLink::senderLoop() {
   }
 }
 
+void TcpLink::noteReceived(const FrameHeader& h) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = Deadline::Clock::now();
+  if (awaitingReply_) {
+    const uint64_t rtt = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(now - exchangeStart_).count());
+    lastExchangeUs_.store(rtt > h.holdUs ? rtt - h.holdUs : 0);
+    haveExchange_.store(true);
+    awaitingReply_ = false;
+  }
+  lastArrival_ = now;
+  received_ = true;
+}
+
 FrameHeader TcpLink::recvHeader(Deadline deadline, StopFlag stop, const char* what) {
   throwIfBroken();
   uint8_t bytes[kFrameHeaderBytes];
@@ -111,6 +133,7 @@ FrameHeader TcpLink::recvHeader(Deadline deadline, StopFlag stop, const char* wh
       if (!reason.empty()) socket_.recvAll(reason.data(), reason.size(), Deadline::afterMs(1000), nullptr, peer_, "goodbye");
       throw CommError(CommErrorKind::kShutdown, peer_ + " stopped" + (reason.empty() ? "" : ": " + reason));
     }
+    if (h.byteLength == 0) noteReceived(h);  // complete already (frames with a payload: recvPayload)
   } catch (const CommError& e) {
     if (e.kind() != CommErrorKind::kStopped) fail(e);
     throw;
@@ -133,6 +156,7 @@ void TcpLink::recvPayload(const FrameHeader& h, void* dst, size_t capacityBytes,
     if (payloadChecksum(dst, h.byteLength) != h.payloadChecksum) {
       throw CommError(CommErrorKind::kProtocol, "payload checksum mismatch in " + std::string(what) + " from " + peer_);
     }
+    noteReceived(h);
   } catch (const CommError& e) {
     if (e.kind() != CommErrorKind::kStopped) fail(e);
     throw;

@@ -3,9 +3,17 @@
 // written, and nothing is allocated per message); receives run on the caller's thread
 // with a deadline. A failure on either side marks the link broken and every later call
 // rethrows the first error, which names the peer.
+//
+// Wire time: the peers take turns (a rank posts, then receives the answer). Each frame
+// carries how long its sender held the exchange (holdUs: from the last frame it received
+// to the first it sent back), so the side that posted first measures the round trip from
+// its first post to the answer's arrival and subtracts the peer's hold: what is left is
+// the time on the wire both ways (transmission, propagation, queues), with no shared
+// clock. Half of it is the one-way wire time reported in both directions.
 #pragma once
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -68,10 +76,13 @@ class TcpLink {
   const std::string& peer() const { return peer_; }
   // Rethrows the stored error when the link is broken.
   void throwIfBroken() const;
-  // Microseconds the most recent frame took on the wire: sending (first to last byte
-  // written) and receiving (header parsed to last payload byte read).
-  uint64_t lastSendWireUs() const { return lastSendUs_.load(std::memory_order_relaxed); }
-  uint64_t lastRecvWireUs() const { return lastRecvUs_.load(std::memory_order_relaxed); }
+  // One-way wire time of the most recent exchange (half its round trip less the peer's
+  // hold, see above), microseconds; before the first exchange, the most recent frame's
+  // own time: sending (first to last byte written) and receiving (header to last byte).
+  uint64_t lastSendWireUs() const { return haveExchange_.load() ? lastExchangeUs_.load() / 2 : lastSendUs_.load(); }
+  uint64_t lastRecvWireUs() const { return haveExchange_.load() ? lastExchangeUs_.load() / 2 : lastRecvUs_.load(); }
+  // Round trip less the peer's hold of the most recent exchange, microseconds (0 before one).
+  uint64_t lastExchangeWireUs() const { return lastExchangeUs_.load(); }
 
  private:
   struct Pending {
@@ -82,6 +93,8 @@ class TcpLink {
 
   void senderLoop();
   void fail(const CommError& err);
+  // A frame arrived completely: ends an exchange this side started, starts a hold.
+  void noteReceived(const FrameHeader& h);
 
   Socket socket_;
   std::string peer_;
@@ -99,6 +112,14 @@ class TcpLink {
   std::thread sender_;
   std::atomic<uint64_t> lastSendUs_{0};
   std::atomic<uint64_t> lastRecvUs_{0};
+  // Exchange timing (guarded by mu_, results atomic).
+  bool received_ = false;        // a frame has arrived on this link
+  bool awaitingReply_ = false;   // posted since the last arrival
+  uint32_t holdUs_ = 0;          // carried by every frame posted in this turn
+  std::chrono::steady_clock::time_point lastArrival_{};
+  std::chrono::steady_clock::time_point exchangeStart_{};
+  std::atomic<uint64_t> lastExchangeUs_{0};
+  std::atomic<bool> haveExchange_{false};
 };
 
 }  // namespace afd::comm

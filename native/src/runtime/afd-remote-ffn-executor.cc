@@ -141,6 +141,8 @@ void RemoteFfnExecutor::collect(int layer, int stage, Tensor& ffnOut) {
     if (sampled_) {
       data_->synchronize({});  // device planes: the receive's timing events must have completed
       c.wireTimeUsFtoA = data_->lastWireTimeUs(0, false);
+      // TCP times the whole exchange (this layer's send and its answer): only now is A->F known.
+      c.wireTimeUsAtoF = data_->lastWireTimeUs(0, true);
     }
   }
   if (stage == localStages_ - 1) {

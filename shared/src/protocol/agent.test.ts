@@ -33,6 +33,7 @@ const inventory: Inventory = {
   },
   cudaError: '',
   models: [{ name: 'tiny-qwen3-moe', dir: '/root/.afd/models/tiny-qwen3-moe' }],
+  advertiseHost: 'gpu-1.example',
 };
 
 const requests: AgentRequestInput[] = [

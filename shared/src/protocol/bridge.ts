@@ -26,8 +26,12 @@ export const agentInfoSchema = z.object({
   agentId: z.string(),
   /** WebSocket URL, e.g. "ws://10.0.0.2:7070". */
   url: z.string(),
-  /** connecting; connected; disconnected (will retry); unauthorized (bad token, no retry); error. */
-  state: z.enum(['connecting', 'connected', 'disconnected', 'unauthorized', 'error']),
+  /**
+   * connecting; connected; unreachable (connected, but pings go unanswered: a partition or
+   * a host that went down; ranks there keep running); disconnected (will retry);
+   * unauthorized (bad token, no retry); error.
+   */
+  state: z.enum(['connecting', 'connected', 'unreachable', 'disconnected', 'unauthorized', 'error']),
   /** Why the agent is not connected; null when connected. */
   message: z.string().nullable(),
   /** Host inventory once connected; null before. */

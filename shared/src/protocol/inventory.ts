@@ -122,5 +122,11 @@ export const inventorySchema = z.object({
   cudaError: z.string(),
   /** Models available on this host (the demo model, models under $AFD_HOME/models). */
   models: z.array(localModelSchema).default([]),
+  /**
+   * Address other hosts reach this agent's ranks at (`serve --advertise-host`, else its
+   * specific non-loopback --host); null when the agent does not know one (clients then
+   * use the host name of the URL they reached it at).
+   */
+  advertiseHost: z.string().min(1).nullable().default(null),
 });
 export type Inventory = z.infer<typeof inventorySchema>;

@@ -4,8 +4,10 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import { AFD_CONNECTORS, LOAD_FORMATS, MAX_DUMMY_SEED, type RankServingOptions } from '@afd/shared';
-import { existsSync } from 'node:fs';
+import { CLI_PLACEMENTS } from '../../launch/cliSpec.js';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { rootCertificates } from 'node:tls';
 import { runHeadlessLaunch, type HeadlessOptions } from '../../launch/headless.js';
 import { frontRouterFactory } from '../../launch/router.js';
 import { ensureDefaultModel } from '../../role/defaultModel.js';
@@ -13,12 +15,45 @@ import { defaultTokenFile, loadOrCreateToken } from '../../daemon/tokenFile.js';
 import { checkRouterBindPolicy } from '../../daemon/bindPolicy.js';
 import { parseIntOption } from './cliOptions.js';
 
-/** The CLI's flags: the headless options with --hosts optional, the token as a file, the serving limits flat. */
-type LaunchCliOptions = Omit<HeadlessOptions, 'hosts' | 'token' | 'startRouter' | 'prepareDefaultModel' | 'serving'> &
+/** The CLI's flags: the headless options with --hosts optional, the tokens and the CA as files, the serving limits flat. */
+type LaunchCliOptions = Omit<HeadlessOptions, 'hosts' | 'tokens' | 'ca' | 'startRouter' | 'prepareDefaultModel' | 'serving'> &
   RankServingOptions & {
     hosts?: string[];
-    tokenFile?: string;
+    tokenFile: string[];
+    caFile?: string;
   };
+
+/**
+ * The token of each remote host, in --hosts order: no --token-file = $AFD_HOME/agent-token
+ * for all, one file = the same token for all, else exactly one file per remote host.
+ */
+export function remoteTokens(hosts: readonly string[], tokenFiles: readonly string[], load: (file: string) => string): string[] {
+  const remote = hosts.filter((h) => h !== 'local');
+  if (remote.length === 0) return [];
+  if (tokenFiles.length > 1 && tokenFiles.length !== remote.length) {
+    throw new Error(`--token-file is given ${tokenFiles.length} times for ${remote.length} remote --hosts: give one file (the same token on every agent) or one per remote host, in --hosts order`);
+  }
+  const files = tokenFiles.length === 0 ? [defaultTokenFile()] : tokenFiles;
+  return remote.map((_, i) => load(files[Math.min(i, files.length - 1)]!));
+}
+
+/** A remote agent's token, from a copy of its token file (never created here: a made-up token only earns a 401). */
+function readRemoteToken(file: string): string {
+  if (!existsSync(file)) throw new Error(`--token-file ${file} does not exist: copy the remote agent's token file ($AFD_HOME/agent-token on its host)`);
+  return loadOrCreateToken(file).token;
+}
+
+/** The CAs a wss:// connection trusts with --ca-file: the system CAs and the file's. */
+function readCaFile(file: string): string[] {
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new Error(`--ca-file ${file} cannot be read (${(e as Error).message}): pass the PEM file of the CA that signed the agents' certificates`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`--ca-file ${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  return [...rootCertificates, pem];
+}
 
 function oneOf<T extends string>(flag: string, values: readonly T[]): (v: string) => T {
   return (v) => {
@@ -66,9 +101,12 @@ export function registerLaunch(program: Command): void {
     .option('--restart <on-failure|never>', 'a rank that dies: restart it with exponential back-off (1 s, 2 s ... 30 s), or end the launch', oneOf('--restart', ['on-failure', 'never'] as const), 'on-failure')
     .option('--max-restarts <n>', 'restarts of one rank in a row (a minute ready starts the count again) before the launch gives up', parseIntOption('--max-restarts', 0, 1000), 10)
     .option('--enable-expert-parallel', 'split the MoE experts over the FFN ranks (each holds 1/y of them; they exchange tokens every MoE layer)', false)
-    .option('--hosts <list>', 'comma list of "local" and agent URLs (ws://host:7700); ranks are spread over them in world order', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .option('--hosts <list>', 'comma list of "local" and agent URLs (wss://host:7700); ranks are spread over them (see --placement)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .option('--placement <world|block>', 'world: contiguous chunks of F0..Fy-1, A0..Ax-1 per host (FFN and attention ranks apart); block: each FFN rank with its attention ranks on one host', oneOf('--placement', CLI_PLACEMENTS))
     .option('--advertise-host <addr>', 'address remote hosts reach this one at (needed with remote --hosts)')
-    .option('--token-file <file>', 'token of the remote agents (default $AFD_HOME/agent-token)')
+    .option('--token-file <file>', 'token of the remote agents: once for all, or once per remote host in --hosts order (default $AFD_HOME/agent-token)', (v: string, acc: string[]) => [...acc, v], [])
+    .option('--ca-file <file>', 'PEM of the CA that signed the wss:// agents\' certificates, trusted besides the system CAs')
+    .option('--step-deadline-ms <n>', 'a step that waits longer than this for a peer fails, naming the peer (default 5000)', parseIntOption('--step-deadline-ms', 1, 3_600_000))
     .option('--stop-grace-ms <n>', 'on Ctrl-C / SIGTERM: time in-flight requests get to finish (then they end with an error event), ranks stop in parallel within it', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
     .option('--load-format <format>', 'weights: auto (the safetensors), safetensors, or dummy (random weights generated on each rank\'s device from --seed)', oneOf('--load-format', LOAD_FORMATS))
     .option('--seed <n>', 'seed of dummy weights (default 0)', parseIntOption('--seed', 0, MAX_DUMMY_SEED))
@@ -77,8 +115,8 @@ export function registerLaunch(program: Command): void {
       if (model && !existsSync(model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in model`);
       const apiKey = opts.apiKey ?? (process.env['AFD_API_KEY'] || undefined);
       checkRouterBindPolicy(opts.apiHost, apiKey);
-      const remote = (opts.hosts ?? []).some((h) => h !== 'local');
-      const token = remote ? loadOrCreateToken(opts.tokenFile ?? defaultTokenFile()).token : undefined;
+      const tokens = remoteTokens(opts.hosts ?? [], opts.tokenFile, readRemoteToken);
+      const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;
       const code = await runHeadlessLaunch({
         topology: opts.topology,
         ...(model ? { model } : {}),
@@ -100,7 +138,10 @@ export function registerLaunch(program: Command): void {
         ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
         hosts: opts.hosts ?? [],
         ...(opts.advertiseHost ? { advertiseHost: opts.advertiseHost } : {}),
-        ...(token ? { token } : {}),
+        tokens,
+        ...(ca ? { ca } : {}),
+        ...(opts.placement ? { placement: opts.placement } : {}),
+        ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
         stopGraceMs: opts.stopGraceMs,
         startRouter: frontRouterFactory,
         prepareDefaultModel: ensureDefaultModel,

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { AgentServer } from '../../daemon/AgentServer.js';
 import { InventorySource } from '../../daemon/inventory.js';
 import { LaunchManager } from '../../daemon/LaunchManager.js';
+import { advertisedHostOf } from '../../daemon/advertiseHost.js';
 import { defaultTokenFile, loadOrCreateToken, maskToken } from '../../daemon/tokenFile.js';
 import { killAllGroupsNow } from '../../launch/ChildProcessGroup.js';
 import { whenSupervisorGone } from '../../launch/parentWatch.js';
@@ -28,6 +29,7 @@ interface ServeOptions {
   heartbeatMs: number;
   stopGraceMs: number;
   apiHost: string;
+  advertiseHost?: string;
 }
 
 export async function serve(opts: ServeOptions): Promise<void> {
@@ -35,6 +37,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined)) {
     throw new Error('--tls-cert and --tls-key go together: give both (PEM files) or neither');
   }
+  const advertiseHost = advertisedHostOf(opts);
   const token = loadOrCreateToken(opts.tokenFile ?? defaultTokenFile());
   const tls = opts.tlsCert && opts.tlsKey ? { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey) } : undefined;
   const manager = new LaunchManager({
@@ -42,6 +45,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     startRouter: frontRouterFactory,
     prepareDefaultModel: ensureDefaultModel,
     routerHost: opts.apiHost,
+    ...(advertiseHost ? { advertiseHost } : {}),
     onNote: (m) => log.info(m),
   });
   const server = new AgentServer({
@@ -54,11 +58,11 @@ export async function serve(opts: ServeOptions): Promise<void> {
     heartbeatMs: opts.heartbeatMs,
     agentVersion: agentVersion(),
     manager,
-    inventory: new InventorySource(agentVersion()),
+    inventory: new InventorySource(agentVersion(), undefined, undefined, undefined, advertiseHost),
     logger: log,
   });
   const url = await server.start();
-  log.info({ url, tokenFile: token.path, token: maskToken(token.token), created: token.created }, `agent listening on ${url}; clients authenticate with the token in ${token.path}`);
+  log.info({ url, tokenFile: token.path, token: maskToken(token.token), created: token.created, advertiseHost }, `agent listening on ${url}; clients authenticate with the token in ${token.path}`);
   process.stdout.write(`${JSON.stringify({ type: 'listening', url, tokenFile: token.path })}\n`);
 
   let stopping = false;
@@ -96,5 +100,6 @@ export function registerServe(program: Command): void {
     .option('--heartbeat-ms <n>', 'ping interval; clients missing a pong are dropped', parseIntOption('--heartbeat-ms', 100, 600_000), 15_000)
     .option('--api-host <addr>', 'address the front router of a launch binds (its port is the launch spec\'s apiPort)', '127.0.0.1')
     .option('--stop-grace-ms <n>', 'on shutdown, time ranks get before SIGKILL', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
+    .option('--advertise-host <addr>', 'address other hosts reach this one at (reported to clients for the ranks\' rendezvous; default: --host when it names one non-loopback interface)')
     .action((opts: ServeOptions) => serve(opts));
 }

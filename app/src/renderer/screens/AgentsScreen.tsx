@@ -6,7 +6,7 @@ import { Banner } from '../components/Banner.js';
 import { formatBytes } from '../lib/format.js';
 import type { ScreenProps } from './types.js';
 
-const STATE_KIND: Record<AgentInfo['state'], string> = { connected: 'ok', connecting: 'info', disconnected: 'warn', unauthorized: 'err', error: 'err' };
+const STATE_KIND: Record<AgentInfo['state'], string> = { connected: 'ok', connecting: 'info', unreachable: 'err', disconnected: 'warn', unauthorized: 'err', error: 'err' };
 
 function Inventory({ agent }: { agent: AgentInfo }) {
   const inv = agent.inventory;

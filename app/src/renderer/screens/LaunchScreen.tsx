@@ -1,6 +1,6 @@
 /** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, stop and restart. */
-import type { LaunchProgress, RankState } from '@afd/shared';
-import { useLaunch, useStores } from '../AppContext.js';
+import type { AgentInfo, LaunchProgress, RankState } from '@afd/shared';
+import { useAgents, useLaunch, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { progressDetail } from '../lib/format.js';
 import type { ScreenProps } from './types.js';
@@ -46,6 +46,21 @@ function RankProgress({ r }: { r: RankState }) {
   );
 }
 
+/**
+ * What keeps a running launch from serving fully: ready ranks whose health says they are
+ * not serving (e.g. an FFN peer lost in a partition) and agents of the launch the console
+ * cannot reach; null when there is nothing.
+ */
+function degradedText(ranks: readonly RankState[], agents: readonly AgentInfo[]): string | null {
+  const lines: string[] = [];
+  const ids = new Set(ranks.map((r) => r.agentId));
+  for (const a of agents) {
+    if (ids.has(a.agentId) && a.state !== 'connected') lines.push(`agent ${a.agentId} is ${a.state}: its ranks' state here may be out of date`);
+  }
+  for (const r of ranks) if (r.state === 'ready' && r.message) lines.push(`${r.role} ${r.rank} on ${r.agentId} is not serving: ${r.message}`);
+  return lines.length > 0 ? lines.join('\n') : null;
+}
+
 /** What the console stopped after the failure, so no rank is left waiting for a peer. */
 function CleanupNote({ cleanup }: { cleanup: NonNullable<LaunchProgress['cleanup']> }) {
   const what = cleanup.stopped.length > 0 ? cleanup.stopped.join('\n') : 'no other rank was running';
@@ -61,6 +76,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
   const stop = useLaunch((s) => s.stop);
   const restart = useLaunch((s) => s.restart);
   const clearError = useLaunch((s) => s.clearError);
+  const agents = useAgents((s) => s.agents);
   const { logs } = useStores();
 
   if (!progress) {
@@ -77,6 +93,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
     );
   }
   const ready = progress.ranks.filter((r) => r.state === 'ready').length;
+  const degraded = degradedText(progress.ranks, agents);
   const active = progress.state === 'launching' || progress.state === 'running';
   const kind = progress.state === 'running' ? 'ok' : progress.state === 'failed' ? 'err' : progress.state === 'launching' ? 'info' : 'warn';
   const openLogs = (r: RankState): void => {
@@ -113,7 +130,8 @@ export function LaunchScreen({ navigate }: ScreenProps) {
       )}
       {progress.cleanup && <CleanupNote cleanup={progress.cleanup} />}
       {error && <Banner kind="err" message={error} onDismiss={clearError} />}
-      {progress.state === 'running' && (
+      {progress.state === 'running' && degraded && <Banner kind="warn" message={degraded} testId="launch-degraded" />}
+      {progress.state === 'running' && !degraded && (
         <Banner kind="ok" message="Every rank is ready. Try it in the Playground, and watch it on the Dashboard." />
       )}
       <div className="panel">

@@ -43,6 +43,7 @@ function agent(agentId: string, gpus: number, state: AgentInfo['state'] = 'conne
       libraries: { cublas: lib, cublasLt: lib, nccl: lib },
       cudaError: '',
       models: [],
+      advertiseHost: null,
     },
   };
 }

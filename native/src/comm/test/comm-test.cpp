@@ -550,4 +550,73 @@ TEST(lost_attention_peer_is_reported_to_the_ffn) {
   (void)unused;
 }
 
+TEST(frame_header_carries_the_hold_under_its_checksum) {
+  FrameHeader h;
+  h.kind = FrameKind::kFfnOutput;
+  h.byteLength = 16;
+  h.holdUs = 123456;
+  uint8_t bytes[kFrameHeaderBytes];
+  encodeFrameHeader(h, bytes);
+  FrameHeader back;
+  CHECK(decodeFrameHeader(bytes, &back).empty());
+  CHECK(back.holdUs == 123456);
+  bytes[45] ^= 1;  // a bit of holdUs
+  CHECK(decodeFrameHeader(bytes, &back).find("checksum") != std::string::npos);
+}
+
+namespace {
+// Copies bytes from one socket to another, holding each chunk `delayMs` first: a slow
+// wire between two TcpLinks, so an exchange's round trip has a known time on the wire.
+std::thread slowWire(int from, int to, int delayMs) {
+  return std::thread([=] {
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(from, buf, sizeof buf);
+      if (n <= 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+      if (::write(to, buf, static_cast<size_t>(n)) != n) break;
+    }
+    ::shutdown(to, SHUT_WR);
+  });
+}
+}  // namespace
+
+TEST(wire_time_is_the_round_trip_less_the_peers_hold) {
+  // a <-> [wire 20 ms each way] <-> b; b holds each exchange 30 ms before answering.
+  int ab[2], ba[2], aEnd[2], bEnd[2];
+  CHECK(::socketpair(AF_UNIX, SOCK_STREAM, 0, aEnd) == 0 && ::socketpair(AF_UNIX, SOCK_STREAM, 0, bEnd) == 0);
+  ab[0] = aEnd[1];
+  ab[1] = bEnd[1];
+  ba[0] = bEnd[1];
+  ba[1] = aEnd[1];
+  std::thread w1 = slowWire(ab[0], ab[1], 20);
+  std::thread w2 = slowWire(ba[0], ba[1], 20);
+  {
+    TcpLink a(Socket(aEnd[0]), "peer b", 5000);
+    TcpLink b(Socket(bEnd[0]), "peer a", 5000);
+    std::vector<float> x(kHidden, 1.0f), y(kHidden);
+    for (uint32_t layer = 0; layer < 3; ++layer) {
+      a.send(transferHeader({TransferKind::kHidden, layer, 0, 7}, x.size() * 4), x.data(), Deadline::afterMs(5000));
+      b.recvExpected(FrameKind::kHidden, layer, 0, 7, y.data(), y.size() * 4, Deadline::afterMs(5000), nullptr);
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));  // b's compute
+      b.send(transferHeader({TransferKind::kFfnOutput, layer, 0, 7}, y.size() * 4), y.data(), Deadline::afterMs(5000));
+      a.recvExpected(FrameKind::kFfnOutput, layer, 0, 7, y.data(), y.size() * 4, Deadline::afterMs(5000), nullptr);
+      if (layer == 0) continue;  // b's first turn has no exchange of its own yet
+      // a: round trip >= 2 x 20 + 30 ms; on the wire 2 x 20 ms (the hold is not wire time).
+      CHECK_MSG(a.lastExchangeWireUs() >= 40'000 && a.lastExchangeWireUs() < 40'000 + 20'000, "a: " << a.lastExchangeWireUs() << " us");
+      CHECK(a.lastRecvWireUs() == a.lastExchangeWireUs() / 2 && a.lastSendWireUs() == a.lastRecvWireUs());
+      // b measured its own exchange (its output to a's next hidden): a held it ~0 ms.
+      CHECK_MSG(b.lastExchangeWireUs() >= 40'000 && b.lastExchangeWireUs() < 40'000 + 20'000, "b: " << b.lastExchangeWireUs() << " us");
+    }
+    a.close();
+    b.close();
+  }
+  ::shutdown(ab[1], SHUT_RDWR);
+  ::shutdown(ba[1], SHUT_RDWR);
+  w1.join();
+  w2.join();
+  ::close(aEnd[1]);
+  ::close(bEnd[1]);
+}
+
 int main(int argc, char** argv) { return afdtest::runAll(argc, argv); }
