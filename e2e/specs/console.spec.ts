@@ -127,7 +127,22 @@ test('Stop and Esc during a reply show "stopped", with the tokens so far and the
     const reply = page.getByTestId('msg-assistant').last();
     await expect(reply).toHaveAttribute('data-stage', 'decode', { timeout: 60_000 });
     await expect(reply.getByTestId('msg-content')).not.toHaveText(/^…?$/);
-    if (how === 'button') await page.getByTestId('chat-stop').click();
+    if (how === 'button') {
+      // The conversation scrolls in its own box, following the reply; the composer stays put.
+      const log = page.getByTestId('chat-log');
+      const scroll = () => log.evaluate((el) => ({ top: el.scrollTop, height: el.scrollHeight, client: el.clientHeight }));
+      await expect.poll(async () => { const s = await scroll(); return s.height > s.client + 200; }, { timeout: 30_000 }).toBe(true);
+      const y0 = (await page.getByTestId('chat-stop').boundingBox())!.y;
+      await page.waitForTimeout(400);
+      expect((await page.getByTestId('chat-stop').boundingBox())!.y).toBe(y0);
+      const s = await scroll();
+      expect(s.height - s.top - s.client).toBeLessThan(100);
+      // Scrolled up to read, it stays there while tokens keep coming.
+      await log.evaluate((el) => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); });
+      await page.waitForTimeout(400);
+      expect((await scroll()).top).toBe(0);
+      await page.getByTestId('chat-stop').click();
+    }
     else await page.getByTestId('chat-input').press('Escape');
     await expect(reply).toHaveAttribute('data-stage', 'stopped', { timeout: 30_000 });
     await expect(reply.getByTestId('msg-stage')).toHaveText('stopped');

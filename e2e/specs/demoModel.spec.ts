@@ -18,7 +18,7 @@ const present = existsSync(join(demoDir, 'config.json'));
 
 let host: StartedConsole;
 test.beforeAll(async () => {
-  if (present) host = await startConsole([]);
+  if (present) host = await startConsole([], 'demo');
 });
 test.afterAll(async () => {
   await host?.stop();

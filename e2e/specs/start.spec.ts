@@ -8,7 +8,7 @@ import { chat, screenshot } from '../support/flow.js';
 
 let host: StartedConsole;
 test.beforeAll(async () => {
-  host = await startConsole([]);
+  host = await startConsole([], 'demo');
 });
 test.afterAll(async () => {
   await host?.stop();

@@ -67,16 +67,28 @@ function addonEnv(): NodeJS.ProcessEnv {
   return process.env['AFD_NATIVE_ADDON'] ? { AFD_NATIVE_ADDON: process.env['AFD_NATIVE_ADDON'] } : {};
 }
 
+/**
+ * Which built-in model the processes serve: the specs of console features are written for
+ * the random tiny model (4 layers, 8 experts, a 151k vocabulary, no end-of-text, long
+ * replies); the demo model's own specs (start, demoModel) ask for `demo`, the default of
+ * a checkout that carries models/afd-demo-moe.
+ */
+export type BuiltInModel = 'tiny' | 'demo';
+
+function modelEnv(model: BuiltInModel): NodeJS.ProcessEnv {
+  return model === 'tiny' ? { AFD_DEMO_MODEL_DIR: 'none' } : {};
+}
+
 export interface StartedAgent extends Started {
   url: string;
   token: string;
 }
 
 /** `afd-agent serve` on an ephemeral loopback port with its own token file. */
-export async function startAgent(): Promise<StartedAgent> {
+export async function startAgent(model: BuiltInModel = 'tiny'): Promise<StartedAgent> {
   const dir = mkdtempSync(join(tmpdir(), 'afd-e2e-agent-'));
   const tokenFile = join(dir, 'agent-token');
-  const s = await startProcess([AGENT_SCRIPT, 'serve', '--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile], { AFD_HOME, ...addonEnv() }, (l) => l.includes('"listening"'), 'afd-agent serve');
+  const s = await startProcess([AGENT_SCRIPT, 'serve', '--host', '127.0.0.1', '--port', '0', '--token-file', tokenFile], { AFD_HOME, ...addonEnv(), ...modelEnv(model) }, (l) => l.includes('"listening"'), 'afd-agent serve');
   const msg = JSON.parse(s.readyLine) as { url: string };
   return { ...s, url: msg.url, token: readFileSync(tokenFile, 'utf8').trim() };
 }
@@ -87,8 +99,8 @@ export interface StartedConsole extends Started {
 }
 
 /** The console's browser-mode host (no local agent unless asked). */
-export async function startConsole(extraArgs: string[] = ['--no-agent']): Promise<StartedConsole> {
-  const s = await startProcess([START_SCRIPT, '--web', '--no-open', '--port', '0', ...extraArgs], { AFD_HOME, ...addonEnv() }, (l) => l.includes('console (browser mode): '), 'console web host');
+export async function startConsole(extraArgs: string[] = ['--no-agent'], model: BuiltInModel = 'tiny'): Promise<StartedConsole> {
+  const s = await startProcess([START_SCRIPT, '--web', '--no-open', '--port', '0', ...extraArgs], { AFD_HOME, ...addonEnv(), ...modelEnv(model) }, (l) => l.includes('console (browser mode): '), 'console web host');
   const url = s.readyLine.slice(s.readyLine.indexOf('http'));
   return { ...s, url };
 }

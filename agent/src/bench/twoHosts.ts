@@ -12,7 +12,7 @@ import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { ensureDefaultModel } from '../model/defaultModel.js';
+import { ensureTinyModel } from '../model/defaultModel.js';
 import { netnsSupport } from '../testing/netns/netnsSupport.js';
 import { startCliLaunch, stopCliLaunch } from '../testing/netns/bedClients.js';
 import { measureDelay } from '../testing/netns/latency.js';
@@ -53,7 +53,7 @@ export function registerTwoHostsBench(program: Command): void {
       const benchScript = process.argv[1]!;
       const agentScript = f.agentScript ?? join(dirname(benchScript), 'afd-agent.cjs');
       const modelsHome = f.modelsHome ?? join(tmpdir(), 'afd-two-hosts-models');
-      await ensureDefaultModel(modelsHome);
+      await ensureTinyModel(modelsHome);
       const two = await TwoHostBed.start({ agentScript, benchScript, modelsHome, env: process.env['AFD_NATIVE_ADDON'] ? { AFD_NATIVE_ADDON: process.env['AFD_NATIVE_ADDON'] } : {} });
       try {
         const relay = await two.startRelay('host-a', [afdPort, afdPort + 1], 0);

@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { complete, killAllRoles, RoleProcess } from '../afd/RoleProcess.js';
-import { ensureDefaultModel } from '../model/defaultModel.js';
+import { ensureTinyModel } from '../model/defaultModel.js';
 import { bundleEntry, testAddonPath } from '../testing/agentBundle.js';
 import { crossingsPerStep } from '../bench/twoHostsReport.js';
 import { measureDelay } from '../testing/netns/latency.js';
@@ -117,7 +117,7 @@ if (support.ok) {
 beforeAll(async () => {
   if (!support.ok) return;
   agentScript = await bundleEntry('cli');
-  const { dir: model } = await ensureDefaultModel(modelsHome);
+  const { dir: model } = await ensureTinyModel(modelsHome);
   // The reference: a colocated rank on this host's loopback, same model, same prompts.
   const colocated = await RoleProcess.start({ role: 'colocated', model, home: modelsHome });
   try {

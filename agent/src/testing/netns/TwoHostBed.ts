@@ -94,7 +94,8 @@ export class TwoHostBed {
 
   /** Environment of processes the bed runs on `host`. */
   envFor(host: string): NodeJS.ProcessEnv {
-    return { AFD_HOME: join(this.bed.dir, `home-${host}`), AFD_AGENT_SCRIPT: this.opts.agentScript, AFD_LOG_LEVEL: 'info', AFD_API_KEY: this.apiKey, ...this.opts.env };
+    // The bed's clients speak to the random tiny model (its token ids, its name), not the demo model.
+    return { AFD_HOME: join(this.bed.dir, `home-${host}`), AFD_AGENT_SCRIPT: this.opts.agentScript, AFD_LOG_LEVEL: 'info', AFD_API_KEY: this.apiKey, AFD_DEMO_MODEL_DIR: 'none', ...this.opts.env };
   }
 
   /** Starts (or restarts) the agent of a host; resolves once it listens. */

@@ -4,7 +4,7 @@
  * decode rate / inter-token latency kept with each message; replies render as markdown,
  * and every message can be copied, regenerated or edited and resent.
  */
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { useMemo, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { useChat, useLaunch, useLink } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
@@ -14,6 +14,7 @@ import { finishedReplyStats, MessageTimingsChart } from '../components/MessageTi
 import { ModelHeader } from '../components/ModelHeader.js';
 import { SamplingControls } from '../components/SamplingControls.js';
 import { notReadyText } from '../lib/launchText.js';
+import { useStickToBottom } from '../lib/stickToBottom.js';
 import { activeConversation } from '../stores/chatStore.js';
 import { isLive } from '../stores/conversations.js';
 import type { ScreenProps } from './types.js';
@@ -33,12 +34,8 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
   const anyRunning = useChat((s) => s.running() !== undefined);
   const { send, stop, clear, setMode, setSystemPrompt, clearError, regenerate, editAndResend } = useChat((s) => s);
   const [text, setText] = useState('');
-  const endRef = useRef<HTMLDivElement>(null);
   const lastContent = messages[messages.length - 1]?.content.length ?? 0;
-  useEffect(() => {
-    // Block body: newer Chromium returns a Promise from scrollIntoView, which React would take for a cleanup.
-    endRef.current?.scrollIntoView({ block: 'end' });
-  }, [messages.length, lastContent, conversation.id]);
+  const chatBox = useStickToBottom<HTMLDivElement>([lastContent], [messages.length, conversation.id]);
 
   const running = messages.some((m) => m.role === 'assistant' && isLive(m));
   const actions = useMemo<ChatMessageActions>(() => ({ onRegenerate: (id) => void regenerate(id), onEdit: (id, t) => void editAndResend(id, t), canReply: !anyRunning }), [regenerate, editAndResend, anyRunning]);
@@ -101,12 +98,11 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
               <input value={systemPrompt} onChange={(e) => setSystemPrompt(e.target.value)} placeholder="You are a helpful assistant." data-testid="system-prompt" />
             </label>
           )}
-          <div className="chat" aria-live="polite" data-testid="chat-log">
+          <div className="chat" aria-live="polite" data-testid="chat-log" ref={chatBox.ref} onScroll={chatBox.onScroll} tabIndex={0}>
             {messages.length === 0 && <p className="muted">Messages and their timings appear here.</p>}
             {messages.map((m) => (
               <ChatMessageView key={m.id} m={m} actions={actions} />
             ))}
-            <div ref={endRef} />
           </div>
           {error && <Banner kind="err" message={error} onDismiss={clearError} testId="chat-error" />}
           <div className="row" style={{ alignItems: 'flex-end' }}>

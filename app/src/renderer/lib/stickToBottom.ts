@@ -1,0 +1,39 @@
+/**
+ * A scroll box that follows its newest content: while the reader is at (or near) the
+ * bottom, new content keeps it there; once they scroll up to read, it stays where they
+ * put it until they scroll back down. The box scrolls, not the page, so the controls
+ * around it (the composer and its Stop button) stay where they are while a reply streams.
+ */
+import { useCallback, useLayoutEffect, useRef, type DependencyList, type RefObject } from 'react';
+
+/** How close to the bottom (px) still counts as "at the bottom". */
+export const stickSlackPx = 48;
+
+/** Whether a box scrolled this far is at its bottom, give or take `slack`. */
+export function atBottom(box: { scrollTop: number; scrollHeight: number; clientHeight: number }, slack = stickSlackPx): boolean {
+  return box.scrollHeight - box.scrollTop - box.clientHeight <= slack;
+}
+
+/**
+ * Returns the box's ref and its scroll handler. `follow` changes (new content) scroll it to
+ * the bottom when it was there; `reset` changes (another conversation, a new message) always do.
+ */
+export function useStickToBottom<T extends HTMLElement>(follow: DependencyList, reset: DependencyList): { ref: RefObject<T | null>; onScroll: () => void } {
+  const ref = useRef<T>(null);
+  const stuck = useRef(true);
+  const onScroll = useCallback(() => {
+    if (ref.current) stuck.current = atBottom(ref.current);
+  }, []);
+  const toBottom = (): void => {
+    const el = ref.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  };
+  useLayoutEffect(() => {
+    stuck.current = true;
+    toBottom();
+  }, reset);
+  useLayoutEffect(() => {
+    if (stuck.current) toBottom();
+  }, follow);
+  return { ref, onScroll };
+}
