@@ -1,15 +1,17 @@
 /**
  * What happens here after train.py ran on the GPU host, on a stand-in for its output (a
  * random-weight Qwen3-MoE with a tokenizer laid out as train.py writes it, and metrics in
- * its format): install-checkpoint.mjs installs it, `afd-bench demo-eval` (the bundled
- * program) scores the committed corpus's held-out documents and questions on the CPU
- * engine, and write-card.mjs fills the model card from the numbers.
+ * its format) and a stand-in corpus in the format prepare_corpus.py writes (the real one,
+ * 15 MB, is not committed): install-checkpoint.mjs installs it, `afd-bench demo-eval` (the
+ * bundled program) scores the held-out documents and questions on the CPU engine, and
+ * write-card.mjs fills the model card from the numbers.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeModel } from '../../model/makeModel.js';
 import { bundleEntry, repoRoot, testAddonPath } from '../../testing/agentBundle.js';
@@ -19,6 +21,23 @@ import { byteLevelTokenizerJson, demoTokenizerConfig } from './testing.js';
 const tmp = await mkdtemp(join(tmpdir(), 'afd-demo-pipeline-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));
 const node = (args: string[]) => spawnSync(process.execPath, args, { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, AFD_NATIVE_ADDON: testAddonPath() }, maxBuffer: 64 << 20 });
+
+/** A small corpus in prepare_corpus.py's format: meta, train and held-out records, 50 questions. */
+function standInCorpus(): Buffer {
+  const words = ['lighthouse', 'chair', 'ship', 'garden', 'violin', 'hammer', 'river', 'island', 'bridge', 'candle'];
+  const records: object[] = [{ kind: 'meta', format: 1, seed: 1 }];
+  for (let i = 0; i < 20; i++) records.push({ kind: 'text', split: 'train', id: `t${i}`, source: 'fortunes', text: `A fortune number ${i} says the day is bright.` });
+  for (let i = 0; i < 8; i++) {
+    const w = words[i % words.length]!;
+    records.push({ kind: 'chat', split: 'test', id: `c${i}`, source: 'wordnet', messages: [{ role: 'user', content: `What is a ${w}?` }, { role: 'assistant', content: `A ${w} is a thing made of wood.` }] });
+  }
+  for (let i = 0; i < 6; i++) records.push({ kind: 'text', split: 'test', id: `p${i}`, source: 'bible-kjv', text: `And it came to pass on day ${i} that the light was good.` });
+  for (let i = 0; i < 50; i++) {
+    const w = i === 0 ? 'lighthouse' : `${words[i % words.length]!}${String.fromCharCode(97 + Math.floor(i / words.length))}`;
+    records.push({ kind: 'qa', id: `qa:${w}`, split: 'qa', word: w, question: `What is a ${w}?`, reference: `a tower with a light that gives warning (${i})`, train_definition: 'a tall tower' });
+  }
+  return gzipSync(`${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
+}
 
 describe.runIf(existsSync(defaultWordListPath))('demo model: install, evaluate, card', () => {
   it('runs on a stand-in checkpoint and fills every number of the card', { timeout: 600_000 }, async () => {
@@ -53,7 +72,9 @@ describe.runIf(existsSync(defaultWordListPath))('demo model: install, evaluate, 
 
     const bench = await bundleEntry('bench');
     const evalOut = join(dest, 'eval.json');
-    const ev = node([bench, 'demo-eval', '--model', dest, '--out', evalOut, '--threads', '2', '--batch', '4']);
+    const corpus = join(tmp, 'corpus.jsonl.gz');
+    await writeFile(corpus, standInCorpus());
+    const ev = node([bench, 'demo-eval', '--model', dest, '--corpus', corpus, '--out', evalOut, '--threads', '2', '--batch', '4']);
     expect(ev.status, ev.stderr).toBe(0);
     const report = JSON.parse(await readFile(evalOut, 'utf8'));
     expect(report.perplexity.ours.docs).toBe(12);
@@ -70,7 +91,8 @@ describe.runIf(existsSync(defaultWordListPath))('demo model: install, evaluate, 
     expect(report.questions.greedy.answers[0].question).toMatch(/^What is an? \w+\?$/);
     expect(report.questions.maxTokens).toBe(16);
     const qaIds = report.questions.greedy.answers.map((a: { id: string }) => a.id);
-    expect(report.questions.greedyVsTransformers).toMatchObject({ compared: qaIds.includes('qa:lighthouse') ? 1 : 0, sameTokens: 0 });
+    expect(qaIds).toContain('qa:lighthouse');
+    expect(report.questions.greedyVsTransformers).toMatchObject({ compared: 1, samePrompt: 0, sameTokens: 0, differing: ['qa:lighthouse'] });
 
     const card = node(['tools/demo-model/write-card.mjs', '--model', dest]);
     expect(card.status, card.stderr).toBe(0);

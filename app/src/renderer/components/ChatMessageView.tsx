@@ -7,6 +7,7 @@
 import { memo, useEffect, useState, type KeyboardEvent } from 'react';
 import { copyText } from '../lib/clipboard.js';
 import { formatClock, formatMs, formatRate } from '../lib/format.js';
+import { useThrottledWhileLive } from '../lib/throttledValue.js';
 import { isLive } from '../stores/conversations.js';
 import type { ChatMessage } from '../stores/chatStore.js';
 import { Markdown } from './Markdown.js';
@@ -54,6 +55,8 @@ export interface ChatMessageActions {
 
 export const ChatMessageView = memo(function ChatMessageView({ m, actions }: { m: ChatMessage; actions: ChatMessageActions }) {
   const live = isLive(m);
+  // A streaming reply re-renders ten times a second, not on every token.
+  const shown = useThrottledWhileLive(m.content, live);
   const [editing, setEditing] = useState<string | null>(null);
   const [copied, setCopied] = useState(false);
   // Chat replies are markdown; a raw completion's continuation and the user's text show as typed.
@@ -124,7 +127,7 @@ export const ChatMessageView = memo(function ChatMessageView({ m, actions }: { m
         </div>
       ) : (
         <div className={`content${markdown ? ' rendered' : ''}`} data-testid="msg-content">
-          {markdown ? <Markdown text={m.content} /> : m.content || (live ? <span className="muted">…</span> : '')}
+          {markdown && shown !== '' ? <Markdown text={shown} /> : shown || (live ? <span className="muted">…</span> : '')}
         </div>
       )}
       {m.error && (

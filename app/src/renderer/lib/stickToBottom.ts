@@ -32,8 +32,15 @@ export function useStickToBottom<T extends HTMLElement>(follow: DependencyList, 
     stuck.current = true;
     toBottom();
   }, reset);
+  // New content scrolls once per frame at most (a scroll forces a layout of the whole box).
+  const frame = useRef(0);
   useLayoutEffect(() => {
-    if (stuck.current) toBottom();
+    if (!stuck.current || frame.current !== 0) return;
+    frame.current = requestAnimationFrame(() => {
+      frame.current = 0;
+      if (stuck.current) toBottom();
+    });
   }, follow);
+  useLayoutEffect(() => () => cancelAnimationFrame(frame.current), []);
   return { ref, onScroll };
 }
