@@ -6,9 +6,9 @@
  */
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { buildStepPlan } from '@afd/shared';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from './engine.js';
-import { buildStepPlan } from './enginePlan.js';
 import { roleLoadSpec } from './checkpoint/loadSpec.js';
 import { tempDir } from './checkpoint/testing.js';
 import { relErr } from './engineReference.js';

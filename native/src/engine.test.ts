@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
+import { buildStepPlan } from '@afd/shared';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from './engine.js';
-import { buildStepPlan } from './enginePlan.js';
 import { readSpecWeights, referenceLogits, relErr } from './engineReference.js';
 import { convertModelDtype as convertDtype, generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel as writeTiny } from './engineTesting.js';
 
@@ -200,7 +200,10 @@ describe('errors', () => {
     await bad((p) => (p.contextLens[0] = 9), /needs 3 blocks/);
     await bad((p) => (p.topP[0] = 0), /topP/);
     await bad((p) => (p.stageSplit = 2), /stageSplit/);
-    await bad((p) => ((p as { tokenIds: unknown }).tokenIds = [1, 2]), /tokenIds must be a Int32Array/);
+    await bad((p) => ((p as { tokenIds: unknown }).tokenIds = [1, 2]), /tokenIds must be an Int32Array \(got Array\)/);
+    await bad((p) => (p.numSeqs = 0), /numSeqs is 0; expected an integer in \[1, /);
+    await bad((p) => (p.stageSplit = 0), /stageSplit is 0; expected an integer in \[1, numSeqs = 1\]/);
+    await bad((p) => (p.sampleMask[0] = 2), /sampleMask\[0\] is 2; expected 0 or 1/);
     // The native layer checks too (no TS validation on the raw engine).
     const p = good();
     p.blockTables[0] = -3;
@@ -212,6 +215,19 @@ describe('errors', () => {
     q.tokenOffsets.set([0, 1000, 2]);
     await expect(engine.nativeEngine.step(q)).rejects.toThrow(/exceeds the 2 tokens/);
     await expect(engine.nativeEngine.step({ ...good(), sampleMask: new Uint8Array(5) })).rejects.toThrow(/sampleMask has 5 elements, expected 1/);
+    // The C++ guard refuses what the shared check refuses, naming the field.
+    const raw = async (mutate: (p: ReturnType<typeof good>) => void, msg: RegExp): Promise<void> => {
+      const r = good();
+      mutate(r);
+      await expect(engine.nativeEngine.step(r)).rejects.toThrow(msg);
+    };
+    await raw((r) => (r.numSeqs = 0), /plan\.numSeqs is 0; expected an integer in \[1, 2147483647\]/);
+    await raw((r) => (r.numSeqs = 2 ** 32 + 1), /plan\.numSeqs is 4294967297; expected an integer in \[1, 2147483647\]/);
+    await raw((r) => (r.stageSplit = 0), /stageSplit 0 must be in \[1, numSeqs = 1\]/);
+    await raw((r) => (r.maxBlocksPerSeq = 0), /plan\.maxBlocksPerSeq is 0; expected an integer in \[1, /);
+    await raw((r) => (r.sampleMask[0] = 2), /sampleMask\[0\] is 2; expected 0 or 1/);
+    await raw((r) => (r.temperature[0] = Infinity), /temperature\[0\] is inf; expected a finite number >= 0/);
+    await raw((r) => ((r.sampleMask[0] = 0), (r.topP[0] = 0)), /topP\[0\] is 0; expected \(0, 1\]/);
   });
 
   it('rejects bad load specs with errors naming the tensor', async () => {

@@ -7,9 +7,8 @@
  *   const out = await engine.step(plan);   // StepPlan / StepResult from '@afd/shared'
  *   engine.close();
  */
-import type { RankStats, StepPlan, StepResult } from '@afd/shared';
+import { validateStepPlan, type RankStats, type StepPlan, type StepResult } from '@afd/shared';
 import { buildLoadSpec } from './checkpoint/loadSpec.js';
-import { validateStepPlan } from './enginePlan.js';
 import { toRankStats } from './rankStats.js';
 import { loadAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats } from './index.js';
 import type { ModelLoadSpec, ModelRole } from './modelSpec.js';

@@ -2,11 +2,10 @@
  * Test helpers for the engine: tiny model directories for every architecture (odd sizes,
  * GQA), a greedy generation loop over the step API, and block tables with scattered ids.
  */
-import type { StepResult } from '@afd/shared';
+import { buildStepPlan, type PlanSeq, type StepResult } from '@afd/shared';
 import { buildLoadSpec } from './checkpoint/loadSpec.js';
 import { tempDir, tinyQwen3MoeConfig, writeTestModel } from './checkpoint/testing.js';
 import type { Engine } from './engine.js';
-import { buildStepPlan, type PlanSeq } from './enginePlan.js';
 import type { ModelLoadSpec, ModelRole } from './modelSpec.js';
 
 /** config.json objects of tiny models, one per supported architecture. */

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { AfdConnector, CudaGraphPolicy, StepPlan } from '@afd/shared';
+import type { AfdConnector, CudaGraphPolicy, StepPlan, Topology } from '@afd/shared';
 import type { ModelLoadSpec } from './modelSpec.js';
 
 /** A shared library (cuBLAS, cuBLASLt, NCCL) as the probe found it. */
@@ -158,8 +158,8 @@ export interface NativeEngine {
 
 /** How an attention or FFN rank joins its AFD topology over the TCP connector (runtime/afd-connector-options.h). */
 export interface AfdLinkOptions {
-  /** Topology name "xAyF" (default "1A1F"). */
-  topology?: string;
+  /** The resolved topology (a Topology from @afd/shared's topologySchema / resolveTopology); default 1A1F. */
+  topology?: Topology;
   /** Rank within the role (default 0). */
   rank?: number;
   /** Host of each FFN rank, indexed by FFN rank; omitted = every FFN rank at `host`. */

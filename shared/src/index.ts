@@ -24,4 +24,5 @@ export * from './protocol/controlPayload.js';
 export * from './topology/aggregate.js';
 export * from './protocol/chat.js';
 export * from './engine/stepPlanCheck.js';
+export * from './engine/stepPlanBuilder.js';
 export * from './util/logLines.js';

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { afdPortCount, ffnRankOf, resolveTopology, type AgentEvent, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
+import { afdPortCount, ffnRankOf, type AgentEvent, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
 import { freePortBlock, isPortFree } from '@afd/native/ports';
 import type { SelfCommand } from '../util/self.js';
 import type { RingLine } from './LogRing.js';
@@ -102,7 +102,7 @@ export class TopologyRun {
     const spec = this.opts.spec;
     if (spec.mode !== 'afd') return 0;
     // Expert parallelism: FFN rank f also listens on port + y + f (afdPortCount).
-    const ports = afdPortCount(resolveTopology(spec.topology).ffn.ranks, spec.afd.enableExpertParallel);
+    const ports = afdPortCount(spec.topology.ffn.ranks, spec.afd.enableExpertParallel);
     const allLocal = spec.placements.every((p) => p.agentId === this.opts.agentId);
     if (!allLocal) return spec.afd.port; // other agents' ranks rely on the agreed port
     const host = hostOfAgent(spec, this.opts.agentId);
@@ -228,7 +228,7 @@ export class TopologyRun {
     if (this.stopping) return;
     const spec = this.opts.spec;
     const blockOf = (f: number): RankRunner[] =>
-      spec.mode === 'afd' ? this.runners.filter((r) => r.id.role === 'attention' && ffnRankOf(resolveTopology(spec.topology), r.id.rank) === f) : [];
+      spec.mode === 'afd' ? this.runners.filter((r) => r.id.role === 'attention' && ffnRankOf(spec.topology, r.id.rank) === f) : [];
     this.router?.rankFailed(runner, blockOf, message);
     const name = `${runner.id.role} rank ${runner.id.rank}`;
     const decision = this.restarts.onFailed(runner, () => this.restart(runner));

@@ -6,7 +6,7 @@
  * keeps each block (an FFN rank and the attention ranks it serves) on one host and spreads
  * whole blocks over the hosts. Pure, so every rule is unit-tested.
  */
-import { attentionBlockOf, launchSpecSchema, resolveTopology, type AfdConnector, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole, type RankServingOptions } from '@afd/shared';
+import { attentionBlockOf, launchSpecSchema, resolveTopology, type AfdConnector, type Topology, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole, type RankServingOptions } from '@afd/shared';
 
 /** How `launch` spreads ranks over --hosts. */
 export const CLI_PLACEMENTS = ['world', 'block'] as const;
@@ -57,7 +57,14 @@ interface Slot {
 }
 
 /** Ranks in world order, each with the group it moves with under placement `block` (its block; a replica for colocated). */
-function slots(topology: string): { mode: 'afd' | 'colocated'; list: Slot[]; groups: number[]; numGroups: number; name: string } {
+type Slots = { list: Slot[]; groups: number[]; numGroups: number; name: string } & (
+  | { mode: 'colocated'; topology?: undefined }
+  /** topology: the --topology flag resolved; the spec carries it on. */
+  | { mode: 'afd'; topology: Topology }
+);
+
+/** Ranks in world order from the --topology flag, which is resolved here, once. */
+function slots(topology: string): Slots {
   const col = /^colocated(?::(\d+))?$/i.exec(topology.trim());
   if (col) {
     const n = col[1] ? Number(col[1]) : 1;
@@ -81,7 +88,7 @@ function slots(topology: string): { mode: 'afd' | 'colocated'; list: Slot[]; gro
     list.push({ role: 'attention', rank: a });
     groups.push(blockOf.get(a) ?? 0);
   }
-  return { mode: 'afd', list, groups, numGroups: t.ffn.ranks, name: t.name };
+  return { mode: 'afd', list, groups, numGroups: t.ffn.ranks, name: t.name, topology: t };
 }
 
 /** Host index of every slot: contiguous chunks of the world order, or of whole groups (blocks). */
@@ -100,7 +107,7 @@ function hostIndices(list: readonly Slot[], groups: readonly number[], numGroups
 /** The spec every host launches from, validated by the shared schema. */
 export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
   if (input.hosts.length === 0) throw new Error('no hosts to launch on');
-  const { mode, list, groups, numGroups, name } = slots(input.topology);
+  const { mode, list, groups, numGroups, name, topology } = slots(input.topology);
   const hostOf = hostIndices(list, groups, numGroups, input.hosts.length, input.placement ?? 'world', name);
   const used = new Map<string, number>();
   const placements = list.map((slot, i) => {
@@ -135,7 +142,7 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
       ? { mode, placements, ...common }
       : {
           mode,
-          topology: input.topology,
+          topology,
           placements,
           ...common,
           agentHosts: multiHost ? Object.fromEntries(input.hosts.map((h) => [h.agentId, h.address])) : {},

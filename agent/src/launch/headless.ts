@@ -198,7 +198,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
   }
   const launchId = randomUUID();
   const t0 = Date.now();
-  const name = spec.mode === 'afd' ? (typeof spec.topology === 'string' ? spec.topology.toUpperCase() : 'AFD') : `colocated x${spec.placements.length}`;
+  const name = spec.mode === 'afd' ? spec.topology.name : `colocated x${spec.placements.length}`;
   view.log(`launching ${name} on ${backend} (${spec.placements.length} ranks, model ${spec.modelDir ?? 'built-in'})`);
 
   let stopping = false;

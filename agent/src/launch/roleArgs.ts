@@ -4,7 +4,7 @@
  * every value here comes from a zod-validated spec and is checked again below, so no
  * argument can smuggle in another option.
  */
-import { resolveTopology, type LaunchSpec, type RankPlacement } from '@afd/shared';
+import type { LaunchSpec, RankPlacement } from '@afd/shared';
 import type { ChildSpec } from './ChildProcessGroup.js';
 import type { SelfCommand } from '../util/self.js';
 
@@ -94,7 +94,9 @@ export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: Ra
   add('--api-host', ctx.apiHost);
   add('--api-port', 0); // ephemeral: the role reports the bound URL in its `listening` event
   if (spec.mode === 'afd') {
-    const topology = resolveTopology(spec.topology);
+    // The spec's topology is resolved; a role process gets its name on the command line and
+    // parses it once, with the same schema (resolveRoleSettings).
+    const topology = spec.topology;
     add('--topology', topology.name);
     const ffnHosts = Array.from({ length: topology.ffn.ranks }, (_, f) => {
       const p = spec.placements.find((q) => q.role === 'ffn' && q.rank === f);

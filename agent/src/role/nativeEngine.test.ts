@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { resolveTopology } from '@afd/shared';
 import { resolveRoleSettings } from './roleSettings.js';
 import { afdLinkOptions, applyNcclEnv, DEFAULT_KV_MEMORY_FRACTION, engineGraphOptions, kvCacheOptions } from './nativeEngine.js';
 
@@ -11,7 +12,7 @@ describe('AFD options -> native link options', () => {
       ffnHosts: '10.0.0.1,10.0.0.2',
       config: '{"stepDeadlineMs":1234,"computeGateOnAttention":true}',
     });
-    expect(afdLinkOptions(s.afd)).toEqual({ topology: '3A2F', rank: 2, host: '127.0.0.1', ffnHosts: ['10.0.0.1', '10.0.0.2'], basePort: 31000, stepDeadlineMs: 1234 });
+    expect(afdLinkOptions(s.afd)).toEqual({ topology: resolveTopology('3A2F'), rank: 2, host: '127.0.0.1', ffnHosts: ['10.0.0.1', '10.0.0.2'], basePort: 31000, stepDeadlineMs: 1234 });
     expect(s.afd.computeGateOnAttention).toBe(true);
   });
 
@@ -24,14 +25,14 @@ describe('AFD options -> native link options', () => {
 
   it('omits ffnHosts when every FFN rank is at --afd-host', () => {
     const s = resolveRoleSettings('ffn', { afdHost: 'ffn.local' });
-    expect(afdLinkOptions(s.afd)).toEqual({ topology: '1A1F', rank: 0, host: 'ffn.local', basePort: 29500, stepDeadlineMs: 5000 });
+    expect(afdLinkOptions(s.afd)).toEqual({ topology: resolveTopology('1A1F'), rank: 0, host: 'ffn.local', basePort: 29500, stepDeadlineMs: 5000 });
   });
 
   it('passes connector nccl (config or --connector) to the native link', () => {
     const s = resolveRoleSettings('attention', { config: '{"connector":"nccl"}' });
-    expect(afdLinkOptions(s.afd, 'cuda')).toMatchObject({ connector: 'nccl', topology: '1A1F' });
+    expect(afdLinkOptions(s.afd, 'cuda')).toMatchObject({ connector: 'nccl', topology: resolveTopology('1A1F') });
     const f = resolveRoleSettings('ffn', { connector: 'nccl', topology: '2A1F' });
-    expect(afdLinkOptions(f.afd, 'cuda')).toMatchObject({ connector: 'nccl', topology: '2A1F' });
+    expect(afdLinkOptions(f.afd, 'cuda')).toMatchObject({ connector: 'nccl', topology: resolveTopology('2A1F') });
   });
 
   it('refuses connector nccl on the cpu backend and a bad --connector, saying what to set', () => {

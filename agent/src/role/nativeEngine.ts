@@ -8,7 +8,7 @@
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineOptions } from '@afd/native';
 import { roleLoadSpec } from '@afd/native/checkpoint';
 import { expertStatsOf, toRankStats } from '@afd/native/engine';
-import { countOf, isDeviceConnector, resolveTopology, type AfdConfig } from '@afd/shared';
+import { countOf, isDeviceConnector, type AfdConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import type { EngineOpener } from './engineOpener.js';
@@ -50,7 +50,7 @@ export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezv
   return {
     ...(afd.connector !== 'tcp' ? { connector: afd.connector } : {}),
     ...(afd.connector === 'peer' && maxStepTokens !== undefined ? { maxStepTokens: Math.max(maxStepTokens, ...afd.cudaGraph.batchBuckets) } : {}),
-    topology: resolveTopology(afd.topology).name,
+    topology: afd.topology,
     rank: afd.rank,
     host: afd.host,
     ...(afd.ffnHosts.length > 0 ? { ffnHosts: afd.ffnHosts } : {}),
@@ -130,7 +130,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   if (req.role === 'attention') {
     const opts = afdLinkOptions(req.afd, backend, req.rendezvousId, req.maxStepTokens);
     link = new addon.AttentionLink(native, opts);
-    req.onProgress('rendezvous', 0, 1, `joining ${opts.topology} as attention rank ${opts.rank} (${link.state().peer || `FFN at ${opts.host}:${opts.basePort}`})`);
+    req.onProgress('rendezvous', 0, 1, `joining ${req.afd.topology.name} as attention rank ${opts.rank} (${link.state().peer || `FFN at ${opts.host}:${opts.basePort}`})`);
     try {
       await link.connect();
     } catch (err) {

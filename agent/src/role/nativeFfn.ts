@@ -6,7 +6,7 @@
 import { loadAddon, type NativeEngine, type NativeFfnServer } from '@afd/native';
 import { roleLoadSpec } from '@afd/native/checkpoint';
 import { expertStatsOf } from '@afd/native/engine';
-import { formatExpertRange, resolveTopology } from '@afd/shared';
+import { formatExpertRange } from '@afd/shared';
 import type { FfnServerOpener } from './ffnServer.js';
 import { afdLinkOptions, applyNcclEnv, resolveBackend, toRankStats } from './nativeEngine.js';
 
@@ -17,7 +17,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   const backend = await resolveBackend(settings.backend);
   onProgress('loading', 0, 0, `reading ${modelDir}`);
   // Expert parallelism: this rank maps (or generates) only its routed experts (e -> floor(e * y / E)).
-  const numFfn = resolveTopology(settings.afd.topology).ffn.ranks;
+  const numFfn = settings.afd.topology.ffn.ranks;
   const expertParallel = settings.afd.enableExpertParallel && numFfn > 1 ? { rank: settings.afd.rank, numRanks: numFfn } : undefined;
   const { spec, residentBytes } = await roleLoadSpec(modelDir, 'ffn', {
     computeGateOnAttention: settings.afd.computeGateOnAttention,

@@ -1,5 +1,6 @@
 #include "binding/afd-binding.h"
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <thread>
@@ -74,7 +75,22 @@ AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* wha
     }
     field = static_cast<int>(d);
   };
-  str("topology", out.topology);
+  // A resolved Topology (shared/src/topology/spec.ts): the C++ side reads its rank counts.
+  Napi::Value topo = o.Get("topology");
+  if (!topo.IsUndefined()) {
+    auto ranks = [&](const char* role) {
+      Napi::Value r = topo.IsObject() ? topo.As<Napi::Object>().Get(role) : env.Undefined();
+      Napi::Value n = r.IsObject() ? r.As<Napi::Object>().Get("ranks") : env.Undefined();
+      const double d = n.IsNumber() ? n.As<Napi::Number>().DoubleValue() : -1;
+      if (!(d >= 1 && d <= 1024) || d != std::floor(d)) {
+        throw Napi::Error::New(env, std::string(what) + ": options.topology." + role +
+                                        ".ranks must be an integer in [1, 1024] (pass a Topology resolved by @afd/shared)");
+      }
+      return static_cast<int>(d);
+    };
+    out.topology.numAttention = ranks("attention");
+    out.topology.numFfn = ranks("ffn");
+  }
   num("rank", out.rank, 0, 1 << 20);
   str("host", out.host);
   str("listenHost", out.listenHost);

@@ -1,6 +1,7 @@
 #include "binding/js-convert.h"
 
 #include <cmath>
+#include <limits>
 
 namespace afd::binding {
 namespace {
@@ -21,7 +22,16 @@ double num(const Napi::Object& o, const char* where, const char* name) {
 int64_t integer(const Napi::Object& o, const char* where, const char* name) {
   const double d = num(o, where, name);
   AFD_CHECK(d == std::floor(d), where << "." << name << " must be an integer (got " << d << ")");
+  AFD_CHECK(std::fabs(d) <= 9007199254740992.0, where << "." << name << " must be a safe integer (got " << d << ")");
   return static_cast<int64_t>(d);
+}
+
+// An integer plan field, checked into [lo, hi] before it narrows to int (a count past int32
+// must be refused, never wrapped).
+int planInt(const Napi::Object& p, const char* name, int64_t lo, int64_t hi) {
+  const int64_t v = integer(p, "plan", name);
+  AFD_CHECK(v >= lo && v <= hi, "plan." << name << " is " << v << "; expected an integer in [" << lo << ", " << hi << "]");
+  return static_cast<int>(v);
 }
 
 bool boolean(const Napi::Object& o, const char* where, const char* name) {
@@ -223,8 +233,8 @@ EngineOptions toEngineOptions(const Napi::Value& value) {
 
 void toStepPlan(const Napi::Object& p, OwnedStepPlan& o) {
   StepPlan& s = o.plan;
-  s.numSeqs = static_cast<int>(integer(p, "plan", "numSeqs"));
-  AFD_CHECK(s.numSeqs >= 1, "plan.numSeqs must be at least 1");
+  constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
+  s.numSeqs = planInt(p, "numSeqs", 1, kMaxInt);
   const size_t S = static_cast<size_t>(s.numSeqs);
   typed<int32_t, napi_int32_array>(p, "tokenOffsets", S + 1, o.tokenOffsets);
   s.numTokens = o.tokenOffsets[S];
@@ -232,15 +242,14 @@ void toStepPlan(const Napi::Object& p, OwnedStepPlan& o) {
   typed<int32_t, napi_int32_array>(p, "tokenIds", static_cast<size_t>(s.numTokens), o.tokenIds);
   typed<int32_t, napi_int32_array>(p, "positions", static_cast<size_t>(s.numTokens), o.positions);
   typed<int32_t, napi_int32_array>(p, "contextLens", S, o.contextLens);
-  s.maxBlocksPerSeq = static_cast<int>(integer(p, "plan", "maxBlocksPerSeq"));
-  AFD_CHECK(s.maxBlocksPerSeq >= 1, "plan.maxBlocksPerSeq must be at least 1");
-  typed<int32_t, napi_int32_array>(p, "blockTables", S * s.maxBlocksPerSeq, o.blockTables);
+  s.maxBlocksPerSeq = planInt(p, "maxBlocksPerSeq", 1, kMaxInt);
+  typed<int32_t, napi_int32_array>(p, "blockTables", S * static_cast<size_t>(s.maxBlocksPerSeq), o.blockTables);
   typed<uint8_t, napi_uint8_array>(p, "sampleMask", S, o.sampleMask);
   typed<float, napi_float32_array>(p, "temperature", S, o.temperature);
   typed<int32_t, napi_int32_array>(p, "topK", S, o.topK);
   typed<float, napi_float32_array>(p, "topP", S, o.topP);
   typed<uint32_t, napi_uint32_array>(p, "seeds", S, o.seeds);
-  s.stageSplit = static_cast<int>(integer(p, "plan", "stageSplit"));
+  s.stageSplit = planInt(p, "stageSplit", -kMaxInt, kMaxInt);  // its range is validateStepPlan's
   s.returnLogits = boolean(p, "plan", "returnLogits");
   s.tokenIds = o.tokenIds.data();
   s.positions = o.positions.data();

@@ -173,7 +173,7 @@ describe('expert-parallel loading', () => {
     const ffn = await Engine.load(await ffnSpec(m, false, 0, 2), engineOpts);
     const attn = await Engine.load(await roleSpec(m.dir, 'attention'), engineOpts);
     const basePort = await freePortBlock(4);
-    const opts = { topology: '2A2F', basePort, rendezvousTimeoutMs: 1500, stepDeadlineMs: 2000, expertParallel: true };
+    const opts = { topology: resolveTopology('2A2F'), basePort, rendezvousTimeoutMs: 1500, stepDeadlineMs: 2000, expertParallel: true };
     const server = new addon.FfnServer(ffn.nativeEngine, { ...opts, rank: 0 });
     // The attention rank would wait far longer: it hears from its FFN rank first.
     const link = new addon.AttentionLink(attn.nativeEngine, { ...opts, rank: 0, rendezvousTimeoutMs: 30_000 });
@@ -200,7 +200,7 @@ describe('expert-parallel loading', () => {
     const engine = await Engine.load(await ffnSpec(m, false, 1, 2), engineOpts);
     const basePort = await freePortBlock(4);
     try {
-      expect(() => new (loadAddon().FfnServer)(engine.nativeEngine, { topology: '2A2F', rank: 0, basePort, expertParallel: true })).toThrow(
+      expect(() => new (loadAddon().FfnServer)(engine.nativeEngine, { topology: resolveTopology('2A2F'), rank: 0, basePort, expertParallel: true })).toThrow(
         /FFN rank 0 of 2 holds experts \[0, 3\) under expert parallelism but its engine loaded \[3, 6\)/,
       );
     } finally {

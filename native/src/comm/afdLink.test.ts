@@ -4,8 +4,8 @@
  * The multi-process version (real role processes) is agent/src/afd/*.int.test.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { buildStepPlan, resolveTopology } from '@afd/shared';
 import { Engine } from '../engine.js';
-import { buildStepPlan } from '../enginePlan.js';
 import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeFfnServer } from '../index.js';
 import { freePortBlock } from './ports.js';
@@ -26,7 +26,7 @@ async function load(dir: string, role: 'colocated' | 'attention' | 'ffn', gate =
 const settle = { timeout: 15_000 };
 
 function linkOptions(topology: string, rank: number, basePort: number): AfdLinkOptions {
-  return { topology, rank, basePort, stepDeadlineMs: 3000, rendezvousTimeoutMs: 10_000 };
+  return { topology: resolveTopology(topology), rank, basePort, stepDeadlineMs: 3000, rendezvousTimeoutMs: 10_000 };
 }
 
 async function startFfn(engine: Engine, opts: AfdLinkOptions): Promise<{ server: NativeFfnServer; port: number }> {
@@ -179,7 +179,13 @@ describe('AFD runtime errors', () => {
     expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, linkOptions('1A1F', 0, port))).toThrow(/in use/);
     expect(() => new (loadAddon().FfnServer)(attn.nativeEngine, linkOptions('1A1F', 0, 0))).toThrow(/role ffn/);
     expect(() => new (loadAddon().AttentionLink)(ffn.nativeEngine, linkOptions('1A1F', 0, port))).toThrow(/role attention/);
-    expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, linkOptions('1A2F', 0, port))).toThrow(/x >= y/);
+    // The topology comes resolved from TypeScript; the native side still refuses bad counts, naming the field.
+    const topology = (attention: number, ffnRanks: number) => ({ ...linkOptions('1A1F', 0, port), topology: { name: 'x', attention: { ranks: attention, dp: attention, tp: 1 }, ffn: { ranks: ffnRanks, dp: ffnRanks, tp: 1 }, worldSize: 0 } });
+    expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, topology(1, 2))).toThrow(/topology 1A2F: there must be at least as many attention ranks as FFN ranks \(x >= y\)/);
+    expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, topology(0, 1))).toThrow(/options\.topology\.attention\.ranks must be an integer in \[1, 1024\]/);
+    expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, { ...linkOptions('1A1F', 0, port), topology: '2A1F' as never })).toThrow(
+      /options\.topology\.attention\.ranks must be an integer in \[1, 1024\] \(pass a Topology resolved by @afd\/shared\)/,
+    );
     await expect(attn.step(buildStepPlan([{ tokenIds: [1], numCached: 0, blockTable: [0] }]))).rejects.toThrow(/no FFN executor/);
     // Connectors nccl and peer move device memory: refused on these CPU engines, and unknown names are refused.
     for (const connector of ['nccl', 'peer'] as const) {

@@ -7,6 +7,7 @@
  * rank is refused with the reason and the new start is untouched.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { resolveTopology } from '@afd/shared';
 import { Engine } from '../engine.js';
 import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeFfnServer } from '../index.js';
@@ -24,7 +25,7 @@ async function load(dir: string, role: 'attention' | 'ffn'): Promise<Engine> {
 }
 
 function options(basePort: number, rendezvousId: string): AfdLinkOptions {
-  return { topology: '1A1F', rank: 0, basePort, stepDeadlineMs: 3000, rendezvousTimeoutMs: 10_000, rendezvousId };
+  return { topology: resolveTopology('1A1F'), rank: 0, basePort, stepDeadlineMs: 3000, rendezvousTimeoutMs: 10_000, rendezvousId };
 }
 
 function ffnServer(engine: Engine, opts: AfdLinkOptions): NativeFfnServer {

@@ -3,9 +3,8 @@
  * attention rank runs, the work each rank of a topology gets, and a topology of native
  * FfnServers and AttentionLinks over loopback TCP that is always torn down.
  */
-import type { StepResult } from '@afd/shared';
+import { buildStepPlan, type PlanSeq, resolveTopology, type StepResult } from '@afd/shared';
 import type { Engine } from '../engine.js';
-import { buildStepPlan, type PlanSeq } from '../enginePlan.js';
 import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeFfnServer } from '../index.js';
 import { freePortBlock } from './ports.js';
 
@@ -63,7 +62,8 @@ export async function withAfdTopology(
   const addon = loadAddon();
   // Expert parallelism: FFN rank f also listens on base + y + f.
   const base = await freePortBlock(ffn.length * (extra.expertParallel ? 2 : 1));
-  const opts = (rank: number): AfdLinkOptions => ({ stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000, ...extra, topology, rank, basePort: base });
+  const resolved = resolveTopology(topology);
+  const opts = (rank: number): AfdLinkOptions => ({ stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000, ...extra, topology: resolved, rank, basePort: base });
   const servers: NativeFfnServer[] = [];
   const links: NativeAttentionLink[] = [];
   try {

@@ -1,42 +1,15 @@
 #include "comm/topology.h"
 
-#include <cctype>
 #include <string>
 
 #include "comm/comm-error.h"
 
 namespace afd::comm {
 
-namespace {
-
-// Parses a run of digits at s[i..]; returns -1 when there is none or it is too large.
-int parseCount(const std::string& s, size_t& i) {
-  size_t start = i;
-  long value = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-    value = value * 10 + (s[i] - '0');
-    if (value > 1 << 20) return -1;
-    ++i;
-  }
-  return i == start ? -1 : static_cast<int>(value);
-}
-
-}  // namespace
-
-AfdTopology AfdTopology::parse(const std::string& name) {
-  size_t i = 0;
+AfdTopology AfdTopology::of(int numAttention, int numFfn) {
   AfdTopology t;
-  t.numAttention = parseCount(name, i);
-  bool ok = t.numAttention > 0 && i < name.size() && std::tolower(static_cast<unsigned char>(name[i])) == 'a';
-  if (ok) {
-    ++i;
-    t.numFfn = parseCount(name, i);
-    ok = t.numFfn > 0 && i + 1 == name.size() && std::tolower(static_cast<unsigned char>(name[i])) == 'f';
-  }
-  if (!ok) {
-    throw CommError(CommErrorKind::kConfig, "topology \"" + name +
-                                                "\" is not xAyF with positive integers x and y (e.g. 2A2F, 3A2F)");
-  }
+  t.numAttention = numAttention;
+  t.numFfn = numFfn;
   t.validate();
   return t;
 }

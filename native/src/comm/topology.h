@@ -18,9 +18,10 @@ struct AfdTopology {
   int numAttention = 1;  // x
   int numFfn = 1;        // y
 
-  // Parses "xAyF" (case-insensitive) and checks x >= y >= 1; throws CommError(kConfig).
-  static AfdTopology parse(const std::string& name);
-  // Checks the counts; throws CommError(kConfig) naming the broken rule.
+  // x attention and y FFN ranks, validated. The counts come resolved from TypeScript
+  // (shared/src/topology/spec.ts); validate() is the last guard.
+  static AfdTopology of(int numAttention, int numFfn);
+  // Checks the counts (x >= y >= 1); throws CommError(kConfig) naming the broken rule.
   void validate() const;
   std::string name() const;
 

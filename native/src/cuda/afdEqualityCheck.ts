@@ -10,10 +10,9 @@
  * weights cross the wire in place of router logits).
  */
 import { rm } from 'node:fs/promises';
-import type { StepResult } from '@afd/shared';
+import { buildStepPlan, type PlanSeq, resolveTopology, type StepResult } from '@afd/shared';
 import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../checkpoint/testing.js';
 import { Engine } from '../engine.js';
-import { buildStepPlan, type PlanSeq } from '../enginePlan.js';
 import { roleSpec, scatteredBlocks, tinyConfigs } from '../engineTesting.js';
 import { loadAddon } from '../index.js';
 import type { GpuCheck } from './gpuCheck.js';
@@ -64,7 +63,7 @@ async function modelCase(name: string, config: Record<string, unknown>, gateOnAt
     const attn = await load('attention');
     const ffn = await load('ffn');
     const addon = loadAddon();
-    const link = { topology: '1A1F', rank: 0, stepDeadlineMs: 20_000, rendezvousTimeoutMs: 20_000 };
+    const link = { topology: resolveTopology('1A1F'), rank: 0, stepDeadlineMs: 20_000, rendezvousTimeoutMs: 20_000 };
     const server = new addon.FfnServer(ffn.nativeEngine, { ...link, basePort: 0 });
     cleanup.push(() => server.stop());
     const port = Number(server.state().listenAddress.split(':').at(-1));

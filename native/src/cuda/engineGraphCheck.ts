@@ -9,9 +9,9 @@
  * must be dropped and captured again, not replayed over freed memory).
  */
 import { rm } from 'node:fs/promises';
+import { buildStepPlan, type PlanSeq } from '@afd/shared';
 import { relativeError } from '../checkpoint/golden.js';
 import { Engine } from '../engine.js';
-import { buildStepPlan, type PlanSeq } from '../enginePlan.js';
 import { roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
 import type { GpuCheck } from './gpuCheck.js';
 

@@ -5,7 +5,8 @@ namespace afd {
 comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& o, const ModelConfig& model,
                                              bool gateOnAttention, DType activation) {
   comm::TcpConnectorConfig c;
-  c.topology = comm::AfdTopology::parse(o.topology);
+  c.topology = o.topology;
+  c.topology.validate();
   c.rank = o.rank;
   c.ffnHosts = o.ffnHosts.empty() ? std::vector<std::string>(c.topology.numFfn, o.host) : o.ffnHosts;
   c.basePort = o.basePort;

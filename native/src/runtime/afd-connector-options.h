@@ -5,14 +5,15 @@
 #include <vector>
 
 #include "comm/tcp-connector.h"
+#include "comm/topology.h"
 #include "model/model-config.h"
 #include "runtime/afd-device-plane.h"
 
 namespace afd {
 
 struct AfdConnectorOptions {
-  /** "xAyF". */
-  std::string topology = "1A1F";
+  /** Rank counts of both roles (resolved in TypeScript; validated again here). Default 1A1F. */
+  comm::AfdTopology topology;
   /** Rank within the role. */
   int rank = 0;
   /** Host of each FFN rank; empty = every FFN rank at `host`. */

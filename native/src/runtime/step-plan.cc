@@ -1,9 +1,13 @@
 #include "runtime/step-plan.h"
 
+#include <cmath>
+
 #include "core/error.h"
 
 namespace afd {
 
+// The last guard behind the TypeScript check (shared/src/engine/stepPlanCheck.ts): the
+// same rules, for callers of the raw addon. The binding has checked the array lengths.
 void validateStepPlan(const StepPlan& p, int64_t vocabSize, int kvBlockSize, int numKvBlocks) {
   AFD_CHECK(p.numSeqs >= 1, "step plan: numSeqs must be at least 1 (got " << p.numSeqs << ")");
   AFD_CHECK(p.tokenOffsets[0] == 0, "step plan: tokenOffsets[0] must be 0");
@@ -33,11 +37,12 @@ void validateStepPlan(const StepPlan& p, int64_t vocabSize, int kvBlockSize, int
       AFD_CHECK(blk >= 0 && blk < numKvBlocks, "step plan: block table of sequence " << s << " slot " << j << " holds block "
                                                                                      << blk << ", outside [0, " << numKvBlocks << ")");
     }
-    if (p.sampleMask[s]) {
-      AFD_CHECK(p.temperature[s] >= 0, "step plan: sequence " << s << " has negative temperature " << p.temperature[s]);
-      AFD_CHECK(p.topK[s] >= 0, "step plan: sequence " << s << " has negative topK " << p.topK[s]);
-      AFD_CHECK(p.topP[s] > 0 && p.topP[s] <= 1, "step plan: sequence " << s << " has topP " << p.topP[s] << " outside (0, 1]");
-    }
+    // Sampling settings are checked whether or not the sequence samples, as in stepPlanCheck.ts.
+    AFD_CHECK(p.sampleMask[s] <= 1, "step plan: sampleMask[" << s << "] is " << int(p.sampleMask[s]) << "; expected 0 or 1");
+    AFD_CHECK(std::isfinite(p.temperature[s]) && p.temperature[s] >= 0,
+              "step plan: temperature[" << s << "] is " << p.temperature[s] << "; expected a finite number >= 0");
+    AFD_CHECK(p.topK[s] >= 0, "step plan: topK[" << s << "] is " << p.topK[s] << "; expected >= 0");
+    AFD_CHECK(p.topP[s] > 0 && p.topP[s] <= 1, "step plan: topP[" << s << "] is " << p.topP[s] << "; expected (0, 1]");
   }
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AFD_CONNECTORS, afdConfigSchema, afdOptionsSchema, afdPortCount, DEFAULT_BATCH_BUCKETS, isDeviceConnector } from './afdConfig.js';
 import { AfdConfigError, mergeAfdConfig, parseAfdConfig, parseAfdConfigJson, resolveAfdConfig } from './parse.js';
+import { resolveTopology } from '../topology/spec.js';
 import type { FieldIssue } from '../util/issues.js';
 
 function issuesOf(input: unknown): FieldIssue[] {
@@ -15,7 +16,7 @@ describe('AFD config defaults', () => {
     expect(resolveAfdConfig({})).toEqual({
       role: 'colocated',
       rank: 0,
-      topology: '1A1F',
+      topology: resolveTopology('1A1F'),
       host: '127.0.0.1',
       ffnHosts: [],
       connector: 'tcp',
@@ -43,6 +44,8 @@ describe('AFD config defaults', () => {
     expect(cfg.dbo).toEqual({ enabled: true, decodeTokenThreshold: 32, prefillTokenThreshold: 512 });
     expect(cfg.cudaGraph.batchBuckets).toEqual([...DEFAULT_BATCH_BUCKETS]);
     expect(cfg.ncclEnv).toEqual({ NCCL_DEBUG: 'INFO', NCCL_NVLS_ENABLE: '0' });
+    // The topology is resolved once, here: the config carries the Topology.
+    expect(cfg.topology).toEqual({ name: '4A2F', attention: { ranks: 4, dp: 4, tp: 1 }, ffn: { ranks: 2, dp: 2, tp: 1 }, worldSize: 6 });
     // The output is valid input again (what the agent forwards to a role process).
     expect(afdConfigSchema.parse(JSON.parse(JSON.stringify(cfg)))).toEqual(cfg);
   });

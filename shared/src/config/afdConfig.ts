@@ -10,7 +10,7 @@
  * NCCL_NVLS_ENABLE="0", expert parallelism off.
  */
 import { z } from 'zod';
-import { validTopologyInputSchema, validateTopology } from '../topology/spec.js';
+import { topologySchema } from '../topology/spec.js';
 
 /**
  * Default CUDA-graph batch buckets (tokens per stage). Steps of more rows run eagerly: from
@@ -124,8 +124,8 @@ export const afdConfigSchema = z
     role: z.enum(['attention', 'ffn', 'colocated']).default('colocated'),
     /** Rank within its role (default 0); must be below that role's rank count. */
     rank: z.int().min(0, 'ranks are zero-based and cannot be negative').default(0),
-    /** Topology name ("3A2F") or structured spec; ignored by colocated (default "1A1F"). */
-    topology: validTopologyInputSchema.default('1A1F'),
+    /** Topology name ("3A2F") or structured spec, resolved here (the output is a Topology); ignored by colocated (default "1A1F"). */
+    topology: topologySchema.prefault('1A1F'),
     /** TCP rendezvous host of the FFN ranks (default 127.0.0.1). */
     host: z.string().min(1).default('127.0.0.1'),
     /** Host of each FFN rank, indexed by FFN rank; empty means every FFN rank is at `host`. */
@@ -133,17 +133,15 @@ export const afdConfigSchema = z
     ...afdOptionsShape,
   })
   .superRefine((cfg, ctx) => {
-    const topo = validateTopology(cfg.topology);
-    if (!topo.ok) return; // already reported by the topology field
-    const { attention, ffn } = topo.topology;
+    const { name, attention, ffn } = cfg.topology; // resolved by its field (this runs only when every field parsed)
     if (cfg.role === 'attention' && cfg.rank >= attention.ranks) {
-      ctx.addIssue({ code: 'custom', path: ['rank'], message: `attention rank ${cfg.rank} does not exist in ${topo.topology.name} (valid: 0..${attention.ranks - 1})` });
+      ctx.addIssue({ code: 'custom', path: ['rank'], message: `attention rank ${cfg.rank} does not exist in ${name} (valid: 0..${attention.ranks - 1})` });
     }
     if (cfg.role === 'ffn' && cfg.rank >= ffn.ranks) {
-      ctx.addIssue({ code: 'custom', path: ['rank'], message: `ffn rank ${cfg.rank} does not exist in ${topo.topology.name} (valid: 0..${ffn.ranks - 1})` });
+      ctx.addIssue({ code: 'custom', path: ['rank'], message: `ffn rank ${cfg.rank} does not exist in ${name} (valid: 0..${ffn.ranks - 1})` });
     }
     if (cfg.ffnHosts.length !== 0 && cfg.ffnHosts.length !== ffn.ranks) {
-      ctx.addIssue({ code: 'custom', path: ['ffnHosts'], message: `has ${cfg.ffnHosts.length} hosts but ${topo.topology.name} has ${ffn.ranks} FFN ranks; give one per FFN rank or none` });
+      ctx.addIssue({ code: 'custom', path: ['ffnHosts'], message: `has ${cfg.ffnHosts.length} hosts but ${name} has ${ffn.ranks} FFN ranks; give one per FFN rank or none` });
     }
     const ports = afdPortCount(ffn.ranks, cfg.enableExpertParallel);
     if (cfg.port <= 65535 && cfg.port + ports - 1 > 65535) {

@@ -1,69 +1,174 @@
 /**
- * Consistency checks and derived numbers of a StepPlan (see step.ts). The scheduler's
- * tests and the engine boundary use `checkStepPlan` so a malformed plan fails in
- * TypeScript with a readable message instead of deep in native code.
+ * The one check of a StepPlan (see step.ts). Every caller that hands a plan to the engine
+ * checks it here (the native Engine wrapper before each step, the scheduler's tests,
+ * benchmarks through the wrapper), so a malformed plan fails in TypeScript with a message
+ * naming the field instead of deep in native code. The C++ engine keeps a last guard of the
+ * same rules (native/src/runtime/step-plan.cc) for callers of the raw addon.
  */
 import type { StepPlan } from './step.js';
 
-/** Number of stages of a plan: 2 when stageSplit cuts the batch, else 1. */
-export function numStagesOf(plan: StepPlan): number {
-  return plan.stageSplit > 0 && plan.stageSplit < plan.numSeqs ? 2 : 1;
+/** The engine facts a plan is checked against (NativeEngineInfo carries them). */
+export interface StepPlanLimits {
+  /** Token ids lie in [0, vocabSize). */
+  vocabSize: number;
+  /** Tokens per KV block: a sequence of contextLen c needs ceil(c / kvBlockSize) blocks. */
+  kvBlockSize: number;
+  /** Block ids lie in [0, numKvBlocks). */
+  numKvBlocks: number;
+}
+
+/** Largest count the engine reads (the C++ side holds them as int32). */
+const MAX_INT32 = 2 ** 31 - 1;
+/** Problems quoted in a StepPlanError message; the rest are counted. */
+const MAX_QUOTED = 8;
+
+/** Thrown by validateStepPlan; the message names each broken field and what it should be. */
+export class StepPlanError extends Error {
+  constructor(
+    /** Every problem checkStepPlan found. */
+    readonly problems: string[],
+  ) {
+    const more = problems.length > MAX_QUOTED ? `; and ${problems.length - MAX_QUOTED} more` : '';
+    super(`invalid StepPlan: ${problems.slice(0, MAX_QUOTED).join('; ')}${more}`);
+    this.name = 'StepPlanError';
+  }
+}
+
+type TypedArrayClass = Int32ArrayConstructor | Uint8ArrayConstructor | Float32ArrayConstructor | Uint32ArrayConstructor;
+
+function isIntIn(v: unknown, min: number, max: number): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v === 'object') return (v as object).constructor?.name ?? 'object';
+  return typeof v;
+}
+
+/** Problems of one array field: its class and its length. */
+function arrayProblem(plan: StepPlan, key: keyof StepPlan, cls: TypedArrayClass, length: number, what: string): string | null {
+  const v = plan[key] as unknown;
+  if (!(v instanceof cls)) return `${key} must be an ${cls.name} (got ${describe(v)})`;
+  return v.length === length ? null : `${key} has ${v.length} entries, expected ${what} = ${length}`;
+}
+
+/** The scalar fields: counts, split, flags. Returns numSeqs when it is usable, else null. */
+function scalarProblems(plan: StepPlan, problems: string[]): number | null {
+  const n = plan.numSeqs;
+  if (!isIntIn(n, 1, MAX_INT32)) {
+    problems.push(`numSeqs is ${String(n)}; expected an integer in [1, ${MAX_INT32}] (a step runs at least one sequence)`);
+    return null;
+  }
+  if (!isIntIn(plan.maxBlocksPerSeq, 1, MAX_INT32)) problems.push(`maxBlocksPerSeq is ${String(plan.maxBlocksPerSeq)}; expected an integer >= 1`);
+  if (!isIntIn(plan.stageSplit, 1, n)) {
+    problems.push(`stageSplit is ${String(plan.stageSplit)}; expected an integer in [1, numSeqs = ${n}] (numSeqs for one stage)`);
+  }
+  if (typeof plan.returnLogits !== 'boolean') problems.push(`returnLogits must be a boolean (got ${describe(plan.returnLogits)})`);
+  return n;
+}
+
+/** Class and length of every array; returns the token count when all fit. */
+function shapeProblems(plan: StepPlan, n: number, problems: string[]): number | null {
+  const offsets = arrayProblem(plan, 'tokenOffsets', Int32Array, n + 1, 'numSeqs + 1');
+  if (offsets) {
+    problems.push(offsets);
+    return null;
+  }
+  const numTokens = plan.tokenOffsets[n]!;
+  if (numTokens < n) {
+    problems.push(`tokenOffsets[numSeqs] is ${numTokens}; expected the token count, at least numSeqs = ${n} (every sequence has a token)`);
+    return null;
+  }
+  const checks: [keyof StepPlan, TypedArrayClass, number, string][] = [
+    ['tokenIds', Int32Array, numTokens, 'tokenOffsets[numSeqs]'],
+    ['positions', Int32Array, numTokens, 'tokenOffsets[numSeqs]'],
+    ['contextLens', Int32Array, n, 'numSeqs'],
+    ['sampleMask', Uint8Array, n, 'numSeqs'],
+    ['temperature', Float32Array, n, 'numSeqs'],
+    ['topK', Int32Array, n, 'numSeqs'],
+    ['topP', Float32Array, n, 'numSeqs'],
+    ['seeds', Uint32Array, n, 'numSeqs'],
+  ];
+  if (isIntIn(plan.maxBlocksPerSeq, 1, MAX_INT32)) checks.push(['blockTables', Int32Array, n * plan.maxBlocksPerSeq, 'numSeqs x maxBlocksPerSeq']);
+  const before = problems.length;
+  for (const [key, cls, length, what] of checks) {
+    const p = arrayProblem(plan, key, cls, length, what);
+    if (p) problems.push(p);
+  }
+  return problems.length === before ? numTokens : null;
+}
+
+/** Sampling settings of sequence s (checked whether or not it samples: the plan carries them). */
+function samplingProblems(plan: StepPlan, s: number, problems: string[]): void {
+  const mask = plan.sampleMask[s]!;
+  if (mask > 1) problems.push(`sampleMask[${s}] is ${mask}; expected 0 or 1`);
+  const temp = plan.temperature[s]!;
+  if (!(Number.isFinite(temp) && temp >= 0)) problems.push(`temperature[${s}] is ${temp}; expected a finite number >= 0 (0 = greedy)`);
+  if (plan.topK[s]! < 0) problems.push(`topK[${s}] is ${plan.topK[s]}; expected >= 0 (0 = off)`);
+  const p = plan.topP[s]!;
+  if (!(p > 0 && p <= 1)) problems.push(`topP[${s}] is ${p}; expected (0, 1] (1 = off)`);
+}
+
+/** Tokens, positions and (with limits) vocabulary and KV blocks of sequence s. */
+function sequenceProblems(plan: StepPlan, s: number, limits: StepPlanLimits | undefined, problems: string[]): void {
+  const begin = plan.tokenOffsets[s]!;
+  const end = plan.tokenOffsets[s + 1]!;
+  if (begin < 0 || end <= begin || end > plan.tokenIds.length) {
+    problems.push(`sequence ${s} has tokens [${begin}, ${end}) of ${plan.tokenIds.length}; tokenOffsets must strictly increase (every sequence has at least one token)`);
+    return;
+  }
+  const ctx = plan.contextLens[s]!;
+  if (ctx < end - begin) {
+    problems.push(`contextLens[${s}] is ${ctx} but sequence ${s} brings ${end - begin} new tokens`);
+    return;
+  }
+  for (let t = begin; t < end; t++) {
+    const want = ctx - (end - t);
+    if (plan.positions[t] !== want) {
+      problems.push(`token ${t} (sequence ${s}) has position ${plan.positions[t]}, expected ${want}: new tokens fill [contextLen - n, contextLen)`);
+    }
+    const id = plan.tokenIds[t]!;
+    if (id < 0 || (limits && id >= limits.vocabSize)) {
+      problems.push(`token id ${id} at index ${t} is outside the vocabulary [0, ${limits ? limits.vocabSize : 'vocabSize'})`);
+    }
+  }
+  if (!limits) return;
+  const maxBlocks = plan.maxBlocksPerSeq;
+  const needed = Math.ceil(ctx / limits.kvBlockSize);
+  if (needed > maxBlocks) {
+    problems.push(`sequence ${s}: contextLen ${ctx} needs ${needed} blocks of ${limits.kvBlockSize} tokens but maxBlocksPerSeq is ${maxBlocks}`);
+    return;
+  }
+  for (let j = 0; j < needed; j++) {
+    const b = plan.blockTables[s * maxBlocks + j]!;
+    if (b < 0 || b >= limits.numKvBlocks) {
+      problems.push(`sequence ${s}: block table slot ${j} holds block ${b}, outside [0, ${limits.numKvBlocks}) (the engine has ${limits.numKvBlocks} KV blocks)`);
+    }
+  }
 }
 
 /**
- * Tokens per stage, the numbers that go into this rank's slot of the control payload.
- * One stage: [numTokens]; two stages: [tokens of seqs < stageSplit, tokens of the rest].
+ * Every inconsistency of a plan, one message each; empty when the plan is well formed.
+ * With `limits`, also token ids against the vocabulary and block tables against the KV cache.
  */
-export function stageTokenCounts(plan: StepPlan): number[] {
-  const numTokens = plan.tokenOffsets[plan.numSeqs] ?? 0;
-  if (numStagesOf(plan) === 1) return [numTokens];
-  const split = plan.tokenOffsets[plan.stageSplit] ?? 0;
-  return [split, numTokens - split];
-}
-
-/** Every inconsistency of a plan, one message each; empty when the plan is well formed. */
-export function checkStepPlan(plan: StepPlan): string[] {
+export function checkStepPlan(plan: StepPlan, limits?: StepPlanLimits): string[] {
+  if (typeof plan !== 'object' || plan === null) return [`a StepPlan must be an object (got ${describe(plan)})`];
   const problems: string[] = [];
-  const n = plan.numSeqs;
-  if (!Number.isSafeInteger(n) || n < 0) return [`numSeqs is ${n}; expected a non-negative integer`];
-  const perSeq: [string, { length: number }][] = [
-    ['contextLens', plan.contextLens],
-    ['sampleMask', plan.sampleMask],
-    ['temperature', plan.temperature],
-    ['topK', plan.topK],
-    ['topP', plan.topP],
-    ['seeds', plan.seeds],
-  ];
-  for (const [name, arr] of perSeq) if (arr.length !== n) problems.push(`${name} has ${arr.length} entries, expected numSeqs = ${n}`);
-  if (plan.tokenOffsets.length !== n + 1) {
-    problems.push(`tokenOffsets has ${plan.tokenOffsets.length} entries, expected numSeqs + 1 = ${n + 1}`);
-    return problems;
-  }
+  const n = scalarProblems(plan, problems);
+  if (n === null) return problems;
+  const numTokens = shapeProblems(plan, n, problems);
+  if (numTokens === null) return problems; // element checks would read past the arrays
   if (plan.tokenOffsets[0] !== 0) problems.push(`tokenOffsets[0] is ${plan.tokenOffsets[0]}, expected 0`);
-  for (let i = 0; i < n; i++) {
-    const start = plan.tokenOffsets[i]!;
-    const end = plan.tokenOffsets[i + 1]!;
-    if (end <= start) problems.push(`sequence ${i} has ${end - start} tokens; every sequence has at least one`);
-    else if (plan.contextLens.length === n && plan.contextLens[i]! < end - start) {
-      problems.push(`contextLens[${i}] is ${plan.contextLens[i]} but the sequence brings ${end - start} new tokens`);
-    }
-  }
-  const numTokens = plan.tokenOffsets[n]!;
-  if (plan.tokenIds.length !== numTokens) problems.push(`tokenIds has ${plan.tokenIds.length} entries, expected ${numTokens} (tokenOffsets[numSeqs])`);
-  if (plan.positions.length !== numTokens) problems.push(`positions has ${plan.positions.length} entries, expected ${numTokens}`);
-  if (!Number.isSafeInteger(plan.maxBlocksPerSeq) || plan.maxBlocksPerSeq < 0) problems.push(`maxBlocksPerSeq is ${plan.maxBlocksPerSeq}`);
-  else if (plan.blockTables.length !== n * plan.maxBlocksPerSeq) {
-    problems.push(`blockTables has ${plan.blockTables.length} entries, expected numSeqs x maxBlocksPerSeq = ${n * plan.maxBlocksPerSeq}`);
-  }
-  if (!Number.isSafeInteger(plan.stageSplit) || plan.stageSplit < 0 || plan.stageSplit > n) {
-    problems.push(`stageSplit is ${plan.stageSplit}; expected 0..numSeqs (numSeqs for one stage)`);
-  }
-  for (let i = 0; i < plan.topP.length; i++) {
-    const p = plan.topP[i]!;
-    if (!(p > 0 && p <= 1)) problems.push(`topP[${i}] is ${p}; expected (0, 1]`);
-  }
-  for (let i = 0; i < plan.temperature.length; i++) {
-    if (!(plan.temperature[i]! >= 0)) problems.push(`temperature[${i}] is ${plan.temperature[i]}; expected >= 0`);
+  for (let s = 0; s < n; s++) {
+    sequenceProblems(plan, s, limits, problems);
+    samplingProblems(plan, s, problems);
   }
   return problems;
+}
+
+/** Throws StepPlanError naming every problem unless `plan` is well formed (and fits `limits`). */
+export function validateStepPlan(plan: StepPlan, limits?: StepPlanLimits): void {
+  const problems = checkStepPlan(plan, limits);
+  if (problems.length > 0) throw new StepPlanError(problems);
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { resolveTopology } from '../topology/spec.js';
 import { launchSpecSchema, rankStateSchema, topologyStateSchema, type LaunchSpecInput } from './launch.js';
 
 const place = (role: 'attention' | 'ffn' | 'colocated', rank: number, agentId = 'host-a') => ({ role, rank, agentId, backend: 'cpu' as const });
@@ -22,6 +23,7 @@ describe('launch spec', () => {
     expect(spec.modelDir).toBeNull();
     expect(spec.apiPort).toBe(8000);
     if (spec.mode === 'afd') {
+      expect(spec.topology).toEqual(resolveTopology('3A2F')); // resolved once, here
       expect(spec.afd.connector).toBe('tcp');
       expect(spec.afd.ncclEnv).toEqual({ NCCL_NVLS_ENABLE: '0' });
     }

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { afdOptionsSchema, isDeviceConnector, type AfdConnector } from '../config/afdConfig.js';
 import { dummySeedSchema, loadFormatSchema } from '../config/loadFormat.js';
-import { resolveTopology, validTopologyInputSchema } from '../topology/spec.js';
+import { topologySchema } from '../topology/spec.js';
 import { backendSchema } from './inventory.js';
 import { processRoleSchema, rolePhaseSchema } from './role.js';
 import { rankServingOptionsSchema, restartPolicySchema } from './launchOptions.js';
@@ -58,8 +58,8 @@ const common = {
 export const afdLaunchSpecSchema = z.strictObject({
   /** Launch mode. */
   mode: z.literal('afd'),
-  /** Topology name ("3A2F") or structured spec; must pass every topology rule. */
-  topology: validTopologyInputSchema,
+  /** Topology name ("3A2F") or structured spec; must pass every topology rule. The output is the resolved Topology. */
+  topology: topologySchema,
   /** One placement per rank: every attention rank and every FFN rank exactly once. */
   placements: z.array(rankPlacementSchema).min(2),
   /** AFD options applied to every rank (connector, port, DBO, gate, CUDA graphs, deadline, NCCL env). */
@@ -131,13 +131,8 @@ export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchem
     checkPlacements(spec.placements, { colocated: spec.placements.length }, ctx);
     return;
   }
-  let topology;
-  try {
-    topology = resolveTopology(spec.topology);
-  } catch {
-    return; // reported by the topology field
-  }
-  checkPlacements(spec.placements, { attention: topology.attention.ranks, ffn: topology.ffn.ranks }, ctx);
+  // spec.topology is resolved by its field (this runs only when every field parsed).
+  checkPlacements(spec.placements, { attention: spec.topology.attention.ranks, ffn: spec.topology.ffn.ranks }, ctx);
   checkConnector(spec.afd.connector, spec.placements, ctx);
 });
 export type LaunchSpec = z.output<typeof launchSpecSchema>;

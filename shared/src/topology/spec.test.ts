@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveTopology, TOPOLOGY_RULES, TopologyError, toSpec, validateTopology, validTopologyInputSchema } from './spec.js';
+import { resolveTopology, TOPOLOGY_RULES, TopologyError, topologySchema, toSpec, validateTopology } from './spec.js';
 
 describe('topology names', () => {
   it('parses xAyF case-insensitively with surrounding spaces', () => {
@@ -121,10 +121,24 @@ describe('structured topology specs', () => {
     expect(resolveTopology(t)).toEqual(t);
   });
 
-  it('validTopologyInputSchema reports rule violations as zod issues', () => {
-    expect(validTopologyInputSchema.safeParse('2A1F').success).toBe(true);
-    const bad = validTopologyInputSchema.safeParse('1A3F');
+  it('refuses a resolved topology whose name or world size disagrees with its ranks', () => {
+    const t = resolveTopology('3A2F');
+    expect(validateTopology({ ...t, name: '3a2f' }).ok).toBe(true);
+    expect(validateTopology({ ...t, name: '2A2F' })).toEqual({ ok: false, problems: ['topology name "2A2F" does not match its ranks (3A2F)'] });
+    expect(validateTopology({ ...t, worldSize: 4 })).toEqual({ ok: false, problems: ['topology worldSize 4 is not attention + FFN ranks = 5'] });
+    expect(validateTopology({ ...t, ffn: { ranks: 4, dp: 4, tp: 1 }, name: '3A4F', worldSize: 7 }).ok).toBe(false);
+    const partial = validateTopology({ name: '3A2F', attention: { ranks: 3 }, ffn: t.ffn, worldSize: 5 });
+    expect(partial.ok === false && partial.problems[0]).toMatch(/^expected a resolved topology .*attention\.dp/);
+  });
+
+  it('topologySchema resolves at the boundary: name, spec or resolved topology in, Topology out', () => {
+    const t = resolveTopology('2A1F');
+    expect(topologySchema.parse('2a1f')).toEqual(t);
+    expect(topologySchema.parse({ attention: { dp: 2 }, ffn: { ranks: 1 } })).toEqual(t);
+    expect(topologySchema.parse(JSON.parse(JSON.stringify(t)))).toEqual(t);
+    const bad = topologySchema.safeParse('1A3F');
     expect(bad.success).toBe(false);
     expect(bad.error?.issues[0]?.message).toContain('attention-ge-ffn');
+    expect(topologySchema.safeParse({ ...t, name: '5A1F' }).error?.issues[0]?.message).toContain('does not match its ranks (2A1F)');
   });
 });

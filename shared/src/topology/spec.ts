@@ -1,8 +1,13 @@
 /**
  * Topology specs: the `xAyF` name (x attention ranks, y FFN ranks) and the structured
  * form `{ attention: { dp, tp }, ffn: { dp, tp } }` where each role has DP x TP ranks.
- * `resolveTopology` checks every rule and returns a `Topology`; the rule names below
+ * `validateTopology` checks every rule and returns a `Topology`; the rule names below
  * appear in every error message so a user can look them up.
+ *
+ * A topology is resolved once, where it enters: `topologySchema` (the zod boundary of the
+ * AFD config and the launch spec) outputs the resolved `Topology`, which is passed on as
+ * data down to the native connector. Only a process boundary (a role process's
+ * `--topology` flag) carries the name, parsed there by the same schema.
  */
 import { z } from 'zod';
 import { countOf } from '../util/plural.js';
@@ -34,10 +39,25 @@ export type TopologySpec = z.infer<typeof topologySpecSchema>;
 export const topologyInputSchema = z.union([z.string(), topologySpecSchema]);
 export type TopologyInput = z.infer<typeof topologyInputSchema>;
 
-/** A topology input that must also pass every topology rule (used inside other schemas). */
-export const validTopologyInputSchema = topologyInputSchema.superRefine((value, ctx) => {
+const resolvedRoleSchema = z.strictObject({ ranks: z.number(), dp: z.number(), tp: z.number() });
+/** A resolved Topology as JSON (what topologySchema outputs), accepted again as input. */
+export const resolvedTopologySchema = z.strictObject({
+  name: z.string(),
+  attention: resolvedRoleSchema,
+  ffn: resolvedRoleSchema,
+  worldSize: z.number(),
+});
+
+/**
+ * The topology boundary: a name, a structured spec or an already resolved topology (a
+ * parsed config or spec sent on as JSON) in, the resolved `Topology` out; every broken
+ * rule is a zod issue.
+ */
+export const topologySchema = z.union([z.string(), topologySpecSchema, resolvedTopologySchema]).transform((value, ctx): Topology => {
   const result = validateTopology(value);
-  if (!result.ok) for (const problem of result.problems) ctx.addIssue({ code: 'custom', message: problem });
+  if (result.ok) return result.topology;
+  for (const problem of result.problems) ctx.addIssue({ code: 'custom', message: problem });
+  return z.NEVER;
 });
 
 /** Resolved parallelism of one role. */
@@ -125,10 +145,28 @@ function resolveRole(role: 'attention' | 'ffn', input: RoleParallelismInput, pro
   return { ranks, dp, tp };
 }
 
-/** Validates a topology name or structured spec; never throws. */
+/** A resolved topology given as input: its ranks must pass every rule and agree with its name and world size. */
+function validateResolved(input: object): TopologyResult {
+  const parsed = resolvedTopologySchema.safeParse(input);
+  if (!parsed.success) {
+    const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'topology'}: ${i.message}`).join('; ');
+    return { ok: false, problems: [`expected a resolved topology { name, attention: { ranks, dp, tp }, ffn: { ranks, dp, tp }, worldSize } (${detail})`] };
+  }
+  const given = parsed.data;
+  const result = validateTopology(toSpec(given));
+  if (!result.ok) return result;
+  const t = result.topology;
+  const problems: string[] = [];
+  if (given.name.trim().toUpperCase() !== t.name) problems.push(`topology name "${given.name}" does not match its ranks (${t.name})`);
+  if (given.worldSize !== t.worldSize) problems.push(`topology worldSize ${given.worldSize} is not attention + FFN ranks = ${t.worldSize}`);
+  return problems.length > 0 ? { ok: false, problems } : result;
+}
+
+/** Validates a topology name, structured spec or resolved topology; never throws. */
 export function validateTopology(input: unknown): TopologyResult {
   const problems: string[] = [];
   let spec: TopologySpec;
+  if (typeof input === 'object' && input !== null && ('worldSize' in input || 'name' in input)) return validateResolved(input);
   if (typeof input === 'string') {
     const m = NAME_RE.exec(input);
     if (!m) return { ok: false, problems: [`"${input}" is not a topology name (${TOPOLOGY_RULES.syntax})`] };
@@ -164,15 +202,19 @@ export function validateTopology(input: unknown): TopologyResult {
   };
 }
 
-/** Parses and validates a topology name or spec; throws TopologyError naming each broken rule. */
+/**
+ * Parses and validates a topology name or spec where it enters outside a schema (a CLI
+ * flag, a test); throws TopologyError naming each broken rule. Code that holds a
+ * resolved Topology passes it on instead of resolving it again.
+ */
 export function resolveTopology(input: TopologyInput | Topology): Topology {
-  const result = validateTopology(typeof input === 'object' && 'worldSize' in input ? toSpec(input) : input);
+  const result = validateTopology(input);
   if (!result.ok) throw new TopologyError(result.problems);
   return result.topology;
 }
 
 /** The structured spec of a resolved topology (round-trips through resolveTopology). */
-export function toSpec(topology: Topology): TopologySpec {
+export function toSpec(topology: Pick<Topology, 'attention' | 'ffn'>): TopologySpec {
   return {
     attention: { ranks: topology.attention.ranks, dp: topology.attention.dp, tp: topology.attention.tp },
     ffn: { ranks: topology.ffn.ranks, dp: topology.ffn.dp, tp: topology.ffn.tp },

@@ -6,7 +6,8 @@
  * cache), a batch of them per step.
  */
 import { createHash } from 'node:crypto';
-import { buildStepPlan, type Engine, type PlanSeq } from '@afd/native/engine';
+import type { Engine } from '@afd/native/engine';
+import { buildStepPlan, type PlanSeq } from '@afd/shared';
 
 /** Same as corpus_io.HELDOUT_MAX_TOKENS. */
 export const heldoutMaxTokens = 256;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StepPlan, StepResult } from '@afd/shared';
+import { checkStepPlan, type StepPlan, type StepResult } from '@afd/shared';
 import { BlockManager } from '../kv/BlockManager.js';
 import { Scheduler, type SchedulerConfig } from './Scheduler.js';
 import { Sequence } from './Sequence.js';
@@ -20,8 +20,9 @@ function config(over: Partial<SchedulerConfig> = {}): SchedulerConfig {
     ...over,
   };
 }
-/** Fake engine output: token 5 for every sequence (or `tok`). */
+/** Fake engine output: token 5 for every sequence (or `tok`), for a plan the shared check accepts. */
 function result(plan: StepPlan, tok = 5): StepResult {
+  expect(checkStepPlan(plan)).toEqual([]);
   return { tokenIds: new Int32Array(plan.numSeqs).fill(tok), stepTimeMs: 1 };
 }
 function rows(plan: StepPlan): number[][] {
@@ -212,6 +213,8 @@ describe('Scheduler', () => {
     while (s.hasWork()) {
       const step = s.schedule();
       expect(step).not.toBeNull();
+      // Every block table fits the cache it was drawn from (the engine's check with its limits).
+      expect(checkStepPlan(step!.plan, { vocabSize: 1000, kvBlockSize: 4, numKvBlocks: 10 })).toEqual([]);
       s.update(step!, result(step!.plan, 3));
       if (++steps > 2000) throw new Error('no progress');
     }

@@ -10,9 +10,8 @@
  *   const result = await engine.step(step.plan);
  *   const outputs = scheduler.update(step, result);
  */
-import type { StepPlan, StepResult } from '@afd/shared';
+import { buildStepPlan, type StepPlan, type StepResult } from '@afd/shared';
 import { BlockManager, blocksForTokens } from '../kv/BlockManager.js';
-import { buildStepPlan, type PlanEntry } from './planBuilder.js';
 import { chooseStageSplit, type DboConfig } from './stageSplit.js';
 import type { FinishReason, Sequence } from './Sequence.js';
 
@@ -27,6 +26,15 @@ export interface SchedulerConfig {
   maxModelLen: number;
   /** Dual-batch overlap split settings. */
   dbo: DboConfig;
+}
+
+/** One sequence's share of a step. */
+export interface PlanEntry {
+  seq: Sequence;
+  /** Tokens computed this step, from position seq.numComputedTokens on. */
+  numNewTokens: number;
+  /** True when the step ends at the sequence's last known token, so the next one is sampled. */
+  sample: boolean;
 }
 
 /** A scheduled step: the plan for the engine and the sequences it covers, in plan order. */
@@ -157,7 +165,16 @@ export class Scheduler {
     if (entries.length === 0) return null;
     const hasPrefill = entries.some((e) => e.numNewTokens > 1 || !e.sample);
     const stageSplit = chooseStageSplit(entries.map((e) => e.numNewTokens), hasPrefill, cfg.dbo);
-    const plan = buildStepPlan(entries, (seq) => this.blocks.blockTable(seq.id), stageSplit);
+    const plan = buildStepPlan(
+      entries.map(({ seq, numNewTokens, sample }) => ({
+        tokenIds: seq.tokensFrom(seq.numComputedTokens, numNewTokens),
+        numCached: seq.numComputedTokens,
+        blockTable: this.blocks.blockTable(seq.id),
+        sample,
+        sampling: seq.sampling,
+      })),
+      { stageSplit },
+    );
     this.inFlight = { plan, entries };
     return this.inFlight;
   }

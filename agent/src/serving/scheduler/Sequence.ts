@@ -56,6 +56,13 @@ export class Sequence {
     return t;
   }
 
+  /** The `count` tokens from absolute position `start` on. */
+  tokensFrom(start: number, count: number): number[] {
+    const out = new Array<number>(count);
+    for (let k = 0; k < count; k++) out[k] = this.tokenAt(start + k);
+    return out;
+  }
+
   /** Tokens not yet in the KV cache. 1 for a decoding sequence. */
   get numUncomputedTokens(): number {
     return this.numTokens - this.numComputedTokens;

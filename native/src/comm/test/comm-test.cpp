@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "comm/control-payload.h"
@@ -35,9 +36,9 @@ ModelShape shape() {
   return m;
 }
 
-TcpConnectorConfig config(const std::string& topo, int rank, int basePort) {
+TcpConnectorConfig config(AfdTopology topo, int rank, int basePort) {
   TcpConnectorConfig c;
-  c.topology = AfdTopology::parse(topo);
+  c.topology = topo;
   c.rank = rank;
   c.ffnHosts.assign(c.topology.numFfn, "127.0.0.1");
   c.basePort = basePort;
@@ -138,21 +139,22 @@ void idleLoop(TcpAttentionConnector& a, std::atomic<bool>& stop, std::atomic<int
 }  // namespace
 
 TEST(topology_blocks_match_mapping_ts) {
-  AfdTopology t = AfdTopology::parse("3a2f");
+  AfdTopology t = AfdTopology::of(3, 2);
   CHECK(t.blockOf(0).start == 0 && t.blockOf(0).size == 2);
   CHECK(t.blockOf(1).start == 2 && t.blockOf(1).size == 1);
   CHECK(t.ffnRankOf(1) == 0 && t.ffnRankOf(2) == 1 && t.peerIndexOf(1) == 1 && t.peerIndexOf(2) == 0);
-  AfdTopology u = AfdTopology::parse("7A3F");  // blocks 3,2,2
+  AfdTopology u = AfdTopology::of(7, 3);  // blocks 3,2,2
   CHECK(u.blockOf(1).start == 3 && u.blockOf(2).start == 5 && u.ffnRankOf(4) == 1 && u.ffnRankOf(6) == 2);
-  for (const char* name : {"1A1F", "2A1F", "2A2F", "3A2F", "4A2F", "4A4F", "9A4F"}) {
-    AfdTopology v = AfdTopology::parse(name);
+  for (auto [x, y] : std::vector<std::pair<int, int>>{{1, 1}, {2, 1}, {2, 2}, {3, 2}, {4, 2}, {4, 4}, {9, 4}}) {
+    AfdTopology v = AfdTopology::of(x, y);
     for (int a = 0; a < v.numAttention; ++a) {
       AttentionBlock b = v.blockOf(v.ffnRankOf(a));
       CHECK(a >= b.start && a < b.start + b.size);
     }
   }
-  CHECK_THROWS(AfdTopology::parse("1A2F"), CommErrorKind::kConfig, "x >= y");
-  CHECK_THROWS(AfdTopology::parse("2x2"), CommErrorKind::kConfig, "xAyF");
+  CHECK_THROWS(AfdTopology::of(1, 2), CommErrorKind::kConfig, "x >= y");
+  CHECK_THROWS(AfdTopology::of(0, 1), CommErrorKind::kConfig, "rank counts must be positive");
+  CHECK(AfdTopology::of(3, 2).name() == "3A2F");
 }
 
 TEST(frame_header_roundtrip_and_corruption) {
@@ -218,12 +220,12 @@ TEST(control_payload_matches_the_typescript_encoder) {
 
 TEST(loopback_1a1f_dbo_steps) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config("1A1F", 0, port));
+  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
   std::atomic<bool> stop{false};
   std::atomic<int> steps{0};
   std::string by;
   std::thread server([&] { by = serveFfn(ffn, stop, &steps); });
-  TcpAttentionConnector a(config("1A1F", 0, port));
+  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
   a.connect(nullptr);
   attentionStep(a, {3}, 1);
   attentionStep(a, {5, 4}, 2);  // two stages, DBO order
@@ -240,12 +242,12 @@ TEST(loopback_3a2f_idle_peers_are_called_into_steps) {
   std::vector<std::unique_ptr<TcpFfnConnector>> ffns;
   std::vector<std::thread> servers;
   std::atomic<int> steps0{0}, steps1{0};
-  for (int f = 0; f < 2; ++f) ffns.push_back(std::make_unique<TcpFfnConnector>(config("3A2F", f, port)));
+  for (int f = 0; f < 2; ++f) ffns.push_back(std::make_unique<TcpFfnConnector>(config(AfdTopology::of(3, 2), f, port)));
   servers.emplace_back([&] { serveFfn(*ffns[0], stop, &steps0); });
   servers.emplace_back([&] { serveFfn(*ffns[1], stop, &steps1); });
   std::vector<std::unique_ptr<TcpAttentionConnector>> as;
   std::vector<std::thread> connecting;
-  for (int a = 0; a < 3; ++a) as.push_back(std::make_unique<TcpAttentionConnector>(config("3A2F", a, port)));
+  for (int a = 0; a < 3; ++a) as.push_back(std::make_unique<TcpAttentionConnector>(config(AfdTopology::of(3, 2), a, port)));
   for (int a = 2; a >= 0; --a) connecting.emplace_back([&, a] { as[a]->connect(nullptr); });
   for (auto& t : connecting) t.join();
   std::atomic<bool> idleStop{false};
@@ -264,10 +266,10 @@ TEST(loopback_3a2f_idle_peers_are_called_into_steps) {
 
 TEST(start_order_ffn_after_attention) {
   int port = afdtest::freeBasePort(1);
-  TcpAttentionConnector a(config("1A1F", 0, port));
+  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
   std::thread client([&] { a.connect(nullptr); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // attention retries meanwhile
-  TcpFfnConnector ffn(config("1A1F", 0, port));
+  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
   std::atomic<bool> stop{false};
   std::thread server([&] { serveFfn(ffn, stop, nullptr); });
   client.join();
@@ -278,8 +280,8 @@ TEST(start_order_ffn_after_attention) {
 
 TEST(bootstrap_blob_travels_after_the_handshake_and_steps_follow) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config("1A1F", 0, port));
-  TcpAttentionConnector a(config("1A1F", 0, port));
+  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
+  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
   std::vector<uint8_t> got;
   std::thread client([&] {
     auto link = a.dial(nullptr, 5000);
@@ -326,8 +328,8 @@ static std::unique_ptr<TcpLink> dialAndAccept(TcpFfnConnector& ffn, TcpAttention
 
 TEST(bootstrap_missing_is_a_protocol_error_naming_the_connector) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config("1A1F", 0, port));
-  TcpAttentionConnector a(config("1A1F", 0, port));
+  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
+  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
   std::unique_ptr<TcpLink> link = dialAndAccept(ffn, a);
   ffn.closePeers("FFN rank 0 speaks tcp");  // a goodbye instead of the bootstrap
   CHECK_THROWS(TcpAttentionConnector::recvBootstrap(*link, 2000), CommErrorKind::kShutdown, "speaks tcp");
@@ -335,8 +337,8 @@ TEST(bootstrap_missing_is_a_protocol_error_naming_the_connector) {
 
 TEST(tcp_attention_rank_of_a_device_connector_ffn_names_the_connector) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config("1A1F", 0, port));
-  TcpAttentionConnector a(config("1A1F", 0, port));
+  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
+  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
   a.adopt(dialAndAccept(ffn, a));  // connector tcp: no bootstrap is read
   ffn.sendBootstrap(0, std::vector<uint8_t>(128, 7));
   const uint32_t tokens[1] = {2};
@@ -346,8 +348,8 @@ TEST(tcp_attention_rank_of_a_device_connector_ffn_names_the_connector) {
 
 TEST(bootstrap_reply_travels_back_to_the_ffn_rank) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config("1A1F", 0, port));
-  TcpAttentionConnector a(config("1A1F", 0, port));
+  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
+  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
   std::vector<uint8_t> reply(200);
   for (size_t i = 0; i < reply.size(); ++i) reply[i] = static_cast<uint8_t>(i * 13 + 1);
   std::vector<uint8_t> got;
@@ -370,8 +372,8 @@ TEST(bootstrap_reply_travels_back_to_the_ffn_rank) {
 TEST(bootstrap_reply_of_the_wrong_kind_or_size_is_a_protocol_error) {
   for (const bool tooLarge : {false, true}) {
     int port = afdtest::freeBasePort(1);
-    TcpFfnConnector ffn(config("1A1F", 0, port));
-    TcpAttentionConnector a(config("1A1F", 0, port));
+    TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
+    TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
     std::unique_ptr<TcpLink> link = dialAndAccept(ffn, a);
     if (tooLarge) {
       const std::vector<uint8_t> big(70000, 1);
@@ -393,7 +395,7 @@ TEST(bootstrap_reply_of_the_wrong_kind_or_size_is_a_protocol_error) {
 
 TEST(rendezvous_timeout_names_the_address) {
   int port = afdtest::freeBasePort(1);
-  TcpConnectorConfig c = config("1A1F", 0, port);
+  TcpConnectorConfig c = config(AfdTopology::of(1, 1), 0, port);
   c.rendezvousTimeoutMs = 300;
   TcpAttentionConnector a(c);
   auto t0 = std::chrono::steady_clock::now();
@@ -403,13 +405,13 @@ TEST(rendezvous_timeout_names_the_address) {
 
 TEST(port_in_use_is_a_clear_error) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector first(config("1A1F", 0, port));
-  CHECK_THROWS(TcpFfnConnector(config("1A1F", 0, port)), CommErrorKind::kConfig, "in use");
+  TcpFfnConnector first(config(AfdTopology::of(1, 1), 0, port));
+  CHECK_THROWS(TcpFfnConnector(config(AfdTopology::of(1, 1), 0, port)), CommErrorKind::kConfig, "in use");
 }
 
 TEST(ffn_host_that_is_not_local_binds_every_interface) {
   int port = afdtest::freeBasePort(1);
-  TcpConnectorConfig c = config("1A1F", 0, port);
+  TcpConnectorConfig c = config(AfdTopology::of(1, 1), 0, port);
   c.ffnHosts = {"192.0.2.1"};  // TEST-NET-1: never an address of this machine
   TcpFfnConnector ffn(c);
   CHECK_MSG(ffn.listenAddress() == "0.0.0.0:" + std::to_string(port), ffn.listenAddress());
@@ -420,15 +422,15 @@ TEST(ffn_host_that_is_not_local_binds_every_interface) {
 TEST(handshake_rejects_wrong_topology_and_gate) {
   int port = afdtest::freeBasePort(1);
   std::atomic<bool> stop{false};
-  TcpFfnConnector ffn(config("1A1F", 0, port));
+  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
   std::thread server = acceptInBackground(ffn, stop);
-  TcpAttentionConnector wrongTopo(config("2A1F", 0, port));
+  TcpAttentionConnector wrongTopo(config(AfdTopology::of(2, 1), 0, port));
   CHECK_THROWS(wrongTopo.connect(nullptr), CommErrorKind::kConfig, "runs topology 2A1F");
-  TcpConnectorConfig gate = config("1A1F", 0, port);
+  TcpConnectorConfig gate = config(AfdTopology::of(1, 1), 0, port);
   gate.model.gateOnAttention = true;
   TcpAttentionConnector wrongGate(gate);
   CHECK_THROWS(wrongGate.connect(nullptr), CommErrorKind::kConfig, "gate placement");
-  TcpAttentionConnector good(config("1A1F", 0, port));
+  TcpAttentionConnector good(config(AfdTopology::of(1, 1), 0, port));
   good.connect(nullptr);
   server.join();
   CHECK(ffn.peersJoined() == 1);
@@ -437,12 +439,12 @@ TEST(handshake_rejects_wrong_topology_and_gate) {
 TEST(stranger_on_the_port_is_ignored) {
   int port = afdtest::freeBasePort(1);
   std::atomic<bool> stop{false};
-  TcpFfnConnector ffn(config("1A1F", 0, port));
+  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
   std::thread server([&] { serveFfn(ffn, stop, nullptr); });
   Socket http = connectWithRetry("127.0.0.1", port, Deadline::afterMs(2000), nullptr, "ffn");
   const char* get = "GET / HTTP/1.1\r\nHost: x\r\n\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
   ::send(http.fd(), get, std::strlen(get), MSG_NOSIGNAL);
-  TcpAttentionConnector a(config("1A1F", 0, port));
+  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
   a.connect(nullptr);
   attentionStep(a, {1}, 0);
   a.shutdown("done");
@@ -455,7 +457,7 @@ TEST(stranger_on_the_port_is_ignored) {
 TEST(peer_of_another_wire_version_is_refused_at_the_handshake) {
   int port = afdtest::freeBasePort(1);
   std::atomic<bool> stop{false};
-  TcpFfnConnector ffn(config("1A1F", 0, port));
+  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
   std::thread server = acceptInBackground(ffn, stop);  // ends kStopped below
   struct Join {  // stops and joins the server on every exit path
     std::atomic<bool>& stop;
@@ -472,7 +474,7 @@ TEST(peer_of_another_wire_version_is_refused_at_the_handshake) {
 
 TEST(stalled_ffn_fails_the_step_within_the_deadline) {
   int port = afdtest::freeBasePort(1);
-  TcpConnectorConfig c = config("1A1F", 0, port);
+  TcpConnectorConfig c = config(AfdTopology::of(1, 1), 0, port);
   c.stepDeadlineMs = 300;
   TcpFfnConnector ffn(c);
   std::atomic<bool> stop{false};
@@ -501,7 +503,7 @@ TEST(stalled_ffn_fails_the_step_within_the_deadline) {
 
 TEST(killed_ffn_is_reported_at_once) {
   int port = afdtest::freeBasePort(1);
-  auto ffn = std::make_unique<TcpFfnConnector>(config("1A1F", 0, port));
+  auto ffn = std::make_unique<TcpFfnConnector>(config(AfdTopology::of(1, 1), 0, port));
   std::atomic<bool> stop{false};
   std::thread server([&] {
     ffn->acceptPeers(&stop);
@@ -510,7 +512,7 @@ TEST(killed_ffn_is_reported_at_once) {
     ffn->recvStep(&p, &stop, &by);
     ffn.reset();  // the process "dies": sockets close without goodbye
   });
-  TcpAttentionConnector a(config("1A1F", 0, port));
+  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
   a.connect(nullptr);
   ControlPayload merged;
   uint32_t tokens[1] = {1};
@@ -526,7 +528,7 @@ TEST(killed_ffn_is_reported_at_once) {
 
 TEST(lost_attention_peer_is_reported_to_the_ffn) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config("2A1F", 0, port));
+  TcpFfnConnector ffn(config(AfdTopology::of(2, 1), 0, port));
   std::atomic<bool> stop{false};
   std::string error;
   std::thread server([&] {
@@ -536,8 +538,8 @@ TEST(lost_attention_peer_is_reported_to_the_ffn) {
       error = e.what();
     }
   });
-  auto a0 = std::make_unique<TcpAttentionConnector>(config("2A1F", 0, port));
-  TcpAttentionConnector a1(config("2A1F", 1, port));
+  auto a0 = std::make_unique<TcpAttentionConnector>(config(AfdTopology::of(2, 1), 0, port));
+  TcpAttentionConnector a1(config(AfdTopology::of(2, 1), 1, port));
   std::thread c0([&] { a0->connect(nullptr); });
   a1.connect(nullptr);
   c0.join();
