@@ -11,7 +11,7 @@ import type { ProbeResult } from '@afd/native';
 import type { Device, Inventory } from '@afd/shared';
 import { demoModelName, findDemoModelDir } from '../model/demoModel.js';
 import { runProbeInChild, type ProbeOutcome } from '../probe/runProbe.js';
-import { afdHome } from './tokenFile.js';
+import { afdModelsDir } from '../util/afdHome.js';
 
 /** 13000 -> "13.0", 12040 -> "12.4"; null for 0 (not built / no driver). */
 export function cudaVersionString(v: number): string | null {
@@ -104,7 +104,7 @@ export class InventorySource {
 
   constructor(
     private readonly agentVersion: string,
-    private readonly modelsDir = join(afdHome(), 'models'),
+    private readonly modelsDir = afdModelsDir(),
     private readonly maxAgeMs = 10_000,
     private readonly probe: () => Promise<ProbeOutcome> = () => runProbeInChild(),
     /** Reported as the inventory's advertiseHost. */

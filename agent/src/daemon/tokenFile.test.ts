@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afdHome, defaultTokenFile, loadOrCreateToken, maskToken, tokensEqual } from './tokenFile.js';
+import { defaultTokenFile, loadOrCreateToken, maskToken, tokensEqual } from './tokenFile.js';
 
 let dir = '';
 beforeEach(() => {
@@ -44,8 +44,8 @@ describe('agent token file', () => {
     expect(tokensEqual(token, '')).toBe(false);
   });
 
-  it('defaults to $AFD_HOME/agent-token, else ~/.afd', () => {
+  it('defaults to $AFD_HOME/agent-token, else ~/.afd/agent-token', () => {
     expect(defaultTokenFile({ AFD_HOME: '/x/y' })).toBe('/x/y/agent-token');
-    expect(afdHome({})).toMatch(/\.afd$/);
+    expect(defaultTokenFile({})).toMatch(/\/\.afd\/agent-token$/);
   });
 });

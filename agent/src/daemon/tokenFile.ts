@@ -6,13 +6,8 @@
  */
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-
-/** The agent's home folder: $AFD_HOME, else ~/.afd. */
-export function afdHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env['AFD_HOME'] || join(homedir(), '.afd');
-}
+import { afdHome } from '../util/afdHome.js';
 
 /** Default token file: $AFD_HOME/agent-token. */
 export function defaultTokenFile(env: NodeJS.ProcessEnv = process.env): string {

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildLoadSpec } from '@afd/native/checkpoint';
-import { defaultServedModelName, ensureDefaultModel, ensureTinyModel, tinyModelDir } from './defaultModel.js';
+import { defaultServedModelName, ensureDefaultModel, ensureTinyModel, prepareDefaultModel, tinyModelDir } from './defaultModel.js';
 import { demoModelName } from './demoModel.js';
+import { makeModelVersion, markerFileName } from './makeModel.js';
 
 let home: string;
 beforeEach(async () => {
@@ -13,6 +14,18 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(home, { recursive: true, force: true });
 });
+
+/** Runs `fn` with AFD_DEMO_MODEL_DIR set to `value` ("none": no demo model), then restores it. */
+async function withDemoModelDir<T>(value: string, fn: () => Promise<T>): Promise<T> {
+  const saved = process.env['AFD_DEMO_MODEL_DIR'];
+  process.env['AFD_DEMO_MODEL_DIR'] = value;
+  try {
+    return await fn();
+  } finally {
+    if (saved === undefined) delete process.env['AFD_DEMO_MODEL_DIR'];
+    else process.env['AFD_DEMO_MODEL_DIR'] = saved;
+  }
+}
 
 describe('ensureTinyModel', () => {
   it('creates the tiny Qwen3-MoE once, reuses it, and repairs a damaged copy', async () => {
@@ -33,28 +46,61 @@ describe('ensureTinyModel', () => {
     expect((await readFile(weights)).equals(bytes)).toBe(true);
   }, 300_000);
 
-  it('two concurrent callers both end with the same valid model', async () => {
-    const [a, b] = await Promise.all([ensureTinyModel(home), ensureTinyModel(home)]);
-    expect(a.dir).toBe(b.dir);
-    await buildLoadSpec(a.dir, 'attention');
+  it('makes it again when its marker names another generator version or recipe', async () => {
+    const { dir } = await ensureTinyModel(home);
+    const marker = join(dir, markerFileName);
+    const current = JSON.parse(await readFile(marker, 'utf8')) as Record<string, unknown>;
+    expect(current).toMatchObject({ version: makeModelVersion, arch: 'qwen3_moe', preset: 'tiny', seed: 0, configOnly: false });
+    for (const stale of [{ version: makeModelVersion - 1 }, { version: makeModelVersion + 1 }, { seed: 7 }, { preset: 'other' }, { configOnly: true }]) {
+      await writeFile(marker, JSON.stringify({ ...current, ...stale }));
+      expect(await ensureTinyModel(home), JSON.stringify(stale)).toEqual({ dir, created: true });
+      expect(JSON.parse(await readFile(marker, 'utf8'))).toEqual(current);
+    }
+  }, 300_000);
+
+  it('concurrent callers in one process: one makes it, the others use it', async () => {
+    const results = await Promise.all([ensureTinyModel(home), ensureTinyModel(home), ensureTinyModel(home)]);
+    expect(new Set(results.map((r) => r.dir)).size).toBe(1);
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    await buildLoadSpec(results[0]!.dir, 'attention');
   }, 300_000);
 });
 
+describe('prepareDefaultModel', () => {
+  it('says which tiny model it is and whether it was just made', async () => {
+    await withDemoModelDir('none', async () => {
+      const messages: string[] = [];
+      const dir = await prepareDefaultModel((m) => messages.push(m), home);
+      expect(dir).toBe(tinyModelDir(home));
+      expect(await prepareDefaultModel((m) => messages.push(m), home)).toBe(dir);
+      expect(messages).toEqual([
+        `created the built-in tiny model with random weights in ${dir} (this install has no demo model)`,
+        `using the built-in tiny model with random weights in ${dir} (this install has no demo model)`,
+      ]);
+    });
+  }, 300_000);
+
+  it('a failure says to pass --model', async () => {
+    const file = join(home, 'not-a-folder');
+    await writeFile(file, '');
+    await withDemoModelDir('none', () =>
+      expect(prepareDefaultModel(() => undefined, file)).rejects.toThrow(/^could not prepare the built-in model \(.+\); pass --model DIR with an HF checkpoint$/),
+    );
+  });
+});
+
 describe('ensureDefaultModel', () => {
-  it('is the demo model where AFD_DEMO_MODEL_DIR points, served under its folder name', async () => {
+  it('is the demo model where AFD_DEMO_MODEL_DIR points, served under its folder name and announced', async () => {
     const demo = join(home, 'demo', demoModelName);
     await mkdir(demo, { recursive: true });
     for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) await writeFile(join(demo, f), '{}');
-    const saved = process.env['AFD_DEMO_MODEL_DIR'];
-    process.env['AFD_DEMO_MODEL_DIR'] = demo;
-    try {
+    await withDemoModelDir(demo, async () => {
       expect(await ensureDefaultModel(home)).toEqual({ dir: demo, created: false, kind: 'demo' });
       expect(defaultServedModelName()).toBe(demoModelName);
-      process.env['AFD_DEMO_MODEL_DIR'] = 'none';
-      expect(defaultServedModelName()).toBe('tiny-qwen3-moe');
-    } finally {
-      if (saved === undefined) delete process.env['AFD_DEMO_MODEL_DIR'];
-      else process.env['AFD_DEMO_MODEL_DIR'] = saved;
-    }
+      const messages: string[] = [];
+      expect(await prepareDefaultModel((m) => messages.push(m), home)).toBe(demo);
+      expect(messages).toEqual([`using the demo model in ${demo}`]);
+    });
+    await withDemoModelDir('none', async () => expect(defaultServedModelName()).toBe('tiny-qwen3-moe'));
   });
 });

@@ -2,13 +2,16 @@
  * The built-in default model, what `npm start`, `generate`, `launch`, `serve` and `role`
  * use without --model: the demo model (demoModel.ts) where this install carries it, else
  * the random tiny Qwen3-MoE in $AFD_HOME/models/tiny-qwen3-moe, made on first use by
- * make-model (qwen3_moe/tiny, seed 0; safe when several processes race to create it).
+ * make-model (qwen3_moe/tiny, seed 0) and made again when its afd-model.json names another
+ * generator version or recipe, or its files do not load. Safe when several processes race
+ * to create or repair it: one makes it under a lock file, the others wait and use it.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildLoadSpec } from '@afd/native/checkpoint';
-import { afdHome } from '../daemon/tokenFile.js';
+import { afdHome, afdModelsDir } from '../util/afdHome.js';
+import { withFileLock } from '../util/fileLock.js';
 import { demoModelName, findDemoModelDir } from './demoModel.js';
 import { makeModel, makeModelVersion, markerFileName, OutDirExistsError, type ModelMarker } from './makeModel.js';
 
@@ -18,7 +21,7 @@ const defaultModelRecipe = { arch: 'qwen3_moe', preset: 'tiny', seed: 0 } as con
 
 /** Where the random tiny model lives for an AFD home folder. */
 export function tinyModelDir(home: string = afdHome()): string {
-  return join(home, 'models', tinyModelName);
+  return join(afdModelsDir(home), tinyModelName);
 }
 
 /** The name the default model is served under (its folder name): the demo model's when present. */
@@ -26,7 +29,7 @@ export function defaultServedModelName(env: NodeJS.ProcessEnv = process.env): st
   return findDemoModelDir(env) ? demoModelName : tinyModelName;
 }
 
-/** True when `dir` holds the current default model, complete and valid. */
+/** True when `dir` holds the current default model (this generator version and recipe), complete and valid. */
 async function isCurrentDefault(dir: string): Promise<boolean> {
   let marker: Partial<ModelMarker>;
   try {
@@ -59,8 +62,25 @@ export async function ensureDefaultModel(
 }
 
 /**
+ * The default model for a command run without --model (role, generate, and the launches
+ * of serve and launch): its folder, after telling `onMessage` which model it is and whether
+ * it was just made. A failure says what to do instead.
+ */
+export async function prepareDefaultModel(onMessage: (message: string) => void, home: string = afdHome()): Promise<string> {
+  try {
+    const { dir, created, kind } = await ensureDefaultModel(home);
+    if (kind === 'tiny') onMessage(`${created ? 'created' : 'using'} the built-in tiny model with random weights in ${dir} (this install has no demo model)`);
+    else onMessage(`using the demo model in ${dir}`);
+    return dir;
+  } catch (err) {
+    throw new Error(`could not prepare the built-in model (${(err as Error).message}); pass --model DIR with an HF checkpoint`);
+  }
+}
+
+/**
  * Make sure the random tiny model exists under `home` ($AFD_HOME, else ~/.afd) and return
- * its directory. Creates it (a few seconds on 2 cores) when missing, outdated or damaged.
+ * its directory. Creates it (a few seconds on 2 cores) when missing, outdated or damaged,
+ * holding <home>/models/tiny-qwen3-moe.lock so that racing processes make it once.
  */
 export async function ensureTinyModel(
   home: string = afdHome(),
@@ -68,14 +88,17 @@ export async function ensureTinyModel(
 ): Promise<{ dir: string; created: boolean }> {
   const dir = tinyModelDir(home);
   if (await isCurrentDefault(dir)) return { dir, created: false };
-  // Replace only a damaged or outdated copy; when none exists, a racing maker wins cleanly.
-  const force = existsSync(dir);
-  try {
-    await makeModel({ ...defaultModelRecipe, outDir: dir, force, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
-    return { dir, created: true };
-  } catch (err) {
-    // Another process finished first: use its model if it is the right one.
-    if (err instanceof OutDirExistsError && (await isCurrentDefault(dir))) return { dir, created: false };
-    throw err;
-  }
+  return withFileLock(`${dir}.lock`, async () => {
+    // Another process may have made it while this one waited for the lock.
+    if (await isCurrentDefault(dir)) return { dir, created: false };
+    try {
+      // Replace only a damaged or outdated copy (never a folder that does not look like a model).
+      await makeModel({ ...defaultModelRecipe, outDir: dir, force: existsSync(dir), ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+      return { dir, created: true };
+    } catch (err) {
+      // A process that took over a stale lock finished first: use its model if it is the right one.
+      if (err instanceof OutDirExistsError && (await isCurrentDefault(dir))) return { dir, created: false };
+      throw err;
+    }
+  });
 }

@@ -4,8 +4,7 @@
  * top, so the agent and a person at a shell get the same checks and messages.
  */
 import { readFileSync } from 'node:fs';
-import { availableParallelism, homedir } from 'node:os';
-import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { AFD_CONNECTORS, MAX_DUMMY_SEED, mergeAfdConfig, parseAfdConfigJson, parseLoadFormat, resolveAfdConfig, type AfdConfig, type AfdConfigInput, type AfdConnector, type LoadFormat, type ProcessRole } from '@afd/shared';
 import type { ServingOptions } from '../serving/ServingEngine.js';
 import { intFlag } from '../util/intFlag.js';
@@ -158,9 +157,4 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
     loadFormat: o.loadFormat === undefined ? 'auto' : parseLoadFormat(o.loadFormat),
     seed: int('--seed', o.seed, 0, MAX_DUMMY_SEED) ?? 0,
   };
-}
-
-/** $AFD_HOME (default ~/.afd). */
-export function afdHome(): string {
-  return process.env['AFD_HOME'] ?? join(homedir(), '.afd');
 }

@@ -15,7 +15,7 @@ import { createApiServer, type ApiServer } from '../serving/createApiServer.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
 import type { PromptEncoder } from '../serving/tokenizer/PromptEncoder.js';
-import { ensureDefaultModel } from './defaultModel.js';
+import { prepareDefaultModel } from '../model/defaultModel.js';
 import { readServedModelInfo } from '../model/servedModelInfo.js';
 import type { EngineOpener } from './engineOpener.js';
 import type { FfnServerOpener, FfnServerLike } from './ffnServer.js';
@@ -64,7 +64,7 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
   log.info({ apiUrl, role: s.role, rank }, 'http listening');
 
   try {
-    const modelDir = s.modelDir ?? (await ensureDefaultModel((m) => events.progress('loading', 0, 0, m)));
+    const modelDir = s.modelDir ?? (await prepareDefaultModel((m) => events.progress('loading', 0, 0, m)));
     const onProgress = (p: 'loading' | 'rendezvous' | 'warmup', done: number, total: number, message?: string): void => {
       phase = p;
       events.progress(p, done, total, message);

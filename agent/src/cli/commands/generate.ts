@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { countOf, MAX_DUMMY_SEED, parseLoadFormat, resolveAfdConfig } from '@afd/shared';
-import { ensureDefaultModel } from '../../role/defaultModel.js';
+import { prepareDefaultModel } from '../../model/defaultModel.js';
 import { nativeEngineOpener } from '../../role/nativeEngine.js';
 import { ServingEngine } from '../../serving/ServingEngine.js';
 import { TextTokenizer } from '../../serving/tokenizer/TextTokenizer.js';
@@ -54,7 +54,7 @@ export function registerGenerate(program: Command): void {
       const backend = f.backend;
       if (backend !== 'cpu' && backend !== 'cuda' && backend !== 'auto') throw new Error(`--backend must be cpu, cuda or auto, got "${backend}"`);
       const maxTokens = num('--max-tokens', f.maxTokens, 1, Infinity, true);
-      const modelDir = f.model ?? (await ensureDefaultModel(note));
+      const modelDir = f.model ?? (await prepareDefaultModel(note));
       const tokenizer = await TextTokenizer.fromDir(modelDir);
       const tLoad = performance.now();
       const { engine, description } = await nativeEngineOpener({

@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { runHeadlessLaunch, type HeadlessOptions } from '../../launch/headless.js';
 import { frontRouterFactory } from '../../launch/router.js';
-import { ensureDefaultModel } from '../../role/defaultModel.js';
+import { prepareDefaultModel } from '../../model/defaultModel.js';
 import { defaultTokenFile, loadOrCreateToken } from '../../daemon/tokenFile.js';
 import { checkRouterBindPolicy } from '../../daemon/bindPolicy.js';
 import { parseIntOption } from './cliOptions.js';
@@ -144,7 +144,7 @@ export function registerLaunch(program: Command): void {
         ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
         stopGraceMs: opts.stopGraceMs,
         startRouter: frontRouterFactory,
-        prepareDefaultModel: ensureDefaultModel,
+        prepareDefaultModel,
       });
       process.exit(code);
     });

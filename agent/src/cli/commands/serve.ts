@@ -13,7 +13,7 @@ import { defaultTokenFile, loadOrCreateToken, maskToken } from '../../daemon/tok
 import { killAllGroupsNow } from '../../launch/ChildProcessGroup.js';
 import { whenSupervisorGone } from '../../launch/parentWatch.js';
 import { frontRouterFactory } from '../../launch/router.js';
-import { ensureDefaultModel } from '../../role/defaultModel.js';
+import { prepareDefaultModel } from '../../model/defaultModel.js';
 import { createLogger } from '../../util/logger.js';
 import { selfCommand } from '../../util/self.js';
 import { agentVersion, parseIntOption } from './cliOptions.js';
@@ -43,7 +43,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
   const manager = new LaunchManager({
     self: selfCommand(),
     startRouter: frontRouterFactory,
-    prepareDefaultModel: ensureDefaultModel,
+    prepareDefaultModel,
     routerHost: opts.apiHost,
     ...(advertiseHost ? { advertiseHost } : {}),
     onNote: (m) => log.info(m),
