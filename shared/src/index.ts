@@ -26,3 +26,4 @@ export * from './protocol/chat.js';
 export * from './engine/stepPlanCheck.js';
 export * from './engine/stepPlanBuilder.js';
 export * from './util/logLines.js';
+export * from './protocol/RequestCorrelator.js';

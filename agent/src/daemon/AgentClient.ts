@@ -9,6 +9,7 @@ import {
   AGENT_MAX_MESSAGE_BYTES,
   decodeAgentMessage,
   parseAgentResult,
+  RequestCorrelator,
   type AgentEvent,
   type AgentMethod,
   type AgentParamsInput,
@@ -39,7 +40,8 @@ export interface AgentClientOptions {
 }
 
 export class AgentClient {
-  private readonly pending = new Map<string, { method: AgentMethod; resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  /** Pending requests by id, each with its method (to validate the result). */
+  private readonly requests = new RequestCorrelator<AgentMethod>({ newId: randomUUID });
   private readonly listeners = new Set<(e: AgentEvent) => void>();
   private closedError: Error | undefined;
 
@@ -47,8 +49,7 @@ export class AgentClient {
     ws.on('message', (data) => this.onMessage(data.toString()));
     ws.on('close', (code, reason) => {
       this.closedError = new Error(`agent connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`);
-      for (const p of this.pending.values()) p.reject(this.closedError);
-      this.pending.clear();
+      this.requests.failAll(this.closedError);
     });
   }
 
@@ -111,16 +112,12 @@ export class AgentClient {
     }
     const msg = decoded.value;
     if (msg.type === 'response') {
-      const p = this.pending.get(msg.id);
-      if (!p) return;
-      this.pending.delete(msg.id);
-      if (msg.ok) {
-        const result = parseAgentResult(p.method, msg.result);
-        if (result.ok) p.resolve(result.value);
-        else p.reject(new AgentCallError('bad-response', result.error));
-      } else {
-        p.reject(new AgentCallError(msg.error.code, msg.error.message));
-      }
+      // An answer to no pending request (one that timed out) is dropped.
+      this.requests.settle(msg.id, (method) => {
+        if (!msg.ok) return { ok: false, error: new AgentCallError(msg.error.code, msg.error.message) };
+        const result = parseAgentResult(method, msg.result);
+        return result.ok ? { ok: true, value: result.value } : { ok: false, error: new AgentCallError('bad-response', result.error) };
+      });
       return;
     }
     for (const l of this.listeners) l(msg);
@@ -128,25 +125,14 @@ export class AgentClient {
 
   request<M extends AgentMethod>(method: M, params: AgentParamsInput<M>, timeoutMs = 120_000): Promise<AgentResult<M>> {
     if (this.closedError) return Promise.reject(this.closedError);
-    const id = randomUUID();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`${method} got no answer within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.pending.set(id, {
-        method,
-        resolve: (v) => {
-          clearTimeout(timer);
-          resolve(v as AgentResult<M>);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      });
-      this.ws.send(JSON.stringify({ id, method, params }));
-    });
+    const { id, answer } = this.requests.start<AgentResult<M>>(method, timeoutMs, () => new Error(`${method} got no answer within ${timeoutMs} ms`));
+    const unsent = (err: Error): void => void this.requests.fail(id, new Error(`could not send ${method} to the agent: ${err.message}`));
+    try {
+      this.ws.send(JSON.stringify({ id, method, params }), (err) => err && unsent(err));
+    } catch (err) {
+      unsent(err as Error);
+    }
+    return answer;
   }
 
   /** Sends a raw frame (tests of malformed input). */

@@ -9,6 +9,7 @@ import {
   AGENT_MAX_MESSAGE_BYTES,
   decodeAgentMessage,
   parseAgentResult,
+  RequestCorrelator,
   type AgentEvent,
   type AgentMethod,
   type AgentParamsInput,
@@ -43,13 +44,6 @@ export interface AgentConnectionOptions {
   reconnectMaxMs?: number;
 }
 
-interface Pending {
-  method: AgentMethod;
-  resolve: (value: unknown) => void;
-  reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
-}
-
 /** Turns a socket failure into a sentence a user can act on (shared with the CLI). */
 export const describeConnectError = describeAgentConnectError;
 
@@ -66,8 +60,8 @@ export class AgentConnection {
   /** Host name from the agent's hello. */
   hostname: string | null = null;
   private ws: WebSocket | null = null;
-  private readonly pending = new Map<string, Pending>();
-  private nextId = 1;
+  /** Pending requests by id, each with its method (to validate the result). */
+  private readonly requests = new RequestCorrelator<AgentMethod>();
   private closed = false;
   private backoffMs: number;
   private reconnectTimer: NodeJS.Timeout | null = null;
@@ -123,7 +117,7 @@ export class AgentConnection {
       if (this.ws !== ws) return;
       this.ws = null;
       this.stopPing();
-      this.rejectPending(new Error(`connection to the agent at ${this.opts.url} closed`));
+      this.requests.failAll(new Error(`connection to the agent at ${this.opts.url} closed`));
       if (this.state === 'connected' || this.state === 'connecting' || this.state === 'unreachable') {
         this.setState('disconnected', `connection to the agent at ${this.opts.url} closed; reconnecting`);
         this.scheduleReconnect();
@@ -158,17 +152,12 @@ export class AgentConnection {
     }
     const msg = decoded.value;
     if (msg.type === 'response') {
-      const p = this.pending.get(msg.id);
-      if (!p) return;
-      this.pending.delete(msg.id);
-      clearTimeout(p.timer);
-      if (!msg.ok) {
-        p.reject(new Error(msg.error.message));
-        return;
-      }
-      const parsed = parseAgentResult(p.method, msg.result);
-      if (parsed.ok) p.resolve(parsed.value);
-      else p.reject(new Error(`agent at ${this.opts.url} answered ${p.method} with ${parsed.error}`));
+      // An answer to no pending request (one that timed out) is dropped.
+      this.requests.settle(msg.id, (method) => {
+        if (!msg.ok) return { ok: false, error: new Error(msg.error.message) };
+        const parsed = parseAgentResult(method, msg.result);
+        return parsed.ok ? { ok: true, value: parsed.value } : { ok: false, error: new Error(`agent at ${this.opts.url} answered ${method} with ${parsed.error}`) };
+      });
       return;
     }
     if (msg.type === 'hello') {
@@ -195,16 +184,15 @@ export class AgentConnection {
     if (!ws || ws.readyState !== WebSocket.OPEN) {
       return Promise.reject(new Error(`agent at ${this.opts.url} is not connected (${this.state}${this.message ? `: ${this.message}` : ''})`));
     }
-    const id = String(this.nextId++);
-    return new Promise<AgentResult<M>>((resolve, reject) => {
-      const ms = timeoutMs ?? this.opts.requestTimeoutMs ?? 30_000;
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`agent at ${this.opts.url} did not answer ${method} within ${ms} ms`));
-      }, ms);
-      this.pending.set(id, { method, resolve: resolve as (v: unknown) => void, reject, timer });
-      ws.send(JSON.stringify({ id, method, params }));
-    });
+    const ms = timeoutMs ?? this.opts.requestTimeoutMs ?? 30_000;
+    const { id, answer } = this.requests.start<AgentResult<M>>(method, ms, () => new Error(`agent at ${this.opts.url} did not answer ${method} within ${ms} ms`));
+    const unsent = (err: Error): void => void this.requests.fail(id, new Error(`could not send ${method} to the agent at ${this.opts.url}: ${err.message}`));
+    try {
+      ws.send(JSON.stringify({ id, method, params }), (err) => err && unsent(err));
+    } catch (err) {
+      unsent(err as Error);
+    }
+    return answer;
   }
 
   /**
@@ -253,14 +241,6 @@ export class AgentConnection {
     this.pingTimer = null;
   }
 
-  private rejectPending(err: Error): void {
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.reject(err);
-      this.pending.delete(id);
-    }
-  }
-
   private setState(state: ConnectionState, message: string | null): void {
     this.state = state;
     this.message = message;
@@ -275,7 +255,7 @@ export class AgentConnection {
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
     this.stopPing();
-    this.rejectPending(new Error(`connection to the agent at ${this.opts.url} was closed by the console`));
+    this.requests.failAll(new Error(`connection to the agent at ${this.opts.url} was closed by the console`));
     for (const w of this.readyWaiters.splice(0)) w.reject(new Error('connection closed'));
     this.ws?.close();
     this.ws = null;

@@ -5,6 +5,7 @@
  */
 import {
   isBridgePushChannel,
+  RequestCorrelator,
   type BridgeInvokeChannel,
   type BridgePush,
   type BridgePushChannel,
@@ -37,20 +38,14 @@ export interface WsBridgeOptions {
   callTimeoutMs?: number;
 }
 
-interface Pending {
-  resolve: (v: unknown) => void;
-  reject: (e: Error) => void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
 export function createWsBridge(opts: WsBridgeOptions): RendererBridge {
   const listeners = new Map<string, Set<(p: unknown) => void>>();
   const linkListeners = new Set<(s: LinkState, m: string | null) => void>();
-  const pending = new Map<string, Pending>();
+  /** Pending invokes by id, each with its channel. */
+  const calls = new RequestCorrelator<BridgeInvokeChannel>();
   let link: LinkState = 'connecting';
   let linkMessage: string | null = null;
   let socket: SocketLike | null = null;
-  let nextId = 1;
   let retryMs = 250;
   const queue: string[] = [];
   const connect = opts.connect ?? ((url, protocols) => new WebSocket(url, protocols) as unknown as SocketLike);
@@ -81,12 +76,7 @@ export function createWsBridge(opts: WsBridgeOptions): RendererBridge {
         return;
       }
       if (msg.kind === 'result') {
-        const p = pending.get(msg.id);
-        if (!p) return;
-        pending.delete(msg.id);
-        clearTimeout(p.timer);
-        if (msg.ok) p.resolve(msg.payload);
-        else p.reject(new Error(msg.error ?? 'the console service reported an error without a message'));
+        calls.settle(msg.id, () => (msg.ok ? { ok: true, value: msg.payload } : { ok: false, error: new Error(msg.error ?? 'the console service reported an error without a message') }));
       } else if (msg.kind === 'push' && isBridgePushChannel(msg.channel)) {
         for (const l of listeners.get(msg.channel) ?? []) l(msg.payload);
       }
@@ -94,11 +84,7 @@ export function createWsBridge(opts: WsBridgeOptions): RendererBridge {
     ws.onclose = (ev) => {
       if (socket !== ws) return;
       socket = null;
-      for (const [id, p] of pending) {
-        clearTimeout(p.timer);
-        p.reject(new Error('lost the connection to the console host; the call may not have completed'));
-        pending.delete(id);
-      }
+      calls.failAll(new Error('lost the connection to the console host; the call may not have completed'));
       if (!opened && ev.code !== 1000) {
         // The upgrade was refused; a wrong token never becomes right by retrying often.
         setLink('unauthorized', 'the console host refused this page (wrong or missing token): open the URL the console printed, including #token=...');
@@ -116,18 +102,16 @@ export function createWsBridge(opts: WsBridgeOptions): RendererBridge {
   return {
     kind: 'web',
     invoke<C extends BridgeInvokeChannel>(channel: C, request: BridgeRequestInput<C>): Promise<BridgeResponse<C>> {
-      const id = String(nextId++);
+      const ms = opts.callTimeoutMs ?? 120_000;
+      const { id, answer } = calls.start<BridgeResponse<C>>(channel, ms, () => new Error(`the console host did not answer ${channel} within ${Math.round(ms / 1000)} s`));
       const frame = JSON.stringify({ kind: 'invoke', id, channel, payload: request });
-      return new Promise<BridgeResponse<C>>((resolve, reject) => {
-        const ms = opts.callTimeoutMs ?? 120_000;
-        const timer = setTimeout(() => {
-          pending.delete(id);
-          reject(new Error(`the console host did not answer ${channel} within ${Math.round(ms / 1000)} s`));
-        }, ms);
-        pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
+      try {
         if (socket && link === 'open') socket.send(frame);
         else queue.push(frame);
-      });
+      } catch (err) {
+        calls.fail(id, new Error(`could not send ${channel} to the console host: ${(err as Error).message}`));
+      }
+      return answer;
     },
     on<C extends BridgePushChannel>(channel: C, listener: (payload: BridgePush<C>) => void): () => void {
       let set = listeners.get(channel);
