@@ -1,6 +1,9 @@
 // Lint: typescript-eslint recommended rules plus the layer rule
-// shared <- native <- agent <- app (the renderer imports only shared and its own code).
+// shared <- native <- agent <- app (the renderer imports only shared and its own code),
+// the testing/ rule (production code imports no test or lab code) and file sizes.
+import { builtinRules } from 'eslint/use-at-your-own-risk';
 import tseslint from 'typescript-eslint';
+import { noTestingImports } from './tools/eslint/noTestingImports.mjs';
 
 const layer = (files, banned, why) => ({
   files,
@@ -22,4 +25,28 @@ export default tseslint.config(
   layer(['native/**/*.ts'], ['@afd/agent', '@afd/app'], 'native/ may import only @afd/shared'),
   layer(['agent/**/*.ts'], ['@afd/app'], 'agent/ may not import the app'),
   layer(['app/src/renderer/**/*.{ts,tsx}'], ['@afd/native', '@afd/agent', 'node:*', 'electron'], 'the renderer imports only @afd/shared and its own code'),
+  // Test and lab code lives in testing/ folders (agent/src/testing, app/src/testing,
+  // app/src/renderer/testing, native/src/testing, ...). Production code may not import
+  // it; tests, e2e/, tools/ and testing/ folders themselves may. One exception:
+  // `afd-bench two-hosts` (agent/src/bench/twoHosts.ts) is a lab command that runs the
+  // network-namespace test bed (agent/src/testing/netns) itself. The console's and
+  // afd-agent's bundles also refuse testing/ modules (app/vite.config.ts,
+  // tools/noTestingCode.mjs). Its own rule, so other blocks' no-restricted-imports stay theirs.
+  {
+    files: ['**/*.{ts,tsx}'],
+    ignores: ['**/*.test.{ts,tsx}', '**/testing/**', 'e2e/**', 'tools/**', 'agent/src/bench/twoHosts.ts'],
+    plugins: { 'afd-testing': { rules: { 'no-testing-imports': noTestingImports } } },
+    rules: { 'afd-testing/no-testing-imports': 'error' },
+  },
+  // File sizes (STYLE.md: aim under 300 lines, split before 600), tests included: a warning
+  // past 400 lines, an error past 600. Every line counts, blank and comment lines too
+  // (what `wc -l` says), so a file's size is what a reader scrolls.
+  {
+    files: ['**/*.{ts,tsx}'],
+    plugins: { 'afd-size': { rules: { 'max-lines': builtinRules.get('max-lines') } } },
+    rules: {
+      'afd-size/max-lines': ['warn', { max: 400, skipBlankLines: false, skipComments: false }],
+      'max-lines': ['error', { max: 600, skipBlankLines: false, skipComments: false }],
+    },
+  },
 );

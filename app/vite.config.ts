@@ -1,22 +1,42 @@
 // Builds the renderer (React) into dist/renderer. Main, preload and the web host are
 // bundled by esbuild (scripts/build.mjs); this config is only the browser side.
-import { defineConfig } from 'vite';
+// Mode 'dashboard-bench' builds the dashboard benchmark page instead
+// (src/renderer/testing/dashboardBench, into test-results/dashboard-bench; see
+// src/testing/dashboardBench.ts). The console's own build takes no module from a testing/
+// folder: test and lab code never ships.
+import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
 import { fileURLToPath } from 'node:url';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
+const benchOutDir = fileURLToPath(new URL('../test-results/dashboard-bench', import.meta.url));
 
-export default defineConfig({
-  root: `${here}src/renderer`,
-  base: './',
-  plugins: [react()],
-  worker: { format: 'es' },
-  build: {
-    outDir: `${here}dist/renderer`,
-    emptyOutDir: true,
-    target: 'chrome120',
-    sourcemap: true,
-    chunkSizeWarningLimit: 2000,
-  },
-  logLevel: 'warn',
+/** Fails the build on a module in a testing/ folder (a dependency's own folders aside). */
+function noTestingModules(): Plugin {
+  return {
+    name: 'afd-no-testing-modules',
+    load(id) {
+      if (/[\\/]testing[\\/]/.test(id) && !/[\\/]node_modules[\\/]/.test(id)) this.error(`${id} is test or lab code (a testing/ folder): the console's build may not include it`);
+      return null;
+    },
+  };
+}
+
+export default defineConfig(({ mode }) => {
+  const bench = mode === 'dashboard-bench';
+  const guard = bench ? [] : [noTestingModules()];
+  return {
+    root: bench ? `${here}src/renderer/testing/dashboardBench` : `${here}src/renderer`,
+    base: './',
+    plugins: [react(), ...guard],
+    worker: { format: 'es', plugins: () => guard },
+    build: {
+      outDir: bench ? benchOutDir : `${here}dist/renderer`,
+      emptyOutDir: true,
+      target: 'chrome120',
+      sourcemap: true,
+      chunkSizeWarningLimit: 2000,
+    },
+    logLevel: 'warn',
+  };
 });

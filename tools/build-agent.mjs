@@ -13,11 +13,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } f
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import fresh from './fresh.cjs';
+import { noTestingCode } from './noTestingCode.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
 /** Bundles one TypeScript entry (relative to the repository root) into a Node 20 CommonJS file. */
-export async function bundleNodeEntry(entry, outfile, { sourcemap = false, banner } = {}) {
+export async function bundleNodeEntry(entry, outfile, { sourcemap = false, banner, plugins = [] } = {}) {
   await build({
     entryPoints: [join(root, entry)],
     outfile,
@@ -31,11 +32,14 @@ export async function bundleNodeEntry(entry, outfile, { sourcemap = false, banne
     ...(banner ? { banner: { js: banner } } : {}),
     // pino's optional transports are not used (we log to fd 2 directly).
     external: ['pino-pretty', 'bufferutil', 'utf-8-validate'],
+    plugins,
   });
 }
 
+// afd-agent.cjs takes no test or lab code; afd-bench's two-hosts command drives the
+// namespace test bed (agent/src/testing/netns) by design, and the GPU suite is test code.
 const entries = [
-  ['agent/src/cli/main.ts', 'afd-agent.cjs'],
+  ['agent/src/cli/main.ts', 'afd-agent.cjs', [noTestingCode('afd-agent.cjs')]],
   ['agent/src/bench/main.ts', 'afd-bench.cjs'],
 ];
 const gpuEntries = [['native/src/cuda/gpuSuiteMain.ts', 'gpu-tests.cjs']];
@@ -51,8 +55,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     mkdirSync(outdir, { recursive: true });
     const staging = mkdtempSync(join(outdir, '.staging-'));
     try {
-      for (const [entry, name] of wanted) {
-        await bundleNodeEntry(entry, join(staging, name), { sourcemap: !values.outdir, banner: '#!/usr/bin/env node' });
+      for (const [entry, name, plugins] of wanted) {
+        await bundleNodeEntry(entry, join(staging, name), { sourcemap: !values.outdir, banner: '#!/usr/bin/env node', plugins });
         for (const f of readdirSync(staging)) renameSync(join(staging, f), join(outdir, f));
         console.log(`agent: bundled ${join(outdir, name)}`);
       }

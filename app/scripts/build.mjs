@@ -8,6 +8,7 @@ import { build } from 'esbuild';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fresh from '../../tools/fresh.cjs';
+import { noTestingCode } from '../../tools/noTestingCode.mjs';
 
 const app = fileURLToPath(new URL('..', import.meta.url));
 const root = join(app, '..');
@@ -30,6 +31,8 @@ const common = {
   logLevel: 'warning',
   // ws's optional native helpers are not used.
   external: ['electron', 'bufferutil', 'utf-8-validate'],
+  // Test and lab code never ships (vite.config.ts keeps it out of the renderer the same way).
+  plugins: [noTestingCode('the console')],
 };
 await build({ ...common, entryPoints: [`${app}src/main/main.ts`], outfile: `${app}dist/main/main.cjs` });
 // The preload runs sandboxed: it may only require('electron'); everything else is bundled in.

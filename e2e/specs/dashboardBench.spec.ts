@@ -1,18 +1,20 @@
 /**
  * Frame profile of the Dashboard under synthetic load: 10 Hz snapshots from each of 8 ranks
  * (4A4F) x 48 layers x 2 stages, fed as bridge frames through the real bridge, store and
- * components (index.html?bench=dashboard), for 20 s (AFD_BENCH_MS) in Chromium with a
- * Chrome trace recording. The trace gives the renderer main thread's work per frame
- * (app/src/bench/traceProfile.ts); the page adds long tasks and long animation frames.
+ * components (the benchmark page, app/src/renderer/testing/dashboardBench, built and served
+ * by app/src/testing/dashboardBench.ts: it is not part of the console's build), for 20 s
+ * (AFD_BENCH_MS) in Chromium with a Chrome trace recording. The trace gives the renderer
+ * main thread's work per frame (app/src/testing/traceProfile.ts); the page adds long tasks
+ * and long animation frames.
  * Summary: e2e/artifacts/dashboard-profile.json; raw trace: test-results/dashboard-trace.json
  * (open it in chrome://tracing or the DevTools Performance panel).
  */
 import { expect, test } from '@playwright/test';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { profileFrames, type TraceEvent } from '../../app/src/bench/traceProfile.js';
+import { serveDashboardBench, type ServedBench } from '../../app/src/testing/dashboardBench.js';
+import { profileFrames, type TraceEvent } from '../../app/src/testing/traceProfile.js';
 import { ARTIFACTS, ROOT } from '../support/paths.js';
-import { startConsole, type StartedConsole } from '../support/processes.js';
 
 const TRACE_CATEGORIES = [
   'devtools.timeline',
@@ -27,22 +29,21 @@ const BUDGET_MS = 16;
 // Playwright's own trace would snapshot the DOM on every action: it is not what is measured.
 test.use({ trace: 'off' });
 
-let host: StartedConsole;
+let bench: ServedBench;
 test.beforeAll(async () => {
-  host = await startConsole();
+  bench = await serveDashboardBench(); // a vite build of the page, then a static server
 });
 test.afterAll(async () => {
-  await host?.stop();
+  await bench?.close();
 });
 
 test('dashboard keeps up with 10 Hz x 8 ranks x 48 layers', async ({ page, browser }) => {
   const ms = Number(process.env['AFD_BENCH_MS'] ?? 20_000);
   test.setTimeout(ms + 120_000);
-  const base = host.url.slice(0, host.url.indexOf('/#'));
   await browser.startTracing(page, { categories: TRACE_CATEGORIES });
   let trace: Buffer;
   try {
-    await page.goto(`${base}/?bench=dashboard&ms=${ms}`);
+    await page.goto(`${bench.url}?ms=${ms}`);
     await page.waitForFunction(() => window.__afdBench !== undefined, undefined, { timeout: ms + 60_000, polling: 1000 });
   } finally {
     trace = await browser.stopTracing();
@@ -90,6 +91,6 @@ test('dashboard keeps up with 10 Hz x 8 ranks x 48 layers', async ({ page, brows
 
 declare global {
   interface Window {
-    __afdBench?: import('../../app/src/renderer/bench/benchResult.js').BenchResult;
+    __afdBench?: import('../../app/src/renderer/testing/dashboardBench/benchResult.js').BenchResult;
   }
 }

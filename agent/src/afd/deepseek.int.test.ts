@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rankStatsSchema, resolveTopology } from '@afd/shared';
 import { freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { colocatedCompletions, complete, killAllRoles, RoleProcess, stopTopology } from './RoleProcess.js';
+import { colocatedCompletions, complete } from '../testing/rankHttp.js';
+import { killAllRoles, RoleProcess, stopTopology } from '../testing/RoleProcess.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-deepseek-int-'));
 const model = join(home, 'tiny-deepseek-v2');

@@ -11,7 +11,8 @@ import { resolveTopology } from '@afd/shared';
 import { freePortBlock } from '@afd/native/ports';
 import { findDemoModelDir } from '../model/demoModel.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
-import { colocatedCompletions, complete, killAllRoles, RoleProcess, stopTopology } from './RoleProcess.js';
+import { colocatedCompletions, complete } from '../testing/rankHttp.js';
+import { killAllRoles, RoleProcess, stopTopology } from '../testing/RoleProcess.js';
 
 const model = findDemoModelDir();
 const home = mkdtempSync(join(tmpdir(), 'afd-demo-int-'));

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { complete, health, killAllRoles, RoleProcess, until, type RoleProcessOptions } from './RoleProcess.js';
+import { complete, health, until } from '../testing/rankHttp.js';
+import { killAllRoles, RoleProcess, type RoleProcessOptions } from '../testing/RoleProcess.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-runtime-faults-'));
 const model = join(home, 'tiny-qwen3-moe');

@@ -8,7 +8,7 @@
  */
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
-import { DelayRelay } from '../testing/netns/DelayRelay.js';
+import { DelayRelay } from './DelayRelay.js';
 
 interface RelayFlags {
   listen: string;

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { DelaySample } from '../testing/netns/latency.js';
-import { median } from '../testing/netns/latency.js';
-import { crossingsPerStep, formatTwoHosts, twoHostsReport } from './twoHostsReport.js';
+import { median } from './serve/stats.js';
+import { crossingsPerStep, formatTwoHosts, twoHostsReport, type DelaySample } from './twoHostsReport.js';
 
 const sample = (delayMs: number, achievedDelayMs: number, stepMs: number): DelaySample => ({
   delayMs,

@@ -7,7 +7,21 @@
  * the FFN rank's step-go), so a one-way delay d adds (2 x layers + 2) x d; the issue's
  * rule of thumb, 2 x layers x d, leaves the control round trip out.
  */
-import type { DelaySample } from '../testing/netns/latency.js';
+
+/** Decode at one one-way delay, measured on the two-host bed (agent/src/testing/netns/latency.ts). */
+export interface DelaySample {
+  delayMs: number;
+  /** Mean achieved one-way delay of the relay over the runs, ms (timers fire late by up to ~1 ms, more under load). */
+  achievedDelayMs: number;
+  /** Median over the runs of the serving attention rank's mean step time, ms. */
+  stepMs: number;
+  /** Every run's mean step time, ms. */
+  stepMsRuns: number[];
+  /** Median inter-token gap at the client, ms. */
+  itlMs: number;
+  /** The serving attention rank's per-layer one-way wire time (stage 0) after the last run, microseconds. */
+  wireUsPerLayer: number[];
+}
 
 export interface TwoHostsReport {
   bench: 'two-hosts';

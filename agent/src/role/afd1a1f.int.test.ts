@@ -12,12 +12,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePortBlock } from '@afd/native/ports';
 import { FrontRouter } from '../serving/router/FrontRouter.js';
-import { addonPath, bundle, RoleProcess } from './testing/roleProcess.js';
+import { bundleEntry, testAddonBuilt } from '../testing/agentBundle.js';
+import { killAllRoles, RoleProcess, type RoleProcessOptions } from '../testing/RoleProcess.js';
 
-const addon = addonPath();
 const run = promisify(execFile);
 
-describe.skipIf(addon === null)('1A1F topology (real processes, CPU)', () => {
+describe.skipIf(!testAddonBuilt())('1A1F topology (real processes, CPU)', () => {
   const home = mkdtempSync(join(tmpdir(), 'afd-home-'));
   let ffn: RoleProcess;
   let attn: RoleProcess;
@@ -25,20 +25,26 @@ describe.skipIf(addon === null)('1A1F topology (real processes, CPU)', () => {
   let routerUrl: string;
 
   beforeAll(async () => {
-    const cli = await bundle('cli');
     const afdPort = await freePortBlock(1);
-    const env = { AFD_HOME: home, AFD_NATIVE_ADDON: addon!, CUDA_VISIBLE_DEVICES: '' };
-    const common = ['--api-port', '0', '--backend', 'cpu', '--threads', '1', '--afd-port', String(afdPort), '--topology', '1A1F'];
-    const config = JSON.stringify({ dbo: { enabled: true, decodeTokenThreshold: 2, prefillTokenThreshold: 16 } });
+    // The built-in model (no --model), the CLI's serving defaults (64 sequences, 256 MiB of KV cache).
+    const common: Omit<RoleProcessOptions, 'role'> = {
+      topology: '1A1F',
+      afdPort,
+      home,
+      maxNumSeqs: 64,
+      kvCacheMib: 256,
+      servedModelName: 'tiny',
+      config: { dbo: { enabled: true, decodeTokenThreshold: 2, prefillTokenThreshold: 16 } },
+      env: { CUDA_VISIBLE_DEVICES: '' },
+    };
     // The FFN rank creates the default model first; the attention rank starts once it exists.
-    ffn = new RoleProcess(cli, ['role', 'ffn', ...common, '--config', config], env);
-    await ffn.waitFor('progress', 60_000);
-    await ffn.waitFor('listening', 60_000);
-    const deadline = Date.now() + 100_000;
-    while (!ffn.events.some((e) => e.type === 'progress' && e.phase === 'rendezvous') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    attn = new RoleProcess(cli, ['role', 'attention', ...common, '--config', config, '--served-model-name', 'tiny'], env);
-    await attn.waitFor('ready', 110_000);
-    await ffn.waitFor('ready', 30_000);
+    ffn = await RoleProcess.start({ ...common, role: 'ffn' });
+    await ffn.event('progress', 60_000);
+    await ffn.event('listening', 60_000);
+    await ffn.waitFor((e): e is Extract<typeof e, { type: 'progress' }> => e.type === 'progress' && e.phase === 'rendezvous', 'the rendezvous', 100_000);
+    attn = await RoleProcess.start({ ...common, role: 'attention' });
+    await attn.event('ready', 110_000);
+    await ffn.event('ready', 30_000);
     router = new FrontRouter({ backends: [attn.apiUrl()] });
     routerUrl = await router.listen(0, '127.0.0.1');
   }, 240_000);
@@ -47,6 +53,7 @@ describe.skipIf(addon === null)('1A1F topology (real processes, CPU)', () => {
     await router?.close();
     await attn?.stop();
     await ffn?.stop();
+    await killAllRoles();
     rmSync(home, { recursive: true, force: true });
   });
 
@@ -60,7 +67,7 @@ describe.skipIf(addon === null)('1A1F topology (real processes, CPU)', () => {
   });
 
   it('afd-bench serve through the front router prints the full report', async () => {
-    const bench = await bundle('bench');
+    const bench = await bundleEntry('bench');
     const { stdout } = await run(process.execPath, [bench, 'serve', '--base-url', routerUrl, '--num-prompts', '12', '--random-input-len', '24', '--random-output-len', '8', '--max-concurrency', '6', '--ignore-eos', '--no-progress'], { timeout: 150_000 });
     expect(stdout).toMatch(/Successful requests:\s+12/);
     expect(stdout).toMatch(/Failed requests:\s+0/);
@@ -76,9 +83,11 @@ describe.skipIf(addon === null)('1A1F topology (real processes, CPU)', () => {
   }, 200_000);
 
   it('stopping the attention rank stops the FFN rank (shutdown flag), both exit 0', async () => {
-    expect(await attn.stop()).toBe(0);
-    expect(await ffn.exited).toBe(0);
+    expect((await attn.stop()).code).toBe(0);
+    expect((await ffn.exited).code).toBe(0);
     expect(attn.events.at(-1)).toEqual({ type: 'stopped' });
     expect(ffn.events.at(-1)).toEqual({ type: 'stopped' });
+    // stdout carries role events only.
+    expect([...attn.strayStdout, ...ffn.strayStdout]).toEqual([]);
   }, 60_000);
 });

@@ -12,12 +12,12 @@ import { promisify } from 'node:util';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findDemoModelDir } from '../model/demoModel.js';
-import { addonPath, bundle, RoleProcess } from './testing/roleProcess.js';
+import { bundleEntry, testAddonBuilt, testAddonPath } from '../testing/agentBundle.js';
+import { killAllRoles, RoleProcess } from '../testing/RoleProcess.js';
 
-const addon = addonPath();
 const run = promisify(execFile);
 
-describe.skipIf(addon === null)('colocated role process (real CPU engine)', () => {
+describe.skipIf(!testAddonBuilt())('colocated role process (real CPU engine)', () => {
   const home = mkdtempSync(join(tmpdir(), 'afd-home-'));
   let role: RoleProcess;
   let cli: string;
@@ -25,23 +25,22 @@ describe.skipIf(addon === null)('colocated role process (real CPU engine)', () =
   let client: OpenAI;
 
   beforeAll(async () => {
-    cli = await bundle('cli');
-    role = new RoleProcess(cli, ['role', 'colocated', '--api-port', '0', '--backend', 'cpu', '--threads', '2', '--served-model-name', 'tiny'], {
-      AFD_HOME: home,
-      AFD_NATIVE_ADDON: addon!,
-      CUDA_VISIBLE_DEVICES: '',
-    });
-    await role.waitFor('ready', 110_000);
+    cli = await bundleEntry('cli');
+    // The built-in model (no --model), the CLI's serving defaults (64 sequences, 256 MiB of KV cache).
+    role = await RoleProcess.start({ role: 'colocated', home, threads: 2, maxNumSeqs: 64, kvCacheMib: 256, servedModelName: 'tiny', env: { CUDA_VISIBLE_DEVICES: '' } });
+    await role.event('ready', 110_000);
     url = role.apiUrl();
     client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'none', maxRetries: 0 });
   }, 120_000);
 
   afterAll(async () => {
     await role?.stop();
+    await killAllRoles();
     rmSync(home, { recursive: true, force: true });
   });
 
-  it('reports progress, listening, warmup and ready in order on stdout', () => {
+  it('reports progress, listening, warmup and ready in order on stdout, and nothing else there', () => {
+    expect(role.strayStdout).toEqual([]);
     const types = role.events.map((e) => e.type);
     expect(types[0]).toBe('progress');
     expect(types.indexOf('listening')).toBeLessThan(types.indexOf('ready'));
@@ -117,7 +116,7 @@ describe.skipIf(addon === null)('colocated role process (real CPU engine)', () =
 
   it('afd-agent generate streams tokens from the default model and prints tokens/s', async () => {
     const { stdout, stderr } = await run(process.execPath, [cli, 'generate', '--prompt', 'Hello there', '--max-tokens', '8', '--backend', 'cpu', '--threads', '1', '--ignore-eos'], {
-      env: { ...process.env, AFD_HOME: home, AFD_NATIVE_ADDON: addon!, AFD_LOG_LEVEL: 'warn' },
+      env: { ...process.env, AFD_HOME: home, AFD_NATIVE_ADDON: testAddonPath(), AFD_LOG_LEVEL: 'warn' },
       timeout: 120_000,
     });
     expect(stdout.trim().length).toBeGreaterThan(0);
@@ -133,7 +132,7 @@ describe.skipIf(addon === null)('colocated role process (real CPU engine)', () =
   }, 150_000);
 
   it('afd-bench serve prints the full report and writes JSON', async () => {
-    const bench = await bundle('bench');
+    const bench = await bundleEntry('bench');
     const jsonOut = join(home, 'bench.json');
     const { stdout } = await run(process.execPath, [bench, 'serve', '--base-url', url, '--num-prompts', '8', '--random-input-len', '16', '--random-output-len', '8', '--max-concurrency', '4', '--ignore-eos', '--no-progress', '--json-out', jsonOut], { timeout: 120_000 });
     for (const label of ['Successful requests:', 'Output token throughput', 'Median TTFT', 'P99 TPOT', 'Mean ITL', 'P99 E2EL']) expect(stdout).toContain(label);
@@ -142,7 +141,7 @@ describe.skipIf(addon === null)('colocated role process (real CPU engine)', () =
   }, 150_000);
 
   it('stops gracefully on SIGTERM: "stopped" event, exit 0', async () => {
-    const code = await role.stop();
+    const { code } = await role.stop();
     expect(code).toBe(0);
     expect(role.events.at(-1)).toEqual({ type: 'stopped' });
   });

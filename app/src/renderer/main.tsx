@@ -1,4 +1,4 @@
-/** Renderer entry: picks the bridge, creates the stores, mounts the app (or the benchmark page). */
+/** Renderer entry: picks the bridge, creates the stores, mounts the app. */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import './theme.css';
@@ -6,7 +6,6 @@ import { App } from './App.js';
 import { StoresProvider, createStores } from './AppContext.js';
 import { createBridge } from './bridge/index.js';
 import { ErrorBoundary } from './components/ErrorBoundary.js';
-import { mountBench } from './bench/DashboardBench.js';
 
 function showFatal(root: HTMLElement, err: unknown): void {
   root.innerHTML = '';
@@ -25,20 +24,16 @@ function showFatal(root: HTMLElement, err: unknown): void {
 const rootEl = document.getElementById('root');
 if (rootEl) {
   try {
-    if (new URLSearchParams(window.location.search).get('bench') === 'dashboard') {
-      mountBench(rootEl);
-    } else {
-      const stores = createStores(createBridge());
-      createRoot(rootEl).render(
-        <StrictMode>
-          <ErrorBoundary where="The console">
-            <StoresProvider stores={stores}>
-              <App />
-            </StoresProvider>
-          </ErrorBoundary>
-        </StrictMode>,
-      );
-    }
+    const stores = createStores(createBridge());
+    createRoot(rootEl).render(
+      <StrictMode>
+        <ErrorBoundary where="The console">
+          <StoresProvider stores={stores}>
+            <App />
+          </StoresProvider>
+        </ErrorBoundary>
+      </StrictMode>,
+    );
   } catch (err) {
     showFatal(rootEl, err);
   }

@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { makeModel } from '../../model/makeModel.js';
 import { bundleEntry, repoRoot, testAddonPath } from '../../testing/agentBundle.js';
 import { defaultWordListPath } from './wordScore.js';
-import { byteLevelTokenizerJson, demoTokenizerConfig } from './testing.js';
+import { byteLevelTokenizerJson, demoTokenizerConfig } from '../../testing/demoModelTools.js';
 
 const tmp = await mkdtemp(join(tmpdir(), 'afd-demo-pipeline-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));

@@ -13,7 +13,7 @@ import { buildLoadSpec } from '@afd/native/checkpoint';
 import { Engine } from '@afd/native/engine';
 import { buildStepPlan } from '@afd/shared';
 import { TextTokenizer } from '../../serving/tokenizer/TextTokenizer.js';
-import { byteLevelTokenizerJson, python } from './testing.js';
+import { byteLevelTokenizerJson, python } from '../../testing/demoModelTools.js';
 
 const tmp = await mkdtemp(join(tmpdir(), 'afd-demo-tools-'));
 afterAll(() => rm(tmp, { recursive: true, force: true }));

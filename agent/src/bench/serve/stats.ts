@@ -17,6 +17,12 @@ export function percentile(sorted: readonly number[], q: number): number {
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
 }
 
+/** The median of a non-empty list. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) throw new Error('median of no values');
+  return percentile([...values].sort((x, y) => x - y), 50);
+}
+
 export function summarize(samples: readonly number[], percentiles: readonly number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
   const n = sorted.length;

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAllRoles, RoleProcess } from '../../afd/RoleProcess.js';
+import { killAllRoles, RoleProcess } from '../../testing/RoleProcess.js';
 import { makeServingModel } from '../../testing/servingModel.js';
 import { postStream } from '../../testing/sseClient.js';
 import { FrontRouter } from './FrontRouter.js';

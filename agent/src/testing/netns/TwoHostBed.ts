@@ -37,7 +37,7 @@ export interface RelayHandle {
   process: BedProcess;
   address: string;
   setDelayMs(ms: number): Promise<void>;
-  /** Achieved delays since the last reset (see DelayRelay.stats). */
+  /** Achieved delays since the last reset (see agent/src/bench/DelayRelay.ts, stats). */
   stats(reset?: boolean): Promise<{ chunks: number; meanDelayUs: number; maxDelayUs: number; delayMs: number }>;
 }
 

@@ -4,29 +4,10 @@
  * interleaved so that drifting load on a shared machine falls on both alike. Used by the
  * two-host integration test and `afd-bench two-hosts`.
  */
-import { percentile } from '../../bench/serve/stats.js';
+import { median } from '../../bench/serve/stats.js';
+import type { DelaySample } from '../../bench/twoHostsReport.js';
 import { measureDecodeStep, type DecodeMeasure, type LaunchedRank } from './bedClients.js';
 import type { RelayHandle, TwoHostBed } from './TwoHostBed.js';
-
-export interface DelaySample {
-  delayMs: number;
-  /** Mean achieved one-way delay of the relay over the runs, ms (timers fire late by up to ~1 ms, more under load). */
-  achievedDelayMs: number;
-  /** Median over the runs of the serving attention rank's mean step time, ms. */
-  stepMs: number;
-  /** Every run's mean step time, ms. */
-  stepMsRuns: number[];
-  /** Median inter-token gap at the client, ms. */
-  itlMs: number;
-  /** The serving attention rank's per-layer one-way wire time (stage 0) after the last run, microseconds. */
-  wireUsPerLayer: number[];
-}
-
-/** The median of a non-empty list. */
-export function median(values: readonly number[]): number {
-  if (values.length === 0) throw new Error('median of no values');
-  return percentile([...values].sort((x, y) => x - y), 50);
-}
 
 function summarize(delayMs: number, runs: DecodeMeasure[], achievedUs: number[]): DelaySample {
   const last = runs.at(-1)!;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SyntheticMetrics } from '../lib/syntheticMetrics.js';
+import { SyntheticMetrics } from '../testing/syntheticMetrics.js';
 import { chartColumns, stepKey } from './chartColumns.js';
 import { DashboardModel } from './dashboardModel.js';
 

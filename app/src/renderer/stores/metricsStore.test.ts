@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SyntheticMetrics } from '../lib/syntheticMetrics.js';
+import { SyntheticMetrics } from '../testing/syntheticMetrics.js';
 import { createFakeBridge } from '../testing/fakeBridge.js';
 import { createMetricsStore } from './metricsStore.js';
 

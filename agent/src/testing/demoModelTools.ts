@@ -1,9 +1,10 @@
 /** Test helpers for the demo model's tools: tools/demo-model's Python, and a tokenizer.json laid out as its trainer saves one. */
 import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
+import { repoRoot } from './agentBundle.js';
 
 /** tools/demo-model of this repository. */
-export const demoToolDir = resolve(import.meta.dirname, '../../../../tools/demo-model');
+export const demoToolDir = join(repoRoot, 'tools/demo-model');
 
 /** Runs python (default python3) in tools/demo-model. */
 export function python(args: string[], opts: { python?: string } = {}): { status: number | null; stdout: string; stderr: string } {

@@ -4,7 +4,7 @@
  * each snapshot is posted as the JSON text of one bridge push frame, exactly what the
  * WebSocket bridge receives. Start with a message {ranks, layers, stages, hz}; stop with 'stop'.
  */
-import { SyntheticMetrics } from '../lib/syntheticMetrics.js';
+import { SyntheticMetrics } from '../syntheticMetrics.js';
 
 /** What the page sends to start the feed. */
 export interface FeedStart {

@@ -1,26 +1,48 @@
 /**
- * Test helper: one real `afd-agent role ...` process (from the test bundle), its stdout
- * role events, stderr lines, HTTP helpers, and a registry that kills every process a test
- * started (afterAll, and on test-process exit) so no rank outlives its test.
+ * Test helper: one real `afd-agent role ...` process (from the test bundle) on the CPU
+ * backend, its stdout role events, stderr lines, and a registry that kills every process
+ * a test started (killAllRoles in afterAll, and on test-process exit) so no rank outlives
+ * its test. HTTP calls to a started rank are in rankHttp.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { parseRoleEventLine, type RoleEvent } from '@afd/shared';
-import { agentScript, testAddonPath } from '../testing/agentBundle.js';
+import { agentScript, testAddonPath } from './agentBundle.js';
 
 export interface RoleProcessOptions {
   role: 'colocated' | 'attention' | 'ffn';
   rank?: number;
+  /** Topology of an attention or FFN rank (default 1A1F). */
   topology?: string;
+  /** First AFD port of an attention or FFN rank (default 29500). */
   afdPort?: number;
-  model: string;
+  /** HF checkpoint directory; omitted: the built-in default model (made in `home` on first use). */
+  model?: string;
   /** AFD config (JSON) passed with --config. */
   config?: Record<string, unknown>;
-  /** Extra CLI arguments. */
+  /** CPU threads (default 1). */
+  threads?: number;
+  /** --max-num-seqs (default 8: small test ranks). */
+  maxNumSeqs?: number;
+  /** --kv-cache-mib (default 16). */
+  kvCacheMib?: number;
+  /** --served-model-name (default "m", what rankHttp's complete asks for). */
+  servedModelName?: string;
+  /** Extra CLI arguments, after the ones above (for a repeated option the last one counts). */
   args?: string[];
   /** AFD_HOME of the process. */
   home: string;
+  /** Extra environment. */
+  env?: NodeJS.ProcessEnv;
 }
+
+/** How a process ended. */
+export interface RoleExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+type EventOf<K extends RoleEvent['type']> = Extract<RoleEvent, { type: K }>;
 
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -30,8 +52,10 @@ process.once('exit', () => {
 export class RoleProcess {
   readonly events: RoleEvent[] = [];
   readonly stderr: string[] = [];
+  /** Lines on stdout that are not role events (the protocol allows none). */
+  readonly strayStdout: string[] = [];
   /** Resolves when the process exits. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly exited: Promise<RoleExit>;
   private waiters: (() => void)[] = [];
 
   private constructor(
@@ -47,7 +71,7 @@ export class RoleProcess {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const parsed = parseRoleEventLine(line);
       if (parsed.ok) this.events.push(parsed.event);
-      else this.stderr.push(`stdout (not an event): ${line}`);
+      else this.strayStdout.push(line);
       this.notify();
     });
     createInterface({ input: child.stderr! }).on('line', (line) => this.stderr.push(line));
@@ -55,13 +79,13 @@ export class RoleProcess {
 
   static async start(o: RoleProcessOptions): Promise<RoleProcess> {
     const script = await agentScript();
-    const args = [script, 'role', o.role, '--model', o.model, '--backend', 'cpu', '--threads', '1', '--api-port', '0'];
-    args.push('--max-num-seqs', '8', '--kv-cache-mib', '16', '--served-model-name', 'm');
+    const args = [script, 'role', o.role, ...(o.model ? ['--model', o.model] : []), '--backend', 'cpu', '--threads', String(o.threads ?? 1), '--api-port', '0'];
+    args.push('--max-num-seqs', String(o.maxNumSeqs ?? 8), '--kv-cache-mib', String(o.kvCacheMib ?? 16), '--served-model-name', o.servedModelName ?? 'm');
     if (o.role !== 'colocated') args.push('--topology', o.topology ?? '1A1F', '--rank', String(o.rank ?? 0), '--afd-port', String(o.afdPort ?? 29500));
     if (o.config) args.push('--config', JSON.stringify(o.config));
     args.push(...(o.args ?? []));
     const child = spawn(process.execPath, args, {
-      env: { ...process.env, AFD_HOME: o.home, AFD_NATIVE_ADDON: testAddonPath(), AFD_LOG_LEVEL: 'info' },
+      env: { ...process.env, AFD_HOME: o.home, AFD_NATIVE_ADDON: testAddonPath(), AFD_LOG_LEVEL: 'info', ...o.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     return new RoleProcess(o.role === 'colocated' ? 'colocated' : `${o.role} ${o.rank ?? 0}`, child);
@@ -75,6 +99,10 @@ export class RoleProcess {
 
   get alive(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   /** Waits for the first event matching `pred`; rejects on exit or timeout with the last stderr lines. */
@@ -95,30 +123,38 @@ export class RoleProcess {
     }
   }
 
+  /** The first event of `type`; rejects when the rank reports failed first, exits, or after `ms`. */
+  async event<K extends RoleEvent['type']>(type: K, ms = 90_000): Promise<EventOf<K>> {
+    const e = await this.waitFor((x): x is EventOf<K> | EventOf<'failed'> => x.type === type || x.type === 'failed', `a "${type}" event`, ms);
+    if (e.type === 'failed' && type !== 'failed') throw new Error(`${this.name} failed before "${type}": ${(e as EventOf<'failed'>).message}`);
+    return e as EventOf<K>;
+  }
+
   /** The HTTP base URL once the rank is ready. */
   async ready(ms = 90_000): Promise<string> {
-    const failed = this.events.find((e) => e.type === 'failed');
-    if (failed) throw new Error(`${this.name} failed: ${failed.message}`);
-    await this.waitFor((e): e is Extract<RoleEvent, { type: 'ready' | 'failed' }> => e.type === 'ready' || e.type === 'failed', 'ready', ms).then((e) => {
-      if (e.type === 'failed') throw new Error(`${this.name} failed: ${e.message}`);
-    });
+    await this.event('ready', ms);
     return this.apiUrl();
   }
 
   apiUrl(): string {
-    const ev = this.events.find((e): e is Extract<RoleEvent, { type: 'listening' }> => e.type === 'listening');
+    const ev = this.events.find((e): e is EventOf<'listening'> => e.type === 'listening');
     if (!ev) throw new Error(`${this.name} has not reported its HTTP address`);
     return ev.apiUrl;
   }
 
   describe(): string {
-    return `events ${JSON.stringify(this.events.slice(-4))}; stderr: ${this.stderr.slice(-6).join('\n')}`;
+    const stray = this.strayStdout.length ? `; stdout that is not an event: ${this.strayStdout.slice(-3).join('\n')}` : '';
+    return `events ${JSON.stringify(this.events.slice(-4))}; stderr: ${this.stderr.slice(-6).join('\n')}${stray}`;
   }
 
-  /** SIGTERM (graceful stop) and wait. */
-  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    if (this.alive) this.child.kill('SIGTERM');
-    return this.exited;
+  /** SIGTERM (graceful stop) and wait; SIGKILL when it has not exited after `graceMs`. */
+  async stop(graceMs = 30_000): Promise<RoleExit> {
+    if (!this.alive) return this.exited;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    const exit = await this.exited;
+    clearTimeout(timer);
+    return exit;
   }
 
   /** SIGKILL (a crash) and wait. */
@@ -128,36 +164,11 @@ export class RoleProcess {
   }
 }
 
-/** Kills every role process still running (afterAll of every AFD integration test). */
+/** Kills every role process still running (afterAll of every test that starts them). */
 export async function killAllRoles(): Promise<void> {
   const children = [...live];
   for (const c of children) c.kill('SIGKILL');
   await Promise.all(children.map((c) => new Promise<void>((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve())))));
-}
-
-/** Greedy completion of `promptIds` (token ids) on a rank; returns the text and finish reason. */
-export async function complete(apiUrl: string, promptIds: number[], maxTokens: number): Promise<{ text: string; finish: string }> {
-  const res = await fetch(`${apiUrl}/v1/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'm', prompt: promptIds, max_tokens: maxTokens, temperature: 0, ignore_eos: true }),
-  });
-  const body = (await res.json()) as { choices?: { text: string; finish_reason: string }[]; error?: { message: string } };
-  if (!res.ok || !body.choices) throw new Error(`completion failed (${res.status}): ${JSON.stringify(body)}`);
-  return { text: body.choices[0]!.text, finish: body.choices[0]!.finish_reason };
-}
-
-/** Greedy completions of every prompt on a colocated rank of `model` (the reference of the AFD tests); the rank is stopped after. */
-export async function colocatedCompletions(model: string, home: string, prompts: number[][], maxTokens: number): Promise<string[]> {
-  const colocated = await RoleProcess.start({ role: 'colocated', model, home });
-  try {
-    const url = await colocated.ready();
-    const out: string[] = [];
-    for (const p of prompts) out.push((await complete(url, p, maxTokens)).text);
-    return out;
-  } finally {
-    await colocated.stop();
-  }
 }
 
 /** Graceful stop of a topology: SIGTERM to the attention ranks (exit 0), whose shutdown flag ends every FFN rank (exit 0). */
@@ -170,19 +181,4 @@ export async function stopTopology(attention: RoleProcess[], ffn: RoleProcess[])
   ffnExits.forEach((e, f) => {
     if (e.code !== 0) throw new Error(`ffn ${f} exited with ${e.code ?? e.signal}: ${ffn[f]!.describe()}`);
   });
-}
-
-/** GET /health -> status code and body. */
-export async function health(apiUrl: string): Promise<{ status: number; body: { status?: string; reason?: string } }> {
-  const res = await fetch(`${apiUrl}/health`);
-  return { status: res.status, body: (await res.json()) as { status?: string; reason?: string } };
-}
-
-/** Polls `cond` every 100 ms until it holds; throws naming `what` after `ms`. */
-export async function until(cond: () => Promise<boolean> | boolean, what: string, ms = 20_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

@@ -1,5 +1,6 @@
 /**
- * Frame benchmark of the Dashboard (open index.html?bench=dashboard&ms=N): a worker posts
+ * Frame benchmark of the Dashboard (index.html?ms=N of the bench build, made and served by
+ * app/src/testing/dashboardBench.ts; never part of the console's build): a worker posts
  * synthetic snapshots at 10 Hz from each of 8 ranks (4A4F) x 48 layers x 2 stages as the
  * JSON text of bridge push frames; they go through the real WebSocket bridge (parse,
  * channel check), the real metrics store and the real DashboardView. The page records
@@ -10,10 +11,10 @@
 import { useLayoutEffect } from 'react';
 import { createRoot } from 'react-dom/client';
 import { useStore } from 'zustand';
-import { percentile } from '../../common/percentile.js';
-import { DashboardView } from '../components/DashboardView.js';
-import { createWsBridge, type SocketLike } from '../bridge/wsBridge.js';
-import { createMetricsStore } from '../stores/metricsStore.js';
+import { percentile } from '../../../common/percentile.js';
+import { DashboardView } from '../../components/DashboardView.js';
+import { createWsBridge, type SocketLike } from '../../bridge/wsBridge.js';
+import { createMetricsStore } from '../../stores/metricsStore.js';
 import { summarizeLoafs } from './loafSummary.js';
 import type { BenchResult } from './benchResult.js';
 import type { FeedStart } from './feed.worker.js';
