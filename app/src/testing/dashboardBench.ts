@@ -22,7 +22,8 @@ export interface ServedBench {
 
 /** Builds the page; returns the folder it is in. */
 export async function buildDashboardBench(): Promise<string> {
-  const config = await resolveConfig({ configFile, mode }, 'build', 'production');
+  // As build() does: a production build (React's production bundle) whatever the mode is called.
+  const config = await resolveConfig({ configFile, mode }, 'build', 'production', 'production');
   await build({ configFile, mode });
   return config.build.outDir;
 }
