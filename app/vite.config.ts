@@ -1,9 +1,10 @@
 // Builds the renderer (React) into dist/renderer. Main, preload and the web host are
 // bundled by esbuild (scripts/build.mjs); this config is only the browser side.
-// Mode 'dashboard-bench' builds the dashboard benchmark page instead
-// (src/renderer/testing/dashboardBench, into test-results/dashboard-bench; see
-// src/testing/dashboardBench.ts). The console's own build takes no module from a testing/
-// folder: test and lab code never ships.
+// Mode 'dashboard-bench' builds the dashboard benchmark page instead: the console's
+// index.html (same head, same CSP) with the benchmark's entry
+// (src/renderer/testing/dashboardBench/benchMain.tsx), into test-results/dashboard-bench;
+// see src/testing/dashboardBench.ts. The console's own build takes no module from a
+// testing/ folder: test and lab code never ships.
 import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
 import { fileURLToPath } from 'node:url';
@@ -22,13 +23,28 @@ function noTestingModules(): Plugin {
   };
 }
 
+/** Swaps index.html's entry for the dashboard benchmark's. */
+function benchEntry(): Plugin {
+  const entry = '<script type="module" src="./main.tsx"></script>';
+  return {
+    name: 'afd-dashboard-bench-entry',
+    transformIndexHtml: {
+      order: 'pre',
+      handler(html) {
+        if (!html.includes(entry)) throw new Error(`index.html no longer loads its entry as ${entry}: update the dashboard-bench mode in vite.config.ts`);
+        return html.replace(entry, '<script type="module" src="./testing/dashboardBench/benchMain.tsx"></script>');
+      },
+    },
+  };
+}
+
 export default defineConfig(({ mode }) => {
   const bench = mode === 'dashboard-bench';
   const guard = bench ? [] : [noTestingModules()];
   return {
-    root: bench ? `${here}src/renderer/testing/dashboardBench` : `${here}src/renderer`,
+    root: `${here}src/renderer`,
     base: './',
-    plugins: [react(), ...guard],
+    plugins: [react(), ...(bench ? [benchEntry()] : guard)],
     worker: { format: 'es', plugins: () => guard },
     build: {
       outDir: bench ? benchOutDir : `${here}dist/renderer`,
