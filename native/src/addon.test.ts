@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addonExportNames, loadAddon } from './index.js';
+import { addonExportNames, loadAddon } from './addon.js';
 
 describe('native addon', () => {
   it('exports exactly what index.ts declares', () => {

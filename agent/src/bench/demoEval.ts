@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveAfdConfig } from '@afd/shared';
-import { Engine } from '@afd/native/engine';
+import { Engine } from '@afd/native';
 import { nativeEngineOpener } from '../role/nativeEngine.js';
 import { ServingEngine } from '../serving/ServingEngine.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
