@@ -5,10 +5,13 @@ import { builtinRules } from 'eslint/use-at-your-own-risk';
 import tseslint from 'typescript-eslint';
 import { noTestingImports } from './tools/eslint/noTestingImports.mjs';
 
-const layer = (files, banned, why) => ({
+// native/src/addon.ts, the raw addon view, is internal to native/: every other layer imports the public face '@afd/native'.
+const rawAddon = { group: ['**/native/src/addon', '**/native/src/addon.*', '@afd/native/src/*'], message: "the raw addon view is internal to native/: import the public face '@afd/native'" };
+
+const layer = (files, banned, why, extra = [rawAddon]) => ({
   files,
   rules: {
-    'no-restricted-imports': ['error', { patterns: banned.map((group) => ({ group: [group, `${group}/*`], message: why })) }],
+    'no-restricted-imports': ['error', { patterns: [...banned.map((group) => ({ group: [group, `${group}/*`], message: why })), ...extra] }],
   },
 });
 
@@ -22,8 +25,9 @@ export default tseslint.config(
     },
   },
   layer(['shared/**/*.ts'], ['@afd/native', '@afd/agent', '@afd/app', 'node:*'], 'shared/ is pure TypeScript: no node: imports and no upper layers'),
-  layer(['native/**/*.ts'], ['@afd/agent', '@afd/app'], 'native/ may import only @afd/shared'),
+  layer(['native/**/*.ts'], ['@afd/agent', '@afd/app'], 'native/ may import only @afd/shared', []),
   layer(['agent/**/*.ts'], ['@afd/app'], 'agent/ may not import the app'),
+  layer(['app/**/*.{ts,tsx}', 'e2e/**/*.ts'], [], ''),
   layer(['app/src/renderer/**/*.{ts,tsx}'], ['@afd/native', '@afd/agent', 'node:*', 'electron'], 'the renderer imports only @afd/shared and its own code'),
   // Test and lab code lives in testing/ folders (agent/src/testing, app/src/testing,
   // app/src/renderer/testing, native/src/testing, ...). Production code may not import

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeControlPayload } from '@afd/shared';
-import { runNativeTestProgram, type NativeCaseResult } from './nativeTestProgram.js';
+import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTestProgram.js';
 
 // The connector's C++ unit tests (native/src/comm/test/comm-test.cpp) over loopback TCP.
 describe('comm: TCP connector (native unit program)', () => {

@@ -8,8 +8,8 @@
  * The variable is read when a backend is created, so it is set around each load.
  */
 import { rm } from 'node:fs/promises';
-import { relativeError } from '../checkpoint/golden.js';
-import { Engine } from '../engine.js';
+import { relativeError } from '../golden.js';
+import { Engine } from '../../engine.js';
 import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 
