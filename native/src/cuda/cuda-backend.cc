@@ -51,7 +51,8 @@ class Carver {
 
 }  // namespace
 
-CudaBackend::CudaBackend(int deviceIndex) : deviceIndex_(deviceIndex) {
+CudaBackend::CudaBackend(int deviceIndex, const CudaOptions& options) : deviceIndex_(deviceIndex), options_(options) {
+  validateCudaOptions(options_);
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || deviceIndex < 0 || deviceIndex >= count) {
@@ -63,8 +64,6 @@ CudaBackend::CudaBackend(int deviceIndex) : deviceIndex_(deviceIndex) {
   AFD_CUDA_CHECK(cudaSetDevice(deviceIndex));
   AFD_CUDA_CHECK(cudaDeviceGetAttribute(&multiProcessors_, cudaDevAttrMultiProcessorCount, deviceIndex));
   AFD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  expertGemmChoice_ = static_cast<int>(expertGemmChoiceFromEnv());
-  expertGemmMinTokens_ = cublasExpertGemmMinTokens();
   routerCounter_ = DeviceBuffer("router done counter", 256);
   AFD_CUDA_CHECK(cudaMemsetAsync(routerCounter_.data(), 0, routerCounter_.bytes(), stream_));
   try {
@@ -283,15 +282,15 @@ void CudaBackend::pagedAttention(const Tensor& q, const Tensor& kCache, const Te
   a.blockSize = static_cast<int>(B);
   a.maxBlocksPerSeq = batch.maxBlocksPerSeq;
   const int shape = static_cast<int>(shapeRows(T));
-  a.numSplits = batch.maxContextLen > 256 || batch.maxContextLen == 0 ? attentionSplits(shape, a.numKvHeads, multiProcessors_) : 1;
+  a.numSplits = batch.maxContextLen > 256 || batch.maxContextLen == 0 ? attentionSplits(shape, a.numKvHeads, multiProcessors_, options_.attentionBlocksPerSm) : 1;
   a.scale = scale;
   a.maxQueryLen = batch.maxQueryLen;  // > 1: tiled tensor-core prefill where the shape fits (attention.cuh)
   a.numSeqs = batch.numSeqs;
-  if (shape != a.numQueries) {  // a DBO stage runs the kernel family the whole step would (picked by query count)
-    PagedAttentionArgs whole = a;
-    whole.numQueries = shape;
-    a.kernel = resolveAttentionKernel(whole);
-  }
+  // The family for the options' preference; a DBO stage runs the one the whole step would
+  // (picked by query count).
+  PagedAttentionArgs whole = a;
+  whole.numQueries = shape;
+  a.kernel = resolveAttentionKernel(whole, options_.attentionKernel);
   const size_t counters = sizeof(int32_t) * static_cast<size_t>(T * nKv);
   if (a.numSplits > 1 && splitCounters_.bytes() < counters) {
     refuseWhileCapturing("growing the attention split counters");
@@ -451,9 +450,8 @@ void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor&
   const int rows = static_cast<int>(T * K);
   const bool bf16 = x.dtype == DType::BF16;
   const void* const* tables = expertTables(experts);
-  const auto choice = static_cast<ExpertGemmChoice>(expertGemmChoice_);
   // Grouped GEMM needs the per-expert counts on the host, so a captured step keeps our kernel.
-  if (!capturing_ && useCublasExpertGemm(choice, static_cast<int>(shapeRows(T)), expertGemmMinTokens_, static_cast<int>(H),
+  if (!capturing_ && useCublasExpertGemm(options_.expertGemm, static_cast<int>(shapeRows(T)), options_.expertGemmMinTokens, static_cast<int>(H),
                                          static_cast<int>(I), any.gate.dtype == DType::BF16, cublas_.get(), stream_)) {
     if (!cublasExperts_) cublasExperts_ = std::make_unique<CublasExpertGemm>(*cublas_);
     cublasExperts_->run(moeExpertGemmArgs(x.data, !bf16, s.perm, tables, E, rows, static_cast<int>(H), static_cast<int>(I),
@@ -584,7 +582,7 @@ void CudaBackend::sample(const Tensor& logits, const SamplingBatch& params, int3
 namespace afd {
 
 std::unique_ptr<Backend> createCudaBackend(const BackendOptions& options) {
-  return std::make_unique<cuda::CudaBackend>(options.deviceIndex);
+  return std::make_unique<cuda::CudaBackend>(options.deviceIndex, options.cuda);
 }
 
 }  // namespace afd

@@ -2,6 +2,7 @@
 
 #include "binding/js-convert.h"
 #include "binding/js-options.h"
+#include "core/debug-env.h"
 #include "cuda/conformance.h"
 
 namespace afd::cuda {
@@ -12,7 +13,10 @@ using binding::guarded;
 Napi::Value Conformance(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     const binding::JsOptions o(binding::optionsArg(info, 0), "cudaConformance");
-    const auto cases = runConformance(o.integer("device", 0), static_cast<uint64_t>(o.number("seed", 1)), o.string("family", ""));
+    CudaOptions cudaOptions;
+    applyDebugEnv(cudaOptions);  // the defaults and the debugging overrides, as an engine without CUDA options gets them
+    const auto cases = runConformance(o.integer("device", 0), cudaOptions, static_cast<uint64_t>(o.number("seed", 1)),
+                                      o.string("family", ""));
     Napi::Array out = Napi::Array::New(info.Env(), cases.size());
     for (size_t i = 0; i < cases.size(); ++i) {
       const ConformanceCase& c = cases[i];

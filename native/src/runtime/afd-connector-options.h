@@ -36,6 +36,10 @@ struct AfdConnectorOptions {
   std::string rendezvousId;
   /** FFN role: static expert parallelism over the FFN ranks (runtime/ep-ffn-group.h); no effect with one FFN rank. */
   bool expertParallel = false;
+  /** FFN role: capture the whole step as a CUDA graph when the attention rank asks (device connectors; afd-ffn-server-graphs.h); false serves every step eagerly. */
+  bool ffnGraphs = true;
+  /** FFN role, fault tests only (the debugging override AFD_FAULT_FFN_LAYER_DELAY_US): a host pause of this many microseconds before each eagerly served layer. */
+  int faultLayerDelayUs = 0;
 };
 
 // The connector config for an engine's model and role options. Throws CommError(kConfig).
