@@ -301,7 +301,7 @@ export interface NativeFfnServer {
   expertStats(): NativeExpertStats | null;
 }
 
-/** One op conformance case of the CUDA backend against the CPU backend (native/src/cuda/conformance.h). */
+/** One op conformance case of the CUDA backend against the CPU backend (native/src/cuda/testing/conformance.h). */
 export interface CudaConformanceCase {
   op: string;
   /** Human-readable shape of the case. */
@@ -341,7 +341,7 @@ export interface NativeAddon {
   Engine: new () => NativeEngine;
   /**
    * Runs one backend op (conformance and op tests; op names, inputs and params in
-   * native/src/binding/op-binding.cc). Returns the op's outputs read back to the host.
+   * native/src/testing/op-binding.cc). Returns the op's outputs read back to the host.
    */
   runOp(backend: OpBackend, op: string, inputs: Record<string, OpTensor>, params?: Record<string, number | boolean>): Record<string, Float32Array | Int32Array>;
   /** Throws when the engine is not a loaded attention-role engine or the options are invalid. */

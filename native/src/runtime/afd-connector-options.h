@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/tcp-connector.h"
+#include "comm/rendezvous.h"
 #include "comm/topology.h"
 #include "model/model-config.h"
 #include "runtime/afd-device-plane.h"
@@ -44,9 +44,9 @@ struct AfdConnectorOptions {
 
 // The connector config for an engine's model and role options. Throws CommError(kConfig).
 // activation: the engine backend's activation dtype (what crosses the wire).
-comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& options, const ModelConfig& model,
+comm::RendezvousConfig makeConnectorConfig(const AfdConnectorOptions& options, const ModelConfig& model,
                                              bool gateOnAttention, DType activation);
 // The device plane's options for a connector config (shape, deadline) and maxStepTokens.
-DevicePlaneOptions devicePlaneOptions(const comm::TcpConnectorConfig& config, int maxStepTokens);
+DevicePlaneOptions devicePlaneOptions(const comm::RendezvousConfig& config, int maxStepTokens);
 
 }  // namespace afd

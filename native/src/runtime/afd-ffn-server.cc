@@ -244,7 +244,7 @@ void AfdFfnServer::loop() {
 bool AfdFfnServer::serve(std::string* by) {
   EngineStats& stats = engine_->stats();
   // Expert parallelism: a group peer's step start also wakes this rank (it calls its block in).
-  comm::TcpFfnConnector::StepWake wake;
+  comm::FfnRendezvous::StepWake wake;
   if (ep_) {
     wake.fds = ep_->mesh().pollFds();
     wake.onWake = [this](size_t i, std::string* who) { return ep_->mesh().absorbWake(i, who); };

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm/tcp-connector.h"
+#include "comm/rendezvous.h"
 #include "runtime/afd-connector-options.h"
 #include "runtime/afd-ffn-server-graphs.h"
 #include "runtime/engine.h"
@@ -94,8 +94,8 @@ class AfdFfnServer {
   void finish(State s, const std::string& reason);
 
   std::shared_ptr<Engine> engine_;
-  comm::TcpConnectorConfig config_;
-  comm::TcpFfnConnector connector_;
+  comm::RendezvousConfig config_;
+  comm::FfnRendezvous connector_;
   std::string connectorName_;  // "tcp" | "nccl" | "peer"
   int maxStepTokens_ = 2048;   // sizes the peer-memory inboxes (AfdConnectorOptions)
   bool deviceWire_ = false;

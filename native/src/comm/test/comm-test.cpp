@@ -14,7 +14,7 @@
 
 #include "comm/control-payload.h"
 #include "comm/frame.h"
-#include "comm/tcp-connector.h"
+#include "comm/rendezvous.h"
 #include "comm/test/harness.h"
 #include "comm/test/old-build-peer.h"
 #include "comm/test/ports.h"
@@ -36,8 +36,8 @@ ModelShape shape() {
   return m;
 }
 
-TcpConnectorConfig config(AfdTopology topo, int rank, int basePort) {
-  TcpConnectorConfig c;
+RendezvousConfig config(AfdTopology topo, int rank, int basePort) {
+  RendezvousConfig c;
   c.topology = topo;
   c.rank = rank;
   c.ffnHosts.assign(c.topology.numFfn, "127.0.0.1");
@@ -55,7 +55,7 @@ void fakeFfn(const float* x, float* out, size_t n, uint32_t layer) {
 
 // The FFN side's rendezvous in a thread, for tests whose peers are refused or that stop
 // it: the CommError that ends it is expected.
-std::thread acceptInBackground(TcpFfnConnector& ffn, std::atomic<bool>& stop) {
+std::thread acceptInBackground(FfnRendezvous& ffn, std::atomic<bool>& stop) {
   return std::thread([&ffn, &stop] {
     try {
       ffn.acceptPeers(&stop);
@@ -66,7 +66,7 @@ std::thread acceptInBackground(TcpFfnConnector& ffn, std::atomic<bool>& stop) {
 
 // FFN rank loop over the real connector with the fake compute; returns the shutdown reason.
 // rendezvous = false: the block has already joined (acceptPeers ran).
-std::string serveFfn(TcpFfnConnector& ffn, std::atomic<bool>& stop, std::atomic<int>* steps, bool rendezvous = true) {
+std::string serveFfn(FfnRendezvous& ffn, std::atomic<bool>& stop, std::atomic<int>* steps, bool rendezvous = true) {
   if (rendezvous) ffn.acceptPeers(&stop);
   ControlPayload payload;
   std::vector<float> in, out;
@@ -101,7 +101,7 @@ std::string serveFfn(TcpFfnConnector& ffn, std::atomic<bool>& stop, std::atomic<
 
 // One attention step in DBO order: both stages are sent before stage 0 is received.
 // Checks each returned row against the fake compute. tokens[s] = 0 sends a placeholder.
-void attentionStep(TcpAttentionConnector& a, std::vector<uint32_t> tokens, float seed) {
+void attentionStep(AttentionRendezvous& a, std::vector<uint32_t> tokens, float seed) {
   ControlPayload merged;
   a.beginStep(tokens.data(), static_cast<int>(tokens.size()), 0, &merged);
   int stages = merged.numStages;
@@ -128,7 +128,7 @@ void attentionStep(TcpAttentionConnector& a, std::vector<uint32_t> tokens, float
 }
 
 // Idle attention rank: answers step calls with empty steps until stop.
-void idleLoop(TcpAttentionConnector& a, std::atomic<bool>& stop, std::atomic<int>& emptySteps) {
+void idleLoop(AttentionRendezvous& a, std::atomic<bool>& stop, std::atomic<int>& emptySteps) {
   while (!stop.load()) {
     if (!a.pollStepCall(20)) continue;
     attentionStep(a, {0}, 0);
@@ -220,12 +220,12 @@ TEST(control_payload_matches_the_typescript_encoder) {
 
 TEST(loopback_1a1f_dbo_steps) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
+  FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
   std::atomic<bool> stop{false};
   std::atomic<int> steps{0};
   std::string by;
   std::thread server([&] { by = serveFfn(ffn, stop, &steps); });
-  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
+  AttentionRendezvous a(config(AfdTopology::of(1, 1), 0, port));
   a.connect(nullptr);
   attentionStep(a, {3}, 1);
   attentionStep(a, {5, 4}, 2);  // two stages, DBO order
@@ -239,15 +239,15 @@ TEST(loopback_1a1f_dbo_steps) {
 TEST(loopback_3a2f_idle_peers_are_called_into_steps) {
   int port = afdtest::freeBasePort(2);
   std::atomic<bool> stop{false};
-  std::vector<std::unique_ptr<TcpFfnConnector>> ffns;
+  std::vector<std::unique_ptr<FfnRendezvous>> ffns;
   std::vector<std::thread> servers;
   std::atomic<int> steps0{0}, steps1{0};
-  for (int f = 0; f < 2; ++f) ffns.push_back(std::make_unique<TcpFfnConnector>(config(AfdTopology::of(3, 2), f, port)));
+  for (int f = 0; f < 2; ++f) ffns.push_back(std::make_unique<FfnRendezvous>(config(AfdTopology::of(3, 2), f, port)));
   servers.emplace_back([&] { serveFfn(*ffns[0], stop, &steps0); });
   servers.emplace_back([&] { serveFfn(*ffns[1], stop, &steps1); });
-  std::vector<std::unique_ptr<TcpAttentionConnector>> as;
+  std::vector<std::unique_ptr<AttentionRendezvous>> as;
   std::vector<std::thread> connecting;
-  for (int a = 0; a < 3; ++a) as.push_back(std::make_unique<TcpAttentionConnector>(config(AfdTopology::of(3, 2), a, port)));
+  for (int a = 0; a < 3; ++a) as.push_back(std::make_unique<AttentionRendezvous>(config(AfdTopology::of(3, 2), a, port)));
   for (int a = 2; a >= 0; --a) connecting.emplace_back([&, a] { as[a]->connect(nullptr); });
   for (auto& t : connecting) t.join();
   std::atomic<bool> idleStop{false};
@@ -266,10 +266,10 @@ TEST(loopback_3a2f_idle_peers_are_called_into_steps) {
 
 TEST(start_order_ffn_after_attention) {
   int port = afdtest::freeBasePort(1);
-  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
+  AttentionRendezvous a(config(AfdTopology::of(1, 1), 0, port));
   std::thread client([&] { a.connect(nullptr); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // attention retries meanwhile
-  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
+  FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
   std::atomic<bool> stop{false};
   std::thread server([&] { serveFfn(ffn, stop, nullptr); });
   client.join();
@@ -280,12 +280,12 @@ TEST(start_order_ffn_after_attention) {
 
 TEST(bootstrap_blob_travels_after_the_handshake_and_steps_follow) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
-  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
+  FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
+  AttentionRendezvous a(config(AfdTopology::of(1, 1), 0, port));
   std::vector<uint8_t> got;
   std::thread client([&] {
     auto link = a.dial(nullptr, 5000);
-    got = TcpAttentionConnector::recvBootstrap(*link, 2000);
+    got = AttentionRendezvous::recvBootstrap(*link, 2000);
     a.adopt(std::move(link));
   });
   ffn.acceptPeers(nullptr);
@@ -318,7 +318,7 @@ TEST(bootstrap_blob_travels_after_the_handshake_and_steps_follow) {
 }
 
 // A handshaken 1A1F link, not adopted: the attention side's raw link to `ffn`.
-static std::unique_ptr<TcpLink> dialAndAccept(TcpFfnConnector& ffn, TcpAttentionConnector& a) {
+static std::unique_ptr<TcpLink> dialAndAccept(FfnRendezvous& ffn, AttentionRendezvous& a) {
   std::unique_ptr<TcpLink> link;
   std::thread client([&] { link = a.dial(nullptr, 5000); });
   ffn.acceptPeers(nullptr);
@@ -328,17 +328,17 @@ static std::unique_ptr<TcpLink> dialAndAccept(TcpFfnConnector& ffn, TcpAttention
 
 TEST(bootstrap_missing_is_a_protocol_error_naming_the_connector) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
-  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
+  FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
+  AttentionRendezvous a(config(AfdTopology::of(1, 1), 0, port));
   std::unique_ptr<TcpLink> link = dialAndAccept(ffn, a);
   ffn.closePeers("FFN rank 0 speaks tcp");  // a goodbye instead of the bootstrap
-  CHECK_THROWS(TcpAttentionConnector::recvBootstrap(*link, 2000), CommErrorKind::kShutdown, "speaks tcp");
+  CHECK_THROWS(AttentionRendezvous::recvBootstrap(*link, 2000), CommErrorKind::kShutdown, "speaks tcp");
 }
 
 TEST(tcp_attention_rank_of_a_device_connector_ffn_names_the_connector) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
-  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
+  FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
+  AttentionRendezvous a(config(AfdTopology::of(1, 1), 0, port));
   a.adopt(dialAndAccept(ffn, a));  // connector tcp: no bootstrap is read
   ffn.sendBootstrap(0, std::vector<uint8_t>(128, 7));
   const uint32_t tokens[1] = {2};
@@ -348,15 +348,15 @@ TEST(tcp_attention_rank_of_a_device_connector_ffn_names_the_connector) {
 
 TEST(bootstrap_reply_travels_back_to_the_ffn_rank) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
-  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
+  FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
+  AttentionRendezvous a(config(AfdTopology::of(1, 1), 0, port));
   std::vector<uint8_t> reply(200);
   for (size_t i = 0; i < reply.size(); ++i) reply[i] = static_cast<uint8_t>(i * 13 + 1);
   std::vector<uint8_t> got;
   std::thread client([&] {
     auto link = a.dial(nullptr, 5000);
-    got = TcpAttentionConnector::recvBootstrap(*link, 2000);
-    TcpAttentionConnector::sendBootstrapReply(*link, reply, 2000);
+    got = AttentionRendezvous::recvBootstrap(*link, 2000);
+    AttentionRendezvous::sendBootstrapReply(*link, reply, 2000);
     a.adopt(std::move(link));
   });
   ffn.acceptPeers(nullptr);
@@ -372,12 +372,12 @@ TEST(bootstrap_reply_travels_back_to_the_ffn_rank) {
 TEST(bootstrap_reply_of_the_wrong_kind_or_size_is_a_protocol_error) {
   for (const bool tooLarge : {false, true}) {
     int port = afdtest::freeBasePort(1);
-    TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
-    TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
+    FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
+    AttentionRendezvous a(config(AfdTopology::of(1, 1), 0, port));
     std::unique_ptr<TcpLink> link = dialAndAccept(ffn, a);
     if (tooLarge) {
       const std::vector<uint8_t> big(70000, 1);
-      CHECK_THROWS(TcpAttentionConnector::sendBootstrapReply(*link, big, 2000), CommErrorKind::kConfig, "65536-byte limit");
+      CHECK_THROWS(AttentionRendezvous::sendBootstrapReply(*link, big, 2000), CommErrorKind::kConfig, "65536-byte limit");
       FrameHeader h;  // a peer that does not check its own size: the receiver refuses it
       h.kind = FrameKind::kBootstrapReply;
       h.byteLength = big.size();
@@ -395,9 +395,9 @@ TEST(bootstrap_reply_of_the_wrong_kind_or_size_is_a_protocol_error) {
 
 TEST(rendezvous_timeout_names_the_address) {
   int port = afdtest::freeBasePort(1);
-  TcpConnectorConfig c = config(AfdTopology::of(1, 1), 0, port);
+  RendezvousConfig c = config(AfdTopology::of(1, 1), 0, port);
   c.rendezvousTimeoutMs = 300;
-  TcpAttentionConnector a(c);
+  AttentionRendezvous a(c);
   auto t0 = std::chrono::steady_clock::now();
   CHECK_THROWS(a.connect(nullptr), CommErrorKind::kTimeout, "FFN rank 0 at 127.0.0.1:" + std::to_string(port));
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
@@ -405,32 +405,32 @@ TEST(rendezvous_timeout_names_the_address) {
 
 TEST(port_in_use_is_a_clear_error) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector first(config(AfdTopology::of(1, 1), 0, port));
-  CHECK_THROWS(TcpFfnConnector(config(AfdTopology::of(1, 1), 0, port)), CommErrorKind::kConfig, "in use");
+  FfnRendezvous first(config(AfdTopology::of(1, 1), 0, port));
+  CHECK_THROWS(FfnRendezvous(config(AfdTopology::of(1, 1), 0, port)), CommErrorKind::kConfig, "in use");
 }
 
 TEST(ffn_host_that_is_not_local_binds_every_interface) {
   int port = afdtest::freeBasePort(1);
-  TcpConnectorConfig c = config(AfdTopology::of(1, 1), 0, port);
+  RendezvousConfig c = config(AfdTopology::of(1, 1), 0, port);
   c.ffnHosts = {"192.0.2.1"};  // TEST-NET-1: never an address of this machine
-  TcpFfnConnector ffn(c);
+  FfnRendezvous ffn(c);
   CHECK_MSG(ffn.listenAddress() == "0.0.0.0:" + std::to_string(port), ffn.listenAddress());
   c.listenHost = "192.0.2.1";  // an explicit bind address is taken literally
-  CHECK_THROWS(TcpFfnConnector literal(c), CommErrorKind::kConfig, "not an address of this machine");
+  CHECK_THROWS(FfnRendezvous literal(c), CommErrorKind::kConfig, "not an address of this machine");
 }
 
 TEST(handshake_rejects_wrong_topology_and_gate) {
   int port = afdtest::freeBasePort(1);
   std::atomic<bool> stop{false};
-  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
+  FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
   std::thread server = acceptInBackground(ffn, stop);
-  TcpAttentionConnector wrongTopo(config(AfdTopology::of(2, 1), 0, port));
+  AttentionRendezvous wrongTopo(config(AfdTopology::of(2, 1), 0, port));
   CHECK_THROWS(wrongTopo.connect(nullptr), CommErrorKind::kConfig, "runs topology 2A1F");
-  TcpConnectorConfig gate = config(AfdTopology::of(1, 1), 0, port);
+  RendezvousConfig gate = config(AfdTopology::of(1, 1), 0, port);
   gate.model.gateOnAttention = true;
-  TcpAttentionConnector wrongGate(gate);
+  AttentionRendezvous wrongGate(gate);
   CHECK_THROWS(wrongGate.connect(nullptr), CommErrorKind::kConfig, "gate placement");
-  TcpAttentionConnector good(config(AfdTopology::of(1, 1), 0, port));
+  AttentionRendezvous good(config(AfdTopology::of(1, 1), 0, port));
   good.connect(nullptr);
   server.join();
   CHECK(ffn.peersJoined() == 1);
@@ -439,12 +439,12 @@ TEST(handshake_rejects_wrong_topology_and_gate) {
 TEST(stranger_on_the_port_is_ignored) {
   int port = afdtest::freeBasePort(1);
   std::atomic<bool> stop{false};
-  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
+  FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
   std::thread server([&] { serveFfn(ffn, stop, nullptr); });
   Socket http = connectWithRetry("127.0.0.1", port, Deadline::afterMs(2000), nullptr, "ffn");
   const char* get = "GET / HTTP/1.1\r\nHost: x\r\n\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
   ::send(http.fd(), get, std::strlen(get), MSG_NOSIGNAL);
-  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
+  AttentionRendezvous a(config(AfdTopology::of(1, 1), 0, port));
   a.connect(nullptr);
   attentionStep(a, {1}, 0);
   a.shutdown("done");
@@ -457,7 +457,7 @@ TEST(stranger_on_the_port_is_ignored) {
 TEST(peer_of_another_wire_version_is_refused_at_the_handshake) {
   int port = afdtest::freeBasePort(1);
   std::atomic<bool> stop{false};
-  TcpFfnConnector ffn(config(AfdTopology::of(1, 1), 0, port));
+  FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
   std::thread server = acceptInBackground(ffn, stop);  // ends kStopped below
   struct Join {  // stops and joins the server on every exit path
     std::atomic<bool>& stop;
@@ -474,9 +474,9 @@ TEST(peer_of_another_wire_version_is_refused_at_the_handshake) {
 
 TEST(stalled_ffn_fails_the_step_within_the_deadline) {
   int port = afdtest::freeBasePort(1);
-  TcpConnectorConfig c = config(AfdTopology::of(1, 1), 0, port);
+  RendezvousConfig c = config(AfdTopology::of(1, 1), 0, port);
   c.stepDeadlineMs = 300;
-  TcpFfnConnector ffn(c);
+  FfnRendezvous ffn(c);
   std::atomic<bool> stop{false};
   std::thread server([&] {
     ffn.acceptPeers(&stop);
@@ -485,7 +485,7 @@ TEST(stalled_ffn_fails_the_step_within_the_deadline) {
     ffn.recvStep(&p, &stop, &by);  // announce the step, then never answer layer 0
     while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   });
-  TcpAttentionConnector a(c);
+  AttentionRendezvous a(c);
   a.connect(nullptr);
   ControlPayload merged;
   uint32_t tokens[1] = {2};
@@ -503,7 +503,7 @@ TEST(stalled_ffn_fails_the_step_within_the_deadline) {
 
 TEST(killed_ffn_is_reported_at_once) {
   int port = afdtest::freeBasePort(1);
-  auto ffn = std::make_unique<TcpFfnConnector>(config(AfdTopology::of(1, 1), 0, port));
+  auto ffn = std::make_unique<FfnRendezvous>(config(AfdTopology::of(1, 1), 0, port));
   std::atomic<bool> stop{false};
   std::thread server([&] {
     ffn->acceptPeers(&stop);
@@ -512,7 +512,7 @@ TEST(killed_ffn_is_reported_at_once) {
     ffn->recvStep(&p, &stop, &by);
     ffn.reset();  // the process "dies": sockets close without goodbye
   });
-  TcpAttentionConnector a(config(AfdTopology::of(1, 1), 0, port));
+  AttentionRendezvous a(config(AfdTopology::of(1, 1), 0, port));
   a.connect(nullptr);
   ControlPayload merged;
   uint32_t tokens[1] = {1};
@@ -528,7 +528,7 @@ TEST(killed_ffn_is_reported_at_once) {
 
 TEST(lost_attention_peer_is_reported_to_the_ffn) {
   int port = afdtest::freeBasePort(1);
-  TcpFfnConnector ffn(config(AfdTopology::of(2, 1), 0, port));
+  FfnRendezvous ffn(config(AfdTopology::of(2, 1), 0, port));
   std::atomic<bool> stop{false};
   std::string error;
   std::thread server([&] {
@@ -538,8 +538,8 @@ TEST(lost_attention_peer_is_reported_to_the_ffn) {
       error = e.what();
     }
   });
-  auto a0 = std::make_unique<TcpAttentionConnector>(config(AfdTopology::of(2, 1), 0, port));
-  TcpAttentionConnector a1(config(AfdTopology::of(2, 1), 1, port));
+  auto a0 = std::make_unique<AttentionRendezvous>(config(AfdTopology::of(2, 1), 0, port));
+  AttentionRendezvous a1(config(AfdTopology::of(2, 1), 1, port));
   std::thread c0([&] { a0->connect(nullptr); });
   a1.connect(nullptr);
   c0.join();

@@ -1,4 +1,4 @@
-#include "binding/op-binding.h"
+#include "testing/op-binding.h"
 
 #include <map>
 #include <memory>

@@ -1,9 +1,9 @@
-#include "cuda/cuda-binding.h"
+#include "cuda/testing/conformance-binding.h"
 
 #include "binding/js-convert.h"
 #include "binding/js-options.h"
 #include "core/debug-env.h"
-#include "cuda/conformance.h"
+#include "cuda/testing/conformance.h"
 
 namespace afd::cuda {
 namespace {
@@ -37,7 +37,7 @@ Napi::Value Conformance(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
-void registerCudaExports(Napi::Env env, Napi::Object exports) {
+void registerConformanceExports(Napi::Env env, Napi::Object exports) {
   exports.Set("cudaConformance", Napi::Function::New(env, Conformance, "cudaConformance"));
 }
 

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "cpu/cpu-backend.h"
-#include "cuda/conformance.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
+#include "cuda/testing/conformance.h"
 
 namespace afd::cuda::conformance {
 

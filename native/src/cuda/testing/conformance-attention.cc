@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "cuda/attention.cuh"
-#include "cuda/conformance-suite.h"
+#include "cuda/testing/conformance-suite.h"
 
 namespace afd::cuda::conformance {
 namespace {

@@ -1,6 +1,6 @@
-#include "cuda/conformance.h"
+#include "cuda/testing/conformance.h"
 
-#include "cuda/conformance-suite.h"
+#include "cuda/testing/conformance-suite.h"
 
 namespace afd::cuda::conformance {
 
