@@ -67,6 +67,7 @@ class CudaBackend final : public Backend {
   void matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override;
   void matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override;
   void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) override;
+  // MoE (cuda/cuda-moe-ops.cc): router top-k, routed experts, and the fused router + route.
   void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) override;
   void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                   const std::vector<ExpertWeights>& experts, Tensor& out) override;
