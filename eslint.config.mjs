@@ -2,10 +2,13 @@
 // shared <- native <- agent <- app (the renderer imports only shared and its own code).
 import tseslint from 'typescript-eslint';
 
-const layer = (files, banned, why) => ({
+// native/src/addon.ts, the raw addon view, is internal to native/: every other layer imports the public face '@afd/native'.
+const rawAddon = { group: ['**/native/src/addon', '**/native/src/addon.*', '@afd/native/src/*'], message: "the raw addon view is internal to native/: import the public face '@afd/native'" };
+
+const layer = (files, banned, why, extra = [rawAddon]) => ({
   files,
   rules: {
-    'no-restricted-imports': ['error', { patterns: banned.map((group) => ({ group: [group, `${group}/*`], message: why })) }],
+    'no-restricted-imports': ['error', { patterns: [...banned.map((group) => ({ group: [group, `${group}/*`], message: why })), ...extra] }],
   },
 });
 
@@ -19,7 +22,8 @@ export default tseslint.config(
     },
   },
   layer(['shared/**/*.ts'], ['@afd/native', '@afd/agent', '@afd/app', 'node:*'], 'shared/ is pure TypeScript: no node: imports and no upper layers'),
-  layer(['native/**/*.ts'], ['@afd/agent', '@afd/app'], 'native/ may import only @afd/shared'),
+  layer(['native/**/*.ts'], ['@afd/agent', '@afd/app'], 'native/ may import only @afd/shared', []),
   layer(['agent/**/*.ts'], ['@afd/app'], 'agent/ may not import the app'),
+  layer(['app/**/*.{ts,tsx}', 'e2e/**/*.ts'], [], ''),
   layer(['app/src/renderer/**/*.{ts,tsx}'], ['@afd/native', '@afd/agent', 'node:*', 'electron'], 'the renderer imports only @afd/shared and its own code'),
 );

@@ -1,6 +1,6 @@
 // Bundles the agent CLI and the benchmark client with esbuild into single CommonJS files
 // (agent/dist/afd-agent.cjs, agent/dist/afd-bench.cjs) so they run without node_modules.
-// The native addon stays a separate file, found at run time (see native/src/index.ts).
+// The native addon stays a separate file, found at run time (see native/src/addon.ts).
 //   node tools/build-agent.mjs                       agent/dist, with source maps; skipped when
 //                                                    the bundles are newer than their sources
 //                                                    (--force builds anyway)
@@ -38,7 +38,7 @@ const entries = [
   ['agent/src/cli/main.ts', 'afd-agent.cjs'],
   ['agent/src/bench/main.ts', 'afd-bench.cjs'],
 ];
-const gpuEntries = [['native/src/cuda/gpuSuiteMain.ts', 'gpu-tests.cjs']];
+const gpuEntries = [['native/src/testing/gpu/gpuSuiteMain.ts', 'gpu-tests.cjs']];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { values } = parseArgs({ options: { outdir: { type: 'string' }, gpu: { type: 'boolean', default: false }, force: { type: 'boolean', default: false } } });

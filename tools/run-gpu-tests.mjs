@@ -1,4 +1,4 @@
-// `npm run test:gpu`: the GPU test suite (native/src/cuda/gpuSuite.ts), bundled with
+// `npm run test:gpu`: the GPU test suite (native/src/testing/gpu/gpuSuite.ts), bundled with
 // esbuild into tools/gpu/dist/gpu-tests.cjs so it also runs where node_modules are
 // absent (a GPU host gets the bundle and the addon). Skips with a clear message where
 // the addon has no CUDA or no device is visible. Set AFD_NATIVE_ADDON to pick the addon.
@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 
 const root = new URL('..', import.meta.url).pathname;
-const entry = `${root}native/src/cuda/gpuSuiteMain.ts`;
+const entry = `${root}native/src/testing/gpu/gpuSuiteMain.ts`;
 const bundle = `${root}tools/gpu/dist/gpu-tests.cjs`;
 
 async function bundleSuite() {

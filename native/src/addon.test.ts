@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { addonExportNames, loadAddon } from './index.js';
+import { addonExportNames, loadAddon } from './addon.js';
 
 describe('native addon', () => {
-  it('exports exactly what index.ts declares', () => {
+  it('exports exactly what addon.ts declares', () => {
     const addon = loadAddon() as unknown as Record<string, unknown>;
     const actual = Object.keys(addon).sort();
     expect(actual).toEqual([...addonExportNames].sort());

@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { addonCandidates } from './index.js';
+import { addonCandidates } from './addon.js';
 
 const addonPath = addonCandidates().find((p) => existsSync(p));
 

@@ -10,9 +10,9 @@ import { buildStepPlan } from '@afd/shared';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Engine } from './engine.js';
 import { roleLoadSpec } from './checkpoint/loadSpec.js';
-import { tempDir } from './checkpoint/testing.js';
-import { relErr } from './engineReference.js';
-import { generateGreedy, scatteredBlocks, tinyConfigs, writeTinyModel } from './engineTesting.js';
+import { tempDir } from './testing/checkpointTesting.js';
+import { relErr } from './testing/engineReference.js';
+import { generateGreedy, scatteredBlocks, tinyConfigs, writeTinyModel } from './testing/engineTesting.js';
 
 const opts = { threads: 2, kvBlockSize: 4, numKvBlocks: 31 };
 const engines: Engine[] = [];

@@ -6,9 +6,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { dummyLoadSpec } from './checkpoint/dummy.js';
 import { parseModelConfig } from './checkpoint/config.js';
-import { tinyQwen3MoeConfig } from './checkpoint/testing.js';
+import { tinyQwen3MoeConfig } from './testing/checkpointTesting.js';
 import { Engine } from './engine.js';
-import { generateGreedy, scatteredBlocks } from './engineTesting.js';
+import { generateGreedy, scatteredBlocks } from './testing/engineTesting.js';
 
 const config = parseModelConfig('dummy/config.json', tinyQwen3MoeConfig({ hidden_size: 64, head_dim: 16, moe_intermediate_size: 32, num_experts: 8, vocab_size: 256 }));
 const opts = { threads: 1, numKvBlocks: 31, kvBlockSize: 4 };

@@ -5,9 +5,9 @@
  * below the fixture's tolerance (at most 1e-3). Also through the split roles.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { goldenSkipReason, loadGoldenFixtures, relativeError, repositoryModelsDir, type GoldenCase, type GoldenFixture } from './checkpoint/golden.js';
+import { goldenSkipReason, loadGoldenFixtures, relativeError, repositoryModelsDir, type GoldenCase, type GoldenFixture } from './testing/golden.js';
 import { Engine } from './engine.js';
-import { generateGreedy } from './engineTesting.js';
+import { generateGreedy } from './testing/engineTesting.js';
 
 // AFD_GOLDEN_DIR points at another fixture folder (e.g. freshly generated ones). Shipped
 // models with a golden.json (the demo model) are fixtures as well.

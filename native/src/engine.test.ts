@@ -1,9 +1,9 @@
 import { rm } from 'node:fs/promises';
 import { buildStepPlan } from '@afd/shared';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Engine } from './engine.js';
-import { readSpecWeights, referenceLogits, relErr } from './engineReference.js';
-import { convertModelDtype as convertDtype, generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel as writeTiny } from './engineTesting.js';
+import { Engine, nativeEngineOf } from './engine.js';
+import { readSpecWeights, referenceLogits, relErr } from './testing/engineReference.js';
+import { convertModelDtype as convertDtype, generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel as writeTiny } from './testing/engineTesting.js';
 
 const opts = { threads: 2, kvBlockSize: 4, numKvBlocks: 31 };
 const engines: Engine[] = [];
@@ -130,6 +130,11 @@ describe('role split', () => {
     expect(ffn.stats().stepsServed).toBe(4);
     expect(ffn.rankStats().ffnLoop?.stepsServed).toBe(4);
     expect(attention.rankStats().kv?.blocksTotal).toBe(31);
+    // Each role reports its weights; the colocated and ffn engines hold every expert, attention none.
+    const E = colocated.spec.config.numExperts;
+    for (const e of [colocated, attention, ffn]) expect(e.rankStats(2)).toMatchObject({ role: e.info.role, rank: 2, weightBytes: e.info.residentWeightBytes });
+    for (const e of [colocated, ffn]) expect(e.rankStats().experts).toMatchObject({ numExperts: E, expertStart: 0, expertEnd: E, expertParallel: false, numFfnRanks: 1 });
+    expect(attention.rankStats().experts).toBeUndefined();
   });
 
   it('ffnForward of the ffn role equals the colocated FFN half', async () => {
@@ -150,7 +155,7 @@ describe('role split', () => {
     await expect(ffn.step(plan)).rejects.toThrow(/ffn-role engine has no attention half/);
     const attention = await load(dir, { ...opts, role: 'attention' });
     await expect(attention.step(plan)).rejects.toThrow(/no FFN executor/);
-    expect(() => attention.nativeEngine.attachFfn({} as never)).toThrow(/not an Engine/);
+    expect(() => nativeEngineOf(attention).attachFfn({} as never)).toThrow(/not an Engine/);
     const colocated = await load(dir, opts);
     expect(() => attention.attachFfn(colocated)).not.toThrow();
     expect(() => colocated.attachFfn(ffn)).toThrow(/only an attention-role engine/);
@@ -207,19 +212,19 @@ describe('errors', () => {
     // The native layer checks too (no TS validation on the raw engine).
     const p = good();
     p.blockTables[0] = -3;
-    await expect(engine.nativeEngine.step(p)).rejects.toThrow(/holds block -3/);
+    await expect(nativeEngineOf(engine).step(p)).rejects.toThrow(/holds block -3/);
     const q = buildStepPlan([
       { tokenIds: [1], numCached: 0, blockTable: [0] },
       { tokenIds: [1], numCached: 0, blockTable: [1] },
     ]);
     q.tokenOffsets.set([0, 1000, 2]);
-    await expect(engine.nativeEngine.step(q)).rejects.toThrow(/exceeds the 2 tokens/);
-    await expect(engine.nativeEngine.step({ ...good(), sampleMask: new Uint8Array(5) })).rejects.toThrow(/sampleMask has 5 elements, expected 1/);
+    await expect(nativeEngineOf(engine).step(q)).rejects.toThrow(/exceeds the 2 tokens/);
+    await expect(nativeEngineOf(engine).step({ ...good(), sampleMask: new Uint8Array(5) })).rejects.toThrow(/sampleMask has 5 elements, expected 1/);
     // The C++ guard refuses what the shared check refuses, naming the field.
     const raw = async (mutate: (p: ReturnType<typeof good>) => void, msg: RegExp): Promise<void> => {
       const r = good();
       mutate(r);
-      await expect(engine.nativeEngine.step(r)).rejects.toThrow(msg);
+      await expect(nativeEngineOf(engine).step(r)).rejects.toThrow(msg);
     };
     await raw((r) => (r.numSeqs = 0), /plan\.numSeqs is 0; expected an integer in \[1, 2147483647\]/);
     await raw((r) => (r.numSeqs = 2 ** 32 + 1), /plan\.numSeqs is 4294967297; expected an integer in \[1, 2147483647\]/);

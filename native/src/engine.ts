@@ -1,7 +1,9 @@
 /**
- * Engine: the friendly TypeScript face of the native engine. Loads a model for one role
- * (from a model directory through the checkpoint layer, or from a ready ModelLoadSpec),
- * runs one step per call (plans are validated here first) and exposes info and stats.
+ * Engine: the TypeScript face of the native engine, for every caller (the role processes,
+ * the benchmarks, the tests). Loads a model for one role (from a model directory through
+ * the checkpoint layer, or from a ready ModelLoadSpec), runs one step per call (plans are
+ * validated here first) and exposes info and stats. AttentionLink and FfnServer join an
+ * engine to its AFD topology.
  *
  *   const engine = await Engine.load(modelDir, { role: 'colocated', threads: 2 });
  *   const out = await engine.step(plan);   // StepPlan / StepResult from '@afd/shared'
@@ -9,8 +11,8 @@
  */
 import { validateStepPlan, type RankStats, type StepPlan, type StepResult } from '@afd/shared';
 import { buildLoadSpec } from './checkpoint/loadSpec.js';
-import { toRankStats } from './rankStats.js';
-import { loadAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats } from './index.js';
+import { expertStatsOf, toRankStats } from './rankStats.js';
+import { loadAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats, type NativeExpertStats } from './addon.js';
 import type { ModelLoadSpec, ModelRole } from './modelSpec.js';
 
 /** Options of Engine.load. */
@@ -19,6 +21,19 @@ export interface EngineLoadOptions extends NativeEngineOptions {
   role?: ModelRole;
   /** Router on the attention role (directory loads; MoE only). */
   computeGateOnAttention?: boolean;
+}
+
+/** Each wrapper's raw engine, reachable inside native/ only through nativeEngineOf. */
+const natives = new WeakMap<Engine, NativeEngine>();
+
+/**
+ * The raw native engine behind `engine`: for native's own wrappers (AttentionLink,
+ * FfnServer) and tests of the C++ guards; not part of the public face (index.ts).
+ */
+export function nativeEngineOf(engine: Engine): NativeEngine {
+  const native = natives.get(engine);
+  if (!native) throw new Error('nativeEngineOf: not an Engine made by Engine.load');
+  return native;
 }
 
 export class Engine {
@@ -30,7 +45,9 @@ export class Engine {
     readonly info: NativeEngineInfo,
     /** The load spec the engine was built from. */
     readonly spec: ModelLoadSpec,
-  ) {}
+  ) {
+    natives.set(this, native);
+  }
 
   /** Loads a model directory (HF layout) or a ModelLoadSpec. */
   static async load(model: string | ModelLoadSpec, options: EngineLoadOptions = {}): Promise<Engine> {
@@ -79,14 +96,18 @@ export class Engine {
     return this.native.stats();
   }
 
-  /** The counters in the RankStats shape of shared/src/protocol/metrics.ts. */
-  rankStats(rank = 0): RankStats {
-    return toRankStats(this.stats(), this.info.role, rank, { moeLayers: this.spec.config.moeLayers });
-  }
-
-  /** The raw native engine (for the runtime's connector plumbing). */
-  get nativeEngine(): NativeEngine {
-    return this.native;
+  /**
+   * The counters in the RankStats shape of shared/src/protocol/metrics.ts, with the weight
+   * bytes this rank holds and, for a colocated or ffn engine of an MoE model, its experts;
+   * expertParallel: the FFN rank's exchange counters (FfnServer.rankStats passes them).
+   */
+  rankStats(rank = 0, expertParallel: NativeExpertStats | null = null): RankStats {
+    const experts = this.info.role === 'attention' ? undefined : expertStatsOf(this.spec, expertParallel);
+    return toRankStats(this.stats(), this.info.role, rank, {
+      moeLayers: this.spec.config.moeLayers,
+      weightBytes: this.info.residentWeightBytes,
+      ...(experts ? { experts } : {}),
+    });
   }
 
   /** Frees the model. Safe to call twice; in-flight steps finish first. */

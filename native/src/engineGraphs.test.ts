@@ -1,12 +1,12 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engineGraphChecks } from './cuda/engineGraphCheck.js';
+import { engineGraphChecks } from './testing/gpu/engineGraphCheck.js';
 import { Engine } from './engine.js';
-import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from './engineTesting.js';
+import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from './testing/engineTesting.js';
 import type { ModelLoadSpec } from './modelSpec.js';
 
 // CUDA graph options on the CPU backend: accepted, ignored (eager, counters 0, no pad
-// block), and validated. The GPU behaviour is checked by cuda/engineGraphCheck.ts.
+// block), and validated. The GPU behaviour is checked by testing/gpu/engineGraphCheck.ts.
 describe('Engine graph options on the CPU backend', () => {
   let dir = '';
   let spec: ModelLoadSpec;

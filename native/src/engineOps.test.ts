@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { relErr } from './engineReference.js';
-import { Rng, intTensor, randTensor, refMatmul, refRmsNorm, refRouter, refSample, refSiluMlp, samplingUniform } from './engineOps.js';
-import { loadAddon, type OpBackend, type OpTensor } from './index.js';
+import { relErr } from './testing/engineReference.js';
+import { Rng, intTensor, randTensor, refMatmul, refRmsNorm, refRouter, refSample, refSiluMlp, samplingUniform } from './testing/engineOps.js';
+import { loadAddon, type OpBackend, type OpTensor } from './addon.js';
 
 const addon = loadAddon();
 const probe = addon.probe();

@@ -1,5 +1,5 @@
 import type { ExpertStats, RankStats } from '@afd/shared';
-import type { NativeEngineStats, NativeExpertStats } from './index.js';
+import type { NativeEngineStats, NativeExpertStats } from './addon.js';
 import type { ModelLoadSpec } from './modelSpec.js';
 
 /** What RankStats carries beyond the engine counters. */

@@ -93,6 +93,9 @@ export function cardFields(metrics, evaluation, corpusMeta) {
     greedy_overlap: pct(q.greedy?.contentOverlapShare, 0),
     sampled_words: pct(q.sampled?.wordListShare),
     sampled_overlap: pct(q.sampled?.contentOverlapShare, 0),
+    greedy_recall: pct(q.greedy?.trainDefinitionOverlapShare, 0),
+    sampled_recall: pct(q.sampled?.trainDefinitionOverlapShare, 0),
+    recitation_ceiling: pct(q.recitationCeiling, 0),
     greedy_same: gvt ? `${gvt.sameTokens} of ${gvt.compared}` : undefined,
     examples: (q.greedy?.answers ?? [])
       .slice(0, 6)

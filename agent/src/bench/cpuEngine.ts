@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { Engine } from '@afd/native/engine';
+import { Engine } from '@afd/native';
 import { buildStepPlan, type PlanSeq } from '@afd/shared';
 import { makeModel } from '../model/makeModel.js';
 import { intFlag } from '../util/intFlag.js';

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { Engine } from '@afd/native/engine';
+import { Engine } from '@afd/native';
 import { buildStepPlan, type PlanSeq } from '@afd/shared';
 import { dummyLoadSpec, parseModelConfig } from '@afd/native/checkpoint';
 import { findPreset, presetConfigJson } from '../model/presets.js';

@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveAfdConfig } from '@afd/shared';
-import { Engine } from '@afd/native/engine';
+import { Engine } from '@afd/native';
 import { nativeEngineOpener } from '../role/nativeEngine.js';
 import { ServingEngine } from '../serving/ServingEngine.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
@@ -20,7 +20,7 @@ import { gitCommit } from './cliArgs.js';
 import { readCorpus, type ChatRecord, type TextRecord } from './demo/corpusFile.js';
 import { heldoutMaxTokens, heldoutSequences, idsDigest, meanNll } from './demo/heldoutPerplexity.js';
 import { compareGreedy } from './demo/greedyCompare.js';
-import { answerQuestions } from './demo/questionEval.js';
+import { answerQuestions, recitationCeiling } from './demo/questionEval.js';
 import { readTrainingMetrics } from './demo/trainingMetrics.js';
 import { defaultWordListPath, readWordList } from './demo/wordScore.js';
 
@@ -123,14 +123,16 @@ export function registerDemoEval(program: Command): void {
         report['questions'] = {
           count: corpus.questions.length,
           maxTokens,
+          recitationCeiling: recitationCeiling(corpus.questions),
           greedy,
           sampled,
           greedyVsTransformers: compareGreedy(greedy, metrics, engine.info.eosTokenIds),
           meetsTargets: Object.values(modes).every((m) => m.wordListShare >= demoTargets.wordListShare && m.contentOverlapShare >= demoTargets.contentOverlapShare),
         };
         for (const [name, m] of Object.entries(modes)) {
-          say(`${name}: ${(m.wordListShare * 100).toFixed(1)}% dictionary words, ${(m.contentOverlapShare * 100).toFixed(0)}% of answers share a content word with the reference`);
+          say(`${name}: ${(m.wordListShare * 100).toFixed(1)}% dictionary words, ${(m.contentOverlapShare * 100).toFixed(0)}% of answers share a content word with the reference, ${(m.trainDefinitionOverlapShare * 100).toFixed(0)}% with the definition trained on`);
         }
+        say(`reciting the trained definition would share a content word with ${(recitationCeiling(corpus.questions) * 100).toFixed(0)}% of the references`);
       } finally {
         await serving.close();
         await engine.close();

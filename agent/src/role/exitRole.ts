@@ -5,19 +5,17 @@
  * process after it already said "stopped": then leave with the addon's _exit instead.
  * Both paths flush stdio first (stdout/stderr are synchronous on Linux pipes and files).
  */
-import { loadAddon, type NativeAddon } from '@afd/native';
+import { nativeExitHooks, type NativeExitHooks } from '@afd/native';
 
-type ExitHooks = Pick<NativeAddon, 'stuckNativeThreads' | 'exitNow'>;
-
-function nativeHooks(): ExitHooks | null {
+function nativeHooks(): NativeExitHooks | null {
   try {
-    return loadAddon();
+    return nativeExitHooks();
   } catch {
     return null; // the addon never loaded (e.g. a bad build): nothing native can be stuck
   }
 }
 
-export function exitRole(code: number, hooks: ExitHooks | null = nativeHooks(), exit: (code: number) => never = process.exit): never {
+export function exitRole(code: number, hooks: NativeExitHooks | null = nativeHooks(), exit: (code: number) => never = process.exit): never {
   if (hooks && hooks.stuckNativeThreads() > 0) hooks.exitNow(code);
   return exit(code);
 }

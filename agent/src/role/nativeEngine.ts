@@ -1,13 +1,12 @@
 /**
- * The real engine behind EngineLike: the native engine loaded for the colocated or
- * attention role. An attention rank also joins its FFN rank through the native
+ * The real engine behind EngineLike: the native Engine loaded for the colocated or
+ * attention role. An attention rank also joins its FFN rank through native's
  * AttentionLink, configured straight from the shared AFD config: TCP for handshake and
  * control, and for the data plane either TCP (host memory) or NCCL (device memory, one
  * communicator per attention-FFN pair; CUDA backend only).
  */
-import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeEngine, type NativeEngineOptions } from '@afd/native';
+import { AttentionLink, Engine, type AfdLinkOptions, type NativeEngineOptions } from '@afd/native';
 import { roleLoadSpec } from '@afd/native/checkpoint';
-import { expertStatsOf, toRankStats } from '@afd/native/engine';
 import { countOf, isDeviceConnector, type AfdConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
@@ -89,11 +88,8 @@ export async function resolveBackend(backend: 'cpu' | 'cuda' | 'auto'): Promise<
   return probe.result.variant === 'cuda' && probe.result.devices.length > 0 ? 'cuda' : 'cpu';
 }
 
-/** Native counters in the RankStats shape (one mapping, shared with the Engine wrapper). */
-export { toRankStats };
-
 /** Watches an attention link and reports loss / recovery of the FFN peer. */
-function watchLink(link: NativeAttentionLink, onPeerState: ((problem: string | null) => void) | undefined): NodeJS.Timeout {
+function watchLink(link: AttentionLink, onPeerState: ((problem: string | null) => void) | undefined): NodeJS.Timeout {
   const timer = setInterval(() => {
     const st = link.state();
     if (st.state === 'lost') onPeerState?.(`lost ${st.peer}: ${st.lastError || 'connection closed'}; reconnecting`);
@@ -115,9 +111,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   });
   const verb = req.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy tensors (seed ${req.seed})` : `mapping ${spec.tensors.length} tensors`;
   req.onProgress('loading', 0, residentBytes, `${verb} (${spec.config.arch}, ${req.role}) on ${backend}`);
-  const addon = loadAddon();
-  const native: NativeEngine = new addon.Engine();
-  const info = await native.load(spec, {
+  const native = await Engine.load(spec, {
     backend,
     threads: req.threads,
     deviceIndex: req.device,
@@ -125,13 +119,14 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     ...kvCacheOptions(backend, req.kvCacheMib, req.kvMemoryFraction),
     ...engineGraphOptions(req.afd),
   });
+  const info = native.info;
   req.onProgress('loading', residentBytes, residentBytes);
 
-  let link: NativeAttentionLink | null = null;
+  let link: AttentionLink | null = null;
   let watch: NodeJS.Timeout | null = null;
   if (req.role === 'attention') {
     const opts = afdLinkOptions(req.afd, backend, req.rendezvousId, req.maxStepTokens);
-    link = new addon.AttentionLink(native, opts);
+    link = new AttentionLink(native, opts);
     req.onProgress('rendezvous', 0, 1, `joining ${req.afd.topology.name} as attention rank ${opts.rank} (${link.state().peer || `FFN at ${opts.host}:${opts.basePort}`})`);
     try {
       await link.connect();
@@ -147,10 +142,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   const engine: EngineLike = {
     info: { vocabSize: info.vocabSize, eosTokenIds: spec.config.eosTokenIds, maxModelLen, numKvBlocks: info.numKvBlocks, kvBlockSize: info.kvBlockSize },
     step: (plan) => native.step(plan),
-    stats: () => {
-      const experts = req.role === 'colocated' ? expertStatsOf(spec, null) : undefined;
-      return toRankStats(native.stats(), req.role, req.afd.rank, { moeLayers: spec.config.moeLayers, weightBytes: info.residentWeightBytes, ...(experts ? { experts } : {}) });
-    },
+    stats: () => native.rankStats(req.afd.rank),
     async close() {
       if (watch) clearInterval(watch);
       // The attention rank tells its FFN rank to stop (shutdown flag), then frees the model.

@@ -3,12 +3,11 @@
  * runs the daemon loop on a native thread until an attention rank sends the shutdown flag
  * or the process is told to stop.
  */
-import { loadAddon, type NativeEngine, type NativeFfnServer } from '@afd/native';
+import { Engine, FfnServer } from '@afd/native';
 import { roleLoadSpec } from '@afd/native/checkpoint';
-import { expertStatsOf } from '@afd/native/engine';
 import { formatExpertRange } from '@afd/shared';
 import type { FfnServerOpener } from './ffnServer.js';
-import { afdLinkOptions, applyNcclEnv, resolveBackend, toRankStats } from './nativeEngine.js';
+import { afdLinkOptions, applyNcclEnv, resolveBackend } from './nativeEngine.js';
 
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
@@ -34,13 +33,12 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
       : 'dense';
   const verb = settings.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy FFN tensors (seed ${settings.seed})` : `mapping ${spec.tensors.length} FFN tensors`;
   onProgress('loading', 0, residentBytes, `${verb} on ${backend}: ${held}, ${mib(residentBytes)}`);
-  const addon = loadAddon();
-  const native: NativeEngine = new addon.Engine();
-  const info = await native.load(spec, { backend, threads: settings.threads, deviceIndex: settings.device });
+  const native = await Engine.load(spec, { backend, threads: settings.threads, deviceIndex: settings.device });
+  const info = native.info;
   onProgress('loading', residentBytes, residentBytes);
-  let server: NativeFfnServer;
+  let server: FfnServer;
   try {
-    server = new addon.FfnServer(native, afdLinkOptions(settings.afd, backend, settings.rendezvousId, settings.serving.scheduler.maxNumBatchedTokens));
+    server = new FfnServer(native, afdLinkOptions(settings.afd, backend, settings.rendezvousId, settings.serving.scheduler.maxNumBatchedTokens));
   } catch (err) {
     native.close();
     throw err;
@@ -80,10 +78,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   let closed = false;
   return {
     description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${mib(info.residentWeightBytes)} weights (${held}), serving at ${st0.listenAddress}`,
-    stats: () => {
-      const experts = expertStatsOf(spec, server.expertStats());
-      return toRankStats(native.stats(), 'ffn', settings.afd.rank, { moeLayers: spec.config.moeLayers, weightBytes: info.residentWeightBytes, ...(experts ? { experts } : {}) });
-    },
+    stats: () => server.rankStats(settings.afd.rank),
     // Only the shutdown flag (or our own close) is a clean end; anything else is a failure
     // the agent must see (an exit code 0 here once hid a failed rendezvous as a normal stop).
     done: server.wait().then((reason) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseModelConfig, supportedArchitectures } from './config.js';
-import { tinyQwen3MoeConfig } from './testing.js';
+import { tinyQwen3MoeConfig } from '../testing/checkpointTesting.js';
 
 const parse = (c: Record<string, unknown>, gen?: unknown) => parseModelConfig('/m/config.json', c, gen);
 

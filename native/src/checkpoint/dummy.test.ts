@@ -5,7 +5,7 @@ import { DUMMY_FILE } from '../modelSpec.js';
 import { parseModelConfig } from './config.js';
 import { DUMMY_NORM_SPREAD, dummyInit, dummyLoadSpec } from './dummy.js';
 import { roleLoadSpec } from './loadSpec.js';
-import { tempDir, tinyQwen3MoeConfig, writeTestModel } from './testing.js';
+import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../testing/checkpointTesting.js';
 
 const config = parseModelConfig('tiny/config.json', tinyQwen3MoeConfig({ initializer_range: 0.03 }));
 const dirs: string[] = [];

@@ -1,8 +1,8 @@
 /**
  * Checkpoint layer: HuggingFace config.json and safetensors -> validated ModelLoadSpec
  * per role, plus the safetensors writer and deterministic init used by make-model and
- * tests. Imported as '@afd/native/checkpoint'. The golden-fixture loader (golden.ts) is
- * for tests inside native/ and is imported from its file directly.
+ * tests. Imported as '@afd/native/checkpoint'. Test helpers (test models, the golden
+ * fixtures) live in native/src/testing/.
  */
 export { CheckpointError } from './errors.js';
 export { dtypeBytes, numElements } from './dtype.js';

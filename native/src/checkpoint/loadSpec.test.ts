@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CheckpointError } from './errors.js';
 import { buildLoadSpec, residentBytesByRole } from './loadSpec.js';
 import { indexFileName } from './shards.js';
-import { tempDir, tinyQwen3MoeConfig, writeTestModel } from './testing.js';
+import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../testing/checkpointTesting.js';
 import { writeSafetensors } from './writer.js';
 
 let dir: string;

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CheckpointError } from './errors.js';
 import { Xoshiro128 } from './random.js';
 import { maxHeaderBytes, readSafetensorsHeader } from './safetensors.js';
-import { tempDir, writeRawSafetensors } from './testing.js';
+import { tempDir, writeRawSafetensors } from '../testing/checkpointTesting.js';
 import { writeSafetensors } from './writer.js';
 
 let dir: string;

@@ -2,7 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSafetensorsHeader } from './safetensors.js';
-import { tempDir } from './testing.js';
+import { tempDir } from '../testing/checkpointTesting.js';
 import { planSafetensors, writeSafetensors } from './writer.js';
 
 let dir: string;

@@ -9,10 +9,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expertRangeOf, resolveTopology, type StepResult } from '@afd/shared';
 import { buildLoadSpec, ffnLoadByRank, roleLoadSpec } from '../checkpoint/loadSpec.js';
+import { AttentionLink } from '../AttentionLink.js';
 import { Engine } from '../engine.js';
-import { roleSpec, writeTinyModel } from '../engineTesting.js';
+import { FfnServer } from '../FfnServer.js';
+import { roleSpec, writeTinyModel } from '../testing/engineTesting.js';
 import type { ModelLoadSpec } from '../modelSpec.js';
-import { afdEngineOpts as engineOpts, busyWork, runSteps, withAfdTopology, type RankWork } from './afdTesting.js';
+import { afdEngineOpts as engineOpts, busyWork, runSteps, withAfdTopology, type RankWork } from '../testing/afdTesting.js';
 import { freePortBlock } from './ports.js';
 
 interface Model {
@@ -91,6 +93,14 @@ describe.each([...qwen, ...mixtral, ...deepseek])('$arch $topology, DBO $dbo, ga
         expect({ start: st.expertStart, end: st.expertEnd }).toEqual(expertRangeOf(f, m.numExperts, y));
         expect(st.numRanks).toBe(y);
       });
+      // What the FFN role reports (FfnServer.rankStats): its weights, its experts and their exchange.
+      servers.forEach((server, f) => {
+        const { start, end } = expertRangeOf(f, m.numExperts, y);
+        const r = server.rankStats();
+        expect(r).toMatchObject({ role: 'ffn', rank: f, weightBytes: ffn[f]!.info.residentWeightBytes });
+        expect(r.experts).toMatchObject({ numExperts: m.numExperts, expertStart: start, expertEnd: end, expertParallel: true, numFfnRanks: y });
+        expect(r.experts!.dispatchBytes.sent).toEqual(stats[f]!.dispatchSentBytes);
+      });
       const steps = stats[0]!.groupSteps;
       expect(steps).toBeGreaterThanOrEqual(decodes + 1);
       for (const st of stats) expect(st.groupSteps).toBe(steps);
@@ -168,15 +178,13 @@ describe('expert-parallel loading', () => {
 
   it('a group that never forms fails the rendezvous naming the missing FFN rank, and tells the joined attention rank', { timeout: 60_000 }, async () => {
     const m = models.get('qwen3_moe')!;
-    const { loadAddon } = await import('../index.js');
-    const addon = loadAddon();
     const ffn = await Engine.load(await ffnSpec(m, false, 0, 2), engineOpts);
     const attn = await Engine.load(await roleSpec(m.dir, 'attention'), engineOpts);
     const basePort = await freePortBlock(4);
     const opts = { topology: resolveTopology('2A2F'), basePort, rendezvousTimeoutMs: 1500, stepDeadlineMs: 2000, expertParallel: true };
-    const server = new addon.FfnServer(ffn.nativeEngine, { ...opts, rank: 0 });
+    const server = new FfnServer(ffn, { ...opts, rank: 0 });
     // The attention rank would wait far longer: it hears from its FFN rank first.
-    const link = new addon.AttentionLink(attn.nativeEngine, { ...opts, rank: 0, rendezvousTimeoutMs: 30_000 });
+    const link = new AttentionLink(attn, { ...opts, rank: 0, rendezvousTimeoutMs: 30_000 });
     try {
       const [served, joined] = await Promise.allSettled([server.start(), link.connect()]);
       expect(served.status === 'rejected' && String(served.reason)).toMatch(/for its expert-parallel group: FFN rank\(s\) 1 did not connect before the rendezvous timeout/);
@@ -196,11 +204,10 @@ describe('expert-parallel loading', () => {
 
   it('an FFN server refuses an engine loaded with another rank\'s experts', async () => {
     const m = models.get('qwen3_moe')!;
-    const { loadAddon } = await import('../index.js');
     const engine = await Engine.load(await ffnSpec(m, false, 1, 2), engineOpts);
     const basePort = await freePortBlock(4);
     try {
-      expect(() => new (loadAddon().FfnServer)(engine.nativeEngine, { topology: resolveTopology('2A2F'), rank: 0, basePort, expertParallel: true })).toThrow(
+      expect(() => new FfnServer(engine, { topology: resolveTopology('2A2F'), rank: 0, basePort, expertParallel: true })).toThrow(
         /FFN rank 0 of 2 holds experts \[0, 3\) under expert parallelism but its engine loaded \[3, 6\)/,
       );
     } finally {

@@ -6,11 +6,12 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveTopology } from '@afd/shared';
-import { goldenSkipReason, loadGoldenFixtures, relativeError, type GoldenFixture } from '../checkpoint/golden.js';
+import { goldenSkipReason, loadGoldenFixtures, relativeError, type GoldenFixture } from '../testing/golden.js';
 import { buildLoadSpec } from '../checkpoint/loadSpec.js';
+import { AttentionLink } from '../AttentionLink.js';
 import { Engine } from '../engine.js';
-import { generateGreedy } from '../engineTesting.js';
-import { loadAddon } from '../index.js';
+import { FfnServer } from '../FfnServer.js';
+import { generateGreedy } from '../testing/engineTesting.js';
 
 const root = process.env['AFD_GOLDEN_DIR'];
 const fixtures = await loadGoldenFixtures(root);
@@ -33,11 +34,10 @@ describe.runIf(skip === null)('golden fixtures through the AFD runtime (2A1F, TC
       return e;
     };
     const [a0, a1, ffn] = await Promise.all([load('attention'), load('attention'), load('ffn')]);
-    const addon = loadAddon();
-    const server = new addon.FfnServer(ffn.nativeEngine, { topology: resolveTopology('2A1F'), basePort: 0, stepDeadlineMs: 20_000 });
+    const server = new FfnServer(ffn, { topology: resolveTopology('2A1F'), basePort: 0, stepDeadlineMs: 20_000 });
     cleanup.push(() => server.stop());
-    const basePort = Number(server.state().listenAddress.split(':').at(-1));
-    const links = [a0, a1].map((e, rank) => new addon.AttentionLink(e.nativeEngine, { topology: resolveTopology('2A1F'), rank, basePort, stepDeadlineMs: 20_000 }));
+    const basePort = server.listenPort();
+    const links = [a0, a1].map((e, rank) => new AttentionLink(e, { topology: resolveTopology('2A1F'), rank, basePort, stepDeadlineMs: 20_000 }));
     for (const l of links) cleanup.push(() => l.close({ shutdown: false }));
     // basePort 0 is only valid for a 1-FFN topology: the FFN rank took an ephemeral port.
     await Promise.all([server.start(), ...links.map((l) => l.connect())]);

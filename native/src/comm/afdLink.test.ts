@@ -1,13 +1,16 @@
 /**
  * The AFD runtime in one process: attention-role engines joined to an FFN server over
- * real loopback TCP (AttentionLink / FfnServer), compared with the colocated engine.
+ * real loopback TCP (the AttentionLink / FfnServer wrappers over the real addon), compared
+ * with the colocated engine.
  * The multi-process version (real role processes) is agent/src/afd/*.int.test.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildStepPlan, resolveTopology } from '@afd/shared';
-import { Engine } from '../engine.js';
-import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
-import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeFfnServer } from '../index.js';
+import { loadAddon, type AfdLinkOptions } from '../addon.js';
+import { AttentionLink } from '../AttentionLink.js';
+import { Engine, nativeEngineOf } from '../engine.js';
+import { FfnServer } from '../FfnServer.js';
+import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from '../testing/engineTesting.js';
 import { freePortBlock } from './ports.js';
 
 const engineOpts = { threads: 1, kvBlockSize: 4, numKvBlocks: 31 };
@@ -29,15 +32,14 @@ function linkOptions(topology: string, rank: number, basePort: number): AfdLinkO
   return { topology: resolveTopology(topology), rank, basePort, stepDeadlineMs: 3000, rendezvousTimeoutMs: 10_000 };
 }
 
-async function startFfn(engine: Engine, opts: AfdLinkOptions): Promise<{ server: NativeFfnServer; port: number }> {
-  const server = new (loadAddon().FfnServer)(engine.nativeEngine, opts);
+async function startFfn(engine: Engine, opts: AfdLinkOptions): Promise<{ server: FfnServer; port: number }> {
+  const server = new FfnServer(engine, opts);
   cleanup.push(() => server.stop());
-  const port = Number(server.state().listenAddress.split(':').at(-1));
-  return { server, port };
+  return { server, port: server.listenPort() };
 }
 
-function attention(engine: Engine, opts: AfdLinkOptions): NativeAttentionLink {
-  const link = new (loadAddon().AttentionLink)(engine.nativeEngine, opts);
+function attention(engine: Engine, opts: AfdLinkOptions): AttentionLink {
+  const link = new AttentionLink(engine, opts);
   cleanup.push(() => link.close({ shutdown: false }));
   return link;
 }
@@ -174,28 +176,42 @@ describe('AFD runtime errors', () => {
     const dir = await writeTinyModel('qwen3_moe', 13);
     const ffn = await load(dir, 'ffn');
     const attn = await load(dir, 'attention');
-    const { server, port } = await startFfn(ffn, linkOptions('1A1F', 0, 0));
-    expect(() => server.step()).toThrow(/connector-driven/);
-    expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, linkOptions('1A1F', 0, port))).toThrow(/in use/);
-    expect(() => new (loadAddon().FfnServer)(attn.nativeEngine, linkOptions('1A1F', 0, 0))).toThrow(/role ffn/);
-    expect(() => new (loadAddon().AttentionLink)(ffn.nativeEngine, linkOptions('1A1F', 0, port))).toThrow(/role attention/);
+    const { port } = await startFfn(ffn, linkOptions('1A1F', 0, 0));
+    // The raw server refuses scheduler-style use (the wrapper has no step at all).
+    const raw = new (loadAddon().FfnServer)(nativeEngineOf(ffn), linkOptions('1A1F', 0, 0));
+    expect(() => raw.step()).toThrow(/connector-driven/);
+    await raw.stop();
+    expect(() => new FfnServer(ffn, linkOptions('1A1F', 0, port))).toThrow(/in use/);
+    expect(() => new FfnServer(attn, linkOptions('1A1F', 0, 0))).toThrow(/role ffn/);
+    expect(() => new AttentionLink(ffn, linkOptions('1A1F', 0, port))).toThrow(/role attention/);
     // The topology comes resolved from TypeScript; the native side still refuses bad counts, naming the field.
     const topology = (attention: number, ffnRanks: number) => ({ ...linkOptions('1A1F', 0, port), topology: { name: 'x', attention: { ranks: attention, dp: attention, tp: 1 }, ffn: { ranks: ffnRanks, dp: ffnRanks, tp: 1 }, worldSize: 0 } });
-    expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, topology(1, 2))).toThrow(/topology 1A2F: there must be at least as many attention ranks as FFN ranks \(x >= y\)/);
-    expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, topology(0, 1))).toThrow(/options\.topology\.attention\.ranks must be an integer in \[1, 1024\]/);
-    expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, { ...linkOptions('1A1F', 0, port), topology: '2A1F' as never })).toThrow(
+    expect(() => new AttentionLink(attn, topology(1, 2))).toThrow(/topology 1A2F: there must be at least as many attention ranks as FFN ranks \(x >= y\)/);
+    expect(() => new AttentionLink(attn, topology(0, 1))).toThrow(/options\.topology\.attention\.ranks must be an integer in \[1, 1024\]/);
+    expect(() => new AttentionLink(attn, { ...linkOptions('1A1F', 0, port), topology: '2A1F' as never })).toThrow(
       /options\.topology\.attention\.ranks must be an integer in \[1, 1024\] \(pass a Topology resolved by @afd\/shared\)/,
     );
     await expect(attn.step(buildStepPlan([{ tokenIds: [1], numCached: 0, blockTable: [0] }]))).rejects.toThrow(/no FFN executor/);
     // Connectors nccl and peer move device memory: refused on these CPU engines, and unknown names are refused.
     for (const connector of ['nccl', 'peer'] as const) {
       const device = { ...linkOptions('1A1F', 0, 0), connector, maxStepTokens: 4096 };
-      expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, device)).toThrow(new RegExp(`connector "${connector}" moves device memory.*--backend cuda`));
-      expect(() => new (loadAddon().AttentionLink)(attn.nativeEngine, device)).toThrow(/--backend cuda/);
+      expect(() => new FfnServer(ffn, device)).toThrow(new RegExp(`connector "${connector}" moves device memory.*--backend cuda`));
+      expect(() => new AttentionLink(attn, device)).toThrow(/--backend cuda/);
     }
     const bogus = { ...linkOptions('1A1F', 0, 0), connector: 'ib' } as unknown as AfdLinkOptions;
-    expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, bogus)).toThrow(/connector must be "tcp", "nccl" or "peer"/);
-    expect(() => new (loadAddon().FfnServer)(ffn.nativeEngine, { ...linkOptions('1A1F', 0, 0), maxStepTokens: 0 })).toThrow(/maxStepTokens must be an integer/);
+    expect(() => new FfnServer(ffn, bogus)).toThrow(/connector must be "tcp", "nccl" or "peer"/);
+    expect(() => new FfnServer(ffn, { ...linkOptions('1A1F', 0, 0), maxStepTokens: 0 })).toThrow(/maxStepTokens must be an integer/);
+  });
+
+  it('the wrappers refuse a closed engine', async () => {
+    const dir = await writeTinyModel('qwen3_moe', 17);
+    const ffn = await load(dir, 'ffn');
+    const attn = await load(dir, 'attention');
+    ffn.close();
+    attn.close();
+    expect(() => new FfnServer(ffn, linkOptions('1A1F', 0, 0))).toThrow(/new FfnServer\(engine, options\): the Engine has no model loaded/);
+    expect(() => new AttentionLink(attn, linkOptions('1A1F', 0, 1))).toThrow(/new AttentionLink\(engine, options\): the Engine has no model loaded/);
+    expect(() => attn.stats()).toThrow(/Engine\.stats: the engine is closed/);
   });
 
   it('a lost FFN rank fails the step within the deadline, and the link reconnects when it returns', async () => {

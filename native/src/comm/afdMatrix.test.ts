@@ -10,9 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffnRankOf, resolveTopology, type StepResult } from '@afd/shared';
 import { Engine } from '../engine.js';
-import { roleSpec, writeTinyModel } from '../engineTesting.js';
+import { roleSpec, writeTinyModel } from '../testing/engineTesting.js';
 import type { ModelLoadSpec } from '../modelSpec.js';
-import { afdEngineOpts as engineOpts, busyWork, runSteps, withAfdTopology } from './afdTesting.js';
+import { afdEngineOpts as engineOpts, busyWork, runSteps, withAfdTopology } from '../testing/afdTesting.js';
 
 const models = [
   { arch: 'qwen3_moe', topologies: ['1A1F', '2A1F', '2A2F', '3A2F', '4A2F', '4A4F'] },

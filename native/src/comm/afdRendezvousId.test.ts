@@ -8,9 +8,11 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveTopology } from '@afd/shared';
+import type { AfdLinkOptions } from '../addon.js';
+import { AttentionLink } from '../AttentionLink.js';
 import { Engine } from '../engine.js';
-import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
-import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeFfnServer } from '../index.js';
+import { FfnServer } from '../FfnServer.js';
+import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from '../testing/engineTesting.js';
 
 const engineOpts = { threads: 1, kvBlockSize: 4, numKvBlocks: 31 };
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -28,14 +30,14 @@ function options(basePort: number, rendezvousId: string): AfdLinkOptions {
   return { topology: resolveTopology('1A1F'), rank: 0, basePort, stepDeadlineMs: 3000, rendezvousTimeoutMs: 10_000, rendezvousId };
 }
 
-function ffnServer(engine: Engine, opts: AfdLinkOptions): NativeFfnServer {
-  const server = new (loadAddon().FfnServer)(engine.nativeEngine, opts);
+function ffnServer(engine: Engine, opts: AfdLinkOptions): FfnServer {
+  const server = new FfnServer(engine, opts);
   cleanup.push(() => server.stop());
   return server;
 }
 
-function attention(engine: Engine, opts: AfdLinkOptions): NativeAttentionLink {
-  const link = new (loadAddon().AttentionLink)(engine.nativeEngine, opts);
+function attention(engine: Engine, opts: AfdLinkOptions): AttentionLink {
+  const link = new AttentionLink(engine, opts);
   cleanup.push(() => link.close({ shutdown: false }));
   return link;
 }
@@ -49,7 +51,7 @@ describe('rendezvous id (one start of a topology)', () => {
     const [oldAttn, oldFfn, newAttn, newFfn] = await Promise.all([load(dir, 'attention'), load(dir, 'ffn'), load(dir, 'attention'), load(dir, 'ffn')]);
     // Start 1 on a free port; the restart binds the same port (as the agent's restart does).
     const first = ffnServer(oldFfn, options(0, 'start-1'));
-    const port = Number(first.state().listenAddress.split(':').at(-1));
+    const port = first.listenPort();
     const stale = attention(oldAttn, options(port, 'start-1'));
     await Promise.all([first.start(), stale.connect()]);
     // The old FFN rank dies: the old attention rank starts redialing the port.
@@ -78,7 +80,7 @@ describe('rendezvous id (one start of a topology)', () => {
     const dir = await writeTinyModel('qwen3_moe', 22);
     const [attn, ffn] = await Promise.all([load(dir, 'attention'), load(dir, 'ffn')]);
     const server = ffnServer(ffn, options(0, 'agent-start'));
-    const port = Number(server.state().listenAddress.split(':').at(-1));
+    const port = server.listenPort();
     void server.start().catch(() => undefined);
     const link = attention(attn, { ...options(port, ''), rendezvousTimeoutMs: 3000 });
     await expect(link.connect()).rejects.toThrow(/rendezvous id none, this FFN rank's is "agent-start"/);

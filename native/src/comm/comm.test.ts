@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeControlPayload } from '@afd/shared';
-import { runNativeTestProgram, type NativeCaseResult } from './nativeTestProgram.js';
+import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTestProgram.js';
 
 // The connector's C++ unit programs (native/src/comm/test/): frames, the control payload
 // and link timing (comm-test.cpp), and the rendezvous link over loopback TCP

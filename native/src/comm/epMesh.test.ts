@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runNativeTestProgram, type NativeCaseResult } from './nativeTestProgram.js';
+import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTestProgram.js';
 
 // The expert-parallel FFN group's mesh (native/src/comm/test/ep-mesh-test.cpp, ASan/UBSan)
 // over loopback TCP: forming, the step barrier, the all-to-alls, shutdown, lost and silent peers.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadAddon } from '../index.js';
+import { loadAddon } from '../addon.js';
 
 // The CUDA entry points read their options before touching a device, so a wrongly typed
 // option is refused with a named error on any machine where the CUDA variant is built.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runNativeTestProgram, type NativeCaseResult } from '../comm/nativeTestProgram.js';
+import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTestProgram.js';
 
 // The down GEMM of every SiLU-gated MLP on CUDA, derived from its gate/up GEMM
 // (cuda/linear-args.h), as a native unit program (no GPU needed).

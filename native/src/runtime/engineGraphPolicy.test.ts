@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runNativeTestProgram, type NativeCaseResult } from '../comm/nativeTestProgram.js';
+import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTestProgram.js';
 
 // The decode-graph policy of Engine::step (runtime/engine-graph-policy.h): bucket choice,
 // graph key and padded layout, as a native unit program (no GPU needed).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runNativeTestProgram, type NativeCaseResult } from '../comm/nativeTestProgram.js';
+import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTestProgram.js';
 
 // The expert-parallel dispatch plan (runtime/ep-dispatch.h) as a native unit program.
 describe('runtime: expert-parallel dispatch plan (native unit program)', () => {

@@ -4,9 +4,9 @@ import type { Answer, ModeReport } from './questionEval.js';
 import type { TrainingMetrics } from './trainingMetrics.js';
 
 const answer = (id: string, promptIds: number[], tokenIds: number[]): Answer => ({
-  id, question: id, reference: '', answer: '', promptIds, tokenIds, finishReason: 'stop', words: 0, inWordList: 0, notInWordList: [], sharedWithReference: [],
+  id, question: id, reference: '', answer: '', promptIds, tokenIds, finishReason: 'stop', words: 0, inWordList: 0, notInWordList: [], sharedWithReference: [], sharedWithTrainDefinition: [],
 });
-const mode = (answers: Answer[]): ModeReport => ({ temperature: 0, wordListShare: 1, contentOverlapShare: 1, meanWords: 0, answers });
+const mode = (answers: Answer[]): ModeReport => ({ temperature: 0, wordListShare: 1, contentOverlapShare: 1, trainDefinitionOverlapShare: 1, meanWords: 0, answers });
 const metrics = (refs: { id: string; promptIds: number[]; greedyIds: number[] }[]): TrainingMetrics =>
   ({ reference_answers: refs.map((r) => ({ ...r, question: r.id, answer: '' })) }) as unknown as TrainingMetrics;
 

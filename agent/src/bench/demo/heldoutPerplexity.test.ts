@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '@afd/native/engine';
+import { Engine } from '@afd/native';
 import { buildStepPlan } from '@afd/shared';
 import { makeModel } from '../../model/makeModel.js';
 import { heldoutSequences, idsDigest, meanNll, tokenNll } from './heldoutPerplexity.js';

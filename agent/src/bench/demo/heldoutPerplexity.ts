@@ -6,7 +6,7 @@
  * cache), a batch of them per step.
  */
 import { createHash } from 'node:crypto';
-import type { Engine } from '@afd/native/engine';
+import type { Engine } from '@afd/native';
 import { buildStepPlan, type PlanSeq } from '@afd/shared';
 
 /** Same as corpus_io.HELDOUT_MAX_TOKENS. */

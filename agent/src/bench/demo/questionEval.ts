@@ -19,6 +19,8 @@ export interface Answer {
   inWordList: number;
   notInWordList: string[];
   sharedWithReference: string[];
+  /** Content words shared with the training set's GCIDE definition of the word (recall, not the target). */
+  sharedWithTrainDefinition: string[];
 }
 
 export interface ModeReport {
@@ -27,6 +29,8 @@ export interface ModeReport {
   wordListShare: number;
   /** Answers sharing at least one content word with their reference. */
   contentOverlapShare: number;
+  /** Answers sharing a content word with the word's GCIDE definition seen in training: how much the model recalls. */
+  trainDefinitionOverlapShare: number;
   meanWords: number;
   answers: Answer[];
 }
@@ -73,6 +77,7 @@ export async function answerQuestions(
       inWordList: s.inList,
       notInWordList: s.missing,
       sharedWithReference: sharedContent(text, q.reference, q.word),
+      sharedWithTrainDefinition: sharedContent(text, q.train_definition, q.word),
     });
   }
   return summarize(mode.temperature, answers);
@@ -84,8 +89,22 @@ export function summarize(temperature: number, answers: Answer[]): ModeReport {
   return {
     temperature,
     wordListShare: totalWords === 0 ? 0 : inList / totalWords,
-    contentOverlapShare: answers.length === 0 ? 0 : answers.filter((a) => a.sharedWithReference.length > 0).length / answers.length,
+    contentOverlapShare: shareOf(answers, (a) => a.sharedWithReference.length > 0),
+    trainDefinitionOverlapShare: shareOf(answers, (a) => a.sharedWithTrainDefinition.length > 0),
     meanWords: answers.length === 0 ? 0 : totalWords / answers.length,
     answers,
   };
+}
+
+function shareOf<T>(items: readonly T[], pick: (item: T) => boolean): number {
+  return items.length === 0 ? 0 : items.filter(pick).length / items.length;
+}
+
+/**
+ * Questions whose training-set (GCIDE) definition itself shares a content word with the
+ * held-out (WordNet) reference: the overlap a model would score by reciting, word for
+ * word, the one definition of the word it was trained on.
+ */
+export function recitationCeiling(questions: readonly QuestionRecord[]): number {
+  return shareOf(questions, (q) => sharedContent(q.train_definition, q.reference, q.word).length > 0);
 }

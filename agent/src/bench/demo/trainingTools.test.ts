@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildLoadSpec } from '@afd/native/checkpoint';
-import { Engine } from '@afd/native/engine';
+import { Engine } from '@afd/native';
 import { buildStepPlan } from '@afd/shared';
 import { TextTokenizer } from '../../serving/tokenizer/TextTokenizer.js';
 import { byteLevelTokenizerJson, python } from './testing.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadAddon, type ProbeResult } from '@afd/native';
+import { probe, type ProbeResult } from '@afd/native';
 import { runProbeInChild } from '../../probe/runProbe.js';
 import { cudaVersionText } from '../../probe/cudaMessage.js';
 
@@ -42,6 +42,6 @@ export function registerInspect(program: Command): void {
   program
     .command('__probe', { hidden: true })
     .action(() => {
-      process.stdout.write(JSON.stringify(loadAddon().probe()));
+      process.stdout.write(JSON.stringify(probe()));
     });
 }

@@ -6,11 +6,11 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseModelConfig } from './config.js';
-import { normalBf16 } from './random.js';
-import { indexFileName, singleFileName } from './shards.js';
-import { modelTensors } from './tensorTables.js';
-import { tensorByteLength, writeSafetensors, type TensorPlan } from './writer.js';
+import { parseModelConfig } from '../checkpoint/config.js';
+import { normalBf16 } from '../checkpoint/random.js';
+import { indexFileName, singleFileName } from '../checkpoint/shards.js';
+import { modelTensors } from '../checkpoint/tensorTables.js';
+import { tensorByteLength, writeSafetensors, type TensorPlan } from '../checkpoint/writer.js';
 
 /** A small qwen3_moe config.json: GQA 4/2 heads, 6 experts top-2, layer 1 dense. */
 export function tinyQwen3MoeConfig(overrides: Record<string, unknown> = {}): Record<string, unknown> {

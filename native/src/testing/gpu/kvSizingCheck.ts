@@ -5,7 +5,7 @@
  * reserve must fail with an error that names the numbers.
  */
 import { rm } from 'node:fs/promises';
-import { Engine } from '../engine.js';
+import { Engine } from '../../engine.js';
 import { roleSpec, writeTinyModel } from '../engineTesting.js';
 import type { GpuCheck } from './gpuCheck.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { ModelConfigSpec } from '../modelSpec.js';
-import { readModelConfig } from './loadSpec.js';
+import { readModelConfig } from '../checkpoint/loadSpec.js';
 
 const tokenId = z.int().min(0);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProbeResult } from '../index.js';
+import type { ProbeResult } from '../../addon.js';
 import { gpuSkipReason } from './gpuSuite.js';
 
 function probe(o: Partial<ProbeResult>): ProbeResult {

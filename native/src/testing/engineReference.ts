@@ -6,7 +6,7 @@
  */
 import { openSync, readSync, closeSync } from 'node:fs';
 import { deepseekMoeReference, mlaReference } from './engineReferenceDeepseek.js';
-import type { ModelConfigSpec, ModelLoadSpec } from './modelSpec.js';
+import type { ModelConfigSpec, ModelLoadSpec } from '../modelSpec.js';
 
 /** A weight as float64, row-major. */
 export type Mat = { rows: number; cols: number; data: Float64Array };

@@ -7,10 +7,10 @@
  * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
  */
 import { rm } from 'node:fs/promises';
-import { relativeError } from '../checkpoint/golden.js';
-import { Engine } from '../engine.js';
+import { relativeError } from '../golden.js';
+import { Engine } from '../../engine.js';
 import { generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel } from '../engineTesting.js';
-import { loadAddon, type NativeAddon } from '../index.js';
+import { loadAddon, type NativeAddon } from '../../addon.js';
 import { afdEqualityChecks } from './afdEqualityCheck.js';
 import { dummyWeightsChecks } from './dummyWeightsCheck.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';

@@ -11,10 +11,11 @@
  */
 import { rm } from 'node:fs/promises';
 import { buildStepPlan, type PlanSeq, resolveTopology, type StepResult } from '@afd/shared';
-import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../checkpoint/testing.js';
-import { Engine } from '../engine.js';
+import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../checkpointTesting.js';
+import { AttentionLink } from '../../AttentionLink.js';
+import { Engine } from '../../engine.js';
+import { FfnServer } from '../../FfnServer.js';
 import { roleSpec, scatteredBlocks, tinyConfigs } from '../engineTesting.js';
-import { loadAddon } from '../index.js';
 import type { GpuCheck } from './gpuCheck.js';
 
 const KV_BLOCK = 4;
@@ -62,12 +63,11 @@ async function modelCase(name: string, config: Record<string, unknown>, gateOnAt
     const colocated = await load('colocated');
     const attn = await load('attention');
     const ffn = await load('ffn');
-    const addon = loadAddon();
     const link = { topology: resolveTopology('1A1F'), rank: 0, stepDeadlineMs: 20_000, rendezvousTimeoutMs: 20_000 };
-    const server = new addon.FfnServer(ffn.nativeEngine, { ...link, basePort: 0 });
+    const server = new FfnServer(ffn, { ...link, basePort: 0 });
     cleanup.push(() => server.stop());
-    const port = Number(server.state().listenAddress.split(':').at(-1));
-    const attention = new addon.AttentionLink(attn.nativeEngine, { ...link, basePort: port });
+    const port = server.listenPort();
+    const attention = new AttentionLink(attn, { ...link, basePort: port });
     cleanup.push(() => attention.close({ shutdown: true }));
     await Promise.all([server.start(), attention.connect()]);
     const ref = await run(colocated, 3);

@@ -3,9 +3,9 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultFixturesDir, goldenSkipReason, loadGoldenFixtures, relativeError } from './golden.js';
-import { parseModelConfig } from './config.js';
-import { buildLoadSpec } from './loadSpec.js';
-import { tempDir, tinyQwen3MoeConfig, writeTestModel } from './testing.js';
+import { parseModelConfig } from '../checkpoint/config.js';
+import { buildLoadSpec } from '../checkpoint/loadSpec.js';
+import { tempDir, tinyQwen3MoeConfig, writeTestModel } from './checkpointTesting.js';
 
 let dir: string;
 beforeEach(async () => {

@@ -6,11 +6,11 @@
  * a Qwen3-MoE model with tensor-core shapes and on the tiny DeepSeek-V3 config (MLA with
  * q_lora, its norms drawn around 1, the score correction bias drawn like a weight).
  */
-import { dummyLoadSpec } from '../checkpoint/dummy.js';
-import { parseModelConfig } from '../checkpoint/config.js';
-import { relativeError } from '../checkpoint/golden.js';
-import { tinyQwen3MoeConfig } from '../checkpoint/testing.js';
-import { Engine } from '../engine.js';
+import { dummyLoadSpec } from '../../checkpoint/dummy.js';
+import { parseModelConfig } from '../../checkpoint/config.js';
+import { relativeError } from '../golden.js';
+import { tinyQwen3MoeConfig } from '../checkpointTesting.js';
+import { Engine } from '../../engine.js';
 import { generateGreedy, scatteredBlocks, tinyConfigs } from '../engineTesting.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 

@@ -3,10 +3,10 @@
  * GQA), a greedy generation loop over the step API, and block tables with scattered ids.
  */
 import { buildStepPlan, type PlanSeq, type StepResult } from '@afd/shared';
-import { buildLoadSpec } from './checkpoint/loadSpec.js';
-import { tempDir, tinyQwen3MoeConfig, writeTestModel } from './checkpoint/testing.js';
-import type { Engine } from './engine.js';
-import type { ModelLoadSpec, ModelRole } from './modelSpec.js';
+import { buildLoadSpec } from '../checkpoint/loadSpec.js';
+import { tempDir, tinyQwen3MoeConfig, writeTestModel } from './checkpointTesting.js';
+import type { Engine } from '../engine.js';
+import type { ModelLoadSpec, ModelRole } from '../modelSpec.js';
 
 /** config.json objects of tiny models, one per supported architecture. */
 export const tinyConfigs: Record<string, Record<string, unknown>> = {
@@ -180,7 +180,7 @@ export function top2(row: Float32Array): { argmax: number; margin: number } {
 export async function convertModelDtype(srcDir: string, dtype: 'f32' | 'f16'): Promise<string> {
   const { readFile, writeFile } = await import('node:fs/promises');
   const { join } = await import('node:path');
-  const { writeSafetensors } = await import('./checkpoint/writer.js');
+  const { writeSafetensors } = await import('../checkpoint/writer.js');
   const { readSpecWeights } = await import('./engineReference.js');
   const spec = await roleSpec(srcDir, 'colocated');
   const weights = readSpecWeights(spec);

@@ -5,7 +5,7 @@
  * grouped router with shared experts.
  */
 import { attend, invFreq, linear, mlp, rmsNorm, rope, ropeScale, type Mat } from './engineReference.js';
-import type { MlaSpec, ModelConfigSpec, MoeRoutingSpec } from './modelSpec.js';
+import type { MlaSpec, ModelConfigSpec, MoeRoutingSpec } from '../modelSpec.js';
 
 /** transformers' DeepseekV2/V3RMSNorm(rank) of q_a / kv_a keeps its default eps. */
 const loraNormEps = 1e-6;

@@ -4,9 +4,11 @@
  * FfnServers and AttentionLinks over loopback TCP that is always torn down.
  */
 import { buildStepPlan, type PlanSeq, resolveTopology, type StepResult } from '@afd/shared';
+import type { AfdLinkOptions } from '../addon.js';
+import { AttentionLink } from '../AttentionLink.js';
 import type { Engine } from '../engine.js';
-import { loadAddon, type AfdLinkOptions, type NativeAttentionLink, type NativeFfnServer } from '../index.js';
-import { freePortBlock } from './ports.js';
+import { FfnServer } from '../FfnServer.js';
+import { freePortBlock } from '../comm/ports.js';
 
 /** Engine options of the tiny test models (one thread: several engines share the box). */
 export const afdEngineOpts = { threads: 1, kvBlockSize: 4, numKvBlocks: 64 };
@@ -57,18 +59,17 @@ export async function withAfdTopology(
   attn: Engine[],
   ffn: Engine[],
   extra: Omit<AfdLinkOptions, 'topology' | 'rank' | 'basePort'>,
-  body: (servers: NativeFfnServer[], links: NativeAttentionLink[]) => Promise<void>,
+  body: (servers: FfnServer[], links: AttentionLink[]) => Promise<void>,
 ): Promise<void> {
-  const addon = loadAddon();
   // Expert parallelism: FFN rank f also listens on base + y + f.
   const base = await freePortBlock(ffn.length * (extra.expertParallel ? 2 : 1));
   const resolved = resolveTopology(topology);
   const opts = (rank: number): AfdLinkOptions => ({ stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000, ...extra, topology: resolved, rank, basePort: base });
-  const servers: NativeFfnServer[] = [];
-  const links: NativeAttentionLink[] = [];
+  const servers: FfnServer[] = [];
+  const links: AttentionLink[] = [];
   try {
-    ffn.forEach((e, f) => servers.push(new addon.FfnServer(e.nativeEngine, opts(f))));
-    attn.forEach((e, a) => links.push(new addon.AttentionLink(e.nativeEngine, opts(a))));
+    ffn.forEach((e, f) => servers.push(new FfnServer(e, opts(f))));
+    attn.forEach((e, a) => links.push(new AttentionLink(e, opts(a))));
     await Promise.all([...servers.map((s) => s.start()), ...links.map((l) => l.connect())]);
     await body(servers, links);
     for (const l of links) await l.close({ shutdown: true });

@@ -9,8 +9,8 @@
  * compares the same path twice).
  */
 import { rm } from 'node:fs/promises';
-import { relativeError } from '../checkpoint/golden.js';
-import { Engine } from '../engine.js';
+import { relativeError } from '../golden.js';
+import { Engine } from '../../engine.js';
 import { generateGreedy, roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 

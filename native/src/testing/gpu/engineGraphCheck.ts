@@ -10,8 +10,8 @@
  */
 import { rm } from 'node:fs/promises';
 import { buildStepPlan, type PlanSeq } from '@afd/shared';
-import { relativeError } from '../checkpoint/golden.js';
-import { Engine } from '../engine.js';
+import { relativeError } from '../golden.js';
+import { Engine } from '../../engine.js';
 import { roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
 import type { GpuCheck } from './gpuCheck.js';
 

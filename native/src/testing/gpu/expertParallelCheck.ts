@@ -6,10 +6,10 @@
  * host, the colocated engine on the device), with the gate on either side and DBO stages.
  */
 import { rm } from 'node:fs/promises';
-import { relativeError } from '../checkpoint/golden.js';
-import { buildLoadSpec } from '../checkpoint/loadSpec.js';
-import { afdEngineOpts, busyWork, runSteps, withAfdTopology } from '../comm/afdTesting.js';
-import { Engine } from '../engine.js';
+import { relativeError } from '../golden.js';
+import { buildLoadSpec } from '../../checkpoint/loadSpec.js';
+import { afdEngineOpts, busyWork, runSteps, withAfdTopology } from '../afdTesting.js';
+import { Engine } from '../../engine.js';
 import { roleSpec, writeTinyModel } from '../engineTesting.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 

@@ -11,8 +11,8 @@
  * 1e-3, see engine.golden.test.ts). Logits at the stored steps must be within
  * cudaLogitTolerance (norm-wise). Free-running greedy equality is reported too.
  */
-import { loadGoldenFixtures, goldenSkipReason, relativeError } from '../checkpoint/golden.js';
-import { Engine } from '../engine.js';
+import { loadGoldenFixtures, goldenSkipReason, relativeError } from '../golden.js';
+import { Engine } from '../../engine.js';
 import { forcedLogits, generateGreedy, scatteredBlocks, top2 } from '../engineTesting.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 

@@ -1,0 +1,63 @@
+/**
+ * FfnServer: the FFN role's daemon loop around an ffn-role Engine (native
+ * runtime/afd-ffn-server.h, a native thread). The constructor binds the rendezvous port at
+ * once; start() gathers the block of attention ranks; the loop then serves their FFN
+ * halves until an attention rank sends the shutdown flag or stop() is called.
+ *
+ *   const server = new FfnServer(engine, { topology, rank, basePort });
+ *   await server.start();
+ *   const reason = await server.wait();   // "shutdown requested by attention rank 0 ..."
+ */
+import type { RankStats } from '@afd/shared';
+import { loadAddon, type AfdLinkOptions, type FfnServerState, type NativeExpertStats, type NativeFfnServer } from './addon.js';
+import { nativeEngineOf, type Engine } from './engine.js';
+
+export class FfnServer {
+  private readonly native: NativeFfnServer;
+  /** This FFN rank (options.rank). */
+  private readonly rank: number;
+
+  /** Throws when the engine is not a loaded ffn-role engine, the options are invalid or the port is busy. */
+  constructor(
+    private readonly engine: Engine,
+    options: AfdLinkOptions,
+  ) {
+    this.native = new (loadAddon().FfnServer)(nativeEngineOf(engine), options);
+    this.rank = options.rank ?? 0;
+  }
+
+  /** Starts the loop; resolves once every attention peer of the block joined, rejects on rendezvous timeout. */
+  start(): Promise<void> {
+    return this.native.start();
+  }
+
+  /** Resolves with the exit reason when the loop ends (shutdown flag from an attention rank, stop()). */
+  wait(): Promise<string> {
+    return this.native.wait();
+  }
+
+  /** Ends the loop (peers see a goodbye) and joins the thread. */
+  stop(): Promise<void> {
+    return this.native.stop();
+  }
+
+  /** Where the loop stands: rendezvous, serving, stopped or failed, with the peers and the listen address. */
+  state(): FfnServerState {
+    return this.native.state();
+  }
+
+  /** The port the server listens on (the one bound for basePort 0 included). */
+  listenPort(): number {
+    return Number(this.state().listenAddress.split(':').at(-1));
+  }
+
+  /** Expert-parallel counters; null when expert parallelism is off. */
+  expertStats(): NativeExpertStats | null {
+    return this.native.expertStats();
+  }
+
+  /** The engine's counters in the RankStats shape, with this rank's experts and their exchange. */
+  rankStats(rank = this.rank): RankStats {
+    return this.engine.rankStats(rank, this.expertStats());
+  }
+}

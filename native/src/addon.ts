@@ -1,0 +1,408 @@
+/**
+ * The raw view of the native addon (afd_native.node), internal to native/: every export
+ * of the addon is declared here and nowhere else; addon.test.ts checks this list against
+ * the real exports. Everyone outside native/ uses the public face, index.ts
+ * ('@afd/native'): the Engine, AttentionLink and FfnServer wrappers beside this file, the
+ * probe and the exit hooks (lint keeps this file out of reach of the other packages).
+ */
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { AfdConnector, CudaGraphPolicy, StepPlan, Topology } from '@afd/shared';
+import type { ModelLoadSpec } from './modelSpec.js';
+
+/** A shared library (cuBLAS, cuBLASLt, NCCL) as the probe found it. */
+export interface LibraryProbe {
+  loaded: boolean;
+  /** The soname that loaded, empty when none did. */
+  soname: string;
+  /** Library version, e.g. "2.28.3"; empty when unknown. */
+  version: string;
+  /** Why it did not load; empty when it did. */
+  error: string;
+}
+
+/** One visible CUDA device. */
+export interface DeviceProbe {
+  index: number;
+  name: string;
+  totalMemoryBytes: number;
+  freeMemoryBytes: number;
+  /** "major.minor", e.g. "9.0". */
+  computeCapability: string;
+  multiProcessors: number;
+}
+
+/** What this addon build can do and what the machine offers. */
+export interface ProbeResult {
+  version: string;
+  /** "cuda" when the CUDA backend was compiled in, else "cpu". */
+  variant: 'cpu' | 'cuda';
+  /** Compiled backends; always contains "cpu". */
+  backends: string[];
+  /** CUDA runtime version the addon was built with (e.g. 13000), 0 for CPU builds. */
+  cudaRuntimeVersion: number;
+  /** Driver's CUDA version, 0 when no driver. */
+  cudaDriverVersion: number;
+  /** Why no CUDA device is visible; empty when devices were found. */
+  cudaError: string;
+  devices: DeviceProbe[];
+  cublas: LibraryProbe;
+  cublasLt: LibraryProbe;
+  nccl: LibraryProbe;
+}
+
+/** Engine options (native/src/runtime/engine.h EngineOptions). */
+export interface NativeEngineOptions {
+  /** "cpu" (default) or "cuda"; "cpu-graphs" (tests): cpu with CUDA-graph capture emulated. */
+  backend?: string;
+  /** CPU worker threads (0 = all cores). */
+  threads?: number;
+  /** CUDA device index. */
+  deviceIndex?: number;
+  /** Tokens per KV block (default 16). */
+  kvBlockSize?: number;
+  /** KV blocks to allocate; 0 = as many as fit in kvCacheBytes. */
+  numKvBlocks?: number;
+  /** KV cache budget in bytes when numKvBlocks is 0 (default 512 MiB). */
+  kvCacheBytes?: number;
+  /**
+   * (0, 0.99]: size the KV cache (when numKvBlocks is 0) as this share of the device memory
+   * free after the weights, less 2 GiB for activations; ignored on the CPU backend, which
+   * uses kvCacheBytes. Too little room for one block is an error naming the numbers.
+   */
+  kvMemoryFraction?: number;
+  /** KV cache storage dtype: f32, bf16 or f16; default: the backend's activation dtype (f32 on cpu, bf16 on cuda). */
+  kvDtype?: 'f32' | 'bf16' | 'f16';
+  /** CUDA graphs for decode steps (shared AfdConfig cudaGraph.policy): off (default) or decode-only; ignored on cpu. */
+  graphPolicy?: CudaGraphPolicy;
+  /** Tokens-per-stage buckets to capture, strictly ascending (cudaGraph.batchBuckets; default 1..512 powers of two). */
+  graphBatchBuckets?: number[];
+  /**
+   * CUDA backend kernel choices (core/backend-options.h; ignored on cpu). The defaults are
+   * the measured ones; these exist to measure and check the alternatives. The debugging
+   * overrides AFD_CUDA_ATTENTION, AFD_ATTENTION_BLOCKS_PER_SM, AFD_EXPERT_GEMM and
+   * AFD_EXPERT_GEMM_MIN_TOKENS replace them (docs/afd-runtime.md).
+   * attentionKernel: paged-attention family where a shape fits the tensor cores: auto
+   * (default: the batch-size rule), tc (tensor cores) or simt (CUDA cores only).
+   */
+  attentionKernel?: 'auto' | 'tc' | 'simt';
+  /** Blocks per multiprocessor the attention split count aims for, 1..16 (default 1). */
+  attentionBlocksPerSm?: number;
+  /** MoE expert GEMM: auto (default: cuBLAS grouped GEMM from expertGemmMinTokens tokens on eager steps), ours or cublas. */
+  expertGemm?: 'auto' | 'ours' | 'cublas';
+  /** Tokens from which expertGemm auto picks cuBLAS, 1..2^30 (default 256). */
+  expertGemmMinTokens?: number;
+}
+
+/** What a loaded engine is. */
+export interface NativeEngineInfo {
+  role: 'colocated' | 'attention' | 'ffn';
+  arch: string;
+  backend: string;
+  threads: number;
+  numLayers: number;
+  vocabSize: number;
+  hiddenSize: number;
+  /** 0 for the FFN role (no KV cache). */
+  kvBlockSize: number;
+  numKvBlocks: number;
+  /** K + V bytes of one block over all layers. */
+  kvBytesPerBlock: number;
+  /** Weight bytes this role mapped (CPU) or uploaded (device). */
+  residentWeightBytes: number;
+  numWeightTensors: number;
+}
+
+/** Runtime counters (native/src/runtime/stats.h), cumulative since load. */
+export interface NativeEngineStats {
+  steps: number;
+  lastStepMs: number;
+  avgStepMs: number;
+  prefillTokens: number;
+  decodeTokens: number;
+  sampledTokens: number;
+  /** Time spent in the FFN half (local or served), ms. */
+  ffnComputeMs: number;
+  /** Time the attention half waited for FFN outputs, ms. */
+  ffnWaitMs: number;
+  graphHits: number;
+  graphMisses: number;
+  graphCaptures: number;
+  /** Kernel / memset / copy nodes of the most recently captured decode-step graph (0 before one; CUDA). */
+  graphNodes: number;
+  /** FFN role: steps served to attention peers. */
+  stepsServed: number;
+  ffnLoopState: 'idle' | 'waiting-control' | 'receiving' | 'computing' | 'sending';
+  ffnLoopLayer: number;
+  ffnLoopStage: number;
+  /** Milliseconds in the current FFN loop state. */
+  ffnLoopStateMs: number;
+  /** Distinct KV blocks referenced by the last step. */
+  kvBlocksUsed: number;
+  kvBlocksTotal: number;
+  numLayers: number;
+  numStages: number;
+  /** [numLayers][numStages] connector bytes A->F / F->A (cumulative) and last sampled wire time (us). */
+  a2fBytes: number[][];
+  f2aBytes: number[][];
+  a2fWireUs: number[][];
+  f2aWireUs: number[][];
+}
+
+/** Raw StepResult from native (see shared/src/engine/step.ts). */
+export interface NativeStepResult {
+  tokenIds: Int32Array;
+  logits?: Float32Array;
+  stepTimeMs: number;
+}
+
+/** The raw native engine (wrapped by Engine, engine.ts). */
+export interface NativeEngine {
+  /** Maps the spec's tensors and builds the role's model on a worker thread. */
+  load(spec: ModelLoadSpec, options?: NativeEngineOptions): Promise<NativeEngineInfo>;
+  /** Runs one step (colocated / attention roles) on a worker thread. */
+  step(plan: StepPlan): Promise<NativeStepResult>;
+  /** FFN half of one layer: hidden [numTokens, H] -> [numTokens, H] (ffn / colocated roles). */
+  ffnForward(layer: number, hidden: Float32Array, numTokens: number, routerLogits?: Float32Array): Promise<Float32Array>;
+  /** Attention role: run the FFN half on another (ffn-role) engine of this process. */
+  attachFfn(ffn: NativeEngine): void;
+  info(): NativeEngineInfo;
+  stats(): NativeEngineStats;
+  /** Releases the model (after any in-flight call finishes). */
+  close(): void;
+}
+
+/** How an attention or FFN rank joins its AFD topology over the TCP connector (runtime/afd-connector-options.h). */
+export interface AfdLinkOptions {
+  /** The resolved topology (a Topology from @afd/shared's topologySchema / resolveTopology); default 1A1F. */
+  topology?: Topology;
+  /** Rank within the role (default 0). */
+  rank?: number;
+  /** Host of each FFN rank, indexed by FFN rank; omitted = every FFN rank at `host`. */
+  ffnHosts?: string[];
+  /** Host of every FFN rank when ffnHosts is omitted (default 127.0.0.1). */
+  host?: string;
+  /** FFN rank f listens on basePort + f (default 29500; 0 = ephemeral, 1-FFN topologies only). */
+  basePort?: number;
+  /** FFN only: address to bind (default: its own FFN host; "0.0.0.0" = every interface). */
+  listenHost?: string;
+  /** A peer silent this long inside a step fails the step, naming the peer (default 5000). */
+  stepDeadlineMs?: number;
+  /** How long rendezvous waits for the other side; 0 = forever (default 300000). */
+  rendezvousTimeoutMs?: number;
+  /**
+   * Identity of this start of the topology (at most 256 bytes; default ""). Every rank of one
+   * start passes the same; an FFN rank refuses attention peers with another id, so a rank of
+   * an earlier launch/restart or of another launch on the same ports cannot join or shut it down.
+   */
+  rendezvousId?: string;
+  /**
+   * Data plane: 'tcp' (default; host memory), 'nccl' (device memory, CUDA backend; one NCCL
+   * communicator per attention-FFN pair; any hosts) or 'peer' (device memory through CUDA IPC
+   * peer memory with device-side ready flags; GPUs of one host). Handshake and control always use TCP.
+   */
+  connector?: AfdConnector;
+  /**
+   * Most tokens an attention rank sends per step and stage (default 2048, the scheduler's
+   * max-num-batched-tokens). Connector peer sizes its inboxes from the FFN rank's value; a
+   * larger message fails with an error naming the flag.
+   */
+  maxStepTokens?: number;
+  /**
+   * FFN role: static expert parallelism over the topology's FFN ranks (default false; no
+   * effect with one FFN rank). The engine must be loaded with this rank's expert range
+   * (buildLoadSpec's expertParallel). FFN rank f also listens on basePort + y + f for its
+   * group peers; every FFN rank of a topology must agree.
+   */
+  expertParallel?: boolean;
+  /**
+   * FFN role: capture the whole step as a CUDA graph when the attention rank asks (device
+   * connectors, one attention peer; default true); false serves every step eagerly (the
+   * FFN rank's cudaGraph.policy "off"). The debugging override AFD_ENGINE_GRAPHS=off forces false.
+   */
+  ffnGraphs?: boolean;
+}
+
+/** One FFN rank's expert-parallel counters (native/src/runtime/ep-stats.h), cumulative since start. */
+export interface NativeExpertStats {
+  /** This FFN rank and the group size F. */
+  rank: number;
+  numRanks: number;
+  /** Routed experts [expertStart, expertEnd) it holds, of numExperts per MoE layer. */
+  expertStart: number;
+  expertEnd: number;
+  numExperts: number;
+  /** "host:port" it listens on for its group peers. */
+  groupListenAddress: string;
+  /** [numLayers][numExperts] token-expert pairs its router sent to each expert (0 for dense layers). */
+  tokensPerExpert: number[][];
+  /** [numLayers] bytes of dispatch (pairs to their owners) and combine (outputs back) sent to / received from the other FFN ranks. */
+  dispatchSentBytes: number[];
+  dispatchReceivedBytes: number[];
+  combineSentBytes: number[];
+  combineReceivedBytes: number[];
+  /** Time inside the group's all-to-alls (wire and waiting for peers), ms. */
+  exchangeMs: number;
+  /** Group steps joined. */
+  groupSteps: number;
+}
+
+/** Where an attention rank's link to its FFN rank stands. */
+export interface AttentionLinkState {
+  /** connecting (before connect resolves), connected, lost (FFN rank gone; reconnecting), closed. */
+  state: 'connecting' | 'connected' | 'lost' | 'closed';
+  /** The FFN peer, e.g. "FFN rank 1 at 10.0.0.2:29501". */
+  peer: string;
+  /** Why the link is (or was last) down; empty when it never was. */
+  lastError: string;
+  /** Successful reconnects after a loss. */
+  reconnects: number;
+  /** Steps this rank joined while idle (placeholder rows only), so its block stays in lockstep. */
+  emptySteps: number;
+}
+
+/** An attention-role engine joined to its FFN rank (runtime/afd-attention-link.h; wrapped by AttentionLink.ts). */
+export interface NativeAttentionLink {
+  /** Rendezvous with the FFN rank (retries until rendezvousTimeoutMs), then routes the engine's FFN half to it. */
+  connect(): Promise<void>;
+  /** Detaches and closes; with shutdown (default true) the FFN rank's loop is told to stop. */
+  close(options?: { shutdown?: boolean; reason?: string }): Promise<void>;
+  state(): AttentionLinkState;
+}
+
+/** Where an FFN rank's daemon loop stands (runtime/afd-ffn-server.h). */
+export interface FfnServerState {
+  /** created, rendezvous (gathering its block), serving, stopped, failed. */
+  state: 'created' | 'rendezvous' | 'serving' | 'stopped' | 'failed';
+  peersJoined: number;
+  /** Attention ranks [firstAttentionRank, firstAttentionRank + blockSize) are this rank's peers. */
+  blockSize: number;
+  firstAttentionRank: number;
+  /** "host:port" actually listened on. */
+  listenAddress: string;
+  /** Most recent peer loss or failure; empty when none. */
+  lastError: string;
+  peerLosses: number;
+  /** Why the loop ended (stopped / failed), e.g. "shutdown requested by attention rank 0 (from ...)". */
+  exitReason: string;
+}
+
+/** The FFN role's daemon loop (a native thread; wrapped by FfnServer.ts). The constructor binds the port at once. */
+export interface NativeFfnServer {
+  /** Starts the loop; resolves once every attention peer of the block joined, rejects on rendezvous timeout. */
+  start(): Promise<void>;
+  /** Resolves with the exit reason when the loop ends (shutdown flag from an attention rank, stop()). */
+  wait(): Promise<string>;
+  /** Ends the loop (peers see a goodbye) and joins the thread. */
+  stop(): Promise<void>;
+  state(): FfnServerState;
+  /** Always throws: the FFN role is connector-driven; nothing schedules steps on it. */
+  step(): never;
+  /** Expert-parallel counters; null when expert parallelism is off. */
+  expertStats(): NativeExpertStats | null;
+}
+
+/** One op conformance case of the CUDA backend against the CPU backend (native/src/cuda/testing/conformance.h). */
+export interface CudaConformanceCase {
+  op: string;
+  /** Human-readable shape of the case. */
+  shape: string;
+  /** Weight / cache dtype of the case. */
+  dtype: string;
+  /** ||cuda - cpu|| / ||cpu||. */
+  relError: number;
+  /** Allowed relError. */
+  bound: number;
+  /** NaN-poisoned output elements the CUDA op never wrote. */
+  unwritten: number;
+  /** Integer outputs (expert ids, tokens) that differ. */
+  mismatches: number;
+  passed: boolean;
+}
+
+/** A tensor passed to runOp: dtype, shape and row-major data. */
+export interface OpTensor {
+  dtype: 'f32' | 'bf16' | 'f16' | 'i32';
+  shape: number[];
+  /** f32: Float32Array; i32: Int32Array (or Uint32Array bits); bf16 / f16: Uint16Array of raw bits. */
+  data: Float32Array | Int32Array | Uint16Array | Uint32Array;
+}
+
+/** Which backend runOp uses. */
+export interface OpBackend {
+  /** "cpu" or "cuda". */
+  name: string;
+  threads?: number;
+  deviceIndex?: number;
+}
+
+/** The raw exports of afd_native.node. */
+export interface NativeAddon {
+  probe(): ProbeResult;
+  Engine: new () => NativeEngine;
+  /**
+   * Runs one backend op (conformance and op tests; op names, inputs and params in
+   * native/src/testing/op-binding.cc). Returns the op's outputs read back to the host.
+   */
+  runOp(backend: OpBackend, op: string, inputs: Record<string, OpTensor>, params?: Record<string, number | boolean>): Record<string, Float32Array | Int32Array>;
+  /** Throws when the engine is not a loaded attention-role engine or the options are invalid. */
+  AttentionLink: new (engine: NativeEngine, options: AfdLinkOptions) => NativeAttentionLink;
+  /** Throws when the engine is not a loaded ffn-role engine, the options are invalid or the port is busy. */
+  FfnServer: new (engine: NativeEngine, options: AfdLinkOptions) => NativeFfnServer;
+  /**
+   * Native threads left inside a library call that may never return (an NCCL abort with a
+   * dead peer). While any runs, a normal exit can crash in the CUDA runtime's teardown:
+   * leave with exitNow instead.
+   */
+  stuckNativeThreads(): number;
+  /** Flushes stdio and ends the process with _exit(code), skipping atexit handlers; never returns. */
+  exitNow(code: number): never;
+  /** CUDA op conformance against the CPU backend; throws in builds without CUDA or with no device. */
+  cudaConformance(options?: { device?: number; seed?: number; family?: string }): CudaConformanceCase[];
+}
+
+/** Names of every export, checked against the loaded addon by a test. */
+export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'stuckNativeThreads', 'exitNow', 'cudaConformance'] as const satisfies readonly (keyof NativeAddon)[];
+
+/** Where the addon may be: an explicit path, next to a bundled script, or the cmake-js build. */
+export function addonCandidates(): string[] {
+  const candidates: string[] = [];
+  const explicit = process.env['AFD_NATIVE_ADDON'];
+  if (explicit) candidates.push(explicit);
+  const script = process.argv[1];
+  if (script) {
+    candidates.push(join(dirname(script), 'afd_native.node'));
+    // agent/dist/afd-agent.cjs inside the monorepo: the cmake-js build output.
+    candidates.push(join(dirname(script), '..', '..', 'native', 'build', 'Release', 'afd_native.node'));
+  }
+  let here: string | undefined;
+  try {
+    here = dirname(new URL(import.meta.url).pathname);
+  } catch {
+    here = undefined; // bundled as CommonJS: import.meta is empty
+  }
+  if (here) {
+    candidates.push(join(here, '..', 'build', 'Release', 'afd_native.node'));
+    candidates.push(join(here, '..', 'build', 'Debug', 'afd_native.node'));
+  }
+  return candidates;
+}
+
+let cached: NativeAddon | undefined;
+
+/** Loads the addon once. Throws an error that lists every path tried. */
+export function loadAddon(): NativeAddon {
+  if (cached) return cached;
+  const tried = addonCandidates();
+  const path = tried.find((p) => existsSync(p));
+  if (!path) {
+    throw new Error(
+      `native addon afd_native.node not found (tried: ${tried.join(', ')}). ` +
+        'Build it with `npm run build -w @afd/native` or set AFD_NATIVE_ADDON.',
+    );
+  }
+  const require = createRequire(path);
+  cached = require(path) as NativeAddon;
+  return cached;
+}
