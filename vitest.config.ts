@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // (`*.int.test.ts`) start real processes and sockets; they get longer timeouts.
 export default defineConfig({
   test: {
-    include: ['{shared,native,agent,app}/src/**/*.test.{ts,tsx}'],
+    include: ['{shared,native,agent,app}/src/**/*.test.{ts,tsx}', 'tools/*.test.mjs'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

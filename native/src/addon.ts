@@ -78,6 +78,21 @@ export interface NativeEngineOptions {
   graphPolicy?: CudaGraphPolicy;
   /** Tokens-per-stage buckets to capture, strictly ascending (cudaGraph.batchBuckets; default 1..512 powers of two). */
   graphBatchBuckets?: number[];
+  /**
+   * CUDA backend kernel choices (core/backend-options.h; ignored on cpu). The defaults are
+   * the measured ones; these exist to measure and check the alternatives. The debugging
+   * overrides AFD_CUDA_ATTENTION, AFD_ATTENTION_BLOCKS_PER_SM, AFD_EXPERT_GEMM and
+   * AFD_EXPERT_GEMM_MIN_TOKENS replace them (docs/afd-runtime.md).
+   * attentionKernel: paged-attention family where a shape fits the tensor cores: auto
+   * (default: the batch-size rule), tc (tensor cores) or simt (CUDA cores only).
+   */
+  attentionKernel?: 'auto' | 'tc' | 'simt';
+  /** Blocks per multiprocessor the attention split count aims for, 1..16 (default 1). */
+  attentionBlocksPerSm?: number;
+  /** MoE expert GEMM: auto (default: cuBLAS grouped GEMM from expertGemmMinTokens tokens on eager steps), ours or cublas. */
+  expertGemm?: 'auto' | 'ours' | 'cublas';
+  /** Tokens from which expertGemm auto picks cuBLAS, 1..2^30 (default 256). */
+  expertGemmMinTokens?: number;
 }
 
 /** What a loaded engine is. */
@@ -201,6 +216,12 @@ export interface AfdLinkOptions {
    * group peers; every FFN rank of a topology must agree.
    */
   expertParallel?: boolean;
+  /**
+   * FFN role: capture the whole step as a CUDA graph when the attention rank asks (device
+   * connectors, one attention peer; default true); false serves every step eagerly (the
+   * FFN rank's cudaGraph.policy "off"). The debugging override AFD_ENGINE_GRAPHS=off forces false.
+   */
+  ffnGraphs?: boolean;
 }
 
 /** One FFN rank's expert-parallel counters (native/src/runtime/ep-stats.h), cumulative since start. */
@@ -282,7 +303,7 @@ export interface NativeFfnServer {
   expertStats(): NativeExpertStats | null;
 }
 
-/** One op conformance case of the CUDA backend against the CPU backend (native/src/cuda/conformance.h). */
+/** One op conformance case of the CUDA backend against the CPU backend (native/src/cuda/testing/conformance.h). */
 export interface CudaConformanceCase {
   op: string;
   /** Human-readable shape of the case. */
@@ -322,7 +343,7 @@ export interface NativeAddon {
   Engine: new () => NativeEngine;
   /**
    * Runs one backend op (conformance and op tests; op names, inputs and params in
-   * native/src/binding/op-binding.cc). Returns the op's outputs read back to the host.
+   * native/src/testing/op-binding.cc). Returns the op's outputs read back to the host.
    */
   runOp(backend: OpBackend, op: string, inputs: Record<string, OpTensor>, params?: Record<string, number | boolean>): Record<string, Float32Array | Int32Array>;
   /** Throws when the engine is not a loaded attention-role engine or the options are invalid. */

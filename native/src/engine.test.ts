@@ -248,6 +248,11 @@ describe('errors', () => {
     await expect(Engine.load(spec, { ...opts, kvBlockSize: 0 })).rejects.toThrow(/kvBlockSize must be in \[1, 1024\]/);
     await expect(Engine.load(spec, { ...opts, numKvBlocks: -1 })).rejects.toThrow(/numKvBlocks must be >= 0/);
     await expect(Engine.load(spec, { ...opts, kvMemoryFraction: 1.5 })).rejects.toThrow(/kvMemoryFraction must be a number in \(0, 0.99\]/);
+    // The CUDA kernel choices are checked on every backend (the CPU backend ignores them).
+    await expect(Engine.load(spec, { ...opts, attentionKernel: 'mma' as never })).rejects.toThrow('options.attentionKernel must be simt, tc or auto (got "mma")');
+    await expect(Engine.load(spec, { ...opts, attentionBlocksPerSm: 0 })).rejects.toThrow('attentionBlocksPerSm must be in [1, 16] (got 0)');
+    await expect(Engine.load(spec, { ...opts, expertGemm: 'blas' as never })).rejects.toThrow('options.expertGemm must be ours, cublas or auto (got "blas")');
+    await expect(Engine.load(spec, { ...opts, expertGemmMinTokens: 2 ** 32 })).rejects.toThrow('options.expertGemmMinTokens is 4294967296; expected a 32-bit integer');
     // The CPU backend does not track free memory: a fraction leaves kvCacheBytes in charge.
     const sized = await load(spec, { ...opts, numKvBlocks: 0, kvCacheBytes: 8 * 2 ** 20, kvMemoryFraction: 0.5 });
     const fixed = await load(spec, { ...opts, numKvBlocks: 0, kvCacheBytes: 8 * 2 ** 20 });

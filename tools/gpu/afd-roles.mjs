@@ -216,13 +216,14 @@ async function main() {
   // 3. Faults: kill -9 of the FFN rank during 1 and during 8 long requests.
   if (wanted('fault-batch1')) await phase('fault-batch1', () => fault('fault-batch1', base + 70, 1));
   if (wanted('fault-batch8')) await phase('fault-batch8', () => fault('fault-batch8', base + 80, 8));
-  // The FFN rank pauses 20 ms on the host before each layer (AFD_FAULT_FFN_LAYER_DELAY_US,
-  // eager FFN steps), so the kill lands while the attention rank waits inside its layer
-  // loop: the device-plane wait must see the FFN's closed connection and fail the step
-  // well before the deadline (not by the deadline + NCCL abort).
+  // The FFN rank pauses 20 ms on the host before each layer (the fault-test override
+  // AFD_FAULT_FFN_LAYER_DELAY_US; eager FFN steps only, so its own cudaGraph policy is off),
+  // so the kill lands while the attention rank waits inside its layer loop: the
+  // device-plane wait must see the FFN's closed connection and fail the step well before
+  // the deadline (not by the deadline + NCCL abort).
   if (wanted('fault-layer-loop')) {
     await phase('fault-layer-loop', () =>
-      fault('fault-layer-loop', base + 90, 8, { AFD_FAULT_FFN_LAYER_DELAY_US: '20000', AFD_FFN_GRAPHS: '0' }, true));
+      fault('fault-layer-loop', base + 90, 8, { env: { AFD_FAULT_FFN_LAYER_DELAY_US: '20000' }, config: { cudaGraph: { policy: 'off' } } }, true));
   }
 }
 
@@ -253,9 +254,10 @@ async function twoAOneF(port) {
   save();
 }
 
-async function fault(name, port, batch, ffnEnv = {}, inLayerLoop = false) {
+// ffnExtra: environment and config added to the FFN rank only.
+async function fault(name, port, batch, ffnExtra = { env: {}, config: {} }, inLayerLoop = false) {
   const t0 = Date.now();
-  const ffn = new Role(`${name}-ffn`, 'ffn', common(port, '1A1F'), 1, ffnEnv);
+  const ffn = new Role(`${name}-ffn`, 'ffn', common(port, '1A1F', ffnExtra.config), 1, ffnExtra.env);
   await ffn.waitFor('listening', 60000);
   const attn = new Role(`${name}-attn0`, 'attention', [...common(port, '1A1F'), '--rank', '0'], 0);
   await attn.waitFor('ready', 60000);

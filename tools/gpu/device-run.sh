@@ -35,7 +35,7 @@ if [[ $STAGES == *expert* ]]; then
 fi
 if [[ $STAGES == *tcattn* ]]; then
   # The attention family the default (auto) did not pick, at the batches where it did not
-  # (AFD_CUDA_ATTENTION, attention.cu: auto = SIMT below 8 decode queries, tensor cores from 8).
+  # (the debugging override AFD_CUDA_ATTENTION, core/debug-env.h; the auto rule: cuda/attention.cuh).
   for fam in simt tc; do
     batches=${AFD_TCATTN_SIMT_BATCHES:-8,64}
     [ $fam = tc ] && batches=${AFD_TCATTN_TC_BATCHES:-1}

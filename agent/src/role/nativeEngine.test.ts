@@ -60,6 +60,12 @@ describe('AFD options -> native link options', () => {
     expect(() => resolveRoleSettings('attention', { config: '{"cudaGraph":{"batchBuckets":[4,2]}}' })).toThrow(/strictly ascending/);
   });
 
+  it('keeps an FFN rank eager when its own cudaGraph policy is off (graphs stay on by default)', () => {
+    expect(afdLinkOptions(resolveRoleSettings('ffn', {}).afd)).not.toHaveProperty('ffnGraphs');
+    const f = resolveRoleSettings('ffn', { config: '{"cudaGraph":{"policy":"off"}}' });
+    expect(afdLinkOptions(f.afd)).toMatchObject({ ffnGraphs: false });
+  });
+
   it('exports the config ncclEnv with multicast forced off, only for connector nccl', () => {
     const peerEnv: NodeJS.ProcessEnv = {};
     applyNcclEnv(resolveRoleSettings('ffn', { config: '{"connector":"peer","ncclEnv":{"NCCL_DEBUG":"WARN"}}' }).afd, peerEnv);

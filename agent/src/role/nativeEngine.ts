@@ -57,6 +57,8 @@ export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezv
     stepDeadlineMs: afd.stepDeadlineMs,
     ...(rendezvousId ? { rendezvousId } : {}),
     ...(afd.enableExpertParallel ? { expertParallel: true } : {}),
+    // An FFN rank whose own cudaGraph.policy is off serves every step eagerly (the attention side ignores it).
+    ...(afd.cudaGraph.policy === 'off' ? { ffnGraphs: false } : {}),
   };
 }
 

@@ -4,22 +4,23 @@
 
 #include "binding/afd-binding.h"
 #include "binding/engine-binding.h"
-#include "binding/op-binding.h"
 #include "binding/probe-binding.h"
 #include "binding/process-binding.h"
-#include "cuda/cuda-binding.h"
+#include "cuda/testing/conformance-binding.h"
+#include "testing/op-binding.h"
 
 namespace {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("probe", Napi::Function::New(env, afd::binding::Probe, "probe"));
   exports.Set("Engine", afd::binding::EngineWrap::Define(env));
-  exports.Set("runOp", Napi::Function::New(env, afd::binding::RunOp, "runOp"));
   exports.Set("AttentionLink", afd::binding::AttentionLinkWrap::Define(env));
   exports.Set("FfnServer", afd::binding::FfnServerWrap::Define(env));
   exports.Set("stuckNativeThreads", Napi::Function::New(env, afd::binding::StuckNativeThreads, "stuckNativeThreads"));
   exports.Set("exitNow", Napi::Function::New(env, afd::binding::ExitNow, "exitNow"));
-  afd::cuda::registerCudaExports(env, exports);
+  // Test-only entry points (testing/, cuda/testing/): op runs and the CUDA op conformance suite.
+  exports.Set("runOp", Napi::Function::New(env, afd::binding::RunOp, "runOp"));
+  afd::cuda::registerConformanceExports(env, exports);
   return exports;
 }
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "binding/engine-binding.h"
+#include "core/debug-env.h"
 
 namespace afd::binding {
 namespace {
@@ -103,11 +104,14 @@ AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* wha
   num("basePort", out.basePort, 0, 65535);
   num("stepDeadlineMs", out.stepDeadlineMs, 1, 3600000);
   num("rendezvousTimeoutMs", out.rendezvousTimeoutMs, 0, 1 << 30);
-  Napi::Value ep = o.Get("expertParallel");
-  if (!ep.IsUndefined()) {
-    if (!ep.IsBoolean()) throw Napi::Error::New(env, std::string(what) + ": options.expertParallel must be a boolean");
-    out.expertParallel = ep.As<Napi::Boolean>().Value();
-  }
+  auto flag = [&](const char* key, bool& field) {
+    Napi::Value v = o.Get(key);
+    if (v.IsUndefined()) return;
+    if (!v.IsBoolean()) throw Napi::Error::New(env, std::string(what) + ": options." + key + " must be a boolean");
+    field = v.As<Napi::Boolean>().Value();
+  };
+  flag("expertParallel", out.expertParallel);
+  flag("ffnGraphs", out.ffnGraphs);
   Napi::Value hosts = o.Get("ffnHosts");
   if (!hosts.IsUndefined()) {
     if (!hosts.IsArray()) throw Napi::Error::New(env, std::string(what) + ": options.ffnHosts must be an array of strings");
@@ -116,6 +120,14 @@ AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* wha
       if (!a.Get(i).IsString()) throw Napi::Error::New(env, std::string(what) + ": options.ffnHosts must hold strings");
       out.ffnHosts.push_back(a.Get(i).As<Napi::String>().Utf8Value());
     }
+  }
+  // The debugging overrides of the environment (core/debug-env.h) win over the options.
+  try {
+    const DebugEnv& debug = debugEnv();
+    if (debug.graphsOff) out.ffnGraphs = false;
+    if (debug.faultFfnLayerDelayUs) out.faultLayerDelayUs = *debug.faultFfnLayerDelayUs;
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, std::string(what) + ": " + e.what());
   }
   return out;
 }

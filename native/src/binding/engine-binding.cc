@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "binding/js-convert.h"
+#include "model/local-ffn-executor.h"
 
 namespace afd::binding {
 namespace {

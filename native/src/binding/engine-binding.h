@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "model/layer-split.h"
+#include "model/ffn-executor.h"
 #include "runtime/engine.h"
 
 namespace afd::binding {

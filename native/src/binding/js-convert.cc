@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/debug-env.h"
+
 namespace afd::binding {
 namespace {
 
@@ -193,15 +195,33 @@ ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
   return s;
 }
 
-EngineOptions toEngineOptions(const Napi::Value& value) {
-  EngineOptions o;
-  if (value.IsUndefined() || value.IsNull()) return o;
+namespace {
+
+// An integer option that must fit an int (its own range is checked where it is used).
+int intOption(const Napi::Object& o, const char* name) {
+  const int64_t n = integer(o, "options", name);
+  AFD_CHECK(n >= std::numeric_limits<int32_t>::min() && n <= std::numeric_limits<int32_t>::max(),
+            "options." << name << " is " << n << "; expected a 32-bit integer");
+  return static_cast<int>(n);
+}
+
+// The CUDA backend's kernel choices (NativeEngineOptions; the CPU backend ignores them).
+void readCudaOptions(const Napi::Object& v, CudaOptions& c) {
+  const char* w = "options";
+  if (given(v, "attentionKernel")) c.attentionKernel = parseAttentionKernel(str(v, w, "attentionKernel"), "options.attentionKernel");
+  if (given(v, "attentionBlocksPerSm")) c.attentionBlocksPerSm = intOption(v, "attentionBlocksPerSm");
+  if (given(v, "expertGemm")) c.expertGemm = parseExpertGemmChoice(str(v, w, "expertGemm"), "options.expertGemm");
+  if (given(v, "expertGemmMinTokens")) c.expertGemmMinTokens = intOption(v, "expertGemmMinTokens");
+}
+
+void readEngineOptions(const Napi::Value& value, EngineOptions& o) {
   AFD_CHECK(value.IsObject(), "engine options must be an object");
   Napi::Object v = value.As<Napi::Object>();
   const char* w = "options";
   if (given(v, "backend")) o.backend.name = str(v, w, "backend");
   if (given(v, "threads")) o.backend.threads = static_cast<int>(integer(v, w, "threads"));
   if (given(v, "deviceIndex")) o.backend.deviceIndex = static_cast<int>(integer(v, w, "deviceIndex"));
+  readCudaOptions(v, o.backend.cuda);
   if (given(v, "kvBlockSize")) o.kvBlockSize = static_cast<int>(integer(v, w, "kvBlockSize"));
   if (given(v, "numKvBlocks")) o.numKvBlocks = static_cast<int>(integer(v, w, "numKvBlocks"));
   if (given(v, "kvCacheBytes")) o.kvCacheBytes = static_cast<uint64_t>(integer(v, w, "kvCacheBytes"));
@@ -228,6 +248,17 @@ EngineOptions toEngineOptions(const Napi::Value& value) {
   AFD_CHECK(o.kvBlockSize >= 1 && o.kvBlockSize <= 1024, "options.kvBlockSize must be in [1, 1024], got " << o.kvBlockSize);
   AFD_CHECK(o.numKvBlocks >= 0, "options.numKvBlocks must be >= 0 (0 = size from kvCacheBytes), got " << o.numKvBlocks);
   AFD_CHECK(o.kvCacheBytes > 0, "options.kvCacheBytes must be positive");
+}
+
+}  // namespace
+
+EngineOptions toEngineOptions(const Napi::Value& value) {
+  EngineOptions o;
+  if (!value.IsUndefined() && !value.IsNull()) readEngineOptions(value, o);
+  // The debugging overrides of the environment (core/debug-env.h) win over the options.
+  applyDebugEnv(o.backend.cuda);
+  if (debugEnv().graphsOff) o.graphs.policy = GraphPolicy::Off;
+  validateCudaOptions(o.backend.cuda);
   return o;
 }
 

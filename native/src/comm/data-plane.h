@@ -1,7 +1,7 @@
 // The data plane: per layer and stage, attention -> FFN hidden states (and router logits
 // when the gate runs on attention), FFN -> attention outputs. One interface for every
 // transport:
-//  - TCP (tcp-connector.h): host memory; send() queues the frame for a sender thread,
+//  - TCP (rendezvous.h): host memory; send() queues the frame for a sender thread,
 //    recv() blocks until the bytes are in `dst` (or the step deadline passes).
 //  - NCCL (cuda/nccl/nccl-data-plane.h, built by runtime/afd-device-plane.h): device
 //    memory; send()/recv() enqueue ncclSend/ncclRecv on `stream` (null = the engine's

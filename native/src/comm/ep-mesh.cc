@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "comm/tcp-connector.h"
+#include "comm/rendezvous.h"
 
 namespace afd::comm {
 

@@ -4,7 +4,7 @@
 //  - a step barrier once per step (beginStep): every rank sends its EpStepStart and reads
 //    every peer's, so the group agrees on the stage count and steps in lockstep; an idle
 //    rank is woken by the first start that reaches it (absorbWake, polled beside its
-//    block's links by TcpFfnConnector::recvStep);
+//    block's links by FfnRendezvous::recvStep);
 //  - per (MoE layer, stage) two all-to-alls (exchange): dispatch (token-expert pairs to
 //    the rank that owns the expert) and combine (the owner's outputs back to the source);
 //  - a shutdown notice (an EpStepStart with the shutdown flag and the reason).

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend-options.h"
 #include "core/deepseek-ops.h"
 #include "core/tensor.h"
 
@@ -269,13 +270,9 @@ class Backend {
   virtual void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) = 0;
 };
 
-// Creates a backend by name: "cpu" (threads: 0 = all cores) or "cuda" (device index).
-// Throws with the list of compiled backends when the name is unknown or not built.
-struct BackendOptions {
-  std::string name = "cpu";
-  int threads = 0;
-  int deviceIndex = 0;
-};
+// Creates a backend by name: "cpu" (threads: 0 = all cores) or "cuda" (device index;
+// options.cuda). Throws with the list of compiled backends when the name is unknown or
+// not built.
 std::unique_ptr<Backend> createBackend(const BackendOptions& options);
 
 // Records what enqueue() puts on the backend's stream as one graph (beginCapture ->

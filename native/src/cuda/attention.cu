@@ -3,8 +3,6 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -303,37 +301,11 @@ void launchForDim(const PagedAttentionArgs& a, cudaStream_t stream) {
   }
 }
 
-AttentionKernel attentionKernelFromEnv() {
-  static const AttentionKernel kernel = [] {
-    const char* v = std::getenv("AFD_CUDA_ATTENTION");
-    if (v == nullptr || *v == 0 || std::strcmp(v, "auto") == 0) return AttentionKernel::Auto;
-    if (std::strcmp(v, "simt") == 0) return AttentionKernel::Simt;
-    if (std::strcmp(v, "tc") == 0) return AttentionKernel::TensorCore;
-    throw std::invalid_argument(std::string("AFD_CUDA_ATTENTION=") + v + " is not simt, tc or auto");
-  }();
-  return kernel;
-}
-
 }  // namespace
 
-// Blocks per multiprocessor the split count aims for: 1, or AFD_ATTENTION_BLOCKS_PER_SM
-// (1..16; read once) for measuring other choices (afd-bench decode). Measured on one H200
-// (fused decoder, Qwen3-30B-A3B shape, context 1024, interleaved runs): 1 vs 2 gives batch 1
-// 4.31 vs 4.30 ms, batch 8 10.43 vs 10.70, batch 64 21.24 vs 21.66; 4 was slower (22.17).
-static int attentionBlocksPerSm() {
-  static const int value = [] {
-    const char* v = std::getenv("AFD_ATTENTION_BLOCKS_PER_SM");
-    if (v == nullptr || *v == '\0') return 1;
-    const int n = std::atoi(v);
-    if (n < 1 || n > 16) throw std::invalid_argument(std::string("AFD_ATTENTION_BLOCKS_PER_SM must be 1..16 (got \"") + v + "\")");
-    return n;
-  }();
-  return value;
-}
-
-int attentionSplits(int numQueries, int numKvHeads, int numMultiprocessors) {
+int attentionSplits(int numQueries, int numKvHeads, int numMultiprocessors, int blocksPerSm) {
   const int work = std::max(1, numQueries * numKvHeads);
-  const int target = attentionBlocksPerSm() * std::max(1, numMultiprocessors);
+  const int target = std::max(1, blocksPerSm) * std::max(1, numMultiprocessors);
   return std::clamp((target + work - 1) / work, 1, kMaxAttentionSplits);
 }
 
@@ -342,7 +314,7 @@ size_t attentionWorkspaceBytes(int numQueries, int numHeads, int headDim, int nu
   return sizeof(float) * static_cast<size_t>(numQueries) * numHeads * numSplits * (headDim + 2);
 }
 
-AttentionKernel resolveAttentionKernel(const PagedAttentionArgs& a) {
+AttentionKernel resolveAttentionKernel(const PagedAttentionArgs& a, AttentionKernel preference) {
   const bool tcFits = tensorCoreAttentionFits(a);
   if (a.kernel == AttentionKernel::TensorCore) {
     if (!tcFits) {
@@ -355,7 +327,7 @@ AttentionKernel resolveAttentionKernel(const PagedAttentionArgs& a) {
     return AttentionKernel::TensorCore;
   }
   if (a.kernel == AttentionKernel::Simt || !tcFits) return AttentionKernel::Simt;
-  switch (attentionKernelFromEnv()) {
+  switch (preference) {
     case AttentionKernel::Simt: return AttentionKernel::Simt;
     case AttentionKernel::TensorCore: return AttentionKernel::TensorCore;
     default: break;
@@ -375,7 +347,7 @@ void pagedAttention(const PagedAttentionArgs& a, cudaStream_t stream) {
                                 " and split attention needs a workspace and split counters (numSplits " +
                                 std::to_string(a.numSplits) + ")");
   }
-  if (resolveAttentionKernel(a) == AttentionKernel::TensorCore) {
+  if (resolveAttentionKernel(a, AttentionKernel::Auto) == AttentionKernel::TensorCore) {
     tensorCoreAttention(a, stream);
     return;
   }

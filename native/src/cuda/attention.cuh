@@ -5,7 +5,8 @@
 //   head; mma.sync m16n8k16 with f32 q and probabilities split into bf16 hi + lo.
 //   Decode: the GQA group's heads are the MMA rows, warps split each key tile, same
 //   split/combine as SIMT. Prefill: tiles of consecutive query tokens x the GQA group.
-// Dispatch: PagedAttentionArgs::kernel, else env AFD_CUDA_ATTENTION=simt|tc|auto (read once);
+// Dispatch: PagedAttentionArgs::kernel, else the backend's CudaOptions.attentionKernel
+// (simt|tc|auto, core/backend-options.h) as resolveAttentionKernel's preference;
 // auto = tensor cores for prefill (maxQueryLen > 1) and for decode batches of at least
 // kTensorCoreMinDecodeQueries (1) queries where supported, SIMT otherwise; tc = tensor cores
 // wherever supported (any batch), SIMT for the rest; simt = the CUDA-core kernels only.
@@ -16,14 +17,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/backend-options.h"
+
 namespace afd::cuda {
 
-// Which kernel family runs the op (see the file comment).
-enum class AttentionKernel : int {
-  Auto = 0,        // AFD_CUDA_ATTENTION, else the batch-size rule
-  Simt = 1,        // CUDA-core kernels (any shape)
-  TensorCore = 2,  // tensor-core kernels; an unsupported shape is an error
-};
+// Which kernel family runs the op: afd::AttentionKernel (core/backend-options.h).
 
 // Pure decode batches with fewer queries stay on the SIMT kernel in auto mode. Measured on
 // one H200 (Qwen3-30B-A3B shape, context 1024, fused decoder in a graph, 2026-11-30): the
@@ -57,18 +55,21 @@ struct PagedAttentionArgs {
   // Rows of blockTables (sequences) in the batch; 0 = unknown. Bounds the prefill grid's
   // run slots per tile (see attention-tc-prefill.cu); never read as an index.
   int numSeqs = 0;
-  AttentionKernel kernel = AttentionKernel::Auto;  // per-call override of AFD_CUDA_ATTENTION
+  AttentionKernel kernel = AttentionKernel::Auto;  // per-call choice; Auto: the preference, else the rule
 };
 
-// Splits so that the grid has about AFD_ATTENTION_BLOCKS_PER_SM (default 1) blocks per
-// multiprocessor (1..64 splits).
-int attentionSplits(int numQueries, int numKvHeads, int numMultiprocessors);
+// Splits so that the grid has about blocksPerSm (CudaOptions.attentionBlocksPerSm, default
+// 1) blocks per multiprocessor (1..64 splits).
+int attentionSplits(int numQueries, int numKvHeads, int numMultiprocessors, int blocksPerSm);
 size_t attentionWorkspaceBytes(int numQueries, int numHeads, int headDim, int numSplits);
 
+// Runs resolveAttentionKernel(args, Auto): callers with a preference resolve args.kernel first.
 void pagedAttention(const PagedAttentionArgs& args, cudaStream_t stream);
 
-// The family pagedAttention(args) runs: Simt or TensorCore (never Auto). Throws where
-// args.kernel == TensorCore names a shape the tensor-core kernels do not cover.
-AttentionKernel resolveAttentionKernel(const PagedAttentionArgs& args);
+// The family for args: Simt or TensorCore (never Auto). args.kernel when it is not Auto
+// (throws where TensorCore names a shape the tensor-core kernels do not cover); else,
+// where the tensor cores fit, `preference` when it is not Auto, else the batch-size rule;
+// SIMT where they do not fit.
+AttentionKernel resolveAttentionKernel(const PagedAttentionArgs& args, AttentionKernel preference);
 
 }  // namespace afd::cuda

@@ -96,7 +96,7 @@ Fn optional(Fn fn, const char* name, const char* since) {
     const CublasApi& a = api();
     throw std::runtime_error(std::string("cuBLAS ") + (a.version.empty() ? "(unknown version)" : a.version) + " (" +
                              a.soname + ") lacks the symbol " + name + ", added in cuBLAS " + since +
-                             "; install a newer cuBLAS or keep our expert GEMM kernel (AFD_EXPERT_GEMM=ours)");
+                             "; install a newer cuBLAS or keep our expert GEMM kernel (expertGemm \"ours\", AFD_EXPERT_GEMM=ours)");
   }
   return fn;
 }

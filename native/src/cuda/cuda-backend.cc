@@ -9,7 +9,10 @@
 #include "cuda/attention.cuh"
 #include "cuda/cublas-api.h"
 #include "cuda/cuda-check.h"
+#include "cuda/elementwise.cuh"
+#include "cuda/embedding.cuh"
 #include "cuda/expert-gemm-cublas.h"
+#include "cuda/gather-rows.cuh"
 #include "cuda/gemm.cuh"
 #include "cuda/moe.cuh"
 #include "cuda/norm.cuh"
@@ -26,32 +29,15 @@ using cpu::checkShape;
 namespace {
 
 constexpr size_t kCublasWorkspaceBytes = 32u << 20;
-// Up to this many rows, routing (top-k + permutation) runs as one single-block launch.
-constexpr int64_t kRouteOneBlockMaxRows = 64;
 
 int code(DType t) { return static_cast<int>(t); }
 
 size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
-// Carves consecutive 256-byte aligned pieces out of one scratch allocation.
-class Carver {
- public:
-  explicit Carver(void* base) : base_(static_cast<char*>(base)) {}
-  template <typename T>
-  T* take(size_t count) {
-    T* p = reinterpret_cast<T*>(base_ + used_);
-    used_ += align256(count * sizeof(T));
-    return p;
-  }
-
- private:
-  char* base_;
-  size_t used_ = 0;
-};
-
 }  // namespace
 
-CudaBackend::CudaBackend(int deviceIndex) : deviceIndex_(deviceIndex) {
+CudaBackend::CudaBackend(int deviceIndex, const CudaOptions& options) : deviceIndex_(deviceIndex), options_(options) {
+  validateCudaOptions(options_);
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || deviceIndex < 0 || deviceIndex >= count) {
@@ -63,8 +49,6 @@ CudaBackend::CudaBackend(int deviceIndex) : deviceIndex_(deviceIndex) {
   AFD_CUDA_CHECK(cudaSetDevice(deviceIndex));
   AFD_CUDA_CHECK(cudaDeviceGetAttribute(&multiProcessors_, cudaDevAttrMultiProcessorCount, deviceIndex));
   AFD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  expertGemmChoice_ = static_cast<int>(expertGemmChoiceFromEnv());
-  expertGemmMinTokens_ = cublasExpertGemmMinTokens();
   routerCounter_ = DeviceBuffer("router done counter", 256);
   AFD_CUDA_CHECK(cudaMemsetAsync(routerCounter_.data(), 0, routerCounter_.bytes(), stream_));
   try {
@@ -283,15 +267,15 @@ void CudaBackend::pagedAttention(const Tensor& q, const Tensor& kCache, const Te
   a.blockSize = static_cast<int>(B);
   a.maxBlocksPerSeq = batch.maxBlocksPerSeq;
   const int shape = static_cast<int>(shapeRows(T));
-  a.numSplits = batch.maxContextLen > 256 || batch.maxContextLen == 0 ? attentionSplits(shape, a.numKvHeads, multiProcessors_) : 1;
+  a.numSplits = batch.maxContextLen > 256 || batch.maxContextLen == 0 ? attentionSplits(shape, a.numKvHeads, multiProcessors_, options_.attentionBlocksPerSm) : 1;
   a.scale = scale;
   a.maxQueryLen = batch.maxQueryLen;  // > 1: tiled tensor-core prefill where the shape fits (attention.cuh)
   a.numSeqs = batch.numSeqs;
-  if (shape != a.numQueries) {  // a DBO stage runs the kernel family the whole step would (picked by query count)
-    PagedAttentionArgs whole = a;
-    whole.numQueries = shape;
-    a.kernel = resolveAttentionKernel(whole);
-  }
+  // The family for the options' preference; a DBO stage runs the one the whole step would
+  // (picked by query count).
+  PagedAttentionArgs whole = a;
+  whole.numQueries = shape;
+  a.kernel = resolveAttentionKernel(whole, options_.attentionKernel);
   const size_t counters = sizeof(int32_t) * static_cast<size_t>(T * nKv);
   if (a.numSplits > 1 && splitCounters_.bytes() < counters) {
     refuseWhileCapturing("growing the attention split counters");
@@ -386,159 +370,6 @@ void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor
   gatedMlp(a, d, out.data, 1, cublas_.get(), stream_);
 }
 
-void CudaBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) {
-  const int64_t T = logits.dim(0), E = logits.dim(1);
-  cpu::checkRouterTopK(logits, k, expertIds, expertWeights);
-  moeTopK(logits.ptr<float>(), static_cast<int>(T), static_cast<int>(E), k, normTopk, expertIds.ptr<int32_t>(),
-          expertWeights.ptr<float>(), stream_);
-}
-
-const void* const* CudaBackend::expertTables(const std::vector<ExpertWeights>& experts) {
-  std::vector<const void*> table(3 * experts.size(), nullptr);
-  for (size_t e = 0; e < experts.size(); ++e) {
-    table[e] = experts[e].gate.data;
-    table[experts.size() + e] = experts[e].up.data;
-    table[2 * experts.size() + e] = experts[e].down.data;
-  }
-  // Keyed by the list's address, checked against its pointers: a list freed and another
-  // allocated at the same address must not reuse the old device table.
-  auto it = expertTables_.find(experts.data());
-  if (it != expertTables_.end() && it->second.host == table) return it->second.device.as<const void* const>();
-  refuseWhileCapturing("building an MoE expert pointer table");
-  ++epoch_;
-  DeviceBuffer buffer("MoE expert pointer table", table.size() * sizeof(void*));
-  AFD_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), table.data(), buffer.bytes(), cudaMemcpyHostToDevice, stream_));
-  synchronize();
-  ExpertTable& slot = expertTables_[experts.data()];
-  slot.device = std::move(buffer);
-  slot.host = std::move(table);
-  return slot.device.as<const void* const>();
-}
-
-CudaBackend::MoeScratch CudaBackend::moeScratch(int64_t T, int E, int64_t K, int64_t H, int64_t I) {
-  const int rows = static_cast<int>(T * K);
-  MoeScratch s;
-  s.slots = moeGridSlots(static_cast<int>(T), E, static_cast<int>(K));
-  const size_t bytes = align256(sizeof(int32_t) * (E + 1)) + align256(sizeof(int32_t) * s.slots) +
-                       2 * align256(sizeof(int32_t) * rows) + align256(4ull * rows * I) + align256(4ull * rows * H);
-  Carver carve(scratch(bytes));
-  s.perm.expertOffsets = carve.take<int32_t>(E + 1);
-  s.perm.activeExperts = carve.take<int32_t>(s.slots);
-  s.perm.sortedSourceRow = carve.take<int32_t>(rows);
-  s.perm.pairPosition = carve.take<int32_t>(rows);
-  s.act = carve.take<float>(static_cast<size_t>(rows) * I);
-  s.expertOut = carve.take<float>(static_cast<size_t>(rows) * H);
-  return s;
-}
-
-namespace {
-
-// An expert whose weights are loaded (the shapes and dtypes of all of them).
-const ExpertWeights& anyExpert(const std::vector<ExpertWeights>& experts) {
-  auto it = std::find_if(experts.begin(), experts.end(), [](const ExpertWeights& e) { return !e.gate.empty(); });
-  AFD_CHECK(it != experts.end(), "moe: no expert weights are loaded");
-  return *it;
-}
-
-}  // namespace
-
-void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights,
-                             const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out) {
-  const int64_t T = x.dim(0), H = x.dim(1);
-  const int E = static_cast<int>(experts.size());
-  const ExpertWeights& any = anyExpert(experts);
-  const int64_t I = any.gate.dim(0);
-  const int rows = static_cast<int>(T * K);
-  const bool bf16 = x.dtype == DType::BF16;
-  const void* const* tables = expertTables(experts);
-  const auto choice = static_cast<ExpertGemmChoice>(expertGemmChoice_);
-  // Grouped GEMM needs the per-expert counts on the host, so a captured step keeps our kernel.
-  if (!capturing_ && useCublasExpertGemm(choice, static_cast<int>(shapeRows(T)), expertGemmMinTokens_, static_cast<int>(H),
-                                         static_cast<int>(I), any.gate.dtype == DType::BF16, cublas_.get(), stream_)) {
-    if (!cublasExperts_) cublasExperts_ = std::make_unique<CublasExpertGemm>(*cublas_);
-    cublasExperts_->run(moeExpertGemmArgs(x.data, !bf16, s.perm, tables, E, rows, static_cast<int>(H), static_cast<int>(I),
-                                          s.expertOut),
-                        stream_);
-  } else {
-    LinearArgs a;
-    a.x = x.data;
-    a.xIsF32 = !bf16;
-    a.xRowIndex = s.perm.sortedSourceRow;
-    a.wTable = tables;
-    a.wUpTable = tables + E;
-    a.wDtype = code(any.gate.dtype);
-    a.groupOffsets = s.perm.expertOffsets;
-    a.activeGroups = s.perm.activeExperts;
-    a.rows = rows;
-    a.n = static_cast<int>(I);
-    a.k = static_cast<int>(H);
-    a.out = s.act;
-    a.ldOut = static_cast<int>(I);
-    a.epilogue = bf16 ? Epilogue::SiluMulBf16 : Epilogue::SiluMulF32;
-    gatedMlp(a, DownWeights{nullptr, tables + 2 * E, code(any.down.dtype)}, s.expertOut, s.slots, nullptr, stream_);
-  }
-  MoeCombineArgs c;
-  c.expertOut = s.expertOut;
-  c.pairPosition = s.perm.pairPosition;
-  c.topkWeights = expertWeights.ptr<float>();
-  c.out = out.data;
-  c.outIsBf16 = out.dtype == DType::BF16;
-  c.rows = static_cast<int>(T);
-  c.hidden = static_cast<int>(H);
-  c.topK = static_cast<int>(K);
-  moeCombine(c, stream_);
-}
-
-void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
-                             const std::vector<ExpertWeights>& experts, Tensor& out) {
-  const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
-  const int E = static_cast<int>(experts.size());
-  cpu::checkMoeExperts(x, expertIds, expertWeights, out);
-  if (T == 0) return;
-  const MoeScratch s = moeScratch(T, E, K, H, anyExpert(experts).gate.dim(0));
-  moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
-  runExperts(x, s, expertWeights, experts, K, out);
-}
-
-void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
-  AFD_CHECK(a.experts != nullptr, "moe: no experts given");
-  AFD_CHECK((a.routerWeight != nullptr) != (a.routerLogits != nullptr), "moe: give either the router weight or precomputed router logits");
-  const int64_t T = x.dim(0), H = x.dim(1), K = a.topK;
-  const int E = static_cast<int>(a.experts->size());
-  cpu::checkMoeExperts(x, a.expertIds, a.expertWeights, out);
-  if (T == 0) return;
-  int32_t* ids = a.expertIds.ptr<int32_t>();
-  float* weights = a.expertWeights.ptr<float>();
-  const int64_t I = anyExpert(*a.experts).gate.dim(0);
-  const bool fused = a.routerWeight != nullptr && x.dtype == DType::BF16 && a.routerWeight->dtype == DType::BF16 &&
-                     moeRouterRouteSupported(static_cast<int>(T), static_cast<int>(H), E, static_cast<int>(K)) &&
-                     moeRouterRouteSupported(static_cast<int>(shapeRows(T)), static_cast<int>(H), E, static_cast<int>(K));
-  if (fused) {
-    const MoeScratch s = moeScratch(T, E, K, H, I);
-    const MoeRouterRouteArgs ra{x.data, a.routerWeight->data, a.logits.ptr<float>(), static_cast<int>(T), static_cast<int>(H),
-                                E, static_cast<int>(K), a.normTopk, ids, weights, s.slots, s.perm,
-                                routerCounter_.as<int32_t>()};
-    moeRouterRoute(ra, stream_);
-    runExperts(x, s, a.expertWeights, *a.experts, K, out);
-    return;
-  }
-  const Tensor* logits = a.routerLogits;
-  if (a.routerWeight != nullptr) {
-    matmul(x, *a.routerWeight, nullptr, a.logits);  // before the scratch is carved (an f32 GEMM may grow it)
-    logits = &a.logits;
-  }
-  cpu::checkRouterTopK(*logits, static_cast<int>(K), a.expertIds, a.expertWeights);
-  const MoeScratch s = moeScratch(T, E, K, H, I);
-  if (shapeRows(T) <= kRouteOneBlockMaxRows) {
-    moeRoute(logits->ptr<float>(), static_cast<int>(T), E, static_cast<int>(K), a.normTopk, ids, weights, s.slots, s.perm,
-             stream_);
-  } else {
-    moeTopK(logits->ptr<float>(), static_cast<int>(T), E, static_cast<int>(K), a.normTopk, ids, weights, stream_);
-    moePermute(ids, static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
-  }
-  runExperts(x, s, a.expertWeights, *a.experts, K, out);
-}
-
 void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
   cpu::checkAdd(a, b, out);
   if (a.dtype == DType::BF16) addBf16(a.data, b.data, out.data, a.numel(), stream_);  // DeepSeek's shared experts
@@ -584,7 +415,7 @@ void CudaBackend::sample(const Tensor& logits, const SamplingBatch& params, int3
 namespace afd {
 
 std::unique_ptr<Backend> createCudaBackend(const BackendOptions& options) {
-  return std::make_unique<cuda::CudaBackend>(options.deviceIndex);
+  return std::make_unique<cuda::CudaBackend>(options.deviceIndex, options.cuda);
 }
 
 }  // namespace afd

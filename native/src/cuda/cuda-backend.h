@@ -23,7 +23,8 @@ class CublasExpertGemm;
 
 class CudaBackend final : public Backend {
  public:
-  explicit CudaBackend(int deviceIndex);
+  // Throws when options are out of range (validateCudaOptions) or the device is missing.
+  CudaBackend(int deviceIndex, const CudaOptions& options);
   ~CudaBackend() override;
 
   std::string name() const override { return "cuda"; }
@@ -66,6 +67,7 @@ class CudaBackend final : public Backend {
   void matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override;
   void matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override;
   void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) override;
+  // MoE (cuda/cuda-moe-ops.cc): router top-k, routed experts, and the fused router + route.
   void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) override;
   void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                   const std::vector<ExpertWeights>& experts, Tensor& out) override;
@@ -88,6 +90,7 @@ class CudaBackend final : public Backend {
 
   cudaStream_t stream() const { return stream_; }
   int multiProcessors() const { return multiProcessors_; }
+  const CudaOptions& options() const { return options_; }
   // Null when cuBLAS did not load (then every GEMM runs on our kernels); see cublasError().
   const CublasHandle* cublas() const { return cublas_.get(); }
   const std::string& cublasError() const { return cublasError_; }
@@ -116,6 +119,7 @@ class CudaBackend final : public Backend {
   int64_t shapeRows(int64_t rows) const { return rows > stepRows_ ? rows : stepRows_; }
 
   int deviceIndex_ = 0;
+  CudaOptions options_;  // kernel choices (attention family and splits, expert GEMM)
   int multiProcessors_ = 0;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer cublasWorkspace_;
@@ -134,10 +138,8 @@ class CudaBackend final : public Backend {
   uint64_t epoch_ = 0;
   int64_t stepRows_ = 0;
   bool capturing_ = false;
-  // MoE expert GEMMs on cuBLAS grouped GEMM when AFD_EXPERT_GEMM asks (expert-gemm-cublas.h).
+  // MoE expert GEMMs on cuBLAS grouped GEMM when options_.expertGemm asks (expert-gemm-cublas.h).
   std::unique_ptr<CublasExpertGemm> cublasExperts_;
-  int expertGemmChoice_ = 0;     // ExpertGemmChoice, read from the environment at construction
-  int expertGemmMinTokens_ = 0;  // cublasExpertGemmMinTokens(), likewise
 };
 
 }  // namespace afd::cuda

@@ -1,7 +1,5 @@
 #include "cuda/expert-gemm-cublas.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -104,7 +102,7 @@ const int32_t* CublasExpertGemm::hostOffsets(const CublasExpertGemmArgs& a, cuda
   if (capture != cudaStreamCaptureStatusNone) {
     throw std::runtime_error(
         "cuBLAS expert GEMM cannot run inside a CUDA graph capture: grouped GEMM needs the per-expert row counts on "
-        "the host (a device->host copy and a stream sync per layer); use AFD_EXPERT_GEMM=ours for captured steps");
+        "the host (a device->host copy and a stream sync per layer); use expertGemm \"ours\" (AFD_EXPERT_GEMM=ours) for captured steps");
   }
   reserve(a.rows, a.numExperts, a.hidden, a.inter, a.outIsF32);
   AFD_CUDA_CHECK(cudaMemcpyAsync(pinnedOffsets_, a.expertOffsets, sizeof(int32_t) * (a.numExperts + 1),
@@ -168,25 +166,6 @@ CublasExpertGemmArgs moeExpertGemmArgs(const void* x, bool xIsF32, const MoePerm
   return a;
 }
 
-ExpertGemmChoice expertGemmChoiceFromEnv() {
-  const char* v = std::getenv("AFD_EXPERT_GEMM");
-  if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return ExpertGemmChoice::Auto;
-  if (std::strcmp(v, "ours") == 0) return ExpertGemmChoice::Ours;
-  if (std::strcmp(v, "cublas") == 0) return ExpertGemmChoice::Cublas;
-  throw std::invalid_argument(std::string("AFD_EXPERT_GEMM must be ours, cublas or auto (got \"") + v + "\")");
-}
-
-int cublasExpertGemmMinTokens() {
-  const char* v = std::getenv("AFD_EXPERT_GEMM_MIN_TOKENS");
-  if (v == nullptr || *v == '\0') return kCublasExpertGemmMinTokens;
-  char* end = nullptr;
-  const long n = std::strtol(v, &end, 10);
-  if (*end != '\0' || n < 1 || n > (1L << 30)) {
-    throw std::invalid_argument(std::string("AFD_EXPERT_GEMM_MIN_TOKENS must be a positive integer (got \"") + v + "\")");
-  }
-  return static_cast<int>(n);
-}
-
 bool useCublasExpertGemm(ExpertGemmChoice choice, int tokens, int minTokens, int hidden, int inter, bool bf16Weights,
                          const CublasHandle* cublas, cudaStream_t stream) {
   if (choice == ExpertGemmChoice::Ours) return false;
@@ -206,7 +185,7 @@ bool useCublasExpertGemm(ExpertGemmChoice choice, int tokens, int minTokens, int
     why = "the stream is being captured into a CUDA graph (grouped GEMM needs host row counts)";
   }
   if (choice == ExpertGemmChoice::Cublas) {
-    if (!why.empty()) throw std::runtime_error("AFD_EXPERT_GEMM=cublas cannot be used: " + why + "; use ours or auto");
+    if (!why.empty()) throw std::runtime_error("expertGemm \"cublas\" cannot be used: " + why + "; use ours or auto");
     return true;
   }
   return why.empty();

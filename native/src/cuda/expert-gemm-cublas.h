@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend-options.h"
 #include "cuda/cublas-api.h"
 #include "cuda/device-buffer.h"
 #include "cuda/expert-gemm-kernels.cuh"
@@ -91,26 +92,12 @@ class CublasExpertGemm {
 CublasExpertGemmArgs moeExpertGemmArgs(const void* x, bool xIsF32, const MoePermutation& perm, const void* const* table,
                                        int numExperts, int rows, int hidden, int inter, float* expertOut);
 
-// Which expert GEMM CudaBackend::moeExperts runs (AFD_EXPERT_GEMM).
-enum class ExpertGemmChoice { Ours, Cublas, Auto };
-
-// AFD_EXPERT_GEMM=ours|cublas|auto (unset: auto); any other value throws naming the variable.
-ExpertGemmChoice expertGemmChoiceFromEnv();
-
-// Tokens from which `auto` picks cuBLAS: AFD_EXPERT_GEMM_MIN_TOKENS when set, else
-// kCublasExpertGemmMinTokens. Measured on one H200 (the former expert-GEMM microbenchmark,
-// Qwen3-30B-A3B experts, 2026-11-30, docs/benchmarks.md): cuBLAS grouped GEMM with its host copy of the counts beat our
-// kernel at 256 tokens (0.39 vs 0.51 ms per layer) and 512 (0.41 vs 0.81), lost at 1-64.
-// It is eager-only, so captured decode steps keep our kernel whatever the batch.
-constexpr int kCublasExpertGemmMinTokens = 256;
-int cublasExpertGemmMinTokens();
-
-// The decision for one moeExperts call of `tokens` tokens; `minTokens` is
-// cublasExpertGemmMinTokens(), read once by the caller. `auto` keeps our kernel below it,
-// while
-// the stream is being captured (grouped GEMM cannot be), for non-bf16 weights, hidden or
-// inter not a multiple of 8, no cuBLAS (`cublas` null) or a cuBLAS without grouped GEMM;
-// `cublas` throws in those cases instead of switching silently.
+// The decision for one moeExperts call of `tokens` tokens: choice and minTokens are the
+// backend's CudaOptions.expertGemm / expertGemmMinTokens (ExpertGemmChoice and
+// kCublasExpertGemmMinTokens: core/backend-options.h). `auto` keeps our kernel below
+// minTokens, while the stream is being captured (grouped GEMM cannot be), for non-bf16
+// weights, hidden or inter not a multiple of 8, no cuBLAS (`cublas` null) or a cuBLAS
+// without grouped GEMM; `cublas` throws in those cases instead of switching silently.
 bool useCublasExpertGemm(ExpertGemmChoice choice, int tokens, int minTokens, int hidden, int inter, bool bf16Weights,
                          const CublasHandle* cublas, cudaStream_t stream);
 

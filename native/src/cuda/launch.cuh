@@ -1,13 +1,14 @@
 // Kernel launches with programmatic dependent launch (PDL, sm_90): a kernel may be
 // scheduled while its predecessor's last blocks drain, and waits in pdlWait() before it
 // touches the predecessor's results. Every kernel launched through launchKernel() must
-// call pdlWait() before reading any input. AFD_CUDA_PDL=0 turns PDL off (plain launches).
+// call pdlWait() before reading any input. The debugging override AFD_CUDA_PDL=0
+// (core/debug-env.h) turns PDL off for the whole process (plain launches).
 #pragma once
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <utility>
+
+#include "core/debug-env.h"
 
 namespace afd::cuda {
 
@@ -22,10 +23,7 @@ __device__ __forceinline__ void pdlWait() {
 }
 
 inline bool pdlEnabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("AFD_CUDA_PDL");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
+  static const bool enabled = !debugEnv().pdlOff;
   return enabled;
 }
 

@@ -43,9 +43,9 @@ AfdAttentionLink::AfdAttentionLink(std::shared_ptr<Engine> engine, const AfdConn
 std::unique_ptr<comm::DataPlane> AfdAttentionLink::bootstrapDevicePlane(comm::TcpLink& link) {
   if (!deviceWire_) return nullptr;
   DevicePlaneExchange exchange;
-  exchange.recv = [&](int) { return comm::TcpAttentionConnector::recvBootstrap(link, config_.stepDeadlineMs); };
+  exchange.recv = [&](int) { return comm::AttentionRendezvous::recvBootstrap(link, config_.stepDeadlineMs); };
   exchange.send = [&](int, const std::vector<uint8_t>& blob) {
-    comm::TcpAttentionConnector::sendBootstrapReply(link, blob, config_.stepDeadlineMs);
+    comm::AttentionRendezvous::sendBootstrapReply(link, blob, config_.stepDeadlineMs);
   };
   return buildDevicePlane(connectorName_, engine_->backend(), false, 1, devicePlaneOptions(config_, maxStepTokens_),
                           exchange, link.peer());

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "comm/tcp-connector.h"
+#include "comm/rendezvous.h"
 #include "runtime/afd-connector-options.h"
 #include "runtime/afd-remote-ffn-executor.h"
 #include "runtime/engine.h"
@@ -53,8 +53,8 @@ class AfdAttentionLink {
   std::string connectorName_;  // "tcp" | "nccl" | "peer"
   int maxStepTokens_ = 2048;   // sizes the peer-memory inboxes (AfdConnectorOptions)
   bool deviceWire_ = false;
-  comm::TcpConnectorConfig config_;
-  comm::TcpAttentionConnector connector_;
+  comm::RendezvousConfig config_;
+  comm::AttentionRendezvous connector_;
   std::unique_ptr<comm::DataPlane> devicePlane_;  // nccl: hidden states / FFN outputs (TCP keeps control)
   std::unique_ptr<RemoteFfnExecutor> executor_;
   std::atomic<bool> stop_{false};

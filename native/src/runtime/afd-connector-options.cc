@@ -2,9 +2,9 @@
 
 namespace afd {
 
-comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& o, const ModelConfig& model,
+comm::RendezvousConfig makeConnectorConfig(const AfdConnectorOptions& o, const ModelConfig& model,
                                              bool gateOnAttention, DType activation) {
-  comm::TcpConnectorConfig c;
+  comm::RendezvousConfig c;
   c.topology = o.topology;
   c.topology.validate();
   c.rank = o.rank;
@@ -24,7 +24,7 @@ comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& o, const
   return c;
 }
 
-DevicePlaneOptions devicePlaneOptions(const comm::TcpConnectorConfig& config, int maxStepTokens) {
+DevicePlaneOptions devicePlaneOptions(const comm::RendezvousConfig& config, int maxStepTokens) {
   DevicePlaneOptions o;
   o.stepDeadlineMs = config.stepDeadlineMs;
   o.maxStepTokens = maxStepTokens;

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/tcp-connector.h"
+#include "comm/rendezvous.h"
 #include "comm/topology.h"
 #include "model/model-config.h"
 #include "runtime/afd-device-plane.h"
@@ -36,13 +36,17 @@ struct AfdConnectorOptions {
   std::string rendezvousId;
   /** FFN role: static expert parallelism over the FFN ranks (runtime/ep-ffn-group.h); no effect with one FFN rank. */
   bool expertParallel = false;
+  /** FFN role: capture the whole step as a CUDA graph when the attention rank asks (device connectors; afd-ffn-server-graphs.h); false serves every step eagerly. */
+  bool ffnGraphs = true;
+  /** FFN role, fault tests only (the debugging override AFD_FAULT_FFN_LAYER_DELAY_US): a host pause of this many microseconds before each eagerly served layer. */
+  int faultLayerDelayUs = 0;
 };
 
 // The connector config for an engine's model and role options. Throws CommError(kConfig).
 // activation: the engine backend's activation dtype (what crosses the wire).
-comm::TcpConnectorConfig makeConnectorConfig(const AfdConnectorOptions& options, const ModelConfig& model,
+comm::RendezvousConfig makeConnectorConfig(const AfdConnectorOptions& options, const ModelConfig& model,
                                              bool gateOnAttention, DType activation);
 // The device plane's options for a connector config (shape, deadline) and maxStepTokens.
-DevicePlaneOptions devicePlaneOptions(const comm::TcpConnectorConfig& config, int maxStepTokens);
+DevicePlaneOptions devicePlaneOptions(const comm::RendezvousConfig& config, int maxStepTokens);
 
 }  // namespace afd

@@ -1,7 +1,5 @@
 #include "runtime/afd-ffn-server-graphs.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "core/error.h"
@@ -9,8 +7,6 @@
 namespace afd {
 
 std::unique_ptr<FfnStepGraphs> FfnStepGraphs::create(Backend& backend) {
-  const char* env = std::getenv("AFD_FFN_GRAPHS");
-  if (env != nullptr && std::strcmp(env, "0") == 0) return nullptr;
   if (!backend.supportsGraphCapture()) return nullptr;
   return std::make_unique<FfnStepGraphs>(backend);
 }
@@ -26,7 +22,7 @@ void FfnStepGraphs::captureAndLaunch(const FfnGraphKey& key, const std::function
   const uint64_t before = backend_.allocationEpoch();
   std::unique_ptr<CapturedGraph> graph =
       captureGraph(backend_, "FFN step graph [" + std::to_string(key[0]) + ", " + std::to_string(key[1]) + "]",
-                   "run the FFN rank with AFD_FFN_GRAPHS=0 to serve eagerly", enqueue);
+                   "set cudaGraph.policy \"off\" on the FFN rank to serve eagerly", enqueue);
   if (graphs_.empty()) epoch_ = before;
   graph->replay();
   graphs_[key] = std::move(graph);

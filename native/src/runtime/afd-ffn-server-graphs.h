@@ -21,7 +21,7 @@ using FfnGraphKey = std::array<int64_t, 2>;
 class FfnStepGraphs {
  public:
   explicit FfnStepGraphs(Backend& backend) : backend_(backend) {}
-  // Null when the backend cannot capture or AFD_FFN_GRAPHS=0 (the eager path stays selectable).
+  // Null when the backend cannot capture (the eager path stays selectable).
   static std::unique_ptr<FfnStepGraphs> create(Backend& backend);
 
   // False as well when the backend has allocated or freed since the graphs were captured.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <thread>
 
 #include "runtime/afd-device-plane.h"
@@ -46,18 +45,11 @@ AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOpt
       connector_(config_),
       connectorName_(options.connector),
       maxStepTokens_(options.maxStepTokens),
-      deviceWire_(isDeviceConnector(options.connector)) {
+      deviceWire_(isDeviceConnector(options.connector)),
+      graphsAllowed_(options.ffnGraphs),
+      faultLayerDelayUs_(options.faultLayerDelayUs) {
   requireConnectorBackend(options.connector, engine_->backend(), "FFN");
   rowOffset_.assign(connector_.blockSize() + 1, 0);
-  // Fault injection for tests (tools/gpu/afd-roles.mjs): a host pause before each eagerly
-  // served layer, so a kill of this process lands inside the attention rank's layer loop.
-  if (const char* v = std::getenv("AFD_FAULT_FFN_LAYER_DELAY_US")) {
-    char* end = nullptr;
-    const long us = std::strtol(v, &end, 10);
-    AFD_CHECK(*v != '\0' && *end == '\0' && us >= 0 && us <= 10'000'000,
-              "AFD_FAULT_FFN_LAYER_DELAY_US must be microseconds in 0..10000000 (got \"" << v << "\")");
-    faultLayerDelayUs_ = static_cast<int>(us);
-  }
   if (expertParallelOn(options, config_)) {
     const int64_t maxRows = static_cast<int64_t>(std::max(options.maxStepTokens, 1 << 16)) * config_.topology.maxBlockSize();
     ep_ = std::make_unique<EpFfnGroup>(*engine_->ffnModel(), engine_->mutex(), epMeshConfig(config_, options, engine_->config()),
@@ -159,7 +151,7 @@ void AfdFfnServer::bootstrapDevicePlane() {
                                   devicePlaneOptions(config_, maxStepTokens_), exchange,
                                   "FFN rank " + std::to_string(config_.rank));
   // Graphs captured on the previous plane point at its communicators: start over.
-  if (!graphs_) graphs_ = FfnStepGraphs::create(engine_->backend());
+  if (!graphs_ && graphsAllowed_) graphs_ = FfnStepGraphs::create(engine_->backend());
   if (graphs_) graphs_->clear();
 }
 
@@ -252,7 +244,7 @@ void AfdFfnServer::loop() {
 bool AfdFfnServer::serve(std::string* by) {
   EngineStats& stats = engine_->stats();
   // Expert parallelism: a group peer's step start also wakes this rank (it calls its block in).
-  comm::TcpFfnConnector::StepWake wake;
+  comm::FfnRendezvous::StepWake wake;
   if (ep_) {
     wake.fds = ep_->mesh().pollFds();
     wake.onWake = [this](size_t i, std::string* who) { return ep_->mesh().absorbWake(i, who); };

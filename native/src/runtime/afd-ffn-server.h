@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "comm/tcp-connector.h"
+#include "comm/rendezvous.h"
 #include "runtime/afd-connector-options.h"
 #include "runtime/afd-ffn-server-graphs.h"
 #include "runtime/engine.h"
@@ -82,7 +82,7 @@ class AfdFfnServer {
   // with one attention peer, the control payload's capture flag captures the step keyed
   // by its per-stage rows (and launches it once: the step crosses the wire exactly once,
   // as on every other step); the replay flag replays a cached key. Several peers (their
-  // flags are OR-merged, so agreement cannot be told) and AFD_FFN_GRAPHS=0 run eagerly.
+  // flags are OR-merged, so agreement cannot be told) and options.ffnGraphs false run eagerly.
   // Returns false when this step runs eagerly.
   bool runGraphStep();
   // Counts an eager step on a device wire as a graph miss.
@@ -94,11 +94,12 @@ class AfdFfnServer {
   void finish(State s, const std::string& reason);
 
   std::shared_ptr<Engine> engine_;
-  comm::TcpConnectorConfig config_;
-  comm::TcpFfnConnector connector_;
+  comm::RendezvousConfig config_;
+  comm::FfnRendezvous connector_;
   std::string connectorName_;  // "tcp" | "nccl" | "peer"
   int maxStepTokens_ = 2048;   // sizes the peer-memory inboxes (AfdConnectorOptions)
   bool deviceWire_ = false;
+  bool graphsAllowed_ = true;  // AfdConnectorOptions.ffnGraphs
   std::unique_ptr<comm::DataPlane> devicePlane_;
   std::unique_ptr<FfnStepGraphs> graphs_;  // null: eager only
   int64_t warmRows_ = 0;                   // most rows any FFN forward has run at (scratch sized for it)
@@ -113,7 +114,9 @@ class AfdFfnServer {
   size_t actBytes() const { return config_.model.activationBytes; }
   std::vector<int64_t> rowOffset_;  // [peers + 1] row offsets of the current stage
   bool sampled_ = false;
-  int faultLayerDelayUs_ = 0;  // AFD_FAULT_FFN_LAYER_DELAY_US (tests only; eager steps)
+  // AfdConnectorOptions.faultLayerDelayUs (fault tests: a kill of this process lands inside
+  // the attention rank's layer loop; eager steps only).
+  int faultLayerDelayUs_ = 0;
   std::unique_ptr<EpFfnGroup> ep_;  // expert parallelism; null when off
   int stepStages_ = 1;              // stages of this step: the block's, or the FFN group's largest
   std::vector<uint8_t> realRow_;    // [rows] row r of the stage is a token (not a placeholder)

@@ -16,7 +16,7 @@
 #include "comm/data-plane.h"
 #include "comm/tcp-handshake.h"
 #include "core/backend.h"
-#include "model/layer-split.h"
+#include "model/ffn-executor.h"
 #include "runtime/stats.h"
 
 namespace afd {

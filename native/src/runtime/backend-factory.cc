@@ -1,7 +1,7 @@
 // createBackend: the one place that knows which backends are compiled in.
 #include "core/backend.h"
 #include "cpu/cpu-backend.h"
-#include "runtime/engine-capture-emulation.h"
+#include "testing/capture-emulation-backend.h"
 
 namespace afd {
 
@@ -13,7 +13,7 @@ __attribute__((weak)) std::unique_ptr<Backend> createCudaBackend(const BackendOp
 
 std::unique_ptr<Backend> createBackend(const BackendOptions& options) {
   if (options.name == "cpu") return std::make_unique<CpuBackend>(options.threads);
-  // Tests: the CPU backend with CUDA-graph capture emulated (runtime/engine-capture-emulation.h).
+  // Tests: the CPU backend with CUDA-graph capture emulated (testing/capture-emulation-backend.h).
   if (options.name == "cpu-graphs") return createCaptureEmulationBackend(options.threads);
 #ifdef AFD_WITH_CUDA
   if (options.name == "cuda") {

@@ -1,7 +1,6 @@
 #include "runtime/engine.h"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace afd {
 namespace {
@@ -78,10 +77,8 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
   info_.hiddenSize = c.hiddenSize;
   info_.residentWeightBytes = store_->residentBytes();
   info_.numWeightTensors = store_->numTensors();
-  // AFD_ENGINE_GRAPHS=off forces the eager path whatever the config says (a switch back for operators).
-  const char* graphsEnv = std::getenv("AFD_ENGINE_GRAPHS");
-  const bool graphsVetoed = graphsEnv != nullptr && std::string(graphsEnv) == "off";
-  graphsOn_ = options.graphs.policy == GraphPolicy::DecodeOnly && !graphsVetoed && attention_ && backend_->supportsGraphCapture();
+  // The policy already holds the debugging override AFD_ENGINE_GRAPHS=off (binding/js-convert.cc).
+  graphsOn_ = options.graphs.policy == GraphPolicy::DecodeOnly && attention_ && backend_->supportsGraphCapture();
   if (graphsOn_) validateGraphBuckets(options.graphs.batchBuckets);
   if (attention_) {
     const DType kvDtype = options.kvDtype.value_or(backend_->activationDtype());

@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "core/backend.h"
-#include "model/layer-split.h"
+#include "model/ffn-executor.h"
+#include "model/local-ffn-executor.h"
 #include "model/model.h"
 #include "runtime/engine-graph-policy.h"
 #include "runtime/step-inputs.h"

@@ -4,11 +4,11 @@
 
 namespace afd {
 
-bool expertParallelOn(const AfdConnectorOptions& options, const comm::TcpConnectorConfig& config) {
+bool expertParallelOn(const AfdConnectorOptions& options, const comm::RendezvousConfig& config) {
   return options.expertParallel && config.topology.numFfn > 1;
 }
 
-comm::EpMeshConfig epMeshConfig(const comm::TcpConnectorConfig& c, const AfdConnectorOptions& o, const ModelConfig& m) {
+comm::EpMeshConfig epMeshConfig(const comm::RendezvousConfig& c, const AfdConnectorOptions& o, const ModelConfig& m) {
   comm::EpMeshConfig e;
   e.numRanks = c.topology.numFfn;
   e.rank = c.rank;

@@ -9,9 +9,9 @@
 namespace afd {
 
 // True when the options ask for expert parallelism and the topology has several FFN ranks.
-bool expertParallelOn(const AfdConnectorOptions& options, const comm::TcpConnectorConfig& config);
+bool expertParallelOn(const AfdConnectorOptions& options, const comm::RendezvousConfig& config);
 // The group's mesh config for this FFN rank.
-comm::EpMeshConfig epMeshConfig(const comm::TcpConnectorConfig& config, const AfdConnectorOptions& options,
+comm::EpMeshConfig epMeshConfig(const comm::RendezvousConfig& config, const AfdConnectorOptions& options,
                                 const ModelConfig& model);
 
 }  // namespace afd

@@ -1,11 +1,12 @@
 /**
  * GPU suite check of the cuBLAS grouped expert GEMM as CudaBackend::moeExperts runs it
- * (AFD_EXPERT_GEMM, cuda/expert-gemm-cublas.h): two CUDA engines on one tiny bf16
+ * (engine option expertGemm, cuda/expert-gemm-cublas.h): two CUDA engines on one tiny bf16
  * Qwen3-MoE checkpoint, one with our grouped kernel and one forced onto cuBLAS, prefill a
  * 300-token prompt in one step (the size where `auto` picks cuBLAS) and decode a few
  * tokens. The logits must agree within the bf16 cudaLogitTolerance of the CUDA engine; greedy
  * tokens are reported (a near-tie may flip them, since cuBLAS rounds gate/up to bf16).
- * The variable is read when a backend is created, so it is set around each load.
+ * The debugging override AFD_EXPERT_GEMM, when set, replaces both choices (the check then
+ * compares the same path twice).
  */
 import { rm } from 'node:fs/promises';
 import { relativeError } from '../golden.js';
@@ -17,15 +18,8 @@ const PROMPT_TOKENS = 300;
 const KV_BLOCK = 16;
 const NUM_BLOCKS = 31; // prime: scatteredBlocks never collides
 
-async function loadWith(choice: 'ours' | 'cublas', spec: Awaited<ReturnType<typeof roleSpec>>): Promise<Engine> {
-  const before = process.env['AFD_EXPERT_GEMM'];
-  process.env['AFD_EXPERT_GEMM'] = choice;
-  try {
-    return await Engine.load(spec, { backend: 'cuda', numKvBlocks: NUM_BLOCKS, kvBlockSize: KV_BLOCK });
-  } finally {
-    if (before === undefined) delete process.env['AFD_EXPERT_GEMM'];
-    else process.env['AFD_EXPERT_GEMM'] = before;
-  }
+function loadWith(choice: 'ours' | 'cublas', spec: Awaited<ReturnType<typeof roleSpec>>): Promise<Engine> {
+  return Engine.load(spec, { backend: 'cuda', numKvBlocks: NUM_BLOCKS, kvBlockSize: KV_BLOCK, expertGemm: choice });
 }
 
 export async function engineExpertGemmChecks(): Promise<GpuCheck[]> {

@@ -1,15 +1,15 @@
-// FFN side of the TCP connector: listener, handshake of the block's attention peers,
+// FFN side of the rendezvous link: listener, handshake of the block's attention peers,
 // the control-plane hub (gather requests, call idle peers, announce the merged step)
-// and the data plane to each peer.
+// and the tcp data plane to each peer.
 #include <poll.h>
 
-#include "comm/tcp-connector.h"
+#include "comm/rendezvous.h"
 
 namespace afd::comm {
 
 namespace {
 
-std::string listenHostOf(const TcpConnectorConfig& c) {
+std::string listenHostOf(const RendezvousConfig& c) {
   c.validate(true);
   return c.listenHost.empty() ? c.ffnHosts[c.rank] : c.listenHost;
 }
@@ -18,7 +18,7 @@ constexpr size_t kMaxHelloBytes = 1 << 16;
 
 }  // namespace
 
-TcpFfnConnector::TcpFfnConnector(TcpConnectorConfig config)
+FfnRendezvous::FfnRendezvous(RendezvousConfig config)
     : config_(std::move(config)),
       listener_(listenHostOf(config_), config_.basePort + config_.rank, config_.listenHost.empty()) {
   block_ = config_.topology.blockOf(config_.rank);
@@ -27,14 +27,14 @@ TcpFfnConnector::TcpFfnConnector(TcpConnectorConfig config)
   request_.reset(1);
 }
 
-TcpFfnConnector::~TcpFfnConnector() {
+FfnRendezvous::~FfnRendezvous() {
   for (auto& link : links_) {
     if (link) link->close();
   }
   listener_.close();
 }
 
-void TcpFfnConnector::acceptPeers(StopFlag stop, int timeoutMs, const std::function<void()>& beforeAck) {
+void FfnRendezvous::acceptPeers(StopFlag stop, int timeoutMs, const std::function<void()>& beforeAck) {
   Deadline deadline = rendezvousDeadline(timeoutMs < 0 ? config_.rendezvousTimeoutMs : timeoutMs);
   std::vector<uint8_t> payload;
   // Gather until every slot holds a live peer (one may leave while others join).
@@ -102,7 +102,7 @@ void TcpFfnConnector::acceptPeers(StopFlag stop, int timeoutMs, const std::funct
   step_ = 0;
 }
 
-void TcpFfnConnector::dropDeadPeers() {
+void FfnRendezvous::dropDeadPeers() {
   // A joined peer sends nothing before the ack, so a readable link is closed (or broken):
   // that rank gave up or died while the block gathered; free its slot for its restart.
   for (auto& link : links_) {
@@ -114,7 +114,7 @@ void TcpFfnConnector::dropDeadPeers() {
   }
 }
 
-void TcpFfnConnector::readRequest(int p, Deadline deadline, StopFlag stop) {
+void FfnRendezvous::readRequest(int p, Deadline deadline, StopFlag stop) {
   TcpLink& link = *links_[p];
   FrameHeader h = link.recvHeader(deadline, stop, "a step request");
   if (h.kind != FrameKind::kStepRequest) {
@@ -132,7 +132,7 @@ void TcpFfnConnector::readRequest(int p, Deadline deadline, StopFlag stop) {
   published_[p] = true;
 }
 
-bool TcpFfnConnector::recvStep(ControlPayload* merged, StopFlag stop, std::string* shutdownBy, const StepWake* wake) {
+bool FfnRendezvous::recvStep(ControlPayload* merged, StopFlag stop, std::string* shutdownBy, const StepWake* wake) {
   merged->reset(block_.size);
   merged->step = step_;
   merged->numStages = 1;
@@ -194,28 +194,28 @@ bool TcpFfnConnector::recvStep(ControlPayload* merged, StopFlag stop, std::strin
   return true;
 }
 
-void TcpFfnConnector::send(int peer, const void* src, size_t bytes, const TransferTag& tag, CommStream) {
+void FfnRendezvous::send(int peer, const void* src, size_t bytes, const TransferTag& tag, CommStream) {
   links_[peer]->post(transferHeader(tag, bytes), src);
 }
 
-void TcpFfnConnector::recv(int peer, void* dst, size_t bytes, const TransferTag& tag, CommStream) {
+void FfnRendezvous::recv(int peer, void* dst, size_t bytes, const TransferTag& tag, CommStream) {
   links_[peer]->recvExpected(transferFrameKind(tag.kind), tag.layer, tag.stage, tag.step, dst, bytes,
                              Deadline::afterMs(config_.stepDeadlineMs), nullptr);
 }
 
-void TcpFfnConnector::synchronize(CommStream) {
+void FfnRendezvous::synchronize(CommStream) {
   Deadline deadline = Deadline::afterMs(config_.stepDeadlineMs);
   for (auto& link : links_) link->flush(deadline);
 }
 
-void TcpFfnConnector::sendBootstrap(int peer, const std::vector<uint8_t>& blob) {
+void FfnRendezvous::sendBootstrap(int peer, const std::vector<uint8_t>& blob) {
   if (peer < 0 || peer >= block_.size || !links_[peer]) {
     throw CommError(CommErrorKind::kConfig, "bootstrap: attention peer " + std::to_string(peer) + " has not joined");
   }
   links_[peer]->sendBlob(FrameKind::kBootstrap, blob, Deadline::afterMs(config_.stepDeadlineMs));
 }
 
-std::vector<uint8_t> TcpFfnConnector::recvBootstrapReply(int peer, int timeoutMs) {
+std::vector<uint8_t> FfnRendezvous::recvBootstrapReply(int peer, int timeoutMs) {
   if (peer < 0 || peer >= block_.size || !links_[peer]) {
     throw CommError(CommErrorKind::kConfig, "bootstrap reply: attention peer " + std::to_string(peer) + " has not joined");
   }
@@ -224,7 +224,7 @@ std::vector<uint8_t> TcpFfnConnector::recvBootstrapReply(int peer, int timeoutMs
                                 "do both sides use the same connector (peer)?");
 }
 
-void TcpFfnConnector::closePeers(const std::string& reason) {
+void FfnRendezvous::closePeers(const std::string& reason) {
   for (auto& link : links_) {
     if (link) link->goodbye(reason, 500);
     link.reset();

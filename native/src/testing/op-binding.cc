@@ -1,4 +1,4 @@
-#include "binding/op-binding.h"
+#include "testing/op-binding.h"
 
 #include <map>
 #include <memory>
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/debug-env.h"
 
 namespace afd::binding {
 namespace {
@@ -190,6 +191,7 @@ Napi::Value RunOp(const Napi::CallbackInfo& info) {
     if (bo.Has("name")) opts.name = bo.Get("name").ToString().Utf8Value();
     if (bo.Has("threads")) opts.threads = bo.Get("threads").ToNumber().Int32Value();
     if (bo.Has("deviceIndex")) opts.deviceIndex = bo.Get("deviceIndex").ToNumber().Int32Value();
+    applyDebugEnv(opts.cuda);  // the CUDA choices an engine without options gets
     std::unique_ptr<Backend> be = createBackend(opts);
     Napi::Object params = info.Length() > 3 && info[3].IsObject() ? info[3].As<Napi::Object>() : Napi::Object::New(env);
     OpContext ctx(*be, info[2].As<Napi::Object>(), params);

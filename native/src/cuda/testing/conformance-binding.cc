@@ -1,8 +1,9 @@
-#include "cuda/cuda-binding.h"
+#include "cuda/testing/conformance-binding.h"
 
 #include "binding/js-convert.h"
 #include "binding/js-options.h"
-#include "cuda/conformance.h"
+#include "core/debug-env.h"
+#include "cuda/testing/conformance.h"
 
 namespace afd::cuda {
 namespace {
@@ -12,7 +13,10 @@ using binding::guarded;
 Napi::Value Conformance(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     const binding::JsOptions o(binding::optionsArg(info, 0), "cudaConformance");
-    const auto cases = runConformance(o.integer("device", 0), static_cast<uint64_t>(o.number("seed", 1)), o.string("family", ""));
+    CudaOptions cudaOptions;
+    applyDebugEnv(cudaOptions);  // the defaults and the debugging overrides, as an engine without CUDA options gets them
+    const auto cases = runConformance(o.integer("device", 0), cudaOptions, static_cast<uint64_t>(o.number("seed", 1)),
+                                      o.string("family", ""));
     Napi::Array out = Napi::Array::New(info.Env(), cases.size());
     for (size_t i = 0; i < cases.size(); ++i) {
       const ConformanceCase& c = cases[i];
@@ -33,7 +37,7 @@ Napi::Value Conformance(const Napi::CallbackInfo& info) {
 
 }  // namespace
 
-void registerCudaExports(Napi::Env env, Napi::Object exports) {
+void registerConformanceExports(Napi::Env env, Napi::Object exports) {
   exports.Set("cudaConformance", Napi::Function::New(env, Conformance, "cudaConformance"));
 }
 

@@ -1,7 +1,7 @@
 // Conformance cases of the GEMM family (matmul, SiLU MLP, router, MoE experts) and sampling.
 #include "core/sampling-rng.h"
-#include "cuda/conformance-suite.h"
 #include "cuda/sampling.cuh"
+#include "cuda/testing/conformance-suite.h"
 
 namespace afd::cuda::conformance {
 namespace {

@@ -1,6 +1,6 @@
-// Shared parts of the TCP connector and its attention side; the FFN side is in
-// tcp-ffn-connector.cc.
-#include "comm/tcp-connector.h"
+// The rendezvous link's shared parts (frame kinds, config checks) and its attention
+// side (dial, handshake, control plane, tcp data plane); the FFN side is in rendezvous-ffn.cc.
+#include "comm/rendezvous.h"
 
 namespace afd::comm {
 
@@ -26,7 +26,7 @@ FrameHeader transferHeader(const TransferTag& tag, size_t bytes) {
 Deadline rendezvousDeadline(int timeoutMs) { return timeoutMs > 0 ? Deadline::afterMs(timeoutMs) : Deadline::never(); }
 
 
-void TcpConnectorConfig::validate(bool ffnRole) const {
+void RendezvousConfig::validate(bool ffnRole) const {
   topology.validate();
   int count = ffnRole ? topology.numFfn : topology.numAttention;
   if (rank < 0 || rank >= count) {
@@ -57,7 +57,7 @@ void TcpConnectorConfig::validate(bool ffnRole) const {
   }
 }
 
-TcpAttentionConnector::TcpAttentionConnector(TcpConnectorConfig config) : config_(std::move(config)) {
+AttentionRendezvous::AttentionRendezvous(RendezvousConfig config) : config_(std::move(config)) {
   config_.validate(false);
   ffnRank_ = config_.topology.ffnRankOf(config_.rank);
   peerIndex_ = config_.topology.peerIndexOf(config_.rank);
@@ -67,19 +67,19 @@ TcpAttentionConnector::TcpAttentionConnector(TcpConnectorConfig config) : config
   request_.reset(1);
 }
 
-TcpAttentionConnector::~TcpAttentionConnector() { close(); }
+AttentionRendezvous::~AttentionRendezvous() { close(); }
 
-void TcpAttentionConnector::close() {
+void AttentionRendezvous::close() {
   if (link_) link_->close();
 }
 
-void TcpAttentionConnector::adopt(std::unique_ptr<TcpLink> link) {
+void AttentionRendezvous::adopt(std::unique_ptr<TcpLink> link) {
   if (link_) link_->close();
   link_ = std::move(link);
   nextStep_ = 0;
 }
 
-std::string TcpAttentionConnector::lostReason() const {
+std::string AttentionRendezvous::lostReason() const {
   if (!link_) return "not connected to " + peerName_;
   try {
     link_->throwIfBroken();
@@ -89,7 +89,7 @@ std::string TcpAttentionConnector::lostReason() const {
   return {};
 }
 
-std::unique_ptr<TcpLink> TcpAttentionConnector::dial(StopFlag stop, int timeoutMs) const {
+std::unique_ptr<TcpLink> AttentionRendezvous::dial(StopFlag stop, int timeoutMs) const {
   Deadline deadline = rendezvousDeadline(timeoutMs);
   Socket socket = connectWithRetry(host_, port_, deadline, stop, peerName_);
   auto link = std::make_unique<TcpLink>(std::move(socket), peerName_, config_.stepDeadlineMs);
@@ -130,18 +130,18 @@ std::unique_ptr<TcpLink> TcpAttentionConnector::dial(StopFlag stop, int timeoutM
   return link;
 }
 
-std::vector<uint8_t> TcpAttentionConnector::recvBootstrap(TcpLink& link, int timeoutMs) {
+std::vector<uint8_t> AttentionRendezvous::recvBootstrap(TcpLink& link, int timeoutMs) {
   return link.recvBlob(FrameKind::kBootstrap, Deadline::afterMs(timeoutMs),
                        "the data-plane bootstrap (an FFN rank sends it only when it runs connector nccl or peer: "
                        "start every rank with the same --connector)",
                        "do both sides use the same connector?");
 }
 
-void TcpAttentionConnector::sendBootstrapReply(TcpLink& link, const std::vector<uint8_t>& blob, int timeoutMs) {
+void AttentionRendezvous::sendBootstrapReply(TcpLink& link, const std::vector<uint8_t>& blob, int timeoutMs) {
   link.sendBlob(FrameKind::kBootstrapReply, blob, Deadline::afterMs(timeoutMs));
 }
 
-void TcpAttentionConnector::beginStep(const uint32_t* stageTokens, int numStages, uint32_t flags,
+void AttentionRendezvous::beginStep(const uint32_t* stageTokens, int numStages, uint32_t flags,
                                       ControlPayload* merged) {
   if (!link_) throw CommError(CommErrorKind::kConfig, "not connected to " + peerName_ + " (call connect first)");
   if (numStages < 1 || numStages > kMaxStages) {
@@ -184,7 +184,7 @@ void TcpAttentionConnector::beginStep(const uint32_t* stageTokens, int numStages
   }
 }
 
-bool TcpAttentionConnector::pollStepCall(int timeoutMs) {
+bool AttentionRendezvous::pollStepCall(int timeoutMs) {
   if (!link_) throw CommError(CommErrorKind::kConfig, "not connected to " + peerName_);
   link_->throwIfBroken();
   if (!link_->readable(timeoutMs)) return false;
@@ -197,7 +197,7 @@ bool TcpAttentionConnector::pollStepCall(int timeoutMs) {
   return true;
 }
 
-void TcpAttentionConnector::shutdown(const std::string& reason) {
+void AttentionRendezvous::shutdown(const std::string& reason) {
   if (!link_ || link_->broken()) {
     close();
     return;
@@ -212,15 +212,15 @@ void TcpAttentionConnector::shutdown(const std::string& reason) {
   link_->goodbye(reason, 500);
 }
 
-void TcpAttentionConnector::send(int, const void* src, size_t bytes, const TransferTag& tag, CommStream) {
+void AttentionRendezvous::send(int, const void* src, size_t bytes, const TransferTag& tag, CommStream) {
   link_->post(transferHeader(tag, bytes), src);
 }
 
-void TcpAttentionConnector::recv(int, void* dst, size_t bytes, const TransferTag& tag, CommStream) {
+void AttentionRendezvous::recv(int, void* dst, size_t bytes, const TransferTag& tag, CommStream) {
   link_->recvExpected(transferFrameKind(tag.kind), tag.layer, tag.stage, tag.step, dst, bytes,
                       Deadline::afterMs(config_.stepDeadlineMs), nullptr);
 }
 
-void TcpAttentionConnector::synchronize(CommStream) { link_->flush(Deadline::afterMs(config_.stepDeadlineMs)); }
+void AttentionRendezvous::synchronize(CommStream) { link_->flush(Deadline::afterMs(config_.stepDeadlineMs)); }
 
 }  // namespace afd::comm

@@ -1,7 +1,10 @@
-// TCP connector for CPU and development: rendezvous from host + base port + topology
-// (FFN rank f listens on ffnHosts[f]:basePort+f; the attention ranks of its block
-// connect, retrying until the rendezvous timeout), then the control plane and the data
-// plane over one framed connection per attention <-> FFN pair. Works across hosts.
+// The TCP side of every connector, one framed connection per attention <-> FFN pair:
+// rendezvous from host + base port + topology (FFN rank f listens on
+// ffnHosts[f]:basePort+f; the attention ranks of its block connect, retrying until the
+// rendezvous timeout) and handshake, then the control plane of every step and the device
+// planes' bootstrap exchange (nccl, peer). For connector tcp (CPU and development) the
+// same link is the data plane too. Works across hosts. The attention side is in
+// rendezvous-attention.cc, the FFN side in rendezvous-ffn.cc.
 #pragma once
 #include <poll.h>
 
@@ -26,7 +29,7 @@ FrameHeader transferHeader(const TransferTag& tag, size_t bytes);
 // A deadline timeoutMs from now; never when timeoutMs is 0.
 Deadline rendezvousDeadline(int timeoutMs);
 
-struct TcpConnectorConfig {
+struct RendezvousConfig {
   AfdTopology topology;
   /** Rank within its role. */
   int rank = 0;
@@ -50,10 +53,10 @@ struct TcpConnectorConfig {
 };
 
 // Attention side: one link to the FFN rank that owns this rank's block.
-class TcpAttentionConnector : public AttentionControlPlane, public DataPlane {
+class AttentionRendezvous : public AttentionControlPlane, public DataPlane {
  public:
-  explicit TcpAttentionConnector(TcpConnectorConfig config);
-  ~TcpAttentionConnector() override;
+  explicit AttentionRendezvous(RendezvousConfig config);
+  ~AttentionRendezvous() override;
   // Connects and handshakes; retries until the rendezvous timeout. Throws CommError.
   void connect(StopFlag stop) { adopt(dial(stop, config_.rendezvousTimeoutMs)); }
   // Connects and handshakes a new link without touching the current one (so a
@@ -96,7 +99,7 @@ class TcpAttentionConnector : public AttentionControlPlane, public DataPlane {
   void close();
 
  private:
-  TcpConnectorConfig config_;
+  RendezvousConfig config_;
   int ffnRank_ = 0;
   int peerIndex_ = 0;
   std::string host_;
@@ -109,11 +112,11 @@ class TcpAttentionConnector : public AttentionControlPlane, public DataPlane {
 };
 
 // FFN side: a listener and one link per attention peer of the block.
-class TcpFfnConnector : public FfnControlPlane, public DataPlane {
+class FfnRendezvous : public FfnControlPlane, public DataPlane {
  public:
   // Binds the listening socket immediately (so a busy port fails at once).
-  explicit TcpFfnConnector(TcpConnectorConfig config);
-  ~TcpFfnConnector() override;
+  explicit FfnRendezvous(RendezvousConfig config);
+  ~FfnRendezvous() override;
   // Accepts and handshakes every peer of the block (rejecting strangers with a reason),
   // until the rendezvous timeout. Throws CommError; kStopped when *stop is set.
   // The handshake is acknowledged to every peer once the whole block has joined, so an
@@ -171,7 +174,7 @@ class TcpFfnConnector : public FfnControlPlane, public DataPlane {
   // Rendezvous: frees the slots of joined peers whose connection has closed.
   void dropDeadPeers();
 
-  TcpConnectorConfig config_;
+  RendezvousConfig config_;
   AttentionBlock block_;
   Listener listener_;
   std::vector<std::unique_ptr<TcpLink>> links_;  // [block size]

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "cpu/cpu-backend.h"
-#include "cuda/conformance.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
+#include "cuda/testing/conformance.h"
 
 namespace afd::cuda::conformance {
 
@@ -74,7 +74,7 @@ struct Twin {
 
 class Suite {
  public:
-  Suite(int device, uint64_t seed) : cuda_(device), cpu_(0), rng_(seed) {}
+  Suite(int device, const CudaOptions& options, uint64_t seed) : cuda_(device, options), cpu_(0), rng_(seed) {}
 
   Twin make(DType t, std::vector<int64_t> shape) {
     Twin w;

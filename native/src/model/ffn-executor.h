@@ -1,8 +1,9 @@
-// The seam between the two halves of every decoder layer. The attention half calls an
-// FfnExecutor once per layer and stage; the executor runs the FFN half in-process
-// (LocalFfnExecutor, colocated) or across a connector (remote, added by comm/ and
-// runtime/). Submit/collect are split so that, with two stages, stage 1's attention can
-// run while stage 0's FFN round trip is in flight:
+// FfnExecutor: the seam between the two halves of every decoder layer. The attention
+// half calls an FfnExecutor once per layer and stage; the executor runs the FFN half
+// in-process (LocalFfnExecutor, model/local-ffn-executor.h: colocated) or across a
+// connector (RemoteFfnExecutor, runtime/afd-remote-ffn-executor.h). Submit/collect are
+// split so that, with two stages, stage 1's attention can run while stage 0's FFN round
+// trip is in flight:
 //   for stage s: attention(L, s); submit(L, s, ...)
 //   for stage s: collect(L, s, ffnOut_s); residual add
 // What crosses the seam:
@@ -20,8 +21,6 @@
 #include "core/tensor.h"
 
 namespace afd {
-
-class FfnModel;
 
 // Per-step facts the executor needs before the first layer (the remote executor sends
 // them as the control payload).
@@ -59,27 +58,6 @@ class FfnExecutor {
     submit(layer, stage, hidden, routerLogits);
     collect(layer, stage, ffnOut);
   }
-};
-
-// Runs the FFN half in-process on the same backend (colocated role, and tests that
-// compare attention half + FFN half against the colocated model).
-class LocalFfnExecutor : public FfnExecutor {
- public:
-  explicit LocalFfnExecutor(FfnModel& ffn) : ffn_(ffn) {}
-  void beginStep(const FfnStepInfo& info) override;
-  void submit(int layer, int stage, const Tensor& hidden, const Tensor* routerLogits) override;
-  void collect(int layer, int stage, Tensor& ffnOut) override;
-  void endStep() override {}
-  bool graphSafe() const override { return true; }  // only backend ops (the CUDA backend refuses syncs while capturing)
-
- private:
-  struct Pending {
-    int layer = -1;
-    Tensor hidden;
-    Tensor routerLogits;  // empty when none
-  };
-  FfnModel& ffn_;
-  std::vector<Pending> pending_;  // indexed by stage
 };
 
 }  // namespace afd

@@ -1,5 +1,5 @@
 // N-API export of the CUDA backend's op conformance suite (the GPU test suite runs it):
-//   cudaConformance({ device?, seed? }) -> ConformanceCase[]
+//   cudaConformance({ device?, seed?, family? }) -> ConformanceCase[]
 // Registered in every build; in builds without CUDA it throws a clear error. Benchmarks
 // drive the product's Engine (afd-bench decode), never a path of their own.
 #pragma once
@@ -8,7 +8,7 @@
 namespace afd::cuda {
 
 #ifdef AFD_WITH_CUDA
-void registerCudaExports(Napi::Env env, Napi::Object exports);
+void registerConformanceExports(Napi::Env env, Napi::Object exports);
 #else
 inline Napi::Value cudaNotBuilt(const Napi::CallbackInfo& info) {
   Napi::Error::New(info.Env(),
@@ -17,7 +17,7 @@ inline Napi::Value cudaNotBuilt(const Napi::CallbackInfo& info) {
       .ThrowAsJavaScriptException();
   return info.Env().Undefined();
 }
-inline void registerCudaExports(Napi::Env env, Napi::Object exports) {
+inline void registerConformanceExports(Napi::Env env, Napi::Object exports) {
   exports.Set("cudaConformance", Napi::Function::New(env, cudaNotBuilt, "cudaConformance"));
 }
 #endif

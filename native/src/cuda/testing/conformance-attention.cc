@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "cuda/attention.cuh"
-#include "cuda/conformance-suite.h"
+#include "cuda/testing/conformance-suite.h"
 
 namespace afd::cuda::conformance {
 namespace {
@@ -139,7 +139,8 @@ void runPagedCase(Suite& s, const PagedCase& c) {
   s.cpu_.pagedAttention(q.cpu(), kc.cpu(), vc.cpu(), AttentionBatch{seq.cpu(), pos.cpu(), tab.cpu(), numSeqs, maxBlocks,
                                                                      maxQueryLen, maxCtx}, scale, oc);
   const int splits = c.numSplits > 0 ? c.numSplits
-                                     : attentionSplits(static_cast<int>(T), static_cast<int>(c.nKv), s.cuda_.multiProcessors());
+                                     : attentionSplits(static_cast<int>(T), static_cast<int>(c.nKv), s.cuda_.multiProcessors(),
+                                                       s.cuda_.options().attentionBlocksPerSm);
   DeviceBuffer workspace("conformance attention workspace",
                          attentionWorkspaceBytes(static_cast<int>(T), static_cast<int>(c.nH), static_cast<int>(c.D), splits));
   DeviceBuffer counters("conformance split counters", sizeof(int32_t) * T * c.nKv);
@@ -227,7 +228,7 @@ void attentionOps(Suite& s) {
   attentionCase(s, DType::BF16, 8, 4, 128, seq, pos, 2, "prefill");
   attentionCase(s, DType::F16, 4, 4, 256, {0}, {99}, 1, "mha.d256");
   attentionCase(s, DType::F32, 6, 3, 10, {0, 1, 0}, {5, 200, 6}, 2, "generic.d10");
-  // Through the backend (AFD_CUDA_ATTENTION / auto dispatch): a bf16 decode batch of 9
+  // Through the backend (its attentionKernel option / auto dispatch): a bf16 decode batch of 9
   // (tensor cores in auto mode) and a bf16 chunked prefill + decode batch.
   std::vector<int32_t> dseq(9), dpos(9);
   for (int i = 0; i < 9; ++i) dseq[i] = i, dpos[i] = 100 * i + 3;

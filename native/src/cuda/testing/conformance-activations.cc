@@ -2,7 +2,7 @@
 // GEMMs, MLP and MoE ops (against the CPU's f32 computation of the same bf16 values), the
 // fused attention prologue and o_proj residual add, and the dummy-weight fill (bit-equal
 // to the CPU's).
-#include "cuda/conformance-suite.h"
+#include "cuda/testing/conformance-suite.h"
 
 namespace afd::cuda::conformance {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/engine-capture-emulation.h"
+#include "testing/capture-emulation-backend.h"
 
 #include <functional>
 #include <optional>

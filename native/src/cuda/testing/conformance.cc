@@ -1,6 +1,6 @@
-#include "cuda/conformance.h"
+#include "cuda/testing/conformance.h"
 
-#include "cuda/conformance-suite.h"
+#include "cuda/testing/conformance-suite.h"
 
 namespace afd::cuda::conformance {
 
@@ -64,12 +64,13 @@ std::vector<std::string> conformanceFamilies() {
   return names;
 }
 
-std::vector<ConformanceCase> runConformance(int deviceIndex, uint64_t seed, const std::string& family) {
+std::vector<ConformanceCase> runConformance(int deviceIndex, const CudaOptions& options, uint64_t seed,
+                                            const std::string& family) {
   using namespace conformance;
   bool known = family.empty();
   for (const auto& f : kFamilies) known = known || family == f.first;
   AFD_CHECK(known, "cudaConformance: unknown family \"" << family << "\" (norm, attention, matmul, activations, deepseek)");
-  Suite s(deviceIndex, seed);
+  Suite s(deviceIndex, options, seed);
   for (const auto& [name, run] : kFamilies) {
     if (!family.empty() && family != name) continue;
     try {

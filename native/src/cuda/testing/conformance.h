@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/backend-options.h"
+
 namespace afd::cuda {
 
 struct ConformanceCase {
@@ -20,8 +22,10 @@ struct ConformanceCase {
 };
 
 // family: "" = every family, else one of conformanceFamilies(). A family that throws
-// becomes one failed case naming the error (the other families still run).
-std::vector<ConformanceCase> runConformance(int deviceIndex, uint64_t seed, const std::string& family = "");
+// becomes one failed case naming the error (the other families still run). options: the
+// CUDA backend's kernel choices (the cases that go through the backend's dispatch use them).
+std::vector<ConformanceCase> runConformance(int deviceIndex, const CudaOptions& options, uint64_t seed,
+                                            const std::string& family = "");
 std::vector<std::string> conformanceFamilies();
 
 }  // namespace afd::cuda

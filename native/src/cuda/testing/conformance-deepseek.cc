@@ -8,7 +8,7 @@
 #include <tuple>
 #include <utility>
 
-#include "cuda/conformance-suite.h"
+#include "cuda/testing/conformance-suite.h"
 
 namespace afd::cuda::conformance {
 namespace {
