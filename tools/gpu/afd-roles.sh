@@ -2,7 +2,7 @@
 # AFD role processes with the NCCL connector on two GPUs (nvidia-h200-x2), from the
 # repository root: colocated vs 1A1F and 2A1F greedy completions, the FFN-kill fault
 # test, 1A1F with DBO (tools/gpu/afd-roles.mjs). Needs, carried from the build machine
-# (tools/gpu/afd-prepare.sh): .node-runtime/node.xz and
+# (tools/gpu/afd-prepare.sh): .device-carry, unpacked by device-env.sh into
 # native/$AFD_GPU_BUILD/Release/{afd_native.node,afd-agent.cjs}.
 # Writes $OUT/afd-roles.json, one log per process and $OUT/env.txt.
 set -euo pipefail

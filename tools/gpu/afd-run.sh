@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # AFD on two GPUs, everything in one call on the device machine (nvidia-h200-x2), from
 # the repository root. Carried from the build machine (tools/gpu/afd-prepare.sh):
-# .node-runtime/node.xz and native/$AFD_GPU_BUILD/Release (afd_native.node,
+# .device-carry (unpacked by device-env.sh into native/$AFD_GPU_BUILD/Release: afd_native.node,
 # afd-bench.cjs, afd-agent.cjs, afd-split-check.cjs, tokenizer-qwen3/).
 # Phases (AFD_PHASES, comma-separated; default all; at most 90 + 170 + 210 s plus setup, under 8 min):
 #   check  the carried addon loads, is a CUDA build, sees 2 GPUs, exports what we call

@@ -3,7 +3,7 @@
 # carried Node, run the GPU test suite, the decode benchmark (ours + the HF peer) and an
 # ncu kernel profile of batch-1 decode steps. Everything lands in $OUT.
 # Set AFD_COMMIT (e.g. $(git rev-parse --short HEAD) computed before the call) to stamp the report.
-# Carried: .node-runtime/node.xz, native/$AFD_ADDON_BUILD/Release/afd_native.node (default build-cuda),
+# Carried: .device-carry/node.xz (device-env.sh), native/$AFD_ADDON_BUILD/Release/afd_native.node (default build-cuda),
 # agent/dist (afd-bench.cjs), tools/gpu/dist (gpu-tests.cjs), or AFD_BENCH_BUNDLE / AFD_TESTS_BUNDLE.
 # Stages (AFD_STAGES): tests, bench, expert (afd-bench expert-gemm), tcattn (attention families), nopdl, profile.
 set -u

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The product on one H200, in one or two calls on the device machine (from the repository
-# root; carried: .node-runtime and native/$AFD_GPU_BUILD/Release from afd-prepare.sh).
+# root; carried: .device-carry from afd-prepare.sh, which device-env.sh unpacks).
 # Phases (AFD_PHASES, comma-separated):
 #   tests   the GPU suite (conformance, engine on CUDA, graphs, AFD bit-equality, dummy
 #           weights, golden fixtures under the bf16 rule)          -> gpu-tests.json / .log
