@@ -140,21 +140,54 @@ export class ServingEngine {
     return maxTokens;
   }
 
-  /** Queues a request; throws ServingError when it cannot be accepted. */
-  submit(params: GenerateParams): RequestHandle {
-    const { ready, reason } = this.readiness;
-    if (!ready) throw new ServingError('not_ready', `the engine is not ready (${reason}); retry later`);
+  /** Checks a request against the context window and the vocabulary; returns the effective max tokens. */
+  checkRequest(params: GenerateParams): number {
     const maxTokens = this.checkLength(params.promptIds.length, params.maxTokens);
-    // Only a request that would have to wait (the running batch is full) counts against the
-    // queue limit: with a limit of 0 the rank still serves up to max-num-seqs at once.
-    const waiting = this.scheduler.numWaiting;
-    const wouldWait = this.scheduler.numRunning + waiting >= this.options.scheduler.maxNumSeqs;
-    if (wouldWait && waiting >= this.options.maxQueuedRequests) {
-      throw new ServingError('queue_full', `too many queued requests (${waiting} waiting, limit ${this.options.maxQueuedRequests}); retry later`);
-    }
     const vocab = this.engine.info.vocabSize;
     const badId = params.promptIds.find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
     if (badId !== undefined) throw new ServingError('invalid_request', `token id ${badId} is outside the vocabulary [0, ${vocab})`, 'prompt');
+    return maxTokens;
+  }
+
+  /** Queues a request; throws ServingError when it cannot be accepted. */
+  submit(params: GenerateParams): RequestHandle {
+    return this.submitAll([params])[0]!;
+  }
+
+  /**
+   * Queues requests together, all or none: every one is checked, then the queue limit for
+   * the whole batch, and only then are they added, one after another before the loop
+   * schedules its next step. The scheduler thus admits them into the same step (as far as
+   * max-num-seqs and the token budget allow), and they decode as one batch. Throws
+   * ServingError when any of them cannot be accepted; then none is queued.
+   */
+  submitAll(batch: GenerateParams[]): RequestHandle[] {
+    const { ready, reason } = this.readiness;
+    if (!ready) throw new ServingError('not_ready', `the engine is not ready (${reason}); retry later`);
+    const maxTokens = batch.map((params) => this.checkRequest(params));
+    this.checkQueue(batch.length);
+    const handles = batch.map((params, i) => this.add(params, maxTokens[i]!));
+    void this.runLoop();
+    return handles;
+  }
+
+  /**
+   * Refuses (queue_full) `count` new requests when the last of them would wait beyond the
+   * queue limit. Only a request that would have to wait (the running batch is full) counts
+   * against it: with a limit of 0 the rank still serves up to max-num-seqs at once.
+   */
+  private checkQueue(count: number): void {
+    const waiting = this.scheduler.numWaiting;
+    const lastWaiting = waiting + count - 1; // the batch's own earlier requests wait before it
+    const wouldWait = this.scheduler.numRunning + lastWaiting >= this.options.scheduler.maxNumSeqs;
+    if (!wouldWait || lastWaiting < this.options.maxQueuedRequests) return;
+    const limit = this.options.maxQueuedRequests;
+    if (count === 1) throw new ServingError('queue_full', `too many queued requests (${waiting} waiting, limit ${limit}); retry later`);
+    throw new ServingError('queue_full', `too many queued requests for a batch of ${count} (${waiting} waiting, limit ${limit}); retry later or send a smaller batch`);
+  }
+
+  /** Adds a checked request to the scheduler (the caller starts the loop). */
+  private add(params: GenerateParams, maxTokens: number): RequestHandle {
     const id = `req-${this.nextId++}`;
     const sampling: SamplingParams = { ...params.sampling, seed: params.sampling.seed ?? randomInt(0, 2 ** 32) };
     const seq = new Sequence(
@@ -175,7 +208,6 @@ export class ServingEngine {
     this.scheduler.add(seq);
     this.requests.set(id, state);
     this.observer?.onRequestStart(seq.promptIds.length);
-    void this.runLoop();
     return { id, promptTokens: seq.promptIds.length, events: state.queue, abort: () => this.end(state, 'abort') };
   }
 

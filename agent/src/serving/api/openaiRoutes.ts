@@ -2,15 +2,17 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toApiModelInfo, type ServedModelInfo } from '@afd/shared';
-import type { ServingEngine } from '../ServingEngine.js';
+import type { RequestHandle, ServingEngine } from '../ServingEngine.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
 import type { ChatMessage } from '../tokenizer/ChatTemplate.js';
 import type { PromptEncoder } from '../tokenizer/PromptEncoder.js';
 import { codePointsBeyond } from '../tokenizer/promptBound.js';
 import { ServingError } from '../ServingError.js';
 import { ApiError } from './ApiError.js';
-import { collectGeneration, streamGeneration, type ResponseFormat } from './generationResponse.js';
+import { collectGeneration, streamGeneration } from './generationResponse.js';
+import { checkBatchSize, checkPrompt, promptsOf } from './promptBatch.js';
 import { checkChatOnly, checkCompletionOnly, toGenerateParams } from './requestParams.js';
+import type { ResponseFormat } from './responseFormat.js';
 import { chatRequestSchema, completionRequestSchema, type ChatRequest, type CompletionRequest } from './schemas.js';
 import { sendJson } from './httpUtil.js';
 
@@ -63,26 +65,40 @@ export class OpenAiRoutes {
     }
   }
 
+  /**
+   * A prompt or a batch of them: every prompt is tokenised and checked first (a bad one
+   * refuses the request, naming its index, before anything is submitted), then all are
+   * submitted at once so that the scheduler admits them into the same step.
+   */
   async completions(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const r = completionRequestSchema.parse(body);
     this.checkModel(r.model);
     checkCompletionOnly(r);
-    const p = Array.isArray(r.prompt) ? r.prompt[0]! : r.prompt;
-    if (typeof p === 'string') this.checkChars([p], 'prompt');
-    const promptIds = typeof p === 'string' ? await this.ctx.encoder.encode(p) : typeof p === 'number' ? (r.prompt as number[]) : p;
+    const prompts = promptsOf(r.prompt);
+    const count = prompts.length;
+    checkBatchSize(count, this.ctx.serving.scheduler.config.maxNumSeqs);
+    prompts.forEach((p, i) => {
+      if (typeof p === 'string') checkPrompt(i, count, () => this.checkChars([p], 'prompt'));
+    });
+    const promptIds = await Promise.all(prompts.map((p) => (typeof p === 'string' ? this.ctx.encoder.encode(p) : p)));
     if (clientGone(req, res)) return;
-    const handle = this.ctx.serving.submit(toGenerateParams(r, promptIds, r.max_tokens));
+    const params = promptIds.map((ids, i) => {
+      const p = toGenerateParams(r, ids, r.max_tokens);
+      checkPrompt(i, count, () => this.ctx.serving.checkRequest(p));
+      return p;
+    });
+    const handles = this.ctx.serving.submitAll(params);
     const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
     const created = nowS();
     const model = r.model;
-    const choice = (text: string, finish: string | null): object => ({ index: 0, text, logprobs: null, finish_reason: finish });
+    const choice = (index: number, text: string, finish: string | null): object => ({ index, text, logprobs: null, finish_reason: finish });
     const withUsage = r.stream_options?.include_usage === true;
     const fmt: ResponseFormat = {
-      chunk: (text, finish, _first, usage) => ({ id, object: 'text_completion', created, model, choices: [choice(text, finish)], ...(withUsage ? { usage } : {}) }),
+      chunk: (index, text, finish, _first, usage) => ({ id, object: 'text_completion', created, model, choices: [choice(index, text, finish)], ...(withUsage ? { usage } : {}) }),
       usageChunk: (usage) => ({ id, object: 'text_completion', created, model, choices: [], usage }),
-      full: (text, finish, usage) => ({ id, object: 'text_completion', created, model, choices: [choice(text, finish)], usage }),
+      full: (choices, usage) => ({ id, object: 'text_completion', created, model, choices: choices.map((c, i) => choice(i, c.text, c.finish)), usage }),
     };
-    await this.respond(r, promptIds.length, req, res, handle, fmt);
+    await this.respond(r, req, res, handles, fmt);
   }
 
   async chat(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -98,22 +114,22 @@ export class OpenAiRoutes {
     const withUsage = r.stream_options?.include_usage === true;
     const base = { id, object: 'chat.completion.chunk', created, model };
     const fmt: ResponseFormat = {
-      chunk: (text, finish, first, usage) => ({
+      chunk: (index, text, finish, first, usage) => ({
         ...base,
-        choices: [{ index: 0, delta: finish ? {} : first ? { role: 'assistant', content: text } : { content: text }, logprobs: null, finish_reason: finish }],
+        choices: [{ index, delta: finish ? {} : first ? { role: 'assistant', content: text } : { content: text }, logprobs: null, finish_reason: finish }],
         ...(withUsage ? { usage } : {}),
       }),
       usageChunk: (usage) => ({ ...base, choices: [], usage }),
-      full: (text, finish, usage) => ({
+      full: (choices, usage) => ({
         id,
         object: 'chat.completion',
         created,
         model,
-        choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null, tool_calls: [] }, logprobs: null, finish_reason: finish }],
+        choices: choices.map((c, index) => ({ index, message: { role: 'assistant', content: c.text, refusal: null, tool_calls: [] }, logprobs: null, finish_reason: c.finish })),
         usage,
       }),
     };
-    await this.respond(r, promptIds.length, req, res, handle, fmt);
+    await this.respond(r, req, res, [handle], fmt);
   }
 
   /**
@@ -151,10 +167,11 @@ export class OpenAiRoutes {
     }
   }
 
-  private async respond(r: CompletionRequest | ChatRequest, promptTokens: number, req: IncomingMessage, res: ServerResponse, handle: Parameters<typeof streamGeneration>[2], fmt: ResponseFormat): Promise<void> {
+  /** Streams or collects the request's generations, one per prompt (choice i is handles[i]). */
+  private async respond(r: CompletionRequest | ChatRequest, req: IncomingMessage, res: ServerResponse, handles: RequestHandle[], fmt: ResponseFormat): Promise<void> {
     const include = r.stream_options?.include_usage === true;
-    if (r.stream) return streamGeneration(req, res, handle, fmt, { include, continuous: include && r.stream_options?.continuous_usage_stats === true, promptTokens });
-    const body = await collectGeneration(req, res, handle, fmt);
+    if (r.stream) return streamGeneration(req, res, handles, fmt, { include, continuous: include && r.stream_options?.continuous_usage_stats === true });
+    const body = await collectGeneration(req, res, handles, fmt);
     if (body) sendJson(res, 200, body);
   }
 }

@@ -49,8 +49,11 @@ const tokenIds = z.array(z.int().min(0)).min(1);
 
 export const completionRequestSchema = z.object({
   ...common,
-  /** Text or token ids; a batch of one is accepted. */
-  prompt: z.union([z.string(), z.array(z.string()).length(1), tokenIds, z.array(tokenIds).length(1)]),
+  /**
+   * Text or token ids, or a batch of either (an array of strings or of token-id arrays,
+   * at most max-num-seqs of them): one choice per prompt, index = the prompt's place.
+   */
+  prompt: z.union([z.string(), z.array(z.string()).min(1), tokenIds, z.array(tokenIds).min(1)]),
   echo: z.boolean().nullish(),
   best_of: z.int().min(1).nullish(),
   suffix: z.string().nullish(),
