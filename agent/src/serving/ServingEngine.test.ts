@@ -70,6 +70,26 @@ describe('ServingEngine', () => {
     expect(() => serving.submit({ promptIds: [1], sampling: greedy })).toThrow(/not ready \(ffn 0 lost\)/);
   });
 
+  it('submitAll queues all or none, and the scheduler admits them into one step', async () => {
+    const engine = new FakeEngine({ maxModelLen: 32 });
+    const serving = new ServingEngine(engine, tok, options);
+    expect(() => serving.submitAll([{ promptIds: [1], sampling: greedy }, { promptIds: [], sampling: greedy }])).toThrow(/prompt is empty/);
+    expect(serving.numActiveRequests).toBe(0);
+    const handles = serving.submitAll([1, 2, 3].map((n) => ({ promptIds: new Array(n).fill(7), sampling: greedy, maxTokens: 2 })));
+    const results = await Promise.all(handles.map((h) => collect(h.events)));
+    results.forEach((r, i) => expect(r.done).toMatchObject({ finishReason: 'length', promptTokens: i + 1 }));
+    expect(engine.plans.map((p) => p.numSeqs)).toEqual([3, 3]);
+
+    // The queue limit counts the batch's earlier requests as waiting (none is scheduled yet):
+    // with 2 per step and a limit of 1, the third of three finds 2 waiting and a full step.
+    const two = { ...options, scheduler: { ...options.scheduler, maxNumSeqs: 2 }, maxQueuedRequests: 1 };
+    const s2 = new ServingEngine(new FakeEngine(), tok, two);
+    const three = [1, 2, 3].map(() => ({ promptIds: [1], sampling: greedy, maxTokens: 1 }));
+    expect(() => s2.submitAll(three)).toThrow(/too many queued requests for a batch of 3 \(0 waiting, limit 1\); retry later or send a smaller batch/);
+    expect(s2.numActiveRequests).toBe(0);
+    await Promise.all(s2.submitAll(three.slice(1)).map((h) => collect(h.events)));
+  });
+
   it('abort mid-generation frees the KV blocks', async () => {
     const serving = new ServingEngine(new FakeEngine({ stepDelayMs: 2 }), tok, options);
     const h = serving.submit({ promptIds: new Array(40).fill(5), sampling: greedy, maxTokens: 1000 });

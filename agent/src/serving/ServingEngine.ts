@@ -178,7 +178,7 @@ export class ServingEngine {
    */
   private checkQueue(count: number): void {
     const waiting = this.scheduler.numWaiting;
-    const lastWaiting = waiting + count - 1; // the batch's own earlier requests wait before it
+    const lastWaiting = waiting + count - 1; // the batch's earlier requests are waiting too (none is scheduled yet)
     const wouldWait = this.scheduler.numRunning + lastWaiting >= this.options.scheduler.maxNumSeqs;
     if (!wouldWait || lastWaiting < this.options.maxQueuedRequests) return;
     const limit = this.options.maxQueuedRequests;
