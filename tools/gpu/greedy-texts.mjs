@@ -1,7 +1,10 @@
 // Greedy completions of a fixed batch of prompts against an OpenAI-compatible endpoint,
-// sent concurrently (one decode batch), written as JSON; with --compare, the texts must
-// equal those of an earlier run. Node builtins only (runs on the GPU host).
-//   node greedy-texts.mjs --url http://127.0.0.1:18000 --out texts.json [--compare ref.json] [--stats URL/afd/stats]
+// written as JSON; with --compare, the texts must equal those of an earlier run. Node
+// builtins only (runs on the GPU host).
+// The 8 prompts go as ONE /v1/completions request (prompt: [...]): the server admits a
+// batch into one scheduler step, so the decode batch is the same on every run (8 separate
+// requests may land in different steps, and batch composition can change float results).
+//   node greedy-texts.mjs --url http://127.0.0.1:18000 --out texts.json [--max-tokens 32] [--compare ref.json] [--stats URL/afd/stats]
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const args = process.argv.slice(2);
@@ -26,17 +29,19 @@ const prompts = [
 
 const models = await (await fetch(`${url}/v1/models`)).json();
 const model = models.data[0].id;
-const texts = await Promise.all(
-  prompts.map(async (prompt) => {
-    const res = await fetch(`${url}/v1/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model, prompt, max_tokens: maxTokens, temperature: 0, ignore_eos: true }),
-    });
-    if (res.status !== 200) throw new Error(`${prompt}: HTTP ${res.status} ${await res.text()}`);
-    return (await res.json()).choices[0].text;
-  }),
-);
+const res = await fetch(`${url}/v1/completions`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ model, prompt: prompts, max_tokens: maxTokens, temperature: 0, ignore_eos: true }),
+});
+if (res.status !== 200) throw new Error(`/v1/completions: HTTP ${res.status} ${await res.text()}`);
+const { choices } = await res.json();
+if (choices.length !== prompts.length) throw new Error(`/v1/completions: ${choices.length} choices for ${prompts.length} prompts`);
+const texts = prompts.map((prompt, i) => {
+  const choice = choices.find((c) => c.index === i);
+  if (!choice) throw new Error(`/v1/completions: no choice with index ${i} (${prompt})`);
+  return choice.text;
+});
 const report = { url, model, maxTokens, prompts, texts };
 const stats = arg('--stats');
 if (stats) report.stats = await (await fetch(stats)).json();
