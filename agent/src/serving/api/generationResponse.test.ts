@@ -101,7 +101,7 @@ describe('generations of one request', () => {
     handles[1]!.push({ type: 'error', error: failure });
     const res = await pending;
     expect(res.status).toBe(500);
-    expect((await res.json()).error.message).toBe('engine step failed: worker lost');
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe('engine step failed: worker lost');
     expect(handles[0]!.aborted).toBe(true);
   });
 
