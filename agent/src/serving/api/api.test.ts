@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rankStatsSchema, servingStatsSchema } from '@afd/shared';
+import { jsonOf, sseData as sse } from '../testing/httpBodies.js';
 import { startTestServer, type TestServer } from '../testing/testServer.js';
 
 let srv: TestServer;
@@ -12,22 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
-/** Parsed JSON body (JSON.parse's type, so tests can index freely). */
-async function jsonOf(res: Response): Promise<ReturnType<typeof JSON.parse>> {
-  return JSON.parse(await res.text());
-}
-
 async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(srv.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-}
-
-/** Parses an SSE body into its data payloads. */
-async function sse(res: Response): Promise<string[]> {
-  const text = await res.text();
-  return text
-    .split('\n\n')
-    .filter((b) => b.startsWith('data: '))
-    .map((b) => b.slice(6));
 }
 
 describe('OpenAI API (fake engine)', () => {

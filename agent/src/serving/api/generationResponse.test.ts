@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AsyncQueue } from '../AsyncQueue.js';
+import { sseData } from '../testing/httpBodies.js';
 import type { GenerationEvent, RequestHandle } from '../ServingEngine.js';
 import { ServingError } from '../ServingError.js';
 import { toApiError } from './ApiError.js';
@@ -81,7 +82,7 @@ describe('generations of one request', () => {
     handles[2]!.push({ type: 'done', finishReason: 'length', promptTokens: 1, completionTokens: 1 });
     await new Promise((r) => setTimeout(r, 10));
     handles[1]!.push({ type: 'error', error: failure });
-    const events = (await res.text()).split('\n\n').filter((b) => b.startsWith('data: ')).map((b) => b.slice(6));
+    const events = await sseData(res);
     expect(handles.map((h) => h.aborted)).toEqual([true, false, false]); // b failed, c had finished
     expect(events.at(-1)).toBe('[DONE]');
     const payloads = events.slice(0, -1).map((e) => JSON.parse(e));

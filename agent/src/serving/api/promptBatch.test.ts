@@ -5,6 +5,7 @@
  * disconnect that ends every prompt, and the batch admitted into one scheduler step.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jsonOf, sseData as sse } from '../testing/httpBodies.js';
 import { startTestServer, type TestServer } from '../testing/testServer.js';
 
 let srv: TestServer;
@@ -13,20 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
-async function jsonOf(res: Response): Promise<ReturnType<typeof JSON.parse>> {
-  return JSON.parse(await res.text());
-}
-
 function post(url: string, body: unknown, signal?: AbortSignal): Promise<Response> {
   return fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
-}
-
-/** Parses an SSE body into its data payloads. */
-async function sse(res: Response): Promise<string[]> {
-  return (await res.text())
-    .split('\n\n')
-    .filter((b) => b.startsWith('data: '))
-    .map((b) => b.slice(6));
 }
 
 // Prompts of different lengths: the fake engine's tokens depend on the position, so each gets its own text.
