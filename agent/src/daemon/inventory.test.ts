@@ -46,6 +46,9 @@ describe('inventory', () => {
       mkdirSync(join(dir, 'mixtral'));
       writeFileSync(join(dir, 'mixtral', 'config.json'), '{"num_local_experts": 8}');
       mkdirSync(join(dir, 'empty'));
+      // make-model's staging copy of a model being written (config.json comes first)
+      mkdirSync(join(dir, 'tiny2.tmp-4242-0123456789ab'));
+      writeFileSync(join(dir, 'tiny2.tmp-4242-0123456789ab', 'config.json'), '{}');
       expect(findLocalModels(dir)).toEqual([
         { name: 'mixtral', dir: join(dir, 'mixtral'), numExperts: 8 },
         { name: 'moe', dir: join(dir, 'moe'), numExperts: 128 },

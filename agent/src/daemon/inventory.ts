@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { ProbeResult } from '@afd/native';
 import type { Device, Inventory } from '@afd/shared';
 import { demoModelName, findDemoModelDir } from '../model/demoModel.js';
+import { isStagingDirName } from '../model/makeModel.js';
 import { runProbeInChild, type ProbeOutcome } from '../probe/runProbe.js';
 import { afdModelsDir } from '../util/afdHome.js';
 
@@ -30,11 +31,11 @@ function numExpertsOf(configPath: string): number | undefined {
   }
 }
 
-/** Model checkpoints under `dir` (folders holding a config.json), with their expert count. */
+/** Model checkpoints under `dir` (folders holding a config.json, not make-model's half-written staging copies), with their expert count. */
 export function findLocalModels(dir: string): Inventory['models'] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'config.json')))
+    .filter((e) => e.isDirectory() && !isStagingDirName(e.name) && existsSync(join(dir, e.name, 'config.json')))
     .map((e) => {
       const numExperts = numExpertsOf(join(dir, e.name, 'config.json'));
       return { name: e.name, dir: join(dir, e.name), ...(numExperts ? { numExperts } : {}) };

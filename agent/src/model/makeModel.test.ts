@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { mkdtemp } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildLoadSpec, parseModelConfig, readSafetensorsHeader } from '@afd/native/checkpoint';
-import { makeModel, markerFileName, OutDirExistsError, planShards } from './makeModel.js';
+import { isStagingDirName, makeModel, markerFileName, OutDirExistsError, planShards } from './makeModel.js';
 import { findPreset, modelPresets, presetConfigJson } from './presets.js';
 
 let root: string;
@@ -130,5 +130,14 @@ describe('makeModel', () => {
 
   it('rejects bad seeds', async () => {
     await expect(makeModel({ arch: 'qwen3', preset: 'tiny', outDir: join(root, 'x'), seed: -1 })).rejects.toThrow(/seed must be an integer/);
+  });
+});
+
+describe('isStagingDirName', () => {
+  it("names make-model's staging copies and nothing else", () => {
+    expect(isStagingDirName('tiny-qwen3-moe.tmp-4242-0123456789ab')).toBe(true);
+    expect(isStagingDirName('tiny-qwen3-moe')).toBe(false);
+    expect(isStagingDirName('my.tmp-model')).toBe(false);
+    expect(isStagingDirName('x.tmp-12-0123')).toBe(false);
   });
 });

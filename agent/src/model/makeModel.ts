@@ -25,6 +25,14 @@ import { findPreset, presetConfigJson, type ModelPreset } from './presets.js';
 import { findQwen3TokenizerDir, tokenizerFileNames } from './tokenizerFiles.js';
 
 /** Version of the generator; bump when the bytes it writes for a seed change. */
+/** make-model writes into `<out>.tmp-<pid>-<random>` and renames it into place when complete. */
+const stagingMark = '.tmp-';
+
+/** Whether a folder name is make-model's half-written staging copy of a model (never a model to list). */
+export function isStagingDirName(name: string): boolean {
+  return /\.tmp-\d+-[0-9a-f]{12}$/.test(name);
+}
+
 export const makeModelVersion = 1;
 /** Default largest shard (weights above this are split into model-0000i-of-0000n files). */
 export const defaultMaxShardBytes = 2 * 1024 ** 3;
@@ -189,7 +197,7 @@ export async function makeModel(opts: MakeModelOptions): Promise<MakeModelResult
     if (!(await looksLikeModelDir(dir))) throw new Error(`${dir} is not empty and holds no config.json: refusing to replace it even with --force`);
   }
   await mkdir(dirname(dir), { recursive: true });
-  const tmp = `${dir}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+  const tmp = `${dir}${stagingMark}${process.pid}-${randomBytes(6).toString('hex')}`;
   await mkdir(tmp);
   try {
     const files = ['config.json', 'generation_config.json'];
