@@ -8,7 +8,7 @@
 #           the HF transformers peer in the same call               -> decode.json / .log
 #   deepseek  afd-bench decode --arch deepseek_v2 --preset deepseek-v2-lite (MLA, grouped
 #           routing, shared experts), with its HF peer             -> decode-deepseek.json / .log
-#   serve   afd-agent launch --topology colocated --load-format dummy (qwen3-30b-a3b) and
+#   serve   afd-agent launch --topology colocated --load-format dummy ($AFD_MODEL_PRESET) and
 #           afd-bench serve at concurrency $AFD_SERVE_CONCURRENCY (1,8,64), 1024 in / 256
 #           out, --ignore-eos; greedy texts of 8 prompts             -> serve-c*.json, texts-colocated.json
 #   afd     1A1F with both roles on GPU 0 over connector peer and tcp (role processes),
@@ -26,8 +26,12 @@ BENCH="$NODE $RELEASE/afd-bench.cjs"
 SUMMARY=$OUT/summary.txt
 say() { echo "$*" | tee -a "$SUMMARY"; }
 { nvidia-smi --query-gpu=name,memory.used,memory.total,clocks.sm,clocks.mem --format=csv; "$NODE" --version; } > "$OUT/machine.txt" 2>&1
-MODEL=/tmp/afd-qwen3-30b-a3b
-[ -f $MODEL/config.json ] || $AGENT make-model --arch qwen3_moe --preset qwen3-30b-a3b --out $MODEL --config-only > /dev/null
+# The model of the serve and afd phases: a config-only preset served with dummy weights
+# (AFD_MODEL_ARCH / AFD_MODEL_PRESET, e.g. deepseek_v2 / deepseek-v2-lite).
+MODEL_ARCH=${AFD_MODEL_ARCH:-qwen3_moe}
+MODEL_PRESET=${AFD_MODEL_PRESET:-qwen3-30b-a3b}
+MODEL=/tmp/afd-$MODEL_PRESET
+[ -f $MODEL/config.json ] || $AGENT make-model --arch $MODEL_ARCH --preset $MODEL_PRESET --out $MODEL --config-only > /dev/null
 
 # Waits for a launch's summary line (or its exit); prints the API URL.
 wait_launch() {
