@@ -15,7 +15,8 @@ import { expertRangeOf, rankStatsSchema, resolveTopology } from '@afd/shared';
 import { ffnLoadByRank, readModelConfig } from '@afd/native/checkpoint';
 import { freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { colocatedCompletions, complete, health, until } from '../testing/rankHttp.js';
+import { colocatedCompletions, complete, health } from '../testing/rankHttp.js';
+import { until } from '../testing/until.js';
 import { killAllRoles, RoleProcess, stopTopology } from '../testing/RoleProcess.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-ep-int-'));

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { complete, health, until } from '../testing/rankHttp.js';
+import { complete, health } from '../testing/rankHttp.js';
+import { until } from '../testing/until.js';
 import { killAllRoles, RoleProcess, type RoleProcessOptions } from '../testing/RoleProcess.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-runtime-faults-'));

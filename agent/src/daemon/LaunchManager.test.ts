@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launchSpecSchema, type AgentEvent } from '@afd/shared';
 import { LaunchManager } from './LaunchManager.js';
+import { until as waitUntil } from '../testing/until.js';
 
 let dir = '';
 let script = '';
@@ -43,13 +44,7 @@ const spec = launchSpecSchema.parse({
   apiPort: 0,
 });
 
-async function until(cond: () => boolean, ms = 20_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (cond: () => boolean, ms = 20_000): Promise<number> => waitUntil(cond, 'the condition', ms, { pollMs: 20 });
 
 describe('LaunchManager', () => {
   it('refuses a launch with no placement for this agent', async () => {

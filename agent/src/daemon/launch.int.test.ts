@@ -9,6 +9,7 @@ import { launchSpecSchema, type AgentEvent, type LaunchSpecInput, type TopologyS
 import type { AgentClient } from './AgentClient.js';
 import { connectRecording, isAlive, pidsMentioning, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
 import { defaultServedModelName } from '../model/defaultModel.js';
+import { until as waitUntil } from '../testing/until.js';
 
 let agent: StartedAgent;
 let client: AgentClient;
@@ -50,13 +51,8 @@ function state(): TopologyState | undefined {
   return events.filter((e): e is Extract<AgentEvent, { type: 'topology.state' }> => e.type === 'topology.state').at(-1)?.state;
 }
 
-async function until(cond: () => boolean, what: string, ms = 90_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}; last state: ${JSON.stringify(state()?.ranks.map((r) => [r.role, r.rank, r.state, r.message]))}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (cond: () => boolean, what: string, ms = 90_000): Promise<number> =>
+  waitUntil(cond, what, ms, { pollMs: 50, explain: () => `last state: ${JSON.stringify(state()?.ranks.map((r) => [r.role, r.rank, r.state, r.message]))}` });
 
 async function launch(launchId: string, spec: LaunchSpecInput): Promise<number> {
   events.length = 0;

@@ -16,6 +16,7 @@ import type { AgentClient } from './AgentClient.js';
 import { connectRecording, isAlive, startAgent, type StartedAgent } from '../testing/AgentProcess.js';
 import { testAddonPath } from '../testing/agentBundle.js';
 import { defaultServedModelName } from '../model/defaultModel.js';
+import { until as waitUntil } from '../testing/until.js';
 
 let agent: StartedAgent;
 let client: AgentClient;
@@ -46,13 +47,8 @@ function failures(): string[] {
   return events.flatMap((e) => (e.type === 'rank.failed' ? [`${e.message}\n  ${e.lastLogLines.join('\n  ')}`] : []));
 }
 
-async function until(cond: () => boolean, what: string, ms: number): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}; ranks: ${JSON.stringify(state()?.ranks.map((r) => [r.role, r.rank, r.state, r.message]))}; failures: ${failures().join('\n')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (cond: () => boolean, what: string, ms: number): Promise<number> =>
+  waitUntil(cond, what, ms, { pollMs: 50, explain: () => `ranks: ${JSON.stringify(state()?.ranks.map((r) => [r.role, r.rank, r.state, r.message]))}; failures: ${failures().join('\n')}` });
 
 /** A hand-started attention rank 0 (no rendezvous id) dialing the launch's port, as a stale rank would. */
 function startStray(port: number): { child: ChildProcess; output: string[]; exited: Promise<number | null> } {

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { emptyRankStats } from '@afd/shared';
 import { RankRunner, parseStatsBody, type RankUpdate } from './RankRunner.js';
+import { until as waitUntil } from '../testing/until.js';
 
 const stats = JSON.stringify(emptyRankStats('colocated', 0, 2, 1));
 const script = (mode: 'ok' | 'fail') => `
@@ -48,13 +49,7 @@ function runner(mode: 'ok' | 'fail', updates: RankUpdate[]): RankRunner {
   return r;
 }
 
-async function until(cond: () => boolean, ms = 10_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (cond: () => boolean, ms = 10_000): Promise<number> => waitUntil(cond, 'the condition', ms, { pollMs: 20 });
 
 describe('RankRunner', () => {
   it('reports started, loading progress, ready from /health, metrics, then a clean stop', async () => {

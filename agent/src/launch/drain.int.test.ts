@@ -13,6 +13,7 @@ import { isAlive, pidsMentioning } from '../testing/AgentProcess.js';
 import { startLaunch, type StartedLaunch } from '../testing/LaunchProcess.js';
 import { makeServingModel } from '../testing/servingModel.js';
 import { postStream, type StreamOutcome } from '../testing/sseClient.js';
+import { until as waitUntil } from '../testing/until.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-drain-'));
 const graceMs = 4000; // under the 5 s step deadline: the hung block's streams are still hung when the grace ends
@@ -36,13 +37,8 @@ function stream(maxTokens: number): { started: boolean; done: Promise<StreamOutc
   return s;
 }
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms: number): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}: ${launch.stderr().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (cond: () => boolean | Promise<boolean>, what: string, ms: number): Promise<number> =>
+  waitUntil(cond, what, ms, { pollMs: 20, explain: () => launch.stderr().slice(-3000) });
 
 describe('SIGTERM on a launch', () => {
   it('drains: refuses new work, lets short streams finish, ends the rest cleanly, stops within grace + 1 s with a hung FFN', { timeout: 300_000 }, async () => {

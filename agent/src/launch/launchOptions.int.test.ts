@@ -16,6 +16,7 @@ import { isAlive, pidsMentioning } from '../testing/AgentProcess.js';
 import { startLaunch, type StartedLaunch } from '../testing/LaunchProcess.js';
 import { makeServingModel } from '../testing/servingModel.js';
 import { postStream, type StreamOutcome } from '../testing/sseClient.js';
+import { until as waitUntil } from '../testing/until.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-launch-options-'));
 const key = 'options-test-key';
@@ -32,13 +33,8 @@ afterAll(() => {
   rmSync(home, { recursive: true, force: true });
 });
 
-async function until(cond: () => Promise<boolean>, what: string, ms: number): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}: ${launch?.stderr().slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (cond: () => Promise<boolean>, what: string, ms: number): Promise<number> =>
+  waitUntil(cond, what, ms, { pollMs: 50, explain: () => launch?.stderr().slice(-3000) ?? '' });
 
 describe('afd-agent launch options', () => {
   it('refuses a non-loopback --api-host without an API key, before starting anything', async () => {

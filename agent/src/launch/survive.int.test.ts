@@ -15,6 +15,7 @@ import { pidsMentioning } from '../testing/AgentProcess.js';
 import { startLaunch, type StartedLaunch } from '../testing/LaunchProcess.js';
 import { makeServingModel } from '../testing/servingModel.js';
 import { postStream, type StreamOutcome } from '../testing/sseClient.js';
+import { until as waitUntil } from '../testing/until.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-survive-'));
 const key = 'survive-test-key';
@@ -46,16 +47,13 @@ function sample(text: string, name: string, labels: string): number {
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
-async function until(cond: () => Promise<boolean>, what: string, ms: number): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) {
+const until = (cond: () => Promise<boolean>, what: string, ms: number): Promise<number> =>
+  waitUntil(cond, what, ms, {
+    explain: async () => {
       const m = (await metrics()).split('\n').filter((l) => /^vllm:(num_requests_running|num_requests_waiting|generation_tokens_total)/.test(l));
-      throw new Error(`timed out after ${ms} ms waiting for ${what} (${m.join('; ')}); launch stderr: ${launch.stderr().slice(-3000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+      return `${m.join('; ')}; launch stderr: ${launch.stderr().slice(-3000)}`;
+    },
+  });
 
 /** Both attention ranks idle: no running or waiting request, no KV block in use. */
 async function idle(): Promise<boolean> {

@@ -37,6 +37,7 @@ import { isRunning } from '../testing/netns/NetnsBed.js';
 import { netnsSupport } from '../testing/netns/netnsSupport.js';
 import { hostOfAgentId, postJson, rankStats, startCliLaunch, stopCliLaunch, streamCompletion } from '../testing/netns/bedClients.js';
 import { CONSOLE, GPU_HOSTS, TwoHostBed, type GpuHost } from '../testing/netns/TwoHostBed.js';
+import { until as waitUntil } from '../testing/until.js';
 
 const support = await netnsSupport();
 /** Shared by test runs: the built-in model is made once. */
@@ -52,14 +53,7 @@ let two: TwoHostBed;
 let agentScript = '';
 const reference: string[] = [];
 
-const until = async (cond: () => boolean | Promise<boolean>, what: string, ms: number, pollMs = 100): Promise<number> => {
-  const t0 = performance.now();
-  while (!(await cond())) {
-    if (performance.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
-  return performance.now() - t0;
-};
+const until = (cond: () => boolean | Promise<boolean>, what: string, ms: number, pollMs = 100): Promise<number> => waitUntil(cond, what, ms, { pollMs });
 
 /** Role processes running on a host (everything in its namespace but the agent). */
 async function roleProcesses(host: GpuHost): Promise<{ pid: number; args: string[] }[]> {

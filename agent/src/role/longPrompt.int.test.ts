@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllRoles, RoleProcess } from '../testing/RoleProcess.js';
 import { makeServingModel } from '../testing/servingModel.js';
 import { longestGapMs, postStream, type StreamOutcome } from '../testing/sseClient.js';
+import { until as waitUntil } from '../testing/until.js';
 
 const home = mkdtempSync(join(tmpdir(), 'afd-long-prompt-'));
 let rank: RoleProcess;
@@ -39,13 +40,8 @@ const post = (path: string, body: Uint8Array): Promise<{ status: number; ms: num
   return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => ({ status: r.status, ms: performance.now() - t0, body: await r.text() }));
 };
 
-async function until(cond: () => Promise<boolean>, what: string, ms: number): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}: ${rank.describe()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = (cond: () => Promise<boolean>, what: string, ms: number): Promise<number> =>
+  waitUntil(cond, what, ms, { pollMs: 50, explain: () => rank.describe() });
 
 const metric = async (pattern: RegExp): Promise<boolean> => pattern.test(await fetch(`${url}/metrics`).then((r) => r.text()));
 

@@ -34,12 +34,3 @@ export async function health(apiUrl: string): Promise<{ status: number; body: { 
   const res = await fetch(`${apiUrl}/health`);
   return { status: res.status, body: (await res.json()) as { status?: string; reason?: string } };
 }
-
-/** Polls `cond` every 100 ms until it holds; throws naming `what` after `ms`. */
-export async function until(cond: () => Promise<boolean> | boolean, what: string, ms = 20_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
