@@ -120,10 +120,11 @@ export function registerDemoEval(program: Command): void {
         const greedy = await answerQuestions(serving, tokenizer, corpus.questions, words, { temperature: 0, seedBase: 0 }, maxTokens);
         const sampled = await answerQuestions(serving, tokenizer, corpus.questions, words, { temperature: 0.7, seedBase: 7000 }, maxTokens);
         const modes = { greedy, sampled };
+        const ceiling = recitationCeiling(corpus.questions);
         report['questions'] = {
           count: corpus.questions.length,
           maxTokens,
-          recitationCeiling: recitationCeiling(corpus.questions),
+          recitationCeiling: ceiling,
           greedy,
           sampled,
           greedyVsTransformers: compareGreedy(greedy, metrics, engine.info.eosTokenIds),
@@ -132,7 +133,7 @@ export function registerDemoEval(program: Command): void {
         for (const [name, m] of Object.entries(modes)) {
           say(`${name}: ${(m.wordListShare * 100).toFixed(1)}% dictionary words, ${(m.contentOverlapShare * 100).toFixed(0)}% of answers share a content word with the reference, ${(m.trainDefinitionOverlapShare * 100).toFixed(0)}% with the definition trained on`);
         }
-        say(`reciting the trained definition would share a content word with ${(recitationCeiling(corpus.questions) * 100).toFixed(0)}% of the references`);
+        say(`reciting the trained definition would share a content word with ${(ceiling * 100).toFixed(0)}% of the references`);
       } finally {
         await serving.close();
         await engine.close();

@@ -128,17 +128,9 @@ void moeCases(Suite& s) {
   struct Shape { int64_t T, H, I; int E, k; bool logitsGiven; };
   for (Shape sh : {Shape{3, 128, 32, 10, 3, false}, Shape{40, 128, 40, 12, 2, false}, Shape{100, 64, 24, 16, 4, false},
                    Shape{5, 96, 24, 16, 4, true}}) {
-    std::vector<Twin> weights;
-    std::vector<ExpertWeights> cpuExperts(sh.E), gpuExperts(sh.E);
-    weights.reserve(3 * sh.E);
-    for (int e = 0; e < sh.E; ++e) {
-      weights.push_back(s.random(DType::BF16, {sh.I, sh.H}, -0.2f, 0.2f));
-      weights.push_back(s.random(DType::BF16, {sh.I, sh.H}, -0.2f, 0.2f));
-      weights.push_back(s.random(DType::BF16, {sh.H, sh.I}, -0.2f, 0.2f));
-      Twin* t = &weights[weights.size() - 3];
-      cpuExperts[e] = ExpertWeights{t[0].cpu(), t[1].cpu(), t[2].cpu()};
-      gpuExperts[e] = ExpertWeights{t[0].gpu(), t[1].gpu(), t[2].gpu()};
-    }
+    ExpertTwins experts = randomExperts(s, sh.E, sh.H, sh.I);
+    const std::vector<ExpertWeights>& cpuExperts = experts.cpu;
+    const std::vector<ExpertWeights>& gpuExperts = experts.gpu;
     Twin router = s.random(DType::BF16, {sh.E, sh.H}, -0.3f, 0.3f), given = s.random(DType::F32, {sh.T, sh.E}, -3, 3);
     Twin x = s.random(DType::BF16, {sh.T, sh.H}), xw = s.widened(x);
     Twin logits = s.output(DType::F32, {sh.T, sh.E}), ids = s.output(DType::I32, {sh.T, sh.k});

@@ -55,17 +55,9 @@ void routerCases(Suite& s) {
 void moeCases(Suite& s) {
   struct Shape { int64_t T, H, I; int E, k; };
   for (Shape sh : {Shape{1, 64, 32, 8, 2}, Shape{5, 96, 24, 16, 4}, Shape{40, 128, 40, 12, 3}, Shape{3, 100, 20, 6, 2}}) {
-    std::vector<Twin> weights;
-    std::vector<ExpertWeights> cpuExperts(sh.E), gpuExperts(sh.E);
-    weights.reserve(3 * sh.E);
-    for (int e = 0; e < sh.E; ++e) {
-      weights.push_back(s.random(DType::BF16, {sh.I, sh.H}, -0.2f, 0.2f));
-      weights.push_back(s.random(DType::BF16, {sh.I, sh.H}, -0.2f, 0.2f));
-      weights.push_back(s.random(DType::BF16, {sh.H, sh.I}, -0.2f, 0.2f));
-      Twin* t = &weights[weights.size() - 3];
-      cpuExperts[e] = ExpertWeights{t[0].cpu(), t[1].cpu(), t[2].cpu()};
-      gpuExperts[e] = ExpertWeights{t[0].gpu(), t[1].gpu(), t[2].gpu()};
-    }
+    ExpertTwins experts = randomExperts(s, sh.E, sh.H, sh.I);
+    const std::vector<ExpertWeights>& cpuExperts = experts.cpu;
+    const std::vector<ExpertWeights>& gpuExperts = experts.gpu;
     std::vector<int32_t> idv(sh.T * sh.k);
     for (int64_t t = 0; t < sh.T; ++t) {
       std::vector<int32_t> pick(sh.E);

@@ -162,6 +162,29 @@ class Suite {
   std::vector<ConformanceCase> results_;
 };
 
+// E random SiLU-gated experts (gate and up [I, H], down [H, I], bf16 in [-0.2, 0.2]) as
+// twins, and the per-expert weight tables of each backend pointing into them.
+struct ExpertTwins {
+  std::vector<Twin> weights;  // 3 per expert; reserved up front, so the tables' pointers stay valid
+  std::vector<ExpertWeights> cpu, gpu;
+};
+
+inline ExpertTwins randomExperts(Suite& s, int E, int64_t H, int64_t I) {
+  ExpertTwins x;
+  x.weights.reserve(3 * E);
+  x.cpu.resize(E);
+  x.gpu.resize(E);
+  for (int e = 0; e < E; ++e) {
+    x.weights.push_back(s.random(DType::BF16, {I, H}, -0.2f, 0.2f));
+    x.weights.push_back(s.random(DType::BF16, {I, H}, -0.2f, 0.2f));
+    x.weights.push_back(s.random(DType::BF16, {H, I}, -0.2f, 0.2f));
+    Twin* t = &x.weights[x.weights.size() - 3];
+    x.cpu[e] = ExpertWeights{t[0].cpu(), t[1].cpu(), t[2].cpu()};
+    x.gpu[e] = ExpertWeights{t[0].gpu(), t[1].gpu(), t[2].gpu()};
+  }
+  return x;
+}
+
 inline std::string dims(std::initializer_list<int64_t> d) {
   std::string s;
   for (int64_t v : d) s += (s.empty() ? "" : "x") + std::to_string(v);
