@@ -224,10 +224,11 @@ def router_hooks(model, captured):
     return handles
 
 
-def route_margin(torch, c, logits, bias):
-    """Smallest gap (score units) of every choice the router makes for these tokens: the
-    topk_group-th vs the next group, and the k-th vs the next allowed expert. Negative
-    when a chosen score is not above transformers' 0.0 fill of the masked experts."""
+def route_gaps(torch, c, logits, bias):
+    """Per token: the smallest gap (score units) of every choice the router makes for it
+    (the topk_group-th vs the next group, and the k-th vs the next allowed expert; -1 when
+    a chosen score is not above transformers' 0.0 fill of the masked experts), and the rms
+    of its choice scores (the scale a relative margin is measured against)."""
     e, k = c["n_routed_experts"], c["num_experts_per_tok"]
     if is_v3(c):
         scores = logits.sigmoid()
@@ -236,23 +237,29 @@ def route_margin(torch, c, logits, bias):
     else:
         choice = logits.softmax(dim=-1)
         method = c.get("topk_method", "greedy")
-    gaps = []
+    scale = choice.pow(2).mean(dim=-1).sqrt()
+    gaps = torch.full((choice.shape[0],), float("inf"))
     if method in ("group_limited_greedy", "noaux_tc"):
         g, tg = c["n_group"], c["topk_group"]
         grouped = choice.view(-1, g, e // g)
         gscore = grouped.max(dim=-1).values if method == "group_limited_greedy" else grouped.topk(2, dim=-1).values.sum(dim=-1)
         if tg < g:
             srt = torch.sort(gscore, dim=-1, descending=True).values
-            gaps.append((srt[:, tg - 1] - srt[:, tg]).min().item())
+            gaps = torch.minimum(gaps, srt[:, tg - 1] - srt[:, tg])
         keep = torch.zeros_like(gscore).scatter_(1, gscore.topk(tg, dim=-1).indices, 1.0).bool()
         choice = choice.masked_fill(~keep.repeat_interleave(e // g, dim=1), float("-inf"))
     srt = torch.sort(choice, dim=-1, descending=True).values
     allowed = int(torch.isfinite(srt[0]).sum().item())
     if k < allowed:
-        gaps.append((srt[:, k - 1] - srt[:, k]).min().item())
-    if not bool((srt[:, k - 1] > 0).all().item()):
-        return -1.0
-    return min(gaps) if gaps else float("inf")
+        gaps = torch.minimum(gaps, srt[:, k - 1] - srt[:, k])
+    gaps = torch.where(srt[:, k - 1] > 0, gaps, torch.full_like(gaps, -1.0))
+    return gaps, scale
+
+
+def route_margin(torch, c, logits, bias):
+    """Smallest gap (score units) of every choice the router makes for these tokens
+    (route_gaps); -1 when a chosen score is not above transformers' 0.0 fill."""
+    return route_gaps(torch, c, logits, bias)[0].min().item()
 
 
 def describe_shapes(c):

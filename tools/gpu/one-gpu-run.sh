@@ -13,7 +13,12 @@
 #           out, --ignore-eos; greedy texts of 8 prompts             -> serve-c*.json, texts-colocated.json
 #   afd     1A1F with both roles on GPU 0 over connector peer and tcp (role processes),
 #           the same 8 prompts must give the colocated texts        -> texts-1a1f-*.json
-#   profile ncu kernel times of decode steps at $AFD_PROFILE_BATCHES  -> profile-b*.txt
+#   profile ncu kernel times of decode steps at $AFD_PROFILE_BATCHES (afd-bench decode
+#           arguments $AFD_PROFILE_ARGS, e.g. --arch deepseek_v2 --preset deepseek-v2-lite)
+#                                                                   -> profile-b*.txt
+#   golden  regenerate the fixtures $AFD_GOLDEN_ONLY (make_golden.py --only) with the
+#           installed transformers into the tree before the tests run; the new files and
+#           whether each model.safetensors kept its bytes      -> golden-regen.tgz / .log
 set -uo pipefail
 OUT=${OUT:-/tmp/afd-one-gpu}
 mkdir -p "$OUT"
@@ -48,6 +53,15 @@ wait_health() {
   until curl -sf "$url/health" > /dev/null; do [ $t -ge 300 ] && return 1; sleep 1; t=$((t + 1)); done
 }
 
+if [[ $PHASES == *golden* ]]; then
+  G=tools/golden/fixtures
+  (cd $G && sha256sum */model.safetensors) > "$OUT/golden-before.sha"
+  timeout ${AFD_GOLDEN_TIMEOUT:-400} python3 tools/golden/make_golden.py --only "${AFD_GOLDEN_ONLY:-*}" --out /tmp/afd-golden \
+    --install $G > "$OUT/golden-regen.log" 2>&1
+  say "golden: make_golden exit $?; $(cd $G && sha256sum -c --quiet "$OUT/golden-before.sha" 2>&1 | wc -l) weight files changed"
+  tail -4 "$OUT/golden-regen.log" | tee -a "$SUMMARY"
+  tar -czf "$OUT/golden-regen.tgz" -C $G .
+fi
 if [[ $PHASES == *tests* ]]; then
   # One process per group (AFD_GPU_GROUPS), so a crash in one group cannot hide the others.
   GROUPS_ALL=${AFD_GPU_GROUP_LIST:-conformance:norm,conformance:attention,conformance:matmul,conformance:activations,conformance:deepseek,engine,graphs,kv,afd,dummy,golden,expert-gemm,expert-parallel}
@@ -112,7 +126,7 @@ if [[ $PHASES == *profile* ]] && command -v ncu > /dev/null; then
   for b in ${AFD_PROFILE_BATCHES:-1}; do
     timeout ${AFD_PROFILE_TIMEOUT:-150} ncu --clock-control none -k 'regex:^(?!fillDummy)' --launch-skip ${AFD_PROFILE_SKIP:-1600} \
       --launch-count ${AFD_PROFILE_COUNT:-485} --metrics gpu__time_duration.sum --csv \
-      $BENCH decode --batches $b --modes eager --context 16 --steps 3 --warmup 2 --peer none \
+      $BENCH decode ${AFD_PROFILE_ARGS:-} --batches $b --modes eager --context 16 --steps 3 --warmup 2 --peer none \
       > "$OUT/ncu-b$b.csv" 2> "$OUT/ncu-b$b.log"
     python3 tools/gpu/summarize_ncu.py "$OUT/ncu-b$b.csv" > "$OUT/profile-b$b.txt" 2>&1
     say "== profile batch $b"; head -16 "$OUT/profile-b$b.txt" | tee -a "$SUMMARY"

@@ -1,85 +1,46 @@
 #include "cuda/mla-attention.cuh"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
+#include "cuda/attention-tc.cuh"
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
 #include "cuda/dtype-load.cuh"
 #include "cuda/launch.cuh"
+#include "cuda/mla-absorb.cuh"
 
 namespace afd::cuda {
 namespace {
 
-constexpr int kAbsorbTokens = 8;      // tokens per q-absorption block (one W_UK read serves them)
-constexpr int kAbsorbThreads = 128;
 constexpr int kAttnThreads = 256;
 constexpr int kAttnWarps = kAttnThreads / 32;
 constexpr int kLatentPerThread = kMlaMaxLatent / kAttnThreads;  // accumulators per thread and head
-constexpr int kCombineThreads = 256;
 // Partial rows (token x head x chunk) the chunk cap aims to stay within.
 constexpr int64_t kPartialRowsBudget = int64_t{1} << 16;
-constexpr size_t kSharedLimit = 48 * 1024;  // no opt-in needed below this
 
 size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
-// Chunking of one token's context [0, ctx): chunks of chunkLen positions (a multiple of
-// kMlaQuantum), at most maxChunks of them, none empty. numChunks = 0 for ctx < 1.
-__device__ __forceinline__ void tokenChunks(int ctx, int maxChunks, int& chunkLen, int& numChunks) {
-  if (ctx < 1 || maxChunks < 1) {
-    chunkLen = 0;
-    numChunks = 0;
-    return;
-  }
-  const int quanta = (ctx + kMlaQuantum - 1) / kMlaQuantum;
-  const int per = (quanta + maxChunks - 1) / maxChunks;
-  chunkLen = per * kMlaQuantum;
-  numChunks = (quanta + per - 1) / per;
+// Shared memory of one attention block: the staged cache sub-tile (kMlaQuantum rows of the
+// cache dtype, each rounded up to 16 bytes), then per head its q row, probabilities and
+// softmax state, then the sub-tile's slots.
+int cacheElemBytes(int cacheDtype) { return cacheDtype == kDtypeF32 ? 4 : 2; }
+__host__ __device__ inline int tileRowBytes(int width, int elemBytes) { return (width * elemBytes + 15) / 16 * 16; }
+size_t attnSharedTile(int width, int cacheDtype) {
+  return static_cast<size_t>(kMlaQuantum) * tileRowBytes(width, cacheElemBytes(cacheDtype));
 }
-
-// Heads per attention block so that its shared memory stays below kSharedLimit.
 size_t attnSharedPerHead(int width) { return (static_cast<size_t>(width) + kMlaQuantum + 3) * sizeof(float); }
 size_t attnSharedFixed() { return kMlaQuantum * sizeof(int32_t); }
-int attnHeadTile(int heads, int width) {
-  const size_t fit = (kSharedLimit - attnSharedFixed()) / attnSharedPerHead(width);
+// Heads per attention block so that its shared memory fits the device's opt-in limit.
+int attnHeadTile(int heads, int width, int cacheDtype, size_t sharedLimit) {
+  const size_t fixed = attnSharedFixed() + attnSharedTile(width, cacheDtype);
+  if (fixed >= sharedLimit) return 0;
+  const size_t fit = (sharedLimit - fixed) / attnSharedPerHead(width);
   return static_cast<int>(std::min<size_t>({static_cast<size_t>(heads), static_cast<size_t>(kMlaMaxHeadTile), fit}));
-}
-
-// 1. qLatent[t, h] = [sum_d q[t, h, d] W_UK_h[d, :], q[t, h, nope:]] for a tile of tokens.
-__global__ void __launch_bounds__(kAbsorbThreads) mlaAbsorbQKernel(MlaAttentionArgs a) {
-  pdlWait();
-  __shared__ float qs[kAbsorbTokens][kMlaMaxNope];
-  const int t0 = blockIdx.x * kAbsorbTokens;
-  const int h = blockIdx.y;
-  const int n = min(kAbsorbTokens, a.tokens - t0);
-  const int N = a.nope, L = a.latent, width = L + a.rope, qHeadDim = N + a.rope;
-  for (int i = threadIdx.x; i < kAbsorbTokens * N; i += blockDim.x) {
-    const int j = i / N, d = i - j * N;
-    qs[j][d] = j < n ? a.q[(static_cast<size_t>(t0 + j) * a.heads + h) * qHeadDim + d] : 0.0f;
-  }
-  __syncthreads();
-  const size_t wRow0 = static_cast<size_t>(h) * (N + a.value);
-  for (int l = threadIdx.x; l < width; l += blockDim.x) {
-    if (l < L) {
-      float acc[kAbsorbTokens];
-#pragma unroll
-      for (int j = 0; j < kAbsorbTokens; ++j) acc[j] = 0.0f;
-      for (int d = 0; d < N; ++d) {
-        const float w = loadAsFloat(a.kvB, a.kvBDtype, (wRow0 + d) * L + l);
-#pragma unroll
-        for (int j = 0; j < kAbsorbTokens; ++j) acc[j] += qs[j][d] * w;
-      }
-#pragma unroll
-      for (int j = 0; j < kAbsorbTokens; ++j)
-        if (j < n) a.qLatent[(static_cast<size_t>(t0 + j) * a.heads + h) * width + l] = acc[j];
-    } else {
-      for (int j = 0; j < n; ++j)
-        a.qLatent[(static_cast<size_t>(t0 + j) * a.heads + h) * width + l] =
-            a.q[(static_cast<size_t>(t0 + j) * a.heads + h) * qHeadDim + N + (l - L)];
-    }
-  }
 }
 
 // 2. One block per (token, head tile, chunk): the chunk's positions in sub-tiles of
@@ -87,24 +48,35 @@ __global__ void __launch_bounds__(kAbsorbThreads) mlaAbsorbQKernel(MlaAttentionA
 // (one warp per head), latent accumulation (one thread per latent element and head).
 __global__ void __launch_bounds__(kAttnThreads) mlaAttentionPartialKernel(MlaAttentionArgs a, int headTile) {
   pdlWait();
-  extern __shared__ float smem[];
+  extern __shared__ uint4 smem[];
   const int t = blockIdx.x;
   const int h0 = blockIdx.y * headTile;
   const int ht = min(headTile, a.heads - h0);
   const int chunk = blockIdx.z;
   const int ctx = a.positions[t] + 1;
   int chunkLen = 0, numChunks = 0;
-  tokenChunks(ctx, a.maxChunks, chunkLen, numChunks);
+  mlaTokenChunks(ctx, a.maxChunks, chunkLen, numChunks);
   if (chunk >= numChunks) return;  // uniform over the block
   const int L = a.latent, width = L + a.rope;
-  float* qs = smem;                             // [headTile][width]
+  const int elemBytes = a.cacheDtype == kDtypeF32 ? 4 : 2;
+  const int rowBytes = tileRowBytes(width, elemBytes);
+  char* tile = reinterpret_cast<char*>(smem);   // [kMlaQuantum][rowBytes] of the cache dtype
+  float* qs = reinterpret_cast<float*>(tile + kMlaQuantum * rowBytes);  // [headTile][width]
   float* probs = qs + headTile * width;         // [headTile][kMlaQuantum]
   float* alpha = probs + headTile * kMlaQuantum;  // [headTile]
   float* runMax = alpha + headTile;             // [headTile]
   float* runSum = runMax + headTile;            // [headTile]
   int32_t* slots = reinterpret_cast<int32_t*>(runSum + headTile);  // [kMlaQuantum]
   const float* qSrc = a.qLatent + (static_cast<size_t>(t) * a.heads + h0) * width;
-  for (int i = threadIdx.x; i < ht * width; i += blockDim.x) qs[i] = qSrc[i];
+  // Every load of the q tile is issued before the stores (16-byte loads when rows allow).
+  if ((width & 3) == 0) {
+    const float4* src = reinterpret_cast<const float4*>(qSrc);
+#pragma unroll 8
+    for (int i = threadIdx.x; i < ht * width / 4; i += blockDim.x) reinterpret_cast<float4*>(qs)[i] = src[i];
+  } else {
+#pragma unroll 8
+    for (int i = threadIdx.x; i < ht * width; i += blockDim.x) qs[i] = qSrc[i];
+  }
   for (int h = threadIdx.x; h < ht; h += blockDim.x) {
     runMax[h] = -INFINITY;
     runSum[h] = 0.0f;
@@ -126,14 +98,35 @@ __global__ void __launch_bounds__(kAttnThreads) mlaAttentionPartialKernel(MlaAtt
       slots[i] = table[p / a.blockSize] * a.blockSize + p % a.blockSize;
     }
     __syncthreads();
+    // Stage the sub-tile's cache rows: every load of the block is issued before any math.
+    const char* cacheBytes = static_cast<const char*>(a.cache);
+    if ((width * elemBytes) % 16 == 0 && reinterpret_cast<uintptr_t>(a.cache) % 16 == 0) {
+      const int per = width * elemBytes / 16;
+      for (int idx = threadIdx.x; idx < n * per; idx += blockDim.x) {
+        const int i = idx / per, c = idx - i * per;
+        reinterpret_cast<uint4*>(tile + i * rowBytes)[c] =
+            reinterpret_cast<const uint4*>(cacheBytes + static_cast<size_t>(slots[i]) * width * elemBytes)[c];
+      }
+    } else {
+      for (int idx = threadIdx.x; idx < n * width; idx += blockDim.x) {
+        const int i = idx / width, e = idx - i * width;
+        const size_t at = static_cast<size_t>(slots[i]) * width + e;
+        if (elemBytes == 4) {
+          reinterpret_cast<uint32_t*>(tile + i * rowBytes)[e] = reinterpret_cast<const uint32_t*>(cacheBytes)[at];
+        } else {
+          reinterpret_cast<uint16_t*>(tile + i * rowBytes)[e] = reinterpret_cast<const uint16_t*>(cacheBytes)[at];
+        }
+      }
+    }
+    __syncthreads();
     // Scores: probs[h][i] = scale * qLatent[h] . cacheRow(s0 + i).
     for (int i = warp; i < n; i += kAttnWarps) {
-      const size_t rowBase = static_cast<size_t>(slots[i]) * width;
+      const char* row = tile + i * rowBytes;
       float part[kMlaMaxHeadTile];
 #pragma unroll
       for (int h = 0; h < kMlaMaxHeadTile; ++h) part[h] = 0.0f;
       for (int e = lane; e < width; e += 32) {
-        const float x = loadAsFloat(a.cache, a.cacheDtype, rowBase + e);
+        const float x = loadAsFloat(row, a.cacheDtype, e);
 #pragma unroll
         for (int h = 0; h < kMlaMaxHeadTile; ++h)
           if (h < ht) part[h] += x * qs[h * width + e];
@@ -177,7 +170,7 @@ __global__ void __launch_bounds__(kAttnThreads) mlaAttentionPartialKernel(MlaAtt
         for (int h = 0; h < kMlaMaxHeadTile; ++h)
           if (h < ht) acc[r][h] *= alpha[h];
         for (int i = 0; i < n; ++i) {
-          const float x = loadAsFloat(a.cache, a.cacheDtype, static_cast<size_t>(slots[i]) * width + l);
+          const float x = loadAsFloat(tile + i * rowBytes, a.cacheDtype, l);
 #pragma unroll
           for (int h = 0; h < kMlaMaxHeadTile; ++h)
             if (h < ht) acc[r][h] += probs[h * kMlaQuantum + i] * x;
@@ -201,46 +194,6 @@ __global__ void __launch_bounds__(kAttnThreads) mlaAttentionPartialKernel(MlaAtt
     float* dst = a.partials + (rowBase + static_cast<size_t>(h) * a.gridChunks) * stride;
     dst[L] = runMax[h];
     dst[L + 1] = runSum[h];
-  }
-}
-
-// 3. One block per (token, head): merge the token's chunks into the attended latent
-// (shared memory), then out[j] = latent . W_UV_h[j] (one warp per output element).
-__global__ void __launch_bounds__(kCombineThreads) mlaCombineKernel(MlaAttentionArgs a) {
-  pdlWait();
-  extern __shared__ float latent[];  // [L]
-  const int t = blockIdx.x;
-  const int h = blockIdx.y;
-  const int L = a.latent, V = a.value, N = a.nope;
-  float* o = a.out + (static_cast<size_t>(t) * a.heads + h) * V;
-  int chunkLen = 0, numChunks = 0;
-  tokenChunks(a.positions[t] + 1, a.maxChunks, chunkLen, numChunks);
-  if (numChunks < 1 || numChunks > a.gridChunks) {
-    // A negative position, or a context past the maxContextLen the grid was sized for:
-    // a caller bug, made loud.
-    for (int j = threadIdx.x; j < V; j += blockDim.x) o[j] = __int_as_float(0x7fc00000);
-    return;
-  }
-  const size_t stride = static_cast<size_t>(L) + 2;
-  const float* part = a.partials + (static_cast<size_t>(t) * a.heads + h) * a.gridChunks * stride;
-  float m = -INFINITY;
-  for (int c = 0; c < numChunks; ++c) m = fmaxf(m, part[c * stride + L]);
-  float denom = 0.0f;
-  for (int c = 0; c < numChunks; ++c) denom += expf(part[c * stride + L] - m) * part[c * stride + L + 1];
-  const float inv = 1.0f / denom;
-  for (int l = threadIdx.x; l < L; l += blockDim.x) {
-    float v = 0.0f;
-    for (int c = 0; c < numChunks; ++c) v += expf(part[c * stride + L] - m) * part[c * stride + l];
-    latent[l] = v * inv;
-  }
-  __syncthreads();
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, numWarps = blockDim.x >> 5;
-  const size_t wRow0 = static_cast<size_t>(h) * (N + V) + N;
-  for (int j = warp; j < V; j += numWarps) {
-    float s = 0.0f;
-    for (int l = lane; l < L; l += 32) s += latent[l] * loadAsFloat(a.kvB, a.kvBDtype, (wRow0 + j) * L + l);
-    s = warpSum(s);
-    if (lane == 0) o[j] = s;
   }
 }
 
@@ -285,19 +238,21 @@ void mlaAttention(const MlaAttentionArgs& a, cudaStream_t stream) {
     fail("every tensor and workspace must be given");
   }
   const int width = a.latent + a.rope;
-  const int headTile = attnHeadTile(a.heads, width);
+  int device = 0, sharedLimit = 0;
+  AFD_CUDA_CHECK(cudaGetDevice(&device));
+  AFD_CUDA_CHECK(cudaDeviceGetAttribute(&sharedLimit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const int headTile = attnHeadTile(a.heads, width, a.cacheDtype, static_cast<size_t>(sharedLimit));
   if (headTile < 1) fail("a latent row of " + std::to_string(width) + " values does not fit the block's shared memory");
-  const unsigned absorbBlocks = static_cast<unsigned>((a.tokens + kAbsorbTokens - 1) / kAbsorbTokens);
-  AFD_CUDA_CHECK(launchKernel(mlaAbsorbQKernel, dim3(absorbBlocks, a.heads), dim3(kAbsorbThreads), 0, stream, a));
-  AFD_CUDA_CHECK_LAUNCH("mlaAbsorbQKernel");
+  mlaAbsorbQ(a, stream);
   const unsigned headTiles = static_cast<unsigned>((a.heads + headTile - 1) / headTile);
-  const size_t shared = static_cast<size_t>(headTile) * attnSharedPerHead(width) + attnSharedFixed();
+  const size_t shared = attnSharedTile(width, a.cacheDtype) + static_cast<size_t>(headTile) * attnSharedPerHead(width) +
+                        attnSharedFixed();
+  static std::atomic<uint64_t> sharedOptIn{0};
+  allowDynamicShared(mlaAttentionPartialKernel, static_cast<size_t>(sharedLimit), sharedOptIn);
   AFD_CUDA_CHECK(launchKernel(mlaAttentionPartialKernel, dim3(a.tokens, headTiles, a.gridChunks), dim3(kAttnThreads), shared,
                               stream, a, headTile));
   AFD_CUDA_CHECK_LAUNCH("mlaAttentionPartialKernel");
-  AFD_CUDA_CHECK(launchKernel(mlaCombineKernel, dim3(a.tokens, a.heads), dim3(kCombineThreads),
-                              static_cast<size_t>(a.latent) * sizeof(float), stream, a));
-  AFD_CUDA_CHECK_LAUNCH("mlaCombineKernel");
+  mlaLatentOut(a, stream);
 }
 
 }  // namespace afd::cuda

@@ -51,6 +51,11 @@ describe('golden fixtures', () => {
     await expect(loadGoldenFixtures(dir)).rejects.toThrow(/63 logits, expected vocab_size 64/);
     await writeFile(join(fx, 'golden.json'), JSON.stringify(golden('bad', 64, { maxNewTokens: 5 })));
     await expect(loadGoldenFixtures(dir)).rejects.toThrow(/4 greedy ids, expected maxNewTokens 5/);
+    const margins = (n: number) => golden('bad', 64, { cases: [{ ...golden('bad', 64).cases[0], routerRelativeMargins: new Array(n).fill(0.1) }] });
+    await writeFile(join(fx, 'golden.json'), JSON.stringify(margins(5)));
+    await expect(loadGoldenFixtures(dir)).rejects.toThrow(/5 router margins, expected one per position \(6\)/);
+    await writeFile(join(fx, 'golden.json'), JSON.stringify(margins(6)));
+    expect((await loadGoldenFixtures(dir))[0]!.golden.cases[0]!.routerRelativeMargins).toHaveLength(6);
   });
 
   it('returns no fixtures and a skip reason for an empty or missing folder', async () => {

@@ -24,6 +24,13 @@ export const goldenCaseSchema = z.object({
   logits: z.array(z.object({ step: z.int().min(0), values: z.array(z.number()) })),
   /** Smallest top-1 minus top-2 logit gap over all steps (the reference's safety margin). */
   minTop2Margin: z.number().optional(),
+  /**
+   * MoE fixtures: per position of the teacher-forced sequence (prompt + greedyIds but the
+   * last), the reference's smallest router gap over the MoE layers relative to the rms of
+   * the scores it chose on (make_golden.py relative_router_margins). The CUDA suite reads a
+   * value inside the bf16 noise band as a routing near-tie.
+   */
+  routerRelativeMargins: z.array(z.number()).optional(),
 });
 
 /** golden.json. */
@@ -87,6 +94,8 @@ export async function loadGoldenFixture(dir: string): Promise<GoldenFixture> {
   const config = await readModelConfig(dir);
   for (const [i, c] of golden.cases.entries()) {
     if (c.greedyIds.length !== golden.maxNewTokens) throw new Error(`${path}: case ${i} has ${c.greedyIds.length} greedy ids, expected maxNewTokens ${golden.maxNewTokens}`);
+    const positions = c.promptIds.length + golden.maxNewTokens - 1;
+    if (c.routerRelativeMargins && c.routerRelativeMargins.length !== positions) throw new Error(`${path}: case ${i} has ${c.routerRelativeMargins.length} router margins, expected one per position (${positions})`);
     for (const l of c.logits) {
       if (l.values.length !== config.vocabSize) throw new Error(`${path}: case ${i} step ${l.step} has ${l.values.length} logits, expected vocab_size ${config.vocabSize}`);
       if (l.step >= golden.maxNewTokens) throw new Error(`${path}: case ${i} logits step ${l.step} >= maxNewTokens`);

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { judgeGoldenCase, routerTieBand } from './goldenRule.js';
+
+// Prompt of 3 tokens: step s reads positions 0 .. 2 + s.
+const base = { promptLength: 3, flips: [], logitErrors: [{ step: 0, error: 1e-3 }, { step: 15, error: 5e-3 }] };
+const margins = (tieAt: number | null, n = 34) => Array.from({ length: n }, (_, p) => (p === tieAt ? routerTieBand / 10 : 0.5));
+
+describe('judgeGoldenCase (bf16 rule)', () => {
+  it('passes equal tokens and logits within the bound, naming the worst error', () => {
+    const v = judgeGoldenCase(base);
+    expect(v.passed).toBe(true);
+    expect(v.detail).toMatch(/every teacher-forced step equal; worst logits relError 5\.00e-3/);
+  });
+
+  it('accepts a flip inside its logit noise band and fails one outside it without a routing tie', () => {
+    const inside = judgeGoldenCase({ ...base, flips: [{ step: 4, margin: 0.005, band: 0.01 }] });
+    expect(inside.passed).toBe(true);
+    const outside = judgeGoldenCase({ ...base, flips: [{ step: 4, margin: 0.3, band: 0.01 }], routerRelativeMargins: margins(null) });
+    expect(outside.passed).toBe(false);
+    expect(outside.detail).toMatch(/step 4 .*outside the band/);
+  });
+
+  it('excuses a flip and a logits excess only at steps that read a routing near-tie', () => {
+    // The tie sits at position 10: steps 8 and later read it, steps 0..7 do not.
+    const m = margins(10);
+    const late = judgeGoldenCase({ ...base, flips: [{ step: 9, margin: 0.3, band: 0.01 }], logitErrors: [{ step: 15, error: 0.3 }], routerRelativeMargins: m });
+    expect(late.passed).toBe(true);
+    expect(late.detail).toMatch(/after a router near-tie at position 10/);
+    expect(late.detail).toMatch(/excused: step 15 relError 3\.00e-1/);
+    const early = judgeGoldenCase({ ...base, flips: [{ step: 7, margin: 0.3, band: 0.01 }], routerRelativeMargins: m });
+    expect(early.passed).toBe(false);
+    const earlyLogits = judgeGoldenCase({ ...base, logitErrors: [{ step: 1, error: 0.3 }], routerRelativeMargins: m });
+    expect(earlyLogits.passed).toBe(false);
+    expect(earlyLogits.detail).toMatch(/worst logits relError 3\.00e-1/);
+  });
+
+  it('excuses nothing for a dense model (no router margins)', () => {
+    expect(judgeGoldenCase({ ...base, logitErrors: [{ step: 31, error: 0.05 }] }).passed).toBe(false);
+  });
+
+  it('names the tightest tie among the positions read', () => {
+    const m = margins(2);
+    m[5] = routerTieBand / 100;
+    const v = judgeGoldenCase({ ...base, logitErrors: [{ step: 31, error: 0.1 }], routerRelativeMargins: m });
+    expect(v.passed).toBe(true);
+    expect(v.detail).toMatch(/position 5 \(relative margin 2\.00e-4/);
+  });
+});
