@@ -93,6 +93,7 @@ void CudaBackend::mlaAttention(const Tensor& q, const Tensor& latentCache, const
   a.blockSize = static_cast<int>(latentCache.dim(1));
   a.maxBlocksPerSeq = batch.maxBlocksPerSeq;
   a.scale = scale;
+  a.tensorCores = options_.attentionKernel != AttentionKernel::Simt;
   // Chunking per token from the whole step's rows (a DBO stage splits as the step does).
   a.maxChunks = mlaMaxChunks(shapeRows(T), a.heads);
   a.gridChunks = mlaGridChunks(a.maxChunks, batch.maxContextLen);

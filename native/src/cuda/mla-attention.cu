@@ -13,6 +13,7 @@
 #include "cuda/dtype-load.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/mla-absorb.cuh"
+#include "cuda/mla-attention-tc.cuh"
 
 namespace afd::cuda {
 namespace {
@@ -244,6 +245,11 @@ void mlaAttention(const MlaAttentionArgs& a, cudaStream_t stream) {
   const int headTile = attnHeadTile(a.heads, width, a.cacheDtype, static_cast<size_t>(sharedLimit));
   if (headTile < 1) fail("a latent row of " + std::to_string(width) + " values does not fit the block's shared memory");
   mlaAbsorbQ(a, stream);
+  if (a.tensorCores && mlaTensorCoreFits(a)) {
+    mlaTensorCorePartials(a, stream);
+    mlaLatentOut(a, stream);
+    return;
+  }
   const unsigned headTiles = static_cast<unsigned>((a.heads + headTile - 1) / headTile);
   const size_t shared = attnSharedTile(width, a.cacheDtype) + static_cast<size_t>(headTile) * attnSharedPerHead(width) +
                         attnSharedFixed();

@@ -45,6 +45,7 @@ struct MlaAttentionArgs {
   int maxChunks = 1;   // per-token chunk cap (mlaMaxChunks)
   int gridChunks = 1;  // chunks in the grid (mlaGridChunks); must cover every token's chunks
   float scale = 1.0f;
+  bool tensorCores = true;  // step 2 on the tensor cores where the shape fits (mla-attention-tc.cuh)
 };
 
 // Chunk cap per token for a step of `shapeRows` rows: many rows split less (the partials
