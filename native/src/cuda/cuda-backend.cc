@@ -345,31 +345,6 @@ void CudaBackend::matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias
   if (bias) addBiasRows(out.ptr<float>(), bias->data, code(bias->dtype), static_cast<int>(x.dim(0)), static_cast<int>(w.dim(0)), stream_);
 }
 
-void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) {
-  const int64_t T = x.dim(0), H = x.dim(1), I = gate.dim(0);
-  cpu::checkSiluGatedMlp(x, gate, up, down, out);
-  AFD_CHECK(gate.dtype == up.dtype && gate.dtype == down.dtype, "siluGatedMlp: gate, up and down must share a dtype");
-  if (T == 0) return;
-  const bool bf16 = x.dtype == DType::BF16;
-  void* act = scratch(static_cast<size_t>(T * I) * (bf16 ? 2 : 4));
-  LinearArgs a;
-  a.x = x.data;
-  a.xIsF32 = !bf16;
-  a.w = gate.data;
-  a.wUp = up.data;
-  a.wDtype = code(gate.dtype);
-  a.rows = static_cast<int>(T);
-  a.n = static_cast<int>(I);
-  a.k = static_cast<int>(H);
-  a.out = act;
-  a.ldOut = static_cast<int>(I);
-  a.epilogue = bf16 ? Epilogue::SiluMulBf16 : Epilogue::SiluMulF32;
-  a.shapeRows = static_cast<int>(shapeRows(T));
-  DownWeights d{down.data, nullptr, code(down.dtype)};
-  d.outBf16 = out.dtype == DType::BF16;
-  gatedMlp(a, d, out.data, 1, cublas_.get(), stream_);
-}
-
 void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
   cpu::checkAdd(a, b, out);
   if (a.dtype == DType::BF16) addBf16(a.data, b.data, out.data, a.numel(), stream_);  // DeepSeek's shared experts

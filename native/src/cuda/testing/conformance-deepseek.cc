@@ -164,6 +164,10 @@ void mlaAttentionCases(Suite& s) {
       {"fewChunks", 4, 64, 16, 32, 32, 16, {1000, 300}, {1, 1}, bf, bf, 5000},
       {"oneChunk", 4, 64, 16, 32, 32, 16, {1000, 300}, {2, 1}, bf, bf, 1 << 20},
       {"f16cache", 2, 24, 8, 12, 10, 4, {50}, {3}, DType::F16, f32},
+      // The tensor-core partials (latent 512 + rope 64, bf16 cache): a second head tile of 4
+      // heads, and one chunk of 1000 rows (16 sub-tiles through the online softmax).
+      {"tc.heads20.longChunk", 20, 512, 64, 32, 32, 16, {1000, 130}, {1, 1}, bf, bf, 5000},
+      {"tc.v3heads", 128, 512, 64, 128, 128, 16, {300, 7}, {1, 2}},
   };
   for (const MlaCase& c : cases) runMlaCase(s, c);
 }
