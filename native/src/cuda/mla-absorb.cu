@@ -23,10 +23,9 @@ constexpr int kColThreads = 8;
 constexpr int kRowGroups = kThreads / kColThreads;
 constexpr int kRowUnroll = 4;  // weight rows in flight per thread
 
-// Output: a block owns kOutTokens tokens of one head and kOutTile output features, 4 per warp.
+// Output: a block owns one (token, head) and kOutTile output features, 4 per warp.
 constexpr int kOutPerWarp = 4;
 constexpr int kOutTile = kWarps * kOutPerWarp;
-constexpr int kOutTokens = 8;  // tokens per block (one weight read serves them)
 
 // kVec consecutive weights at p as f32 (kVec 8: one 16-byte load for 2-byte types, two for f32).
 template <typename WT, int kVec>
@@ -134,32 +133,31 @@ __global__ void __launch_bounds__(kThreads) absorbKernel(MlaAttentionArgs a) {
   }
 }
 
-// Merges each token's chunk partials into latent[token][] (shared), then out[token, h, j] =
-// latent . W_UV_h[j] for the block's kOutTile features and kOutTokens tokens: every weight
-// row of a warp is loaded once for all the block's tokens.
+// Merges the token's chunk partials into latent[] (shared), then out[j] = latent . W_UV_h[j]
+// for the block's kOutTile features, every weight row of a warp loaded before it sums.
 template <typename WT, int kVec>
 __global__ void __launch_bounds__(kThreads) latentOutKernel(MlaAttentionArgs a) {
   pdlWait();
-  extern __shared__ float latent[];  // [kOutTokens][L]
-  __shared__ float chunkScale[kOutTokens][kMlaMaxChunks];
-  __shared__ int chunksOf[kOutTokens];
-  const int t0 = blockIdx.x * kOutTokens;
+  extern __shared__ float latent[];  // [L]
+  __shared__ float chunkScale[kMlaMaxChunks];
+  const int t = blockIdx.x;
   const int h = blockIdx.y;
-  const int n = min(kOutTokens, a.tokens - t0);
   const int L = a.latent, V = a.value, N = a.nope;
   const int j0 = blockIdx.z * kOutTile;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  float* o = a.out + (static_cast<size_t>(t) * a.heads + h) * V;
+  int chunkLen = 0, numChunks = 0;
+  mlaTokenChunks(a.positions[t] + 1, a.maxChunks, chunkLen, numChunks);
+  if (numChunks < 1 || numChunks > a.gridChunks) {
+    // A negative position, or a context past the maxContextLen the grid was sized for:
+    // a caller bug, made loud.
+    for (int j = j0 + threadIdx.x; j < min(V, j0 + kOutTile); j += blockDim.x) o[j] = __int_as_float(0x7fc00000);
+    return;
+  }
   const size_t stride = static_cast<size_t>(L) + 2;
-  const auto partialsOf = [&](int j) {
-    return a.partials + (static_cast<size_t>(t0 + j) * a.heads + h) * a.gridChunks * stride;
-  };
-  static_assert(kOutTokens <= kWarps, "one warp per token merges its chunk weights");
-  if (warp < n) {  // chunk c's weight in the merge of token t0 + warp, lanes over chunks
+  const float* part = a.partials + (static_cast<size_t>(t) * a.heads + h) * a.gridChunks * stride;
+  if (threadIdx.x < 32) {  // warp 0: chunk c's weight in the merge, lanes over chunks
     static_assert(kMlaMaxChunks <= 64, "two chunks per lane");
-    int chunkLen = 0, numChunks = 0;
-    mlaTokenChunks(a.positions[t0 + warp] + 1, a.maxChunks, chunkLen, numChunks);
-    if (numChunks < 1 || numChunks > a.gridChunks) numChunks = 0;  // a caller bug: NaN out below
-    const float* part = partialsOf(warp);
+    const int lane = threadIdx.x;
     const int c0 = lane, c1 = lane + 32;
     const float m0 = c0 < numChunks ? part[c0 * stride + L] : -INFINITY;
     const float m1 = c1 < numChunks ? part[c1 * stride + L] : -INFINITY;
@@ -169,28 +167,23 @@ __global__ void __launch_bounds__(kThreads) latentOutKernel(MlaAttentionArgs a) 
     const float s0 = c0 < numChunks ? part[c0 * stride + L + 1] : 0.0f;
     const float s1 = c1 < numChunks ? part[c1 * stride + L + 1] : 0.0f;
     const float inv = 1.0f / warpSum(e0 * s0 + e1 * s1);
-    if (c0 < numChunks) chunkScale[warp][c0] = e0 * inv;
-    if (c1 < numChunks) chunkScale[warp][c1] = e1 * inv;
-    if (lane == 0) chunksOf[warp] = numChunks;
+    if (c0 < numChunks) chunkScale[c0] = e0 * inv;
+    if (c1 < numChunks) chunkScale[c1] = e1 * inv;
   }
   __syncthreads();
-  for (int idx = threadIdx.x; idx < n * L; idx += blockDim.x) {
-    const int j = idx / L, l = idx - j * L;
-    const float* part = partialsOf(j);
-    const int numChunks = chunksOf[j];
-    float v = numChunks == 0 ? __int_as_float(0x7fc00000) : 0.0f;
+  for (int l = threadIdx.x; l < L; l += blockDim.x) {
+    float v = 0.0f;
 #pragma unroll 8
-    for (int c = 0; c < numChunks; ++c) v += chunkScale[j][c] * part[c * stride + l];
-    latent[j * L + l] = v;
+    for (int c = 0; c < numChunks; ++c) v += chunkScale[c] * part[c * stride + l];
+    latent[l] = v;
   }
   __syncthreads();
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const WT* wBase = static_cast<const WT*>(a.kvB) + (static_cast<size_t>(h) * (N + V) + N) * L;
   const int jw = j0 + warp * kOutPerWarp;
-  float s[kOutPerWarp][kOutTokens];
+  float s[kOutPerWarp];
 #pragma unroll
-  for (int q = 0; q < kOutPerWarp; ++q)
-#pragma unroll
-    for (int j = 0; j < kOutTokens; ++j) s[q][j] = 0.0f;
+  for (int q = 0; q < kOutPerWarp; ++q) s[q] = 0.0f;
 #pragma unroll 2
   for (int l = lane * kVec; l < L; l += 32 * kVec) {
     float wv[kOutPerWarp][kVec];
@@ -204,23 +197,14 @@ __global__ void __launch_bounds__(kThreads) latentOutKernel(MlaAttentionArgs a) 
       }
     }
 #pragma unroll
-    for (int j = 0; j < kOutTokens; ++j) {
-      if (j >= n) break;
+    for (int q = 0; q < kOutPerWarp; ++q)
 #pragma unroll
-      for (int q = 0; q < kOutPerWarp; ++q)
-#pragma unroll
-        for (int v = 0; v < kVec; ++v) s[q][j] += wv[q][v] * latent[j * L + l + v];
-    }
+      for (int v = 0; v < kVec; ++v) s[q] += wv[q][v] * latent[l + v];
   }
 #pragma unroll
-  for (int j = 0; j < kOutTokens; ++j) {
-    if (j >= n) break;
-    float* o = a.out + (static_cast<size_t>(t0 + j) * a.heads + h) * V;
-#pragma unroll
-    for (int q = 0; q < kOutPerWarp; ++q) {
-      const float v = warpSum(s[q][j]);
-      if (lane == 0 && jw + q < V) o[jw + q] = v;
-    }
+  for (int q = 0; q < kOutPerWarp; ++q) {
+    const float v = warpSum(s[q]);
+    if (lane == 0 && jw + q < V) o[jw + q] = v;
   }
 }
 
@@ -245,8 +229,8 @@ void launchAbsorb(const MlaAttentionArgs& a, cudaStream_t stream) {
 
 template <typename WT>
 void launchOut(const MlaAttentionArgs& a, cudaStream_t stream) {
-  const dim3 grid((a.tokens + kOutTokens - 1) / kOutTokens, a.heads, (a.value + kOutTile - 1) / kOutTile);
-  const size_t shared = static_cast<size_t>(kOutTokens) * a.latent * sizeof(float);
+  const dim3 grid(a.tokens, a.heads, (a.value + kOutTile - 1) / kOutTile);
+  const size_t shared = static_cast<size_t>(a.latent) * sizeof(float);
   if (vectorizable(a)) {
     AFD_CUDA_CHECK(launchKernel(latentOutKernel<WT, 8>, grid, dim3(kThreads), shared, stream, a));
   } else {
