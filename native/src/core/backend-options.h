@@ -29,8 +29,8 @@ constexpr int kMaxExpertGemmMinTokens = 1 << 30;
 struct CudaOptions {
   // Preferred attention family where a call leaves the choice open: auto = tensor cores
   // for prefill and decode where the shape fits (attention.cuh), tc = tensor cores wherever
-  // they fit, simt = the CUDA-core kernels only. Shapes the tensor cores do not cover run
-  // on SIMT whatever this says.
+  // they fit, simt = the CUDA-core kernels only (MLA too: its partials, cuda/mla-attention-tc.cuh).
+  // Shapes the tensor cores do not cover run on SIMT whatever this says.
   AttentionKernel attentionKernel = AttentionKernel::Auto;
   // Blocks per multiprocessor the attention split count aims for (1..16). Measured on one
   // H200 (fused decoder, Qwen3-30B-A3B shape, context 1024, interleaved runs): 1 vs 2 gives

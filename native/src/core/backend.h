@@ -211,10 +211,12 @@ class Backend {
   // logits: [T, E] f32; expertIds: [T, K] i32; expertWeights: [T, K] f32.
   virtual void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) = 0;
 
-  // Routed experts: out[t] = sum_j expertWeights[t, j] * expert[expertIds[t, j]](x[t]).
-  // x: [T, H] act; expertIds, expertWeights: [T, K]; experts: E entries; out: [T, H], x's dtype.
+  // Routed experts: out[t] = sum_j expertWeights[t, j] * expert[expertIds[t, j]](x[t])
+  // (+ addend[t]). x: [T, H] act; expertIds, expertWeights: [T, K]; experts: E entries;
+  // out: [T, H], x's dtype; addend: null or [T, H] of out's dtype, added to the routed sum
+  // (DeepSeek's shared experts: CUDA adds it in the weighted combine, not in a launch of its own).
   virtual void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
-                          const std::vector<ExpertWeights>& experts, Tensor& out) = 0;
+                          const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend = nullptr) = 0;
 
   // A whole MoE layer (router unless logits are given, top-k, experts, weighted sum).
   // x: [T, H] act; out: [T, H], x's dtype. Default: the three ops above.

@@ -58,8 +58,9 @@ void CpuBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& 
   cpu::routerTopK(pool_, logits, k, normTopk, ids, weights);
 }
 void CpuBackend::moeExperts(const Tensor& x, const Tensor& ids, const Tensor& weights,
-                            const std::vector<ExpertWeights>& experts, Tensor& out) {
+                            const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend) {
   cpu::moeExperts(pool_, x, ids, weights, experts, out);
+  if (addend != nullptr) cpu::add(pool_, out, *addend, out);
 }
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) { cpu::add(pool_, a, b, out); }
 void CpuBackend::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) { cpu::gatherRows(pool_, x, rows, out); }

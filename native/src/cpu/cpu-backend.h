@@ -41,7 +41,7 @@ class CpuBackend final : public Backend {
   void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) override;
   void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) override;
   void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
-                  const std::vector<ExpertWeights>& experts, Tensor& out) override;
+                  const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend = nullptr) override;
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;

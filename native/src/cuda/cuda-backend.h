@@ -70,7 +70,7 @@ class CudaBackend final : public Backend {
   // MoE (cuda/cuda-moe-ops.cc): router top-k, routed experts, and the fused router + route.
   void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) override;
   void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
-                  const std::vector<ExpertWeights>& experts, Tensor& out) override;
+                  const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend = nullptr) override;
   // Few bf16 rows: router GEMV, top-k and permutation in one launch (moeRouterRoute).
   void moe(const Tensor& x, MoeArgs& args, Tensor& out) override;
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
@@ -105,7 +105,7 @@ class CudaBackend final : public Backend {
   };
   MoeScratch moeScratch(int64_t T, int E, int64_t K, int64_t H, int64_t I);
   // Expert GEMMs of permuted rows (ours or cuBLAS grouped), then the weighted combine into out.
-  void runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights,
+  void runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights, const Tensor* addend,
                   const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out);
   // x @ w^T into out (f32): our kernels for few rows, cuBLAS for many (f32 x as bf16 hi + lo).
   void linearInto(const Tensor& x, const Tensor& w, Tensor& out, bool accumulate);

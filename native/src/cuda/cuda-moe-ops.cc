@@ -99,7 +99,7 @@ const ExpertWeights& anyExpert(const std::vector<ExpertWeights>& experts) {
 
 }  // namespace
 
-void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights,
+void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights, const Tensor* addend,
                              const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1);
   const int E = static_cast<int>(experts.size());
@@ -142,18 +142,21 @@ void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor&
   c.rows = static_cast<int>(T);
   c.hidden = static_cast<int>(H);
   c.topK = static_cast<int>(K);
+  c.addend = addend != nullptr ? addend->data : nullptr;
   moeCombine(c, stream_);
 }
 
 void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
-                             const std::vector<ExpertWeights>& experts, Tensor& out) {
+                             const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend) {
   const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
   const int E = static_cast<int>(experts.size());
   cpu::checkMoeExperts(x, expertIds, expertWeights, out);
+  AFD_CHECK(addend == nullptr || (addend->dtype == out.dtype && addend->ndim == 2 && addend->dim(0) == out.dim(0) && addend->dim(1) == out.dim(1)),
+            "moeExperts: the addend must have out's dtype and shape");
   if (T == 0) return;
   const MoeScratch s = moeScratch(T, E, K, H, anyExpert(experts).gate.dim(0));
   moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
-  runExperts(x, s, expertWeights, experts, K, out);
+  runExperts(x, s, expertWeights, addend, experts, K, out);
 }
 
 void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
@@ -175,7 +178,7 @@ void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
                                 E, static_cast<int>(K), a.normTopk, ids, weights, s.slots, s.perm,
                                 routerCounter_.as<int32_t>()};
     moeRouterRoute(ra, stream_);
-    runExperts(x, s, a.expertWeights, *a.experts, K, out);
+    runExperts(x, s, a.expertWeights, nullptr, *a.experts, K, out);
     return;
   }
   const Tensor* logits = a.routerLogits;
@@ -192,7 +195,7 @@ void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
     moeTopK(logits->ptr<float>(), static_cast<int>(T), E, static_cast<int>(K), a.normTopk, ids, weights, stream_);
     moePermute(ids, static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
   }
-  runExperts(x, s, a.expertWeights, *a.experts, K, out);
+  runExperts(x, s, a.expertWeights, nullptr, *a.experts, K, out);
 }
 
 }  // namespace afd::cuda

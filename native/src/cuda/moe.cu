@@ -217,6 +217,7 @@ __global__ void moeCombineKernel(MoeCombineArgs a) {
       float add = 0.0f;
 #pragma unroll 8
       for (int k = 0; k < a.topK; ++k) add += weight[k] * a.expertOut[static_cast<size_t>(pos[k]) * a.hidden + i];
+      if (a.addend != nullptr) add += __bfloat162float(static_cast<const bf16*>(a.addend)[static_cast<size_t>(row) * a.hidden + i]);
       dst[i] = __float2bfloat16(add);
     }
     return;
@@ -227,6 +228,7 @@ __global__ void moeCombineKernel(MoeCombineArgs a) {
     float add = 0.0f;
 #pragma unroll 8
     for (int k = 0; k < a.topK; ++k) add += weight[k] * a.expertOut[static_cast<size_t>(pos[k]) * a.hidden + i];
+    if (a.addend != nullptr) add += static_cast<const float*>(a.addend)[static_cast<size_t>(row) * a.hidden + i];
     const float v = a.accumulate ? dst[i] + add : add;
     dst[i] = v;
     sumSquares += v * v;

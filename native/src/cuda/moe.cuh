@@ -60,7 +60,8 @@ struct MoeCombineArgs {
   const float* expertOut = nullptr;       // [rows * topK, hidden] f32, permuted order
   const int32_t* pairPosition = nullptr;  // [rows, topK]
   const float* topkWeights = nullptr;     // [rows, topK]
-  void* out = nullptr;                    // [rows, hidden]: = or += sum_k w * expertOut
+  void* out = nullptr;                    // [rows, hidden]: = or += sum_k w * expertOut (+ addend)
+  const void* addend = nullptr;           // [rows, hidden] of out's dtype, or null (shared experts)
   bool outIsBf16 = false;                 // bf16 out (no accumulate, no norm); else f32
   bool accumulate = false;
   const void* normWeight = nullptr;  // [hidden] or null: then also normOut = RMSNorm(out)

@@ -9,11 +9,14 @@ void FfnModel::moeGrouped(const FfnLayer& f, const Tensor& hidden, MoeArgs& a, T
   // With the gate on attention, what arrives are the dense routing weights it chose.
   if (gateOnAttention_) router_->routeDense(logits, a.expertIds, a.expertWeights);
   else router_->route(logits, f.routerBias, a.expertIds, a.expertWeights);
-  backend_.moeExperts(hidden, a.expertIds, a.expertWeights, f.experts, out);
-  if (f.shared.gate.empty()) return;
+  if (f.shared.gate.empty()) {
+    backend_.moeExperts(hidden, a.expertIds, a.expertWeights, f.experts, out);
+    return;
+  }
+  // The shared experts first: their output is added in the routed experts' combine.
   Tensor shared = sharedOut_.view(hidden.dtype, {hidden.dim(0), config_.hiddenSize});
   backend_.siluGatedMlp(hidden, f.shared.gate, f.shared.up, f.shared.down, shared);
-  backend_.add(out, shared, out);
+  backend_.moeExperts(hidden, a.expertIds, a.expertWeights, f.experts, out, &shared);
 }
 
 }  // namespace afd

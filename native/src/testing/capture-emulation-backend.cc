@@ -133,9 +133,10 @@ class CaptureEmulationBackend final : public Backend {
     run([=, ids = ids, weights = weights]() mutable { inner_->routerTopK(logits, k, normTopk, ids, weights); });
   }
   void moeExperts(const Tensor& x, const Tensor& ids, const Tensor& weights, const std::vector<ExpertWeights>& experts,
-                  Tensor& out) override {
+                  Tensor& out, const Tensor* addend) override {
     const std::vector<ExpertWeights>* e = &experts;  // owned by the model: outlives the graph
-    run([=, out = out]() mutable { inner_->moeExperts(x, ids, weights, *e, out); });
+    const std::optional<Tensor> add = addend != nullptr ? std::optional<Tensor>(*addend) : std::nullopt;
+    run([=, out = out]() mutable { inner_->moeExperts(x, ids, weights, *e, out, add ? &*add : nullptr); });
   }
   void add(const Tensor& a, const Tensor& b, Tensor& out) override {
     run([=, out = out]() mutable { inner_->add(a, b, out); });

@@ -156,6 +156,14 @@ void moeCases(Suite& s) {
     const std::string shape = dims({sh.T, sh.H, sh.I, sh.E, sh.k}) + (sh.logitsGiven ? " logits given" : "");
     s.checkAgainst("moe bf16", shape, "bf16", ref, got, kBf16Bound);
     s.checkExact("moe expert ids", shape, hostInts(ids), deviceInts(ids));
+    // The routed experts of those ids with a bf16 addend (the shared experts' output),
+    // added in the combine: against the CPU's f32 sum of the same values.
+    Twin addend = s.random(DType::BF16, {sh.T, sh.H}, -2, 2), addendW = s.widened(addend);
+    Twin refSum = s.output(DType::F32, {sh.T, sh.H}), gotSum = s.output(DType::BF16, {sh.T, sh.H});
+    Tensor rs = refSum.cpu(), gs = gotSum.gpu(), adc = addendW.cpu(), adg = addend.gpu();
+    s.cpu_.moeExperts(xw.cpu(), ids.cpu(), wts.cpu(), cpuExperts, rs, &adc);
+    s.cuda_.moeExperts(x.gpu(), ids.gpu(), wts.gpu(), gpuExperts, gs, &adg);
+    s.checkAgainst("moeExperts bf16 + addend", shape, "bf16", refSum, gotSum, kBf16Bound);
   }
 }
 

@@ -72,6 +72,12 @@ void moeCases(Suite& s) {
     s.cpu_.moeExperts(x.cpu(), ids.cpu(), w.cpu(), cpuExperts, oc);
     s.cuda_.moeExperts(x.gpu(), ids.gpu(), w.gpu(), gpuExperts, og);
     s.check("moeExperts", dims({sh.T, sh.H, sh.I, sh.E, sh.k}), "bf16", out, kSplitBound);
+    // With an addend (DeepSeek's shared experts), added in the combine on CUDA.
+    Twin addend = s.random(DType::F32, {sh.T, sh.H}, -2, 2), sum = s.output(DType::F32, {sh.T, sh.H});
+    Tensor sc = sum.cpu(), sg = sum.gpu(), ac = addend.cpu(), ag = addend.gpu();
+    s.cpu_.moeExperts(x.cpu(), ids.cpu(), w.cpu(), cpuExperts, sc, &ac);
+    s.cuda_.moeExperts(x.gpu(), ids.gpu(), w.gpu(), gpuExperts, sg, &ag);
+    s.check("moeExperts+addend", dims({sh.T, sh.H, sh.I, sh.E, sh.k}), "bf16", sum, kSplitBound);
   }
 }
 
