@@ -73,22 +73,13 @@ __global__ void __launch_bounds__(kThreads) absorbKernel(MlaAttentionArgs a) {
     }
     return;
   }
-  for (int i = threadIdx.x; i < kAbsorbTokens * N; i += blockDim.x) {
-    const int j = i / N, d = i - j * N;
-    qs[j][d] = j < n ? a.q[(qRow0 + static_cast<size_t>(j) * a.heads) * qHeadDim + d] : 0.0f;
-  }
-  __syncthreads();
   const int ct = threadIdx.x % kColThreads, dg = threadIdx.x / kColThreads;
   const int l0 = blockIdx.z * kTileCols + ct * kVec;
   const bool colOk = l0 < L;  // kVec > 1 only when L % kVec == 0
   const WT* w = static_cast<const WT*>(a.kvB) + static_cast<size_t>(h) * (N + a.value) * L + (colOk ? l0 : 0);
-  float acc[kAbsorbTokens][kVec];
-#pragma unroll
-  for (int j = 0; j < kAbsorbTokens; ++j)
-#pragma unroll
-    for (int v = 0; v < kVec; ++v) acc[j][v] = 0.0f;
-  for (int d0 = dg; d0 < N; d0 += kRowGroups * kRowUnroll) {
-    float wv[kRowUnroll][kVec];
+  constexpr int kStep = kRowGroups * kRowUnroll;
+  float wv[kRowUnroll][kVec];
+  const auto loadRows = [&](int d0) {
 #pragma unroll
     for (int u = 0; u < kRowUnroll; ++u) {
       const int d = d0 + u * kRowGroups;
@@ -99,6 +90,20 @@ __global__ void __launch_bounds__(kThreads) absorbKernel(MlaAttentionArgs a) {
         for (int v = 0; v < kVec; ++v) wv[u][v] = 0.0f;
       }
     }
+  };
+  loadRows(dg);  // the first weight rows are in flight while q is staged (they do not depend on it)
+  for (int i = threadIdx.x; i < kAbsorbTokens * N; i += blockDim.x) {
+    const int j = i / N, d = i - j * N;
+    qs[j][d] = j < n ? a.q[(qRow0 + static_cast<size_t>(j) * a.heads) * qHeadDim + d] : 0.0f;
+  }
+  __syncthreads();
+  float acc[kAbsorbTokens][kVec];
+#pragma unroll
+  for (int j = 0; j < kAbsorbTokens; ++j)
+#pragma unroll
+    for (int v = 0; v < kVec; ++v) acc[j][v] = 0.0f;
+  for (int d0 = dg; d0 < N; d0 += kStep) {
+    if (d0 != dg) loadRows(d0);
 #pragma unroll
     for (int u = 0; u < kRowUnroll; ++u) {
       const int d = min(d0 + u * kRowGroups, N - 1);  // rows past N carry zero weights
@@ -144,6 +149,22 @@ __global__ void __launch_bounds__(kThreads) latentOutKernel(MlaAttentionArgs a) 
   const int h = blockIdx.y;
   const int L = a.latent, V = a.value, N = a.nope;
   const int j0 = blockIdx.z * kOutTile;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const WT* wBase = static_cast<const WT*>(a.kvB) + (static_cast<size_t>(h) * (N + V) + N) * L;
+  const int jw = j0 + warp * kOutPerWarp;
+  float wv[kOutPerWarp][kVec];
+  const auto loadRows = [&](int l) {
+#pragma unroll
+    for (int q = 0; q < kOutPerWarp; ++q) {
+      if (jw + q < V && l < L) {
+        loadVec<WT, kVec>(wBase + static_cast<size_t>(jw + q) * L + l, wv[q]);
+      } else {
+#pragma unroll
+        for (int v = 0; v < kVec; ++v) wv[q][v] = 0.0f;
+      }
+    }
+  };
+  loadRows(lane * kVec);  // the first weights are in flight during the merge (they do not depend on it)
   float* o = a.out + (static_cast<size_t>(t) * a.heads + h) * V;
   int chunkLen = 0, numChunks = 0;
   mlaTokenChunks(a.positions[t] + 1, a.maxChunks, chunkLen, numChunks);
@@ -157,7 +178,6 @@ __global__ void __launch_bounds__(kThreads) latentOutKernel(MlaAttentionArgs a) 
   const float* part = a.partials + (static_cast<size_t>(t) * a.heads + h) * a.gridChunks * stride;
   if (threadIdx.x < 32) {  // warp 0: chunk c's weight in the merge, lanes over chunks
     static_assert(kMlaMaxChunks <= 64, "two chunks per lane");
-    const int lane = threadIdx.x;
     const int c0 = lane, c1 = lane + 32;
     const float m0 = c0 < numChunks ? part[c0 * stride + L] : -INFINITY;
     const float m1 = c1 < numChunks ? part[c1 * stride + L] : -INFINITY;
@@ -178,24 +198,11 @@ __global__ void __launch_bounds__(kThreads) latentOutKernel(MlaAttentionArgs a) 
     latent[l] = v;
   }
   __syncthreads();
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const WT* wBase = static_cast<const WT*>(a.kvB) + (static_cast<size_t>(h) * (N + V) + N) * L;
-  const int jw = j0 + warp * kOutPerWarp;
   float s[kOutPerWarp];
 #pragma unroll
   for (int q = 0; q < kOutPerWarp; ++q) s[q] = 0.0f;
-#pragma unroll 2
   for (int l = lane * kVec; l < L; l += 32 * kVec) {
-    float wv[kOutPerWarp][kVec];
-#pragma unroll
-    for (int q = 0; q < kOutPerWarp; ++q) {
-      if (jw + q < V) {
-        loadVec<WT, kVec>(wBase + static_cast<size_t>(jw + q) * L + l, wv[q]);
-      } else {
-#pragma unroll
-        for (int v = 0; v < kVec; ++v) wv[q][v] = 0.0f;
-      }
-    }
+    if (l != lane * kVec) loadRows(l);
 #pragma unroll
     for (int q = 0; q < kOutPerWarp; ++q)
 #pragma unroll
