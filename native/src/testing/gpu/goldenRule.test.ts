@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { judgeGoldenCase, routerTieBand } from './goldenRule.js';
+import { judgeGoldenCase, maxRoutingExcuses, routerTieBand } from './goldenRule.js';
 
 // Prompt of 3 tokens: step s reads positions 0 .. 2 + s.
 const base = { promptLength: 3, flips: [], logitErrors: [{ step: 0, error: 1e-3 }, { step: 15, error: 5e-3 }] };
@@ -32,6 +32,16 @@ describe('judgeGoldenCase (bf16 rule)', () => {
     const earlyLogits = judgeGoldenCase({ ...base, logitErrors: [{ step: 1, error: 0.3 }], routerRelativeMargins: m });
     expect(earlyLogits.passed).toBe(false);
     expect(earlyLogits.detail).toMatch(/worst logits relError 3\.00e-1/);
+  });
+
+  it('fails a case that needs the routing clause more than maxRoutingExcuses times', () => {
+    const m = margins(0);  // a tie at the first position: every step reads it
+    const flips = Array.from({ length: maxRoutingExcuses + 1 }, (_, i) => ({ step: 2 * i + 1, margin: 0.3, band: 0.01 }));
+    const many = judgeGoldenCase({ ...base, flips, routerRelativeMargins: m });
+    expect(many.passed).toBe(false);
+    expect(many.detail).toMatch(new RegExp(`${maxRoutingExcuses + 1} failures need the routing clause \\(at most ${maxRoutingExcuses} per case\\)`));
+    const few = judgeGoldenCase({ ...base, flips: flips.slice(0, maxRoutingExcuses - 1), logitErrors: [{ step: 31, error: 0.3 }], routerRelativeMargins: m });
+    expect(few.passed).toBe(true);
   });
 
   it('excuses nothing for a dense model (no router margins)', () => {

@@ -11,11 +11,18 @@
  *     reads such a position may leave the logits bound, and its token may flip.
  * Everything else must hold: no other flip, and logits within cudaLogitTolerance at every
  * stored step that no routing near-tie precedes. Each excused step is named with its margin.
+ * Random small MoE checkpoints hold a near-tie at most positions (the fixtures: at one of
+ * the first few in nearly every case), so the second clause is capped: a routing flip is a
+ * rare event (one excused failure in 3 of the 24 MoE cases on an H200), and a case that
+ * needs it more than maxRoutingExcuses times fails (a broken engine fails most steps).
  */
 import { cudaLogitTolerance } from './gpuCheck.js';
 
 /** Relative router margin below which bf16 noise may change the chosen experts. */
 export const routerTieBand = cudaLogitTolerance;
+
+/** Failures of one case the routing clause may excuse (flips and logits excesses together). */
+export const maxRoutingExcuses = 2;
 
 export interface MeasuredFlip {
   step: number;
@@ -63,11 +70,15 @@ const tieText = (t: Tie) => `router near-tie at position ${t.position} (relative
 
 export function judgeGoldenCase(c: MeasuredCase): CaseJudgement {
   let passed = true;
+  let routingExcuses = 0;
   const flipNotes = c.flips.map((f) => {
     const base = `step ${f.step} (reference margin ${exp(f.margin)}, noise band ${exp(f.band)}`;
     if (f.margin < f.band) return `${base})`;
     const tie = routerTieBefore(c, f.step);
-    if (tie) return `${base}; after a ${tieText(tie)})`;
+    if (tie) {
+      routingExcuses++;
+      return `${base}; after a ${tieText(tie)})`;
+    }
     passed = false;
     return `${base}: outside the band)`;
   });
@@ -79,7 +90,10 @@ export function judgeGoldenCase(c: MeasuredCase): CaseJudgement {
       continue;
     }
     const tie = routerTieBefore(c, step);
-    if (tie) excused.push(`step ${step} relError ${exp(error)} after a ${tieText(tie)}`);
+    if (tie) {
+      routingExcuses++;
+      excused.push(`step ${step} relError ${exp(error)} after a ${tieText(tie)}`);
+    }
     else {
       passed = false;
       worst = Math.max(worst, error);
@@ -90,5 +104,9 @@ export function judgeGoldenCase(c: MeasuredCase): CaseJudgement {
     `worst logits relError ${exp(worst)} (bound ${cudaLogitTolerance})`,
   ];
   if (excused.length > 0) parts.push(`excused: ${excused.join(', ')}`);
+  if (routingExcuses > maxRoutingExcuses) {
+    passed = false;
+    parts.push(`${routingExcuses} failures need the routing clause (at most ${maxRoutingExcuses} per case)`);
+  }
   return { passed, detail: parts.join('; ') };
 }
