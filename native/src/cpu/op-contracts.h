@@ -123,8 +123,10 @@ inline void checkRouterTopK(const Tensor& logits, int k, const Tensor& expertIds
   checkShape("routerTopK", "expertWeights", expertWeights, {T, k});
 }
 
-// x, out: [T, H] act (one dtype); expertIds: [T, K] i32; expertWeights: [T, K].
-inline void checkMoeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights, const Tensor& out) {
+// x, out: [T, H] act (one dtype); expertIds: [T, K] i32; expertWeights: [T, K]; addend:
+// null or [T, H] of out's dtype.
+inline void checkMoeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights, const Tensor& out,
+                            const Tensor* addend = nullptr) {
   checkShape("moeExperts", "x", x, {-1, -1});
   checkAct("moeExperts", "x", x);
   checkDType("moeExperts", "out", out, x.dtype);
@@ -133,6 +135,10 @@ inline void checkMoeExperts(const Tensor& x, const Tensor& expertIds, const Tens
   checkDType("moeExperts", "expertIds", expertIds, DType::I32);
   checkShape("moeExperts", "expertWeights", expertWeights, {T, expertIds.dim(1)});
   checkShape("moeExperts", "out", out, {T, H});
+  if (addend != nullptr) {
+    checkShape("moeExperts", "addend", *addend, {T, H});
+    checkDType("moeExperts", "addend", *addend, out.dtype);
+  }
 }
 
 // a, b, out: one dtype (f32 or act), the same element count.

@@ -14,6 +14,7 @@
 #include "cuda/expert-gemm-cublas.h"
 #include "cuda/gather-rows.cuh"
 #include "cuda/gemm.cuh"
+#include "cuda/host-helpers.h"
 #include "cuda/moe.cuh"
 #include "cuda/norm.cuh"
 #include "cuda/rope.cuh"
@@ -29,10 +30,6 @@ using cpu::checkShape;
 namespace {
 
 constexpr size_t kCublasWorkspaceBytes = 32u << 20;
-
-int code(DType t) { return static_cast<int>(t); }
-
-size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
 }  // namespace
 

@@ -7,13 +7,12 @@
 #include "cpu/deepseek-contracts.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/deepseek-route.cuh"
+#include "cuda/host-helpers.h"
 #include "cuda/mla-attention.cuh"
 #include "cuda/mla-prologue.cuh"
 
 namespace afd::cuda {
 namespace {
-
-int code(DType t) { return static_cast<int>(t); }
 
 int routeScoringCode(RouterScoring s) {
   switch (s) {

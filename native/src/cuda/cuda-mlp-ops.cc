@@ -5,14 +5,9 @@
 #include "cuda/cuda-backend.h"
 #include "cuda/expert-gemm-kernels.cuh"
 #include "cuda/gemm.cuh"
+#include "cuda/host-helpers.h"
 
 namespace afd::cuda {
-namespace {
-
-int code(DType t) { return static_cast<int>(t); }
-size_t align256(size_t n) { return (n + 255) / 256 * 256; }
-
-}  // namespace
 
 void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1), I = gate.dim(0);
@@ -32,15 +27,7 @@ void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor
     cublas_->linear(x.data, gate.data, gu, CUDA_R_16BF, rows, n, k, 2 * n, 1.0f, 0.0f);
     cublas_->linear(x.data, up.data, gu + static_cast<size_t>(I) * 2, CUDA_R_16BF, rows, n, k, 2 * n, 1.0f, 0.0f);
     siluMulBf16(gu, rows, n, act, stream_);
-    LinearArgs gateUp;  // what gatedMlpDownArgs reads: the bf16 activations [T, I]
-    gateUp.x = x.data;
-    gateUp.rows = rows;
-    gateUp.n = n;
-    gateUp.k = k;
-    gateUp.out = act;
-    gateUp.epilogue = Epilogue::SiluMulBf16;
-    gateUp.shapeRows = static_cast<int>(shapeRows(T));
-    linear(gatedMlpDownArgs(gateUp, d, out.data), 1, cublas_.get(), stream_);
+    cublas_->linear(act, down.data, out.data, d.outBf16 ? CUDA_R_16BF : CUDA_R_32F, rows, k, n, k, 1.0f, 0.0f);
     return;
   }
   void* act = scratch(static_cast<size_t>(T * I) * (bf16 ? 2 : 4));

@@ -13,6 +13,7 @@
 #include "cuda/cuda-check.h"
 #include "cuda/expert-gemm-cublas.h"
 #include "cuda/gemm.cuh"
+#include "cuda/host-helpers.h"
 #include "cuda/moe.cuh"
 
 namespace afd::cuda {
@@ -20,10 +21,6 @@ namespace {
 
 // Up to this many rows, routing (top-k + permutation) runs as one single-block launch.
 constexpr int64_t kRouteOneBlockMaxRows = 64;
-
-int code(DType t) { return static_cast<int>(t); }
-
-size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
 // Carves consecutive 256-byte aligned pieces out of one scratch allocation.
 class Carver {
@@ -150,9 +147,7 @@ void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Ten
                              const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend) {
   const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
   const int E = static_cast<int>(experts.size());
-  cpu::checkMoeExperts(x, expertIds, expertWeights, out);
-  AFD_CHECK(addend == nullptr || (addend->dtype == out.dtype && addend->ndim == 2 && addend->dim(0) == out.dim(0) && addend->dim(1) == out.dim(1)),
-            "moeExperts: the addend must have out's dtype and shape");
+  cpu::checkMoeExperts(x, expertIds, expertWeights, out, addend);
   if (T == 0) return;
   const MoeScratch s = moeScratch(T, E, K, H, anyExpert(experts).gate.dim(0));
   moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);

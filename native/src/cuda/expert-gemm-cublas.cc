@@ -4,11 +4,10 @@
 #include <string>
 
 #include "cuda/cuda-check.h"
+#include "cuda/host-helpers.h"
 
 namespace afd::cuda {
 namespace {
-
-size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
 size_t scratchBytes(int rows, int numExperts, int hidden, int inter, bool outIsF32) {
   const size_t r = static_cast<size_t>(rows);

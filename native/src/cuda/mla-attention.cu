@@ -11,6 +11,7 @@
 #include "cuda/bf16-vec.cuh"
 #include "cuda/cuda-check.h"
 #include "cuda/dtype-load.cuh"
+#include "cuda/host-helpers.h"
 #include "cuda/launch.cuh"
 #include "cuda/mla-absorb.cuh"
 #include "cuda/mla-attention-tc.cuh"
@@ -24,12 +25,10 @@ constexpr int kLatentPerThread = kMlaMaxLatent / kAttnThreads;  // accumulators 
 // Partial rows (token x head x chunk) the chunk cap aims to stay within.
 constexpr int64_t kPartialRowsBudget = int64_t{1} << 16;
 
-size_t align256(size_t n) { return (n + 255) / 256 * 256; }
-
 // Shared memory of one attention block: the staged cache sub-tile (kMlaQuantum rows of the
 // cache dtype, each rounded up to 16 bytes), then per head its q row, probabilities and
 // softmax state, then the sub-tile's slots.
-int cacheElemBytes(int cacheDtype) { return cacheDtype == kDtypeF32 ? 4 : 2; }
+__host__ __device__ inline int cacheElemBytes(int cacheDtype) { return cacheDtype == kDtypeF32 ? 4 : 2; }
 __host__ __device__ inline int tileRowBytes(int width, int elemBytes) { return (width * elemBytes + 15) / 16 * 16; }
 size_t attnSharedTile(int width, int cacheDtype) {
   return static_cast<size_t>(kMlaQuantum) * tileRowBytes(width, cacheElemBytes(cacheDtype));
@@ -59,7 +58,7 @@ __global__ void __launch_bounds__(kAttnThreads) mlaAttentionPartialKernel(MlaAtt
   mlaTokenChunks(ctx, a.maxChunks, chunkLen, numChunks);
   if (chunk >= numChunks) return;  // uniform over the block
   const int L = a.latent, width = L + a.rope;
-  const int elemBytes = a.cacheDtype == kDtypeF32 ? 4 : 2;
+  const int elemBytes = cacheElemBytes(a.cacheDtype);
   const int rowBytes = tileRowBytes(width, elemBytes);
   char* tile = reinterpret_cast<char*>(smem);   // [kMlaQuantum][rowBytes] of the cache dtype
   float* qs = reinterpret_cast<float*>(tile + kMlaQuantum * rowBytes);  // [headTile][width]
@@ -238,6 +237,13 @@ void mlaAttention(const MlaAttentionArgs& a, cudaStream_t stream) {
       a.blockTables == nullptr || a.out == nullptr || a.qLatent == nullptr || a.partials == nullptr) {
     fail("every tensor and workspace must be given");
   }
+  if (a.tensorCores && mlaTensorCoreFits(a)) {
+    mlaAbsorbQ(a, stream);
+    mlaTensorCorePartials(a, stream);
+    mlaLatentOut(a, stream);
+    return;
+  }
+  // The SIMT partials: as many heads per block as the device's shared memory holds.
   const int width = a.latent + a.rope;
   int device = 0, sharedLimit = 0;
   AFD_CUDA_CHECK(cudaGetDevice(&device));
@@ -245,11 +251,6 @@ void mlaAttention(const MlaAttentionArgs& a, cudaStream_t stream) {
   const int headTile = attnHeadTile(a.heads, width, a.cacheDtype, static_cast<size_t>(sharedLimit));
   if (headTile < 1) fail("a latent row of " + std::to_string(width) + " values does not fit the block's shared memory");
   mlaAbsorbQ(a, stream);
-  if (a.tensorCores && mlaTensorCoreFits(a)) {
-    mlaTensorCorePartials(a, stream);
-    mlaLatentOut(a, stream);
-    return;
-  }
   const unsigned headTiles = static_cast<unsigned>((a.heads + headTile - 1) / headTile);
   const size_t shared = attnSharedTile(width, a.cacheDtype) + static_cast<size_t>(headTile) * attnSharedPerHead(width) +
                         attnSharedFixed();
