@@ -4,11 +4,12 @@ Held-out split (what the model card states):
   * test words: nouns that WordNet and GCIDE both define (a clean 1913 Webster sense),
     spelled in lower case, in the wamerican list, and seen at least MIN_FREQ times in the
     sources' text; TEST_WORDS of them, drawn with the seed.
-  * Every WordNet-derived record about a test word goes to the test split, and so does
-    every WordNet record that uses one of the synsets those records use (a synset's
+  * Every WordNet record that carries the gloss (definition or example sentence) of a
+    test word's senses goes to the test split, whichever word it is about (a synset's
     gloss is shared by all its words: "beacon" would otherwise leak "lighthouse").
-    GCIDE's records about the same words stay in training, so the held-out questions
-    are answerable from the other dictionary.
+    What carries no gloss stays in training: WordNet's relations of the test words (the
+    kind of thing a word names, its synonyms and opposites) and GCIDE's definitions of
+    them, so the held-out questions are answerable from what the model was taught.
   * The question set: QA_WORDS of the test words, "What is a X?", scored against the
     held-out WordNet gloss. No reference gloss occurs in the training text (checked).
   * Prose: a fixed share of KJV passages, fortunes and GCIDE quotations by a hash of
@@ -35,6 +36,7 @@ def stable_percent(key):
 
 
 def chat(rid, source, turns, headword=None, uses=()):
+    """uses: the synsets whose gloss text (definition or examples) the turns carry."""
     msgs = []
     for q, a in turns:
         msgs += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
@@ -49,11 +51,25 @@ def _mentions(example, word):
     return re.search(r"\b" + re.escape(word.lower()[: max(3, len(word) - 2)]), example.lower()) is not None
 
 
-def wordnet_records(rng, synsets, lemmas, lexicon):
+def common_word(word, dictionary_words):
+    """A single word of the wamerican list: what the demo model is taught (WordNet's
+    multi-word terms and rare words would take its capacity from the common ones)."""
+    return re.fullmatch(r"[A-Za-z]+", word) is not None and word in dictionary_words
+
+
+def hypernym_word(synsets, synset):
+    """The first word of a noun synset's first hypernym ('tower' for lighthouse), or None."""
+    if not synset.hypernyms:
+        return None
+    h = synsets.get(("n", synset.hypernyms[0]))
+    return h.words[0] if h and _WORD.match(h.words[0]) else None
+
+
+def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words):
     out = []
     for lem in sorted(lemmas, key=lambda x: (x.pos, x.word.lower(), x.word)):
         w = lem.word
-        if not _WORD.match(w):
+        if not common_word(w, dictionary_words):
             continue
         senses = [synsets[(lem.pos, o)] for o in lem.synsets if (lem.pos, o) in synsets]
         if not senses or not senses[0].definition:
@@ -74,16 +90,15 @@ def wordnet_records(rng, synsets, lemmas, lexicon):
             out.append(chat(f"{key}:senses", "wordnet", [ph.senses_turn(rng, w, defs[:3], lexicon)], w.lower(), [f"{lem.pos}{s.offset}" for s in used]))
         others = [x for x in s0.words if x.lower() != w.lower() and _WORD.match(x)]
         if others and rng.random() < 0.3:
-            out.append(chat(f"{key}:syn", "wordnet", [ph.synonym_turn(rng, w, others[:3])], w.lower(), [f"{lem.pos}{s0.offset}"]))
+            out.append(chat(f"{key}:syn", "wordnet", [ph.synonym_turn(rng, w, others[:3])], w.lower()))
         if w in s0.antonyms:
             t_off, t_idx = s0.antonyms[w]
             target = synsets.get((lem.pos, t_off))
             if target and 0 < t_idx <= len(target.words):
-                out.append(chat(f"{key}:ant", "wordnet", [ph.antonym_turn(rng, w, target.words[t_idx - 1])], w.lower(), [f"{lem.pos}{s0.offset}", f"{lem.pos}{t_off}"]))
-        if lem.pos == "n" and s0.hypernyms and rng.random() < 0.2:
-            h = synsets.get(("n", s0.hypernyms[0]))
-            if h and _WORD.match(h.words[0]):
-                out.append(chat(f"{key}:kind", "wordnet", [ph.hypernym_turn(rng, w, s0.definition, h.words[0])], w.lower(), [f"n{s0.offset}", f"n{h.offset}"]))
+                out.append(chat(f"{key}:ant", "wordnet", [ph.antonym_turn(rng, w, target.words[t_idx - 1])], w.lower()))
+        hyp = hypernym_word(synsets, s0) if lem.pos == "n" else None
+        if hyp:
+            out.append(chat(f"{key}:kind", "wordnet", [ph.hypernym_turn(rng, w, s0.definition, hyp)], w.lower()))
         ex = [(s, e) for s in senses[:3] for e in s.examples if _mentions(e, w)]
         if ex and rng.random() < 0.3:
             s, e = ex[0]
@@ -94,8 +109,10 @@ def wordnet_records(rng, synsets, lemmas, lexicon):
     return out
 
 
-def gcide_records(rng, entries, known):
-    """One definition turn per (headword, part of speech), and a senses turn for some."""
+def gcide_records(rng, entries, known, kinds):
+    """One definition turn per (headword, part of speech), and a senses turn for some.
+    kinds: lower-case noun -> the kind of thing WordNet says it names; a noun's answer
+    names it first ("A lighthouse is a kind of tower. A tower or other building ...")."""
     grouped = {}
     for e in entries:
         if e.definitions:
@@ -106,7 +123,9 @@ def gcide_records(rng, entries, known):
             continue
         w = low if low in known.lower_words else headword
         rid = f"gc:{pos}:{w}"
-        out.append(chat(f"{rid}:def", "gcide", [(ph.define_question(rng, w, pos, defs[0]), ph.define_answer(rng, w, pos, defs[0], lexicon=known.lower_words))], low))
+        kind = kinds.get(low) if pos == "n" else None
+        answer = ph.define_answer(rng, w, pos, defs[0], lexicon=known.lower_words, kind=kind)
+        out.append(chat(f"{rid}:def", "gcide", [(ph.define_question(rng, w, pos, defs[0]), answer)], low))
         if len(defs) >= 2 and rng.random() < 0.3:
             out.append(chat(f"{rid}:senses", "gcide", [ph.senses_turn(rng, w, defs[:3], known.lower_words)], low))
     return out
@@ -158,7 +177,21 @@ def choose_test_words(rng, synsets, lemmas, entries, dictionary_words, freq):
     return candidates[:TEST_WORDS]
 
 
+def noun_kinds(synsets, lemmas, dictionary_words):
+    """Lower-case common noun -> the first word of its first sense's hypernym."""
+    out = {}
+    for lem in sorted(lemmas, key=lambda x: (x.pos, x.word.lower(), x.word)):
+        if lem.pos == "n" and lem.word.islower() and common_word(lem.word, dictionary_words) and lem.word not in out:
+            s0 = synsets.get(("n", lem.synsets[0]))
+            hyp = hypernym_word(synsets, s0) if s0 else None
+            if hyp:
+                out[lem.word] = hyp
+    return out
+
+
 def assign_splits(records, test_words):
+    """Held out: every WordNet record carrying the gloss of a synset that a test word's
+    WordNet records carry. Records without a gloss (kind, synonyms, opposites) stay."""
     test_words = set(test_words)
     test_synsets = set()
     for r in records:
@@ -166,7 +199,7 @@ def assign_splits(records, test_words):
             test_synsets.update(r["uses"])
     for r in records:
         if r["kind"] == "chat":
-            held = r["source"] == "wordnet" and (r["headword"] in test_words or test_synsets.intersection(r["uses"]))
+            held = r["source"] == "wordnet" and bool(test_synsets.intersection(r["uses"]))
         else:
             held = stable_percent(r["id"]) < PROSE_TEST_PERCENT[r["source"]]
         r["split"] = "test" if held else "train"
@@ -238,8 +271,8 @@ def build(seed, synsets, lemmas, entries, kjv, fortunes, dictionary_words):
     """Returns (records, qa, stats). Records keep no helper fields."""
     rng = random.Random(seed)
     known = Known(lemmas, dictionary_words)
-    records = wordnet_records(rng, synsets, lemmas, known.lower_words)
-    records += gcide_records(rng, entries, known)
+    records = wordnet_records(rng, synsets, lemmas, known.lower_words, dictionary_words)
+    records += gcide_records(rng, entries, known, noun_kinds(synsets, lemmas, dictionary_words))
     records += quote_records(entries)
     records += [text(f"kjv:{pid}", "kjv", body) for pid, body in kjv]
     records += [text(f"fortune:{name}:{i:05d}", "fortunes", body) for name, i, body in fortunes]

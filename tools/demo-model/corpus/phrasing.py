@@ -79,9 +79,13 @@ def _plural_start(d):
     return first.endswith("s") and not first.endswith(("ss", "us", "is", "ous"))
 
 
-def define_answer(rng, word, pos, definition, examples=(), person=False, lexicon=None):
+def define_answer(rng, word, pos, definition, examples=(), person=False, lexicon=None, kind=None):
+    """kind: for a noun, the kind of thing it names, said first ("A lighthouse is a kind
+    of tower. A tower or other building ...")."""
     d = lower_first(definition.rstrip("."), lexicon)
-    if pos == "n":
+    if pos == "n" and kind:
+        forms = [f"{upper_first(noun_subject(word, definition))} is a kind of {kind}. {upper_first(sentence(d))}"]
+    elif pos == "n":
         if person and word[:1].isupper():
             main = f"{word} was {d}." if _DETERMINER.match(d) else f"{word} was {indefinite(d)} {d}."
         elif _DETERMINER.match(d):

@@ -86,6 +86,8 @@ class PhrasingTest(unittest.TestCase):
         self.assertIn("To run is to move fast.", {phrasing.define_answer(rng, "run", "v", "To move fast.") for _ in range(40)})
         self.assertIn("Sandalwood tree is a parasitic tree.", {phrasing.define_answer(rng, "sandalwood tree", "n", "parasitic tree") for _ in range(40)})
         self.assertEqual(phrasing.lower_first("UNESCO agency"), "UNESCO agency")
+        self.assertEqual(phrasing.define_answer(rng, "lighthouse", "n", "A tower or other building with a light.", lexicon={"a"}, kind="tower"),
+                         "A lighthouse is a kind of tower. A tower or other building with a light.")
 
     def test_questions_name_the_word(self):
         rng = random.Random(1)
@@ -95,17 +97,35 @@ class PhrasingTest(unittest.TestCase):
 
 
 class SplitTest(unittest.TestCase):
-    def test_wordnet_records_sharing_a_test_synset_are_held_out(self):
+    def test_wordnet_records_carrying_a_test_gloss_are_held_out(self):
         recs = [
             build.chat("wn:n:lighthouse:def", "wordnet", [("q", "a")], "lighthouse", ["n1"]),
             build.chat("wn:n:beacon:def", "wordnet", [("q", "a")], "beacon", ["n1"]),
             build.chat("wn:n:tower:def", "wordnet", [("q", "a")], "tower", ["n2"]),
             build.chat("gc:n:lighthouse:def", "gcide", [("q", "a")], "lighthouse"),
+            build.chat("wn:n:lighthouse:kind", "wordnet", [("q", "A lighthouse is a kind of tower.")], "lighthouse"),
+            build.chat("wn:n:lighthouse:syn", "wordnet", [("q", "Another word for lighthouse is beacon.")], "lighthouse"),
             build.text("kjv:Genesis 1.0", "kjv", "In the beginning"),
         ]
         build.assign_splits(recs, ["lighthouse"])
-        self.assertEqual([r["split"] for r in recs[:4]], ["test", "test", "train", "train"])
-        self.assertIn(recs[4]["split"], ("train", "test"))
+        # the gloss goes (with every word sharing it); what carries no gloss stays
+        self.assertEqual([r["split"] for r in recs[:6]], ["test", "test", "train", "train", "train", "train"])
+        self.assertIn(recs[6]["split"], ("train", "test"))
+
+    def test_records_name_the_kind_and_keep_common_words_only(self):
+        line = "04460130 06 n 01 tower 0 000 | a structure taller than its diameter  "
+        tower = wordnet.parse_data_line(line, "n")
+        beacon = wordnet.parse_data_line(WN_LINE, "n")
+        synsets = {("n", tower.offset): tower, ("n", beacon.offset): beacon}
+        lemmas = [wordnet.Lemma("lighthouse", "n", [beacon.offset], 1), wordnet.Lemma("beacon light", "n", [beacon.offset], 0), wordnet.Lemma("pharos", "n", [beacon.offset], 0)]
+        words = {"lighthouse", "tower", "beacon"}
+        self.assertEqual(build.noun_kinds(synsets, lemmas, words), {"lighthouse": "tower"})
+        recs = build.wordnet_records(random.Random(0), synsets, lemmas, words, words)
+        self.assertEqual({r["headword"] for r in recs}, {"lighthouse"})  # "beacon light" is two words, "pharos" not in the list
+        kind = [r for r in recs if r["id"].endswith(":kind")]
+        self.assertEqual(kind[0]["messages"][1]["content"], "A lighthouse is a kind of tower.")
+        self.assertEqual(kind[0]["uses"], [])
+        self.assertEqual([r["uses"] for r in recs if r["id"].endswith(":def")], [[f"n{beacon.offset}"]])
 
     def test_merge_turns_keeps_every_message(self):
         rng = random.Random(3)

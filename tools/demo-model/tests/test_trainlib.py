@@ -1,6 +1,6 @@
 """train.py's pieces that need torch but not transformers or tokenizers: packing, batches,
-held-out scoring, the schedule and budget, the hub-layout export and the training loop
-(on a toy model). Skipped where torch is not installed (Debian: apt-get install python3-torch)."""
+held-out scoring, the schedule and budget, the training model (fast_moe), the hub-layout
+export and the training loop (on a toy model). Skipped where torch is not installed (Debian: apt-get install python3-torch)."""
 import json
 import math
 import os
@@ -74,51 +74,85 @@ class DataTest(unittest.TestCase):
         self.assertTrue(b.over())
 
 
+def tiny_config(**over):
+    cfg = {
+        "vocab_size": 40, "hidden_size": 12, "intermediate_size": 20, "num_hidden_layers": 3, "num_attention_heads": 2,
+        "num_key_value_heads": 1, "head_dim": 6, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "decoder_sparse_step": 1,
+        "mlp_only_layers": [0], "num_experts": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 4, "norm_topk_prob": True,
+        "router_aux_loss_coef": 0.01, "tie_word_embeddings": True,
+    }
+    return {**cfg, **over}
+
+
+def tiny_model(seed=0, **over):
+    from trainlib import fast_moe
+
+    m = fast_moe.FastQwen3Moe(tiny_config(**over))
+    fast_moe.init_weights(m, 3, seed)
+    with torch.no_grad():  # larger than the init's 0.02, so routing and attention are far from uniform
+        for p in m.parameters():
+            if p.dim() > 1:
+                p.mul_(20)
+    return m
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class FastMoeTest(unittest.TestCase):
+    def test_dense_masked_experts_equal_the_sparse_top_k_loop(self):
+        m = tiny_model()
+        moe = m.model.layers[1].mlp
+        x = torch.randn(9, 12, generator=torch.Generator().manual_seed(1))
+        with torch.no_grad():
+            got, logits = moe(x)
+            probs = torch.softmax(logits, -1)
+            want = torch.zeros_like(x)
+            ex = moe.experts
+            for n in range(x.shape[0]):
+                top, idx = torch.topk(probs[n], 2)
+                for w, e in zip((top / top.sum()).tolist(), idx.tolist()):
+                    h = torch.nn.functional.silu(ex.gate_proj[e] @ x[n]) * (ex.up_proj[e] @ x[n])
+                    want[n] += w * (ex.down_proj[e] @ h)
+        self.assertLess((got - want).abs().max().item(), 1e-5)
+
+    def test_router_gets_gradients_only_through_chosen_experts(self):
+        m = tiny_model()
+        ids = torch.randint(0, 40, (2, 7), generator=torch.Generator().manual_seed(2))
+        logits, aux = m(ids, router_loss=True)
+        (logits.sum() + aux).backward()
+        self.assertTrue(all(p.grad is not None and torch.isfinite(p.grad).all() for p in m.parameters()))
+        self.assertGreater(m.model.layers[1].mlp.gate.weight.grad.abs().sum().item(), 0)
+
+    def test_causal_and_tied(self):
+        m = tiny_model()
+        a = torch.tensor([[5, 6, 7, 8]])
+        b = torch.tensor([[5, 6, 7, 30]])
+        with torch.no_grad():
+            la, lb = m(a)[0], m(b)[0]
+        self.assertTrue(torch.allclose(la[0, :3], lb[0, :3], atol=1e-6))  # later tokens do not change earlier logits
+        self.assertFalse(torch.allclose(la[0, 3], lb[0, 3]))
+        with self.assertRaises(ValueError):
+            tiny_model(tie_word_embeddings=False)
+
+    def test_hub_tensors_round_trip_per_expert(self):
+        m = tiny_model()
+        t = m.hub_tensors()
+        self.assertNotIn("lm_head.weight", t)
+        self.assertEqual(list(t["model.layers.1.mlp.experts.2.gate_proj.weight"].shape), [4, 12])
+        self.assertEqual(list(t["model.layers.2.mlp.experts.0.down_proj.weight"].shape), [12, 4])
+        self.assertIn("model.layers.0.mlp.gate_proj.weight", t)  # the dense layer
+        self.assertTrue(all(v.dtype == torch.bfloat16 for v in t.values()))
+        back = tiny_model(seed=9)
+        back.load_hub_tensors(t)
+        for (name, p), q in zip(m.state_dict().items(), back.state_dict().values()):
+            self.assertTrue(torch.equal(p.to(torch.bfloat16).float(), q), name)
+
+
 @unittest.skipIf(torch is None, "torch is not installed")
 class ExportTest(unittest.TestCase):
-    H, I, E = 12, 4, 3
-
-    def fused_state(self, transposed):
-        g = torch.Generator().manual_seed(0)
-        gate = torch.randn(self.E, self.I, self.H, generator=g)
-        up = torch.randn(self.E, self.I, self.H, generator=g)
-        down = torch.randn(self.E, self.H, self.I, generator=g)
-        gate_up = torch.cat([gate, up], dim=1)
-        if transposed:
-            gate_up, down_t = gate_up.transpose(1, 2).contiguous(), down.transpose(1, 2).contiguous()
-        else:
-            down_t = down
-        emb = torch.randn(20, self.H, generator=g)
-        state = {
-            "model.embed_tokens.weight": emb, "lm_head.weight": emb, "model.norm.weight": torch.ones(self.H),
-            "model.layers.1.mlp.experts.gate_up_proj": gate_up, "model.layers.1.mlp.experts.down_proj": down_t,
-            "model.layers.1.mlp.gate.weight": torch.randn(self.E, self.H, generator=g),
-        }
-        return state, gate, up, down
-
-    def test_fused_experts_split_in_both_orientations(self):
-        from trainlib import export
-
-        for transposed in (False, True):
-            state, gate, up, down = self.fused_state(transposed)
-            out = export.hub_tensors(state, self.H, self.I, tied=True)
-            self.assertNotIn("lm_head.weight", out)
-            for e in range(self.E):
-                p = f"model.layers.1.mlp.experts.{e}"
-                self.assertTrue(torch.equal(out[f"{p}.gate_proj.weight"], gate[e].to(torch.bfloat16)))
-                self.assertTrue(torch.equal(out[f"{p}.up_proj.weight"], up[e].to(torch.bfloat16)))
-                self.assertTrue(torch.equal(out[f"{p}.down_proj.weight"], down[e].to(torch.bfloat16)))
-            self.assertTrue(all(t.dtype == torch.bfloat16 for t in out.values()))
-        swapped = export.hub_tensors(self.fused_state(False)[0], self.H, self.I, tied=True, layout="up_then_gate")
-        self.assertTrue(torch.equal(swapped["model.layers.1.mlp.experts.0.gate_proj.weight"], up[0].to(torch.bfloat16)))
-        with self.assertRaises(ValueError):
-            export.hub_tensors(state, 8, 4, tied=True)  # 2I == H: ambiguous
-
     def test_sharded_checkpoint_has_an_index_that_matches_the_files(self):
         from trainlib import export
 
-        state, *_ = self.fused_state(False)
-        tensors = export.hub_tensors(state, self.H, self.I, tied=True)
+        tensors = tiny_model().hub_tensors()
         with tempfile.TemporaryDirectory() as d:
             files = export.write_checkpoint(d, tensors, max_shard_bytes=1500)  # a few tensors a shard
             self.assertGreater(len(files), 2)
@@ -141,10 +175,11 @@ class ToyLM(torch.nn.Module if torch else object):
         super().__init__()
         self.emb = torch.nn.Embedding(vocab, 16)
         self.head = torch.nn.Linear(16, vocab)
-        self.config = types.SimpleNamespace(router_aux_loss_coef=0.01, vocab_size=vocab)
+        self.cfg = {"router_aux_loss_coef": 0.01, "vocab_size": vocab}
 
-    def forward(self, input_ids, use_cache=False):
-        return types.SimpleNamespace(logits=self.head(self.emb(input_ids)))
+    def forward(self, input_ids, router_loss=False):
+        logits = self.head(self.emb(input_ids))
+        return logits, (logits.float().pow(2).mean() * 0 if router_loss else None)
 
 
 @unittest.skipIf(torch is None, "torch is not installed")
@@ -158,23 +193,20 @@ class TrainLoopTest(unittest.TestCase):
         rows = data.pack(docs, 16, 0, seed=1)
         heldout = data.heldout_sequences(docs[:5], 0)
         model = ToyLM(vocab)
-        hf = types.SimpleNamespace(forward=lambda m, ids, rl: (m(input_ids=ids).logits, None))
-        args = types.SimpleNamespace(batch_size=8, seq_len=16, lr=3e-2, weight_decay=0.0, seed=1, steps=300, max_epochs=12.0)
-        stats = train.train_loop(args, model, rows, heldout, False, 60, torch.device("cpu"), lambda m: None, data, hf)
+        args = types.SimpleNamespace(batch_size=8, seq_len=16, lr=3e-2, weight_decay=0.0, seed=1, steps=300, max_epochs=12.0, compile=False)
+        stats = train.train_loop(args, model, rows, heldout, 60, torch.device("cpu"), lambda m: None, data)
         self.assertEqual(stats["steps"], 300)
         self.assertLess(stats["final_train_loss"], 0.5)
         self.assertLess(stats["final_heldout_loss_bf16_autocast"], 0.5)
         self.assertEqual(stats["history"][0]["step"], 1)
         # Time-budgeted: the plan is fixed after calibration, at most max_epochs passes over the rows.
-        timed = train.train_loop(types.SimpleNamespace(**{**vars(args), "steps": None, "max_epochs": 2.0}), ToyLM(vocab), rows, heldout, False, 60, torch.device("cpu"), lambda m: None, data, hf)
+        timed = train.train_loop(types.SimpleNamespace(**{**vars(args), "steps": None, "max_epochs": 2.0}), ToyLM(vocab), rows, heldout, 60, torch.device("cpu"), lambda m: None, data)
         self.assertEqual(timed["steps"], int(2.0 * rows.shape[0] / args.batch_size))
 
         def logits_fn(ids):
-            return model(input_ids=ids).logits
+            return model(ids)[0]
 
-        from trainlib import hf_model
-
-        hf_model.probe_training_step(model, torch.device("cpu"), False)
+        train.probe_training_step(model, torch.device("cpu"))
         self.assertTrue(all(p.grad is None for p in model.parameters()))
         ids, logits_at, gap = reference.greedy(logits_fn, [3, 4], 5, "cpu")
         self.assertEqual(ids, [5, 6, 7, 8, 9])

@@ -1,68 +1,14 @@
-"""Trained parameters -> a HuggingFace Hub-layout checkpoint (per-expert tensors, bf16,
-sharded safetensors with model.safetensors.index.json), written with our own
-safetensors writer (the format is 8 bytes of header length, a JSON header, raw data).
-
-transformers 5 keeps a Qwen3-MoE layer's experts fused (gate_up_proj [E, 2I, H] or its
-transpose, down_proj [E, H, I] or its transpose); older versions keep one module per
-expert. The hub layout is what every loader reads (ours and transformers' own, which
-converts on load), so we always write it; the orientation of a fused tensor follows from
-its shape (the demo model's sizes make it unambiguous), and how gate and up share
-gate_up_proj is one of GATE_UP_LAYOUTS, confirmed by reloading (see hf_model.verify)."""
+"""Hub-layout tensors (per-expert, bf16; fast_moe.FastQwen3Moe.hub_tensors) -> a
+HuggingFace checkpoint: sharded safetensors with model.safetensors.index.json, written
+with our own safetensors writer (8 bytes of header length, a JSON header, raw data).
+The Hub layout is what every loader reads (ours, and transformers', which fuses the
+experts on load)."""
 import json
 import os
 import re
 import struct
 
 import torch
-
-GATE_UP_LAYOUTS = ("gate_then_up", "up_then_gate", "interleaved")
-_FUSED = re.compile(r"^(model\.layers\.\d+\.mlp\.experts)\.(gate_up_proj|down_proj)$")
-
-
-def _split_gate_up(w, inter, layout):
-    """w: [2I, H] (out x in) -> (gate [I, H], up [I, H])."""
-    if layout == "gate_then_up":
-        return w[:inter], w[inter:]
-    if layout == "up_then_gate":
-        return w[inter:], w[:inter]
-    if layout == "interleaved":
-        return w[0::2], w[1::2]
-    raise ValueError(f"unknown gate/up layout {layout!r}")
-
-
-def hub_tensors(state_dict, hidden, moe_inter, tied, layout="gate_then_up"):
-    """Returns {hub name: bf16 contiguous CPU tensor}. Raises on a shape it cannot place."""
-    if 2 * moe_inter == hidden or moe_inter == hidden:
-        raise ValueError(f"moe_intermediate_size {moe_inter} and hidden_size {hidden} make fused expert shapes ambiguous")
-    out = {}
-    for name, t in state_dict.items():
-        if tied and name == "lm_head.weight":
-            continue
-        t = t.detach().to("cpu")
-        m = _FUSED.match(name)
-        if not m:
-            out[name] = t
-            continue
-        prefix, kind = m.groups()
-        if t.dim() != 3:
-            raise ValueError(f"{name}: expected a 3-D fused expert tensor, got shape {list(t.shape)}")
-        for e in range(t.shape[0]):
-            w = t[e]
-            if kind == "gate_up_proj":
-                if list(w.shape) == [hidden, 2 * moe_inter]:
-                    w = w.t()
-                if list(w.shape) != [2 * moe_inter, hidden]:
-                    raise ValueError(f"{name}: expert shape {list(t.shape[1:])} is neither [2I, H] nor [H, 2I]")
-                gate, up = _split_gate_up(w, moe_inter, layout)
-                out[f"{prefix}.{e}.gate_proj.weight"] = gate
-                out[f"{prefix}.{e}.up_proj.weight"] = up
-            else:
-                if list(w.shape) == [moe_inter, hidden]:
-                    w = w.t()
-                if list(w.shape) != [hidden, moe_inter]:
-                    raise ValueError(f"{name}: expert shape {list(t.shape[1:])} is neither [H, I] nor [I, H]")
-                out[f"{prefix}.{e}.down_proj.weight"] = w
-    return {k: v.to(torch.bfloat16).contiguous() for k, v in out.items()}
 
 
 def _tensor_bytes(t):

@@ -1,19 +1,19 @@
-"""The transformers side of train.py, kept thin: the config, the model, its forward, and
-the check that the exported checkpoint loads back as Qwen3MoeForCausalLM with exactly
-the trained weights.
+"""The transformers side of train.py, kept thin: the config, loading a checkpoint, and the
+check that the exported checkpoint loads back as Qwen3MoeForCausalLM and computes what
+was trained.
 
 The config is written in the transformers 4 layout of tools/golden's fixtures (rope_theta,
 num_experts, torch_dtype): transformers 5.17 loads it (the golden fixtures were made that
-way), and so does our engine. The model is built from that same file through AutoConfig,
-so what is trained is what is shipped."""
+way), and so does our engine. train.py trains trainlib.fast_moe's model from the same
+config dict; export_verified proves on every run that transformers, loading the exported
+files, computes the same logits."""
+import contextlib
 import json
-import math
 import os
-import tempfile
 
 import torch
 
-from trainlib import export
+from trainlib import export, fast_moe
 
 ARCH = "Qwen3MoeForCausalLM"
 
@@ -80,94 +80,17 @@ def _auto_model_call(fn, *args, attn="sdpa", **kw):
     raise RuntimeError(f"transformers refused the model arguments: {last}")
 
 
-def build(cfg, seed, device):
-    """A freshly initialised model (fp32 master weights) from config.json written to a temp dir."""
-    import transformers
-
-    with tempfile.TemporaryDirectory() as d:
-        write_json(os.path.join(d, "config.json"), cfg)
-        config = transformers.AutoConfig.from_pretrained(d)
-    model = _auto_model_call(transformers.AutoModelForCausalLM.from_config, config).float()
-    if type(model).__name__ != ARCH:
-        raise RuntimeError(f"transformers built {type(model).__name__}, expected {ARCH}")
-    tie(model)
-    eager_experts(model)
-    init_weights(model, cfg["num_hidden_layers"], seed)
-    return model.to(device)
-
-
 def eager_experts(model):
     """transformers 5 can run experts as grouped GEMMs; the reference loop (F.linear per
-    expert) works under bf16 autocast with fp32 weights and computes exactly in fp32.
-    Returns the implementation in effect (None where the version has no choice)."""
+    expert) computes exactly in fp32, as our engine does. Returns the implementation in
+    effect (None where the version has no choice)."""
     fn = getattr(model, "set_experts_implementation", None)
     if callable(fn):
         try:
             fn("eager")
-        except Exception as err:  # noqa: BLE001 - the training-step probe tells whether the default works
+        except Exception as err:  # noqa: BLE001 - the equivalence check tells whether the default works
             print(f"[train] note: set_experts_implementation('eager') failed ({err}); keeping the default", flush=True)
     return getattr(model.config, "_experts_implementation", None)
-
-
-def tie(model):
-    emb, head = model.get_input_embeddings().weight, model.get_output_embeddings().weight
-    if emb.data_ptr() != head.data_ptr():
-        model.tie_weights()
-    if model.get_input_embeddings().weight.data_ptr() != model.get_output_embeddings().weight.data_ptr():
-        model.get_output_embeddings().weight = model.get_input_embeddings().weight
-
-
-def init_weights(model, num_layers, seed):
-    """Seeded init that does not depend on transformers' version: norms 1, everything
-    else N(0, 0.02), output projections (o_proj, down_proj) scaled by 1/sqrt(2 * layers)."""
-    g = torch.Generator().manual_seed(seed)
-    seen = set()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if p.data_ptr() in seen:
-                continue
-            seen.add(p.data_ptr())
-            if p.dim() == 1:
-                p.fill_(1.0)
-                continue
-            std = 0.02 / math.sqrt(2 * num_layers) if ("o_proj" in name or "down_proj" in name) else 0.02
-            p.copy_(torch.randn(p.shape, generator=g) * std)
-
-
-def probe_router_loss(model, device):
-    """Whether forward(output_router_logits=True) gives an aux_loss (load balancing)."""
-    ids = torch.zeros((1, 8), dtype=torch.long, device=device)
-    try:
-        out = model(input_ids=ids, use_cache=False, output_router_logits=True)
-    except TypeError:
-        return False
-    aux = getattr(out, "aux_loss", None)
-    return torch.is_tensor(aux) and bool(torch.isfinite(aux).all())
-
-
-def probe_training_step(model, device, router_loss):
-    """One forward and backward under bf16 autocast (as the training loop runs them), gradients dropped."""
-    ids = torch.randint(3, min(100, model.config.vocab_size), (2, 64), device=device, generator=torch.Generator(device=device).manual_seed(0))
-    with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-        logits, aux = forward(model, ids, router_loss)
-    loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), ids.reshape(-1))
-    if aux is not None:
-        loss = loss + 0.01 * aux.float()
-    loss.backward()
-    params = list(model.named_parameters())
-    bad = [n for n, p in params if p.grad is not None and not torch.isfinite(p.grad).all()]
-    missing = [n for n, p in params if p.grad is None]  # an expert no token chose has none (per-expert layouts)
-    model.zero_grad(set_to_none=True)
-    if bad or len(missing) > len(params) // 2:
-        raise RuntimeError(f"a bf16 training step gives non-finite gradients for {bad[:4]} and none for {len(missing)} of {len(params)} parameters ({missing[:4]})")
-
-
-def forward(model, ids, router_loss):
-    """(logits, aux_loss or None)."""
-    if router_loss:
-        out = model(input_ids=ids, use_cache=False, output_router_logits=True)
-        return out.logits, out.aux_loss
-    return model(input_ids=ids, use_cache=False).logits, None
 
 
 def load_checkpoint(model_dir, device, attn="eager"):
@@ -184,34 +107,26 @@ def load_checkpoint(model_dir, device, attn="eager"):
     return model.float().to(device).eval()
 
 
-def parameter_mismatch(trained, loaded):
-    """Largest |difference| between the bf16-rounded trained parameters and the loaded ones."""
-    want = {k: v.detach() for k, v in trained.state_dict().items()}
-    got = loaded.state_dict()
-    if set(want) != set(got):
-        return float("inf"), f"parameter names differ: {sorted(set(want) ^ set(got))[:6]}"
-    worst = 0.0
-    for k, v in want.items():
-        if v.shape != got[k].shape:
-            return float("inf"), f"{k}: shape {list(v.shape)} vs {list(got[k].shape)}"
-        d = (v.to(torch.bfloat16).float() - got[k].float().to(v.device)).abs().max().item()
-        worst = max(worst, d)
-    return worst, None
+@contextlib.contextmanager
+def exact_fp32():
+    """TF32 off for the duration (train.py trains with it on; reference numbers are fp32)."""
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
-def export_verified(model, cfg, out_dir, max_shard_bytes, device):
-    """Writes the weights in the hub layout and reloads them with transformers until the
-    loaded parameters equal the trained ones (bf16) exactly. Returns (files, layout, model)."""
-    state = model.state_dict()
-    fused = any(k.endswith("experts.gate_up_proj") for k in state)
-    tried = []
-    for layout in export.GATE_UP_LAYOUTS if fused else ("per_expert",):
-        tensors = export.hub_tensors(state, cfg["hidden_size"], cfg["moe_intermediate_size"], cfg["tie_word_embeddings"], layout if fused else "gate_then_up")
-        files = export.write_checkpoint(out_dir, tensors, max_shard_bytes)
-        loaded = load_checkpoint(out_dir, device)
-        worst, why = parameter_mismatch(model, loaded)
-        if worst == 0.0:
-            return files, layout, loaded
-        tried.append(f"{layout}: {why or f'max difference {worst:.3g}'}")
-        del loaded
-    raise RuntimeError(f"no expert layout reloads to the trained weights ({'; '.join(tried)})")
+def export_verified(model, out_dir, max_shard_bytes, device, probe_ids):
+    """Writes the trained model in the Hub layout, reloads it with transformers'
+    from_pretrained and requires transformers' fp32 logits on probe_ids to equal the
+    trained model's (bf16 weights) within fast_moe.EQUIVALENCE_TOLERANCE: the check that
+    what was trained is the Qwen3-MoE transformers runs. Returns (files, rel_error, model)."""
+    files = export.write_checkpoint(out_dir, model.hub_tensors(), max_shard_bytes)
+    loaded = load_checkpoint(out_dir, device)
+    with exact_fp32():
+        err = fast_moe.equivalence(model, lambda ids: loaded(input_ids=ids, use_cache=False).logits, probe_ids.to(device))
+    if not err <= fast_moe.EQUIVALENCE_TOLERANCE:
+        raise RuntimeError(f"transformers' logits on the exported checkpoint differ from the trained model's: relative error {err:.3g} > {fast_moe.EQUIVALENCE_TOLERANCE:g}")
+    return files, err, loaded
