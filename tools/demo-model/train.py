@@ -86,7 +86,7 @@ def parse_args(argv):
     ap.add_argument("--train-seconds", type=float, help="training loop budget (default 300, smoke 15)")
     ap.add_argument("--total-seconds", type=float, help="budget of the whole run; training shrinks to fit (default 450, smoke 150)")
     ap.add_argument("--steps", type=int, help="fixed number of steps instead of the time budget (reproduces a run)")
-    ap.add_argument("--max-epochs", type=float, default=100.0, help="fewer steps when the time budget would pass over the data more often (default 100)")
+    ap.add_argument("--max-epochs", type=float, default=20.0, help="fewer steps when the time budget would pass over the data more often (default 20: past that the model memorises strings)")
     ap.add_argument("--batch-size", type=int, default=128)
     ap.add_argument("--seq-len", type=int, default=512)
     ap.add_argument("--lr", type=float, default=2e-3)

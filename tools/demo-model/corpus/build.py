@@ -26,6 +26,12 @@ QA_WORDS = 50
 MIN_FREQ = 3
 PROSE_TEST_PERCENT = {"kjv": 1, "fortunes": 2, "gcide-quotes": 1}
 MULTI_TURN_SHARE = 0.25
+# Each definition is taught under this many different questions (and each kind under
+# KIND_PHRASINGS): a small model that sees a fact under one phrasing only recalls it for
+# that phrasing, and repeating the same text for more epochs makes it memorise strings.
+WORDNET_DEF_PHRASINGS = 2
+GCIDE_DEF_PHRASINGS = 3
+KIND_PHRASINGS = 2
 SYSTEM_SHARE = 0.05
 
 _WORD = re.compile(r"^[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){0,2}$")
@@ -45,6 +51,24 @@ def chat(rid, source, turns, headword=None, uses=()):
 
 def text(rid, source, body):
     return {"kind": "text", "id": rid, "source": source, "text": body}
+
+
+def phrasings(rng, make, n, tries=20):
+    """Up to n turns from make(rng) with distinct questions (fewer when make has fewer)."""
+    out, seen = [], set()
+    for _ in range(tries):
+        if len(out) == n:
+            break
+        turn = make(rng)
+        if turn[0] not in seen:
+            seen.add(turn[0])
+            out.append(turn)
+    return out
+
+
+def variants(rid, source, turns, headword, uses=()):
+    """One record a phrasing: ids rid, rid.2, rid.3 ... (adjacent in the file)."""
+    return [chat(rid if i == 0 else f"{rid}.{i + 1}", source, [t], headword, uses) for i, t in enumerate(turns)]
 
 
 def _mentions(example, word):
@@ -78,9 +102,9 @@ def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words):
         key = f"wn:{lem.pos}:{w}"
         person = lem.pos == "n" and s0.lexfile == 18
         examples = [e for e in s0.examples if _mentions(e, w)]
-        q = ph.define_question(rng, w, lem.pos, s0.definition, person)
         a = ph.define_answer(rng, w, lem.pos, s0.definition, examples, person, lexicon)
-        out.append(chat(f"{key}:def", "wordnet", [(q, a)], w.lower(), [f"{lem.pos}{s0.offset}"]))
+        turns = phrasings(rng, lambda r: (ph.define_question(r, w, lem.pos, s0.definition, person), a), WORDNET_DEF_PHRASINGS)
+        out += variants(f"{key}:def", "wordnet", turns, w.lower(), [f"{lem.pos}{s0.offset}"])
         defs = []
         for s in senses:
             if s.definition and s.definition not in defs:
@@ -98,7 +122,7 @@ def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words):
                 out.append(chat(f"{key}:ant", "wordnet", [ph.antonym_turn(rng, w, target.words[t_idx - 1])], w.lower()))
         hyp = hypernym_word(synsets, s0) if lem.pos == "n" else None
         if hyp:
-            out.append(chat(f"{key}:kind", "wordnet", [ph.hypernym_turn(rng, w, s0.definition, hyp)], w.lower()))
+            out += variants(f"{key}:kind", "wordnet", phrasings(rng, lambda r: ph.hypernym_turn(r, w, s0.definition, hyp), KIND_PHRASINGS), w.lower())
         ex = [(s, e) for s in senses[:3] for e in s.examples if _mentions(e, w)]
         if ex and rng.random() < 0.3:
             s, e = ex[0]
@@ -125,7 +149,7 @@ def gcide_records(rng, entries, known, kinds):
         rid = f"gc:{pos}:{w}"
         kind = kinds.get(low) if pos == "n" else None
         answer = ph.define_answer(rng, w, pos, defs[0], lexicon=known.lower_words, kind=kind)
-        out.append(chat(f"{rid}:def", "gcide", [(ph.define_question(rng, w, pos, defs[0]), answer)], low))
+        out += variants(f"{rid}:def", "gcide", phrasings(rng, lambda r: (ph.define_question(r, w, pos, defs[0]), answer), GCIDE_DEF_PHRASINGS), low)
         if len(defs) >= 2 and rng.random() < 0.3:
             out.append(chat(f"{rid}:senses", "gcide", [ph.senses_turn(rng, w, defs[:3], known.lower_words)], low))
     return out
