@@ -230,9 +230,10 @@ def assign_splits(records, test_words):
     return test_synsets
 
 
-def qa_items(synsets, lemmas, entries, test_words, train_blob):
+def qa_items(synsets, lemmas, entries, test_words, train_blob, kinds):
     """The first QA_WORDS test words whose reference gloss does not occur in the training
-    text (a generic gloss such as "a group of soldiers" can be part of another word's)."""
+    text (a generic gloss such as "a group of soldiers" can be part of another word's).
+    train_definition: what training taught as the answer (the kind, then GCIDE's definition)."""
     by_word = {lem.word: lem for lem in lemmas if lem.pos == "n"}
     gcide_def = {}
     for e in entries:
@@ -249,7 +250,7 @@ def qa_items(synsets, lemmas, entries, test_words, train_blob):
         out.append({
             "kind": "qa", "id": f"qa:{w}", "split": "qa", "word": w,
             "question": f"What is {ph.noun_subject(w, s0.definition)}?",
-            "reference": s0.definition, "train_definition": gcide_def[w],
+            "reference": s0.definition, "train_definition": f"A kind of {kinds[w]}. {gcide_def[w]}" if w in kinds else gcide_def[w],
         })
     if len(out) < QA_WORDS:
         raise RuntimeError(f"only {len(out)} test words have a reference gloss that training does not contain")
@@ -296,7 +297,8 @@ def build(seed, synsets, lemmas, entries, kjv, fortunes, dictionary_words):
     rng = random.Random(seed)
     known = Known(lemmas, dictionary_words)
     records = wordnet_records(rng, synsets, lemmas, known.lower_words, dictionary_words)
-    records += gcide_records(rng, entries, known, noun_kinds(synsets, lemmas, dictionary_words))
+    kinds = noun_kinds(synsets, lemmas, dictionary_words)
+    records += gcide_records(rng, entries, known, kinds)
     records += quote_records(entries)
     records += [text(f"kjv:{pid}", "kjv", body) for pid, body in kjv]
     records += [text(f"fortune:{name}:{i:05d}", "fortunes", body) for name, i, body in fortunes]
@@ -308,7 +310,7 @@ def build(seed, synsets, lemmas, entries, kjv, fortunes, dictionary_words):
     from corpus_io import render  # noqa: E402 (the corpus package is used from tools/demo-model)
 
     train_blob = "\n".join(render(r) for r in records if r["split"] == "train").lower()
-    qa, skipped = qa_items(synsets, lemmas, entries, test_words, train_blob)
+    qa, skipped = qa_items(synsets, lemmas, entries, test_words, train_blob, kinds)
     for r in records:
         r.pop("headword", None)
         r.pop("uses", None)
