@@ -79,6 +79,8 @@ export function cardFields(metrics, evaluation, corpusMeta) {
     weight_decay: t.weight_decay,
     peak_lr: t.peak_lr,
     aux_coef: t.aux_loss_coef,
+    compile: metrics.model?.compile === undefined ? undefined : metrics.model.compile ? 'on' : 'off',
+    equivalence: typeof metrics.export?.equivalence_rel_error === 'number' ? `error of ${metrics.export.equivalence_rel_error.toExponential(1)}` : undefined,
     seed: metrics.seed,
     final_train_loss: num(t.final_train_loss),
     heldout_loss: num(metrics.heldout?.loss),
