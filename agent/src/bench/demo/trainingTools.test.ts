@@ -66,41 +66,34 @@ describe('tools/demo-model', () => {
     expect(tokenizer.encode(' a a', false)).toEqual([3 + 256, 3 + 256]);
   });
 
-  it.runIf(torchPython !== null)('exports fused transformers-5 experts as a sharded hub checkpoint that our loader and engine read', async () => {
+  it.runIf(torchPython !== null)('exports the trained model as a sharded hub checkpoint that our loader reads and our engine computes equally', async () => {
     const dir = join(tmp, 'export');
     const script = [
       'import json, os, sys, torch',
-      'from trainlib import export, hf_model',
+      'from trainlib import export, fast_moe, hf_model',
       'dims = {"hidden": 48, "heads": 4, "kv_heads": 2, "head_dim": 12, "layers": 3, "dense_layers": [0], "dense_intermediate": 64,',
       '        "experts": 5, "top_k": 2, "moe_intermediate": 16, "max_positions": 256, "aux_loss_coef": 0.01}',
       'cfg = hf_model.config_dict(dims, 96, [2, 0], 0)',
       'out = sys.argv[1]; os.makedirs(out, exist_ok=True)',
       'hf_model.write_json(os.path.join(out, "config.json"), cfg)',
-      'g = torch.Generator().manual_seed(0); r = lambda *s: torch.randn(*s, generator=g) * 0.1',
-      'H, I, E, D = 48, 16, 5, 64',
-      'st = {"model.embed_tokens.weight": r(96, H), "model.norm.weight": 1 + r(H)}',
-      'st["lm_head.weight"] = st["model.embed_tokens.weight"]',
-      'for l in range(3):',
-      '    p = f"model.layers.{l}."',
-      '    st.update({p + "input_layernorm.weight": 1 + r(H), p + "post_attention_layernorm.weight": 1 + r(H),',
-      '        p + "self_attn.q_proj.weight": r(48, H), p + "self_attn.k_proj.weight": r(24, H), p + "self_attn.v_proj.weight": r(24, H),',
-      '        p + "self_attn.o_proj.weight": r(H, 48), p + "self_attn.q_norm.weight": 1 + r(12), p + "self_attn.k_norm.weight": 1 + r(12)})',
-      '    if l == 0:',
-      '        st.update({p + "mlp.gate_proj.weight": r(D, H), p + "mlp.up_proj.weight": r(D, H), p + "mlp.down_proj.weight": r(H, D)})',
-      '    else:',
-      '        st.update({p + "mlp.gate.weight": r(E, H), p + "mlp.experts.gate_up_proj": r(E, 2 * I, H), p + "mlp.experts.down_proj": r(E, H, I)})',
-      't = export.hub_tensors(st, H, I, tied=True)',
+      'm = fast_moe.FastQwen3Moe(cfg); fast_moe.init_weights(m, 3, 0)',
+      'with torch.no_grad():',
+      '    for p in m.parameters():',
+      '        p.mul_(8) if p.dim() > 1 else p.add_(0.1 * torch.randn(p.shape, generator=torch.Generator().manual_seed(1)))',
+      't = m.hub_tensors()',
       'files = export.write_checkpoint(out, t, max_shard_bytes=12_000)',
+      'with torch.no_grad():',
+      '    logits = fast_moe.bf16_rounded(m)(torch.tensor([[5, 9, 11]]))[0][0, -1].tolist()',
       'pick = ["model.layers.1.mlp.experts.3.up_proj.weight", "model.layers.2.mlp.experts.0.down_proj.weight", "model.embed_tokens.weight"]',
       'print(json.dumps({"files": files, "values": {k: t[k].float().flatten()[:5].tolist() for k in pick},',
-      '  "up3": st["model.layers.1.mlp.experts.gate_up_proj"][3, I:].to(torch.bfloat16).float().flatten()[:5].tolist()}))',
+      '  "up3": m.model.layers[1].mlp.experts.up_proj[3].to(torch.bfloat16).float().flatten()[:5].tolist(), "logits": logits}))',
     ].join('\n');
     const r = python(['-c', script, dir], { python: torchPython! });
     expect(r.status, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { files: string[]; values: Record<string, number[]>; up3: number[] };
+    const out = JSON.parse(r.stdout) as { files: string[]; values: Record<string, number[]>; up3: number[]; logits: number[] };
     expect(out.files.filter((f) => f.endsWith('.safetensors')).length).toBeGreaterThan(1);
     expect(out.files).toContain('model.safetensors.index.json');
-    expect(out.values['model.layers.1.mlp.experts.3.up_proj.weight']).toEqual(out.up3); // up = second half of gate_up_proj
+    expect(out.values['model.layers.1.mlp.experts.3.up_proj.weight']).toEqual(out.up3); // expert 3's up_proj, split out of the stack
 
     const { spec } = await buildLoadSpec(dir, 'colocated');
     expect(spec.config.tieWordEmbeddings).toBe(true);
@@ -116,7 +109,9 @@ describe('tools/demo-model', () => {
     try {
       const res = await engine.step(buildStepPlan([{ tokenIds: [5, 9, 11], numCached: 0, blockTable: [0] }], { returnLogits: true }));
       expect(res.logits!.length).toBe(96);
-      expect(res.logits!.every(Number.isFinite)).toBe(true);
+      // our engine on the checkpoint = the training model (fp32 on the bf16 weights)
+      const diff = Math.hypot(...Array.from(res.logits!, (v, i) => v - out.logits[i]!));
+      expect(diff / Math.hypot(...out.logits)).toBeLessThan(1e-5);
     } finally {
       engine.close();
     }
