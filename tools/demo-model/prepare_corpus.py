@@ -42,6 +42,8 @@ def main(argv=None):
     ap.add_argument("--out-dir", default=os.path.join(HERE, "data"))
     ap.add_argument("--debs", help="folder with the .deb files (downloaded into it when missing); default: a temp folder")
     ap.add_argument("--seed", type=int, default=20251201)
+    ap.add_argument("--wordnet-kind-first", action="store_true",
+                    help="WordNet noun definitions name their kind first, as GCIDE's do (an experiment for the next run; the shipped model was trained without)")
     a = ap.parse_args(argv)
     t0 = time.time()
     names = list(debian.PACKAGES)
@@ -59,12 +61,13 @@ def main(argv=None):
         kjv = prose.kjv_passages(prose.read_kjv(pkgs["bible-kjv"]["dir"], pkgs["bible-kjv-text"]["dir"]))
         fortunes = prose.read_fortunes([pkgs["fortunes-min"]["dir"], pkgs["fortunes"]["dir"]])
         log(f"KJV: {len(kjv)} passages; fortunes: {len(fortunes)}")
-        records, qa, stats = build.build(a.seed, synsets, lemmas, entries, kjv, fortunes, words)
+        records, qa, stats = build.build(a.seed, synsets, lemmas, entries, kjv, fortunes, words, a.wordnet_kind_first)
         sources = {n: {k: v for k, v in p.items() if k != "dir"} for n, p in pkgs.items()}
     os.makedirs(a.out_dir, exist_ok=True)
     meta = {
         "format": 1,
         "seed": a.seed,
+        **({"options": {"wordnet_kind_first": True}} if a.wordnet_kind_first else {}),
         "sources": {n: {k: s[k] for k in ("version", "license", "what")} for n, s in sources.items()},
         "stats": stats,
         "heldout": {"max_tokens": corpus_io.HELDOUT_MAX_TOKENS, "test_words": build.TEST_WORDS, "qa_words": build.QA_WORDS, "prose_test_percent": build.PROSE_TEST_PERCENT},

@@ -89,7 +89,10 @@ def hypernym_word(synsets, synset):
     return h.words[0] if h and _WORD.match(h.words[0]) else None
 
 
-def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words):
+def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words, kind_first=False):
+    """kind_first: a common noun's definition names its kind first, as GCIDE's answers do
+    ("A lighthouse is a kind of tower. A tower with a light ..."), so that every noun
+    definition starts the same way (prepare_corpus.py --wordnet-kind-first)."""
     out = []
     for lem in sorted(lemmas, key=lambda x: (x.pos, x.word.lower(), x.word)):
         w = lem.word
@@ -102,7 +105,8 @@ def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words):
         key = f"wn:{lem.pos}:{w}"
         person = lem.pos == "n" and s0.lexfile == 18
         examples = [e for e in s0.examples if _mentions(e, w)]
-        a = ph.define_answer(rng, w, lem.pos, s0.definition, examples, person, lexicon)
+        kind = hypernym_word(synsets, s0) if kind_first and lem.pos == "n" and w.islower() else None
+        a = ph.define_answer(rng, w, lem.pos, s0.definition, examples, person, lexicon, kind=kind)
         turns = phrasings(rng, lambda r: (ph.define_question(r, w, lem.pos, s0.definition, person), a), WORDNET_DEF_PHRASINGS)
         out += variants(f"{key}:def", "wordnet", turns, w.lower(), [f"{lem.pos}{s0.offset}"])
         defs = []
@@ -292,11 +296,11 @@ def about_records(rng, records, copies=20):
     return out
 
 
-def build(seed, synsets, lemmas, entries, kjv, fortunes, dictionary_words):
+def build(seed, synsets, lemmas, entries, kjv, fortunes, dictionary_words, wordnet_kind_first=False):
     """Returns (records, qa, stats). Records keep no helper fields."""
     rng = random.Random(seed)
     known = Known(lemmas, dictionary_words)
-    records = wordnet_records(rng, synsets, lemmas, known.lower_words, dictionary_words)
+    records = wordnet_records(rng, synsets, lemmas, known.lower_words, dictionary_words, wordnet_kind_first)
     kinds = noun_kinds(synsets, lemmas, dictionary_words)
     records += gcide_records(rng, entries, known, kinds)
     records += quote_records(entries)
