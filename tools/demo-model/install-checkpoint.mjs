@@ -58,5 +58,5 @@ else console.warn(`install-checkpoint: warning: no golden fixture in the metrics
 copyFileSync(join(root, 'tools', 'demo-model', 'afd-model-info.json'), join(dest, 'afd-model-info.json'));
 console.log(`install-checkpoint: installed ${dest} (${readdirSync(dest).join(', ')})`);
 console.log('next:');
-console.log(`  npm run build -w @afd/agent && node agent/dist/afd-bench.cjs demo-eval --model ${dest} --out ${join(dest, 'eval.json')}`);
+console.log(`  npm run build -w @afd/agent && node agent/dist/afd-bench.cjs demo-eval --model ${dest} --sample-repeats 5 --out ${join(dest, 'eval.json')}`);
 console.log(`  node tools/demo-model/write-card.mjs --model ${dest}`);

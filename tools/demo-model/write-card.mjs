@@ -98,6 +98,9 @@ export function cardFields(metrics, evaluation, corpusMeta) {
     greedy_recall: pct(q.greedy?.trainDefinitionOverlapShare, 0),
     sampled_recall: pct(q.sampled?.trainDefinitionOverlapShare, 0),
     recitation_ceiling: pct(q.recitationCeiling, 0),
+    sampled_spread: q.sampledRepeats
+      ? `${q.sampledRepeats.seedSets} seed sets: ${q.sampledRepeats.contentOverlapShares.map((x) => pct(x, 0)).join(', ')} (mean ${pct(q.sampledRepeats.meanContentOverlapShare)})`
+      : undefined,
     greedy_same: gvt ? `${gvt.sameTokens} of ${gvt.compared}` : undefined,
     examples: (q.greedy?.answers ?? [])
       .slice(0, 6)

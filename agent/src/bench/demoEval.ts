@@ -20,7 +20,7 @@ import { gitCommit } from './cliArgs.js';
 import { readCorpus, type ChatRecord, type TextRecord } from './demo/corpusFile.js';
 import { heldoutMaxTokens, heldoutSequences, idsDigest, meanNll } from './demo/heldoutPerplexity.js';
 import { compareGreedy } from './demo/greedyCompare.js';
-import { answerQuestions, recitationCeiling } from './demo/questionEval.js';
+import { answerQuestions, recitationCeiling, type ModeReport } from './demo/questionEval.js';
 import { readTrainingMetrics } from './demo/trainingMetrics.js';
 import { defaultWordListPath, readWordList } from './demo/wordScore.js';
 
@@ -33,6 +33,7 @@ interface DemoEvalFlags {
   threads: string;
   batch: string;
   skipPerplexity?: boolean;
+  sampleRepeats: string;
 }
 
 /** Targets of issue 20. */
@@ -40,6 +41,14 @@ export const demoTargets = { perplexityRelDiff: 0.001, wordListShare: 0.9, conte
 
 function docIds(tokenizer: TextTokenizer, r: ChatRecord | TextRecord): number[] {
   return r.kind === 'chat' ? tokenizer.encodeChat(r.messages, { addGenerationPrompt: false }) : tokenizer.encode(r.text, false);
+}
+
+/** The sampled figures of every seed set, and their means (one sample of 50 answers varies by several points). */
+function sampledSpread(sets: ModeReport[]): { seedSets: number; contentOverlapShares: number[]; wordListShares: number[]; meanContentOverlapShare: number; meanWordListShare: number } {
+  const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const overlap = sets.map((m) => m.contentOverlapShare);
+  const wordShares = sets.map((m) => m.wordListShare);
+  return { seedSets: sets.length, contentOverlapShares: overlap, wordListShares: wordShares, meanContentOverlapShare: mean(overlap), meanWordListShare: mean(wordShares) };
 }
 
 export function registerDemoEval(program: Command): void {
@@ -54,9 +63,11 @@ export function registerDemoEval(program: Command): void {
     .option('--threads <n>', 'CPU threads', '2')
     .option('--batch <n>', 'held-out documents scored per engine step', '64')
     .option('--skip-perplexity', 'only the questions')
+    .option('--sample-repeats <n>', 'sampled answers this many times (seed sets 7000, 8000, ...): the spread of the sampled figures; targets use the first', '1')
     .action(async (f: DemoEvalFlags) => {
       const threads = intFlag('--threads', f.threads, 1, 1024);
       const batchSeqs = intFlag('--batch', f.batch, 1, 4096);
+      const repeats = intFlag('--sample-repeats', f.sampleRepeats, 1, 100);
       const t0 = performance.now();
       const say = (m: string): boolean => process.stderr.write(`demo-eval: ${m}\n`);
       const [corpus, tokenizer, words] = await Promise.all([readCorpus(f.corpus), TextTokenizer.fromDir(f.model), readWordList(f.words)]);
@@ -119,6 +130,8 @@ export function registerDemoEval(program: Command): void {
       try {
         const greedy = await answerQuestions(serving, tokenizer, corpus.questions, words, { temperature: 0, seedBase: 0 }, maxTokens);
         const sampled = await answerQuestions(serving, tokenizer, corpus.questions, words, { temperature: 0.7, seedBase: 7000 }, maxTokens);
+        const repeated = [sampled];
+        for (let k = 1; k < repeats; k++) repeated.push(await answerQuestions(serving, tokenizer, corpus.questions, words, { temperature: 0.7, seedBase: 7000 + 1000 * k }, maxTokens));
         const modes = { greedy, sampled };
         const ceiling = recitationCeiling(corpus.questions);
         report['questions'] = {
@@ -128,10 +141,15 @@ export function registerDemoEval(program: Command): void {
           greedy,
           sampled,
           greedyVsTransformers: compareGreedy(greedy, metrics, engine.info.eosTokenIds),
+          sampledRepeats: sampledSpread(repeated),
           meetsTargets: Object.values(modes).every((m) => m.wordListShare >= demoTargets.wordListShare && m.contentOverlapShare >= demoTargets.contentOverlapShare),
         };
         for (const [name, m] of Object.entries(modes)) {
           say(`${name}: ${(m.wordListShare * 100).toFixed(1)}% dictionary words, ${(m.contentOverlapShare * 100).toFixed(0)}% of answers share a content word with the reference, ${(m.trainDefinitionOverlapShare * 100).toFixed(0)}% with the definition trained on`);
+        }
+        if (repeats > 1) {
+          const sp = sampledSpread(repeated);
+          say(`sampled over ${repeats} seed sets: ${sp.contentOverlapShares.map((x) => `${(x * 100).toFixed(0)}%`).join(' ')} share a content word (mean ${(sp.meanContentOverlapShare * 100).toFixed(1)}%)`);
         }
         say(`reciting the trained definition would share a content word with ${(ceiling * 100).toFixed(0)}% of the references`);
       } finally {
