@@ -74,7 +74,7 @@ describe.runIf(existsSync(defaultWordListPath))('demo model: install, evaluate, 
     const evalOut = join(dest, 'eval.json');
     const corpus = join(tmp, 'corpus.jsonl.gz');
     await writeFile(corpus, standInCorpus());
-    const ev = node([bench, 'demo-eval', '--model', dest, '--corpus', corpus, '--out', evalOut, '--threads', '2', '--batch', '4']);
+    const ev = node([bench, 'demo-eval', '--model', dest, '--corpus', corpus, '--out', evalOut, '--threads', '2', '--batch', '4', '--sample-repeats', '2']);
     expect(ev.status, ev.stderr).toBe(0);
     const report = JSON.parse(await readFile(evalOut, 'utf8'));
     expect(report.perplexity.ours.docs).toBe(12);
@@ -88,6 +88,10 @@ describe.runIf(existsSync(defaultWordListPath))('demo model: install, evaluate, 
       expect(report.questions[mode].wordListShare).toBeGreaterThanOrEqual(0);
       expect(report.questions[mode].wordListShare).toBeLessThanOrEqual(1);
     }
+    const spread = report.questions.sampledRepeats;
+    expect(spread.seedSets).toBe(2);
+    expect(spread.contentOverlapShares[0]).toBe(report.questions.sampled.contentOverlapShare); // the first set is the reported one
+    expect(spread.meanContentOverlapShare).toBeCloseTo((spread.contentOverlapShares[0] + spread.contentOverlapShares[1]) / 2, 12);
     expect(report.questions.greedy.answers[0].question).toMatch(/^What is an? \w+\?$/);
     expect(report.questions.maxTokens).toBe(16);
     const qaIds = report.questions.greedy.answers.map((a: { id: string }) => a.id);
@@ -102,5 +106,6 @@ describe.runIf(existsSync(defaultWordListPath))('demo model: install, evaluate, 
     expect(readme).toContain('| dict-gcide | 0.48.5+nmu2 |');
     expect(readme).toContain(report.perplexity.ours.ppl.toFixed(4));
     expect(readme).toContain('GNU General Public License, version 2');
+    expect(readme).toContain('over 2 seed sets:');
   });
 });
