@@ -83,7 +83,7 @@ def parse_args(argv):
     ap.add_argument("--corpus", default=os.path.join(HERE, "data", "corpus.jsonl.gz"))
     ap.add_argument("--smoke", action="store_true", help="a ~1 minute run of every phase on a slice of the corpus")
     ap.add_argument("--seed", type=int, default=1234)
-    ap.add_argument("--train-seconds", type=float, help="training loop budget (default 300, smoke 15)")
+    ap.add_argument("--train-seconds", type=float, help="training loop budget (default 330, smoke 15)")
     ap.add_argument("--total-seconds", type=float, help="budget of the whole run; training shrinks to fit (default 450, smoke 150)")
     ap.add_argument("--steps", type=int, help="fixed number of steps instead of the time budget (reproduces a run)")
     ap.add_argument("--max-epochs", type=float, default=20.0, help="fewer steps when the time budget would pass over the data more often (default 20: past that the model memorises strings)")

@@ -132,6 +132,7 @@ export function registerDemoEval(program: Command): void {
         const sampled = await answerQuestions(serving, tokenizer, corpus.questions, words, { temperature: 0.7, seedBase: 7000 }, maxTokens);
         const repeated = [sampled];
         for (let k = 1; k < repeats; k++) repeated.push(await answerQuestions(serving, tokenizer, corpus.questions, words, { temperature: 0.7, seedBase: 7000 + 1000 * k }, maxTokens));
+        const spread = sampledSpread(repeated);
         const modes = { greedy, sampled };
         const ceiling = recitationCeiling(corpus.questions);
         report['questions'] = {
@@ -141,15 +142,14 @@ export function registerDemoEval(program: Command): void {
           greedy,
           sampled,
           greedyVsTransformers: compareGreedy(greedy, metrics, engine.info.eosTokenIds),
-          sampledRepeats: sampledSpread(repeated),
+          sampledRepeats: spread,
           meetsTargets: Object.values(modes).every((m) => m.wordListShare >= demoTargets.wordListShare && m.contentOverlapShare >= demoTargets.contentOverlapShare),
         };
         for (const [name, m] of Object.entries(modes)) {
           say(`${name}: ${(m.wordListShare * 100).toFixed(1)}% dictionary words, ${(m.contentOverlapShare * 100).toFixed(0)}% of answers share a content word with the reference, ${(m.trainDefinitionOverlapShare * 100).toFixed(0)}% with the definition trained on`);
         }
         if (repeats > 1) {
-          const sp = sampledSpread(repeated);
-          say(`sampled over ${repeats} seed sets: ${sp.contentOverlapShares.map((x) => `${(x * 100).toFixed(0)}%`).join(' ')} share a content word (mean ${(sp.meanContentOverlapShare * 100).toFixed(1)}%)`);
+          say(`sampled over ${repeats} seed sets: ${spread.contentOverlapShares.map((x) => `${(x * 100).toFixed(0)}%`).join(' ')} share a content word (mean ${(spread.meanContentOverlapShare * 100).toFixed(1)}%)`);
         }
         say(`reciting the trained definition would share a content word with ${(ceiling * 100).toFixed(0)}% of the references`);
       } finally {

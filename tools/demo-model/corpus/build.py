@@ -89,10 +89,11 @@ def hypernym_word(synsets, synset):
     return h.words[0] if h and _WORD.match(h.words[0]) else None
 
 
-def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words, kind_first=False):
-    """kind_first: a common noun's definition names its kind first, as GCIDE's answers do
+def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words, kinds=None):
+    """kinds (noun_kinds; given with prepare_corpus.py --wordnet-kind-first): a common
+    noun's definition names its kind first, as GCIDE's answers do
     ("A lighthouse is a kind of tower. A tower with a light ..."), so that every noun
-    definition starts the same way (prepare_corpus.py --wordnet-kind-first)."""
+    definition starts the same way."""
     out = []
     for lem in sorted(lemmas, key=lambda x: (x.pos, x.word.lower(), x.word)):
         w = lem.word
@@ -105,7 +106,7 @@ def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words, kind_first=
         key = f"wn:{lem.pos}:{w}"
         person = lem.pos == "n" and s0.lexfile == 18
         examples = [e for e in s0.examples if _mentions(e, w)]
-        kind = hypernym_word(synsets, s0) if kind_first and lem.pos == "n" and w.islower() else None
+        kind = kinds.get(w) if kinds and lem.pos == "n" else None
         a = ph.define_answer(rng, w, lem.pos, s0.definition, examples, person, lexicon, kind=kind)
         turns = phrasings(rng, lambda r: (ph.define_question(r, w, lem.pos, s0.definition, person), a), WORDNET_DEF_PHRASINGS)
         out += variants(f"{key}:def", "wordnet", turns, w.lower(), [f"{lem.pos}{s0.offset}"])
@@ -300,8 +301,8 @@ def build(seed, synsets, lemmas, entries, kjv, fortunes, dictionary_words, wordn
     """Returns (records, qa, stats). Records keep no helper fields."""
     rng = random.Random(seed)
     known = Known(lemmas, dictionary_words)
-    records = wordnet_records(rng, synsets, lemmas, known.lower_words, dictionary_words, wordnet_kind_first)
     kinds = noun_kinds(synsets, lemmas, dictionary_words)
+    records = wordnet_records(rng, synsets, lemmas, known.lower_words, dictionary_words, kinds if wordnet_kind_first else None)
     records += gcide_records(rng, entries, known, kinds)
     records += quote_records(entries)
     records += [text(f"kjv:{pid}", "kjv", body) for pid, body in kjv]

@@ -126,7 +126,7 @@ class SplitTest(unittest.TestCase):
         self.assertEqual(kind[0]["messages"][1]["content"], "A lighthouse is a kind of tower.")
         self.assertEqual(kind[0]["uses"], [])
         self.assertEqual([r["uses"] for r in recs if r["id"].endswith(":def")], [[f"n{beacon.offset}"]])
-        first = build.wordnet_records(random.Random(0), synsets, lemmas, words, words, kind_first=True)
+        first = build.wordnet_records(random.Random(0), synsets, lemmas, words, words, kinds=build.noun_kinds(synsets, lemmas, words))
         answers = {r["messages"][1]["content"] for r in first if ":def" in r["id"]}
         self.assertEqual(answers, {"A lighthouse is a kind of tower. A tower with a light that gives warning of shoals to passing ships."})
 
