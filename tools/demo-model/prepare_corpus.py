@@ -42,8 +42,8 @@ def main(argv=None):
     ap.add_argument("--out-dir", default=os.path.join(HERE, "data"))
     ap.add_argument("--debs", help="folder with the .deb files (downloaded into it when missing); default: a temp folder")
     ap.add_argument("--seed", type=int, default=20251201)
-    ap.add_argument("--wordnet-kind-first", action="store_true",
-                    help="WordNet noun definitions name their kind first, as GCIDE's do (an experiment for the next run; the shipped model was trained without)")
+    ap.add_argument("--wordnet-kind-first", action=argparse.BooleanOptionalAction, default=True,
+                    help="WordNet noun definitions name their kind first, as GCIDE's do (default; the model trained at a915098 had them without: --no-wordnet-kind-first)")
     a = ap.parse_args(argv)
     t0 = time.time()
     names = list(debian.PACKAGES)
@@ -67,7 +67,7 @@ def main(argv=None):
     meta = {
         "format": 1,
         "seed": a.seed,
-        **({"options": {"wordnet_kind_first": True}} if a.wordnet_kind_first else {}),
+        "options": {"wordnet_kind_first": a.wordnet_kind_first},
         "sources": {n: {k: s[k] for k in ("version", "license", "what")} for n, s in sources.items()},
         "stats": stats,
         "heldout": {"max_tokens": corpus_io.HELDOUT_MAX_TOKENS, "test_words": build.TEST_WORDS, "qa_words": build.QA_WORDS, "prose_test_percent": build.PROSE_TEST_PERCENT},

@@ -3,7 +3,8 @@
 Held-out split (what the model card states):
   * test words: nouns that WordNet and GCIDE both define (a clean 1913 Webster sense),
     spelled in lower case, in the wamerican list, and seen at least MIN_FREQ times in the
-    sources' text; TEST_WORDS of them, drawn with the seed.
+    sources' text; TEST_WORDS of them, drawn with a generator of their own, seeded
+    from the seed.
   * Every WordNet record that carries the gloss (definition or example sentence) of a
     test word's senses goes to the test split, whichever word it is about (a synset's
     gloss is shared by all its words: "beacon" would otherwise leak "lighthouse").
@@ -90,7 +91,7 @@ def hypernym_word(synsets, synset):
 
 
 def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words, kinds=None):
-    """kinds (noun_kinds; given with prepare_corpus.py --wordnet-kind-first): a common
+    """kinds (noun_kinds; None with prepare_corpus.py --no-wordnet-kind-first): a common
     noun's definition names its kind first, as GCIDE's answers do
     ("A lighthouse is a kind of tower. A tower with a light ..."), so that every noun
     definition starts the same way."""
@@ -297,7 +298,7 @@ def about_records(rng, records, copies=20):
     return out
 
 
-def build(seed, synsets, lemmas, entries, kjv, fortunes, dictionary_words, wordnet_kind_first=False):
+def build(seed, synsets, lemmas, entries, kjv, fortunes, dictionary_words, wordnet_kind_first=True):
     """Returns (records, qa, stats). Records keep no helper fields."""
     rng = random.Random(seed)
     known = Known(lemmas, dictionary_words)
@@ -308,7 +309,9 @@ def build(seed, synsets, lemmas, entries, kjv, fortunes, dictionary_words, wordn
     records += [text(f"kjv:{pid}", "kjv", body) for pid, body in kjv]
     records += [text(f"fortune:{name}:{i:05d}", "fortunes", body) for name, i, body in fortunes]
     freq = word_frequencies([s.definition for s in synsets.values()] + [d for e in entries for d in e.definitions] + [b for _, b in kjv] + [b for _, _, b in fortunes])
-    test_words = choose_test_words(rng, synsets, lemmas, entries, dictionary_words, freq)
+    # Its own generator: the held-out words do not move when a phrasing change draws more
+    # or fewer numbers from rng.
+    test_words = choose_test_words(random.Random(f"{seed}:test-words"), synsets, lemmas, entries, dictionary_words, freq)
     test_synsets = assign_splits(records, test_words)
     records = merge_turns(rng, records)
     records += about_records(rng, records)

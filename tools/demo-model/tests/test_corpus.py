@@ -130,6 +130,36 @@ class SplitTest(unittest.TestCase):
         answers = {r["messages"][1]["content"] for r in first if ":def" in r["id"]}
         self.assertEqual(answers, {"A lighthouse is a kind of tower. A tower with a light that gives warning of shoals to passing ships."})
 
+    def test_held_out_words_do_not_move_with_the_phrasing(self):
+        """The WordNet answers' form changes how many numbers the phrasing draws; the
+        held-out words and questions stay the same."""
+        nouns = ["anchor", "basket", "candle", "dagger", "engine", "fabric", "goblet", "hammer", "island", "jacket"]
+        thing = wordnet.Synset("00000001", "n", 3, ["thing"], "a separate and self-contained entity", [])
+        synsets = {("n", thing.offset): thing}
+        lemmas, entries = [wordnet.Lemma("thing", "n", [thing.offset], 1)], []
+        for i, w in enumerate(nouns):
+            s = wordnet.Synset(f"1{i:07d}", "n", 6, [w], f"a common {w} made of wood and iron", [], hypernyms=[thing.offset])
+            synsets[("n", s.offset)] = s
+            lemmas.append(wordnet.Lemma(w, "n", [s.offset], 1))
+            entries.append(gcide.Entry(w, "n", [f"One {w} as the old books describe it."]))
+        words = set(nouns) | {"thing"}
+        prose_text = [("Genesis 1.1", " ".join(nouns * 3))]
+        saved = build.TEST_WORDS, build.QA_WORDS
+        build.TEST_WORDS, build.QA_WORDS = 4, 2
+        try:
+            runs = [build.build(7, synsets, lemmas, entries, prose_text, [], words, kind_first) for kind_first in (True, False)]
+        finally:
+            build.TEST_WORDS, build.QA_WORDS = saved
+        (kf_records, kf_qa, _), (plain_records, plain_qa, _) = runs
+        self.assertEqual([q["word"] for q in kf_qa], [q["word"] for q in plain_qa])
+        held = lambda records: sorted(r["id"].split(":")[2] for r in records if r["split"] == "test" and r["source"] == "wordnet")
+        self.assertEqual(held(kf_records), held(plain_records))
+        self.assertEqual(len(set(held(kf_records))), 4)
+        glosses = lambda records: [m["content"] for r in records for m in r.get("messages", []) if m["role"] == "assistant" and "wood and iron" in m["content"]]
+        self.assertTrue(glosses(kf_records) and glosses(plain_records))
+        self.assertTrue(all(" is a kind of thing. A common " in a for a in glosses(kf_records)))
+        self.assertFalse(any("kind of" in a for a in glosses(plain_records)))
+
     def test_merge_turns_keeps_every_message(self):
         rng = random.Random(3)
         recs = [build.chat(f"c{i}", "wordnet", [(f"q{i}", f"a{i}")], f"w{i}") for i in range(200)]
