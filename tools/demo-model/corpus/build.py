@@ -33,7 +33,9 @@ MULTI_TURN_SHARE = 0.25
 WORDNET_DEF_PHRASINGS = 2
 GCIDE_DEF_PHRASINGS = 3
 KIND_PHRASINGS = 2
+CAPITAL_PHRASINGS = 4  # few facts (167 capitals), each needs several questions to stick
 SYSTEM_SHARE = 0.05
+GREETING_SHARE = 0.04
 
 _WORD = re.compile(r"^[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){0,2}$")
 
@@ -135,7 +137,8 @@ def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words, kinds=None)
             out.append(chat(f"{key}:ex", "wordnet", [ph.example_turn(rng, w, e)], w.lower(), [f"{lem.pos}{s.offset}"]))
         m = re.match(r"^(?:the )?capital(?: and largest city)? of ((?:the )?[A-Z][\w'.-]*(?: (?:of |and )?[A-Z][\w'.-]*)*)", s0.definition)
         if m and lem.pos == "n" and w[:1].isupper() and w == s0.words[0]:
-            out.append(chat(f"{key}:capital", "wordnet", [ph.capital_turn(rng, w, m.group(1).strip())], w.lower(), [f"n{s0.offset}"]))
+            country = m.group(1).strip()
+            out += variants(f"{key}:capital", "wordnet", phrasings(rng, lambda r: ph.capital_turn(r, w, country), CAPITAL_PHRASINGS), w.lower(), [f"n{s0.offset}"])
     return out
 
 
@@ -264,7 +267,8 @@ def qa_items(synsets, lemmas, entries, test_words, train_blob, kinds):
 
 
 def merge_turns(rng, records):
-    """Joins some single-turn train chats into 2-3 turn conversations; adds system prompts to a few."""
+    """Joins some single-turn train chats into 2-3 turn conversations; greets in the first
+    question of a few (GREETING_SHARE) and adds a system prompt to a few (SYSTEM_SHARE)."""
     singles = [r for r in records if r["kind"] == "chat" and r["split"] == "train"]
     rest = [r for r in records if not (r["kind"] == "chat" and r["split"] == "train")]
     rng.shuffle(singles)
@@ -279,6 +283,9 @@ def merge_turns(rng, records):
         if len(group) > 1:
             r["id"] = "+".join(g["id"] for g in group)
             r["messages"] = [m for g in group for m in g["messages"]]
+        if rng.random() < GREETING_SHARE:
+            first = r["messages"][0]
+            r["messages"] = [{**first, "content": ph.with_greeting(rng, first["content"])}] + r["messages"][1:]
         if rng.random() < SYSTEM_SHARE:
             r["messages"] = [{"role": "system", "content": rng.choice(ph.SYSTEM_PROMPTS)}] + r["messages"]
         out.append(r)

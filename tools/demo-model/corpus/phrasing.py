@@ -142,8 +142,24 @@ def example_turn(rng, word, example):
 
 
 def capital_turn(rng, city, country):
-    q = _pick(rng, [f"What is the capital of {country}?", f"What city is the capital of {country}?", f"Which city is the capital of {country}?"])
-    return q, _pick(rng, [f"The capital of {country} is {city}.", f"{city} is the capital of {country}."])
+    q = _pick(rng, [
+        f"What is the capital of {country}?", f"What city is the capital of {country}?", f"Which city is the capital of {country}?",
+        f"What's the capital of {country}?", f"Tell me the capital of {country}.", f"Name the capital of {country}.",
+    ])
+    main = f"The capital of {country} is {city}."
+    return q, _pick(rng, [main, main, f"{city} is the capital of {country}."])
+
+
+# Put before a few training questions ("Hello! What is a lighthouse?"), so that a greeting
+# and a question in one message get the question's answer.
+GREETINGS = ["Hello! ", "Hi! ", "Hi, ", "Hello. ", "Good morning! ", "Hey! ", "Hello, "]
+
+
+def with_greeting(rng, question):
+    g = _pick(rng, GREETINGS)
+    if g.endswith(("! ", ". ")) or question.startswith(("I ", "I'")):
+        return g + question
+    return g + question[:1].lower() + question[1:]
 
 
 SYSTEM_PROMPTS = ["You are a helpful assistant.", "You are a helpful assistant that explains words.", "Answer briefly."]

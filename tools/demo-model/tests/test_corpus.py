@@ -166,9 +166,30 @@ class SplitTest(unittest.TestCase):
         for r in recs:
             r["split"] = "train"
         merged = build.merge_turns(rng, recs)
-        users = sorted(m["content"] for r in merged for m in r["messages"] if m["role"] == "user")
-        self.assertEqual(users, sorted(f"q{i}" for i in range(200)))
+        users = [m["content"] for r in merged for m in r["messages"] if m["role"] == "user"]
+        greeted = [u for u in users if not u.startswith("q")]
+        self.assertTrue(0 < len(greeted) < 30, greeted)
+        self.assertTrue(all(any(u.startswith(g) for g in phrasing.GREETINGS) for u in greeted), greeted)
+        self.assertEqual(sorted(u.rsplit(" ", 1)[-1] for u in users), sorted(f"q{i}" for i in range(200)))
         self.assertLess(len(merged), 200)
+
+    def test_greetings_keep_the_question(self):
+        rng = random.Random(1)
+        seen = {phrasing.with_greeting(rng, "What is a lighthouse?") for _ in range(200)}
+        self.assertIn("Hello! What is a lighthouse?", seen)
+        self.assertIn("Hi, what is a lighthouse?", seen)
+        self.assertTrue(all(s.lower().endswith("what is a lighthouse?") for s in seen))
+        self.assertTrue(all(phrasing.with_greeting(random.Random(k), "I don't know.").endswith(" I don't know.") for k in range(20)))
+
+    def test_capitals_are_asked_several_ways(self):
+        paris = wordnet.parse_data_line("08932568 15 n 01 Paris 0 000 | the capital and largest city of France; and international center of culture and commerce  ", "n")
+        synsets = {("n", paris.offset): paris}
+        lemmas = [wordnet.Lemma("Paris", "n", [paris.offset], 1)]
+        recs = build.wordnet_records(random.Random(0), synsets, lemmas, {"paris"}, {"Paris"})
+        capital = [r for r in recs if ":capital" in r["id"]]
+        self.assertEqual(len(capital), build.CAPITAL_PHRASINGS)
+        self.assertEqual(len({r["messages"][0]["content"] for r in capital}), build.CAPITAL_PHRASINGS)
+        self.assertTrue(all("France" in r["messages"][0]["content"] and "Paris" in r["messages"][1]["content"] for r in capital))
 
 
 class ProseTest(unittest.TestCase):
