@@ -3,7 +3,7 @@
 GPU, inside one wall-clock budget, and writes a checkpoint that transformers and our
 engine load.
 
-    python3 tools/demo-model/train.py --out OUT            # the real run (~7 minutes)
+    python3 tools/demo-model/train.py --out OUT            # the real run (~5 minutes on an H200)
     python3 tools/demo-model/train.py --out OUT --smoke    # every phase, small (~1 minute)
 
 OUT/model/ gets config.json, generation_config.json, tokenizer.json,
