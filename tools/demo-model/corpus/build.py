@@ -34,6 +34,7 @@ WORDNET_DEF_PHRASINGS = 2
 GCIDE_DEF_PHRASINGS = 3
 KIND_PHRASINGS = 2
 CAPITAL_PHRASINGS = 4  # few facts (167 capitals), each needs several questions to stick
+ANTONYM_PHRASINGS = 2
 SYSTEM_SHARE = 0.05
 GREETING_SHARE = 0.04
 
@@ -127,7 +128,8 @@ def wordnet_records(rng, synsets, lemmas, lexicon, dictionary_words, kinds=None)
             t_off, t_idx = s0.antonyms[w]
             target = synsets.get((lem.pos, t_off))
             if target and 0 < t_idx <= len(target.words):
-                out.append(chat(f"{key}:ant", "wordnet", [ph.antonym_turn(rng, w, target.words[t_idx - 1])], w.lower()))
+                opposite = target.words[t_idx - 1]
+                out += variants(f"{key}:ant", "wordnet", phrasings(rng, lambda r: ph.antonym_turn(r, w, opposite), ANTONYM_PHRASINGS), w.lower())
         hyp = hypernym_word(synsets, s0) if lem.pos == "n" else None
         if hyp:
             out += variants(f"{key}:kind", "wordnet", phrasings(rng, lambda r: ph.hypernym_turn(r, w, s0.definition, hyp), KIND_PHRASINGS), w.lower())

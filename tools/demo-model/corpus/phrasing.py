@@ -94,7 +94,9 @@ def define_answer(rng, word, pos, definition, examples=(), person=False, lexicon
             main = f"{upper_first(word)} means {d}."
         else:  # WordNet often leaves out the article: "parasitic tree of Indonesia ..."
             main = f"{upper_first(word)} is {indefinite(d)} {d}."
-        forms = [main, main, main, f"The word \"{word}\" means {d}.", f"{upper_first(d)}."]
+        # One form: a noun's answer always starts "A X is …", as the kind-first ones do, so
+        # a sampled answer does not drift into another opening ("The word …", a bare gloss).
+        forms = [main]
     elif pos == "v":
         body = d[3:] if d.lower().startswith("to ") else d
         main = f"To {word} is to {body}."

@@ -79,7 +79,7 @@ class PhrasingTest(unittest.TestCase):
         self.assertEqual(phrasing.indefinite("hour"), "an")
         rng = random.Random(0)
         answers = {phrasing.define_answer(rng, "lighthouse", "n", "a tower with a light") for _ in range(40)}
-        self.assertIn("A lighthouse is a tower with a light.", answers)
+        self.assertEqual(answers, {"A lighthouse is a tower with a light."})  # one opening for every noun
         lex = {"a", "tower"}
         self.assertIn("A symphony is a stringed instrument.", {phrasing.define_answer(rng, "symphony", "n", "A stringed instrument.", lexicon=lex | {"stringed"}) for _ in range(40)})
         self.assertIn("Paris is the chief city of France.", {phrasing.define_answer(rng, "Paris", "n", "The chief city of France.", lexicon={"the"}) for _ in range(40)})
@@ -180,6 +180,17 @@ class SplitTest(unittest.TestCase):
         self.assertIn("Hi, what is a lighthouse?", seen)
         self.assertTrue(all(s.lower().endswith("what is a lighthouse?") for s in seen))
         self.assertTrue(all(phrasing.with_greeting(random.Random(k), "I don't know.").endswith(" I don't know.") for k in range(20)))
+
+    def test_opposites_are_asked_several_ways(self):
+        hot = wordnet.Synset("01247240", "a", 0, ["hot"], "used of physical heat; having a high temperature", [], antonyms={"hot": ("01251128", 1)})
+        cold = wordnet.Synset("01251128", "a", 0, ["cold"], "having a low or inadequate temperature", [])
+        synsets = {("a", hot.offset): hot, ("a", cold.offset): cold}
+        lemmas = [wordnet.Lemma("hot", "a", [hot.offset], 1), wordnet.Lemma("cold", "a", [cold.offset], 1)]
+        recs = build.wordnet_records(random.Random(0), synsets, lemmas, {"hot", "cold"}, {"hot", "cold"})
+        opposite = [r for r in recs if ":hot:ant" in r["id"]]
+        self.assertEqual(len(opposite), build.ANTONYM_PHRASINGS)
+        self.assertEqual(len({r["messages"][0]["content"] for r in opposite}), build.ANTONYM_PHRASINGS)
+        self.assertTrue(all(r["messages"][1]["content"].endswith("hot is cold.") for r in opposite))
 
     def test_capitals_are_asked_several_ways(self):
         paris = wordnet.parse_data_line("08932568 15 n 01 Paris 0 000 | the capital and largest city of France; and international center of culture and commerce  ", "n")
