@@ -37,8 +37,8 @@ test('the demo model answers in English and the playground names it', async ({ p
 
   await page.getByTestId('max-tokens').fill('48');
   await page.getByTestId('temperature').fill('0');
-  await header.getByTestId('example-prompt').filter({ hasText: 'What is a violin?' }).click();
-  await expect(page.getByTestId('chat-input')).toHaveValue('What is a violin?');
+  await header.getByTestId('example-prompt').filter({ hasText: 'What is a castle?' }).click();
+  await expect(page.getByTestId('chat-input')).toHaveValue('What is a castle?');
   await page.getByTestId('chat-send').click();
   const reply = page.getByTestId('msg-assistant').last();
   await expect(reply).toHaveAttribute('data-stage', 'done', { timeout: 90_000 });
