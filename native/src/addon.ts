@@ -217,6 +217,13 @@ export interface AfdLinkOptions {
    */
   expertParallel?: boolean;
   /**
+   * Expert parallelism's exchange between the FFN ranks: 'tcp' (host memory over the
+   * group's TCP mesh, any hosts), 'peer' (device memory through CUDA IPC: CUDA FFN ranks
+   * of one host; the FFN step stays a CUDA graph) or 'auto' (default: peer under
+   * connector peer, else tcp). Every FFN rank must use the same.
+   */
+  epTransport?: 'auto' | 'tcp' | 'peer';
+  /**
    * FFN role: capture the whole step as a CUDA graph when the attention rank asks (device
    * connectors, one attention peer; default true); false serves every step eagerly (the
    * FFN rank's cudaGraph.policy "off"). The debugging override AFD_ENGINE_GRAPHS=off forces false.

@@ -13,6 +13,10 @@
 #           out, --ignore-eos; greedy texts of 8 prompts             -> serve-c*.json, texts-colocated.json
 #   afd     1A1F with both roles on GPU 0 over connector peer and tcp (role processes),
 #           the same 8 prompts must give the colocated texts        -> texts-1a1f-*.json
+#   experts expert parallelism, 2A2F on GPU 0 (role processes, connector peer): the demo
+#           model's greedy texts over --ep-transport peer and tcp equal colocated's, and
+#           afd-bench serve on qwen3-30b-a3b dummy weights per transport (tools/gpu/ep-one-gpu.sh)
+#                                                                   -> texts-ep-*.json, ep-serve-*.json
 #   profile ncu kernel times of decode steps at $AFD_PROFILE_BATCHES (afd-bench decode
 #           arguments $AFD_PROFILE_ARGS, e.g. --arch deepseek_v2 --preset deepseek-v2-lite)
 #                                                                   -> profile-b*.txt
@@ -119,6 +123,9 @@ if [[ $PHASES == *afd* ]]; then
     fi
     kill -TERM $AP $FP 2>/dev/null; wait $AP $FP 2>/dev/null
   done
+fi
+if [[ $PHASES == *experts* ]]; then
+  source tools/gpu/ep-one-gpu.sh
 fi
 if [[ $PHASES == *profile* ]] && command -v ncu > /dev/null; then
   # The weight fill kernels are filtered out; the skip passes the one prefill step (context

@@ -97,6 +97,10 @@ AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* wha
   str("listenHost", out.listenHost);
   str("connector", out.connector);
   str("rendezvousId", out.rendezvousId);
+  str("epTransport", out.epTransport);
+  if (out.epTransport != "auto" && out.epTransport != "tcp" && out.epTransport != "peer") {
+    throw Napi::Error::New(env, std::string(what) + ": options.epTransport must be \"auto\", \"tcp\" or \"peer\" (got \"" + out.epTransport + "\")");
+  }
   if (out.connector != "tcp" && out.connector != "nccl" && out.connector != "peer") {
     throw Napi::Error::New(env, std::string(what) + ": options.connector must be \"tcp\", \"nccl\" or \"peer\" (got \"" + out.connector + "\")");
   }

@@ -214,4 +214,19 @@ describe('expert-parallel loading', () => {
       engine.close();
     }
   });
+
+  it('refuses the device exchange on a CPU engine and an unknown exchange, naming the option', async () => {
+    const m = models.get('qwen3_moe')!;
+    const engine = await Engine.load(await ffnSpec(m, false, 0, 2), engineOpts);
+    const basePort = await freePortBlock(4);
+    const base = { topology: resolveTopology('2A2F'), rank: 0, basePort, expertParallel: true };
+    try {
+      expect(() => new FfnServer(engine, { ...base, epTransport: 'peer' })).toThrow(
+        /epTransport peer moves device memory between the FFN ranks: load the FFN engine with --backend cuda \(it runs on cpu\)/,
+      );
+      expect(() => new FfnServer(engine, { ...base, epTransport: 'nvlink' as 'peer' })).toThrow(/options.epTransport must be "auto", "tcp" or "peer" \(got "nvlink"\)/);
+    } finally {
+      engine.close();
+    }
+  });
 });

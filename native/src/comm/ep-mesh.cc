@@ -9,7 +9,8 @@ namespace afd::comm {
 namespace {
 
 // Hello (kEpHello) layout, little-endian: u32 rank, u32 numRanks, u32 identity bytes, identity.
-// Step start (kEpStep): u32 flags (kStartShutdown), u32 numStages, then the UTF-8 reason.
+// Step start (kEpStep): u32 flags (kStartShutdown), u32 numStages, then the UTF-8 reason
+// (shutdown) or u32 rows of stage 0 and of stage 1 (a step).
 constexpr uint32_t kStartShutdown = 1;
 constexpr size_t kMaxHelloBytes = 1 << 16;
 constexpr size_t kMaxStartBytes = 1 << 14;
@@ -21,11 +22,16 @@ uint32_t get32(const uint8_t* p) {
   return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<uint32_t>(p[3]) << 24);
 }
 
-std::vector<uint8_t> encodeStart(uint32_t flags, int numStages, const std::string& reason) {
+std::vector<uint8_t> encodeStart(uint32_t flags, int numStages, const std::string& reason, const int64_t* rows = nullptr) {
   std::vector<uint8_t> out;
   put32(out, flags);
   put32(out, static_cast<uint32_t>(numStages));
-  out.insert(out.end(), reason.begin(), reason.end());
+  if (flags & kStartShutdown) {
+    out.insert(out.end(), reason.begin(), reason.end());
+  } else {
+    put32(out, rows ? static_cast<uint32_t>(rows[0]) : 0);
+    put32(out, rows ? static_cast<uint32_t>(rows[1]) : 0);
+  }
   return out;
 }
 
@@ -61,6 +67,7 @@ EpMesh::EpMesh(EpMeshConfig config)
       listener_(listenHostOf(config_), config_.basePort + config_.rank, config_.listenHost.empty()) {
   links_.resize(config_.numRanks);
   peerStages_.assign(config_.numRanks, 0);
+  peerRows_.assign(config_.numRanks, 0);
 }
 
 EpMesh::~EpMesh() {
@@ -240,10 +247,12 @@ void EpMesh::readStart(int peer, Deadline deadline, StopFlag stop, std::string* 
     peerStages_[peer] = -1;
     return;
   }
-  if (stages < 1 || stages > 2) {
-    throw EpGroupError(CommErrorKind::kProtocol, peerName(peer) + " announced " + std::to_string(stages) + " stages");
+  if (stages < 1 || stages > 2 || bytes.size() != 16) {
+    throw EpGroupError(CommErrorKind::kProtocol, peerName(peer) + " announced " + std::to_string(stages) + " stages in a " +
+                                                     std::to_string(bytes.size()) + "-byte step start");
   }
   peerStages_[peer] = stages;
+  peerRows_[peer] = std::max<int64_t>(get32(bytes.data() + 8), get32(bytes.data() + 12));
 }
 
 bool EpMesh::absorbWake(size_t index, std::string* shutdownBy) {
@@ -255,10 +264,11 @@ bool EpMesh::absorbWake(size_t index, std::string* shutdownBy) {
   });
 }
 
-int EpMesh::beginStep(int numStages, std::string* shutdownBy) {
+int EpMesh::beginStep(int numStages, std::string* shutdownBy, const int64_t rows[2], int64_t* groupRows) {
   return guarded([&] {
     shutdownBy->clear();
-    startBytes_ = encodeStart(0, numStages, "");
+    startBytes_ = encodeStart(0, numStages, "", rows);
+    int64_t most = rows ? std::max(rows[0], rows[1]) : 0;
     FrameHeader h;
     h.kind = FrameKind::kEpStep;
     h.step = step_;
@@ -270,7 +280,9 @@ int EpMesh::beginStep(int numStages, std::string* shutdownBy) {
       if (peerStages_[r] == 0) readStart(r, deadline, nullptr, shutdownBy);
       if (peerStages_[r] < 0) return 0;  // that peer stops: so does the group (the others may never start)
       stages = std::max(stages, peerStages_[r]);
+      most = std::max(most, peerRows_[r]);
     }
+    if (groupRows) *groupRows = most;
     for (int r : pollRanks_) link(r).flush(deadline);
     peerStages_.assign(config_.numRanks, 0);
     ++step_;
@@ -312,6 +324,21 @@ void EpMesh::exchange(FrameKind kind, uint32_t layer, uint32_t stage, const std:
     }
     for (int r : pollRanks_) link(r).flush(deadline);
   });
+}
+
+std::vector<std::vector<uint8_t>> EpMesh::allGather(const std::vector<uint8_t>& mine, size_t maxBytes, StopFlag stop) {
+  std::vector<ByteSpan> send(config_.numRanks, ByteSpan{mine.data(), mine.size()});
+  std::vector<std::vector<uint8_t>> all(config_.numRanks);
+  exchange(FrameKind::kEpBootstrap, 0, 0, send, all, nullptr, maxBytes, stop);
+  all[config_.rank] = mine;
+  return all;
+}
+
+int EpMesh::closedPeer() const {
+  for (int r : pollRanks_) {
+    if (!links_[r] || links_[r]->peerClosed()) return r;
+  }
+  return -1;
 }
 
 void EpMesh::notifyShutdown(const std::string& reason) {

@@ -87,10 +87,11 @@ class EpMesh {
   // The link of pollRanks()[index] is readable: reads the step start waiting there.
   // False when it is a shutdown notice (*shutdownBy says who and why).
   bool absorbWake(size_t index, std::string* shutdownBy);
-  // The step barrier: sends this rank's start (its stage count) to every peer and reads
-  // every peer's not absorbed yet. Returns the group's stage count (the largest), or 0
-  // when a peer sent a shutdown notice (*shutdownBy set).
-  int beginStep(int numStages, std::string* shutdownBy);
+  // The step barrier: sends this rank's start (its stage count and the rows of each
+  // stage) to every peer and reads every peer's not absorbed yet. Returns the group's
+  // stage count (the largest), or 0 when a peer sent a shutdown notice (*shutdownBy
+  // set); *groupRows, when given, is the largest stage row count of any rank.
+  int beginStep(int numStages, std::string* shutdownBy, const int64_t rows[2] = nullptr, int64_t* groupRows = nullptr);
   // The step number beginStep started (0 after form()).
   uint64_t step() const { return step_; }
 
@@ -100,6 +101,12 @@ class EpMesh {
   void exchange(FrameKind kind, uint32_t layer, uint32_t stage, const std::vector<ByteSpan>& send,
                 std::vector<std::vector<uint8_t>>& recv, const std::vector<size_t>* expectBytes, size_t maxBytes,
                 StopFlag stop);
+
+  // Every rank's blob (this rank's own at its index), for a device exchange's bootstrap:
+  // every rank calls it at the same point after form(). Blobs are at most maxBytes.
+  std::vector<std::vector<uint8_t>> allGather(const std::vector<uint8_t>& mine, size_t maxBytes, StopFlag stop);
+  // A group peer whose link closed (EOF / reset: the process is gone), or -1. Never blocks.
+  int closedPeer() const;
 
   // Tells every peer this rank stops (shutdown notice with the reason), then closes.
   void notifyShutdown(const std::string& reason);
@@ -126,6 +133,7 @@ class EpMesh {
   bool formed_ = false;
   uint64_t step_ = 0;
   std::vector<int> peerStages_;   // [numRanks] stage count each peer announced this step; 0 = not yet
+  std::vector<int64_t> peerRows_;  // [numRanks] largest stage row count each peer announced this step
   std::vector<uint8_t> startBytes_;  // this rank's encoded start (posted, valid until flushed)
   std::string shutdownBy_;           // a shutdown notice absorbed while idle
 };

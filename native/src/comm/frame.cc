@@ -70,6 +70,7 @@ const char* frameKindName(FrameKind kind) {
     case FrameKind::kEpStep: return "ep-step";
     case FrameKind::kEpDispatch: return "ep-dispatch";
     case FrameKind::kEpCombine: return "ep-combine";
+    case FrameKind::kEpBootstrap: return "ep-bootstrap";
   }
   return "unknown";
 }

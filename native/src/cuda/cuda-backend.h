@@ -71,6 +71,11 @@ class CudaBackend final : public Backend {
   void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) override;
   void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                   const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend = nullptr) override;
+  // moeExperts where expertIds may hold -1 (a masked pair: adds nothing; a row with every
+  // pair masked gets 0): expert parallelism's owner side (cuda/ep/ep-peer-exchange.h).
+  // Always our grouped kernels (the cuBLAS grouped path needs every pair routed).
+  void moeExpertsMasked(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+                        const std::vector<ExpertWeights>& experts, Tensor& out);
   // Few bf16 rows: router GEMV, top-k and permutation in one launch (moeRouterRoute).
   void moe(const Tensor& x, MoeArgs& args, Tensor& out) override;
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
@@ -106,7 +111,7 @@ class CudaBackend final : public Backend {
   MoeScratch moeScratch(int64_t T, int E, int64_t K, int64_t H, int64_t I);
   // Expert GEMMs of permuted rows (ours or cuBLAS grouped), then the weighted combine into out.
   void runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights, const Tensor* addend,
-                  const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out);
+                  const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out, bool masked = false);
   // x @ w^T into out (f32): our kernels for few rows, cuBLAS for many (f32 x as bf16 hi + lo).
   void linearInto(const Tensor& x, const Tensor& w, Tensor& out, bool accumulate);
   // Scratch of at least `bytes`, valid until the next call (grows; never shrinks).

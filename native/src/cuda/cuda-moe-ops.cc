@@ -97,7 +97,7 @@ const ExpertWeights& anyExpert(const std::vector<ExpertWeights>& experts) {
 }  // namespace
 
 void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights, const Tensor* addend,
-                             const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out) {
+                             const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out, bool masked) {
   const int64_t T = x.dim(0), H = x.dim(1);
   const int E = static_cast<int>(experts.size());
   const ExpertWeights& any = anyExpert(experts);
@@ -106,7 +106,7 @@ void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor&
   const bool bf16 = x.dtype == DType::BF16;
   const void* const* tables = expertTables(experts);
   // Grouped GEMM needs the per-expert counts on the host, so a captured step keeps our kernel.
-  if (!capturing_ && useCublasExpertGemm(options_.expertGemm, static_cast<int>(shapeRows(T)), options_.expertGemmMinTokens, static_cast<int>(H),
+  if (!capturing_ && !masked && useCublasExpertGemm(options_.expertGemm, static_cast<int>(shapeRows(T)), options_.expertGemmMinTokens, static_cast<int>(H),
                                          static_cast<int>(I), any.gate.dtype == DType::BF16, cublas_.get(), stream_)) {
     if (!cublasExperts_) cublasExperts_ = std::make_unique<CublasExpertGemm>(*cublas_);
     cublasExperts_->run(moeExpertGemmArgs(x.data, !bf16, s.perm, tables, E, rows, static_cast<int>(H), static_cast<int>(I),
@@ -152,6 +152,17 @@ void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Ten
   const MoeScratch s = moeScratch(T, E, K, H, anyExpert(experts).gate.dim(0));
   moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
   runExperts(x, s, expertWeights, addend, experts, K, out);
+}
+
+void CudaBackend::moeExpertsMasked(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+                                   const std::vector<ExpertWeights>& experts, Tensor& out) {
+  const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
+  const int E = static_cast<int>(experts.size());
+  cpu::checkMoeExperts(x, expertIds, expertWeights, out, nullptr);
+  if (T == 0) return;
+  const MoeScratch s = moeScratch(T, E, K, H, anyExpert(experts).gate.dim(0));
+  moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
+  runExperts(x, s, expertWeights, nullptr, experts, K, out, true);
 }
 
 void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {

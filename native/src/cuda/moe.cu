@@ -77,7 +77,10 @@ __device__ void permuteBlock(const int32_t* ids, int pairs, int E, int topK, int
   const int tid = threadIdx.x;
   for (int e = tid; e < E; e += blockDim.x) counts[e] = 0;
   __syncthreads();
-  for (int p = tid; p < pairs; p += blockDim.x) atomicAdd(&counts[ids[p]], 1);
+  // A pair with expert id -1 is masked (expert parallelism: another rank's expert): no row.
+  for (int p = tid; p < pairs; p += blockDim.x) {
+    if (ids[p] >= 0) atomicAdd(&counts[ids[p]], 1);
+  }
   __syncthreads();
   if (tid < 32) {
     // Warp 0 scans: each lane owns a contiguous run of experts; exclusive prefix sums of
@@ -124,6 +127,10 @@ __device__ void permuteBlock(const int32_t* ids, int pairs, int E, int topK, int
   __syncthreads();
   for (int p = tid; p < pairs; p += blockDim.x) {
     const int e = ids[p];
+    if (e < 0) {
+      out.pairPosition[p] = -1;
+      continue;
+    }
     const int pos = offsets[e] + atomicAdd(&counts[e], 1);
     out.sortedSourceRow[pos] = p / topK;
     out.pairPosition[p] = pos;
@@ -205,18 +212,29 @@ __global__ void moeCombineKernel(MoeCombineArgs a) {
   __shared__ float scratch[32];
   __shared__ int pos[kMaxTopK];
   __shared__ float weight[kMaxTopK];
+  __shared__ int pairs;
   const int row = blockIdx.x;
-  if (threadIdx.x < a.topK) {
-    pos[threadIdx.x] = a.pairPosition[row * a.topK + threadIdx.x];
-    weight[threadIdx.x] = a.topkWeights[row * a.topK + threadIdx.x];
+  if (threadIdx.x < 32) {
+    // The row's routed pairs, in k order; a masked pair (position -1: another FFN rank's
+    // expert under expert parallelism) adds nothing, and a row with none is just the addend (or 0).
+    const int k = threadIdx.x;
+    const int p = k < a.topK ? a.pairPosition[row * a.topK + k] : -1;
+    const unsigned routed = __ballot_sync(0xffffffffu, p >= 0);
+    if (p >= 0) {
+      const int at = __popc(routed & ((1u << k) - 1u));
+      pos[at] = p;
+      weight[at] = a.topkWeights[row * a.topK + k];
+    }
+    if (k == 0) pairs = __popc(routed);
   }
   __syncthreads();
+  const int topK = pairs;
   if (a.outIsBf16) {
     bf16* dst = static_cast<bf16*>(a.out) + static_cast<size_t>(row) * a.hidden;
     for (int i = threadIdx.x; i < a.hidden; i += blockDim.x) {
       float add = 0.0f;
 #pragma unroll 8
-      for (int k = 0; k < a.topK; ++k) add += weight[k] * a.expertOut[static_cast<size_t>(pos[k]) * a.hidden + i];
+      for (int k = 0; k < topK; ++k) add += weight[k] * a.expertOut[static_cast<size_t>(pos[k]) * a.hidden + i];
       if (a.addend != nullptr) add += __bfloat162float(static_cast<const bf16*>(a.addend)[static_cast<size_t>(row) * a.hidden + i]);
       dst[i] = __float2bfloat16(add);
     }
@@ -227,7 +245,7 @@ __global__ void moeCombineKernel(MoeCombineArgs a) {
   for (int i = threadIdx.x; i < a.hidden; i += blockDim.x) {
     float add = 0.0f;
 #pragma unroll 8
-    for (int k = 0; k < a.topK; ++k) add += weight[k] * a.expertOut[static_cast<size_t>(pos[k]) * a.hidden + i];
+    for (int k = 0; k < topK; ++k) add += weight[k] * a.expertOut[static_cast<size_t>(pos[k]) * a.hidden + i];
     if (a.addend != nullptr) add += static_cast<const float*>(a.addend)[static_cast<size_t>(row) * a.hidden + i];
     const float v = a.accumulate ? dst[i] + add : add;
     dst[i] = v;

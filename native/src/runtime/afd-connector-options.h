@@ -36,6 +36,8 @@ struct AfdConnectorOptions {
   std::string rendezvousId;
   /** FFN role: static expert parallelism over the FFN ranks (runtime/ep-ffn-group.h); no effect with one FFN rank. */
   bool expertParallel = false;
+  /** FFN role, expert parallelism: what carries the group's exchange. "tcp": host memory over the group's TCP mesh (any hosts; the FFN step runs eagerly on CUDA); "peer": device memory through CUDA IPC (CUDA, FFN ranks of one host; the step stays a CUDA graph; runtime/ep-device-exchange.h); "auto": peer under connector peer, else tcp. */
+  std::string epTransport = "auto";
   /** FFN role: capture the whole step as a CUDA graph when the attention rank asks (device connectors; afd-ffn-server-graphs.h); false serves every step eagerly. */
   bool ffnGraphs = true;
   /** FFN role, fault tests only (the debugging override AFD_FAULT_FFN_LAYER_DELAY_US): a host pause of this many microseconds before each eagerly served layer. */

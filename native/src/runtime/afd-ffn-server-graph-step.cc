@@ -46,12 +46,14 @@ bool AfdFfnServer::runGraphStep() {
   using comm::kFlagGraphCapture;
   using comm::kFlagGraphReplay;
   const uint32_t flags = payload_.flags;
-  if (ep_ || !devicePlane_ || !graphs_ || (flags & (kFlagGraphCapture | kFlagGraphReplay)) == 0) return false;  // EP: eager
+  // Expert parallelism over the host mesh: eager (its exchange runs on the host).
+  if ((ep_ && !epDevice()) || !devicePlane_ || !graphs_ || (flags & (kFlagGraphCapture | kFlagGraphReplay)) == 0) return false;
   if (payload_.numPeers != 1) return false;  // OR-merged flags of several peers: eager (see the header)
   EngineStats& stats = engine_->stats();
   const int layers = static_cast<int>(config_.model.numLayers);
   const int64_t rows[2] = {stageRows(0), stageRows(1)};
-  const FfnGraphKey key{rows[0], rows[1]};
+  const bool epDev = epDevice();
+  const FfnGraphKey key{rows[0], rows[1], epDev ? epCap_ : 0, epDev ? stepStages_ : 0};
   auto logitsAt = [&](int layer) { return config_.model.gateOnAttention && config_.model.moeLayers[layer]; };
   if ((flags & kFlagGraphReplay) && graphs_->has(key)) {
     stats.setFfnLoop(FfnLoopState::Computing, -1, -1);  // replaying: the whole step at once
@@ -66,7 +68,7 @@ bool AfdFfnServer::runGraphStep() {
   for (int l = 0; l < layers; ++l) anyLogits = anyLogits || logitsAt(l);
   const int64_t most = std::max(rows[0], rows[1]);
   growDeviceBuffers(most, rows, anyLogits);
-  if (most > warmRows_) {
+  if (most > warmRows_ || (epDev && epCap_ > warmCap_)) {
     // Warm-up forward of every layer at this many rows on zeros, off the wire, so that
     // nothing allocates or synchronizes inside the capture; it may move scratch, so the
     // graphs captured so far go.
@@ -75,19 +77,27 @@ bool AfdFfnServer::runGraphStep() {
     const DType act = engine_->activationDtype();
     be.fillZero(hiddenDev_.data(), most * H * actBytes());
     if (anyLogits) be.fillZero(logitsDev_.data(), most * E * 4);
-    std::lock_guard<std::mutex> lock(engine_->mutex());
-    for (int l = 0; l < layers; ++l) {
-      Tensor in = hiddenDev_.view(act, {most, H}), o = outDev_[0].view(act, {rows[0], H});
-      if (most != rows[0]) o = outDev_[1].view(act, {rows[1], H});
-      Tensor lg = logitsAt(l) ? logitsDev_.view(DType::F32, {most, E}) : Tensor{};
-      engine_->ffnModel()->forward(l, in, logitsAt(l) ? &lg : nullptr, o);
+    {
+      std::lock_guard<std::mutex> lock(engine_->mutex());
+      for (int l = 0; l < layers; ++l) {
+        if (epDev && config_.model.moeLayers[l]) continue;  // this rank holds only its experts: warmed below
+        Tensor in = hiddenDev_.view(act, {most, H}), o = outDev_[0].view(act, {rows[0], H});
+        if (most != rows[0]) o = outDev_[1].view(act, {rows[1], H});
+        Tensor lg = logitsAt(l) ? logitsDev_.view(DType::F32, {most, E}) : Tensor{};
+        engine_->ffnModel()->forward(l, in, logitsAt(l) ? &lg : nullptr, o);
+      }
+    }
+    if (epDev) {
+      Tensor in = hiddenDev_.view(act, {most, H}), lg = logitsDev_.view(DType::F32, {most, E});
+      ep_->warmDevice(in, anyLogits ? &lg : nullptr, epCap_);
+      warmCap_ = std::max(warmCap_, epCap_);
     }
     be.synchronize();
-    warmRows_ = most;
+    warmRows_ = std::max(warmRows_, most);
   }
   graphs_->captureAndLaunch(key, [&] {
     for (int l = 0; l < layers; ++l) {
-      for (int s = 0; s < payload_.numStages; ++s) runLayerStage(l, s);
+      for (int s = 0; s < stepStages_; ++s) runLayerStage(l, s);
     }
   });
   stats.graphCaptures += 1;

@@ -15,8 +15,10 @@
 
 namespace afd {
 
-// Rows of stage 0 and stage 1 (0 without DBO), summed over the block's peers.
-using FfnGraphKey = std::array<int64_t, 2>;
+// Rows of stage 0 and stage 1 (0 without DBO), summed over the block's peers; with
+// expert parallelism's device exchange also the step's section rows and the group's
+// stage count (both 0 without it).
+using FfnGraphKey = std::array<int64_t, 4>;
 
 class FfnStepGraphs {
  public:

@@ -54,6 +54,12 @@ AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOpt
     const int64_t maxRows = static_cast<int64_t>(std::max(options.maxStepTokens, 1 << 16)) * config_.topology.maxBlockSize();
     ep_ = std::make_unique<EpFfnGroup>(*engine_->ffnModel(), engine_->mutex(), epMeshConfig(config_, options, engine_->config()),
                                        maxRows);
+    epTransport_ = epTransportOf(options, config_);
+    // A stage brings at most maxStepTokens rows from each attention rank of the largest block.
+    epCapMax_ = static_cast<int64_t>(std::max(options.maxStepTokens, 1)) * config_.topology.maxBlockSize();
+    AFD_CHECK(epTransport_ == "tcp" || !engine_->backend().sharesHostMemory(),
+              "epTransport " << epTransport_ << " moves device memory between the FFN ranks: load the FFN engine with --backend cuda "
+                             "(it runs on " << engine_->backend().name() << "), or use epTransport tcp");
   }
 }
 
@@ -157,9 +163,21 @@ void AfdFfnServer::bootstrapDevicePlane() {
 
 void AfdFfnServer::rendezvous(int timeoutMs) {
   std::function<void()> formGroup;
-  if (ep_) formGroup = [this, timeoutMs] { ep_->mesh().form(&stop_, timeoutMs); };
+  if (ep_) {
+    formGroup = [this, timeoutMs] {
+      ep_->mesh().form(&stop_, timeoutMs);
+      bootstrapExpertExchange();  // right after the formation, where every group peer is too
+    };
+  }
   connector_.acceptPeers(&stop_, timeoutMs, formGroup);
   bootstrapDevicePlane();
+}
+
+void AfdFfnServer::bootstrapExpertExchange() {
+  if (epTransport_ == "tcp") return;
+  if (graphs_) graphs_->clear();  // graphs point at the previous exchange's regions
+  warmCap_ = 0;
+  ep_->buildDeviceExchange(epTransport_, epCapMax_, std::max(1, config_.stepDeadlineMs / 2), &stop_);
 }
 
 void AfdFfnServer::loop() {
@@ -207,7 +225,10 @@ void AfdFfnServer::loop() {
       const bool fromGroup = dynamic_cast<const comm::EpGroupError*>(&e) != nullptr;
       const std::string why = "FFN rank " + std::to_string(config_.rank) +
                               (fromGroup ? " lost its expert-parallel group (" : " lost a peer of its block (") + e.what() + ")";
-      if (ep_) ep_->mesh().close(why);
+      if (ep_) {
+        if (ep_->device()) ep_->device()->abort();  // device waits on the group end now
+        ep_->mesh().close(why);
+      }
       connector_.closePeers(why + "; reconnect to rejoin");
       engine_->stats().setFfnLoop(FfnLoopState::Idle);
       for (;;) {
@@ -258,10 +279,13 @@ bool AfdFfnServer::serve(std::string* by) {
     engine_->backend().setStepRows(stageRows(0) + stageRows(1));
     stepStages_ = payload_.numStages;
     if (ep_) {
-      // Every FFN rank runs as many stages as the group's largest step (stage by stage).
-      stepStages_ = ep_->mesh().beginStep(payload_.numStages, by);
+      // Every FFN rank runs as many stages as the group's largest step (stage by stage),
+      // with sections as large as the group's largest stage.
+      const int64_t rows[2] = {stageRows(0), stageRows(1)};
+      stepStages_ = ep_->mesh().beginStep(payload_.numStages, by, rows, &epCap_);
       if (stepStages_ == 0) return true;  // a group peer shut down
       ep_->stats().groupSteps.fetch_add(1, std::memory_order_relaxed);
+      if (epDevice()) beginDeviceExchangeStep();
     }
     if (!runGraphStep()) {
       noteEagerStep();
@@ -273,7 +297,12 @@ bool AfdFfnServer::serve(std::string* by) {
         for (int stage = 0; stage < stepStages_; ++stage) runLayerStage(layer, stage);
       }
     }
+    if (epDevice()) {
+      // The group's device waits end on their own deadline; a group peer whose link closed ends them now.
+      ep_->device()->finishStep(comm::Deadline::afterMs(config_.stepDeadlineMs), &stop_, [this] { return ep_->mesh().closedPeer(); });
+    }
     data().synchronize({});
+    if (epDevice() && sampled_) ep_->refreshDeviceStats();
     const uint64_t us = usSince(t0);
     stats.stepsServed += 1;
     stats.steps += 1;
@@ -291,7 +320,13 @@ void AfdFfnServer::runLayerStage(int layer, int stage) {
   if (stage >= payload_.numStages) {
     // A stage only other blocks of the FFN group have: join its exchange with no rows.
     stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
-    if (config_.model.moeLayers[layer]) runExpertParallel(layer, stage, 0, nullptr, nullptr, nullptr);
+    if (!config_.model.moeLayers[layer]) return;
+    if (epDevice()) {
+      Tensor none, out;
+      ep_->moeLayerDevice(layer, stage, none, nullptr, out);
+    } else {
+      runExpertParallel(layer, stage, 0, nullptr, nullptr, nullptr);
+    }
     return;
   }
   stats.setFfnLoop(FfnLoopState::Receiving, layer, stage);
@@ -371,8 +406,12 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
   }
   countStageBytes(layer, stage, rows, withLogits);
   stats.setFfnLoop(FfnLoopState::Computing, layer, stage);
-  if (ep_ && config_.model.moeLayers[layer]) {
-    // Expert parallelism on a device wire: the group exchange is host-staged.
+  if (epDevice() && config_.model.moeLayers[layer]) {
+    Tensor in = hiddenDev_.view(act, {rows, H}), o = outDev_[stage].view(act, {rows, H});
+    Tensor lg = withLogits ? logitsDev_.view(DType::F32, {rows, E}) : Tensor{};
+    ep_->moeLayerDevice(layer, stage, in, withLogits ? &lg : nullptr, o);
+  } else if (ep_ && config_.model.moeLayers[layer]) {
+    // Expert parallelism over the host mesh on a device wire: the group exchange is host-staged.
     hidden_.resize(rows * rowBytes);
     out_[stage].resize(rows * rowBytes);
     be.copyToHost(hidden_.data(), hidden, rows * rowBytes);
@@ -399,9 +438,41 @@ void AfdFfnServer::runLayerStageDevice(int layer, int stage, int64_t rows, bool 
 
 namespace afd {
 
+void AfdFfnServer::beginDeviceExchangeStep() {
+  std::vector<uint8_t> valid[2];
+  for (int s = 0; s < payload_.numStages; ++s) {
+    // Row r of the stage is a token when it is below its peer's token count (an idle
+    // peer's one placeholder row is not).
+    for (int p = 0; p < payload_.numPeers; ++p) {
+      const uint32_t rows = payload_.wireRows(p, s), tokens = payload_.tokens(p, s);
+      for (uint32_t r = 0; r < rows; ++r) valid[s].push_back(r < tokens ? 1 : 0);
+    }
+  }
+  std::lock_guard<std::mutex> lock(engine_->mutex());
+  ep_->device()->beginStep(std::max<int64_t>(epCap_, 1), valid);
+}
+
 void AfdFfnServer::runExpertParallel(int layer, int stage, int64_t rows, const void* hidden, const float* logits,
                                      void* out) {
   const int64_t H = config_.model.hiddenSize, E = config_.model.numExperts;
+  if (epDevice()) {
+    // Host rows (connector tcp) through the device exchange: staged on the device.
+    Backend& be = engine_->backend();
+    const DType act = engine_->activationDtype();
+    const size_t bytes = static_cast<size_t>(rows * H) * actBytes();
+    hiddenDev_.growTo(&be, bytes);
+    outDev_[stage].growTo(&be, bytes);
+    if (logits) logitsDev_.growTo(&be, static_cast<size_t>(rows * E) * 4);
+    be.copyToDevice(hiddenDev_.data(), hidden, bytes);
+    if (logits) be.copyToDevice(logitsDev_.data(), logits, static_cast<size_t>(rows * E) * 4);
+    Tensor in = hiddenDev_.view(act, {rows, H}), o = outDev_[stage].view(act, {rows, H});
+    Tensor lg = logits ? logitsDev_.view(DType::F32, {rows, E}) : Tensor{};
+    const auto t0 = Clock::now();
+    ep_->moeLayerDevice(layer, stage, in, logits ? &lg : nullptr, o);
+    be.copyToHost(out, outDev_[stage].data(), bytes);
+    engine_->stats().ffnComputeUs += usSince(t0);
+    return;
+  }
   // Placeholder rows (an idle peer's one row) are not routed.
   realRow_.assign(static_cast<size_t>(rows), 1);
   for (int p = 0; rows > 0 && p < payload_.numPeers; ++p) {

@@ -64,6 +64,8 @@ class AfdFfnServer {
   // Gathers the block (and, with expert parallelism, forms the FFN group before the
   // block's acknowledgement), then builds the device plane. timeoutMs as acceptPeers.
   void rendezvous(int timeoutMs);
+  // Expert parallelism over a device transport: a fresh exchange after every formation.
+  void bootstrapExpertExchange();
   // Expert parallelism: an MoE layer's stage through the group (host rows [rows, H] in the
   // activation dtype; logits [rows, E] f32 or null).
   void runExpertParallel(int layer, int stage, int64_t rows, const void* hidden, const float* logits, void* out);
@@ -118,6 +120,13 @@ class AfdFfnServer {
   // the attention rank's layer loop; eager steps only).
   int faultLayerDelayUs_ = 0;
   std::unique_ptr<EpFfnGroup> ep_;  // expert parallelism; null when off
+  std::string epTransport_;         // expert parallelism's exchange: "tcp" (host mesh) or "peer" (device)
+  int64_t epCapMax_ = 0;            // most rows of one stage of this rank's block (device exchange sections)
+  int64_t epCap_ = 0;               // this step's section rows: the group's largest stage
+  int64_t warmCap_ = 0;             // largest section rows the device exchange's experts ran at
+  bool epDevice() const { return ep_ && ep_->device() != nullptr; }
+  // Device exchange: the step's sections and which rows are tokens, before any layer.
+  void beginDeviceExchangeStep();
   int stepStages_ = 1;              // stages of this step: the block's, or the FFN group's largest
   std::vector<uint8_t> realRow_;    // [rows] row r of the stage is a token (not a placeholder)
 

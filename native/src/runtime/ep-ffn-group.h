@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "comm/ep-mesh.h"
+#include "runtime/ep-device-exchange.h"
 #include "model/model.h"
 #include "runtime/ep-dispatch.h"
 #include "runtime/ep-stats.h"
@@ -38,6 +39,22 @@ class EpFfnGroup {
   // out: host [rows, H]. rows may be 0 (a stage this rank's block does not have).
   void moeLayer(int layer, int stage, const Tensor& hidden, const Tensor* logits, const std::vector<uint8_t>& real,
                 Tensor& out, comm::StopFlag stop);
+
+  // The device exchange (runtime/ep-device-exchange.h), built after every formation of the
+  // group (every rank at the same point; the previous one is aborted and freed first).
+  // capMax: most rows of one stage of this rank's block.
+  void buildDeviceExchange(const std::string& transport, int64_t capMax, int waitDeadlineMs, comm::StopFlag stop);
+  EpDeviceExchange* device() { return device_.get(); }
+  // One MoE layer and stage on the device (stream work only, capturable): hidden [T, H],
+  // logits [T, E] f32 or null, out [T, H], all device memory; T may be 0 (a stage only
+  // other ranks have). The step's sections were set by device()->beginStep.
+  void moeLayerDevice(int layer, int stage, const Tensor& hidden, const Tensor* logits, Tensor& out);
+  // Runs every MoE layer's device work once at `rows` rows and section rows `cap` off the
+  // wire (hidden: zeros [rows, H], logits: zeros [rows, E] or null), so a capture at those
+  // sizes neither allocates nor synchronizes.
+  void warmDevice(const Tensor& hidden, const Tensor* logits, int64_t cap);
+  // Folds the device exchange's counters into stats() (between steps).
+  void refreshDeviceStats();
 
  private:
   // Router + top-k over the gathered real rows xr [R, H] (logits lr [R, E] or null):
@@ -63,6 +80,10 @@ class EpFfnGroup {
   std::vector<float> weights_, ones_, acc_;
   std::vector<int64_t> realRows_;
   std::vector<std::vector<uint8_t>> send_, recv_, ySend_, yRecv_;
+  // The device exchange, its routing buffers and what its counters read last.
+  std::unique_ptr<EpDeviceExchange> device_;
+  Buffer routeIds_, routeWeights_, routeLogits_, sharedOut_;
+  EpDeviceCounters seen_;
   // Device staging (backends that do not share host memory).
   Buffer xDev_, lDev_, idsDev_, wDev_, xAllDev_, idsAllDev_, onesDev_, yAllDev_, combinedDev_, sharedDev_;
 };

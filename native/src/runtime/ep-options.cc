@@ -8,6 +8,13 @@ bool expertParallelOn(const AfdConnectorOptions& options, const comm::Rendezvous
   return options.expertParallel && config.topology.numFfn > 1;
 }
 
+std::string epTransportOf(const AfdConnectorOptions& options, const comm::RendezvousConfig& config) {
+  if (options.epTransport != "auto") return options.epTransport;
+  const std::vector<std::string>& hosts = config.ffnHosts;
+  const bool oneHost = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts.front(); });
+  return options.connector == "peer" && oneHost ? "peer" : "tcp";
+}
+
 comm::EpMeshConfig epMeshConfig(const comm::RendezvousConfig& c, const AfdConnectorOptions& o, const ModelConfig& m) {
   comm::EpMeshConfig e;
   e.numRanks = c.topology.numFfn;
@@ -21,7 +28,7 @@ comm::EpMeshConfig epMeshConfig(const comm::RendezvousConfig& c, const AfdConnec
                std::to_string(m.hiddenSize) + ", " + std::to_string(m.numExperts) + " experts top-" +
                std::to_string(m.numExpertsPerTok) + ", gate on " + (c.model.gateOnAttention ? "attention" : "FFN") + ", " +
                std::to_string(c.model.activationBytes) + "-byte activations" +
-               ", rendezvous id \"" + o.rendezvousId + "\"";
+               ", exchange over " + epTransportOf(o, c) + ", rendezvous id \"" + o.rendezvousId + "\"";
   return e;
 }
 

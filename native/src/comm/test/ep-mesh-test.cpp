@@ -142,6 +142,41 @@ TEST(forms_in_any_order_and_agrees_on_the_largest_stage_count) {
   for (auto& mesh : m) CHECK(mesh->step() == 1);
 }
 
+TEST(the_step_start_carries_the_rows_and_the_group_agrees_on_the_largest) {
+  auto m = formed(3);
+  std::vector<int64_t> most(3, -1);
+  expectNoErrors(onEveryRank(3, [&](int r) {
+    std::string by;
+    const int64_t rows[2] = {10 + r, r == 2 ? 40 : 0};
+    CHECK(m[r]->beginStep(r == 2 ? 2 : 1, &by, rows, &most[r]) == 2);
+  }));
+  for (int64_t n : most) CHECK_MSG(n == 40, "a rank saw a largest stage of " << n << " rows");
+  // Without rows (the host exchange does not need them) a start still counts stages.
+  expectNoErrors(onEveryRank(3, [&](int r) {
+    std::string by;
+    int64_t rows = -1;
+    CHECK(m[r]->beginStep(1, &by, nullptr, &rows) == 1 && rows == 0);
+  }));
+}
+
+TEST(all_gather_gives_every_rank_every_blob_and_a_closed_peer_is_seen) {
+  auto m = formed(3);
+  std::vector<std::vector<std::vector<uint8_t>>> got(3);
+  expectNoErrors(onEveryRank(3, [&](int r) {
+    got[r] = m[r]->allGather(std::vector<uint8_t>(5 + r, static_cast<uint8_t>(r + 1)), 64, nullptr);
+  }));
+  for (int r = 0; r < 3; ++r) {
+    for (int j = 0; j < 3; ++j) {
+      CHECK_MSG(got[r][j] == std::vector<uint8_t>(5 + j, static_cast<uint8_t>(j + 1)), "rank " << r << " got rank " << j << "'s blob wrong");
+    }
+  }
+  CHECK(m[0]->closedPeer() == -1);
+  m[2]->close("test");
+  const auto t0 = Clock::now();
+  while (m[0]->closedPeer() != 2 && msSince(t0) < 2000) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK_MSG(m[0]->closedPeer() == 2, "rank 0 did not see rank 2 close (" << m[0]->closedPeer() << ")");
+}
+
 TEST(an_idle_rank_is_woken_by_the_first_step_start) {
   auto m = formed(2);
   std::string by0;
