@@ -216,12 +216,7 @@ export interface AfdLinkOptions {
    * group peers; every FFN rank of a topology must agree.
    */
   expertParallel?: boolean;
-  /**
-   * Expert parallelism's exchange between the FFN ranks: 'tcp' (host memory over the
-   * group's TCP mesh, any hosts), 'peer' (device memory through CUDA IPC: CUDA FFN ranks
-   * of one host; the FFN step stays a CUDA graph) or 'auto' (default: peer under
-   * connector peer, else tcp). Every FFN rank must use the same.
-   */
+  /** The FFN group's exchange (runtime/ep-device-exchange.h): tcp, peer (CUDA IPC, one host; FFN step stays a graph) or auto (default). */
   epTransport?: 'auto' | 'tcp' | 'peer';
   /**
    * FFN role: capture the whole step as a CUDA graph when the attention rank asks (device

@@ -2,15 +2,19 @@
 # Expert parallelism on one H200 with role processes (the `experts` phase of one-gpu-run.sh;
 # needs $AGENT, $BENCH, $NODE, $OUT, say() from there). Two FFN ranks, each holding half of
 # the routed experts, and two attention ranks, all on GPU 0, connector peer:
-#   texts  the committed demo model (models/afd-demo-moe): greedy completions of a
-#          colocated rank, then of 2A2F with the FFN group's exchange over each
-#          --ep-transport (peer: the device exchange, the FFN step a CUDA graph; tcp: the
-#          host mesh, eager), both attention ranks at once; texts must equal colocated's
+#   texts  $AFD_EP_TEXT_MODEL (default: the phase's dummy-weight preset; the committed demo
+#          model does not fit the device's 64 MiB beside the carried Node runtime): greedy
+#          completions of a colocated rank, then of 2A2F with the FFN group's exchange over
+#          each --ep-transport (peer: the device exchange, the FFN step a CUDA graph; tcp:
+#          the host mesh, eager), both attention ranks at once, compared with colocated's
 #                                                       -> texts-ep-*.json, ffn*-stats-ep-*.json
 #   bench  qwen3-30b-a3b dummy weights: afd-bench serve against both attention ranks at
 #          once (concurrency $AFD_EP_CONCURRENCY each), per --ep-transport -> ep-serve-*.json
 set -uo pipefail
-DEMO=$PWD/models/afd-demo-moe
+TEXT_MODEL=${AFD_EP_TEXT_MODEL:-$MODEL}
+# Dummy weights unless the text model is a checkpoint on disk.
+TEXT_FLAGS=(--load-format dummy --seed 1)
+[ -n "${AFD_EP_TEXT_MODEL:-}" ] && TEXT_FLAGS=()
 EP_PORT_BASE=$((29700 + RANDOM % 500))
 
 # Starts 2A2F role processes on GPU 0: start_2a2f NAME MODEL TRANSPORT [extra role flags...]
@@ -51,17 +55,17 @@ save_ffn_stats() {
 }
 
 if [[ ${AFD_EP_PARTS:-texts,bench} == *texts* ]]; then
-  CUDA_VISIBLE_DEVICES=0 $AGENT role colocated --model "$DEMO" --backend cuda --device 0 --api-port 18040 > "$OUT/ep-colocated.log" 2>&1 &
+  CUDA_VISIBLE_DEVICES=0 $AGENT role colocated --model "$TEXT_MODEL" "${TEXT_FLAGS[@]}" --backend cuda --device 0 --api-port 18040 --kv-cache-mib 8192 > "$OUT/ep-colocated.log" 2>&1 &
   CP=$!
   if wait_health http://127.0.0.1:18040; then
     "$NODE" tools/gpu/greedy-texts.mjs --url http://127.0.0.1:18040 --out "$OUT/texts-ep-colocated.json" > "$OUT/texts-ep-colocated.txt" 2>&1
-    say "ep colocated demo model: $(head -c 300 "$OUT/texts-ep-colocated.txt")"
+    say "ep colocated: $(head -c 300 "$OUT/texts-ep-colocated.txt")"
   else
     say "ep colocated: not healthy"; tail -5 "$OUT/ep-colocated.log" | tee -a "$SUMMARY"
   fi
   kill -TERM $CP 2>/dev/null; wait $CP 2>/dev/null
   for T in ${AFD_EP_TRANSPORTS:-peer tcp}; do
-    if start_2a2f "demo-$T" "$DEMO" "$T"; then
+    if start_2a2f "texts-$T" "$TEXT_MODEL" "$T" "${TEXT_FLAGS[@]}"; then
       JOBS=()
       for a in 0 1; do
         "$NODE" tools/gpu/greedy-texts.mjs --url http://127.0.0.1:$((18030 + 2 * a)) --out "$OUT/texts-ep-$T-a$a.json" \
@@ -69,10 +73,10 @@ if [[ ${AFD_EP_PARTS:-texts,bench} == *texts* ]]; then
         JOBS+=($!)
       done
       wait "${JOBS[@]}"
-      for a in 0 1; do say "2A2F EP demo ($T) attention $a: $(head -c 400 "$OUT/texts-ep-$T-a$a.txt")"; done
-      save_ffn_stats "demo-$T"
+      for a in 0 1; do say "2A2F EP texts ($T) attention $a: $(head -c 400 "$OUT/texts-ep-$T-a$a.txt")"; done
+      save_ffn_stats "texts-$T"
     else
-      say "2A2F EP demo ($T): not healthy"; tail -4 "$OUT"/ep-demo-$T-*.log | tee -a "$SUMMARY"
+      say "2A2F EP texts ($T): not healthy"; tail -4 "$OUT"/ep-texts-$T-*.log | tee -a "$SUMMARY"
     fi
     stop_2a2f
   done

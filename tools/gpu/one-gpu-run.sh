@@ -13,8 +13,8 @@
 #           out, --ignore-eos; greedy texts of 8 prompts             -> serve-c*.json, texts-colocated.json
 #   afd     1A1F with both roles on GPU 0 over connector peer and tcp (role processes),
 #           the same 8 prompts must give the colocated texts        -> texts-1a1f-*.json
-#   experts expert parallelism, 2A2F on GPU 0 (role processes, connector peer): the demo
-#           model's greedy texts over --ep-transport peer and tcp equal colocated's, and
+#   experts expert parallelism, 2A2F on GPU 0 (role processes, connector peer): the
+#           greedy texts over --ep-transport peer and tcp against colocated, and
 #           afd-bench serve on qwen3-30b-a3b dummy weights per transport (tools/gpu/ep-one-gpu.sh)
 #                                                                   -> texts-ep-*.json, ep-serve-*.json
 #   profile ncu kernel times of decode steps at $AFD_PROFILE_BATCHES (afd-bench decode

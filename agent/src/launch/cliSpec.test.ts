@@ -43,6 +43,18 @@ describe('buildCliLaunchSpec', () => {
     expect(spec.mode === 'afd' && spec.afd.enableExpertParallel).toBe(true);
   });
 
+  it('carries --ep-transport (auto by default) and refuses peer for FFN ranks on cpu or across hosts', () => {
+    expect(buildCliLaunchSpec({ ...base, enableExpertParallel: true })).toMatchObject({ afd: { epTransport: 'auto' } });
+    const spec = buildCliLaunchSpec({ ...base, backend: 'cuda', enableExpertParallel: true, epTransport: 'peer' });
+    expect(spec).toMatchObject({ afd: { enableExpertParallel: true, epTransport: 'peer' } });
+    expect(() => buildCliLaunchSpec({ ...base, enableExpertParallel: true, epTransport: 'peer' })).toThrow(/afd.epTransport: epTransport peer needs every FFN rank on a CUDA device/);
+    const twoHosts = [local, { agentId: 'gpu2', address: '10.0.0.2', gpus: [0, 1] }];
+    expect(() => buildCliLaunchSpec({ ...base, backend: 'cuda', hosts: twoHosts, placement: 'block', enableExpertParallel: true, epTransport: 'peer' })).toThrow(
+      /afd.epTransport: epTransport peer \(CUDA IPC\) needs every FFN rank on one host .*use epTransport tcp across hosts/,
+    );
+    expect(buildCliLaunchSpec({ ...base, backend: 'cuda', hosts: twoHosts, placement: 'block', enableExpertParallel: true, epTransport: 'tcp' })).toMatchObject({ afd: { epTransport: 'tcp' } });
+  });
+
   it('refuses more CUDA ranks than GPUs, saying what to do', () => {
     expect(() => buildCliLaunchSpec({ ...base, topology: '4A4F', backend: 'cuda' })).toThrow(/needs 8 GPUs for its ranks but has 4.*--backend cpu/);
   });

@@ -6,7 +6,7 @@
  * keeps each block (an FFN rank and the attention ranks it serves) on one host and spreads
  * whole blocks over the hosts. Pure, so every rule is unit-tested.
  */
-import { attentionBlockOf, launchSpecSchema, resolveTopology, type AfdConnector, type Topology, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole, type RankServingOptions } from '@afd/shared';
+import { attentionBlockOf, launchSpecSchema, resolveTopology, type AfdConnector, type EpTransport, type Topology, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole, type RankServingOptions } from '@afd/shared';
 
 /** How `launch` spreads ranks over --hosts. */
 export const CLI_PLACEMENTS = ['world', 'block'] as const;
@@ -33,6 +33,8 @@ export interface CliLaunchInput {
   gateOnAttention: boolean;
   /** Static expert parallelism inside the FFN group (AFD option enableExpertParallel). */
   enableExpertParallel?: boolean;
+  /** Expert parallelism's exchange between the FFN ranks (AFD option epTransport; default auto). */
+  epTransport?: EpTransport;
   connector?: AfdConnector;
   afdPort?: number;
   /** Rank placement over hosts (default world). */
@@ -151,6 +153,7 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
             dbo: { enabled: input.dbo },
             computeGateOnAttention: input.gateOnAttention,
             ...(input.enableExpertParallel ? { enableExpertParallel: true } : {}),
+            ...(input.epTransport ? { epTransport: input.epTransport } : {}),
             ...(input.afdPort ? { port: input.afdPort } : {}),
             ...(input.stepDeadlineMs ? { stepDeadlineMs: input.stepDeadlineMs } : {}),
           },

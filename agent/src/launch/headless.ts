@@ -8,7 +8,7 @@
  * back (policy never, or too many restarts in a row: exit 1).
  */
 import { randomUUID } from 'node:crypto';
-import { failureTail, prettyLogLine, type AfdConnector, type AgentEvent, type LaunchSpec, type LoadFormat, type RankServingOptions, type TopologyState } from '@afd/shared';
+import { failureTail, prettyLogLine, type AfdConnector, type AgentEvent, type EpTransport, type LaunchSpec, type LoadFormat, type RankServingOptions, type TopologyState } from '@afd/shared';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
 import { selfCommand } from '../util/self.js';
@@ -30,6 +30,8 @@ export interface HeadlessOptions {
   gateOnAttention: boolean;
   /** Static expert parallelism inside the FFN group. */
   enableExpertParallel?: boolean;
+  /** Expert parallelism's exchange between the FFN ranks (default auto). */
+  epTransport?: EpTransport;
   connector?: AfdConnector;
   afdPort?: number;
   /** What to do when a rank dies (default on-failure). */
@@ -182,6 +184,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
       dbo: opts.dbo,
       gateOnAttention: opts.gateOnAttention,
       ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
+      ...(opts.epTransport ? { epTransport: opts.epTransport } : {}),
       ...(opts.connector ? { connector: opts.connector } : {}),
       ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
       ...(opts.restart ? { restart: opts.restart } : {}),

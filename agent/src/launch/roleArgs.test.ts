@@ -94,6 +94,17 @@ describe('roleChildSpec', () => {
     expect(devices).toEqual(['3,1#0', '1,3#0', '1,3#0']);
   });
 
+  it('shows the FFN ranks of an expert exchange over epTransport peer the host\'s GPUs (the attention ranks stay pinned)', () => {
+    // F0, F1, A0, A1 on GPUs 0..3 of agent a.
+    const placements = (['ffn', 'ffn', 'attention', 'attention'] as const).map((role, i) => ({ role, rank: i % 2, agentId: 'a', backend: 'cuda' as const, deviceIndex: i }));
+    const input = (epTransport: 'tcp' | 'peer'): LaunchSpecInput => ({ mode: 'afd', topology: '2A2F', placements, afd: { connector: 'nccl', enableExpertParallel: true, epTransport } });
+    const visible = (s: ReturnType<typeof spec>) => s.placements.map((p) => roleChildSpec(self, s, p, ctx).env['CUDA_VISIBLE_DEVICES']);
+    const ep = spec(input('peer'));
+    expect(visible(ep)).toEqual(['0,1,2,3', '1,0,2,3', '2', '3']);
+    expect(JSON.parse(roleChildSpec(self, ep, ep.placements[0]!, ctx).args.at(-1)!)).toMatchObject({ enableExpertParallel: true, epTransport: 'peer' });
+    expect(visible(spec(input('tcp')))).toEqual(['0', '1', '2', '3']);
+  });
+
   it('gives CPU ranks threads and hides GPUs; an FFN rank listens on its own host', () => {
     const c = roleChildSpec(self, afd, afd.placements[2]!, ctx);
     const flag = (name: string) => c.args[c.args.indexOf(name) + 1];

@@ -61,6 +61,12 @@ function servingFlags(spec: LaunchSpec, placement: RankPlacement): [string, numb
   return all.filter((e): e is [string, number] => e[1] !== undefined);
 }
 
+/** Whether a rank maps other ranks' GPU memory: connector peer, or an FFN rank's expert exchange over epTransport peer. */
+function mapsPeerMemory(spec: LaunchSpec, placement: RankPlacement): boolean {
+  if (spec.mode !== 'afd') return false;
+  return spec.afd.connector === 'peer' || (placement.role === 'ffn' && spec.afd.enableExpertParallel && spec.afd.epTransport === 'peer');
+}
+
 /** The `afd-agent role ...` invocation (file, argv, env) of one placement. */
 export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: RankPlacement, ctx: RankContext): ChildSpec {
   const args = [...self.args, 'role', placement.role];
@@ -74,10 +80,11 @@ export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: Ra
   add('--backend', placement.backend);
   const env: NodeJS.ProcessEnv = { ...ctx.baseEnv, AFD_SUPERVISED: '1' };
   if (ctx.apiKey && placement.role !== 'ffn') env['AFD_API_KEY'] = ctx.apiKey;
-  if (placement.backend === 'cuda' && spec.mode === 'afd' && spec.afd.connector === 'peer') {
-    // Connector peer maps the other ranks' GPU memory through CUDA IPC, so every rank sees
-    // the GPUs the launch uses on this host; its own comes first (device 0, as when pinned:
-    // threads that never select a device still use the rank's GPU).
+  if (placement.backend === 'cuda' && mapsPeerMemory(spec, placement)) {
+    // Connector peer (and an FFN rank's expert exchange over epTransport peer) maps the other
+    // ranks' GPU memory through CUDA IPC, so the rank sees the GPUs the launch uses on this
+    // host; its own comes first (device 0, as when pinned: threads that never select a
+    // device still use the rank's GPU).
     const used = [...new Set(spec.placements.filter((p) => p.agentId === placement.agentId && p.backend === 'cuda').map((p) => p.deviceIndex))].sort((a, b) => a - b);
     env['CUDA_VISIBLE_DEVICES'] = [placement.deviceIndex, ...used.filter((d) => d !== placement.deviceIndex)].join(',');
     add('--device', 0);

@@ -53,6 +53,32 @@ describe('AFD options -> native link options', () => {
     expect(() => afdLinkOptions(f.afd, 'cpu', '', 2048)).toThrow(/connector "peer" moves GPU memory and needs --backend cuda/);
   });
 
+  it('passes --ep-transport when it is not auto, and the step token budget under a peer exchange', () => {
+    const ep = { topology: '2A2F', enableExpertParallel: true, maxNumBatchedTokens: '4096' };
+    const auto = resolveRoleSettings('ffn', ep);
+    expect(afdLinkOptions(auto.afd, 'cuda', '', 4096)).toMatchObject({ expertParallel: true });
+    expect(afdLinkOptions(auto.afd, 'cuda', '', 4096)).not.toHaveProperty('epTransport');
+    expect(afdLinkOptions(auto.afd, 'cuda', '', 4096)).not.toHaveProperty('maxStepTokens'); // auto over connector tcp: the TCP mesh
+    const peer = resolveRoleSettings('ffn', { ...ep, epTransport: 'peer' });
+    expect(afdLinkOptions(peer.afd, 'cuda', '', peer.serving.scheduler.maxNumBatchedTokens)).toMatchObject({ expertParallel: true, epTransport: 'peer', maxStepTokens: 4096 });
+    expect(afdLinkOptions(peer.afd, 'cuda', '', 100)).toMatchObject({ maxStepTokens: 128 }); // at least the largest graph bucket
+    // auto under connector peer resolves to peer: the budget travels (as it does for the connector).
+    const autoPeer = resolveRoleSettings('ffn', { ...ep, connector: 'peer' });
+    expect(afdLinkOptions(autoPeer.afd, 'cuda', '', 4096)).toMatchObject({ connector: 'peer', maxStepTokens: 4096 });
+    expect(afdLinkOptions(autoPeer.afd, 'cuda', '', 4096)).not.toHaveProperty('epTransport');
+    const tcp = resolveRoleSettings('ffn', { ...ep, epTransport: 'tcp' });
+    expect(afdLinkOptions(tcp.afd, 'cpu', '', 4096)).toMatchObject({ epTransport: 'tcp' });
+    expect(afdLinkOptions(tcp.afd, 'cpu', '', 4096)).not.toHaveProperty('maxStepTokens');
+    // Without expert parallelism epTransport peer has no exchange to size.
+    expect(afdLinkOptions(resolveRoleSettings('ffn', { epTransport: 'peer' }).afd, 'cuda', '', 4096)).not.toHaveProperty('maxStepTokens');
+  });
+
+  it('refuses --ep-transport peer on an FFN rank on cpu, saying what to set (attention ranks on cpu may use it)', () => {
+    const peer = { topology: '2A2F', enableExpertParallel: true, epTransport: 'peer' };
+    expect(() => afdLinkOptions(resolveRoleSettings('ffn', peer).afd, 'cpu')).toThrow(/--ep-transport peer .* needs --backend cuda .*--ep-transport tcp/);
+    expect(afdLinkOptions(resolveRoleSettings('attention', peer).afd, 'cpu')).toMatchObject({ epTransport: 'peer' });
+  });
+
   it('passes the config cudaGraph policy and buckets to the engine (decode-only by default, colocated too)', () => {
     expect(engineGraphOptions(resolveRoleSettings('colocated', {}).afd)).toEqual({ graphPolicy: 'decode-only', graphBatchBuckets: [1, 2, 4, 8, 16, 32, 64, 128] });
     const s = resolveRoleSettings('attention', { config: '{"cudaGraph":{"policy":"off","batchBuckets":[1,3,8]}}' });

@@ -36,19 +36,32 @@ export function kvCacheOptions(
 }
 
 /**
+ * Whether the rank moves messages through CUDA IPC peer memory sized from maxStepTokens:
+ * connector peer, or expert parallelism's exchange over peer (epTransport peer; auto means
+ * peer only under connector peer).
+ */
+function usesPeerMemory(afd: AfdConfig): boolean {
+  return afd.connector === 'peer' || (afd.enableExpertParallel && afd.epTransport === 'peer');
+}
+
+/**
  * The connector options of a rank, from its AFD config (the same fields the FFN side reads).
  * backend: the resolved compute backend; connectors nccl and peer move device memory and need cuda.
- * maxStepTokens: the scheduler's max-num-batched-tokens (sizes the peer connector's inboxes;
- * pass the same value to every rank of a topology). A CUDA graph step pads a stage to its
- * bucket, so the inboxes hold at least the largest bucket.
+ * maxStepTokens: the scheduler's max-num-batched-tokens (sizes the peer connector's inboxes
+ * and an FFN rank's device exchange of expert parallelism; pass the same value to every rank
+ * of a topology). A CUDA graph step pads a stage to its bucket, so the inboxes hold at
+ * least the largest bucket. An FFN rank on cpu refuses epTransport peer.
  */
 export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezvousId = '', maxStepTokens?: number): AfdLinkOptions {
   if (isDeviceConnector(afd.connector) && backend === 'cpu') {
     throw new Error(`connector "${afd.connector}" moves GPU memory and needs --backend cuda (this rank runs on cpu); use --backend cuda, or set "connector": "tcp"`);
   }
+  if (afd.role === 'ffn' && afd.enableExpertParallel && afd.epTransport === 'peer' && backend === 'cpu') {
+    throw new Error('--ep-transport peer maps the FFN ranks\' GPU memory and needs --backend cuda (this FFN rank runs on cpu); use --backend cuda, or --ep-transport tcp');
+  }
   return {
     ...(afd.connector !== 'tcp' ? { connector: afd.connector } : {}),
-    ...(afd.connector === 'peer' && maxStepTokens !== undefined ? { maxStepTokens: Math.max(maxStepTokens, ...afd.cudaGraph.batchBuckets) } : {}),
+    ...(usesPeerMemory(afd) && maxStepTokens !== undefined ? { maxStepTokens: Math.max(maxStepTokens, ...afd.cudaGraph.batchBuckets) } : {}),
     topology: afd.topology,
     rank: afd.rank,
     host: afd.host,
@@ -57,6 +70,7 @@ export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezv
     stepDeadlineMs: afd.stepDeadlineMs,
     ...(rendezvousId ? { rendezvousId } : {}),
     ...(afd.enableExpertParallel ? { expertParallel: true } : {}),
+    ...(afd.epTransport !== 'auto' ? { epTransport: afd.epTransport } : {}),
     // An FFN rank whose own cudaGraph.policy is off serves every step eagerly (the attention side ignores it).
     ...(afd.cudaGraph.policy === 'off' ? { ffnGraphs: false } : {}),
   };

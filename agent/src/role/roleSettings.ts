@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { AFD_CONNECTORS, MAX_DUMMY_SEED, mergeAfdConfig, parseAfdConfigJson, parseLoadFormat, resolveAfdConfig, type AfdConfig, type AfdConfigInput, type AfdConnector, type LoadFormat, type ProcessRole } from '@afd/shared';
+import { AFD_CONNECTORS, EP_TRANSPORTS, MAX_DUMMY_SEED, mergeAfdConfig, parseAfdConfigJson, parseLoadFormat, resolveAfdConfig, type AfdConfig, type AfdConfigInput, type LoadFormat, type ProcessRole } from '@afd/shared';
 import type { ServingOptions } from '../serving/ServingEngine.js';
 import { intFlag } from '../util/intFlag.js';
 import { defaultTokenizerWorkers } from '../serving/tokenizer/TokenizerPool.js';
@@ -44,6 +44,8 @@ export interface RoleCliOptions {
   seed?: string;
   /** --enable-expert-parallel: static expert parallelism inside the FFN group (config enableExpertParallel). */
   enableExpertParallel?: boolean;
+  /** --ep-transport auto|tcp|peer: expert parallelism's exchange between the FFN ranks (config epTransport). */
+  epTransport?: string;
 }
 
 export interface RoleSettings {
@@ -107,9 +109,10 @@ function readConfigInput(config: string | undefined): AfdConfigInput {
   throw new Error(`--config: ${parsed.issues.map((i) => `${i.path || 'config'}: ${i.message}`).join('; ')}`);
 }
 
-function connectorFlag(value: string | undefined): AfdConnector | undefined {
-  if (value === undefined || (AFD_CONNECTORS as readonly string[]).includes(value)) return value as AfdConnector | undefined;
-  throw new Error(`--connector must be ${AFD_CONNECTORS.join(', ')} (peer: GPUs of one host; nccl: across hosts), got "${value}"`);
+/** An optional flag of a few allowed values: undefined when not given; else one of them, or an error naming them. */
+function choiceFlag<T extends string>(flag: string, values: readonly T[], hint: string, value: string | undefined): T | undefined {
+  if (value === undefined || (values as readonly string[]).includes(value)) return value as T | undefined;
+  throw new Error(`${flag} must be ${values.join(', ')} (${hint}), got "${value}"`);
 }
 
 export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettings {
@@ -123,8 +126,9 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
     host: o.afdHost,
     ffnHosts: o.ffnHosts === undefined ? undefined : o.ffnHosts.split(',').map((h) => h.trim()),
     port: int('--afd-port', o.afdPort, 1, 65535),
-    connector: connectorFlag(o.connector),
+    connector: choiceFlag('--connector', AFD_CONNECTORS, 'peer: GPUs of one host; nccl: across hosts', o.connector),
     ...(o.enableExpertParallel ? { enableExpertParallel: true } : {}),
+    epTransport: choiceFlag('--ep-transport', EP_TRANSPORTS, 'peer: CUDA FFN ranks of one host; tcp: any hosts', o.epTransport),
   };
   const afd = resolveAfdConfig(mergeAfdConfig(readConfigInput(o.config), flags));
   const rendezvousId = o.rendezvousId ?? '';

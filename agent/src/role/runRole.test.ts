@@ -94,4 +94,12 @@ describe('runRole', () => {
     // With expert parallelism the FFN ranks also listen on port + y + f, which must stay a port.
     expect(() => resolveRoleSettings('ffn', { topology: '2A2F', afdPort: '65533', enableExpertParallel: true })).toThrow(/port\.\.port\+3/);
   });
+
+  it('--ep-transport (or the config field) picks the FFN group\'s exchange: auto by default, the flag over the config', () => {
+    expect(resolveRoleSettings('ffn', { topology: '2A2F', enableExpertParallel: true }).afd.epTransport).toBe('auto');
+    expect(resolveRoleSettings('ffn', { topology: '2A2F', enableExpertParallel: true, epTransport: 'peer' }).afd.epTransport).toBe('peer');
+    expect(resolveRoleSettings('ffn', { topology: '2A2F', config: '{"epTransport":"tcp"}' }).afd.epTransport).toBe('tcp');
+    expect(resolveRoleSettings('ffn', { topology: '2A2F', config: '{"epTransport":"tcp"}', epTransport: 'peer' }).afd.epTransport).toBe('peer');
+    expect(() => resolveRoleSettings('ffn', { topology: '2A2F', epTransport: 'nvlink' })).toThrow('--ep-transport must be auto, tcp, peer (peer: CUDA FFN ranks of one host; tcp: any hosts), got "nvlink"');
+  });
 });

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 
+#include "core/elapsed.h"
+
 namespace afd {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-uint64_t usSince(Clock::time_point t0) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
-}
 
 // Times collect(): FFN compute (colocated) or the wait for the FFN peer (attention).
 class TimedExecutor : public FfnExecutor {

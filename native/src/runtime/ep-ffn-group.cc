@@ -3,15 +3,13 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/elapsed.h"
 #include "cpu/kernels.h"
 
 namespace afd {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-uint64_t usSince(Clock::time_point t0) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
-}
 // A host tensor over a byte vector (resized to hold it).
 Tensor hostTensor(std::vector<uint8_t>& bytes, DType dtype, int64_t rows, int64_t cols) {
   bytes.resize(static_cast<size_t>(rows * cols) * dtypeBytes(dtype));

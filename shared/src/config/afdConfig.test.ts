@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AFD_CONNECTORS, afdConfigSchema, afdOptionsSchema, afdPortCount, DEFAULT_BATCH_BUCKETS, isDeviceConnector } from './afdConfig.js';
+import { AFD_CONNECTORS, afdConfigSchema, EP_TRANSPORTS, afdOptionsSchema, afdPortCount, DEFAULT_BATCH_BUCKETS, isDeviceConnector } from './afdConfig.js';
 import { AfdConfigError, mergeAfdConfig, parseAfdConfig, parseAfdConfigJson, resolveAfdConfig } from './parse.js';
 import { resolveTopology } from '../topology/spec.js';
 import type { FieldIssue } from '../util/issues.js';
@@ -27,6 +27,7 @@ describe('AFD config defaults', () => {
       stepDeadlineMs: 5000,
       ncclEnv: { NCCL_NVLS_ENABLE: '0' },
       enableExpertParallel: false,
+      epTransport: 'auto',
     });
   });
 
@@ -120,6 +121,15 @@ describe('AFD config bad inputs', () => {
     expect(afdPortCount(2, true)).toBe(4);
     expect(afdPortCount(1, true)).toBe(1);
     expect(afdPortCount(3, false)).toBe(3);
+  });
+
+  it('takes epTransport auto (default), tcp or peer and names the choices otherwise', () => {
+    expect(EP_TRANSPORTS).toEqual(['auto', 'tcp', 'peer']);
+    expect(resolveAfdConfig({ role: 'ffn', enableExpertParallel: true, epTransport: 'peer' }).epTransport).toBe('peer');
+    expect(afdOptionsSchema.parse({}).epTransport).toBe('auto');
+    const [issue] = issuesOf({ epTransport: 'ipc' });
+    expect(issue?.path).toBe('epTransport');
+    expect(issue?.message).toMatch(/"auto"\|"tcp"\|"peer"/);
   });
 
   it('rejects unknown keys at every level, one issue per key', () => {

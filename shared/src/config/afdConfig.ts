@@ -7,7 +7,7 @@
  * port 29500 (FFN rank f listens on port + f), ffnHosts [] (every FFN rank at `host`),
  * dbo off with thresholds 32 decode / 512 prefill tokens, gate on the FFN side,
  * CUDA graphs decode-only with buckets 1..512, step deadline 5000 ms, ncclEnv {} plus
- * NCCL_NVLS_ENABLE="0", expert parallelism off.
+ * NCCL_NVLS_ENABLE="0", expert parallelism off (its exchange: epTransport auto).
  */
 import { z } from 'zod';
 import { topologySchema } from '../topology/spec.js';
@@ -79,6 +79,12 @@ export function isDeviceConnector(connector: AfdConnector): boolean {
   return connector !== 'tcp';
 }
 
+/** Expert parallelism's exchange between the FFN ranks (epTransport). */
+export const epTransportSchema = z.enum(['auto', 'tcp', 'peer']);
+export type EpTransport = z.output<typeof epTransportSchema>;
+/** Every epTransport value, in the schema's order. */
+export const EP_TRANSPORTS: readonly EpTransport[] = epTransportSchema.options;
+
 /** Options shared by every rank of a launch (what the console sets for the whole topology). */
 export const afdOptionsShape = {
   /** Data plane: tcp (CPU / development, any host), nccl (GPU; across hosts) or peer (GPUs of one host, CUDA IPC). Default tcp. */
@@ -102,6 +108,14 @@ export const afdOptionsShape = {
    * No effect with one FFN rank or a dense model (default false).
    */
   enableExpertParallel: z.boolean().default(false),
+  /**
+   * What carries expert parallelism's exchange between the FFN ranks: tcp (host memory over
+   * the group's TCP mesh, any hosts; the FFN step runs eagerly), peer (device memory through
+   * CUDA IPC: CUDA FFN ranks of one host; the FFN step stays a CUDA graph) or auto (peer when
+   * the connector is peer and every FFN rank is on one host, else tcp). Every FFN rank must
+   * use the same (default auto).
+   */
+  epTransport: epTransportSchema.default('auto'),
 };
 
 /**

@@ -71,6 +71,24 @@ describe('launch spec', () => {
     ]);
   });
 
+  it('takes epTransport peer with expert parallelism only when every FFN rank is on CUDA on one host', () => {
+    const cuda = (role: 'attention' | 'ffn', rank: number, agentId = 'host-a') => ({ ...place(role, rank, agentId), backend: 'cuda' as const });
+    const ep = { enableExpertParallel: true, epTransport: 'peer' } as const;
+    // The attention ranks may be anywhere (their link is the connector's business).
+    const ffnOnOneGpuHost = [cuda('ffn', 0), cuda('ffn', 1), place('attention', 0), place('attention', 1), place('attention', 2, 'host-b')];
+    const spec = launchSpecSchema.parse({ ...spec3A2F, placements: ffnOnOneGpuHost, afd: ep });
+    expect(spec.mode === 'afd' && spec.afd.epTransport).toBe('peer');
+    expect(problems({ ...spec3A2F, afd: ep })).toEqual([
+      'afd.epTransport: epTransport peer needs every FFN rank on a CUDA device (on cpu: ffn 0, ffn 1); use epTransport tcp or auto',
+      'afd.epTransport: epTransport peer (CUDA IPC) needs every FFN rank on one host (FFN ranks are on agents host-a, host-b); use epTransport tcp across hosts',
+    ]);
+    // Without expert parallelism there is no exchange to carry; tcp and auto fit any placement.
+    for (const afd of [{ epTransport: 'peer' }, { enableExpertParallel: true, epTransport: 'tcp' }, { enableExpertParallel: true }] as const) {
+      expect(launchSpecSchema.safeParse({ ...spec3A2F, afd }).success).toBe(true);
+    }
+    expect(problems({ ...spec3A2F, afd: { epTransport: 'nvlink' } })[0]).toMatch(/^afd\.epTransport: .*"auto"\|"tcp"\|"peer"/);
+  });
+
   it('rejects bad topologies, bad fields and unknown keys', () => {
     expect(problems({ ...spec3A2F, topology: '2A3F' })[0]).toContain('attention-ge-ffn');
     expect(problems({ ...spec3A2F, placements: [{ ...place('ffn', -1) }, ...spec3A2F.placements.slice(1)] }).join()).toContain('cannot be negative');

@@ -4,7 +4,7 @@
  * placements whose agentId is its own. Also the rank and topology states agents report.
  */
 import { z } from 'zod';
-import { afdOptionsSchema, isDeviceConnector, type AfdConnector } from '../config/afdConfig.js';
+import { afdOptionsSchema, isDeviceConnector, type AfdConnector, type AfdOptions } from '../config/afdConfig.js';
 import { dummySeedSchema, loadFormatSchema } from '../config/loadFormat.js';
 import { topologySchema } from '../topology/spec.js';
 import { backendSchema } from './inventory.js';
@@ -125,7 +125,25 @@ function checkConnector(connector: AfdConnector, placements: readonly RankPlacem
   }
 }
 
-/** A launch: AFD or colocated. Placements must cover each rank exactly once; the connector fits them. */
+/**
+ * epTransport peer maps the FFN ranks' GPU memory through CUDA IPC: with expert parallelism
+ * on, every FFN rank runs on CUDA and on one host (agent).
+ */
+function checkEpTransport(afd: AfdOptions, placements: readonly RankPlacement[], ctx: z.RefinementCtx): void {
+  if (!afd.enableExpertParallel || afd.epTransport !== 'peer') return;
+  const path = ['afd', 'epTransport'];
+  const ffn = placements.filter((p) => p.role === 'ffn');
+  const onCpu = ffn.filter((p) => p.backend !== 'cuda').map((p) => `ffn ${p.rank}`);
+  if (onCpu.length > 0) {
+    ctx.addIssue({ code: 'custom', path, message: `epTransport peer needs every FFN rank on a CUDA device (on cpu: ${onCpu.join(', ')}); use epTransport tcp or auto` });
+  }
+  const agents = [...new Set(ffn.map((p) => p.agentId))];
+  if (agents.length > 1) {
+    ctx.addIssue({ code: 'custom', path, message: `epTransport peer (CUDA IPC) needs every FFN rank on one host (FFN ranks are on agents ${agents.join(', ')}); use epTransport tcp across hosts` });
+  }
+}
+
+/** A launch: AFD or colocated. Placements must cover each rank exactly once; the connector and epTransport fit them. */
 export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchema, colocatedLaunchSpecSchema]).superRefine((spec, ctx) => {
   if (spec.mode === 'colocated') {
     checkPlacements(spec.placements, { colocated: spec.placements.length }, ctx);
@@ -134,6 +152,7 @@ export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchem
   // spec.topology is resolved by its field (this runs only when every field parsed).
   checkPlacements(spec.placements, { attention: spec.topology.attention.ranks, ffn: spec.topology.ffn.ranks }, ctx);
   checkConnector(spec.afd.connector, spec.placements, ctx);
+  checkEpTransport(spec.afd, spec.placements, ctx);
 });
 export type LaunchSpec = z.output<typeof launchSpecSchema>;
 export type LaunchSpecInput = z.input<typeof launchSpecSchema>;

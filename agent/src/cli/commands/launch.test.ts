@@ -1,5 +1,6 @@
+import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { remoteTokens } from './launch.js';
+import { registerLaunch, remoteTokens } from './launch.js';
 
 describe('remoteTokens', () => {
   const load = (f: string): string => `token-of-${f}`;
@@ -23,5 +24,14 @@ describe('remoteTokens', () => {
       if (prev === undefined) delete process.env['AFD_HOME'];
       else process.env['AFD_HOME'] = prev;
     }
+  });
+});
+
+describe('launch flags', () => {
+  it('refuses an --ep-transport that is not auto, tcp or peer before launching anything', () => {
+    const program = new Command().exitOverride().configureOutput({ writeErr: () => {} });
+    registerLaunch(program);
+    program.commands.forEach((c) => c.exitOverride().configureOutput({ writeErr: () => {} }));
+    expect(() => program.parse(['launch', '--ep-transport', 'nvlink'], { from: 'user' })).toThrow('--ep-transport must be one of auto, tcp, peer (got "nvlink")');
   });
 });

@@ -3,7 +3,7 @@
  * foreground (see launch/headless.ts).
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { AFD_CONNECTORS, LOAD_FORMATS, MAX_DUMMY_SEED, type RankServingOptions } from '@afd/shared';
+import { AFD_CONNECTORS, EP_TRANSPORTS, LOAD_FORMATS, MAX_DUMMY_SEED, type RankServingOptions } from '@afd/shared';
 import { CLI_PLACEMENTS } from '../../launch/cliSpec.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -101,6 +101,7 @@ export function registerLaunch(program: Command): void {
     .option('--restart <on-failure|never>', 'a rank that dies: restart it with exponential back-off (1 s, 2 s ... 30 s), or end the launch', oneOf('--restart', ['on-failure', 'never'] as const), 'on-failure')
     .option('--max-restarts <n>', 'restarts of one rank in a row (a minute ready starts the count again) before the launch gives up', parseIntOption('--max-restarts', 0, 1000), 10)
     .option('--enable-expert-parallel', 'split the MoE experts over the FFN ranks (each holds 1/y of them; they exchange tokens every MoE layer)', false)
+    .option('--ep-transport <auto|tcp|peer>', 'with --enable-expert-parallel, the FFN ranks\' exchange: tcp (host memory, any hosts; eager FFN steps), peer (GPU memory through CUDA IPC: CUDA FFN ranks of one host; FFN steps stay CUDA graphs) or auto (peer under --connector peer with the FFN ranks on one host, else tcp) (default auto)', oneOf('--ep-transport', EP_TRANSPORTS))
     .option('--hosts <list>', 'comma list of "local" and agent URLs (wss://host:7700); ranks are spread over them (see --placement)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
     .option('--placement <world|block>', 'world: contiguous chunks of F0..Fy-1, A0..Ax-1 per host (FFN and attention ranks apart); block: each FFN rank with its attention ranks on one host', oneOf('--placement', CLI_PLACEMENTS))
     .option('--advertise-host <addr>', 'address remote hosts reach this one at (needed with remote --hosts)')
@@ -129,6 +130,7 @@ export function registerLaunch(program: Command): void {
         dbo: opts.dbo,
         gateOnAttention: opts.gateOnAttention,
         ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
+        ...(opts.epTransport ? { epTransport: opts.epTransport } : {}),
         ...(opts.connector ? { connector: opts.connector } : {}),
         ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
         restart: opts.restart ?? 'on-failure',

@@ -31,6 +31,7 @@ export function registerRole(program: Command): void {
     .option('--rendezvous-id <id>', 'identity of this start of the topology: FFN ranks admit only attention ranks with the same id (the agent sets a fresh one per launch/restart; default none)')
     .option('--connector <tcp|nccl|peer>', 'AFD data plane: tcp (host memory), nccl (GPU memory, any hosts) or peer (GPU memory through CUDA IPC, GPUs of one host); nccl and peer need --backend cuda; default tcp')
     .option('--enable-expert-parallel', 'ffn role: split the MoE experts over the FFN ranks (expert e on FFN rank floor(e * y / E)); FFN rank f also listens on --afd-port + y + f; every rank of a topology must agree (default off)')
+    .option('--ep-transport <auto|tcp|peer>', 'ffn role, with --enable-expert-parallel: the FFN ranks\' exchange: tcp (host memory, any hosts; the FFN step runs eagerly), peer (device memory through CUDA IPC: CUDA FFN ranks of one host; the FFN step stays a CUDA graph) or auto (peer under --connector peer with every FFN rank on one host, else tcp); every FFN rank must agree (default auto)')
     .option('--api-host <host>', 'HTTP bind address (default 127.0.0.1)')
     .option('--api-port <port>', 'HTTP port, 0 = ephemeral (default 8000)')
     .option('--config <file|json>', 'AFD config (shared schema); explicit flags override its fields')

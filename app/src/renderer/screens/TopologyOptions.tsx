@@ -1,9 +1,9 @@
 /**
  * Launch options of the Topology screen: model (with what each agent that runs ranks
  * found in the directory) and where its weights come from, API port, connector, DBO,
- * gate, graphs.
+ * gate, expert parallelism and its exchange, graphs.
  */
-import type { AfdConnector, AgentInfo, LoadFormat } from '@afd/shared';
+import type { AfdConnector, AgentInfo, EpTransport, LoadFormat } from '@afd/shared';
 import { useTopology } from '../AppContext.js';
 import { modelSummary } from '../stores/draftChecks.js';
 import { inspectKey, type Inspection } from '../stores/inspectStore.js';
@@ -104,6 +104,14 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
             <label className="inline" title="Each FFN rank holds 1/F of the MoE experts; the FFN ranks exchange tokens every MoE layer">
               <input type="checkbox" checked={o.expertParallel} onChange={(e) => set({ expertParallel: e.target.checked })} data-testid="expert-parallel" />
               <span style={{ color: 'var(--text)' }}>Expert parallelism (split experts over the FFN ranks)</span>
+            </label>
+            <label title="What carries the FFN ranks' token exchange: tcp (host memory, any hosts; eager FFN steps), peer (GPU memory through CUDA IPC: CUDA FFN ranks of one host; FFN steps stay CUDA graphs), auto (peer under connector peer, else tcp)">
+              Expert exchange
+              <select value={o.epTransport} disabled={!o.expertParallel} onChange={(e) => set({ epTransport: e.target.value as EpTransport })} data-testid="ep-transport">
+                <option value="auto">auto</option>
+                <option value="tcp">tcp (host memory, any hosts)</option>
+                <option value="peer">peer (GPU, one host: CUDA IPC)</option>
+              </select>
             </label>
           </div>
           <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>

@@ -88,6 +88,20 @@ describe('topology draft', () => {
     expect(ev.ranks.map((r) => `${r.role}${r.rank}`)).toEqual(['ffn0', 'ffn1', 'attention0', 'attention1']);
   });
 
+  it('carries the expert exchange (auto by default) and flags peer for FFN ranks on cpu', () => {
+    const gpu = [agent('g', 4)];
+    const ep = draft({ options: { ...defaultOptions, expertParallel: true } });
+    ep.assignments = autoAssign(ep, gpu);
+    expect(defaultOptions.epTransport).toBe('auto');
+    expect(evaluateDraft(ep, gpu).spec).toMatchObject({ afd: { enableExpertParallel: true, epTransport: 'auto' } });
+    ep.options = { ...ep.options, epTransport: 'peer' };
+    expect(evaluateDraft(ep, gpu).spec).toMatchObject({ afd: { enableExpertParallel: true, epTransport: 'peer' } });
+    const cpu = [agent('c', 0)];
+    const onCpu = draft({ options: { ...defaultOptions, expertParallel: true, epTransport: 'peer' } });
+    onCpu.assignments = autoAssign(onCpu, cpu);
+    expect(evaluateDraft(onCpu, cpu).problems.join('\n')).toMatch(/epTransport peer needs every FFN rank on a CUDA device/);
+  });
+
   it('carries the load format and dummy seed into the spec, and flags a bad seed', () => {
     const agents = [agent('g', 4)];
     const d = draft({ choice: 'colocated', options: { ...defaultOptions, modelDir: '/models/cfg', loadFormat: 'dummy', seed: 11 } });

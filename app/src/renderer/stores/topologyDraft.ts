@@ -10,6 +10,7 @@ import {
   worldOrder,
   type AfdConnector,
   type AgentInfo,
+  type EpTransport,
   type LaunchSpecInput,
   type LoadFormat,
   type ProcessRole,
@@ -49,6 +50,8 @@ export interface DraftOptions {
   stepDeadlineMs: number;
   /** Static expert parallelism inside the FFN group (AFD option enableExpertParallel). */
   expertParallel: boolean;
+  /** What carries expert parallelism's exchange between the FFN ranks (AFD option epTransport). */
+  epTransport: EpTransport;
 }
 
 export interface Draft {
@@ -77,6 +80,7 @@ export const defaultOptions: DraftOptions = {
   graphBuckets: '1, 2, 4, 8, 16, 32, 64, 128',
   stepDeadlineMs: 5000,
   expertParallel: false,
+  epTransport: 'auto',
 };
 
 export interface DraftRank {
@@ -232,6 +236,7 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[], inspection
         cudaGraph: { policy: o.graphPolicy, ...(buckets.ok ? { batchBuckets: buckets.value } : {}) },
         stepDeadlineMs: o.stepDeadlineMs,
         enableExpertParallel: o.expertParallel,
+        epTransport: o.epTransport,
       },
     };
   }

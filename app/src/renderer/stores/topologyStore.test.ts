@@ -10,17 +10,17 @@ describe('topology store in browser storage', () => {
     a.getState().setChoice('custom', []);
     a.getState().setCustom('3A2F', []);
     a.getState().assign('ffn:0', { agentId: 'gpu-b', backend: 'cuda', deviceIndex: 1 });
-    a.getState().setOptions({ modelDir: '/models/Qwen3-30B-A3B', connector: 'nccl', dboEnabled: true, afdPort: 31000, graphBuckets: '1, 2, 4' });
+    a.getState().setOptions({ modelDir: '/models/Qwen3-30B-A3B', connector: 'nccl', dboEnabled: true, afdPort: 31000, graphBuckets: '1, 2, 4', expertParallel: true, epTransport: 'peer' });
     a.getState().setOptions({ apiPort: Number.NaN }); // being typed
     await new Promise((r) => setTimeout(r, 5));
     const b = createTopologyStore({ storage }).getState();
     expect(b).toMatchObject({ choice: 'custom', custom: '3A2F', assignments: { 'ffn:0': { agentId: 'gpu-b', backend: 'cuda', deviceIndex: 1 } } });
-    expect(b.options).toEqual({ ...defaultOptions, modelDir: '/models/Qwen3-30B-A3B', connector: 'nccl', dboEnabled: true, afdPort: 31000, graphBuckets: '1, 2, 4', apiPort: defaultOptions.apiPort });
+    expect(b.options).toEqual({ ...defaultOptions, modelDir: '/models/Qwen3-30B-A3B', connector: 'nccl', dboEnabled: true, afdPort: 31000, graphBuckets: '1, 2, 4', expertParallel: true, epTransport: 'peer', apiPort: defaultOptions.apiPort });
   });
 
   it('falls back per field on damaged values', () => {
     const storage = memoryStorage();
-    const state = { choice: '9A9F', custom: '2A1F', replicas: 0, assignments: { 'ffn:0': { agentId: '', backend: 'tpu' }, 'attention:1': { agentId: 'a', backend: 'cpu', deviceIndex: 0 }, 'evil': {} }, options: { connector: 'carrier-pigeon', stepDeadlineMs: 900 } };
+    const state = { choice: '9A9F', custom: '2A1F', replicas: 0, assignments: { 'ffn:0': { agentId: '', backend: 'tpu' }, 'attention:1': { agentId: 'a', backend: 'cpu', deviceIndex: 0 }, 'evil': {} }, options: { connector: 'carrier-pigeon', epTransport: 'nvlink', stepDeadlineMs: 900 } };
     storage.setItem(TOPOLOGY_KEY, JSON.stringify({ state, version: 0 }));
     const s = createTopologyStore({ storage }).getState();
     expect(s).toMatchObject({ choice: '2A2F', custom: '2A1F', replicas: 1, assignments: { 'attention:1': { agentId: 'a', backend: 'cpu', deviceIndex: 0 } } });

@@ -7,7 +7,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { persist } from 'zustand/middleware';
 import { z } from 'zod';
-import { afdConnectorSchema, dummySeedSchema, loadFormatSchema, type AgentInfo } from '@afd/shared';
+import { afdConnectorSchema, dummySeedSchema, epTransportSchema, loadFormatSchema, type AgentInfo } from '@afd/shared';
 import { debouncedStorage, STORAGE_PREFIX, type KeyValueStorage } from '../lib/persist.js';
 import { autoAssign, defaultOptions, PRESETS, type Assignment, type Draft, type DraftOptions, type TopologyChoice } from './topologyDraft.js';
 
@@ -40,6 +40,7 @@ const optionSchemas: { [K in keyof DraftOptions]: z.ZodType<DraftOptions[K]> } =
   loadFormat: loadFormatSchema,
   seed: dummySeedSchema,
   expertParallel: z.boolean(),
+  epTransport: epTransportSchema,
 };
 
 /** A stored draft read back over `current`, field by field. */
