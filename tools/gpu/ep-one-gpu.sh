@@ -88,7 +88,7 @@ if [[ ${AFD_EP_PARTS:-texts,bench} == *bench* ]]; then
         JOBS=()
         for a in 0 1; do
           timeout 200 $BENCH serve --base-url http://127.0.0.1:$((18030 + 2 * a)) --num-prompts $((C * 3)) --max-concurrency $C \
-            --random-input-len 512 --random-output-len 128 --ignore-eos --no-progress \
+            --random-input-len ${AFD_EP_INPUT_LEN:-512} --random-output-len ${AFD_EP_OUTPUT_LEN:-128} --ignore-eos --no-progress \
             --json-out "$OUT/ep-serve-$T-c$C-a$a.json" > "$OUT/ep-serve-$T-c$C-a$a.txt" 2>&1 &
           JOBS+=($!)
         done

@@ -13,6 +13,15 @@ void AfdFfnServer::bootstrapExpertExchange() {
   if (graphs_) graphs_->clear();  // graphs point at the previous exchange's regions
   warmCap_ = 0;
   ep_->buildDeviceExchange(epTransport_, epCapMax_, std::max(1, config_.stepDeadlineMs / 2), &stop_);
+  // Connector tcp stages a stage's rows through these: sized for the largest stage now,
+  // so that no step allocates (see EpFfnGroup::buildDeviceExchange).
+  if (!deviceWire_) {
+    Backend& be = engine_->backend();
+    const size_t rows = static_cast<size_t>(epCapMax_);
+    hiddenDev_.growTo(&be, rows * config_.model.hiddenSize * actBytes());
+    for (Buffer& out : outDev_) out.growTo(&be, rows * config_.model.hiddenSize * actBytes());
+    if (config_.model.gateOnAttention) logitsDev_.growTo(&be, rows * config_.model.numExperts * 4);
+  }
 }
 
 void AfdFfnServer::beginDeviceExchangeStep() {

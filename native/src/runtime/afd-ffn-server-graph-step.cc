@@ -88,7 +88,8 @@ bool AfdFfnServer::runGraphStep() {
       }
     }
     if (epDev) {
-      Tensor in = hiddenDev_.view(act, {most, H}), lg = logitsDev_.view(DType::F32, {most, E});
+      Tensor in = hiddenDev_.view(act, {most, H});
+      Tensor lg = anyLogits ? logitsDev_.view(DType::F32, {most, E}) : Tensor{};
       ep_->warmDevice(in, anyLogits ? &lg : nullptr, epCap_);
       warmCap_ = std::max(warmCap_, epCap_);
     }

@@ -28,6 +28,14 @@ void EpFfnGroup::buildDeviceExchange(const std::string& transport, int64_t capMa
   sharedOut_.growTo(&backend_, static_cast<size_t>(capMax * c.hiddenSize) * dtypeBytes(shape.act));
   device_ = buildEpDeviceExchange(transport, backend_, shape, *mesh_, stop);
   seen_ = EpDeviceCounters{};
+  // The experts' scratch and pointer tables for stages of up to kWarmRows rows, now: an
+  // allocation inside a step would wait for the device, and FFN ranks of one process
+  // (the GPU suite) share one context, so it would wait for a peer that waits for us.
+  constexpr int64_t kWarmRows = 256;
+  for (int layer = 0; layer < static_cast<int>(c.numLayers); ++layer) {
+    if (c.moeLayers[layer]) device_->warm(std::min(capMax, kWarmRows), ffn_.layerWeights(layer).experts);
+  }
+  backend_.synchronize();
 }
 
 void EpFfnGroup::moeLayerDevice(int layer, int stage, const Tensor& hidden, const Tensor* logits, Tensor& out) {

@@ -200,6 +200,19 @@ void checkRanks(int numRanks, const char* what) {
 
 }  // namespace
 
+void epPreload() {
+  // Under lazy module loading (CUDA's default) a kernel's first launch synchronizes the
+  // context; once a wait kernel spins there, that would wait for a peer that waits for us.
+  cudaFuncAttributes attr;
+  AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, planKernel));
+  AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, packKernel));
+  AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, signalKernel));
+  AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, waitKernel));
+  AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, returnKernel));
+  AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, combineKernel<__nv_bfloat16>));
+  AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, combineKernel<float>));
+}
+
 DispatchLayout dispatchLayout(int numRanks, int64_t capMax, int topK, size_t rowBytes) {
   DispatchLayout l;
   const size_t pairs = static_cast<size_t>(numRanks) * capMax * topK;

@@ -31,6 +31,10 @@ struct RankFlags {
 struct DispatchLayout {
   size_t ids = 0, weights = 0, rows = 0, bytes = 0;
 };
+// Loads every kernel below now (lazy module loading would load them at a first launch,
+// which synchronizes the context: see ep-kernels.cu).
+void epPreload();
+
 DispatchLayout dispatchLayout(int numRanks, int64_t capMax, int topK, size_t rowBytes);
 
 struct PlanArgs {

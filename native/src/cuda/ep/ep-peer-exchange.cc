@@ -99,6 +99,7 @@ EpPeerExchange::EpPeerExchange(CudaBackend& backend, const EpDeviceShape& shape)
   bases_.assign(F, nullptr);
   mapped_.assign(F, false);
   bases_[shape.rank] = region_.as<char>();
+  ep::epPreload();
 }
 
 EpPeerExchange::~EpPeerExchange() {

@@ -35,6 +35,7 @@ export async function expertParallelChecks(backend: 'cuda' | 'cpu' = 'cuda'): Pr
         );
         let detail = '';
         let passed = false;
+        // A variant that throws is reported as failed; the next variants still run.
         await withAfdTopology('2A2F', attn, ffn, { expertParallel: true, epTransport }, async (servers) => {
           const work = busyWork(2, true);
           const got = await Promise.all(work.map((w) => runSteps(attn[w.a]!, w.seqs, w.blocks, w.stageSplit, 3)));
@@ -52,6 +53,9 @@ export async function expertParallelChecks(backend: 'cuda' | 'cpu' = 'cuda'): Pr
           const counted = pairs.every((n) => n > 0);
           passed = same && worst <= cudaLogitTolerance && counted;
           detail = `tokens ${same ? 'equal' : 'differ'}; worst logits relError ${worst.toExponential(2)}; routed pairs per FFN rank ${pairs.join(', ')}`;
+        }).catch((e: unknown) => {
+          passed = false;
+          detail = `threw: ${e instanceof Error ? e.message : String(e)}`;
         });
         const how = epTransport === 'tcp' ? 'tcp, host-staged exchange' : 'peer, device exchange';
         checks.push({ suite: 'engine', name: `expert parallel 2A2F on one GPU (${how}), gate on attention ${gate}, DBO`, passed, detail });

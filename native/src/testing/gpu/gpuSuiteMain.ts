@@ -8,6 +8,13 @@ import { dirname, join } from 'node:path';
 import { parseGpuSuiteGroups, runGpuSuite } from './gpuSuite.js';
 
 async function main(): Promise<void> {
+  // Before CUDA starts. The expert-parallel group runs two FFN ranks in this process, one
+  // context, whose device exchange spins on the GPU until the other rank's kernels write:
+  // lazily loaded kernels (CUDA's default) synchronize the context at their first launch,
+  // which waits for such a spinning kernel forever, and two streams sharing a hardware
+  // queue (8 by default) would serialize the waits; load eagerly and give 32 queues.
+  process.env['CUDA_MODULE_LOADING'] ??= 'EAGER';
+  process.env['CUDA_DEVICE_MAX_CONNECTIONS'] ??= '32';
   // The bundle lives in tools/gpu/dist/; the fixtures in tools/golden/fixtures.
   const fixturesDir = process.env['AFD_GOLDEN_DIR'] ?? join(dirname(process.argv[1] ?? '.'), '..', '..', 'golden', 'fixtures');
   // AFD_GPU_GROUPS: a comma list of groups (gpuSuiteGroups) to run, e.g. one per process.
