@@ -38,42 +38,35 @@ void EpFfnGroup::buildDeviceExchange(const std::string& transport, int64_t capMa
   backend_.synchronize();
 }
 
-void EpFfnGroup::moeLayerDevice(int layer, int stage, const Tensor& hidden, const Tensor* logits, Tensor& out) {
-  AFD_CHECK(device_ != nullptr, "expert parallelism: no device exchange (epTransport peer) was built");
+EpFfnGroup::DeviceRoute EpFfnGroup::routeDevice(int layer, const Tensor& hidden, const Tensor* logits) {
   const ModelConfig& c = ffn_.config();
   const int64_t T = hidden.ndim == 2 ? hidden.dim(0) : 0, K = c.numExpertsPerTok, E = c.numExperts;
-  std::lock_guard<std::mutex> lock(engineMutex_);
-  Tensor ids = routeIds_.view(DType::I32, {T, K}), w = routeWeights_.view(DType::F32, {T, K});
+  DeviceRoute r{routeIds_.view(DType::I32, {T, K}), routeWeights_.view(DType::F32, {T, K}), Tensor{}, false};
+  if (T == 0) return r;
   Tensor scratch = routeLogits_.view(DType::F32, {T, E});
-  Tensor shared;
-  const Tensor* addend = nullptr;
-  if (T > 0) {
-    ffn_.route(layer, hidden, logits, scratch, ids, w);
-    if (ffn_.hasSharedExperts(layer)) {
-      shared = sharedOut_.view(hidden.dtype, {T, c.hiddenSize});
-      ffn_.sharedExperts(layer, hidden, shared);
-      addend = &shared;
-    }
+  ffn_.route(layer, hidden, logits, scratch, r.ids, r.weights);
+  if (ffn_.hasSharedExperts(layer)) {
+    r.shared = sharedOut_.view(hidden.dtype, {T, c.hiddenSize});
+    ffn_.sharedExperts(layer, hidden, r.shared);
+    r.hasShared = true;
   }
-  device_->moeLayer(layer, stage, hidden, ids, w, addend, ffn_.layerWeights(layer).experts, out);
+  return r;
+}
+
+void EpFfnGroup::moeLayerDevice(int layer, int stage, const Tensor& hidden, const Tensor* logits, Tensor& out) {
+  AFD_CHECK(device_ != nullptr, "expert parallelism: no device exchange (epTransport peer) was built");
+  std::lock_guard<std::mutex> lock(engineMutex_);
+  const DeviceRoute r = routeDevice(layer, hidden, logits);
+  device_->moeLayer(layer, stage, hidden, r.ids, r.weights, r.hasShared ? &r.shared : nullptr, ffn_.layerWeights(layer).experts, out);
 }
 
 void EpFfnGroup::warmDevice(const Tensor& hidden, const Tensor* logits, int64_t cap) {
   AFD_CHECK(device_ != nullptr, "expert parallelism: no device exchange (epTransport peer) was built");
   const ModelConfig& c = ffn_.config();
-  const int64_t T = hidden.dim(0), K = c.numExpertsPerTok, E = c.numExperts;
   std::lock_guard<std::mutex> lock(engineMutex_);
-  Tensor ids = routeIds_.view(DType::I32, {T, K}), w = routeWeights_.view(DType::F32, {T, K});
-  Tensor scratch = routeLogits_.view(DType::F32, {T, E});
   for (int layer = 0; layer < static_cast<int>(c.numLayers); ++layer) {
     if (!c.moeLayers[layer]) continue;
-    if (T > 0) {
-      ffn_.route(layer, hidden, logits, scratch, ids, w);
-      if (ffn_.hasSharedExperts(layer)) {
-        Tensor shared = sharedOut_.view(hidden.dtype, {T, c.hiddenSize});
-        ffn_.sharedExperts(layer, hidden, shared);
-      }
-    }
+    routeDevice(layer, hidden, logits);
     device_->warm(cap, ffn_.layerWeights(layer).experts);
   }
 }

@@ -80,6 +80,13 @@ class EpFfnGroup {
   std::vector<float> weights_, ones_, acc_;
   std::vector<int64_t> realRows_;
   std::vector<std::vector<uint8_t>> send_, recv_, ySend_, yRecv_;
+  // Device exchange: a layer's routing of hidden [T, H] (T may be 0) into routeIds_ /
+  // routeWeights_, and its shared experts into sharedOut_ (DeepSeek). Engine mutex held.
+  struct DeviceRoute {
+    Tensor ids, weights, shared;
+    bool hasShared;
+  };
+  DeviceRoute routeDevice(int layer, const Tensor& hidden, const Tensor* logits);
   // The device exchange, its routing buffers and what its counters read last.
   std::unique_ptr<EpDeviceExchange> device_;
   Buffer routeIds_, routeWeights_, routeLogits_, sharedOut_;
