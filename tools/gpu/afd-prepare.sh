@@ -3,8 +3,11 @@
 # CUDA addon in native/$AFD_GPU_BUILD (default build-afd-gpu), beside it the afd-bench and
 # afd-agent bundles, the GPU suite bundle (gpu-tests.cjs) and the Qwen3 tokenizer, and
 # the xz'd Node runtime, all packed into .device-carry (node.xz + release.tar.xz). Carry
-# .device-carry alone: with the committed demo model in the tree, the unpacked Release folder
-# and the Node runtime beside it no longer fit the device's 64 MiB; device-env.sh unpacks them.
+# .device-carry alone (device-env.sh unpacks it). Even so, the tree's committed demo model
+# (38 MiB) and .device-carry (27 MiB) exceed the device's 64 MiB: for a device call, take
+# the model out of the index (git rm -r --cached -q models/afd-demo-moe, and list it in
+# .git/info/exclude), and put it back afterwards (git reset -q -- models/afd-demo-moe);
+# commit nothing in between.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${AFD_GPU_BUILD:-build-afd-gpu}
