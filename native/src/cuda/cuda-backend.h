@@ -112,6 +112,9 @@ class CudaBackend final : public Backend {
   // Expert GEMMs of permuted rows (ours or cuBLAS grouped), then the weighted combine into out.
   void runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights, const Tensor* addend,
                   const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out, bool masked = false);
+  // moeExperts / moeExpertsMasked: the permutation of expertIds, then runExperts.
+  void permuteAndRunExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+                            const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend, bool masked);
   // x @ w^T into out (f32): our kernels for few rows, cuBLAS for many (f32 x as bf16 hi + lo).
   void linearInto(const Tensor& x, const Tensor& w, Tensor& out, bool accumulate);
   // Scratch of at least `bytes`, valid until the next call (grows; never shrinks).

@@ -145,24 +145,24 @@ void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor&
 
 void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                              const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend) {
+  permuteAndRunExperts(x, expertIds, expertWeights, experts, out, addend, false);
+}
+
+void CudaBackend::moeExpertsMasked(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+                                   const std::vector<ExpertWeights>& experts, Tensor& out) {
+  permuteAndRunExperts(x, expertIds, expertWeights, experts, out, nullptr, true);
+}
+
+void CudaBackend::permuteAndRunExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+                                       const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend,
+                                       bool masked) {
   const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
   const int E = static_cast<int>(experts.size());
   cpu::checkMoeExperts(x, expertIds, expertWeights, out, addend);
   if (T == 0) return;
   const MoeScratch s = moeScratch(T, E, K, H, anyExpert(experts).gate.dim(0));
   moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
-  runExperts(x, s, expertWeights, addend, experts, K, out);
-}
-
-void CudaBackend::moeExpertsMasked(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
-                                   const std::vector<ExpertWeights>& experts, Tensor& out) {
-  const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
-  const int E = static_cast<int>(experts.size());
-  cpu::checkMoeExperts(x, expertIds, expertWeights, out, nullptr);
-  if (T == 0) return;
-  const MoeScratch s = moeScratch(T, E, K, H, anyExpert(experts).gate.dim(0));
-  moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
-  runExperts(x, s, expertWeights, nullptr, experts, K, out, true);
+  runExperts(x, s, expertWeights, addend, experts, K, out, masked);
 }
 
 void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {

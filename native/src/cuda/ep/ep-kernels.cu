@@ -1,11 +1,10 @@
 #include "cuda/ep/ep-kernels.cuh"
 
-#include <cuda_bf16.h>
-
 #include <stdexcept>
 #include <string>
 
 #include "cuda/cuda-check.h"
+#include "cuda/dtype-load.cuh"
 
 namespace afd::cuda::ep {
 namespace {
@@ -154,38 +153,23 @@ __global__ void returnKernel(ReturnArgs a) {
   __threadfence_system();
 }
 
-template <typename T>
-__device__ __forceinline__ float toF(T v);
-template <>
-__device__ __forceinline__ float toF<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ float toF<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T>
-__device__ __forceinline__ T fromF(float v);
-template <>
-__device__ __forceinline__ float fromF<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 fromF<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
-
-template <typename T>
 __global__ void combineKernel(CombineArgs a) {
   __shared__ int slot[kEpMaxRanks];
   const int t = blockIdx.x;
   const bool valid = a.valid[t] != 0;
   if (static_cast<int>(threadIdx.x) < a.numRanks) slot[threadIdx.x] = valid ? a.slotOf[t * a.numRanks + threadIdx.x] : -1;
   __syncthreads();
-  const T* comb = static_cast<const T*>(a.combine);
-  const T* add = static_cast<const T*>(a.addend);
-  T* out = static_cast<T*>(a.out) + static_cast<size_t>(t) * a.hidden;
+  const int dtype = a.bf16 ? kDtypeBf16 : kDtypeF32;
+  const size_t row = static_cast<size_t>(t) * a.hidden;
   for (int i = threadIdx.x; i < a.hidden; i += blockDim.x) {
     float sum = 0.0f;
     if (valid) {
       for (int r = 0; r < a.numRanks; ++r) {
-        if (slot[r] >= 0) sum += toF(comb[(static_cast<size_t>(r) * a.cap + slot[r]) * a.hidden + i]);
+        if (slot[r] >= 0) sum += loadAsFloat(a.combine, dtype, (static_cast<size_t>(r) * a.cap + slot[r]) * a.hidden + i);
       }
-      if (add != nullptr) sum += toF(add[static_cast<size_t>(t) * a.hidden + i]);
+      if (a.addend != nullptr) sum += loadAsFloat(a.addend, dtype, row + i);
     }
-    out[i] = fromF<T>(sum);
+    storeFromFloat(a.out, dtype, row + i, sum);
   }
 }
 
@@ -209,8 +193,7 @@ void epPreload() {
   AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, signalKernel));
   AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, waitKernel));
   AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, returnKernel));
-  AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, combineKernel<__nv_bfloat16>));
-  AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, combineKernel<float>));
+  AFD_CUDA_CHECK(cudaFuncGetAttributes(&attr, combineKernel));
 }
 
 DispatchLayout dispatchLayout(int numRanks, int64_t capMax, int topK, size_t rowBytes) {
@@ -259,11 +242,7 @@ void epReturn(const ReturnArgs& a, cudaStream_t stream) {
 void epCombine(const CombineArgs& a, cudaStream_t stream) {
   checkRanks(a.numRanks, "epCombine");
   if (a.rows == 0) return;
-  if (a.bf16) {
-    combineKernel<__nv_bfloat16><<<a.rows, 256, 0, stream>>>(a);
-  } else {
-    combineKernel<float><<<a.rows, 256, 0, stream>>>(a);
-  }
+  combineKernel<<<a.rows, 256, 0, stream>>>(a);
   AFD_CUDA_CHECK_LAUNCH("epCombineKernel");
 }
 

@@ -10,6 +10,7 @@
 
 #include "comm/comm-error.h"
 #include "core/error.h"
+#include "core/host-name.h"
 #include "cuda/cuda-check.h"
 
 namespace afd::cuda {
@@ -28,12 +29,6 @@ struct Blob {
   char host[64];
   cudaIpcMemHandle_t handle;
 };
-
-std::string hostName() {
-  char buf[64] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "?";
-  return buf;
-}
 
 size_t align256(size_t n) { return (n + 255) / 256 * 256; }
 
@@ -252,12 +247,8 @@ void EpPeerExchange::moeLayer(int layer, int stage, const Tensor& x, const Tenso
   signalAndWait(0, stage);
   // 3. This rank's experts over every section (masked pairs do nothing).
   char* block = region_.as<char>() + dispatchOffset(stage);
-  Tensor rx(block + layout_.rows, shape_.act, {N, H});
-  Tensor rids(block + layout_.ids, DType::I32, {N, K});
-  Tensor rw(block + layout_.weights, DType::F32, {N, K});
-  Tensor partial(partial_, shape_.act, {N, H});
-  rx.device = rids.device = rw.device = partial.device = backend_.device();
-  backend_.moeExpertsMasked(rx, rids, rw, experts, partial);
+  runOwnExperts(block + layout_.rows, reinterpret_cast<const int32_t*>(block + layout_.ids),
+                reinterpret_cast<const float*>(block + layout_.weights), N, experts);
   // 4. Partial sums back to their sources, then the flags.
   ep::ReturnArgs ret;
   ret.partial = partial_;
@@ -285,14 +276,20 @@ void EpPeerExchange::moeLayer(int layer, int stage, const Tensor& x, const Tenso
   ep::epCombine(c, stream_);
 }
 
-void EpPeerExchange::warm(int64_t cap, const std::vector<ExpertWeights>& experts) {
-  const int64_t N = shape_.numRanks * std::min(cap, shape_.capMax), H = shape_.hiddenSize;
-  Tensor rx(region_.as<char>() + layout_.rows, shape_.act, {N, H});
-  Tensor rids(warmIds_, DType::I32, {N, static_cast<int64_t>(shape_.topK)});
-  Tensor rw(warmWeights_, DType::F32, {N, static_cast<int64_t>(shape_.topK)});
+void EpPeerExchange::runOwnExperts(const void* rows, const int32_t* ids, const float* weights, int64_t N,
+                                   const std::vector<ExpertWeights>& experts) {
+  const int64_t H = shape_.hiddenSize, K = shape_.topK;
+  Tensor x(const_cast<void*>(rows), shape_.act, {N, H});
+  Tensor i(const_cast<int32_t*>(ids), DType::I32, {N, K});
+  Tensor w(const_cast<float*>(weights), DType::F32, {N, K});
   Tensor partial(partial_, shape_.act, {N, H});
-  rx.device = rids.device = rw.device = partial.device = backend_.device();
-  backend_.moeExpertsMasked(rx, rids, rw, experts, partial);
+  x.device = i.device = w.device = partial.device = backend_.device();
+  backend_.moeExpertsMasked(x, i, w, experts, partial);
+}
+
+void EpPeerExchange::warm(int64_t cap, const std::vector<ExpertWeights>& experts) {
+  const int64_t N = shape_.numRanks * std::min(cap, shape_.capMax);
+  runOwnExperts(region_.as<char>() + layout_.rows, warmIds_, warmWeights_, N, experts);
 }
 
 void EpPeerExchange::fail(comm::CommErrorKind kind, const std::string& why) {

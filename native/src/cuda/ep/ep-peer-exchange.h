@@ -56,6 +56,9 @@ class EpPeerExchange final : public EpDeviceExchange {
   // Both phases' exchange: signal every peer's flag, then wait on every peer's.
   void signalAndWait(int phase, int stage);
   ep::RankPointers pointers(size_t offset) const;
+  // This rank's experts over N slots (rows [N, H], ids / weights [N, K]; -1 ids masked) into partial_.
+  void runOwnExperts(const void* rows, const int32_t* ids, const float* weights, int64_t N,
+                     const std::vector<ExpertWeights>& experts);
   [[noreturn]] void fail(comm::CommErrorKind kind, const std::string& why);
 
   CudaBackend& backend_;

@@ -15,6 +15,7 @@
 #include "comm/comm-error.h"
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/host-name.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
 #include "cuda/peer/peer-data-plane.h"
@@ -44,12 +45,6 @@ struct PeerBootstrap {
   /** CUDA IPC handle of the sender's inbox + flag region. */
   cudaIpcMemHandle_t handle;
 };
-
-std::string hostName() {
-  char buf[64] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "?";
-  return buf;
-}
 
 std::vector<uint8_t> encode(const cuda::PeerWire& wire, int device) {
   PeerBootstrap b{};
