@@ -119,7 +119,7 @@ __global__ void signalKernel(RankFlags flags, unsigned long long* seq, int numRa
 }
 
 __global__ void waitKernel(const unsigned long long* flags, unsigned long long* expected, int numRanks,
-                           unsigned long long timeoutNs, volatile int* error) {
+                           unsigned long long timeoutNs, int place, volatile int* error) {
   const int s = threadIdx.x;
   if (s >= numRanks) return;
   const unsigned long long want = expected[s] + 1;
@@ -130,7 +130,7 @@ __global__ void waitKernel(const unsigned long long* flags, unsigned long long* 
     if ((spin & 1023u) != 0) continue;
     if (*error != 0) return;
     if (globalTimerNs() - start > timeoutNs) {
-      atomicCAS(const_cast<int*>(error), 0, s + 1);
+      atomicCAS(const_cast<int*>(error), 0, 1 + s + numRanks * place);
       return;
     }
   }
@@ -227,9 +227,9 @@ void epSignal(RankFlags flags, unsigned long long* seq, int numRanks, cudaStream
 }
 
 void epWait(const unsigned long long* flags, unsigned long long* expected, int numRanks, unsigned long long timeoutNs,
-            volatile int* error, cudaStream_t stream) {
+            int place, volatile int* error, cudaStream_t stream) {
   checkRanks(numRanks, "epWait");
-  waitKernel<<<1, 32, 0, stream>>>(flags, expected, numRanks, timeoutNs, error);
+  waitKernel<<<1, 32, 0, stream>>>(flags, expected, numRanks, timeoutNs, place, error);
   AFD_CUDA_CHECK_LAUNCH("epWaitKernel");
 }
 

@@ -69,9 +69,10 @@ void epPack(const PackArgs& a, cudaStream_t stream);
 // system-visible): seq[d] += 1, then *flags.at[d] = seq[d].
 void epSignal(RankFlags flags, unsigned long long* seq, int numRanks, cudaStream_t stream);
 // Waits until every source's flag reaches expected[s] + 1 (then stores it). A wait past
-// timeoutNs stores s + 1 into *error; a nonzero *error (the host's abort) ends every wait.
+// timeoutNs stores 1 + s + numRanks * place into *error (place: the caller's code for
+// where it waited); a nonzero *error (the host's abort) ends every wait.
 void epWait(const unsigned long long* flags, unsigned long long* expected, int numRanks, unsigned long long timeoutNs,
-            volatile int* error, cudaStream_t stream);
+            int place, volatile int* error, cudaStream_t stream);
 
 struct ReturnArgs {
   const void* partial = nullptr;  // [F * cap, H] this rank's partial sums, by source section

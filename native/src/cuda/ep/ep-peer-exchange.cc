@@ -193,7 +193,7 @@ void EpPeerExchange::beginStep(int64_t cap, const std::vector<uint8_t> valid[2])
   AFD_CUDA_CHECK(cudaMemcpyAsync(valid_, validHost_, 2 * shape_.capMax, cudaMemcpyHostToDevice, stream_));
 }
 
-void EpPeerExchange::signalAndWait(int phase, int stage) {
+void EpPeerExchange::signalAndWait(int layer, int phase, int stage) {
   ep::RankFlags flags{};
   for (int r = 0; r < shape_.numRanks; ++r) {
     flags.at[r] = reinterpret_cast<unsigned long long*>(bases_[r] + flagOffset(phase, stage, shape_.rank));
@@ -201,7 +201,7 @@ void EpPeerExchange::signalAndWait(int phase, int stage) {
   ep::epSignal(flags, seqAt(0, phase, stage), shape_.numRanks, stream_);
   const unsigned long long timeoutNs = static_cast<unsigned long long>(shape_.waitDeadlineMs) * 1000000ull;
   ep::epWait(reinterpret_cast<unsigned long long*>(region_.as<char>() + flagOffset(phase, stage, 0)), seqAt(1, phase, stage),
-             shape_.numRanks, timeoutNs, deviceError_, stream_);
+             shape_.numRanks, timeoutNs, (layer * 2 + phase) * 2 + stage, deviceError_, stream_);
 }
 
 void EpPeerExchange::moeLayer(int layer, int stage, const Tensor& x, const Tensor& ids, const Tensor& weights,
@@ -244,7 +244,7 @@ void EpPeerExchange::moeLayer(int layer, int stage, const Tensor& x, const Tenso
   pack.layout = layout_;
   pack.dst = pointers(dispatchOffset(stage));
   ep::epPack(pack, stream_);
-  signalAndWait(0, stage);
+  signalAndWait(layer, 0, stage);
   // 3. This rank's experts over every section (masked pairs do nothing).
   char* block = region_.as<char>() + dispatchOffset(stage);
   runOwnExperts(block + layout_.rows, reinterpret_cast<const int32_t*>(block + layout_.ids),
@@ -260,7 +260,7 @@ void EpPeerExchange::moeLayer(int layer, int stage, const Tensor& x, const Tenso
   ret.dst = pointers(combineOffset(stage));
   ret.rowsReceived = rowsRecv_ + layer;
   ep::epReturn(ret, stream_);
-  signalAndWait(1, stage);
+  signalAndWait(layer, 1, stage);
   // 5. Sum the partials in rank order (+ shared experts) into the output rows.
   ep::CombineArgs c;
   c.combine = region_.as<char>() + combineOffset(stage);
@@ -297,15 +297,20 @@ void EpPeerExchange::fail(comm::CommErrorKind kind, const std::string& why) {
   throw comm::EpGroupError(kind, why);
 }
 
+std::string EpPeerExchange::describeTimeout(int err) const {
+  const int F = shape_.numRanks, peer = (err - 1) % F, place = (err - 1) / F;
+  const int stage = place % 2, phase = (place / 2) % 2, layer = place / 4;
+  return "FFN rank " + std::to_string(peer) + " of the expert-parallel group did not answer within " +
+         std::to_string(shape_.waitDeadlineMs) + " ms inside the step (device wait for its " + (phase == 0 ? "dispatch" : "combine") +
+         " of layer " + std::to_string(layer) + ", stage " + std::to_string(stage) + ")";
+}
+
 void EpPeerExchange::finishStep(const comm::Deadline& deadline, comm::StopFlag stop, const std::function<int()>& closedPeer) {
   AFD_CUDA_CHECK(cudaEventRecord(done_, stream_));
   for (unsigned polls = 0;; ++polls) {
     const cudaError_t q = cudaEventQuery(done_);
     const int err = *static_cast<volatile int*>(hostError_);
-    if (err > 0) {
-      fail(comm::CommErrorKind::kTimeout, "FFN rank " + std::to_string(err - 1) + " of the expert-parallel group did not answer within " +
-                                              std::to_string(shape_.waitDeadlineMs) + " ms inside the step (device wait)");
-    }
+    if (err > 0) fail(comm::CommErrorKind::kTimeout, describeTimeout(err));
     if (err < 0) fail(comm::CommErrorKind::kPeerClosed, "the expert-parallel peer exchange was aborted earlier; the group forms again");
     if (q == cudaSuccess) return;
     if (q != cudaErrorNotReady) AFD_CUDA_CHECK(q);

@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cuda/cuda-backend.h"
@@ -54,7 +55,9 @@ class EpPeerExchange final : public EpDeviceExchange {
     return seq_ + static_cast<size_t>((which * 2 + phase) * 2 + stage) * shape_.numRanks;
   }
   // Both phases' exchange: signal every peer's flag, then wait on every peer's.
-  void signalAndWait(int phase, int stage);
+  void signalAndWait(int layer, int phase, int stage);
+  // The message of a device wait's timeout (error word 1 + peer + F * place).
+  std::string describeTimeout(int err) const;
   ep::RankPointers pointers(size_t offset) const;
   // This rank's experts over N slots (rows [N, H], ids / weights [N, K]; -1 ids masked) into partial_.
   void runOwnExperts(const void* rows, const int32_t* ids, const float* weights, int64_t N,
