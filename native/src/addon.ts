@@ -216,8 +216,8 @@ export interface AfdLinkOptions {
    * group peers; every FFN rank of a topology must agree.
    */
   expertParallel?: boolean;
-  /** The FFN group's exchange (runtime/ep-device-exchange.h): tcp, peer (CUDA IPC, one host; FFN step stays a graph) or auto (default). */
-  epTransport?: 'auto' | 'tcp' | 'peer';
+  /** The FFN group's exchange (runtime/ep-device-exchange.h): tcp, peer (CUDA IPC, one host), nccl (an NCCL communicator, a GPU per FFN rank) or auto (default); peer and nccl keep the FFN step a graph. */
+  epTransport?: 'auto' | 'tcp' | 'peer' | 'nccl';
   /**
    * FFN role: capture the whole step as a CUDA graph when the attention rank asks (device
    * connectors, one attention peer; default true); false serves every step eagerly (the

@@ -69,6 +69,12 @@ describe('AFD options -> native link options', () => {
     const tcp = resolveRoleSettings('ffn', { ...ep, epTransport: 'tcp' });
     expect(afdLinkOptions(tcp.afd, 'cpu', '', 4096)).toMatchObject({ epTransport: 'tcp' });
     expect(afdLinkOptions(tcp.afd, 'cpu', '', 4096)).not.toHaveProperty('maxStepTokens');
+    // nccl, asked or by auto under connector nccl, sizes its device sections from the budget too.
+    const nccl = resolveRoleSettings('ffn', { ...ep, epTransport: 'nccl' });
+    expect(afdLinkOptions(nccl.afd, 'cuda', '', 4096)).toMatchObject({ expertParallel: true, epTransport: 'nccl', maxStepTokens: 4096 });
+    const autoNccl = resolveRoleSettings('ffn', { ...ep, connector: 'nccl' });
+    expect(afdLinkOptions(autoNccl.afd, 'cuda', '', 4096)).toMatchObject({ connector: 'nccl', maxStepTokens: 4096 });
+    expect(afdLinkOptions(resolveRoleSettings('ffn', { connector: 'nccl' }).afd, 'cuda', '', 4096)).not.toHaveProperty('maxStepTokens');
     // Without expert parallelism epTransport peer has no exchange to size.
     expect(afdLinkOptions(resolveRoleSettings('ffn', { epTransport: 'peer' }).afd, 'cuda', '', 4096)).not.toHaveProperty('maxStepTokens');
   });
@@ -77,6 +83,8 @@ describe('AFD options -> native link options', () => {
     const peer = { topology: '2A2F', enableExpertParallel: true, epTransport: 'peer' };
     expect(() => afdLinkOptions(resolveRoleSettings('ffn', peer).afd, 'cpu')).toThrow(/--ep-transport peer .* needs --backend cuda .*--ep-transport tcp/);
     expect(afdLinkOptions(resolveRoleSettings('attention', peer).afd, 'cpu')).toMatchObject({ epTransport: 'peer' });
+    const nccl = { ...peer, epTransport: 'nccl' };
+    expect(() => afdLinkOptions(resolveRoleSettings('ffn', nccl).afd, 'cpu')).toThrow(/--ep-transport nccl moves the FFN ranks' GPU memory and needs --backend cuda .*--ep-transport tcp/);
   });
 
   it('passes the config cudaGraph policy and buckets to the engine (decode-only by default, colocated too)', () => {

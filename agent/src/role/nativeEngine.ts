@@ -36,12 +36,18 @@ export function kvCacheOptions(
 }
 
 /**
- * Whether the rank moves messages through CUDA IPC peer memory sized from maxStepTokens:
- * connector peer, or expert parallelism's exchange over peer (epTransport peer; auto means
- * peer only under connector peer).
+ * Whether the rank moves messages through device buffers sized from maxStepTokens:
+ * connector peer, or expert parallelism's device exchange (epTransport peer or nccl; auto
+ * means peer under connector peer and nccl under connector nccl).
  */
-function usesPeerMemory(afd: AfdConfig): boolean {
-  return afd.connector === 'peer' || (afd.enableExpertParallel && afd.epTransport === 'peer');
+function sizesDeviceBuffers(afd: AfdConfig): boolean {
+  return afd.connector === 'peer' || (afd.enableExpertParallel && usesDeviceExchange(afd));
+}
+
+/** Whether expert parallelism's exchange moves device memory (epTransport peer or nccl, asked or by auto). */
+function usesDeviceExchange(afd: AfdConfig): boolean {
+  if (afd.epTransport === 'auto') return afd.connector === 'peer' || afd.connector === 'nccl';
+  return afd.epTransport !== 'tcp';
 }
 
 /**
@@ -50,18 +56,18 @@ function usesPeerMemory(afd: AfdConfig): boolean {
  * maxStepTokens: the scheduler's max-num-batched-tokens (sizes the peer connector's inboxes
  * and an FFN rank's device exchange of expert parallelism; pass the same value to every rank
  * of a topology). A CUDA graph step pads a stage to its bucket, so the inboxes hold at
- * least the largest bucket. An FFN rank on cpu refuses epTransport peer.
+ * least the largest bucket. An FFN rank on cpu refuses epTransport peer and nccl.
  */
 export function afdLinkOptions(afd: AfdConfig, backend?: 'cpu' | 'cuda', rendezvousId = '', maxStepTokens?: number): AfdLinkOptions {
   if (isDeviceConnector(afd.connector) && backend === 'cpu') {
     throw new Error(`connector "${afd.connector}" moves GPU memory and needs --backend cuda (this rank runs on cpu); use --backend cuda, or set "connector": "tcp"`);
   }
-  if (afd.role === 'ffn' && afd.enableExpertParallel && afd.epTransport === 'peer' && backend === 'cpu') {
-    throw new Error('--ep-transport peer maps the FFN ranks\' GPU memory and needs --backend cuda (this FFN rank runs on cpu); use --backend cuda, or --ep-transport tcp');
+  if (afd.role === 'ffn' && afd.enableExpertParallel && (afd.epTransport === 'peer' || afd.epTransport === 'nccl') && backend === 'cpu') {
+    throw new Error(`--ep-transport ${afd.epTransport} moves the FFN ranks' GPU memory and needs --backend cuda (this FFN rank runs on cpu); use --backend cuda, or --ep-transport tcp`);
   }
   return {
     ...(afd.connector !== 'tcp' ? { connector: afd.connector } : {}),
-    ...(usesPeerMemory(afd) && maxStepTokens !== undefined ? { maxStepTokens: Math.max(maxStepTokens, ...afd.cudaGraph.batchBuckets) } : {}),
+    ...(sizesDeviceBuffers(afd) && maxStepTokens !== undefined ? { maxStepTokens: Math.max(maxStepTokens, ...afd.cudaGraph.batchBuckets) } : {}),
     topology: afd.topology,
     rank: afd.rank,
     host: afd.host,

@@ -44,7 +44,7 @@ export interface RoleCliOptions {
   seed?: string;
   /** --enable-expert-parallel: static expert parallelism inside the FFN group (config enableExpertParallel). */
   enableExpertParallel?: boolean;
-  /** --ep-transport auto|tcp|peer: expert parallelism's exchange between the FFN ranks (config epTransport). */
+  /** --ep-transport auto|tcp|peer|nccl: expert parallelism's exchange between the FFN ranks (config epTransport). */
   epTransport?: string;
 }
 
@@ -128,7 +128,7 @@ export function resolveRoleSettings(role: string, o: RoleCliOptions): RoleSettin
     port: int('--afd-port', o.afdPort, 1, 65535),
     connector: choiceFlag('--connector', AFD_CONNECTORS, 'peer: GPUs of one host; nccl: across hosts', o.connector),
     ...(o.enableExpertParallel ? { enableExpertParallel: true } : {}),
-    epTransport: choiceFlag('--ep-transport', EP_TRANSPORTS, 'peer: CUDA FFN ranks of one host; tcp: any hosts', o.epTransport),
+    epTransport: choiceFlag('--ep-transport', EP_TRANSPORTS, 'peer: CUDA FFN ranks of one host; nccl: CUDA FFN ranks on GPUs of their own, any hosts; tcp: any hosts', o.epTransport),
   };
   const afd = resolveAfdConfig(mergeAfdConfig(readConfigInput(o.config), flags));
   const rendezvousId = o.rendezvousId ?? '';

@@ -98,8 +98,8 @@ AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* wha
   str("connector", out.connector);
   str("rendezvousId", out.rendezvousId);
   str("epTransport", out.epTransport);
-  if (out.epTransport != "auto" && out.epTransport != "tcp" && out.epTransport != "peer") {
-    throw Napi::Error::New(env, std::string(what) + ": options.epTransport must be \"auto\", \"tcp\" or \"peer\" (got \"" + out.epTransport + "\")");
+  if (out.epTransport != "auto" && out.epTransport != "tcp" && out.epTransport != "peer" && out.epTransport != "nccl") {
+    throw Napi::Error::New(env, std::string(what) + ": options.epTransport must be \"auto\", \"tcp\", \"peer\" or \"nccl\" (got \"" + out.epTransport + "\")");
   }
   if (out.connector != "tcp" && out.connector != "nccl" && out.connector != "peer") {
     throw Napi::Error::New(env, std::string(what) + ": options.connector must be \"tcp\", \"nccl\" or \"peer\" (got \"" + out.connector + "\")");

@@ -221,10 +221,12 @@ describe('expert-parallel loading', () => {
     const basePort = await freePortBlock(4);
     const base = { topology: resolveTopology('2A2F'), rank: 0, basePort, expertParallel: true };
     try {
-      expect(() => new FfnServer(engine, { ...base, epTransport: 'peer' })).toThrow(
-        /epTransport peer moves device memory between the FFN ranks: load the FFN engine with --backend cuda \(it runs on cpu\)/,
-      );
-      expect(() => new FfnServer(engine, { ...base, epTransport: 'nvlink' as 'peer' })).toThrow(/options.epTransport must be "auto", "tcp" or "peer" \(got "nvlink"\)/);
+      for (const epTransport of ['peer', 'nccl'] as const) {
+        expect(() => new FfnServer(engine, { ...base, epTransport })).toThrow(
+          new RegExp(`epTransport ${epTransport} moves device memory between the FFN ranks: load the FFN engine with --backend cuda \\(it runs on cpu\\)`),
+        );
+      }
+      expect(() => new FfnServer(engine, { ...base, epTransport: 'nvlink' as 'peer' })).toThrow(/options.epTransport must be "auto", "tcp", "peer" or "nccl" \(got "nvlink"\)/);
     } finally {
       engine.close();
     }

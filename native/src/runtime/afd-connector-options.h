@@ -36,7 +36,7 @@ struct AfdConnectorOptions {
   std::string rendezvousId;
   /** FFN role: static expert parallelism over the FFN ranks (runtime/ep-ffn-group.h); no effect with one FFN rank. */
   bool expertParallel = false;
-  /** FFN role, expert parallelism: what carries the group's exchange. "tcp": host memory over the group's TCP mesh (any hosts; the FFN step runs eagerly on CUDA); "peer": device memory through CUDA IPC (CUDA, FFN ranks of one host; the step stays a CUDA graph; runtime/ep-device-exchange.h); "auto": peer under connector peer, else tcp. */
+  /** FFN role, expert parallelism: what carries the group's exchange. "tcp": host memory over the group's TCP mesh (any hosts; the FFN step runs eagerly on CUDA); "peer": device memory through CUDA IPC (CUDA, FFN ranks of one host; the step stays a CUDA graph; runtime/ep-device-exchange.h); "nccl": device memory over an NCCL communicator of the group (CUDA, a GPU per FFN rank, any hosts; the step stays a CUDA graph); "auto": peer under connector peer with every FFN rank on one host, nccl under connector nccl, else tcp. */
   std::string epTransport = "auto";
   /** FFN role: capture the whole step as a CUDA graph when the attention rank asks (device connectors; afd-ffn-server-graphs.h); false serves every step eagerly. */
   bool ffnGraphs = true;

@@ -8,7 +8,9 @@
 //
 // Transport "peer" (cuda/ep/ep-peer-exchange.h): CUDA IPC memory of FFN ranks on one host
 // (one GPU or several with P2P); the packing kernel writes straight into the owner's
-// region and bumps a device flag. Built by the CUDA build; CPU-only builds refuse.
+// region and bumps a device flag. Transport "nccl" (cuda/ep/ep-nccl-exchange.h): an NCCL
+// communicator of the group (a GPU per FFN rank, any hosts); each phase is one NCCL group
+// of fixed-size sends and receives. Built by the CUDA build; CPU-only builds refuse.
 #pragma once
 #include <functional>
 #include <memory>

@@ -1,4 +1,4 @@
-// EpFfnGroup on the device exchange (epTransport peer): routing, shared experts and the
+// EpFfnGroup on the device exchange (epTransport peer or nccl): routing, shared experts and the
 // exchange all stay on the engine's stream, so the FFN step replays as a CUDA graph.
 #include <algorithm>
 
@@ -54,14 +54,14 @@ EpFfnGroup::DeviceRoute EpFfnGroup::routeDevice(int layer, const Tensor& hidden,
 }
 
 void EpFfnGroup::moeLayerDevice(int layer, int stage, const Tensor& hidden, const Tensor* logits, Tensor& out) {
-  AFD_CHECK(device_ != nullptr, "expert parallelism: no device exchange (epTransport peer) was built");
+  AFD_CHECK(device_ != nullptr, "expert parallelism: no device exchange (epTransport peer or nccl) was built");
   std::lock_guard<std::mutex> lock(engineMutex_);
   const DeviceRoute r = routeDevice(layer, hidden, logits);
   device_->moeLayer(layer, stage, hidden, r.ids, r.weights, r.hasShared ? &r.shared : nullptr, ffn_.layerWeights(layer).experts, out);
 }
 
 void EpFfnGroup::warmDevice(const Tensor& hidden, const Tensor* logits, int64_t cap) {
-  AFD_CHECK(device_ != nullptr, "expert parallelism: no device exchange (epTransport peer) was built");
+  AFD_CHECK(device_ != nullptr, "expert parallelism: no device exchange (epTransport peer or nccl) was built");
   const ModelConfig& c = ffn_.config();
   std::lock_guard<std::mutex> lock(engineMutex_);
   for (int layer = 0; layer < static_cast<int>(c.numLayers); ++layer) {

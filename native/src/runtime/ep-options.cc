@@ -12,7 +12,8 @@ std::string epTransportOf(const AfdConnectorOptions& options, const comm::Rendez
   if (options.epTransport != "auto") return options.epTransport;
   const std::vector<std::string>& hosts = config.ffnHosts;
   const bool oneHost = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts.front(); });
-  return options.connector == "peer" && oneHost ? "peer" : "tcp";
+  if (options.connector == "peer" && oneHost) return "peer";
+  return options.connector == "nccl" ? "nccl" : "tcp";
 }
 
 comm::EpMeshConfig epMeshConfig(const comm::RendezvousConfig& c, const AfdConnectorOptions& o, const ModelConfig& m) {

@@ -79,8 +79,13 @@ export function isDeviceConnector(connector: AfdConnector): boolean {
   return connector !== 'tcp';
 }
 
-/** Expert parallelism's exchange between the FFN ranks (epTransport). */
-export const epTransportSchema = z.enum(['auto', 'tcp', 'peer']);
+/**
+ * Expert parallelism's exchange between the FFN ranks (epTransport): tcp (host memory, any
+ * hosts), peer (CUDA IPC, FFN ranks of one host), nccl (an NCCL communicator of the FFN
+ * ranks, a GPU each, any hosts) or auto (peer under connector peer on one host, nccl under
+ * connector nccl, else tcp).
+ */
+export const epTransportSchema = z.enum(['auto', 'tcp', 'peer', 'nccl']);
 export type EpTransport = z.output<typeof epTransportSchema>;
 /** Every epTransport value, in the schema's order. */
 export const EP_TRANSPORTS: readonly EpTransport[] = epTransportSchema.options;
@@ -111,9 +116,10 @@ export const afdOptionsShape = {
   /**
    * What carries expert parallelism's exchange between the FFN ranks: tcp (host memory over
    * the group's TCP mesh, any hosts; the FFN step runs eagerly), peer (device memory through
-   * CUDA IPC: CUDA FFN ranks of one host; the FFN step stays a CUDA graph) or auto (peer when
-   * the connector is peer and every FFN rank is on one host, else tcp). Every FFN rank must
-   * use the same (default auto).
+   * CUDA IPC: CUDA FFN ranks of one host), nccl (device memory over an NCCL communicator of
+   * the FFN ranks: CUDA, a GPU per FFN rank, any hosts) or auto (peer when the connector is
+   * peer and every FFN rank is on one host, nccl when the connector is nccl, else tcp); peer
+   * and nccl keep the FFN step a CUDA graph. Every FFN rank must use the same (default auto).
    */
   epTransport: epTransportSchema.default('auto'),
 };

@@ -79,14 +79,36 @@ describe('launch spec', () => {
     const spec = launchSpecSchema.parse({ ...spec3A2F, placements: ffnOnOneGpuHost, afd: ep });
     expect(spec.mode === 'afd' && spec.afd.epTransport).toBe('peer');
     expect(problems({ ...spec3A2F, afd: ep })).toEqual([
-      'afd.epTransport: epTransport peer needs every FFN rank on a CUDA device (on cpu: ffn 0, ffn 1); use epTransport tcp or auto',
-      'afd.epTransport: epTransport peer (CUDA IPC) needs every FFN rank on one host (FFN ranks are on agents host-a, host-b); use epTransport tcp across hosts',
+      'afd.epTransport: epTransport peer needs every FFN rank on a CUDA device (on cpu: ffn 0, ffn 1); use epTransport tcp',
+      'afd.epTransport: epTransport peer (CUDA IPC) needs every FFN rank on one host (FFN ranks are on agents host-a, host-b); use epTransport nccl or tcp across hosts',
     ]);
     // Without expert parallelism there is no exchange to carry; tcp and auto fit any placement.
     for (const afd of [{ epTransport: 'peer' }, { enableExpertParallel: true, epTransport: 'tcp' }, { enableExpertParallel: true }] as const) {
       expect(launchSpecSchema.safeParse({ ...spec3A2F, afd }).success).toBe(true);
     }
-    expect(problems({ ...spec3A2F, afd: { epTransport: 'nvlink' } })[0]).toMatch(/^afd\.epTransport: .*"auto"\|"tcp"\|"peer"/);
+    expect(problems({ ...spec3A2F, afd: { epTransport: 'nvlink' } })[0]).toMatch(/^afd\.epTransport: .*"auto"\|"tcp"\|"peer"\|"nccl"/);
+  });
+
+  it('takes epTransport nccl (asked, or auto under connector nccl) only with a CUDA GPU per FFN rank, on any hosts', () => {
+    const cuda = (role: 'attention' | 'ffn', rank: number, agentId = 'host-a', deviceIndex = 0) => ({ ...place(role, rank, agentId), backend: 'cuda' as const, deviceIndex });
+    const ep = { enableExpertParallel: true, epTransport: 'nccl' } as const;
+    const attention = [place('attention', 0), place('attention', 1), place('attention', 2)];
+    const ownGpus = [cuda('ffn', 0, 'host-a', 0), cuda('ffn', 1, 'host-a', 1), ...attention];
+    const twoHosts = [cuda('ffn', 0, 'host-a', 0), cuda('ffn', 1, 'host-b', 0), ...attention];
+    for (const placements of [ownGpus, twoHosts]) expect(launchSpecSchema.safeParse({ ...spec3A2F, placements, afd: ep }).success).toBe(true);
+    const shared = [cuda('ffn', 0, 'host-a', 1), cuda('ffn', 1, 'host-a', 1), ...attention];
+    expect(problems({ ...spec3A2F, placements: shared, afd: ep })).toEqual([
+      'afd.epTransport: epTransport nccl needs every FFN rank on a GPU of its own (ffn 0 and ffn 1 are both on host-a GPU 1); use epTransport peer for FFN ranks that share a host\'s GPUs',
+    ]);
+    expect(problems({ ...spec3A2F, afd: ep })).toEqual([
+      'afd.epTransport: epTransport nccl needs every FFN rank on a CUDA device (on cpu: ffn 0, ffn 1); use epTransport tcp',
+    ]);
+    // auto under connector nccl means nccl (every rank on CUDA for the connector anyway).
+    const allCuda = [cuda('ffn', 0, 'host-a', 2), cuda('ffn', 1, 'host-a', 2), cuda('attention', 0, 'host-a', 0), cuda('attention', 1, 'host-a', 1), cuda('attention', 2, 'host-b', 0)];
+    expect(problems({ ...spec3A2F, placements: allCuda, afd: { connector: 'nccl', enableExpertParallel: true } })).toEqual([
+      'afd.epTransport: epTransport auto (nccl under connector nccl) needs every FFN rank on a GPU of its own (ffn 0 and ffn 1 are both on host-a GPU 2); use epTransport peer for FFN ranks that share a host\'s GPUs',
+    ]);
+    expect(launchSpecSchema.safeParse({ ...spec3A2F, placements: allCuda, afd: { connector: 'nccl', enableExpertParallel: true, epTransport: 'peer' } }).success).toBe(true);
   });
 
   it('rejects bad topologies, bad fields and unknown keys', () => {

@@ -126,20 +126,37 @@ function checkConnector(connector: AfdConnector, placements: readonly RankPlacem
 }
 
 /**
- * epTransport peer maps the FFN ranks' GPU memory through CUDA IPC: with expert parallelism
- * on, every FFN rank runs on CUDA and on one host (agent).
+ * The device exchanges of expert parallelism move GPU memory: epTransport peer maps the FFN
+ * ranks' memory through CUDA IPC (every FFN rank on CUDA, on one host); nccl (asked, or auto
+ * under connector nccl) joins the FFN ranks in an NCCL communicator (every FFN rank on CUDA,
+ * on a GPU of its own: NCCL refuses two ranks of one communicator on one GPU).
  */
 function checkEpTransport(afd: AfdOptions, placements: readonly RankPlacement[], ctx: z.RefinementCtx): void {
-  if (!afd.enableExpertParallel || afd.epTransport !== 'peer') return;
+  if (!afd.enableExpertParallel) return;
+  const transport = afd.epTransport === 'auto' && afd.connector === 'nccl' ? 'nccl' : afd.epTransport;
+  if (transport !== 'peer' && transport !== 'nccl') return;
   const path = ['afd', 'epTransport'];
+  const named = afd.epTransport === 'auto' ? 'epTransport auto (nccl under connector nccl)' : `epTransport ${transport}`;
   const ffn = placements.filter((p) => p.role === 'ffn');
   const onCpu = ffn.filter((p) => p.backend !== 'cuda').map((p) => `ffn ${p.rank}`);
   if (onCpu.length > 0) {
-    ctx.addIssue({ code: 'custom', path, message: `epTransport peer needs every FFN rank on a CUDA device (on cpu: ${onCpu.join(', ')}); use epTransport tcp or auto` });
+    ctx.addIssue({ code: 'custom', path, message: `${named} needs every FFN rank on a CUDA device (on cpu: ${onCpu.join(', ')}); use epTransport tcp` });
   }
   const agents = [...new Set(ffn.map((p) => p.agentId))];
-  if (agents.length > 1) {
-    ctx.addIssue({ code: 'custom', path, message: `epTransport peer (CUDA IPC) needs every FFN rank on one host (FFN ranks are on agents ${agents.join(', ')}); use epTransport tcp across hosts` });
+  if (transport === 'peer' && agents.length > 1) {
+    ctx.addIssue({ code: 'custom', path, message: `epTransport peer (CUDA IPC) needs every FFN rank on one host (FFN ranks are on agents ${agents.join(', ')}); use epTransport nccl or tcp across hosts` });
+  }
+  if (transport === 'nccl') {
+    const seen = new Map<string, number>();
+    for (const p of ffn.filter((q) => q.backend === 'cuda')) {
+      const gpu = `${p.agentId} GPU ${p.deviceIndex}`;
+      const other = seen.get(gpu);
+      if (other !== undefined) {
+        ctx.addIssue({ code: 'custom', path, message: `${named} needs every FFN rank on a GPU of its own (ffn ${other} and ffn ${p.rank} are both on ${gpu}); use epTransport peer for FFN ranks that share a host's GPUs` });
+      } else {
+        seen.set(gpu, p.rank);
+      }
+    }
   }
 }
 

@@ -105,12 +105,13 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
               <input type="checkbox" checked={o.expertParallel} onChange={(e) => set({ expertParallel: e.target.checked })} data-testid="expert-parallel" />
               <span style={{ color: 'var(--text)' }}>Expert parallelism (split experts over the FFN ranks)</span>
             </label>
-            <label title="What carries the FFN ranks' token exchange: tcp (host memory, any hosts; eager FFN steps), peer (GPU memory through CUDA IPC: CUDA FFN ranks of one host; FFN steps stay CUDA graphs), auto (peer under connector peer, else tcp)">
+            <label title="What carries the FFN ranks' token exchange: tcp (host memory, any hosts; eager FFN steps), peer (GPU memory through CUDA IPC: CUDA FFN ranks of one host), nccl (GPU memory over NCCL: CUDA FFN ranks on GPUs of their own, any hosts); peer and nccl keep FFN steps CUDA graphs; auto (peer under connector peer, nccl under connector nccl, else tcp)">
               Expert exchange
               <select value={o.epTransport} disabled={!o.expertParallel} onChange={(e) => set({ epTransport: e.target.value as EpTransport })} data-testid="ep-transport">
                 <option value="auto">auto</option>
                 <option value="tcp">tcp (host memory, any hosts)</option>
                 <option value="peer">peer (GPU, one host: CUDA IPC)</option>
+                <option value="nccl">nccl (GPU per FFN rank, any hosts)</option>
               </select>
             </label>
           </div>

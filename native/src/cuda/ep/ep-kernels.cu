@@ -81,8 +81,9 @@ __global__ void packKernel(PackArgs a) {
   const int d = blockIdx.y;
   const int count = a.counts[d];
   char* dst = a.dst.at[d];
-  if (blockIdx.x == 0 && threadIdx.x == 0) reinterpret_cast<uint32_t*>(dst)[a.rank] = static_cast<uint32_t>(count);
-  const size_t first = static_cast<size_t>(a.rank) * a.cap;
+  const int section = a.sectionByDestination ? d : a.rank;
+  if (blockIdx.x == 0 && threadIdx.x == 0) reinterpret_cast<uint32_t*>(dst)[section] = static_cast<uint32_t>(count);
+  const size_t first = static_cast<size_t>(section) * a.cap;
   int32_t* ids = reinterpret_cast<int32_t*>(dst + a.layout.ids) + first * a.topK;
   float* weights = reinterpret_cast<float*>(dst + a.layout.weights) + first * a.topK;
   char* rows = dst + a.layout.rows + first * a.rowBytes;
@@ -142,6 +143,7 @@ __global__ void returnKernel(ReturnArgs a) {
   const int s = blockIdx.y;
   const int count = static_cast<int>(a.counts[s]);
   if (blockIdx.x == 0 && threadIdx.x == 0 && a.rowsReceived != nullptr && s != a.rank) atomicAdd(a.rowsReceived, 1ull * count);
+  if (a.dst.at[s] == nullptr) return;  // the transport sends this section itself
   const char* src = static_cast<const char*>(a.partial) + static_cast<size_t>(s) * a.cap * a.rowBytes;
   char* dst = a.dst.at[s] + static_cast<size_t>(a.rank) * a.cap * a.rowBytes;
   const size_t n16 = a.rowBytes / 16;

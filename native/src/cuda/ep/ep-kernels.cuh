@@ -1,8 +1,8 @@
-// Kernels of the device-resident expert-parallel exchange (cuda/ep/ep-peer-exchange.h):
+// Kernels of the device-resident expert-parallel exchange (cuda/ep/ep-exchange-base.h):
 // fixed-capacity sections, row counts and routing on the device only, so an FFN step
 // that runs them replays as one CUDA graph.
 //
-// One (phase, stage) of a rank's region holds a section per source rank s, each `cap`
+// One (phase, stage) of a rank's blocks holds a section per source rank s, each `cap`
 // rows long (cap = the group's largest stage row count of the step, <= capMax):
 //   dispatch: counts [kEpMaxRanks] u32 | ids [F * cap, K] i32 | weights [F * cap, K] f32
 //             | rows [F * cap, H]   (source s writes rows s * cap .. s * cap + count - 1)
@@ -61,6 +61,9 @@ struct PackArgs {
   int topK = 0, numExperts = 0, numRanks = 0, rank = 0, cap = 0;
   DispatchLayout layout;
   RankPointers dst;               // dispatch block of (this stage) on every destination
+  // false: write section `rank` of dst.at[d] (the owner's own block, transport peer);
+  // true: section d (a local outbox that a transport sends from, transport nccl).
+  bool sectionByDestination = false;
 };
 // Writes this rank's section into every destination's dispatch block (ids -1 past the count).
 void epPack(const PackArgs& a, cudaStream_t stream);
@@ -79,10 +82,11 @@ struct ReturnArgs {
   const uint32_t* counts = nullptr;  // dispatch block counts (rows each source sent here)
   size_t rowBytes = 0;
   int numRanks = 0, rank = 0, cap = 0;
-  RankPointers dst;               // combine block (this stage) on every source
+  RankPointers dst;               // combine block (this stage) on every source; null: count only
   unsigned long long* rowsReceived = nullptr;  // [1] or null: += rows received from other ranks
 };
-// Copies each source's used rows back into the source's combine block.
+// Copies each source's used rows back into section `rank` of the source's combine block
+// (sources with a null block are only counted: the transport sends partial sums itself).
 void epReturn(const ReturnArgs& a, cudaStream_t stream);
 
 struct CombineArgs {

@@ -5,33 +5,53 @@
  * tolerance, with the gate on either side and DBO stages, for both exchanges between the
  * FFN ranks: epTransport tcp (host-staged; the source sums the expert outputs on the host)
  * and peer (the device exchange: the FFN ranks of one process map each other's regions
- * directly; every owner sums its experts' share on the device, the source adds the shares).
+ * directly; every owner sums its experts' share on the device, the source adds the shares)
+ * and, where two GPUs are visible, nccl (the same device exchange over an NCCL communicator
+ * of the FFN ranks, FFN rank f on GPU f).
  * With peer the FFN ranks' device counters must show every routed pair.
  */
 import { rm } from 'node:fs/promises';
 import { relativeError } from '../golden.js';
 import { buildLoadSpec } from '../../checkpoint/loadSpec.js';
 import { afdEngineOpts, busyWork, runSteps, withAfdTopology } from '../afdTesting.js';
+import { AttentionLink } from '../../AttentionLink.js';
+import { FfnServer } from '../../FfnServer.js';
+import { freePortBlock } from '../../comm/ports.js';
+import type { AfdLinkOptions } from '../../addon.js';
+import { resolveTopology } from '@afd/shared';
 import { Engine } from '../../engine.js';
 import { roleSpec, writeTinyModel } from '../engineTesting.js';
+import { probe } from '../../nativeProcess.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 
-/** backend: 'cuda' in the GPU suite ('cpu' runs the same check without a GPU). */
-export async function expertParallelChecks(backend: 'cuda' | 'cpu' = 'cuda'): Promise<GpuCheck[]> {
+type EpTransportChoice = 'tcp' | 'peer' | 'nccl';
+
+function visibleGpus(): number {
+  return probe().devices.length;
+}
+
+/**
+ * backend: 'cuda' in the GPU suite ('cpu' runs the same check without a GPU). gpus: CUDA
+ * devices visible; with two or more the nccl variants run too, FFN rank f on device f
+ * (NCCL refuses two ranks of one communicator on one GPU).
+ */
+export async function expertParallelChecks(backend: 'cuda' | 'cpu' = 'cuda', gpus = visibleGpus()): Promise<GpuCheck[]> {
   const dir = await writeTinyModel('qwen3_moe', 23);
   const opts = { ...afdEngineOpts, backend };
   const checks: GpuCheck[] = [];
   try {
     const colocated = await Engine.load(await roleSpec(dir, 'colocated'), opts);
     try {
-      const variants = (backend === 'cuda' ? (['tcp', 'peer'] as const) : (['tcp'] as const)).flatMap((epTransport) =>
-        [false, true].map((gate) => ({ epTransport, gate })),
-      );
+      const transports: EpTransportChoice[] = backend === 'cpu' ? ['tcp'] : gpus >= 2 ? ['tcp', 'peer', 'nccl'] : ['tcp', 'peer'];
+      const variants = transports.flatMap((epTransport) => [false, true].map((gate) => ({ epTransport, gate })));
       for (const { epTransport, gate } of variants) {
         const attnSpec = await roleSpec(dir, 'attention', gate);
         const attn = await Promise.all([0, 1].map(() => Engine.load(attnSpec, opts)));
+        const ffnOpts = (rank: number) => (epTransport === 'nccl' ? { ...opts, deviceIndex: rank } : opts);
         const ffn = await Promise.all(
-          [0, 1].map(async (rank) => Engine.load((await buildLoadSpec(dir, 'ffn', { computeGateOnAttention: gate, expertParallel: { rank, numRanks: 2 } })).spec, opts)),
+          [0, 1].map(async (rank) =>
+            Engine.load((await buildLoadSpec(dir, 'ffn', { computeGateOnAttention: gate, expertParallel: { rank, numRanks: 2 } })).spec, ffnOpts(rank)),
+          ),
         );
         let detail = '';
         let passed = false;
@@ -57,9 +77,10 @@ export async function expertParallelChecks(backend: 'cuda' | 'cpu' = 'cuda'): Pr
           passed = false;
           detail = `threw: ${e instanceof Error ? e.message : String(e)}`;
         });
-        const how = epTransport === 'tcp' ? 'tcp, host-staged exchange' : 'peer, device exchange';
-        checks.push({ suite: 'engine', name: `expert parallel 2A2F on one GPU (${how}), gate on attention ${gate}, DBO`, passed, detail });
+        const how = { tcp: 'on one GPU (tcp, host-staged exchange)', peer: 'on one GPU (peer, device exchange)', nccl: 'on two GPUs (nccl, device exchange)' }[epTransport];
+        checks.push({ suite: 'engine', name: `expert parallel 2A2F ${how}, gate on attention ${gate}, DBO`, passed, detail });
       }
+      if (backend === 'cuda') checks.push(await ncclSharedGpuRefusal(dir, opts));
     } finally {
       colocated.close();
     }
@@ -67,4 +88,35 @@ export async function expertParallelChecks(backend: 'cuda' | 'cpu' = 'cuda'): Pr
     await rm(dir, { recursive: true, force: true });
   }
   return checks;
+}
+
+/**
+ * epTransport nccl with both FFN ranks on one GPU: the group's bootstrap (NCCL loaded, rank
+ * 0's unique id and each rank's GPU through the mesh) must refuse it on every FFN rank,
+ * naming both ranks and the GPU, and the attention ranks must learn it, with nothing left
+ * running (every server's loop ends).
+ */
+async function ncclSharedGpuRefusal(dir: string, opts: typeof afdEngineOpts & { backend: 'cuda' | 'cpu' }): Promise<GpuCheck> {
+  const attnSpec = await roleSpec(dir, 'attention', false);
+  const attn = await Promise.all([0, 1].map(() => Engine.load(attnSpec, opts)));
+  const ffn = await Promise.all(
+    [0, 1].map(async (rank) => Engine.load((await buildLoadSpec(dir, 'ffn', { expertParallel: { rank, numRanks: 2 } })).spec, opts)),
+  );
+  const base = await freePortBlock(4);
+  const o = (rank: number): AfdLinkOptions => ({
+    topology: resolveTopology('2A2F'), rank, basePort: base, stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000, expertParallel: true, epTransport: 'nccl',
+  });
+  const servers = ffn.map((e, f) => new FfnServer(e, o(f)));
+  const links = attn.map((e, a) => new AttentionLink(e, o(a)));
+  try {
+    const settled = await Promise.allSettled([...servers.map((s) => s.start()), ...links.map((l) => l.connect())]);
+    const why = settled.map((r) => (r.status === 'rejected' ? (r.reason instanceof Error ? r.reason.message : String(r.reason)) : 'no error'));
+    const named = /epTransport nccl needs every FFN rank on a GPU of its own .*FFN ranks 0 and 1 both use GPU \S+ of host/;
+    const passed = why.slice(0, 2).every((m) => named.test(m)) && why.slice(2).every((m) => m !== 'no error') && servers.every((s) => s.state().state === 'failed');
+    return { suite: 'engine', name: 'expert parallel 2A2F over nccl with both FFN ranks on one GPU is refused, naming them', passed, detail: why.join(' | ').slice(0, 600) };
+  } finally {
+    for (const l of links) await l.close({ shutdown: false });
+    for (const s of servers) await s.stop();
+    [...attn, ...ffn].forEach((e) => e.close());
+  }
 }

@@ -1,0 +1,85 @@
+// What the device exchanges of the FFN group (transports peer and nccl) share: the blocks
+// a rank receives into (per DBO stage a dispatch block and a combine block, laid out as in
+// cuda/ep/ep-kernels.cuh), the plan / pack / experts / return / combine pipeline of one MoE
+// layer, the warm-up and the device counters. A transport says where the packing and
+// return kernels write, and moves each phase's sections to their ranks (moveDispatch,
+// moveCombine) on the engine's stream.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda-backend.h"
+#include "cuda/device-buffer.h"
+#include "cuda/ep/ep-kernels.cuh"
+#include "runtime/ep-device-exchange.h"
+
+namespace afd::cuda {
+
+class EpExchangeBase : public EpDeviceExchange {
+ public:
+  int64_t capMax() const override { return shape_.capMax; }
+  void beginStep(int64_t cap, const std::vector<uint8_t> valid[2]) override;
+  void moeLayer(int layer, int stage, const Tensor& x, const Tensor& ids, const Tensor& weights, const Tensor* addend,
+                const std::vector<ExpertWeights>& experts, Tensor& out) override;
+  void warm(int64_t cap, const std::vector<ExpertWeights>& experts) override;
+  EpDeviceCounters counters() override;
+
+ protected:
+  // Checks the shape and allocates the blocks (followed by extraRegionBytes for the
+  // transport: peer's flags) and this rank's own buffers. what: "peer", "NCCL".
+  EpExchangeBase(CudaBackend& backend, const EpDeviceShape& shape, const std::string& what, size_t extraRegionBytes);
+  ~EpExchangeBase() override;
+
+  // Where the packing kernel writes a stage's sections (dst.at[d] for destination d) and
+  // whether it writes section d there (true) or section `rank` (false: the owner's block).
+  virtual ep::RankPointers dispatchTargets(int stage, bool* sectionByDestination) = 0;
+  // After the packing kernel: every source's section must reach the local dispatch block.
+  virtual void moveDispatch(int layer, int stage) = 0;
+  // Where the return kernel writes section `rank` for source s (null: nowhere, the
+  // transport sends partialSection(s) itself).
+  virtual ep::RankPointers returnTargets(int stage) = 0;
+  // After the return kernel: every owner's partial sums must reach the local combine block.
+  virtual void moveCombine(int layer, int stage) = 0;
+
+  size_t dispatchOffset(int stage) const { return static_cast<size_t>(stage) * (layout_.bytes + combineBytes_); }
+  size_t combineOffset(int stage) const { return dispatchOffset(stage) + layout_.bytes; }
+  // Offset past both stages' blocks (the transport's extra region bytes start here).
+  size_t blocksBytes() const { return 2 * (layout_.bytes + combineBytes_); }
+  char* dispatchBlock(int stage) const { return region_.as<char>() + dispatchOffset(stage); }
+  char* combineBlock(int stage) const { return region_.as<char>() + combineOffset(stage); }
+  // This rank's partial sums for source s's section (cap_ rows).
+  const char* partialSection(int s) const { return static_cast<const char*>(partial_) + static_cast<size_t>(s) * cap_ * rowBytes_; }
+
+  CudaBackend& backend_;
+  cudaStream_t stream_;
+  EpDeviceShape shape_;
+  size_t rowBytes_;
+  ep::DispatchLayout layout_;
+  size_t combineBytes_;
+  DeviceBuffer region_;  // [stage]{dispatch, combine}, then the transport's extra bytes
+  cudaEvent_t done_ = nullptr;
+  int64_t cap_ = 0;
+
+ private:
+  // This rank's experts over N slots (rows [N, H], ids / weights [N, K]; -1 ids masked) into partial_.
+  void runOwnExperts(const void* rows, const int32_t* ids, const float* weights, int64_t N,
+                     const std::vector<ExpertWeights>& experts);
+
+  DeviceBuffer local_;  // this rank's own buffers, carved below
+  int32_t* slotOf_ = nullptr;
+  int32_t* tokenAt_ = nullptr;
+  int32_t* counts_ = nullptr;
+  uint8_t* valid_ = nullptr;  // [2][capMax]
+  void* partial_ = nullptr;   // [F * capMax, H]
+  int32_t* warmIds_ = nullptr;
+  float* warmWeights_ = nullptr;
+  unsigned long long* tokens_ = nullptr;    // [layers * E]
+  unsigned long long* rowsSent_ = nullptr;  // [layers]
+  unsigned long long* rowsRecv_ = nullptr;  // [layers]
+  uint8_t* validHost_ = nullptr;  // pinned staging of valid_
+};
+
+}  // namespace afd::cuda

@@ -1,0 +1,211 @@
+#include "cuda/ep/ep-nccl-exchange.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "comm/comm-error.h"
+#include "core/error.h"
+#include "core/host-name.h"
+#include "cuda/cuda-check.h"
+#include "runtime/ep-gpu-placement.h"
+
+namespace afd::cuda {
+
+namespace {
+
+constexpr char kMagic[8] = {'A', 'F', 'D', 'E', 'P', 'N', '1', '\0'};
+
+// One rank's half of the bootstrap (fixed layout; every rank runs the same build).
+struct Blob {
+  char magic[8];
+  int32_t rank = 0, numRanks = 0, device = 0, pid = 0;
+  int64_t capMax = 0;
+  uint64_t regionBytes = 0;
+  char host[64];
+  char pciBusId[32];
+  nccl::ncclUniqueId id;  // rank 0's is the group's
+};
+
+using nccl::checkNccl;
+using nccl::ncclApi;
+using nccl::ncclUint8;
+
+}  // namespace
+
+EpNcclExchange::EpNcclExchange(CudaBackend& backend, const EpDeviceShape& shape) : EpExchangeBase(backend, shape, "NCCL", 0) {
+  outbox_ = DeviceBuffer("expert-parallel NCCL exchange outbox (" + std::to_string(shape.capMax) + " rows per section)", layout_.bytes);
+  AFD_CUDA_CHECK(cudaMemset(outbox_.data(), 0, outbox_.bytes()));
+  char bus[32] = {};
+  AFD_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, backend.device().index));
+  pciBusId_ = bus;
+  if (shape.rank == 0) id_ = nccl::newUniqueId();
+}
+
+EpNcclExchange::~EpNcclExchange() {
+  // A step that did not finish (a peer gone) leaves NCCL kernels waiting: abort them
+  // before the blocks go; a finished one lets the communicator be destroyed normally.
+  if (comm_ && cudaEventQuery(done_) == cudaErrorNotReady) abort();
+  cudaStreamSynchronize(stream_);
+  cudaGetLastError();
+  comm_.reset();
+}
+
+std::vector<uint8_t> EpNcclExchange::bootstrapBlob() const {
+  Blob b{};
+  std::memcpy(b.magic, kMagic, sizeof b.magic);
+  b.rank = shape_.rank;
+  b.numRanks = shape_.numRanks;
+  b.device = backend_.device().index;
+  b.pid = static_cast<int32_t>(getpid());
+  b.capMax = shape_.capMax;
+  b.regionBytes = region_.bytes();
+  const std::string h = hostName();
+  std::memcpy(b.host, h.data(), std::min(h.size(), sizeof b.host - 1));
+  std::memcpy(b.pciBusId, pciBusId_.data(), std::min(pciBusId_.size(), sizeof b.pciBusId - 1));
+  b.id = id_;
+  std::vector<uint8_t> out(sizeof b);
+  std::memcpy(out.data(), &b, sizeof b);
+  return out;
+}
+
+void EpNcclExchange::connect(const std::vector<std::vector<uint8_t>>& blobs) {
+  const int F = shape_.numRanks;
+  AFD_CHECK(static_cast<int>(blobs.size()) == F, "expert-parallel NCCL exchange: " << blobs.size() << " bootstrap blobs for " << F << " ranks");
+  std::vector<Blob> all(F);
+  std::vector<EpRankGpu> gpus(F);
+  for (int r = 0; r < F; ++r) {
+    const std::string who = "FFN rank " + std::to_string(r) + " of the expert-parallel group";
+    Blob& b = all[r];
+    if (blobs[r].size() != sizeof b || std::memcmp(blobs[r].data(), kMagic, sizeof kMagic) != 0) {
+      throw comm::EpGroupError(comm::CommErrorKind::kProtocol,
+                               who + " sent a " + std::to_string(blobs[r].size()) + "-byte bootstrap that is not an NCCL exchange's (" +
+                                   std::to_string(sizeof b) + " bytes); run every FFN rank with the same build and epTransport");
+    }
+    std::memcpy(&b, blobs[r].data(), sizeof b);
+    b.host[sizeof b.host - 1] = '\0';
+    b.pciBusId[sizeof b.pciBusId - 1] = '\0';
+    if (b.rank != r || b.numRanks != F || b.capMax != shape_.capMax || b.regionBytes != region_.bytes()) {
+      throw comm::EpGroupError(comm::CommErrorKind::kConfig,
+                               who + " has blocks of " + std::to_string(b.regionBytes) + " bytes for " + std::to_string(b.capMax) +
+                                   " rows per section (rank " + std::to_string(b.rank) + " of " + std::to_string(b.numRanks) +
+                                   "); this rank's are " + std::to_string(region_.bytes()) + " bytes for " + std::to_string(shape_.capMax) +
+                                   ": give every FFN rank the same --max-num-batched-tokens and graph buckets");
+    }
+    gpus[r] = EpRankGpu{b.host, b.pciBusId};
+  }
+  const std::string shared = sharedGpuConflict(gpus);
+  if (!shared.empty()) {
+    throw comm::EpGroupError(comm::CommErrorKind::kConfig, "epTransport nccl needs every FFN rank on a GPU of its own (NCCL refuses two "
+                                                           "ranks of a communicator on one GPU): " + shared +
+                                                               "; use epTransport peer for FFN ranks that share a host's GPUs");
+  }
+  AFD_CUDA_CHECK(cudaSetDevice(backend_.device().index));
+  try {
+    comm_ = std::make_unique<nccl::NcclComm>(all[0].id, F, shape_.rank, "the expert-parallel group's FFN ranks");
+  } catch (const comm::CommError& e) {
+    throw comm::EpGroupError(e.kind(), std::string("expert-parallel NCCL exchange: ") + e.what());
+  }
+}
+
+ep::RankPointers EpNcclExchange::dispatchTargets(int stage, bool* sectionByDestination) {
+  *sectionByDestination = true;  // section d of the outbox, this rank's own straight into its block
+  ep::RankPointers p{};
+  for (int r = 0; r < shape_.numRanks; ++r) p.at[r] = r == shape_.rank ? dispatchBlock(stage) : outbox_.as<char>();
+  return p;
+}
+
+void EpNcclExchange::moveDispatch(int /*layer*/, int stage) {
+  const size_t cap = static_cast<size_t>(cap_), K = static_cast<size_t>(shape_.topK);
+  // Section p of each array: counts[p] (one u32), ids and weights (cap x K), rows (cap rows).
+  const size_t offset[4] = {0, layout_.ids, layout_.weights, layout_.rows};
+  const size_t bytes[4] = {4, 4 * cap * K, 4 * cap * K, cap * rowBytes_};
+  char* in = dispatchBlock(stage);
+  const char* out = outbox_.as<char>();
+  nccl::ncclComm_t comm = comm_->get();
+  checkNccl(ncclApi().groupStart(), "ncclGroupStart (expert-parallel dispatch)");
+  for (int p = 0; p < shape_.numRanks; ++p) {
+    if (p == shape_.rank) continue;
+    for (int i = 0; i < 4; ++i) {
+      const size_t at = offset[i] + static_cast<size_t>(p) * bytes[i];
+      checkNccl(ncclApi().send(out + at, bytes[i], ncclUint8, p, comm, stream_), "ncclSend (expert-parallel dispatch)");
+      checkNccl(ncclApi().recv(in + at, bytes[i], ncclUint8, p, comm, stream_), "ncclRecv (expert-parallel dispatch)");
+    }
+  }
+  checkNccl(ncclApi().groupEnd(), "ncclGroupEnd (expert-parallel dispatch)");
+}
+
+ep::RankPointers EpNcclExchange::returnTargets(int stage) {
+  ep::RankPointers p{};  // null: moveCombine sends those sections from the partial sums
+  p.at[shape_.rank] = combineBlock(stage);
+  return p;
+}
+
+void EpNcclExchange::moveCombine(int /*layer*/, int stage) {
+  const size_t bytes = static_cast<size_t>(cap_) * rowBytes_;
+  char* in = combineBlock(stage);
+  nccl::ncclComm_t comm = comm_->get();
+  checkNccl(ncclApi().groupStart(), "ncclGroupStart (expert-parallel combine)");
+  for (int p = 0; p < shape_.numRanks; ++p) {
+    if (p == shape_.rank) continue;
+    checkNccl(ncclApi().send(partialSection(p), bytes, ncclUint8, p, comm, stream_), "ncclSend (expert-parallel combine)");
+    checkNccl(ncclApi().recv(in + static_cast<size_t>(p) * bytes, bytes, ncclUint8, p, comm, stream_), "ncclRecv (expert-parallel combine)");
+  }
+  checkNccl(ncclApi().groupEnd(), "ncclGroupEnd (expert-parallel combine)");
+}
+
+void EpNcclExchange::fail(comm::CommErrorKind kind, const std::string& why) {
+  abort();
+  throw comm::EpGroupError(kind, why + "; the group's NCCL communicator was aborted (the group forms again)");
+}
+
+void EpNcclExchange::finishStep(const comm::Deadline& deadline, comm::StopFlag stop, const std::function<int()>& closedPeer) {
+  AFD_CHECK(comm_ != nullptr && !comm_->aborted(), "the expert-parallel NCCL exchange was aborted earlier; the group forms again");
+  AFD_CUDA_CHECK(cudaEventRecord(done_, stream_));
+  for (unsigned polls = 0;; ++polls) {
+    const cudaError_t q = cudaEventQuery(done_);
+    if (q == cudaSuccess) return;
+    if (q != cudaErrorNotReady) AFD_CUDA_CHECK(q);
+    if ((polls & 15u) == 0) {
+      try {
+        comm_->checkAsync();
+      } catch (const comm::CommError& e) {
+        throw comm::EpGroupError(comm::CommErrorKind::kPeerClosed, std::string("expert-parallel NCCL exchange: ") + e.what());
+      }
+      const int lost = closedPeer ? closedPeer() : -1;
+      if (lost >= 0) fail(comm::CommErrorKind::kPeerClosed, "FFN rank " + std::to_string(lost) + " of the expert-parallel group closed its link mid-step");
+    }
+    if (stop && stop->load()) fail(comm::CommErrorKind::kStopped, "stopped inside an expert-parallel step");
+    if (deadline.passed()) {
+      // NCCL does not say which rank stalled; a rank whose process died closed its link (above).
+      fail(comm::CommErrorKind::kTimeout, "the expert-parallel NCCL exchange did not finish within the step deadline: one of the "
+                                          "group's other " + std::to_string(shape_.numRanks - 1) + " FFN ranks stopped answering");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void EpNcclExchange::abort() {
+  if (!comm_ || comm_->aborted()) return;
+  cudaEventRecord(done_, stream_);  // after everything queued: the abort's drain mark
+  comm_->abort(done_);
+}
+
+}  // namespace afd::cuda
+
+namespace afd {
+
+std::unique_ptr<EpDeviceExchange> buildEpNcclExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
+                                                      comm::StopFlag stop) {
+  auto* cudaBackend = dynamic_cast<cuda::CudaBackend*>(&backend);
+  AFD_CHECK(cudaBackend != nullptr, "epTransport nccl needs the CUDA backend (this FFN engine runs on " << backend.name() << ")");
+  AFD_CUDA_CHECK(cudaSetDevice(backend.device().index));  // the calling thread targets the engine's device
+  auto ex = std::make_unique<cuda::EpNcclExchange>(*cudaBackend, shape);
+  ex->connect(mesh.allGather(ex->bootstrapBlob(), 4096, stop));
+  return ex;
+}
+
+}  // namespace afd
