@@ -46,6 +46,9 @@ CudaBackend::CudaBackend(int deviceIndex, const CudaOptions& options) : deviceIn
   AFD_CUDA_CHECK(cudaSetDevice(deviceIndex));
   AFD_CUDA_CHECK(cudaDeviceGetAttribute(&multiProcessors_, cudaDevAttrMultiProcessorCount, deviceIndex));
   AFD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  int pools = 0;
+  if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, deviceIndex) != cudaSuccess) cudaGetLastError();
+  streamOrdered_ = pools != 0;
   routerCounter_ = DeviceBuffer("router done counter", 256);
   AFD_CUDA_CHECK(cudaMemsetAsync(routerCounter_.data(), 0, routerCounter_.bytes(), stream_));
   try {
@@ -61,6 +64,7 @@ CudaBackend::~CudaBackend() {
     cudaStreamSynchronize(stream_);
     cublas_.reset();
     cudaStreamDestroy(stream_);
+    stream_ = nullptr;  // buffers released after this free synchronously
   }
 }
 
@@ -72,6 +76,9 @@ void CudaBackend::refuseWhileCapturing(const char* what) const {
 
 uint64_t CudaBackend::freeMemoryBytes() const {
   size_t freeBytes = 0, totalBytes = 0;
+  // Freed blocks go back to the device's memory pool; a synchronization trims the pool
+  // (release threshold 0), so they count as free here.
+  if (streamOrdered_ && !capturing_) AFD_CUDA_CHECK(cudaStreamSynchronize(stream_));
   AFD_CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
   return freeBytes;
 }
@@ -100,7 +107,7 @@ void* CudaBackend::allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
   refuseWhileCapturing("a device allocation");
   ++epoch_;
-  const cudaError_t status = cudaMalloc(&p, bytes);
+  const cudaError_t status = streamOrdered_ ? cudaMallocAsync(&p, bytes, stream_) : cudaMalloc(&p, bytes);
   if (status != cudaSuccess) {
     cudaGetLastError();
     size_t freeBytes = 0, totalBytes = 0;
@@ -116,7 +123,14 @@ void CudaBackend::release(void* ptr) {
   if (ptr == nullptr) return;
   ++epoch_;
   if (capturing_) abortCapture();  // release runs in destructors (no throw): end the capture, free normally
-  cudaStreamSynchronize(stream_);
+  if (streamOrdered_ && stream_ != nullptr) {
+    // After the stream's work that may still read it, with no wait on the host or on any
+    // other stream (cudaFree would wait for the whole device: with several engines in one
+    // process, for another rank's exchange wait that waits for this thread).
+    cudaFreeAsync(ptr, stream_);
+    return;
+  }
+  if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   cudaFree(ptr);
 }
 

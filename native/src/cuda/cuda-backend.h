@@ -146,6 +146,9 @@ class CudaBackend final : public Backend {
   uint64_t epoch_ = 0;
   int64_t stepRows_ = 0;
   bool capturing_ = false;
+  // Device buffers come from the stream-ordered allocator (cudaMallocAsync / cudaFreeAsync
+  // on stream_) where the device has memory pools: freeing one never waits for the device.
+  bool streamOrdered_ = false;
   // MoE expert GEMMs on cuBLAS grouped GEMM when options_.expertGemm asks (expert-gemm-cublas.h).
   std::unique_ptr<CublasExpertGemm> cublasExperts_;
 };
