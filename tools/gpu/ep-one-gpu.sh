@@ -10,6 +10,11 @@
 #                                                       -> texts-ep-*.json, ffn*-stats-ep-*.json
 #   bench  qwen3-30b-a3b dummy weights: afd-bench serve against both attention ranks at
 #          once (concurrency $AFD_EP_CONCURRENCY each), per --ep-transport -> ep-serve-*.json
+#   faults the tiny qwen3_moe preset (dummy weights) over --ep-transport $AFD_EP_FAULT_TRANSPORT
+#          (default peer): a long request in flight on each attention rank, then SIGKILL
+#          (and, in a second start, SIGSTOP) of FFN rank 1; both requests must end within
+#          the step deadline (5 s) naming the rank; then FFN rank 1 is restarted (SIGCONT
+#          after the stop) and both attention ranks must serve again -> fault-*.json
 set -uo pipefail
 TEXT_MODEL=${AFD_EP_TEXT_MODEL:-$MODEL}
 # Dummy weights unless the text model is a checkpoint on disk.
@@ -22,19 +27,21 @@ start_2a2f() {
   local name=$1 model=$2 transport=$3
   shift 3
   EP_PORT_BASE=$((EP_PORT_BASE + 8))
-  local role=(--model "$model" --topology 2A2F --connector peer --enable-expert-parallel --ep-transport "$transport"
+  EP_ROLE=(--model "$model" --topology 2A2F --connector peer --enable-expert-parallel --ep-transport "$transport"
     --afd-port $EP_PORT_BASE --backend cuda --device 0 "$@")
   EP_PIDS=()
-  for f in 0 1; do
-    CUDA_VISIBLE_DEVICES=0 $AGENT role ffn "${role[@]}" --rank $f --api-port $((18031 + 2 * f)) > "$OUT/ep-$name-ffn$f.log" 2>&1 &
-    EP_PIDS+=($!)
-  done
+  for f in 0 1; do start_ffn $name $f; done
   for a in 0 1; do
-    CUDA_VISIBLE_DEVICES=0 $AGENT role attention "${role[@]}" --rank $a --api-port $((18030 + 2 * a)) --kv-cache-mib 8192 \
+    CUDA_VISIBLE_DEVICES=0 $AGENT role attention "${EP_ROLE[@]}" --rank $a --api-port $((18030 + 2 * a)) --kv-cache-mib 8192 \
       > "$OUT/ep-$name-attention$a.log" 2>&1 &
     EP_PIDS+=($!)
   done
   wait_health http://127.0.0.1:18030 && wait_health http://127.0.0.1:18032
+}
+# (Re)starts FFN rank f of the current 2A2F: start_ffn NAME F (its pid goes to EP_PIDS[F]).
+start_ffn() {
+  CUDA_VISIBLE_DEVICES=0 $AGENT role ffn "${EP_ROLE[@]}" --rank $2 --api-port $((18031 + 2 * $2)) >> "$OUT/ep-$1-ffn$2.log" 2>&1 &
+  EP_PIDS[$2]=$!
 }
 stop_2a2f() {
   kill -TERM "${EP_PIDS[@]}" 2>/dev/null
@@ -98,6 +105,45 @@ if [[ ${AFD_EP_PARTS:-texts,bench} == *bench* ]]; then
       save_ffn_stats "bench-$T"
     else
       say "EP bench ($T): not healthy"; tail -4 "$OUT"/ep-bench-$T-*.log | tee -a "$SUMMARY"
+    fi
+    stop_2a2f
+  done
+fi
+if [[ ${AFD_EP_PARTS:-texts,bench} == *faults* ]]; then
+  TINY=/tmp/afd-tiny-qwen3-moe
+  [ -f $TINY/config.json ] || $AGENT make-model --arch qwen3_moe --preset tiny --out $TINY --config-only > /dev/null
+  for SIG in KILL STOP; do
+    name=fault-$SIG
+    if start_2a2f $name $TINY ${AFD_EP_FAULT_TRANSPORT:-peer} --load-format dummy --seed 1 ${AFD_EP_FAULT_FLAGS:-}; then
+      RJ=()
+      for a in 0 1; do
+        "$NODE" tools/gpu/timed-request.mjs --url http://127.0.0.1:$((18030 + 2 * a)) --max-tokens 4000 --out "$OUT/$name-inflight-a$a.json" &
+        RJ+=($!)
+      done
+      sleep 4
+      T0=$(date +%s%3N)
+      kill -$SIG ${EP_PIDS[1]}
+      wait "${RJ[@]}"
+      "$NODE" -e '
+        const [t0, ...files] = process.argv.slice(1);
+        for (const f of files) {
+          const r = JSON.parse(require("fs").readFileSync(f, "utf8"));
+          console.log(`${f.split("/").pop()}: HTTP ${r.status}, ended ${r.endedAt - Number(t0)} ms after the signal (${r.completionTokens ?? "no"} tokens): ${r.body.replace(/\s+/g, " ").slice(0, 260)}`);
+        }' $T0 "$OUT"/$name-inflight-a*.json | tee -a "$SUMMARY"
+      grep -h "expert-parallel group" "$OUT/ep-$name-ffn0.log" | head -2 | cut -c1-300 | sed "s/^/$name ffn0 log: /" | tee -a "$SUMMARY"
+      if [ $SIG = KILL ]; then start_ffn $name 1; else kill -CONT ${EP_PIDS[1]}; fi
+      T1=$(date +%s)
+      ok=0
+      for try in $(seq 1 60); do
+        for a in 0 1; do
+          "$NODE" tools/gpu/timed-request.mjs --url http://127.0.0.1:$((18030 + 2 * a)) --max-tokens 8 --timeout-ms 20000 --out "$OUT/$name-after-a$a.json"
+        done
+        if grep -q '"status": 200' "$OUT/$name-after-a0.json" && grep -q '"status": 200' "$OUT/$name-after-a1.json"; then ok=1; break; fi
+        sleep 2
+      done
+      say "$name: after the restart both attention ranks serve: $([ $ok = 1 ] && echo yes || echo no), $(( $(date +%s) - T1 )) s after it"
+    else
+      say "$name: not healthy"; tail -4 "$OUT"/ep-$name-*.log | tee -a "$SUMMARY"
     fi
     stop_2a2f
   done

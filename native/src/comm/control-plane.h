@@ -29,6 +29,9 @@ class AttentionControlPlane {
   virtual void shutdown(const std::string& reason) = 0;
   // Peer index of this rank within its block.
   virtual int peerIndex() const = 0;
+  // After a step failed because the FFN rank's connection closed: the goodbye it sent
+  // first (e.g. why it left), or "" when none was waiting. Never blocks long.
+  virtual std::string pendingGoodbye() { return {}; }
 };
 
 class FfnControlPlane {

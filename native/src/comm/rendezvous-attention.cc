@@ -184,6 +184,16 @@ void AttentionRendezvous::beginStep(const uint32_t* stageTokens, int numStages, 
   }
 }
 
+std::string AttentionRendezvous::pendingGoodbye() {
+  if (!link_ || !link_->readable(0)) return {};
+  try {
+    link_->recvHeader(Deadline::afterMs(100), nullptr, "a goodbye");
+  } catch (const CommError& e) {
+    if (e.kind() == CommErrorKind::kShutdown) return e.what();
+  }
+  return {};
+}
+
 bool AttentionRendezvous::pollStepCall(int timeoutMs) {
   if (!link_) throw CommError(CommErrorKind::kConfig, "not connected to " + peerName_);
   link_->throwIfBroken();

@@ -94,6 +94,7 @@ class AttentionRendezvous : public AttentionControlPlane, public DataPlane {
   bool hasIncoming(int timeoutMs) const { return link_ && link_->readable(timeoutMs); }
   // The FFN rank's end of the link closed (its process is gone); safe during a step.
   bool peerClosed() const { return link_ && link_->peerClosed(); }
+  std::string pendingGoodbye() override;
 
   // Closes the connection without the shutdown flag (the FFN rank sees the peer lost).
   void close();

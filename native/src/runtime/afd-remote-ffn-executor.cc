@@ -1,5 +1,6 @@
 #include "runtime/afd-remote-ffn-executor.h"
 
+#include "comm/comm-error.h"
 #include "core/error.h"
 
 namespace afd {
@@ -78,7 +79,7 @@ void RemoteFfnExecutor::sendRows(int layer, int stage, const void* hidden, const
   LayerStageCounters& c = stats_.at(layer, stage);
   c.bytesAtoF += hiddenBytes + logitBytes;
   if (sampled_) {
-    data_->synchronize({});
+    syncData();
     c.wireTimeUsAtoF = data_->lastWireTimeUs(0, true);
   }
 }
@@ -139,7 +140,7 @@ void RemoteFfnExecutor::collect(int layer, int stage, Tensor& ffnOut) {
     LayerStageCounters& c = stats_.at(layer, stage);
     c.bytesFtoA += bytes;
     if (sampled_) {
-      data_->synchronize({});  // device planes: the receive's timing events must have completed
+      syncData();  // device planes: the receive's timing events must have completed
       c.wireTimeUsFtoA = data_->lastWireTimeUs(0, false);
       // TCP times the whole exchange (this layer's send and its answer): only now is A->F known.
       c.wireTimeUsAtoF = data_->lastWireTimeUs(0, true);
@@ -150,7 +151,20 @@ void RemoteFfnExecutor::collect(int layer, int stage, Tensor& ffnOut) {
   }
 }
 
-void RemoteFfnExecutor::endStep() { data_->synchronize({}); }
+void RemoteFfnExecutor::endStep() { syncData(); }
+
+void RemoteFfnExecutor::syncData() {
+  try {
+    data_->synchronize({});
+  } catch (const comm::CommError& e) {
+    // A device plane learns only that the FFN rank's connection closed; the FFN rank may
+    // have said why first (it left because an FFN rank of its group failed): say that.
+    if (e.kind() != comm::CommErrorKind::kPeerClosed) throw;
+    const std::string why = control_.pendingGoodbye();
+    if (why.empty()) throw;
+    throw comm::CommError(comm::CommErrorKind::kPeerClosed, why + "; it closed its connection during the step, the GPU data plane was aborted and the step failed");
+  }
+}
 
 void RemoteFfnExecutor::runEmptyStep() {
   uint32_t none[1] = {0};
@@ -161,7 +175,7 @@ void RemoteFfnExecutor::runEmptyStep() {
     for (int s = 0; s < merged_.numStages; ++s) sendPlaceholder(static_cast<int>(layer), s);
     for (int s = 0; s < merged_.numStages; ++s) recvPlaceholder(static_cast<int>(layer), s);
   }
-  data_->synchronize({});
+  syncData();
 }
 
 }  // namespace afd

@@ -52,6 +52,8 @@ class RemoteFfnExecutor : public FfnExecutor {
 
  private:
   void countReplayedBytes();
+  // data_->synchronize(), with the FFN rank's goodbye (when it sent one) in a lost-peer error.
+  void syncData();
   void sendRows(int layer, int stage, const void* hidden, const void* logits, int64_t rows);
   void sendPlaceholder(int layer, int stage);
   void recvPlaceholder(int layer, int stage);

@@ -135,6 +135,19 @@ TEST(bootstrap_missing_is_a_protocol_error_naming_the_connector) {
   CHECK_THROWS(AttentionRendezvous::recvBootstrap(*link, 2000), CommErrorKind::kShutdown, "speaks tcp");
 }
 
+TEST(a_goodbye_before_the_close_is_read_back_after_a_lost_step) {
+  int port = afdtest::freeBasePort(1);
+  FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
+  AttentionRendezvous a(config(AfdTopology::of(1, 1), 0, port));
+  a.adopt(dialAndAccept(ffn, a));
+  CHECK_MSG(a.pendingGoodbye().empty(), "nothing was sent yet");
+  ffn.closePeers("FFN rank 0 lost its expert-parallel group (FFN rank 1 closed its link mid-step)");
+  for (int i = 0; i < 200 && !a.peerClosed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::string why = a.pendingGoodbye();
+  CHECK_MSG(why.find("FFN rank 1 closed its link mid-step") != std::string::npos, "goodbye: " << why);
+  CHECK_MSG(a.pendingGoodbye() == why, "the link keeps why it broke: " << a.pendingGoodbye());
+}
+
 TEST(tcp_attention_rank_of_a_device_connector_ffn_names_the_connector) {
   int port = afdtest::freeBasePort(1);
   FfnRendezvous ffn(config(AfdTopology::of(1, 1), 0, port));
