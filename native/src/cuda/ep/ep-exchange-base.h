@@ -8,10 +8,13 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "cuda/cuda-backend.h"
+#include "cuda/cuda-check.h"
 #include "cuda/device-buffer.h"
 #include "cuda/ep/ep-kernels.cuh"
 #include "runtime/ep-device-exchange.h"
@@ -81,5 +84,18 @@ class EpExchangeBase : public EpDeviceExchange {
   unsigned long long* rowsRecv_ = nullptr;  // [layers]
   uint8_t* validHost_ = nullptr;  // pinned staging of valid_
 };
+
+// Builds exchange X (EpPeerExchange, EpNcclExchange) on the backend's device and joins it
+// to the group: every rank's bootstrapBlob() over the mesh, then X::connect.
+template <typename X>
+std::unique_ptr<EpDeviceExchange> buildOverMesh(const char* transport, Backend& backend, const EpDeviceShape& shape,
+                                                comm::EpMesh& mesh, comm::StopFlag stop) {
+  auto* cudaBackend = dynamic_cast<CudaBackend*>(&backend);
+  AFD_CHECK(cudaBackend != nullptr, "epTransport " << transport << " needs the CUDA backend (this FFN engine runs on " << backend.name() << ")");
+  AFD_CUDA_CHECK(cudaSetDevice(backend.device().index));  // the calling thread targets the engine's device
+  auto ex = std::make_unique<X>(*cudaBackend, shape);
+  ex->connect(mesh.allGather(ex->bootstrapBlob(), 4096, stop));
+  return ex;
+}
 
 }  // namespace afd::cuda

@@ -184,12 +184,7 @@ namespace afd {
 
 std::unique_ptr<EpDeviceExchange> buildEpPeerExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
                                                       comm::StopFlag stop) {
-  auto* cudaBackend = dynamic_cast<cuda::CudaBackend*>(&backend);
-  AFD_CHECK(cudaBackend != nullptr, "epTransport peer needs the CUDA backend (this FFN engine runs on " << backend.name() << ")");
-  AFD_CUDA_CHECK(cudaSetDevice(backend.device().index));  // the calling thread targets the engine's device
-  auto ex = std::make_unique<cuda::EpPeerExchange>(*cudaBackend, shape);
-  ex->connect(mesh.allGather(ex->bootstrapBlob(), 4096, stop));
-  return ex;
+  return cuda::buildOverMesh<cuda::EpPeerExchange>("peer", backend, shape, mesh, stop);
 }
 
 }  // namespace afd
