@@ -50,7 +50,7 @@ describe('buildCliLaunchSpec', () => {
     expect(() => buildCliLaunchSpec({ ...base, enableExpertParallel: true, epTransport: 'peer' })).toThrow(/afd.epTransport: epTransport peer needs every FFN rank on a CUDA device/);
     const twoHosts = [local, { agentId: 'gpu2', address: '10.0.0.2', gpus: [0, 1] }];
     expect(() => buildCliLaunchSpec({ ...base, backend: 'cuda', hosts: twoHosts, placement: 'block', enableExpertParallel: true, epTransport: 'peer' })).toThrow(
-      /afd.epTransport: epTransport peer \(CUDA IPC\) needs every FFN rank on one host .*use epTransport tcp across hosts/,
+      /afd.epTransport: epTransport peer \(CUDA IPC\) needs every FFN rank on one host .*use epTransport nccl or tcp across hosts/,
     );
     expect(buildCliLaunchSpec({ ...base, backend: 'cuda', hosts: twoHosts, placement: 'block', enableExpertParallel: true, epTransport: 'tcp' })).toMatchObject({ afd: { epTransport: 'tcp' } });
   });

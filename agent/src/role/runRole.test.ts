@@ -100,6 +100,6 @@ describe('runRole', () => {
     expect(resolveRoleSettings('ffn', { topology: '2A2F', enableExpertParallel: true, epTransport: 'peer' }).afd.epTransport).toBe('peer');
     expect(resolveRoleSettings('ffn', { topology: '2A2F', config: '{"epTransport":"tcp"}' }).afd.epTransport).toBe('tcp');
     expect(resolveRoleSettings('ffn', { topology: '2A2F', config: '{"epTransport":"tcp"}', epTransport: 'peer' }).afd.epTransport).toBe('peer');
-    expect(() => resolveRoleSettings('ffn', { topology: '2A2F', epTransport: 'nvlink' })).toThrow('--ep-transport must be auto, tcp, peer (peer: CUDA FFN ranks of one host; tcp: any hosts), got "nvlink"');
+    expect(() => resolveRoleSettings('ffn', { topology: '2A2F', epTransport: 'nvlink' })).toThrow('--ep-transport must be auto, tcp, peer, nccl (peer: CUDA FFN ranks of one host; nccl: CUDA FFN ranks on GPUs of their own, any hosts; tcp: any hosts), got "nvlink"');
   });
 });

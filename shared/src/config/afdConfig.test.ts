@@ -123,13 +123,13 @@ describe('AFD config bad inputs', () => {
     expect(afdPortCount(3, false)).toBe(3);
   });
 
-  it('takes epTransport auto (default), tcp or peer and names the choices otherwise', () => {
-    expect(EP_TRANSPORTS).toEqual(['auto', 'tcp', 'peer']);
+  it('takes epTransport auto (default), tcp, peer or nccl and names the choices otherwise', () => {
+    expect(EP_TRANSPORTS).toEqual(['auto', 'tcp', 'peer', 'nccl']);
     expect(resolveAfdConfig({ role: 'ffn', enableExpertParallel: true, epTransport: 'peer' }).epTransport).toBe('peer');
     expect(afdOptionsSchema.parse({}).epTransport).toBe('auto');
     const [issue] = issuesOf({ epTransport: 'ipc' });
     expect(issue?.path).toBe('epTransport');
-    expect(issue?.message).toMatch(/"auto"\|"tcp"\|"peer"/);
+    expect(issue?.message).toMatch(/"auto"\|"tcp"\|"peer"\|"nccl"/);
   });
 
   it('rejects unknown keys at every level, one issue per key', () => {

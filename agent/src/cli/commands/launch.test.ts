@@ -32,6 +32,6 @@ describe('launch flags', () => {
     const program = new Command().exitOverride().configureOutput({ writeErr: () => {} });
     registerLaunch(program);
     program.commands.forEach((c) => c.exitOverride().configureOutput({ writeErr: () => {} }));
-    expect(() => program.parse(['launch', '--ep-transport', 'nvlink'], { from: 'user' })).toThrow('--ep-transport must be one of auto, tcp, peer (got "nvlink")');
+    expect(() => program.parse(['launch', '--ep-transport', 'nvlink'], { from: 'user' })).toThrow('--ep-transport must be one of auto, tcp, peer, nccl (got "nvlink")');
   });
 });
