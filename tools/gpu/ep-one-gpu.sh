@@ -15,24 +15,31 @@
 #          (and, in a second start, SIGSTOP) of FFN rank 1; both requests must end within
 #          the step deadline (5 s) naming the rank; then FFN rank 1 is restarted (SIGCONT
 #          after the stop) and both attention ranks must serve again -> fault-*.json
+# On a machine with two GPUs (issue 22) the same parts run with the ranks spread and another
+# connector: AFD_EP_CONNECTOR (default peer), AFD_EP_FFN_GPUS / AFD_EP_ATTN_GPUS (the GPU of
+# FFN / attention rank 0 and 1; default "0 0"). E.g. the NCCL exchange, each FFN rank on a
+# GPU of its own: AFD_EP_CONNECTOR=nccl AFD_EP_FFN_GPUS="1 0" AFD_EP_ATTN_GPUS="0 1"
+# AFD_EP_TRANSPORTS=nccl (peer there also needs each FFN rank to see both GPUs).
 set -uo pipefail
+read -r -a FFN_GPUS <<< "${AFD_EP_FFN_GPUS:-0 0}"
+read -r -a ATTN_GPUS <<< "${AFD_EP_ATTN_GPUS:-0 0}"
 TEXT_MODEL=${AFD_EP_TEXT_MODEL:-$MODEL}
 # Dummy weights unless the text model is a checkpoint on disk.
 TEXT_FLAGS=(--load-format dummy --seed 1)
 [ -n "${AFD_EP_TEXT_MODEL:-}" ] && TEXT_FLAGS=()
 EP_PORT_BASE=$((29700 + RANDOM % 500))
 
-# Starts 2A2F role processes on GPU 0: start_2a2f NAME MODEL TRANSPORT [extra role flags...]
+# Starts 2A2F role processes (GPUs: FFN_GPUS, ATTN_GPUS): start_2a2f NAME MODEL TRANSPORT [extra role flags...]
 start_2a2f() {
   local name=$1 model=$2 transport=$3
   shift 3
   EP_PORT_BASE=$((EP_PORT_BASE + 8))
-  EP_ROLE=(--model "$model" --topology 2A2F --connector peer --enable-expert-parallel --ep-transport "$transport"
+  EP_ROLE=(--model "$model" --topology 2A2F --connector ${AFD_EP_CONNECTOR:-peer} --enable-expert-parallel --ep-transport "$transport"
     --afd-port $EP_PORT_BASE --backend cuda --device 0 "$@")
   EP_PIDS=()
   for f in 0 1; do start_ffn $name $f; done
   for a in 0 1; do
-    CUDA_VISIBLE_DEVICES=0 $AGENT role attention "${EP_ROLE[@]}" --rank $a --api-port $((18030 + 2 * a)) --kv-cache-mib 8192 \
+    CUDA_VISIBLE_DEVICES=${ATTN_GPUS[$a]} $AGENT role attention "${EP_ROLE[@]}" --rank $a --api-port $((18030 + 2 * a)) --kv-cache-mib 8192 \
       > "$OUT/ep-$name-attention$a.log" 2>&1 &
     EP_PIDS+=($!)
   done
@@ -40,7 +47,7 @@ start_2a2f() {
 }
 # (Re)starts FFN rank f of the current 2A2F: start_ffn NAME F (its pid goes to EP_PIDS[F]).
 start_ffn() {
-  CUDA_VISIBLE_DEVICES=0 $AGENT role ffn "${EP_ROLE[@]}" --rank $2 --api-port $((18031 + 2 * $2)) >> "$OUT/ep-$1-ffn$2.log" 2>&1 &
+  CUDA_VISIBLE_DEVICES=${FFN_GPUS[$2]} $AGENT role ffn "${EP_ROLE[@]}" --rank $2 --api-port $((18031 + 2 * $2)) >> "$OUT/ep-$1-ffn$2.log" 2>&1 &
   EP_PIDS[$2]=$!
 }
 stop_2a2f() {

@@ -15,8 +15,9 @@
 #           the same 8 prompts must give the colocated texts        -> texts-1a1f-*.json
 #   experts expert parallelism, 2A2F on GPU 0 (role processes, connector peer): the
 #           greedy texts over --ep-transport peer and tcp against colocated, and
-#           afd-bench serve on qwen3-30b-a3b dummy weights per transport (tools/gpu/ep-one-gpu.sh)
-#                                                                   -> texts-ep-*.json, ep-serve-*.json
+#           afd-bench serve on qwen3-30b-a3b dummy weights per transport, and fault cases
+#           (AFD_EP_PARTS=texts,bench,faults; tools/gpu/ep-one-gpu.sh, which also spreads the
+#           ranks over two GPUs for the NCCL exchange)     -> texts-ep-*.json, ep-serve-*.json
 #   profile ncu kernel times of decode steps at $AFD_PROFILE_BATCHES (afd-bench decode
 #           arguments $AFD_PROFILE_ARGS, e.g. --arch deepseek_v2 --preset deepseek-v2-lite)
 #                                                                   -> profile-b*.txt
