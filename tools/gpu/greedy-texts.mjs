@@ -6,12 +6,8 @@
 // requests may land in different steps, and batch composition can change float results).
 //   node greedy-texts.mjs --url http://127.0.0.1:18000 --out texts.json [--max-tokens 32] [--compare ref.json] [--stats URL/afd/stats]
 import { readFileSync, writeFileSync } from 'node:fs';
+import { arg } from './cli-arg.mjs';
 
-const args = process.argv.slice(2);
-const arg = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : dflt;
-};
 const url = arg('--url');
 const out = arg('--out');
 const compare = arg('--compare');

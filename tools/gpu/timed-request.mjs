@@ -2,12 +2,8 @@
 // fault cases of tools/gpu/ep-one-gpu.sh). Node builtins only (runs on the GPU host).
 //   node timed-request.mjs --url http://127.0.0.1:18030 --out r.json [--max-tokens 2000] [--timeout-ms 60000]
 import { writeFileSync } from 'node:fs';
+import { arg } from './cli-arg.mjs';
 
-const args = process.argv.slice(2);
-const arg = (name, dflt) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : dflt;
-};
 const url = arg('--url');
 const out = arg('--out');
 const maxTokens = Number(arg('--max-tokens', '2000'));

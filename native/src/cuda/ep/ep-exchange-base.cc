@@ -1,9 +1,13 @@
 #include "cuda/ep/ep-exchange-base.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
+#include "comm/comm-error.h"
 #include "core/error.h"
+#include "core/host-name.h"
 #include "cuda/cuda-check.h"
 
 namespace afd::cuda {
@@ -172,6 +176,40 @@ void EpExchangeBase::runOwnExperts(const void* rows, const int32_t* ids, const f
 void EpExchangeBase::warm(int64_t cap, const std::vector<ExpertWeights>& experts) {
   const int64_t N = shape_.numRanks * std::min(cap, shape_.capMax);
   runOwnExperts(region_.as<char>() + layout_.rows, warmIds_, warmWeights_, N, experts);
+}
+
+EpBlobHeader EpExchangeBase::blobHeader(const char* magic) const {
+  EpBlobHeader h{};
+  std::memcpy(h.magic, magic, sizeof h.magic);
+  h.rank = shape_.rank;
+  h.numRanks = shape_.numRanks;
+  h.device = backend_.device().index;
+  h.pid = static_cast<int32_t>(getpid());
+  h.capMax = shape_.capMax;
+  h.regionBytes = region_.bytes();
+  const std::string host = hostName();
+  std::memcpy(h.host, host.data(), std::min(host.size(), sizeof h.host - 1));
+  return h;
+}
+
+void EpExchangeBase::readBlob(const std::vector<uint8_t>& blob, int r, const char* magic, void* out, size_t bytes,
+                              const char* what) const {
+  const std::string who = "FFN rank " + std::to_string(r) + " of the expert-parallel group";
+  if (blob.size() != bytes || std::memcmp(blob.data(), magic, sizeof EpBlobHeader::magic) != 0) {
+    throw comm::EpGroupError(comm::CommErrorKind::kProtocol, who + " sent a " + std::to_string(blob.size()) + "-byte bootstrap that is not " +
+                                                                 what + " exchange's (" + std::to_string(bytes) +
+                                                                 " bytes); run every FFN rank with the same build and epTransport");
+  }
+  std::memcpy(out, blob.data(), bytes);
+  EpBlobHeader& h = *static_cast<EpBlobHeader*>(out);
+  h.host[sizeof h.host - 1] = '\0';
+  if (h.rank != r || h.numRanks != shape_.numRanks || h.capMax != shape_.capMax || h.regionBytes != region_.bytes()) {
+    throw comm::EpGroupError(comm::CommErrorKind::kConfig,
+                             who + " has blocks of " + std::to_string(h.regionBytes) + " bytes for " + std::to_string(h.capMax) +
+                                 " rows per section (rank " + std::to_string(h.rank) + " of " + std::to_string(h.numRanks) +
+                                 "); this rank's are " + std::to_string(region_.bytes()) + " bytes for " + std::to_string(shape_.capMax) +
+                                 ": give every FFN rank the same --max-num-batched-tokens and graph buckets");
+  }
 }
 
 EpDeviceCounters EpExchangeBase::counters() {

@@ -21,6 +21,16 @@
 
 namespace afd::cuda {
 
+// The start of every rank's bootstrap blob (fixed layout; every rank runs the same build):
+// a transport's Blob struct begins with it and adds what it needs.
+struct EpBlobHeader {
+  char magic[8];
+  int32_t rank = 0, numRanks = 0, device = 0, pid = 0;
+  int64_t capMax = 0;
+  uint64_t regionBytes = 0;
+  char host[64];
+};
+
 class EpExchangeBase : public EpDeviceExchange {
  public:
   int64_t capMax() const override { return shape_.capMax; }
@@ -53,6 +63,12 @@ class EpExchangeBase : public EpDeviceExchange {
   size_t blocksBytes() const { return 2 * (layout_.bytes + combineBytes_); }
   char* dispatchBlock(int stage) const { return region_.as<char>() + dispatchOffset(stage); }
   char* combineBlock(int stage) const { return region_.as<char>() + combineOffset(stage); }
+  // This rank's header under `magic` (the transport's, 8 bytes).
+  EpBlobHeader blobHeader(const char* magic) const;
+  // Copies rank r's blob into out (a Blob of `bytes` bytes that starts with an EpBlobHeader)
+  // after checking its size and magic, then its rank, rank count and block sizes against
+  // this rank's; throws EpGroupError naming the rank. what: "a peer", "an NCCL".
+  void readBlob(const std::vector<uint8_t>& blob, int r, const char* magic, void* out, size_t bytes, const char* what) const;
   // This rank's partial sums for source s's section (cap_ rows).
   const char* partialSection(int s) const { return static_cast<const char*>(partial_) + static_cast<size_t>(s) * cap_ * rowBytes_; }
 

@@ -1,7 +1,5 @@
 #include "cuda/ep/ep-nccl-exchange.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -9,7 +7,6 @@
 
 #include "comm/comm-error.h"
 #include "core/error.h"
-#include "core/host-name.h"
 #include "cuda/cuda-check.h"
 #include "runtime/ep-gpu-placement.h"
 
@@ -19,13 +16,9 @@ namespace {
 
 constexpr char kMagic[8] = {'A', 'F', 'D', 'E', 'P', 'N', '1', '\0'};
 
-// One rank's half of the bootstrap (fixed layout; every rank runs the same build).
+// One rank's half of the bootstrap.
 struct Blob {
-  char magic[8];
-  int32_t rank = 0, numRanks = 0, device = 0, pid = 0;
-  int64_t capMax = 0;
-  uint64_t regionBytes = 0;
-  char host[64];
+  EpBlobHeader h;
   char pciBusId[32];
   nccl::ncclUniqueId id;  // rank 0's is the group's
 };
@@ -56,15 +49,7 @@ EpNcclExchange::~EpNcclExchange() {
 
 std::vector<uint8_t> EpNcclExchange::bootstrapBlob() const {
   Blob b{};
-  std::memcpy(b.magic, kMagic, sizeof b.magic);
-  b.rank = shape_.rank;
-  b.numRanks = shape_.numRanks;
-  b.device = backend_.device().index;
-  b.pid = static_cast<int32_t>(getpid());
-  b.capMax = shape_.capMax;
-  b.regionBytes = region_.bytes();
-  const std::string h = hostName();
-  std::memcpy(b.host, h.data(), std::min(h.size(), sizeof b.host - 1));
+  b.h = blobHeader(kMagic);
   std::memcpy(b.pciBusId, pciBusId_.data(), std::min(pciBusId_.size(), sizeof b.pciBusId - 1));
   b.id = id_;
   std::vector<uint8_t> out(sizeof b);
@@ -78,24 +63,10 @@ void EpNcclExchange::connect(const std::vector<std::vector<uint8_t>>& blobs) {
   std::vector<Blob> all(F);
   std::vector<EpRankGpu> gpus(F);
   for (int r = 0; r < F; ++r) {
-    const std::string who = "FFN rank " + std::to_string(r) + " of the expert-parallel group";
     Blob& b = all[r];
-    if (blobs[r].size() != sizeof b || std::memcmp(blobs[r].data(), kMagic, sizeof kMagic) != 0) {
-      throw comm::EpGroupError(comm::CommErrorKind::kProtocol,
-                               who + " sent a " + std::to_string(blobs[r].size()) + "-byte bootstrap that is not an NCCL exchange's (" +
-                                   std::to_string(sizeof b) + " bytes); run every FFN rank with the same build and epTransport");
-    }
-    std::memcpy(&b, blobs[r].data(), sizeof b);
-    b.host[sizeof b.host - 1] = '\0';
+    readBlob(blobs[r], r, kMagic, &b, sizeof b, "an NCCL");
     b.pciBusId[sizeof b.pciBusId - 1] = '\0';
-    if (b.rank != r || b.numRanks != F || b.capMax != shape_.capMax || b.regionBytes != region_.bytes()) {
-      throw comm::EpGroupError(comm::CommErrorKind::kConfig,
-                               who + " has blocks of " + std::to_string(b.regionBytes) + " bytes for " + std::to_string(b.capMax) +
-                                   " rows per section (rank " + std::to_string(b.rank) + " of " + std::to_string(b.numRanks) +
-                                   "); this rank's are " + std::to_string(region_.bytes()) + " bytes for " + std::to_string(shape_.capMax) +
-                                   ": give every FFN rank the same --max-num-batched-tokens and graph buckets");
-    }
-    gpus[r] = EpRankGpu{b.host, b.pciBusId};
+    gpus[r] = EpRankGpu{b.h.host, b.pciBusId};
   }
   const std::string shared = sharedGpuConflict(gpus);
   if (!shared.empty()) {

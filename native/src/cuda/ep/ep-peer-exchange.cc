@@ -19,14 +19,10 @@ namespace {
 
 constexpr char kMagic[8] = {'A', 'F', 'D', 'E', 'P', 'X', '1', '\0'};
 
-// One rank's half of the bootstrap (fixed layout; every rank runs the same build).
+// One rank's half of the bootstrap.
 struct Blob {
-  char magic[8];
-  int32_t rank = 0, numRanks = 0, device = 0, pid = 0;
-  int64_t capMax = 0;
-  uint64_t regionBytes = 0;
+  EpBlobHeader h;
   uint64_t address = 0;  // the region's device address (used as is by ranks of the same process)
-  char host[64];
   cudaIpcMemHandle_t handle;
 };
 
@@ -58,16 +54,8 @@ EpPeerExchange::~EpPeerExchange() {
 
 std::vector<uint8_t> EpPeerExchange::bootstrapBlob() const {
   Blob b{};
-  std::memcpy(b.magic, kMagic, sizeof b.magic);
-  b.rank = shape_.rank;
-  b.numRanks = shape_.numRanks;
-  b.device = backend_.device().index;
-  b.pid = static_cast<int32_t>(getpid());
-  b.capMax = shape_.capMax;
-  b.regionBytes = region_.bytes();
+  b.h = blobHeader(kMagic);
   b.address = reinterpret_cast<uint64_t>(region_.data());
-  const std::string h = hostName();
-  std::memcpy(b.host, h.data(), std::min(h.size(), sizeof b.host - 1));
   AFD_CUDA_CHECK(cudaIpcGetMemHandle(&b.handle, region_.data()));
   std::vector<uint8_t> out(sizeof b);
   std::memcpy(out.data(), &b, sizeof b);
@@ -82,25 +70,12 @@ void EpPeerExchange::connect(const std::vector<std::vector<uint8_t>>& blobs) {
     if (r == shape_.rank) continue;
     const std::string who = "FFN rank " + std::to_string(r) + " of the expert-parallel group";
     Blob b{};
-    if (blobs[r].size() != sizeof b || std::memcmp(blobs[r].data(), kMagic, sizeof kMagic) != 0) {
-      throw comm::EpGroupError(comm::CommErrorKind::kProtocol,
-                               who + " sent a " + std::to_string(blobs[r].size()) + "-byte bootstrap that is not a peer exchange's (" +
-                                   std::to_string(sizeof b) + " bytes); run every FFN rank with the same build and epTransport");
-    }
-    std::memcpy(&b, blobs[r].data(), sizeof b);
-    b.host[sizeof b.host - 1] = '\0';
-    if (mine != b.host) {
+    readBlob(blobs[r], r, kMagic, &b, sizeof b, "a peer");
+    if (mine != b.h.host) {
       throw comm::EpGroupError(comm::CommErrorKind::kConfig, "epTransport peer needs every FFN rank on one host: " + who + " runs on " +
-                                                                 b.host + ", this rank on " + mine + "; use epTransport tcp across hosts");
+                                                                 b.h.host + ", this rank on " + mine + "; use epTransport tcp across hosts");
     }
-    if (b.rank != r || b.numRanks != F || b.capMax != shape_.capMax || b.regionBytes != region_.bytes()) {
-      throw comm::EpGroupError(comm::CommErrorKind::kConfig,
-                               who + " exports a region of " + std::to_string(b.regionBytes) + " bytes for " + std::to_string(b.capMax) +
-                                   " rows per section (rank " + std::to_string(b.rank) + " of " + std::to_string(b.numRanks) +
-                                   "); this rank's is " + std::to_string(region_.bytes()) + " bytes for " + std::to_string(shape_.capMax) +
-                                   ": give every FFN rank the same --max-num-batched-tokens and graph buckets");
-    }
-    if (b.pid == static_cast<int32_t>(getpid())) {
+    if (b.h.pid == static_cast<int32_t>(getpid())) {
       bases_[r] = reinterpret_cast<char*>(b.address);  // same process: CUDA refuses to open its own handle
       continue;
     }
@@ -109,7 +84,7 @@ void EpPeerExchange::connect(const std::vector<std::vector<uint8_t>>& blobs) {
     if (e != cudaSuccess) {
       cudaGetLastError();
       throw comm::EpGroupError(comm::CommErrorKind::kConfig, std::string("expert-parallel peer exchange: cannot map the memory of ") + who +
-                                                                 " (device " + std::to_string(b.device) + ", pid " + std::to_string(b.pid) +
+                                                                 " (device " + std::to_string(b.h.device) + ", pid " + std::to_string(b.h.pid) +
                                                                  "; cudaIpcOpenMemHandle: " + cudaGetErrorString(e) +
                                                                  "); its GPU must be visible here with P2P, or use epTransport tcp");
     }
