@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "comm/comm-error.h"
 #include "core/error.h"
@@ -176,6 +178,29 @@ void EpExchangeBase::runOwnExperts(const void* rows, const int32_t* ids, const f
 void EpExchangeBase::warm(int64_t cap, const std::vector<ExpertWeights>& experts) {
   const int64_t N = shape_.numRanks * std::min(cap, shape_.capMax);
   runOwnExperts(region_.as<char>() + layout_.rows, warmIds_, warmWeights_, N, experts);
+}
+
+void EpExchangeBase::waitStep(const comm::Deadline& deadline, comm::StopFlag stop, const std::function<int()>& closedPeer,
+                              const std::string& deadlineWhy) {
+  AFD_CUDA_CHECK(cudaEventRecord(done_, stream_));
+  for (unsigned polls = 0;; ++polls) {
+    const cudaError_t q = cudaEventQuery(done_);
+    checkTransport(polls);  // before success: a device wait that timed out still completes the stream
+    if (q == cudaSuccess) return;
+    if (q != cudaErrorNotReady) AFD_CUDA_CHECK(q);
+    if ((polls & 15u) == 0) {
+      const int lost = closedPeer ? closedPeer() : -1;
+      if (lost >= 0) fail(comm::CommErrorKind::kPeerClosed, "FFN rank " + std::to_string(lost) + " of the expert-parallel group closed its link mid-step");
+    }
+    if (stop && stop->load()) fail(comm::CommErrorKind::kStopped, "stopped inside an expert-parallel step");
+    if (deadline.passed()) fail(comm::CommErrorKind::kTimeout, deadlineWhy);
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void EpExchangeBase::fail(comm::CommErrorKind kind, const std::string& why) {
+  abort();
+  throw comm::EpGroupError(kind, why + failNote_);
 }
 
 EpBlobHeader EpExchangeBase::blobHeader(const char* magic) const {

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +64,15 @@ class EpExchangeBase : public EpDeviceExchange {
   size_t blocksBytes() const { return 2 * (layout_.bytes + combineBytes_); }
   char* dispatchBlock(int stage) const { return region_.as<char>() + dispatchOffset(stage); }
   char* combineBlock(int stage) const { return region_.as<char>() + combineOffset(stage); }
+  // finishStep's bounded wait: records done_ and polls it. Each poll first asks the
+  // transport (checkTransport: throws on its own failure, e.g. a device wait that timed
+  // out), then every 16th the group's links (closedPeer); the stop flag and the deadline
+  // (failing with deadlineWhy) end it too. Every failure goes through fail().
+  void waitStep(const comm::Deadline& deadline, comm::StopFlag stop, const std::function<int()>& closedPeer,
+                const std::string& deadlineWhy);
+  virtual void checkTransport(unsigned polls) = 0;
+  // abort(), then throws EpGroupError(kind, why + failNote_).
+  [[noreturn]] void fail(comm::CommErrorKind kind, const std::string& why);
   // This rank's header under `magic` (the transport's, 8 bytes).
   EpBlobHeader blobHeader(const char* magic) const;
   // Copies rank r's blob into out (a Blob of `bytes` bytes that starts with an EpBlobHeader)
@@ -81,6 +91,7 @@ class EpExchangeBase : public EpDeviceExchange {
   DeviceBuffer region_;  // [stage]{dispatch, combine}, then the transport's extra bytes
   cudaEvent_t done_ = nullptr;
   int64_t cap_ = 0;
+  const char* failNote_ = "";  // appended to every failure (what the abort did)
 
  private:
   // This rank's experts over N slots (rows [N, H], ids / weights [N, K]; -1 ids masked) into partial_.

@@ -1,9 +1,7 @@
 #include "cuda/ep/ep-nccl-exchange.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "comm/comm-error.h"
 #include "core/error.h"
@@ -30,6 +28,7 @@ using nccl::ncclUint8;
 }  // namespace
 
 EpNcclExchange::EpNcclExchange(CudaBackend& backend, const EpDeviceShape& shape) : EpExchangeBase(backend, shape, "NCCL", 0) {
+  failNote_ = "; the group's NCCL communicator was aborted (the group forms again)";
   outbox_ = DeviceBuffer("expert-parallel NCCL exchange outbox (" + std::to_string(shape.capMax) + " rows per section)", layout_.bytes);
   AFD_CUDA_CHECK(cudaMemset(outbox_.data(), 0, outbox_.bytes()));
   char bus[32] = {};
@@ -128,34 +127,20 @@ void EpNcclExchange::moveCombine(int /*layer*/, int stage) {
   checkNccl(ncclApi().groupEnd(), "ncclGroupEnd (expert-parallel combine)");
 }
 
-void EpNcclExchange::fail(comm::CommErrorKind kind, const std::string& why) {
-  abort();
-  throw comm::EpGroupError(kind, why + "; the group's NCCL communicator was aborted (the group forms again)");
-}
-
 void EpNcclExchange::finishStep(const comm::Deadline& deadline, comm::StopFlag stop, const std::function<int()>& closedPeer) {
   AFD_CHECK(comm_ != nullptr && !comm_->aborted(), "the expert-parallel NCCL exchange was aborted earlier; the group forms again");
-  AFD_CUDA_CHECK(cudaEventRecord(done_, stream_));
-  for (unsigned polls = 0;; ++polls) {
-    const cudaError_t q = cudaEventQuery(done_);
-    if (q == cudaSuccess) return;
-    if (q != cudaErrorNotReady) AFD_CUDA_CHECK(q);
-    if ((polls & 15u) == 0) {
-      try {
-        comm_->checkAsync();
-      } catch (const comm::CommError& e) {
-        throw comm::EpGroupError(comm::CommErrorKind::kPeerClosed, std::string("expert-parallel NCCL exchange: ") + e.what());
-      }
-      const int lost = closedPeer ? closedPeer() : -1;
-      if (lost >= 0) fail(comm::CommErrorKind::kPeerClosed, "FFN rank " + std::to_string(lost) + " of the expert-parallel group closed its link mid-step");
-    }
-    if (stop && stop->load()) fail(comm::CommErrorKind::kStopped, "stopped inside an expert-parallel step");
-    if (deadline.passed()) {
-      // NCCL does not say which rank stalled; a rank whose process died closed its link (above).
-      fail(comm::CommErrorKind::kTimeout, "the expert-parallel NCCL exchange did not finish within the step deadline: one of the "
-                                          "group's other " + std::to_string(shape_.numRanks - 1) + " FFN ranks stopped answering");
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  // NCCL does not say which rank stalled; a rank whose process died closed its link.
+  waitStep(deadline, stop, closedPeer,
+           "the expert-parallel NCCL exchange did not finish within the step deadline: one of the group's other " +
+               std::to_string(shape_.numRanks - 1) + " FFN ranks stopped answering");
+}
+
+void EpNcclExchange::checkTransport(unsigned polls) {
+  if ((polls & 15u) != 0) return;
+  try {
+    comm_->checkAsync();
+  } catch (const comm::CommError& e) {
+    throw comm::EpGroupError(comm::CommErrorKind::kPeerClosed, std::string("expert-parallel NCCL exchange: ") + e.what());
   }
 }
 

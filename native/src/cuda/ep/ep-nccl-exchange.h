@@ -43,7 +43,7 @@ class EpNcclExchange final : public EpExchangeBase {
   void moveDispatch(int layer, int stage) override;
   ep::RankPointers returnTargets(int stage) override;
   void moveCombine(int layer, int stage) override;
-  [[noreturn]] void fail(comm::CommErrorKind kind, const std::string& why);
+  void checkTransport(unsigned polls) override;  // NCCL's asynchronous errors
 
   DeviceBuffer outbox_;  // a dispatch block's layout: section d for destination d
   std::string pciBusId_;

@@ -3,10 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "comm/comm-error.h"
 #include "core/error.h"
@@ -115,11 +113,6 @@ ep::RankPointers EpPeerExchange::dispatchTargets(int stage, bool* sectionByDesti
   return pointers(dispatchOffset(stage));
 }
 
-void EpPeerExchange::fail(comm::CommErrorKind kind, const std::string& why) {
-  abort();
-  throw comm::EpGroupError(kind, why);
-}
-
 std::string EpPeerExchange::describeTimeout(int err) const {
   const int F = shape_.numRanks, peer = (err - 1) % F, place = (err - 1) / F;
   const int stage = place % 2, phase = (place / 2) % 2, layer = place / 4;
@@ -129,24 +122,13 @@ std::string EpPeerExchange::describeTimeout(int err) const {
 }
 
 void EpPeerExchange::finishStep(const comm::Deadline& deadline, comm::StopFlag stop, const std::function<int()>& closedPeer) {
-  AFD_CUDA_CHECK(cudaEventRecord(done_, stream_));
-  for (unsigned polls = 0;; ++polls) {
-    const cudaError_t q = cudaEventQuery(done_);
-    const int err = *static_cast<volatile int*>(hostError_);
-    if (err > 0) fail(comm::CommErrorKind::kTimeout, describeTimeout(err));
-    if (err < 0) fail(comm::CommErrorKind::kPeerClosed, "the expert-parallel peer exchange was aborted earlier; the group forms again");
-    if (q == cudaSuccess) return;
-    if (q != cudaErrorNotReady) AFD_CUDA_CHECK(q);
-    if ((polls & 15u) == 0) {
-      const int lost = closedPeer ? closedPeer() : -1;
-      if (lost >= 0) {
-        fail(comm::CommErrorKind::kPeerClosed, "FFN rank " + std::to_string(lost) + " of the expert-parallel group closed its link mid-step");
-      }
-    }
-    if (stop && stop->load()) fail(comm::CommErrorKind::kStopped, "stopped inside an expert-parallel step");
-    if (deadline.passed()) fail(comm::CommErrorKind::kTimeout, "the expert-parallel step did not finish within the step deadline");
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
+  waitStep(deadline, stop, closedPeer, "the expert-parallel step did not finish within the step deadline");
+}
+
+void EpPeerExchange::checkTransport(unsigned /*polls*/) {
+  const int err = *static_cast<volatile int*>(hostError_);
+  if (err > 0) fail(comm::CommErrorKind::kTimeout, describeTimeout(err));
+  if (err < 0) fail(comm::CommErrorKind::kPeerClosed, "the expert-parallel peer exchange was aborted earlier; the group forms again");
 }
 
 void EpPeerExchange::abort() {

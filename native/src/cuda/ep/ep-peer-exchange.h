@@ -53,7 +53,7 @@ class EpPeerExchange final : public EpExchangeBase {
   // The message of a device wait's timeout (error word 1 + peer + F * place).
   std::string describeTimeout(int err) const;
   ep::RankPointers pointers(size_t offset) const;
-  [[noreturn]] void fail(comm::CommErrorKind kind, const std::string& why);
+  void checkTransport(unsigned polls) override;  // the device waits' error word
 
   DeviceBuffer seq_;              // [send | recv][phase][stage][F] flag sequence numbers
   std::vector<char*> bases_;      // every rank's region in this address space
