@@ -4,26 +4,26 @@
  * once; start() gathers the block of attention ranks; the loop then serves their FFN
  * halves until an attention rank sends the shutdown flag or stop() is called.
  *
- *   const server = new FfnServer(engine, { topology, rank, basePort });
+ *   const server = new FfnServer(engine, resolveRankConfig({ afd: { role: 'ffn', topology, rank, port } }));
  *   await server.start();
  *   const reason = await server.wait();   // "shutdown requested by attention rank 0 ..."
  */
-import type { RankStats } from '@afd/shared';
-import { loadAddon, type AfdLinkOptions, type FfnServerState, type NativeExpertStats, type NativeFfnServer } from './addon.js';
+import type { RankConfig, RankStats } from '@afd/shared';
+import { loadAddon, type FfnServerState, type NativeExpertStats, type NativeFfnServer } from './addon.js';
 import { nativeEngineOf, type Engine } from './engine.js';
 
 export class FfnServer {
   private readonly native: NativeFfnServer;
-  /** This FFN rank (options.rank). */
+  /** This FFN rank (config.afd.rank). */
   private readonly rank: number;
 
-  /** Throws when the engine is not a loaded ffn-role engine, the options are invalid or the port is busy. */
+  /** Throws when the engine is not a loaded ffn-role engine, the config is invalid or the port is busy. */
   constructor(
     private readonly engine: Engine,
-    options: AfdLinkOptions,
+    config: RankConfig,
   ) {
-    this.native = new (loadAddon().FfnServer)(nativeEngineOf(engine), options);
-    this.rank = options.rank ?? 0;
+    this.native = new (loadAddon().FfnServer)(nativeEngineOf(engine), config);
+    this.rank = config.afd.rank;
   }
 
   /** Starts the loop; resolves once every attention peer of the block joined, rejects on rendezvous timeout. */

@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { AfdConnector, CudaGraphPolicy, StepPlan, Topology } from '@afd/shared';
+import type { CudaGraphPolicy, RankConfig, StepPlan } from '@afd/shared';
 import type { ModelLoadSpec } from './modelSpec.js';
 
 /** A shared library (cuBLAS, cuBLASLt, NCCL) as the probe found it. */
@@ -173,59 +173,6 @@ export interface NativeEngine {
   close(): void;
 }
 
-/** How an attention or FFN rank joins its AFD topology over the TCP connector (runtime/afd-connector-options.h). */
-export interface AfdLinkOptions {
-  /** The resolved topology (a Topology from @afd/shared's topologySchema / resolveTopology); default 1A1F. */
-  topology?: Topology;
-  /** Rank within the role (default 0). */
-  rank?: number;
-  /** Host of each FFN rank, indexed by FFN rank; omitted = every FFN rank at `host`. */
-  ffnHosts?: string[];
-  /** Host of every FFN rank when ffnHosts is omitted (default 127.0.0.1). */
-  host?: string;
-  /** FFN rank f listens on basePort + f (default 29500; 0 = ephemeral, 1-FFN topologies only). */
-  basePort?: number;
-  /** FFN only: address to bind (default: its own FFN host; "0.0.0.0" = every interface). */
-  listenHost?: string;
-  /** A peer silent this long inside a step fails the step, naming the peer (default 5000). */
-  stepDeadlineMs?: number;
-  /** How long rendezvous waits for the other side; 0 = forever (default 300000). */
-  rendezvousTimeoutMs?: number;
-  /**
-   * Identity of this start of the topology (at most 256 bytes; default ""). Every rank of one
-   * start passes the same; an FFN rank refuses attention peers with another id, so a rank of
-   * an earlier launch/restart or of another launch on the same ports cannot join or shut it down.
-   */
-  rendezvousId?: string;
-  /**
-   * Data plane: 'tcp' (default; host memory), 'nccl' (device memory, CUDA backend; one NCCL
-   * communicator per attention-FFN pair; any hosts) or 'peer' (device memory through CUDA IPC
-   * peer memory with device-side ready flags; GPUs of one host). Handshake and control always use TCP.
-   */
-  connector?: AfdConnector;
-  /**
-   * Most tokens an attention rank sends per step and stage (default 2048, the scheduler's
-   * max-num-batched-tokens). Connector peer sizes its inboxes from the FFN rank's value; a
-   * larger message fails with an error naming the flag.
-   */
-  maxStepTokens?: number;
-  /**
-   * FFN role: static expert parallelism over the topology's FFN ranks (default false; no
-   * effect with one FFN rank). The engine must be loaded with this rank's expert range
-   * (buildLoadSpec's expertParallel). FFN rank f also listens on basePort + y + f for its
-   * group peers; every FFN rank of a topology must agree.
-   */
-  expertParallel?: boolean;
-  /** The FFN group's exchange (runtime/ep-device-exchange.h): tcp, peer (CUDA IPC, one host), nccl (an NCCL communicator, a GPU per FFN rank) or auto (default); peer and nccl keep the FFN step a graph. */
-  epTransport?: 'auto' | 'tcp' | 'peer' | 'nccl';
-  /**
-   * FFN role: capture the whole step as a CUDA graph when the attention rank asks (device
-   * connectors, one attention peer; default true); false serves every step eagerly (the
-   * FFN rank's cudaGraph.policy "off"). The debugging override AFD_ENGINE_GRAPHS=off forces false.
-   */
-  ffnGraphs?: boolean;
-}
-
 /** One FFN rank's expert-parallel counters (native/src/runtime/ep-stats.h), cumulative since start. */
 export interface NativeExpertStats {
   /** This FFN rank and the group size F. */
@@ -349,9 +296,10 @@ export interface NativeAddon {
    */
   runOp(backend: OpBackend, op: string, inputs: Record<string, OpTensor>, params?: Record<string, number | boolean>): Record<string, Float32Array | Int32Array>;
   /** Throws when the engine is not a loaded attention-role engine or the options are invalid. */
-  AttentionLink: new (engine: NativeEngine, options: AfdLinkOptions) => NativeAttentionLink;
+  /** config: the rank config (@afd/shared rankConfigSchema); native reads its afd and serving sections (binding/rank-config.h). */
+  AttentionLink: new (engine: NativeEngine, config: RankConfig) => NativeAttentionLink;
   /** Throws when the engine is not a loaded ffn-role engine, the options are invalid or the port is busy. */
-  FfnServer: new (engine: NativeEngine, options: AfdLinkOptions) => NativeFfnServer;
+  FfnServer: new (engine: NativeEngine, config: RankConfig) => NativeFfnServer;
   /**
    * Native threads left inside a library call that may never return (an NCCL abort with a
    * dead peer). While any runs, a normal exit can crash in the CUDA runtime's teardown:

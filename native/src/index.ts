@@ -10,7 +10,6 @@ export { AttentionLink } from './AttentionLink.js';
 export { FfnServer } from './FfnServer.js';
 export { nativeExitHooks, probe, type NativeExitHooks } from './nativeProcess.js';
 export type {
-  AfdLinkOptions,
   AttentionLinkState,
   DeviceProbe,
   FfnServerState,

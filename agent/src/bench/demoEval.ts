@@ -10,7 +10,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { resolveAfdConfig } from '@afd/shared';
+import { resolveRankConfig } from '@afd/shared';
 import { Engine } from '@afd/native';
 import { nativeEngineOpener } from '../role/nativeEngine.js';
 import { ServingEngine } from '../serving/ServingEngine.js';
@@ -110,16 +110,8 @@ export function registerDemoEval(program: Command): void {
       const maxTokens = metrics?.reference_max_new_tokens ?? 48;
       const { engine, description } = await nativeEngineOpener({
         modelDir: f.model,
-        loadFormat: 'auto',
-        seed: 0,
         role: 'colocated',
-        backend: 'cpu',
-        device: 0,
-        threads,
-        kvBlockSize: 16,
-        kvCacheMib: 64,
-        maxModelLen: undefined,
-        afd: resolveAfdConfig({}),
+        config: resolveRankConfig({ device: { backend: 'cpu', threads }, serving: { kvCacheMib: 64 } }),
         onProgress: () => undefined,
       });
       say(`${description}; answering ${corpus.questions.length} held-out questions, greedy and at temperature 0.7`);

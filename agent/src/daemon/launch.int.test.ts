@@ -111,7 +111,7 @@ describe('launching through the agent socket', { timeout: 180_000 }, () => { // 
   });
 
   it('reports a rank that exits on its own with its exit code and the role message', async () => {
-    await launch('bad-model', { mode: 'colocated', modelDir: '/nonexistent/model', apiPort: 0, placements: [{ role: 'colocated', rank: 0, agentId: 'local', backend: 'cpu' }] });
+    await launch('bad-model', { mode: 'colocated', model: { dir: '/nonexistent/model' }, apiPort: 0, placements: [{ role: 'colocated', rank: 0, agentId: 'local', backend: 'cpu' }] });
     await until(() => events.some((e) => e.type === 'rank.failed'), 'rank.failed', 60_000);
     const failed = events.find((e): e is Extract<AgentEvent, { type: 'rank.failed' }> => e.type === 'rank.failed')!;
     expect(failed.exitCode).toBe(1);

@@ -139,9 +139,9 @@ export class TopologyRun {
     this.afdPort = await this.chooseAfdPort();
     this.rendezvousId = this.rendezvousIdOf();
     let spec = this.opts.spec;
-    if (spec.modelDir === null && this.opts.prepareDefaultModel) {
+    if (spec.model.dir === null && this.opts.prepareDefaultModel) {
       const note = (message: string): void => this.opts.onNote?.(message);
-      spec = { ...spec, modelDir: await this.opts.prepareDefaultModel(note) };
+      spec = { ...spec, model: { ...spec.model, dir: await this.opts.prepareDefaultModel(note) } };
     }
     const cpuRanks = placements.filter((p) => p.backend === 'cpu').length;
     const defaultThreads = cpuRanks > 0 ? Math.max(1, Math.floor(availableParallelism() / cpuRanks)) : undefined;

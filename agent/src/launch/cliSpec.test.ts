@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { buildCliLaunchSpec, type CliLaunchInput } from './cliSpec.js';
 
 const local = { agentId: 'local', address: '127.0.0.1', gpus: [0, 1, 2, 3] };
-const base: CliLaunchInput = { topology: '2A2F', modelDir: '/m', apiPort: 8000, backend: 'cpu', hosts: [local], dbo: false, gateOnAttention: false };
+const base: CliLaunchInput = { topology: '2A2F', backend: 'cpu', hosts: [local], config: { model: { dir: '/m' } } };
+/** base with these AFD options (what --connector, --dbo ... give). */
+const afd = (options: NonNullable<CliLaunchInput['config']['afd']>, over: Partial<CliLaunchInput> = {}): CliLaunchInput => ({ ...base, ...over, config: { ...base.config, afd: options } });
 
 describe('buildCliLaunchSpec', () => {
   it('places every rank of 2A2F on one CPU host with the tcp connector', () => {
@@ -16,43 +18,43 @@ describe('buildCliLaunchSpec', () => {
   it('restarts dead ranks by default, or never; carries the serving limits; refuses a relative model path', () => {
     const spec = buildCliLaunchSpec(base);
     expect(spec.restart).toMatchObject({ policy: 'on-failure', maxRestarts: 10 });
-    expect(buildCliLaunchSpec({ ...base, restart: 'never', maxRestarts: 2 }).restart).toMatchObject({ policy: 'never', maxRestarts: 2 });
-    expect(buildCliLaunchSpec({ ...base, serving: { maxNumSeqs: 4, kvCacheMib: 32 } }).serving).toEqual({ maxNumSeqs: 4, kvCacheMib: 32 });
-    expect(() => buildCliLaunchSpec({ ...base, serving: { kvCacheMib: 32, kvMemoryFraction: 0.5 } })).toThrow(/serving.kvMemoryFraction: give kvCacheMib or kvMemoryFraction, not both/);
-    expect(() => buildCliLaunchSpec({ ...base, modelDir: 'models/q' })).toThrow(/modelDir: must be an absolute path/);
+    expect(buildCliLaunchSpec({ ...base, config: { restart: { policy: 'never', maxRestarts: 2 } } }).restart).toMatchObject({ policy: 'never', maxRestarts: 2 });
+    expect(buildCliLaunchSpec({ ...base, config: { serving: { maxNumSeqs: 4, kvCacheMib: 32 } } }).serving).toMatchObject({ maxNumSeqs: 4, kvCacheMib: 32, maxNumBatchedTokens: 2048 });
+    expect(() => buildCliLaunchSpec({ ...base, config: { serving: { kvCacheMib: 32, kvMemoryFraction: 0.5 } } })).toThrow(/serving.kvMemoryFraction: give kvCacheMib or kvMemoryFraction, not both/);
+    expect(() => buildCliLaunchSpec({ ...base, config: { model: { dir: 'models/q' } } })).toThrow(/model.dir: must be an absolute path/);
   });
 
   it('gives each rank its own GPU and uses NCCL on CUDA', () => {
-    const spec = buildCliLaunchSpec({ ...base, backend: 'cuda', dbo: true, gateOnAttention: true });
+    const spec = buildCliLaunchSpec(afd({ dbo: { enabled: true }, computeGateOnAttention: true }, { backend: 'cuda' }));
     expect(spec.placements.map((p) => p.deviceIndex)).toEqual([0, 1, 2, 3]);
     expect(spec.mode === 'afd' && spec.afd).toMatchObject({ connector: 'nccl', dbo: { enabled: true }, computeGateOnAttention: true });
   });
 
   it('takes connector peer on one CUDA host and refuses it across hosts or on cpu', () => {
-    const spec = buildCliLaunchSpec({ ...base, topology: '1A1F', backend: 'cuda', connector: 'peer' });
+    const spec = buildCliLaunchSpec(afd({ connector: 'peer' }, { topology: '1A1F', backend: 'cuda' }));
     expect(spec.mode === 'afd' && spec.afd.connector).toBe('peer');
     const twoHosts = [local, { agentId: 'gpu2', address: '10.0.0.2', gpus: [0, 1] }];
     // The launch spec schema holds the rule; the CLI reports its message.
-    expect(() => buildCliLaunchSpec({ ...base, backend: 'cuda', connector: 'peer', hosts: twoHosts })).toThrow(/afd.connector: connector peer \(CUDA IPC\) needs every rank on one host .*use connector nccl across hosts/);
-    expect(() => buildCliLaunchSpec({ ...base, connector: 'peer' })).toThrow(/afd.connector: connector peer needs every rank on a CUDA device .*use connector tcp for CPU ranks/);
+    expect(() => buildCliLaunchSpec(afd({ connector: 'peer' }, { backend: 'cuda', hosts: twoHosts }))).toThrow(/afd.connector: connector peer \(CUDA IPC\) needs every rank on one host .*use connector nccl across hosts/);
+    expect(() => buildCliLaunchSpec(afd({ connector: 'peer' }))).toThrow(/afd.connector: connector peer needs every rank on a CUDA device .*use connector tcp for CPU ranks/);
   });
 
   it('turns on expert parallelism for the FFN group (off by default)', () => {
     expect(buildCliLaunchSpec(base).mode === 'afd' && buildCliLaunchSpec(base)).toMatchObject({ afd: { enableExpertParallel: false } });
-    const spec = buildCliLaunchSpec({ ...base, topology: '4A2F', enableExpertParallel: true });
+    const spec = buildCliLaunchSpec(afd({ enableExpertParallel: true }, { topology: '4A2F' }));
     expect(spec.mode === 'afd' && spec.afd.enableExpertParallel).toBe(true);
   });
 
   it('carries --ep-transport (auto by default) and refuses peer for FFN ranks on cpu or across hosts', () => {
-    expect(buildCliLaunchSpec({ ...base, enableExpertParallel: true })).toMatchObject({ afd: { epTransport: 'auto' } });
-    const spec = buildCliLaunchSpec({ ...base, backend: 'cuda', enableExpertParallel: true, epTransport: 'peer' });
+    expect(buildCliLaunchSpec(afd({ enableExpertParallel: true }))).toMatchObject({ afd: { epTransport: 'auto' } });
+    const spec = buildCliLaunchSpec(afd({ enableExpertParallel: true, epTransport: 'peer' }, { backend: 'cuda' }));
     expect(spec).toMatchObject({ afd: { enableExpertParallel: true, epTransport: 'peer' } });
-    expect(() => buildCliLaunchSpec({ ...base, enableExpertParallel: true, epTransport: 'peer' })).toThrow(/afd.epTransport: epTransport peer needs every FFN rank on a CUDA device/);
+    expect(() => buildCliLaunchSpec(afd({ enableExpertParallel: true, epTransport: 'peer' }))).toThrow(/afd.epTransport: epTransport peer needs every FFN rank on a CUDA device/);
     const twoHosts = [local, { agentId: 'gpu2', address: '10.0.0.2', gpus: [0, 1] }];
-    expect(() => buildCliLaunchSpec({ ...base, backend: 'cuda', hosts: twoHosts, placement: 'block', enableExpertParallel: true, epTransport: 'peer' })).toThrow(
+    expect(() => buildCliLaunchSpec(afd({ enableExpertParallel: true, epTransport: 'peer' }, { backend: 'cuda', hosts: twoHosts, placement: 'block' }))).toThrow(
       /afd.epTransport: epTransport peer \(CUDA IPC\) needs every FFN rank on one host .*use epTransport nccl or tcp across hosts/,
     );
-    expect(buildCliLaunchSpec({ ...base, backend: 'cuda', hosts: twoHosts, placement: 'block', enableExpertParallel: true, epTransport: 'tcp' })).toMatchObject({ afd: { epTransport: 'tcp' } });
+    expect(buildCliLaunchSpec(afd({ enableExpertParallel: true, epTransport: 'tcp' }, { backend: 'cuda', hosts: twoHosts, placement: 'block' }))).toMatchObject({ afd: { epTransport: 'tcp' } });
   });
 
   it('refuses more CUDA ranks than GPUs, saying what to do', () => {
@@ -87,7 +89,7 @@ describe('buildCliLaunchSpec', () => {
   });
 
   it('carries the step deadline into the AFD options', () => {
-    const spec = buildCliLaunchSpec({ ...base, stepDeadlineMs: 3000 });
+    const spec = buildCliLaunchSpec(afd({ stepDeadlineMs: 3000 }));
     expect(spec.mode === 'afd' && spec.afd.stepDeadlineMs).toBe(3000);
     expect(buildCliLaunchSpec(base).mode === 'afd' && (buildCliLaunchSpec(base) as { afd: { stepDeadlineMs: number } }).afd.stepDeadlineMs).toBe(5000);
   });

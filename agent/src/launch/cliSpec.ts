@@ -6,7 +6,7 @@
  * keeps each block (an FFN rank and the attention ranks it serves) on one host and spreads
  * whole blocks over the hosts. Pure, so every rule is unit-tested.
  */
-import { attentionBlockOf, launchSpecSchema, resolveTopology, type AfdConnector, type EpTransport, type Topology, type LaunchSpec, type LaunchSpecInput, type LoadFormat, type ProcessRole, type RankServingOptions } from '@afd/shared';
+import { attentionBlockOf, defaultConnectorFor, launchSpecSchema, mergeConfigInput, resolveTopology, type LaunchConfigInput, type LaunchSpec, type LaunchSpecInput, type ProcessRole, type Topology } from '@afd/shared';
 
 /** How `launch` spreads ranks over --hosts. */
 export const CLI_PLACEMENTS = ['world', 'block'] as const;
@@ -24,32 +24,18 @@ export interface CliHost {
 export interface CliLaunchInput {
   /** "xAyF", or "colocated" / "colocated:N" for N whole-model replicas. */
   topology: string;
-  modelDir: string | null;
-  apiPort: number;
   backend: 'cpu' | 'cuda';
   hosts: CliHost[];
+  /** CPU threads of every rank; omitted = cores / CPU ranks of a host. */
   threads?: number;
-  dbo: boolean;
-  gateOnAttention: boolean;
-  /** Static expert parallelism inside the FFN group (AFD option enableExpertParallel). */
-  enableExpertParallel?: boolean;
-  /** Expert parallelism's exchange between the FFN ranks (AFD option epTransport; default auto). */
-  epTransport?: EpTransport;
-  connector?: AfdConnector;
-  afdPort?: number;
   /** Rank placement over hosts (default world). */
   placement?: CliPlacement;
-  /** The AFD step deadline, ms (default the schema's). */
-  stepDeadlineMs?: number;
-  /** What to do when a rank dies (default on-failure: restart it with back-off). */
-  restart?: 'on-failure' | 'never';
-  /** Most restarts of one rank in a row (default: the schema's, 10). */
-  maxRestarts?: number;
-  /** Serving limits of every rank (the role flags of the same names). */
-  serving?: RankServingOptions;
-  /** Where the weights come from (default auto); dummy generates them from `seed`. */
-  loadFormat?: LoadFormat;
-  seed?: number;
+  /**
+   * The config sections the flags and --config gave (model, serving, afd, restart, apiPort);
+   * the launch spec's schema defaults the rest. Two CLI policies: the connector defaults to
+   * the backend's (defaultConnectorFor), and a dead rank is restarted (on-failure) unless told.
+   */
+  config: LaunchConfigInput;
 }
 
 /** One rank in world order. */
@@ -128,17 +114,11 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
       }
       deviceIndex = gpu;
     }
-    return { role: slot.role, rank: slot.rank, agentId: host.agentId, backend: input.backend, deviceIndex, ...(input.threads ? { threads: input.threads } : {}) };
+    return { role: slot.role, rank: slot.rank, agentId: host.agentId, backend: input.backend, deviceIndex, threads: input.threads };
   });
   const multiHost = new Set(placements.map((p) => p.agentId)).size > 1;
-  const common = {
-    modelDir: input.modelDir,
-    apiPort: input.apiPort,
-    ...(input.loadFormat ? { loadFormat: input.loadFormat } : {}),
-    ...(input.seed !== undefined ? { seed: input.seed } : {}),
-    restart: { policy: input.restart ?? 'on-failure', ...(input.maxRestarts !== undefined ? { maxRestarts: input.maxRestarts } : {}) },
-    serving: input.serving ?? {},
-  };
+  const { config } = input;
+  const common = mergeConfigInput<LaunchConfigInput>({ restart: { policy: 'on-failure' } }, config);
   const spec: LaunchSpecInput =
     mode === 'colocated'
       ? { mode, placements, ...common }
@@ -148,15 +128,7 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
           placements,
           ...common,
           agentHosts: multiHost ? Object.fromEntries(input.hosts.map((h) => [h.agentId, h.address])) : {},
-          afd: {
-            connector: input.connector ?? (input.backend === 'cuda' ? 'nccl' : 'tcp'),
-            dbo: { enabled: input.dbo },
-            computeGateOnAttention: input.gateOnAttention,
-            ...(input.enableExpertParallel ? { enableExpertParallel: true } : {}),
-            ...(input.epTransport ? { epTransport: input.epTransport } : {}),
-            ...(input.afdPort ? { port: input.afdPort } : {}),
-            ...(input.stepDeadlineMs ? { stepDeadlineMs: input.stepDeadlineMs } : {}),
-          },
+          afd: mergeConfigInput({ connector: defaultConnectorFor(input.backend) }, config.afd ?? {}),
         };
   const parsed = launchSpecSchema.safeParse(spec);
   if (!parsed.success) throw new Error(`invalid launch: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);

@@ -8,7 +8,7 @@
  * back (policy never, or too many restarts in a row: exit 1).
  */
 import { randomUUID } from 'node:crypto';
-import { failureTail, prettyLogLine, type AfdConnector, type AgentEvent, type EpTransport, type LaunchSpec, type LoadFormat, type RankServingOptions, type TopologyState } from '@afd/shared';
+import { failureTail, prettyLogLine, type AgentEvent, type LaunchConfigInput, type LaunchSpec, type TopologyState } from '@afd/shared';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
 import { selfCommand } from '../util/self.js';
@@ -19,32 +19,16 @@ import { ProgressView } from './ProgressView.js';
 import type { RouterFactory } from './TopologyRun.js';
 
 export interface HeadlessOptions {
+  /** "xAyF", or "colocated" / "colocated:N". */
   topology: string;
-  model?: string;
-  apiPort: number;
+  /** The config sections the flags and --config gave (the launch spec defaults the rest). */
+  config: LaunchConfigInput;
   apiHost: string;
   backend?: 'cpu' | 'cuda';
   gpus?: number[];
   threads?: number;
-  dbo: boolean;
-  gateOnAttention: boolean;
-  /** Static expert parallelism inside the FFN group. */
-  enableExpertParallel?: boolean;
-  /** Expert parallelism's exchange between the FFN ranks (default auto). */
-  epTransport?: EpTransport;
-  connector?: AfdConnector;
-  afdPort?: number;
-  /** What to do when a rank dies (default on-failure). */
-  restart?: 'on-failure' | 'never';
-  maxRestarts?: number;
-  /** Serving limits of every rank. */
-  serving?: RankServingOptions;
   /** Bearer key of the OpenAI API (router and ranks); undefined = open (loopback only). */
   apiKey?: string;
-  /** Where every rank's weights come from (default auto). */
-  loadFormat?: LoadFormat;
-  /** Seed of dummy weights. */
-  seed?: number;
   /** Agent URLs (ws:// or wss://) and/or "local". */
   hosts: string[];
   /** Address remote ranks reach this host at (with --hosts). */
@@ -55,8 +39,6 @@ export interface HeadlessOptions {
   ca?: (string | Buffer)[];
   /** Rank placement over hosts (default world). */
   placement?: CliPlacement;
-  /** AFD step deadline, ms. */
-  stepDeadlineMs?: number;
   stopGraceMs: number;
   startRouter?: RouterFactory;
   prepareDefaultModel?: (onMessage: (m: string) => void) => Promise<string>;
@@ -174,27 +156,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
 
   let spec: LaunchSpec;
   try {
-    spec = buildCliLaunchSpec({
-      topology: opts.topology,
-      modelDir: opts.model ?? null,
-      apiPort: opts.apiPort,
-      backend,
-      hosts: cliHosts,
-      ...(opts.threads ? { threads: opts.threads } : {}),
-      dbo: opts.dbo,
-      gateOnAttention: opts.gateOnAttention,
-      ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
-      ...(opts.epTransport ? { epTransport: opts.epTransport } : {}),
-      ...(opts.connector ? { connector: opts.connector } : {}),
-      ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
-      ...(opts.restart ? { restart: opts.restart } : {}),
-      ...(opts.maxRestarts !== undefined ? { maxRestarts: opts.maxRestarts } : {}),
-      ...(opts.serving ? { serving: opts.serving } : {}),
-      ...(opts.placement ? { placement: opts.placement } : {}),
-      ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
-      ...(opts.loadFormat ? { loadFormat: opts.loadFormat } : {}),
-      ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
-    });
+    spec = buildCliLaunchSpec({ topology: opts.topology, backend, hosts: cliHosts, threads: opts.threads, placement: opts.placement, config: opts.config });
   } catch (e) {
     await closeRemotes();
     throw e;
@@ -202,7 +164,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
   const launchId = randomUUID();
   const t0 = Date.now();
   const name = spec.mode === 'afd' ? spec.topology.name : `colocated x${spec.placements.length}`;
-  view.log(`launching ${name} on ${backend} (${spec.placements.length} ranks, model ${spec.modelDir ?? 'built-in'})`);
+  view.log(`launching ${name} on ${backend} (${spec.placements.length} ranks, model ${spec.model.dir ?? 'built-in'})`);
 
   let stopping = false;
   const stopAll = async (): Promise<void> => {

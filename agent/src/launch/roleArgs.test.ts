@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { launchSpecSchema, type LaunchSpecInput } from '@afd/shared';
-import { roleChildSpec, type RankContext } from './roleArgs.js';
+import { resolveRoleConfig } from '../role/roleConfig.js';
+import { rankConfigFor, roleChildSpec, type RankContext } from './roleArgs.js';
 
 const self = { file: '/usr/bin/node', args: ['/opt/afd/afd-agent.cjs'] };
 const ctx: RankContext = { agentId: 'a', afdPort: 31000, apiHost: '127.0.0.1', defaultThreads: 2, baseEnv: { PATH: '/bin' } };
@@ -9,8 +10,15 @@ function spec(input: LaunchSpecInput) {
   return launchSpecSchema.parse(input);
 }
 
+/** The rank config a child gets: the JSON after --rank-config, read back the way the role process reads it. */
+function configOf(args: string[]) {
+  expect(args.filter((a) => a.startsWith('--'))).toEqual(['--rank-config']);
+  const role = args[args.indexOf('role') + 1]!;
+  return resolveRoleConfig(role, { rankConfig: args[args.indexOf('--rank-config') + 1] });
+}
+
 describe('roleChildSpec', () => {
-  it('passes the spec\'s serving limits (the FFN rank only its step budget) and the API key in the environment only', () => {
+  it('passes the spec\'s serving limits in the rank config and the API key in the environment only', () => {
     const lim = spec({
       mode: 'afd',
       topology: '1A1F',
@@ -21,21 +29,18 @@ describe('roleChildSpec', () => {
       serving: { maxNumSeqs: 8, maxNumBatchedTokens: 512, maxModelLen: 1024, maxQueuedRequests: 0, kvMemoryFraction: 0.5 },
     });
     const attn = roleChildSpec(self, lim, lim.placements[0]!, { ...ctx, apiKey: 'sekret' });
-    const flag = (args: string[], f: string): string | undefined => (args.includes(f) ? args[args.indexOf(f) + 1] : undefined);
-    expect(['--max-num-seqs', '--max-num-batched-tokens', '--max-model-len', '--max-queued-requests', '--kv-memory-fraction'].map((f) => flag(attn.args, f))).toEqual(['8', '512', '1024', '0', '0.5']);
-    expect(attn.args).not.toContain('--kv-cache-mib');
+    expect(configOf(attn.args).serving).toMatchObject({ maxNumSeqs: 8, maxNumBatchedTokens: 512, maxModelLen: 1024, maxQueuedRequests: 0, kvMemoryFraction: 0.5, kvCacheMib: null });
     expect(attn.env['AFD_API_KEY']).toBe('sekret');
     expect(attn.args.join(' ')).not.toContain('sekret');
     const ffn = roleChildSpec(self, lim, lim.placements[1]!, { ...ctx, apiKey: 'sekret' });
-    expect(flag(ffn.args, '--max-num-batched-tokens')).toBe('512');
-    expect(ffn.args).not.toContain('--max-num-seqs');
+    expect(configOf(ffn.args).serving.maxNumBatchedTokens).toBe(512);
     expect(ffn.env['AFD_API_KEY']).toBeUndefined();
   });
 
   const afd = spec({
     mode: 'afd',
     topology: '2A2F',
-    modelDir: '/models/tiny',
+    model: { dir: '/models/tiny' },
     placements: [
       { role: 'attention', rank: 0, agentId: 'a', backend: 'cuda', deviceIndex: 2 },
       { role: 'attention', rank: 1, agentId: 'a', backend: 'cpu' },
@@ -49,37 +54,33 @@ describe('roleChildSpec', () => {
   it('passes the rendezvous id of this start to every rank, and none when the agent gives none', () => {
     for (const p of afd.placements) {
       const c = roleChildSpec(self, afd, p, { ...ctx, rendezvousId: 'start-7f3a' });
-      expect(c.args[c.args.indexOf('--rendezvous-id') + 1]).toBe('start-7f3a');
+      expect(configOf(c.args).afd.rendezvousId).toBe('start-7f3a');
     }
-    expect(roleChildSpec(self, afd, afd.placements[0]!, ctx).args).not.toContain('--rendezvous-id');
+    expect(configOf(roleChildSpec(self, afd, afd.placements[0]!, ctx).args).afd.rendezvousId).toBe('');
   });
 
   it('pins a CUDA rank with CUDA_VISIBLE_DEVICES and passes the rendezvous of every FFN rank', () => {
     const c = roleChildSpec(self, afd, afd.placements[0]!, ctx);
     expect(c.file).toBe('/usr/bin/node');
     expect(c.args.slice(0, 3)).toEqual(['/opt/afd/afd-agent.cjs', 'role', 'attention']);
-    const flag = (name: string) => c.args[c.args.indexOf(name) + 1];
-    expect(flag('--model')).toBe('/models/tiny');
-    expect(flag('--device')).toBe('0');
-    expect(flag('--backend')).toBe('cuda');
-    expect(flag('--topology')).toBe('2A2F');
-    expect(flag('--ffn-hosts')).toBe('10.0.0.1,10.0.0.2');
-    expect(flag('--afd-port')).toBe('31000');
-    expect(flag('--api-port')).toBe('0');
-    expect(JSON.parse(flag('--config')!)).toMatchObject({ connector: 'tcp', dbo: { enabled: true } });
-    expect(c.args).not.toContain('--threads');
+    const config = configOf(c.args);
+    expect(config.model.dir).toBe('/models/tiny');
+    expect(config.device).toEqual({ backend: 'cuda', index: 0, threads: 0 });
+    expect(config.afd).toMatchObject({ role: 'attention', rank: 0, topology: { name: '2A2F' }, ffnHosts: ['10.0.0.1', '10.0.0.2'], host: '10.0.0.1', port: 31000, connector: 'tcp', dbo: { enabled: true } });
+    expect(config.api).toEqual({ host: '127.0.0.1', port: 0 });
     expect(c.env['CUDA_VISIBLE_DEVICES']).toBe('2');
     // ncclEnv travels in the config (with multicast off); the role exports it, not the agent.
-    expect(JSON.parse(flag('--config')!).ncclEnv).toEqual({ NCCL_DEBUG: 'INFO', NCCL_NVLS_ENABLE: '0' });
+    expect(config.afd.ncclEnv).toEqual({ NCCL_DEBUG: 'INFO', NCCL_NVLS_ENABLE: '0' });
     expect(c.env['NCCL_DEBUG']).toBeUndefined();
     expect(c.env['AFD_SUPERVISED']).toBe('1');
+    // What the child reads back is what the agent built: one object, no field lost on the way.
+    expect(config).toEqual(rankConfigFor(afd, afd.placements[0]!, ctx));
   });
 
   it('shows every rank of connector peer the GPUs its host uses, its own first as device 0', () => {
     const peer = spec({
       mode: 'afd',
       topology: '2A1F',
-      modelDir: null,
       placements: [
         { role: 'ffn', rank: 0, agentId: 'a', backend: 'cuda', deviceIndex: 3 },
         { role: 'attention', rank: 0, agentId: 'a', backend: 'cuda', deviceIndex: 1 },
@@ -89,7 +90,7 @@ describe('roleChildSpec', () => {
     });
     const devices = peer.placements.map((p) => {
       const c = roleChildSpec(self, peer, p, ctx);
-      return `${c.env['CUDA_VISIBLE_DEVICES']}#${c.args[c.args.indexOf('--device') + 1]}`;
+      return `${c.env['CUDA_VISIBLE_DEVICES']}#${configOf(c.args).device.index}`;
     });
     expect(devices).toEqual(['3,1#0', '1,3#0', '1,3#0']);
   });
@@ -101,42 +102,44 @@ describe('roleChildSpec', () => {
     const visible = (s: ReturnType<typeof spec>) => s.placements.map((p) => roleChildSpec(self, s, p, ctx).env['CUDA_VISIBLE_DEVICES']);
     const ep = spec(input('peer'));
     expect(visible(ep)).toEqual(['0,1,2,3', '1,0,2,3', '2', '3']);
-    expect(JSON.parse(roleChildSpec(self, ep, ep.placements[0]!, ctx).args.at(-1)!)).toMatchObject({ enableExpertParallel: true, epTransport: 'peer' });
+    expect(configOf(roleChildSpec(self, ep, ep.placements[0]!, ctx).args).afd).toMatchObject({ enableExpertParallel: true, epTransport: 'peer' });
     expect(visible(spec(input('tcp')))).toEqual(['0', '1', '2', '3']);
   });
 
   it('gives CPU ranks threads and hides GPUs; an FFN rank listens on its own host', () => {
     const c = roleChildSpec(self, afd, afd.placements[2]!, ctx);
-    const flag = (name: string) => c.args[c.args.indexOf(name) + 1];
-    expect(flag('--threads')).toBe('3');
-    expect(flag('--afd-host')).toBe('10.0.0.1');
+    expect(configOf(c.args).device.threads).toBe(3);
+    expect(configOf(c.args).afd.host).toBe('10.0.0.1');
+    expect(configOf(roleChildSpec(self, afd, afd.placements[3]!, ctx).args).afd.host).toBe('10.0.0.2');
     expect(c.env['CUDA_VISIBLE_DEVICES']).toBe('');
     const a1 = roleChildSpec(self, afd, afd.placements[1]!, ctx);
-    expect(a1.args[a1.args.indexOf('--threads') + 1]).toBe('2');
+    expect(configOf(a1.args).device.threads).toBe(2);
   });
 
-  it('builds a colocated rank without AFD flags and without --model for the built-in model', () => {
+  it('builds a colocated rank as the colocated role, with the built-in model when the spec names none', () => {
     const col = spec({ mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
     const c = roleChildSpec(self, col, col.placements[0]!, ctx);
-    expect(c.args).not.toContain('--model');
-    expect(c.args).not.toContain('--afd-port');
     expect(c.args.slice(1, 3)).toEqual(['role', 'colocated']);
+    const config = configOf(c.args);
+    expect(config.model.dir).toBeNull();
+    expect(config.afd).toMatchObject({ role: 'colocated', rank: 0, port: 29500, ffnHosts: [] });
   });
 
-  it('passes the load format and its seed only when the weights are dummy', () => {
-    expect(roleChildSpec(self, afd, afd.placements[0]!, ctx).args).not.toContain('--load-format');
-    const dummy = spec({ mode: 'colocated', modelDir: '/models/cfg', loadFormat: 'dummy', seed: 9, placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
-    const c = roleChildSpec(self, dummy, dummy.placements[0]!, ctx);
-    expect(c.args[c.args.indexOf('--load-format') + 1]).toBe('dummy');
-    expect(c.args[c.args.indexOf('--seed') + 1]).toBe('9');
-    expect(() => spec({ mode: 'colocated', loadFormat: 'pt' as never, placements: dummy.placements })).toThrow(/load format must be one of auto, safetensors, dummy/);
+  it('passes the load format and its seed', () => {
+    expect(configOf(roleChildSpec(self, afd, afd.placements[0]!, ctx).args).model).toMatchObject({ loadFormat: 'auto', seed: 0 });
+    const dummy = spec({ mode: 'colocated', model: { dir: '/models/cfg', loadFormat: 'dummy', seed: 9 }, placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
+    expect(configOf(roleChildSpec(self, dummy, dummy.placements[0]!, ctx).args).model).toMatchObject({ loadFormat: 'dummy', seed: 9 });
+    expect(() => spec({ mode: 'colocated', model: { loadFormat: 'pt' as never }, placements: dummy.placements })).toThrow(/load format must be one of auto, safetensors, dummy/);
   });
 
-  it('refuses values that look like options or carry odd characters', () => {
+  it('passes any value as data inside one argument: nothing can smuggle in another option', () => {
     const col = spec({ mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
-    const bad = { ...col, modelDir: '--evil' }; // the schema refuses it too (not absolute); this is the second line
-    expect(() => roleChildSpec(self, bad, bad.placements[0]!, ctx)).toThrow(/refusing to pass --model/);
-    const bad2 = spec({ mode: 'colocated', modelDir: '/m;rm -rf', placements: [{ role: 'colocated', rank: 0, agentId: 'a', backend: 'cpu' }] });
-    expect(() => roleChildSpec(self, bad2, bad2.placements[0]!, ctx)).toThrow(/refusing/);
+    // The spec's schema refuses a relative path; past it, odd characters stay data of one JSON argument.
+    expect(() => spec({ mode: 'colocated', model: { dir: '--evil' }, placements: col.placements })).toThrow(/must be an absolute path/);
+    const odd = spec({ mode: 'colocated', model: { dir: '/m;rm -rf / --api-port 1' }, placements: col.placements });
+    const c = roleChildSpec(self, odd, odd.placements[0]!, ctx);
+    expect(c.args).toHaveLength(self.args.length + 4);
+    expect(configOf(c.args).model.dir).toBe('/m;rm -rf / --api-port 1');
+    expect(configOf(c.args).api.port).toBe(0);
   });
 });

@@ -1,10 +1,10 @@
 /**
  * The command line of one rank's role process, built from a launch spec and a placement.
- * The agent starts its own binary (`afd-agent role <role> ...`) with an argument vector;
- * every value here comes from a zod-validated spec and is checked again below, so no
- * argument can smuggle in another option.
+ * The agent starts its own binary (`afd-agent role <role> --rank-config <json>`) with an
+ * argument vector: the rank's whole config, built here from the zod-validated spec and
+ * validated again by the role with the same schema.
  */
-import type { LaunchSpec, RankPlacement } from '@afd/shared';
+import { resolveEpTransport, resolveRankConfig, transportInfo, type AfdConfigInput, type LaunchSpec, type RankConfig, type RankPlacement } from '@afd/shared';
 import type { ChildSpec } from './ChildProcessGroup.js';
 import type { SelfCommand } from '../util/self.js';
 
@@ -29,94 +29,84 @@ export interface RankContext {
   rendezvousId?: string;
 }
 
-const safeValue = /^[A-Za-z0-9_.:,/@+=\- ]*$/;
-
-function checkValue(flag: string, value: string): string {
-  if (value.startsWith('-') || !safeValue.test(value) || value.includes('\n')) {
-    throw new Error(`refusing to pass ${flag} "${value}" to a role process: it starts with "-" or holds characters other than letters, digits and _.:,/@+=- and spaces`);
-  }
-  return value;
-}
-
 /** Host of the agent that runs a placement, as other hosts reach it. */
 export function hostOfAgent(spec: LaunchSpec, agentId: string): string {
   return (spec.mode === 'afd' ? spec.agentHosts[agentId] : undefined) ?? '127.0.0.1';
 }
 
-/** The spec's serving limits as role flags: all of them for serving ranks, the step token budget for FFN ranks. */
-function servingFlags(spec: LaunchSpec, placement: RankPlacement): [string, number][] {
-  const s = spec.serving;
-  const all: [string, number | undefined][] = [
-    ['--max-num-batched-tokens', s.maxNumBatchedTokens],
-    ...(placement.role === 'ffn'
-      ? []
-      : ([
-          ['--max-num-seqs', s.maxNumSeqs],
-          ['--max-model-len', s.maxModelLen],
-          ['--max-queued-requests', s.maxQueuedRequests],
-          ['--kv-cache-mib', s.kvCacheMib],
-          ['--kv-memory-fraction', s.kvMemoryFraction],
-        ] as [string, number | undefined][])),
-  ];
-  return all.filter((e): e is [string, number] => e[1] !== undefined);
-}
-
-/** Whether a rank maps other ranks' GPU memory: connector peer, or an FFN rank's expert exchange over epTransport peer. */
-function mapsPeerMemory(spec: LaunchSpec, placement: RankPlacement): boolean {
+/**
+ * Whether a rank maps other ranks' GPU memory (the transport table's mapsOtherGpus): its
+ * connector, or an FFN rank's expert exchange with expert parallelism.
+ */
+function mapsOtherGpus(spec: LaunchSpec, placement: RankPlacement): boolean {
   if (spec.mode !== 'afd') return false;
-  return spec.afd.connector === 'peer' || (placement.role === 'ffn' && spec.afd.enableExpertParallel && spec.afd.epTransport === 'peer');
+  const { afd } = spec;
+  const exchange = placement.role === 'ffn' && afd.enableExpertParallel && transportInfo(resolveEpTransport(afd.epTransport, afd.connector)).mapsOtherGpus;
+  return transportInfo(afd.connector).mapsOtherGpus || exchange;
 }
 
-/** The `afd-agent role ...` invocation (file, argv, env) of one placement. */
-export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: RankPlacement, ctx: RankContext): ChildSpec {
-  const args = [...self.args, 'role', placement.role];
-  const add = (flag: string, value: string | number): void => {
-    args.push(flag, checkValue(flag, String(value)));
+/** The AFD section of a rank's config: the spec's options plus where this rank is and whom it meets. */
+function afdSectionOf(spec: LaunchSpec, placement: RankPlacement, ctx: RankContext): AfdConfigInput {
+  const { role, rank } = placement;
+  if (spec.mode !== 'afd') return { ...spec.afd, role, rank };
+  // The spec's topology is resolved; the rank's schema takes the resolved form as it is.
+  const { topology } = spec;
+  const ffnHosts = Array.from({ length: topology.ffn.ranks }, (_, f) => {
+    const p = spec.placements.find((q) => q.role === 'ffn' && q.rank === f);
+    return hostOfAgent(spec, p?.agentId ?? ctx.agentId);
+  });
+  return {
+    ...spec.afd,
+    role,
+    rank,
+    topology,
+    host: role === 'ffn' ? (ffnHosts[rank] ?? '127.0.0.1') : (ffnHosts[0] ?? '127.0.0.1'),
+    ffnHosts: new Set(ffnHosts).size > 1 ? ffnHosts : [],
+    port: ctx.afdPort,
+    rendezvousId: ctx.rendezvousId ?? '',
   };
-  if (spec.modelDir !== null) add('--model', spec.modelDir);
-  if (spec.loadFormat !== 'auto') add('--load-format', spec.loadFormat);
-  if (spec.loadFormat === 'dummy') add('--seed', spec.seed);
-  add('--rank', placement.rank);
-  add('--backend', placement.backend);
+}
+
+/**
+ * The whole config of one placement's rank: the spec's sections (model, serving, afd) as
+ * they are, plus what the agent decides for the rank (its place in the topology, the
+ * rendezvous port and id, its device, threads and HTTP address). Validated by the same
+ * schema the role process parses it with.
+ */
+export function rankConfigFor(spec: LaunchSpec, placement: RankPlacement, ctx: RankContext): RankConfig {
+  const threads = placement.threads ?? (placement.backend === 'cpu' ? ctx.defaultThreads : undefined);
+  return resolveRankConfig({
+    afd: afdSectionOf(spec, placement, ctx),
+    model: spec.model,
+    serving: spec.serving,
+    // A CUDA rank sees its GPU as device 0 (CUDA_VISIBLE_DEVICES, below).
+    device: { backend: placement.backend, index: 0, threads: threads ?? 0 },
+    // Ephemeral: the role reports the bound URL in its `listening` event.
+    api: { host: ctx.apiHost, port: 0 },
+  });
+}
+
+/**
+ * The `afd-agent role ...` invocation (file, argv, env) of one placement: its rank config
+ * as one JSON argument (one argv element, never through a shell; the role parses it with
+ * the same strict schema), the API key and the GPUs it sees in its environment.
+ */
+export function roleChildSpec(self: SelfCommand, spec: LaunchSpec, placement: RankPlacement, ctx: RankContext): ChildSpec {
+  const config = rankConfigFor(spec, placement, ctx);
+  const args = [...self.args, 'role', placement.role, '--rank-config', JSON.stringify(config)];
   const env: NodeJS.ProcessEnv = { ...ctx.baseEnv, AFD_SUPERVISED: '1' };
   if (ctx.apiKey && placement.role !== 'ffn') env['AFD_API_KEY'] = ctx.apiKey;
-  if (placement.backend === 'cuda' && mapsPeerMemory(spec, placement)) {
-    // Connector peer (and an FFN rank's expert exchange over epTransport peer) maps the other
-    // ranks' GPU memory through CUDA IPC, so the rank sees the GPUs the launch uses on this
-    // host; its own comes first (device 0, as when pinned: threads that never select a
-    // device still use the rank's GPU).
+  if (placement.backend === 'cuda' && mapsOtherGpus(spec, placement)) {
+    // A rank that maps the other ranks' GPU memory (CUDA IPC) sees the GPUs the launch uses
+    // on this host; its own comes first (device 0, as when pinned: threads that never select
+    // a device still use the rank's GPU).
     const used = [...new Set(spec.placements.filter((p) => p.agentId === placement.agentId && p.backend === 'cuda').map((p) => p.deviceIndex))].sort((a, b) => a - b);
     env['CUDA_VISIBLE_DEVICES'] = [placement.deviceIndex, ...used.filter((d) => d !== placement.deviceIndex)].join(',');
-    add('--device', 0);
   } else if (placement.backend === 'cuda') {
     // Pin: the rank sees exactly its GPU, as device 0.
     env['CUDA_VISIBLE_DEVICES'] = String(placement.deviceIndex);
-    add('--device', 0);
   } else {
     env['CUDA_VISIBLE_DEVICES'] = '';
-  }
-  const threads = placement.threads ?? (placement.backend === 'cpu' ? ctx.defaultThreads : undefined);
-  if (threads !== undefined) add('--threads', threads);
-  for (const [flag, value] of servingFlags(spec, placement)) add(flag, value);
-  add('--api-host', ctx.apiHost);
-  add('--api-port', 0); // ephemeral: the role reports the bound URL in its `listening` event
-  if (spec.mode === 'afd') {
-    // The spec's topology is resolved; a role process gets its name on the command line and
-    // parses it once, with the same schema (resolveRoleSettings).
-    const topology = spec.topology;
-    add('--topology', topology.name);
-    const ffnHosts = Array.from({ length: topology.ffn.ranks }, (_, f) => {
-      const p = spec.placements.find((q) => q.role === 'ffn' && q.rank === f);
-      return hostOfAgent(spec, p?.agentId ?? ctx.agentId);
-    });
-    add('--afd-host', placement.role === 'ffn' ? (ffnHosts[placement.rank] ?? '127.0.0.1') : (ffnHosts[0] ?? '127.0.0.1'));
-    if (new Set(ffnHosts).size > 1) add('--ffn-hosts', ffnHosts.join(','));
-    add('--afd-port', ctx.afdPort);
-    if (ctx.rendezvousId) add('--rendezvous-id', ctx.rendezvousId);
-    const { port: _port, ...options } = spec.afd;
-    // JSON of validated options, parsed by the role with the same schema; the role puts
-    // ncclEnv into its environment itself before NCCL loads (applyNcclEnv).
-    args.push('--config', JSON.stringify(options));
   }
   return { file: self.file, args, env };
 }

@@ -3,8 +3,7 @@
  * receive / compute / send). The AFD runtime provides the real opener; this file defines
  * what the role process needs from it.
  */
-import type { RankStats, RolePhase } from '@afd/shared';
-import type { RoleSettings } from './roleSettings.js';
+import type { RankConfig, RankStats, RolePhase } from '@afd/shared';
 
 export interface FfnServerLike {
   /** Log line describing the loaded FFN half. */
@@ -22,7 +21,8 @@ export interface FfnServerLike {
 
 export interface OpenFfnServerRequest {
   modelDir: string;
-  settings: RoleSettings;
+  /** The FFN rank's whole config. */
+  config: RankConfig;
   onProgress: (phase: RolePhase, done: number, total: number, message?: string) => void;
   onPeerState: (problem: string | null) => void;
 }

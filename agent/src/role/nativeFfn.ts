@@ -7,21 +7,23 @@ import { Engine, FfnServer } from '@afd/native';
 import { roleLoadSpec } from '@afd/native/checkpoint';
 import { formatExpertRange } from '@afd/shared';
 import type { FfnServerOpener } from './ffnServer.js';
-import { afdLinkOptions, applyNcclEnv, resolveBackend } from './nativeEngine.js';
+import { applyNcclEnv, checkTransportsFit, resolveBackend } from './nativeEngine.js';
 
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
-export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, settings, onProgress, onPeerState }) => {
-  applyNcclEnv(settings.afd);
-  const backend = await resolveBackend(settings.backend);
+export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, config, onProgress, onPeerState }) => {
+  const { afd, model } = config;
+  applyNcclEnv(afd);
+  const backend = await resolveBackend(config.device.backend);
+  checkTransportsFit(config, backend);
   onProgress('loading', 0, 0, `reading ${modelDir}`);
   // Expert parallelism: this rank maps (or generates) only its routed experts (e -> floor(e * y / E)).
-  const numFfn = settings.afd.topology.ffn.ranks;
-  const expertParallel = settings.afd.enableExpertParallel && numFfn > 1 ? { rank: settings.afd.rank, numRanks: numFfn } : undefined;
+  const numFfn = afd.topology.ffn.ranks;
+  const expertParallel = afd.enableExpertParallel && numFfn > 1 ? { rank: afd.rank, numRanks: numFfn } : undefined;
   const { spec, residentBytes } = await roleLoadSpec(modelDir, 'ffn', {
-    computeGateOnAttention: settings.afd.computeGateOnAttention,
-    loadFormat: settings.loadFormat,
-    seed: settings.seed,
+    computeGateOnAttention: afd.computeGateOnAttention,
+    loadFormat: model.loadFormat,
+    seed: model.seed,
     onNote: (m) => onProgress('loading', 0, 0, m),
     ...(expertParallel ? { expertParallel } : {}),
   });
@@ -31,14 +33,14 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
     : E > 0
       ? `all ${E} experts`
       : 'dense';
-  const verb = settings.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy FFN tensors (seed ${settings.seed})` : `mapping ${spec.tensors.length} FFN tensors`;
+  const verb = model.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy FFN tensors (seed ${model.seed})` : `mapping ${spec.tensors.length} FFN tensors`;
   onProgress('loading', 0, residentBytes, `${verb} on ${backend}: ${held}, ${mib(residentBytes)}`);
-  const native = await Engine.load(spec, { backend, threads: settings.threads, deviceIndex: settings.device });
+  const native = await Engine.load(spec, { backend, threads: config.device.threads, deviceIndex: config.device.index });
   const info = native.info;
   onProgress('loading', residentBytes, residentBytes);
   let server: FfnServer;
   try {
-    server = new FfnServer(native, afdLinkOptions(settings.afd, backend, settings.rendezvousId, settings.serving.scheduler.maxNumBatchedTokens));
+    server = new FfnServer(native, config);
   } catch (err) {
     native.close();
     throw err;
@@ -77,14 +79,14 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, setting
   onProgress('rendezvous', st0.blockSize, st0.blockSize);
   let closed = false;
   return {
-    description: `${info.arch} ffn rank ${settings.afd.rank} on ${info.backend} (${info.threads} threads): ${mib(info.residentWeightBytes)} weights (${held}), serving at ${st0.listenAddress}`,
-    stats: () => server.rankStats(settings.afd.rank),
+    description: `${info.arch} ffn rank ${afd.rank} on ${info.backend} (${info.threads} threads): ${mib(info.residentWeightBytes)} weights (${held}), serving at ${st0.listenAddress}`,
+    stats: () => server.rankStats(afd.rank),
     // Only the shutdown flag (or our own close) is a clean end; anything else is a failure
     // the agent must see (an exit code 0 here once hid a failed rendezvous as a normal stop).
     done: server.wait().then((reason) => {
       if (closed || reason.startsWith('shutdown requested by')) return reason;
       const st = server.state();
-      throw new Error(`FFN rank ${settings.afd.rank} loop ended unexpectedly (${st.state}): ${st.lastError || reason}`);
+      throw new Error(`FFN rank ${afd.rank} loop ended unexpectedly (${st.state}): ${st.lastError || reason}`);
     }),
     async close() {
       if (closed) return;

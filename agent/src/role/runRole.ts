@@ -13,6 +13,7 @@ import type { Logger } from '../util/logger.js';
 import { RankHttpServer } from '../serving/api/RankHttpServer.js';
 import { createApiServer, type ApiServer } from '../serving/createApiServer.js';
 import type { EngineLike } from '../serving/engineLike.js';
+import type { ServingOptions } from '../serving/ServingEngine.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
 import type { PromptEncoder } from '../serving/tokenizer/PromptEncoder.js';
 import { prepareDefaultModel } from '../model/defaultModel.js';
@@ -20,7 +21,7 @@ import { readServedModelInfo } from '../model/servedModelInfo.js';
 import type { EngineOpener } from './engineOpener.js';
 import type { FfnServerOpener, FfnServerLike } from './ffnServer.js';
 import { RoleEvents } from './RoleEvents.js';
-import type { RoleSettings } from './roleSettings.js';
+import type { RankConfig } from '@afd/shared';
 
 export interface RoleDeps {
   openEngine: EngineOpener;
@@ -28,6 +29,8 @@ export interface RoleDeps {
   events: RoleEvents;
   log: Logger;
   version: string;
+  /** Bearer key serving ranks require on /v1; undefined = open (never part of the config). */
+  apiKey?: string;
   /** Tokeniser of prompts off the event loop (the CLI starts a TokenizerPool); omitted = inline. */
   openEncoder?: (modelDir: string, tokenizer: TextTokenizer) => Promise<PromptEncoder>;
 }
@@ -40,7 +43,7 @@ export interface RunningRole {
   stop(): Promise<void>;
 }
 
-export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningRole> {
+export async function runRole(config: RankConfig, deps: RoleDeps): Promise<RunningRole> {
   const { events, log } = deps;
   let phase: string = 'loading';
   let peerProblem: string | null = null;
@@ -49,22 +52,22 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
   let ffn: FfnServerLike | null = null;
   let encoding: Promise<PromptEncoder> | undefined;
   const registry = new Registry();
-  const rank = s.afd.rank;
-  const stats = (): RankStats => api?.rankStats() ?? ffn?.stats() ?? emptyRankStats(s.role, rank, 0, 1);
+  const { role, rank } = config.afd;
+  const stats = (): RankStats => api?.rankStats() ?? ffn?.stats() ?? emptyRankStats(role, rank, 0, 1);
   const readiness = (): { ready: boolean; reason: string | null } => {
     if (peerProblem) return { ready: false, reason: peerProblem };
     if (phase !== 'ready') return { ready: false, reason: phase };
     return api ? api.readiness() : { ready: true, reason: null };
   };
-  const http = new RankHttpServer({ readiness, registry, stats, serving: () => api?.metrics.snapshot() ?? null, openai: null, servesOpenAi: s.role !== 'ffn', apiKey: s.apiKey, version: deps.version, log });
+  const http = new RankHttpServer({ readiness, registry, stats, serving: () => api?.metrics.snapshot() ?? null, openai: null, servesOpenAi: role !== 'ffn', apiKey: deps.apiKey, version: deps.version, log });
 
   events.progress('loading', 0, 0, 'starting');
-  const apiUrl = await http.listen(s.apiPort, s.apiHost);
+  const apiUrl = await http.listen(config.api.port, config.api.host);
   events.emit({ type: 'listening', apiUrl });
-  log.info({ apiUrl, role: s.role, rank }, 'http listening');
+  log.info({ apiUrl, role, rank }, 'http listening');
 
   try {
-    const modelDir = s.modelDir ?? (await prepareDefaultModel((m) => events.progress('loading', 0, 0, m)));
+    const modelDir = config.model.dir ?? (await prepareDefaultModel((m) => events.progress('loading', 0, 0, m)));
     const onProgress = (p: 'loading' | 'rendezvous' | 'warmup', done: number, total: number, message?: string): void => {
       phase = p;
       events.progress(p, done, total, message);
@@ -73,8 +76,8 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
       if (problem !== peerProblem) log.warn({ problem }, problem ? 'FFN peer lost' : 'FFN peers back');
       peerProblem = problem;
     };
-    if (s.role === 'ffn') {
-      ffn = await deps.openFfnServer({ modelDir, settings: s, onProgress, onPeerState });
+    if (role === 'ffn') {
+      ffn = await deps.openFfnServer({ modelDir, config, onProgress, onPeerState });
       const { registerRankMetrics } = await import('../serving/metrics/rankMetrics.js');
       registerRankMetrics(registry, stats);
       log.info(ffn.description);
@@ -83,28 +86,11 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
       // The pool's workers load their tokenizers while the engine loads.
       encoding = deps.openEncoder?.(modelDir, tokenizer);
       encoding?.catch(() => undefined); // awaited below; a load failure first must not leave it unhandled
-      const opened = await deps.openEngine({
-        modelDir,
-        loadFormat: s.loadFormat,
-        seed: s.seed,
-        role: s.role,
-        backend: s.backend,
-        device: s.device,
-        threads: s.threads,
-        kvBlockSize: s.kvBlockSize,
-        kvCacheMib: s.kvCacheMib,
-        kvMemoryFraction: s.kvMemoryFraction,
-        maxModelLen: s.maxModelLen,
-        afd: s.afd,
-        rendezvousId: s.rendezvousId,
-        maxStepTokens: s.serving.scheduler.maxNumBatchedTokens,
-        onProgress,
-        onPeerState,
-      });
+      const opened = await deps.openEngine({ modelDir, role, config, onProgress, onPeerState });
       engine = opened.engine;
       log.info(opened.description);
       const encoder = encoding ? await encoding : undefined;
-      const servedModelName = s.servedModelName ?? basename(modelDir);
+      const servedModelName = config.model.servedModelName ?? basename(modelDir);
       api = createApiServer({
         engine,
         tokenizer,
@@ -112,8 +98,8 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
         servedModelName,
         modelPath: modelDir,
         modelInfo: await readServedModelInfo(modelDir, servedModelName),
-        serving: s.serving,
-        apiKey: s.apiKey,
+        serving: servingOptionsOf(config),
+        apiKey: deps.apiKey,
         version: deps.version,
         log,
         registry,
@@ -149,6 +135,15 @@ export async function runRole(s: RoleSettings, deps: RoleDeps): Promise<RunningR
       })();
       return stopping;
     },
+  };
+}
+
+/** The serving engine's limits from the rank config (DBO thresholds come from its afd section). */
+export function servingOptionsOf(config: RankConfig): ServingOptions {
+  const { maxNumSeqs, maxNumBatchedTokens, maxQueuedRequests } = config.serving;
+  return {
+    scheduler: { maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold: Math.max(1, Math.floor(maxNumBatchedTokens / 2)), dbo: config.afd.dbo },
+    maxQueuedRequests,
   };
 }
 

@@ -57,7 +57,7 @@ export function chooseBackend(inventory: AgentInfo['inventory'], wanted: 'auto' 
 /** The default launch: every rank of `topology` on the local agent, GPUs round-robin. */
 export function defaultLaunchSpec(topology: string, backend: 'cpu' | 'cuda', numGpus: number, modelDir: string | null, apiPort: number): LaunchSpecInput {
   if (topology === 'colocated') {
-    return { mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: LOCAL_AGENT_ID, backend, deviceIndex: 0 }], modelDir, apiPort };
+    return { mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: LOCAL_AGENT_ID, backend, deviceIndex: 0 }], model: { dir: modelDir }, apiPort };
   }
   const m = /^(\d+)A(\d+)F$/i.exec(topology);
   if (!m) throw new Error(`--topology ${topology} is not xAyF (e.g. 1A1F) or "colocated"`);
@@ -68,7 +68,7 @@ export function defaultLaunchSpec(topology: string, backend: 'cpu' | 'cuda', num
   const next = (): number => (backend === 'cuda' && numGpus > 0 ? slot++ % numGpus : 0);
   for (let f = 0; f < y; f++) placements.push({ role: 'ffn', rank: f, agentId: LOCAL_AGENT_ID, backend, deviceIndex: next() });
   for (let a = 0; a < x; a++) placements.push({ role: 'attention', rank: a, agentId: LOCAL_AGENT_ID, backend, deviceIndex: next() });
-  return { mode: 'afd', topology: `${x}A${y}F`, placements, modelDir, apiPort };
+  return { mode: 'afd', topology: `${x}A${y}F`, placements, model: { dir: modelDir }, apiPort };
 }
 
 /**

@@ -1,12 +1,11 @@
 #include "binding/afd-binding.h"
 
-#include <cmath>
 #include <functional>
 #include <string>
 #include <thread>
 
 #include "binding/engine-binding.h"
-#include "core/debug-env.h"
+#include "binding/rank-config.h"
 
 namespace afd::binding {
 namespace {
@@ -54,88 +53,6 @@ Napi::Promise settleOnThread(Napi::Env env, std::function<std::string()> work, b
   return promise;
 }
 
-// Reads AfdLinkOptions (native/src/index.ts); each bad field is a named error.
-AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* what) {
-  Napi::Env env = value.Env();
-  if (!value.IsObject()) throw Napi::Error::New(env, std::string(what) + ": options must be an object");
-  Napi::Object o = value.As<Napi::Object>();
-  AfdConnectorOptions out;
-  auto str = [&](const char* key, std::string& field) {
-    Napi::Value v = o.Get(key);
-    if (v.IsUndefined()) return;
-    if (!v.IsString()) throw Napi::Error::New(env, std::string(what) + ": options." + key + " must be a string");
-    field = v.As<Napi::String>().Utf8Value();
-  };
-  auto num = [&](const char* key, int& field, int min, int max) {
-    Napi::Value v = o.Get(key);
-    if (v.IsUndefined()) return;
-    double d = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1e300;
-    if (d != static_cast<int>(d) || d < min || d > max) {
-      throw Napi::Error::New(env, std::string(what) + ": options." + key + " must be an integer in [" +
-                                      std::to_string(min) + ", " + std::to_string(max) + "]");
-    }
-    field = static_cast<int>(d);
-  };
-  // A resolved Topology (shared/src/topology/spec.ts): the C++ side reads its rank counts.
-  Napi::Value topo = o.Get("topology");
-  if (!topo.IsUndefined()) {
-    auto ranks = [&](const char* role) {
-      Napi::Value r = topo.IsObject() ? topo.As<Napi::Object>().Get(role) : env.Undefined();
-      Napi::Value n = r.IsObject() ? r.As<Napi::Object>().Get("ranks") : env.Undefined();
-      const double d = n.IsNumber() ? n.As<Napi::Number>().DoubleValue() : -1;
-      if (!(d >= 1 && d <= 1024) || d != std::floor(d)) {
-        throw Napi::Error::New(env, std::string(what) + ": options.topology." + role +
-                                        ".ranks must be an integer in [1, 1024] (pass a Topology resolved by @afd/shared)");
-      }
-      return static_cast<int>(d);
-    };
-    out.topology.numAttention = ranks("attention");
-    out.topology.numFfn = ranks("ffn");
-  }
-  num("rank", out.rank, 0, 1 << 20);
-  str("host", out.host);
-  str("listenHost", out.listenHost);
-  str("connector", out.connector);
-  str("rendezvousId", out.rendezvousId);
-  str("epTransport", out.epTransport);
-  if (out.epTransport != "auto" && out.epTransport != "tcp" && out.epTransport != "peer" && out.epTransport != "nccl") {
-    throw Napi::Error::New(env, std::string(what) + ": options.epTransport must be \"auto\", \"tcp\", \"peer\" or \"nccl\" (got \"" + out.epTransport + "\")");
-  }
-  if (out.connector != "tcp" && out.connector != "nccl" && out.connector != "peer") {
-    throw Napi::Error::New(env, std::string(what) + ": options.connector must be \"tcp\", \"nccl\" or \"peer\" (got \"" + out.connector + "\")");
-  }
-  num("maxStepTokens", out.maxStepTokens, 1, 1 << 20);
-  num("basePort", out.basePort, 0, 65535);
-  num("stepDeadlineMs", out.stepDeadlineMs, 1, 3600000);
-  num("rendezvousTimeoutMs", out.rendezvousTimeoutMs, 0, 1 << 30);
-  auto flag = [&](const char* key, bool& field) {
-    Napi::Value v = o.Get(key);
-    if (v.IsUndefined()) return;
-    if (!v.IsBoolean()) throw Napi::Error::New(env, std::string(what) + ": options." + key + " must be a boolean");
-    field = v.As<Napi::Boolean>().Value();
-  };
-  flag("expertParallel", out.expertParallel);
-  flag("ffnGraphs", out.ffnGraphs);
-  Napi::Value hosts = o.Get("ffnHosts");
-  if (!hosts.IsUndefined()) {
-    if (!hosts.IsArray()) throw Napi::Error::New(env, std::string(what) + ": options.ffnHosts must be an array of strings");
-    Napi::Array a = hosts.As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); ++i) {
-      if (!a.Get(i).IsString()) throw Napi::Error::New(env, std::string(what) + ": options.ffnHosts must hold strings");
-      out.ffnHosts.push_back(a.Get(i).As<Napi::String>().Utf8Value());
-    }
-  }
-  // The debugging overrides of the environment (core/debug-env.h) win over the options.
-  try {
-    const DebugEnv& debug = debugEnv();
-    if (debug.graphsOff) out.ffnGraphs = false;
-    if (debug.faultFfnLayerDelayUs) out.faultLayerDelayUs = *debug.faultFfnLayerDelayUs;
-  } catch (const std::exception& e) {
-    throw Napi::Error::New(env, std::string(what) + ": " + e.what());
-  }
-  return out;
-}
-
 template <typename F>
 auto rethrowAsJs(Napi::Env env, F&& f) -> decltype(f()) {
   try {
@@ -160,9 +77,9 @@ Napi::Function AttentionLinkWrap::Define(Napi::Env env) {
 
 AttentionLinkWrap::AttentionLinkWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<AttentionLinkWrap>(info) {
   Napi::Env env = info.Env();
-  const char* what = "new AttentionLink(engine, options)";
+  const char* what = "new AttentionLink(engine, config)";
   std::shared_ptr<Engine> engine = EngineWrap::engineOf(info[0], what);
-  AfdConnectorOptions options = toConnectorOptions(info[1], what);
+  AfdConnectorOptions options = connectorOptionsOf(info[1], what);
   link_ = rethrowAsJs(env, [&] { return std::make_shared<AfdAttentionLink>(engine, options); });
 }
 
@@ -216,9 +133,9 @@ Napi::Function FfnServerWrap::Define(Napi::Env env) {
 
 FfnServerWrap::FfnServerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<FfnServerWrap>(info) {
   Napi::Env env = info.Env();
-  const char* what = "new FfnServer(engine, options)";
+  const char* what = "new FfnServer(engine, config)";
   std::shared_ptr<Engine> engine = EngineWrap::engineOf(info[0], what);
-  AfdConnectorOptions options = toConnectorOptions(info[1], what);
+  AfdConnectorOptions options = connectorOptionsOf(info[1], what);
   server_ = rethrowAsJs(env, [&] { return std::make_shared<AfdFfnServer>(engine, options); });
 }
 

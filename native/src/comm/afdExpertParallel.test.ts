@@ -14,7 +14,7 @@ import { Engine } from '../engine.js';
 import { FfnServer } from '../FfnServer.js';
 import { roleSpec, writeTinyModel } from '../testing/engineTesting.js';
 import type { ModelLoadSpec } from '../modelSpec.js';
-import { afdEngineOpts as engineOpts, busyWork, runSteps, withAfdTopology, type RankWork } from '../testing/afdTesting.js';
+import { afdEngineOpts as engineOpts, busyWork, runSteps, testRankConfig, withAfdTopology, type RankWork } from '../testing/afdTesting.js';
 import { freePortBlock } from './ports.js';
 
 interface Model {
@@ -74,7 +74,7 @@ describe.each([...qwen, ...mixtral, ...deepseek])('$arch $topology, DBO $dbo, ga
     const attn = await Promise.all(Array.from({ length: x }, () => Engine.load(attnSpec, engineOpts)));
     const ffn = await Promise.all(Array.from({ length: y }, async (_, f) => Engine.load(await ffnSpec(m, gate, f, y), engineOpts)));
     const decodes = 3;
-    await withAfdTopology(topology, attn, ffn, { expertParallel: true }, async (servers) => {
+    await withAfdTopology(topology, attn, ffn, { enableExpertParallel: true }, async (servers) => {
       const work = busyWork(x, dbo);
       const got = await Promise.all(work.map((w) => runSteps(attn[w.a]!, w.seqs, w.blocks, w.stageSplit, decodes)));
       for (const [i, w] of work.entries()) {
@@ -164,7 +164,7 @@ describe('expert-parallel loading', () => {
     const attn = await Promise.all([0, 1].map(() => Engine.load(attnSpec, engineOpts)));
     const ffn = await Promise.all(ranks.map((r) => Engine.load(r.spec, engineOpts)));
     try {
-      await withAfdTopology('2A2F', attn, ffn, { expertParallel: true }, async () => {
+      await withAfdTopology('2A2F', attn, ffn, { enableExpertParallel: true }, async () => {
         for (const w of busyWork(2, true)) {
           const got = await runSteps(attn[w.a]!, w.seqs, w.blocks, w.stageSplit, 2);
           const ref = await runSteps(colocated, w.seqs, w.blocks, w.seqs.length, 2);
@@ -181,10 +181,10 @@ describe('expert-parallel loading', () => {
     const ffn = await Engine.load(await ffnSpec(m, false, 0, 2), engineOpts);
     const attn = await Engine.load(await roleSpec(m.dir, 'attention'), engineOpts);
     const basePort = await freePortBlock(4);
-    const opts = { topology: resolveTopology('2A2F'), basePort, rendezvousTimeoutMs: 1500, stepDeadlineMs: 2000, expertParallel: true };
-    const server = new FfnServer(ffn, { ...opts, rank: 0 });
+    const opts = { topology: '2A2F', port: basePort, rendezvousTimeoutMs: 1500, stepDeadlineMs: 2000, enableExpertParallel: true };
+    const server = new FfnServer(ffn, testRankConfig('ffn', { ...opts, rank: 0 }));
     // The attention rank would wait far longer: it hears from its FFN rank first.
-    const link = new AttentionLink(attn, { ...opts, rank: 0, rendezvousTimeoutMs: 30_000 });
+    const link = new AttentionLink(attn, testRankConfig('attention', { ...opts, rank: 0, rendezvousTimeoutMs: 30_000 }));
     try {
       const [served, joined] = await Promise.allSettled([server.start(), link.connect()]);
       expect(served.status === 'rejected' && String(served.reason)).toMatch(/for its expert-parallel group: FFN rank\(s\) 1 did not connect before the rendezvous timeout/);
@@ -207,7 +207,7 @@ describe('expert-parallel loading', () => {
     const engine = await Engine.load(await ffnSpec(m, false, 1, 2), engineOpts);
     const basePort = await freePortBlock(4);
     try {
-      expect(() => new FfnServer(engine, { topology: resolveTopology('2A2F'), rank: 0, basePort, expertParallel: true })).toThrow(
+      expect(() => new FfnServer(engine, testRankConfig('ffn', { topology: '2A2F', rank: 0, port: basePort, enableExpertParallel: true }))).toThrow(
         /FFN rank 0 of 2 holds experts \[0, 3\) under expert parallelism but its engine loaded \[3, 6\)/,
       );
     } finally {
@@ -219,14 +219,17 @@ describe('expert-parallel loading', () => {
     const m = models.get('qwen3_moe')!;
     const engine = await Engine.load(await ffnSpec(m, false, 0, 2), engineOpts);
     const basePort = await freePortBlock(4);
-    const base = { topology: resolveTopology('2A2F'), rank: 0, basePort, expertParallel: true };
+    const base = { topology: '2A2F', rank: 0, port: basePort, enableExpertParallel: true };
     try {
       for (const epTransport of ['peer', 'nccl'] as const) {
-        expect(() => new FfnServer(engine, { ...base, epTransport })).toThrow(
+        expect(() => new FfnServer(engine, testRankConfig('ffn', { ...base, epTransport }))).toThrow(
           new RegExp(`epTransport ${epTransport} moves device memory between the FFN ranks: load the FFN engine with --backend cuda \\(it runs on cpu\\)`),
         );
       }
-      expect(() => new FfnServer(engine, { ...base, epTransport: 'nvlink' as 'peer' })).toThrow(/options.epTransport must be "auto", "tcp", "peer" or "nccl" \(got "nvlink"\)/);
+      // The schema refuses an unknown exchange first; native's own guard names the field of a raw config.
+      expect(() => testRankConfig('ffn', { ...base, epTransport: 'nvlink' as 'peer' })).toThrow(/afd\.epTransport: Invalid option: expected one of "auto"\|"tcp"\|"nccl"\|"peer"/);
+      const raw = testRankConfig('ffn', base);
+      expect(() => new FfnServer(engine, { ...raw, afd: { ...raw.afd, epTransport: 'nvlink' as 'peer' } })).toThrow(/config\.afd\.epTransport must be one of "auto", "tcp", "peer", "nccl" \(got "nvlink"\)/);
     } finally {
       engine.close();
     }

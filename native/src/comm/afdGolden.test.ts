@@ -5,13 +5,13 @@
  * Greedy tokens equal the reference exactly; logits match within the fixture tolerance.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveTopology } from '@afd/shared';
 import { goldenSkipReason, loadGoldenFixtures, relativeError, type GoldenFixture } from '../testing/golden.js';
 import { buildLoadSpec } from '../checkpoint/loadSpec.js';
 import { AttentionLink } from '../AttentionLink.js';
 import { Engine } from '../engine.js';
 import { FfnServer } from '../FfnServer.js';
 import { generateGreedy } from '../testing/engineTesting.js';
+import { testRankConfig } from '../testing/afdTesting.js';
 
 const root = process.env['AFD_GOLDEN_DIR'];
 const fixtures = await loadGoldenFixtures(root);
@@ -34,12 +34,12 @@ describe.runIf(skip === null)('golden fixtures through the AFD runtime (2A1F, TC
       return e;
     };
     const [a0, a1, ffn] = await Promise.all([load('attention'), load('attention'), load('ffn')]);
-    const server = new FfnServer(ffn, { topology: resolveTopology('2A1F'), basePort: 0, stepDeadlineMs: 20_000 });
+    const server = new FfnServer(ffn, testRankConfig('ffn', { topology: '2A1F', port: 0, stepDeadlineMs: 20_000 }));
     cleanup.push(() => server.stop());
     const basePort = server.listenPort();
-    const links = [a0, a1].map((e, rank) => new AttentionLink(e, { topology: resolveTopology('2A1F'), rank, basePort, stepDeadlineMs: 20_000 }));
+    const links = [a0, a1].map((e, rank) => new AttentionLink(e, testRankConfig('attention', { topology: '2A1F', rank, port: basePort, stepDeadlineMs: 20_000 })));
     for (const l of links) cleanup.push(() => l.close({ shutdown: false }));
-    // basePort 0 is only valid for a 1-FFN topology: the FFN rank took an ephemeral port.
+    // port 0 is only valid for a 1-FFN topology: the FFN rank took an ephemeral port.
     await Promise.all([server.start(), ...links.map((l) => l.connect())]);
     const tol = Math.min(f.golden.relTolerance, 1e-3);
     for (const c of f.golden.cases) {

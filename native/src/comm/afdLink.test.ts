@@ -5,8 +5,8 @@
  * The multi-process version (real role processes) is agent/src/afd/*.int.test.ts.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildStepPlan, resolveTopology } from '@afd/shared';
-import { loadAddon, type AfdLinkOptions } from '../addon.js';
+import { buildStepPlan, resolveRankConfig, type AfdConfigInput, type RankConfig } from '@afd/shared';
+import { loadAddon } from '../addon.js';
 import { AttentionLink } from '../AttentionLink.js';
 import { Engine, nativeEngineOf } from '../engine.js';
 import { FfnServer } from '../FfnServer.js';
@@ -28,18 +28,24 @@ async function load(dir: string, role: 'colocated' | 'attention' | 'ffn', gate =
 /** Bound of every poll for counters that move just after a step returns (a loaded 2-core CI box stalls threads for seconds). */
 const settle = { timeout: 15_000 };
 
-function linkOptions(topology: string, rank: number, basePort: number): AfdLinkOptions {
-  return { topology: resolveTopology(topology), rank, basePort, stepDeadlineMs: 3000, rendezvousTimeoutMs: 10_000 };
+/** A rank config (the schema's defaults, short test deadlines); `afd` overrides its afd fields. */
+function linkOptions(topology: string, rank: number, port: number, afd: AfdConfigInput = {}, role: 'attention' | 'ffn' = 'attention'): RankConfig {
+  return resolveRankConfig({ afd: { role, topology, rank, port, stepDeadlineMs: 3000, rendezvousTimeoutMs: 10_000, ...afd } });
 }
 
-async function startFfn(engine: Engine, opts: AfdLinkOptions): Promise<{ server: FfnServer; port: number }> {
-  const server = new FfnServer(engine, opts);
+/** The same config as an FFN rank's. */
+function asFfn(config: RankConfig): RankConfig {
+  return resolveRankConfig({ ...config, afd: { ...config.afd, role: 'ffn' } });
+}
+
+async function startFfn(engine: Engine, config: RankConfig): Promise<{ server: FfnServer; port: number }> {
+  const server = new FfnServer(engine, asFfn(config));
   cleanup.push(() => server.stop());
   return { server, port: server.listenPort() };
 }
 
-function attention(engine: Engine, opts: AfdLinkOptions): AttentionLink {
-  const link = new AttentionLink(engine, opts);
+function attention(engine: Engine, config: RankConfig): AttentionLink {
+  const link = new AttentionLink(engine, config);
   cleanup.push(() => link.close({ shutdown: false }));
   return link;
 }
@@ -178,29 +184,33 @@ describe('AFD runtime errors', () => {
     const attn = await load(dir, 'attention');
     const { port } = await startFfn(ffn, linkOptions('1A1F', 0, 0));
     // The raw server refuses scheduler-style use (the wrapper has no step at all).
-    const raw = new (loadAddon().FfnServer)(nativeEngineOf(ffn), linkOptions('1A1F', 0, 0));
+    const raw = new (loadAddon().FfnServer)(nativeEngineOf(ffn), asFfn(linkOptions('1A1F', 0, 0)));
     expect(() => raw.step()).toThrow(/connector-driven/);
     await raw.stop();
-    expect(() => new FfnServer(ffn, linkOptions('1A1F', 0, port))).toThrow(/in use/);
-    expect(() => new FfnServer(attn, linkOptions('1A1F', 0, 0))).toThrow(/role ffn/);
+    expect(() => new FfnServer(ffn, asFfn(linkOptions('1A1F', 0, port)))).toThrow(/in use/);
+    expect(() => new FfnServer(attn, asFfn(linkOptions('1A1F', 0, 0)))).toThrow(/role ffn/);
     expect(() => new AttentionLink(ffn, linkOptions('1A1F', 0, port))).toThrow(/role attention/);
     // The topology comes resolved from TypeScript; the native side still refuses bad counts, naming the field.
-    const topology = (attention: number, ffnRanks: number) => ({ ...linkOptions('1A1F', 0, port), topology: { name: 'x', attention: { ranks: attention, dp: attention, tp: 1 }, ffn: { ranks: ffnRanks, dp: ffnRanks, tp: 1 }, worldSize: 0 } });
+    const valid = linkOptions('1A1F', 0, port);
+    const topology = (attention: number, ffnRanks: number): RankConfig => ({ ...valid, afd: { ...valid.afd, topology: { name: 'x', attention: { ranks: attention, dp: attention, tp: 1 }, ffn: { ranks: ffnRanks, dp: ffnRanks, tp: 1 }, worldSize: 0 } } });
     expect(() => new AttentionLink(attn, topology(1, 2))).toThrow(/topology 1A2F: there must be at least as many attention ranks as FFN ranks \(x >= y\)/);
-    expect(() => new AttentionLink(attn, topology(0, 1))).toThrow(/options\.topology\.attention\.ranks must be an integer in \[1, 1024\]/);
-    expect(() => new AttentionLink(attn, { ...linkOptions('1A1F', 0, port), topology: '2A1F' as never })).toThrow(
-      /options\.topology\.attention\.ranks must be an integer in \[1, 1024\] \(pass a Topology resolved by @afd\/shared\)/,
+    expect(() => new AttentionLink(attn, topology(0, 1))).toThrow(/config\.afd\.topology\.attention\.ranks must be an integer in \[1, 1024\]/);
+    expect(() => new AttentionLink(attn, { ...valid, afd: { ...valid.afd, topology: '2A1F' as never } })).toThrow(
+      /config\.afd\.topology must be an object \(pass a rank config resolved by @afd\/shared's rankConfigSchema\)/,
     );
     await expect(attn.step(buildStepPlan([{ tokenIds: [1], numCached: 0, blockTable: [0] }]))).rejects.toThrow(/no FFN executor/);
     // Connectors nccl and peer move device memory: refused on these CPU engines, and unknown names are refused.
     for (const connector of ['nccl', 'peer'] as const) {
-      const device = { ...linkOptions('1A1F', 0, 0), connector, maxStepTokens: 4096 };
-      expect(() => new FfnServer(ffn, device)).toThrow(new RegExp(`connector "${connector}" moves device memory.*--backend cuda`));
+      const device = resolveRankConfig({ afd: { ...linkOptions('1A1F', 0, 0).afd, connector }, serving: { maxNumBatchedTokens: 4096 } });
+      expect(() => new FfnServer(ffn, asFfn(device))).toThrow(new RegExp(`connector "${connector}" moves device memory.*--backend cuda`));
       expect(() => new AttentionLink(attn, device)).toThrow(/--backend cuda/);
     }
-    const bogus = { ...linkOptions('1A1F', 0, 0), connector: 'ib' } as unknown as AfdLinkOptions;
-    expect(() => new FfnServer(ffn, bogus)).toThrow(/connector must be "tcp", "nccl" or "peer"/);
-    expect(() => new FfnServer(ffn, { ...linkOptions('1A1F', 0, 0), maxStepTokens: 0 })).toThrow(/maxStepTokens must be an integer/);
+    // The schema refuses these first; native's last guard names the field of a raw config.
+    const valid0 = asFfn(linkOptions('1A1F', 0, 0));
+    const bogus = { ...valid0, afd: { ...valid0.afd, connector: 'ib' } } as unknown as RankConfig;
+    expect(() => new FfnServer(ffn, bogus)).toThrow(/config\.afd\.connector must be one of "tcp", "nccl", "peer" \(got "ib"\)/);
+    expect(() => new FfnServer(ffn, { ...valid0, serving: { ...valid0.serving, maxNumBatchedTokens: 0 } })).toThrow(/config\.serving\.maxNumBatchedTokens must be an integer/);
+    expect(() => new FfnServer(ffn, { ...valid0, afd: undefined } as unknown as RankConfig)).toThrow(/config\.afd must be an object/);
   });
 
   it('the wrappers refuse a closed engine', async () => {
@@ -209,8 +219,8 @@ describe('AFD runtime errors', () => {
     const attn = await load(dir, 'attention');
     ffn.close();
     attn.close();
-    expect(() => new FfnServer(ffn, linkOptions('1A1F', 0, 0))).toThrow(/new FfnServer\(engine, options\): the Engine has no model loaded/);
-    expect(() => new AttentionLink(attn, linkOptions('1A1F', 0, 1))).toThrow(/new AttentionLink\(engine, options\): the Engine has no model loaded/);
+    expect(() => new FfnServer(ffn, asFfn(linkOptions('1A1F', 0, 0)))).toThrow(/new FfnServer\(engine, config\): the Engine has no model loaded/);
+    expect(() => new AttentionLink(attn, linkOptions('1A1F', 0, 1))).toThrow(/new AttentionLink\(engine, config\): the Engine has no model loaded/);
     expect(() => attn.stats()).toThrow(/Engine\.stats: the engine is closed/);
   });
 
@@ -218,8 +228,8 @@ describe('AFD runtime errors', () => {
     const dir = await writeTinyModel('qwen3_moe', 14);
     const attn = await load(dir, 'attention');
     const ffn = await load(dir, 'ffn');
-    const first = await startFfn(ffn, { ...linkOptions('1A1F', 0, 0), stepDeadlineMs: 1000 });
-    const link = attention(attn, { ...linkOptions('1A1F', 0, first.port), stepDeadlineMs: 1000 });
+    const first = await startFfn(ffn, linkOptions('1A1F', 0, 0, { stepDeadlineMs: 1000 }));
+    const link = attention(attn, linkOptions('1A1F', 0, first.port, { stepDeadlineMs: 1000 }));
     await Promise.all([first.server.start(), link.connect()]);
     const plan = () => buildStepPlan([{ tokenIds: [1, 2], numCached: 0, blockTable: [0] }]);
     await attn.step(plan());
@@ -231,7 +241,7 @@ describe('AFD runtime errors', () => {
     expect(Date.now() - t0).toBeLessThan(5000);
     await expect.poll(() => link.state().state, settle).toBe('lost');
     // The FFN rank comes back on the same port: the watcher reconnects.
-    const again = await startFfn(ffn, { ...linkOptions('1A1F', 0, first.port), stepDeadlineMs: 1000 });
+    const again = await startFfn(ffn, linkOptions('1A1F', 0, first.port, { stepDeadlineMs: 1000 }));
     await again.server.start();
     await expect.poll(() => link.state().state, { timeout: 30_000 }).toBe('connected'); // redial pauses 1 s between attempts
     expect(link.state().reconnects).toBe(1);

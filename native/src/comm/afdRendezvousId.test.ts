@@ -1,5 +1,5 @@
 /**
- * The rendezvous id of one start of a topology (AfdLinkOptions.rendezvousId), in one
+ * The rendezvous id of one start of a topology (the rank config's afd.rendezvousId), in one
  * process over real loopback TCP. Regression for a restart on the same ports: an attention
  * rank of the previous start, still in its reconnect loop, reached the new FFN rank first,
  * joined its block (same topology and model), and its graceful stop then sent the new FFN
@@ -7,8 +7,8 @@
  * rank is refused with the reason and the new start is untouched.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveTopology } from '@afd/shared';
-import type { AfdLinkOptions } from '../addon.js';
+import type { AfdConfigInput } from '@afd/shared';
+import { testRankConfig } from '../testing/afdTesting.js';
 import { AttentionLink } from '../AttentionLink.js';
 import { Engine } from '../engine.js';
 import { FfnServer } from '../FfnServer.js';
@@ -26,18 +26,18 @@ async function load(dir: string, role: 'attention' | 'ffn'): Promise<Engine> {
   return e;
 }
 
-function options(basePort: number, rendezvousId: string): AfdLinkOptions {
-  return { topology: resolveTopology('1A1F'), rank: 0, basePort, stepDeadlineMs: 3000, rendezvousTimeoutMs: 10_000, rendezvousId };
+function options(port: number, rendezvousId: string, rendezvousTimeoutMs = 10_000): AfdConfigInput {
+  return { topology: '1A1F', rank: 0, port, stepDeadlineMs: 3000, rendezvousTimeoutMs, rendezvousId };
 }
 
-function ffnServer(engine: Engine, opts: AfdLinkOptions): FfnServer {
-  const server = new FfnServer(engine, opts);
+function ffnServer(engine: Engine, afd: AfdConfigInput): FfnServer {
+  const server = new FfnServer(engine, testRankConfig('ffn', afd));
   cleanup.push(() => server.stop());
   return server;
 }
 
-function attention(engine: Engine, opts: AfdLinkOptions): AttentionLink {
-  const link = new AttentionLink(engine, opts);
+function attention(engine: Engine, afd: AfdConfigInput): AttentionLink {
+  const link = new AttentionLink(engine, testRankConfig('attention', afd));
   cleanup.push(() => link.close({ shutdown: false }));
   return link;
 }
@@ -82,13 +82,16 @@ describe('rendezvous id (one start of a topology)', () => {
     const server = ffnServer(ffn, options(0, 'agent-start'));
     const port = server.listenPort();
     void server.start().catch(() => undefined);
-    const link = attention(attn, { ...options(port, ''), rendezvousTimeoutMs: 3000 });
+    const link = attention(attn, options(port, '', 3000));
     await expect(link.connect()).rejects.toThrow(/rendezvous id none, this FFN rank's is "agent-start"/);
   });
 
   it('refuses an id longer than 256 bytes when the connector is built', async () => {
     const dir = await writeTinyModel('qwen3_moe', 23);
     const ffn = await load(dir, 'ffn');
-    expect(() => ffnServer(ffn, options(0, 'x'.repeat(257)))).toThrow(/rendezvous id of 257 bytes is too long/);
+    // The schema holds ids to 128 characters; native's own guard refuses a longer one in a raw config.
+    expect(() => ffnServer(ffn, options(0, 'x'.repeat(129)))).toThrow(/afd\.rendezvousId: must be at most 128 letters/);
+    const raw = testRankConfig('ffn', options(0, ''));
+    expect(() => new FfnServer(ffn, { ...raw, afd: { ...raw.afd, rendezvousId: 'x'.repeat(257) } })).toThrow(/rendezvous id of 257 bytes is too long/);
   });
 });

@@ -3,8 +3,7 @@
  * attention rank runs, the work each rank of a topology gets, and a topology of native
  * FfnServers and AttentionLinks over loopback TCP that is always torn down.
  */
-import { buildStepPlan, type PlanSeq, resolveTopology, type StepResult } from '@afd/shared';
-import type { AfdLinkOptions } from '../addon.js';
+import { buildStepPlan, resolveRankConfig, type AfdConfigInput, type PlanSeq, type RankConfig, type ServingConfigInput, type StepResult } from '@afd/shared';
 import { AttentionLink } from '../AttentionLink.js';
 import type { Engine } from '../engine.js';
 import { FfnServer } from '../FfnServer.js';
@@ -12,6 +11,15 @@ import { freePortBlock } from '../comm/ports.js';
 
 /** Engine options of the tiny test models (one thread: several engines share the box). */
 export const afdEngineOpts = { threads: 1, kvBlockSize: 4, numKvBlocks: 64 };
+
+/**
+ * The rank config of an in-process AFD test rank: its role, the afd fields given (test
+ * deadlines unless given: 10 s steps, 20 s rendezvous) and serving limits, every other
+ * field the schema's default: the same object a role process gets.
+ */
+export function testRankConfig(role: 'attention' | 'ffn', afd: Omit<AfdConfigInput, 'role'>, serving: ServingConfigInput = {}): RankConfig {
+  return resolveRankConfig({ afd: { stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000, ...afd, role }, serving });
+}
 
 /** Prefill of the sequences, then `decodes` greedy decode steps; returns every step's result (with logits). */
 export async function runSteps(engine: Engine, seqs: number[][], blocks: number[][], stageSplit: number, decodes: number): Promise<StepResult[]> {
@@ -58,18 +66,17 @@ export async function withAfdTopology(
   topology: string,
   attn: Engine[],
   ffn: Engine[],
-  extra: Omit<AfdLinkOptions, 'topology' | 'rank' | 'basePort'>,
+  extra: Omit<AfdConfigInput, 'role' | 'topology' | 'rank' | 'port'>,
   body: (servers: FfnServer[], links: AttentionLink[]) => Promise<void>,
 ): Promise<void> {
   // Expert parallelism: FFN rank f also listens on base + y + f.
-  const base = await freePortBlock(ffn.length * (extra.expertParallel ? 2 : 1));
-  const resolved = resolveTopology(topology);
-  const opts = (rank: number): AfdLinkOptions => ({ stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000, ...extra, topology: resolved, rank, basePort: base });
+  const base = await freePortBlock(ffn.length * (extra.enableExpertParallel ? 2 : 1));
+  const config = (role: 'attention' | 'ffn', rank: number): RankConfig => testRankConfig(role, { ...extra, topology, rank, port: base });
   const servers: FfnServer[] = [];
   const links: AttentionLink[] = [];
   try {
-    ffn.forEach((e, f) => servers.push(new FfnServer(e, opts(f))));
-    attn.forEach((e, a) => links.push(new AttentionLink(e, opts(a))));
+    ffn.forEach((e, f) => servers.push(new FfnServer(e, config('ffn', f))));
+    attn.forEach((e, a) => links.push(new AttentionLink(e, config('attention', a))));
     await Promise.all([...servers.map((s) => s.start()), ...links.map((l) => l.connect())]);
     await body(servers, links);
     for (const l of links) await l.close({ shutdown: true });

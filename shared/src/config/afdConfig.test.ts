@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AFD_CONNECTORS, afdConfigSchema, EP_TRANSPORTS, afdOptionsSchema, afdPortCount, DEFAULT_BATCH_BUCKETS, isDeviceConnector } from './afdConfig.js';
+import { afdConfigSchema, afdOptionsSchema, afdPortCount, DEFAULT_BATCH_BUCKETS } from './afdConfig.js';
+import { AFD_CONNECTORS, EP_TRANSPORTS, isDeviceConnector } from './connectors.js';
 import { AfdConfigError, mergeAfdConfig, parseAfdConfig, parseAfdConfigJson, resolveAfdConfig } from './parse.js';
 import { resolveTopology } from '../topology/spec.js';
 import type { FieldIssue } from '../util/issues.js';
@@ -19,6 +20,8 @@ describe('AFD config defaults', () => {
       topology: resolveTopology('1A1F'),
       host: '127.0.0.1',
       ffnHosts: [],
+      listenHost: '',
+      rendezvousId: '',
       connector: 'tcp',
       port: 29500,
       dbo: { enabled: false, decodeTokenThreshold: 32, prefillTokenThreshold: 512 },
@@ -28,6 +31,7 @@ describe('AFD config defaults', () => {
       ncclEnv: { NCCL_NVLS_ENABLE: '0' },
       enableExpertParallel: false,
       epTransport: 'auto',
+      rendezvousTimeoutMs: 300000,
     });
   });
 
@@ -99,7 +103,10 @@ describe('AFD config bad inputs', () => {
     expect(paths({ rank: 1.5 })).toEqual(['rank']);
     expect(issuesOf({ role: 'attention', topology: '2A1F', rank: 2 })[0]!.message).toContain('attention rank 2 does not exist in 2A1F');
     expect(issuesOf({ role: 'ffn', topology: '3A2F', rank: 2 })[0]!.message).toContain('ffn rank 2 does not exist in 3A2F (valid: 0..1)');
-    expect(paths({ port: 0 })).toEqual(['port']);
+    // Port 0 (ephemeral) serves one FFN rank only: the others' ports are port + f.
+    expect(resolveAfdConfig({ port: 0 }).port).toBe(0);
+    expect(issuesOf({ port: 0, topology: '2A2F' })).toEqual([{ path: 'port', message: expect.stringContaining('port 0 (ephemeral) works only with one FFN rank') }]);
+    expect(afdOptionsSchema.safeParse({ port: 0 }).success).toBe(false); // a launch always names a base port
     expect(paths({ port: 70000 })).toEqual(['port']);
     expect(issuesOf({ port: 65535, topology: '2A2F' })[0]).toEqual({ path: 'port', message: expect.stringContaining('65535') });
   });
@@ -124,12 +131,12 @@ describe('AFD config bad inputs', () => {
   });
 
   it('takes epTransport auto (default), tcp, peer or nccl and names the choices otherwise', () => {
-    expect(EP_TRANSPORTS).toEqual(['auto', 'tcp', 'peer', 'nccl']);
+    expect(EP_TRANSPORTS).toEqual(['auto', 'tcp', 'nccl', 'peer']);
     expect(resolveAfdConfig({ role: 'ffn', enableExpertParallel: true, epTransport: 'peer' }).epTransport).toBe('peer');
     expect(afdOptionsSchema.parse({}).epTransport).toBe('auto');
     const [issue] = issuesOf({ epTransport: 'ipc' });
     expect(issue?.path).toBe('epTransport');
-    expect(issue?.message).toMatch(/"auto"\|"tcp"\|"peer"\|"nccl"/);
+    expect(issue?.message).toMatch(/"auto"\|"tcp"\|"nccl"\|"peer"/);
   });
 
   it('rejects unknown keys at every level, one issue per key', () => {

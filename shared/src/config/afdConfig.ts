@@ -7,10 +7,13 @@
  * port 29500 (FFN rank f listens on port + f), ffnHosts [] (every FFN rank at `host`),
  * dbo off with thresholds 32 decode / 512 prefill tokens, gate on the FFN side,
  * CUDA graphs decode-only with buckets 1..512, step deadline 5000 ms, ncclEnv {} plus
- * NCCL_NVLS_ENABLE="0", expert parallelism off (its exchange: epTransport auto).
+ * NCCL_NVLS_ENABLE="0", expert parallelism off (its exchange: epTransport auto), rendezvous
+ * timeout 300000 ms, no rendezvous id, FFN ranks bind their own host.
+ * The transports (connector, epTransport) and their rules are one table: connectors.ts.
  */
 import { z } from 'zod';
 import { topologySchema } from '../topology/spec.js';
+import { afdConnectorSchema, epTransportSchema } from './connectors.js';
 
 /**
  * Default CUDA-graph batch buckets (tokens per stage). Steps of more rows run eagerly: from
@@ -23,6 +26,8 @@ export const DEFAULT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64,
 export const DEFAULT_AFD_PORT = 29500;
 /** Default step deadline: a peer silent this long fails the step with a clear error. */
 export const DEFAULT_STEP_DEADLINE_MS = 5000;
+/** Default time a rendezvous waits for the other side. */
+export const DEFAULT_RENDEZVOUS_TIMEOUT_MS = 300_000;
 
 /** Dual-batch overlap: split a step into two stages so one stage's attention hides the other's FFN round trip. */
 export const dboConfigSchema = z.strictObject({
@@ -64,32 +69,6 @@ export const ncclEnvSchema = z
 
 const port = z.int().min(1).max(65535);
 
-/**
- * Data plane of hidden states and FFN outputs (the TCP link always carries handshake and
- * control): tcp = host memory over TCP (CPU / development, any hosts); nccl = GPU memory
- * through NCCL (NVLink, IB/RoCE or sockets; works across hosts); peer = GPU memory through
- * CUDA IPC peer memory with device-side ready flags (GPUs of one host only; the lowest latency).
- */
-export const afdConnectorSchema = z.enum(['tcp', 'nccl', 'peer']);
-export type AfdConnector = z.output<typeof afdConnectorSchema>;
-/** Every connector name, in the schema's order. */
-export const AFD_CONNECTORS: readonly AfdConnector[] = afdConnectorSchema.options;
-/** Connectors that move GPU memory (they need the CUDA backend on every rank). */
-export function isDeviceConnector(connector: AfdConnector): boolean {
-  return connector !== 'tcp';
-}
-
-/**
- * Expert parallelism's exchange between the FFN ranks (epTransport): tcp (host memory, any
- * hosts), peer (CUDA IPC, FFN ranks of one host), nccl (an NCCL communicator of the FFN
- * ranks, a GPU each, any hosts) or auto (peer under connector peer on one host, nccl under
- * connector nccl, else tcp).
- */
-export const epTransportSchema = z.enum(['auto', 'tcp', 'peer', 'nccl']);
-export type EpTransport = z.output<typeof epTransportSchema>;
-/** Every epTransport value, in the schema's order. */
-export const EP_TRANSPORTS: readonly EpTransport[] = epTransportSchema.options;
-
 /** Options shared by every rank of a launch (what the console sets for the whole topology). */
 export const afdOptionsShape = {
   /** Data plane: tcp (CPU / development, any host), nccl (GPU; across hosts) or peer (GPUs of one host, CUDA IPC). Default tcp. */
@@ -117,11 +96,13 @@ export const afdOptionsShape = {
    * What carries expert parallelism's exchange between the FFN ranks: tcp (host memory over
    * the group's TCP mesh, any hosts; the FFN step runs eagerly), peer (device memory through
    * CUDA IPC: CUDA FFN ranks of one host), nccl (device memory over an NCCL communicator of
-   * the FFN ranks: CUDA, a GPU per FFN rank, any hosts) or auto (peer when the connector is
-   * peer and every FFN rank is on one host, nccl when the connector is nccl, else tcp); peer
-   * and nccl keep the FFN step a CUDA graph. Every FFN rank must use the same (default auto).
+   * the FFN ranks: CUDA, a GPU per FFN rank, any hosts) or auto (the connector's own
+   * transport: peer under connector peer, nccl under nccl, else tcp); peer and nccl keep the
+   * FFN step a CUDA graph. Every FFN rank must use the same (default auto).
    */
   epTransport: epTransportSchema.default('auto'),
+  /** How long a rank's rendezvous waits for the other side, ms; 0 = forever (default 300000). */
+  rendezvousTimeoutMs: z.int().min(0).max(86_400_000).default(DEFAULT_RENDEZVOUS_TIMEOUT_MS),
 };
 
 /**
@@ -150,7 +131,18 @@ export const afdConfigSchema = z
     host: z.string().min(1).default('127.0.0.1'),
     /** Host of each FFN rank, indexed by FFN rank; empty means every FFN rank is at `host`. */
     ffnHosts: z.array(z.string().min(1)).default([]),
+    /** FFN ranks: the address to bind; "" = its own FFN host, "0.0.0.0" = every interface (default ""). */
+    listenHost: z.string().default(''),
+    /**
+     * Identity of this start of the topology (the agent draws one per launch and restart;
+     * default "" = started by hand). Every rank of one start passes the same; an FFN rank
+     * refuses attention ranks with another id, so a rank of an earlier start or of another
+     * launch on the same ports cannot join it or shut it down.
+     */
+    rendezvousId: z.string().regex(/^[\w.:-]{0,128}$/, 'must be at most 128 letters, digits or . _ : -; every rank of one start passes the same id').default(''),
     ...afdOptionsShape,
+    /** Base port: FFN rank f listens on port + f (default 29500); 0 = an ephemeral port (one FFN rank only: tests and embedders read it back from the FFN server). */
+    port: z.int().min(0).max(65535).default(DEFAULT_AFD_PORT),
   })
   .superRefine((cfg, ctx) => {
     const { name, attention, ffn } = cfg.topology; // resolved by its field (this runs only when every field parsed)
@@ -162,6 +154,9 @@ export const afdConfigSchema = z
     }
     if (cfg.ffnHosts.length !== 0 && cfg.ffnHosts.length !== ffn.ranks) {
       ctx.addIssue({ code: 'custom', path: ['ffnHosts'], message: `has ${cfg.ffnHosts.length} hosts but ${name} has ${ffn.ranks} FFN ranks; give one per FFN rank or none` });
+    }
+    if (cfg.port === 0 && ffn.ranks > 1) {
+      ctx.addIssue({ code: 'custom', path: ['port'], message: `port 0 (ephemeral) works only with one FFN rank; ${name} has ${ffn.ranks}, whose ports are port + f: give a base port` });
     }
     const ports = afdPortCount(ffn.ranks, cfg.enableExpertParallel);
     if (cfg.port <= 65535 && cfg.port + ports - 1 > 65535) {

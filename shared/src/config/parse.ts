@@ -1,7 +1,9 @@
 /**
- * Parse helpers for the AFD config: every error names the field path and why.
+ * Parse helpers for the AFD config and the rank config: every error names the field path
+ * and why.
  */
 import { afdConfigSchema, type AfdConfig, type AfdConfigInput } from './afdConfig.js';
+import { rankConfigSchema, type RankConfig, type RankConfigInput } from './rankConfig.js';
 import { formatIssues, parseWith, type FieldIssue, type ParseResult } from '../util/issues.js';
 
 /** Thrown by resolveAfdConfig; `issues` lists each bad field. */
@@ -43,16 +45,42 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Layers overrides (e.g. explicit CLI flags) over a base config input: nested objects
- * (dbo, cudaGraph, ncclEnv) merge key by key, everything else is replaced; undefined
- * override values are skipped. Validate the result with parseAfdConfig.
+ * Layers overrides (e.g. explicit CLI flags) over a base config input, at any depth: plain
+ * objects merge key by key, everything else (arrays, values, a topology in either form)
+ * is replaced; undefined override values are skipped. Validate the result with the schema.
  */
-export function mergeAfdConfig(base: AfdConfigInput, overrides: AfdConfigInput): AfdConfigInput {
-  const out: Record<string, unknown> = { ...base };
+export function mergeConfigInput<T extends object>(base: T, overrides: T): T {
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
   for (const [key, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
     const prev = out[key];
-    out[key] = isPlainObject(prev) && isPlainObject(value) && key !== 'topology' ? { ...prev, ...value } : value;
+    // A nested object merges into what is there (or into nothing), so its undefined fields are skipped too.
+    out[key] = isPlainObject(value) && key !== 'topology' ? mergeConfigInput<Record<string, unknown>>(isPlainObject(prev) ? prev : {}, value) : value;
   }
-  return out as AfdConfigInput;
+  return out as T;
+}
+
+/** Layers overrides over a base AFD config input (mergeConfigInput); validate with parseAfdConfig. */
+export function mergeAfdConfig(base: AfdConfigInput, overrides: AfdConfigInput): AfdConfigInput {
+  return mergeConfigInput(base, overrides);
+}
+
+/** Thrown by resolveRankConfig; `issues` lists each bad field (paths from the rank config's root, e.g. "afd.rank"). */
+export class RankConfigError extends Error {
+  constructor(readonly issues: FieldIssue[]) {
+    super(`invalid rank config: ${formatIssues(issues)}`);
+    this.name = 'RankConfigError';
+  }
+}
+
+/** Validates a rank config object and fills every default. */
+export function parseRankConfig(input: unknown): ParseResult<RankConfig> {
+  return parseWith(rankConfigSchema, input);
+}
+
+/** Like parseRankConfig, but throws RankConfigError. */
+export function resolveRankConfig(input: RankConfigInput | unknown): RankConfig {
+  const result = parseRankConfig(input);
+  if (!result.ok) throw new RankConfigError(result.issues);
+  return result.value;
 }

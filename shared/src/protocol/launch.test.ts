@@ -20,7 +20,7 @@ describe('launch spec', () => {
   it('fills defaults and round-trips', () => {
     const spec = launchSpecSchema.parse(spec3A2F);
     expect(spec.mode).toBe('afd');
-    expect(spec.modelDir).toBeNull();
+    expect(spec.model).toEqual({ dir: null, loadFormat: 'auto', seed: 0, servedModelName: null });
     expect(spec.apiPort).toBe(8000);
     if (spec.mode === 'afd') {
       expect(spec.topology).toEqual(resolveTopology('3A2F')); // resolved once, here
@@ -33,7 +33,7 @@ describe('launch spec', () => {
 
   it('accepts a structured topology and a colocated launch', () => {
     expect(launchSpecSchema.safeParse({ ...spec3A2F, topology: { attention: { ranks: 3 }, ffn: { dp: 2 } } }).success).toBe(true);
-    const colocated = launchSpecSchema.parse({ mode: 'colocated', placements: [{ ...place('colocated', 0), backend: 'cuda', deviceIndex: 1 }], modelDir: '/models/qwen3', apiPort: 0 });
+    const colocated = launchSpecSchema.parse({ mode: 'colocated', placements: [{ ...place('colocated', 0), backend: 'cuda', deviceIndex: 1 }], model: { dir: '/models/qwen3' }, apiPort: 0 });
     expect(colocated.placements[0]!.deviceIndex).toBe(1);
   });
 
@@ -86,7 +86,7 @@ describe('launch spec', () => {
     for (const afd of [{ epTransport: 'peer' }, { enableExpertParallel: true, epTransport: 'tcp' }, { enableExpertParallel: true }] as const) {
       expect(launchSpecSchema.safeParse({ ...spec3A2F, afd }).success).toBe(true);
     }
-    expect(problems({ ...spec3A2F, afd: { epTransport: 'nvlink' } })[0]).toMatch(/^afd\.epTransport: .*"auto"\|"tcp"\|"peer"\|"nccl"/);
+    expect(problems({ ...spec3A2F, afd: { epTransport: 'nvlink' } })[0]).toMatch(/^afd\.epTransport: .*"auto"\|"tcp"\|"nccl"\|"peer"/);
   });
 
   it('takes epTransport nccl (asked, or auto under connector nccl) only with a CUDA GPU per FFN rank, on any hosts', () => {
@@ -122,18 +122,18 @@ describe('launch spec', () => {
   });
 
   it('takes an absolute model directory only: an agent\'s working directory means nothing to the client', () => {
-    expect(launchSpecSchema.parse({ ...spec3A2F, modelDir: '/models/q' }).modelDir).toBe('/models/q');
-    expect(problems({ ...spec3A2F, modelDir: 'models/q' })).toEqual(['modelDir: must be an absolute path on the agent hosts (it is not resolved against any working directory)']);
-    expect(problems({ ...spec3A2F, modelDir: './q' })[0]).toMatch(/^modelDir: must be an absolute path/);
+    expect(launchSpecSchema.parse({ ...spec3A2F, model: { dir: '/models/q' } }).model.dir).toBe('/models/q');
+    expect(problems({ ...spec3A2F, model: { dir: 'models/q' } })).toEqual(['model.dir: must be an absolute path on the agent hosts (it is not resolved against any working directory)']);
+    expect(problems({ ...spec3A2F, model: { dir: './q' } })[0]).toMatch(/^model\.dir: must be an absolute path/);
   });
 
   it('carries the restart policy and the ranks\' serving limits, with defaults', () => {
     const spec = launchSpecSchema.parse(spec3A2F);
     expect(spec.restart).toEqual({ policy: 'never', maxRestarts: 10, backoffMs: 1000, maxBackoffMs: 30_000 });
-    expect(spec.serving).toEqual({});
+    expect(spec.serving).toEqual({ maxNumSeqs: 64, maxNumBatchedTokens: 2048, maxModelLen: null, maxQueuedRequests: 1024, kvCacheMib: null, kvMemoryFraction: null, kvBlockSize: 16, tokenizerWorkers: null });
     const set = launchSpecSchema.parse({ ...spec3A2F, restart: { policy: 'on-failure', maxRestarts: 3 }, serving: { maxNumSeqs: 8, maxModelLen: 512, kvCacheMib: 64, maxQueuedRequests: 0 } });
     expect(set.restart).toMatchObject({ policy: 'on-failure', maxRestarts: 3 });
-    expect(set.serving).toEqual({ maxNumSeqs: 8, maxModelLen: 512, kvCacheMib: 64, maxQueuedRequests: 0 });
+    expect(set.serving).toMatchObject({ maxNumSeqs: 8, maxModelLen: 512, kvCacheMib: 64, maxQueuedRequests: 0, maxNumBatchedTokens: 2048 });
     expect(problems({ ...spec3A2F, restart: { policy: 'always' } })[0]).toMatch(/^restart\.policy/);
     expect(problems({ ...spec3A2F, serving: { kvCacheMib: 64, kvMemoryFraction: 0.5 } })).toEqual([
       'serving.kvMemoryFraction: give kvCacheMib or kvMemoryFraction, not both (one fixes the KV budget, the other derives it from free memory)',

@@ -4,12 +4,14 @@
  * placements whose agentId is its own. Also the rank and topology states agents report.
  */
 import { z } from 'zod';
-import { afdOptionsSchema, isDeviceConnector, type AfdConnector, type AfdOptions } from '../config/afdConfig.js';
-import { dummySeedSchema, loadFormatSchema } from '../config/loadFormat.js';
+import { afdOptionsSchema, type AfdOptions } from '../config/afdConfig.js';
+import { resolveEpTransport, TRANSPORTS, type AfdConnector } from '../config/connectors.js';
+import { modelSourceSchema } from '../config/modelSource.js';
+import { servingConfigSchema } from '../config/servingConfig.js';
 import { topologySchema } from '../topology/spec.js';
 import { backendSchema } from './inventory.js';
 import { processRoleSchema, rolePhaseSchema } from './role.js';
-import { rankServingOptionsSchema, restartPolicySchema } from './launchOptions.js';
+import { restartPolicySchema } from './launchOptions.js';
 
 const rankIndex = z.int().min(0, 'ranks are zero-based and cannot be negative');
 
@@ -32,26 +34,21 @@ export type RankPlacement = z.infer<typeof rankPlacementSchema>;
 
 const common = {
   /**
-   * HF checkpoint directory on the agent hosts, an absolute path (an agent's working
-   * directory means nothing to the client that sends the spec); null = the built-in model
-   * (the demo model where the agent has it, else the random tiny one, created on demand).
+   * Which model every rank serves and where its weights come from. `dir` is an absolute path
+   * on the agent hosts (an agent's working directory means nothing to the client that sends
+   * the spec); null = the built-in model.
    */
-  modelDir: z
-    .string()
-    .min(1)
-    .refine((d) => d.startsWith('/'), { message: 'must be an absolute path on the agent hosts (it is not resolved against any working directory)' })
-    .nullable()
-    .default(null),
+  model: modelSourceSchema
+    .refine((m) => m.dir === null || m.dir.startsWith('/'), { message: 'must be an absolute path on the agent hosts (it is not resolved against any working directory)', path: ['dir'] })
+    .prefault({}),
   /** Port of the topology's front router (OpenAI API); 0 = ephemeral (default 8000). */
   apiPort: z.int().min(0).max(65535).default(8000),
   /** What each agent does when one of its ranks dies (default: leave it failed). */
   restart: restartPolicySchema.prefault({}),
-  /** Serving limits passed to every rank (default: the role's own). */
-  serving: rankServingOptionsSchema.prefault({}),
-  /** Where every rank's weights come from: auto (the safetensors), safetensors, or dummy (generated from seed). Default auto. */
-  loadFormat: loadFormatSchema.default('auto'),
-  /** Seed of dummy weights, the same for every rank (default 0). */
-  seed: dummySeedSchema.default(0),
+  /** Serving limits of every rank (the role flags of the same names). */
+  serving: servingConfigSchema.prefault({}),
+  /** Options of how steps run, applied to every rank (connector, port, DBO, gate, CUDA graphs, deadline, NCCL env, expert parallelism); a colocated launch uses its cudaGraph. */
+  afd: afdOptionsSchema.prefault({}),
 };
 
 /** A disaggregated launch: x attention ranks and y FFN ranks. */
@@ -62,8 +59,6 @@ export const afdLaunchSpecSchema = z.strictObject({
   topology: topologySchema,
   /** One placement per rank: every attention rank and every FFN rank exactly once. */
   placements: z.array(rankPlacementSchema).min(2),
-  /** AFD options applied to every rank (connector, port, DBO, gate, CUDA graphs, deadline, NCCL env). */
-  afd: afdOptionsSchema.prefault({}),
   /**
    * Address other hosts reach each agent's ranks at (agentId -> host name or IP), used as
    * the FFN ranks' rendezvous hosts across agents; an agent not listed is reached at
@@ -107,46 +102,52 @@ function checkPlacements(
   }
 }
 
+/** "role rank" of each placement that runs on the CPU. */
+function onCpu(placements: readonly RankPlacement[]): string[] {
+  return placements.filter((p) => p.backend !== 'cuda').map((p) => `${p.role} ${p.rank}`);
+}
+
 /**
- * The connector's needs of the placements (the one place this rule lives): nccl and peer
- * move GPU memory, so every rank runs on CUDA; peer maps it through CUDA IPC, so every
- * rank runs on one host (agent).
+ * The connector's needs of the placements (the one place this rule lives), from the
+ * transport table: a device transport needs every rank on CUDA; a one-host transport
+ * (CUDA IPC) needs every rank on one host (agent).
  */
 function checkConnector(connector: AfdConnector, placements: readonly RankPlacement[], ctx: z.RefinementCtx): void {
-  if (!isDeviceConnector(connector)) return;
+  const info = TRANSPORTS[connector];
   const path = ['afd', 'connector'];
-  const onCpu = placements.filter((p) => p.backend !== 'cuda').map((p) => `${p.role} ${p.rank}`);
-  if (onCpu.length > 0) {
-    ctx.addIssue({ code: 'custom', path, message: `connector ${connector} needs every rank on a CUDA device (it moves GPU memory; on cpu: ${onCpu.join(', ')}); use connector tcp for CPU ranks` });
+  const cpu = onCpu(placements);
+  if (info.needsCuda && cpu.length > 0) {
+    ctx.addIssue({ code: 'custom', path, message: `connector ${connector} needs every rank on a CUDA device (it moves GPU memory; on cpu: ${cpu.join(', ')}); use connector tcp for CPU ranks` });
   }
   const agents = [...new Set(placements.map((p) => p.agentId))];
-  if (connector === 'peer' && agents.length > 1) {
-    ctx.addIssue({ code: 'custom', path, message: `connector peer (CUDA IPC) needs every rank on one host (ranks are on agents ${agents.join(', ')}); use connector nccl across hosts` });
+  if (info.oneHostOnly && agents.length > 1) {
+    ctx.addIssue({ code: 'custom', path, message: `connector ${connector} (CUDA IPC) needs every rank on one host (ranks are on agents ${agents.join(', ')}); use connector nccl across hosts` });
   }
 }
 
 /**
- * The device exchanges of expert parallelism move GPU memory: epTransport peer maps the FFN
- * ranks' memory through CUDA IPC (every FFN rank on CUDA, on one host); nccl (asked, or auto
- * under connector nccl) joins the FFN ranks in an NCCL communicator (every FFN rank on CUDA,
- * on a GPU of its own: NCCL refuses two ranks of one communicator on one GPU).
+ * Expert parallelism's exchange has the same needs of the FFN ranks, from the same table:
+ * a device transport (asked, or auto under a device connector) needs every FFN rank on
+ * CUDA; a one-host one (CUDA IPC) every FFN rank on one host; a GPU-per-rank one (an NCCL
+ * communicator refuses two ranks on one GPU) every FFN rank on a GPU of its own.
  */
 function checkEpTransport(afd: AfdOptions, placements: readonly RankPlacement[], ctx: z.RefinementCtx): void {
   if (!afd.enableExpertParallel) return;
-  const transport = afd.epTransport === 'auto' && afd.connector === 'nccl' ? 'nccl' : afd.epTransport;
-  if (transport !== 'peer' && transport !== 'nccl') return;
+  const transport = resolveEpTransport(afd.epTransport, afd.connector);
+  const info = TRANSPORTS[transport];
+  if (info.memory === 'host') return;
   const path = ['afd', 'epTransport'];
-  const named = afd.epTransport === 'auto' ? 'epTransport auto (nccl under connector nccl)' : `epTransport ${transport}`;
+  const named = afd.epTransport === 'auto' ? `epTransport auto (${transport} under connector ${afd.connector})` : `epTransport ${transport}`;
   const ffn = placements.filter((p) => p.role === 'ffn');
-  const onCpu = ffn.filter((p) => p.backend !== 'cuda').map((p) => `ffn ${p.rank}`);
-  if (onCpu.length > 0) {
-    ctx.addIssue({ code: 'custom', path, message: `${named} needs every FFN rank on a CUDA device (on cpu: ${onCpu.join(', ')}); use epTransport tcp` });
+  const cpu = onCpu(ffn);
+  if (info.needsCuda && cpu.length > 0) {
+    ctx.addIssue({ code: 'custom', path, message: `${named} needs every FFN rank on a CUDA device (on cpu: ${cpu.join(', ')}); use epTransport tcp` });
   }
   const agents = [...new Set(ffn.map((p) => p.agentId))];
-  if (transport === 'peer' && agents.length > 1) {
-    ctx.addIssue({ code: 'custom', path, message: `epTransport peer (CUDA IPC) needs every FFN rank on one host (FFN ranks are on agents ${agents.join(', ')}); use epTransport nccl or tcp across hosts` });
+  if (info.oneHostOnly && agents.length > 1) {
+    ctx.addIssue({ code: 'custom', path, message: `epTransport ${transport} (CUDA IPC) needs every FFN rank on one host (FFN ranks are on agents ${agents.join(', ')}); use epTransport nccl or tcp across hosts` });
   }
-  if (transport === 'nccl') {
+  if (info.gpuPerRank) {
     const seen = new Map<string, number>();
     for (const p of ffn.filter((q) => q.backend === 'cuda')) {
       const gpu = `${p.agentId} GPU ${p.deviceIndex}`;
@@ -172,6 +173,11 @@ export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchem
   checkEpTransport(spec.afd, spec.placements, ctx);
 });
 export type LaunchSpec = z.output<typeof launchSpecSchema>;
+/**
+ * The configuration sections of a launch as input (each field optional, defaulted by the
+ * schema): what the CLI's flags and --config, and the console's Topology screen, produce.
+ */
+export type LaunchConfigInput = { [K in keyof typeof common]?: z.input<(typeof common)[K]> };
 export type LaunchSpecInput = z.input<typeof launchSpecSchema>;
 
 /** Identifies a rank of the running topology. */

@@ -4,7 +4,7 @@
  * Runs through the same scheduler, sampler settings and detokenizer as the server.
  */
 import type { Command } from 'commander';
-import { countOf, MAX_DUMMY_SEED, parseLoadFormat, resolveAfdConfig } from '@afd/shared';
+import { countOf, MAX_DUMMY_SEED, parseLoadFormat, resolveRankConfig } from '@afd/shared';
 import { prepareDefaultModel } from '../../model/defaultModel.js';
 import { nativeEngineOpener } from '../../role/nativeEngine.js';
 import { ServingEngine } from '../../serving/ServingEngine.js';
@@ -59,16 +59,11 @@ export function registerGenerate(program: Command): void {
       const tLoad = performance.now();
       const { engine, description } = await nativeEngineOpener({
         modelDir,
-        loadFormat: parseLoadFormat(f.loadFormat),
-        seed: f.seed === undefined ? 0 : num('--seed', f.seed, 0, MAX_DUMMY_SEED, true),
         role: 'colocated',
-        backend,
-        device: 0,
-        threads: f.threads === undefined ? 0 : num('--threads', f.threads, 1, 1024, true),
-        kvBlockSize: 16,
-        kvCacheMib: undefined,
-        maxModelLen: undefined,
-        afd: resolveAfdConfig({}),
+        config: resolveRankConfig({
+          model: { loadFormat: parseLoadFormat(f.loadFormat), seed: f.seed === undefined ? 0 : num('--seed', f.seed, 0, MAX_DUMMY_SEED, true) },
+          device: { backend, threads: f.threads === undefined ? 0 : num('--threads', f.threads, 1, 1024, true) },
+        }),
         onProgress: () => undefined,
       });
       note(`loaded in ${Math.round(performance.now() - tLoad)} ms: ${description}`);

@@ -3,25 +3,37 @@
  * foreground (see launch/headless.ts).
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { AFD_CONNECTORS, EP_TRANSPORTS, LOAD_FORMATS, MAX_DUMMY_SEED, type RankServingOptions } from '@afd/shared';
-import { CLI_PLACEMENTS } from '../../launch/cliSpec.js';
+import { afdOptionsSchema, fieldIssues, formatIssues, mergeConfigInput, type AfdOptionsInput, type LaunchConfigInput } from '@afd/shared';
+import { CLI_PLACEMENTS, type CliPlacement } from '../../launch/cliSpec.js';
+import { configInputFromFlags, registerConfigFlags } from '../configFlags.js';
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { rootCertificates } from 'node:tls';
-import { runHeadlessLaunch, type HeadlessOptions } from '../../launch/headless.js';
+import { runHeadlessLaunch } from '../../launch/headless.js';
 import { frontRouterFactory } from '../../launch/router.js';
 import { prepareDefaultModel } from '../../model/defaultModel.js';
 import { defaultTokenFile, loadOrCreateToken } from '../../daemon/tokenFile.js';
 import { checkRouterBindPolicy } from '../../daemon/bindPolicy.js';
 import { parseIntOption } from './cliOptions.js';
 
-/** The CLI's flags: the headless options with --hosts optional, the tokens and the CA as files, the serving limits flat. */
-type LaunchCliOptions = Omit<HeadlessOptions, 'hosts' | 'tokens' | 'ca' | 'startRouter' | 'prepareDefaultModel' | 'serving'> &
-  RankServingOptions & {
-    hosts?: string[];
-    tokenFile: string[];
-    caFile?: string;
-  };
+/** The launch-only flags (the config flags are read by configInputFromFlags). */
+interface LaunchCliOptions {
+  topology: string;
+  apiPort?: number;
+  apiHost: string;
+  apiKey?: string;
+  backend?: 'cpu' | 'cuda';
+  gpus?: number[];
+  threads?: number;
+  restart?: 'on-failure' | 'never';
+  maxRestarts?: number;
+  hosts?: string[];
+  placement?: CliPlacement;
+  advertiseHost?: string;
+  tokenFile: string[];
+  caFile?: string;
+  config?: string;
+  stopGraceMs: number;
+}
 
 /**
  * The token of each remote host, in --hosts order: no --token-file = $AFD_HOME/agent-token
@@ -62,88 +74,78 @@ function oneOf<T extends string>(flag: string, values: readonly T[]): (v: string
   };
 }
 
-function fraction(flag: string): (v: string) => number {
-  return (v) => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n <= 0 || n > 0.99) throw new InvalidArgumentError(`${flag} must be a number in (0, 0.99], got "${v}"`);
-    return n;
-  };
+/** --config: the launch's AFD options (the spec's afd section) as a JSON object or a JSON file, checked by the same schema. */
+function readAfdOptions(value: string): AfdOptionsInput {
+  let text = value;
+  if (!value.trimStart().startsWith('{')) {
+    try {
+      text = readFileSync(value, 'utf8');
+    } catch (err) {
+      throw new Error(`--config ${value}: cannot read the file (${(err as Error).message}); pass a JSON object or a JSON file path`);
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`--config: not valid JSON (${(err as Error).message})`);
+  }
+  const r = afdOptionsSchema.safeParse(parsed);
+  if (!r.success) throw new Error(`--config: ${formatIssues(fieldIssues(r.error))}`);
+  return parsed as AfdOptionsInput;
 }
 
-/** The serving limits given on the command line (the role flags of the same names). */
-function servingOf(o: LaunchCliOptions): RankServingOptions {
-  const keys = ['maxNumSeqs', 'maxNumBatchedTokens', 'maxModelLen', 'maxQueuedRequests', 'kvCacheMib', 'kvMemoryFraction'] as const;
-  return Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+/** The launch's config sections: --config, the config flags on top, and the launch-only ones that land in the spec. */
+export function launchConfigOf(opts: LaunchCliOptions & Record<string, unknown>): LaunchConfigInput {
+  const flags = configInputFromFlags(opts, 'launch') as LaunchConfigInput;
+  const fromFile: LaunchConfigInput = opts.config ? { afd: readAfdOptions(opts.config) } : {};
+  const launchOnly: LaunchConfigInput = { apiPort: opts.apiPort, restart: { policy: opts.restart, maxRestarts: opts.maxRestarts } };
+  return mergeConfigInput(mergeConfigInput(fromFile, flags), launchOnly);
 }
 
 export function registerLaunch(program: Command): void {
-  program
+  const cmd = program
     .command('launch')
     .description('launch a topology on this host (and remote agents with --hosts), show progress, serve the OpenAI API; a dead rank is restarted; Ctrl-C drains and stops it')
     .option('--topology <xAyF|colocated[:N]>', 'AFD topology, e.g. 2A2F, or colocated:N whole-model replicas', '1A1F')
-    .option('--model <dir>', 'HF checkpoint directory (default: the built-in model: the demo model, else a random tiny one); a relative path is resolved against this directory')
-    .option('--api-port <n>', 'port of the OpenAI-compatible front router (0 = ephemeral)', parseIntOption('--api-port', 0, 65535), 8000)
+    .option('--api-port <n>', 'port of the OpenAI-compatible front router (0 = ephemeral; default 8000)', parseIntOption('--api-port', 0, 65535))
     .option('--api-host <addr>', 'address the front router binds (non-loopback needs --api-key)', '127.0.0.1')
     .option('--api-key <key>', 'require "Authorization: Bearer <key>" on the OpenAI API (default: $AFD_API_KEY, else open)')
     .option('--backend <cpu|cuda>', 'compute backend (default: cuda when a GPU is visible)', oneOf('--backend', ['cpu', 'cuda'] as const))
     .option('--gpus <i,j,...>', 'CUDA devices of this host to use, one per rank (default: all)', (v: string) => v.split(',').map((x) => parseIntOption('--gpus', 0, 1023)(x)))
     .option('--threads <n>', 'CPU threads per rank (default: cores / CPU ranks)', parseIntOption('--threads', 1, 4096))
-    .option('--dbo', 'dual-batch overlap (two stages per step)', false)
-    .option('--gate-on-attention', 'run the MoE router on the attention ranks', false)
-    .option('--connector <tcp|nccl|peer>', 'AFD data plane (default: nccl on cuda, tcp on cpu; peer = GPUs of one host through CUDA IPC)', oneOf('--connector', AFD_CONNECTORS))
-    .option('--afd-port <n>', 'base port of the FFN rendezvous (FFN rank f listens on n + f)', parseIntOption('--afd-port', 1, 65535))
-    .option('--max-num-seqs <n>', 'most sequences per step of each rank (role default 64)', parseIntOption('--max-num-seqs', 1, 1 << 20))
-    .option('--max-num-batched-tokens <n>', 'token budget per step of each rank (role default 2048)', parseIntOption('--max-num-batched-tokens', 1, 1 << 24))
-    .option('--max-model-len <n>', 'context window cap (default: the model config)', parseIntOption('--max-model-len', 2, 1 << 24))
-    .option('--max-queued-requests <n>', 'waiting requests per rank beyond this get 429 (role default 1024)', parseIntOption('--max-queued-requests', 0, 1 << 24))
-    .option('--kv-cache-mib <n>', 'KV cache size per rank in MiB (CPU default 256)', parseIntOption('--kv-cache-mib', 1, 1 << 24))
-    .option('--kv-memory-fraction <f>', 'CUDA: share of the free device memory for the KV cache (default 0.9)', fraction('--kv-memory-fraction'))
-    .option('--restart <on-failure|never>', 'a rank that dies: restart it with exponential back-off (1 s, 2 s ... 30 s), or end the launch', oneOf('--restart', ['on-failure', 'never'] as const), 'on-failure')
-    .option('--max-restarts <n>', 'restarts of one rank in a row (a minute ready starts the count again) before the launch gives up', parseIntOption('--max-restarts', 0, 1000), 10)
-    .option('--enable-expert-parallel', 'split the MoE experts over the FFN ranks (each holds 1/y of them; they exchange tokens every MoE layer)', false)
-    .option('--ep-transport <auto|tcp|peer|nccl>', 'with --enable-expert-parallel, the FFN ranks\' exchange: tcp (host memory, any hosts; eager FFN steps), peer (GPU memory through CUDA IPC: CUDA FFN ranks of one host), nccl (GPU memory over NCCL: CUDA FFN ranks on GPUs of their own, any hosts) or auto (peer under --connector peer with the FFN ranks on one host, nccl under --connector nccl, else tcp); peer and nccl keep FFN steps CUDA graphs (default auto)', oneOf('--ep-transport', EP_TRANSPORTS))
+    .option('--config <file|json>', 'AFD options of every rank (the launch spec\'s afd section, shared schema: dbo thresholds, cudaGraph, ncclEnv ...); explicit flags override its fields')
+    .option('--restart <on-failure|never>', 'a rank that dies: restart it with exponential back-off (1 s, 2 s ... 30 s), or end the launch (default on-failure)', oneOf('--restart', ['on-failure', 'never'] as const))
+    .option('--max-restarts <n>', 'restarts of one rank in a row (a minute ready starts the count again) before the launch gives up (default 10)', parseIntOption('--max-restarts', 0, 1000))
     .option('--hosts <list>', 'comma list of "local" and agent URLs (wss://host:7700); ranks are spread over them (see --placement)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
     .option('--placement <world|block>', 'world: contiguous chunks of F0..Fy-1, A0..Ax-1 per host (FFN and attention ranks apart); block: each FFN rank with its attention ranks on one host', oneOf('--placement', CLI_PLACEMENTS))
     .option('--advertise-host <addr>', 'address remote hosts reach this one at (needed with remote --hosts)')
     .option('--token-file <file>', 'token of the remote agents: once for all, or once per remote host in --hosts order (default $AFD_HOME/agent-token)', (v: string, acc: string[]) => [...acc, v], [])
     .option('--ca-file <file>', 'PEM of the CA that signed the wss:// agents\' certificates, trusted besides the system CAs')
-    .option('--step-deadline-ms <n>', 'a step that waits longer than this for a peer fails, naming the peer (default 5000)', parseIntOption('--step-deadline-ms', 1, 3_600_000))
-    .option('--stop-grace-ms <n>', 'on Ctrl-C / SIGTERM: time in-flight requests get to finish (then they end with an error event), ranks stop in parallel within it', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
-    .option('--load-format <format>', 'weights: auto (the safetensors), safetensors, or dummy (random weights generated on each rank\'s device from --seed)', oneOf('--load-format', LOAD_FORMATS))
-    .option('--seed <n>', 'seed of dummy weights (default 0)', parseIntOption('--seed', 0, MAX_DUMMY_SEED))
-    .action(async (opts: LaunchCliOptions) => {
-      const model = opts.model === undefined ? undefined : resolve(opts.model);
-      if (model && !existsSync(model)) throw new Error(`--model ${opts.model} does not exist; pass an HF checkpoint directory, or omit --model for the built-in model`);
+    .option('--stop-grace-ms <n>', 'on Ctrl-C / SIGTERM: time in-flight requests get to finish (then they end with an error event), ranks stop in parallel within it', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000);
+  registerConfigFlags(cmd, 'launch');
+  cmd
+    .action(async (opts: LaunchCliOptions & Record<string, unknown>) => {
+      const config = launchConfigOf(opts);
+      const model = config.model?.dir;
+      if (model && !existsSync(model)) throw new Error(`--model ${opts['model'] as string} does not exist; pass an HF checkpoint directory, or omit --model for the built-in model`);
       const apiKey = opts.apiKey ?? (process.env['AFD_API_KEY'] || undefined);
       checkRouterBindPolicy(opts.apiHost, apiKey);
       const tokens = remoteTokens(opts.hosts ?? [], opts.tokenFile, readRemoteToken);
       const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;
       const code = await runHeadlessLaunch({
         topology: opts.topology,
-        ...(model ? { model } : {}),
-        apiPort: opts.apiPort,
+        config,
         apiHost: opts.apiHost,
-        ...(apiKey ? { apiKey } : {}),
-        ...(opts.backend ? { backend: opts.backend } : {}),
-        ...(opts.gpus ? { gpus: opts.gpus } : {}),
-        ...(opts.threads ? { threads: opts.threads } : {}),
-        dbo: opts.dbo,
-        gateOnAttention: opts.gateOnAttention,
-        ...(opts.enableExpertParallel ? { enableExpertParallel: true } : {}),
-        ...(opts.epTransport ? { epTransport: opts.epTransport } : {}),
-        ...(opts.connector ? { connector: opts.connector } : {}),
-        ...(opts.afdPort ? { afdPort: opts.afdPort } : {}),
-        restart: opts.restart ?? 'on-failure',
-        maxRestarts: opts.maxRestarts ?? 10,
-        serving: servingOf(opts),
-        ...(opts.loadFormat ? { loadFormat: opts.loadFormat } : {}),
-        ...(opts.seed !== undefined ? { seed: opts.seed } : {}),
+        apiKey,
+        backend: opts.backend,
+        gpus: opts.gpus,
+        threads: opts.threads,
         hosts: opts.hosts ?? [],
-        ...(opts.advertiseHost ? { advertiseHost: opts.advertiseHost } : {}),
+        advertiseHost: opts.advertiseHost,
         tokens,
-        ...(ca ? { ca } : {}),
-        ...(opts.placement ? { placement: opts.placement } : {}),
-        ...(opts.stepDeadlineMs ? { stepDeadlineMs: opts.stepDeadlineMs } : {}),
+        ca,
+        placement: opts.placement,
         stopGraceMs: opts.stopGraceMs,
         startRouter: frontRouterFactory,
         prepareDefaultModel,

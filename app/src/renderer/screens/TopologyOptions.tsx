@@ -3,7 +3,7 @@
  * found in the directory) and where its weights come from, API port, connector, DBO,
  * gate, expert parallelism and its exchange, graphs.
  */
-import type { AfdConnector, AgentInfo, EpTransport, LoadFormat } from '@afd/shared';
+import { AFD_CONNECTORS, EP_TRANSPORTS, transportInfo, type AfdConnector, type AgentInfo, type EpTransport, type LoadFormat } from '@afd/shared';
 import { useTopology } from '../AppContext.js';
 import { modelSummary } from '../stores/draftChecks.js';
 import { inspectKey, type Inspection } from '../stores/inspectStore.js';
@@ -40,6 +40,9 @@ function num(v: string): number {
 export function TopologyOptions({ agents, rankAgents, inspections }: { agents: readonly AgentInfo[]; rankAgents: readonly string[]; inspections: Readonly<Record<string, Inspection>> }) {
   const o = useTopology((s) => s.options);
   const set = useTopology((s) => s.setOptions);
+  const setConfig = useTopology((s) => s.setConfig);
+  const { model, afd } = o.config;
+  const setAfd = (patch: Partial<typeof afd>): void => setConfig('afd', patch);
   const colocated = useTopology((s) => s.choice === 'colocated');
   const models = agents.flatMap((a) => a.inventory?.models ?? []);
   return (
@@ -62,15 +65,15 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
         </div>
         <label>
           Weights
-          <select value={o.loadFormat} onChange={(e) => set({ loadFormat: e.target.value as LoadFormat })} data-testid="load-format">
+          <select value={model.loadFormat} onChange={(e) => setConfig('model', { loadFormat: e.target.value as LoadFormat })} data-testid="load-format">
             <option value="auto">checkpoint (safetensors)</option>
             <option value="dummy">dummy: random, generated on each rank</option>
           </select>
         </label>
-        {o.loadFormat === 'dummy' && (
+        {model.loadFormat === 'dummy' && (
           <label>
             Seed
-            <input type="number" min={0} value={o.seed} onChange={(e) => set({ seed: num(e.target.value) })} data-testid="dummy-seed" />
+            <input type="number" min={0} value={model.seed} onChange={(e) => setConfig('model', { seed: num(e.target.value) })} data-testid="dummy-seed" />
           </label>
         )}
         <label>
@@ -83,63 +86,66 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
           <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>
             <label>
               Connector
-              <select value={o.connector} onChange={(e) => set({ connector: e.target.value as AfdConnector })}>
-                <option value="tcp">tcp (CPU / any host)</option>
-                <option value="nccl">nccl (GPU, any hosts)</option>
-                <option value="peer">peer (GPU, one host: CUDA IPC)</option>
+              <select value={afd.connector} onChange={(e) => setAfd({ connector: e.target.value as AfdConnector })}>
+                {AFD_CONNECTORS.map((c) => (
+                  <option key={c} value={c}>
+                    {c}: {transportInfo(c).summary}
+                  </option>
+                ))}
               </select>
             </label>
             <label>
               Rendezvous base port
-              <input type="number" min={1} max={65535} value={o.afdPort} onChange={(e) => set({ afdPort: num(e.target.value) })} />
+              <input type="number" min={1} max={65535} value={afd.port} onChange={(e) => setAfd({ port: num(e.target.value) })} />
             </label>
             <label>
               Step deadline (ms)
-              <input type="number" min={1} value={o.stepDeadlineMs} onChange={(e) => set({ stepDeadlineMs: num(e.target.value) })} />
+              <input type="number" min={1} value={afd.stepDeadlineMs} onChange={(e) => setAfd({ stepDeadlineMs: num(e.target.value) })} />
             </label>
             <label className="inline">
-              <input type="checkbox" checked={o.computeGateOnAttention} onChange={(e) => set({ computeGateOnAttention: e.target.checked })} />
+              <input type="checkbox" checked={afd.computeGateOnAttention} onChange={(e) => setAfd({ computeGateOnAttention: e.target.checked })} />
               <span style={{ color: 'var(--text)' }}>Router (gate) on attention</span>
             </label>
             <label className="inline" title="Each FFN rank holds 1/F of the MoE experts; the FFN ranks exchange tokens every MoE layer">
-              <input type="checkbox" checked={o.expertParallel} onChange={(e) => set({ expertParallel: e.target.checked })} data-testid="expert-parallel" />
+              <input type="checkbox" checked={afd.enableExpertParallel} onChange={(e) => setAfd({ enableExpertParallel: e.target.checked })} data-testid="expert-parallel" />
               <span style={{ color: 'var(--text)' }}>Expert parallelism (split experts over the FFN ranks)</span>
             </label>
             <label title="What carries the FFN ranks' token exchange: tcp (host memory, any hosts; eager FFN steps), peer (GPU memory through CUDA IPC: CUDA FFN ranks of one host), nccl (GPU memory over NCCL: CUDA FFN ranks on GPUs of their own, any hosts); peer and nccl keep FFN steps CUDA graphs; auto (peer under connector peer, nccl under connector nccl, else tcp)">
               Expert exchange
-              <select value={o.epTransport} disabled={!o.expertParallel} onChange={(e) => set({ epTransport: e.target.value as EpTransport })} data-testid="ep-transport">
-                <option value="auto">auto</option>
-                <option value="tcp">tcp (host memory, any hosts)</option>
-                <option value="peer">peer (GPU, one host: CUDA IPC)</option>
-                <option value="nccl">nccl (GPU per FFN rank, any hosts)</option>
+              <select value={afd.epTransport} disabled={!afd.enableExpertParallel} onChange={(e) => setAfd({ epTransport: e.target.value as EpTransport })} data-testid="ep-transport">
+                {EP_TRANSPORTS.map((t) => (
+                  <option key={t} value={t}>
+                    {t === 'auto' ? 'auto (the connector\'s transport)' : `${t}: ${transportInfo(t).summary}`}
+                  </option>
+                ))}
               </select>
             </label>
           </div>
           <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>
             <label className="inline">
-              <input type="checkbox" checked={o.dboEnabled} onChange={(e) => set({ dboEnabled: e.target.checked })} data-testid="dbo-enabled" />
+              <input type="checkbox" checked={afd.dbo.enabled} onChange={(e) => setAfd({ dbo: { ...afd.dbo, enabled: e.target.checked } })} data-testid="dbo-enabled" />
               <span style={{ color: 'var(--text)' }}>Dual-batch overlap</span>
             </label>
             <label>
               DBO decode threshold (tokens)
-              <input type="number" min={1} value={o.dboDecodeThreshold} disabled={!o.dboEnabled} onChange={(e) => set({ dboDecodeThreshold: num(e.target.value) })} />
+              <input type="number" min={1} value={afd.dbo.decodeTokenThreshold} disabled={!afd.dbo.enabled} onChange={(e) => setAfd({ dbo: { ...afd.dbo, decodeTokenThreshold: num(e.target.value) } })} />
             </label>
             <label>
               DBO prefill threshold (tokens)
-              <input type="number" min={1} value={o.dboPrefillThreshold} disabled={!o.dboEnabled} onChange={(e) => set({ dboPrefillThreshold: num(e.target.value) })} />
+              <input type="number" min={1} value={afd.dbo.prefillTokenThreshold} disabled={!afd.dbo.enabled} onChange={(e) => setAfd({ dbo: { ...afd.dbo, prefillTokenThreshold: num(e.target.value) } })} />
             </label>
           </div>
           <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>
             <label>
               CUDA graphs
-              <select value={o.graphPolicy} onChange={(e) => set({ graphPolicy: e.target.value as 'off' | 'decode-only' })}>
+              <select value={afd.cudaGraph.policy} onChange={(e) => setAfd({ cudaGraph: { ...afd.cudaGraph, policy: e.target.value as 'off' | 'decode-only' } })}>
                 <option value="decode-only">decode-only</option>
                 <option value="off">off</option>
               </select>
             </label>
             <label>
               Graph batch buckets (tokens per stage)
-              <input value={o.graphBuckets} disabled={o.graphPolicy === 'off'} onChange={(e) => set({ graphBuckets: e.target.value })} size={40} />
+              <input value={o.graphBuckets} disabled={afd.cudaGraph.policy === 'off'} onChange={(e) => set({ graphBuckets: e.target.value })} size={40} />
             </label>
           </div>
         </>

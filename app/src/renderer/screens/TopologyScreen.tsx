@@ -168,7 +168,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
                   F{b.ffnRank} ← {b.attentionRanks.map((a) => `A${a}`).join(', ')} (control hub F{b.ffnRank})
                 </div>
               ))}
-              <ExpertPlacement numFfn={plan.ffn.ranks} expertParallel={t.options.expertParallel} modelDir={t.options.modelDir} agents={agents} />
+              <ExpertPlacement numFfn={plan.ffn.ranks} expertParallel={t.options.config.afd.enableExpertParallel} modelDir={t.options.modelDir} agents={agents} />
             </div>
           ) : (
             <p className="muted">{t.choice === 'colocated' ? 'Colocated replicas run the whole model each; no attention/FFN split.' : 'No plan: the topology is invalid.'}</p>

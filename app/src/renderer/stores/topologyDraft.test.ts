@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentInfo } from '@afd/shared';
 import type { ModelInspectResult } from '@afd/shared';
-import { autoAssign, defaultOptions, deviceSlots, evaluateDraft, parseBuckets, type Draft } from './topologyDraft.js';
+import { autoAssign, defaultOptions, deviceSlots, evaluateDraft, parseBuckets, type Draft, type DraftConfig, type DraftOptions } from './topologyDraft.js';
 import { inspectKey, type Inspection } from './inspectStore.js';
 
 const GiB = 2 ** 30;
@@ -49,6 +49,12 @@ function agent(agentId: string, gpus: number, state: AgentInfo['state'] = 'conne
 }
 
 const draft = (patch: Partial<Draft> = {}): Draft => ({ choice: '2A2F', custom: '3A2F', replicas: 1, assignments: {}, options: { ...defaultOptions }, ...patch });
+/** defaultOptions with these fields of the config sections (what the screen's controls set). */
+const withConfig = (config: { model?: Partial<DraftConfig['model']>; afd?: Partial<DraftConfig['afd']> }, rest: Partial<Omit<DraftOptions, 'config'>> = {}): DraftOptions => ({
+  ...defaultOptions,
+  ...rest,
+  config: { ...defaultOptions.config, model: { ...defaultOptions.config.model, ...config.model }, afd: { ...defaultOptions.config.afd, ...config.afd } },
+});
 
 describe('topology draft', () => {
   it('names the broken topology rule', () => {
@@ -77,47 +83,47 @@ describe('topology draft', () => {
 
   it('builds a valid AFD launch spec with the options', () => {
     const agents = [agent('g', 4)];
-    const d = draft({ options: { ...defaultOptions, dboEnabled: true, graphBuckets: '1, 8', modelDir: '/models/q', expertParallel: true } });
+    const d = draft({ options: withConfig({ afd: { dbo: { ...defaultOptions.config.afd.dbo, enabled: true }, enableExpertParallel: true } }, { graphBuckets: '1, 8', modelDir: '/models/q' }) });
     d.assignments = autoAssign(d, agents);
     // Until the agent has answered about the model directory, the launch waits.
     expect(evaluateDraft(d, agents)).toMatchObject({ problems: [], pending: ['checking /models/q on agent g…'], spec: null });
     const ev = evaluateDraft(d, agents, { [inspectKey('g', '/models/q')]: inspected() });
     expect(ev.problems).toEqual([]);
     expect(ev.pending).toEqual([]);
-    expect(ev.spec).toMatchObject({ mode: 'afd', topology: '2A2F', modelDir: '/models/q', afd: { dbo: { enabled: true }, cudaGraph: { batchBuckets: [1, 8] }, enableExpertParallel: true } });
+    expect(ev.spec).toMatchObject({ mode: 'afd', topology: '2A2F', model: { dir: '/models/q' }, afd: { dbo: { enabled: true }, cudaGraph: { batchBuckets: [1, 8] }, enableExpertParallel: true } });
     expect(ev.ranks.map((r) => `${r.role}${r.rank}`)).toEqual(['ffn0', 'ffn1', 'attention0', 'attention1']);
   });
 
   it('carries the expert exchange (auto by default) and flags peer for FFN ranks on cpu', () => {
     const gpu = [agent('g', 4)];
-    const ep = draft({ options: { ...defaultOptions, expertParallel: true } });
+    const ep = draft({ options: withConfig({ afd: { enableExpertParallel: true } }) });
     ep.assignments = autoAssign(ep, gpu);
-    expect(defaultOptions.epTransport).toBe('auto');
+    expect(defaultOptions.config.afd.epTransport).toBe('auto');
     expect(evaluateDraft(ep, gpu).spec).toMatchObject({ afd: { enableExpertParallel: true, epTransport: 'auto' } });
-    ep.options = { ...ep.options, epTransport: 'peer' };
+    ep.options = withConfig({ afd: { enableExpertParallel: true, epTransport: 'peer' } });
     expect(evaluateDraft(ep, gpu).spec).toMatchObject({ afd: { enableExpertParallel: true, epTransport: 'peer' } });
     const cpu = [agent('c', 0)];
-    const onCpu = draft({ options: { ...defaultOptions, expertParallel: true, epTransport: 'peer' } });
+    const onCpu = draft({ options: withConfig({ afd: { enableExpertParallel: true, epTransport: 'peer' } }) });
     onCpu.assignments = autoAssign(onCpu, cpu);
     expect(evaluateDraft(onCpu, cpu).problems.join('\n')).toMatch(/epTransport peer needs every FFN rank on a CUDA device/);
   });
 
   it('carries the load format and dummy seed into the spec, and flags a bad seed', () => {
     const agents = [agent('g', 4)];
-    const d = draft({ choice: 'colocated', options: { ...defaultOptions, modelDir: '/models/cfg', loadFormat: 'dummy', seed: 11 } });
+    const d = draft({ choice: 'colocated', options: withConfig({ model: { loadFormat: 'dummy', seed: 11 } }, { modelDir: '/models/cfg' }) });
     d.assignments = autoAssign(d, agents);
     // The agent reported the directory as config only: with dummy weights that is enough.
     const ev = evaluateDraft(d, agents, { [inspectKey('g', '/models/cfg')]: inspected({ dir: '/models/cfg', status: 'config-only', reason: 'config only: needs load format dummy', weights: { present: false, files: 0, bytes: 0 } }) });
     expect(ev.problems).toEqual([]);
-    expect(ev.spec).toMatchObject({ mode: 'colocated', loadFormat: 'dummy', seed: 11 });
-    const bad = draft({ options: { ...defaultOptions, loadFormat: 'dummy', seed: -2 } });
+    expect(ev.spec).toMatchObject({ mode: 'colocated', model: { loadFormat: 'dummy', seed: 11 } });
+    const bad = draft({ options: withConfig({ model: { loadFormat: 'dummy', seed: -2 } }) });
     bad.assignments = autoAssign(bad, agents);
     expect(evaluateDraft(bad, agents).problems.join('\n')).toMatch(/seed/);
   });
 
   it('lists placement, connector, bucket and path problems before launch', () => {
     const agents = [agent('c', 0)];
-    const d = draft({ options: { ...defaultOptions, connector: 'nccl', graphBuckets: '4, 2', modelDir: 'relative/dir' } });
+    const d = draft({ options: withConfig({ afd: { connector: 'nccl' } }, { graphBuckets: '4, 2', modelDir: 'relative/dir' }) });
     d.assignments = { ...autoAssign(d, agents), 'ffn:1': { agentId: 'c', backend: 'cuda', deviceIndex: 0 } };
     const problems = evaluateDraft(d, agents).problems.join('\n');
     expect(problems).toMatch(/ffn rank 1 asks for CUDA on agent "c", which has no CUDA device/);
@@ -129,7 +135,7 @@ describe('topology draft', () => {
 
   it('takes connector peer on the GPUs of one host and refuses it across hosts', () => {
     const one = [agent('g', 4)];
-    const d = draft({ options: { ...defaultOptions, connector: 'peer' } });
+    const d = draft({ options: withConfig({ afd: { connector: 'peer' } }) });
     d.assignments = autoAssign(d, one);
     const ev = evaluateDraft(d, one);
     expect(ev.problems).toEqual([]);
@@ -177,13 +183,13 @@ describe('topology draft', () => {
     const configOnly = at(inspected({ status: 'config-only', reason: 'config only: needs load format dummy (no *.safetensors weights in the directory)', weights: { present: false, files: 0, bytes: 0 } }));
     expect(configOnly.problems).toEqual(['model directory on agent g: config only: needs load format dummy (no *.safetensors weights in the directory); choose Weights: dummy to run it with random weights']);
     // With load format dummy the same directory launches: only its config (and tokenizer) is used.
-    d.options = { ...d.options, loadFormat: 'dummy' };
+    d.options = withConfig({ model: { loadFormat: 'dummy' } }, { modelDir: d.options.modelDir });
     const dummy = at(inspected({ status: 'config-only', reason: 'config only: needs load format dummy', weights: { present: false, files: 0, bytes: 0 } }));
     expect(dummy.problems).toEqual([]);
-    expect(dummy.spec).toMatchObject({ loadFormat: 'dummy', modelDir: '/models/does-not-exist' });
+    expect(dummy.spec).toMatchObject({ model: { loadFormat: 'dummy', dir: '/models/does-not-exist' } });
     expect(at(inspected()).warnings).toContain('load format dummy: the safetensors in /models/does-not-exist on agent g are not loaded; every rank generates random weights');
     expect(at(inspected({ status: 'refused', reason: 'config.json: invalid config', config: null, roles: [] })).problems).toEqual(['model directory on agent g: config.json: invalid config (load format dummy still needs a valid config.json)']);
-    d.options = { ...d.options, loadFormat: 'auto' };
+    d.options = withConfig({ model: { loadFormat: 'auto' } }, { modelDir: d.options.modelDir });
     const noTokenizer = at(inspected({ roles: ['ffn'], reason: 'no tokenizer (tokenizer.json and tokenizer_config.json): only FFN ranks can run from this directory', tokenizer: { present: false, chatTemplate: false } }));
     expect(noTokenizer.problems).toEqual(['attention ranks cannot run from /models/does-not-exist on agent g: no tokenizer (tokenizer.json and tokenizer_config.json): only FFN ranks can run from this directory']);
     expect(at({ state: 'failed', error: 'agent at ws://g:7700 is not connected' }).problems).toEqual(['cannot check /models/does-not-exist on agent g: agent at ws://g:7700 is not connected']);

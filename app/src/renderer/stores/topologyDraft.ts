@@ -4,16 +4,20 @@
  * it into a launch spec and lists every problem, naming the broken rule, before launch.
  */
 import {
+  afdOptionsSchema,
+  DEFAULT_BATCH_BUCKETS,
   fieldIssues,
   launchSpecSchema,
+  modelSourceSchema,
+  servingConfigSchema,
   validateTopology,
   worldOrder,
-  type AfdConnector,
+  type AfdOptions,
   type AgentInfo,
-  type EpTransport,
   type LaunchSpecInput,
-  type LoadFormat,
+  type ModelSource,
   type ProcessRole,
+  type ServingConfig,
   type Topology,
 } from '@afd/shared';
 import { placementProblems } from '../../common/placementCheck.js';
@@ -30,28 +34,26 @@ export interface Assignment {
   deviceIndex: number;
 }
 
+/**
+ * The launch's config sections the screen edits: the shared schemas' own objects, every
+ * field present with the schema's default (the model directory is the text field below).
+ * A new option of a section needs no line here: one control on the Topology screen.
+ */
+export interface DraftConfig {
+  model: Omit<ModelSource, 'dir'>;
+  serving: ServingConfig;
+  afd: AfdOptions;
+}
+
 export interface DraftOptions {
-  /** Empty = the built-in model. */
+  /** The model directory as typed; empty = the built-in model. */
   modelDir: string;
-  /** Where the weights come from: the checkpoint (auto) or random ones generated on each rank (dummy). */
-  loadFormat: LoadFormat;
-  /** Seed of dummy weights. */
-  seed: number;
+  /** Front router port as typed (0 = any free). */
   apiPort: number;
-  connector: AfdConnector;
-  afdPort: number;
-  dboEnabled: boolean;
-  dboDecodeThreshold: number;
-  dboPrefillThreshold: number;
-  computeGateOnAttention: boolean;
-  graphPolicy: 'off' | 'decode-only';
-  /** Comma-separated bucket sizes. */
+  /** CUDA graph buckets as typed, comma-separated (becomes config.afd.cudaGraph.batchBuckets). */
   graphBuckets: string;
-  stepDeadlineMs: number;
-  /** Static expert parallelism inside the FFN group (AFD option enableExpertParallel). */
-  expertParallel: boolean;
-  /** What carries expert parallelism's exchange between the FFN ranks (AFD option epTransport). */
-  epTransport: EpTransport;
+  /** Every other launch option, by section. */
+  config: DraftConfig;
 }
 
 export interface Draft {
@@ -65,22 +67,23 @@ export interface Draft {
   options: DraftOptions;
 }
 
+/** The section schemas the draft's config follows (restoreDraft reads stored drafts through them). */
+export const draftConfigSchemas = {
+  model: modelSourceSchema.omit({ dir: true }),
+  serving: servingConfigSchema,
+  afd: afdOptionsSchema,
+} as const;
+
+/** Every section at the schemas' defaults. */
+export function defaultDraftConfig(): DraftConfig {
+  return { model: draftConfigSchemas.model.parse({}), serving: draftConfigSchemas.serving.parse({}), afd: draftConfigSchemas.afd.parse({}) };
+}
+
 export const defaultOptions: DraftOptions = {
   modelDir: '',
-  loadFormat: 'auto',
-  seed: 0,
   apiPort: 0,
-  connector: 'tcp',
-  afdPort: 29500,
-  dboEnabled: false,
-  dboDecodeThreshold: 32,
-  dboPrefillThreshold: 512,
-  computeGateOnAttention: false,
-  graphPolicy: 'decode-only',
-  graphBuckets: '1, 2, 4, 8, 16, 32, 64, 128',
-  stepDeadlineMs: 5000,
-  expertParallel: false,
-  epTransport: 'auto',
+  graphBuckets: DEFAULT_BATCH_BUCKETS.join(', '),
+  config: defaultDraftConfig(),
 };
 
 export interface DraftRank {
@@ -207,39 +210,25 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[], inspection
   }
   const modelDir = o.modelDir.trim() === '' ? null : o.modelDir.trim();
   const placed = placements.map((p) => ({ ...p, deviceIndex: p.deviceIndex ?? 0 }));
-  const dirChecks = modelDirChecks(modelDir ?? '', placed, inspections, o.loadFormat);
+  const dirChecks = modelDirChecks(modelDir ?? '', placed, inspections, o.config.model.loadFormat);
   problems.push(...dirChecks.problems);
   warnings.push(...dirChecks.warnings);
   pending.push(...dirChecks.pending);
   const firstAgent = placed[0]?.agentId;
   const seen = modelDir && firstAgent ? inspections[inspectKey(firstAgent, modelDir)] : undefined;
   warnings.push(...hostLoadWarnings(placed, agents, seen?.state === 'done' ? seen.result : null));
-  const weights = { loadFormat: o.loadFormat, seed: o.seed };
-  let spec: LaunchSpecInput;
-  if (d.choice === 'colocated') {
-    spec = { mode: 'colocated', placements, modelDir, apiPort: o.apiPort, ...weights };
-  } else {
-    const buckets = parseBuckets(o.graphBuckets);
-    if (!buckets.ok) problems.push(buckets.error);
-    spec = {
-      mode: 'afd',
-      topology: draftTopologyText(d).trim(),
-      placements,
-      modelDir,
-      apiPort: o.apiPort,
-      ...weights,
-      afd: {
-        connector: o.connector,
-        port: o.afdPort,
-        dbo: { enabled: o.dboEnabled, decodeTokenThreshold: o.dboDecodeThreshold, prefillTokenThreshold: o.dboPrefillThreshold },
-        computeGateOnAttention: o.computeGateOnAttention,
-        cudaGraph: { policy: o.graphPolicy, ...(buckets.ok ? { batchBuckets: buckets.value } : {}) },
-        stepDeadlineMs: o.stepDeadlineMs,
-        enableExpertParallel: o.expertParallel,
-        epTransport: o.epTransport,
-      },
-    };
-  }
+  const buckets = parseBuckets(o.graphBuckets);
+  if (!buckets.ok && d.choice !== 'colocated') problems.push(buckets.error);
+  const { afd } = o.config;
+  const sections = {
+    model: { ...o.config.model, dir: modelDir },
+    serving: o.config.serving,
+    afd: { ...afd, cudaGraph: { ...afd.cudaGraph, ...(buckets.ok ? { batchBuckets: buckets.value } : {}) } },
+  };
+  const spec: LaunchSpecInput =
+    d.choice === 'colocated'
+      ? { mode: 'colocated', placements, apiPort: o.apiPort, ...sections }
+      : { mode: 'afd', topology: draftTopologyText(d).trim(), placements, apiPort: o.apiPort, ...sections };
   const parsed = launchSpecSchema.safeParse(spec);
   if (!parsed.success) {
     for (const i of fieldIssues(parsed.error)) {

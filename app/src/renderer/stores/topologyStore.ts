@@ -1,15 +1,17 @@
 /**
  * The Topology screen's draft as a store, kept in browser storage (shape, custom text,
  * replicas, rank placements and every launch option): a reload shows the same draft.
- * Stored values are validated per field; one that does not parse keeps the default.
+ * Stored values are validated per field (the config sections by their shared schemas);
+ * one that does not parse keeps the default.
  * Evaluation is derived in the view.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { persist } from 'zustand/middleware';
 import { z } from 'zod';
-import { afdConnectorSchema, dummySeedSchema, epTransportSchema, loadFormatSchema, type AgentInfo } from '@afd/shared';
+import type { AgentInfo } from '@afd/shared';
 import { debouncedStorage, STORAGE_PREFIX, type KeyValueStorage } from '../lib/persist.js';
-import { autoAssign, defaultOptions, PRESETS, type Assignment, type Draft, type DraftOptions, type TopologyChoice } from './topologyDraft.js';
+import { autoAssign, defaultOptions, draftConfigSchemas, PRESETS, type Assignment, type Draft, type DraftConfig, type DraftOptions, type TopologyChoice } from './topologyDraft.js';
+import { finiteOr, restoreSection } from './restoreSection.js';
 
 export interface TopologyState extends Draft {
   setChoice(choice: TopologyChoice, agents: readonly AgentInfo[]): void;
@@ -18,32 +20,17 @@ export interface TopologyState extends Draft {
   assign(key: string, a: Assignment): void;
   /** Fills unassigned ranks (force: re-spread all). */
   autoAssign(agents: readonly AgentInfo[], force?: boolean): void;
-  setOptions(patch: Partial<DraftOptions>): void;
+  setOptions(patch: Partial<Omit<DraftOptions, 'config'>>): void;
+  /** Sets fields of one config section (the rest of the section stays). */
+  setConfig<S extends keyof DraftConfig>(section: S, patch: Partial<DraftConfig[S]>): void;
 }
 
-/** Storage key of the draft. */
-export const TOPOLOGY_KEY = `${STORAGE_PREFIX}topology.v1`;
+/** Storage key of the draft (v2: the launch options as config sections). */
+export const TOPOLOGY_KEY = `${STORAGE_PREFIX}topology.v2`;
 
 const assignmentSchema = z.object({ agentId: z.string().min(1), backend: z.enum(['cpu', 'cuda']), deviceIndex: z.int().min(0) });
-const optionSchemas: { [K in keyof DraftOptions]: z.ZodType<DraftOptions[K]> } = {
-  modelDir: z.string().max(4096),
-  apiPort: z.int().min(0).max(65535),
-  connector: afdConnectorSchema,
-  afdPort: z.int().min(1).max(65535),
-  dboEnabled: z.boolean(),
-  dboDecodeThreshold: z.int().min(1),
-  dboPrefillThreshold: z.int().min(1),
-  computeGateOnAttention: z.boolean(),
-  graphPolicy: z.enum(['off', 'decode-only']),
-  graphBuckets: z.string().max(1000),
-  stepDeadlineMs: z.int().min(1),
-  loadFormat: loadFormatSchema,
-  seed: dummySeedSchema,
-  expertParallel: z.boolean(),
-  epTransport: epTransportSchema,
-};
 
-/** A stored draft read back over `current`, field by field. */
+/** A stored draft read back over `current`, field by field (the config sections through their shared schemas). */
 export function restoreDraft(stored: unknown, current: Draft): Draft {
   const o = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>;
   const pick = <T,>(schema: z.ZodType<T>, v: unknown, d: T): T => {
@@ -51,10 +38,18 @@ export function restoreDraft(stored: unknown, current: Draft): Draft {
     return r.success ? r.data : d;
   };
   const storedOptions = (o['options'] ?? {}) as Record<string, unknown>;
-  const options = { ...current.options };
-  for (const key of Object.keys(optionSchemas) as (keyof DraftOptions)[]) {
-    (options as Record<string, unknown>)[key] = pick(optionSchemas[key] as z.ZodType<unknown>, storedOptions[key], current.options[key]);
-  }
+  const storedConfig = (storedOptions['config'] ?? {}) as Record<string, unknown>;
+  const cur = current.options;
+  const options: DraftOptions = {
+    modelDir: pick(z.string().max(4096), storedOptions['modelDir'], cur.modelDir),
+    apiPort: pick(z.int().min(0).max(65535), storedOptions['apiPort'], cur.apiPort),
+    graphBuckets: pick(z.string().max(1000), storedOptions['graphBuckets'], cur.graphBuckets),
+    config: {
+      model: restoreSection(draftConfigSchemas.model, storedConfig['model'], cur.config.model),
+      serving: restoreSection(draftConfigSchemas.serving, storedConfig['serving'], cur.config.serving),
+      afd: restoreSection(draftConfigSchemas.afd, storedConfig['afd'], cur.config.afd),
+    },
+  };
   const assignments: Record<string, Assignment> = {};
   for (const [k, v] of Object.entries((o['assignments'] ?? {}) as Record<string, unknown>)) {
     const a = assignmentSchema.safeParse(v);
@@ -71,9 +66,7 @@ export function restoreDraft(stored: unknown, current: Draft): Draft {
 
 /** A number being typed (NaN) is stored as the default. */
 function storedDraft(d: Draft): Draft {
-  const options = { ...d.options };
-  for (const [k, v] of Object.entries(options)) if (typeof v === 'number' && !Number.isFinite(v)) (options as Record<string, unknown>)[k] = defaultOptions[k as keyof DraftOptions];
-  return { choice: d.choice, custom: d.custom, replicas: Number.isFinite(d.replicas) ? d.replicas : 1, assignments: d.assignments, options };
+  return { choice: d.choice, custom: d.custom, replicas: Number.isFinite(d.replicas) ? d.replicas : 1, assignments: d.assignments, options: finiteOr(d.options, defaultOptions) };
 }
 
 export function createTopologyStore(opts: { storage?: KeyValueStorage | null; saveDelayMs?: number } = {}): StoreApi<TopologyState> {
@@ -100,6 +93,7 @@ export function createTopologyStore(opts: { storage?: KeyValueStorage | null; sa
       assign: (key, a) => set((s) => ({ assignments: { ...s.assignments, [key]: a } })),
       autoAssign: (agents, force = false) => set({ assignments: autoAssign(get(), agents, force) }),
       setOptions: (patch) => set((s) => ({ options: { ...s.options, ...patch } })),
+      setConfig: (section, patch) => set((s) => ({ options: { ...s.options, config: { ...s.options.config, [section]: { ...s.options.config[section], ...patch } } } })),
     };
   };
   if (!opts.storage) return createStore<TopologyState>()(creator);

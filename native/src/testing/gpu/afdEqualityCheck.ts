@@ -10,7 +10,8 @@
  * weights cross the wire in place of router logits).
  */
 import { rm } from 'node:fs/promises';
-import { buildStepPlan, type PlanSeq, resolveTopology, type StepResult } from '@afd/shared';
+import { buildStepPlan, type PlanSeq, type StepResult } from '@afd/shared';
+import { testRankConfig } from '../afdTesting.js';
 import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../checkpointTesting.js';
 import { AttentionLink } from '../../AttentionLink.js';
 import { Engine } from '../../engine.js';
@@ -63,11 +64,11 @@ async function modelCase(name: string, config: Record<string, unknown>, gateOnAt
     const colocated = await load('colocated');
     const attn = await load('attention');
     const ffn = await load('ffn');
-    const link = { topology: resolveTopology('1A1F'), rank: 0, stepDeadlineMs: 20_000, rendezvousTimeoutMs: 20_000 };
-    const server = new FfnServer(ffn, { ...link, basePort: 0 });
+    const link = { topology: '1A1F', rank: 0, stepDeadlineMs: 20_000, rendezvousTimeoutMs: 20_000 };
+    const server = new FfnServer(ffn, testRankConfig('ffn', { ...link, port: 0 }));
     cleanup.push(() => server.stop());
     const port = server.listenPort();
-    const attention = new AttentionLink(attn, { ...link, basePort: port });
+    const attention = new AttentionLink(attn, testRankConfig('attention', { ...link, port }));
     cleanup.push(() => attention.close({ shutdown: true }));
     await Promise.all([server.start(), attention.connect()]);
     const ref = await run(colocated, 3);

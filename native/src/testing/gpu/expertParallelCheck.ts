@@ -13,12 +13,10 @@
 import { rm } from 'node:fs/promises';
 import { relativeError } from '../golden.js';
 import { buildLoadSpec } from '../../checkpoint/loadSpec.js';
-import { afdEngineOpts, busyWork, runSteps, withAfdTopology } from '../afdTesting.js';
+import { afdEngineOpts, busyWork, runSteps, testRankConfig, withAfdTopology } from '../afdTesting.js';
 import { AttentionLink } from '../../AttentionLink.js';
 import { FfnServer } from '../../FfnServer.js';
 import { freePortBlock } from '../../comm/ports.js';
-import type { AfdLinkOptions } from '../../addon.js';
-import { resolveTopology } from '@afd/shared';
 import { Engine } from '../../engine.js';
 import { roleSpec, writeTinyModel } from '../engineTesting.js';
 import { probe } from '../../nativeProcess.js';
@@ -56,7 +54,7 @@ export async function expertParallelChecks(backend: 'cuda' | 'cpu' = 'cuda', gpu
         let detail = '';
         let passed = false;
         // A variant that throws is reported as failed; the next variants still run.
-        await withAfdTopology('2A2F', attn, ffn, { expertParallel: true, epTransport }, async (servers) => {
+        await withAfdTopology('2A2F', attn, ffn, { enableExpertParallel: true, epTransport }, async (servers) => {
           const work = busyWork(2, true);
           const got = await Promise.all(work.map((w) => runSteps(attn[w.a]!, w.seqs, w.blocks, w.stageSplit, 3)));
           let same = true;
@@ -103,11 +101,9 @@ async function ncclSharedGpuRefusal(dir: string, opts: typeof afdEngineOpts & { 
     [0, 1].map(async (rank) => Engine.load((await buildLoadSpec(dir, 'ffn', { expertParallel: { rank, numRanks: 2 } })).spec, opts)),
   );
   const base = await freePortBlock(4);
-  const o = (rank: number): AfdLinkOptions => ({
-    topology: resolveTopology('2A2F'), rank, basePort: base, stepDeadlineMs: 10_000, rendezvousTimeoutMs: 20_000, expertParallel: true, epTransport: 'nccl',
-  });
-  const servers = ffn.map((e, f) => new FfnServer(e, o(f)));
-  const links = attn.map((e, a) => new AttentionLink(e, o(a)));
+  const o = { topology: '2A2F', port: base, enableExpertParallel: true, epTransport: 'nccl' } as const;
+  const servers = ffn.map((e, f) => new FfnServer(e, testRankConfig('ffn', { ...o, rank: f })));
+  const links = attn.map((e, a) => new AttentionLink(e, testRankConfig('attention', { ...o, rank: a })));
   try {
     const settled = await Promise.allSettled([...servers.map((s) => s.start()), ...links.map((l) => l.connect())]);
     const why = settled.map((r) => (r.status === 'rejected' ? (r.reason instanceof Error ? r.reason.message : String(r.reason)) : 'no error'));

@@ -1,0 +1,53 @@
+/**
+ * The one configuration object of a rank (vLLM's VllmConfig): every option a role process
+ * runs with, validated and fully defaulted by one zod schema. The CLI's flags, the
+ * console's Topology screen and the agent's launch spec all produce it; the agent hands a
+ * role process its rank config whole (`afd-agent role --rank-config <json|file>`), and
+ * native reads the same object through one binding conversion. Defaults live in these
+ * schemas and nowhere else.
+ *
+ *   afd      how the rank joins its topology and how steps run (afdConfig.ts)
+ *   model    which checkpoint and where its weights come from (modelSource.ts)
+ *   serving  scheduler and KV cache limits (servingConfig.ts)
+ *   device   compute backend, device index, CPU threads
+ *   api      the rank's HTTP server
+ */
+import { z } from 'zod';
+import { afdConfigSchema } from './afdConfig.js';
+import { modelSourceSchema } from './modelSource.js';
+import { servingConfigSchema } from './servingConfig.js';
+
+/** Where a rank computes. */
+export const deviceConfigSchema = z.strictObject({
+  /** cpu, cuda, or auto: cuda when this build and machine have a device, else cpu (default auto). */
+  backend: z.enum(['auto', 'cpu', 'cuda']).default('auto'),
+  /** CUDA device index (default 0). */
+  index: z.int().min(0).max(1023).default(0),
+  /** CPU worker threads; 0 = the engine's default (all cores) (default 0). */
+  threads: z.int().min(0).max(4096).default(0),
+});
+export type DeviceConfig = z.output<typeof deviceConfigSchema>;
+
+/** The rank's HTTP server (OpenAI API on serving ranks; health, metrics and stats on every rank). */
+export const apiConfigSchema = z.strictObject({
+  /** Bind address (default 127.0.0.1). */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** Port; 0 = ephemeral (default 8000). */
+  port: z.int().min(0).max(65535).default(8000),
+});
+export type ApiConfig = z.output<typeof apiConfigSchema>;
+
+export const rankConfigSchema = z.strictObject({
+  /** Role, rank, topology, rendezvous and the AFD step options. */
+  afd: afdConfigSchema.prefault({}),
+  /** Checkpoint, load format, dummy seed, served name. */
+  model: modelSourceSchema.prefault({}),
+  /** Scheduler and KV cache limits. */
+  serving: servingConfigSchema.prefault({}),
+  /** Backend, device, threads. */
+  device: deviceConfigSchema.prefault({}),
+  /** The rank's HTTP server. */
+  api: apiConfigSchema.prefault({}),
+});
+export type RankConfig = z.output<typeof rankConfigSchema>;
+export type RankConfigInput = z.input<typeof rankConfigSchema>;
