@@ -95,17 +95,17 @@ export class LaunchManager {
         spec: params.spec,
         self: this.opts.self,
         baseEnv: this.opts.baseEnv ?? process.env,
-        ...(params.apiKey ? { apiKey: params.apiKey } : {}),
-        ...(this.opts.startRouter ? { startRouter: this.opts.startRouter } : {}),
-        ...(this.opts.routerHost ? { routerHost: this.opts.routerHost } : {}),
-        ...(this.opts.advertiseHost ? { advertiseHost: this.opts.advertiseHost } : {}),
-        ...(this.opts.prepareDefaultModel ? { prepareDefaultModel: this.opts.prepareDefaultModel } : {}),
-        ...(this.opts.runner ? { runner: this.opts.runner } : {}),
+        apiKey: params.apiKey,
+        startRouter: this.opts.startRouter,
+        routerHost: this.opts.routerHost,
+        advertiseHost: this.opts.advertiseHost,
+        prepareDefaultModel: this.opts.prepareDefaultModel,
+        runner: this.opts.runner,
         onEvent: (e) => this.emit(e),
         onLog: (role, rank, line) => {
           for (const l of this.logListeners) l(role, rank, line);
         },
-        ...(this.opts.onNote ? { onNote: this.opts.onNote } : {}),
+        onNote: this.opts.onNote,
       });
       this.run = run;
       this.lastLaunch = params;

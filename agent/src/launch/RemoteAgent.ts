@@ -43,7 +43,7 @@ export class RemoteAgent {
 
   /** Connects; rejects with the described reason (the CLI prints it and exits 1). */
   static async connect(opts: RemoteAgentOptions): Promise<RemoteAgent> {
-    const client = await AgentClient.connect(opts.url, opts.token, { ...(opts.ca ? { ca: opts.ca } : {}), timeoutMs: opts.connectTimeoutMs ?? 5000, onEvent: opts.onEvent });
+    const client = await AgentClient.connect(opts.url, opts.token, { ca: opts.ca, timeoutMs: opts.connectTimeoutMs ?? 5000, onEvent: opts.onEvent });
     const agent = new RemoteAgent(opts, client);
     agent.loop = agent.watch();
     return agent;
@@ -103,7 +103,7 @@ export class RemoteAgent {
     while (!this.closed) {
       try {
         // The agent's hello and topology.state come with the upgrade: listen from the start.
-        const client = await AgentClient.connect(this.opts.url, this.opts.token, { ...(this.opts.ca ? { ca: this.opts.ca } : {}), timeoutMs: this.opts.connectTimeoutMs ?? 3000, onEvent: this.opts.onEvent });
+        const client = await AgentClient.connect(this.opts.url, this.opts.token, { ca: this.opts.ca, timeoutMs: this.opts.connectTimeoutMs ?? 3000, onEvent: this.opts.onEvent });
         if (this.closed) {
           await client.close();
           return;

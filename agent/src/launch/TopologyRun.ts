@@ -154,8 +154,8 @@ export class TopologyRun {
         apiHost: '127.0.0.1', // rank HTTP is for this agent and its front router only
         defaultThreads,
         baseEnv: this.opts.baseEnv,
-        ...(this.apiKey ? { apiKey: this.apiKey } : {}),
-        ...(this.rendezvousId ? { rendezvousId: this.rendezvousId } : {}),
+        apiKey: this.apiKey,
+        rendezvousId: this.rendezvousId,
       }),
     }));
     for (const { placement, child } of children) {
@@ -167,11 +167,11 @@ export class TopologyRun {
       {
         factory: this.opts.startRouter,
         host: routerHost,
-        ...(this.opts.advertiseHost ? { advertiseHost: this.opts.advertiseHost } : {}),
+        advertiseHost: this.opts.advertiseHost,
         port: this.opts.spec.apiPort,
         apiKey: this.apiKey,
         restarts: () => this.runners.map((r) => ({ role: r.id.role, rank: r.id.rank, total: this.restarts.total(r) })),
-        ...(this.opts.onNote ? { onNote: this.opts.onNote } : {}),
+        onNote: this.opts.onNote,
       },
       this.runners.filter((r) => r.id.role !== 'ffn'),
     );

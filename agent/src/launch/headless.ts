@@ -94,16 +94,16 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     if (h === 'local') {
       const manager = new LaunchManager({
         self: selfCommand(),
-        ...(opts.startRouter ? { startRouter: opts.startRouter } : {}),
-        ...(opts.prepareDefaultModel ? { prepareDefaultModel: opts.prepareDefaultModel } : {}),
+        startRouter: opts.startRouter,
+        prepareDefaultModel: opts.prepareDefaultModel,
         routerHost: opts.apiHost,
-        ...(opts.advertiseHost ? { advertiseHost: opts.advertiseHost } : {}),
+        advertiseHost: opts.advertiseHost,
         onNote: (m) => view.log(m),
       });
       const t: Target = {
         agentId: 'local',
         state: undefined,
-        launch: async (launchId, spec) => void (await manager.launch({ launchId, agentId: 'local', spec, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) })),
+        launch: async (launchId, spec) => void (await manager.launch({ launchId, agentId: 'local', spec, apiKey: opts.apiKey })),
         stop: async (graceMs) => void (await manager.stop(graceMs)),
       };
       manager.onEvent((e) => onEvent(hostSpecs.length > 1 ? 'local' : '', t, e));
@@ -136,14 +136,14 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     };
     let remote: RemoteAgent;
     try {
-      remote = await RemoteAgent.connect({ url: h, token, ...(opts.ca ? { ca: opts.ca } : {}), onEvent: (e) => onEvent(agentId, t, e), onNote: (m) => view.log(m) });
+      remote = await RemoteAgent.connect({ url: h, token, ca: opts.ca, onEvent: (e) => onEvent(agentId, t, e), onNote: (m) => view.log(m) });
     } catch (e) {
       await closeRemotes();
       throw e;
     }
     remotes.push(remote);
     const inv = await remote.request('inventory.get', {});
-    t.launch = async (launchId, spec) => void (await remote.request('topology.launch', { launchId, agentId, spec, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) }));
+    t.launch = async (launchId, spec) => void (await remote.request('topology.launch', { launchId, agentId, spec, apiKey: opts.apiKey }));
     t.stop = async (graceMs) => void (await remote.request('topology.stop', { graceMs }, graceMs * 3 + 10_000));
     targets.push(t);
     // Other hosts reach this agent's ranks at the address it advertises, else at the URL's host.

@@ -160,7 +160,7 @@ export class ConsoleService {
     const conn = new AgentConnection({
       url: normalized,
       token,
-      ...(this.opts.ca ? { ca: this.opts.ca } : {}),
+      ca: this.opts.ca,
       onEvent: (ev) => {
         if (ref.entry) this.onAgentEvent(ref.entry, ev);
       },
@@ -316,7 +316,7 @@ export class ConsoleService {
     const results = await Promise.allSettled(
       tracker.agentIds().map((agentId) =>
         this.entry(agentId)
-          .conn.request('topology.launch', { launchId, agentId, spec, ...(this.opts.apiKey ? { apiKey: this.opts.apiKey } : {}) }, 60_000)
+          .conn.request('topology.launch', { launchId, agentId, spec, apiKey: this.opts.apiKey }, 60_000)
           .catch((err: Error) => {
             tracker.failLaunch(agentId, err.message);
             throw err;
@@ -391,7 +391,7 @@ export class ConsoleService {
     const apiUrl = this.launch?.routerUrl();
     if (!apiUrl) throw new Error('cannot chat: the running topology reported no API URL (no attention rank is listening)');
     const chatId = randomUUID();
-    const runner = new ChatRunner({ chatId, apiUrl, request, push: this.push, ...(this.opts.apiKey ? { apiKey: this.opts.apiKey } : {}) });
+    const runner = new ChatRunner({ chatId, apiUrl, request, push: this.push, apiKey: this.opts.apiKey });
     this.chats.set(chatId, runner);
     setImmediate(() => {
       void runner.run().finally(() => this.chats.delete(chatId));

@@ -119,9 +119,9 @@ async function bootLocalAgent(opts: BootOptions, service: ConsoleService, announ
   if (opts.agent === false) return null;
   const agent = await startEmbeddedAgent({
     script: opts.agentScript,
-    ...(opts.tokenFile ? { tokenFile: opts.tokenFile } : {}),
-    ...(opts.env ? { env: opts.env } : {}),
-    ...(opts.onAgentLog ? { onLog: opts.onAgentLog } : {}),
+    tokenFile: opts.tokenFile,
+    env: opts.env,
+    onLog: opts.onAgentLog,
   });
   say(`local agent listening on ${agent.url} (token file ${agent.tokenFile})`);
   let added = false;
