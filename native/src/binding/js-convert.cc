@@ -71,8 +71,8 @@ bool given(const Napi::Object& o, const char* name) {
   return !v.IsUndefined() && !v.IsNull();
 }
 
-// spec.config.mla / spec.config.routing (DeepSeek; null for the other families).
-void readDeepseek(const Napi::Object& c, ModelConfig& m) {
+// spec.config.mla / spec.config.routing: the hyper-parameters of mla layers and grouped routing (null when no layer uses them).
+void readLayerParams(const Napi::Object& c, ModelConfig& m) {
   if (given(c, "mla")) {
     AFD_CHECK(c.Get("mla").IsObject(), "spec.config.mla must be an object or null");
     const Napi::Object o = c.Get("mla").As<Napi::Object>();
@@ -149,7 +149,7 @@ ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
   for (uint32_t i = 0; i < eos.Length(); ++i) m.eosTokenIds.push_back(eos.Get(i).ToNumber().Int32Value());
   Napi::Value bos = field(c, w, "bosTokenId");
   m.bosTokenId = bos.IsNumber() ? bos.As<Napi::Number>().Int32Value() : -1;
-  readDeepseek(c, m);
+  readLayerParams(c, m);
 
   s.role = parseModelRole(str(spec, "spec", "role"));
   s.computeGateOnAttention = boolean(spec, "spec", "computeGateOnAttention");

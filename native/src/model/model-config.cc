@@ -50,7 +50,7 @@ void validateModelConfig(const ModelConfig& c) {
   if (c.hasFfnKind(FfnKind::Dense)) AFD_CHECK(c.intermediateSize > 0, "model config: intermediateSize must be positive for dense layers");
   AFD_CHECK(c.rmsNormEps > 0, "model config: rmsNormEps must be positive");
   AFD_CHECK(c.ropeTheta > 0, "model config: ropeTheta must be positive");
-  validateDeepseekConfig(c);
+  validateLayerParams(c);
 }
 
 }  // namespace afd

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "model/deepseek-config.h"
+#include "model/layer-params.h"
 #include "model/expert-placement.h"
 #include "model/layer-kinds.h"
 #include "model/slots.h"
@@ -53,7 +53,7 @@ struct ModelConfig {
   std::vector<int32_t> eosTokenIds;
   int32_t bosTokenId = -1;  // -1 = none
   // The hyper-parameters of mla layers and of grouped routing with shared experts
-  // (model/deepseek-config.h); off when no layer uses them.
+  // (model/layer-params.h); off when no layer uses them.
   MlaConfig mla;
   MoeRoutingConfig routing;
 

@@ -37,6 +37,6 @@ struct MoeRoutingConfig {
 // The Backend routing parameters of a grouped-routing config.
 MoeRoutingParams moeRoutingParams(const ModelConfig& c);
 // Checks the MLA and routing fields against the layer kinds (called by validateModelConfig).
-void validateDeepseekConfig(const ModelConfig& c);
+void validateLayerParams(const ModelConfig& c);
 
 }  // namespace afd

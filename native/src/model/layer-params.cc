@@ -1,4 +1,4 @@
-#include "model/deepseek-config.h"
+#include "model/layer-params.h"
 
 #include "model/model-config.h"
 
@@ -16,7 +16,7 @@ MoeRoutingParams moeRoutingParams(const ModelConfig& c) {
   return p;
 }
 
-void validateDeepseekConfig(const ModelConfig& c) {
+void validateLayerParams(const ModelConfig& c) {
   const MlaConfig& m = c.mla;
   const bool mlaLayers = c.hasAttentionKind(AttentionKind::Mla);
   AFD_CHECK(mlaLayers == m.enabled(), "model config: " << (mlaLayers ? "mla layers need the MLA settings (config.mla)"
