@@ -71,7 +71,8 @@ bool given(const Napi::Object& o, const char* name) {
   return !v.IsUndefined() && !v.IsNull();
 }
 
-// spec.config.mla / spec.config.routing: the hyper-parameters of mla layers and grouped routing (null when no layer uses them).
+// spec.config.mla / spec.config.routing: the hyper-parameters of mla layers and of grouped
+// routing (null when no layer uses them).
 void readLayerParams(const Napi::Object& c, ModelConfig& m) {
   if (given(c, "mla")) {
     AFD_CHECK(c.Get("mla").IsObject(), "spec.config.mla must be an object or null");

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "model/layer-params.h"
 #include "model/expert-placement.h"
 #include "model/layer-kinds.h"
+#include "model/layer-params.h"
 #include "model/slots.h"
 
 namespace afd {
