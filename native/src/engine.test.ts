@@ -235,15 +235,27 @@ describe('errors', () => {
     await raw((r) => ((r.sampleMask[0] = 0), (r.topP[0] = 0)), /topP\[0\] is 0; expected \(0, 1\]/);
   });
 
-  it('rejects bad load specs with errors naming the tensor', async () => {
+  it('rejects bad load specs with errors naming the slot or tensor', async () => {
     const dir = await writeTinyModel('llama', 14);
     const spec = await roleSpec(dir, 'colocated');
-    const missing = { ...spec, tensors: spec.tensors.filter((t) => !t.name.endsWith('layers.1.mlp.up_proj.weight')) };
-    await expect(Engine.load(missing, opts)).rejects.toThrow(/model.layers.1.mlp.up_proj.weight is required/);
+    const missing = { ...spec, tensors: spec.tensors.filter((t) => !(t.slot === 'ffn.up_proj' && t.layer === 1)) };
+    await expect(Engine.load(missing, opts)).rejects.toThrow('slot layers[1].ffn.up_proj is required for this role but the load spec does not fill it');
     const outside = { ...spec, tensors: spec.tensors.map((t, i) => (i === 0 ? { ...t, offset: t.offset + 1e9 } : t)) };
     await expect(Engine.load(outside, opts)).rejects.toThrow(/lies outside/);
-    const badArch = { ...spec, config: { ...spec.config, arch: 'gpt2' as never } };
-    await expect(Engine.load(badArch, opts)).rejects.toThrow(/supported: qwen3_moe, qwen3, llama, mixtral/);
+    // A slot the layer's kinds do not have, a layer or expert the model does not have.
+    const q0 = spec.tensors.find((t) => t.slot === 'attn.q_proj' && t.layer === 0)!;
+    const unknownSlot = { ...spec, tensors: [...spec.tensors, { ...q0, slot: 'attn.q_a_proj' as const }] };
+    await expect(Engine.load(unknownSlot, opts)).rejects.toThrow(/fills 1 slot\(s\) no module of the colocated role binds: layers\[0\]\.attn\.q_a_proj \(model\.layers\.0\.self_attn\.q_proj\.weight\)/);
+    const farLayer = { ...spec, tensors: spec.tensors.map((t) => (t === q0 ? { ...t, layer: 9 } : t)) };
+    await expect(Engine.load(farLayer, opts)).rejects.toThrow('tensor model.layers.0.self_attn.q_proj.weight binds layer 9 of a model with 2 layers');
+    const expertOfDense = { ...spec, tensors: spec.tensors.map((t) => (t === q0 ? { ...t, expert: 0 } : t)) };
+    await expect(Engine.load(expertOfDense, opts)).rejects.toThrow(/binds expert 0 \(layer 0\) of a model with 0 routed experts/);
+    const twice = { ...spec, tensors: [...spec.tensors, q0] };
+    await expect(Engine.load(twice, opts)).rejects.toThrow('slot layers[0].attn.q_proj is filled twice in the load spec');
+    // Layer kinds: one the engine has no module for, and mla without its hyper-parameters.
+    const kinds = (ffn: string, attention = 'gqa') => ({ ...spec, config: { ...spec.config, layers: spec.config.layers.map(() => ({ attention, ffn }) as never) } });
+    await expect(Engine.load(kinds('swiglu'), opts)).rejects.toThrow('unknown FFN kind "swiglu" (this engine builds dense, moe and moe+shared layers)');
+    await expect(Engine.load(kinds('dense', 'mla'), opts)).rejects.toThrow('mla layers need the MLA settings (config.mla)');
     await expect(Engine.load(spec, { ...opts, backend: 'tpu' })).rejects.toThrow(/backend "tpu"/);
     await expect(Engine.load(spec, { ...opts, kvBlockSize: 0 })).rejects.toThrow(/kvBlockSize must be in \[1, 1024\]/);
     await expect(Engine.load(spec, { ...opts, numKvBlocks: -1 })).rejects.toThrow(/numKvBlocks must be >= 0/);

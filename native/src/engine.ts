@@ -13,7 +13,7 @@ import { validateStepPlan, type RankStats, type StepPlan, type StepResult } from
 import { buildLoadSpec } from './checkpoint/loadSpec.js';
 import { expertStatsOf, toRankStats } from './rankStats.js';
 import { loadAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats, type NativeExpertStats } from './addon.js';
-import type { ModelLoadSpec, ModelRole } from './modelSpec.js';
+import { isMoeLayer, type ModelLoadSpec, type ModelRole } from './modelSpec.js';
 
 /** Options of Engine.load. */
 export interface EngineLoadOptions extends NativeEngineOptions {
@@ -104,7 +104,7 @@ export class Engine {
   rankStats(rank = 0, expertParallel: NativeExpertStats | null = null): RankStats {
     const experts = this.info.role === 'attention' ? undefined : expertStatsOf(this.spec, expertParallel);
     return toRankStats(this.stats(), this.info.role, rank, {
-      moeLayers: this.spec.config.moeLayers,
+      moeLayers: this.spec.config.layers.map(isMoeLayer),
       weightBytes: this.info.residentWeightBytes,
       ...(experts ? { experts } : {}),
     });

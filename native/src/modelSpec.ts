@@ -5,8 +5,70 @@
  * TypeScript decides which tensors a role needs; native loads exactly those.
  */
 
-/** Supported architecture families (one C++ file each under native/src/model/). */
+/**
+ * Supported architecture families: one row each in the family table
+ * (native/src/checkpoint/families.ts). A label only: the engine builds every layer from
+ * its kinds (LayerKinds) and binds tensors by slot (TensorSlot); C++ names no family.
+ */
 export type ArchFamily = 'qwen3_moe' | 'qwen3' | 'llama' | 'mixtral' | 'deepseek_v2' | 'deepseek_v3';
+
+/**
+ * The attention module of a decoder layer. gqa: q/k/v/o projections (grouped-query;
+ * multi-head as the case numKvHeads = numHeads), optional biases and q/k head norms;
+ * mla: DeepSeek's multi-head latent attention (ModelConfigSpec.mla). 'linear-attention'
+ * (Qwen3-Next, Qwen3.5) joins them with its own module and slots.
+ */
+export type AttentionKind = 'gqa' | 'mla';
+
+/**
+ * The FFN module of a decoder layer. dense: one SiLU-gated MLP; moe: a router choosing
+ * numExpertsPerTok of numExperts routed experts; moe+shared: the same plus shared experts
+ * every token goes through (ModelConfigSpec.routing.sharedIntermediateSize wide).
+ */
+export type FfnKind = 'dense' | 'moe' | 'moe+shared';
+
+/** What one decoder layer is built from: the engine picks one module per kind. */
+export interface LayerKinds {
+  attention: AttentionKind;
+  ffn: FfnKind;
+}
+
+/** Whether a layer's FFN half routes tokens to experts (moe or moe+shared). */
+export function isMoeLayer(kinds: LayerKinds): boolean {
+  return kinds.ffn !== 'dense';
+}
+
+/** Tensors of the whole model (TensorRef without layer). */
+export type GlobalSlot = 'embed' | 'final_norm' | 'lm_head';
+/** A layer's two RMSNorms; the attention half runs both (the FFN half receives normed rows). */
+export type NormSlot = 'input_norm' | 'post_attention_norm';
+/** gqa attention: projections, their optional biases (attentionBias) and q/k head norms (qkNorm). */
+export type GqaSlot =
+  | 'attn.q_proj'
+  | 'attn.k_proj'
+  | 'attn.v_proj'
+  | 'attn.o_proj'
+  | 'attn.q_bias'
+  | 'attn.k_bias'
+  | 'attn.v_bias'
+  | 'attn.o_bias'
+  | 'attn.q_norm'
+  | 'attn.k_norm';
+/** mla attention: q_proj, or q_a_proj -> q_a_norm -> q_b_proj (qLoraRank > 0); the latent projections; o_proj. */
+export type MlaSlot = 'attn.q_proj' | 'attn.q_a_proj' | 'attn.q_a_norm' | 'attn.q_b_proj' | 'attn.kv_a_proj' | 'attn.kv_a_norm' | 'attn.kv_b_proj' | 'attn.o_proj';
+/** dense FFN: the SiLU-gated MLP. */
+export type DenseFfnSlot = 'ffn.gate_proj' | 'ffn.up_proj' | 'ffn.down_proj';
+/**
+ * moe / moe+shared FFN: the router [E, H] and its score correction bias [E] (noaux_tc;
+ * both go to the attention role with computeGateOnAttention), and the shared experts' MLP (moe+shared).
+ */
+export type MoeSlot = 'ffn.router' | 'ffn.router_bias' | 'ffn.shared.gate_proj' | 'ffn.shared.up_proj' | 'ffn.shared.down_proj';
+/** One routed expert's MLP (TensorRef.expert says which). */
+export type ExpertSlot = 'ffn.experts.gate_proj' | 'ffn.experts.up_proj' | 'ffn.experts.down_proj';
+/** Tensors of one decoder layer (TensorRef.layer says which). */
+export type LayerSlot = NormSlot | GqaSlot | MlaSlot | DenseFfnSlot | MoeSlot | ExpertSlot;
+/** Where the engine binds a tensor. */
+export type TensorSlot = GlobalSlot | LayerSlot;
 
 /** Which half (or both) of every decoder layer a process runs. */
 export type ModelRole = 'colocated' | 'attention' | 'ffn';
@@ -61,8 +123,9 @@ export interface MoeRoutingSpec {
   sharedIntermediateSize: number;
 }
 
-/** Model hyper-parameters, already validated and normalised from config.json. */
+/** The model, already validated and normalised from config.json by its family row. */
 export interface ModelConfigSpec {
+  /** The family row the config was read with (a label: nothing branches on it). */
   arch: ArchFamily;
   /** The HF architectures[0] string, e.g. "Qwen3MoeForCausalLM". */
   hfArchitecture: string;
@@ -79,9 +142,9 @@ export interface ModelConfigSpec {
   ropeScaling: RopeScalingSpec;
   maxPositionEmbeddings: number;
   tieWordEmbeddings: boolean;
-  /** Qwen3: RMSNorm over each head of q and k before RoPE. */
+  /** gqa layers: RMSNorm over each head of q and k before RoPE (Qwen3): the attn.q_norm / attn.k_norm slots. */
   qkNorm: boolean;
-  /** Bias on q/k/v/o projections (llama attention_bias). */
+  /** gqa layers: biases on the q/k/v/o projections (llama attention_bias): the attn.*_bias slots. */
   attentionBias: boolean;
   /** Routed experts per MoE layer; 0 for dense models. */
   numExperts: number;
@@ -91,14 +154,14 @@ export interface ModelConfigSpec {
   moeIntermediateSize: number;
   /** Renormalise the top-k router weights to sum to 1 (Qwen3-MoE norm_topk_prob; Mixtral always). */
   normTopkProb: boolean;
-  /** [numLayers] true where the layer's FFN half is MoE, false where it is a dense MLP. */
-  moeLayers: boolean[];
+  /** [numLayers] each decoder layer's attention and FFN kinds. */
+  layers: LayerKinds[];
   /** Token ids that end generation. */
   eosTokenIds: number[];
   bosTokenId: number | null;
-  /** MLA attention (DeepSeek); null for every other family (numKvHeads = 1 and headDim = qkRopeHeadDim then). */
+  /** The hyper-parameters of mla layers; null when no layer is mla (with MLA, numKvHeads = 1 and headDim = qkRopeHeadDim). */
   mla: MlaSpec | null;
-  /** Grouped routing and shared experts (DeepSeek); null: softmax top-k. */
+  /** Grouped routing and shared experts (DeepSeek) of moe / moe+shared layers; null: softmax top-k, no shared experts. */
   routing: MoeRoutingSpec | null;
   /** Std of the weight initialiser (HF initializer_range, default 0.02): the scale of dummy weights. */
   initializerRange: number;
@@ -109,9 +172,22 @@ export interface ModelConfigSpec {
 /** Storage dtype of a tensor in the checkpoint. */
 export type TensorDtype = 'bf16' | 'f16' | 'f32';
 
-/** One tensor to map: a validated byte range inside one checkpoint file. */
-export interface TensorRef {
-  /** HF name, e.g. "model.layers.0.mlp.experts.3.down_proj.weight". */
+/** Where the engine binds a tensor: a slot of the model, or of one layer (and routed expert). */
+export interface SlotBinding {
+  /** The slot, e.g. "ffn.experts.down_proj". */
+  slot: TensorSlot;
+  /** The decoder layer of a LayerSlot; absent for a GlobalSlot. */
+  layer?: number;
+  /** The routed expert of an ExpertSlot; absent otherwise. */
+  expert?: number;
+}
+
+/** A tensor's bytes: a validated byte range inside one checkpoint file, or generated (dummy). */
+export interface StoredTensor {
+  /**
+   * The checkpoint's name, e.g. "model.layers.0.mlp.experts.3.down_proj.weight": for
+   * messages and the seed of dummy values; the engine never interprets it.
+   */
   name: string;
   /** Index into ModelLoadSpec.files. */
   file: number;
@@ -124,10 +200,19 @@ export interface TensorRef {
   dummy?: { scale: number; offset: number };
 }
 
+/** One tensor to map and the slot it fills. */
+export interface TensorRef extends SlotBinding, StoredTensor {}
+
 /** TensorRef.file of a dummy tensor (generated on load, no file). */
 export const DUMMY_FILE = -1;
 
-/** Everything native needs to build a model for one role. */
+/**
+ * Everything native needs to build a model for one role: per layer its kinds
+ * (config.layers), and the tensors each slot binds. Example, layer 3 of DeepSeek-V2-Lite:
+ * config.layers[3] = { attention: 'mla', ffn: 'moe+shared' }, and among the tensors
+ * { slot: 'attn.kv_a_proj', layer: 3, name: 'model.layers.3.self_attn.kv_a_proj_with_mqa.weight', ... },
+ * { slot: 'ffn.experts.up_proj', layer: 3, expert: 17, name: 'model.layers.3.mlp.experts.17.up_proj.weight', ... }.
+ */
 export interface ModelLoadSpec {
   config: ModelConfigSpec;
   role: ModelRole;

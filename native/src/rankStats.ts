@@ -4,7 +4,7 @@ import type { ModelLoadSpec } from './modelSpec.js';
 
 /** What RankStats carries beyond the engine counters. */
 export interface RankStatsExtras {
-  /** [numLayers] the model's MoE layers (ModelConfigSpec.moeLayers): which layers are dense. */
+  /** [numLayers] the model's MoE layers (ModelConfigSpec.layers with an moe FFN kind): which layers are dense. */
   moeLayers?: readonly boolean[];
   /** Weight bytes the rank holds (NativeEngineInfo.residentWeightBytes). */
   weightBytes?: number;
@@ -14,7 +14,7 @@ export interface RankStatsExtras {
 
 /**
  * The native engine counters in the RankStats shape of shared/src/protocol/metrics.ts;
- * extras.moeLayers (the model's, ModelConfigSpec.moeLayers) says which layers are dense.
+ * extras.moeLayers (from ModelConfigSpec.layers' FFN kinds) says which layers are dense.
  */
 export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank: number, extras: RankStatsExtras = {}): RankStats {
   const isFfn = role === 'ffn';

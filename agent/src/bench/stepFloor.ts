@@ -4,7 +4,7 @@
  * uniform top-k routing, E (1 - (1 - k/E)^batch) per MoE layer; the embedding only its
  * batch rows unless tied to the LM head) plus the KV cache it reads, over a bandwidth.
  */
-import type { ModelLoadSpec } from '@afd/native/checkpoint';
+import type { LayerKinds, ModelLoadSpec } from '@afd/native/checkpoint';
 
 /** HBM bandwidth of one H200 the floors use (PERFORMANCE.md), bytes/s. */
 export const H200_BANDWIDTH = 4.3e12;
@@ -20,8 +20,8 @@ export function weightBytesPerStep(spec: ModelLoadSpec, batch: number): number {
   const active = expectedActiveExperts(c.numExperts, c.numExpertsPerTok, batch);
   let bytes = 0;
   for (const t of spec.tensors) {
-    if (/\.experts\.\d+\./.test(t.name)) bytes += (t.byteLength * active) / c.numExperts;
-    else if (t.name === 'model.embed_tokens.weight' && !c.tieWordEmbeddings) bytes += (t.byteLength / c.vocabSize) * Math.min(batch, c.vocabSize);
+    if (t.expert !== undefined) bytes += (t.byteLength * active) / c.numExperts;
+    else if (t.slot === 'embed' && !c.tieWordEmbeddings) bytes += (t.byteLength / c.vocabSize) * Math.min(batch, c.vocabSize);
     else bytes += t.byteLength;
   }
   return bytes;
@@ -33,6 +33,6 @@ export function weightBytesPerStep(spec: ModelLoadSpec, batch: number): number {
  */
 export function kvBytesPerStep(spec: ModelLoadSpec, batch: number, context: number, kvElementBytes: number): number {
   const c = spec.config;
-  const perPosition = c.mla ? c.mla.kvLoraRank + c.mla.qkRopeHeadDim : 2 * c.numKvHeads * c.headDim;
-  return batch * context * c.numLayers * perPosition * kvElementBytes;
+  const perPosition = (kinds: LayerKinds): number => (kinds.attention === 'mla' && c.mla ? c.mla.kvLoraRank + c.mla.qkRopeHeadDim : 2 * c.numKvHeads * c.headDim);
+  return batch * context * c.layers.reduce((sum, kinds) => sum + perPosition(kinds), 0) * kvElementBytes;
 }

@@ -41,14 +41,15 @@ describe('presets', () => {
       mla: { qLoraRank: 0, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
       routing: { numSharedExperts: 2, topkMethod: 'greedy', scoringFunc: 'softmax' },
     });
-    expect(lite.moeLayers.indexOf(true)).toBe(1);
+    expect(lite.layers.findIndex((l) => l.ffn !== 'dense')).toBe(1);
+    expect(lite.layers[1]).toEqual({ attention: 'mla', ffn: 'moe+shared' });
     const v3 = parseModelConfig('x', presetConfigJson(findPreset('deepseek_v3', 'deepseek-v3')));
     expect(v3).toMatchObject({
       numLayers: 61, hiddenSize: 7168, numHeads: 128, vocabSize: 129280, numExperts: 256, numExpertsPerTok: 8, moeIntermediateSize: 2048, normTopkProb: true,
       mla: { qLoraRank: 1536, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128 },
       routing: { numSharedExperts: 1, topkMethod: 'noaux_tc', scoringFunc: 'sigmoid', nGroup: 8, topkGroup: 4, routedScalingFactor: 2.5 },
     });
-    expect(v3.moeLayers.indexOf(true)).toBe(3);
+    expect(v3.layers.findIndex((l) => l.ffn !== 'dense')).toBe(3);
     for (const p of [findPreset('deepseek_v2', 'deepseek-v2-lite'), findPreset('deepseek_v3', 'deepseek-v3')]) expect(p.weights).toBe('device');
   });
 

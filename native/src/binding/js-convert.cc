@@ -71,8 +71,9 @@ bool given(const Napi::Object& o, const char* name) {
   return !v.IsUndefined() && !v.IsNull();
 }
 
-// spec.config.mla / spec.config.routing (DeepSeek; null for the other families).
-void readDeepseek(const Napi::Object& c, ModelConfig& m) {
+// spec.config.mla / spec.config.routing: the hyper-parameters of mla layers and of grouped
+// routing (null when no layer uses them).
+void readLayerParams(const Napi::Object& c, ModelConfig& m) {
   if (given(c, "mla")) {
     AFD_CHECK(c.Get("mla").IsObject(), "spec.config.mla must be an object or null");
     const Napi::Object o = c.Get("mla").As<Napi::Object>();
@@ -111,7 +112,6 @@ ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
   const char* w = "spec.config";
   ModelConfig& m = s.config;
   m.arch = str(c, w, "arch");
-  m.hfArchitecture = str(c, w, "hfArchitecture");
   m.vocabSize = integer(c, w, "vocabSize");
   m.hiddenSize = integer(c, w, "hiddenSize");
   m.numLayers = static_cast<int>(integer(c, w, "numLayers"));
@@ -135,19 +135,22 @@ ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
   m.ropeScaling.attentionFactor = num(r, rw, "attentionFactor");
   m.maxPositionEmbeddings = integer(c, w, "maxPositionEmbeddings");
   m.tieWordEmbeddings = boolean(c, w, "tieWordEmbeddings");
-  m.qkNorm = boolean(c, w, "qkNorm");
-  m.attentionBias = boolean(c, w, "attentionBias");
   m.numExperts = static_cast<int>(integer(c, w, "numExperts"));
   m.numExpertsPerTok = static_cast<int>(integer(c, w, "numExpertsPerTok"));
   m.moeIntermediateSize = integer(c, w, "moeIntermediateSize");
   m.normTopkProb = boolean(c, w, "normTopkProb");
-  Napi::Array moe = arr(c, w, "moeLayers");
-  for (uint32_t i = 0; i < moe.Length(); ++i) m.moeLayers.push_back(moe.Get(i).ToBoolean().Value());
+  Napi::Array layers = arr(c, w, "layers");
+  for (uint32_t i = 0; i < layers.Length(); ++i) {
+    AFD_CHECK(layers.Get(i).IsObject(), "spec.config.layers[" << i << "] must be an object { attention, ffn }");
+    const Napi::Object l = layers.Get(i).As<Napi::Object>();
+    m.layers.push_back(LayerKinds{parseAttentionKind(str(l, "spec.config.layers[]", "attention")),
+                                  parseFfnKind(str(l, "spec.config.layers[]", "ffn"))});
+  }
   Napi::Array eos = arr(c, w, "eosTokenIds");
   for (uint32_t i = 0; i < eos.Length(); ++i) m.eosTokenIds.push_back(eos.Get(i).ToNumber().Int32Value());
   Napi::Value bos = field(c, w, "bosTokenId");
   m.bosTokenId = bos.IsNumber() ? bos.As<Napi::Number>().Int32Value() : -1;
-  readDeepseek(c, m);
+  readLayerParams(c, m);
 
   s.role = parseModelRole(str(spec, "spec", "role"));
   s.computeGateOnAttention = boolean(spec, "spec", "computeGateOnAttention");
@@ -170,6 +173,11 @@ ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
     const char* tw = "spec.tensors[]";
     TensorRef ref;
     ref.name = str(t, tw, "name");
+    ref.slot.slot = str(t, tw, "slot");
+    if (given(t, "layer")) ref.slot.layer = static_cast<int>(integer(t, tw, "layer"));
+    if (given(t, "expert")) ref.slot.expert = static_cast<int>(integer(t, tw, "expert"));
+    AFD_CHECK(ref.slot.layer >= 0 || !given(t, "layer"), "tensor " << ref.name << " has a negative layer");
+    AFD_CHECK(ref.slot.expert >= 0 || !given(t, "expert"), "tensor " << ref.name << " has a negative expert");
     ref.file = static_cast<int>(integer(t, tw, "file"));
     ref.dtype = parseDType(str(t, tw, "dtype"));
     Napi::Array shape = arr(t, tw, "shape");

@@ -31,7 +31,11 @@ describe('parseModelConfig', () => {
       moeIntermediateSize: 16,
       intermediateSize: 40,
       normTopkProb: true,
-      moeLayers: [true, false, true],
+      layers: [
+        { attention: 'gqa', ffn: 'moe' },
+        { attention: 'gqa', ffn: 'dense' },
+        { attention: 'gqa', ffn: 'moe' },
+      ],
       eosTokenIds: [2],
       ropeTheta: 10000,
     });
@@ -45,7 +49,7 @@ describe('parseModelConfig', () => {
 
   it('applies decoder_sparse_step and defaults norm_topk_prob to false', () => {
     const c = parse(tinyQwen3MoeConfig({ decoder_sparse_step: 2, mlp_only_layers: [], norm_topk_prob: undefined, num_hidden_layers: 4 }));
-    expect(c.moeLayers).toEqual([false, true, false, true]);
+    expect(c.layers.map((l) => l.ffn)).toEqual(['dense', 'moe', 'dense', 'moe']);
     expect(c.normTopkProb).toBe(false);
   });
 
@@ -56,7 +60,11 @@ describe('parseModelConfig', () => {
 
   it('reads dense Qwen3 with transformers defaults (head_dim 128 when absent)', () => {
     const c = parse({ ...llama(), architectures: ['Qwen3ForCausalLM'], hidden_size: 64 });
-    expect(c).toMatchObject({ arch: 'qwen3', headDim: 128, qkNorm: true, numExperts: 0, moeLayers: [false, false], rmsNormEps: 1e-6 });
+    expect(c).toMatchObject({ arch: 'qwen3', headDim: 128, qkNorm: true, numExperts: 0, rmsNormEps: 1e-6 });
+    expect(c.layers).toEqual([
+      { attention: 'gqa', ffn: 'dense' },
+      { attention: 'gqa', ffn: 'dense' },
+    ]);
   });
 
   it('reads Llama: head_dim from hidden/heads, attention_bias, tie_word_embeddings', () => {
@@ -102,7 +110,8 @@ describe('parseModelConfig', () => {
 
   it('reads Mixtral: num_local_experts, always-renormalised top-k, no attention bias', () => {
     const c = parse({ ...llama(), architectures: ['MixtralForCausalLM'], num_local_experts: 10, num_experts_per_tok: 2, attention_bias: true });
-    expect(c).toMatchObject({ arch: 'mixtral', numExperts: 10, numExpertsPerTok: 2, moeIntermediateSize: 80, normTopkProb: true, moeLayers: [true, true], attentionBias: false, ropeTheta: 1e6, rmsNormEps: 1e-5 });
+    expect(c).toMatchObject({ arch: 'mixtral', numExperts: 10, numExpertsPerTok: 2, moeIntermediateSize: 80, normTopkProb: true, attentionBias: false, ropeTheta: 1e6, rmsNormEps: 1e-5 });
+    expect(c.layers.map((l) => l.ffn)).toEqual(['moe', 'moe']);
     expect(() => parse({ ...llama(), architectures: ['MixtralForCausalLM'], sliding_window: 4096 })).toThrow(/sliding-window attention is not supported/);
   });
 

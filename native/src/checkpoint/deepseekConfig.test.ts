@@ -100,7 +100,7 @@ describe('DeepSeek configs', () => {
       mla: { qLoraRank: 0, kvLoraRank: 512, qkNopeHeadDim: 128, qkRopeHeadDim: 64, vHeadDim: 128, ropeInterleave: true },
       routing: { scoringFunc: 'softmax', topkMethod: 'greedy', nGroup: 1, topkGroup: 1, routedScalingFactor: 1, scoreCorrectionBias: false, numSharedExperts: 2, sharedIntermediateSize: 2816 },
     });
-    expect(c.moeLayers).toEqual([false, ...new Array(26).fill(true)]);
+    expect(c.layers).toEqual([{ attention: 'mla', ffn: 'dense' }, ...new Array(26).fill({ attention: 'mla', ffn: 'moe+shared' })]);
     // mscale == mscale_all_dim: cos/sin unscaled, softmax scale x mscale(40, 0.707)^2.
     expect(c.ropeScaling).toMatchObject({ type: 'yarn', factor: 40, originalMaxPositionEmbeddings: 4096, attentionFactor: 1 });
     expect(c.mla!.softmaxScale).toBeCloseTo(192 ** -0.5 * yarnMscale(40, 0.707) ** 2, 12);
@@ -119,7 +119,7 @@ describe('DeepSeek configs', () => {
       mla: { qLoraRank: 1536, kvLoraRank: 512 },
       routing: { scoringFunc: 'sigmoid', topkMethod: 'noaux_tc', nGroup: 8, topkGroup: 4, routedScalingFactor: 2.5, scoreCorrectionBias: true, numSharedExperts: 1 },
     });
-    expect(c.moeLayers.slice(0, 4)).toEqual([false, false, false, true]);
+    expect(c.layers.slice(0, 4).map((l) => l.ffn)).toEqual(['dense', 'dense', 'dense', 'moe+shared']);
     expect(c.mla!.softmaxScale).toBeCloseTo(192 ** -0.5 * yarnMscale(40, 1) ** 2, 12);
   });
 
@@ -130,10 +130,11 @@ describe('DeepSeek configs', () => {
       return c;
     };
     expect(parse(bare({}))).toMatchObject({ normTopkProb: true, routing: { scoringFunc: 'sigmoid', topkMethod: 'noaux_tc', routedScalingFactor: 2.5 } });
-    expect(parse(bare({})).moeLayers.slice(0, 4)).toEqual([false, false, false, true]);
+    expect(parse(bare({})).layers.slice(0, 4).map((l) => l.ffn)).toEqual(['dense', 'dense', 'dense', 'moe+shared']);
     const v2 = parse(v2Lite({ topk_method: undefined, scoring_func: undefined, norm_topk_prob: undefined, moe_layer_freq: 2, rope_scaling: null }));
     expect(v2).toMatchObject({ normTopkProb: false, routing: { scoringFunc: 'softmax', topkMethod: 'greedy' } });
-    expect(v2.moeLayers.slice(0, 5)).toEqual([false, false, true, false, true]);
+    expect(v2.layers.slice(0, 5).map((l) => l.ffn)).toEqual(['dense', 'dense', 'moe+shared', 'dense', 'moe+shared']);
+    expect(parse(v2Lite({ n_shared_experts: 0 })).layers[1]).toEqual({ attention: 'mla', ffn: 'moe' });
     expect(v2.mla!.softmaxScale).toBeCloseTo(192 ** -0.5, 12);
     expect(parse(v3({ rope_interleave: false })).mla!.ropeInterleave).toBe(false);
     // V2 has no rope_interleave: its RoPE is always interleaved.

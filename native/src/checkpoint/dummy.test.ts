@@ -33,11 +33,11 @@ describe('dummy load spec (load format dummy)', () => {
     // Uniform on [-a, a] with std 0.03: a = 0.03 sqrt(3).
     expect(q.dummy!.scale).toBeCloseTo(0.03 * Math.sqrt(3), 12);
     expect(q.dummy!.offset).toBe(0);
-    expect(dummyInit('model.embed_tokens.weight', config).scale).toBeCloseTo(0.03 * Math.sqrt(3), 12);
+    expect(dummyInit('embed', config).scale).toBeCloseTo(0.03 * Math.sqrt(3), 12);
     // The LM head (or a tied embedding) gives logits of about unit spread: std 1 / sqrt(hidden).
     const head = spec.tensors.find((t) => t.name === 'lm_head.weight')!;
     expect(head.dummy!.scale).toBeCloseTo(Math.sqrt(3 / config.hiddenSize), 12);
-    expect(dummyInit('model.embed_tokens.weight', { ...config, tieWordEmbeddings: true }).scale).toBeCloseTo(Math.sqrt(3 / config.hiddenSize), 12);
+    expect(dummyInit('embed', { ...config, tieWordEmbeddings: true }).scale).toBeCloseTo(Math.sqrt(3 / config.hiddenSize), 12);
   });
 
   it('gives each role only the tensors it owns', () => {

@@ -9,18 +9,21 @@
  * weights around 1 (1 +- 0.1); so norms, routing and attention are not degenerate and
  * logits are not flat.
  */
-import type { ModelConfigSpec, ModelLoadSpec, ModelRole, TensorRef } from '../modelSpec.js';
+import type { ModelConfigSpec, ModelLoadSpec, ModelRole, TensorRef, TensorSlot } from '../modelSpec.js';
 import { DUMMY_FILE } from '../modelSpec.js';
 import { dtypeBytes, numElements } from './dtype.js';
-import { expertRangeFor, roleTensors } from './tensorTables.js';
+import { bindingOf, expertRangeFor, roleTensors } from './tensorTables.js';
 
 /** Half-width of the uniform around 1 that norm weights are drawn from. */
 export const DUMMY_NORM_SPREAD = 0.1;
 
+/** The RMSNorm weights: drawn around 1. */
+const normSlots: ReadonlySet<TensorSlot> = new Set<TensorSlot>(['input_norm', 'post_attention_norm', 'final_norm', 'attn.q_norm', 'attn.k_norm', 'attn.q_a_norm', 'attn.kv_a_norm']);
+
 /** How one dummy tensor is drawn: value = offset + scale * (2u - 1), u uniform in [0, 1). */
-export function dummyInit(name: string, config: Pick<ModelConfigSpec, 'initializerRange' | 'hiddenSize' | 'tieWordEmbeddings'>): { scale: number; offset: number } {
-  if (/norm\.weight$/.test(name)) return { scale: DUMMY_NORM_SPREAD, offset: 1 };
-  const lmHead = name === 'lm_head.weight' || (config.tieWordEmbeddings && name === 'model.embed_tokens.weight');
+export function dummyInit(slot: TensorSlot, config: Pick<ModelConfigSpec, 'initializerRange' | 'hiddenSize' | 'tieWordEmbeddings'>): { scale: number; offset: number } {
+  if (normSlots.has(slot)) return { scale: DUMMY_NORM_SPREAD, offset: 1 };
+  const lmHead = slot === 'lm_head' || (config.tieWordEmbeddings && slot === 'embed');
   const std = lmHead ? 1 / Math.sqrt(config.hiddenSize) : config.initializerRange;
   // Uniform on [-a, a] has std a / sqrt(3): a = std * sqrt(3).
   return { scale: std * Math.sqrt(3), offset: 0 };
@@ -42,13 +45,14 @@ export function dummyLoadSpec(config: ModelConfigSpec, role: ModelRole, opts: Du
   const dtype = config.weightDtype;
   const range = expertRangeFor(config, role, opts.expertParallel);
   const tensors: TensorRef[] = roleTensors(config, role, gateOnAttention, range).map((t) => ({
+    ...bindingOf(t),
     name: t.name,
     file: DUMMY_FILE,
     dtype,
     shape: [...t.shape],
     offset: 0,
     byteLength: numElements(t.shape) * dtypeBytes[dtype],
-    dummy: dummyInit(t.name, config),
+    dummy: dummyInit(t.slot, config),
   }));
   const residentBytes = tensors.reduce((sum, t) => sum + t.byteLength, 0);
   return { spec: { config, role, computeGateOnAttention: gateOnAttention, ...(range ? { expertRange: range } : {}), files: [], tensors, dummySeed: opts.seed }, residentBytes };

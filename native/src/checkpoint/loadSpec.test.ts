@@ -44,7 +44,7 @@ describe('buildLoadSpec', () => {
     expect(names(ffn.spec)).toContain('model.layers.0.mlp.gate.weight');
     expect(names(ffn.spec)).toContain('model.layers.1.mlp.down_proj.weight');
     expect(names(ffn.spec)).toContain('model.layers.2.mlp.experts.5.up_proj.weight');
-    expect(ffn.spec.config.moeLayers).toEqual([true, false, true]);
+    expect(ffn.spec.config.layers.map((l) => l.ffn)).toEqual(['moe', 'dense', 'moe']);
   });
 
   it('computeGateOnAttention moves the router weights to the attention role', async () => {

@@ -11,7 +11,7 @@ import { CheckpointError, formatShape } from './errors.js';
 import { parseModelConfig } from './config.js';
 import { dummyLoadSpec } from './dummy.js';
 import { indexFileName, openCheckpoint, singleFileName, type CheckpointTensors } from './shards.js';
-import { expertRangeFor, modelTensors, roleTensors, type ExpectedTensor } from './tensorTables.js';
+import { bindingOf, expertRangeFor, modelTensors, roleTensors, type ExpectedTensor } from './tensorTables.js';
 
 /** Options of buildLoadSpec. */
 export interface LoadSpecOptions {
@@ -70,7 +70,7 @@ function missingHint(ckpt: CheckpointTensors, want: ExpectedTensor): string {
   return near.length > 0 ? `nearby tensors: ${near.join(', ')}; is config.json for this checkpoint?` : 'is config.json for this checkpoint?';
 }
 
-/** Check the expected tensors against the checkpoint and return their refs, in expected order. */
+/** Check the expected tensors against the checkpoint and return their refs with their slots, in expected order. */
 export function resolveTensors(ckpt: CheckpointTensors, expected: readonly ExpectedTensor[], role: ModelRole): TensorRef[] {
   return expected.map((want) => {
     const ref = ckpt.tensors.get(want.name);
@@ -86,7 +86,7 @@ export function resolveTensors(ckpt: CheckpointTensors, expected: readonly Expec
         fix: 'config.json and the weights disagree; use the config that came with the checkpoint',
       });
     }
-    return ref;
+    return { ...bindingOf(want), ...ref };
   });
 }
 
@@ -195,12 +195,11 @@ export interface FfnRankLoad {
  */
 export async function ffnLoadByRank(modelDir: string, numRanks: number, opts: Omit<LoadSpecOptions, 'expertParallel'> & { expertParallel: boolean }): Promise<FfnRankLoad[]> {
   const { config, ckpt } = await openValidated(modelDir);
-  const expertNames = new Set(modelTensors(config).filter((t) => t.expert !== undefined).map((t) => t.name));
   return Array.from({ length: numRanks }, (_, rank) => {
     const ep = opts.expertParallel && config.numExperts > 0 && numRanks > 1;
     const base: LoadSpecOptions = opts.computeGateOnAttention === undefined ? {} : { computeGateOnAttention: opts.computeGateOnAttention };
     const { spec, residentBytes } = specForRole(config, ckpt, 'ffn', ep ? { ...base, expertParallel: { rank, numRanks } } : base);
-    const expertBytes = spec.tensors.filter((t) => expertNames.has(t.name)).reduce((sum, t) => sum + t.byteLength, 0);
+    const expertBytes = spec.tensors.filter((t) => t.expert !== undefined).reduce((sum, t) => sum + t.byteLength, 0);
     return { rank, experts: spec.expertRange ?? { start: 0, end: config.numExperts }, residentBytes, expertBytes };
   });
 }

@@ -5,7 +5,7 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import type { TensorRef } from '../modelSpec.js';
+import type { StoredTensor } from '../modelSpec.js';
 import { CheckpointError } from './errors.js';
 import { readSafetensorsHeader, type SafetensorsHeader } from './safetensors.js';
 
@@ -18,7 +18,7 @@ export interface CheckpointTensors {
   /** Absolute paths of the safetensors files. */
   files: string[];
   /** Tensor name -> validated byte range (file = index into files). */
-  tensors: Map<string, TensorRef>;
+  tensors: Map<string, StoredTensor>;
   /** Total bytes of the safetensors files. */
   totalFileBytes: number;
   /** What lists the tensors: the index file, or the single safetensors file. */
@@ -56,7 +56,7 @@ async function readIndex(path: string): Promise<Map<string, string>> {
   return map;
 }
 
-function addTensors(out: Map<string, TensorRef>, header: SafetensorsHeader, fileIndex: number, only?: (name: string) => boolean): void {
+function addTensors(out: Map<string, StoredTensor>, header: SafetensorsHeader, fileIndex: number, only?: (name: string) => boolean): void {
   for (const t of header.tensors.values()) {
     if (only && !only(t.name)) continue;
     out.set(t.name, { name: t.name, file: fileIndex, dtype: t.dtype, shape: t.shape, offset: t.offset, byteLength: t.byteLength });
@@ -73,7 +73,7 @@ export async function openCheckpoint(modelDir: string): Promise<CheckpointTensor
     throw new CheckpointError(dir, `cannot read the model directory: ${(err as Error).message}`, { fix: 'pass a HuggingFace model directory (config.json + *.safetensors)' });
   }
   const indexPath = join(dir, indexFileName);
-  const tensors = new Map<string, TensorRef>();
+  const tensors = new Map<string, StoredTensor>();
   const files: string[] = [];
   let totalFileBytes = 0;
   if (await isFile(indexPath)) {

@@ -1,148 +1,153 @@
 /**
- * Which tensors each architecture has, with their shapes, and which role owns each one.
- * The attention role owns the embedding, every norm (the FFN half receives the already
- * normalised hidden state), attention projections and the LM head; the FFN role owns the
- * dense MLP or the experts and the router, unless the router is placed on attention.
- * DeepSeek: MLA projections are attention's; shared experts are the FFN role's; the
- * gate's score correction bias goes wherever the gate goes.
+ * The tensors of a model: per layer, the slots of its attention kind and FFN kind with
+ * their shapes (from the config), named as the family's checkpoint names them (the family
+ * table, families.ts), and which role owns each one. The attention role owns the
+ * embedding, every norm (the FFN half receives the already normalised hidden state), the
+ * attention projections and the LM head; the FFN role owns the dense MLP or the experts
+ * and the router, unless the router is placed on attention. The router's score correction
+ * bias goes wherever the router goes; shared experts are the FFN role's.
  */
 import { expertRangeOf, type ExpertRange } from '@afd/shared';
-import type { MlaSpec, ModelConfigSpec, ModelRole, MoeRoutingSpec } from '../modelSpec.js';
+import type { AttentionKind, FfnKind, LayerSlot, MlaSpec, ModelConfigSpec, ModelRole, SlotBinding, TensorSlot } from '../modelSpec.js';
+import { familyRowOf, slotName, type FamilyRow } from './families.js';
 
 /** The half of a decoder layer (or the model) a tensor belongs to. */
 export type TensorOwner = 'attention' | 'ffn' | 'router';
 
-/** One tensor the architecture needs. */
-export interface ExpectedTensor {
+/** One tensor the model needs: its slot, its checkpoint name and shape, and its owner. */
+export interface ExpectedTensor extends SlotBinding {
   name: string;
   shape: number[];
   owner: TensorOwner;
   /** Which config fields the shape comes from (for error messages). */
   derivation: string;
-  /** The routed expert a tensor belongs to (expert parallelism loads a range of them); absent otherwise. */
-  expert?: number;
 }
 
-/** Names of one layer's FFN tensors, per architecture. */
-interface FfnNames {
-  router: string;
-  expert(e: number, proj: 'gate' | 'up' | 'down'): string;
+/** A slot of a layer module with its shape and where the shape comes from. */
+type SlotShape = [slot: LayerSlot, shape: number[], derivation: string];
+
+/** The owner of a slot: the FFN module's slots are the FFN role's, but for the router's. */
+function ownerOf(slot: TensorSlot): TensorOwner {
+  if (slot === 'ffn.router' || slot === 'ffn.router_bias') return 'router';
+  return slot.startsWith('ffn.') ? 'ffn' : 'attention';
 }
 
-function ffnNames(config: ModelConfigSpec, layer: number): FfnNames {
-  const p = `model.layers.${layer}`;
-  if (config.arch === 'mixtral') {
-    const w = { gate: 'w1', up: 'w3', down: 'w2' } as const;
-    return { router: `${p}.block_sparse_moe.gate.weight`, expert: (e, proj) => `${p}.block_sparse_moe.experts.${e}.${w[proj]}.weight` };
-  }
-  return { router: `${p}.mlp.gate.weight`, expert: (e, proj) => `${p}.mlp.experts.${e}.${proj}_proj.weight` };
-}
-
-const t = (name: string, shape: number[], owner: TensorOwner, derivation: string): ExpectedTensor => ({ name, shape, owner, derivation });
-
-/** DeepSeek MLA attention tensors of one layer (q_proj, or q_a_proj + q_a_layernorm + q_b_proj; kv_a, kv_b, o). */
-function mlaTensors(config: ModelConfigSpec, mla: MlaSpec, p: string): ExpectedTensor[] {
-  const { hiddenSize: h, numHeads: nh } = config;
-  const qk = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
-  const a = (name: string, shape: number[], derivation: string): ExpectedTensor => t(`${p}.self_attn.${name}`, shape, 'attention', derivation);
-  const q =
-    mla.qLoraRank === 0
-      ? [a('q_proj.weight', [nh * qk, h], 'num_attention_heads x (qk_nope_head_dim + qk_rope_head_dim), hidden_size')]
-      : [
-          a('q_a_proj.weight', [mla.qLoraRank, h], 'q_lora_rank, hidden_size'),
-          a('q_a_layernorm.weight', [mla.qLoraRank], 'q_lora_rank'),
-          a('q_b_proj.weight', [nh * qk, mla.qLoraRank], 'num_attention_heads x (qk_nope_head_dim + qk_rope_head_dim), q_lora_rank'),
-        ];
-  return [
-    ...q,
-    a('kv_a_proj_with_mqa.weight', [mla.kvLoraRank + mla.qkRopeHeadDim, h], 'kv_lora_rank + qk_rope_head_dim, hidden_size'),
-    a('kv_a_layernorm.weight', [mla.kvLoraRank], 'kv_lora_rank'),
-    a('kv_b_proj.weight', [nh * (mla.qkNopeHeadDim + mla.vHeadDim), mla.kvLoraRank], 'num_attention_heads x (qk_nope_head_dim + v_head_dim), kv_lora_rank'),
-    a('o_proj.weight', [h, nh * mla.vHeadDim], 'hidden_size, num_attention_heads x v_head_dim'),
-  ];
-}
-
-/** DeepSeek's extras of an MoE layer: the gate's score correction bias (with the gate) and the shared experts. */
-function deepseekMoeTensors(config: ModelConfigSpec, routing: MoeRoutingSpec, p: string): ExpectedTensor[] {
-  const h = config.hiddenSize;
-  const s = routing.sharedIntermediateSize;
-  const out: ExpectedTensor[] = [];
-  if (routing.scoreCorrectionBias) out.push(t(`${p}.mlp.gate.e_score_correction_bias`, [config.numExperts], 'router', 'n_routed_experts'));
-  if (routing.numSharedExperts > 0) {
-    const d = 'moe_intermediate_size x n_shared_experts';
-    out.push(
-      t(`${p}.mlp.shared_experts.gate_proj.weight`, [s, h], 'ffn', `${d}, hidden_size`),
-      t(`${p}.mlp.shared_experts.up_proj.weight`, [s, h], 'ffn', `${d}, hidden_size`),
-      t(`${p}.mlp.shared_experts.down_proj.weight`, [h, s], 'ffn', `hidden_size, ${d}`),
-    );
-  }
-  return out;
-}
-
-function gqaTensors(config: ModelConfigSpec, p: string): ExpectedTensor[] {
+function gqaSlots(config: ModelConfigSpec): SlotShape[] {
   const { hiddenSize: h, numHeads, numKvHeads, headDim: hd } = config;
   const q = numHeads * hd;
   const kv = numKvHeads * hd;
-  const out: ExpectedTensor[] = [
-    t(`${p}.self_attn.q_proj.weight`, [q, h], 'attention', 'num_attention_heads x head_dim, hidden_size'),
-    t(`${p}.self_attn.k_proj.weight`, [kv, h], 'attention', 'num_key_value_heads x head_dim, hidden_size'),
-    t(`${p}.self_attn.v_proj.weight`, [kv, h], 'attention', 'num_key_value_heads x head_dim, hidden_size'),
-    t(`${p}.self_attn.o_proj.weight`, [h, q], 'attention', 'hidden_size, num_attention_heads x head_dim'),
+  const out: SlotShape[] = [
+    ['attn.q_proj', [q, h], 'num_attention_heads x head_dim, hidden_size'],
+    ['attn.k_proj', [kv, h], 'num_key_value_heads x head_dim, hidden_size'],
+    ['attn.v_proj', [kv, h], 'num_key_value_heads x head_dim, hidden_size'],
+    ['attn.o_proj', [h, q], 'hidden_size, num_attention_heads x head_dim'],
   ];
   if (config.attentionBias) {
     out.push(
-      t(`${p}.self_attn.q_proj.bias`, [q], 'attention', 'num_attention_heads x head_dim'),
-      t(`${p}.self_attn.k_proj.bias`, [kv], 'attention', 'num_key_value_heads x head_dim'),
-      t(`${p}.self_attn.v_proj.bias`, [kv], 'attention', 'num_key_value_heads x head_dim'),
-      t(`${p}.self_attn.o_proj.bias`, [h], 'attention', 'hidden_size'),
+      ['attn.q_bias', [q], 'num_attention_heads x head_dim'],
+      ['attn.k_bias', [kv], 'num_key_value_heads x head_dim'],
+      ['attn.v_bias', [kv], 'num_key_value_heads x head_dim'],
+      ['attn.o_bias', [h], 'hidden_size'],
     );
   }
-  if (config.qkNorm) {
-    out.push(t(`${p}.self_attn.q_norm.weight`, [hd], 'attention', 'head_dim'), t(`${p}.self_attn.k_norm.weight`, [hd], 'attention', 'head_dim'));
+  if (config.qkNorm) out.push(['attn.q_norm', [hd], 'head_dim'], ['attn.k_norm', [hd], 'head_dim']);
+  return out;
+}
+
+/** MLA: q_proj, or q_a_proj + q_a_norm + q_b_proj; kv_a, kv_a_norm, kv_b, o. */
+function mlaSlots(config: ModelConfigSpec, mla: MlaSpec): SlotShape[] {
+  const { hiddenSize: h, numHeads: nh } = config;
+  const qk = mla.qkNopeHeadDim + mla.qkRopeHeadDim;
+  const qOut = 'num_attention_heads x (qk_nope_head_dim + qk_rope_head_dim)';
+  const q: SlotShape[] =
+    mla.qLoraRank === 0
+      ? [['attn.q_proj', [nh * qk, h], `${qOut}, hidden_size`]]
+      : [
+          ['attn.q_a_proj', [mla.qLoraRank, h], 'q_lora_rank, hidden_size'],
+          ['attn.q_a_norm', [mla.qLoraRank], 'q_lora_rank'],
+          ['attn.q_b_proj', [nh * qk, mla.qLoraRank], `${qOut}, q_lora_rank`],
+        ];
+  return [
+    ...q,
+    ['attn.kv_a_proj', [mla.kvLoraRank + mla.qkRopeHeadDim, h], 'kv_lora_rank + qk_rope_head_dim, hidden_size'],
+    ['attn.kv_a_norm', [mla.kvLoraRank], 'kv_lora_rank'],
+    ['attn.kv_b_proj', [nh * (mla.qkNopeHeadDim + mla.vHeadDim), mla.kvLoraRank], 'num_attention_heads x (qk_nope_head_dim + v_head_dim), kv_lora_rank'],
+    ['attn.o_proj', [h, nh * mla.vHeadDim], 'hidden_size, num_attention_heads x v_head_dim'],
+  ];
+}
+
+function attentionSlots(config: ModelConfigSpec, kind: AttentionKind): SlotShape[] {
+  switch (kind) {
+    case 'gqa':
+      return gqaSlots(config);
+    case 'mla':
+      if (!config.mla) throw new Error('an mla layer needs config.mla (its hyper-parameters)');
+      return mlaSlots(config, config.mla);
+  }
+}
+
+/** The FFN slots of a layer but the routed experts (expertTensors): the dense MLP, or the router, its bias and the shared experts. */
+function ffnSlots(config: ModelConfigSpec, kind: FfnKind): SlotShape[] {
+  const h = config.hiddenSize;
+  if (kind === 'dense') {
+    const i = config.intermediateSize;
+    return [
+      ['ffn.gate_proj', [i, h], 'intermediate_size, hidden_size'],
+      ['ffn.up_proj', [i, h], 'intermediate_size, hidden_size'],
+      ['ffn.down_proj', [h, i], 'hidden_size, intermediate_size'],
+    ];
+  }
+  const out: SlotShape[] = [['ffn.router', [config.numExperts, h], 'num_experts, hidden_size']];
+  if (config.routing?.scoreCorrectionBias) out.push(['ffn.router_bias', [config.numExperts], 'n_routed_experts']);
+  if (kind === 'moe+shared') {
+    const s = config.routing?.sharedIntermediateSize ?? 0;
+    const d = 'moe_intermediate_size x n_shared_experts';
+    out.push(['ffn.shared.gate_proj', [s, h], `${d}, hidden_size`], ['ffn.shared.up_proj', [s, h], `${d}, hidden_size`], ['ffn.shared.down_proj', [h, s], `hidden_size, ${d}`]);
   }
   return out;
 }
 
-function layerTensors(config: ModelConfigSpec, layer: number): ExpectedTensor[] {
+function layerTensors(row: FamilyRow, config: ModelConfigSpec, layer: number): ExpectedTensor[] {
   const h = config.hiddenSize;
-  const p = `model.layers.${layer}`;
-  const out: ExpectedTensor[] = [
-    t(`${p}.input_layernorm.weight`, [h], 'attention', 'hidden_size'),
-    ...(config.mla ? mlaTensors(config, config.mla, p) : gqaTensors(config, p)),
-    t(`${p}.post_attention_layernorm.weight`, [h], 'attention', 'hidden_size'),
+  const kinds = config.layers[layer]!;
+  const bind = ([slot, shape, derivation]: SlotShape): ExpectedTensor => ({ slot, layer, name: slotName(row.names, slot, layer), shape, owner: ownerOf(slot), derivation });
+  const out = [
+    bind(['input_norm', [h], 'hidden_size']),
+    ...attentionSlots(config, kinds.attention).map(bind),
+    bind(['post_attention_norm', [h], 'hidden_size']),
+    ...ffnSlots(config, kinds.ffn).map(bind),
   ];
-  if (config.moeLayers[layer]) {
-    const names = ffnNames(config, layer);
-    const im = config.moeIntermediateSize;
-    const size = config.arch === 'mixtral' ? 'intermediate_size' : 'moe_intermediate_size';
-    out.push(t(names.router, [config.numExperts, h], 'router', 'num_experts, hidden_size'));
-    if (config.routing) out.push(...deepseekMoeTensors(config, config.routing, p));
-    for (let e = 0; e < config.numExperts; e++) {
-      out.push(
-        { ...t(names.expert(e, 'gate'), [im, h], 'ffn', `${size}, hidden_size`), expert: e },
-        { ...t(names.expert(e, 'up'), [im, h], 'ffn', `${size}, hidden_size`), expert: e },
-        { ...t(names.expert(e, 'down'), [h, im], 'ffn', `hidden_size, ${size}`), expert: e },
-      );
+  if (kinds.ffn === 'dense') return out;
+  const im = config.moeIntermediateSize;
+  const width = row.expertWidthField ?? 'moe_intermediate_size';
+  const projections: SlotShape[] = [
+    ['ffn.experts.gate_proj', [im, h], `${width}, hidden_size`],
+    ['ffn.experts.up_proj', [im, h], `${width}, hidden_size`],
+    ['ffn.experts.down_proj', [h, im], `hidden_size, ${width}`],
+  ];
+  for (let expert = 0; expert < config.numExperts; expert++) {
+    for (const [slot, shape, derivation] of projections) {
+      out.push({ slot, layer, expert, name: slotName(row.names, slot, layer, expert), shape, owner: 'ffn', derivation });
     }
-  } else {
-    const i = config.intermediateSize;
-    out.push(
-      t(`${p}.mlp.gate_proj.weight`, [i, h], 'ffn', 'intermediate_size, hidden_size'),
-      t(`${p}.mlp.up_proj.weight`, [i, h], 'ffn', 'intermediate_size, hidden_size'),
-      t(`${p}.mlp.down_proj.weight`, [h, i], 'ffn', 'hidden_size, intermediate_size'),
-    );
   }
   return out;
 }
 
 /** Every tensor of the model, in checkpoint order (embedding, layers, final norm, LM head). */
 export function modelTensors(config: ModelConfigSpec): ExpectedTensor[] {
+  const row = familyRowOf(config);
   const { vocabSize: v, hiddenSize: h } = config;
-  const out: ExpectedTensor[] = [{ name: 'model.embed_tokens.weight', shape: [v, h], owner: 'attention', derivation: 'vocab_size, hidden_size' }];
-  for (let l = 0; l < config.numLayers; l++) out.push(...layerTensors(config, l));
-  out.push({ name: 'model.norm.weight', shape: [h], owner: 'attention', derivation: 'hidden_size' });
-  if (!config.tieWordEmbeddings) out.push({ name: 'lm_head.weight', shape: [v, h], owner: 'attention', derivation: 'vocab_size, hidden_size' });
+  const global = (slot: 'embed' | 'final_norm' | 'lm_head', shape: number[], derivation: string): ExpectedTensor => ({ slot, name: slotName(row.names, slot), shape, owner: 'attention', derivation });
+  const out = [global('embed', [v, h], 'vocab_size, hidden_size')];
+  for (let l = 0; l < config.numLayers; l++) out.push(...layerTensors(row, config, l));
+  out.push(global('final_norm', [h], 'hidden_size'));
+  if (!config.tieWordEmbeddings) out.push(global('lm_head', [v, h], 'vocab_size, hidden_size'));
   return out;
+}
+
+/** The slot a tensor fills, as a TensorRef carries it. */
+export function bindingOf(t: ExpectedTensor): SlotBinding {
+  return { slot: t.slot, ...(t.layer !== undefined ? { layer: t.layer } : {}), ...(t.expert !== undefined ? { expert: t.expert } : {}) };
 }
 
 /** Whether `role` loads a tensor of `owner`. */

@@ -13,7 +13,7 @@ import { AttentionLink } from '../AttentionLink.js';
 import { Engine } from '../engine.js';
 import { FfnServer } from '../FfnServer.js';
 import { roleSpec, writeTinyModel } from '../testing/engineTesting.js';
-import type { ModelLoadSpec } from '../modelSpec.js';
+import { isMoeLayer, type ModelLoadSpec } from '../modelSpec.js';
 import { afdEngineOpts as engineOpts, busyWork, runSteps, testRankConfig, withAfdTopology, type RankWork } from '../testing/afdTesting.js';
 import { freePortBlock } from './ports.js';
 
@@ -32,8 +32,8 @@ beforeAll(async () => {
     const dir = await writeTinyModel(arch, 23);
     const spec = await roleSpec(dir, 'colocated');
     const colocated = await Engine.load(spec, engineOpts);
-    const { numExperts, numExpertsPerTok: topK, moeLayers } = spec.config;
-    models.set(arch, { dir, colocated, numExperts, topK, moeLayers, references: new Map() });
+    const { numExperts, numExpertsPerTok: topK } = spec.config;
+    models.set(arch, { dir, colocated, numExperts, topK, moeLayers: spec.config.layers.map(isMoeLayer), references: new Map() });
   }
 });
 afterAll(() => {
@@ -155,6 +155,8 @@ describe('expert-parallel loading', () => {
     ranks.forEach((r, f) => {
       expect(r.spec.expertRange).toEqual(expertRangeOf(f, m.numExperts, 2));
       const held = new Set(r.spec.tensors.map((t) => expertOf(t.name)).filter((e) => e !== undefined));
+      // The slot binding names the same expert as the checkpoint name.
+      for (const t of r.spec.tensors) expect(t.expert).toBe(expertOf(t.name));
       expect([...held].sort()).toEqual(Array.from({ length: 3 }, (_, i) => 3 * f + i));
     });
     const expertBytes = (spec: ModelLoadSpec): number => spec.tensors.filter((t) => expertOf(t.name) !== undefined).reduce((a, t) => a + t.byteLength, 0);

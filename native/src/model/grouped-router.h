@@ -13,7 +13,7 @@ class GroupedRouter {
   GroupedRouter(const ModelConfig& c, Backend& backend);
 
   // FFN half: each token's experts and weights from its router logits [T, E]
-  // (bias: the layer's e_score_correction_bias [E], or empty).
+  // (bias: the layer's ffn.router_bias slot [E], or empty).
   void route(const Tensor& logits, const Tensor& bias, Tensor& expertIds, Tensor& expertWeights);
   // FFN half: the same from the dense routing weights the attention half computed.
   void routeDense(const Tensor& dense, Tensor& expertIds, Tensor& expertWeights);

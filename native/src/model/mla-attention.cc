@@ -1,29 +1,29 @@
 #include "model/mla-attention.h"
 
-#include <string>
-
-#include "model/model.h"
+#include <algorithm>
 
 namespace afd {
 
-MlaAttention::MlaAttention(const ModelConfig& c, const WeightStore& store, Backend& backend) : c_(c), backend_(backend) {
+MlaAttention::MlaAttention(const ModelConfig& c, const WeightStore& store, Backend& backend, const RopeParams& rope)
+    : c_(c), backend_(backend), rope_(rope) {
   const MlaConfig& m = c.mla;
   const int64_t H = c.hiddenSize, nH = c.numHeads, Dq = m.qkHeadDim(), L = m.kvLoraRank;
   layers_.resize(c.numLayers);
   for (int layer = 0; layer < c.numLayers; ++layer) {
-    const std::string p = "model.layers." + std::to_string(layer) + ".self_attn.";
+    if (c.layers[layer].attention != AttentionKind::Mla) continue;
+    auto at = [layer](const char* name) { return layerSlot(layer, name); };
     MlaLayerWeights& w = layers_[layer];
     if (m.qLoraRank == 0) {
-      w.qProj = store.get(p + "q_proj.weight", {nH * Dq, H});
+      w.qProj = store.get(at(slot::kQProj), {nH * Dq, H});
     } else {
-      w.qA = store.get(p + "q_a_proj.weight", {m.qLoraRank, H});
-      w.qANorm = store.get(p + "q_a_layernorm.weight", {m.qLoraRank});
-      w.qB = store.get(p + "q_b_proj.weight", {nH * Dq, m.qLoraRank});
+      w.qA = store.get(at(slot::kQAProj), {m.qLoraRank, H});
+      w.qANorm = store.get(at(slot::kQANorm), {m.qLoraRank});
+      w.qB = store.get(at(slot::kQBProj), {nH * Dq, m.qLoraRank});
     }
-    w.kvA = store.get(p + "kv_a_proj_with_mqa.weight", {m.latentRowDim(), H});
-    w.kvANorm = store.get(p + "kv_a_layernorm.weight", {L});
-    w.kvB = store.get(p + "kv_b_proj.weight", {nH * (m.qkNopeHeadDim + m.vHeadDim), L});
-    w.o = store.get(p + "o_proj.weight", {H, nH * m.vHeadDim});
+    w.kvA = store.get(at(slot::kKvAProj), {m.latentRowDim(), H});
+    w.kvANorm = store.get(at(slot::kKvANorm), {L});
+    w.kvB = store.get(at(slot::kKvBProj), {nH * (m.qkNopeHeadDim + m.vHeadDim), L});
+    w.o = store.get(at(slot::kOProj), {H, nH * m.vHeadDim});
   }
 }
 
@@ -38,9 +38,9 @@ void MlaAttention::reserve(int64_t tokens) {
   tokens_ = n;
 }
 
-void MlaAttention::forward(int layer, const AttentionStageInputs& in, const Tensor& normed, const RopeParams& rope,
-                           Tensor& latentCache, Tensor& hidden) {
+void MlaAttention::forward(int layer, const AttentionStageInputs& in, AttentionStageTensors& t, Tensor& latentCache, Tensor&) {
   const MlaConfig& m = c_.mla;
+  const Tensor& normed = t.normed;
   const MlaLayerWeights& w = layers_[layer];
   const int64_t T = normed.dim(0), nH = c_.numHeads;
   if (T == 0) return;
@@ -57,11 +57,11 @@ void MlaAttention::forward(int layer, const AttentionStageInputs& in, const Tens
   Tensor kva = kvA_.view(DType::F32, {T, m.latentRowDim()});
   backend_.matmul(normed, w.kvA, nullptr, kva);
   Tensor q3 = q.reshape({T, nH, m.qkHeadDim()});
-  backend_.mlaNormRope(q3, kva, w.kvANorm, kLoraNormEps, in.positions, rope, m.ropeInterleave);
+  backend_.mlaNormRope(q3, kva, w.kvANorm, kLoraNormEps, in.positions, rope_, m.ropeInterleave);
   backend_.writeLatentCache(kva, in.slotMapping, latentCache);
   Tensor attn = attn_.view(DType::F32, {T, nH, m.vHeadDim});
   backend_.mlaAttention(q3, latentCache, w.kvB, in.batch, static_cast<float>(m.softmaxScale), attn);
-  backend_.matmulAdd(attn.reshape({T, nH * m.vHeadDim}), w.o, nullptr, hidden);
+  backend_.matmulAdd(attn.reshape({T, nH * m.vHeadDim}), w.o, nullptr, t.hidden);
 }
 
 }  // namespace afd

@@ -1,24 +1,23 @@
-// MLA (multi-head latent attention), the attention of DeepSeek-V2/V3, as the middle of
-// the attention half (between the input norm and the residual add):
+// mla attention (multi-head latent attention, DeepSeek-V2/V3's), for the layers of kind
+// mla (slot names of model/slots.h):
 //   q      = q_proj(x), or q_b_proj(rmsNorm(q_a_proj(x)))         [T, nH, N + R]
-//   kvA    = kv_a_proj_with_mqa(x) = [latent | kpe]                 [T, L + R]
-//   latent = rmsNorm(latent) (kv_a_layernorm); RoPE on q[..., N:] and kpe only
+//   kvA    = kv_a_proj(x) = [latent | kpe]                          [T, L + R]
+//   latent = rmsNorm(latent) (kv_a_norm); RoPE on q[..., N:] and kpe only
 //   cache  <- kvA per token (the latent cache holds L + R values per token, no V)
 //   attn   = MLA attention over the cache with kv_b_proj              [T, nH, V]
 //   hidden += o_proj(attn)                                           [T, H] f32
 // (L = kv_lora_rank, R = qk_rope_head_dim, N = qk_nope_head_dim, V = v_head_dim.)
-// The q_a / kv_a layernorms use eps 1e-6 whatever rms_norm_eps says, as transformers'
+// The q_a / kv_a norms use eps 1e-6 whatever rms_norm_eps says, as transformers'
 // DeepseekV2/V3RMSNorm(rank) and DeepSeek's own code do.
 #pragma once
 #include <vector>
 
 #include "core/backend.h"
+#include "model/attention-module.h"
 #include "model/model-config.h"
 #include "model/weight-store.h"
 
 namespace afd {
-
-struct AttentionStageInputs;
 
 struct MlaLayerWeights {
   Tensor qProj;             // [nH * (N + R), H] when qLoraRank is 0
@@ -27,25 +26,23 @@ struct MlaLayerWeights {
   Tensor o;                 // [H, nH * V]
 };
 
-class MlaAttention {
+class MlaAttention : public AttentionModule {
  public:
   static constexpr float kLoraNormEps = 1e-6f;
 
-  // Maps every layer's MLA weights (names from the HF checkpoint, shapes from the config).
-  MlaAttention(const ModelConfig& c, const WeightStore& store, Backend& backend);
+  // Binds the slots of every mla layer (shapes from config.mla); rope outlives the module.
+  MlaAttention(const ModelConfig& c, const WeightStore& store, Backend& backend, const RopeParams& rope);
 
-  // hidden += o_proj(MLA(normed)) for one layer and stage (normed: [T, H] act; hidden:
-  // [T, H] f32); the stage's tokens are written into latentCache ([numBlocks, B, L + R])
-  // before attention reads it.
-  void forward(int layer, const AttentionStageInputs& in, const Tensor& normed, const RopeParams& rope,
-               Tensor& latentCache, Tensor& hidden);
+  // kCache is the layer's latent cache ([numBlocks, B, L + R]); vCache is empty.
+  void forward(int layer, const AttentionStageInputs& in, AttentionStageTensors& t, Tensor& kCache, Tensor& vCache) override;
 
  private:
   void reserve(int64_t tokens);
 
   const ModelConfig& c_;
   Backend& backend_;
-  std::vector<MlaLayerWeights> layers_;
+  const RopeParams& rope_;
+  std::vector<MlaLayerWeights> layers_;  // [numLayers]; empty for layers of another kind
   int64_t tokens_ = 0;
   Buffer q_, qA_, kvA_, attn_;  // scratch, grown to the largest stage seen
 };

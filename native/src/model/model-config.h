@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "model/deepseek-config.h"
 #include "model/expert-placement.h"
+#include "model/layer-kinds.h"
+#include "model/layer-params.h"
+#include "model/slots.h"
 
 namespace afd {
 
@@ -27,9 +29,10 @@ struct RopeScaling {
   double attentionFactor = 1;
 };
 
+// The model as TypeScript described it: sizes, each layer's kinds, and the
+// hyper-parameters of the kinds. Nothing in C++ branches on the family.
 struct ModelConfig {
-  std::string arch;            // qwen3_moe | qwen3 | llama | mixtral | deepseek_v2 | deepseek_v3
-  std::string hfArchitecture;  // e.g. Qwen3MoeForCausalLM
+  std::string arch;  // the family row's name, a label for messages and EngineInfo
   int64_t vocabSize = 0;
   int64_t hiddenSize = 0;
   int numLayers = 0;
@@ -42,25 +45,29 @@ struct ModelConfig {
   RopeScaling ropeScaling;
   int64_t maxPositionEmbeddings = 0;
   bool tieWordEmbeddings = false;
-  bool qkNorm = false;
-  bool attentionBias = false;
   int numExperts = 0;
   int numExpertsPerTok = 0;
   int64_t moeIntermediateSize = 0;
   bool normTopkProb = false;
-  std::vector<bool> moeLayers;  // [numLayers]
+  std::vector<LayerKinds> layers;  // [numLayers] the modules each layer is built from
   std::vector<int32_t> eosTokenIds;
   int32_t bosTokenId = -1;  // -1 = none
-  // DeepSeek-V2/V3 (model/deepseek-config.h); off for the other families.
+  // The hyper-parameters of mla layers and of grouped routing with shared experts
+  // (model/layer-params.h); off when no layer uses them.
   MlaConfig mla;
   MoeRoutingConfig routing;
+
+  bool isMoeLayer(int layer) const { return layers[layer].moe(); }
+  bool hasAttentionKind(AttentionKind kind) const;
+  bool hasFfnKind(FfnKind kind) const;
 };
 
-// One tensor to map: a validated byte range inside one checkpoint file, or (file ==
-// kDummyFile) a dummy tensor generated on load: value = dummyOffset + dummyScale * (2u - 1).
+// One tensor to map into a slot: a validated byte range inside one checkpoint file, or
+// (file == kDummyFile) a dummy tensor generated on load: value = dummyOffset + dummyScale * (2u - 1).
 constexpr int kDummyFile = -1;
 struct TensorRef {
-  std::string name;
+  SlotRef slot;
+  std::string name;  // the checkpoint's name: for messages and the dummy seed, never interpreted
   int file = 0;
   DType dtype = DType::BF16;
   std::vector<int64_t> shape;

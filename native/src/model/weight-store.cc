@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -81,15 +82,28 @@ Tensor tensorOf(const TensorRef& ref, void* data, Device device) {
   return t;
 }
 
+// The slot exists in the model: a layer in range, an expert index only for an expert slot.
+void checkSlot(const TensorRef& ref, const ModelConfig& c) {
+  const SlotRef& s = ref.slot;
+  AFD_CHECK(!s.slot.empty(), "tensor " << ref.name << " has no slot");
+  AFD_CHECK(s.layer >= -1 && s.layer < c.numLayers,
+            "tensor " << ref.name << " binds layer " << s.layer << " of a model with " << c.numLayers << " layers");
+  AFD_CHECK(s.expert >= -1 && s.expert < c.numExperts && (s.expert < 0 || s.layer >= 0),
+            "tensor " << ref.name << " binds expert " << s.expert << " (layer " << s.layer << ") of a model with "
+                      << c.numExperts << " routed experts per MoE layer");
+}
+
 }  // namespace
 
 WeightStore::WeightStore(const ModelLoadSpec& spec, Backend& backend, const std::vector<FusedTensor>& fused) {
   files_.reserve(spec.files.size());
   for (const auto& path : spec.files) files_.emplace_back(path);
-  std::unordered_map<std::string, const TensorRef*> refs;
+  std::unordered_map<std::string, const TensorRef*> refs;  // by slot key
   for (const TensorRef& ref : spec.tensors) {
     checkRef(ref, files_);
-    AFD_CHECK(refs.emplace(ref.name, &ref).second, "tensor " << ref.name << " appears twice in the load spec");
+    checkSlot(ref, spec.config);
+    const std::string key = ref.slot.key();
+    AFD_CHECK(refs.emplace(key, &ref).second, "slot " << key << " is filled twice in the load spec (" << refs.at(key)->name << ", " << ref.name << ")");
     residentBytes_ += ref.byteLength;
   }
   // Which group (if any) holds each tensor; groups keep their members' order.
@@ -97,29 +111,29 @@ WeightStore::WeightStore(const ModelLoadSpec& spec, Backend& backend, const std:
   std::vector<const FusedTensor*> groups;
   for (const FusedTensor& g : fused) {
     bool complete = !g.members.empty();
-    for (const std::string& m : g.members) complete = complete && refs.count(m) != 0;
+    for (const SlotRef& m : g.members) complete = complete && refs.count(m.key()) != 0;
     if (!complete) continue;
-    const TensorRef& first = *refs.at(g.members.front());
-    for (const std::string& m : g.members) {
-      const TensorRef& r = *refs.at(m);
+    const TensorRef& first = *refs.at(g.members.front().key());
+    for (const SlotRef& m : g.members) {
+      const TensorRef& r = *refs.at(m.key());
       bool same = r.dtype == first.dtype && r.shape.size() == first.shape.size();
       for (size_t d = 1; same && d < r.shape.size(); ++d) same = r.shape[d] == first.shape[d];
-      AFD_CHECK(same, "fused tensor " << g.name << ": " << m << " does not match " << first.name << " in dtype or trailing dims");
-      AFD_CHECK(groupOf.emplace(m, &g).second, "tensor " << m << " is in two fused groups");
+      AFD_CHECK(same, "fused slot " << g.slot.key() << ": " << r.name << " does not match " << first.name << " in dtype or trailing dims");
+      AFD_CHECK(groupOf.emplace(m.key(), &g).second, "slot " << m.key() << " is in two fused groups");
     }
     groups.push_back(&g);
   }
   // Arena slots: everything on a device backend; dummy and fused tensors on the CPU
   // (checkpoint tensors there stay zero-copy views of the mapped files).
   auto needsSlot = [&](const TensorRef& r) {
-    return !backend.sharesHostMemory() || r.file == kDummyFile || groupOf.count(r.name) != 0;
+    return !backend.sharesHostMemory() || r.file == kDummyFile || groupOf.count(r.slot.key()) != 0;
   };
   uint64_t arenaBytes = 0;
   for (const TensorRef& r : spec.tensors)
-    if (needsSlot(r) && groupOf.count(r.name) == 0) arenaBytes += alignUp(r.byteLength);
+    if (needsSlot(r) && groupOf.count(r.slot.key()) == 0) arenaBytes += alignUp(r.byteLength);
   for (const FusedTensor* g : groups) {
     uint64_t bytes = 0;
-    for (const std::string& m : g->members) bytes += refs.at(m)->byteLength;
+    for (const SlotRef& m : g->members) bytes += refs.at(m.key())->byteLength;
     arenaBytes += alignUp(bytes);
   }
   arena_ = Buffer(&backend, arenaBytes);
@@ -133,28 +147,30 @@ WeightStore::WeightStore(const ModelLoadSpec& spec, Backend& backend, const std:
     } else {
       backend.copyToDevice(dst, files_[r.file].data() + r.offset, r.byteLength);
     }
-    tensors_.emplace(r.name, t);
+    tensors_.emplace(r.slot.key(), Entry{t, r.name});
   };
   for (const FusedTensor* g : groups) {
     uint8_t* start = cursor;
     int64_t rows = 0;
-    for (const std::string& m : g->members) {
-      const TensorRef& r = *refs.at(m);
+    std::string names;
+    for (const SlotRef& m : g->members) {
+      const TensorRef& r = *refs.at(m.key());
       place(r, cursor);
       cursor += r.byteLength;
       rows += r.shape[0];
+      names += (names.empty() ? "" : " + ") + r.name;
     }
-    TensorRef whole = *refs.at(g->members.front());
-    whole.name = g->name;
+    TensorRef whole = *refs.at(g->members.front().key());
     whole.shape[0] = rows;
-    AFD_CHECK(!tensors_.count(g->name), "fused tensor " << g->name << " collides with a tensor of the spec");
-    tensors_.emplace(g->name, tensorOf(whole, start, device));
+    const std::string key = g->slot.key();
+    AFD_CHECK(!tensors_.count(key), "fused slot " << key << " collides with a tensor of the spec");
+    tensors_.emplace(key, Entry{tensorOf(whole, start, device), names});
     cursor = start + alignUp(static_cast<uint64_t>(cursor - start));
   }
   for (const TensorRef& r : spec.tensors) {
-    if (groupOf.count(r.name) != 0) continue;
+    if (groupOf.count(r.slot.key()) != 0) continue;
     if (!needsSlot(r)) {
-      tensors_.emplace(r.name, tensorOf(r, const_cast<uint8_t*>(files_[r.file].data() + r.offset), Device{}));
+      tensors_.emplace(r.slot.key(), Entry{tensorOf(r, const_cast<uint8_t*>(files_[r.file].data() + r.offset), Device{}), r.name});
       continue;
     }
     place(r, cursor);
@@ -163,10 +179,11 @@ WeightStore::WeightStore(const ModelLoadSpec& spec, Backend& backend, const std:
   backend.synchronize();
 }
 
-Tensor WeightStore::find(const std::string& name, std::initializer_list<int64_t> shape) const {
-  auto it = tensors_.find(name);
+Tensor WeightStore::find(const SlotRef& slot, std::initializer_list<int64_t> shape) const {
+  const std::string key = slot.key();
+  auto it = tensors_.find(key);
   if (it == tensors_.end()) return Tensor{};
-  const Tensor& t = it->second;
+  const Tensor& t = it->second.tensor;
   bool ok = t.ndim == static_cast<int>(shape.size());
   int i = 0;
   for (int64_t d : shape) ok = ok && t.dims[i++] == d;
@@ -174,15 +191,35 @@ Tensor WeightStore::find(const std::string& name, std::initializer_list<int64_t>
     std::string want = "[";
     i = 0;
     for (int64_t d : shape) want += (i++ ? ", " : "") + std::to_string(d);
-    AFD_FAIL("tensor " << name << " has shape " << t.shapeString() << " but the config implies " << want << "]");
+    AFD_FAIL("tensor " << it->second.name << " (slot " << key << ") has shape " << t.shapeString() << " but the config implies " << want
+                       << "]");
   }
+  bound_.insert(key);
   return t;
 }
 
-Tensor WeightStore::get(const std::string& name, std::initializer_list<int64_t> shape) const {
-  Tensor t = find(name, shape);
-  AFD_CHECK(!t.empty() || shape.size() == 0, "tensor " << name << " is required for this role but missing from the load spec");
+Tensor WeightStore::get(const SlotRef& slot, std::initializer_list<int64_t> shape) const {
+  Tensor t = find(slot, shape);
+  AFD_CHECK(!t.empty() || shape.size() == 0, "slot " << slot.key() << " is required for this role but the load spec does not fill it");
   return t;
+}
+
+std::vector<std::string> WeightStore::unboundTensors() const {
+  std::vector<std::string> out;
+  for (const auto& [key, entry] : tensors_)
+    if (bound_.count(key) == 0) out.push_back(key + " (" + entry.name + ")");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void WeightStore::checkAllBound(const char* role) const {
+  const std::vector<std::string> unbound = unboundTensors();
+  if (unbound.empty()) return;
+  std::string list;
+  for (size_t i = 0; i < unbound.size() && i < 4; ++i) list += (i ? ", " : "") + unbound[i];
+  AFD_FAIL("the load spec fills " << unbound.size() << " slot(s) no module of the " << role << " role binds: " << list
+                                  << (unbound.size() > 4 ? ", ..." : "")
+                                  << "; the layer's kinds have no such slot (see TensorSlot in native/src/modelSpec.ts)");
 }
 
 }  // namespace afd

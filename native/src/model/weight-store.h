@@ -2,11 +2,13 @@
 // memory-mapped read-only (zero copy on the CPU backend; uploaded once into one device
 // arena on others), and dummy tensors generated in place (--load-format dummy). Fused
 // groups (a layer's q/k/v projections, read by one GEMM) are stored back to back, so the
-// group is one tensor too. Lookup by HF tensor name.
+// group is one tensor too. Lookup by slot (model/slots.h); the store remembers which
+// tensors a module bound, so a tensor no module asked for is an error, not dead weight.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/backend.h"
@@ -32,11 +34,11 @@ class MappedFile {
   uint64_t size_ = 0;
 };
 
-// Tensors stored back to back under a new name: rows of the members concatenated (same
+// Tensors stored back to back in a new slot: rows of the members concatenated (same
 // dtype and trailing dims). A group whose members are not all in the spec is skipped.
 struct FusedTensor {
-  std::string name;
-  std::vector<std::string> members;
+  SlotRef slot;
+  std::vector<SlotRef> members;
 };
 
 class WeightStore {
@@ -45,12 +47,16 @@ class WeightStore {
   // dtype); uploads or generates what the backend needs in its memory.
   WeightStore(const ModelLoadSpec& spec, Backend& backend, const std::vector<FusedTensor>& fused = {});
 
-  bool has(const std::string& name) const { return tensors_.count(name) != 0; }
-  // The tensor, checked against the expected shape; throws naming the tensor when it is
-  // missing from the spec or has another shape.
-  Tensor get(const std::string& name, std::initializer_list<int64_t> shape) const;
-  // Like get, but returns an empty tensor when the spec does not contain it.
-  Tensor find(const std::string& name, std::initializer_list<int64_t> shape) const;
+  // The slot's tensor, checked against the expected shape; throws naming the slot (and
+  // the tensor) when the spec does not fill it or fills it with another shape.
+  Tensor get(const SlotRef& slot, std::initializer_list<int64_t> shape) const;
+  // Like get, but returns an empty tensor when the spec does not fill the slot.
+  Tensor find(const SlotRef& slot, std::initializer_list<int64_t> shape) const;
+  // The spec's tensors no get() / find() asked for (slot key and name), after the model
+  // is built: a slot the layer's kinds do not have.
+  std::vector<std::string> unboundTensors() const;
+  // Throws naming them when there are any (role: for the message).
+  void checkAllBound(const char* role) const;
 
   // Bytes of the weights this role holds (device bytes; on the CPU the mapped ranges).
   uint64_t residentBytes() const { return residentBytes_; }
@@ -59,7 +65,12 @@ class WeightStore {
  private:
   std::vector<MappedFile> files_;
   Buffer arena_;  // uploaded, generated and fused tensors (256-byte aligned slots)
-  std::unordered_map<std::string, Tensor> tensors_;
+  struct Entry {
+    Tensor tensor;
+    std::string name;  // the checkpoint's name, for messages
+  };
+  std::unordered_map<std::string, Entry> tensors_;  // by SlotRef::key()
+  mutable std::unordered_set<std::string> bound_;   // keys get() / find() returned
   uint64_t residentBytes_ = 0;
 };
 

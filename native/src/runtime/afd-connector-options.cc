@@ -19,8 +19,9 @@ comm::RendezvousConfig makeConnectorConfig(const AfdConnectorOptions& o, const M
   c.model.activationBytes = static_cast<uint32_t>(dtypeBytes(activation));
   c.model.numExperts = static_cast<uint32_t>(model.numExperts);
   c.model.gateOnAttention = gateOnAttention && model.numExperts > 0;
-  c.model.moeLayers = model.moeLayers;
-  c.model.moeLayers.resize(model.numLayers, false);
+  // The wire's view of the layer kinds: which layers route (and may carry router logits).
+  c.model.moeLayers.assign(model.numLayers, false);
+  for (int l = 0; l < model.numLayers && l < static_cast<int>(model.layers.size()); ++l) c.model.moeLayers[l] = model.isMoeLayer(l);
   return c;
 }
 

@@ -49,23 +49,19 @@ int kvBlockCount(const EngineOptions& o, uint64_t bytesPerBlock, uint64_t freeBy
 }
 
 Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::move(spec)), options_(options) {
-  ModelConfig& c = spec_.config;
-  if (c.arch == "mixtral") c.normTopkProb = true;  // Mixtral always renormalises the top-k weights
+  const ModelConfig& c = spec_.config;
   validateModelConfig(c);
-  const ArchDef& arch = findArch(c.arch);
-  bool archOk = false;
-  for (const auto& a : arch.hfArchitectures) archOk = archOk || a == c.hfArchitecture;
-  AFD_CHECK(archOk || c.hfArchitecture.empty(), "architecture " << c.hfArchitecture << " does not belong to family " << c.arch);
   backend_ = createBackend(options.backend);
   store_ = std::make_unique<WeightStore>(spec_, *backend_, fusedTensors(c));
   const bool gateOnAttn = spec_.computeGateOnAttention;
-  if (spec_.role != ModelRole::Ffn) attention_ = std::make_unique<AttentionModel>(c, arch, *store_, *backend_, gateOnAttn);
+  if (spec_.role != ModelRole::Ffn) attention_ = std::make_unique<AttentionModel>(c, *store_, *backend_, gateOnAttn);
   if (spec_.role != ModelRole::Attention) {
     AFD_CHECK(!spec_.expertRange || spec_.role == ModelRole::Ffn,
               "an expert range (expert parallelism) is for the ffn role only, not " << modelRoleName(spec_.role));
     const ExpertRange all{0, std::max(0, c.numExperts)};
-    ffn_ = std::make_unique<FfnModel>(c, arch, *store_, *backend_, gateOnAttn, spec_.expertRange.value_or(all));
+    ffn_ = std::make_unique<FfnModel>(c, *store_, *backend_, gateOnAttn, spec_.expertRange.value_or(all));
   }
+  store_->checkAllBound(modelRoleName(spec_.role));
   stats_ = std::make_unique<EngineStats>(c.numLayers);
   info_.role = modelRoleName(spec_.role);
   info_.arch = c.arch;

@@ -33,7 +33,7 @@ void EpFfnGroup::buildDeviceExchange(const std::string& transport, int64_t capMa
   // (the GPU suite) share one context, so it would wait for a peer that waits for us.
   constexpr int64_t kWarmRows = 256;
   for (int layer = 0; layer < static_cast<int>(c.numLayers); ++layer) {
-    if (c.moeLayers[layer]) device_->warm(std::min(capMax, kWarmRows), ffn_.layerWeights(layer).experts);
+    if (c.isMoeLayer(layer)) device_->warm(std::min(capMax, kWarmRows), ffn_.layerWeights(layer).experts);
   }
   backend_.synchronize();
 }
@@ -65,7 +65,7 @@ void EpFfnGroup::warmDevice(const Tensor& hidden, const Tensor* logits, int64_t 
   const ModelConfig& c = ffn_.config();
   std::lock_guard<std::mutex> lock(engineMutex_);
   for (int layer = 0; layer < static_cast<int>(c.numLayers); ++layer) {
-    if (!c.moeLayers[layer]) continue;
+    if (!c.isMoeLayer(layer)) continue;
     routeDevice(layer, hidden, logits);
     device_->warm(cap, ffn_.layerWeights(layer).experts);
   }

@@ -3,7 +3,8 @@
 namespace afd {
 
 KvLayout kvLayoutOf(const ModelConfig& c) {
-  if (c.mla.enabled()) return KvLayout{1, c.mla.latentRowDim(), true};
+  // Every layer has the same attention kind (validateModelConfig): mla caches one latent row per token.
+  if (!c.layers.empty() && c.layers.front().attention == AttentionKind::Mla) return KvLayout{1, c.mla.latentRowDim(), true};
   return KvLayout{c.numKvHeads, c.headDim, false};
 }
 

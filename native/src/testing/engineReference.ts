@@ -198,12 +198,13 @@ export function referenceLogits(config: ModelConfigSpec, w: Map<string, Mat>, to
   for (let L = 0; L < c.numLayers; L++) {
     const p = `model.layers.${L}.`;
     const x = h.map((v) => rmsNorm(v, get(`${p}input_layernorm.weight`), c.rmsNormEps));
-    const o = c.mla ? mlaReference(c, c.mla, get, p, x) : gqaReference(c, get, w, p, x);
+    const kinds = c.layers[L]!;
+    const o = kinds.attention === 'mla' ? mlaReference(c, c.mla!, get, p, x) : gqaReference(c, get, w, p, x);
     h = h.map((v, t) => {
       const res = v.map((r, i) => r + o[t]![i]!);
       const y = rmsNorm(res, get(`${p}post_attention_layernorm.weight`), c.rmsNormEps);
       let f: Float64Array;
-      if (!c.moeLayers[L]) f = mlp(y, get(`${p}mlp.gate_proj.weight`), get(`${p}mlp.up_proj.weight`), get(`${p}mlp.down_proj.weight`));
+      if (kinds.ffn === 'dense') f = mlp(y, get(`${p}mlp.gate_proj.weight`), get(`${p}mlp.up_proj.weight`), get(`${p}mlp.down_proj.weight`));
       else if (c.routing) f = deepseekMoeReference(c, c.routing, get, p, y);
       else f = softmaxMoeReference(c, get, p, y);
       return res.map((r, i) => r + f[i]!);

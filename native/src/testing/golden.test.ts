@@ -86,7 +86,7 @@ describe(`committed golden fixtures in ${defaultFixturesDir()}`, () => {
       const pick = (c: typeof hf) => ({
         arch: c.arch,
         sizes: [c.vocabSize, c.hiddenSize, c.numLayers, c.numHeads, c.numKvHeads, c.headDim, c.intermediateSize],
-        moe: [c.numExperts, c.numExpertsPerTok, c.moeIntermediateSize, c.normTopkProb, c.moeLayers],
+        moe: [c.numExperts, c.numExpertsPerTok, c.moeIntermediateSize, c.normTopkProb, c.layers],
         rope: [c.ropeTheta, c.ropeScaling.type, c.ropeScaling.factor],
         tied: c.tieWordEmbeddings,
       });

@@ -97,7 +97,7 @@ describe('tools/demo-model', () => {
 
     const { spec } = await buildLoadSpec(dir, 'colocated');
     expect(spec.config.tieWordEmbeddings).toBe(true);
-    expect(spec.config.moeLayers).toEqual([false, true, true]);
+    expect(spec.config.layers.map((l) => l.ffn)).toEqual(['dense', 'moe', 'moe']);
     expect(spec.config.eosTokenIds).toEqual([2, 0]);
     for (const [name, want] of Object.entries(out.values)) {
       const t = spec.tensors.find((x) => x.name === name)!;

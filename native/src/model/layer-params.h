@@ -1,6 +1,6 @@
-// The DeepSeek-V2/V3 parts of ModelConfig (C++ mirror of MlaSpec / MoeRoutingSpec in
-// native/src/modelSpec.ts): multi-head latent attention and grouped routing with
-// shared experts. Both are off (kvLoraRank 0, grouped false) for every other family.
+// The hyper-parameters of mla layers and of grouped routing with shared experts (C++
+// mirror of MlaSpec / MoeRoutingSpec in native/src/modelSpec.ts; DeepSeek-V2/V3 use
+// them). Both are off (kvLoraRank 0, grouped false) when no layer uses them.
 #pragma once
 #include <cstdint>
 
@@ -11,7 +11,7 @@ namespace afd {
 struct ModelConfig;
 
 struct MlaConfig {
-  int64_t qLoraRank = 0;   // 0: a plain q_proj (DeepSeek-V2-Lite); else q_a_proj -> q_a_layernorm -> q_b_proj
+  int64_t qLoraRank = 0;   // 0: the attn.q_proj slot (DeepSeek-V2-Lite); else attn.q_a_proj -> q_a_norm -> q_b_proj
   int64_t kvLoraRank = 0;  // the latent the cache holds per token; 0: not MLA
   int64_t qkNopeHeadDim = 0, qkRopeHeadDim = 0, vHeadDim = 0;
   bool ropeInterleave = true;  // RoPE on pairs (x[2i], x[2i+1]); false: rotate-half
@@ -29,14 +29,14 @@ struct MoeRoutingConfig {
   RouterTopkMethod method = RouterTopkMethod::Greedy;
   int numGroups = 1, topkGroups = 1;
   double routedScalingFactor = 1;
-  bool scoreCorrectionBias = false;  // mlp.gate.e_score_correction_bias [E] (noaux_tc)
+  bool scoreCorrectionBias = false;  // the ffn.router_bias slot [E] (noaux_tc)
   int numSharedExperts = 0;
   int64_t sharedIntermediateSize = 0;  // moe_intermediate_size x n_shared_experts
 };
 
 // The Backend routing parameters of a grouped-routing config.
 MoeRoutingParams moeRoutingParams(const ModelConfig& c);
-// Checks the MLA and routing fields (called by validateModelConfig).
-void validateDeepseekConfig(const ModelConfig& c);
+// Checks the MLA and routing fields against the layer kinds (called by validateModelConfig).
+void validateLayerParams(const ModelConfig& c);
 
 }  // namespace afd

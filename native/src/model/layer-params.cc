@@ -1,4 +1,4 @@
-#include "model/deepseek-config.h"
+#include "model/layer-params.h"
 
 #include "model/model-config.h"
 
@@ -16,18 +16,24 @@ MoeRoutingParams moeRoutingParams(const ModelConfig& c) {
   return p;
 }
 
-void validateDeepseekConfig(const ModelConfig& c) {
+void validateLayerParams(const ModelConfig& c) {
   const MlaConfig& m = c.mla;
-  if (m.enabled()) {
+  const bool mlaLayers = c.hasAttentionKind(AttentionKind::Mla);
+  AFD_CHECK(mlaLayers == m.enabled(), "model config: " << (mlaLayers ? "mla layers need the MLA settings (config.mla)"
+                                                                      : "MLA settings (config.mla) without an mla layer"));
+  if (mlaLayers) {
     AFD_CHECK(m.qLoraRank >= 0 && m.qkNopeHeadDim >= 0 && m.vHeadDim > 0,
               "model config: MLA needs qLoraRank >= 0, qkNopeHeadDim >= 0 and vHeadDim > 0");
     AFD_CHECK(m.qkRopeHeadDim > 0 && m.qkRopeHeadDim % 2 == 0, "model config: MLA qkRopeHeadDim " << m.qkRopeHeadDim << " must be positive and even");
     AFD_CHECK(c.headDim == m.qkRopeHeadDim, "model config: MLA headDim (" << c.headDim << ") must equal qkRopeHeadDim (" << m.qkRopeHeadDim
                                                                            << "): RoPE runs on the rope part only");
     AFD_CHECK(m.softmaxScale > 0, "model config: MLA softmaxScale must be positive");
-    AFD_CHECK(!c.qkNorm && !c.attentionBias, "model config: MLA has no q/k head norm and no attention bias");
   }
   const MoeRoutingConfig& r = c.routing;
+  const bool sharedLayers = c.hasFfnKind(FfnKind::MoeShared);
+  AFD_CHECK(sharedLayers == (r.numSharedExperts > 0),
+            "model config: " << (sharedLayers ? "moe+shared layers need numSharedExperts > 0 (config.routing)"
+                                              : "shared experts (config.routing.numSharedExperts) without a moe+shared layer"));
   if (!r.grouped) {
     AFD_CHECK(r.numSharedExperts == 0 && !r.scoreCorrectionBias, "model config: shared experts and a score bias need grouped routing");
     return;
