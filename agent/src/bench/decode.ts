@@ -18,6 +18,7 @@ import { intFlag } from '../util/intFlag.js';
 import { gitCommit } from './cliArgs.js';
 import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type DecodeFloor, type EngineDecodeRow, type PeerResult } from './decodeReport.js';
 import { H200_BANDWIDTH, expectedActiveExperts, kvBytesPerStep, weightBytesPerStep } from './stepFloor.js';
+import { agentEnv } from '../util/env.js';
 
 interface DecodeCliOptions {
   arch: string;
@@ -41,7 +42,7 @@ const KV_BLOCK = 16;
 /** tools/bench/hf_decode.py next to the repository (source tree or bundled dist). */
 function peerScript(): string {
   const candidates = [
-    process.env['AFD_HF_PEER_SCRIPT'],
+    agentEnv().hfPeerScript,
     resolve('tools/bench/hf_decode.py'),
     process.argv[1] ? join(dirname(process.argv[1]), '..', '..', 'tools', 'bench', 'hf_decode.py') : undefined,
   ].filter((p): p is string => Boolean(p));

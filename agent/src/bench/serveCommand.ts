@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { formatServeReport } from './serve/report.js';
 import { runServeBench } from './serve/runServeBench.js';
+import { agentEnv } from '../util/env.js';
 
 interface ServeCliOptions {
   baseUrl: string;
@@ -58,7 +59,7 @@ export function registerServeBench(program: Command): void {
         baseUrl: o.baseUrl,
         model: o.model,
         endpoint: o.endpoint,
-        apiKey: o.apiKey ?? process.env['OPENAI_API_KEY'],
+        apiKey: o.apiKey ?? agentEnv().openaiApiKey,
         numPrompts,
         randomInputLen: num('--random-input-len', o.randomInputLen, 1, true),
         randomOutputLen: num('--random-output-len', o.randomOutputLen, 1, true),

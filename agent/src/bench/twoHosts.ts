@@ -20,6 +20,13 @@ import { TwoHostBed } from '../testing/netns/TwoHostBed.js';
 import { intFlag } from '../util/intFlag.js';
 import { gitCommit } from './cliArgs.js';
 import { formatTwoHosts, twoHostsReport } from './twoHostsReport.js';
+import { agentEnv } from '../util/env.js';
+
+/** AFD_NATIVE_ADDON passed on to the bed's agents when set (an unset variable stays unset). */
+function nativeAddonEnv(): NodeJS.ProcessEnv {
+  const addon = agentEnv().nativeAddon;
+  return addon === undefined ? {} : { AFD_NATIVE_ADDON: addon };
+}
 
 interface TwoHostsFlags {
   delayMs: string;
@@ -54,7 +61,7 @@ export function registerTwoHostsBench(program: Command): void {
       const agentScript = f.agentScript ?? join(dirname(benchScript), 'afd-agent.cjs');
       const modelsHome = f.modelsHome ?? join(tmpdir(), 'afd-two-hosts-models');
       await ensureTinyModel(modelsHome);
-      const two = await TwoHostBed.start({ agentScript, benchScript, modelsHome, env: process.env['AFD_NATIVE_ADDON'] ? { AFD_NATIVE_ADDON: process.env['AFD_NATIVE_ADDON'] } : {} });
+      const two = await TwoHostBed.start({ agentScript, benchScript, modelsHome, env: nativeAddonEnv() });
       try {
         const relay = await two.startRelay('host-a', [afdPort, afdPort + 1], 0);
         const launch = await startCliLaunch(two, agentScript, ['--topology', '2A2F', '--api-port', '8000', '--afd-port', String(afdPort)]);

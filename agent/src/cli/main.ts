@@ -13,11 +13,12 @@ import { registerGenerate } from './commands/generate.js';
 import { registerServe } from './commands/serve.js';
 import { registerLaunch } from './commands/launch.js';
 import { isTokenizerWorkerData, runTokenizerWorker } from '../serving/tokenizer/tokenizerWorker.js';
+import { agentVersion } from '../util/env.js';
 
 export function buildProgram(): Command {
   const program = new Command('afd-agent')
     .description('AFD host agent: probes devices, runs attention/FFN roles, serves the OpenAI API, and the console')
-    .version(process.env['AFD_VERSION'] ?? '0.1.0')
+    .version(agentVersion())
     .showHelpAfterError();
   registerInspect(program);
   registerMakeModel(program);

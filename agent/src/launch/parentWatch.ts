@@ -7,8 +7,9 @@
  * AFD_SUPERVISED=1 (set by the agent), so a role process started by hand in a terminal is
  * not affected. Returns whether it is active.
  */
+import { agentEnv } from '../util/env.js';
 export function whenSupervisorGone(onGone: () => void, env: NodeJS.ProcessEnv = process.env): boolean {
-  if (env['AFD_SUPERVISED'] !== '1') return false;
+  if (!agentEnv(env).supervised) return false;
   const stdin = process.stdin;
   stdin.on('data', () => undefined); // the agent writes nothing; drain anyway
   stdin.once('end', onGone);

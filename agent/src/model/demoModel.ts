@@ -8,6 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { agentEnv } from '../util/env.js';
 
 /** Folder name of the demo model. */
 export const demoModelName = 'afd-demo-moe';
@@ -48,8 +49,8 @@ export function demoModelCandidates(): string[] {
 
 /** The demo model's folder, or null when this install does not carry it (or $AFD_DEMO_MODEL_DIR=none). */
 export function findDemoModelDir(env: NodeJS.ProcessEnv = process.env): string | null {
-  const explicit = env['AFD_DEMO_MODEL_DIR'];
-  if (explicit !== undefined && explicit !== '') {
+  const explicit = agentEnv(env).demoModelDir;
+  if (explicit !== undefined) {
     if (explicit === 'none') return null;
     if (!isModelDir(explicit)) throw new Error(`AFD_DEMO_MODEL_DIR=${explicit} is not a model folder (it needs ${requiredFiles.join(', ')}); set it to the demo model's folder, or to "none"`);
     return resolve(explicit);

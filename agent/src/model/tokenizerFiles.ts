@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { agentEnv } from '../util/env.js';
 
 /** The tokenizer files make-model copies into every model directory. */
 export const tokenizerFileNames = ['tokenizer.json', 'tokenizer_config.json'] as const;
@@ -33,7 +34,7 @@ function resolutionBases(): string[] {
 /** The folder holding tokenizer.json and tokenizer_config.json of Qwen3. */
 export function findQwen3TokenizerDir(env: NodeJS.ProcessEnv = process.env): string {
   const tried: string[] = [];
-  const explicit = env['AFD_TOKENIZER_DIR'];
+  const explicit = agentEnv(env).tokenizerDir;
   if (explicit) {
     if (hasTokenizer(explicit)) return explicit;
     throw new Error(`AFD_TOKENIZER_DIR=${explicit} does not contain ${tokenizerFileNames.join(' and ')}`);

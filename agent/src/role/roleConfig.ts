@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { mergeConfigInput, parseAfdConfigJson, resolveRankConfig, type ProcessRole, type RankConfig, type RankConfigInput } from '@afd/shared';
 import { configInputFromFlags } from '../cli/configFlags.js';
+import { agentEnv } from '../util/env.js';
 
 /** A JSON object literal, or the path of a JSON file holding one. */
 function readJsonArgument(flag: string, value: string): string {
@@ -57,6 +58,6 @@ export function resolveRoleConfig(role: string, opts: Record<string, unknown>): 
 }
 
 /** The bearer key serving ranks require on /v1: --api-key, else $AFD_API_KEY, else none (never part of the config). */
-export function roleApiKey(opts: Record<string, unknown>, env: NodeJS.ProcessEnv): string | undefined {
-  return (opts['apiKey'] as string | undefined) ?? env['AFD_API_KEY'] ?? undefined;
+export function roleApiKey(opts: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return (opts['apiKey'] as string | undefined) ?? agentEnv(env).apiKey;
 }

@@ -5,10 +5,11 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { agentEnv } from './env.js';
 
 /** $AFD_HOME, else ~/.afd (an empty AFD_HOME counts as unset). */
 export function afdHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env['AFD_HOME'] || join(homedir(), '.afd');
+  return agentEnv(env).home ?? join(homedir(), '.afd');
 }
 
 /** Where the agent keeps and lists model folders: <home>/models. */

@@ -11,6 +11,7 @@ import { consoleBoot } from '../service/boot.js';
 import { ConsoleService } from '../service/ConsoleService.js';
 import { handleInvoke } from './ipcHandler.js';
 import { consoleServiceOptions, parseStartArgs, startBootOptions } from '../start/args.js';
+import { consoleEnv } from '../start/consoleEnv.js';
 
 const rendererIndex = join(__dirname, '..', 'renderer', 'index.html');
 const rendererUrl = pathToFileURL(rendererIndex).toString();
@@ -20,7 +21,7 @@ function say(line: string): void {
   process.stdout.write(`[console] ${line}\n`);
 }
 
-const opts = parseStartArgs(JSON.parse(process.env['AFD_CONSOLE_ARGS'] ?? '[]') as string[]);
+const opts = parseStartArgs(JSON.parse(consoleEnv().consoleArgs ?? '[]') as string[]);
 const service = new ConsoleService(consoleServiceOptions(opts, say));
 const boot = consoleBoot(service);
 

@@ -11,6 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { builderConfigPath, configProblems, loadBuilderConfig, missingInputs, packagingInputs } from './builderConfig.js';
 import { cacheDirs, canReach, linuxDownloads } from './downloads.js';
 import { consoleIcon } from './icon.js';
+import { consoleEnv } from '../start/consoleEnv.js';
 
 function fail(message: string, code = 1): never {
   console.error(`package: ${message}`);
@@ -37,7 +38,8 @@ export async function runPackaging(appDir: string, extraArgs: readonly string[] 
   const needs = linuxDownloads(electronVersion);
   const uncached = needs.filter((n) => !n.cachedAt);
   if (uncached.length > 0) {
-    const mirror = process.env['ELECTRON_MIRROR'] ? new URL(process.env['ELECTRON_MIRROR']).hostname : 'github.com';
+    const electronMirror = consoleEnv().electronMirror;
+    const mirror = electronMirror ? new URL(electronMirror).hostname : 'github.com';
     if (!(await canReach(mirror))) {
       const dirs = cacheDirs();
       fail(

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { consoleEnv } from '../start/consoleEnv.js';
 
 export interface DownloadNeed {
   what: string;
@@ -18,8 +19,9 @@ export interface DownloadNeed {
 
 /** Cache folders, from the environment electron-builder and @electron/get honour. */
 export function cacheDirs(env: NodeJS.ProcessEnv = process.env): { electron: string; builder: string } {
-  const base = env['XDG_CACHE_HOME'] || join(homedir(), '.cache');
-  return { electron: env['ELECTRON_CACHE'] || join(base, 'electron'), builder: env['ELECTRON_BUILDER_CACHE'] || join(base, 'electron-builder') };
+  const e = consoleEnv(env);
+  const base = e.cacheHome ?? join(homedir(), '.cache');
+  return { electron: e.electronCache ?? join(base, 'electron'), builder: e.electronBuilderCache ?? join(base, 'electron-builder') };
 }
 
 /** Finds a file by name under dir (a few levels deep: @electron/get nests by URL hash). */

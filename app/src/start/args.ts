@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import type { BootOptions } from '../service/boot.js';
 import type { ConsoleServiceOptions } from '../service/ConsoleService.js';
 import { findAgentScript } from '../service/EmbeddedAgent.js';
+import { agentEnv } from '@afd/agent/env';
 
 export interface StartOptions {
   /** Browser mode instead of Electron. */
@@ -104,7 +105,7 @@ export function parseStartArgs(argv: readonly string[]): StartOptions {
     modelDir: values.model ?? null,
     apiPort: int('--api-port', values['api-port'], 0),
     caFile: values['ca-file'] ?? null,
-    apiKey: values['api-key'] ?? (process.env['AFD_API_KEY'] || null),
+    apiKey: values['api-key'] ?? agentEnv().apiKey ?? null,
     help: values.help ?? false,
   };
 }

@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { consoleEnv } from './consoleEnv.js';
 
 export type ElectronLookup = { ok: true; path: string } | { ok: false; reason: string };
 
@@ -20,7 +21,7 @@ export function electronBinaryPath(env: NodeJS.ProcessEnv = process.env, fromFil
   }
   const pathFile = join(pkgDir, 'path.txt');
   const rel = existsSync(pathFile) ? readFileSync(pathFile, 'utf8').trim() : '';
-  const override = env['ELECTRON_OVERRIDE_DIST_PATH'];
+  const override = consoleEnv(env).electronDistOverride;
   if (override) {
     const p = join(override, rel || 'electron');
     return existsSync(p) ? { ok: true, path: p } : { ok: false, reason: `ELECTRON_OVERRIDE_DIST_PATH has no Electron binary (${p})` };
@@ -34,7 +35,7 @@ export function electronBinaryPath(env: NodeJS.ProcessEnv = process.env, fromFil
 export function findElectron(env: NodeJS.ProcessEnv = process.env, fromFile: string = __filename): ElectronLookup {
   const bin = electronBinaryPath(env, fromFile);
   if (!bin.ok) return bin;
-  if (process.platform === 'linux' && !env['DISPLAY'] && !env['WAYLAND_DISPLAY']) {
+  if (process.platform === 'linux' && !consoleEnv(env).hasDisplay) {
     return { ok: false, reason: 'no display (DISPLAY and WAYLAND_DISPLAY are unset)' };
   }
   return bin;

@@ -11,6 +11,7 @@ import { ConsoleService } from '../service/ConsoleService.js';
 import { WebHost } from '../web/WebHost.js';
 import { consoleServiceOptions, DEFAULT_WEB_PORT, parseStartArgs, START_USAGE, startBootOptions, type StartOptions } from './args.js';
 import { findElectron } from './electronBinary.js';
+import { consoleEnv } from './consoleEnv.js';
 
 const say = (line: string): void => void process.stdout.write(`[console] ${line}\n`);
 
@@ -47,7 +48,7 @@ function openChromium(url: string): void {
     say('no Chromium found: open the URL above in a browser');
     return;
   }
-  if (process.platform === 'linux' && !process.env['DISPLAY'] && !process.env['WAYLAND_DISPLAY']) {
+  if (process.platform === 'linux' && !consoleEnv().hasDisplay) {
     say('no display: open the URL above in a browser (e.g. through an SSH tunnel)');
     return;
   }

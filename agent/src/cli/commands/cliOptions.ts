@@ -13,7 +13,4 @@ export function parseIntOption(flag: string, min: number, max: number): (value: 
   };
 }
 
-/** The agent's version (AFD_VERSION overrides, as in main.ts). */
-export function agentVersion(): string {
-  return process.env['AFD_VERSION'] ?? '0.1.0';
-}
+export { agentVersion } from '../../util/env.js';

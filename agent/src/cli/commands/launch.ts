@@ -14,6 +14,7 @@ import { prepareDefaultModel } from '../../model/defaultModel.js';
 import { defaultTokenFile, loadOrCreateToken } from '../../daemon/tokenFile.js';
 import { checkRouterBindPolicy } from '../../daemon/bindPolicy.js';
 import { parseIntOption } from './cliOptions.js';
+import { agentEnv } from '../../util/env.js';
 
 /** The launch-only flags (the config flags are read by configInputFromFlags). */
 interface LaunchCliOptions {
@@ -129,7 +130,7 @@ export function registerLaunch(program: Command): void {
       const config = launchConfigOf(opts);
       const model = config.model?.dir;
       if (model && !existsSync(model)) throw new Error(`--model ${opts['model'] as string} does not exist; pass an HF checkpoint directory, or omit --model for the built-in model`);
-      const apiKey = opts.apiKey ?? (process.env['AFD_API_KEY'] || undefined);
+      const apiKey = opts.apiKey ?? agentEnv().apiKey;
       checkRouterBindPolicy(opts.apiHost, apiKey);
       const tokens = remoteTokens(opts.hosts ?? [], opts.tokenFile, readRemoteToken);
       const ca = opts.caFile ? readCaFile(opts.caFile) : undefined;

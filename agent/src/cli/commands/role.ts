@@ -15,6 +15,7 @@ import { createLogger } from '../../util/logger.js';
 import { whenSupervisorGone } from '../../launch/parentWatch.js';
 import { defaultTokenizerWorkers, TokenizerPool } from '../../serving/tokenizer/TokenizerPool.js';
 import { selfCommand } from '../../util/self.js';
+import { agentVersion } from '../../util/env.js';
 
 export function registerRole(program: Command): void {
   const cmd = program
@@ -51,12 +52,12 @@ export function registerRole(program: Command): void {
       try {
         const config = resolveRoleConfig(role, opts);
         running = await runRole(config, {
-          apiKey: roleApiKey(opts, process.env),
+          apiKey: roleApiKey(opts),
           openEngine: nativeEngineOpener,
           openFfnServer: nativeFfnServerOpener,
           events,
           log,
-          version: process.env['AFD_VERSION'] ?? '0.1.0',
+          version: agentVersion(),
           // The workers run this same program (cli/main.ts hands them to the tokenizer worker).
           openEncoder: (modelDir, tokenizer) =>
             TokenizerPool.start({ script: selfCommand().args[0]!, modelDir, workers: config.serving.tokenizerWorkers ?? defaultTokenizerWorkers(availableParallelism()), inline: tokenizer, maxQueued: config.serving.maxQueuedRequests }),
