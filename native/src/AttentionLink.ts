@@ -1,6 +1,6 @@
 /**
  * AttentionLink: joins an attention-role Engine to its FFN rank over the AFD connector
- * (native runtime/afd-attention-link.h). Once connected, every engine.step() runs its FFN
+ * (native runtime/afd/attention-link.h). Once connected, every engine.step() runs its FFN
  * half on the FFN rank; a lost FFN rank is redialed in the background (state() says so).
  *
  *   const link = new AttentionLink(engine, { topology, rank, basePort });

@@ -52,7 +52,7 @@ export interface ProbeResult {
   nccl: LibraryProbe;
 }
 
-/** Engine options (native/src/runtime/engine.h EngineOptions). */
+/** Engine options (native/src/runtime/engine/engine.h EngineOptions). */
 export interface NativeEngineOptions {
   /** "cpu" (default) or "cuda"; "cpu-graphs" (tests): cpu with CUDA-graph capture emulated. */
   backend?: string;
@@ -114,7 +114,7 @@ export interface NativeEngineInfo {
   numWeightTensors: number;
 }
 
-/** Runtime counters (native/src/runtime/stats.h), cumulative since load. */
+/** Runtime counters (native/src/runtime/engine/stats.h), cumulative since load. */
 export interface NativeEngineStats {
   steps: number;
   lastStepMs: number;
@@ -173,7 +173,7 @@ export interface NativeEngine {
   close(): void;
 }
 
-/** How an attention or FFN rank joins its AFD topology over the TCP connector (runtime/afd-connector-options.h). */
+/** How an attention or FFN rank joins its AFD topology over the TCP connector (runtime/afd/connector-options.h). */
 export interface AfdLinkOptions {
   /** The resolved topology (a Topology from @afd/shared's topologySchema / resolveTopology); default 1A1F. */
   topology?: Topology;
@@ -216,7 +216,7 @@ export interface AfdLinkOptions {
    * group peers; every FFN rank of a topology must agree.
    */
   expertParallel?: boolean;
-  /** The FFN group's exchange (runtime/ep-device-exchange.h): tcp, peer (CUDA IPC, one host), nccl (an NCCL communicator, a GPU per FFN rank) or auto (default); peer and nccl keep the FFN step a graph. */
+  /** The FFN group's exchange (ep/device-exchange.h): tcp, peer (CUDA IPC, one host), nccl (an NCCL communicator, a GPU per FFN rank) or auto (default); peer and nccl keep the FFN step a graph. */
   epTransport?: 'auto' | 'tcp' | 'peer' | 'nccl';
   /**
    * FFN role: capture the whole step as a CUDA graph when the attention rank asks (device
@@ -226,7 +226,7 @@ export interface AfdLinkOptions {
   ffnGraphs?: boolean;
 }
 
-/** One FFN rank's expert-parallel counters (native/src/runtime/ep-stats.h), cumulative since start. */
+/** One FFN rank's expert-parallel counters (native/src/ep/stats.h), cumulative since start. */
 export interface NativeExpertStats {
   /** This FFN rank and the group size F. */
   rank: number;
@@ -264,7 +264,7 @@ export interface AttentionLinkState {
   emptySteps: number;
 }
 
-/** An attention-role engine joined to its FFN rank (runtime/afd-attention-link.h; wrapped by AttentionLink.ts). */
+/** An attention-role engine joined to its FFN rank (runtime/afd/attention-link.h; wrapped by AttentionLink.ts). */
 export interface NativeAttentionLink {
   /** Rendezvous with the FFN rank (retries until rendezvousTimeoutMs), then routes the engine's FFN half to it. */
   connect(): Promise<void>;
@@ -273,7 +273,7 @@ export interface NativeAttentionLink {
   state(): AttentionLinkState;
 }
 
-/** Where an FFN rank's daemon loop stands (runtime/afd-ffn-server.h). */
+/** Where an FFN rank's daemon loop stands (runtime/afd/ffn-server.h). */
 export interface FfnServerState {
   /** created, rendezvous (gathering its block), serving, stopped, failed. */
   state: 'created' | 'rendezvous' | 'serving' | 'stopped' | 'failed';

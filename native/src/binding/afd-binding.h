@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "runtime/afd-attention-link.h"
-#include "runtime/afd-ffn-server.h"
+#include "runtime/afd/attention-link.h"
+#include "runtime/afd/ffn-server.h"
 
 namespace afd::binding {
 

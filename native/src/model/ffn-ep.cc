@@ -1,4 +1,4 @@
-// Expert parallelism's view of the FFN half (runtime/ep-ffn-group.h): a layer's routing
+// Expert parallelism's view of the FFN half (ep/ffn-group.h): a layer's routing
 // (its router or what the attention half sent; plain or DeepSeek's grouped top-k) and its
 // shared experts, so the FFN group's exchange carries only the routed experts.
 #include "model/grouped-router.h"

@@ -1,5 +1,5 @@
 // Test backend "cpu-graphs": the CPU backend with graph capture emulated, so the engine's
-// CUDA-graph step path (engine-graph-step.cc: padding, keys, packed inputs, replay,
+// CUDA-graph step path (runtime/engine/graph-step.cc: padding, keys, packed inputs, replay,
 // counters, epoch invalidation) runs and is checked on machines without a GPU. While
 // capturing, every op is recorded (with its tensor views, i.e. device addresses) instead
 // of run; replay() runs the recorded ops again, reading whatever those addresses hold

@@ -18,7 +18,7 @@
 #include "cuda/cuda-check.h"
 #include "cuda/device-buffer.h"
 #include "cuda/ep/ep-kernels.cuh"
-#include "runtime/ep-device-exchange.h"
+#include "ep/device-exchange.h"
 
 namespace afd::cuda {
 

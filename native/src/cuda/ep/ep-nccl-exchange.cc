@@ -6,7 +6,7 @@
 #include "comm/comm-error.h"
 #include "core/error.h"
 #include "cuda/cuda-check.h"
-#include "runtime/ep-gpu-placement.h"
+#include "ep/gpu-placement.h"
 
 namespace afd::cuda {
 

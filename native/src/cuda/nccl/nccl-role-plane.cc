@@ -1,4 +1,4 @@
-// The role processes' NCCL data plane (runtime/afd-device-plane.h): bootstrap blobs are
+// The role processes' NCCL data plane (runtime/afd/device-plane.h): bootstrap blobs are
 // NCCL unique ids; the plane runs on the CUDA backend's device and stream.
 #include <cstring>
 #include <memory>

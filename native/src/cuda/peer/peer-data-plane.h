@@ -2,7 +2,7 @@
 // host): one PeerWire per attention <-> FFN pair. Every message lands in a fixed inbox
 // of the receiver, written by the sender's kernel, with a device-side ready flag
 // (cuda/peer/peer-wire.h); recv waits on the flag on the stream, then copies the inbox
-// into dst. Built by cuda/peer/peer-role-plane.cc (bootstrap: runtime/afd-device-plane.h).
+// into dst. Built by cuda/peer/peer-role-plane.cc (bootstrap: runtime/afd/device-plane.h).
 //
 // Where a message lands: channel = the DBO stage of its tag, slot = inboxSlot(kind):
 // hidden states and FFN outputs use slot 0, router logits slot 1. A slot is written

@@ -1,4 +1,4 @@
-// The role processes' peer-memory data plane (runtime/afd-device-plane.h, connector
+// The role processes' peer-memory data plane (runtime/afd/device-plane.h, connector
 // "peer"): bootstrap both ways over the TCP links, then a PeerDataPlane on the CUDA
 // backend's device and stream.
 //   F->A kBootstrap:      the FFN rank's PeerBootstrap for this pair (inbox sizes, handle).
@@ -19,7 +19,7 @@
 #include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
 #include "cuda/peer/peer-data-plane.h"
-#include "runtime/afd-device-plane.h"
+#include "runtime/afd/device-plane.h"
 
 namespace afd {
 

@@ -1,6 +1,6 @@
 /**
  * GPU suite checks of CUDA graphs in the engine's own step path (Engine::step,
- * runtime/engine-graph-step.cc): the same schedule of steps runs on two CUDA engines,
+ * runtime/engine/graph-step.cc): the same schedule of steps runs on two CUDA engines,
  * graphs off and graphs decode-only, and must give identical greedy tokens, close
  * logits, and counters that prove the graphs ran (captures > 0, hits > 0,
  * hits + misses == decode steps). The schedule mixes batches of 1, 3 and 5 sequences,
