@@ -1,7 +1,7 @@
 // The host-side bookkeeping of one expert-parallel MoE layer on one FFN rank: which
 // token-expert pairs go to which owner (dispatch), and in which order a token's expert
 // outputs are summed when they come back (combine). Pure data, no backend: unit-tested by
-// ep/test/ep-dispatch-test.cpp.
+// testing/programs/ep/ep-dispatch-test.cpp.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -5,7 +5,7 @@ import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTe
 describe('runtime: expert-parallel dispatch plan (native unit program)', () => {
   let results: NativeCaseResult[] = [];
   it('builds and runs', { timeout: 180_000 }, () => {
-    results = runNativeTestProgram('ep/test/ep-dispatch-test.cpp', ['ep/dispatch.cc']);
+    results = runNativeTestProgram('testing/programs/ep/ep-dispatch-test.cpp', ['ep/dispatch.cc']);
     expect(results.length).toBeGreaterThanOrEqual(5);
   });
   it('every case passes', () => {

@@ -5,7 +5,7 @@ import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTe
 describe('runtime: expert-parallel GPU placement check (native unit program)', () => {
   let results: NativeCaseResult[] = [];
   it('builds and runs', { timeout: 180_000 }, () => {
-    results = runNativeTestProgram('ep/test/ep-gpu-placement-test.cpp', ['ep/gpu-placement.cc']);
+    results = runNativeTestProgram('testing/programs/ep/ep-gpu-placement-test.cpp', ['ep/gpu-placement.cc']);
     expect(results.length).toBe(2);
   });
   it('every case passes', () => {

@@ -1,5 +1,5 @@
 // The decode-graph policy of Engine::step, as pure functions (unit-tested on the CPU by
-// runtime/engine/test/engine-graph-test.cpp): which steps may replay a CUDA graph, the bucket a
+// testing/programs/runtime/engine/engine-graph-test.cpp): which steps may replay a CUDA graph, the bucket a
 // stage pads to, the graph cache key, and the padded row layout.
 //
 // A decode-only step (every sequence has one query token and a context > 1) whose

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "comm/test/harness.h"
-#include "comm/test/loopback.h"
-#include "comm/test/ports.h"
+#include "testing/programs/comm/loopback.h"
+#include "testing/programs/comm/ports.h"
+#include "testing/programs/harness.h"
 
 using namespace afd::comm;
 using namespace afdtest;

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "comm/ep-mesh.h"
-#include "comm/test/harness.h"
-#include "comm/test/old-build-peer.h"
-#include "comm/test/ports.h"
+#include "testing/programs/comm/old-build-peer.h"
+#include "testing/programs/comm/ports.h"
+#include "testing/programs/harness.h"
 
 using namespace afd::comm;
 

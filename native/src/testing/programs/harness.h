@@ -1,7 +1,8 @@
 // Minimal test harness for the native test programs (compiled and run by
-// native/src/comm/comm.test.ts; not part of the addon). TEST registers a case; CHECK
-// fails it with the expression and line. main() runs every case (or those named on the
-// command line) and prints "ok <name>" / "FAIL <name>: <why>".
+// native/src/testing/nativeTestProgram.ts for the tests beside each module; not part of
+// any addon). TEST registers a case; CHECK fails it with the expression and line. main()
+// runs every case (or those named on the command line) and prints "ok <name>" /
+// "FAIL <name>: <why>".
 #pragma once
 #include <cstdio>
 #include <cstring>

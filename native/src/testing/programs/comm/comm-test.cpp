@@ -15,8 +15,8 @@
 #include "comm/frame.h"
 #include "comm/rendezvous.h"
 #include "comm/tcp-link.h"
-#include "comm/test/harness.h"
 #include "comm/topology.h"
+#include "testing/programs/harness.h"
 
 using namespace afd::comm;
 

@@ -4,8 +4,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "comm/test/harness.h"
 #include "runtime/engine/graph-policy.h"
+#include "testing/programs/harness.h"
 
 using namespace afd;
 

@@ -1,8 +1,8 @@
 // Unit tests of gatedMlpDownArgs (cuda/linear-args.h): the down GEMM that every SiLU-gated
 // MLP of the CUDA backend and fused decoder derives from its gate/up GEMM. Built and run
 // by cuda/linearArgs.test.ts (no GPU needed).
-#include "comm/test/harness.h"
 #include "cuda/linear-args.h"
+#include "testing/programs/harness.h"
 
 using namespace afd::cuda;
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/test/harness.h"
 #include "core/error.h"
 #include "ep/dispatch.h"
+#include "testing/programs/harness.h"
 
 using namespace afd;
 

@@ -9,8 +9,8 @@
 
 #include "comm/control-payload.h"
 #include "comm/rendezvous.h"
-#include "comm/test/harness.h"
 #include "comm/topology.h"
+#include "testing/programs/harness.h"
 
 namespace afdtest {
 

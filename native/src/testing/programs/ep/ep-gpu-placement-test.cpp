@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "comm/test/harness.h"
 #include "ep/gpu-placement.h"
+#include "testing/programs/harness.h"
 
 using namespace afd;
 

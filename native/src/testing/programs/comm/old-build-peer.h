@@ -9,7 +9,7 @@
 
 #include "comm/frame.h"
 #include "comm/tcp-socket.h"
-#include "comm/test/harness.h"
+#include "testing/programs/harness.h"
 
 namespace afdtest {
 

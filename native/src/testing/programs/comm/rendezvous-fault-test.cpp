@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "comm/test/harness.h"
-#include "comm/test/loopback.h"
-#include "comm/test/old-build-peer.h"
-#include "comm/test/ports.h"
+#include "testing/programs/comm/loopback.h"
+#include "testing/programs/comm/old-build-peer.h"
+#include "testing/programs/comm/ports.h"
+#include "testing/programs/harness.h"
 
 using namespace afd::comm;
 using namespace afdtest;
