@@ -9,6 +9,18 @@ describe('native addon', () => {
     for (const name of addonExportNames) expect(typeof addon[name]).toBe('function');
   });
 
+  it('connectors() lists every connector with its facts, available where this build has it', () => {
+    const addon = loadAddon();
+    const facts = addon.connectors().map(({ available: _available, ...f }) => f);
+    expect(facts).toEqual([
+      { name: 'tcp', memory: 'host', oneHostOnly: false, needsCuda: false, graphCapturable: false },
+      { name: 'nccl', memory: 'device', oneHostOnly: false, needsCuda: true, graphCapturable: true },
+      { name: 'peer', memory: 'device', oneHostOnly: true, needsCuda: true, graphCapturable: true },
+    ]);
+    const cuda = addon.probe().variant === 'cuda';
+    expect(addon.connectors().map((c) => c.available)).toEqual([true, cuda, cuda]);
+  });
+
   it('probe reports the CPU backend and a consistent variant', () => {
     const p = loadAddon().probe();
     expect(p.backends).toContain('cpu');

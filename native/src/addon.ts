@@ -339,6 +339,25 @@ export interface OpBackend {
   deviceIndex?: number;
 }
 
+/**
+ * One connector as the addon knows it (native/src/runtime/connectors.h): the facts the
+ * TypeScript connector table keeps too, and whether this build can run it.
+ */
+export interface ConnectorInfo {
+  /** The connector option value. */
+  name: 'tcp' | 'nccl' | 'peer';
+  /** What its data plane moves: host buffers or device buffers. */
+  memory: 'host' | 'device';
+  /** Every rank it links must be on one host (CUDA IPC). */
+  oneHostOnly: boolean;
+  /** Needs the CUDA build of the addon and the CUDA backend. */
+  needsCuda: boolean;
+  /** A step over it can be captured and replayed as a CUDA graph. */
+  graphCapturable: boolean;
+  /** This build registered its data plane (tcp always; nccl and peer in the CUDA build). */
+  available: boolean;
+}
+
 /** The raw exports of afd_native.node. */
 export interface NativeAddon {
   probe(): ProbeResult;
@@ -360,12 +379,14 @@ export interface NativeAddon {
   stuckNativeThreads(): number;
   /** Flushes stdio and ends the process with _exit(code), skipping atexit handlers; never returns. */
   exitNow(code: number): never;
+  /** Every connector with its facts, in the order tcp, nccl, peer. */
+  connectors(): ConnectorInfo[];
   /** CUDA op conformance against the CPU backend; throws in builds without CUDA or with no device. */
   cudaConformance(options?: { device?: number; seed?: number; family?: string }): CudaConformanceCase[];
 }
 
 /** Names of every export, checked against the loaded addon by a test. */
-export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'stuckNativeThreads', 'exitNow', 'cudaConformance'] as const satisfies readonly (keyof NativeAddon)[];
+export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'stuckNativeThreads', 'exitNow', 'connectors', 'cudaConformance'] as const satisfies readonly (keyof NativeAddon)[];
 
 /** Where the addon may be: an explicit path, next to a bundled script, or the cmake-js build. */
 export function addonCandidates(): string[] {

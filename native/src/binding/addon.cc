@@ -7,6 +7,8 @@
 #include "binding/probe-binding.h"
 #include "binding/process-binding.h"
 #include "cuda/testing/conformance-binding.h"
+#include "runtime/registry.h"
+#include "testing/capture-emulation-backend.h"
 #include "testing/op-binding.h"
 
 namespace {
@@ -18,7 +20,10 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("FfnServer", afd::binding::FfnServerWrap::Define(env));
   exports.Set("stuckNativeThreads", Napi::Function::New(env, afd::binding::StuckNativeThreads, "stuckNativeThreads"));
   exports.Set("exitNow", Napi::Function::New(env, afd::binding::ExitNow, "exitNow"));
-  // Test-only entry points (testing/, cuda/testing/): op runs and the CUDA op conformance suite.
+  exports.Set("connectors", Napi::Function::New(env, afd::binding::Connectors, "connectors"));
+  // Test-only entry points (testing/, cuda/testing/): op runs, the CUDA op conformance
+  // suite and the "cpu-graphs" backend.
+  afd::registry().addBackend("cpu-graphs", afd::createCaptureEmulationBackend);
   exports.Set("runOp", Napi::Function::New(env, afd::binding::RunOp, "runOp"));
   afd::cuda::registerConformanceExports(env, exports);
   return exports;

@@ -1,9 +1,12 @@
 #include "binding/afd-binding.h"
 
+#include <array>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "binding/engine-binding.h"
 #include "core/debug-env.h"
@@ -54,6 +57,26 @@ Napi::Promise settleOnThread(Napi::Env env, std::function<std::string()> work, b
   return promise;
 }
 
+// The one place an option string becomes a connector or transport enum: `value` names
+// one of `kinds` (runtime/connectors.h), or is "auto" where allowAuto (nullopt: the
+// runtime picks). Anything else is an error listing the valid values.
+template <typename Kind, size_t N>
+std::optional<Kind> parseKind(Napi::Env env, const char* what, const char* key, const std::string& value,
+                              const std::array<Kind, N>& kinds, bool allowAuto) {
+  if (allowAuto && value == "auto") return std::nullopt;
+  for (Kind kind : kinds) {
+    if (value == nameOf(kind)) return kind;
+  }
+  std::vector<std::string> valid;
+  if (allowAuto) valid.push_back("auto");
+  for (Kind kind : kinds) valid.push_back(nameOf(kind));
+  std::string list;
+  for (size_t i = 0; i < valid.size(); ++i) {
+    list += (i == 0 ? "" : i + 1 == valid.size() ? " or " : ", ") + ("\"" + valid[i] + "\"");
+  }
+  throw Napi::Error::New(env, std::string(what) + ": options." + key + " must be " + list + " (got \"" + value + "\")");
+}
+
 // Reads AfdLinkOptions (native/src/index.ts); each bad field is a named error.
 AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* what) {
   Napi::Env env = value.Env();
@@ -95,15 +118,12 @@ AfdConnectorOptions toConnectorOptions(const Napi::Value& value, const char* wha
   num("rank", out.rank, 0, 1 << 20);
   str("host", out.host);
   str("listenHost", out.listenHost);
-  str("connector", out.connector);
+  std::string connector = "tcp", epTransport = "auto";
+  str("connector", connector);
   str("rendezvousId", out.rendezvousId);
-  str("epTransport", out.epTransport);
-  if (out.epTransport != "auto" && out.epTransport != "tcp" && out.epTransport != "peer" && out.epTransport != "nccl") {
-    throw Napi::Error::New(env, std::string(what) + ": options.epTransport must be \"auto\", \"tcp\", \"peer\" or \"nccl\" (got \"" + out.epTransport + "\")");
-  }
-  if (out.connector != "tcp" && out.connector != "nccl" && out.connector != "peer") {
-    throw Napi::Error::New(env, std::string(what) + ": options.connector must be \"tcp\", \"nccl\" or \"peer\" (got \"" + out.connector + "\")");
-  }
+  str("epTransport", epTransport);
+  out.epTransport = parseKind(env, what, "epTransport", epTransport, kEpTransports, true);
+  out.connector = *parseKind(env, what, "connector", connector, kConnectorKinds, false);
   num("maxStepTokens", out.maxStepTokens, 1, 1 << 20);
   num("basePort", out.basePort, 0, 65535);
   num("stepDeadlineMs", out.stepDeadlineMs, 1, 3600000);

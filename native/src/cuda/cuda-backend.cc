@@ -343,11 +343,3 @@ void CudaBackend::sample(const Tensor& logits, const SamplingBatch& params, int3
 }
 
 }  // namespace afd::cuda
-
-namespace afd {
-
-std::unique_ptr<Backend> createCudaBackend(const BackendOptions& options) {
-  return std::make_unique<cuda::CudaBackend>(options.deviceIndex, options.cuda);
-}
-
-}  // namespace afd

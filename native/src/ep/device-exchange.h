@@ -10,7 +10,8 @@
 // (one GPU or several with P2P); the packing kernel writes straight into the owner's
 // region and bumps a device flag. Transport "nccl" (cuda/ep/ep-nccl-exchange.h): an NCCL
 // communicator of the group (a GPU per FFN rank, any hosts); each phase is one NCCL group
-// of fixed-size sends and receives. Built by the CUDA build; CPU-only builds refuse.
+// of fixed-size sends and receives. The CUDA build registers both (runtime/registry.h);
+// CPU-only builds refuse.
 #pragma once
 #include <functional>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "comm/deadline.h"
 #include "comm/ep-mesh.h"
 #include "core/backend.h"
+#include "runtime/connectors.h"
 
 namespace afd {
 
@@ -43,7 +45,6 @@ struct EpDeviceCounters {
 class EpDeviceExchange {
  public:
   virtual ~EpDeviceExchange() = default;
-  virtual const char* transport() const = 0;
   virtual int64_t capMax() const = 0;
   // Before the step's first layer (eagerly, outside any graph): the group's section rows
   // `cap` and which rows of each stage are tokens (valid[s] of that stage's row count).
@@ -65,7 +66,7 @@ class EpDeviceExchange {
 
 // Bootstraps over the group's mesh (every rank calls it at the same point after form())
 // and builds the exchange on the backend's device and stream.
-std::unique_ptr<EpDeviceExchange> buildEpDeviceExchange(const std::string& transport, Backend& backend,
+std::unique_ptr<EpDeviceExchange> buildEpDeviceExchange(EpTransport transport, Backend& backend,
                                                         const EpDeviceShape& shape, comm::EpMesh& mesh, comm::StopFlag stop);
 
 }  // namespace afd

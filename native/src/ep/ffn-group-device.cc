@@ -6,7 +6,7 @@
 
 namespace afd {
 
-void EpFfnGroup::buildDeviceExchange(const std::string& transport, int64_t capMax, int waitDeadlineMs, comm::StopFlag stop) {
+void EpFfnGroup::buildDeviceExchange(EpTransport transport, int64_t capMax, int waitDeadlineMs, comm::StopFlag stop) {
   const ModelConfig& c = ffn_.config();
   std::lock_guard<std::mutex> lock(engineMutex_);
   device_.reset();  // aborts its waits and drains the stream before its regions go

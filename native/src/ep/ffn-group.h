@@ -43,7 +43,7 @@ class EpFfnGroup {
   // The device exchange (ep/device-exchange.h), built after every formation of the
   // group (every rank at the same point; the previous one is aborted and freed first).
   // capMax: most rows of one stage of this rank's block.
-  void buildDeviceExchange(const std::string& transport, int64_t capMax, int waitDeadlineMs, comm::StopFlag stop);
+  void buildDeviceExchange(EpTransport transport, int64_t capMax, int waitDeadlineMs, comm::StopFlag stop);
   EpDeviceExchange* device() { return device_.get(); }
   // One MoE layer and stage on the device (stream work only, capturable): hidden [T, H],
   // logits [T, E] f32 or null, out [T, H], all device memory; T may be 0 (a stage only

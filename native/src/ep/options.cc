@@ -8,12 +8,12 @@ bool expertParallelOn(const AfdConnectorOptions& options, const comm::Rendezvous
   return options.expertParallel && config.topology.numFfn > 1;
 }
 
-std::string epTransportOf(const AfdConnectorOptions& options, const comm::RendezvousConfig& config) {
-  if (options.epTransport != "auto") return options.epTransport;
+EpTransport epTransportOf(const AfdConnectorOptions& options, const comm::RendezvousConfig& config) {
+  if (options.epTransport) return *options.epTransport;
   const std::vector<std::string>& hosts = config.ffnHosts;
   const bool oneHost = std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts.front(); });
-  if (options.connector == "peer" && oneHost) return "peer";
-  return options.connector == "nccl" ? "nccl" : "tcp";
+  if (options.connector == ConnectorKind::Peer && oneHost) return EpTransport::Peer;
+  return options.connector == ConnectorKind::Nccl ? EpTransport::Nccl : EpTransport::Tcp;
 }
 
 comm::EpMeshConfig epMeshConfig(const comm::RendezvousConfig& c, const AfdConnectorOptions& o, const ModelConfig& m) {
@@ -29,7 +29,7 @@ comm::EpMeshConfig epMeshConfig(const comm::RendezvousConfig& c, const AfdConnec
                std::to_string(m.hiddenSize) + ", " + std::to_string(m.numExperts) + " experts top-" +
                std::to_string(m.numExpertsPerTok) + ", gate on " + (c.model.gateOnAttention ? "attention" : "FFN") + ", " +
                std::to_string(c.model.activationBytes) + "-byte activations" +
-               ", exchange over " + epTransportOf(o, c) + ", rendezvous id \"" + o.rendezvousId + "\"";
+               ", exchange over " + nameOf(epTransportOf(o, c)) + ", rendezvous id \"" + o.rendezvousId + "\"";
   return e;
 }
 

@@ -10,10 +10,10 @@ namespace afd {
 
 // True when the options ask for expert parallelism and the topology has several FFN ranks.
 bool expertParallelOn(const AfdConnectorOptions& options, const comm::RendezvousConfig& config);
-// What carries the group's exchange ("tcp", "peer" or "nccl"): options.epTransport, with
-// "auto" resolved to peer under connector peer when every FFN rank is on one host, to
-// nccl under connector nccl, else tcp.
-std::string epTransportOf(const AfdConnectorOptions& options, const comm::RendezvousConfig& config);
+// What carries the group's exchange: options.epTransport, or when it is unset ("auto")
+// peer under connector peer when every FFN rank is on one host, nccl under connector
+// nccl, else tcp.
+EpTransport epTransportOf(const AfdConnectorOptions& options, const comm::RendezvousConfig& config);
 // The group's mesh config for this FFN rank.
 comm::EpMeshConfig epMeshConfig(const comm::RendezvousConfig& config, const AfdConnectorOptions& options,
                                 const ModelConfig& model);

@@ -8,10 +8,12 @@
 #pragma once
 #include <memory>
 
+#include "core/backend-options.h"
 #include "core/backend.h"
 
 namespace afd {
 
-std::unique_ptr<Backend> createCaptureEmulationBackend(int threads);
+// options.threads: CPU worker threads (0 = all cores); registered as "cpu-graphs" (runtime/registry.h).
+std::unique_ptr<Backend> createCaptureEmulationBackend(const BackendOptions& options);
 
 }  // namespace afd

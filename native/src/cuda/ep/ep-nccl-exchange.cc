@@ -150,13 +150,9 @@ void EpNcclExchange::abort() {
   comm_->abort(done_);
 }
 
-}  // namespace afd::cuda
-
-namespace afd {
-
 std::unique_ptr<EpDeviceExchange> buildEpNcclExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
                                                       comm::StopFlag stop) {
-  return cuda::buildOverMesh<cuda::EpNcclExchange>("nccl", backend, shape, mesh, stop);
+  return buildOverMesh<EpNcclExchange>("nccl", backend, shape, mesh, stop);
 }
 
-}  // namespace afd
+}  // namespace afd::cuda

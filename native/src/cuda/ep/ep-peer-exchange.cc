@@ -135,13 +135,9 @@ void EpPeerExchange::abort() {
   if (hostError_ && *hostError_ == 0) *static_cast<volatile int*>(hostError_) = -1;
 }
 
-}  // namespace afd::cuda
-
-namespace afd {
-
 std::unique_ptr<EpDeviceExchange> buildEpPeerExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
                                                       comm::StopFlag stop) {
-  return cuda::buildOverMesh<cuda::EpPeerExchange>("peer", backend, shape, mesh, stop);
+  return buildOverMesh<EpPeerExchange>("peer", backend, shape, mesh, stop);
 }
 
-}  // namespace afd
+}  // namespace afd::cuda

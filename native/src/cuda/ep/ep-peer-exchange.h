@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,6 @@ class EpPeerExchange final : public EpExchangeBase {
   // Maps every other rank's region from its blob (blobs[rank] is this rank's own).
   void connect(const std::vector<std::vector<uint8_t>>& blobs);
 
-  const char* transport() const override { return "peer"; }
   void finishStep(const comm::Deadline& deadline, comm::StopFlag stop, const std::function<int()>& closedPeer) override;
   void abort() override;
 
@@ -61,5 +61,10 @@ class EpPeerExchange final : public EpExchangeBase {
   int* hostError_ = nullptr;      // host-mapped: 0, 1 + s + F * place (a wait on rank s timed out), -1 (aborted)
   int* deviceError_ = nullptr;
 };
+
+// The registry's factory for epTransport peer (cuda/cuda-registration.cc): bootstraps over
+// the group's mesh and builds the exchange on the CUDA backend's device and stream.
+std::unique_ptr<EpDeviceExchange> buildEpPeerExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
+                                                      comm::StopFlag stop);
 
 }  // namespace afd::cuda

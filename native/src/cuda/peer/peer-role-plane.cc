@@ -19,9 +19,10 @@
 #include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
 #include "cuda/peer/peer-data-plane.h"
+#include "cuda/peer/peer-role-plane.h"
 #include "runtime/afd/device-plane.h"
 
-namespace afd {
+namespace afd::cuda {
 
 namespace {
 
@@ -126,4 +127,4 @@ std::unique_ptr<comm::DataPlane> buildPeerRolePlane(Backend& backend, bool ffnRo
   return std::make_unique<cuda::PeerDataPlane>(std::move(wires), ffnRole, o.stepDeadlineMs, cudaBackend->stream(), limit);
 }
 
-}  // namespace afd
+}  // namespace afd::cuda

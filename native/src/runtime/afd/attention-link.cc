@@ -27,9 +27,9 @@ const char* AfdAttentionLink::stateName(State s) {
 
 AfdAttentionLink::AfdAttentionLink(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options)
     : engine_(std::move(engine)),
-      connectorName_(options.connector),
+      connectorKind_(options.connector),
       maxStepTokens_(options.maxStepTokens),
-      deviceWire_(isDeviceConnector(options.connector)),
+      deviceWire_(movesDeviceMemory(options.connector)),
       config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention(), engine_->activationDtype())),
       connector_(config_) {
   AFD_CHECK(engine_->info().role == "attention",
@@ -47,7 +47,7 @@ std::unique_ptr<comm::DataPlane> AfdAttentionLink::bootstrapDevicePlane(comm::Tc
   exchange.send = [&](int, const std::vector<uint8_t>& blob) {
     comm::AttentionRendezvous::sendBootstrapReply(link, blob, config_.stepDeadlineMs);
   };
-  return buildDevicePlane(connectorName_, engine_->backend(), false, 1, devicePlaneOptions(config_, maxStepTokens_),
+  return buildDevicePlane(connectorKind_, engine_->backend(), false, 1, devicePlaneOptions(config_, maxStepTokens_),
                           exchange, link.peer());
 }
 

@@ -50,7 +50,7 @@ class AfdAttentionLink {
   void adoptLocked(std::unique_ptr<comm::TcpLink> link, std::unique_ptr<comm::DataPlane> plane);
 
   std::shared_ptr<Engine> engine_;
-  std::string connectorName_;  // "tcp" | "nccl" | "peer"
+  ConnectorKind connectorKind_ = ConnectorKind::Tcp;
   int maxStepTokens_ = 2048;   // sizes the peer-memory inboxes (AfdConnectorOptions)
   bool deviceWire_ = false;
   comm::RendezvousConfig config_;

@@ -1,6 +1,7 @@
 // How an attention or FFN role joins its topology over the TCP connector: the user's
 // options plus the model shape both sides check at rendezvous.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "comm/topology.h"
 #include "model/model-config.h"
 #include "runtime/afd/device-plane.h"
+#include "runtime/connectors.h"
 
 namespace afd {
 
@@ -26,8 +28,8 @@ struct AfdConnectorOptions {
   std::string listenHost;
   /** A peer silent this long inside a step fails the step, naming the peer. */
   int stepDeadlineMs = 5000;
-  /** Data plane: "tcp" (host memory over the TCP link), "nccl" (device memory; CUDA backend; any hosts) or "peer" (device memory through CUDA IPC; GPUs of one host). The TCP link always carries handshake and control. */
-  std::string connector = "tcp";
+  /** Data plane: tcp (host memory over the TCP link), nccl (device memory; CUDA backend; any hosts) or peer (device memory through CUDA IPC; GPUs of one host). The TCP link always carries handshake and control. */
+  ConnectorKind connector = ConnectorKind::Tcp;
   /** How long rendezvous waits; 0 = forever. */
   int rendezvousTimeoutMs = 300000;
   /** Most tokens an attention rank sends per step (the scheduler's max-num-batched-tokens); sizes the peer-memory inboxes. */
@@ -36,8 +38,8 @@ struct AfdConnectorOptions {
   std::string rendezvousId;
   /** FFN role: static expert parallelism over the FFN ranks (ep/ffn-group.h); no effect with one FFN rank. */
   bool expertParallel = false;
-  /** FFN role, expert parallelism: what carries the group's exchange. "tcp": host memory over the group's TCP mesh (any hosts; the FFN step runs eagerly on CUDA); "peer": device memory through CUDA IPC (CUDA, FFN ranks of one host; the step stays a CUDA graph; ep/device-exchange.h); "nccl": device memory over an NCCL communicator of the group (CUDA, a GPU per FFN rank, any hosts; the step stays a CUDA graph); "auto": peer under connector peer with every FFN rank on one host, nccl under connector nccl, else tcp. */
-  std::string epTransport = "auto";
+  /** FFN role, expert parallelism: what carries the group's exchange. "tcp": host memory over the group's TCP mesh (any hosts; the FFN step runs eagerly on CUDA); "peer": device memory through CUDA IPC (CUDA, FFN ranks of one host; the step stays a CUDA graph; ep/device-exchange.h); "nccl": device memory over an NCCL communicator of the group (CUDA, a GPU per FFN rank, any hosts; the step stays a CUDA graph); unset ("auto"): peer under connector peer with every FFN rank on one host, nccl under connector nccl, else tcp. */
+  std::optional<EpTransport> epTransport;
   /** FFN role: capture the whole step as a CUDA graph when the attention rank asks (device connectors; ffn-step-graphs.h); false serves every step eagerly. */
   bool ffnGraphs = true;
   /** FFN role, fault tests only (the debugging override AFD_FAULT_FFN_LAYER_DELAY_US): a host pause of this many microseconds before each eagerly served layer. */

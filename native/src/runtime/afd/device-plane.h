@@ -7,8 +7,8 @@
 //  - "peer": GPUs of one host through CUDA IPC peer memory (cuda/peer/peer-data-plane.h).
 //    Bootstrap both ways: the FFN rank sends each peer its inbox handle (+ sizes), the
 //    attention rank maps it and replies with its own handle, which the FFN rank maps.
-// Implemented by the CUDA build (cuda/nccl/nccl-role-plane.cc, cuda/peer/peer-role-plane.cc);
-// CPU-only builds refuse with a clear message.
+// The CUDA build registers both (runtime/registry.h; cuda/nccl/nccl-role-plane.cc,
+// cuda/peer/peer-role-plane.cc); a CPU-only build has neither and refuses with a clear message.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -18,14 +18,13 @@
 
 #include "comm/data-plane.h"
 #include "core/backend.h"
+#include "runtime/connectors.h"
 
 namespace afd {
 
-// True for connectors that move device memory ("nccl", "peer"); false for "tcp". Throws on an unknown name.
-bool isDeviceConnector(const std::string& connector);
 // Throws when `connector` moves device memory but the `role` engine's backend runs on the
 // host (a device plane needs --backend cuda).
-void requireConnectorBackend(const std::string& connector, const Backend& backend, const char* role);
+void requireConnectorBackend(ConnectorKind connector, const Backend& backend, const char* role);
 
 // The TCP side channel a bootstrap travels on (the role's connector links).
 struct DevicePlaneExchange {
@@ -47,7 +46,7 @@ struct DevicePlaneOptions {
 // Bootstraps and builds the plane on the engine's backend (its device and stream).
 // ffnRole: numPeers = the block's attention ranks; attention: numPeers = 1 (its FFN rank).
 // Blocks until every peer has joined. peerName names the other side (errors).
-std::unique_ptr<comm::DataPlane> buildDevicePlane(const std::string& connector, Backend& backend, bool ffnRole,
+std::unique_ptr<comm::DataPlane> buildDevicePlane(ConnectorKind connector, Backend& backend, bool ffnRole,
                                                   int numPeers, const DevicePlaneOptions& options,
                                                   const DevicePlaneExchange& exchange, const std::string& peerName);
 

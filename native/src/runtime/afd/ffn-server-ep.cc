@@ -9,7 +9,7 @@
 namespace afd {
 
 void AfdFfnServer::bootstrapExpertExchange() {
-  if (epTransport_ == "tcp") return;
+  if (!movesDeviceMemory(epTransport_)) return;
   if (graphs_) graphs_->clear();  // graphs point at the previous exchange's regions
   warmCap_ = 0;
   ep_->buildDeviceExchange(epTransport_, epCapMax_, std::max(1, config_.stepDeadlineMs / 2), &stop_);

@@ -41,9 +41,9 @@ AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOpt
     : engine_(requireFfnEngine(std::move(engine))),
       config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention(), engine_->activationDtype())),
       connector_(config_),
-      connectorName_(options.connector),
+      connectorKind_(options.connector),
       maxStepTokens_(options.maxStepTokens),
-      deviceWire_(isDeviceConnector(options.connector)),
+      deviceWire_(movesDeviceMemory(options.connector)),
       graphsAllowed_(options.ffnGraphs),
       faultLayerDelayUs_(options.faultLayerDelayUs) {
   requireConnectorBackend(options.connector, engine_->backend(), "FFN");
@@ -55,8 +55,8 @@ AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOpt
     epTransport_ = epTransportOf(options, config_);
     // A stage brings at most maxStepTokens rows from each attention rank of the largest block.
     epCapMax_ = static_cast<int64_t>(std::max(options.maxStepTokens, 1)) * config_.topology.maxBlockSize();
-    AFD_CHECK(epTransport_ == "tcp" || !engine_->backend().sharesHostMemory(),
-              "epTransport " << epTransport_ << " moves device memory between the FFN ranks: load the FFN engine with --backend cuda "
+    AFD_CHECK(!movesDeviceMemory(epTransport_) || !engine_->backend().sharesHostMemory(),
+              "epTransport " << nameOf(epTransport_) << " moves device memory between the FFN ranks: load the FFN engine with --backend cuda "
                              "(it runs on " << engine_->backend().name() << "), or use epTransport tcp");
   }
 }
@@ -151,7 +151,7 @@ void AfdFfnServer::bootstrapDevicePlane() {
   exchange.send = [this](int p, const std::vector<uint8_t>& blob) { connector_.sendBootstrap(p, blob); };
   // The reply comes once the attention rank has mapped this rank's inboxes (CUDA IPC, peer access): allow for that.
   exchange.recv = [this](int p) { return connector_.recvBootstrapReply(p, std::max(config_.stepDeadlineMs, 30000)); };
-  devicePlane_ = buildDevicePlane(connectorName_, engine_->backend(), true, connector_.blockSize(),
+  devicePlane_ = buildDevicePlane(connectorKind_, engine_->backend(), true, connector_.blockSize(),
                                   devicePlaneOptions(config_, maxStepTokens_), exchange,
                                   "FFN rank " + std::to_string(config_.rank));
   // Graphs captured on the previous plane point at its communicators: start over.

@@ -98,7 +98,7 @@ class AfdFfnServer {
   std::shared_ptr<Engine> engine_;
   comm::RendezvousConfig config_;
   comm::FfnRendezvous connector_;
-  std::string connectorName_;  // "tcp" | "nccl" | "peer"
+  ConnectorKind connectorKind_ = ConnectorKind::Tcp;
   int maxStepTokens_ = 2048;   // sizes the peer-memory inboxes (AfdConnectorOptions)
   bool deviceWire_ = false;
   bool graphsAllowed_ = true;  // AfdConnectorOptions.ffnGraphs
@@ -120,7 +120,7 @@ class AfdFfnServer {
   // the attention rank's layer loop; eager steps only).
   int faultLayerDelayUs_ = 0;
   std::unique_ptr<EpFfnGroup> ep_;  // expert parallelism; null when off
-  std::string epTransport_;         // expert parallelism's exchange: "tcp" (host mesh) or "peer" (device)
+  EpTransport epTransport_ = EpTransport::Tcp;  // expert parallelism's exchange: tcp (host mesh), peer or nccl (device)
   int64_t epCapMax_ = 0;            // most rows of one stage of this rank's block (device exchange sections)
   int64_t epCap_ = 0;               // this step's section rows: the group's largest stage
   int64_t warmCap_ = 0;             // largest section rows the device exchange's experts ran at

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/elapsed.h"
+#include "runtime/registry.h"
 
 namespace afd {
 namespace {
