@@ -8,15 +8,15 @@
  *   ...engine.step(plan)...
  *   await link.close({ shutdown: true });   // tells the FFN rank's loop to stop
  */
-import { loadAddon, type AfdLinkOptions, type AttentionLinkState, type NativeAttentionLink } from './addon.js';
-import { nativeEngineOf, type Engine } from './engine.js';
+import type { AfdLinkOptions, AttentionLinkState, NativeAttentionLink } from './addon.js';
+import { engineAddonOf, nativeEngineOf, type Engine } from './engine.js';
 
 export class AttentionLink {
   private readonly native: NativeAttentionLink;
 
   /** Throws when the engine is not a loaded attention-role engine or the options are invalid. */
   constructor(engine: Engine, options: AfdLinkOptions) {
-    this.native = new (loadAddon().AttentionLink)(nativeEngineOf(engine), options);
+    this.native = new (engineAddonOf(engine).AttentionLink)(nativeEngineOf(engine), options);
   }
 
   /** Rendezvous with the FFN rank (retries until rendezvousTimeoutMs), then routes the engine's FFN half to it. */

@@ -9,8 +9,8 @@
  *   const reason = await server.wait();   // "shutdown requested by attention rank 0 ..."
  */
 import type { RankStats } from '@afd/shared';
-import { loadAddon, type AfdLinkOptions, type FfnServerState, type NativeExpertStats, type NativeFfnServer } from './addon.js';
-import { nativeEngineOf, type Engine } from './engine.js';
+import type { AfdLinkOptions, FfnServerState, NativeExpertStats, NativeFfnServer } from './addon.js';
+import { engineAddonOf, nativeEngineOf, type Engine } from './engine.js';
 
 export class FfnServer {
   private readonly native: NativeFfnServer;
@@ -22,7 +22,7 @@ export class FfnServer {
     private readonly engine: Engine,
     options: AfdLinkOptions,
   ) {
-    this.native = new (loadAddon().FfnServer)(nativeEngineOf(engine), options);
+    this.native = new (engineAddonOf(engine).FfnServer)(nativeEngineOf(engine), options);
     this.rank = options.rank ?? 0;
   }
 

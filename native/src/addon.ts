@@ -1,7 +1,8 @@
 /**
- * The raw view of the native addon (afd_native.node), internal to native/: every export
+ * The raw view of the product addon (afd_native.node), internal to native/: every export
  * of the addon is declared here and nowhere else; addon.test.ts checks this list against
- * the real exports. Everyone outside native/ uses the public face, index.ts
+ * the real exports. The testing addon's extra exports (runOp, cudaConformance, the
+ * "cpu-graphs" backend) are declared in testing/testingAddon.ts. Everyone outside native/ uses the public face, index.ts
  * ('@afd/native'): the Engine, AttentionLink and FfnServer wrappers beside this file, the
  * probe and the exit hooks (lint keeps this file out of reach of the other packages).
  */
@@ -54,7 +55,7 @@ export interface ProbeResult {
 
 /** Engine options (native/src/runtime/engine/engine.h EngineOptions). */
 export interface NativeEngineOptions {
-  /** "cpu" (default) or "cuda"; "cpu-graphs" (tests): cpu with CUDA-graph capture emulated. */
+  /** "cpu" (default) or "cuda"; the testing addon also has "cpu-graphs": cpu with CUDA-graph capture emulated. */
   backend?: string;
   /** CPU worker threads (0 = all cores). */
   threads?: number;
@@ -305,40 +306,6 @@ export interface NativeFfnServer {
   expertStats(): NativeExpertStats | null;
 }
 
-/** One op conformance case of the CUDA backend against the CPU backend (native/src/cuda/testing/conformance.h). */
-export interface CudaConformanceCase {
-  op: string;
-  /** Human-readable shape of the case. */
-  shape: string;
-  /** Weight / cache dtype of the case. */
-  dtype: string;
-  /** ||cuda - cpu|| / ||cpu||. */
-  relError: number;
-  /** Allowed relError. */
-  bound: number;
-  /** NaN-poisoned output elements the CUDA op never wrote. */
-  unwritten: number;
-  /** Integer outputs (expert ids, tokens) that differ. */
-  mismatches: number;
-  passed: boolean;
-}
-
-/** A tensor passed to runOp: dtype, shape and row-major data. */
-export interface OpTensor {
-  dtype: 'f32' | 'bf16' | 'f16' | 'i32';
-  shape: number[];
-  /** f32: Float32Array; i32: Int32Array (or Uint32Array bits); bf16 / f16: Uint16Array of raw bits. */
-  data: Float32Array | Int32Array | Uint16Array | Uint32Array;
-}
-
-/** Which backend runOp uses. */
-export interface OpBackend {
-  /** "cpu" or "cuda". */
-  name: string;
-  threads?: number;
-  deviceIndex?: number;
-}
-
 /**
  * One connector as the addon knows it (native/src/runtime/connectors.h): the facts the
  * TypeScript connector table keeps too, and whether this build can run it.
@@ -362,11 +329,6 @@ export interface ConnectorInfo {
 export interface NativeAddon {
   probe(): ProbeResult;
   Engine: new () => NativeEngine;
-  /**
-   * Runs one backend op (conformance and op tests; op names, inputs and params in
-   * native/src/testing/op-binding.cc). Returns the op's outputs read back to the host.
-   */
-  runOp(backend: OpBackend, op: string, inputs: Record<string, OpTensor>, params?: Record<string, number | boolean>): Record<string, Float32Array | Int32Array>;
   /** Throws when the engine is not a loaded attention-role engine or the options are invalid. */
   AttentionLink: new (engine: NativeEngine, options: AfdLinkOptions) => NativeAttentionLink;
   /** Throws when the engine is not a loaded ffn-role engine, the options are invalid or the port is busy. */
@@ -381,23 +343,24 @@ export interface NativeAddon {
   exitNow(code: number): never;
   /** Every connector with its facts, in the order tcp, nccl, peer. */
   connectors(): ConnectorInfo[];
-  /** CUDA op conformance against the CPU backend; throws in builds without CUDA or with no device. */
-  cudaConformance(options?: { device?: number; seed?: number; family?: string }): CudaConformanceCase[];
 }
 
 /** Names of every export, checked against the loaded addon by a test. */
-export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'stuckNativeThreads', 'exitNow', 'connectors', 'cudaConformance'] as const satisfies readonly (keyof NativeAddon)[];
+export const addonExportNames = ['probe', 'Engine', 'AttentionLink', 'FfnServer', 'stuckNativeThreads', 'exitNow', 'connectors'] as const satisfies readonly (keyof NativeAddon)[];
 
-/** Where the addon may be: an explicit path, next to a bundled script, or the cmake-js build. */
-export function addonCandidates(): string[] {
+/**
+ * Where an addon file (afd_native.node, or the testing addon) may be: the path in
+ * `envVar`, next to a bundled script, or the cmake-js build.
+ */
+export function addonCandidatesOf(fileName: string, envVar: string): string[] {
   const candidates: string[] = [];
-  const explicit = process.env['AFD_NATIVE_ADDON'];
+  const explicit = process.env[envVar];
   if (explicit) candidates.push(explicit);
   const script = process.argv[1];
   if (script) {
-    candidates.push(join(dirname(script), 'afd_native.node'));
+    candidates.push(join(dirname(script), fileName));
     // agent/dist/afd-agent.cjs inside the monorepo: the cmake-js build output.
-    candidates.push(join(dirname(script), '..', '..', 'native', 'build', 'Release', 'afd_native.node'));
+    candidates.push(join(dirname(script), '..', '..', 'native', 'build', 'Release', fileName));
   }
   let here: string | undefined;
   try {
@@ -406,26 +369,28 @@ export function addonCandidates(): string[] {
     here = undefined; // bundled as CommonJS: import.meta is empty
   }
   if (here) {
-    candidates.push(join(here, '..', 'build', 'Release', 'afd_native.node'));
-    candidates.push(join(here, '..', 'build', 'Debug', 'afd_native.node'));
+    candidates.push(join(here, '..', 'build', 'Release', fileName));
+    candidates.push(join(here, '..', 'build', 'Debug', fileName));
   }
   return candidates;
 }
 
+/** Where the product addon may be (AFD_NATIVE_ADDON first). */
+export function addonCandidates(): string[] {
+  return addonCandidatesOf('afd_native.node', 'AFD_NATIVE_ADDON');
+}
+
+/** Loads the first existing candidate; throws an error that lists every path tried and `hint`. */
+export function requireFirstAddon<T>(fileName: string, tried: string[], hint: string): T {
+  const path = tried.find((p) => existsSync(p));
+  if (!path) throw new Error(`native addon ${fileName} not found (tried: ${tried.join(', ')}). ${hint}`);
+  return createRequire(path)(path) as T;
+}
+
 let cached: NativeAddon | undefined;
 
-/** Loads the addon once. Throws an error that lists every path tried. */
+/** Loads the product addon once. Throws an error that lists every path tried. */
 export function loadAddon(): NativeAddon {
-  if (cached) return cached;
-  const tried = addonCandidates();
-  const path = tried.find((p) => existsSync(p));
-  if (!path) {
-    throw new Error(
-      `native addon afd_native.node not found (tried: ${tried.join(', ')}). ` +
-        'Build it with `npm run build -w @afd/native` or set AFD_NATIVE_ADDON.',
-    );
-  }
-  const require = createRequire(path);
-  cached = require(path) as NativeAddon;
+  cached ??= requireFirstAddon<NativeAddon>('afd_native.node', addonCandidates(), 'Build it with `npm run build -w @afd/native` or set AFD_NATIVE_ADDON.');
   return cached;
 }
