@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "cpu/check.h"
-#include "cpu/op-contracts.h"
+#include "core/op-checks.h"
+#include "core/op-contracts.h"
 #include "cuda/attention.cuh"
 #include "cuda/cublas-api.h"
 #include "cuda/cuda-check.h"
@@ -23,9 +23,9 @@
 
 namespace afd::cuda {
 
-using cpu::checkDType;
-using cpu::checkFloat;
-using cpu::checkShape;
+using contract::checkDType;
+using contract::checkFloat;
+using contract::checkShape;
 
 namespace {
 
@@ -112,19 +112,19 @@ void* CudaBackend::scratch(size_t bytes) {
 
 void CudaBackend::embedding(const Tensor& ids, const Tensor& table, Tensor& out) {
   const int64_t T = ids.dim(0), H = table.dim(1);
-  cpu::checkEmbedding(ids, table, out);
+  contract::checkEmbedding(ids, table, out);
   embeddingLookup(ids.ptr<int32_t>(), table.data, code(table.dtype), out.ptr<float>(), static_cast<int>(T),
                   static_cast<int>(H), static_cast<int>(table.dim(0)), stream_);
 }
 
 void CudaBackend::fillRandom(Tensor& t, uint64_t key, float scale, float offset) {
-  checkFloat("fillRandom", "tensor", t);
+  contract::checkFloat("fillRandom", "tensor", t);
   fillDummy(t.data, code(t.dtype), static_cast<size_t>(t.numel()), key, scale, offset, stream_);
 }
 
 void CudaBackend::rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1);
-  cpu::checkRmsNorm(x, weight, out);
+  contract::checkRmsNorm(x, weight, out);
   // With no delta the kernel only reads the residual argument.
   cuda::addRmsNorm(const_cast<float*>(x.ptr<float>()), nullptr, false, weight.data, code(weight.dtype), out.data,
                    out.dtype == DType::BF16, static_cast<int>(T), static_cast<int>(H), eps, stream_);
@@ -132,7 +132,7 @@ void CudaBackend::rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tens
 
 void CudaBackend::addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = residual.dim(0), H = residual.dim(1);
-  cpu::checkAddRmsNorm(delta, residual, weight, out);
+  contract::checkAddRmsNorm(delta, residual, weight, out);
   cuda::addRmsNorm(residual.ptr<float>(), delta.data, delta.dtype == DType::BF16, weight.data, code(weight.dtype), out.data,
                    out.dtype == DType::BF16, static_cast<int>(T), static_cast<int>(H), eps, stream_);
 }
@@ -162,7 +162,7 @@ QkNormRopeArgs ropeArgs(const Tensor* qNorm, const Tensor* kNorm, float eps, con
 void CudaBackend::qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm,
                              float eps, const RopeParams& rope) {
   const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2), nKv = k.dim(1);
-  cpu::checkQkNormRope(q, k, positions, qNorm, kNorm, rope);
+  contract::checkQkNormRope(q, k, positions, qNorm, kNorm, rope);
   QkNormRopeArgs a = ropeArgs(qNorm, kNorm, eps, rope, positions, T, nH, nKv, D);
   a.qIn = q.ptr<float>();
   a.kIn = k.ptr<float>();
@@ -176,7 +176,7 @@ void CudaBackend::qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, cons
 void CudaBackend::qkNormRopeCache(const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping,
                                   const Tensor* qNorm, const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q,
                                   Tensor& kCache, Tensor& vCache) {
-  cpu::checkQkNormRopeCache(qkv, positions, slotMapping, qNorm, kNorm, rope, q, kCache, vCache);
+  contract::checkQkNormRopeCache(qkv, positions, slotMapping, qNorm, kNorm, rope, q, kCache, vCache);
   const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2), nKv = kCache.dim(2), row = (nH + 2 * nKv) * D;
   QkNormRopeArgs a = ropeArgs(qNorm, kNorm, eps, rope, positions, T, nH, nKv, D);
   a.qIn = qkv.ptr<float>();
@@ -194,8 +194,8 @@ void CudaBackend::qkNormRopeCache(const Tensor& qkv, const Tensor& positions, co
 void CudaBackend::writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
                                Tensor& vCache) {
   const int64_t T = k.dim(0), nKv = k.dim(1), D = k.dim(2);
-  cpu::checkWriteKvCache(k, v, slotMapping, kCache, vCache);
-  checkFloat("writeKvCache", "kCache", kCache);
+  contract::checkWriteKvCache(k, v, slotMapping, kCache, vCache);
+  contract::checkFloat("writeKvCache", "kCache", kCache);
   AFD_CHECK(kCache.dtype == vCache.dtype, "writeKvCache: k and v caches must share a dtype");
   cuda::writeKvCache(k.ptr<float>(), v.ptr<float>(), slotMapping.ptr<int32_t>(), kCache.data, vCache.data,
                      code(kCache.dtype), static_cast<int>(T), static_cast<int>(nKv), static_cast<int>(D), stream_);
@@ -205,7 +205,7 @@ void CudaBackend::pagedAttention(const Tensor& q, const Tensor& kCache, const Te
                                  const AttentionBatch& batch, float scale, Tensor& out) {
   const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2);
   const int64_t B = kCache.dim(1), nKv = kCache.dim(2);
-  cpu::checkPagedAttention(q, kCache, vCache, batch, out);
+  contract::checkPagedAttention(q, kCache, vCache, batch, out);
   AFD_CHECK(kCache.dtype == vCache.dtype, "pagedAttention: k and v caches must share a dtype");
   if (T == 0) return;
   PagedAttentionArgs a;
@@ -289,33 +289,33 @@ void CudaBackend::linearInto(const Tensor& x, const Tensor& w, Tensor& out, bool
 }
 
 void CudaBackend::matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
-  cpu::checkMatmul(x, w, bias, out);
+  contract::checkMatmul(x, w, bias, out);
   if (x.dim(0) == 0) return;
   linearInto(x, w, out, false);
   if (bias) addBiasRows(out.ptr<float>(), bias->data, code(bias->dtype), static_cast<int>(x.dim(0)), static_cast<int>(w.dim(0)), stream_);
 }
 
 void CudaBackend::matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
-  cpu::checkMatmul(x, w, bias, out);
+  contract::checkMatmul(x, w, bias, out);
   if (x.dim(0) == 0) return;
   linearInto(x, w, out, true);
   if (bias) addBiasRows(out.ptr<float>(), bias->data, code(bias->dtype), static_cast<int>(x.dim(0)), static_cast<int>(w.dim(0)), stream_);
 }
 
 void CudaBackend::add(const Tensor& a, const Tensor& b, Tensor& out) {
-  cpu::checkAdd(a, b, out);
+  contract::checkAdd(a, b, out);
   if (a.dtype == DType::BF16) addBf16(a.data, b.data, out.data, a.numel(), stream_);  // DeepSeek's shared experts
   else addF32(a.ptr<float>(), b.ptr<float>(), out.ptr<float>(), a.numel(), stream_);
 }
 
 void CudaBackend::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) {
-  cpu::checkGatherRows(x, rows, out);
+  contract::checkGatherRows(x, rows, out);
   cuda::gatherRows(x.data, rows.ptr<int32_t>(), out.data, static_cast<int>(rows.dim(0)), static_cast<int>(x.dim(1)),
                    static_cast<int>(dtypeBytes(x.dtype)), stream_);
 }
 
 void CudaBackend::sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) {
-  checkShape("sample", "logits", logits, {-1, -1});
+  contract::checkShape("sample", "logits", logits, {-1, -1});
   const int S = static_cast<int>(logits.dim(0));
   if (S == 0) return;
   // One upload of the per-row settings: [temperature | topK | topP | seed | position | tokens].

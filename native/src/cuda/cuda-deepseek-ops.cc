@@ -1,10 +1,10 @@
 // The DeepSeek Backend ops on CUDA (MLA prologue, latent cache write, absorbed MLA
 // attention over the paged latent cache, grouped router, routing scatter): the same
-// contracts as the CPU ops (cpu/deepseek-contracts.h), then the kernels of
+// contracts as the CPU ops (core/deepseek-contracts.h), then the kernels of
 // cuda/mla-prologue.cuh, cuda/mla-attention.cuh and cuda/deepseek-route.cuh. Nothing here
 // synchronizes or copies to the host; the attention's workspace is the backend scratch,
 // so a warmed step captures into a CUDA graph.
-#include "cpu/deepseek-contracts.h"
+#include "core/deepseek-contracts.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/deepseek-route.cuh"
 #include "cuda/host-helpers.h"
@@ -36,7 +36,7 @@ int routeMethodCode(RouterTopkMethod m) {
 
 void CudaBackend::mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
                               const RopeParams& rope, bool interleaved) {
-  const cpu::MlaDims d = cpu::checkMlaNormRope(q, kvA, kvNorm, positions, rope);
+  const contract::MlaDims d = contract::checkMlaNormRope(q, kvA, kvNorm, positions, rope);
   AFD_CHECK(d.R <= kMlaMaxRopeDim, "mlaNormRope: rope dim " << d.R << " is above the CUDA limit " << kMlaMaxRopeDim);
   MlaNormRopeArgs a;
   a.q = q.ptr<float>();
@@ -57,7 +57,7 @@ void CudaBackend::mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, floa
 }
 
 void CudaBackend::writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) {
-  cpu::checkWriteLatentCache(kvA, slotMapping, latentCache);
+  contract::checkWriteLatentCache(kvA, slotMapping, latentCache);
   cuda::writeLatentCache(kvA.ptr<float>(), slotMapping.ptr<int32_t>(), latentCache.data, code(latentCache.dtype),
                          static_cast<int>(kvA.dim(0)), static_cast<int>(kvA.dim(1)), latentCache.dim(0) * latentCache.dim(1),
                          stream_);
@@ -65,7 +65,7 @@ void CudaBackend::writeLatentCache(const Tensor& kvA, const Tensor& slotMapping,
 
 void CudaBackend::mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch,
                                float scale, Tensor& out) {
-  const cpu::MlaDims d = cpu::checkMlaAttention(q, latentCache, kvB, batch, out);
+  const contract::MlaDims d = contract::checkMlaAttention(q, latentCache, kvB, batch, out);
   const int64_t T = q.dim(0);
   AFD_CHECK(d.L <= kMlaMaxLatent && d.N <= kMlaMaxNope,
             "mlaAttention: kv_lora_rank " << d.L << " / qk_nope_head_dim " << d.N << " are above the CUDA limits "
@@ -102,7 +102,7 @@ void CudaBackend::mlaAttention(const Tensor& q, const Tensor& latentCache, const
 
 void CudaBackend::moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
                                   Tensor& expertIds, Tensor& expertWeights) {
-  cpu::checkMoeGroupedRoute(logits, scoreBias, p, expertIds, expertWeights);
+  contract::checkMoeGroupedRoute(logits, scoreBias, p, expertIds, expertWeights);
   const int64_t E = logits.dim(1);
   AFD_CHECK(E <= kGroupedRouteMaxExperts,
             "moeGroupedRoute: " << E << " experts are above the CUDA router's limit " << kGroupedRouteMaxExperts);
@@ -125,7 +125,7 @@ void CudaBackend::moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias,
 }
 
 void CudaBackend::scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) {
-  cpu::checkScatterRouting(expertIds, expertWeights, dense);
+  contract::checkScatterRouting(expertIds, expertWeights, dense);
   cuda::scatterRouting(expertIds.ptr<int32_t>(), expertWeights.ptr<float>(), dense.ptr<float>(),
                        static_cast<int>(expertIds.dim(0)), static_cast<int>(expertIds.dim(1)), static_cast<int>(dense.dim(1)),
                        stream_);

@@ -1,6 +1,6 @@
 // The dense SiLU-gated MLP on CUDA (dense layers, DeepSeek's shared experts): few rows on
 // our stream GEMM with the SiLU epilogue (cuda/gemm.cuh), many bf16 rows on cuBLAS.
-#include "cpu/op-contracts.h"
+#include "core/op-contracts.h"
 #include "cuda/cublas-api.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/expert-gemm-kernels.cuh"
@@ -11,7 +11,7 @@ namespace afd::cuda {
 
 void CudaBackend::siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1), I = gate.dim(0);
-  cpu::checkSiluGatedMlp(x, gate, up, down, out);
+  contract::checkSiluGatedMlp(x, gate, up, down, out);
   AFD_CHECK(gate.dtype == up.dtype && gate.dtype == down.dtype, "siluGatedMlp: gate, up and down must share a dtype");
   if (T == 0) return;
   const bool bf16 = x.dtype == DType::BF16;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "cpu/op-contracts.h"
+#include "core/op-contracts.h"
 #include "cuda/cublas-api.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
@@ -42,7 +42,7 @@ class Carver {
 
 void CudaBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) {
   const int64_t T = logits.dim(0), E = logits.dim(1);
-  cpu::checkRouterTopK(logits, k, expertIds, expertWeights);
+  contract::checkRouterTopK(logits, k, expertIds, expertWeights);
   moeTopK(logits.ptr<float>(), static_cast<int>(T), static_cast<int>(E), k, normTopk, expertIds.ptr<int32_t>(),
           expertWeights.ptr<float>(), stream_);
 }
@@ -158,7 +158,7 @@ void CudaBackend::permuteAndRunExperts(const Tensor& x, const Tensor& expertIds,
                                        bool masked) {
   const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
   const int E = static_cast<int>(experts.size());
-  cpu::checkMoeExperts(x, expertIds, expertWeights, out, addend);
+  contract::checkMoeExperts(x, expertIds, expertWeights, out, addend);
   if (T == 0) return;
   const MoeScratch s = moeScratch(T, E, K, H, anyExpert(experts).gate.dim(0));
   moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
@@ -170,7 +170,7 @@ void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
   AFD_CHECK((a.routerWeight != nullptr) != (a.routerLogits != nullptr), "moe: give either the router weight or precomputed router logits");
   const int64_t T = x.dim(0), H = x.dim(1), K = a.topK;
   const int E = static_cast<int>(a.experts->size());
-  cpu::checkMoeExperts(x, a.expertIds, a.expertWeights, out);
+  contract::checkMoeExperts(x, a.expertIds, a.expertWeights, out);
   if (T == 0) return;
   int32_t* ids = a.expertIds.ptr<int32_t>();
   float* weights = a.expertWeights.ptr<float>();
@@ -192,7 +192,7 @@ void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
     matmul(x, *a.routerWeight, nullptr, a.logits);  // before the scratch is carved (an f32 GEMM may grow it)
     logits = &a.logits;
   }
-  cpu::checkRouterTopK(*logits, static_cast<int>(K), a.expertIds, a.expertWeights);
+  contract::checkRouterTopK(*logits, static_cast<int>(K), a.expertIds, a.expertWeights);
   const MoeScratch s = moeScratch(T, E, K, H, I);
   if (shapeRows(T) <= kRouteOneBlockMaxRows) {
     moeRoute(logits->ptr<float>(), static_cast<int>(T), E, static_cast<int>(K), a.normTopk, ids, weights, s.slots, s.perm,

@@ -1,9 +1,10 @@
 // Shape and dtype contracts of the DeepSeek Backend ops (core/backend.h), one per op,
-// for every backend that implements them (as cpu/op-contracts.h for the others).
+// for every backend that implements them (as core/op-contracts.h for the others).
 #pragma once
-#include "cpu/check.h"
+#include "core/backend.h"
+#include "core/op-checks.h"
 
-namespace afd::cpu {
+namespace afd::contract {
 
 // MLA dims of one call, read off the tensors: L latent, R rope, N nope, V value.
 struct MlaDims {
@@ -108,4 +109,4 @@ inline void checkScatterRouting(const Tensor& ids, const Tensor& weights, const 
   checkDType("scatterRouting", "dense", dense, DType::F32);
 }
 
-}  // namespace afd::cpu
+}  // namespace afd::contract

@@ -2,9 +2,10 @@
 // runs the op (messages name the op and the tensor). One definition per op, so the CPU
 // and CUDA backends refuse exactly the same inputs.
 #pragma once
-#include "cpu/check.h"
+#include "core/backend.h"
+#include "core/op-checks.h"
 
-namespace afd::cpu {
+namespace afd::contract {
 
 // ids: [T] i32; table: [V, H]; out: [T, H] f32.
 inline void checkEmbedding(const Tensor& ids, const Tensor& table, const Tensor& out) {
@@ -173,4 +174,4 @@ inline void checkPagedAttention(const Tensor& q, const Tensor& kCache, const Ten
   checkShape("pagedAttention", "positions", batch.positions, {T});
   checkShape("pagedAttention", "blockTables", batch.blockTables, {batch.numSeqs, batch.maxBlocksPerSeq});
 }
-}  // namespace afd::cpu
+}  // namespace afd::contract
