@@ -3,8 +3,8 @@
 // Audit of the captured region (FfnModel::forward on the CUDA backend, NCCL plane):
 // receives and sends are ncclRecv / ncclSend on the engine's stream; matmul (router),
 // moe (router, top-k, experts) and siluGatedMlp only launch kernels and cuBLAS GEMMs, except
-// where they grow a buffer: FfnModel::ensureScratch, CudaBackend::scratch (synchronizes,
-// then reallocates) and CudaBackend::expertTables (first use of a layer: upload +
+// where they grow a buffer: FfnModel::ensureScratch, DeviceMemory::scratch (synchronizes,
+// then reallocates) and MoeOps::expertTables (first use of a layer: upload +
 // synchronize). All three depend only on the row count of the call (and the layer), so
 // a capture runs only at rows <= warmRows_ (every layer already ran at that many rows,
 // else a local warm-up forward runs first). Any allocation after a capture changes the

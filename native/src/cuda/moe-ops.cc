@@ -1,15 +1,11 @@
-// The MoE Backend ops on CUDA: router top-k, and the routed experts of moeExperts / moe:
-// route (top-k + permutation; fused with the router GEMV for few bf16 rows), the expert
-// GEMMs on our grouped kernels or on cuBLAS grouped GEMM (CudaOptions.expertGemm,
-// expert-gemm-cublas.h), then the weighted combine. The expert pointer tables are built
-// once per expert list; the per-call buffers are carved from the backend scratch.
+#include "cuda/moe-ops.h"
+
 #include <algorithm>
 #include <memory>
 #include <vector>
 
 #include "core/op-contracts.h"
 #include "cuda/cublas-api.h"
-#include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
 #include "cuda/expert-gemm-cublas.h"
 #include "cuda/gemm.cuh"
@@ -40,14 +36,21 @@ class Carver {
 
 }  // namespace
 
-void CudaBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) {
+MoeOps::MoeOps(StreamContext& ctx, DeviceMemory& memory, LinearOps& linear)
+    : ctx_(ctx), memory_(memory), linear_(linear), routerCounter_("router done counter", 256) {
+  AFD_CUDA_CHECK(cudaMemsetAsync(routerCounter_.data(), 0, routerCounter_.bytes(), ctx.stream()));
+}
+
+MoeOps::~MoeOps() = default;
+
+void MoeOps::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) {
   const int64_t T = logits.dim(0), E = logits.dim(1);
   contract::checkRouterTopK(logits, k, expertIds, expertWeights);
   moeTopK(logits.ptr<float>(), static_cast<int>(T), static_cast<int>(E), k, normTopk, expertIds.ptr<int32_t>(),
-          expertWeights.ptr<float>(), stream_);
+          expertWeights.ptr<float>(), ctx_.stream());
 }
 
-const void* const* CudaBackend::expertTables(const std::vector<ExpertWeights>& experts) {
+const void* const* MoeOps::expertTables(const std::vector<ExpertWeights>& experts) {
   std::vector<const void*> table(3 * experts.size(), nullptr);
   for (size_t e = 0; e < experts.size(); ++e) {
     table[e] = experts[e].gate.data;
@@ -58,24 +61,24 @@ const void* const* CudaBackend::expertTables(const std::vector<ExpertWeights>& e
   // allocated at the same address must not reuse the old device table.
   auto it = expertTables_.find(experts.data());
   if (it != expertTables_.end() && it->second.host == table) return it->second.device.as<const void* const>();
-  refuseWhileCapturing("building an MoE expert pointer table");
-  ++epoch_;
+  ctx_.refuseWhileCapturing("building an MoE expert pointer table");
+  ctx_.bumpEpoch();
   DeviceBuffer buffer("MoE expert pointer table", table.size() * sizeof(void*));
-  AFD_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), table.data(), buffer.bytes(), cudaMemcpyHostToDevice, stream_));
-  synchronize();
+  AFD_CUDA_CHECK(cudaMemcpyAsync(buffer.data(), table.data(), buffer.bytes(), cudaMemcpyHostToDevice, ctx_.stream()));
+  ctx_.synchronize();
   ExpertTable& slot = expertTables_[experts.data()];
   slot.device = std::move(buffer);
   slot.host = std::move(table);
   return slot.device.as<const void* const>();
 }
 
-CudaBackend::MoeScratch CudaBackend::moeScratch(int64_t T, int E, int64_t K, int64_t H, int64_t I) {
+MoeOps::MoeScratch MoeOps::moeScratch(int64_t T, int E, int64_t K, int64_t H, int64_t I) {
   const int rows = static_cast<int>(T * K);
   MoeScratch s;
   s.slots = moeGridSlots(static_cast<int>(T), E, static_cast<int>(K));
   const size_t bytes = align256(sizeof(int32_t) * (E + 1)) + align256(sizeof(int32_t) * s.slots) +
                        2 * align256(sizeof(int32_t) * rows) + align256(4ull * rows * I) + align256(4ull * rows * H);
-  Carver carve(scratch(bytes));
+  Carver carve(memory_.scratch(bytes));
   s.perm.expertOffsets = carve.take<int32_t>(E + 1);
   s.perm.activeExperts = carve.take<int32_t>(s.slots);
   s.perm.sortedSourceRow = carve.take<int32_t>(rows);
@@ -96,7 +99,7 @@ const ExpertWeights& anyExpert(const std::vector<ExpertWeights>& experts) {
 
 }  // namespace
 
-void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights, const Tensor* addend,
+void MoeOps::runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights, const Tensor* addend,
                              const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out, bool masked) {
   const int64_t T = x.dim(0), H = x.dim(1);
   const int E = static_cast<int>(experts.size());
@@ -106,12 +109,12 @@ void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor&
   const bool bf16 = x.dtype == DType::BF16;
   const void* const* tables = expertTables(experts);
   // Grouped GEMM needs the per-expert counts on the host, so a captured step keeps our kernel.
-  if (!capturing_ && !masked && useCublasExpertGemm(options_.expertGemm, static_cast<int>(shapeRows(T)), options_.expertGemmMinTokens, static_cast<int>(H),
-                                         static_cast<int>(I), any.gate.dtype == DType::BF16, cublas_.get(), stream_)) {
-    if (!cublasExperts_) cublasExperts_ = std::make_unique<CublasExpertGemm>(*cublas_);
+  if (!ctx_.capturing() && !masked && useCublasExpertGemm(ctx_.options().expertGemm, static_cast<int>(ctx_.shapeRows(T)), ctx_.options().expertGemmMinTokens, static_cast<int>(H),
+                                         static_cast<int>(I), any.gate.dtype == DType::BF16, linear_.cublas(), ctx_.stream())) {
+    if (!cublasExperts_) cublasExperts_ = std::make_unique<CublasExpertGemm>(*linear_.cublas());
     cublasExperts_->run(moeExpertGemmArgs(x.data, !bf16, s.perm, tables, E, rows, static_cast<int>(H), static_cast<int>(I),
                                           s.expertOut),
-                        stream_);
+                        ctx_.stream());
   } else {
     LinearArgs a;
     a.x = x.data;
@@ -128,7 +131,7 @@ void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor&
     a.out = s.act;
     a.ldOut = static_cast<int>(I);
     a.epilogue = bf16 ? Epilogue::SiluMulBf16 : Epilogue::SiluMulF32;
-    gatedMlp(a, DownWeights{nullptr, tables + 2 * E, code(any.down.dtype)}, s.expertOut, s.slots, nullptr, stream_);
+    gatedMlp(a, DownWeights{nullptr, tables + 2 * E, code(any.down.dtype)}, s.expertOut, s.slots, nullptr, ctx_.stream());
   }
   MoeCombineArgs c;
   c.expertOut = s.expertOut;
@@ -140,20 +143,20 @@ void CudaBackend::runExperts(const Tensor& x, const MoeScratch& s, const Tensor&
   c.hidden = static_cast<int>(H);
   c.topK = static_cast<int>(K);
   c.addend = addend != nullptr ? addend->data : nullptr;
-  moeCombine(c, stream_);
+  moeCombine(c, ctx_.stream());
 }
 
-void CudaBackend::moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+void MoeOps::moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                              const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend) {
   permuteAndRunExperts(x, expertIds, expertWeights, experts, out, addend, false);
 }
 
-void CudaBackend::moeExpertsMasked(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+void MoeOps::moeExpertsMasked(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                                    const std::vector<ExpertWeights>& experts, Tensor& out) {
   permuteAndRunExperts(x, expertIds, expertWeights, experts, out, nullptr, true);
 }
 
-void CudaBackend::permuteAndRunExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
+void MoeOps::permuteAndRunExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                                        const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend,
                                        bool masked) {
   const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
@@ -161,11 +164,11 @@ void CudaBackend::permuteAndRunExperts(const Tensor& x, const Tensor& expertIds,
   contract::checkMoeExperts(x, expertIds, expertWeights, out, addend);
   if (T == 0) return;
   const MoeScratch s = moeScratch(T, E, K, H, anyExpert(experts).gate.dim(0));
-  moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
+  moePermute(expertIds.ptr<int32_t>(), static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, ctx_.stream());
   runExperts(x, s, expertWeights, addend, experts, K, out, masked);
 }
 
-void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
+void MoeOps::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
   AFD_CHECK(a.experts != nullptr, "moe: no experts given");
   AFD_CHECK((a.routerWeight != nullptr) != (a.routerLogits != nullptr), "moe: give either the router weight or precomputed router logits");
   const int64_t T = x.dim(0), H = x.dim(1), K = a.topK;
@@ -177,29 +180,29 @@ void CudaBackend::moe(const Tensor& x, MoeArgs& a, Tensor& out) {
   const int64_t I = anyExpert(*a.experts).gate.dim(0);
   const bool fused = a.routerWeight != nullptr && x.dtype == DType::BF16 && a.routerWeight->dtype == DType::BF16 &&
                      moeRouterRouteSupported(static_cast<int>(T), static_cast<int>(H), E, static_cast<int>(K)) &&
-                     moeRouterRouteSupported(static_cast<int>(shapeRows(T)), static_cast<int>(H), E, static_cast<int>(K));
+                     moeRouterRouteSupported(static_cast<int>(ctx_.shapeRows(T)), static_cast<int>(H), E, static_cast<int>(K));
   if (fused) {
     const MoeScratch s = moeScratch(T, E, K, H, I);
     const MoeRouterRouteArgs ra{x.data, a.routerWeight->data, a.logits.ptr<float>(), static_cast<int>(T), static_cast<int>(H),
                                 E, static_cast<int>(K), a.normTopk, ids, weights, s.slots, s.perm,
                                 routerCounter_.as<int32_t>()};
-    moeRouterRoute(ra, stream_);
+    moeRouterRoute(ra, ctx_.stream());
     runExperts(x, s, a.expertWeights, nullptr, *a.experts, K, out);
     return;
   }
   const Tensor* logits = a.routerLogits;
   if (a.routerWeight != nullptr) {
-    matmul(x, *a.routerWeight, nullptr, a.logits);  // before the scratch is carved (an f32 GEMM may grow it)
+    linear_.matmul(x, *a.routerWeight, nullptr, a.logits);  // before the scratch is carved (an f32 GEMM may grow it)
     logits = &a.logits;
   }
   contract::checkRouterTopK(*logits, static_cast<int>(K), a.expertIds, a.expertWeights);
   const MoeScratch s = moeScratch(T, E, K, H, I);
-  if (shapeRows(T) <= kRouteOneBlockMaxRows) {
+  if (ctx_.shapeRows(T) <= kRouteOneBlockMaxRows) {
     moeRoute(logits->ptr<float>(), static_cast<int>(T), E, static_cast<int>(K), a.normTopk, ids, weights, s.slots, s.perm,
-             stream_);
+             ctx_.stream());
   } else {
-    moeTopK(logits->ptr<float>(), static_cast<int>(T), E, static_cast<int>(K), a.normTopk, ids, weights, stream_);
-    moePermute(ids, static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, stream_);
+    moeTopK(logits->ptr<float>(), static_cast<int>(T), E, static_cast<int>(K), a.normTopk, ids, weights, ctx_.stream());
+    moePermute(ids, static_cast<int>(T), E, static_cast<int>(K), s.slots, s.perm, ctx_.stream());
   }
   runExperts(x, s, a.expertWeights, nullptr, *a.experts, K, out);
 }

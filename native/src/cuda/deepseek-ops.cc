@@ -1,11 +1,6 @@
-// The DeepSeek Backend ops on CUDA (MLA prologue, latent cache write, absorbed MLA
-// attention over the paged latent cache, grouped router, routing scatter): the same
-// contracts as the CPU ops (core/deepseek-contracts.h), then the kernels of
-// cuda/mla-prologue.cuh, cuda/mla-attention.cuh and cuda/deepseek-route.cuh. Nothing here
-// synchronizes or copies to the host; the attention's workspace is the backend scratch,
-// so a warmed step captures into a CUDA graph.
+#include "cuda/deepseek-ops.h"
+
 #include "core/deepseek-contracts.h"
-#include "cuda/cuda-backend.h"
 #include "cuda/deepseek-route.cuh"
 #include "cuda/host-helpers.h"
 #include "cuda/mla-attention.cuh"
@@ -34,7 +29,7 @@ int routeMethodCode(RouterTopkMethod m) {
 
 }  // namespace
 
-void CudaBackend::mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
+void DeepseekOps::mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
                               const RopeParams& rope, bool interleaved) {
   const contract::MlaDims d = contract::checkMlaNormRope(q, kvA, kvNorm, positions, rope);
   AFD_CHECK(d.R <= kMlaMaxRopeDim, "mlaNormRope: rope dim " << d.R << " is above the CUDA limit " << kMlaMaxRopeDim);
@@ -53,17 +48,17 @@ void CudaBackend::mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, floa
   a.latent = static_cast<int>(d.L);
   a.interleaved = interleaved;
   a.eps = eps;
-  cuda::mlaNormRope(a, stream_);
+  cuda::mlaNormRope(a, ctx_.stream());
 }
 
-void CudaBackend::writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) {
+void DeepseekOps::writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) {
   contract::checkWriteLatentCache(kvA, slotMapping, latentCache);
   cuda::writeLatentCache(kvA.ptr<float>(), slotMapping.ptr<int32_t>(), latentCache.data, code(latentCache.dtype),
                          static_cast<int>(kvA.dim(0)), static_cast<int>(kvA.dim(1)), latentCache.dim(0) * latentCache.dim(1),
-                         stream_);
+                         ctx_.stream());
 }
 
-void CudaBackend::mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch,
+void DeepseekOps::mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch,
                                float scale, Tensor& out) {
   const contract::MlaDims d = contract::checkMlaAttention(q, latentCache, kvB, batch, out);
   const int64_t T = q.dim(0);
@@ -92,15 +87,15 @@ void CudaBackend::mlaAttention(const Tensor& q, const Tensor& latentCache, const
   a.blockSize = static_cast<int>(latentCache.dim(1));
   a.maxBlocksPerSeq = batch.maxBlocksPerSeq;
   a.scale = scale;
-  a.tensorCores = options_.attentionKernel != AttentionKernel::Simt;
+  a.tensorCores = ctx_.options().attentionKernel != AttentionKernel::Simt;
   // Chunking per token from the whole step's rows (a DBO stage splits as the step does).
-  a.maxChunks = mlaMaxChunks(shapeRows(T), a.heads);
+  a.maxChunks = mlaMaxChunks(ctx_.shapeRows(T), a.heads);
   a.gridChunks = mlaGridChunks(a.maxChunks, batch.maxContextLen);
-  mlaCarveWorkspace(scratch(mlaWorkspaceBytes(a.tokens, a.heads, a.latent, a.rope, a.gridChunks)), a);
-  cuda::mlaAttention(a, stream_);
+  mlaCarveWorkspace(memory_.scratch(mlaWorkspaceBytes(a.tokens, a.heads, a.latent, a.rope, a.gridChunks)), a);
+  cuda::mlaAttention(a, ctx_.stream());
 }
 
-void CudaBackend::moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
+void DeepseekOps::moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
                                   Tensor& expertIds, Tensor& expertWeights) {
   contract::checkMoeGroupedRoute(logits, scoreBias, p, expertIds, expertWeights);
   const int64_t E = logits.dim(1);
@@ -121,14 +116,14 @@ void CudaBackend::moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias,
   a.scale = p.scale;
   a.ids = expertIds.ptr<int32_t>();
   a.weights = expertWeights.ptr<float>();
-  groupedRoute(a, stream_);
+  groupedRoute(a, ctx_.stream());
 }
 
-void CudaBackend::scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) {
+void DeepseekOps::scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) {
   contract::checkScatterRouting(expertIds, expertWeights, dense);
   cuda::scatterRouting(expertIds.ptr<int32_t>(), expertWeights.ptr<float>(), dense.ptr<float>(),
                        static_cast<int>(expertIds.dim(0)), static_cast<int>(expertIds.dim(1)), static_cast<int>(dense.dim(1)),
-                       stream_);
+                       ctx_.stream());
 }
 
 }  // namespace afd::cuda
