@@ -1,6 +1,6 @@
 /**
  * FfnServer: the FFN role's daemon loop around an ffn-role Engine (native
- * runtime/afd/ffn-server.h, a native thread). The constructor binds the rendezvous port at
+ * runtime/afd/ffn-loop.h, a native thread). The constructor binds the rendezvous port at
  * once; start() gathers the block of attention ranks; the loop then serves their FFN
  * halves until an attention rank sends the shutdown flag or stop() is called.
  *

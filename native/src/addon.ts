@@ -274,7 +274,7 @@ export interface NativeAttentionLink {
   state(): AttentionLinkState;
 }
 
-/** Where an FFN rank's daemon loop stands (runtime/afd/ffn-server.h). */
+/** Where an FFN rank's daemon loop stands (runtime/afd/ffn-loop.h). */
 export interface FfnServerState {
   /** created, rendezvous (gathering its block), serving, stopped, failed. */
   state: 'created' | 'rendezvous' | 'serving' | 'stopped' | 'failed';

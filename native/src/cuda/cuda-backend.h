@@ -96,7 +96,7 @@ class CudaBackend final : public Backend {
     moe_.moeExperts(x, expertIds, expertWeights, experts, out, addend);
   }
   // moeExperts where expertIds may hold -1 (a masked pair: adds nothing; a row with every
-  // pair masked gets 0): expert parallelism's owner side (cuda/ep/ep-peer-exchange.h).
+  // pair masked gets 0): expert parallelism's owner side (cuda/ep/ep-ipc-exchange.h).
   // Always our grouped kernels (the cuBLAS grouped path needs every pair routed).
   void moeExpertsMasked(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                         const std::vector<ExpertWeights>& experts, Tensor& out) {

@@ -8,9 +8,9 @@
 #include "core/backend-options.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/ep/ep-nccl-exchange.h"
-#include "cuda/ep/ep-peer-exchange.h"
+#include "cuda/ep/ep-ipc-exchange.h"
 #include "cuda/nccl/nccl-role-plane.h"
-#include "cuda/peer/peer-role-plane.h"
+#include "cuda/ipc/ipc-role-plane.h"
 #include "runtime/registry.h"
 
 namespace afd {
@@ -24,8 +24,8 @@ std::unique_ptr<Backend> createCudaBackend(const BackendOptions& options) {
 void registerCudaFactories(Registry& registry) {
   registry.addBackend("cuda", createCudaBackend);
   registry.addDevicePlane(ConnectorKind::Nccl, cuda::buildNcclRolePlane);
-  registry.addDevicePlane(ConnectorKind::Peer, cuda::buildPeerRolePlane);
-  registry.addEpExchange(EpTransport::Peer, cuda::buildEpPeerExchange);
+  registry.addDevicePlane(ConnectorKind::Peer, cuda::buildIpcRolePlane);
+  registry.addEpExchange(EpTransport::Peer, cuda::buildEpIpcExchange);
   registry.addEpExchange(EpTransport::Nccl, cuda::buildEpNcclExchange);
 }
 

@@ -6,7 +6,7 @@
 // counts and routing stay on the device, and sequence numbers live in device memory, so
 // an FFN step that runs it is stream work only and replays as a CUDA graph.
 //
-// Transport "peer" (cuda/ep/ep-peer-exchange.h): CUDA IPC memory of FFN ranks on one host
+// Transport "peer" (cuda/ep/ep-ipc-exchange.h): CUDA IPC memory of FFN ranks on one host
 // (one GPU or several with P2P); the packing kernel writes straight into the owner's
 // region and bumps a device flag. Transport "nccl" (cuda/ep/ep-nccl-exchange.h): an NCCL
 // communicator of the group (a GPU per FFN rank, any hosts); each phase is one NCCL group

@@ -4,11 +4,11 @@
 //    attention ranks of one block may share a GPU (NCCL refuses two ranks of one
 //    communicator on one device); works across hosts. Bootstrap one way: the FFN rank
 //    sends each peer an NCCL unique id.
-//  - "peer": GPUs of one host through CUDA IPC peer memory (cuda/peer/peer-data-plane.h).
+//  - "peer": GPUs of one host through CUDA IPC peer memory (cuda/ipc/ipc-data-plane.h).
 //    Bootstrap both ways: the FFN rank sends each peer its inbox handle (+ sizes), the
 //    attention rank maps it and replies with its own handle, which the FFN rank maps.
 // The CUDA build registers both (runtime/registry.h; cuda/nccl/nccl-role-plane.cc,
-// cuda/peer/peer-role-plane.cc); a CPU-only build has neither and refuses with a clear message.
+// cuda/ipc/ipc-role-plane.cc); a CPU-only build has neither and refuses with a clear message.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -1,4 +1,4 @@
-// Expert parallelism in the FFN role's step (runtime/afd/ffn-server.h): this FFN rank's
+// Expert parallelism in the FFN role's step (runtime/afd/ffn-loop.h): this FFN rank's
 // part of the FFN group's exchange. After every formation of the group it builds the
 // device exchange (epTransport peer or nccl); per step it joins the group's barrier, which
 // gives the stage count and section rows of the whole group's largest step; per MoE layer

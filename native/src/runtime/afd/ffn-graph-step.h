@@ -1,4 +1,4 @@
-// The FFN role's whole step as one CUDA graph (see runtime/afd/ffn-server.h). On a device
+// The FFN role's whole step as one CUDA graph (see runtime/afd/ffn-loop.h). On a device
 // wire with one attention peer, the control payload's capture flag captures the step
 // keyed by its per-stage rows (and launches it once: the step crosses the wire exactly
 // once, as on every other step); the replay flag replays a cached key. Several peers

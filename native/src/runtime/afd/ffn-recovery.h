@@ -1,4 +1,4 @@
-// What the FFN role's loop does next (runtime/afd/ffn-server.h): one transition function
+// What the FFN role's loop does next (runtime/afd/ffn-loop.h): one transition function
 // from the loop's phase and what just happened to the next phase, the state it reports,
 // and what everyone is told. Every message of the loop's exits and recoveries is
 // formatted here, in one place. Pure: the server applies the transition.

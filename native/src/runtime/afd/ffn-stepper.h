@@ -1,4 +1,4 @@
-// One step of the FFN role (runtime/afd/ffn-server.h): for every layer and stage, receive
+// One step of the FFN role (runtime/afd/ffn-loop.h): for every layer and stage, receive
 // the block's rows from every peer, concatenate them along tokens, run the engine's FFN
 // half (a MoE layer through the FFN group with expert parallelism), split the output and
 // send each peer its slice; count bytes and wire times. Over a device connector the step

@@ -1,4 +1,4 @@
-#include "runtime/afd/ffn-server.h"
+#include "runtime/afd/ffn-loop.h"
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +23,7 @@ std::shared_ptr<Engine> requireFfnEngine(std::shared_ptr<Engine> engine) {
 
 }  // namespace
 
-const char* AfdFfnServer::stateName(State s) {
+const char* FfnLoop::stateName(State s) {
   switch (s) {
     case State::kCreated: return "created";
     case State::kRendezvous: return "rendezvous";
@@ -34,7 +34,7 @@ const char* AfdFfnServer::stateName(State s) {
   return "unknown";
 }
 
-AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options)
+FfnLoop::FfnLoop(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options)
     : engine_(requireFfnEngine(std::move(engine))),
       config_(makeConnectorConfig(options, engine_->config(), engine_->computeGateOnAttention(), engine_->activationDtype())) {
   Backend& backend = engine_->backend();
@@ -58,28 +58,28 @@ AfdFfnServer::AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOpt
                                           &stop_);
 }
 
-AfdFfnServer::~AfdFfnServer() { stop(); }
+FfnLoop::~FfnLoop() { stop(); }
 
-void AfdFfnServer::start() {
+void FfnLoop::start() {
   std::lock_guard<std::mutex> lock(mu_);
   AFD_CHECK(state_ == State::kCreated, "FfnServer.start(): the server was already started");
   state_ = State::kRendezvous;
   thread_ = std::thread([this] { loop(); });
 }
 
-void AfdFfnServer::waitReady() {
+void FfnLoop::waitReady() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return ready_; });
   if (!readyError_.empty()) throw Error(readyError_);
 }
 
-std::string AfdFfnServer::waitExit() {
+std::string FfnLoop::waitExit() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return exited_ || state_ == State::kCreated; });
   return exitReason_;
 }
 
-void AfdFfnServer::stop() {
+void FfnLoop::stop() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
   block_->closeListener();
@@ -96,7 +96,7 @@ void AfdFfnServer::stop() {
   }
 }
 
-AfdFfnServer::Snapshot AfdFfnServer::snapshot() const {
+FfnLoop::Snapshot FfnLoop::snapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   Snapshot s;
   s.state = state_;
@@ -110,7 +110,7 @@ AfdFfnServer::Snapshot AfdFfnServer::snapshot() const {
   return s;
 }
 
-void AfdFfnServer::loop() {
+void FfnLoop::loop() {
   FfnPhase phase = FfnPhase::Gathering;
   while (phase != FfnPhase::Ended) {
     const FfnEvent event = runPhase(phase);
@@ -120,7 +120,7 @@ void AfdFfnServer::loop() {
   }
 }
 
-FfnEvent AfdFfnServer::runPhase(FfnPhase phase) {
+FfnEvent FfnLoop::runPhase(FfnPhase phase) {
   FfnEvent event;
   try {
     if (phase == FfnPhase::Serving) {
@@ -145,7 +145,7 @@ FfnEvent AfdFfnServer::runPhase(FfnPhase phase) {
   return event;
 }
 
-void AfdFfnServer::gather(int timeoutMs) {
+void FfnLoop::gather(int timeoutMs) {
   stepper_->dropGraphs();  // they point at the previous plane and exchange
   block_->gather(&stop_, timeoutMs, [this] {
     if (expert_) expert_->bootstrap();
@@ -153,7 +153,7 @@ void AfdFfnServer::gather(int timeoutMs) {
   stepper_->onGathered();
 }
 
-bool AfdFfnServer::serve(std::string* by) {
+bool FfnLoop::serve(std::string* by) {
   for (;;) {
     engine_->stats().setFfnLoop(FfnLoopState::WaitingControl);
     if (!block_->recvStep(&payload_, &stop_, by)) return !by->empty();
@@ -161,7 +161,7 @@ bool AfdFfnServer::serve(std::string* by) {
   }
 }
 
-void AfdFfnServer::apply(const FfnTransition& t) {
+void FfnLoop::apply(const FfnTransition& t) {
   if (t.next == FfnPhase::Ended) {
     if (!t.peerMessage.empty()) block_->release(t.peerMessage);
     finish(t);
@@ -184,7 +184,7 @@ void AfdFfnServer::apply(const FfnTransition& t) {
   for (int i = 0; t.pauseBeforeRetry && i < 10 && !stop_.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
 }
 
-void AfdFfnServer::finish(const FfnTransition& t) {
+void FfnLoop::finish(const FfnTransition& t) {
   engine_->stats().setFfnLoop(FfnLoopState::Idle);
   block_->closeListener();
   if (group_) {

@@ -1,8 +1,8 @@
 // The role processes' peer-memory data plane (runtime/afd/device-plane.h, connector
-// "peer"): bootstrap both ways over the TCP links, then a PeerDataPlane on the CUDA
+// "peer"): bootstrap both ways over the TCP links, then a IpcDataPlane on the CUDA
 // backend's device and stream.
-//   F->A kBootstrap:      the FFN rank's PeerBootstrap for this pair (inbox sizes, handle).
-//   A->F kBootstrapReply: the attention rank's PeerBootstrap (same sizes, its handle).
+//   F->A kBootstrap:      the FFN rank's IpcBootstrap for this pair (inbox sizes, handle).
+//   A->F kBootstrapReply: the attention rank's IpcBootstrap (same sizes, its handle).
 // Each side maps the other's inboxes (cudaIpcOpenMemHandle); both ranks must be on one host.
 #include <unistd.h>
 
@@ -18,20 +18,20 @@
 #include "core/host-name.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
-#include "cuda/peer/peer-data-plane.h"
-#include "cuda/peer/peer-role-plane.h"
+#include "cuda/ipc/ipc-data-plane.h"
+#include "cuda/ipc/ipc-role-plane.h"
 #include "runtime/afd/device-plane.h"
 
 namespace afd::cuda {
 
 namespace {
 
-constexpr char kPeerBootstrapMagic[8] = {'A', 'F', 'D', 'P', 'E', 'E', 'R', '1'};
+constexpr char kIpcBootstrapMagic[8] = {'A', 'F', 'D', 'P', 'E', 'E', 'R', '1'};
 constexpr size_t kControlInboxBytes = 256;  // the control payload stays on TCP: minimal
 
 // One side's half of a peer-memory pair (fixed layout; both sides run the same build).
-struct PeerBootstrap {
-  /** kPeerBootstrapMagic: tells a peer blob from an NCCL unique id. */
+struct IpcBootstrap {
+  /** kIpcBootstrapMagic: tells a peer blob from an NCCL unique id. */
   char magic[8];
   /** CUDA device index of the sender (for messages). */
   int32_t device = 0;
@@ -47,9 +47,9 @@ struct PeerBootstrap {
   cudaIpcMemHandle_t handle;
 };
 
-std::vector<uint8_t> encode(const cuda::PeerWire& wire, int device) {
-  PeerBootstrap b{};
-  std::memcpy(b.magic, kPeerBootstrapMagic, sizeof b.magic);
+std::vector<uint8_t> encode(const cuda::IpcWire& wire, int device) {
+  IpcBootstrap b{};
+  std::memcpy(b.magic, kIpcBootstrapMagic, sizeof b.magic);
   b.device = device;
   b.pid = static_cast<int32_t>(getpid());
   b.stageInboxBytes = wire.inboxBytes(0);
@@ -62,9 +62,9 @@ std::vector<uint8_t> encode(const cuda::PeerWire& wire, int device) {
   return out;
 }
 
-PeerBootstrap decode(const std::vector<uint8_t>& blob, const std::string& from) {
-  PeerBootstrap b{};
-  if (blob.size() != sizeof b || std::memcmp(blob.data(), kPeerBootstrapMagic, sizeof b.magic) != 0) {
+IpcBootstrap decode(const std::vector<uint8_t>& blob, const std::string& from) {
+  IpcBootstrap b{};
+  if (blob.size() != sizeof b || std::memcmp(blob.data(), kIpcBootstrapMagic, sizeof b.magic) != 0) {
     throw comm::CommError(comm::CommErrorKind::kProtocol,
                           from + " sent a " + std::to_string(blob.size()) + "-byte bootstrap that is not a peer-memory handle " +
                               "(expected " + std::to_string(sizeof b) + " bytes" +
@@ -84,7 +84,7 @@ PeerBootstrap decode(const std::vector<uint8_t>& blob, const std::string& from) 
 
 }  // namespace
 
-std::unique_ptr<comm::DataPlane> buildPeerRolePlane(Backend& backend, bool ffnRole, int numPeers,
+std::unique_ptr<comm::DataPlane> buildIpcRolePlane(Backend& backend, bool ffnRole, int numPeers,
                                                     const DevicePlaneOptions& o, const DevicePlaneExchange& exchange,
                                                     const std::string& peerName) {
   auto* cudaBackend = dynamic_cast<cuda::CudaBackend*>(&backend);
@@ -93,7 +93,7 @@ std::unique_ptr<comm::DataPlane> buildPeerRolePlane(Backend& backend, bool ffnRo
   // The calling thread (rendezvous / watcher) must target the engine's device.
   const int device = backend.device().index;
   AFD_CUDA_CHECK(cudaSetDevice(device));
-  std::vector<std::unique_ptr<cuda::PeerWire>> wires;
+  std::vector<std::unique_ptr<cuda::IpcWire>> wires;
   std::string limit;
   if (ffnRole) {
     // Largest message: one stage of one peer, [maxStepTokens, max(H, E)] f32.
@@ -103,11 +103,11 @@ std::unique_ptr<comm::DataPlane> buildPeerRolePlane(Backend& backend, bool ffnRo
             "token budget, the larger of --max-num-batched-tokens and the largest CUDA graph bucket";
     for (int p = 0; p < numPeers; ++p) {
       const std::string who = "attention peer " + std::to_string(p) + " of " + peerName;
-      wires.push_back(std::make_unique<cuda::PeerWire>(stageBytes, kControlInboxBytes, o.stepDeadlineMs, who));
+      wires.push_back(std::make_unique<cuda::IpcWire>(stageBytes, kControlInboxBytes, o.stepDeadlineMs, who));
       exchange.send(p, encode(*wires.back(), device));
     }
     for (int p = 0; p < numPeers; ++p) {
-      const PeerBootstrap r = decode(exchange.recv(p), wires[p]->peer());
+      const IpcBootstrap r = decode(exchange.recv(p), wires[p]->peer());
       if (r.stageInboxBytes != wires[p]->inboxBytes(0) || r.controlInboxBytes != wires[p]->inboxBytes(cuda::kControlChannel)) {
         throw comm::CommError(comm::CommErrorKind::kProtocol, wires[p]->peer() + " replied with inbox sizes " +
                                                                   std::to_string(r.stageInboxBytes) + "/" +
@@ -117,14 +117,14 @@ std::unique_ptr<comm::DataPlane> buildPeerRolePlane(Backend& backend, bool ffnRo
       wires[p]->connect(r.handle);
     }
   } else {
-    const PeerBootstrap f = decode(exchange.recv(0), peerName);
+    const IpcBootstrap f = decode(exchange.recv(0), peerName);
     limit = "set by " + peerName + " (device " + std::to_string(f.device) + ", pid " + std::to_string(f.pid) + ")";
-    wires.push_back(std::make_unique<cuda::PeerWire>(f.stageInboxBytes, f.controlInboxBytes, o.stepDeadlineMs, peerName));
+    wires.push_back(std::make_unique<cuda::IpcWire>(f.stageInboxBytes, f.controlInboxBytes, o.stepDeadlineMs, peerName));
     AFD_CHECK(wires[0]->inboxBytes(0) == f.stageInboxBytes, "peer-memory plane: inbox size " << f.stageInboxBytes << " from " << peerName << " is not 256-byte aligned");
     wires[0]->connect(f.handle);
     exchange.send(0, encode(*wires[0], device));
   }
-  return std::make_unique<cuda::PeerDataPlane>(std::move(wires), ffnRole, o.stepDeadlineMs, cudaBackend->stream(), limit);
+  return std::make_unique<cuda::IpcDataPlane>(std::move(wires), ffnRole, o.stepDeadlineMs, cudaBackend->stream(), limit);
 }
 
 }  // namespace afd::cuda

@@ -1,4 +1,4 @@
-#include "cuda/ep/ep-peer-exchange.h"
+#include "cuda/ep/ep-ipc-exchange.h"
 
 #include <unistd.h>
 
@@ -26,7 +26,7 @@ struct Blob {
 
 }  // namespace
 
-EpPeerExchange::EpPeerExchange(CudaBackend& backend, const EpDeviceShape& shape)
+EpIpcExchange::EpIpcExchange(CudaBackend& backend, const EpDeviceShape& shape)
     : EpExchangeBase(backend, shape, "peer", 8 * 4 * static_cast<size_t>(shape.numRanks)),
       seq_("expert-parallel peer exchange flag sequence", 8 * 8 * static_cast<size_t>(shape.numRanks)) {
   AFD_CUDA_CHECK(cudaMemset(seq_.data(), 0, seq_.bytes()));
@@ -38,7 +38,7 @@ EpPeerExchange::EpPeerExchange(CudaBackend& backend, const EpDeviceShape& shape)
   bases_[shape.rank] = region_.as<char>();
 }
 
-EpPeerExchange::~EpPeerExchange() {
+EpIpcExchange::~EpIpcExchange() {
   abort();
   // Work still queued may touch the regions: let it drain (every wait of this exchange
   // returns at once now) before they are unmapped and freed.
@@ -50,7 +50,7 @@ EpPeerExchange::~EpPeerExchange() {
   if (hostError_) cudaFreeHost(hostError_);
 }
 
-std::vector<uint8_t> EpPeerExchange::bootstrapBlob() const {
+std::vector<uint8_t> EpIpcExchange::bootstrapBlob() const {
   Blob b{};
   b.h = blobHeader(kMagic);
   b.address = reinterpret_cast<uint64_t>(region_.data());
@@ -60,7 +60,7 @@ std::vector<uint8_t> EpPeerExchange::bootstrapBlob() const {
   return out;
 }
 
-void EpPeerExchange::connect(const std::vector<std::vector<uint8_t>>& blobs) {
+void EpIpcExchange::connect(const std::vector<std::vector<uint8_t>>& blobs) {
   const int F = shape_.numRanks;
   AFD_CHECK(static_cast<int>(blobs.size()) == F, "expert-parallel peer exchange: " << blobs.size() << " bootstrap blobs for " << F << " ranks");
   const std::string mine = hostName();
@@ -91,13 +91,13 @@ void EpPeerExchange::connect(const std::vector<std::vector<uint8_t>>& blobs) {
   }
 }
 
-ep::RankPointers EpPeerExchange::pointers(size_t offset) const {
+ep::RankPointers EpIpcExchange::pointers(size_t offset) const {
   ep::RankPointers p{};
   for (int r = 0; r < shape_.numRanks; ++r) p.at[r] = bases_[r] + offset;
   return p;
 }
 
-void EpPeerExchange::signalAndWait(int layer, int phase, int stage) {
+void EpIpcExchange::signalAndWait(int layer, int phase, int stage) {
   ep::RankFlags flags{};
   for (int r = 0; r < shape_.numRanks; ++r) {
     flags.at[r] = reinterpret_cast<unsigned long long*>(bases_[r] + flagOffset(phase, stage, shape_.rank));
@@ -108,12 +108,12 @@ void EpPeerExchange::signalAndWait(int layer, int phase, int stage) {
              shape_.numRanks, timeoutNs, (layer * 2 + phase) * 2 + stage, deviceError_, stream_);
 }
 
-ep::RankPointers EpPeerExchange::dispatchTargets(int stage, bool* sectionByDestination) {
+ep::RankPointers EpIpcExchange::dispatchTargets(int stage, bool* sectionByDestination) {
   *sectionByDestination = false;  // straight into section `rank` of every owner's block
   return pointers(dispatchOffset(stage));
 }
 
-std::string EpPeerExchange::describeTimeout(int err) const {
+std::string EpIpcExchange::describeTimeout(int err) const {
   const int F = shape_.numRanks, peer = (err - 1) % F, place = (err - 1) / F;
   const int stage = place % 2, phase = (place / 2) % 2, layer = place / 4;
   return "FFN rank " + std::to_string(peer) + " of the expert-parallel group did not answer within " +
@@ -121,23 +121,23 @@ std::string EpPeerExchange::describeTimeout(int err) const {
          " of layer " + std::to_string(layer) + ", stage " + std::to_string(stage) + ")";
 }
 
-void EpPeerExchange::finishStep(const comm::Deadline& deadline, comm::StopFlag stop, const std::function<int()>& closedPeer) {
+void EpIpcExchange::finishStep(const comm::Deadline& deadline, comm::StopFlag stop, const std::function<int()>& closedPeer) {
   waitStep(deadline, stop, closedPeer, "the expert-parallel step did not finish within the step deadline");
 }
 
-void EpPeerExchange::checkTransport(unsigned /*polls*/) {
+void EpIpcExchange::checkTransport(unsigned /*polls*/) {
   const int err = *static_cast<volatile int*>(hostError_);
   if (err > 0) fail(comm::CommErrorKind::kTimeout, describeTimeout(err));
   if (err < 0) fail(comm::CommErrorKind::kPeerClosed, "the expert-parallel peer exchange was aborted earlier; the group forms again");
 }
 
-void EpPeerExchange::abort() {
+void EpIpcExchange::abort() {
   if (hostError_ && *hostError_ == 0) *static_cast<volatile int*>(hostError_) = -1;
 }
 
-std::unique_ptr<EpDeviceExchange> buildEpPeerExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
+std::unique_ptr<EpDeviceExchange> buildEpIpcExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
                                                       comm::StopFlag stop) {
-  return buildOverMesh<EpPeerExchange>("peer", backend, shape, mesh, stop);
+  return buildOverMesh<EpIpcExchange>("peer", backend, shape, mesh, stop);
 }
 
 }  // namespace afd::cuda

@@ -10,7 +10,7 @@
 
 namespace afd::cuda {
 
-std::unique_ptr<comm::DataPlane> buildPeerRolePlane(Backend& backend, bool ffnRole, int numPeers,
+std::unique_ptr<comm::DataPlane> buildIpcRolePlane(Backend& backend, bool ffnRole, int numPeers,
                                                     const DevicePlaneOptions& options, const DevicePlaneExchange& exchange,
                                                     const std::string& peerName);
 

@@ -1,4 +1,4 @@
-#include "cuda/peer/peer-data-plane.h"
+#include "cuda/ipc/ipc-data-plane.h"
 
 #include "comm/comm-error.h"
 #include "core/error.h"
@@ -19,7 +19,7 @@ const char* kindName(TransferKind k) {
 }
 }  // namespace
 
-PeerDataPlane::PeerDataPlane(std::vector<std::unique_ptr<PeerWire>> wires, bool ffnRole, int stepDeadlineMs,
+IpcDataPlane::IpcDataPlane(std::vector<std::unique_ptr<IpcWire>> wires, bool ffnRole, int stepDeadlineMs,
                              cudaStream_t defaultStream, std::string inboxLimit)
     : wires_(std::move(wires)),
       stepDeadlineMs_(stepDeadlineMs),
@@ -32,21 +32,21 @@ PeerDataPlane::PeerDataPlane(std::vector<std::unique_ptr<PeerWire>> wires, bool 
   AFD_CUDA_CHECK(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
 }
 
-PeerDataPlane::~PeerDataPlane() {
+IpcDataPlane::~IpcDataPlane() {
   // A replaced plane (after a loss) may still have device waits spinning: end them.
   abort();
   if (done_) cudaEventDestroy(done_);
 }
 
-void PeerDataPlane::abort() {
+void IpcDataPlane::abort() {
   for (auto& w : wires_) w->abort();
 }
 
-void PeerDataPlane::setPeerLostFlag(afd::comm::StopFlag flag) {
+void IpcDataPlane::setPeerLostFlag(afd::comm::StopFlag flag) {
   for (auto& w : wires_) w->setPeerLostFlag(flag);
 }
 
-void PeerDataPlane::check(int peer, size_t bytes, const afd::comm::TransferTag& tag, const char* what) const {
+void IpcDataPlane::check(int peer, size_t bytes, const afd::comm::TransferTag& tag, const char* what) const {
   AFD_CHECK(peer >= 0 && peer < numPeers(), "peer-memory data plane: no peer " << peer);
   AFD_CHECK(tag.stage < static_cast<uint32_t>(kWireStages),
             "peer-memory data plane: stage " << tag.stage << " of a " << what << " (a step has at most " << kWireStages << ")");
@@ -59,7 +59,7 @@ void PeerDataPlane::check(int peer, size_t bytes, const afd::comm::TransferTag& 
   }
 }
 
-void PeerDataPlane::send(int peer, const void* src, size_t bytes, const afd::comm::TransferTag& tag,
+void IpcDataPlane::send(int peer, const void* src, size_t bytes, const afd::comm::TransferTag& tag,
                          afd::comm::CommStream stream) {
   check(peer, bytes, tag, "send");
   const cudaStream_t s = streamOf(stream);
@@ -68,20 +68,20 @@ void PeerDataPlane::send(int peer, const void* src, size_t bytes, const afd::com
   if (sampling_) timer_.end(peer, true, s);
 }
 
-void PeerDataPlane::recv(int peer, void* dst, size_t bytes, const afd::comm::TransferTag& tag,
+void IpcDataPlane::recv(int peer, void* dst, size_t bytes, const afd::comm::TransferTag& tag,
                          afd::comm::CommStream stream) {
   check(peer, bytes, tag, "receive");
   const cudaStream_t s = streamOf(stream);
   const int channel = static_cast<int>(tag.stage), slot = inboxSlot(tag.kind);
   if (sampling_) timer_.start(peer, false, s);
-  PeerWire& w = *wires_[peer];
+  IpcWire& w = *wires_[peer];
   w.recv(channel, slot, bytes, s);
   // The inbox is reused by the next message of this (stage, slot): copy it out in stream order.
   AFD_CUDA_CHECK(cudaMemcpyAsync(dst, w.inbox(channel, slot), bytes, cudaMemcpyDeviceToDevice, s));
   if (sampling_) timer_.end(peer, false, s);
 }
 
-void PeerDataPlane::synchronize(afd::comm::CommStream stream) {
+void IpcDataPlane::synchronize(afd::comm::CommStream stream) {
   AFD_CUDA_CHECK(cudaEventRecord(done_, streamOf(stream)));
   const afd::comm::Deadline deadline = afd::comm::Deadline::afterMs(stepDeadlineMs_);
   try {
@@ -94,6 +94,6 @@ void PeerDataPlane::synchronize(afd::comm::CommStream stream) {
   }
 }
 
-uint64_t PeerDataPlane::lastWireTimeUs(int peer, bool send) const { return timer_.lastUs(peer, send); }
+uint64_t IpcDataPlane::lastWireTimeUs(int peer, bool send) const { return timer_.lastUs(peer, send); }
 
 }  // namespace afd::cuda

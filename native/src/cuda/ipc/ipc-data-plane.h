@@ -1,8 +1,8 @@
 // comm::DataPlane over peer memory (connector "peer", role processes on GPUs of one
-// host): one PeerWire per attention <-> FFN pair. Every message lands in a fixed inbox
+// host): one IpcWire per attention <-> FFN pair. Every message lands in a fixed inbox
 // of the receiver, written by the sender's kernel, with a device-side ready flag
-// (cuda/peer/peer-wire.h); recv waits on the flag on the stream, then copies the inbox
-// into dst. Built by cuda/peer/peer-role-plane.cc (bootstrap: runtime/afd/device-plane.h).
+// (cuda/ipc/ipc-wire.h); recv waits on the flag on the stream, then copies the inbox
+// into dst. Built by cuda/ipc/ipc-role-plane.cc (bootstrap: runtime/afd/device-plane.h).
 //
 // Where a message lands: channel = the DBO stage of its tag, slot = inboxSlot(kind):
 // hidden states and FFN outputs use slot 0, router logits slot 1. A slot is written
@@ -22,19 +22,19 @@
 #include <vector>
 
 #include "comm/data-plane.h"
-#include "cuda/peer/peer-wire.h"
+#include "cuda/ipc/ipc-wire.h"
 #include "cuda/wire-timer.h"
 
 namespace afd::cuda {
 
-class PeerDataPlane final : public afd::comm::DataPlane {
+class IpcDataPlane final : public afd::comm::DataPlane {
  public:
   // wires: one per peer, connected (FFN rank: the block's attention ranks in block order;
   // attention rank: one, its FFN rank). defaultStream: used for a null stream (the
   // engine's). inboxLimit: how to raise the inbox size, for the too-large error.
-  PeerDataPlane(std::vector<std::unique_ptr<PeerWire>> wires, bool ffnRole, int stepDeadlineMs,
+  IpcDataPlane(std::vector<std::unique_ptr<IpcWire>> wires, bool ffnRole, int stepDeadlineMs,
                 cudaStream_t defaultStream, std::string inboxLimit);
-  ~PeerDataPlane() override;
+  ~IpcDataPlane() override;
 
   // The inbox slot of a message kind (see the header comment).
   static int inboxSlot(afd::comm::TransferKind kind) { return kind == afd::comm::TransferKind::kRouterLogits ? 1 : 0; }
@@ -58,7 +58,7 @@ class PeerDataPlane final : public afd::comm::DataPlane {
   // Throws a clear error when the message does not fit its inbox or the tag is off.
   void check(int peer, size_t bytes, const afd::comm::TransferTag& tag, const char* what) const;
 
-  std::vector<std::unique_ptr<PeerWire>> wires_;
+  std::vector<std::unique_ptr<IpcWire>> wires_;
   int stepDeadlineMs_;
   cudaStream_t defaultStream_;
   std::string inboxLimit_;

@@ -14,18 +14,18 @@
 
 namespace afd::cuda {
 
-class PeerWire final : public GpuWire {
+class IpcWire final : public GpuWire {
  public:
   // stepDeadlineMs bounds every device-side wait.
-  PeerWire(size_t stageInboxBytes, size_t controlInboxBytes, int stepDeadlineMs, std::string peer);
-  ~PeerWire() override;
+  IpcWire(size_t stageInboxBytes, size_t controlInboxBytes, int stepDeadlineMs, std::string peer);
+  ~IpcWire() override;
   // The IPC handle of this side's inbox + flag region (64 bytes, sent to the peer).
   cudaIpcMemHandle_t exportHandle() const;
   // Maps the peer's region (its exportHandle()); both sides must use the same sizes.
   void connect(const cudaIpcMemHandle_t& remote);
   // Same process (GPU checks): writes go straight into `other`'s region, no IPC mapping
   // (CUDA refuses to open a handle in the process that exported it).
-  void connectLocal(PeerWire& other);
+  void connectLocal(IpcWire& other);
 
   const char* name() const override { return "peer"; }
   void* inbox(int channel, int slot) override { return local(channel, slot); }

@@ -1,4 +1,4 @@
-#include "cuda/peer/peer-wire.h"
+#include "cuda/ipc/ipc-wire.h"
 
 #include <algorithm>
 
@@ -63,7 +63,7 @@ __global__ void peerWaitKernel(volatile unsigned long long* flag, Counters* c, u
 
 }  // namespace
 
-PeerWire::PeerWire(size_t stageInboxBytes, size_t controlInboxBytes, int stepDeadlineMs, std::string peer)
+IpcWire::IpcWire(size_t stageInboxBytes, size_t controlInboxBytes, int stepDeadlineMs, std::string peer)
     : stageBytes_((stageInboxBytes + 255) / 256 * 256),
       controlBytes_((controlInboxBytes + 255) / 256 * 256),
       flagsOffset_(stageBytes_ * kWireStages * kWireSlots + controlBytes_ * kWireSlots),
@@ -78,25 +78,25 @@ PeerWire::PeerWire(size_t stageInboxBytes, size_t controlInboxBytes, int stepDea
   AFD_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&deviceError_), hostError_, 0));
 }
 
-PeerWire::~PeerWire() {
+IpcWire::~IpcWire() {
   // The wire's users have finished (or failed) their steps; no device-wide sync here, so
   // a stream stuck on another wire cannot hang the teardown.
   if (remote_ && remoteMapped_) cudaIpcCloseMemHandle(remote_);
   if (hostError_) cudaFreeHost(hostError_);
 }
 
-size_t PeerWire::inboxOffset(int channel, int slot) const {
+size_t IpcWire::inboxOffset(int channel, int slot) const {
   if (channel == kControlChannel) return stageBytes_ * kWireStages * kWireSlots + controlBytes_ * slot;
   return stageBytes_ * (channel * kWireSlots + slot);
 }
 
-cudaIpcMemHandle_t PeerWire::exportHandle() const {
+cudaIpcMemHandle_t IpcWire::exportHandle() const {
   cudaIpcMemHandle_t h;
   AFD_CUDA_CHECK(cudaIpcGetMemHandle(&h, region_.data()));
   return h;
 }
 
-void PeerWire::connect(const cudaIpcMemHandle_t& remote) {
+void IpcWire::connect(const cudaIpcMemHandle_t& remote) {
   void* p = nullptr;
   const cudaError_t e = cudaIpcOpenMemHandle(&p, remote, cudaIpcMemLazyEnablePeerAccess);
   if (e != cudaSuccess) {
@@ -109,14 +109,14 @@ void PeerWire::connect(const cudaIpcMemHandle_t& remote) {
   remoteMapped_ = true;
 }
 
-void PeerWire::connectLocal(PeerWire& other) {
+void IpcWire::connectLocal(IpcWire& other) {
   AFD_CHECK(other.stageBytes_ == stageBytes_ && other.controlBytes_ == controlBytes_,
             "peer-memory wire: connectLocal needs both wires of the same sizes");
   remote_ = other.region_.as<char>();
   remoteMapped_ = false;
 }
 
-void PeerWire::send(int channel, int slot, const void* src, size_t bytes, cudaStream_t stream) {
+void IpcWire::send(int channel, int slot, const void* src, size_t bytes, cudaStream_t stream) {
   AFD_CHECK(remote_ != nullptr, "peer-memory wire: send before connect()");
   AFD_CHECK(bytes <= inboxBytes(channel), "peer-memory wire: " << bytes << " bytes exceed the inbox of " << inboxBytes(channel));
   const size_t n16 = (reinterpret_cast<uintptr_t>(src) % 16 == 0) ? bytes / 16 : 0;
@@ -133,7 +133,7 @@ void PeerWire::send(int channel, int slot, const void* src, size_t bytes, cudaSt
   AFD_CUDA_CHECK_LAUNCH("peerSendKernel");
 }
 
-void PeerWire::recv(int channel, int slot, size_t bytes, cudaStream_t stream) {
+void IpcWire::recv(int channel, int slot, size_t bytes, cudaStream_t stream) {
   AFD_CHECK(bytes <= inboxBytes(channel), "peer-memory wire: " << bytes << " bytes exceed the inbox of " << inboxBytes(channel));
   Counters* c = counters_.as<Counters>() + channel * kWireSlots + slot;
   auto* flag = reinterpret_cast<unsigned long long*>(region_.as<char>() + flagOffset(channel, slot));
@@ -145,13 +145,13 @@ void PeerWire::recv(int channel, int slot, size_t bytes, cudaStream_t stream) {
   AFD_CUDA_CHECK_LAUNCH("peerWaitKernel");
 }
 
-void PeerWire::abort() {
+void IpcWire::abort() {
   aborted_ = true;
   // Host-mapped: device waits still spinning on this wire see it and return.
   if (hostError_) *hostError_ = 1;
 }
 
-void PeerWire::wait(cudaEvent_t event, const afd::comm::Deadline& deadline, afd::comm::StopFlag stop) {
+void IpcWire::wait(cudaEvent_t event, const afd::comm::Deadline& deadline, afd::comm::StopFlag stop) {
   if (aborted_ || *hostError_) {
     throw afd::comm::CommError(afd::comm::CommErrorKind::kPeerClosed,
                                "the peer-memory data plane to " + peer_ + " failed earlier; restart the peer");

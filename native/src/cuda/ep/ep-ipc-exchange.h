@@ -23,10 +23,10 @@
 
 namespace afd::cuda {
 
-class EpPeerExchange final : public EpExchangeBase {
+class EpIpcExchange final : public EpExchangeBase {
  public:
-  EpPeerExchange(CudaBackend& backend, const EpDeviceShape& shape);
-  ~EpPeerExchange() override;
+  EpIpcExchange(CudaBackend& backend, const EpDeviceShape& shape);
+  ~EpIpcExchange() override;
 
   // This rank's half of the bootstrap (host, pid, sizes, IPC handle of the region).
   std::vector<uint8_t> bootstrapBlob() const;
@@ -64,7 +64,7 @@ class EpPeerExchange final : public EpExchangeBase {
 
 // The registry's factory for epTransport peer (cuda/cuda-registration.cc): bootstraps over
 // the group's mesh and builds the exchange on the CUDA backend's device and stream.
-std::unique_ptr<EpDeviceExchange> buildEpPeerExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
+std::unique_ptr<EpDeviceExchange> buildEpIpcExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
                                                       comm::StopFlag stop);
 
 }  // namespace afd::cuda

@@ -1,4 +1,5 @@
-// The FFN role's daemon loop on a native thread. It owns the FFN side of the connector:
+// The FFN role's daemon loop on a native thread (FfnLoop; JavaScript holds it as an
+// FfnServer, through the binding's FfnServerWrap). It owns the FFN side of the connector:
 // its block (ffn-block.h: the attention ranks it serves and how it gathers them), its
 // stepper (ffn-stepper.h: one step, per layer and stage receive from every peer,
 // concatenate along tokens, run the engine's FFN half, split and send each slice back),
@@ -31,7 +32,7 @@
 
 namespace afd {
 
-class AfdFfnServer {
+class FfnLoop {
  public:
   using State = FfnServerState;
   struct Snapshot {
@@ -46,8 +47,8 @@ class AfdFfnServer {
   };
 
   // Binds the listening port at once, so a busy port is an error here, not later.
-  AfdFfnServer(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options);
-  ~AfdFfnServer();
+  FfnLoop(std::shared_ptr<Engine> engine, const AfdConnectorOptions& options);
+  ~FfnLoop();
 
   // Starts the loop thread (rendezvous first).
   void start();
