@@ -7,10 +7,9 @@
 
 #include "core/backend-options.h"
 #include "cuda/cuda-backend.h"
-#include "cuda/ep/ep-nccl-exchange.h"
+#include "cuda/device-planes.h"
 #include "cuda/ep/ep-ipc-exchange.h"
-#include "cuda/nccl/nccl-role-plane.h"
-#include "cuda/ipc/ipc-role-plane.h"
+#include "cuda/ep/ep-nccl-exchange.h"
 #include "runtime/registry.h"
 
 namespace afd {

@@ -18,8 +18,8 @@
 #include "core/host-name.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
+#include "cuda/device-planes.h"
 #include "cuda/ipc/ipc-data-plane.h"
-#include "cuda/ipc/ipc-role-plane.h"
 #include "runtime/afd/device-plane.h"
 
 namespace afd::cuda {

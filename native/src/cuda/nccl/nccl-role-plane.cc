@@ -10,8 +10,8 @@
 #include "core/error.h"
 #include "cuda/cuda-backend.h"
 #include "cuda/cuda-check.h"
+#include "cuda/device-planes.h"
 #include "cuda/nccl/nccl-data-plane.h"
-#include "cuda/nccl/nccl-role-plane.h"
 
 namespace afd::cuda {
 
