@@ -5,8 +5,9 @@
 //     afd-agent, afd-bench         sh launchers (follow symlinks; no Node needed on the host)
 //     bin/node                     this Node runtime (process.execPath)
 //     lib/afd-agent.cjs, afd-bench.cjs   the bundled agent and benchmark client
-//     lib/afd_native.node          the addon: CUDA variant where nvcc exists (CPU backend inside,
-//                                  cudart static, cuBLAS/NCCL dlopen()ed at run time), else CPU
+//     lib/afd_native.node          the product addon: CUDA variant where nvcc exists (CPU backend
+//                                  inside, cudart static, cuBLAS/NCCL dlopen()ed at run time), else
+//                                  CPU; the testing addon (afd_native_testing.node) is not shipped
 //     lib/cpu/afd_native.node      CPU-only addon (AFD_FORCE_CPU=1), when the default is CUDA
 //     lib/tokenizer-qwen3/         tokenizer files for make-model's random tiny models
 //     lib/models/afd-demo-moe/     the demo model, the built-in default (when the checkout has it)

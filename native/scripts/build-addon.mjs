@@ -1,6 +1,8 @@
-// Builds the native addon with cmake-js. AFD_CUDA=auto|on|off (default auto: the CUDA
-// backend is compiled when nvcc is found). AFD_BUILD_TYPE=Release|Debug (default Release).
-// Skips work when the addon is newer than every source file (fast `npm start`).
+// Builds the native addons with cmake-js: afd_native.node (the product) and
+// afd_native_testing.node (the same objects plus the test entry points; tests and the GPU
+// suite load it). AFD_CUDA=auto|on|off (default auto: the CUDA backend is compiled when
+// nvcc is found). AFD_BUILD_TYPE=Release|Debug (default Release). Skips work when both
+// addons are newer than every source file (fast `npm start`).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -16,7 +18,7 @@ if (!['auto', 'on', 'off'].includes(cuda)) {
 const buildType = process.env.AFD_BUILD_TYPE ?? 'Release';
 // AFD_BUILD_DIR lets parallel builds use separate folders (default native/build).
 const buildDir = process.env.AFD_BUILD_DIR ? join(root, process.env.AFD_BUILD_DIR) : join(root, 'build');
-const addon = join(buildDir, buildType, 'afd_native.node');
+const addons = ['afd_native.node', 'afd_native_testing.node'].map((name) => join(buildDir, buildType, name));
 
 function newestSource(dir) {
   let newest = 0;
@@ -28,10 +30,10 @@ function newestSource(dir) {
 }
 
 const stamp = join(buildDir, `variant-${cuda}`);
-if (!process.argv.includes('--force') && existsSync(addon) && existsSync(stamp)) {
+if (!process.argv.includes('--force') && addons.every((a) => existsSync(a)) && existsSync(stamp)) {
   const sources = Math.max(newestSource(join(root, 'src')), statSync(join(root, 'CMakeLists.txt')).mtimeMs);
-  if (statSync(addon).mtimeMs > sources) {
-    console.log(`native: ${addon} is up to date`);
+  if (addons.every((a) => statSync(a).mtimeMs > sources)) {
+    console.log(`native: ${addons.join(' and ')} are up to date`);
     process.exit(0);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * AttentionLink: joins an attention-role Engine to its FFN rank over the AFD connector
- * (native runtime/afd-attention-link.h). Once connected, every engine.step() runs its FFN
+ * (native runtime/afd/attention-link.h). Once connected, every engine.step() runs its FFN
  * half on the FFN rank; a lost FFN rank is redialed in the background (state() says so).
  *
  *   const link = new AttentionLink(engine, resolveRankConfig({ afd: { role: 'attention', topology, rank, port } }));
@@ -9,15 +9,15 @@
  *   await link.close({ shutdown: true });   // tells the FFN rank's loop to stop
  */
 import type { RankConfig } from '@afd/shared';
-import { loadAddon, type AttentionLinkState, type NativeAttentionLink } from './addon.js';
-import { nativeEngineOf, type Engine } from './engine.js';
+import type { AttentionLinkState, NativeAttentionLink } from './addon.js';
+import { engineAddonOf, nativeEngineOf, type Engine } from './engine.js';
 
 export class AttentionLink {
   private readonly native: NativeAttentionLink;
 
   /** Throws when the engine is not a loaded attention-role engine or the config is invalid. */
   constructor(engine: Engine, config: RankConfig) {
-    this.native = new (loadAddon().AttentionLink)(nativeEngineOf(engine), config);
+    this.native = new (engineAddonOf(engine).AttentionLink)(nativeEngineOf(engine), config);
   }
 
   /** Rendezvous with the FFN rank (retries until rendezvousTimeoutMs), then routes the engine's FFN half to it. */

@@ -1,6 +1,6 @@
 /**
  * FfnServer: the FFN role's daemon loop around an ffn-role Engine (native
- * runtime/afd-ffn-server.h, a native thread). The constructor binds the rendezvous port at
+ * runtime/afd/ffn-loop.h, a native thread). The constructor binds the rendezvous port at
  * once; start() gathers the block of attention ranks; the loop then serves their FFN
  * halves until an attention rank sends the shutdown flag or stop() is called.
  *
@@ -9,8 +9,8 @@
  *   const reason = await server.wait();   // "shutdown requested by attention rank 0 ..."
  */
 import type { RankConfig, RankStats } from '@afd/shared';
-import { loadAddon, type FfnServerState, type NativeExpertStats, type NativeFfnServer } from './addon.js';
-import { nativeEngineOf, type Engine } from './engine.js';
+import type { FfnServerState, NativeExpertStats, NativeFfnServer } from './addon.js';
+import { engineAddonOf, nativeEngineOf, type Engine } from './engine.js';
 
 export class FfnServer {
   private readonly native: NativeFfnServer;
@@ -22,7 +22,7 @@ export class FfnServer {
     private readonly engine: Engine,
     config: RankConfig,
   ) {
-    this.native = new (loadAddon().FfnServer)(nativeEngineOf(engine), config);
+    this.native = new (engineAddonOf(engine).FfnServer)(nativeEngineOf(engine), config);
     this.rank = config.afd.rank;
   }
 

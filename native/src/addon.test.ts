@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { addonExportNames, loadAddon } from './addon.js';
+import { loadTestingAddon, testingAddonExportNames } from './testing/testingAddon.js';
 
 describe('native addon', () => {
   it('exports exactly what addon.ts declares', () => {
@@ -7,6 +8,29 @@ describe('native addon', () => {
     const actual = Object.keys(addon).sort();
     expect(actual).toEqual([...addonExportNames].sort());
     for (const name of addonExportNames) expect(typeof addon[name]).toBe('function');
+  });
+
+  it('the testing addon exports exactly what testing/testingAddon.ts declares: the product exports and its own', () => {
+    const addon = loadTestingAddon() as unknown as Record<string, unknown>;
+    expect(Object.keys(addon).sort()).toEqual([...testingAddonExportNames].sort());
+    for (const name of testingAddonExportNames) expect(typeof addon[name]).toBe('function');
+  });
+
+  it('only the testing addon has the test-only backend cpu-graphs', () => {
+    expect(loadAddon().probe().backends).not.toContain('cpu-graphs');
+    expect(loadTestingAddon().probe().backends).toContain('cpu-graphs');
+  });
+
+  it('connectors() lists every connector with its facts, available where this build has it', () => {
+    const addon = loadAddon();
+    const facts = addon.connectors().map(({ available: _available, ...f }) => f);
+    expect(facts).toEqual([
+      { name: 'tcp', memory: 'host', oneHostOnly: false, needsCuda: false, graphCapturable: false },
+      { name: 'nccl', memory: 'device', oneHostOnly: false, needsCuda: true, graphCapturable: true },
+      { name: 'peer', memory: 'device', oneHostOnly: true, needsCuda: true, graphCapturable: true },
+    ]);
+    const cuda = addon.probe().variant === 'cuda';
+    expect(addon.connectors().map((c) => c.available)).toEqual([true, cuda, cuda]);
   });
 
   it('probe reports the CPU backend and a consistent variant', () => {

@@ -1,7 +1,8 @@
 /**
- * The raw view of the native addon (afd_native.node), internal to native/: every export
+ * The raw view of the product addon (afd_native.node), internal to native/: every export
  * of the addon is declared here and nowhere else; addon.test.ts checks this list against
- * the real exports. Everyone outside native/ uses the public face, index.ts
+ * the real exports. The testing addon's extra exports (runOp, cudaConformance, the
+ * "cpu-graphs" backend) are declared in testing/testingAddon.ts. Everyone outside native/ uses the public face, index.ts
  * ('@afd/native'): the Engine, AttentionLink and FfnServer wrappers beside this file, the
  * probe and the exit hooks (lint keeps this file out of reach of the other packages).
  */
@@ -52,9 +53,9 @@ export interface ProbeResult {
   nccl: LibraryProbe;
 }
 
-/** Engine options (native/src/runtime/engine.h EngineOptions). */
+/** Engine options (native/src/runtime/engine/engine.h EngineOptions). */
 export interface NativeEngineOptions {
-  /** "cpu" (default) or "cuda"; "cpu-graphs" (tests): cpu with CUDA-graph capture emulated. */
+  /** "cpu" (default) or "cuda"; the testing addon also has "cpu-graphs": cpu with CUDA-graph capture emulated. */
   backend?: string;
   /** CPU worker threads (0 = all cores). */
   threads?: number;
@@ -114,7 +115,7 @@ export interface NativeEngineInfo {
   numWeightTensors: number;
 }
 
-/** Runtime counters (native/src/runtime/stats.h), cumulative since load. */
+/** Runtime counters (native/src/runtime/engine/stats.h), cumulative since load. */
 export interface NativeEngineStats {
   steps: number;
   lastStepMs: number;
@@ -173,7 +174,7 @@ export interface NativeEngine {
   close(): void;
 }
 
-/** One FFN rank's expert-parallel counters (native/src/runtime/ep-stats.h), cumulative since start. */
+/** One FFN rank's expert-parallel counters (native/src/ep/stats.h), cumulative since start. */
 export interface NativeExpertStats {
   /** This FFN rank and the group size F. */
   rank: number;
@@ -211,7 +212,7 @@ export interface AttentionLinkState {
   emptySteps: number;
 }
 
-/** An attention-role engine joined to its FFN rank (runtime/afd-attention-link.h; wrapped by AttentionLink.ts). */
+/** An attention-role engine joined to its FFN rank (runtime/afd/attention-link.h; wrapped by AttentionLink.ts). */
 export interface NativeAttentionLink {
   /** Rendezvous with the FFN rank (retries until rendezvousTimeoutMs), then routes the engine's FFN half to it. */
   connect(): Promise<void>;
@@ -220,7 +221,7 @@ export interface NativeAttentionLink {
   state(): AttentionLinkState;
 }
 
-/** Where an FFN rank's daemon loop stands (runtime/afd-ffn-server.h). */
+/** Where an FFN rank's daemon loop stands (runtime/afd/ffn-loop.h). */
 export interface FfnServerState {
   /** created, rendezvous (gathering its block), serving, stopped, failed. */
   state: 'created' | 'rendezvous' | 'serving' | 'stopped' | 'failed';
@@ -252,53 +253,32 @@ export interface NativeFfnServer {
   expertStats(): NativeExpertStats | null;
 }
 
-/** One op conformance case of the CUDA backend against the CPU backend (native/src/cuda/testing/conformance.h). */
-export interface CudaConformanceCase {
-  op: string;
-  /** Human-readable shape of the case. */
-  shape: string;
-  /** Weight / cache dtype of the case. */
-  dtype: string;
-  /** ||cuda - cpu|| / ||cpu||. */
-  relError: number;
-  /** Allowed relError. */
-  bound: number;
-  /** NaN-poisoned output elements the CUDA op never wrote. */
-  unwritten: number;
-  /** Integer outputs (expert ids, tokens) that differ. */
-  mismatches: number;
-  passed: boolean;
-}
-
-/** A tensor passed to runOp: dtype, shape and row-major data. */
-export interface OpTensor {
-  dtype: 'f32' | 'bf16' | 'f16' | 'i32';
-  shape: number[];
-  /** f32: Float32Array; i32: Int32Array (or Uint32Array bits); bf16 / f16: Uint16Array of raw bits. */
-  data: Float32Array | Int32Array | Uint16Array | Uint32Array;
-}
-
-/** Which backend runOp uses. */
-export interface OpBackend {
-  /** "cpu" or "cuda". */
-  name: string;
-  threads?: number;
-  deviceIndex?: number;
+/**
+ * One connector as the addon knows it (native/src/runtime/connectors.h): the facts the
+ * TypeScript connector table keeps too, and whether this build can run it.
+ */
+export interface ConnectorInfo {
+  /** The connector option value. */
+  name: 'tcp' | 'nccl' | 'peer';
+  /** What its data plane moves: host buffers or device buffers. */
+  memory: 'host' | 'device';
+  /** Every rank it links must be on one host (CUDA IPC). */
+  oneHostOnly: boolean;
+  /** Needs the CUDA build of the addon and the CUDA backend. */
+  needsCuda: boolean;
+  /** A step over it can be captured and replayed as a CUDA graph. */
+  graphCapturable: boolean;
+  /** This build registered its data plane (tcp always; nccl and peer in the CUDA build). */
+  available: boolean;
 }
 
 /** The raw exports of afd_native.node. */
 export interface NativeAddon {
   probe(): ProbeResult;
   Engine: new () => NativeEngine;
-  /**
-   * Runs one backend op (conformance and op tests; op names, inputs and params in
-   * native/src/testing/op-binding.cc). Returns the op's outputs read back to the host.
-   */
-  runOp(backend: OpBackend, op: string, inputs: Record<string, OpTensor>, params?: Record<string, number | boolean>): Record<string, Float32Array | Int32Array>;
-  /** Throws when the engine is not a loaded attention-role engine or the options are invalid. */
-  /** config: the rank config (@afd/shared rankConfigSchema); native reads its afd and serving sections (binding/rank-config.h). */
+  /** config: the rank config (@afd/shared rankConfigSchema); native reads its afd and serving sections (binding/rank-config.h). Throws when the engine is not a loaded attention-role engine or the config is invalid. */
   AttentionLink: new (engine: NativeEngine, config: RankConfig) => NativeAttentionLink;
-  /** Throws when the engine is not a loaded ffn-role engine, the options are invalid or the port is busy. */
+  /** Throws when the engine is not a loaded ffn-role engine, the config is invalid or the port is busy. */
   FfnServer: new (engine: NativeEngine, config: RankConfig) => NativeFfnServer;
   /**
    * Native threads left inside a library call that may never return (an NCCL abort with a
@@ -308,23 +288,26 @@ export interface NativeAddon {
   stuckNativeThreads(): number;
   /** Flushes stdio and ends the process with _exit(code), skipping atexit handlers; never returns. */
   exitNow(code: number): never;
-  /** CUDA op conformance against the CPU backend; throws in builds without CUDA or with no device. */
-  cudaConformance(options?: { device?: number; seed?: number; family?: string }): CudaConformanceCase[];
+  /** Every connector with its facts, in the order tcp, nccl, peer. */
+  connectors(): ConnectorInfo[];
 }
 
 /** Names of every export, checked against the loaded addon by a test. */
-export const addonExportNames = ['probe', 'Engine', 'runOp', 'AttentionLink', 'FfnServer', 'stuckNativeThreads', 'exitNow', 'cudaConformance'] as const satisfies readonly (keyof NativeAddon)[];
+export const addonExportNames = ['probe', 'Engine', 'AttentionLink', 'FfnServer', 'stuckNativeThreads', 'exitNow', 'connectors'] as const satisfies readonly (keyof NativeAddon)[];
 
-/** Where the addon may be: an explicit path, next to a bundled script, or the cmake-js build. */
-export function addonCandidates(): string[] {
+/**
+ * Where an addon file (afd_native.node, or the testing addon) may be: the path in
+ * `envVar`, next to a bundled script, or the cmake-js build.
+ */
+export function addonCandidatesOf(fileName: string, envVar: string): string[] {
   const candidates: string[] = [];
-  const explicit = process.env['AFD_NATIVE_ADDON'];
+  const explicit = process.env[envVar];
   if (explicit) candidates.push(explicit);
   const script = process.argv[1];
   if (script) {
-    candidates.push(join(dirname(script), 'afd_native.node'));
+    candidates.push(join(dirname(script), fileName));
     // agent/dist/afd-agent.cjs inside the monorepo: the cmake-js build output.
-    candidates.push(join(dirname(script), '..', '..', 'native', 'build', 'Release', 'afd_native.node'));
+    candidates.push(join(dirname(script), '..', '..', 'native', 'build', 'Release', fileName));
   }
   let here: string | undefined;
   try {
@@ -333,26 +316,28 @@ export function addonCandidates(): string[] {
     here = undefined; // bundled as CommonJS: import.meta is empty
   }
   if (here) {
-    candidates.push(join(here, '..', 'build', 'Release', 'afd_native.node'));
-    candidates.push(join(here, '..', 'build', 'Debug', 'afd_native.node'));
+    candidates.push(join(here, '..', 'build', 'Release', fileName));
+    candidates.push(join(here, '..', 'build', 'Debug', fileName));
   }
   return candidates;
 }
 
+/** Where the product addon may be (AFD_NATIVE_ADDON first). */
+export function addonCandidates(): string[] {
+  return addonCandidatesOf('afd_native.node', 'AFD_NATIVE_ADDON');
+}
+
+/** Loads the first existing candidate; throws an error that lists every path tried and `hint`. */
+export function requireFirstAddon<T>(fileName: string, tried: string[], hint: string): T {
+  const path = tried.find((p) => existsSync(p));
+  if (!path) throw new Error(`native addon ${fileName} not found (tried: ${tried.join(', ')}). ${hint}`);
+  return createRequire(path)(path) as T;
+}
+
 let cached: NativeAddon | undefined;
 
-/** Loads the addon once. Throws an error that lists every path tried. */
+/** Loads the product addon once. Throws an error that lists every path tried. */
 export function loadAddon(): NativeAddon {
-  if (cached) return cached;
-  const tried = addonCandidates();
-  const path = tried.find((p) => existsSync(p));
-  if (!path) {
-    throw new Error(
-      `native addon afd_native.node not found (tried: ${tried.join(', ')}). ` +
-        'Build it with `npm run build -w @afd/native` or set AFD_NATIVE_ADDON.',
-    );
-  }
-  const require = createRequire(path);
-  cached = require(path) as NativeAddon;
+  cached ??= requireFirstAddon<NativeAddon>('afd_native.node', addonCandidates(), 'Build it with `npm run build -w @afd/native` or set AFD_NATIVE_ADDON.');
   return cached;
 }

@@ -7,9 +7,10 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { addonCandidates } from './addon.js';
+import { testingAddonCandidates } from './testing/testingAddon.js';
 
-const addonPath = addonCandidates().find((p) => existsSync(p));
+// runOp makes a backend: the testing addon has it.
+const addonPath = testingAddonCandidates().find((p) => existsSync(p));
 
 /** Runs `body` (CommonJS, `addon` and `add()` in scope) in a child with `env` added; returns its stdout or its error. */
 function child(env: Record<string, string>, body: string): { out: string; err: string } {

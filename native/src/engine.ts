@@ -12,7 +12,7 @@
 import { validateStepPlan, type RankStats, type StepPlan, type StepResult } from '@afd/shared';
 import { buildLoadSpec } from './checkpoint/loadSpec.js';
 import { expertStatsOf, toRankStats } from './rankStats.js';
-import { loadAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats, type NativeExpertStats } from './addon.js';
+import { loadAddon, type NativeAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats, type NativeExpertStats } from './addon.js';
 import { isMoeLayer, type ModelLoadSpec, type ModelRole } from './modelSpec.js';
 
 /** Options of Engine.load. */
@@ -23,17 +23,29 @@ export interface EngineLoadOptions extends NativeEngineOptions {
   computeGateOnAttention?: boolean;
 }
 
-/** Each wrapper's raw engine, reachable inside native/ only through nativeEngineOf. */
-const natives = new WeakMap<Engine, NativeEngine>();
+/** The addon classes an engine is built and joined by: the product addon, or the testing addon (a superset). */
+export type EngineAddon = Pick<NativeAddon, 'Engine' | 'AttentionLink' | 'FfnServer'>;
+
+/** Each wrapper's raw engine and the addon that made it, reachable inside native/ only through nativeEngineOf / engineAddonOf. */
+const natives = new WeakMap<Engine, { native: NativeEngine; addon: EngineAddon }>();
+
+function nativeOf(engine: Engine, caller: string): { native: NativeEngine; addon: EngineAddon } {
+  const entry = natives.get(engine);
+  if (!entry) throw new Error(`${caller}: not an Engine made by Engine.load`);
+  return entry;
+}
 
 /**
  * The raw native engine behind `engine`: for native's own wrappers (AttentionLink,
  * FfnServer) and tests of the C++ guards; not part of the public face (index.ts).
  */
 export function nativeEngineOf(engine: Engine): NativeEngine {
-  const native = natives.get(engine);
-  if (!native) throw new Error('nativeEngineOf: not an Engine made by Engine.load');
-  return native;
+  return nativeOf(engine, 'nativeEngineOf').native;
+}
+
+/** The addon that built `engine`: its AttentionLink and FfnServer must come from the same addon binary. */
+export function engineAddonOf(engine: Engine): EngineAddon {
+  return nativeOf(engine, 'engineAddonOf').addon;
 }
 
 export class Engine {
@@ -41,16 +53,25 @@ export class Engine {
 
   private constructor(
     private readonly native: NativeEngine,
+    addon: EngineAddon,
     /** What was loaded. */
     readonly info: NativeEngineInfo,
     /** The load spec the engine was built from. */
     readonly spec: ModelLoadSpec,
   ) {
-    natives.set(this, native);
+    natives.set(this, { native, addon });
   }
 
   /** Loads a model directory (HF layout) or a ModelLoadSpec. */
   static async load(model: string | ModelLoadSpec, options: EngineLoadOptions = {}): Promise<Engine> {
+    return Engine.loadWith(loadAddon(), model, options);
+  }
+
+  /**
+   * Engine.load on a given addon binary: tests load engines of test-only backends
+   * ("cpu-graphs") on the testing addon (native/src/testing/testingAddon.ts).
+   */
+  static async loadWith(addon: EngineAddon, model: string | ModelLoadSpec, options: EngineLoadOptions = {}): Promise<Engine> {
     const { role, computeGateOnAttention, ...nativeOptions } = options;
     const spec =
       typeof model === 'string'
@@ -59,10 +80,9 @@ export class Engine {
     if (typeof model !== 'string' && role !== undefined && role !== model.role) {
       throw new Error(`Engine.load: options.role is ${role} but the load spec was built for ${model.role}; build the spec for the role you want`);
     }
-    const addon = loadAddon();
     const native = new addon.Engine();
     const info = await native.load(spec, nativeOptions);
-    return new Engine(native, info, spec);
+    return new Engine(native, addon, info, spec);
   }
 
   /** Runs one step. Rejects with StepPlanError for an invalid plan. */

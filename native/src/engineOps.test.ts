@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { relErr } from './testing/engineReference.js';
 import { Rng, intTensor, randTensor, refMatmul, refRmsNorm, refRouter, refSample, refSiluMlp, samplingUniform } from './testing/engineOps.js';
-import { loadAddon, type OpBackend, type OpTensor } from './addon.js';
+import { loadTestingAddon, type OpBackend, type OpTensor } from './testing/testingAddon.js';
 
-const addon = loadAddon();
+const addon = loadTestingAddon();
 const probe = addon.probe();
 const backends: OpBackend[] = [{ name: 'cpu', threads: 2 }];
 if (probe.backends.includes('cuda') && probe.devices.length > 0) backends.push({ name: 'cuda', deviceIndex: 0 });

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds what the GPU-host scripts (one-gpu-run.sh, afd-run.sh, afd-roles.sh) carry: the
-# CUDA addon in native/$AFD_GPU_BUILD (default build-afd-gpu), beside it the afd-bench and
+# CUDA addons (the product one and the testing one the GPU suite's conformance loads) in
+# native/$AFD_GPU_BUILD (default build-afd-gpu), beside it the afd-bench and
 # afd-agent bundles, the GPU suite bundle (gpu-tests.cjs) and the Qwen3 tokenizer, and
 # the xz'd Node runtime, all packed into .device-carry (node.xz + release.tar.xz). Carry
 # .device-carry alone (device-env.sh unpacks it). Even so, the tree's committed demo model

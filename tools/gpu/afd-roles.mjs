@@ -236,7 +236,7 @@ async function oneAOneF(name, port, config) {
   // its step and replayed it (the texts above then prove the replays compute right).
   if (name === '1A1F' && backend === 'cuda') {
     // With graphs on, the attention rank still times the wire on an eager step now and then
-    // (engine-graph-step.cc): its per-layer A->F and F->A wire times must not all be zero.
+    // (runtime/engine/graph-step.cc): its per-layer A->F and F->A wire times must not all be zero.
     const attn = report.runs[name].attnStats;
     const timed = (rows) => (rows ?? []).some((row) => row.some((us) => us > 0));
     const wireSampled = timed(attn?.a2fWireUs) && timed(attn?.f2aWireUs);

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # AFD on two GPUs, everything in one call on the device machine (nvidia-h200-x2), from
 # the repository root. Carried from the build machine (tools/gpu/afd-prepare.sh):
-# .device-carry (unpacked by device-env.sh into native/$AFD_GPU_BUILD/Release: afd_native.node,
+# .device-carry (unpacked by device-env.sh into native/$AFD_GPU_BUILD/Release: afd_native.node, afd_native_testing.node,
 # afd-bench.cjs, afd-agent.cjs, afd-split-check.cjs, tokenizer-qwen3/).
 # Phases (AFD_PHASES, comma-separated; default all; at most 90 + 170 + 210 s plus setup, under 8 min):
-#   check  the carried addon loads, is a CUDA build, sees 2 GPUs, exports what we call
+#   check  the carried addons load (product and testing), are CUDA builds, see 2 GPUs, export what we call
 #   split  AFD / DBO split exactness on GPU 0 (64 and 256 rows vs unsplit)   -> split.json
 #   roles  role processes over device connectors (AFD_ROLES_CONNECTOR=nccl (default), peer or nccl,peer; AFD_ROLES_ONLY=a,b picks cases): 1A1F (graphs on / off, gate on attention, DBO),
 #          2A1F vs colocated texts, FFN-kill fault at batch 1 and 8           -> roles/afd-roles.json
@@ -17,7 +17,7 @@ mkdir -p "$OUT"
 PHASES=${AFD_PHASES:-check,split,roles,bench}
 source tools/gpu/device-env.sh
 RELEASE=$PWD/native/${AFD_GPU_BUILD:-build-afd-gpu}/Release
-export AFD_NATIVE_ADDON=$RELEASE/afd_native.node
+export AFD_NATIVE_ADDON=$RELEASE/afd_native.node AFD_NATIVE_TESTING_ADDON=$RELEASE/afd_native_testing.node
 {
   nvidia-smi --query-gpu=index,name,memory.total,clocks.sm --format=csv || true
   nvidia-smi topo -m || true
@@ -31,9 +31,10 @@ say() { echo "$*" | tee -a "$SUMMARY"; }
 if [[ $PHASES == *check* ]]; then
   timeout 60 "$NODE" -e '
     const a = require(process.env.AFD_NATIVE_ADDON);
+    const t = require(process.env.AFD_NATIVE_TESTING_ADDON);
     const p = a.probe();
-    const need = ["afdGpuBench", "afdSplitStageCheck", "FfnServer", "AttentionLink", "cudaConformance"];
-    const missing = need.filter((n) => typeof a[n] !== "function");
+    const missing = ["FfnServer", "AttentionLink"].filter((n) => typeof a[n] !== "function")
+      .concat(["cudaConformance"].filter((n) => typeof t[n] !== "function").map((n) => "testing addon " + n));
     const ok = p.variant === "cuda" && p.devices.length >= 2 && missing.length === 0;
     console.log(JSON.stringify({ ok, variant: p.variant, devices: p.devices.map((d) => d.name), missing }));
     process.exit(ok ? 0 : 1);' > "$OUT/check.json" 2>&1

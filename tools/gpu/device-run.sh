@@ -3,12 +3,14 @@
 # carried Node, run the GPU test suite, the decode benchmark (ours + the HF peer) and an
 # ncu kernel profile of batch-1 decode steps. Everything lands in $OUT.
 # Set AFD_COMMIT (e.g. $(git rev-parse --short HEAD) computed before the call) to stamp the report.
-# Carried: .device-carry/node.xz (device-env.sh), native/$AFD_ADDON_BUILD/Release/afd_native.node (default build-cuda),
+# Carried: .device-carry/node.xz (device-env.sh), native/$AFD_ADDON_BUILD/Release/afd_native.node and
+# afd_native_testing.node (the GPU suite's conformance; default build-cuda),
 # agent/dist (afd-bench.cjs), tools/gpu/dist (gpu-tests.cjs), or AFD_BENCH_BUNDLE / AFD_TESTS_BUNDLE.
 # Stages (AFD_STAGES): tests, bench, expert (afd-bench expert-gemm), tcattn (attention families), nopdl, profile.
 set -u
 source tools/gpu/device-env.sh
 export AFD_NATIVE_ADDON=$PWD/native/${AFD_ADDON_BUILD:-build-cuda}/Release/afd_native.node
+export AFD_NATIVE_TESTING_ADDON=$PWD/native/${AFD_ADDON_BUILD:-build-cuda}/Release/afd_native_testing.node
 # Bundles: default the workspace dist folders; afd-prepare.sh also puts them beside the addon.
 BENCH=${AFD_BENCH_BUNDLE:-agent/dist/afd-bench.cjs}
 TESTS=${AFD_TESTS_BUNDLE:-tools/gpu/dist/gpu-tests.cjs}

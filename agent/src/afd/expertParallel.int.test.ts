@@ -27,7 +27,7 @@ const prompts = [
 ];
 const maxTokens = 5;
 let reference: string[] = [];
-// The FFN group gives a silent peer half of this (runtime/ep-options.h).
+// The FFN group gives a silent peer half of this (ep/options.h).
 const stepDeadlineMs = 4000;
 /** Slack for a loaded 2-core CI box, where the HTTP error can take a few seconds to surface. */
 const slackMs = 5000;

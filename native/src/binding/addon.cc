@@ -1,26 +1,13 @@
-// Module entry: registers every exported function and class. The TypeScript view of
-// these exports is native/src/index.ts (checked by native/src/addon.test.ts).
+// Module entry of the product addon (afd_native.node): the product's exports only. Test
+// entry points live in the testing addon (testing/testing-addon.cc).
 #include <napi.h>
 
-#include "binding/afd-binding.h"
-#include "binding/engine-binding.h"
-#include "binding/probe-binding.h"
-#include "binding/process-binding.h"
-#include "cuda/testing/conformance-binding.h"
-#include "testing/op-binding.h"
+#include "binding/product-exports.h"
 
 namespace {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("probe", Napi::Function::New(env, afd::binding::Probe, "probe"));
-  exports.Set("Engine", afd::binding::EngineWrap::Define(env));
-  exports.Set("AttentionLink", afd::binding::AttentionLinkWrap::Define(env));
-  exports.Set("FfnServer", afd::binding::FfnServerWrap::Define(env));
-  exports.Set("stuckNativeThreads", Napi::Function::New(env, afd::binding::StuckNativeThreads, "stuckNativeThreads"));
-  exports.Set("exitNow", Napi::Function::New(env, afd::binding::ExitNow, "exitNow"));
-  // Test-only entry points (testing/, cuda/testing/): op runs and the CUDA op conformance suite.
-  exports.Set("runOp", Napi::Function::New(env, afd::binding::RunOp, "runOp"));
-  afd::cuda::registerConformanceExports(env, exports);
+  afd::binding::addProductExports(env, exports);
   return exports;
 }
 

@@ -136,16 +136,16 @@ FfnServerWrap::FfnServerWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<
   const char* what = "new FfnServer(engine, config)";
   std::shared_ptr<Engine> engine = EngineWrap::engineOf(info[0], what);
   AfdConnectorOptions options = connectorOptionsOf(info[1], what);
-  server_ = rethrowAsJs(env, [&] { return std::make_shared<AfdFfnServer>(engine, options); });
+  loop_ = rethrowAsJs(env, [&] { return std::make_shared<FfnLoop>(engine, options); });
 }
 
 FfnServerWrap::~FfnServerWrap() {
-  if (server_) server_->stop();
+  if (loop_) loop_->stop();
 }
 
 Napi::Value FfnServerWrap::Start(const Napi::CallbackInfo& info) {
-  rethrowAsJs(info.Env(), [&] { server_->start(); });
-  std::shared_ptr<AfdFfnServer> server = server_;
+  rethrowAsJs(info.Env(), [&] { loop_->start(); });
+  std::shared_ptr<FfnLoop> server = loop_;
   return settleOnThread(info.Env(), [server] {
     server->waitReady();
     return std::string();
@@ -153,12 +153,12 @@ Napi::Value FfnServerWrap::Start(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value FfnServerWrap::Wait(const Napi::CallbackInfo& info) {
-  std::shared_ptr<AfdFfnServer> server = server_;
+  std::shared_ptr<FfnLoop> server = loop_;
   return settleOnThread(info.Env(), [server] { return server->waitExit(); }, true, false);
 }
 
 Napi::Value FfnServerWrap::Stop(const Napi::CallbackInfo& info) {
-  std::shared_ptr<AfdFfnServer> server = server_;
+  std::shared_ptr<FfnLoop> server = loop_;
   return settleOnThread(info.Env(), [server] {
     server->stop();
     return std::string();
@@ -166,9 +166,9 @@ Napi::Value FfnServerWrap::Stop(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value FfnServerWrap::State(const Napi::CallbackInfo& info) {
-  AfdFfnServer::Snapshot s = server_->snapshot();
+  FfnLoop::Snapshot s = loop_->snapshot();
   Napi::Object o = Napi::Object::New(info.Env());
-  o.Set("state", AfdFfnServer::stateName(s.state));
+  o.Set("state", FfnLoop::stateName(s.state));
   o.Set("peersJoined", s.peersJoined);
   o.Set("blockSize", s.blockSize);
   o.Set("firstAttentionRank", s.firstAttentionRank);
@@ -181,7 +181,7 @@ Napi::Value FfnServerWrap::State(const Napi::CallbackInfo& info) {
 
 Napi::Value FfnServerWrap::ExpertStats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  EpFfnGroup* group = server_->expertGroup();
+  EpFfnGroup* group = loop_->expertGroup();
   if (group == nullptr) return env.Null();
   EpStats& st = group->stats();
   auto column = [&](const std::unique_ptr<std::atomic<uint64_t>[]>& c) {

@@ -1,5 +1,5 @@
 // N-API classes of the AFD runtime: AttentionLink (an attention-role Engine joined to
-// its FFN rank over the TCP connector) and FfnServer (the FFN role's daemon loop).
+// its FFN rank over the TCP connector) and FfnServer (the FFN role's daemon loop, FfnLoop).
 // Blocking work (rendezvous, stop) runs on worker threads and returns Promises; state()
 // getters are synchronous; the per-layer counters are in Engine.stats().
 #pragma once
@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "runtime/afd-attention-link.h"
-#include "runtime/afd-ffn-server.h"
+#include "runtime/afd/attention-link.h"
+#include "runtime/afd/ffn-loop.h"
 
 namespace afd::binding {
 
@@ -40,7 +40,7 @@ class FfnServerWrap : public Napi::ObjectWrap<FfnServerWrap> {
   Napi::Value Step(const Napi::CallbackInfo& info);
   Napi::Value ExpertStats(const Napi::CallbackInfo& info);
 
-  std::shared_ptr<AfdFfnServer> server_;
+  std::shared_ptr<FfnLoop> loop_;
 };
 
 }  // namespace afd::binding

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "model/ffn-executor.h"
-#include "runtime/engine.h"
+#include "runtime/engine/engine.h"
 
 namespace afd::binding {
 

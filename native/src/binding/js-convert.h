@@ -4,7 +4,7 @@
 #include <napi.h>
 
 #include "model/model-config.h"
-#include "runtime/engine.h"
+#include "runtime/engine/engine.h"
 
 namespace afd::binding {
 

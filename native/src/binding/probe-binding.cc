@@ -1,6 +1,7 @@
 #include "binding/probe-binding.h"
 
 #include "core/probe.h"
+#include "runtime/registry.h"
 
 namespace afd::binding {
 namespace {
@@ -22,8 +23,9 @@ Napi::Value Probe(const Napi::CallbackInfo& info) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("version", r.version);
   o.Set("variant", r.variant);
-  Napi::Array backends = Napi::Array::New(env, r.backends.size());
-  for (size_t i = 0; i < r.backends.size(); ++i) backends.Set(static_cast<uint32_t>(i), r.backends[i]);
+  const std::vector<std::string> names = registry().backendNames();
+  Napi::Array backends = Napi::Array::New(env, names.size());
+  for (size_t i = 0; i < names.size(); ++i) backends.Set(static_cast<uint32_t>(i), names[i]);
   o.Set("backends", backends);
   o.Set("cudaRuntimeVersion", r.cudaRuntimeVersion);
   o.Set("cudaDriverVersion", r.cudaDriverVersion);
@@ -45,6 +47,24 @@ Napi::Value Probe(const Napi::CallbackInfo& info) {
   o.Set("cublasLt", libraryToJs(env, r.cublasLt));
   o.Set("nccl", libraryToJs(env, r.nccl));
   return o;
+}
+
+Napi::Value Connectors(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const std::vector<ConnectorEntry> entries = connectorEntries();
+  Napi::Array out = Napi::Array::New(env, entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const TransportFacts& f = entries[i].facts;
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", f.name);
+    o.Set("memory", f.memory == MemoryKind::Device ? "device" : "host");
+    o.Set("oneHostOnly", f.oneHostOnly);
+    o.Set("needsCuda", f.needsCuda);
+    o.Set("graphCapturable", f.graphCapturable);
+    o.Set("available", entries[i].available);
+    out.Set(static_cast<uint32_t>(i), o);
+  }
+  return out;
 }
 
 }  // namespace afd::binding

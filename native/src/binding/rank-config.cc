@@ -1,11 +1,14 @@
 #include "binding/rank-config.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/debug-env.h"
+#include "runtime/connectors.h"
 
 namespace afd::binding {
 namespace {
@@ -69,14 +72,29 @@ class ConfigReader {
   }
 
   // One of `values`, or an error listing them.
-  std::string choice(const char* key, std::initializer_list<const char*> values) const {
+  std::string choice(const char* key, const std::vector<std::string>& values) const {
     const std::string s = string(key);
     std::string names;
-    for (const char* v : values) {
+    for (const std::string& v : values) {
       if (s == v) return s;
-      names += std::string(names.empty() ? "\"" : ", \"") + v + "\"";
+      names += (names.empty() ? "\"" : ", \"") + v + "\"";
     }
     fail(at(key), "must be one of " + names + " (got \"" + s + "\")");
+  }
+
+  // The one place an option string becomes a connector or transport enum
+  // (runtime/connectors.h): one of `kinds` by name, or "auto" (nullopt: the runtime
+  // picks) where allowAuto.
+  template <typename Kind, size_t N>
+  std::optional<Kind> kind(const char* key, const std::array<Kind, N>& kinds, bool allowAuto) const {
+    std::vector<std::string> names;
+    if (allowAuto) names.push_back("auto");
+    for (Kind k : kinds) names.push_back(nameOf(k));
+    const std::string s = choice(key, names);
+    for (Kind k : kinds) {
+      if (s == nameOf(k)) return k;
+    }
+    return std::nullopt;
   }
 
  private:
@@ -109,9 +127,9 @@ AfdConnectorOptions connectorOptionsOf(const Napi::Value& config, const char* wh
     out.stepDeadlineMs = afd.integer("stepDeadlineMs", 1, 3600000);
     out.rendezvousTimeoutMs = afd.integer("rendezvousTimeoutMs", 0, 1 << 30);
     out.rendezvousId = afd.string("rendezvousId");
-    out.connector = afd.choice("connector", {"tcp", "nccl", "peer"});
+    out.connector = *afd.kind("connector", kConnectorKinds, false);
     out.expertParallel = afd.boolean("enableExpertParallel");
-    out.epTransport = afd.choice("epTransport", {"auto", "tcp", "peer", "nccl"});
+    out.epTransport = afd.kind("epTransport", kEpTransports, true);
     const ConfigReader graphs = afd.object("cudaGraph");
     // An FFN rank whose own policy is off serves every step eagerly (the attention side ignores it).
     out.ffnGraphs = graphs.choice("policy", {"off", "decode-only"}) != "off";

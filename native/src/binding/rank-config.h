@@ -6,7 +6,7 @@
 #pragma once
 #include <napi.h>
 
-#include "runtime/afd-connector-options.h"
+#include "runtime/afd/connector-options.h"
 
 namespace afd::binding {
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeControlPayload } from '@afd/shared';
 import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTestProgram.js';
 
-// The connector's C++ unit programs (native/src/comm/test/): frames, the control payload
+// The connector's C++ unit programs (native/src/testing/programs/comm/): frames, the control payload
 // and link timing (comm-test.cpp), and the rendezvous link over loopback TCP
 // (rendezvous-test.cpp: steps and bootstraps; rendezvous-fault-test.cpp: refusals,
 // deadlines, lost peers).
@@ -13,9 +13,9 @@ describe('comm: TCP connector (native unit programs)', () => {
     const payload = encodeControlPayload({ stepId: 12345, flags: { warmup: true, capture: false, replay: false, shutdown: true }, counts: [[5, 0, 7], [4, 0, 0]] });
     const env = { AFD_CONTROL_PAYLOAD_HEX: Buffer.from(payload).toString('hex') };
     results = [
-      ...runNativeTestProgram('comm/test/comm-test.cpp', ['comm'], env),
-      ...runNativeTestProgram('comm/test/rendezvous-test.cpp', ['comm']),
-      ...runNativeTestProgram('comm/test/rendezvous-fault-test.cpp', ['comm']),
+      ...runNativeTestProgram('testing/programs/comm/comm-test.cpp', ['comm'], env),
+      ...runNativeTestProgram('testing/programs/comm/rendezvous-test.cpp', ['comm']),
+      ...runNativeTestProgram('testing/programs/comm/rendezvous-fault-test.cpp', ['comm']),
     ];
     expect(results.length).toBeGreaterThanOrEqual(23);
   });

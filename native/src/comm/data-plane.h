@@ -3,10 +3,10 @@
 // transport:
 //  - TCP (rendezvous.h): host memory; send() queues the frame for a sender thread,
 //    recv() blocks until the bytes are in `dst` (or the step deadline passes).
-//  - NCCL (cuda/nccl/nccl-data-plane.h, built by runtime/afd-device-plane.h): device
+//  - NCCL (cuda/nccl/nccl-data-plane.h, built by runtime/afd/device-plane.h): device
 //    memory; send()/recv() enqueue ncclSend/ncclRecv on `stream` (null = the engine's
 //    stream; capturable in a CUDA graph); data is ready after the stream work.
-//  - peer (cuda/peer/peer-data-plane.h): device memory of GPUs on one host through CUDA
+//  - peer (cuda/ipc/ipc-data-plane.h): device memory of GPUs on one host through CUDA
 //    IPC; the sender's kernel writes into the receiver's inbox, recv waits on a device
 //    flag and copies it out, all on `stream` (capturable as well).
 // Byte counts are always known to both sides ahead of time (from the control payload),

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTestProgram.js';
 
-// The expert-parallel FFN group's mesh (native/src/comm/test/ep-mesh-test.cpp, ASan/UBSan)
+// The expert-parallel FFN group's mesh (native/src/testing/programs/comm/ep-mesh-test.cpp, ASan/UBSan)
 // over loopback TCP: forming, the step barrier, the all-to-alls, shutdown, lost and silent peers.
 describe('comm: expert-parallel FFN group mesh (native unit program)', () => {
   let results: NativeCaseResult[] = [];
   it('builds and runs', { timeout: 180_000 }, () => {
-    results = runNativeTestProgram('comm/test/ep-mesh-test.cpp', ['comm']);
+    results = runNativeTestProgram('testing/programs/comm/ep-mesh-test.cpp', ['comm']);
     expect(results.length).toBeGreaterThanOrEqual(8);
   });
   it('every case passes', () => {

@@ -41,7 +41,7 @@ enum class FrameKind : uint16_t {
   kEpStep = 14,      // F->F: this rank starts group step `step` (EpStepStart: stages, flags; shutdown carries a reason)
   kEpDispatch = 15,  // F->F: token-expert pairs for the owner's experts: [n] i32 expert ids, then [n, H] rows
   kEpCombine = 16,   // F->F: the owner's expert outputs for those pairs, [n, H], back to their source rank
-  kEpBootstrap = 17,  // F->F after the mesh formed: a device exchange's bootstrap blob (runtime/ep-device-exchange.h)
+  kEpBootstrap = 17,  // F->F after the mesh formed: a device exchange's bootstrap blob (ep/device-exchange.h)
 };
 // The last frame kind (decoders refuse larger ones).
 constexpr FrameKind kLastFrameKind = FrameKind::kEpBootstrap;

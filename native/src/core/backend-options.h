@@ -1,4 +1,4 @@
-// What createBackend (core/backend.h) builds: the backend's name, its CPU threads or CUDA
+// What createBackend (runtime/registry.h) builds: the backend's name, its CPU threads or CUDA
 // device, and the CUDA backend's kernel choices (the CPU backend ignores them). The
 // defaults are the measured choices; the fields come from the JS engine options
 // (binding/js-convert.cc), and a debugging override of core/debug-env.h may replace them.

@@ -272,11 +272,6 @@ class Backend {
   virtual void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) = 0;
 };
 
-// Creates a backend by name: "cpu" (threads: 0 = all cores) or "cuda" (device index;
-// options.cuda). Throws with the list of compiled backends when the name is unknown or
-// not built.
-std::unique_ptr<Backend> createBackend(const BackendOptions& options);
-
 // Records what enqueue() puts on the backend's stream as one graph (beginCapture ->
 // enqueue -> endCapture). A failure aborts the capture and throws "<what>: <reason>;
 // <advice>"; so does an allocation during the capture (it would leave the graph pointing

@@ -9,10 +9,8 @@ namespace afd {
 ProbeResult probe() {
   ProbeResult out;
   out.version = AFD_VERSION;
-  out.backends.push_back("cpu");
 #ifdef AFD_WITH_CUDA
   out.variant = "cuda";
-  out.backends.push_back("cuda");
   probeCuda(out);
 #else
   out.variant = "cpu";

@@ -25,8 +25,7 @@ struct LibraryInfo {
 
 struct ProbeResult {
   std::string version;              // addon version
-  std::string variant;              // "cpu" or "cuda"
-  std::vector<std::string> backends;  // compiled backends
+  std::string variant;              // "cpu" or "cuda" (the backends: runtime/registry.h)
   int cudaRuntimeVersion = 0;       // 0 when not compiled with CUDA
   int cudaDriverVersion = 0;        // 0 when no driver
   std::string cudaError;            // why no device is visible, if none

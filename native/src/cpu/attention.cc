@@ -3,8 +3,8 @@
 #include <cmath>
 #include <vector>
 
+#include "core/op-contracts.h"
 #include "cpu/check.h"
-#include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 #include "cpu/paged-batch.h"
@@ -15,7 +15,7 @@ namespace afd::cpu {
 void writeKvCache(ThreadPool& pool, const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
                   Tensor& vCache) {
   const int64_t T = k.dim(0), nKv = k.dim(1), D = k.dim(2);
-  checkWriteKvCache(k, v, slotMapping, kCache, vCache);
+  contract::checkWriteKvCache(k, v, slotMapping, kCache, vCache);
   const int64_t numSlots = kCache.dim(0) * kCache.dim(1);
   const int64_t row = nKv * D;
   const int32_t* slots = slotMapping.ptr<int32_t>();
@@ -36,7 +36,7 @@ void pagedAttention(ThreadPool& pool, const Tensor& q, const Tensor& kCache, con
                     const AttentionBatch& batch, float scale, Tensor& out) {
   const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2);
   const int64_t numBlocks = kCache.dim(0), B = kCache.dim(1), nKv = kCache.dim(2);
-  checkPagedAttention(q, kCache, vCache, batch, out);
+  contract::checkPagedAttention(q, kCache, vCache, batch, out);
   AFD_CHECK(nKv > 0 && nH % nKv == 0, "pagedAttention: " << nH << " query heads are not a multiple of " << nKv << " KV heads");
   const int64_t group = nH / nKv;
   const int32_t* tokenSeq = batch.tokenSeq.ptr<int32_t>();

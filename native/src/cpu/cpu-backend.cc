@@ -4,7 +4,7 @@
 #include <cstring>
 #include <new>
 
-#include "cpu/op-contracts.h"
+#include "core/op-contracts.h"
 #include "cpu/ops.h"
 
 namespace afd {
@@ -60,7 +60,7 @@ void CpuBackend::routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& 
 }
 void CpuBackend::moeExperts(const Tensor& x, const Tensor& ids, const Tensor& weights,
                             const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend) {
-  if (addend != nullptr) cpu::checkMoeExperts(x, ids, weights, out, addend);
+  if (addend != nullptr) contract::checkMoeExperts(x, ids, weights, out, addend);
   cpu::moeExperts(pool_, x, ids, weights, experts, out);
   if (addend != nullptr) cpu::add(pool_, out, *addend, out);
 }

@@ -2,15 +2,15 @@
 #include <cstring>
 
 #include "core/dummy-weights.h"
+#include "core/op-contracts.h"
 #include "cpu/check.h"
-#include "cpu/op-contracts.h"
 #include "cpu/ops.h"
 
 namespace afd::cpu {
 
 // out = a + b.   a, b, out: same size, f32.
 void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out) {
-  checkAdd(a, b, out);
+  contract::checkAdd(a, b, out);
   checkCpuF32("add", "a", a);
   pool.parallelFor(a.numel(), 1 << 14, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) out.ptr<float>()[i] = a.ptr<float>()[i] + b.ptr<float>()[i];
@@ -20,7 +20,7 @@ void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out) {
 // out[s] = x[rows[s]].   x: [T, H]; rows: [S] i32; out: [S, H], x's dtype.
 void gatherRows(ThreadPool& /*pool*/, const Tensor& x, const Tensor& rows, Tensor& out) {
   const int64_t T = x.dim(0), S = rows.dim(0);
-  checkGatherRows(x, rows, out);
+  contract::checkGatherRows(x, rows, out);
   const size_t rowBytes = static_cast<size_t>(x.dim(1)) * dtypeBytes(x.dtype);
   for (int64_t s = 0; s < S; ++s) {
     const int32_t r = rows.ptr<int32_t>()[s];
@@ -31,7 +31,7 @@ void gatherRows(ThreadPool& /*pool*/, const Tensor& x, const Tensor& rows, Tenso
 
 // t[i] = dummyValue(key, i, scale, offset) in t's float dtype.
 void fillRandom(ThreadPool& pool, Tensor& t, uint64_t key, float scale, float offset) {
-  checkFloat("fillRandom", "tensor", t);
+  contract::checkFloat("fillRandom", "tensor", t);
   pool.parallelFor(t.numel(), 1 << 16, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const float v = dummyValue(key, static_cast<uint64_t>(i), scale, offset);

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/op-contracts.h"
 #include "cpu/check.h"
-#include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 
@@ -44,7 +44,7 @@ void matmulRows(const Tensor& x, const Tensor& w, int64_t n0, int64_t n1, float*
 // x: [T, K] f32; w: [N, K]; bias: [N] or null; out: [T, N] f32 (must not alias x).
 void matmul(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
   const int64_t T = x.dim(0), K = x.dim(1), N = w.dim(0);
-  checkMatmul(x, w, bias, out);
+  contract::checkMatmul(x, w, bias, out);
   checkCpuF32("matmul", "x", x);
   if (T == 0) return;
   // Enough rows per chunk that each chunk streams a few KB of weights.
@@ -63,7 +63,7 @@ void matmul(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bi
 // out += x @ w^T (+ bias): the product (with its bias) is formed first, then added, so a
 // residual add gives the same bits as matmul followed by add.
 void matmulAdd(ThreadPool& pool, const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) {
-  checkMatmul(x, w, bias, out);
+  contract::checkMatmul(x, w, bias, out);
   std::vector<float> product(static_cast<size_t>(out.numel()));
   Tensor p(product.data(), DType::F32, {out.dim(0), out.dim(1)});
   matmul(pool, x, w, bias, p);

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "core/deepseek-contracts.h"
 #include "cpu/check.h"
-#include "cpu/deepseek-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 #include "cpu/paged-batch.h"
@@ -17,7 +17,7 @@ namespace afd::cpu {
 // q: [T, nH, N + R]; kvA: [T, L + R]; kvNorm: [L]; positions: [T] i32.
 void mlaNormRope(ThreadPool& pool, Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions,
                  const RopeParams& rope, bool interleaved) {
-  const MlaDims d = checkMlaNormRope(q, kvA, kvNorm, positions, rope);
+  const contract::MlaDims d = contract::checkMlaNormRope(q, kvA, kvNorm, positions, rope);
   const int64_t T = q.dim(0), Dq = q.dim(2), W = kvA.dim(1), half = d.R / 2;
   std::vector<float> w(static_cast<size_t>(d.L));
   convertElems(kvNorm.data, kvNorm.dtype, 0, d.L, w.data());
@@ -38,7 +38,7 @@ void mlaNormRope(ThreadPool& pool, Tensor& q, Tensor& kvA, const Tensor& kvNorm,
 
 // kvA: [T, W] f32; slotMapping: [T] i32; latentCache: [numBlocks, B, W].
 void writeLatentCache(ThreadPool& pool, const Tensor& kvA, const Tensor& slotMapping, Tensor& cache) {
-  checkWriteLatentCache(kvA, slotMapping, cache);
+  contract::checkWriteLatentCache(kvA, slotMapping, cache);
   const int64_t T = kvA.dim(0), W = kvA.dim(1), numSlots = cache.dim(0) * cache.dim(1);
   const int32_t* slots = slotMapping.ptr<int32_t>();
   for (int64_t t = 0; t < T; ++t)
@@ -55,7 +55,7 @@ namespace {
 // One head's attention over the latent cache, for the tokens of one sequence.
 class MlaHead {
  public:
-  MlaHead(const MlaDims& d, const Tensor& cache, const AttentionBatch& batch, float scale)
+  MlaHead(const contract::MlaDims& d, const Tensor& cache, const AttentionBatch& batch, float scale)
       : d_(d), cache_(cache), batch_(batch), scale_(scale), W_(d.L + d.R), Dq_(d.N + d.R), row_(static_cast<size_t>(W_)) {}
 
   // Converts head h's rows of kv_b_proj: W_UK_h [N, L], then W_UV_h [V, L].
@@ -133,7 +133,7 @@ class MlaHead {
     return sum;
   }
 
-  const MlaDims& d_;
+  const contract::MlaDims& d_;
   const Tensor& cache_;
   const AttentionBatch& batch_;
   const float scale_;
@@ -147,7 +147,7 @@ class MlaHead {
 // q: [T, nH, N + R] f32; latentCache: [numBlocks, B, L + R]; kvB: [nH * (N + V), L]; out: [T, nH, V] f32.
 void mlaAttention(ThreadPool& pool, const Tensor& q, const Tensor& cache, const Tensor& kvB, const AttentionBatch& batch,
                   float scale, Tensor& out) {
-  const MlaDims d = checkMlaAttention(q, cache, kvB, batch, out);
+  const contract::MlaDims d = contract::checkMlaAttention(q, cache, kvB, batch, out);
   const int64_t T = q.dim(0);
   checkPagedBatch("mlaAttention", batch, T, cache.dim(0), cache.dim(1));
   std::vector<std::vector<int64_t>> seqTokens(static_cast<size_t>(batch.numSeqs));

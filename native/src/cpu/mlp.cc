@@ -1,8 +1,8 @@
 // SiLU-gated MLP: down(silu(gate(x)) * up(x)).
 #include <cmath>
 
+#include "core/op-contracts.h"
 #include "cpu/check.h"
-#include "cpu/op-contracts.h"
 #include "cpu/ops.h"
 
 namespace afd::cpu {
@@ -10,7 +10,7 @@ namespace afd::cpu {
 // x: [T, H] f32; gate, up: [I, H]; down: [H, I]; out: [T, H] f32.
 void siluGatedMlp(ThreadPool& pool, const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down,
                   Tensor& out) {
-  checkSiluGatedMlp(x, gate, up, down, out);
+  contract::checkSiluGatedMlp(x, gate, up, down, out);
   checkCpuF32("siluGatedMlp", "x", x);
   const int64_t T = x.dim(0), I = gate.dim(0);
   std::vector<float> g(static_cast<size_t>(T * I)), u(static_cast<size_t>(T * I));

@@ -6,8 +6,8 @@
 #include <numeric>
 #include <vector>
 
+#include "core/deepseek-contracts.h"
 #include "cpu/check.h"
-#include "cpu/deepseek-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 
@@ -28,7 +28,7 @@ void topIndices(const std::vector<double>& v, int64_t keep, std::vector<int32_t>
 // logits: [T, E] f32; scoreBias: [E] or null; expertIds: [T, k] i32; expertWeights: [T, k] f32.
 void moeGroupedRoute(ThreadPool& pool, const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
                      Tensor& expertIds, Tensor& expertWeights) {
-  checkMoeGroupedRoute(logits, scoreBias, p, expertIds, expertWeights);
+  contract::checkMoeGroupedRoute(logits, scoreBias, p, expertIds, expertWeights);
   const int64_t T = logits.dim(0), E = logits.dim(1), G = p.numGroups, perGroup = E / std::max(1, p.numGroups);
   std::vector<float> bias(scoreBias ? static_cast<size_t>(E) : 0);
   if (scoreBias) convertElems(scoreBias->data, scoreBias->dtype, 0, E, bias.data());
@@ -85,7 +85,7 @@ void moeGroupedRoute(ThreadPool& pool, const Tensor& logits, const Tensor* score
 
 // expertIds, expertWeights: [T, K]; dense: [T, E] f32.
 void scatterRouting(ThreadPool& pool, const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) {
-  checkScatterRouting(expertIds, expertWeights, dense);
+  contract::checkScatterRouting(expertIds, expertWeights, dense);
   const int64_t T = expertIds.dim(0), K = expertIds.dim(1), E = dense.dim(1);
   pool.parallelFor(T, 64, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {

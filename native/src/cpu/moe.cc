@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
+#include "core/op-contracts.h"
 #include "cpu/check.h"
-#include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 
@@ -16,7 +16,7 @@ void moeExperts(ThreadPool& pool, const Tensor& x, const Tensor& expertIds, cons
                 const std::vector<ExpertWeights>& experts, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1), K = expertIds.dim(1);
   const int64_t E = static_cast<int64_t>(experts.size());
-  checkMoeExperts(x, expertIds, expertWeights, out);
+  contract::checkMoeExperts(x, expertIds, expertWeights, out);
   checkCpuF32("moeExperts", "x", x);
   // rows[e]: (token, weight) pairs routed to expert e.
   std::vector<std::vector<std::pair<int64_t, float>>> rows(E);

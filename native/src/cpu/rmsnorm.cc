@@ -2,8 +2,8 @@
 #include <cmath>
 #include <vector>
 
+#include "core/op-contracts.h"
 #include "cpu/check.h"
-#include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 #include "cpu/row-math.h"
@@ -22,7 +22,7 @@ std::vector<float> weightF32(const Tensor& w) {
 // x, out: [T, H] f32; weight: [H].
 void rmsNorm(ThreadPool& pool, const Tensor& x, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = x.dim(0), H = x.dim(1);
-  checkRmsNorm(x, weight, out);
+  contract::checkRmsNorm(x, weight, out);
   checkCpuF32("rmsNorm", "out", out);
   const std::vector<float> w = weightF32(weight);
   pool.parallelFor(T, 4, [&](int64_t b, int64_t e) {
@@ -33,7 +33,7 @@ void rmsNorm(ThreadPool& pool, const Tensor& x, const Tensor& weight, float eps,
 // residual += delta; out = rmsNorm(residual).   delta, residual, out: [T, H] f32.
 void addRmsNorm(ThreadPool& pool, const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) {
   const int64_t T = residual.dim(0), H = residual.dim(1);
-  checkAddRmsNorm(delta, residual, weight, out);
+  contract::checkAddRmsNorm(delta, residual, weight, out);
   checkCpuF32("addRmsNorm", "delta", delta);
   checkCpuF32("addRmsNorm", "out", out);
   const std::vector<float> w = weightF32(weight);

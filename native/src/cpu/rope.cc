@@ -3,8 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "core/op-contracts.h"
 #include "cpu/check.h"
-#include "cpu/op-contracts.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
 #include "cpu/row-math.h"
@@ -15,7 +15,7 @@ namespace afd::cpu {
 void qkNormRope(ThreadPool& pool, Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm,
                 const Tensor* kNorm, float eps, const RopeParams& rope) {
   const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2), nKv = k.dim(1);
-  checkQkNormRope(q, k, positions, qNorm, kNorm, rope);
+  contract::checkQkNormRope(q, k, positions, qNorm, kNorm, rope);
   std::vector<float> qw(D), kw(D);
   if (qNorm) convertElems(qNorm->data, qNorm->dtype, 0, D, qw.data());
   if (kNorm) convertElems(kNorm->data, kNorm->dtype, 0, D, kw.data());
@@ -43,7 +43,7 @@ void qkNormRope(ThreadPool& pool, Tensor& q, Tensor& k, const Tensor& positions,
 void qkNormRopeCache(ThreadPool& pool, const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping,
                      const Tensor* qNorm, const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q,
                      Tensor& kCache, Tensor& vCache) {
-  checkQkNormRopeCache(qkv, positions, slotMapping, qNorm, kNorm, rope, q, kCache, vCache);
+  contract::checkQkNormRopeCache(qkv, positions, slotMapping, qNorm, kNorm, rope, q, kCache, vCache);
   const int64_t T = q.dim(0), nH = q.dim(1), D = q.dim(2), nKv = kCache.dim(2);
   const int64_t qDim = nH * D, kvDim = nKv * D, row = qDim + 2 * kvDim;
   std::vector<float> k(static_cast<size_t>(T * kvDim)), v(static_cast<size_t>(T * kvDim));

@@ -4,8 +4,8 @@
 #include <numeric>
 #include <vector>
 
+#include "core/op-contracts.h"
 #include "cpu/check.h"
-#include "cpu/op-contracts.h"
 #include "cpu/ops.h"
 
 namespace afd::cpu {
@@ -14,7 +14,7 @@ namespace afd::cpu {
 void routerTopK(ThreadPool& pool, const Tensor& logits, int k, bool normTopk, Tensor& expertIds,
                 Tensor& expertWeights) {
   const int64_t T = logits.dim(0), E = logits.dim(1);
-  checkRouterTopK(logits, k, expertIds, expertWeights);
+  contract::checkRouterTopK(logits, k, expertIds, expertWeights);
   pool.parallelFor(T, 16, [&](int64_t b, int64_t e) {
     std::vector<double> p(E);
     std::vector<int32_t> order(E);

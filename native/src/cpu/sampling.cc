@@ -128,7 +128,7 @@ int32_t sampleRow(const float* l, int64_t V, float temperature, int32_t topK, fl
 // logits: [S, V] f32; outTokens: host [S].
 void sample(ThreadPool& pool, const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) {
   const int64_t S = logits.dim(0), V = logits.dim(1);
-  checkShape("sample", "logits", logits, {-1, -1});
+  contract::checkShape("sample", "logits", logits, {-1, -1});
   // One chunk per thread, so each thread allocates its scratch once.
   pool.parallelFor(S, (S + pool.size() - 1) / pool.size(), [&](int64_t b, int64_t e) {
     Scratch scratch;

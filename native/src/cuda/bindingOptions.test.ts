@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { loadAddon } from '../addon.js';
+import { loadTestingAddon } from '../testing/testingAddon.js';
 
 // The CUDA entry points read their options before touching a device, so a wrongly typed
 // option is refused with a named error on any machine where the CUDA variant is built.
-const addon = loadAddon();
+const addon = loadTestingAddon();
 const cuda = addon.probe().variant === 'cuda';
 const bad = (options: Record<string, unknown>): never => options as never;
 

@@ -4,22 +4,30 @@
 // stay f32; every op also takes f32 activations (conformance against the CPU). Weights
 // stay in their checkpoint dtype (bf16 runs on the tensor-core kernels); GEMMs with many
 // rows go through cuBLAS when it loads.
+//
+// The backend composes classes of one concept each and delegates to them: the stream and
+// its capture state (stream-context.h), device memory and the scratch (device-memory.h),
+// and the op families: row-wise ops (row-ops.h), attention (attention-ops.h), dense
+// linear ops and cuBLAS (linear-ops.h), MoE (moe-ops.h) and DeepSeek's ops (deepseek-ops.h).
 #pragma once
 #include <cuda_runtime.h>
 
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/backend.h"
-#include "cuda/device-buffer.h"
-#include "cuda/moe.cuh"
+#include "cuda/attention-ops.h"
+#include "cuda/deepseek-ops.h"
+#include "cuda/device-memory.h"
+#include "cuda/linear-ops.h"
+#include "cuda/moe-ops.h"
+#include "cuda/row-ops.h"
+#include "cuda/stream-context.h"
 
 namespace afd::cuda {
 
 class CublasHandle;
-class CublasExpertGemm;
 
 class CudaBackend final : public Backend {
  public:
@@ -28,129 +36,113 @@ class CudaBackend final : public Backend {
   ~CudaBackend() override;
 
   std::string name() const override { return "cuda"; }
-  Device device() const override { return Device{DeviceKind::Cuda, deviceIndex_}; }
+  Device device() const override { return Device{DeviceKind::Cuda, ctx_.deviceIndex()}; }
   bool sharesHostMemory() const override { return false; }
   DType activationDtype() const override { return DType::BF16; }
-  void setStepRows(int64_t rows) override { stepRows_ = rows; }
+  void setStepRows(int64_t rows) override { ctx_.setStepRows(rows); }
 
-  void* allocate(size_t bytes) override;
-  uint64_t freeMemoryBytes() const override;
-  void release(void* ptr) override;
-  void copyToDevice(void* dst, const void* hostSrc, size_t bytes) override;
-  void copyToHost(void* hostDst, const void* src, size_t bytes) override;
-  void copyDevice(void* dst, const void* src, size_t bytes) override;
-  void fillZero(void* dst, size_t bytes) override;
-  void synchronize() override;
-  void fillRandom(Tensor& t, uint64_t key, float scale, float offset) override;
+  void* allocate(size_t bytes) override { return memory_.allocate(bytes); }
+  uint64_t freeMemoryBytes() const override { return memory_.freeMemoryBytes(); }
+  void release(void* ptr) override { memory_.release(ptr); }
+  void copyToDevice(void* dst, const void* hostSrc, size_t bytes) override { memory_.copyToDevice(dst, hostSrc, bytes); }
+  void copyToHost(void* hostDst, const void* src, size_t bytes) override { memory_.copyToHost(hostDst, src, bytes); }
+  void copyDevice(void* dst, const void* src, size_t bytes) override { memory_.copyDevice(dst, src, bytes); }
+  void fillZero(void* dst, size_t bytes) override { memory_.fillZero(dst, bytes); }
+  void synchronize() override { ctx_.synchronize(); }
+  void fillRandom(Tensor& t, uint64_t key, float scale, float offset) override { rows_.fillRandom(t, key, scale, offset); }
 
   // Graph capture of the engine's decode step (cuda/step-graph.h). While capturing,
   // anything that would synchronize or (re)allocate throws a clear error instead.
-  uint64_t allocationEpoch() const override;
+  uint64_t allocationEpoch() const override { return ctx_.allocationEpoch(); }
   bool supportsGraphCapture() const override { return true; }
-  void beginCapture() override;
-  std::unique_ptr<CapturedGraph> endCapture() override;
-  void abortCapture() noexcept override;
-  bool capturing() const { return capturing_; }
+  void beginCapture() override { ctx_.beginCapture(); }
+  std::unique_ptr<CapturedGraph> endCapture() override { return ctx_.endCapture(); }
+  void abortCapture() noexcept override { ctx_.abortCapture(); }
+  bool capturing() const { return ctx_.capturing(); }
 
-  void embedding(const Tensor& ids, const Tensor& table, Tensor& out) override;
-  void rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override;
-  void addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) override;
+  void embedding(const Tensor& ids, const Tensor& table, Tensor& out) override { rows_.embedding(ids, table, out); }
+  void rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out) override { rows_.rmsNorm(x, weight, eps, out); }
+  void addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) override {
+    rows_.addRmsNorm(delta, residual, weight, eps, out);
+  }
   void qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm, float eps,
-                  const RopeParams& rope) override;
-  void writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache,
-                    Tensor& vCache) override;
+                  const RopeParams& rope) override {
+    attention_.qkNormRope(q, k, positions, qNorm, kNorm, eps, rope);
+  }
+  void writeKvCache(const Tensor& k, const Tensor& v, const Tensor& slotMapping, Tensor& kCache, Tensor& vCache) override {
+    attention_.writeKvCache(k, v, slotMapping, kCache, vCache);
+  }
   void qkNormRopeCache(const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping, const Tensor* qNorm,
                        const Tensor* kNorm, float eps, const RopeParams& rope, Tensor& q, Tensor& kCache,
-                       Tensor& vCache) override;
-  void pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const AttentionBatch& batch,
-                      float scale, Tensor& out) override;
-  void matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override;
-  void matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override;
-  void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) override;
-  // MoE (cuda/cuda-moe-ops.cc): router top-k, routed experts, and the fused router + route.
-  void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) override;
+                       Tensor& vCache) override {
+    attention_.qkNormRopeCache(qkv, positions, slotMapping, qNorm, kNorm, eps, rope, q, kCache, vCache);
+  }
+  void pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const AttentionBatch& batch, float scale,
+                      Tensor& out) override {
+    attention_.pagedAttention(q, kCache, vCache, batch, scale, out);
+  }
+  void matmul(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override { linear_.matmul(x, w, bias, out); }
+  void matmulAdd(const Tensor& x, const Tensor& w, const Tensor* bias, Tensor& out) override {
+    linear_.matmulAdd(x, w, bias, out);
+  }
+  void siluGatedMlp(const Tensor& x, const Tensor& gate, const Tensor& up, const Tensor& down, Tensor& out) override {
+    linear_.siluGatedMlp(x, gate, up, down, out);
+  }
+  void routerTopK(const Tensor& logits, int k, bool normTopk, Tensor& expertIds, Tensor& expertWeights) override {
+    moe_.routerTopK(logits, k, normTopk, expertIds, expertWeights);
+  }
   void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
-                  const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend = nullptr) override;
+                  const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend = nullptr) override {
+    moe_.moeExperts(x, expertIds, expertWeights, experts, out, addend);
+  }
   // moeExperts where expertIds may hold -1 (a masked pair: adds nothing; a row with every
-  // pair masked gets 0): expert parallelism's owner side (cuda/ep/ep-peer-exchange.h).
+  // pair masked gets 0): expert parallelism's owner side (cuda/ep/ep-ipc-exchange.h).
   // Always our grouped kernels (the cuBLAS grouped path needs every pair routed).
   void moeExpertsMasked(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
-                        const std::vector<ExpertWeights>& experts, Tensor& out);
-  // Few bf16 rows: router GEMV, top-k and permutation in one launch (moeRouterRoute).
-  void moe(const Tensor& x, MoeArgs& args, Tensor& out) override;
-  void add(const Tensor& a, const Tensor& b, Tensor& out) override;
-  void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
-  void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;
-  // DeepSeek (cuda/cuda-deepseek-ops.cc): MLA prologue and latent cache write
-  // (mla-prologue.cuh), absorbed MLA attention (mla-attention.cuh), grouped router and
-  // routing scatter (deepseek-route.cuh).
+                        const std::vector<ExpertWeights>& experts, Tensor& out) {
+    moe_.moeExpertsMasked(x, expertIds, expertWeights, experts, out);
+  }
+  void moe(const Tensor& x, MoeArgs& args, Tensor& out) override { moe_.moe(x, args, out); }
+  void add(const Tensor& a, const Tensor& b, Tensor& out) override { rows_.add(a, b, out); }
+  void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override { rows_.gatherRows(x, rows, out); }
+  void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override {
+    rows_.sample(logits, params, outTokens);
+  }
   void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,
-                   bool interleaved) override;
-  void writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) override;
+                   bool interleaved) override {
+    deepseek_.mlaNormRope(q, kvA, kvNorm, eps, positions, rope, interleaved);
+  }
+  void writeLatentCache(const Tensor& kvA, const Tensor& slotMapping, Tensor& latentCache) override {
+    deepseek_.writeLatentCache(kvA, slotMapping, latentCache);
+  }
   void mlaAttention(const Tensor& q, const Tensor& latentCache, const Tensor& kvB, const AttentionBatch& batch, float scale,
-                    Tensor& out) override;
+                    Tensor& out) override {
+    deepseek_.mlaAttention(q, latentCache, kvB, batch, scale, out);
+  }
   void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
-                Tensor& expertWeights) override;
-  void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) override;
+                       Tensor& expertWeights) override {
+    deepseek_.moeGroupedRoute(logits, scoreBias, p, expertIds, expertWeights);
+  }
+  void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) override {
+    deepseek_.scatterRouting(expertIds, expertWeights, dense);
+  }
 
-  cudaStream_t stream() const { return stream_; }
-  int multiProcessors() const { return multiProcessors_; }
-  const CudaOptions& options() const { return options_; }
+  cudaStream_t stream() const { return ctx_.stream(); }
+  int multiProcessors() const { return ctx_.multiProcessors(); }
+  const CudaOptions& options() const { return ctx_.options(); }
   // Null when cuBLAS did not load (then every GEMM runs on our kernels); see cublasError().
-  const CublasHandle* cublas() const { return cublas_.get(); }
-  const std::string& cublasError() const { return cublasError_; }
+  const CublasHandle* cublas() const { return linear_.cublas(); }
+  const std::string& cublasError() const { return linear_.cublasError(); }
 
  private:
-  // Scratch of one MoE call: the permutation, SiLU activations and permuted expert outputs.
-  struct MoeScratch {
-    MoePermutation perm;
-    void* act = nullptr;
-    float* expertOut = nullptr;
-    int slots = 0;
-  };
-  MoeScratch moeScratch(int64_t T, int E, int64_t K, int64_t H, int64_t I);
-  // Expert GEMMs of permuted rows (ours or cuBLAS grouped), then the weighted combine into out.
-  void runExperts(const Tensor& x, const MoeScratch& s, const Tensor& expertWeights, const Tensor* addend,
-                  const std::vector<ExpertWeights>& experts, int64_t K, Tensor& out, bool masked = false);
-  // moeExperts / moeExpertsMasked: the permutation of expertIds, then runExperts.
-  void permuteAndRunExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
-                            const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend, bool masked);
-  // x @ w^T into out (f32): our kernels for few rows, cuBLAS for many (f32 x as bf16 hi + lo).
-  void linearInto(const Tensor& x, const Tensor& w, Tensor& out, bool accumulate);
-  // Scratch of at least `bytes`, valid until the next call (grows; never shrinks).
-  void* scratch(size_t bytes);
-  // Device pointer tables [gate | up | down] x E for one expert list, built once.
-  const void* const* expertTables(const std::vector<ExpertWeights>& experts);
-  // Throws when a capture is in progress: `what` would synchronize or allocate.
-  void refuseWhileCapturing(const char* what) const;
-  // The row count kernel choices are made for (see Backend::setStepRows).
-  int64_t shapeRows(int64_t rows) const { return rows > stepRows_ ? rows : stepRows_; }
-
-  int deviceIndex_ = 0;
-  CudaOptions options_;  // kernel choices (attention family and splits, expert GEMM)
-  int multiProcessors_ = 0;
-  cudaStream_t stream_ = nullptr;
-  DeviceBuffer cublasWorkspace_;
-  std::unique_ptr<CublasHandle> cublas_;
-  std::string cublasError_;
-  DeviceBuffer scratch_;
-  DeviceBuffer splitCounters_;
-  DeviceBuffer routerCounter_;  // done counter of moeRouterRoute (zero between launches)
-  struct ExpertTable {
-    DeviceBuffer device;             // [gate | up | down] x E device pointers
-    std::vector<const void*> host;   // the same pointers, to validate a cache hit
-  };
-  std::unordered_map<const void*, ExpertTable> expertTables_;
-  // Allocation epoch: bumped by allocate/release, scratch growth and new expert tables;
-  // a moved split-counter buffer (grown inside pagedAttention) bumps it when observed.
-  uint64_t epoch_ = 0;
-  int64_t stepRows_ = 0;
-  bool capturing_ = false;
-  // Device buffers come from the stream-ordered allocator (cudaMallocAsync / cudaFreeAsync
-  // on stream_) where the device has memory pools: freeing one never waits for the device.
-  bool streamOrdered_ = false;
-  // MoE expert GEMMs on cuBLAS grouped GEMM when options_.expertGemm asks (expert-gemm-cublas.h).
-  std::unique_ptr<CublasExpertGemm> cublasExperts_;
+  // Declaration order is construction order: the stream first, the op families last.
+  StreamContext ctx_;
+  DeviceMemory memory_;
+  RowOps rows_;
+  AttentionOps attention_;
+  LinearOps linear_;
+  MoeOps moe_;
+  DeepseekOps deepseek_;
 };
 
 }  // namespace afd::cuda

@@ -85,9 +85,9 @@ class CublasExpertGemm {
   int lastActive_ = 0;
 };
 
-// Arguments for CudaBackend's cuBLAS expert branch: activations x [tokens, hidden] (f32 or bf16),
+// Arguments for the MoE ops' cuBLAS expert branch (cuda/moe-ops.h): activations x [tokens, hidden] (f32 or bf16),
 // the permutation of moePermute, the device table [3 * numExperts] of expert weight
-// pointers (gate | up | down, as CudaBackend::expertTables builds it), f32 expertOut
+// pointers (gate | up | down, as MoeOps::expertTables builds it), f32 expertOut
 // [rows, hidden] in the permuted order. Counts are copied to the host by run().
 CublasExpertGemmArgs moeExpertGemmArgs(const void* x, bool xIsF32, const MoePermutation& perm, const void* const* table,
                                        int numExperts, int rows, int hidden, int inter, float* expertOut);

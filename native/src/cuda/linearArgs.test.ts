@@ -6,7 +6,7 @@ import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTe
 describe('cuda: gated MLP down-projection arguments (native unit program)', () => {
   let results: NativeCaseResult[] = [];
   it('builds and runs', { timeout: 180_000 }, () => {
-    results = runNativeTestProgram('cuda/test/linear-args-test.cpp', []);
+    results = runNativeTestProgram('testing/programs/cuda/linear-args-test.cpp', []);
     expect(results.length).toBe(4);
   });
   it('every case passes', () => {

@@ -1,7 +1,7 @@
 // FfnExecutor: the seam between the two halves of every decoder layer. The attention
 // half calls an FfnExecutor once per layer and stage; the executor runs the FFN half
 // in-process (LocalFfnExecutor, model/local-ffn-executor.h: colocated) or across a
-// connector (RemoteFfnExecutor, runtime/afd-remote-ffn-executor.h). Submit/collect are
+// connector (RemoteFfnExecutor, runtime/afd/remote-ffn-executor.h). Submit/collect are
 // split so that, with two stages, stage 1's attention can run while stage 0's FFN round
 // trip is in flight:
 //   for stage s: attention(L, s); submit(L, s, ...)
@@ -41,7 +41,7 @@ class FfnExecutor {
   // Once per step, after the last layer.
   virtual void endStep() = 0;
 
-  // CUDA graphs (runtime/engine-graph-policy.h): true when submit/collect only enqueue
+  // CUDA graphs (runtime/engine/graph-policy.h): true when submit/collect only enqueue
   // device work on the engine's backend stream (no host sync, host copy or allocation),
   // so a decode step may be captured with them inside; beginStep/endStep always run
   // outside the captured region (FfnStepInfo.flags tells the executor it is a graph step).

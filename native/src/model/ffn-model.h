@@ -21,7 +21,7 @@ class FfnModel {
   void forward(int layer, const Tensor& hidden, const Tensor* routerLogits, Tensor& out);
   int numLayers() const { return config_.numLayers; }
   bool isMoe(int layer) const { return config_.isMoeLayer(layer); }
-  // Expert parallelism (runtime/ep-*.cc) routes and runs the experts itself: an MoE
+  // Expert parallelism (ep/*.cc) routes and runs the experts itself: an MoE
   // layer's routing and shared experts (MoeFfn::route, MoeFfn::sharedExperts).
   void route(int layer, const Tensor& hidden, const Tensor* routerLogits, Tensor& logits, Tensor& expertIds,
              Tensor& expertWeights);

@@ -30,7 +30,7 @@ class MoeFfn : public FfnModule {
 
   void forward(int layer, const Tensor& hidden, const Tensor* routerLogits, Tensor& out) override;
 
-  // Expert parallelism (runtime/ep-*.cc) routes and runs the experts itself: the layer's
+  // Expert parallelism (ep/*.cc) routes and runs the experts itself: the layer's
   // routing as forward() does it (hidden [T, H] act; routerLogits [T, E] f32 or null;
   // logits [T, E] f32 scratch; expertIds / expertWeights [T, K] out), and its shared
   // experts (out [T, H] act).

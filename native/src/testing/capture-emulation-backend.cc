@@ -193,8 +193,8 @@ class CaptureEmulationBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> createCaptureEmulationBackend(int threads) {
-  return std::make_unique<CaptureEmulationBackend>(threads);
+std::unique_ptr<Backend> createCaptureEmulationBackend(const BackendOptions& options) {
+  return std::make_unique<CaptureEmulationBackend>(options.threads);
 }
 
 }  // namespace afd

@@ -1,5 +1,5 @@
 // Test backend "cpu-graphs": the CPU backend with graph capture emulated, so the engine's
-// CUDA-graph step path (engine-graph-step.cc: padding, keys, packed inputs, replay,
+// CUDA-graph step path (runtime/engine/graph-step.cc: padding, keys, packed inputs, replay,
 // counters, epoch invalidation) runs and is checked on machines without a GPU. While
 // capturing, every op is recorded (with its tensor views, i.e. device addresses) instead
 // of run; replay() runs the recorded ops again, reading whatever those addresses hold
@@ -8,10 +8,12 @@
 #pragma once
 #include <memory>
 
+#include "core/backend-options.h"
 #include "core/backend.h"
 
 namespace afd {
 
-std::unique_ptr<Backend> createCaptureEmulationBackend(int threads);
+// options.threads: CPU worker threads (0 = all cores); registered as "cpu-graphs" (runtime/registry.h).
+std::unique_ptr<Backend> createCaptureEmulationBackend(const BackendOptions& options);
 
 }  // namespace afd

@@ -3,7 +3,7 @@
  * float64 reference for each op (written from the op's definition in core/backend.h).
  * engineOps.test.ts runs every case on every available backend through runOp().
  */
-import type { OpTensor } from '../addon.js';
+import type { OpTensor } from './testingAddon.js';
 
 /** Deterministic uniform numbers in [-1, 1). */
 export class Rng {

@@ -1,6 +1,7 @@
 /**
- * Builds and runs a native C++ test program (a `*.cpp` under native/src/.../test, kept
- * out of the addon glob, which takes only `*.cc`). The binary is cached in
+ * Builds and runs a native C++ test program (a `*.cpp` under native/src/testing/programs,
+ * in a folder that mirrors the module it tests: programs/comm/ tests comm/; kept out of
+ * the addon globs, which take only `*.cc`). The binary is cached in
  * native/build-native-tests/ and rebuilt when any source it may include is newer.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -9,6 +10,7 @@ import { basename, dirname, join } from 'node:path';
 
 const nativeRoot = new URL('../..', import.meta.url).pathname;
 const srcRoot = join(nativeRoot, 'src');
+const programsDir = 'testing/programs';
 
 function newestMtimeMs(dir: string): number {
   let newest = 0;
@@ -27,10 +29,12 @@ export interface NativeCaseResult {
 }
 
 /**
- * Compiles `main` (a .cpp relative to native/src) with the .cc files of `sourceDirs`
- * (folders or single .cc files, relative to native/src), then runs it (with `env` added) and returns one result per case.
+ * Compiles `main` (a .cpp under testing/programs, relative to native/src) with the .cc files
+ * of `sourceDirs` (folders or single .cc files, relative to native/src), then runs it (with
+ * `env` added) and returns one result per case.
  */
 export function runNativeTestProgram(main: string, sourceDirs: string[], env: Record<string, string> = {}, timeoutMs = 120_000): NativeCaseResult[] {
+  if (!main.startsWith(`${programsDir}/`)) throw new Error(`runNativeTestProgram: ${main} is not under native/src/${programsDir}; test programs live there`);
   const outDir = join(nativeRoot, 'build-native-tests');
   mkdirSync(outDir, { recursive: true });
   const binary = join(outDir, basename(main, '.cpp'));
@@ -42,10 +46,12 @@ export function runNativeTestProgram(main: string, sourceDirs: string[], env: Re
           .filter((f) => f.endsWith('.cc'))
           .map((f) => join(srcRoot, d, f)),
   );
-  // The program's module (the folder above its test/ folder) holds the headers it tests.
-  const newest = Math.max(
-    ...[...sourceDirs, 'core', dirname(dirname(main))].map((d) => (d.endsWith('.cc') ? statSync(join(srcRoot, d)).mtimeMs : newestMtimeMs(join(srcRoot, d)))),
-  );
+  // The program's own folder and the harness; the module it tests (the same path below
+  // testing/programs) holds the headers it tests.
+  const programDir = dirname(main);
+  const testedModule = programDir.slice(programsDir.length + 1) || programsDir;
+  const inputs = [...sourceDirs, 'core', programDir, join(programsDir, 'harness.h'), testedModule];
+  const newest = Math.max(...inputs.map((d) => (/\.(cc|h)$/.test(d) ? statSync(join(srcRoot, d)).mtimeMs : newestMtimeMs(join(srcRoot, d)))));
   const stale = !existsSync(binary) || statSync(binary).mtimeMs < newest;
   if (stale) {
     execFileSync('g++', ['-std=c++17', '-O0', '-g', '-fsanitize=address,undefined', '-Wall', '-Wextra', '-Werror', `-I${srcRoot}`, join(srcRoot, main), ...sources, '-o', binary, '-lpthread'], {

@@ -7,6 +7,7 @@
 
 #include "core/backend.h"
 #include "core/debug-env.h"
+#include "runtime/registry.h"
 
 namespace afd::binding {
 namespace {

@@ -3,7 +3,7 @@
  * checks it here (the native Engine wrapper before each step, the scheduler's tests,
  * benchmarks through the wrapper), so a malformed plan fails in TypeScript with a message
  * naming the field instead of deep in native code. The C++ engine keeps a last guard of the
- * same rules (native/src/runtime/step-plan.cc) for callers of the raw addon.
+ * same rules (native/src/runtime/engine/step-plan.cc) for callers of the raw addon.
  */
 import type { StepPlan } from './step.js';
 

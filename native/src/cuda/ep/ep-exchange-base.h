@@ -18,7 +18,7 @@
 #include "cuda/cuda-check.h"
 #include "cuda/device-buffer.h"
 #include "cuda/ep/ep-kernels.cuh"
-#include "runtime/ep-device-exchange.h"
+#include "ep/device-exchange.h"
 
 namespace afd::cuda {
 
@@ -112,7 +112,7 @@ class EpExchangeBase : public EpDeviceExchange {
   uint8_t* validHost_ = nullptr;  // pinned staging of valid_
 };
 
-// Builds exchange X (EpPeerExchange, EpNcclExchange) on the backend's device and joins it
+// Builds exchange X (EpIpcExchange, EpNcclExchange) on the backend's device and joins it
 // to the group: every rank's bootstrapBlob() over the mesh, then X::connect.
 template <typename X>
 std::unique_ptr<EpDeviceExchange> buildOverMesh(const char* transport, Backend& backend, const EpDeviceShape& shape,

@@ -6,7 +6,7 @@
 #include "comm/comm-error.h"
 #include "core/error.h"
 #include "cuda/cuda-check.h"
-#include "runtime/ep-gpu-placement.h"
+#include "ep/gpu-placement.h"
 
 namespace afd::cuda {
 
@@ -150,13 +150,9 @@ void EpNcclExchange::abort() {
   comm_->abort(done_);
 }
 
-}  // namespace afd::cuda
-
-namespace afd {
-
 std::unique_ptr<EpDeviceExchange> buildEpNcclExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
                                                       comm::StopFlag stop) {
-  return cuda::buildOverMesh<cuda::EpNcclExchange>("nccl", backend, shape, mesh, stop);
+  return buildOverMesh<EpNcclExchange>("nccl", backend, shape, mesh, stop);
 }
 
-}  // namespace afd
+}  // namespace afd::cuda

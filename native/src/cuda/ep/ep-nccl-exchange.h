@@ -34,7 +34,6 @@ class EpNcclExchange final : public EpExchangeBase {
   // Checks every rank's blob and joins the group's communicator (blocks until all joined).
   void connect(const std::vector<std::vector<uint8_t>>& blobs);
 
-  const char* transport() const override { return "nccl"; }
   void finishStep(const comm::Deadline& deadline, comm::StopFlag stop, const std::function<int()>& closedPeer) override;
   void abort() override;
 
@@ -50,5 +49,10 @@ class EpNcclExchange final : public EpExchangeBase {
   nccl::ncclUniqueId id_{};  // rank 0's, made in the constructor
   std::unique_ptr<nccl::NcclComm> comm_;
 };
+
+// The registry's factory for epTransport nccl (cuda/cuda-registration.cc): bootstraps over
+// the group's mesh and builds the exchange on the CUDA backend's device and stream.
+std::unique_ptr<EpDeviceExchange> buildEpNcclExchange(Backend& backend, const EpDeviceShape& shape, comm::EpMesh& mesh,
+                                                      comm::StopFlag stop);
 
 }  // namespace afd::cuda

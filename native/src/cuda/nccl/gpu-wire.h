@@ -4,7 +4,7 @@
 //   channel = DBO stage (0, 1) or kControlChannel; slot = layer parity (double buffer:
 //   layer L + 1 may be in flight while layer L's inbox is still read).
 // Two implementations: NcclWire (ncclSend/ncclRecv, one communicator per stage so the
-// stages never wait on each other; works across hosts) and PeerWire (CUDA IPC inboxes
+// stages never wait on each other; works across hosts) and IpcWire (CUDA IPC inboxes
 // written by the sender's kernel, device-side ready flags; one host only).
 #pragma once
 #include <cuda_runtime.h>

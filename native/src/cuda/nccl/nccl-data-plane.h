@@ -3,7 +3,7 @@
 // two-rank communicator per attention <-> FFN pair (FFN rank = 0, attention rank = 1),
 // so several attention ranks of a block may share one GPU (NCCL refuses two ranks of
 // one communicator on one device). The unique ids travel over the TCP control
-// connections (the FFN rank creates them; runtime/afd-device-plane.h).
+// connections (the FFN rank creates them; runtime/afd/device-plane.h).
 #pragma once
 #include <cuda_runtime.h>
 

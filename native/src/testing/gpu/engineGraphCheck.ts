@@ -1,6 +1,6 @@
 /**
  * GPU suite checks of CUDA graphs in the engine's own step path (Engine::step,
- * runtime/engine-graph-step.cc): the same schedule of steps runs on two CUDA engines,
+ * runtime/engine/graph-step.cc): the same schedule of steps runs on two CUDA engines,
  * graphs off and graphs decode-only, and must give identical greedy tokens, close
  * logits, and counters that prove the graphs ran (captures > 0, hits > 0,
  * hits + misses == decode steps). The schedule mixes batches of 1, 3 and 5 sequences,
@@ -13,6 +13,7 @@ import { buildStepPlan, type PlanSeq } from '@afd/shared';
 import { relativeError } from '../golden.js';
 import { Engine } from '../../engine.js';
 import { roleSpec, scatteredBlocks, writeTinyModel } from '../engineTesting.js';
+import { addonForBackend } from '../testingAddon.js';
 import type { GpuCheck } from './gpuCheck.js';
 
 /** Logits of graph replays vs eager: same kernels, but a padded batch may pick another GEMM / split path. */
@@ -182,8 +183,9 @@ export async function engineGraphChecks(backend = 'cuda', threads = 0): Promise<
     try {
       const spec = await roleSpec(dir, 'colocated');
       const opts = { backend, threads, numKvBlocks: NUM_BLOCKS, kvBlockSize: KV_BLOCK };
-      eagerEngine = await Engine.load(spec, { ...opts, graphPolicy: 'off' });
-      graphEngine = await Engine.load(spec, { ...opts, graphPolicy: 'decode-only', graphBatchBuckets: [1, 2, 4, 8] });
+      const addon = addonForBackend(backend);
+      eagerEngine = await Engine.loadWith(addon, spec, { ...opts, graphPolicy: 'off' });
+      graphEngine = await Engine.loadWith(addon, spec, { ...opts, graphPolicy: 'decode-only', graphBatchBuckets: [1, 2, 4, 8] });
       const eager = await runSchedule(eagerEngine, 3);
       const graphed = await runSchedule(graphEngine, 3);
       checks.push(...compare(`${arch} on ${backend}`, eager, graphed, graphEngine.stats(), eagerEngine.stats()));

@@ -10,7 +10,8 @@ import { rm } from 'node:fs/promises';
 import { relativeError } from '../golden.js';
 import { Engine } from '../../engine.js';
 import { generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel } from '../engineTesting.js';
-import { loadAddon, type NativeAddon } from '../../addon.js';
+import type { NativeAddon } from '../../addon.js';
+import { loadTestingAddon, type NativeTestingAddon } from '../testingAddon.js';
 import { afdEqualityChecks } from './afdEqualityCheck.js';
 import { dummyWeightsChecks } from './dummyWeightsCheck.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
@@ -39,7 +40,7 @@ export function gpuSkipReason(addon: Pick<NativeAddon, 'probe'>): string | null 
   return null;
 }
 
-function conformance(addon: NativeAddon, seed: number, family: string): GpuCheck[] {
+function conformance(addon: NativeTestingAddon, seed: number, family: string): GpuCheck[] {
   return addon.cudaConformance({ seed, family }).map((c) => ({
     suite: 'conformance',
     name: `${c.op} [${c.shape}] ${c.dtype}`,
@@ -118,11 +119,12 @@ export function parseGpuSuiteGroups(list: string | undefined): GpuSuiteGroup[] {
 export async function runGpuSuite(opts: {
   fixturesDir: string;
   seed?: number;
-  addon?: NativeAddon;
+  /** The testing addon (conformance); engines load on the product addon (Engine.load). */
+  addon?: NativeTestingAddon;
   groups?: readonly GpuSuiteGroup[];
   onGroup?: (group: GpuSuiteGroup) => void;
 }): Promise<GpuSuiteReport> {
-  const addon = opts.addon ?? loadAddon();
+  const addon = opts.addon ?? loadTestingAddon();
   const skipped = gpuSkipReason(addon);
   const device = addon.probe().devices[0]?.name ?? '';
   if (skipped) return { skipped, device, checks: [], notes: [] };

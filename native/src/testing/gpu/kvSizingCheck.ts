@@ -1,6 +1,6 @@
 /**
  * GPU suite check of the engine's KV sizing from free device memory (kvMemoryFraction,
- * runtime/engine.cc kvBlockCount): on CUDA a fraction must size the cache past what the
+ * runtime/engine/engine.cc kvBlockCount): on CUDA a fraction must size the cache past what the
  * fixed kvCacheBytes gives, and a fraction that leaves no room after the 2 GiB activation
  * reserve must fail with an error that names the numbers.
  */

@@ -1,0 +1,158 @@
+// The engine of one role process: owns the backend, the role's weights, the model
+// halves, the paged KV cache (attention / colocated) and the stats. The API is per step:
+// step(plan) runs every layer for a batch and returns sampled tokens; the FFN role
+// instead serves ffnForward(layer, ...) calls from the runtime's FFN server.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/backend.h"
+#include "model/ffn-executor.h"
+#include "model/local-ffn-executor.h"
+#include "model/model.h"
+#include "runtime/engine/graph-policy.h"
+#include "runtime/engine/kv-cache.h"
+#include "runtime/engine/stats.h"
+#include "runtime/engine/step-inputs.h"
+#include "runtime/engine/step-plan.h"
+#include "runtime/engine/workspace.h"
+
+namespace afd {
+
+struct EngineOptions {
+  BackendOptions backend;
+  int kvBlockSize = 16;             // tokens per KV block
+  int numKvBlocks = 0;              // 0: as many as fit in kvCacheBytes
+  uint64_t kvCacheBytes = 512ull << 20;
+  // > 0: size the KV pool (when numKvBlocks is 0) as this fraction of the device memory
+  // free after the weights, less kKvWorkspaceReserveBytes for activations; backends that
+  // do not track memory (CPU) use kvCacheBytes.
+  double kvMemoryFraction = 0;
+  // KV cache storage dtype; unset = the backend's activation dtype (f32 on the CPU, bf16
+  // on CUDA: the cache layout of the tensor-core attention kernels).
+  std::optional<DType> kvDtype;
+  // CUDA graphs for decode steps (graph-policy.h); ignored on the CPU backend.
+  GraphOptions graphs;
+};
+
+// What JS needs to know about a loaded engine.
+struct EngineInfo {
+  std::string role, arch, backend;
+  int threads = 0;
+  int numLayers = 0;
+  int64_t vocabSize = 0, hiddenSize = 0;
+  int kvBlockSize = 0, numKvBlocks = 0;
+  uint64_t kvBytesPerBlock = 0;
+  uint64_t residentWeightBytes = 0;  // weights this role mapped / uploaded
+  uint64_t numWeightTensors = 0;
+};
+
+// KV blocks of a new engine: numKvBlocks when set, else what fits in kvCacheBytes, or in
+// kvMemoryFraction of freeBytes (device memory free after the weights; 0 = unknown).
+// Throws when the fraction leaves no room for one block.
+constexpr uint64_t kKvWorkspaceReserveBytes = 2ull << 30;  // activations, cuBLAS, graphs
+constexpr uint64_t kMaxKvBlocks = 1u << 20;
+int kvBlockCount(const EngineOptions& options, uint64_t bytesPerBlock, uint64_t freeBytes);
+
+class Engine {
+ public:
+  Engine(ModelLoadSpec spec, const EngineOptions& options);
+  ~Engine();
+
+  // Colocated / attention roles. Thread-safe (one step at a time).
+  StepResult step(const StepPlan& plan);
+
+  // FFN role (and colocated): hidden, out: host [T, H] in the backend's activation dtype;
+  // routerLogits: host [T, E] f32 or null.
+  void ffnForward(int layer, const void* hidden, int64_t numTokens, const float* routerLogits, void* out);
+  DType activationDtype() const { return backend_->activationDtype(); }
+  FfnModel* ffnModel() { return ffn_.get(); }
+  std::mutex& mutex() { return mu_; }
+
+  // Attention role: the executor that reaches the FFN half (remote connector, or a
+  // LocalFfnExecutor over another engine's FfnModel). Not owned; must outlive steps.
+  void setFfnExecutor(FfnExecutor* executor);
+
+  const EngineInfo& info() const { return info_; }
+  EngineStats& stats() { return *stats_; }
+  Backend& backend() { return *backend_; }
+  const ModelConfig& config() const { return spec_.config; }
+  // Router placement the weights were loaded for (the AFD connector checks it at rendezvous).
+  bool computeGateOnAttention() const { return spec_.computeGateOnAttention; }
+
+ private:
+  // Rows of one step as the layers see them (the plan's, or the padded graph layout).
+  struct StepLayout {
+    int numStages = 1;
+    int seqBegin[3] = {0, 0, 0};  // sequences of stage s: [seqBegin[s], seqBegin[s + 1])
+    int tokBegin[3] = {0, 0, 0};  // tokens of stage s
+    int maxBlocksPerSeq = 0;      // block-table row width
+    int maxQueryLen[2] = {0, 0};
+    int maxContextLen[2] = {0, 0};
+    // Device i32 inputs [T] (block tables [S, maxBlocksPerSeq]) of StepInputs.
+    int32_t* ids = nullptr;         // graph steps: read by the captured embedding
+    int32_t* sampleRows = nullptr;  // graph steps: read by the captured gather
+    int32_t* positions = nullptr;
+    int32_t* slots = nullptr;
+    int32_t* tokenSeq = nullptr;
+    int32_t* blockTables = nullptr;
+    void setInputs(const StepInputs::Device& d) {
+      ids = d.ids;
+      sampleRows = d.sampleRows;
+      positions = d.positions;
+      slots = d.slots;
+      tokenSeq = d.tokenSeq;
+      blockTables = d.tables;
+    }
+  };
+  // Attention + FFN of every layer and the final norm (hidden -> normed); beginStep /
+  // endStep of the executor are the caller's.
+  void runLayers(const StepLayout& layout, FfnExecutor& exec);
+  // Samples the sampled rows of the plan from logits [numSampled, V] into result.
+  void sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result);
+  // A step on the plan's own rows, no graph (prefill, mixed, or no bucket fits).
+  void stepEager(const StepPlan& plan, StepLayout layout, StepResult& result);
+  // graph-step.cc: a decode step through the graph cache (pad, warm up, capture
+  // or replay); counts the hit / miss / capture.
+  void stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepResult& result);
+  void runDecodeBody(const StepLayout& layout, int64_t paddedTokens);
+  void dropStaleGraphs();
+
+  ModelLoadSpec spec_;
+  EngineOptions options_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<WeightStore> store_;
+  std::unique_ptr<AttentionModel> attention_;
+  std::unique_ptr<FfnModel> ffn_;
+  std::unique_ptr<PagedKvCache> kv_;
+  std::unique_ptr<LocalFfnExecutor> localExecutor_;
+  FfnExecutor* executor_ = nullptr;
+  std::unique_ptr<Workspace> ws_;
+  std::unique_ptr<EngineStats> stats_;
+  EngineInfo info_;
+  std::mutex mu_;
+  // CUDA graphs of decode steps (on when the policy asks and the backend can capture).
+  bool graphsOn_ = false;
+  int padBlock_ = -1;  // reserved KV block no sequence owns: pad rows write and read it
+  std::unordered_map<GraphKey, std::unique_ptr<CapturedGraph>, GraphKeyHash> graphs_;
+  std::unordered_set<GraphKey, GraphKeyHash> warmed_;  // keys whose padded step ran eagerly once
+  uint64_t graphEligibleSteps_ = 0;                    // decode steps that could run as graphs
+  static constexpr uint64_t kGraphWireSampleSteps = 64;  // one of these runs eagerly to time the wire
+  uint64_t graphBackendEpoch_ = 0, graphExecutorEpoch_ = 0;
+  const FfnExecutor* graphExecutor_ = nullptr;
+  // The i32 inputs of a step (host side, reused), uploaded to graphInputs_ for graph steps
+  // (the address their graphs read) or eagerInputs_ for eager ones.
+  StepInputs stepInputs_;
+  Buffer graphInputs_, eagerInputs_;
+  // KV blocks in use: blockStamps_[b] == blockStamp_ when block b was counted this step.
+  std::vector<uint32_t> blockStamps_;
+  uint32_t blockStamp_ = 0;
+};
+
+}  // namespace afd

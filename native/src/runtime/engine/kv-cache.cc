@@ -1,0 +1,44 @@
+#include "runtime/engine/kv-cache.h"
+
+namespace afd {
+
+KvLayout kvLayoutOf(const ModelConfig& c) {
+  // Every layer has the same attention kind (validateModelConfig): mla caches one latent row per token.
+  if (!c.layers.empty() && c.layers.front().attention == AttentionKind::Mla) return KvLayout{1, c.mla.latentRowDim(), true};
+  return KvLayout{c.numKvHeads, c.headDim, false};
+}
+
+uint64_t kvBytesPerBlock(int numLayers, int blockSize, const KvLayout& layout, DType dtype) {
+  const uint64_t perLayer = static_cast<uint64_t>(blockSize) * layout.numKvHeads * static_cast<uint64_t>(layout.headDim) * dtypeBytes(dtype);
+  return static_cast<uint64_t>(numLayers) * perLayer * (layout.latent ? 1 : 2);
+}
+
+uint64_t kvBytesPerBlock(int numLayers, int blockSize, int numKvHeads, int64_t headDim, DType dtype) {
+  return kvBytesPerBlock(numLayers, blockSize, KvLayout{numKvHeads, headDim, false}, dtype);
+}
+
+PagedKvCache::PagedKvCache(Backend& backend, int numLayers, int numBlocks, int blockSize, int numKvHeads,
+                           int64_t headDim, DType dtype)
+    : PagedKvCache(backend, numLayers, numBlocks, blockSize, KvLayout{numKvHeads, headDim, false}, dtype) {}
+
+PagedKvCache::PagedKvCache(Backend& backend, int numLayers, int numBlocks, int blockSize, const KvLayout& layout,
+                           DType dtype)
+    : numBlocks_(numBlocks), blockSize_(blockSize), bytesPerBlock_(kvBytesPerBlock(numLayers, blockSize, layout, dtype)) {
+  AFD_CHECK(numBlocks > 0, "numKvBlocks must be positive (got " << numBlocks << ")");
+  AFD_CHECK(blockSize > 0 && blockSize <= 1024, "kvBlockSize must be in [1, 1024] (got " << blockSize << ")");
+  AFD_CHECK(dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16, "KV cache dtype must be f32, bf16 or f16");
+  const int tensorsPerLayer = layout.latent ? 1 : 2;
+  for (int L = 0; L < numLayers; ++L) {
+    for (int kv = 0; kv < tensorsPerLayer; ++kv) {
+      Buffer buf(&backend, bytesPerBlock_ / numLayers / tensorsPerLayer * numBlocks);
+      backend.fillZero(buf.data(), buf.bytes());
+      Tensor t = layout.latent ? buf.view(dtype, {numBlocks, blockSize, layout.headDim})
+                               : buf.view(dtype, {numBlocks, blockSize, layout.numKvHeads, layout.headDim});
+      (kv == 0 ? k_ : v_).push_back(t);
+      buffers_.push_back(std::move(buf));
+    }
+    if (layout.latent) v_.push_back(Tensor{});
+  }
+}
+
+}  // namespace afd

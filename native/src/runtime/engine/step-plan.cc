@@ -1,0 +1,49 @@
+#include "runtime/engine/step-plan.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace afd {
+
+// The last guard behind the TypeScript check (shared/src/engine/stepPlanCheck.ts): the
+// same rules, for callers of the raw addon. The binding has checked the array lengths.
+void validateStepPlan(const StepPlan& p, int64_t vocabSize, int kvBlockSize, int numKvBlocks) {
+  AFD_CHECK(p.numSeqs >= 1, "step plan: numSeqs must be at least 1 (got " << p.numSeqs << ")");
+  AFD_CHECK(p.tokenOffsets[0] == 0, "step plan: tokenOffsets[0] must be 0");
+  AFD_CHECK(p.tokenOffsets[p.numSeqs] == p.numTokens,
+            "step plan: tokenOffsets[numSeqs] = " << p.tokenOffsets[p.numSeqs] << " but there are " << p.numTokens << " tokens");
+  AFD_CHECK(p.stageSplit >= 1 && p.stageSplit <= p.numSeqs,
+            "step plan: stageSplit " << p.stageSplit << " must be in [1, numSeqs = " << p.numSeqs << "]");
+  AFD_CHECK(p.maxBlocksPerSeq >= 1, "step plan: maxBlocksPerSeq must be at least 1");
+  for (int s = 0; s < p.numSeqs; ++s) {
+    const int32_t b = p.tokenOffsets[s], e = p.tokenOffsets[s + 1];
+    AFD_CHECK(e > b, "step plan: sequence " << s << " has no tokens (tokenOffsets must strictly increase)");
+    AFD_CHECK(e <= p.numTokens, "step plan: tokenOffsets[" << s + 1 << "] = " << e << " exceeds the " << p.numTokens << " tokens");
+    const int32_t ctx = p.contextLens[s];
+    AFD_CHECK(ctx >= e - b, "step plan: sequence " << s << " has contextLen " << ctx << " < its " << (e - b) << " new tokens");
+    AFD_CHECK((static_cast<int64_t>(ctx) + kvBlockSize - 1) / kvBlockSize <= p.maxBlocksPerSeq,
+              "step plan: sequence " << s << " needs " << (ctx + kvBlockSize - 1) / kvBlockSize << " blocks of " << kvBlockSize
+                                     << " tokens for contextLen " << ctx << " but maxBlocksPerSeq is " << p.maxBlocksPerSeq);
+    for (int32_t t = b; t < e; ++t) {
+      AFD_CHECK(p.positions[t] == ctx - (e - t), "step plan: token " << t << " of sequence " << s << " has position "
+                                                                     << p.positions[t] << ", expected " << ctx - (e - t)
+                                                                     << " (new tokens fill positions [contextLen - n, contextLen))");
+      AFD_CHECK(p.tokenIds[t] >= 0 && p.tokenIds[t] < vocabSize,
+                "step plan: token id " << p.tokenIds[t] << " at index " << t << " is outside the vocabulary [0, " << vocabSize << ")");
+    }
+    for (int32_t j = 0; j < (ctx + kvBlockSize - 1) / kvBlockSize; ++j) {
+      const int32_t blk = p.blockTables[static_cast<int64_t>(s) * p.maxBlocksPerSeq + j];
+      AFD_CHECK(blk >= 0 && blk < numKvBlocks, "step plan: block table of sequence " << s << " slot " << j << " holds block "
+                                                                                     << blk << ", outside [0, " << numKvBlocks << ")");
+    }
+    // Sampling settings are checked whether or not the sequence samples, as in stepPlanCheck.ts.
+    AFD_CHECK(p.sampleMask[s] <= 1, "step plan: sampleMask[" << s << "] is " << int(p.sampleMask[s]) << "; expected 0 or 1");
+    AFD_CHECK(std::isfinite(p.temperature[s]) && p.temperature[s] >= 0,
+              "step plan: temperature[" << s << "] is " << p.temperature[s] << "; expected a finite number >= 0");
+    AFD_CHECK(p.topK[s] >= 0, "step plan: topK[" << s << "] is " << p.topK[s] << "; expected >= 0");
+    AFD_CHECK(p.topP[s] > 0 && p.topP[s] <= 1, "step plan: topP[" << s << "] is " << p.topP[s] << "; expected (0, 1]");
+  }
+}
+
+}  // namespace afd
