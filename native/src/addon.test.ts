@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addonExportNames, loadAddon } from './addon.js';
 import { loadTestingAddon, testingAddonExportNames } from './testing/testingAddon.js';
+import { AFD_CONNECTORS, transportInfo } from '@afd/shared';
 
 describe('native addon', () => {
   it('exports exactly what addon.ts declares', () => {
@@ -24,11 +25,14 @@ describe('native addon', () => {
   it('connectors() lists every connector with its facts, available where this build has it', () => {
     const addon = loadAddon();
     const facts = addon.connectors().map(({ available: _available, ...f }) => f);
-    expect(facts).toEqual([
-      { name: 'tcp', memory: 'host', oneHostOnly: false, needsCuda: false, graphCapturable: false },
-      { name: 'nccl', memory: 'device', oneHostOnly: false, needsCuda: true, graphCapturable: true },
-      { name: 'peer', memory: 'device', oneHostOnly: true, needsCuda: true, graphCapturable: true },
-    ]);
+    // The C++ registry and the shared transport table (shared/src/config/connectors.ts) agree on every fact both hold.
+    expect(facts).toEqual(
+      AFD_CONNECTORS.map((name) => {
+        const { memory, oneHostOnly, needsCuda, graphCapturable } = transportInfo(name);
+        return { name, memory, oneHostOnly, needsCuda, graphCapturable };
+      }),
+    );
+    expect(facts[0]).toEqual({ name: 'tcp', memory: 'host', oneHostOnly: false, needsCuda: false, graphCapturable: false });
     const cuda = addon.probe().variant === 'cuda';
     expect(addon.connectors().map((c) => c.available)).toEqual([true, cuda, cuda]);
   });

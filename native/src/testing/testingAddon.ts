@@ -8,6 +8,7 @@
  */
 import { dirname, join } from 'node:path';
 import { addonCandidatesOf, addonExportNames, loadAddon, requireFirstAddon, type NativeAddon } from '../addon.js';
+import type { RankConfig } from '@afd/shared';
 
 /** One op conformance case of the CUDA backend against the CPU backend (native/src/cuda/testing/conformance.h). */
 export interface CudaConformanceCase {
@@ -44,18 +45,41 @@ export interface OpBackend {
 }
 
 /** The raw exports of afd_native_testing.node. */
+/** The connector options native derives from a rank config (runtime/afd/connector-options.h). */
+export interface NativeLinkOptions {
+  numAttention: number;
+  numFfn: number;
+  rank: number;
+  host: string;
+  ffnHosts: string[];
+  listenHost: string;
+  basePort: number;
+  stepDeadlineMs: number;
+  rendezvousTimeoutMs: number;
+  rendezvousId: string;
+  connector: 'tcp' | 'nccl' | 'peer';
+  expertParallel: boolean;
+  /** null = auto (the runtime picks: the connector's own transport). */
+  epTransport: 'tcp' | 'peer' | 'nccl' | null;
+  ffnGraphs: boolean;
+  /** Rows the device buffers hold per stage: max(serving.maxNumBatchedTokens, the largest graph bucket). */
+  maxStepTokens: number;
+}
+
 export interface NativeTestingAddon extends NativeAddon {
   /**
    * Runs one backend op (conformance and op tests; op names, inputs and params in
    * native/src/testing/op-binding.cc). Returns the op's outputs read back to the host.
    */
   runOp(backend: OpBackend, op: string, inputs: Record<string, OpTensor>, params?: Record<string, number | boolean>): Record<string, Float32Array | Int32Array>;
+  /** What native reads from a rank config (binding/rank-config.h), the derived values included. */
+  linkOptionsOf(config: RankConfig): NativeLinkOptions;
   /** CUDA op conformance against the CPU backend; throws in builds without CUDA or with no device. */
   cudaConformance(options?: { device?: number; seed?: number; family?: string }): CudaConformanceCase[];
 }
 
 /** Names of every export of the testing addon, checked against the loaded addon by a test. */
-export const testingAddonExportNames = [...addonExportNames, 'runOp', 'cudaConformance'] as const satisfies readonly (keyof NativeTestingAddon)[];
+export const testingAddonExportNames = [...addonExportNames, 'runOp', 'linkOptionsOf', 'cudaConformance'] as const satisfies readonly (keyof NativeTestingAddon)[];
 
 /** Engine backends only the testing addon registers. */
 const testingBackends = new Set(['cpu-graphs']);
