@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveTopology } from '../topology/spec.js';
+import { servingConfigSchema } from '../config/servingConfig.js';
 import { launchSpecSchema, rankStateSchema, topologyStateSchema, type LaunchSpecInput } from './launch.js';
 
 const place = (role: 'attention' | 'ffn' | 'colocated', rank: number, agentId = 'host-a') => ({ role, rank, agentId, backend: 'cpu' as const });
@@ -130,7 +131,7 @@ describe('launch spec', () => {
   it('carries the restart policy and the ranks\' serving limits, with defaults', () => {
     const spec = launchSpecSchema.parse(spec3A2F);
     expect(spec.restart).toEqual({ policy: 'never', maxRestarts: 10, backoffMs: 1000, maxBackoffMs: 30_000 });
-    expect(spec.serving).toEqual({ maxNumSeqs: 64, maxNumBatchedTokens: 2048, maxModelLen: null, maxQueuedRequests: 1024, kvCacheMib: null, kvMemoryFraction: null, kvBlockSize: 16, tokenizerWorkers: null });
+    expect(spec.serving).toEqual(servingConfigSchema.parse({})); // the serving schema's own defaults (rankConfig.test.ts lists them)
     const set = launchSpecSchema.parse({ ...spec3A2F, restart: { policy: 'on-failure', maxRestarts: 3 }, serving: { maxNumSeqs: 8, maxModelLen: 512, kvCacheMib: 64, maxQueuedRequests: 0 } });
     expect(set.restart).toMatchObject({ policy: 'on-failure', maxRestarts: 3 });
     expect(set.serving).toMatchObject({ maxNumSeqs: 8, maxModelLen: 512, kvCacheMib: 64, maxQueuedRequests: 0, maxNumBatchedTokens: 2048 });
