@@ -24,8 +24,6 @@ export * from './protocol/agent.js';
 export * from './topology/plan.js';
 export * from './topology/expertPlacement.js';
 export * from './protocol/bridge.js';
-export * from './protocol/controlPayload.js';
-export * from './topology/aggregate.js';
 export * from './protocol/chat.js';
 export * from './engine/stepPlanCheck.js';
 export * from './engine/stepPlanBuilder.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeControlPayload } from '@afd/shared';
+import { encodeControlPayload } from '../testing/controlPayload.js';
 import { runNativeTestProgram, type NativeCaseResult } from '../testing/nativeTestProgram.js';
 
 // The connector's C++ unit programs (native/src/testing/programs/comm/): frames, the control payload

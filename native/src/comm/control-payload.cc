@@ -4,7 +4,7 @@
 
 namespace afd::comm {
 
-// Layout (little-endian, no padding), identical to shared/src/protocol/controlPayload.ts:
+// Layout (little-endian, no padding), identical to native/src/testing/controlPayload.ts:
 //   0  u32 magic 0x43444641 ("AFDC")
 //   4  u16 version (1)
 //   6  u16 flags (ControlFlag bits; unknown bits rejected; capture and replay exclusive)

@@ -1,6 +1,6 @@
 // The control payload: sent once per step before the layer loop. It carries the
 // per-stage token counts of every attention peer of one FFN rank's block and the step
-// flags. Its binary layout is shared with shared/src/protocol/controlPayload.ts (see
+// flags. Its binary layout is shared with native/src/testing/controlPayload.ts (see
 // control-payload.cc for the byte offsets); both sides must change together. Over TCP
 // each attention peer publishes a one-peer payload and the FFN rank answers with the
 // merged block payload (see control-plane.h).

@@ -11,7 +11,7 @@ namespace afd::comm {
 // "AFD1" read as a little-endian u32.
 constexpr uint32_t kFrameMagic = 0x31444641u;
 // Bumped when the frame, handshake or control payload layout changes; peers must match
-// exactly. 2: the control payload moved to the layout of shared/src/protocol/controlPayload.ts
+// exactly. 2: the control payload moved to the layout of native/src/testing/controlPayload.ts
 // (flags at byte 6, numStages at 8). Version 1 builds used the old layout, and a rendezvous
 // of a v1 and a v2 process (an addon rebuilt between two role starts) passed the
 // handshake, then failed the first step with "control payload has 0 stages".

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { afdConfigSchema, afdOptionsSchema, afdPortCount, DEFAULT_BATCH_BUCKETS } from './afdConfig.js';
 import { AFD_CONNECTORS, EP_TRANSPORTS, isDeviceConnector } from './connectors.js';
-import { AfdConfigError, mergeAfdConfig, parseAfdConfig, parseAfdConfigJson, resolveAfdConfig } from './parse.js';
+import { mergeConfigInput, parseAfdConfig, parseAfdConfigJson, RankConfigError, resolveRankConfig } from './parse.js';
+import type { AfdConfigInput } from './afdConfig.js';
+
+/** The afd section alone, parsed as it is inside a rank config. */
+const resolveAfdConfig = (afd: AfdConfigInput) => afdConfigSchema.parse(afd);
 import { resolveTopology } from '../topology/spec.js';
 import type { FieldIssue } from '../util/issues.js';
 
@@ -157,10 +161,10 @@ describe('AFD config bad inputs', () => {
     expect(paths({ dbo: { decodeTokenThreshold: 0, prefillTokenThreshold: -5 } })).toEqual(['dbo.decodeTokenThreshold', 'dbo.prefillTokenThreshold']);
   });
 
-  it('reports every problem at once and throws AfdConfigError with the paths', () => {
+  it('reports every problem at once, and a rank config names them from its root', () => {
     expect(paths({ rank: -1, port: 'x', extra: true }).sort()).toEqual(['extra', 'port', 'rank']);
-    expect(() => resolveAfdConfig({ port: 'x' })).toThrow(AfdConfigError);
-    expect(() => resolveAfdConfig({ port: 'x' })).toThrow(/invalid AFD config: port: /);
+    expect(() => resolveRankConfig({ afd: { port: 'x' as never } })).toThrow(RankConfigError);
+    expect(() => resolveRankConfig({ afd: { port: 'x' as never } })).toThrow(/invalid rank config: afd\.port: /);
   });
 });
 
@@ -174,7 +178,7 @@ describe('AFD config helpers', () => {
   });
 
   it('merges overrides over a base, nested objects key by key', () => {
-    const merged = mergeAfdConfig(
+    const merged = mergeConfigInput<AfdConfigInput>(
       { role: 'attention', topology: '2A1F', dbo: { enabled: true, decodeTokenThreshold: 8 }, ncclEnv: { NCCL_DEBUG: 'INFO' } },
       { rank: 1, port: undefined, dbo: { decodeTokenThreshold: 16 }, topology: { attention: { ranks: 2 }, ffn: { ranks: 1 } } },
     );

@@ -2,20 +2,9 @@
  * Parse helpers for the AFD config and the rank config: every error names the field path
  * and why.
  */
-import { afdConfigSchema, type AfdConfig, type AfdConfigInput } from './afdConfig.js';
+import { afdConfigSchema, type AfdConfig } from './afdConfig.js';
 import { rankConfigSchema, type RankConfig, type RankConfigInput } from './rankConfig.js';
 import { formatIssues, parseWith, type FieldIssue, type ParseResult } from '../util/issues.js';
-
-/** Thrown by resolveAfdConfig; `issues` lists each bad field. */
-export class AfdConfigError extends Error {
-  constructor(
-    /** Every rejected field with the reason. */
-    readonly issues: FieldIssue[],
-  ) {
-    super(`invalid AFD config: ${formatIssues(issues)}`);
-    this.name = 'AfdConfigError';
-  }
-}
 
 /** Validates an AFD config object and fills defaults. */
 export function parseAfdConfig(input: unknown): ParseResult<AfdConfig> {
@@ -31,13 +20,6 @@ export function parseAfdConfigJson(text: string): ParseResult<AfdConfig> {
     return { ok: false, issues: [{ path: '', message: `not valid JSON (${(err as Error).message})` }] };
   }
   return parseAfdConfig(raw);
-}
-
-/** Like parseAfdConfig, but throws AfdConfigError. */
-export function resolveAfdConfig(input: unknown): AfdConfig {
-  const result = parseAfdConfig(input);
-  if (!result.ok) throw new AfdConfigError(result.issues);
-  return result.value;
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -58,11 +40,6 @@ export function mergeConfigInput<T extends object>(base: T, overrides: T): T {
     out[key] = isPlainObject(value) && key !== 'topology' ? mergeConfigInput<Record<string, unknown>>(isPlainObject(prev) ? prev : {}, value) : value;
   }
   return out as T;
-}
-
-/** Layers overrides over a base AFD config input (mergeConfigInput); validate with parseAfdConfig. */
-export function mergeAfdConfig(base: AfdConfigInput, overrides: AfdConfigInput): AfdConfigInput {
-  return mergeConfigInput(base, overrides);
 }
 
 /** Thrown by resolveRankConfig; `issues` lists each bad field (paths from the rank config's root, e.g. "afd.rank"). */

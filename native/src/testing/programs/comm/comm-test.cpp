@@ -88,7 +88,7 @@ TEST(control_payload_roundtrip) {
   CHECK(!decodeControlPayload(bytes.data(), bytes.size() - 1, &q).empty());
 }
 
-// The bytes shared/src/protocol/controlPayload.ts encodes for stepId 12345, flags
+// The bytes native/src/testing/controlPayload.ts encodes for stepId 12345, flags
 // warmup + shutdown, counts [[5, 0, 7], [4, 0, 0]] (stage-major), passed in hex by
 // comm.test.ts: both sides must read and write the identical layout.
 TEST(control_payload_matches_the_typescript_encoder) {

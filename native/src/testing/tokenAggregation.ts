@@ -1,13 +1,13 @@
 /**
- * Token-count aggregation: how many rows an FFN rank receives per stage.
+ * Token-count aggregation: how many rows an FFN rank receives per stage (the reference
+ * model of the FFN loop's control-payload merge, for tests).
  *
  * Every attention peer sends at least one row per layer and stage, so peers step in
  * lockstep even when their batch is empty: an empty peer sends a one-row placeholder
  * (whose output it discards). An FFN rank's total for a stage is therefore
  * `sum over its block of max(1, count)`.
  */
-import { attentionBlocks } from './mapping.js';
-import type { Topology } from './spec.js';
+import { attentionBlocks, type Topology } from '@afd/shared';
 
 function checkCount(count: number, where: string): void {
   if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`${where} is ${count}; token counts are non-negative integers`);

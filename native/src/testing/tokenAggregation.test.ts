@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateFfnTokenCounts, blockTokenTotals, peerRowOffsets, peerRows } from './aggregate.js';
-import { attentionBlocks } from './mapping.js';
-import { resolveTopology } from './spec.js';
+import { attentionBlocks, resolveTopology } from '@afd/shared';
+import { aggregateFfnTokenCounts, blockTokenTotals, peerRowOffsets, peerRows } from './tokenAggregation.js';
 
 describe('token-count aggregation', () => {
   it('3A2F sums each block, an empty peer counting one row', () => {

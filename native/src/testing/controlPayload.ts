@@ -1,6 +1,7 @@
 /**
  * The per-step control payload, attention -> FFN, sent once per step by the leader
- * (first attention rank) of each FFN rank's block; see topology/mapping.ts.
+ * (first attention rank) of each FFN rank's block (shared/src/topology/mapping.ts). The reference model
+ * of native/src/comm/control-payload.cc: tests check the C++ against these bytes.
  *
  * Binary layout, little-endian, no padding (native/src/comm implements the same):
  *
