@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { parseRoleEventLine, resolveTopology, type RoleEvent } from '@afd/shared';
 import { agentScript, testAddonPath } from './agentBundle.js';
+import { stopGracefully } from '../util/stopGracefully.js';
 
 export interface RoleProcessOptions {
   role: 'colocated' | 'attention' | 'ffn';
@@ -150,11 +151,7 @@ export class RoleProcess {
   /** SIGTERM (graceful stop) and wait; SIGKILL when it has not exited after `graceMs`. */
   async stop(graceMs = 30_000): Promise<RoleExit> {
     if (!this.alive) return this.exited;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    const exit = await this.exited;
-    clearTimeout(timer);
-    return exit;
+    return stopGracefully((sig) => this.child.kill(sig), this.exited, graceMs);
   }
 
   /** SIGKILL (a crash) and wait. */
