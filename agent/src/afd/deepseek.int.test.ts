@@ -6,18 +6,15 @@
  * through the connector and shows in the FFN rank's /afd/stats. The in-process matrix
  * over real TCP (native/src/comm/afdMatrix.test.ts) runs DeepSeek-V3 for every flag pair.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { rankStatsSchema, resolveTopology } from '@afd/shared';
 import { freePortBlock } from '@afd/native/ports';
 import { makeModel } from '../model/makeModel.js';
-import { colocatedCompletions, complete } from '../testing/rankHttp.js';
-import { killAllRoles, RoleProcess, stopTopology } from '../testing/RoleProcess.js';
+import { completeOnTwoRanks } from '../testing/rankHttp.js';
+import { RoleProcess, startTopology, stopTopology } from '../testing/RoleProcess.js';
+import { useTinyModelSetup } from '../testing/tinyModelSetup.js';
 
-const home = mkdtempSync(join(tmpdir(), 'afd-deepseek-int-'));
-const model = join(home, 'tiny-deepseek-v2');
 const prompts = [
   [9707, 11, 1879, 0],
   [785, 3974, 13876, 38835, 13],
@@ -25,19 +22,13 @@ const prompts = [
 ];
 const maxTokens = 6;
 const numLayers = 4;
-let reference: string[] = [];
+const setup = useTinyModelSetup({ homePrefix: 'afd-deepseek-int-', arch: 'deepseek_v2', reference: { prompts, maxTokens } });
+const { home, model } = setup;
 
-beforeAll(async () => {
-  await makeModel({ arch: 'deepseek_v2', preset: 'tiny', outDir: model, seed: 0, force: true, configOnly: false });
-  reference = await colocatedCompletions(model, home, prompts, maxTokens);
+beforeAll(() => {
   // Real text, different per prompt (a model that emits nothing would make equality trivial).
-  for (const r of reference) expect(r.length).toBeGreaterThan(0);
-  expect(new Set(reference).size).toBe(prompts.length);
-}, 180_000);
-
-afterAll(async () => {
-  await killAllRoles();
-  rmSync(home, { recursive: true, force: true });
+  for (const r of setup.reference) expect(r.length).toBeGreaterThan(0);
+  expect(new Set(setup.reference).size).toBe(prompts.length);
 });
 
 const cases = [
@@ -51,22 +42,12 @@ const cases = [
 
 describe.each(cases)('deepseek_v2 $topology (dbo $dbo, gate on attention $gate)', ({ topology, dbo, gate }) => {
   it('greedy completions equal the colocated run; every layer crosses the connector', { timeout: 240_000 }, async () => {
-    const topo = resolveTopology(topology);
-    const x = topo.attention.ranks;
-    const y = topo.ffn.ranks;
-    const afdPort = await freePortBlock(y);
+    const afdPort = await freePortBlock(resolveTopology(topology).ffn.ranks);
     const config = { computeGateOnAttention: gate, stepDeadlineMs: 20_000, dbo: { enabled: dbo, decodeTokenThreshold: 2, prefillTokenThreshold: 2 } };
-    const ffn: RoleProcess[] = [];
-    for (let f = 0; f < y; f++) ffn[f] = await RoleProcess.start({ role: 'ffn', rank: f, topology, afdPort, model, home, config });
-    const attn: RoleProcess[] = [];
-    for (let a = 0; a < x; a++) attn[a] = await RoleProcess.start({ role: 'attention', rank: a, topology, afdPort, model, home, config });
-    const urls = await Promise.all(attn.map((p) => p.ready()));
-    const ffnUrls = await Promise.all(ffn.map((p) => p.ready()));
+    const { attn, ffn, attnUrls: urls, ffnUrls } = await startTopology({ topology, afdPort, model, home, config });
 
     // Each prompt goes to two attention ranks at once: batches of two sequences (DBO splits them).
-    const jobs = prompts.flatMap((p, i) => [0, 1].map((k) => ({ prompt: p, i, rank: (i + k) % x })));
-    const results = await Promise.all(jobs.map((j) => complete(urls[j.rank]!, j.prompt, maxTokens)));
-    results.forEach((r, n) => expect(r.text, `prompt ${jobs[n]!.i} on attention rank ${jobs[n]!.rank}`).toBe(reference[jobs[n]!.i]));
+    for (const r of await completeOnTwoRanks(urls, prompts, maxTokens)) expect(r.text, `prompt ${r.i} on attention rank ${r.rank}`).toBe(setup.reference[r.i]);
 
     // /afd/stats of every FFN rank that served steps: one row per layer, each with bytes both ways.
     for (const [f, url] of ffnUrls.entries()) {

@@ -12,7 +12,7 @@ import { freePortBlock } from '@afd/native/ports';
 import { findDemoModelDir } from '../model/demoModel.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
 import { colocatedCompletions, complete } from '../testing/rankHttp.js';
-import { killAllRoles, RoleProcess, stopTopology } from '../testing/RoleProcess.js';
+import { killAllRoles, startTopology, stopTopology } from '../testing/RoleProcess.js';
 
 const model = findDemoModelDir();
 const home = mkdtempSync(join(tmpdir(), 'afd-demo-int-'));
@@ -34,15 +34,8 @@ describe.runIf(model !== null)('the demo model through AFD', () => {
   }, 180_000);
 
   it.each(['1A1F', '2A2F'])('%s gives the colocated greedy tokens', { timeout: 240_000 }, async (topology) => {
-    const topo = resolveTopology(topology);
-    const afdPort = await freePortBlock(topo.ffn.ranks);
-    const config = { stepDeadlineMs: 20_000 };
-    const ffn = [];
-    for (let f = 0; f < topo.ffn.ranks; f++) ffn.push(await RoleProcess.start({ role: 'ffn', rank: f, topology, afdPort, model: model!, home, config }));
-    const attn = [];
-    for (let a = 0; a < topo.attention.ranks; a++) attn.push(await RoleProcess.start({ role: 'attention', rank: a, topology, afdPort, model: model!, home, config }));
-    const urls = await Promise.all(attn.map((p) => p.ready()));
-    await Promise.all(ffn.map((p) => p.ready()));
+    const afdPort = await freePortBlock(resolveTopology(topology).ffn.ranks);
+    const { attn, ffn, attnUrls: urls } = await startTopology({ topology, afdPort, model: model!, home, config: { stepDeadlineMs: 20_000 } });
     for (const [i, p] of prompts.entries()) {
       expect((await complete(urls[i % urls.length]!, p, maxTokens)).text, questions[i]).toBe(reference[i]);
     }

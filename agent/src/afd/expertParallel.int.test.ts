@@ -7,40 +7,26 @@
  * naming that rank, hang nothing, and the group recovers once the rank is back. The full
  * topology x DBO x gate matrix runs in-process in native/src/comm/afdExpertParallel.test.ts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expertRangeOf, rankStatsSchema, resolveTopology } from '@afd/shared';
 import { ffnLoadByRank, readModelConfig } from '@afd/native/checkpoint';
 import { freePortBlock } from '@afd/native/ports';
-import { makeModel } from '../model/makeModel.js';
-import { colocatedCompletions, complete, health } from '../testing/rankHttp.js';
+import { complete, health } from '../testing/rankHttp.js';
 import { until } from '../testing/until.js';
-import { killAllRoles, RoleProcess, stopTopology } from '../testing/RoleProcess.js';
+import { RoleProcess, stopTopology } from '../testing/RoleProcess.js';
+import { useTinyModelSetup } from '../testing/tinyModelSetup.js';
 
-const home = mkdtempSync(join(tmpdir(), 'afd-ep-int-'));
-const model = join(home, 'tiny-qwen3-moe');
 const prompts = [
   [9707, 11, 1879, 0],
   [785, 3974, 13876, 38835],
 ];
 const maxTokens = 5;
-let reference: string[] = [];
+const setup = useTinyModelSetup({ homePrefix: 'afd-ep-int-', arch: 'qwen3_moe', reference: { prompts, maxTokens } });
+const { home, model } = setup;
 // The FFN group gives a silent peer half of this (ep/options.h).
 const stepDeadlineMs = 4000;
 /** Slack for a loaded 2-core CI box, where the HTTP error can take a few seconds to surface. */
 const slackMs = 5000;
-
-beforeAll(async () => {
-  await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: model, seed: 0, force: true, configOnly: false });
-  reference = await colocatedCompletions(model, home, prompts, maxTokens);
-}, 180_000);
-
-afterAll(async () => {
-  await killAllRoles();
-  rmSync(home, { recursive: true, force: true });
-});
 
 interface Topology {
   ffn: RoleProcess[];
@@ -81,6 +67,22 @@ function longGeneration(url: string): Promise<{ ok: boolean; atMs: number; messa
   );
 }
 
+/**
+ * After a fault of FFN rank 1 at `faultAtMs`: every attention rank's long generation failed
+ * within the step deadline, and every survivor says which FFN rank was lost: attention 0
+ * (through its FFN rank 0), attention 1 (its own FFN rank), and FFN rank 0.
+ */
+async function expectFfnRank1Lost(t: Topology, longs: ReturnType<typeof longGeneration>[], faultAtMs: number): Promise<void> {
+  for (const [a, outcome] of (await Promise.all(longs)).entries()) {
+    expect(outcome.ok, `attention rank ${a}`).toBe(false);
+    expect(outcome.atMs - faultAtMs, `attention rank ${a}`).toBeLessThan(stepDeadlineMs + slackMs);
+  }
+  for (const url of [...t.attnUrls, t.ffnUrls[0]!]) {
+    await until(async () => (await health(url)).status === 503, `${url} /health 503`);
+    expect((await health(url)).body.reason, url).toMatch(/FFN rank 1/);
+  }
+}
+
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith(`${name} `));
@@ -94,7 +96,7 @@ describe('expert parallelism with real role processes', () => {
     // Two concurrent requests per prompt: batches of two (DBO splits them) and idle block peers.
     const jobs = prompts.flatMap((p, i) => [0, 1].map((k) => ({ prompt: p, i, rank: (2 * i + k) % 4 })));
     const results = await Promise.all(jobs.map((j) => complete(t.attnUrls[j.rank]!, j.prompt, maxTokens)));
-    results.forEach((r, n) => expect(r.text, `prompt ${jobs[n]!.i} on attention rank ${jobs[n]!.rank}`).toBe(reference[jobs[n]!.i]));
+    results.forEach((r, n) => expect(r.text, `prompt ${jobs[n]!.i} on attention rank ${jobs[n]!.rank}`).toBe(setup.reference[jobs[n]!.i]));
 
     const report = await ffnLoadByRank(model, 2, { expertParallel: true, computeGateOnAttention: true });
     const { numExperts } = await readModelConfig(model);
@@ -117,22 +119,13 @@ describe('expert parallelism with real role processes', () => {
     await new Promise((r) => setTimeout(r, 1500)); // generation is under way on both blocks
     const killedAt = Date.now();
     await t.ffn[1]!.kill();
-    for (const [a, outcome] of (await Promise.all(longs)).entries()) {
-      expect(outcome.ok, `attention rank ${a}`).toBe(false);
-      expect(outcome.atMs - killedAt, `attention rank ${a}`).toBeLessThan(stepDeadlineMs + slackMs);
-    }
-    // Every survivor says which FFN rank was lost: attention 0 (through its FFN rank 0),
-    // attention 1 (its own FFN rank), and FFN rank 0.
-    for (const url of [...t.attnUrls, t.ffnUrls[0]!]) {
-      await until(async () => (await health(url)).status === 503, `${url} /health 503`);
-      expect((await health(url)).body.reason, url).toMatch(/FFN rank 1/);
-    }
+    await expectFfnRank1Lost(t, longs, killedAt);
     expect(t.ffn[0]!.alive && t.attn.every((p) => p.alive)).toBe(true);
 
     await t.restartFfn(1);
     await until(async () => (await Promise.all([...t.attnUrls, ...t.ffnUrls].map(health))).every((h) => h.status === 200), 'recovery', 30_000);
     const again = await Promise.all(t.attnUrls.map((u) => complete(u, prompts[0]!, maxTokens)));
-    for (const r of again) expect(r.text).toBe(reference[0]);
+    for (const r of again) expect(r.text).toBe(setup.reference[0]);
     await stopTopology(t.attn, t.ffn);
   });
 
@@ -143,20 +136,13 @@ describe('expert parallelism with real role processes', () => {
     const stoppedAt = Date.now();
     t.ffn[1]!.child.kill('SIGSTOP'); // no EOF, no RST: only the deadlines can tell
     try {
-      for (const [a, outcome] of (await Promise.all(longs)).entries()) {
-        expect(outcome.ok, `attention rank ${a}`).toBe(false);
-        expect(outcome.atMs - stoppedAt, `attention rank ${a}`).toBeLessThan(stepDeadlineMs + slackMs);
-      }
-      for (const url of [...t.attnUrls, t.ffnUrls[0]!]) {
-        await until(async () => (await health(url)).status === 503, `${url} /health 503`);
-        expect((await health(url)).body.reason, url).toMatch(/FFN rank 1/);
-      }
+      await expectFfnRank1Lost(t, longs, stoppedAt);
     } finally {
       t.ffn[1]!.child.kill('SIGCONT');
     }
     await until(async () => (await Promise.all([...t.attnUrls, ...t.ffnUrls].map(health))).every((h) => h.status === 200), 'recovery after SIGCONT', 30_000);
     const again = await Promise.all(t.attnUrls.map((u) => complete(u, prompts[1]!, maxTokens)));
-    for (const r of again) expect(r.text).toBe(reference[1]);
+    for (const r of again) expect(r.text).toBe(setup.reference[1]);
     await stopTopology(t.attn, t.ffn);
   });
 });

@@ -5,32 +5,29 @@
  * 503 naming the lost peer, and recover when the peer comes back. No process is left.
  */
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort, freePortBlock } from '@afd/native/ports';
-import { makeModel } from '../model/makeModel.js';
 import { complete, health } from '../testing/rankHttp.js';
 import { until } from '../testing/until.js';
-import { killAllRoles, RoleProcess, type RoleProcessOptions } from '../testing/RoleProcess.js';
+import { RoleProcess, type RoleProcessOptions } from '../testing/RoleProcess.js';
+import { useTinyModelSetup } from '../testing/tinyModelSetup.js';
 
-const home = mkdtempSync(join(tmpdir(), 'afd-runtime-faults-'));
-const model = join(home, 'tiny-qwen3-moe');
+const { home, model } = useTinyModelSetup({ homePrefix: 'afd-runtime-faults-', arch: 'qwen3_moe', timeoutMs: 120_000 });
 const stepDeadlineMs = 2000;
 const config = { stepDeadlineMs };
 
-beforeAll(async () => {
-  await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: model, seed: 0, force: true, configOnly: false });
-}, 120_000);
-
-afterAll(async () => {
-  await killAllRoles();
-  rmSync(home, { recursive: true, force: true });
-});
-
 async function start(o: Omit<RoleProcessOptions, 'model' | 'home' | 'config'>): Promise<RoleProcess> {
   return RoleProcess.start({ ...o, model, home, config });
+}
+
+/** 1A1F: FFN rank 0, then attention rank 0, both ready. */
+async function start1A1F(): Promise<{ ffn: RoleProcess; attn: RoleProcess; url: string; ffnUrl: string }> {
+  const afdPort = await freePortBlock(1);
+  const ffn = await start({ role: 'ffn', rank: 0, topology: '1A1F', afdPort });
+  const attn = await start({ role: 'attention', rank: 0, topology: '1A1F', afdPort });
+  const url = await attn.ready();
+  const ffnUrl = await ffn.ready();
+  return { ffn, attn, url, ffnUrl };
 }
 
 describe('AFD faults with real role processes', () => {
@@ -76,11 +73,7 @@ describe('AFD faults with real role processes', () => {
   });
 
   it('a hung FFN rank (SIGSTOP): the step fails within the deadline naming the peer; it recovers after SIGCONT', { timeout: 180_000 }, async () => {
-    const afdPort = await freePortBlock(1);
-    const ffn = await start({ role: 'ffn', rank: 0, topology: '1A1F', afdPort });
-    const attn = await start({ role: 'attention', rank: 0, topology: '1A1F', afdPort });
-    const url = await attn.ready();
-    await ffn.ready();
+    const { ffn, attn, url } = await start1A1F();
     ffn.child.kill('SIGSTOP'); // no EOF, no RST: only the deadline can tell
     try {
       const t0 = Date.now();
@@ -125,11 +118,7 @@ describe('AFD faults with real role processes', () => {
   });
 
   it('stopped in the wrong order: the FFN rank stops cleanly first, attention stays up with 503, then stops', { timeout: 120_000 }, async () => {
-    const afdPort = await freePortBlock(1);
-    const ffn = await start({ role: 'ffn', rank: 0, topology: '1A1F', afdPort });
-    const attn = await start({ role: 'attention', rank: 0, topology: '1A1F', afdPort });
-    const url = await attn.ready();
-    const ffnUrl = await ffn.ready();
+    const { ffn, attn, url, ffnUrl } = await start1A1F();
     // Driving the FFN rank like a scheduler-owned server fails fast and says why.
     const misrouted = await fetch(`${ffnUrl}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"m","prompt":"hi"}' });
     expect(misrouted.status).toBe(404);

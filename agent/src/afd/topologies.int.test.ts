@@ -8,18 +8,13 @@
  * topology x DBO x gate matrix runs in-process over real TCP in
  * native/src/comm/afdMatrix.test.ts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resolveTopology } from '@afd/shared';
 import { freePortBlock } from '@afd/native/ports';
-import { makeModel } from '../model/makeModel.js';
-import { colocatedCompletions, complete } from '../testing/rankHttp.js';
-import { killAllRoles, RoleProcess, stopTopology } from '../testing/RoleProcess.js';
+import { completeOnTwoRanks } from '../testing/rankHttp.js';
+import { RoleProcess, stopTopology } from '../testing/RoleProcess.js';
+import { useTinyModelSetup } from '../testing/tinyModelSetup.js';
 
-const home = mkdtempSync(join(tmpdir(), 'afd-runtime-int-'));
-const model = join(home, 'tiny-qwen3-moe');
 const prompts = [
   [9707, 11, 1879, 0],
   [785, 3974, 13876, 38835],
@@ -27,17 +22,8 @@ const prompts = [
   [3838, 374, 279],
 ];
 const maxTokens = 5;
-let reference: string[] = [];
-
-beforeAll(async () => {
-  await makeModel({ arch: 'qwen3_moe', preset: 'tiny', outDir: model, seed: 0, force: true, configOnly: false });
-  reference = await colocatedCompletions(model, home, prompts, maxTokens);
-}, 180_000);
-
-afterAll(async () => {
-  await killAllRoles();
-  rmSync(home, { recursive: true, force: true });
-});
+const setup = useTinyModelSetup({ homePrefix: 'afd-runtime-int-', arch: 'qwen3_moe', reference: { prompts, maxTokens } });
+const { home, model } = setup;
 
 // One process case per topology; DBO and the gate placement alternate so that every pair
 // of flag values runs as real processes at least once (the in-process matrix runs them all).
@@ -66,11 +52,7 @@ describe.each(cases)('$topology (dbo $dbo, gate on attention $gate)', ({ topolog
     const urls = await Promise.all(attn.map((p) => p.ready()));
     await Promise.all(ffn.map((p) => p.ready()));
 
-    // Every prompt goes to two attention ranks at once (rank i and i+1): batches of two
-    // sequences on some ranks (DBO splits them), idle block peers on others.
-    const jobs = prompts.flatMap((p, i) => [0, 1].map((k) => ({ prompt: p, i, rank: (i + k) % x })));
-    const results = await Promise.all(jobs.map((j) => complete(urls[j.rank]!, j.prompt, maxTokens)));
-    results.forEach((r, n) => expect(r.text, `prompt ${jobs[n]!.i} on attention rank ${jobs[n]!.rank}`).toBe(reference[jobs[n]!.i]));
+    for (const r of await completeOnTwoRanks(urls, prompts, maxTokens)) expect(r.text, `prompt ${r.i} on attention rank ${r.rank}`).toBe(setup.reference[r.i]);
 
     const stats = (await (await fetch(`${await ffn[0]!.ready()}/afd/stats`)).json()) as { steps: number; ffnLoop: { state: string } };
     expect(stats.steps).toBeGreaterThan(0);

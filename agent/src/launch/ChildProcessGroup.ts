@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { LogRing, type RingLine } from './LogRing.js';
+import { stopGracefully } from '../util/stopGracefully.js';
 
 export interface ChildSpec {
   /** Executable (the Node binary for role processes). */
@@ -162,12 +163,6 @@ export class ChildProcessGroup {
     if (!this.child) return { exitCode: null, signal: null, requested: true };
     if (this.exitInfo) return this.exitInfo;
     this.stopRequested = true;
-    this.signalGroup('SIGTERM');
-    const timer = setTimeout(() => this.signalGroup('SIGKILL'), graceMs);
-    try {
-      return await this.exited;
-    } finally {
-      clearTimeout(timer);
-    }
+    return stopGracefully((sig) => this.signalGroup(sig), this.exited, graceMs);
   }
 }

@@ -6,8 +6,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { parseRoleEventLine, type RoleEvent } from '@afd/shared';
+import { parseRoleEventLine, resolveTopology, type RoleEvent } from '@afd/shared';
 import { agentScript, testAddonPath } from './agentBundle.js';
+import { stopGracefully } from '../util/stopGracefully.js';
 
 export interface RoleProcessOptions {
   role: 'colocated' | 'attention' | 'ffn';
@@ -150,11 +151,7 @@ export class RoleProcess {
   /** SIGTERM (graceful stop) and wait; SIGKILL when it has not exited after `graceMs`. */
   async stop(graceMs = 30_000): Promise<RoleExit> {
     if (!this.alive) return this.exited;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
-    const exit = await this.exited;
-    clearTimeout(timer);
-    return exit;
+    return stopGracefully((sig) => this.child.kill(sig), this.exited, graceMs);
   }
 
   /** SIGKILL (a crash) and wait. */
@@ -169,6 +166,26 @@ export async function killAllRoles(): Promise<void> {
   const children = [...live];
   for (const c of children) c.kill('SIGKILL');
   await Promise.all(children.map((c) => new Promise<void>((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve())))));
+}
+
+/** The ranks of a started topology and their URLs, indexed by rank. */
+export interface StartedTopology {
+  attn: RoleProcess[];
+  ffn: RoleProcess[];
+  attnUrls: string[];
+  ffnUrls: string[];
+}
+
+/** Starts every rank of `o.topology` with the same options (FFN ranks first, each role in rank order) and waits until all are ready. */
+export async function startTopology(o: Omit<RoleProcessOptions, 'role' | 'rank'> & { topology: string }): Promise<StartedTopology> {
+  const t = resolveTopology(o.topology);
+  const ffn: RoleProcess[] = [];
+  for (let f = 0; f < t.ffn.ranks; f++) ffn.push(await RoleProcess.start({ ...o, role: 'ffn', rank: f }));
+  const attn: RoleProcess[] = [];
+  for (let a = 0; a < t.attention.ranks; a++) attn.push(await RoleProcess.start({ ...o, role: 'attention', rank: a }));
+  const attnUrls = await Promise.all(attn.map((p) => p.ready()));
+  const ffnUrls = await Promise.all(ffn.map((p) => p.ready()));
+  return { attn, ffn, attnUrls, ffnUrls };
 }
 
 /** Graceful stop of a topology: SIGTERM to the attention ranks (exit 0), whose shutdown flag ends every FFN rank (exit 0). */

@@ -29,6 +29,16 @@ export async function colocatedCompletions(model: string, home: string, prompts:
   }
 }
 
+/**
+ * Sends every prompt to two attention ranks at once (prompt i to ranks i and i+1 of
+ * `urls`): batches of two sequences on some ranks (DBO splits them), idle block peers on
+ * others. Returns each greedy completion with the prompt index and rank it came from.
+ */
+export async function completeOnTwoRanks(urls: string[], prompts: number[][], maxTokens: number): Promise<{ i: number; rank: number; text: string }[]> {
+  const jobs = prompts.flatMap((p, i) => [0, 1].map((k) => ({ prompt: p, i, rank: (i + k) % urls.length })));
+  return Promise.all(jobs.map(async (j) => ({ i: j.i, rank: j.rank, text: (await complete(urls[j.rank]!, j.prompt, maxTokens)).text })));
+}
+
 /** GET /health -> status code and body. */
 export async function health(apiUrl: string): Promise<{ status: number; body: { status?: string; reason?: string } }> {
   const res = await fetch(`${apiUrl}/health`);

@@ -4,6 +4,7 @@
  * `data: [DONE]`, and whether the connection broke instead (the failure the serving
  * tests exist to rule out).
  */
+import { SseReader } from '../util/SseReader.js';
 
 export interface StreamOutcome {
   status: number;
@@ -48,34 +49,27 @@ export async function postStream(url: string, body: unknown, headers: Record<str
     }
     return out;
   }
-  const decoder = new TextDecoder();
-  let buf = '';
+  const reader = new SseReader(res.body as unknown as AsyncIterable<Uint8Array>);
   try {
-    for await (const part of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buf += decoder.decode(part, { stream: true });
-      let i: number;
-      while ((i = buf.indexOf('\n\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        if (!line.startsWith('data: ')) continue;
-        const payload = line.slice(6);
-        if (payload === '[DONE]') {
-          out.done = true;
-          continue;
-        }
-        const data = JSON.parse(payload) as Record<string, unknown>;
-        out.events.push({ atMs: performance.now(), data });
-        o.onEvent?.(data);
-        const err = data['error'] as { message: string; code?: string } | undefined;
-        if (err) out.errors.push(err);
-        const choice = (data['choices'] as { text?: string; finish_reason?: string | null }[] | undefined)?.[0];
-        if (choice) {
-          out.tokens++;
-          if (choice.finish_reason) out.finish = choice.finish_reason;
-        }
+    for await (const line of reader.events()) {
+      if (!line.startsWith('data: ')) continue;
+      const payload = line.slice(6);
+      if (payload === '[DONE]') {
+        out.done = true;
+        continue;
+      }
+      const data = JSON.parse(payload) as Record<string, unknown>;
+      out.events.push({ atMs: performance.now(), data });
+      o.onEvent?.(data);
+      const err = data['error'] as { message: string; code?: string } | undefined;
+      if (err) out.errors.push(err);
+      const choice = (data['choices'] as { text?: string; finish_reason?: string | null }[] | undefined)?.[0];
+      if (choice) {
+        out.tokens++;
+        if (choice.finish_reason) out.finish = choice.finish_reason;
       }
     }
-    if (buf.trim() !== '') out.broken = `stream ended inside an event: ${JSON.stringify(buf.slice(0, 80))}`;
+    if (reader.rest.trim() !== '') out.broken = `stream ended inside an event: ${JSON.stringify(reader.rest.slice(0, 80))}`;
   } catch (err) {
     out.broken = `stream broke: ${(err as Error).message}`;
   }

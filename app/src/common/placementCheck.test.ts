@@ -1,32 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentInfo, LaunchSpec } from '@afd/shared';
+import type { LaunchSpec } from '@afd/shared';
 import { checkPlacements, placementProblems, type AgentView } from './placementCheck.js';
-
-const inventory = (gpus: number): NonNullable<AgentInfo['inventory']> => ({
-  hostname: 'h',
-  platform: 'linux',
-  arch: 'x64',
-  cpu: { model: 'cpu', cores: 2 },
-  memory: { totalBytes: 1, freeBytes: 1 },
-  devices: [
-    { kind: 'cpu', index: 0, name: 'cpu', cores: 2, totalMemoryBytes: 1, freeMemoryBytes: 1 },
-    ...Array.from({ length: gpus }, (_, i) => ({ kind: 'cuda' as const, index: i, name: 'H200', totalMemoryBytes: 1, freeMemoryBytes: 1, computeCapability: '9.0', multiProcessors: 132 })),
-  ],
-  backends: ['cpu'],
-  versions: { agent: '0', node: '20', addon: '0', addonVariant: 'cpu', cudaRuntime: null, cudaDriver: null },
-  libraries: {
-    cublas: { loaded: false, soname: '', version: '', error: '' },
-    cublasLt: { loaded: false, soname: '', version: '', error: '' },
-    nccl: { loaded: false, soname: '', version: '', error: '' },
-  },
-  cudaError: '',
-  models: [],
-  advertiseHost: null,
-});
+import { fakeInventory } from './testing/fakeInventory.js';
 
 const agents: Record<string, AgentView> = {
-  cpuhost: { state: 'connected', inventory: inventory(0) },
-  gpuhost: { state: 'connected', inventory: inventory(2) },
+  cpuhost: { state: 'connected', inventory: fakeInventory('h', 2, 0) },
+  gpuhost: { state: 'connected', inventory: fakeInventory('h', 2, 2) },
   downhost: { state: 'disconnected', inventory: null },
 };
 const agentOf = (id: string): AgentView | undefined => agents[id];

@@ -1,6 +1,7 @@
 /** Creates every store from the bridge once and hands them to the screens. */
 import { createContext, useContext, type ReactNode } from 'react';
 import { useStore } from 'zustand';
+import { useShallow } from 'zustand/react/shallow';
 import type { StoreApi } from 'zustand/vanilla';
 import type { RendererBridge } from './bridge/types.js';
 import { createAgentsStore, type AgentsState } from './stores/agentsStore.js';
@@ -66,3 +67,12 @@ export const useMetrics = <T,>(sel: (s: MetricsState) => T): T => useStore(useSt
 export const useLogs = <T,>(sel: (s: LogsState) => T): T => useStore(useStores().logs, sel);
 export const useLink = <T,>(sel: (s: LinkState) => T): T => useStore(useStores().link, sel);
 export const useInspect = <T,>(sel: (s: InspectState) => T): T => useStore(useStores().inspect, sel);
+
+/**
+ * Several fields of one store in one subscription: `useFields(useAgents, 'agents', 'error')`.
+ * Shallow-compared, so the component re-renders when any of them changes, as it would with
+ * one selector per field.
+ */
+export function useFields<S, K extends keyof S>(useSlice: <T>(sel: (s: S) => T) => T, ...keys: K[]): Pick<S, K> {
+  return useSlice(useShallow((s: S) => Object.fromEntries(keys.map((k) => [k, s[k]])) as Pick<S, K>));
+}

@@ -1,29 +1,27 @@
 #include "core/deepseek-ops.h"
 
+#include "core/enum-names.h"
 #include "core/error.h"
 
 namespace afd {
 
+namespace {
+// RouterScoring::None is internal (dense routing weights sent by the attention role): no config names it.
+constexpr EnumName<RouterScoring> kRouterScorings[] = {{RouterScoring::Softmax, "softmax"}, {RouterScoring::Sigmoid, "sigmoid"}};
+constexpr EnumName<RouterTopkMethod> kRouterTopkMethods[] = {
+    {RouterTopkMethod::Greedy, "greedy"}, {RouterTopkMethod::GroupLimitedGreedy, "group_limited_greedy"}, {RouterTopkMethod::NoauxTc, "noaux_tc"}};
+}  // namespace
+
 RouterScoring parseRouterScoring(const std::string& name) {
-  if (name == "softmax") return RouterScoring::Softmax;
-  if (name == "sigmoid") return RouterScoring::Sigmoid;
+  if (const auto scoring = enumOfName(kRouterScorings, name)) return *scoring;
   AFD_FAIL("scoring_func \"" << name << "\" is not supported (supported: softmax, sigmoid)");
 }
 
 RouterTopkMethod parseRouterTopkMethod(const std::string& name) {
-  if (name == "greedy") return RouterTopkMethod::Greedy;
-  if (name == "group_limited_greedy") return RouterTopkMethod::GroupLimitedGreedy;
-  if (name == "noaux_tc") return RouterTopkMethod::NoauxTc;
+  if (const auto method = enumOfName(kRouterTopkMethods, name)) return *method;
   AFD_FAIL("topk_method \"" << name << "\" is not supported (supported: greedy, group_limited_greedy, noaux_tc)");
 }
 
-const char* routerTopkMethodName(RouterTopkMethod m) {
-  switch (m) {
-    case RouterTopkMethod::Greedy: return "greedy";
-    case RouterTopkMethod::GroupLimitedGreedy: return "group_limited_greedy";
-    case RouterTopkMethod::NoauxTc: return "noaux_tc";
-  }
-  return "?";
-}
+const char* routerTopkMethodName(RouterTopkMethod m) { return nameOfEnum(kRouterTopkMethods, m); }
 
 }  // namespace afd

@@ -40,6 +40,18 @@ inline void checkAddRmsNorm(const Tensor& delta, const Tensor& residual, const T
   checkAct("addRmsNorm", "out", out);
 }
 
+// What both fused q/k norm + RoPE ops take beside q and k, for T tokens of head dim D:
+// positions [T] i32, invFreq [D / 2] (D even), the q and k norms [D] or null.
+inline void checkRopeInputs(const char* op, int64_t T, int64_t D, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm,
+                            const RopeParams& rope) {
+  checkShape(op, "positions", positions, {T});
+  checkDType(op, "positions", positions, DType::I32);
+  checkShape(op, "rope.invFreq", rope.invFreq, {D / 2});
+  AFD_CHECK(D % 2 == 0, op << ": head dim " << D << " must be even");
+  if (qNorm) checkShape(op, "qNorm", *qNorm, {D});
+  if (kNorm) checkShape(op, "kNorm", *kNorm, {D});
+}
+
 // qkv: [T, (nH + 2 nKv) D] f32; q: [T, nH, D] f32; caches: [numBlocks, blockSize, nKv, D].
 inline void checkQkNormRopeCache(const Tensor& qkv, const Tensor& positions, const Tensor& slotMapping,
                                  const Tensor* qNorm, const Tensor* kNorm, const RopeParams& rope, const Tensor& q,
@@ -54,14 +66,9 @@ inline void checkQkNormRopeCache(const Tensor& qkv, const Tensor& positions, con
   AFD_CHECK(kCache.dtype == vCache.dtype, "qkNormRopeCache: k and v caches must share a dtype");
   checkShape("qkNormRopeCache", "qkv", qkv, {T, (nH + 2 * nKv) * D});
   checkDType("qkNormRopeCache", "qkv", qkv, DType::F32);
-  checkShape("qkNormRopeCache", "positions", positions, {T});
-  checkDType("qkNormRopeCache", "positions", positions, DType::I32);
   checkShape("qkNormRopeCache", "slotMapping", slotMapping, {T});
   checkDType("qkNormRopeCache", "slotMapping", slotMapping, DType::I32);
-  checkShape("qkNormRopeCache", "rope.invFreq", rope.invFreq, {D / 2});
-  AFD_CHECK(D % 2 == 0, "qkNormRopeCache: head dim " << D << " must be even");
-  if (qNorm) checkShape("qkNormRopeCache", "qNorm", *qNorm, {D});
-  if (kNorm) checkShape("qkNormRopeCache", "kNorm", *kNorm, {D});
+  checkRopeInputs("qkNormRopeCache", T, D, positions, qNorm, kNorm, rope);
 }
 
 // q: [T, nH, D]; k: [T, nKv, D]; positions: [T] i32; invFreq: [D / 2]; norms: [D] or null.
@@ -70,12 +77,7 @@ inline void checkQkNormRope(const Tensor& q, const Tensor& k, const Tensor& posi
   checkShape("qkNormRope", "q", q, {-1, -1, -1});
   const int64_t T = q.dim(0), D = q.dim(2);
   checkShape("qkNormRope", "k", k, {T, -1, D});
-  checkShape("qkNormRope", "positions", positions, {T});
-  checkDType("qkNormRope", "positions", positions, DType::I32);
-  checkShape("qkNormRope", "rope.invFreq", rope.invFreq, {D / 2});
-  AFD_CHECK(D % 2 == 0, "qkNormRope: head dim " << D << " must be even");
-  if (qNorm) checkShape("qkNormRope", "qNorm", *qNorm, {D});
-  if (kNorm) checkShape("qkNormRope", "kNorm", *kNorm, {D});
+  checkRopeInputs("qkNormRope", T, D, positions, qNorm, kNorm, rope);
 }
 
 // k, v: [T, nKv, D] f32; slotMapping: [T] i32; caches: [numBlocks, blockSize, nKv, D].

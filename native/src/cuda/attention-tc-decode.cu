@@ -158,12 +158,7 @@ void launchDecode(const PagedAttentionArgs& a, cudaStream_t stream) {
 }  // namespace
 
 void tensorCoreDecode(const PagedAttentionArgs& a, cudaStream_t stream) {
-  switch (a.headDim) {
-    case 64: launchDecode<64>(a, stream); break;
-    case 128: launchDecode<128>(a, stream); break;
-    case 256: launchDecode<256>(a, stream); break;
-    default: throw std::invalid_argument("tensorCoreDecode: headDim must be 64, 128 or 256, got " + std::to_string(a.headDim));
-  }
+  withTensorCoreHeadDim(a.headDim, "tensorCoreDecode", [&](auto d) { launchDecode<decltype(d)::value>(a, stream); });
   AFD_CUDA_CHECK_LAUNCH("tcDecodeKernel");
 }
 

@@ -155,18 +155,12 @@ void launchPrefill(const PagedAttentionArgs& a, cudaStream_t stream) {
 }  // namespace
 
 bool tensorCoreAttentionFits(const PagedAttentionArgs& a) {
-  const bool dimOk = a.headDim == 64 || a.headDim == 128 || a.headDim == 256;
-  return a.cacheDtype == kDtypeBf16 && dimOk && a.numKvHeads > 0 && a.numHeads % a.numKvHeads == 0 &&
+  return a.cacheDtype == kDtypeBf16 && isTensorCoreHeadDim(a.headDim) && a.numKvHeads > 0 && a.numHeads % a.numKvHeads == 0 &&
          a.numHeads / a.numKvHeads <= kTensorCoreMaxGroup;
 }
 
 void tensorCorePrefill(const PagedAttentionArgs& a, cudaStream_t stream) {
-  switch (a.headDim) {
-    case 64: launchPrefill<64>(a, stream); break;
-    case 128: launchPrefill<128>(a, stream); break;
-    case 256: launchPrefill<256>(a, stream); break;
-    default: throw std::invalid_argument("tensorCorePrefill: headDim must be 64, 128 or 256, got " + std::to_string(a.headDim));
-  }
+  withTensorCoreHeadDim(a.headDim, "tensorCorePrefill", [&](auto d) { launchPrefill<decltype(d)::value>(a, stream); });
   AFD_CUDA_CHECK_LAUNCH("tcPrefillKernel");
 }
 

@@ -6,6 +6,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 
 #include "cuda/attention.cuh"
 #include "cuda/cuda-check.h"
@@ -13,6 +16,21 @@
 namespace afd::cuda {
 
 inline constexpr int kTensorCoreMaxGroup = 16;  // q heads per kv head: one m16 row tile in decode
+
+// The head dims the tensor-core kernels are instantiated for.
+inline constexpr bool isTensorCoreHeadDim(int headDim) { return headDim == 64 || headDim == 128 || headDim == 256; }
+
+// Calls f(std::integral_constant<int, D>{}) for headDim D, one of the tensor-core head dims
+// (the template argument of the kernel f launches); any other is an error naming `op`.
+template <typename F>
+void withTensorCoreHeadDim(int headDim, const char* op, F f) {
+  switch (headDim) {
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    case 128: f(std::integral_constant<int, 128>{}); break;
+    case 256: f(std::integral_constant<int, 256>{}); break;
+    default: throw std::invalid_argument(std::string(op) + ": headDim must be 64, 128 or 256, got " + std::to_string(headDim));
+  }
+}
 
 // bf16 cache, headDim 64/128/256, group <= kTensorCoreMaxGroup.
 bool tensorCoreAttentionFits(const PagedAttentionArgs& a);

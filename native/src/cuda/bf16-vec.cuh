@@ -31,43 +31,41 @@ __device__ __forceinline__ uint4 floatToBf16x8(const float in[8]) {
   return v.raw;
 }
 
-__device__ __forceinline__ float warpSum(float v) {
+// The two reductions of the kernels (softmax max and sum, norms), as functors.
+struct SumOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+struct MaxOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+// `op` over the 32 lanes of a warp (butterfly shuffles). Every lane gets the result.
+template <typename Op>
+__device__ __forceinline__ float warpReduce(float v, Op op) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 
-__device__ __forceinline__ float warpMax(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
-
-// Sum over the whole block; `scratch` holds at least 32 floats. Every thread gets the result.
-__device__ __forceinline__ float blockSum(float v, float* scratch) {
+// `op` over the whole block, starting from `identity`; `scratch` holds at least 32 floats.
+// Every thread gets the result.
+template <typename Op>
+__device__ __forceinline__ float blockReduce(float v, float* scratch, Op op, float identity) {
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
   const int numWarps = (blockDim.x + 31) >> 5;
-  v = warpSum(v);
+  v = warpReduce(v, op);
   __syncthreads();
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
-  float total = 0.0f;
-  for (int i = 0; i < numWarps; ++i) total += scratch[i];
+  float total = identity;
+  for (int i = 0; i < numWarps; ++i) total = op(total, scratch[i]);
   return total;
 }
 
-__device__ __forceinline__ float blockMax(float v, float* scratch) {
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  const int numWarps = (blockDim.x + 31) >> 5;
-  v = warpMax(v);
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  float best = -INFINITY;
-  for (int i = 0; i < numWarps; ++i) best = fmaxf(best, scratch[i]);
-  return best;
-}
+__device__ __forceinline__ float warpSum(float v) { return warpReduce(v, SumOp{}); }
+__device__ __forceinline__ float warpMax(float v) { return warpReduce(v, MaxOp{}); }
+__device__ __forceinline__ float blockSum(float v, float* scratch) { return blockReduce(v, scratch, SumOp{}, 0.0f); }
+__device__ __forceinline__ float blockMax(float v, float* scratch) { return blockReduce(v, scratch, MaxOp{}, -INFINITY); }
 
 }  // namespace afd::cuda

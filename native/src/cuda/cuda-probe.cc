@@ -11,55 +11,43 @@ std::string dottedVersion(int major, int minor, int patch) {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
-void probeCublas(LibraryInfo& info) {
-  const DynLib& lib = cuda::cublasLibrary();
-  if (!lib.ok()) {
-    info.error = lib.error();
-    return;
-  }
-  info.loaded = true;
-  info.soname = lib.loadedName();
+// Each library's version through its own symbol; "" when the symbol is missing.
+std::string cublasVersion(const DynLib& lib) {
   // cublasStatus_t cublasGetProperty(libraryPropertyType, int*); MAJOR=0, MINOR=1, PATCH=2.
   using GetProperty = int (*)(int, int*);
   auto getProperty = lib.symbol<GetProperty>("cublasGetProperty");
+  if (getProperty == nullptr) return "";
   int parts[3] = {0, 0, 0};
-  if (getProperty != nullptr) {
-    for (int i = 0; i < 3; ++i) getProperty(i, &parts[i]);
-    info.version = dottedVersion(parts[0], parts[1], parts[2]);
-  }
+  for (int i = 0; i < 3; ++i) getProperty(i, &parts[i]);
+  return dottedVersion(parts[0], parts[1], parts[2]);
 }
 
-void probeCublasLt(LibraryInfo& info) {
-  const DynLib& lib = cuda::cublasLtLibrary();
-  if (!lib.ok()) {
-    info.error = lib.error();
-    return;
-  }
-  info.loaded = true;
-  info.soname = lib.loadedName();
+std::string cublasLtVersion(const DynLib& lib) {
   using GetVersion = size_t (*)();
   auto getVersion = lib.symbol<GetVersion>("cublasLtGetVersion");
-  if (getVersion != nullptr) {
-    const size_t v = getVersion();  // major*10000 + minor*100 + patch
-    info.version = dottedVersion(static_cast<int>(v / 10000), static_cast<int>((v / 100) % 100), static_cast<int>(v % 100));
-  }
+  if (getVersion == nullptr) return "";
+  const size_t v = getVersion();  // major*10000 + minor*100 + patch
+  return dottedVersion(static_cast<int>(v / 10000), static_cast<int>((v / 100) % 100), static_cast<int>(v % 100));
 }
 
-void probeNccl(LibraryInfo& info) {
-  const DynLib& lib = cuda::ncclLibrary();
-  if (!lib.ok()) {
-    info.error = lib.error();
-    return;
-  }
-  info.loaded = true;
-  info.soname = lib.loadedName();
+std::string ncclVersion(const DynLib& lib) {
   using GetVersion = int (*)(int*);
   auto getVersion = lib.symbol<GetVersion>("ncclGetVersion");
   int code = 0;
-  if (getVersion != nullptr && getVersion(&code) == 0) {
-    // Since NCCL 2.9: major*10000 + minor*100 + patch.
-    info.version = dottedVersion(code / 10000, (code / 100) % 100, code % 100);
+  if (getVersion == nullptr || getVersion(&code) != 0) return "";
+  // Since NCCL 2.9: major*10000 + minor*100 + patch.
+  return dottedVersion(code / 10000, (code / 100) % 100, code % 100);
+}
+
+// Whether `lib` loaded, under which name and version, or why it did not.
+void probeLibrary(LibraryInfo& info, const DynLib& lib, std::string (*versionOf)(const DynLib&)) {
+  if (!lib.ok()) {
+    info.error = lib.error();
+    return;
   }
+  info.loaded = true;
+  info.soname = lib.loadedName();
+  info.version = versionOf(lib);
 }
 
 }  // namespace
@@ -92,9 +80,9 @@ void probeCuda(ProbeResult& out) {
     out.devices.push_back(dev);
   }
   if (count > 0) {
-    probeCublas(out.cublas);
-    probeCublasLt(out.cublasLt);
-    probeNccl(out.nccl);
+    probeLibrary(out.cublas, cuda::cublasLibrary(), cublasVersion);
+    probeLibrary(out.cublasLt, cuda::cublasLtLibrary(), cublasLtVersion);
+    probeLibrary(out.nccl, cuda::ncclLibrary(), ncclVersion);
   } else {
     const std::string why = "not probed: " + out.cudaError;
     out.cublas.error = why;

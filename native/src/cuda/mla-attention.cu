@@ -43,6 +43,17 @@ int attnHeadTile(int heads, int width, int cacheDtype, size_t sharedLimit) {
   return static_cast<int>(std::min<size_t>({static_cast<size_t>(heads), static_cast<size_t>(kMlaMaxHeadTile), fit}));
 }
 
+// Calls f(r, l) for every latent element l < L this thread owns, l = threadIdx.x + r *
+// kAttnThreads: the thread's accumulators acc[r][.] are element l's, one per head.
+template <typename F>
+__device__ __forceinline__ void forOwnLatents(int L, F f) {
+#pragma unroll
+  for (int r = 0; r < kLatentPerThread; ++r) {
+    const int l = threadIdx.x + r * kAttnThreads;
+    if (l < L) f(r, l);
+  }
+}
+
 // 2. One block per (token, head tile, chunk): the chunk's positions in sub-tiles of
 // kMlaQuantum; scores (one warp per position, all heads of the tile), online softmax
 // (one warp per head), latent accumulation (one thread per latent element and head).
@@ -162,34 +173,26 @@ __global__ void __launch_bounds__(kAttnThreads) mlaAttentionPartialKernel(MlaAtt
     }
     __syncthreads();
     // Latent accumulation: acc[l][h] = acc[l][h] * alpha[h] + sum_i probs[h][i] c_i[l].
+    forOwnLatents(L, [&](int r, int l) {
 #pragma unroll
-    for (int r = 0; r < kLatentPerThread; ++r) {
-      const int l = threadIdx.x + r * kAttnThreads;
-      if (l < L) {
+      for (int h = 0; h < kMlaMaxHeadTile; ++h)
+        if (h < ht) acc[r][h] *= alpha[h];
+      for (int i = 0; i < n; ++i) {
+        const float x = loadAsFloat(tile + i * rowBytes, a.cacheDtype, l);
 #pragma unroll
         for (int h = 0; h < kMlaMaxHeadTile; ++h)
-          if (h < ht) acc[r][h] *= alpha[h];
-        for (int i = 0; i < n; ++i) {
-          const float x = loadAsFloat(tile + i * rowBytes, a.cacheDtype, l);
-#pragma unroll
-          for (int h = 0; h < kMlaMaxHeadTile; ++h)
-            if (h < ht) acc[r][h] += probs[h * kMlaQuantum + i] * x;
-        }
+          if (h < ht) acc[r][h] += probs[h * kMlaQuantum + i] * x;
       }
-    }
+    });
     __syncthreads();  // the next sub-tile rewrites slots and probs
   }
   const size_t stride = static_cast<size_t>(L) + 2;
   const size_t rowBase = (static_cast<size_t>(t) * a.heads + h0) * a.gridChunks + chunk;  // + h * gridChunks
+  forOwnLatents(L, [&](int r, int l) {
 #pragma unroll
-  for (int r = 0; r < kLatentPerThread; ++r) {
-    const int l = threadIdx.x + r * kAttnThreads;
-    if (l < L) {
-#pragma unroll
-      for (int h = 0; h < kMlaMaxHeadTile; ++h)
-        if (h < ht) a.partials[(rowBase + static_cast<size_t>(h) * a.gridChunks) * stride + l] = acc[r][h];
-    }
-  }
+    for (int h = 0; h < kMlaMaxHeadTile; ++h)
+      if (h < ht) a.partials[(rowBase + static_cast<size_t>(h) * a.gridChunks) * stride + l] = acc[r][h];
+  });
   for (int h = threadIdx.x; h < ht; h += blockDim.x) {
     float* dst = a.partials + (rowBase + static_cast<size_t>(h) * a.gridChunks) * stride;
     dst[L] = runMax[h];

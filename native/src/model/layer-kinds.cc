@@ -1,37 +1,27 @@
 #include "model/layer-kinds.h"
 
+#include "core/enum-names.h"
 #include "core/error.h"
 
 namespace afd {
 
+namespace {
+constexpr EnumName<AttentionKind> kAttentionKinds[] = {{AttentionKind::Gqa, "gqa"}, {AttentionKind::Mla, "mla"}};
+constexpr EnumName<FfnKind> kFfnKinds[] = {{FfnKind::Dense, "dense"}, {FfnKind::Moe, "moe"}, {FfnKind::MoeShared, "moe+shared"}};
+}  // namespace
+
 AttentionKind parseAttentionKind(const std::string& name) {
-  if (name == "gqa") return AttentionKind::Gqa;
-  if (name == "mla") return AttentionKind::Mla;
+  if (const auto kind = enumOfName(kAttentionKinds, name)) return *kind;
   AFD_FAIL("unknown attention kind \"" << name << "\" (this engine builds gqa and mla layers)");
 }
 
 FfnKind parseFfnKind(const std::string& name) {
-  if (name == "dense") return FfnKind::Dense;
-  if (name == "moe") return FfnKind::Moe;
-  if (name == "moe+shared") return FfnKind::MoeShared;
+  if (const auto kind = enumOfName(kFfnKinds, name)) return *kind;
   AFD_FAIL("unknown FFN kind \"" << name << "\" (this engine builds dense, moe and moe+shared layers)");
 }
 
-const char* attentionKindName(AttentionKind kind) {
-  switch (kind) {
-    case AttentionKind::Gqa: return "gqa";
-    case AttentionKind::Mla: return "mla";
-  }
-  return "?";
-}
+const char* attentionKindName(AttentionKind kind) { return nameOfEnum(kAttentionKinds, kind); }
 
-const char* ffnKindName(FfnKind kind) {
-  switch (kind) {
-    case FfnKind::Dense: return "dense";
-    case FfnKind::Moe: return "moe";
-    case FfnKind::MoeShared: return "moe+shared";
-  }
-  return "?";
-}
+const char* ffnKindName(FfnKind kind) { return nameOfEnum(kFfnKinds, kind); }
 
 }  // namespace afd

@@ -1,22 +1,19 @@
 #include "model/model-config.h"
 
+#include "core/enum-names.h"
+
 namespace afd {
 
+namespace {
+constexpr EnumName<ModelRole> kModelRoles[] = {{ModelRole::Colocated, "colocated"}, {ModelRole::Attention, "attention"}, {ModelRole::Ffn, "ffn"}};
+}  // namespace
+
 ModelRole parseModelRole(const std::string& name) {
-  if (name == "colocated") return ModelRole::Colocated;
-  if (name == "attention") return ModelRole::Attention;
-  if (name == "ffn") return ModelRole::Ffn;
+  if (const auto role = enumOfName(kModelRoles, name)) return *role;
   AFD_FAIL("unknown model role \"" << name << "\" (expected colocated, attention or ffn)");
 }
 
-const char* modelRoleName(ModelRole role) {
-  switch (role) {
-    case ModelRole::Colocated: return "colocated";
-    case ModelRole::Attention: return "attention";
-    case ModelRole::Ffn: return "ffn";
-  }
-  return "?";
-}
+const char* modelRoleName(ModelRole role) { return nameOfEnum(kModelRoles, role); }
 
 bool ModelConfig::hasAttentionKind(AttentionKind kind) const {
   for (const LayerKinds& k : layers)

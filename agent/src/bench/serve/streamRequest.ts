@@ -2,6 +2,7 @@
  * One streamed /v1/completions request, timed the way `vllm bench serve` times it: TTFT at
  * the first chunk with text, ITL between text chunks, E2E at the end of the stream.
  */
+import { SseReader } from '../../util/SseReader.js';
 
 export interface RequestOutcome {
   ok: boolean;
@@ -44,35 +45,27 @@ export async function streamRequest(o: StreamRequestOptions): Promise<RequestOut
       out.error = `HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`;
       return out;
     }
-    const decoder = new TextDecoder();
-    let buf = '';
-    for await (const part of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buf += decoder.decode(part, { stream: true });
-      let idx: number;
-      while ((idx = buf.indexOf('\n\n')) >= 0) {
-        const event = buf.slice(0, idx);
-        buf = buf.slice(idx + 2);
-        const data = event.split('\n').find((l) => l.startsWith('data:'))?.slice(5).trim();
-        if (!data || data === '[DONE]') continue;
-        const msg = JSON.parse(data) as {
-          error?: { message: string };
-          choices?: { text?: string; delta?: { content?: string } }[];
-          usage?: { prompt_tokens: number; completion_tokens: number } | null;
-        };
-        if (msg.error) throw new Error(msg.error.message);
-        const text = msg.choices?.[0]?.text ?? msg.choices?.[0]?.delta?.content ?? '';
-        if (text.length > 0) {
-          const t = performance.now();
-          if (chunks === 0) out.ttftMs = t - t0;
-          else out.itlMs.push(t - last);
-          last = t;
-          chunks++;
-        }
-        if (msg.usage) {
-          usageSeen = true;
-          out.promptTokens = msg.usage.prompt_tokens;
-          out.outputTokens = msg.usage.completion_tokens;
-        }
+    for await (const event of new SseReader(res.body as unknown as AsyncIterable<Uint8Array>).events()) {
+      const data = event.split('\n').find((l) => l.startsWith('data:'))?.slice(5).trim();
+      if (!data || data === '[DONE]') continue;
+      const msg = JSON.parse(data) as {
+        error?: { message: string };
+        choices?: { text?: string; delta?: { content?: string } }[];
+        usage?: { prompt_tokens: number; completion_tokens: number } | null;
+      };
+      if (msg.error) throw new Error(msg.error.message);
+      const text = msg.choices?.[0]?.text ?? msg.choices?.[0]?.delta?.content ?? '';
+      if (text.length > 0) {
+        const t = performance.now();
+        if (chunks === 0) out.ttftMs = t - t0;
+        else out.itlMs.push(t - last);
+        last = t;
+        chunks++;
+      }
+      if (msg.usage) {
+        usageSeen = true;
+        out.promptTokens = msg.usage.prompt_tokens;
+        out.outputTokens = msg.usage.completion_tokens;
       }
     }
     out.e2eMs = performance.now() - t0;

@@ -5,6 +5,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { stopGracefully } from '../../util/stopGracefully.js';
 
 export interface ProcessExit {
   code: number | null;
@@ -114,12 +115,6 @@ export class BedProcess {
   /** SIGTERM, then SIGKILL after graceMs; resolves with the exit status. */
   async stop(graceMs = 5000): Promise<ProcessExit> {
     if (this.exitValue) return this.exitValue;
-    this.signal('SIGTERM');
-    const timer = setTimeout(() => this.signal('SIGKILL'), graceMs);
-    try {
-      return await this.exited;
-    } finally {
-      clearTimeout(timer);
-    }
+    return stopGracefully((sig) => this.signal(sig), this.exited, graceMs);
   }
 }

@@ -1,7 +1,7 @@
 /** Agents: add by URL + token, connection state, and each host's inventory. */
 import { useState, type FormEvent } from 'react';
 import type { AgentInfo } from '@afd/shared';
-import { useAgents } from '../AppContext.js';
+import { useAgents, useFields } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { formatBytes } from '../lib/format.js';
 import type { ScreenProps } from './types.js';
@@ -34,12 +34,7 @@ function Inventory({ agent }: { agent: AgentInfo }) {
 }
 
 export function AgentsScreen(_props: ScreenProps) {
-  const agents = useAgents((s) => s.agents);
-  const error = useAgents((s) => s.error);
-  const adding = useAgents((s) => s.adding);
-  const add = useAgents((s) => s.add);
-  const remove = useAgents((s) => s.remove);
-  const clearError = useAgents((s) => s.clearError);
+  const { agents, error, adding, add, remove, clearError } = useFields(useAgents, 'agents', 'error', 'adding', 'add', 'remove', 'clearError');
   const [url, setUrl] = useState('ws://127.0.0.1:7700');
   const [token, setToken] = useState('');
 

@@ -6,21 +6,15 @@
  * the live numbers show "–": what stays on screen is history, marked as such.
  */
 import { useEffect, useMemo, useState } from 'react';
-import { useLaunch, useMetrics } from '../AppContext.js';
+import { useFields, useLaunch, useMetrics } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { DashboardView } from '../components/DashboardView.js';
 import { frozenReason } from '../lib/launchText.js';
 import type { ScreenProps } from './types.js';
 
 export function DashboardScreen({ navigate }: ScreenProps) {
-  const model = useMetrics((s) => s.model);
-  const version = useMetrics((s) => s.version);
-  const heatmapWindow = useMetrics((s) => s.heatmapWindow);
-  const setHeatmapWindow = useMetrics((s) => s.setHeatmapWindow);
-  const paused = useMetrics((s) => s.paused);
-  const setPaused = useMetrics((s) => s.setPaused);
-  const metricsLaunchId = useMetrics((s) => s.launchId);
-  const lastDataAtMs = useMetrics((s) => s.lastDataAtMs);
+  const metrics = useFields(useMetrics, 'model', 'version', 'heatmapWindow', 'setHeatmapWindow', 'paused', 'setPaused', 'launchId', 'lastDataAtMs');
+  const { model, version, heatmapWindow, setHeatmapWindow, paused, setPaused, launchId: metricsLaunchId, lastDataAtMs } = metrics;
   const progress = useLaunch((s) => s.progress);
   const hasData = useMemo(() => model.series.size > 0, [model, version]);
   // Staleness shows without new data: re-check once a second.

@@ -1,6 +1,6 @@
 /** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, stop and restart. */
 import type { AgentInfo, LaunchProgress, RankState } from '@afd/shared';
-import { useAgents, useLaunch, useStores } from '../AppContext.js';
+import { useAgents, useFields, useLaunch, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { progressDetail } from '../lib/format.js';
 import type { ScreenProps } from './types.js';
@@ -70,12 +70,7 @@ function CleanupNote({ cleanup }: { cleanup: NonNullable<LaunchProgress['cleanup
 }
 
 export function LaunchScreen({ navigate }: ScreenProps) {
-  const progress = useLaunch((s) => s.progress);
-  const busy = useLaunch((s) => s.busy);
-  const error = useLaunch((s) => s.error);
-  const stop = useLaunch((s) => s.stop);
-  const restart = useLaunch((s) => s.restart);
-  const clearError = useLaunch((s) => s.clearError);
+  const { progress, busy, error, stop, restart, clearError } = useFields(useLaunch, 'progress', 'busy', 'error', 'stop', 'restart', 'clearError');
   const agents = useAgents((s) => s.agents);
   const { logs } = useStores();
 

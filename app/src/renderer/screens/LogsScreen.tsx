@@ -9,13 +9,9 @@ import type { ScreenProps } from './types.js';
 
 export function LogsScreen(_props: ScreenProps) {
   const progress = useLaunch((s) => s.progress);
-  const seen = useLogs((s) => s.ranks);
-  const selected = useLogs((s) => s.selected);
-  const filter = useLogs((s) => s.filter);
-  const level = useLogs((s) => s.level);
-  const error = useLogs((s) => s.error);
-  useLogs((s) => s.version);
-  const { select, setFilter, setLevel, visibleLines, droppedLines } = useLogs((s) => s);
+  // The whole store: any change re-renders, a new line (a `version` bump) included, which
+  // visibleLines() then reads from the rings.
+  const { ranks: seen, selected, filter, level, error, select, setFilter, setLevel, visibleLines, droppedLines } = useLogs((s) => s);
   const preRef = useRef<HTMLPreElement>(null);
   const stick = useRef(true);
 

@@ -22,6 +22,17 @@ async function reply(bridge: FakeBridge, chatId: string, text: string): Promise<
   bridge.emit('chat.done', done(chatId));
 }
 
+/** A chat store after two turns: `first` answered 'A' (chat c1), then `second` answered 'B' (c2). */
+async function afterTwoTurns(first: string, second: string) {
+  const bridge = bridgeWithChats();
+  const store = createChatStore(bridge);
+  await store.getState().send(first);
+  await reply(bridge, 'c1', 'A');
+  await store.getState().send(second);
+  await reply(bridge, 'c2', 'B');
+  return { bridge, store };
+}
+
 describe('conversations', () => {
   it('creates, titles, renames, switches and deletes chats', async () => {
     const bridge = bridgeWithChats();
@@ -61,12 +72,7 @@ describe('conversations', () => {
   });
 
   it('regenerates a reply from the history before it, dropping what followed', async () => {
-    const bridge = bridgeWithChats();
-    const store = createChatStore(bridge);
-    await store.getState().send('one');
-    await reply(bridge, 'c1', 'A');
-    await store.getState().send('two');
-    await reply(bridge, 'c2', 'B');
+    const { bridge, store } = await afterTwoTurns('one', 'two');
     const firstReply = activeMessages(store.getState())[1]!;
     await store.getState().regenerate(firstReply.id);
     expect(bridge.calls.at(-1)!.request).toMatchObject({ mode: 'chat', messages: [{ role: 'user', content: 'one' }] });
@@ -75,12 +81,7 @@ describe('conversations', () => {
   });
 
   it('edits a user message and resends it', async () => {
-    const bridge = bridgeWithChats();
-    const store = createChatStore(bridge);
-    await store.getState().send('one');
-    await reply(bridge, 'c1', 'A');
-    await store.getState().send('tow');
-    await reply(bridge, 'c2', 'B');
+    const { bridge, store } = await afterTwoTurns('one', 'tow');
     const typo = activeMessages(store.getState())[2]!;
     await store.getState().editAndResend(typo.id, '   ');
     expect(store.getState().error).toMatch(/edited message is empty/);

@@ -3,6 +3,7 @@ import type { AgentInfo } from '@afd/shared';
 import type { ModelInspectResult } from '@afd/shared';
 import { autoAssign, defaultOptions, deviceSlots, evaluateDraft, parseBuckets, type Draft, type DraftConfig, type DraftOptions } from './topologyDraft.js';
 import { inspectKey, type Inspection } from './inspectStore.js';
+import { fakeInventory } from '../../common/testing/fakeInventory.js';
 
 const GiB = 2 ** 30;
 function inspected(patch: Partial<ModelInspectResult> = {}): Inspection {
@@ -20,32 +21,7 @@ function inspected(patch: Partial<ModelInspectResult> = {}): Inspection {
 }
 
 function agent(agentId: string, gpus: number, state: AgentInfo['state'] = 'connected'): AgentInfo {
-  const lib = { loaded: false, soname: '', version: '', error: '' };
-  return {
-    agentId,
-    url: `ws://${agentId}:7700`,
-    state,
-    message: null,
-    latencyMs: 1,
-    topology: null,
-    inventory: {
-      hostname: agentId,
-      platform: 'linux',
-      arch: 'x64',
-      cpu: { model: 'cpu', cores: 8 },
-      memory: { totalBytes: 1, freeBytes: 1 },
-      devices: [
-        { kind: 'cpu', index: 0, name: 'cpu', cores: 8, totalMemoryBytes: 1, freeMemoryBytes: 1 },
-        ...Array.from({ length: gpus }, (_, i) => ({ kind: 'cuda' as const, index: i, name: 'H200', totalMemoryBytes: 1, freeMemoryBytes: 1, computeCapability: '9.0', multiProcessors: 132 })),
-      ],
-      backends: gpus > 0 ? ['cpu', 'cuda'] : ['cpu'],
-      versions: { agent: '0', node: '20', addon: '0', addonVariant: 'cpu', cudaRuntime: null, cudaDriver: null },
-      libraries: { cublas: lib, cublasLt: lib, nccl: lib },
-      cudaError: '',
-      models: [],
-      advertiseHost: null,
-    },
-  };
+  return { agentId, url: `ws://${agentId}:7700`, state, message: null, latencyMs: 1, topology: null, inventory: fakeInventory(agentId, 8, gpus) };
 }
 
 const draft = (patch: Partial<Draft> = {}): Draft => ({ choice: '2A2F', custom: '3A2F', replicas: 1, assignments: {}, options: { ...defaultOptions }, ...patch });

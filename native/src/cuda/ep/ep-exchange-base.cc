@@ -217,6 +217,11 @@ EpBlobHeader EpExchangeBase::blobHeader(const char* magic) const {
   return h;
 }
 
+void EpExchangeBase::checkBlobCount(const std::vector<std::vector<uint8_t>>& blobs, const char* what) const {
+  AFD_CHECK(static_cast<int>(blobs.size()) == shape_.numRanks,
+            "expert-parallel " << what << " exchange: " << blobs.size() << " bootstrap blobs for " << shape_.numRanks << " ranks");
+}
+
 void EpExchangeBase::readBlob(const std::vector<uint8_t>& blob, int r, const char* magic, void* out, size_t bytes,
                               const char* what) const {
   const std::string who = "FFN rank " + std::to_string(r) + " of the expert-parallel group";

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -75,6 +76,15 @@ class EpExchangeBase : public EpDeviceExchange {
   [[noreturn]] void fail(comm::CommErrorKind kind, const std::string& why);
   // This rank's header under `magic` (the transport's, 8 bytes).
   EpBlobHeader blobHeader(const char* magic) const;
+  // A transport's Blob as the bytes its bootstrapBlob() sends (readBlob reads them back).
+  template <typename Blob>
+  static std::vector<uint8_t> blobBytes(const Blob& b) {
+    std::vector<uint8_t> out(sizeof b);
+    std::memcpy(out.data(), &b, sizeof b);
+    return out;
+  }
+  // connect()'s first check: one blob per rank of the group. what: "peer", "NCCL".
+  void checkBlobCount(const std::vector<std::vector<uint8_t>>& blobs, const char* what) const;
   // Copies rank r's blob into out (a Blob of `bytes` bytes that starts with an EpBlobHeader)
   // after checking its size and magic, then its rank, rank count and block sizes against
   // this rank's; throws EpGroupError naming the rank. what: "a peer", "an NCCL".

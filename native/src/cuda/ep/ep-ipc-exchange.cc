@@ -55,14 +55,12 @@ std::vector<uint8_t> EpIpcExchange::bootstrapBlob() const {
   b.h = blobHeader(kMagic);
   b.address = reinterpret_cast<uint64_t>(region_.data());
   AFD_CUDA_CHECK(cudaIpcGetMemHandle(&b.handle, region_.data()));
-  std::vector<uint8_t> out(sizeof b);
-  std::memcpy(out.data(), &b, sizeof b);
-  return out;
+  return blobBytes(b);
 }
 
 void EpIpcExchange::connect(const std::vector<std::vector<uint8_t>>& blobs) {
+  checkBlobCount(blobs, "peer");
   const int F = shape_.numRanks;
-  AFD_CHECK(static_cast<int>(blobs.size()) == F, "expert-parallel peer exchange: " << blobs.size() << " bootstrap blobs for " << F << " ranks");
   const std::string mine = hostName();
   for (int r = 0; r < F; ++r) {
     if (r == shape_.rank) continue;

@@ -51,14 +51,12 @@ std::vector<uint8_t> EpNcclExchange::bootstrapBlob() const {
   b.h = blobHeader(kMagic);
   std::memcpy(b.pciBusId, pciBusId_.data(), std::min(pciBusId_.size(), sizeof b.pciBusId - 1));
   b.id = id_;
-  std::vector<uint8_t> out(sizeof b);
-  std::memcpy(out.data(), &b, sizeof b);
-  return out;
+  return blobBytes(b);
 }
 
 void EpNcclExchange::connect(const std::vector<std::vector<uint8_t>>& blobs) {
+  checkBlobCount(blobs, "NCCL");
   const int F = shape_.numRanks;
-  AFD_CHECK(static_cast<int>(blobs.size()) == F, "expert-parallel NCCL exchange: " << blobs.size() << " bootstrap blobs for " << F << " ranks");
   std::vector<Blob> all(F);
   std::vector<EpRankGpu> gpus(F);
   for (int r = 0; r < F; ++r) {
