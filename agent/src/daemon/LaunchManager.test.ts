@@ -18,11 +18,11 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'afd-lm-'));
   script = join(dir, 'fake-role.cjs');
   stopLog = join(dir, 'stops.log');
-  // argv: [node, script, 'role', <role>, ...flags]
+  // argv: [node, script, 'role', <role>, '--rank-config', <json>]
   writeFileSync(
     script,
     `const http = require('node:http'); const fs = require('node:fs');
-const role = process.argv[3]; const rank = process.argv[process.argv.indexOf('--rank') + 1];
+const role = process.argv[3]; const rank = JSON.parse(process.argv[process.argv.indexOf('--rank-config') + 1]).afd.rank;
 const out = (e) => process.stdout.write(JSON.stringify(e) + '\\n');
 console.error(JSON.stringify({ level: 30, msg: role + ' ' + rank + ' up' }));
 const server = http.createServer((req, res) => { res.writeHead(req.url === '/health' ? 200 : 404); res.end('{"status":"ok"}'); });

@@ -27,6 +27,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveRankConfig, type RankConfig } from '@afd/shared';
 import { complete } from '../testing/rankHttp.js';
 import { killAllRoles, RoleProcess } from '../testing/RoleProcess.js';
 import { ensureTinyModel } from '../model/defaultModel.js';
@@ -69,9 +70,9 @@ async function roleProcesses(host: GpuHost): Promise<{ pid: number; args: string
   return out;
 }
 
-function flag(args: readonly string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
+/** The rank config a role process was started with (its --rank-config argument, read by the role's schema). */
+function configOf(args: readonly string[]): RankConfig {
+  return resolveRankConfig(JSON.parse(args[args.indexOf('--rank-config') + 1]!));
 }
 
 /** Established TCP connections in a host's namespace: [local, peer] address:port pairs. */
@@ -150,7 +151,7 @@ describe.skipIf(!support.ok)(`afd-agent launch on two hosts${support.ok ? '' : `
       const attn = await roleProcesses('host-b');
       expect(ffn).toHaveLength(2);
       expect(attn).toHaveLength(2);
-      for (const p of [...ffn, ...attn]) expect(flag(p.args, '--afd-host')).toBe('host-a');
+      for (const p of [...ffn, ...attn]) expect(configOf(p.args).afd.host).toBe('host-a');
       const a = two.bed.address('host-a');
       const b = two.bed.address('host-b');
       const afdLinks = (await connections('host-b')).filter((c) => /:2950[01]$/.test(c.peer));
@@ -188,7 +189,7 @@ describe.skipIf(!support.ok)(`afd-agent launch on two hosts${support.ok ? '' : `
       // Each block meets at its own host's address (configuration), not at 127.0.0.1.
       for (const h of GPU_HOSTS) {
         const procs = await roleProcesses(h);
-        for (const p of procs) expect(flag(p.args, '--ffn-hosts')).toBe('host-a,host-b');
+        for (const p of procs) expect(configOf(p.args).afd.ffnHosts).toEqual(['host-a', 'host-b']);
         const peers = (await connections(h)).filter((c) => /:2950[01]$/.test(c.peer)).map((c) => c.peer);
         expect(peers).toEqual([`${two.bed.address(h)}:${h === 'host-a' ? 29500 : 29501}`]);
       }
@@ -267,7 +268,7 @@ describe.skipIf(!support.ok)(`afd-agent launch on two hosts${support.ok ? '' : `
       await until(async () => (await postJson(two, `${api}/v1/completions`, completionBody(prompts[0]!), 20)).status === 200, 'a completion after the restart', 120_000, 1000);
       expect(await greedyThrough(api)).toEqual(reference);
       expect(launch.cli.exit).toBeUndefined();
-      const ffn = (await roleProcesses('host-a')).filter((p) => flag(p.args, '--rank') === '0');
+      const ffn = (await roleProcesses('host-a')).filter((p) => configOf(p.args).afd.rank === 0);
       expect(ffn).toHaveLength(1);
       expect(ffn[0]!.pid).not.toBe(ffn0.pid);
     } finally {

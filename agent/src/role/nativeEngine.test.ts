@@ -63,6 +63,10 @@ describe('the transports a rank runs on fit its backend (connectors.ts)', () => 
     expect(env).toEqual({});
     applyNcclEnv(resolveRoleConfig('ffn', { config: '{"connector":"nccl","ncclEnv":{"NCCL_DEBUG":"WARN"}}' }).afd, env);
     expect(env).toMatchObject({ NCCL_DEBUG: 'WARN', NCCL_NVLS_ENABLE: '0' });
+    // An FFN rank whose expert exchange runs on NCCL gets it too, under any connector.
+    const ep: NodeJS.ProcessEnv = {};
+    applyNcclEnv(resolveRoleConfig('ffn', { topology: '2A2F', enableExpertParallel: true, epTransport: 'nccl', config: '{"connector":"peer","ncclEnv":{"NCCL_DEBUG":"INFO"}}' }).afd, ep);
+    expect(ep).toEqual({ NCCL_DEBUG: 'INFO', NCCL_NVLS_ENABLE: '0' });
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { AttentionLink, Engine, type NativeEngineOptions } from '@afd/native';
 import { roleLoadSpec } from '@afd/native/checkpoint';
-import { countOf, kvCacheSizing, transportInfo, type AfdConfig, type RankConfig } from '@afd/shared';
+import { countOf, kvCacheSizing, resolveEpTransport, transportInfo, type AfdConfig, type RankConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import type { EngineOpener } from './engineOpener.js';
@@ -47,12 +47,14 @@ export function engineOptionsOf(config: RankConfig, backend: 'cpu' | 'cuda'): Na
 }
 
 /**
- * Connector nccl: puts the config's ncclEnv (NCCL_* names, checked by the schema) into this
+ * A rank on NCCL (its connector, or an FFN rank's expert exchange, by the transport table's
+ * usesNccl): puts the config's ncclEnv (NCCL_* names, checked by the schema) into this
  * process's environment, with NVLink multicast always off. The only path by which ncclEnv
  * reaches NCCL: both openers call it first, before the addon or NCCL is loaded.
  */
 export function applyNcclEnv(afd: AfdConfig, env: NodeJS.ProcessEnv = process.env): void {
-  if (afd.connector !== 'nccl') return;
+  const exchange = afd.role === 'ffn' && afd.enableExpertParallel && transportInfo(resolveEpTransport(afd.epTransport, afd.connector)).usesNccl;
+  if (!transportInfo(afd.connector).usesNccl && !exchange) return;
   for (const [name, value] of Object.entries(afd.ncclEnv)) env[name] = String(value);
   env['NCCL_NVLS_ENABLE'] = '0';
 }

@@ -23,15 +23,17 @@ export interface TransportInfo {
   gpuPerRank: boolean;
   /** A step whose crossings go over it can be captured and replayed as a CUDA graph. */
   graphCapturable: boolean;
+  /** It runs on NCCL, so the config's ncclEnv applies to the ranks that use it. */
+  usesNccl: boolean;
   /** One line for flags and the console: what it is and where it works. */
   summary: string;
 }
 
 /** Every transport, in the order users see them. */
 export const TRANSPORTS = {
-  tcp: { memory: 'host', needsCuda: false, oneHostOnly: false, mapsOtherGpus: false, gpuPerRank: false, graphCapturable: false, summary: 'host memory over TCP (CPU / any hosts)' },
-  nccl: { memory: 'device', needsCuda: true, oneHostOnly: false, mapsOtherGpus: false, gpuPerRank: true, graphCapturable: true, summary: 'GPU memory through NCCL (NVLink, IB/RoCE or sockets; any hosts)' },
-  peer: { memory: 'device', needsCuda: true, oneHostOnly: true, mapsOtherGpus: true, gpuPerRank: false, graphCapturable: true, summary: 'GPU memory through CUDA IPC with device-side flags (GPUs of one host)' },
+  tcp: { memory: 'host', needsCuda: false, oneHostOnly: false, mapsOtherGpus: false, gpuPerRank: false, graphCapturable: false, usesNccl: false, summary: 'host memory over TCP (CPU / any hosts)' },
+  nccl: { memory: 'device', needsCuda: true, oneHostOnly: false, mapsOtherGpus: false, gpuPerRank: true, graphCapturable: true, usesNccl: true, summary: 'GPU memory through NCCL (NVLink, IB/RoCE or sockets; any hosts)' },
+  peer: { memory: 'device', needsCuda: true, oneHostOnly: true, mapsOtherGpus: true, gpuPerRank: false, graphCapturable: true, usesNccl: false, summary: 'GPU memory through CUDA IPC with device-side flags (GPUs of one host)' },
 } as const satisfies Record<string, TransportInfo>;
 
 export type Transport = keyof typeof TRANSPORTS;
