@@ -19,6 +19,50 @@ export interface SamplingParams {
    * batches and topologies.
    */
   seed: number;
+  /**
+   * Min-p: drop tokens whose probability (after temperature) is below minP times the
+   * most likely token's; 0 disables it. Optional in a SamplingParams (default 0).
+   */
+  minP?: number;
+}
+
+/** Most top log-probabilities a request may ask for per token (OpenAI's and vLLM's limit). */
+export const MAX_TOP_LOGPROBS = 20;
+
+/**
+ * Logit processing and log-probabilities of a step, present only when a sequence of the
+ * step asks for any (a step without them pays nothing). Order on the device, per sampled
+ * row: logit bias, then repetition, frequency and presence penalties (vLLM's rules), then
+ * temperature; the processed row is what the sampler draws from (with top-k/top-p/min-p on
+ * top) and what `StepResult.logprobs` reports (log-softmax; temperature 0 counts as 1).
+ * Lists are CSR over the step's sequences: sequence s owns entries [offsets[s], offsets[s+1]).
+ */
+export interface StepExtras {
+  /** [numSeqs] subtracted once from every token seen in the output; 0 = off. */
+  presencePenalty: Float32Array;
+  /** [numSeqs] subtracted per occurrence in the output; 0 = off. */
+  frequencyPenalty: Float32Array;
+  /** [numSeqs] divides positive / multiplies negative logits of tokens in prompt or output; 1 = off. */
+  repetitionPenalty: Float32Array;
+  /** [numSeqs + 1] CSR of the distinct tokens seen (only for sequences with a penalty on). */
+  seenOffsets: Int32Array;
+  /** Token ids seen, per sequence. */
+  seenTokenIds: Int32Array;
+  /** Occurrences of each seen token in the output; 0 = seen in the prompt only. */
+  seenCounts: Int32Array;
+  /** [numSeqs + 1] CSR of additive logit biases (OpenAI logit_bias; -Infinity bans a token). */
+  biasOffsets: Int32Array;
+  biasTokenIds: Int32Array;
+  biasValues: Float32Array;
+  /** [numSeqs] log-probabilities of the sampled token plus its top k (0..MAX_TOP_LOGPROBS); -1 = none. */
+  numLogprobs: Int32Array;
+  /** [numSeqs] log-probabilities of this step's prompt tokens plus their top k; -1 = none. */
+  numPromptLogprobs: Int32Array;
+  /**
+   * [numSeqs] the prompt token after this step's last token (the target of that row's prompt
+   * logprob) when the step does not sample the sequence and it asks for prompt logprobs; -1 otherwise.
+   */
+  nextPromptTokenIds: Int32Array;
 }
 
 /**
@@ -50,6 +94,10 @@ export interface StepPlan {
   topP: Float32Array;
   /** [numSeqs] uint32 seeds. */
   seeds: Uint32Array;
+  /** [numSeqs] min-p (0 = off). */
+  minP: Float32Array;
+  /** Penalties, biases and log-probabilities; absent when no sequence asks for any. */
+  extras?: StepExtras;
   /**
    * Dual-batch overlap split: sequences [0, stageSplit) form stage 0 and
    * [stageSplit, numSeqs) stage 1. Equal to numSeqs when the step has one stage.
@@ -67,4 +115,30 @@ export interface StepResult {
   logits?: Float32Array;
   /** Wall time of the native step in milliseconds. */
   stepTimeMs: number;
+  /** Log-probabilities of the sampled tokens: one row per sampled sequence with numLogprobs >= 0. */
+  logprobs?: TokenLogprobs;
+  /**
+   * Prompt log-probabilities: per sequence with numPromptLogprobs >= 0, one row per prompt
+   * token of this step whose next token is known (the chunk's next token, or
+   * nextPromptTokenIds for its last row), in token order.
+   */
+  promptLogprobs?: TokenLogprobs;
+}
+
+/** Rows of log-probabilities, CSR over the step's sequences. */
+export interface TokenLogprobs {
+  /** [numSeqs + 1] rows of sequence s are [rowOffsets[s], rowOffsets[s+1]). */
+  rowOffsets: Int32Array;
+  /** Entries per row: 1 + the step's largest k. */
+  width: number;
+  /**
+   * [rows * width] entry 0: the chosen token (the sampled one, or the next prompt token);
+   * entries 1..k: the row's k most likely tokens, most likely first (ties: lower id);
+   * -1 pads a row whose k is below the step's largest.
+   */
+  tokenIds: Int32Array;
+  /** [rows * width] log-probabilities of tokenIds (NaN where the id is -1). */
+  logprobs: Float32Array;
+  /** [rows] 1-based rank of the chosen token (1 = most likely). */
+  ranks: Int32Array;
 }

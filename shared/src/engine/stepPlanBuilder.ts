@@ -4,7 +4,7 @@
  * serving step with it; tests and benchmarks that drive an engine without a scheduler use
  * it too. Check the result with checkStepPlan (stepPlanCheck.ts).
  */
-import type { SamplingParams, StepPlan } from './step.js';
+import type { SamplingParams, StepExtras, StepPlan } from './step.js';
 
 /** One sequence's share of a step. */
 export interface PlanSeq {
@@ -16,8 +16,80 @@ export interface PlanSeq {
   blockTable: readonly number[];
   /** Sample a token after this step (default true). */
   sample?: boolean;
-  /** Sampling settings (default greedy: temperature 0, topK 0, topP 1, seed 0). */
+  /** Sampling settings (default greedy: temperature 0, topK 0, topP 1, seed 0, minP 0). */
   sampling?: Partial<SamplingParams>;
+  /** Penalties (default off) and the tokens they look at. */
+  penalties?: PlanPenalties;
+  /** Additive logit biases by token id (OpenAI logit_bias; -Infinity bans a token). */
+  logitBias?: ReadonlyMap<number, number>;
+  /** Top log-probabilities of the sampled token (0..20); undefined = none. */
+  logprobs?: number;
+  /** Top log-probabilities of this step's prompt tokens (0..20); undefined = none. */
+  promptLogprobs?: number;
+  /** The prompt token after this step's last one, when the step does not sample (prompt logprobs). */
+  nextPromptTokenId?: number;
+}
+
+/** vLLM's penalties of one sequence and the token counts they read. */
+export interface PlanPenalties {
+  presence: number;
+  frequency: number;
+  repetition: number;
+  /** Distinct tokens seen in the prompt or output, with their output counts (0 = prompt only). */
+  seen: ReadonlyMap<number, number>;
+}
+
+const penaltiesOn = (p: PlanPenalties | undefined): p is PlanPenalties =>
+  p !== undefined && (p.presence !== 0 || p.frequency !== 0 || p.repetition !== 1);
+
+/** True when sequence s needs the plan's extras (penalties, biases or log-probabilities). */
+function needsExtras(s: PlanSeq): boolean {
+  return penaltiesOn(s.penalties) || (s.logitBias?.size ?? 0) > 0 || s.logprobs !== undefined || s.promptLogprobs !== undefined;
+}
+
+/** The extras of a plan (see StepExtras), or undefined when no sequence needs them. */
+export function buildStepExtras(seqs: readonly PlanSeq[]): StepExtras | undefined {
+  if (!seqs.some(needsExtras)) return undefined;
+  const n = seqs.length;
+  const seen = seqs.map((s) => (penaltiesOn(s.penalties) ? s.penalties.seen : new Map<number, number>()));
+  const bias = seqs.map((s) => s.logitBias ?? new Map<number, number>());
+  const extras: StepExtras = {
+    presencePenalty: new Float32Array(n),
+    frequencyPenalty: new Float32Array(n),
+    repetitionPenalty: new Float32Array(n).fill(1),
+    seenOffsets: new Int32Array(n + 1),
+    seenTokenIds: new Int32Array(seen.reduce((k, m) => k + m.size, 0)),
+    seenCounts: new Int32Array(seen.reduce((k, m) => k + m.size, 0)),
+    biasOffsets: new Int32Array(n + 1),
+    biasTokenIds: new Int32Array(bias.reduce((k, m) => k + m.size, 0)),
+    biasValues: new Float32Array(bias.reduce((k, m) => k + m.size, 0)),
+    numLogprobs: new Int32Array(n).fill(-1),
+    numPromptLogprobs: new Int32Array(n).fill(-1),
+    nextPromptTokenIds: new Int32Array(n).fill(-1),
+  };
+  let k = 0;
+  let b = 0;
+  seqs.forEach((s, i) => {
+    if (penaltiesOn(s.penalties)) {
+      extras.presencePenalty[i] = s.penalties.presence;
+      extras.frequencyPenalty[i] = s.penalties.frequency;
+      extras.repetitionPenalty[i] = s.penalties.repetition;
+    }
+    for (const [id, count] of seen[i]!) {
+      extras.seenTokenIds[k] = id;
+      extras.seenCounts[k++] = count;
+    }
+    extras.seenOffsets[i + 1] = k;
+    for (const [id, value] of bias[i]!) {
+      extras.biasTokenIds[b] = id;
+      extras.biasValues[b++] = value;
+    }
+    extras.biasOffsets[i + 1] = b;
+    extras.numLogprobs[i] = s.logprobs ?? -1;
+    extras.numPromptLogprobs[i] = s.promptLogprobs ?? -1;
+    extras.nextPromptTokenIds[i] = s.nextPromptTokenId ?? -1;
+  });
+  return extras;
 }
 
 /** Step-wide settings of a plan. */
@@ -50,6 +122,7 @@ export function buildStepPlan(seqs: readonly PlanSeq[], opts: PlanOptions = {}):
     topK: new Int32Array(n),
     topP: new Float32Array(n),
     seeds: new Uint32Array(n),
+    minP: new Float32Array(n),
     stageSplit: opts.stageSplit ?? n,
     returnLogits: opts.returnLogits ?? false,
   };
@@ -66,6 +139,9 @@ export function buildStepPlan(seqs: readonly PlanSeq[], opts: PlanOptions = {}):
     plan.topK[i] = s.sampling?.topK ?? 0;
     plan.topP[i] = s.sampling?.topP ?? 1;
     plan.seeds[i] = s.sampling?.seed ?? 0; // a Uint32Array keeps seed mod 2^32, as seed >>> 0
+    plan.minP[i] = s.sampling?.minP ?? 0;
   });
+  const extras = buildStepExtras(seqs);
+  if (extras) plan.extras = extras;
   return plan;
 }

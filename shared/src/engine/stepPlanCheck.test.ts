@@ -18,6 +18,7 @@ function plan(overrides: Partial<StepPlan> = {}): StepPlan {
     topK: Int32Array.from([0, 40]),
     topP: Float32Array.from([1, 0.9]),
     seeds: Uint32Array.from([1, 2]),
+    minP: Float32Array.from([0, 0.05]),
     stageSplit: 2,
     returnLogits: false,
     ...overrides,

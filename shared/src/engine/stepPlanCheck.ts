@@ -6,6 +6,7 @@
  * same rules (native/src/runtime/engine/step-plan.cc) for callers of the raw addon.
  */
 import type { StepPlan } from './step.js';
+import { extrasProblems } from './stepExtrasCheck.js';
 
 /** The engine facts a plan is checked against (NativeEngineInfo carries them). */
 export interface StepPlanLimits {
@@ -89,6 +90,7 @@ function shapeProblems(plan: StepPlan, n: number, problems: string[]): number | 
     ['topK', Int32Array, n, 'numSeqs'],
     ['topP', Float32Array, n, 'numSeqs'],
     ['seeds', Uint32Array, n, 'numSeqs'],
+    ['minP', Float32Array, n, 'numSeqs'],
   ];
   if (isIntIn(plan.maxBlocksPerSeq, 1, MAX_INT32)) checks.push(['blockTables', Int32Array, n * plan.maxBlocksPerSeq, 'numSeqs x maxBlocksPerSeq']);
   const before = problems.length;
@@ -108,6 +110,8 @@ function samplingProblems(plan: StepPlan, s: number, problems: string[]): void {
   if (plan.topK[s]! < 0) problems.push(`topK[${s}] is ${plan.topK[s]}; expected >= 0 (0 = off)`);
   const p = plan.topP[s]!;
   if (!(p > 0 && p <= 1)) problems.push(`topP[${s}] is ${p}; expected (0, 1] (1 = off)`);
+  const minP = plan.minP[s]!;
+  if (!(minP >= 0 && minP <= 1)) problems.push(`minP[${s}] is ${minP}; expected [0, 1] (0 = off)`);
 }
 
 /** Tokens, positions and (with limits) vocabulary and KV blocks of sequence s. */
@@ -164,6 +168,7 @@ export function checkStepPlan(plan: StepPlan, limits?: StepPlanLimits): string[]
     sequenceProblems(plan, s, limits, problems);
     samplingProblems(plan, s, problems);
   }
+  if (plan.extras !== undefined) extrasProblems(plan.extras, n, limits?.vocabSize, problems);
   return problems;
 }
 
