@@ -21,6 +21,7 @@ interface ServeCliOptions {
   seed: string;
   percentiles: string;
   temperature: string;
+  extraBody?: string;
   jsonOut?: string;
   progress: boolean;
 }
@@ -29,6 +30,19 @@ function num(flag: string, v: string, min: number, integer: boolean): number {
   const n = v === 'inf' ? Infinity : Number(v);
   if (Number.isNaN(n) || n < min || (integer && Number.isFinite(n) && !Number.isInteger(n))) throw new Error(`${flag} must be ${integer ? 'an integer' : 'a number'} >= ${min}, got "${v}"`);
   return n;
+}
+
+/** --extra-body: a JSON object (its fields go into every request body after the bench's own). */
+export function extraBodyOf(v: string | undefined): Record<string, unknown> {
+  if (v === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch (err) {
+    throw new Error(`--extra-body must be a JSON object: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`--extra-body must be a JSON object, got ${v}`);
+  return parsed as Record<string, unknown>;
 }
 
 export function registerServeBench(program: Command): void {
@@ -49,6 +63,7 @@ export function registerServeBench(program: Command): void {
     .option('--seed <n>', 'seed of the random prompts and arrivals', '0')
     .option('--percentiles <list>', 'comma-separated percentiles to report', '99')
     .option('--temperature <t>', 'sampling temperature', '0')
+    .option('--extra-body <json>', 'JSON object merged into every request body, e.g. \'{"logprobs":true,"top_logprobs":5}\'')
     .option('--json-out <file>', 'also write the result as JSON')
     .option('--no-progress', 'no progress bar')
     .action(async (o: ServeCliOptions) => {
@@ -70,6 +85,7 @@ export function registerServeBench(program: Command): void {
         seed: num('--seed', o.seed, 0, true),
         percentiles: o.percentiles.split(',').map((p) => num('--percentiles', p.trim(), 0, false)),
         temperature: num('--temperature', o.temperature, 0, false),
+        extraBody: extraBodyOf(o.extraBody),
         onProgress: (done) => bar?.update(done),
       }).finally(() => bar?.stop());
       process.stdout.write(`${formatServeReport(result)}\n`);

@@ -30,6 +30,7 @@ export function formatServeReport(r: ServeBenchResult): string {
     row('Failed requests:', r.failed),
     row('Maximum request concurrency:', r.maxConcurrency ?? 'unlimited'),
     row('Request rate configured (RPS):', r.requestRate === 'inf' ? 'inf' : r.requestRate),
+    ...(Object.keys(r.extraBody).length > 0 ? [row('Extra request body:', JSON.stringify(r.extraBody))] : []),
     row('Benchmark duration (s):', r.durationS),
     row('Total input tokens:', r.totalInputTokens),
     row('Total generated tokens:', r.totalOutputTokens),

@@ -1,6 +1,7 @@
 /** The serving benchmark against a real HTTP server with a fake engine. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../../serving/testing/testServer.js';
+import { extraBodyOf } from '../serveCommand.js';
 import { formatServeReport } from './report.js';
 import { randomRequests } from './randomPrompts.js';
 import { runServeBench } from './runServeBench.js';
@@ -42,6 +43,16 @@ describe('runServeBench', () => {
   it('drives the chat endpoint too', async () => {
     const r = await runServeBench({ ...base, endpoint: '/v1/chat/completions', baseUrl: srv.url, numPrompts: 3, randomInputLen: 8, randomOutputLen: 4, requestRate: Infinity, maxConcurrency: 2 });
     expect(r).toMatchObject({ completed: 3, failed: 0, totalOutputTokens: 12 });
+  });
+
+  it('merges --extra-body into every request after its own fields, and reports it', async () => {
+    const r = await runServeBench({ ...base, baseUrl: srv.url, numPrompts: 3, randomInputLen: 8, randomOutputLen: 6, requestRate: Infinity, maxConcurrency: 3, extraBody: { max_tokens: 2 } });
+    expect(r).toMatchObject({ completed: 3, totalOutputTokens: 6, extraBody: { max_tokens: 2 } });
+    expect(formatServeReport(r)).toContain('Extra request body:');
+    expect(extraBodyOf(undefined)).toEqual({});
+    expect(extraBodyOf('{"n":4}')).toEqual({ n: 4 });
+    expect(() => extraBodyOf('[1]')).toThrow('--extra-body must be a JSON object, got [1]');
+    expect(() => extraBodyOf('{n')).toThrow(/--extra-body must be a JSON object: /);
   });
 
   it('paces requests with a request rate and counts failures', async () => {

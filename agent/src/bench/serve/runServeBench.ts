@@ -27,6 +27,8 @@ export interface ServeBenchOptions {
   /** Percentiles to report, e.g. [99]. */
   percentiles: number[];
   temperature: number;
+  /** Fields merged into every request body after the bench's own (--extra-body). */
+  extraBody?: Record<string, unknown>;
   /** Called after every finished request (progress bar). */
   onProgress?: (done: number, total: number) => void;
 }
@@ -40,6 +42,8 @@ export interface ServeBenchResult {
   /** First few error messages. */
   errors: string[];
   maxConcurrency: number | null;
+  /** The --extra-body fields every request carried. */
+  extraBody: Record<string, unknown>;
   requestRate: number | 'inf';
   durationS: number;
   totalInputTokens: number;
@@ -102,6 +106,7 @@ export async function runServeBench(o: ServeBenchOptions): Promise<ServeBenchRes
           max_tokens: r.outputLen,
           temperature: o.temperature,
           ignore_eos: o.ignoreEos,
+          ...o.extraBody,
         },
       }).then((outcome) => {
         outcomes.push(outcome);
@@ -130,6 +135,7 @@ export async function runServeBench(o: ServeBenchOptions): Promise<ServeBenchRes
     failed: outcomes.length - ok.length,
     errors: outcomes.filter((x) => !x.ok).slice(0, 5).map((x) => x.error ?? 'unknown error'),
     maxConcurrency: o.maxConcurrency ?? null,
+    extraBody: o.extraBody ?? {},
     requestRate: Number.isFinite(o.requestRate) ? o.requestRate : 'inf',
     durationS,
     totalInputTokens,
