@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { CudaGraphPolicy, RankConfig, StepPlan } from '@afd/shared';
+import type { CudaGraphPolicy, RankConfig, StepPlan, TokenLogprobs } from '@afd/shared';
 import type { ModelLoadSpec } from './modelSpec.js';
 
 /** A shared library (cuBLAS, cuBLASLt, NCCL) as the probe found it. */
@@ -156,6 +156,10 @@ export interface NativeStepResult {
   tokenIds: Int32Array;
   logits?: Float32Array;
   stepTimeMs: number;
+  /** Present when a sequence of the plan asks numLogprobs >= 0. */
+  logprobs?: TokenLogprobs;
+  /** Present when a sequence of the plan asks numPromptLogprobs >= 0. */
+  promptLogprobs?: TokenLogprobs;
 }
 
 /** The raw native engine (wrapped by Engine, engine.ts). */

@@ -91,7 +91,11 @@ export class Engine {
     if (this.info.role === 'ffn') throw new Error('Engine.step: an ffn-role engine has no attention half; it serves ffnForward()');
     validateStepPlan(plan, this.info);
     const out = await this.native.step(plan);
-    return out.logits ? { tokenIds: out.tokenIds, logits: out.logits, stepTimeMs: out.stepTimeMs } : { tokenIds: out.tokenIds, stepTimeMs: out.stepTimeMs };
+    const result: StepResult = { tokenIds: out.tokenIds, stepTimeMs: out.stepTimeMs };
+    if (out.logits) result.logits = out.logits;
+    if (out.logprobs) result.logprobs = out.logprobs;
+    if (out.promptLogprobs) result.promptLogprobs = out.promptLogprobs;
+    return result;
   }
 
   /** FFN half of one layer (ffn / colocated roles): hidden [numTokens, H] -> [numTokens, H]. */

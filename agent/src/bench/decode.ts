@@ -4,19 +4,22 @@
  * (--load-format dummy's generator: no checkpoint on disk), at several batch sizes with
  * CUDA graphs on and off, beside HuggingFace transformers on the same shape in the same
  * invocation. Every sequence is really prefilled to `context` tokens first; each batch then
- * decodes from there. JSON on stdout (and --json-out), a table on stderr.
+ * decodes from there. With --top-logprobs / --penalties (decodeExtras.ts) each batch also
+ * decodes the same steps again with those on every sequence, and the report gives the
+ * ratio to the plain step. JSON on stdout (and --json-out), a table on stderr.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { Engine } from '@afd/native';
-import { buildStepPlan, type PlanSeq } from '@afd/shared';
+import { MAX_TOP_LOGPROBS, buildStepPlan, type PlanSeq } from '@afd/shared';
 import { dummyLoadSpec, parseModelConfig } from '@afd/native/checkpoint';
 import { findPreset, presetConfigJson } from '../model/presets.js';
 import { intFlag } from '../util/intFlag.js';
 import { gitCommit } from './cliArgs.js';
 import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type DecodeFloor, type EngineDecodeRow, type PeerResult } from './decodeReport.js';
+import { describeExtras, extrasOf, type DecodeExtras } from './decodeExtras.js';
 import { H200_BANDWIDTH, expectedActiveExperts, kvBytesPerStep, weightBytesPerStep } from './stepFloor.js';
 import { agentEnv } from '../util/env.js';
 
@@ -35,6 +38,8 @@ interface DecodeCliOptions {
   python: string;
   peerSteps: string;
   jsonOut?: string;
+  topLogprobs?: string;
+  penalties?: boolean;
 }
 
 const KV_BLOCK = 16;
@@ -82,6 +87,7 @@ interface Workload {
   warmup: number;
   steps: number;
   prefillTokens: number;
+  extras: DecodeExtras;
 }
 
 /** Loads the engine (graphs on or off), prefills every sequence, times each batch. */
@@ -113,16 +119,18 @@ async function measure(spec: ReturnType<typeof dummyLoadSpec>['spec'], device: n
       await engine.step(buildStepPlan(seqs));
     }
     process.stderr.write(`afd-bench decode: graphs ${graph ? 'on' : 'off'}: loaded in ${loadSeconds.toFixed(1)} s, prefilled ${maxBatch} x ${w.context} tokens\n`);
-    const rows: EngineDecodeRow[] = [];
-    for (const batch of w.batches) {
-      // Every batch decodes from position `context` again (the slots after it are rewritten).
+    const extras = describeExtras(w.extras) !== null ? Array.from({ length: maxBatch }, (_, s) => extrasOf(w.extras, s, vocab)) : null;
+    // Decodes `batch` sequences from position `context` (the slots after it are rewritten
+    // each time), optionally with the extras; the median and spread of the timed steps.
+    const timeBatch = async (batch: number, withExtras: boolean): Promise<{ wall: number[]; inner: number[] }> => {
       let tokens = last.slice(0, batch);
       const wall: number[] = [];
       const inner: number[] = [];
-      const before = engine.stats();
       for (let i = 0; i < w.warmup + w.steps; i++) {
         const pos = w.context + i;
-        const plan = buildStepPlan(tokens.map((t, s): PlanSeq => ({ tokenIds: [t], numCached: pos, blockTable: blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)) })));
+        const plan = buildStepPlan(
+          tokens.map((t, s): PlanSeq => ({ tokenIds: [t], numCached: pos, blockTable: blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)), ...(withExtras ? extras![s] : {}) })),
+        );
         const t = performance.now();
         const r = await engine.step(plan);
         const ms = performance.now() - t;
@@ -132,9 +140,15 @@ async function measure(spec: ReturnType<typeof dummyLoadSpec>['spec'], device: n
         }
         tokens = [...r.tokenIds];
       }
+      return { wall, inner };
+    };
+    const rows: EngineDecodeRow[] = [];
+    for (const batch of w.batches) {
+      const before = engine.stats();
+      const { wall, inner } = await timeBatch(batch, false);
       const after = engine.stats();
       const ms = quantile(wall, 0.5);
-      rows.push({
+      const row: EngineDecodeRow = {
         batch,
         graph,
         msPerStep: ms,
@@ -145,8 +159,16 @@ async function measure(spec: ReturnType<typeof dummyLoadSpec>['spec'], device: n
         kernelsPerStep: graph && after.graphCaptures > before.graphCaptures ? after.graphNodes : null,
         graphHits: after.graphHits - before.graphHits,
         graphMisses: after.graphMisses - before.graphMisses,
-      });
-      process.stderr.write(`afd-bench decode: batch ${batch} graphs ${graph ? 'on' : 'off'}: ${ms.toFixed(2)} ms/step\n`);
+      };
+      let note = '';
+      if (extras) {
+        const x = await timeBatch(batch, true);
+        const xMs = quantile(x.wall, 0.5);
+        row.extras = { msPerStep: xMs, engineMsPerStep: quantile(x.inner, 0.5), ratio: xMs / ms };
+        note = `; with ${describeExtras(w.extras)}: ${xMs.toFixed(2)} ms/step (${row.extras.ratio.toFixed(2)}x)`;
+      }
+      rows.push(row);
+      process.stderr.write(`afd-bench decode: batch ${batch} graphs ${graph ? 'on' : 'off'}: ${ms.toFixed(2)} ms/step${note}\n`);
     }
     return { rows, loadSeconds };
   } finally {
@@ -172,6 +194,8 @@ export function registerDecodeBench(program: Command): void {
     .option('--python <bin>', 'python with torch + transformers for the peer', 'python3')
     .option('--peer-steps <n>', 'timed steps of the peer per batch', '20')
     .option('--json-out <file>', 'also write the JSON report here')
+    .option('--top-logprobs <k>', 'also time each batch with every sequence asking k top log-probabilities (0..20), beside the plain step')
+    .option('--penalties', 'also time each batch with presence 0.5, frequency 0.5, repetition 1.1 (256 seen tokens) and a 16-entry logit bias on every sequence')
     .action(async (o: DecodeCliOptions) => {
       const w: Workload = {
         batches: o.batches.split(',').map((b) => intFlag('--batches', b.trim(), 1)),
@@ -179,6 +203,7 @@ export function registerDecodeBench(program: Command): void {
         warmup: intFlag('--warmup', o.warmup, 0),
         steps: intFlag('--steps', o.steps, 1),
         prefillTokens: intFlag('--prefill-tokens', o.prefillTokens, 1),
+        extras: { topLogprobs: o.topLogprobs !== undefined ? intFlag('--top-logprobs', o.topLogprobs, 0, MAX_TOP_LOGPROBS) : null, penalties: o.penalties === true },
       };
       const modes = o.modes.split(',').map((m) => m.trim());
       for (const m of modes) if (m !== 'graph' && m !== 'eager') throw new Error(`--modes takes graph and/or eager, got "${m}"`);
@@ -208,6 +233,7 @@ export function registerDecodeBench(program: Command): void {
         weightBytes: residentBytes,
         loadSeconds,
         referenceBandwidth: H200_BANDWIDTH,
+        extras: describeExtras(w.extras),
         commit: gitCommit(),
         command: `afd-bench decode ${process.argv.slice(3).join(' ')}`.trim(),
       });

@@ -54,6 +54,19 @@ describe('decode report', () => {
     expect(report.rows[1]!.meetsTarget).toBe(false);
   });
 
+  it('shows the step with extras beside each mode, as ms and the ratio to the plain step', () => {
+    const withExtras = ours.map((r) => ({ ...r, extras: { msPerStep: r.msPerStep * 1.1, engineMsPerStep: r.msPerStep, ratio: 1.1 } }));
+    const report = mergeDecodeReport(withExtras, floors, null, { ...meta, extras: 'top-logprobs 5 + penalties' });
+    expect(report.extras).toBe('top-logprobs 5 + penalties');
+    expect(report.rows[1]!.graph!.extras!.ratio).toBe(1.1);
+    const table = formatDecodeTable(report).split('\n');
+    expect(table[0]).toBe('extras: top-logprobs 5 + penalties on every sequence (ratio to the plain step)');
+    expect(table[1]).toMatch(/target +graph\+extras ms +eager\+extras ms$/);
+    expect(table[3]).toMatch(/MISSED +24\.20 \(1\.10x\) +33\.00 \(1\.10x\)$/);
+    expect(table[1]!.indexOf('graph+extras')).toBe(table[3]!.indexOf('24.20'));
+    expect(mergeDecodeReport(ours, floors, null, meta).extras).toBeNull();
+  });
+
   it('requires a floor per batch', () => {
     expect(() => mergeDecodeReport(ours, floors.slice(0, 1), null, meta)).toThrow('no floor for batch 64');
   });

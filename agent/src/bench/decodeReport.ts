@@ -31,6 +31,16 @@ export interface EngineDecodeRow {
   /** Graph replays / eager steps of the timed steps (graphs on). */
   graphHits: number;
   graphMisses: number;
+  /** The same steps with the run's extras (--top-logprobs / --penalties) on every sequence; absent without them. */
+  extras?: ExtrasTiming;
+}
+
+/** One batch and mode decoded again with the extras on: its median ms and the ratio to the plain step. */
+export interface ExtrasTiming {
+  msPerStep: number;
+  engineMsPerStep: number;
+  /** msPerStep / the plain step's msPerStep. */
+  ratio: number;
 }
 
 /** What the floor of one batch is made of (stepFloor.ts). */
@@ -97,6 +107,8 @@ export interface DecodeReport {
   copyBandwidthGBs: number | null;
   rows: DecodeReportRow[];
   peer: PeerResult | null;
+  /** What the extras rows add to every sequence ("top-logprobs 5 + penalties"); null when the run timed none. */
+  extras: string | null;
   commit: string;
   command: string;
 }
@@ -106,7 +118,7 @@ export function mergeDecodeReport(
   ours: readonly EngineDecodeRow[],
   floors: readonly DecodeFloor[],
   peer: PeerResult | null,
-  meta: { model: string; context: number; weightBytes: number; loadSeconds: number; referenceBandwidth: number; commit: string; command: string },
+  meta: { model: string; context: number; weightBytes: number; loadSeconds: number; referenceBandwidth: number; commit: string; command: string; extras?: string | null },
 ): DecodeReport {
   const batches = [...new Set(ours.map((r) => r.batch))];
   const measured = peer?.ok && peer.copyBandwidthGBs ? peer.copyBandwidthGBs * 1e9 : null;
@@ -148,6 +160,7 @@ export function mergeDecodeReport(
     copyBandwidthGBs: measured ? measured / 1e9 : null,
     rows,
     peer,
+    extras: meta.extras ?? null,
     commit: meta.commit,
     command: meta.command,
   };
@@ -170,9 +183,11 @@ export function formatDecodeTable(report: DecodeReport): string {
   // HF ms ends in "g" when the peer's faster setting was its CUDA graph.
   const head = 'batch  graph ms  eager ms  tok/s      floor ms  of floor  kernels  HF ms    speedup  target';
   const f = (v: number | null | undefined, d = 2): string => (v === null || v === undefined ? '-' : v.toFixed(d));
+  // With extras: each mode's step with them, as ms and the ratio to the plain step.
+  const x = (r: EngineDecodeRow | null): string => (r?.extras ? `${f(r.extras.msPerStep)} (${r.extras.ratio.toFixed(2)}x)` : '-');
   const lines = report.rows.map((r) => {
     const best = Math.min(r.graph?.msPerStep ?? Infinity, r.eager?.msPerStep ?? Infinity);
-    return [
+    const cells = [
       String(r.batch).padEnd(6),
       f(r.graph?.msPerStep).padEnd(9),
       f(r.eager?.msPerStep).padEnd(9),
@@ -182,8 +197,12 @@ export function formatDecodeTable(report: DecodeReport): string {
       String(r.graph?.kernelsPerStep ?? '-').padEnd(8),
       `${f(r.peerMsPerStep)}${r.peerMode === 'cuda-graph' ? 'g' : ''}`.padEnd(8),
       (r.speedupVsPeer === null ? '-' : `${r.speedupVsPeer.toFixed(1)}x`).padEnd(8),
-      r.targetMs === null ? '-' : `<= ${r.targetMs} ${r.meetsTarget ? 'met' : 'MISSED'}`,
-    ].join(' ');
+      (r.targetMs === null ? '-' : `<= ${r.targetMs} ${r.meetsTarget ? 'met' : 'MISSED'}`).padEnd(report.extras ? 14 : 0),
+    ];
+    if (report.extras) cells.push(x(r.graph).padEnd(16), x(r.eager));
+    return cells.join(' ').trimEnd();
   });
-  return [head, ...lines].join('\n');
+  const extrasHead = report.extras ? `${' '.repeat(15 - 'target'.length)}${'graph+extras ms'.padEnd(17)}eager+extras ms` : '';
+  const title = report.extras ? [`extras: ${report.extras} on every sequence (ratio to the plain step)`] : [];
+  return [...title, head + extrasHead, ...lines].join('\n');
 }

@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "binding/js-convert.h"
+#include "binding/step-convert.h"
 #include "model/local-ffn-executor.h"
 
 namespace afd::binding {
@@ -164,19 +165,7 @@ Napi::Value EngineWrap::Step(const Napi::CallbackInfo& info) {
   std::shared_ptr<FfnExecutor> exec = ffnExecutor_;  // outlives a close() during the step
   auto* worker = new PromiseWorker(
       env, [engine, plan, result, exec] { *result = engine->step(plan->plan); },
-      [result](Napi::Env e) -> Napi::Value {
-        Napi::Object o = Napi::Object::New(e);
-        auto ids = Napi::Int32Array::New(e, result->tokenIds.size());
-        std::copy(result->tokenIds.begin(), result->tokenIds.end(), ids.Data());
-        o.Set("tokenIds", ids);
-        if (!result->logits.empty()) {
-          auto lg = Napi::Float32Array::New(e, result->logits.size());
-          std::copy(result->logits.begin(), result->logits.end(), lg.Data());
-          o.Set("logits", lg);
-        }
-        o.Set("stepTimeMs", result->stepTimeMs);
-        return o;
-      });
+      [result](Napi::Env e) -> Napi::Value { return stepResultToJs(e, *result); });
   worker->Queue();
   return worker->promise();
 }

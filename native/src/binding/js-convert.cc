@@ -3,10 +3,10 @@
 #include <cmath>
 #include <limits>
 
+#include "binding/js-fields.h"
 #include "core/debug-env.h"
 
 namespace afd::binding {
-namespace {
 
 Napi::Value field(const Napi::Object& o, const char* where, const char* name) {
   AFD_CHECK(o.Has(name), where << "." << name << " is missing");
@@ -28,14 +28,6 @@ int64_t integer(const Napi::Object& o, const char* where, const char* name) {
   return static_cast<int64_t>(d);
 }
 
-// An integer plan field, checked into [lo, hi] before it narrows to int (a count past int32
-// must be refused, never wrapped).
-int planInt(const Napi::Object& p, const char* name, int64_t lo, int64_t hi) {
-  const int64_t v = integer(p, "plan", name);
-  AFD_CHECK(v >= lo && v <= hi, "plan." << name << " is " << v << "; expected an integer in [" << lo << ", " << hi << "]");
-  return static_cast<int>(v);
-}
-
 bool boolean(const Napi::Object& o, const char* where, const char* name) {
   Napi::Value v = field(o, where, name);
   AFD_CHECK(v.IsBoolean(), where << "." << name << " must be a boolean");
@@ -54,22 +46,13 @@ Napi::Array arr(const Napi::Object& o, const char* where, const char* name) {
   return v.As<Napi::Array>();
 }
 
-template <typename T, napi_typedarray_type Kind>
-void typed(const Napi::Object& o, const char* name, size_t expectLen, std::vector<T>& out) {
-  Napi::Value v = field(o, "plan", name);
-  AFD_CHECK(v.IsTypedArray() && v.As<Napi::TypedArray>().TypedArrayType() == Kind,
-            "plan." << name << " has the wrong type (see StepPlan in shared/src/engine/step.ts)");
-  auto a = v.As<Napi::TypedArrayOf<T>>();
-  AFD_CHECK(a.ElementLength() == expectLen, "plan." << name << " has " << a.ElementLength() << " elements, expected " << expectLen);
-  out.assign(a.Data(), a.Data() + a.ElementLength());
-}
-
-// Present and not undefined / null (optional fields).
 bool given(const Napi::Object& o, const char* name) {
   if (!o.Has(name)) return false;
   Napi::Value v = o.Get(name);
   return !v.IsUndefined() && !v.IsNull();
 }
+
+namespace {
 
 // spec.config.mla / spec.config.routing: the hyper-parameters of mla layers and of grouped
 // routing (null when no layer uses them).
@@ -268,38 +251,6 @@ EngineOptions toEngineOptions(const Napi::Value& value) {
   if (debugEnv().graphsOff) o.graphs.policy = GraphPolicy::Off;
   validateCudaOptions(o.backend.cuda);
   return o;
-}
-
-void toStepPlan(const Napi::Object& p, OwnedStepPlan& o) {
-  StepPlan& s = o.plan;
-  constexpr int64_t kMaxInt = std::numeric_limits<int32_t>::max();
-  s.numSeqs = planInt(p, "numSeqs", 1, kMaxInt);
-  const size_t S = static_cast<size_t>(s.numSeqs);
-  typed<int32_t, napi_int32_array>(p, "tokenOffsets", S + 1, o.tokenOffsets);
-  s.numTokens = o.tokenOffsets[S];
-  AFD_CHECK(s.numTokens >= 0, "plan.tokenOffsets must end at the token count");
-  typed<int32_t, napi_int32_array>(p, "tokenIds", static_cast<size_t>(s.numTokens), o.tokenIds);
-  typed<int32_t, napi_int32_array>(p, "positions", static_cast<size_t>(s.numTokens), o.positions);
-  typed<int32_t, napi_int32_array>(p, "contextLens", S, o.contextLens);
-  s.maxBlocksPerSeq = planInt(p, "maxBlocksPerSeq", 1, kMaxInt);
-  typed<int32_t, napi_int32_array>(p, "blockTables", S * static_cast<size_t>(s.maxBlocksPerSeq), o.blockTables);
-  typed<uint8_t, napi_uint8_array>(p, "sampleMask", S, o.sampleMask);
-  typed<float, napi_float32_array>(p, "temperature", S, o.temperature);
-  typed<int32_t, napi_int32_array>(p, "topK", S, o.topK);
-  typed<float, napi_float32_array>(p, "topP", S, o.topP);
-  typed<uint32_t, napi_uint32_array>(p, "seeds", S, o.seeds);
-  s.stageSplit = planInt(p, "stageSplit", -kMaxInt, kMaxInt);  // its range is validateStepPlan's
-  s.returnLogits = boolean(p, "plan", "returnLogits");
-  s.tokenIds = o.tokenIds.data();
-  s.positions = o.positions.data();
-  s.tokenOffsets = o.tokenOffsets.data();
-  s.contextLens = o.contextLens.data();
-  s.blockTables = o.blockTables.data();
-  s.sampleMask = o.sampleMask.data();
-  s.temperature = o.temperature.data();
-  s.topK = o.topK.data();
-  s.topP = o.topP.data();
-  s.seeds = o.seeds.data();
 }
 
 Napi::Object engineInfoToJs(Napi::Env env, const EngineInfo& i) {

@@ -20,6 +20,7 @@
 
 #include "core/backend-options.h"
 #include "core/deepseek-ops.h"
+#include "core/logit-ops.h"
 #include "core/tensor.h"
 
 namespace afd {
@@ -101,6 +102,11 @@ struct SamplingBatch {
   const float* topP = nullptr;         // [S]; 1 = off
   const uint32_t* seeds = nullptr;     // [S]
   const int32_t* positions = nullptr;  // [S] position of the token being sampled
+  const float* minP = nullptr;         // [S]; 0 = off; null = off for every row
+  // Log-probabilities of the sampled tokens (request targets null: each output row's
+  // chosen token is its logits row's sampled token), read back with the tokens; null = none.
+  const LogprobRequest* logprobs = nullptr;
+  LogprobRows logprobsOut{};
 };
 
 // A recorded sequence of device work replayed as one launch (a CUDA graph). Replays
@@ -231,10 +237,19 @@ class Backend {
   // logits = x @ w^T.   x: [S, H] f32 or act; w: [V, H]; logits: [S, V] f32.
   virtual void lmHead(const Tensor& x, const Tensor& w, Tensor& logits) { matmul(x, w, nullptr, logits); }
 
+  // In place: logit bias, then repetition, frequency and presence penalties of each row
+  // (core/logit-ops.h). logits: [S, V] f32; p: host lists over the S rows.
+  virtual void processLogits(Tensor& logits, const LogitProcessing& p) = 0;
+
   // Draws one token per row (greedy when temperature is 0, else temperature / top-k /
-  // top-p sampling with the uniform drawn from hash(seed, position): reproducible).
-  // logits: [S, V] f32 on device; outTokens: host [S].
+  // top-p / min-p sampling with the uniform drawn from hash(seed, position):
+  // reproducible; the rule is cpu/sampling.cc's), and the log-probability rows of
+  // params.logprobs. logits: [S, V] f32 on device; outTokens: host [S].
   virtual void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) = 0;
+
+  // Log-probability rows (core/logit-ops.h) with given chosen tokens (req.targets).
+  // logits: [S, V] f32 on device; out: host.
+  virtual void logprobs(const Tensor& logits, const LogprobRequest& req, const LogprobRows& out) = 0;
 
   // ---- DeepSeek-V2/V3 (MLA attention, grouped routing; core/deepseek-ops.h) ----------
   // MLA shapes: L = kv_lora_rank (latent), R = qk_rope_head_dim, N = qk_nope_head_dim,

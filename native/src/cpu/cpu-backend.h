@@ -44,7 +44,9 @@ class CpuBackend final : public Backend {
                   const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend = nullptr) override;
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
+  void processLogits(Tensor& logits, const LogitProcessing& p) override;
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;
+  void logprobs(const Tensor& logits, const LogprobRequest& req, const LogprobRows& out) override;
   // DeepSeek (cpu/mla.cc, cpu/moe-route.cc).
   void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,
                    bool interleaved) override;

@@ -2,10 +2,16 @@
 //   temperature == 0: arg-max, lowest id on ties.
 //   otherwise p = softmax(logits / temperature) in f64; the kept set is the topK most
 //   likely tokens (ties: lower id first; all when topK is 0 or >= V), then within it the
-//   smallest prefix by descending probability whose mass reaches topP (at least one);
+//   smallest prefix by descending probability whose mass reaches topP (at least one),
+//   then within that the tokens with p >= minP * pmax (pmax: the most likely token's p;
+//   minP 0 keeps all). The three filters are prefixes of one probability order, each
+//   measured on the whole vocabulary, so the kept set is the shortest of them.
 //   u = samplingUniform(seed, position) (core/sampling-rng.h); walk the kept tokens in
 //   ascending id order accumulating p and return the first whose running sum exceeds
-//   u * (kept mass); the last kept token if rounding leaves none.
+//   u * (kept mass); the last kept token if rounding leaves none. Tokens of p 0 (a
+//   logit of -inf: banned by a bias) are never returned.
+// The logits are the processed ones (core/logit-ops.h: bias and penalties come first);
+// the log-probability rows of params.logprobs (cpu/logprobs.cc) read the same logits.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -73,8 +79,8 @@ struct Scratch {
   std::vector<double> keptP;
 };
 
-int32_t sampleRow(const float* l, int64_t V, float temperature, int32_t topK, float topP, uint32_t seed, int32_t pos,
-                  Scratch& scratch) {
+int32_t sampleRow(const float* l, int64_t V, float temperature, int32_t topK, float topP, float minP, uint32_t seed,
+                  int32_t pos, Scratch& scratch) {
   if (!(temperature > 0)) return argmax(l, V);
   const float mx = *std::max_element(l, l + V);
   std::vector<Cand>& c = scratch.c;
@@ -86,22 +92,30 @@ int32_t sampleRow(const float* l, int64_t V, float temperature, int32_t topK, fl
   }
   for (auto& x : c) x.p /= sum;
   int64_t n = V;
-  const bool filtered = (topK > 0 && topK < V) || topP < 1.0f;
+  const bool filtered = (topK > 0 && topK < V) || topP < 1.0f || minP > 0.0f;
   if (topK > 0 && topK < V) {
     std::nth_element(c.begin(), c.begin() + topK, c.end(), moreLikely);
     n = topK;
   }
   if (topP < 1.0f) n = std::max<int64_t>(1, topPCut(c, n, topP));
+  if (minP > 0.0f) {
+    // pmax = exp(0) / sum: the arg-max always stays, so n stays >= 1.
+    const double pFloor = static_cast<double>(minP) / sum;
+    n = std::partition(c.begin(), c.begin() + n, [&](const Cand& x) { return x.p >= pFloor; }) - c.begin();
+  }
   if (!filtered) {  // c is still in id order
     double mass = 0;
     for (int64_t i = 0; i < V; ++i) mass += c[i].p;
     const double target = static_cast<double>(samplingUniform(seed, pos)) * mass;
     double run = 0;
+    int32_t last = 0;
     for (int64_t i = 0; i < V; ++i) {
+      if (!(c[i].p > 0)) continue;  // a banned token (bias -inf) is never drawn, not even by rounding
       run += c[i].p;
-      if (run > target) return c[i].id;
+      last = c[i].id;
+      if (run > target) return last;
     }
-    return c[V - 1].id;
+    return last;
   }
   // Walk the kept tokens in id order (a mask instead of sorting them by id).
   std::vector<double>& keptP = scratch.keptP;
@@ -115,7 +129,7 @@ int32_t sampleRow(const float* l, int64_t V, float temperature, int32_t topK, fl
   double run = 0;
   int32_t last = 0;
   for (int64_t id = 0; id < V; ++id) {
-    if (keptP[id] < 0) continue;
+    if (!(keptP[id] > 0)) continue;  // not kept, or banned (p 0)
     run += keptP[id];
     last = static_cast<int32_t>(id);
     if (run > target) return last;
@@ -134,8 +148,19 @@ void sample(ThreadPool& pool, const Tensor& logits, const SamplingBatch& params,
     Scratch scratch;
     for (int64_t s = b; s < e; ++s)
       outTokens[s] = sampleRow(logits.ptr<float>() + s * V, V, params.temperature[s], params.topK[s], params.topP[s],
-                               params.seeds[s], params.positions[s], scratch);
+                               params.minP != nullptr ? params.minP[s] : 0.0f, params.seeds[s], params.positions[s], scratch);
   });
+  if (params.logprobs == nullptr || params.logprobs->numRows == 0) return;
+  // The chosen token of each log-probability row is its logits row's sampled token.
+  LogprobRequest req = *params.logprobs;
+  std::vector<int32_t> targets(req.numRows);
+  for (int j = 0; j < req.numRows; ++j) {
+    const int64_t row = req.rows != nullptr ? req.rows[j] : j;
+    AFD_CHECK(row >= 0 && row < S, "sample: log-probability row " << j << " reads logits row " << row << " of " << S);
+    targets[j] = outTokens[row];
+  }
+  req.targets = targets.data();
+  logprobs(pool, logits, req, params.logprobsOut);
 }
 
 }  // namespace afd::cpu

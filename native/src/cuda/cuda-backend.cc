@@ -6,6 +6,7 @@ CudaBackend::CudaBackend(int deviceIndex, const CudaOptions& options)
     : ctx_(deviceIndex, options),
       memory_(ctx_),
       rows_(ctx_, memory_),
+      sampling_(ctx_, memory_),
       attention_(ctx_, memory_),
       linear_(ctx_, memory_),
       moe_(ctx_, memory_, linear_),

@@ -1,5 +1,5 @@
 // The CUDA backend: the engine's Backend interface on one GPU. Ops are enqueued on one
-// stream (asynchronous); copyToHost() and sample() wait for them. Activations are bf16
+// stream (asynchronous); copyToHost(), sample() and logprobs() wait for them. Activations are bf16
 // (activationDtype) with f32 accumulation; the residual stream, attention and logits
 // stay f32; every op also takes f32 activations (conformance against the CPU). Weights
 // stay in their checkpoint dtype (bf16 runs on the tensor-core kernels); GEMMs with many
@@ -7,7 +7,8 @@
 //
 // The backend composes classes of one concept each and delegates to them: the stream and
 // its capture state (stream-context.h), device memory and the scratch (device-memory.h),
-// and the op families: row-wise ops (row-ops.h), attention (attention-ops.h), dense
+// and the op families: row-wise ops (row-ops.h), logit processing and sampling
+// (sampling-ops.h), attention (attention-ops.h), dense
 // linear ops and cuBLAS (linear-ops.h), MoE (moe-ops.h) and DeepSeek's ops (deepseek-ops.h).
 #pragma once
 #include <cuda_runtime.h>
@@ -23,6 +24,7 @@
 #include "cuda/linear-ops.h"
 #include "cuda/moe-ops.h"
 #include "cuda/row-ops.h"
+#include "cuda/sampling-ops.h"
 #include "cuda/stream-context.h"
 
 namespace afd::cuda {
@@ -105,8 +107,12 @@ class CudaBackend final : public Backend {
   void moe(const Tensor& x, MoeArgs& args, Tensor& out) override { moe_.moe(x, args, out); }
   void add(const Tensor& a, const Tensor& b, Tensor& out) override { rows_.add(a, b, out); }
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override { rows_.gatherRows(x, rows, out); }
+  void processLogits(Tensor& logits, const LogitProcessing& p) override { sampling_.processLogits(logits, p); }
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override {
-    rows_.sample(logits, params, outTokens);
+    sampling_.sample(logits, params, outTokens);
+  }
+  void logprobs(const Tensor& logits, const LogprobRequest& req, const LogprobRows& out) override {
+    sampling_.logprobs(logits, req, out);
   }
   void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,
                    bool interleaved) override {
@@ -139,6 +145,7 @@ class CudaBackend final : public Backend {
   StreamContext ctx_;
   DeviceMemory memory_;
   RowOps rows_;
+  SamplingOps sampling_;
   AttentionOps attention_;
   LinearOps linear_;
   MoeOps moe_;

@@ -1,8 +1,5 @@
 #include "cuda/row-ops.h"
 
-#include <cstring>
-#include <vector>
-
 #include "core/op-checks.h"
 #include "core/op-contracts.h"
 #include "cuda/cuda-check.h"
@@ -11,7 +8,6 @@
 #include "cuda/gather-rows.cuh"
 #include "cuda/host-helpers.h"
 #include "cuda/norm.cuh"
-#include "cuda/sampling.cuh"
 
 namespace afd::cuda {
 
@@ -52,34 +48,6 @@ void RowOps::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) {
   contract::checkGatherRows(x, rows, out);
   cuda::gatherRows(x.data, rows.ptr<int32_t>(), out.data, static_cast<int>(rows.dim(0)), static_cast<int>(x.dim(1)),
                    static_cast<int>(dtypeBytes(x.dtype)), ctx_.stream());
-}
-
-void RowOps::sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) {
-  contract::checkShape("sample", "logits", logits, {-1, -1});
-  const int S = static_cast<int>(logits.dim(0));
-  if (S == 0) return;
-  // One upload of the per-row settings: [temperature | topK | topP | seed | position | tokens].
-  const size_t rowBytes = 4;
-  std::vector<uint8_t> host(6 * rowBytes * S);
-  std::memcpy(host.data(), params.temperature, rowBytes * S);
-  std::memcpy(host.data() + 1 * rowBytes * S, params.topK, rowBytes * S);
-  std::memcpy(host.data() + 2 * rowBytes * S, params.topP, rowBytes * S);
-  std::memcpy(host.data() + 3 * rowBytes * S, params.seeds, rowBytes * S);
-  std::memcpy(host.data() + 4 * rowBytes * S, params.positions, rowBytes * S);
-  uint8_t* dev = static_cast<uint8_t*>(memory_.scratch(host.size()));
-  AFD_CUDA_CHECK(cudaMemcpyAsync(dev, host.data(), 5 * rowBytes * S, cudaMemcpyHostToDevice, ctx_.stream()));
-  SamplingArgs a;
-  a.logits = logits.ptr<float>();
-  a.temperature = reinterpret_cast<const float*>(dev);
-  a.topK = reinterpret_cast<const int32_t*>(dev + rowBytes * S);
-  a.topP = reinterpret_cast<const float*>(dev + 2 * rowBytes * S);
-  a.seed = reinterpret_cast<const uint32_t*>(dev + 3 * rowBytes * S);
-  a.position = reinterpret_cast<const int32_t*>(dev + 4 * rowBytes * S);
-  a.tokens = reinterpret_cast<int32_t*>(dev + 5 * rowBytes * S);
-  a.rows = S;
-  a.vocab = static_cast<int>(logits.dim(1));
-  sampleTokens(a, ctx_.stream());
-  memory_.copyToHost(outTokens, a.tokens, rowBytes * S);
 }
 
 }  // namespace afd::cuda

@@ -1,6 +1,5 @@
 // The CUDA backend's row-wise ops: embedding lookup, RMS norm (with the residual add),
-// elementwise add, row gather, the dummy-weight fill, and sampling (temperature, top-k,
-// top-p per row; the one op that reads back to the host).
+// elementwise add, row gather and the dummy-weight fill (sampling: sampling-ops.h).
 #pragma once
 #include <cstdint>
 
@@ -20,7 +19,6 @@ class RowOps {
   void add(const Tensor& a, const Tensor& b, Tensor& out);
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out);
   void fillRandom(Tensor& t, uint64_t key, float scale, float offset);
-  void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens);
 
  private:
   StreamContext& ctx_;

@@ -4,6 +4,7 @@
 
 #include "core/sampling-rng.h"
 #include "cuda/bf16-vec.cuh"
+#include "cuda/block-best.cuh"
 #include "cuda/cuda-check.h"
 #include "cuda/launch.cuh"
 
@@ -12,33 +13,9 @@ namespace {
 
 constexpr int kThreads = 1024;
 
-
 __device__ __forceinline__ uint32_t orderedKey(float x) {
   const uint32_t u = __float_as_uint(x);
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-struct Best {
-  float value;
-  int id;
-};
-
-__device__ __forceinline__ Best better(Best a, Best b) {
-  return (b.value > a.value || (b.value == a.value && b.id < a.id)) ? b : a;
-}
-
-__device__ Best blockArgmax(Best mine, Best* scratch) {
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) {
-    Best other{__shfl_xor_sync(0xffffffffu, mine.value, off), __shfl_xor_sync(0xffffffffu, mine.id, off)};
-    mine = better(mine, other);
-  }
-  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x >> 5] = mine;
-  __syncthreads();
-  Best all = scratch[0];
-  for (int i = 1; i < static_cast<int>(blockDim.x >> 5); ++i) all = better(all, scratch[i]);
-  __syncthreads();
-  return all;
 }
 
 // Exclusive prefix sum over the block (thread order); every thread gets its prefix.
@@ -167,6 +144,10 @@ __global__ void __launch_bounds__(kThreads) sampleKernel(SamplingArgs a) {
     keyFloor = max(keyFloor, prefix);
   }
 
+  // Min-p: a token stays when exp((l - max) / T) = p / pmax >= minP (the arg-max always
+  // does); a token of p 0 (a banned one, logit -inf) never does.
+  const float minP = a.minP[row];
+
   // Inverse CDF in ascending id order: thread t owns ids [t * chunk, (t + 1) * chunk).
   const int chunk = (V + blockDim.x - 1) / blockDim.x;
   const int begin = min(V, tid * chunk);
@@ -175,8 +156,9 @@ __global__ void __launch_bounds__(kThreads) sampleKernel(SamplingArgs a) {
   int ownLast = -1;
   for (int i = begin; i < end; ++i) {
     const float l = logits[i];
-    if (orderedKey(l) >= keyFloor) {
-      own += expf((l - maxLogit) * invT);
+    const float e = expf((l - maxLogit) * invT);
+    if (orderedKey(l) >= keyFloor && e > 0.0f && e >= minP) {
+      own += e;
       ownLast = i;
     }
   }
@@ -192,8 +174,9 @@ __global__ void __launch_bounds__(kThreads) sampleKernel(SamplingArgs a) {
     float running = before;
     for (int i = begin; i < end; ++i) {
       const float l = logits[i];
-      if (orderedKey(l) >= keyFloor) {
-        running += expf((l - maxLogit) * invT);
+      const float e = expf((l - maxLogit) * invT);
+      if (orderedKey(l) >= keyFloor && e > 0.0f && e >= minP) {
+        running += e;
         if (running > target) {
           atomicMin(&chosen, i);
           break;

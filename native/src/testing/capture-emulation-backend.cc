@@ -147,9 +147,17 @@ class CaptureEmulationBackend final : public Backend {
   void lmHead(const Tensor& x, const Tensor& w, Tensor& logits) override {
     run([=, logits = logits]() mutable { inner_->lmHead(x, w, logits); });
   }
+  void processLogits(Tensor& logits, const LogitProcessing& p) override {
+    refuse("logit processing (it uploads host lists)");
+    inner_->processLogits(logits, p);
+  }
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override {
     refuse("sampling (it copies to the host)");
     inner_->sample(logits, params, outTokens);
+  }
+  void logprobs(const Tensor& logits, const LogprobRequest& req, const LogprobRows& out) override {
+    refuse("log-probabilities (they copy to the host)");
+    inner_->logprobs(logits, req, out);
   }
   // DeepSeek ops.
   void mlaNormRope(Tensor& q, Tensor& kvA, const Tensor& kvNorm, float eps, const Tensor& positions, const RopeParams& rope,

@@ -111,7 +111,7 @@ export interface StepPlan {
 export interface StepResult {
   /** [numSeqs] the sampled token of each sequence; only entries with sampleMask 1 are meaningful. */
   tokenIds: Int32Array;
-  /** [numSampled * vocabSize] fp32 logits of sampled sequences in batch order, when requested. */
+  /** [numSampled * vocabSize] fp32 logits of sampled sequences in batch order, when requested (after logit bias and penalties). */
   logits?: Float32Array;
   /** Wall time of the native step in milliseconds. */
   stepTimeMs: number;

@@ -35,7 +35,7 @@ describe('StepExtras', () => {
     expect(checkStepPlan(plan, limits)).toEqual([]);
   });
 
-  it('names broken extras: offsets, ids outside the vocabulary, k beyond 20, a zero repetition penalty, a NaN bias', () => {
+  it('names broken extras: offsets, ids outside the vocabulary or listed twice, a negative count, k beyond 20, a zero repetition penalty, a NaN bias', () => {
     const plan = buildStepPlan([decode({ logitBias: new Map([[3, 1]]), logprobs: 1 })]);
     const x = plan.extras!;
     x.biasTokenIds[0] = 100;
@@ -49,6 +49,13 @@ describe('StepExtras', () => {
       'extras.repetitionPenalty[0] is 0; expected a finite number > 0 (1 = off)',
       'extras.numLogprobs[0] is 21; expected -1 (none) or 0..20',
       'extras.biasValues[0] is NaN; expected a number (-Infinity bans the token)',
+    ]);
+    const twice = buildStepPlan([decode({ penalties: { presence: 1, frequency: 0, repetition: 1, seen: new Map([[3, 1], [4, 0]]) } })]);
+    twice.extras!.seenTokenIds[1] = 3;
+    twice.extras!.seenCounts[0] = -2;
+    expect(checkStepPlan(twice, limits)).toEqual([
+      'extras.seenTokenIds of sequence 0 list token 3 twice; expected distinct ids (one entry per token)',
+      'extras.seenCounts[0] is -2; expected >= 0 (0 = prompt only)',
     ]);
     const noMinP = buildStepPlan([decode()]);
     noMinP.minP[0] = 2;

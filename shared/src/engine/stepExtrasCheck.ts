@@ -1,6 +1,7 @@
 /**
  * The check of a plan's StepExtras (penalties, biases, log-probabilities): array classes
- * and lengths, CSR offsets, token ids and k within their bounds. Called by checkStepPlan.
+ * and lengths, CSR offsets, token ids within their bounds and distinct per sequence's list,
+ * counts >= 0 and k within its bounds. Called by checkStepPlan.
  */
 import { MAX_TOP_LOGPROBS, type StepExtras } from './step.js';
 
@@ -12,10 +13,11 @@ function arrayProblem(x: StepExtras, key: keyof StepExtras, cls: Cls, length: nu
   return v.length === length ? null : `extras.${key} has ${v.length} entries, expected ${what} = ${length}`;
 }
 
-/** One CSR list: offsets start at 0, never decrease, end at the entry count; ids in the vocabulary. */
+/** One CSR list: offsets start at 0, never decrease, end at the entry count; ids in the vocabulary, distinct per sequence. */
 function csrProblems(x: StepExtras, name: 'seen' | 'bias', n: number, vocabSize: number | undefined, problems: string[]): void {
   const offsets = name === 'seen' ? x.seenOffsets : x.biasOffsets;
   const ids = name === 'seen' ? x.seenTokenIds : x.biasTokenIds;
+  const before = problems.length;
   if (offsets[0] !== 0) problems.push(`extras.${name}Offsets[0] is ${offsets[0]}, expected 0`);
   for (let s = 0; s < n; s++) {
     if (offsets[s + 1]! < offsets[s]!) problems.push(`extras.${name}Offsets decreases at sequence ${s} (${offsets[s]} -> ${offsets[s + 1]})`);
@@ -23,6 +25,13 @@ function csrProblems(x: StepExtras, name: 'seen' | 'bias', n: number, vocabSize:
   if (offsets[n] !== ids.length) problems.push(`extras.${name}Offsets[numSeqs] is ${offsets[n]}, expected the entry count ${ids.length}`);
   const bad = ids.findIndex((id) => id < 0 || (vocabSize !== undefined && id >= vocabSize));
   if (bad >= 0) problems.push(`extras.${name}TokenIds[${bad}] is ${ids[bad]}, outside the vocabulary [0, ${vocabSize ?? 'vocabSize'})`);
+  // One entry per token and sequence: the engine applies a sequence's entries in parallel.
+  if (problems.length > before) return;
+  for (let s = 0; s < n; s++) {
+    const seen = new Set<number>();
+    const dup = ids.subarray(offsets[s], offsets[s + 1]).find((id) => seen.has(id) || !seen.add(id));
+    if (dup !== undefined) problems.push(`extras.${name}TokenIds of sequence ${s} list token ${dup} twice; expected distinct ids (one entry per token)`);
+  }
 }
 
 /** Every problem of `x` for a plan of n sequences; appended to `problems`. */
@@ -63,6 +72,8 @@ export function extrasProblems(x: StepExtras, n: number, vocabSize: number | und
     const next = x.nextPromptTokenIds[s]!;
     if (next < -1 || (vocabSize !== undefined && next >= vocabSize)) problems.push(`extras.nextPromptTokenIds[${s}] is ${next}; expected -1 or a token id`);
   }
+  const negative = x.seenCounts.findIndex((c) => c < 0);
+  if (negative >= 0) problems.push(`extras.seenCounts[${negative}] is ${x.seenCounts[negative]}; expected >= 0 (0 = prompt only)`);
   const nan = x.biasValues.findIndex((v) => Number.isNaN(v));
   if (nan >= 0) problems.push(`extras.biasValues[${nan}] is NaN; expected a number (-Infinity bans the token)`);
 }

@@ -129,6 +129,7 @@ void matmulOps(Suite& s) {
   routerCases(s);
   moeCases(s);
   samplingCases(s);
+  logitOps(s);
 }
 
 }  // namespace afd::cuda::conformance

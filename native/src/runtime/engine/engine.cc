@@ -192,21 +192,20 @@ void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
 
 void Engine::sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result) {
   const int64_t numSampled = logits.dim(0), V = logits.dim(1);
-  std::vector<float> temp, topP;
-  std::vector<int32_t> topK;
-  std::vector<uint32_t> seeds;
-  for (int s = 0; s < plan.numSeqs; ++s) {
-    if (!plan.sampleMask[s]) continue;
-    temp.push_back(plan.temperature[s]);
-    topK.push_back(plan.topK[s]);
-    topP.push_back(plan.topP[s]);
-    seeds.push_back(plan.seeds[s]);
+  SampledRows& rows = sampledRows_;
+  rows.build(plan, samplePos);
+  if (numSampled == 0) {  // nothing sampled: an empty logprobs result when a sequence asks
+    if (rows.wantsLogprobs()) result.logprobs = std::move(rows.logprobs());
+    return;
   }
-  SamplingBatch params{temp.data(), topK.data(), topP.data(), seeds.data(), samplePos.data()};
+  // Bias and penalties in place (the workspace's logits; a graph step rewrites them on replay).
+  Tensor processed = logits;
+  if (rows.processes()) backend_->processLogits(processed, rows.processing());
   std::vector<int32_t> tokens(numSampled);
-  backend_->sample(logits, params, tokens.data());
+  backend_->sample(logits, rows.batch(), tokens.data());
   for (int s = 0, j = 0; s < plan.numSeqs; ++s)
     if (plan.sampleMask[s]) result.tokenIds[s] = tokens[j++];
+  if (rows.wantsLogprobs()) result.logprobs = std::move(rows.logprobs());
   if (plan.returnLogits) {
     result.logits.resize(static_cast<size_t>(numSampled * V));
     backend_->copyToHost(result.logits.data(), logits.data, result.logits.size() * 4);
@@ -240,6 +239,8 @@ void Engine::stepEager(const StepPlan& plan, StepLayout layout, StepResult& resu
       samplePos.push_back(plan.contextLens[s]);
     }
   }
+  promptRows_.build(plan);
+  std::copy(promptRows_.tokenRows().begin(), promptRows_.tokenRows().end(), in.promptRows());
   Backend& be = *backend_;
   ws_->reserve(T, S);
   const StepInputs::Device dev = in.upload(be, eagerInputs_);
@@ -254,14 +255,15 @@ void Engine::stepEager(const StepPlan& plan, StepLayout layout, StepResult& resu
   runLayers(layout, timed);
   timed.endStep();
 
+  Tensor logits = ws_->logits.view(DType::F32, {numSampled, c.vocabSize});
   if (numSampled > 0) {
     Tensor last = ws_->lastHidden.view(ws_->act, {numSampled, c.hiddenSize});
-    Tensor logits = ws_->logits.view(DType::F32, {numSampled, c.vocabSize});
     be.gatherRows(ws_->normed.view(ws_->act, {T, c.hiddenSize}), Tensor(layout.sampleRows, DType::I32, {numSampled}, be.device()),
                   last);
     be.lmHead(last, attention_->lmHeadWeight(), logits);
-    sampleInto(plan, logits, samplePos, result);
   }
+  sampleInto(plan, logits, samplePos, result);
+  if (promptRows_.wanted()) promptLogprobsInto(dev.promptRows, T, result);
 }
 
 StepResult Engine::step(const StepPlan& plan) {
@@ -309,11 +311,14 @@ StepResult Engine::step(const StepPlan& plan) {
   StepResult result;
   result.tokenIds.assign(S, -1);
   bool graphed = false;
+  // Prompt logprobs run the LM head on prompt rows too: only the eager step has them.
+  bool promptLogprobs = false;
+  for (int s = 0; plan.extras != nullptr && s < S; ++s) promptLogprobs = promptLogprobs || plan.extras->numPromptLogprobs[s] >= 0;
   if (graphsOn_ && decodeOnly && executor_->graphSafe()) {
     // Graphs possible (policy on, CUDA, graph-safe executor): every decode-only step is
-    // one hit (graph launch) or one miss (eager: no bucket fits, or a key's warm-up).
+    // one hit (graph launch) or one miss (eager: no bucket fits, prompt logprobs, or a key's warm-up).
     DecodePadPlan pad;
-    if (planDecodePadding(options_.graphs.batchBuckets, numStages, seqBegin, plan.maxBlocksPerSeq, &pad)) {
+    if (!promptLogprobs && planDecodePadding(options_.graphs.batchBuckets, numStages, seqBegin, plan.maxBlocksPerSeq, &pad)) {
       stepGraphed(plan, pad, result);
       graphed = true;
     } else {

@@ -18,6 +18,8 @@
 #include "model/model.h"
 #include "runtime/engine/graph-policy.h"
 #include "runtime/engine/kv-cache.h"
+#include "runtime/engine/prompt-logprobs.h"
+#include "runtime/engine/sampled-rows.h"
 #include "runtime/engine/stats.h"
 #include "runtime/engine/step-inputs.h"
 #include "runtime/engine/step-plan.h"
@@ -114,8 +116,12 @@ class Engine {
   // Attention + FFN of every layer and the final norm (hidden -> normed); beginStep /
   // endStep of the executor are the caller's.
   void runLayers(const StepLayout& layout, FfnExecutor& exec);
-  // Samples the sampled rows of the plan from logits [numSampled, V] into result.
+  // Samples the sampled rows of the plan from logits [numSampled, V] into result: logit
+  // bias and penalties (in place), sampling, the sampled tokens' log-probabilities.
   void sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result);
+  // prompt-logprobs.cc: the LM head and log-probabilities of promptRows_ (built for this
+  // step; deviceRows: their token rows on the device) into result.promptLogprobs.
+  void promptLogprobsInto(const int32_t* deviceRows, int64_t numTokens, StepResult& result);
   // A step on the plan's own rows, no graph (prefill, mixed, or no bucket fits).
   void stepEager(const StepPlan& plan, StepLayout layout, StepResult& result);
   // graph-step.cc: a decode step through the graph cache (pad, warm up, capture
@@ -149,6 +155,9 @@ class Engine {
   // The i32 inputs of a step (host side, reused), uploaded to graphInputs_ for graph steps
   // (the address their graphs read) or eagerInputs_ for eager ones.
   StepInputs stepInputs_;
+  // Host settings of the sampled rows and the prompt-logprob rows (reused across steps).
+  SampledRows sampledRows_;
+  PromptLogprobRows promptRows_;
   Buffer graphInputs_, eagerInputs_;
   // KV blocks in use: blockStamps_[b] == blockStamp_ when block b was counted this step.
   std::vector<uint32_t> blockStamps_;

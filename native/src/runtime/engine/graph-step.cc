@@ -123,10 +123,7 @@ void Engine::stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepRes
     warmed_.insert(pad.key);
     stats_->graphMisses += 1;
   }
-  if (numSampled > 0) {
-    Tensor logits = ws_->logits.view(DType::F32, {numSampled, c.vocabSize});
-    sampleInto(plan, logits, samplePos, result);
-  }
+  sampleInto(plan, ws_->logits.view(DType::F32, {numSampled, c.vocabSize}), samplePos, result);
 }
 
 }  // namespace afd

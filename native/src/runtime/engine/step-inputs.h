@@ -1,7 +1,7 @@
 // The i32 inputs of one engine step, packed so that one upload moves them all (on CUDA
 // every host-to-device copy synchronizes): per token (the padded count in graph steps)
-// the token id, position, KV cache slot, sequence index within its stage and the sampled
-// row list, then the block tables [tableRows, blocksPerRow].
+// the token id, position, KV cache slot, sequence index within its stage, the sampled
+// row list and the prompt-logprob row list, then the block tables [tableRows, blocksPerRow].
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,6 +23,7 @@ class StepInputs {
   int32_t* slots() { return ids() + 2 * tokens_; }
   int32_t* tokenSeq() { return ids() + 3 * tokens_; }
   int32_t* sampleRows() { return ids() + 4 * tokens_; }
+  int32_t* promptRows() { return ids() + 5 * tokens_; }
   int32_t* tables() { return ids() + kPerToken * tokens_; }
   int64_t blocksPerRow() const { return blocksPerRow_; }
 
@@ -34,6 +35,7 @@ class StepInputs {
     int32_t* slots;
     int32_t* tokenSeq;
     int32_t* sampleRows;
+    int32_t* promptRows;
     int32_t* tables;
   };
   Device upload(Backend& backend, Buffer& device) const {
@@ -41,11 +43,11 @@ class StepInputs {
     device.growTo(&backend, bytes);
     backend.copyToDevice(device.data(), host_.data(), bytes);
     int32_t* d = static_cast<int32_t*>(device.data());
-    return Device{d, d + tokens_, d + 2 * tokens_, d + 3 * tokens_, d + 4 * tokens_, d + kPerToken * tokens_};
+    return Device{d, d + tokens_, d + 2 * tokens_, d + 3 * tokens_, d + 4 * tokens_, d + 5 * tokens_, d + kPerToken * tokens_};
   }
 
  private:
-  static constexpr int64_t kPerToken = 5;
+  static constexpr int64_t kPerToken = 6;
   std::vector<int32_t> host_;
   int64_t tokens_ = 0, blocksPerRow_ = 0;
 };

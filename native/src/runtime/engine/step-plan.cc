@@ -43,7 +43,10 @@ void validateStepPlan(const StepPlan& p, int64_t vocabSize, int kvBlockSize, int
               "step plan: temperature[" << s << "] is " << p.temperature[s] << "; expected a finite number >= 0");
     AFD_CHECK(p.topK[s] >= 0, "step plan: topK[" << s << "] is " << p.topK[s] << "; expected >= 0");
     AFD_CHECK(p.topP[s] > 0 && p.topP[s] <= 1, "step plan: topP[" << s << "] is " << p.topP[s] << "; expected (0, 1]");
+    AFD_CHECK(p.minP == nullptr || (p.minP[s] >= 0 && p.minP[s] <= 1),
+              "step plan: minP[" << s << "] is " << p.minP[s] << "; expected [0, 1] (0 = off)");
   }
+  if (p.extras != nullptr) validateStepExtras(*p.extras, p.numSeqs, vocabSize);
 }
 
 }  // namespace afd

@@ -2,9 +2,28 @@
 // arrays owned by the caller (the binding keeps the JS typed arrays alive for the step).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace afd {
+
+// Penalties, logit biases and log-probability counts of a step (StepExtras in step.ts).
+// Lists are CSR over the step's sequences: sequence s owns [offsets[s], offsets[s + 1]).
+struct StepExtras {
+  const float* presencePenalty = nullptr;    // [numSeqs]; 0 = off
+  const float* frequencyPenalty = nullptr;   // [numSeqs]; 0 = off
+  const float* repetitionPenalty = nullptr;  // [numSeqs]; 1 = off
+  const int32_t* seenOffsets = nullptr;      // [numSeqs + 1]
+  const int32_t* seenTokenIds = nullptr;     // [numSeen]
+  const int32_t* seenCounts = nullptr;       // [numSeen] output occurrences; 0 = prompt only
+  const int32_t* biasOffsets = nullptr;      // [numSeqs + 1]
+  const int32_t* biasTokenIds = nullptr;     // [numBias]
+  const float* biasValues = nullptr;         // [numBias]; -Infinity bans
+  const int32_t* numLogprobs = nullptr;         // [numSeqs] -1 = none, else 0..20
+  const int32_t* numPromptLogprobs = nullptr;   // [numSeqs] -1 = none, else 0..20
+  const int32_t* nextPromptTokenIds = nullptr;  // [numSeqs] -1 = none
+  int numSeen = 0, numBias = 0;
+};
 
 struct StepPlan {
   int numSeqs = 0;
@@ -20,17 +39,32 @@ struct StepPlan {
   const int32_t* topK = nullptr;          // [numSeqs]
   const float* topP = nullptr;            // [numSeqs]
   const uint32_t* seeds = nullptr;        // [numSeqs]
+  const float* minP = nullptr;            // [numSeqs]; 0 = off (null = off for all)
+  const StepExtras* extras = nullptr;     // null: no sequence asks for penalties, biases or logprobs
   int stageSplit = 0;
   bool returnLogits = false;
 };
 
+// Rows of log-probabilities, CSR over the step's sequences (TokenLogprobs in step.ts).
+struct TokenLogprobs {
+  std::vector<int32_t> rowOffsets;  // [numSeqs + 1]
+  int width = 1;                    // 1 + the step's largest k
+  std::vector<int32_t> tokenIds;    // [rows * width]: the chosen token, then the top k; -1 pads
+  std::vector<float> logprobs;      // [rows * width]; NaN pads
+  std::vector<int32_t> ranks;       // [rows] 1-based rank of the chosen token
+};
+
 struct StepResult {
   std::vector<int32_t> tokenIds;  // [numSeqs]; -1 where nothing was sampled
-  std::vector<float> logits;      // [numSampled * vocab] when requested
+  std::vector<float> logits;      // [numSampled * vocab] when requested (after bias and penalties)
   double stepTimeMs = 0;
+  std::optional<TokenLogprobs> logprobs;        // when a sequence asks numLogprobs >= 0
+  std::optional<TokenLogprobs> promptLogprobs;  // when a sequence asks numPromptLogprobs >= 0
 };
 
 // Throws afd::Error naming the first inconsistency (what, where, what to fix).
 void validateStepPlan(const StepPlan& plan, int64_t vocabSize, int kvBlockSize, int numKvBlocks);
+// The extras' part of it (step-extras.cc); validateStepPlan calls it when extras are given.
+void validateStepExtras(const StepExtras& x, int numSeqs, int64_t vocabSize);
 
 }  // namespace afd

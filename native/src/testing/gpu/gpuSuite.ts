@@ -3,7 +3,8 @@
  * backend, the engine on the CUDA backend (bf16 activations) against the CPU backend on
  * tiny models of every architecture (greedy tokens equal, logits close), CUDA graphs,
  * KV sizing, colocated / 1A1F / DBO bit-equality, dummy weights, expert parallelism with
- * two FFN ranks on one GPU, and the golden fixtures under the bf16 rule (goldenCheck.ts).
+ * two FFN ranks on one GPU, the golden fixtures under the bf16 rule (goldenCheck.ts), and
+ * log-probabilities with bias, penalties and min-p against the CPU engine (logprobsCheck.ts).
  * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
  */
 import { rm } from 'node:fs/promises';
@@ -20,6 +21,7 @@ import { engineExpertGemmChecks } from './engineExpertGemmCheck.js';
 import { goldenChecks } from './goldenCheck.js';
 import { expertParallelChecks } from './expertParallelCheck.js';
 import { kvSizingChecks } from './kvSizingCheck.js';
+import { logprobsChecks } from './logprobsCheck.js';
 
 
 export interface GpuSuiteReport {
@@ -98,6 +100,7 @@ export const gpuSuiteGroups = [
   'golden',
   'expert-gemm',
   'expert-parallel',
+  'logprobs',
 ] as const;
 export type GpuSuiteGroup = (typeof gpuSuiteGroups)[number];
 
@@ -144,6 +147,7 @@ export async function runGpuSuite(opts: {
     golden: () => goldenChecks(opts.fixturesDir, notes),
     'expert-gemm': engineExpertGemmChecks,
     'expert-parallel': expertParallelChecks,
+    logprobs: logprobsChecks,
   };
   const checks: GpuCheck[] = [];
   for (const group of opts.groups ?? gpuSuiteGroups) {

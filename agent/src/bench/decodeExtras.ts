@@ -1,0 +1,48 @@
+/**
+ * What `afd-bench decode --top-logprobs <k>` and `--penalties` add to every sequence of a
+ * decode step, so the cost of the engine's logit pipeline (bias and penalties on the
+ * device, top-k log-probabilities read back with the tokens) is measured against the
+ * plain step in the same run: k top log-probabilities; presence 0.5, frequency 0.5,
+ * repetition 1.1 over 256 distinct seen tokens (a quarter of them prompt-only) and a
+ * 16-entry logit bias.
+ */
+import type { PlanSeq } from '@afd/shared';
+
+export interface DecodeExtras {
+  /** Top log-probabilities per sequence (0..20); null = none. */
+  topLogprobs: number | null;
+  penalties: boolean;
+}
+
+export const SEEN_TOKENS = 256;
+export const BIAS_ENTRIES = 16;
+
+/** A short label ("top-logprobs 5 + penalties"), or null when the run adds nothing. */
+export function describeExtras(x: DecodeExtras): string | null {
+  const parts = [x.topLogprobs !== null ? `top-logprobs ${x.topLogprobs}` : null, x.penalties ? 'penalties' : null].filter((p): p is string => p !== null);
+  return parts.length > 0 ? parts.join(' + ') : null;
+}
+
+/** `count` distinct token ids of sequence `seq` (a small LCG over the vocabulary). */
+function distinctTokens(seq: number, count: number, vocab: number): number[] {
+  const out = new Set<number>();
+  let x = (seq * 2246822519 + 374761393) >>> 0;
+  while (out.size < Math.min(count, vocab)) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    out.add(x % vocab);
+  }
+  return [...out];
+}
+
+/** The PlanSeq fields of sequence `seq` (built once per sequence; the timed loop reuses them). */
+export function extrasOf(x: DecodeExtras, seq: number, vocab: number): Partial<PlanSeq> {
+  const extra: Partial<PlanSeq> = {};
+  if (x.topLogprobs !== null) extra.logprobs = x.topLogprobs;
+  if (x.penalties) {
+    const tokens = distinctTokens(seq, SEEN_TOKENS + BIAS_ENTRIES, vocab);
+    const seen = new Map(tokens.slice(0, SEEN_TOKENS).map((t, i) => [t, i % 4 === 0 ? 0 : 1 + (i % 3)]));
+    extra.penalties = { presence: 0.5, frequency: 0.5, repetition: 1.1, seen };
+    extra.logitBias = new Map(tokens.slice(SEEN_TOKENS).map((t, i) => [t, i % 2 === 0 ? 2 : -2]));
+  }
+  return extra;
+}

@@ -1,0 +1,57 @@
+// Host-side descriptions of the logit work between the LM head and the sampled token
+// (shared/src/engine/step.ts, StepExtras): what Backend::processLogits, Backend::sample
+// and Backend::logprobs read. The pipeline of one sampled row, on every backend:
+//   logits -> + logit bias (-inf bans) -> repetition penalty -> frequency and presence
+//   penalties (processLogits, in place) -> / temperature -> top-k, top-p, min-p ->
+//   the sampled token (sample); the log-probabilities are the log-softmax of the
+//   processed row / temperature (0 counts as 1), before the filters (logprobs).
+#pragma once
+#include <cstdint>
+
+namespace afd {
+
+// Most top log-probabilities a row may ask for (MAX_TOP_LOGPROBS in step.ts).
+constexpr int kMaxTopLogprobs = 20;
+
+// Logit bias and penalties of S rows, applied in place to logits [S, V] by
+// processLogits. Lists are CSR over the rows: row r owns entries [offsets[r],
+// offsets[r + 1]); the ids of one row's list are distinct (the plan check refuses
+// repeats), so a backend may apply a row's entries in parallel. Per row r:
+//   l[id] += biasValues[e]                          for each bias entry e of r,
+//   then for each seen entry e of r (id, count = seenCounts[e]):
+//   l[id] = l[id] > 0 ? l[id] / repetition[r] : l[id] * repetition[r]
+//   l[id] -= frequency[r] * count;  l[id] -= count > 0 ? presence[r] : 0.
+struct LogitProcessing {
+  const float* presence = nullptr;       // [S]; 0 = off
+  const float* frequency = nullptr;      // [S]; 0 = off
+  const float* repetition = nullptr;     // [S]; > 0, 1 = off
+  const int32_t* seenOffsets = nullptr;  // [S + 1]
+  const int32_t* seenIds = nullptr;      // tokens seen in the prompt or the output
+  const int32_t* seenCounts = nullptr;   // their output occurrences (0 = prompt only)
+  const int32_t* biasOffsets = nullptr;  // [S + 1]
+  const int32_t* biasIds = nullptr;
+  const float* biasValues = nullptr;     // additive; -Infinity bans the token
+};
+
+// Log-probability rows over a logits tensor [S, V] f32. Output row j reads logits row
+// rows[j] and holds, in `width` entries: the chosen token, then the topK[j] most likely
+// tokens (value descending, lower id first on ties), padded with id -1 and NaN; its rank
+// is 1 + the number of tokens whose log-probability is strictly larger than the chosen
+// one's. Values: log-softmax of the row / temperature (temperature 0 counts as 1).
+struct LogprobRequest {
+  int numRows = 0;
+  int width = 1;                       // 1 + the largest topK of the step
+  const int32_t* rows = nullptr;       // [numRows] the logits row of each output row; null = row j
+  const int32_t* topK = nullptr;       // [numRows] in [0, kMaxTopLogprobs]
+  const int32_t* targets = nullptr;    // [numRows] chosen token ids; null inside sample(): the row's sampled token
+  const float* temperature = nullptr;  // [numRows]; null = 1 for every row (raw logits)
+};
+
+// Where a LogprobRequest's rows go (host).
+struct LogprobRows {
+  int32_t* tokenIds = nullptr;  // [numRows * width]
+  float* logprobs = nullptr;    // [numRows * width]
+  int32_t* ranks = nullptr;     // [numRows]
+};
+
+}  // namespace afd

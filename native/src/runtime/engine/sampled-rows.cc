@@ -1,0 +1,88 @@
+#include "runtime/engine/sampled-rows.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace afd {
+
+bool processesLogits(const StepExtras& x, int s) {
+  const bool penalties = x.presencePenalty[s] != 0 || x.frequencyPenalty[s] != 0 || x.repetitionPenalty[s] != 1;
+  const bool seen = x.seenOffsets[s + 1] > x.seenOffsets[s];
+  return (penalties && seen) || x.biasOffsets[s + 1] > x.biasOffsets[s];
+}
+
+void SampledRows::build(const StepPlan& plan, const std::vector<int32_t>& samplePositions) {
+  const StepExtras* x = plan.extras;
+  for (auto* v : {&temperature_, &topP_, &minP_, &presence_, &frequency_, &repetition_, &biasValues_, &lpTemperature_}) v->clear();
+  for (auto* v : {&topK_, &positions_, &seenIds_, &seenCounts_, &biasIds_, &lpRows_, &lpTopK_}) v->clear();
+  seeds_.clear();
+  seenOffsets_.assign(1, 0);
+  biasOffsets_.assign(1, 0);
+  processes_ = false;
+  wantsLogprobs_ = false;
+  int width = 1;
+  for (int s = 0; s < plan.numSeqs; ++s) {
+    const int k = x != nullptr ? x->numLogprobs[s] : -1;
+    wantsLogprobs_ = wantsLogprobs_ || k >= 0;
+    width = std::max(width, 1 + k);
+  }
+  logprobs_ = TokenLogprobs{};
+  logprobs_.width = width;
+  logprobs_.rowOffsets.assign(1, 0);
+  for (int s = 0; s < plan.numSeqs; ++s) {
+    const int row = static_cast<int>(temperature_.size());
+    if (plan.sampleMask[s]) {
+      temperature_.push_back(plan.temperature[s]);
+      topK_.push_back(plan.topK[s]);
+      topP_.push_back(plan.topP[s]);
+      minP_.push_back(plan.minP != nullptr ? plan.minP[s] : 0.0f);
+      seeds_.push_back(plan.seeds[s]);
+      positions_.push_back(samplePositions[row]);
+      const bool on = x != nullptr && processesLogits(*x, s);
+      processes_ = processes_ || on;
+      presence_.push_back(on ? x->presencePenalty[s] : 0.0f);
+      frequency_.push_back(on ? x->frequencyPenalty[s] : 0.0f);
+      repetition_.push_back(on ? x->repetitionPenalty[s] : 1.0f);
+      if (on) {
+        seenIds_.insert(seenIds_.end(), x->seenTokenIds + x->seenOffsets[s], x->seenTokenIds + x->seenOffsets[s + 1]);
+        seenCounts_.insert(seenCounts_.end(), x->seenCounts + x->seenOffsets[s], x->seenCounts + x->seenOffsets[s + 1]);
+        biasIds_.insert(biasIds_.end(), x->biasTokenIds + x->biasOffsets[s], x->biasTokenIds + x->biasOffsets[s + 1]);
+        biasValues_.insert(biasValues_.end(), x->biasValues + x->biasOffsets[s], x->biasValues + x->biasOffsets[s + 1]);
+      }
+      seenOffsets_.push_back(static_cast<int32_t>(seenIds_.size()));
+      biasOffsets_.push_back(static_cast<int32_t>(biasIds_.size()));
+      if (x != nullptr && x->numLogprobs[s] >= 0) {
+        lpRows_.push_back(row);
+        lpTopK_.push_back(x->numLogprobs[s]);
+        lpTemperature_.push_back(plan.temperature[s]);
+      }
+    }
+    logprobs_.rowOffsets.push_back(static_cast<int32_t>(lpRows_.size()));
+  }
+  const size_t R = lpRows_.size(), W = static_cast<size_t>(width);
+  logprobs_.tokenIds.assign(R * W, -1);
+  logprobs_.logprobs.assign(R * W, std::numeric_limits<float>::quiet_NaN());
+  logprobs_.ranks.assign(R, 0);
+  request_ = LogprobRequest{};
+  request_.numRows = static_cast<int>(R);
+  request_.width = width;
+  request_.rows = lpRows_.data();
+  request_.topK = lpTopK_.data();
+  request_.temperature = lpTemperature_.data();
+}
+
+LogitProcessing SampledRows::processing() const {
+  return LogitProcessing{presence_.data(),    frequency_.data(),   repetition_.data(), seenOffsets_.data(), seenIds_.data(),
+                         seenCounts_.data(),  biasOffsets_.data(), biasIds_.data(),    biasValues_.data()};
+}
+
+SamplingBatch SampledRows::batch() {
+  SamplingBatch b{temperature_.data(), topK_.data(), topP_.data(), seeds_.data(), positions_.data(), minP_.data()};
+  if (request_.numRows > 0) {
+    b.logprobs = &request_;
+    b.logprobsOut = LogprobRows{logprobs_.tokenIds.data(), logprobs_.logprobs.data(), logprobs_.ranks.data()};
+  }
+  return b;
+}
+
+}  // namespace afd

@@ -1,0 +1,49 @@
+// The host settings of one step's sampled rows (one per sequence with sampleMask 1, in
+// batch order), gathered from the plan for the backend's processLogits and sample: the
+// sampling settings, the bias and penalty lists of the rows that have any (other rows'
+// lists are empty), and the log-probability request of the rows whose sequence asks
+// numLogprobs >= 0, with the TokenLogprobs the backend fills.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/backend.h"
+#include "runtime/engine/step-plan.h"
+
+namespace afd {
+
+class SampledRows {
+ public:
+  // samplePositions: [numSampled] the position of each row's token (its sequence's contextLen).
+  void build(const StepPlan& plan, const std::vector<int32_t>& samplePositions);
+
+  // Any row with a bias or a penalty on: run processLogits with processing().
+  bool processes() const { return processes_; }
+  LogitProcessing processing() const;
+  // Sampling settings, with the log-probability request when wantsLogprobs().
+  SamplingBatch batch();
+  // A sequence of the step asks numLogprobs >= 0: the result carries `logprobs`.
+  bool wantsLogprobs() const { return wantsLogprobs_; }
+  TokenLogprobs& logprobs() { return logprobs_; }
+
+ private:
+  // Sampling settings per row.
+  std::vector<float> temperature_, topP_, minP_;
+  std::vector<int32_t> topK_, positions_;
+  std::vector<uint32_t> seeds_;
+  // Logit processing per row (CSR over the rows).
+  bool processes_ = false;
+  std::vector<float> presence_, frequency_, repetition_, biasValues_;
+  std::vector<int32_t> seenOffsets_, seenIds_, seenCounts_, biasOffsets_, biasIds_;
+  // Log-probabilities: the rows that ask, their k and temperature; the result rows.
+  bool wantsLogprobs_ = false;
+  std::vector<int32_t> lpRows_, lpTopK_;
+  std::vector<float> lpTemperature_;
+  LogprobRequest request_;
+  TokenLogprobs logprobs_;
+};
+
+// True when sequence s of the plan has a bias or a penalty that changes its logits.
+bool processesLogits(const StepExtras& x, int s);
+
+}  // namespace afd

@@ -1,0 +1,76 @@
+/**
+ * GPU suite check of log-probabilities (group `logprobs`): the same plans on the CUDA and
+ * the CPU engine of a tiny model, judged by compareLogprobs (logprobsRule.ts): sampled
+ * rows with top 20 (greedy, and seeded with bias, penalties and min-p, which the CUDA
+ * engine applies on the device) and prompt rows over a prompt in two chunks. Greedy
+ * tokens must be equal; seeded ones may differ under bf16 noise (their rows are then
+ * compared without the chosen entry).
+ */
+import { rm } from 'node:fs/promises';
+import { buildStepPlan, type PlanSeq, type StepPlan, type StepResult } from '@afd/shared';
+import { Engine } from '../../engine.js';
+import { roleSpec, tinyConfigs, writeTinyModel } from '../engineTesting.js';
+import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
+import { compareLogprobs } from './logprobsRule.js';
+
+const prompt = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5];
+const blocksOf = (i: number): number[] => [3 * i, 3 * i + 1, 3 * i + 2];
+
+/** The plans of the check, in order (the prompt chunks write the KV cache the later steps read). */
+function plans(vocab: number): StepPlan[] {
+  const ids = prompt.map((t) => t % vocab);
+  const seq = (i: number, extra: Partial<PlanSeq>): PlanSeq => ({ tokenIds: ids, numCached: 0, blockTable: blocksOf(i), ...extra });
+  const penalties = { presence: 0.5, frequency: 0.5, repetition: 1.1, seen: new Map(ids.map((t, i) => [t, i % 3])) };
+  return [
+    buildStepPlan([
+      seq(0, { logprobs: 20, promptLogprobs: 5 }),
+      seq(1, { logprobs: 20, logitBias: new Map([[2 % vocab, 1.5], [7 % vocab, -Infinity]]), penalties, sampling: { temperature: 0.8, seed: 5, minP: 0.02 } }),
+      seq(2, { tokenIds: ids.slice(0, 6), sample: false, promptLogprobs: 3, nextPromptTokenId: ids[6]! }),
+    ]),
+    buildStepPlan([seq(2, { tokenIds: ids.slice(6), numCached: 6, promptLogprobs: 3, logprobs: 4 })]),
+  ];
+}
+
+async function archCase(arch: string): Promise<GpuCheck> {
+  const name = `${arch}: logprobs and prompt logprobs of the CUDA engine vs the CPU engine (bias, penalties, min-p on the device)`;
+  const dir = await writeTinyModel(arch, 3);
+  const engines: Engine[] = [];
+  try {
+    const spec = await roleSpec(dir, 'colocated');
+    for (const backend of ['cpu', 'cuda'] as const) engines.push(await Engine.load(spec, { numKvBlocks: 31, kvBlockSize: 4, backend }));
+    const [cpu, cuda] = engines as [Engine, Engine];
+    const details: string[] = [];
+    let passed = true;
+    for (const [i, plan] of plans(spec.config.vocabSize).entries()) {
+      const a: StepResult = await cpu.step(plan);
+      const b: StepResult = await cuda.step(plan);
+      if (a.tokenIds[0] !== b.tokenIds[0]) {
+        passed = false;
+        details.push(`step ${i}: greedy tokens differ (cpu ${a.tokenIds[0]}, cuda ${b.tokenIds[0]})`);
+      }
+      for (const key of ['logprobs', 'promptLogprobs'] as const) {
+        if (!a[key] || !b[key]) {
+          passed = passed && !a[key] && !b[key];
+          continue;
+        }
+        const c = compareLogprobs(a[key], b[key], cudaLogitTolerance);
+        passed = passed && c.passed;
+        details.push(`step ${i} ${key}: ${c.rows} rows, worst ${c.worstValueError.toExponential(2)}${c.chosenDiffer ? `, ${c.chosenDiffer} chose another token` : ''}${c.problems.length ? `; ${c.problems.slice(0, 3).join('; ')}` : ''}`);
+      }
+    }
+    return { suite: 'engine', name, passed, detail: details.join(' | ') };
+  } catch (err) {
+    return { suite: 'engine', name, passed: false, detail: `threw: ${(err as Error).message}` };
+  } finally {
+    for (const e of engines) e.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function logprobsChecks(): Promise<GpuCheck[]> {
+  const checks: GpuCheck[] = [];
+  for (const arch of ['qwen3_moe', 'llama', 'deepseek_v2'] as const) {
+    if (tinyConfigs[arch]) checks.push(await archCase(arch));
+  }
+  return checks;
+}
