@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ServingEngine, type GenerationEvent, type ServingOptions } from './ServingEngine.js';
-import { FakeEngine } from './testing/FakeEngine.js';
+import { ServingEngine, type GenerationEvent, type RequestHandle, type ServingOptions } from './ServingEngine.js';
+import { FakeEngine, historySampler } from './testing/FakeEngine.js';
 import { qwenTokenizer } from './testing/qwenTokenizer.js';
 
 const tok = await qwenTokenizer();
@@ -121,5 +121,84 @@ describe('ServingEngine', () => {
     results.forEach((r, i) => expect(r.done).toMatchObject({ finishReason: 'length', completionTokens: 8 + (i % 5) }));
     expect(serving.scheduler.numPreemptions).toBeGreaterThan(0);
     expect(serving.scheduler.blocks.numUsedBlocks).toBe(0);
+  });
+});
+
+describe('ServingEngine with n samples of a prompt', () => {
+  const words = tok.encode(' the cat sat on a mat and then it ran far away', false);
+  const prompt = tok.encode('Tell me a story about a cat who lived in a big old house by the sea');
+  const sampled = { temperature: 1, topK: 0, topP: 1 };
+  const ids = async (h: RequestHandle): Promise<number[]> => {
+    const out: number[] = [];
+    for await (const e of h.events) if (e.type === 'delta') out.push(...e.tokenIds);
+    return out;
+  };
+
+  it('one prefill of the shared prompt blocks; sample i equals an n=1 request with seed + i', async () => {
+    const engine = new FakeEngine({ kvBlockSize: 4, nextToken: historySampler(words) });
+    const serving = new ServingEngine(engine, tok, options);
+    const handles = serving.submitAll([{ promptIds: prompt, sampling: { ...sampled, seed: 2 ** 32 - 2 }, maxTokens: 8, n: 3 }]);
+    expect(handles.map((h) => h.sampleIndex)).toEqual([0, 1, 2]);
+    const texts = await Promise.all(handles.map(ids));
+    // The leader prefilled the prompt alone; then the two others computed only its tail.
+    const sharedTokens = Math.floor((prompt.length - 1) / 4) * 4;
+    expect(engine.plans[0]!.numSeqs).toBe(1);
+    expect(engine.plans[0]!.tokenOffsets[1]).toBe(prompt.length);
+    expect([...engine.plans[1]!.tokenOffsets]).toEqual([0, 1, 1 + prompt.length - sharedTokens, 1 + 2 * (prompt.length - sharedTokens)]);
+    expect([...engine.plans[1]!.seeds]).toEqual([2 ** 32 - 2, 2 ** 32 - 1, 0]); // seed + i, mod 2^32
+    expect(serving.scheduler.promptSharing).toEqual({ numLookedUpTokens: 3 * prompt.length, numSharedTokens: 2 * sharedTokens });
+    expect(new Set(texts.map((t) => t.join())).size).toBe(3);
+    for (const [i, seed] of [2 ** 32 - 2, 2 ** 32 - 1, 0].entries()) {
+      const alone = await ids(serving.submit({ promptIds: prompt, sampling: { ...sampled, seed }, maxTokens: 8 }));
+      expect(alone, `sample ${i}`).toEqual(texts[i]);
+    }
+    expect(serving.scheduler.blocks.owners()).toEqual([]);
+  });
+
+  it('greedy samples are identical; without a seed each sample draws its own', async () => {
+    const engine = new FakeEngine({ kvBlockSize: 4, nextToken: historySampler(words) });
+    const serving = new ServingEngine(engine, tok, options);
+    const greedyTexts = await Promise.all(serving.submitAll([{ promptIds: prompt, sampling: greedy, maxTokens: 6, n: 4 }]).map(ids));
+    expect(new Set(greedyTexts.map((t) => t.join())).size).toBe(1);
+    expect(engine.plans[1]!.numSeqs).toBe(4);
+    expect(new Set(engine.plans[1]!.seeds).size).toBe(4);
+    expect(serving.scheduler.blocks.owners()).toEqual([]);
+  });
+
+  it('two requests with n samples each, at once: each sample equals its n=1 run', async () => {
+    const engine = new FakeEngine({ kvBlockSize: 4, nextToken: historySampler(words) });
+    const serving = new ServingEngine(engine, tok, options);
+    const other = tok.encode('Write a poem about the moon and the stars over a quiet lake at night');
+    const handles = serving.submitAll([prompt, other].map((p, i) => ({ promptIds: p, sampling: { ...sampled, seed: 10 * i }, maxTokens: 6, n: 2 })));
+    const texts = await Promise.all(handles.map(ids));
+    expect(serving.scheduler.promptSharing.numSharedTokens).toBeGreaterThan(0);
+    const alone = await Promise.all(
+      [prompt, other].flatMap((p, i) => [0, 1].map((j) => ids(serving.submit({ promptIds: p, sampling: { ...sampled, seed: 10 * i + j }, maxTokens: 6 })))),
+    );
+    expect(texts).toEqual(alone);
+  });
+
+  it('aborting one sample ends it alone; the others finish and every block is freed', async () => {
+    const engine = new FakeEngine({ kvBlockSize: 4, stepDelayMs: 1 });
+    const serving = new ServingEngine(engine, tok, options);
+    const [a, b, c] = serving.submitAll([{ promptIds: prompt, sampling: sampled, maxTokens: 20, n: 3 }]);
+    const bDone = collect(b!.events);
+    b!.abort();
+    const [ra, rb, rc] = await Promise.all([collect(a!.events), bDone, collect(c!.events)]);
+    expect(rb.done).toMatchObject({ finishReason: 'abort' });
+    expect(ra.done).toMatchObject({ finishReason: 'length', completionTokens: 20 });
+    expect(rc.done).toMatchObject({ finishReason: 'length', completionTokens: 20 });
+    expect(serving.scheduler.blocks.owners()).toEqual([]);
+  });
+
+  it('refuses n beyond max-num-seqs, counts n against the queue, and submit takes one sample only', () => {
+    const two = { ...options, scheduler: { ...options.scheduler, maxNumSeqs: 2 }, maxQueuedRequests: 1 };
+    const serving = new ServingEngine(new FakeEngine(), tok, two);
+    expect(() => serving.submitAll([{ promptIds: [1], sampling: greedy, n: 3 }])).toThrow(/n=3 is more than this server runs at once \(max-num-seqs 2\).*send n <= 2/);
+    expect(() => serving.submitAll([{ promptIds: [1], sampling: greedy, n: 0 }])).toThrow(/n must be a positive integer, got 0/);
+    // n=2 fills the running batch; 2 more samples would leave 2 waiting, beyond the limit of 1.
+    expect(() => serving.submitAll([1, 2].map(() => ({ promptIds: [1], sampling: greedy, n: 2 })))).toThrow(/too many queued requests for a batch of 4/);
+    expect(() => serving.submit({ promptIds: [1], sampling: greedy, n: 2 })).toThrow(/use submitAll/);
+    expect(serving.numActiveRequests).toBe(0);
   });
 });

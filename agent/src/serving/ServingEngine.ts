@@ -8,6 +8,11 @@
  *
  * Requests come in as token ids with sampling and stop settings and leave as a stream of
  * text deltas ending in a `done` event. Aborting a request frees its KV blocks.
+ *
+ * A request with n > 1 becomes n sequences (samples), one handle each, that share the
+ * prompt's KV blocks: one prefill (Scheduler, PromptGroup). Each handle is its own: aborting
+ * one ends that sample only (the API aborts them all when the client goes away), and each
+ * sample's blocks are freed when it ends, the shared ones with the last.
  */
 import { randomInt } from 'node:crypto';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
@@ -24,8 +29,10 @@ import { StopStringMatcher } from './tokenizer/StopStringMatcher.js';
 /** What a caller asks to generate. */
 export interface GenerateParams {
   promptIds: number[];
-  /** Sampling; seed undefined draws a random one. */
+  /** Sampling; seed undefined draws a random one (per sample). */
   sampling: Omit<SamplingParams, 'seed'> & { seed?: number | undefined };
+  /** Samples of this prompt (OpenAI `n`, default 1); sample i uses seed + i (mod 2^32). */
+  n?: number | undefined;
   /** Most tokens to generate; undefined = up to the context window. */
   maxTokens?: number | undefined;
   /** Text that ends generation (not included in the output). */
@@ -60,6 +67,8 @@ export interface ServingOptions {
 export interface RequestHandle {
   id: string;
   promptTokens: number;
+  /** Which of its prompt's n samples this is (0..n-1); usage counts the prompt once, with sample 0. */
+  sampleIndex: number;
   events: AsyncIterable<GenerationEvent>;
   /** Stops the request (client went away); frees its KV blocks. */
   abort(): void;
@@ -140,8 +149,14 @@ export class ServingEngine {
     return maxTokens;
   }
 
-  /** Checks a request against the context window and the vocabulary; returns the effective max tokens. */
+  /** Checks a request against the context window, the vocabulary and max-num-seqs; returns the effective max tokens. */
   checkRequest(params: GenerateParams): number {
+    const n = params.n ?? 1;
+    const maxSeqs = this.options.scheduler.maxNumSeqs;
+    if (!Number.isInteger(n) || n < 1) throw new ServingError('invalid_request', `n must be a positive integer, got ${n}`, 'n');
+    if (n > maxSeqs) {
+      throw new ServingError('invalid_request', `n=${n} is more than this server runs at once (max-num-seqs ${maxSeqs}): the n samples of a prompt run together; send n <= ${maxSeqs}`, 'n');
+    }
     const maxTokens = this.checkLength(params.promptIds.length, params.maxTokens);
     const vocab = this.engine.info.vocabSize;
     const badId = params.promptIds.find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
@@ -149,8 +164,9 @@ export class ServingEngine {
     return maxTokens;
   }
 
-  /** Queues a request; throws ServingError when it cannot be accepted. */
+  /** Queues a request of one sample; throws ServingError when it cannot be accepted. */
   submit(params: GenerateParams): RequestHandle {
+    if ((params.n ?? 1) !== 1) throw new Error(`ServingEngine.submit: n=${params.n} gives several handles; use submitAll`);
     return this.submitAll([params])[0]!;
   }
 
@@ -158,22 +174,23 @@ export class ServingEngine {
    * Queues requests together, all or none: every one is checked, then the queue limit for
    * the whole batch, and only then are they added, one after another before the loop
    * schedules its next step. The scheduler thus admits them into the same step (as far as
-   * max-num-seqs and the token budget allow), and they decode as one batch. Throws
+   * max-num-seqs and the token budget allow), and they decode as one batch. Returns n
+   * handles per request, in order (request i's sample j follows its sample j - 1). Throws
    * ServingError when any of them cannot be accepted; then none is queued.
    */
   submitAll(batch: GenerateParams[]): RequestHandle[] {
     const { ready, reason } = this.readiness;
     if (!ready) throw new ServingError('not_ready', `the engine is not ready (${reason}); retry later`);
     const maxTokens = batch.map((params) => this.checkRequest(params));
-    this.checkQueue(batch.length);
-    const handles = batch.map((params, i) => this.add(params, maxTokens[i]!));
+    this.checkQueue(batch.reduce((k, params) => k + (params.n ?? 1), 0));
+    const handles = batch.flatMap((params, i) => this.add(params, maxTokens[i]!));
     void this.runLoop();
     return handles;
   }
 
   /**
-   * Refuses (queue_full) `count` new requests when the last of them would wait beyond the
-   * queue limit. Only a request that would have to wait (the running batch is full) counts
+   * Refuses (queue_full) `count` new sequences when the last of them would wait beyond the
+   * queue limit (a request counts its n samples). Only a request that would have to wait (the running batch is full) counts
    * against it: with a limit of 0 the rank still serves up to max-num-seqs at once.
    */
   private checkQueue(count: number): void {
@@ -186,29 +203,29 @@ export class ServingEngine {
     throw new ServingError('queue_full', `too many queued requests for a batch of ${count} (${waiting} waiting, limit ${limit}); retry later or send a smaller batch`);
   }
 
-  /** Adds a checked request to the scheduler (the caller starts the loop). */
-  private add(params: GenerateParams, maxTokens: number): RequestHandle {
-    const id = `req-${this.nextId++}`;
-    const sampling: SamplingParams = { ...params.sampling, seed: params.sampling.seed ?? randomInt(0, 2 ** 32) };
-    const seq = new Sequence(
-      id,
-      params.promptIds,
-      sampling,
-      { maxTokens, eosTokenIds: this.engine.info.eosTokenIds, stopTokenIds: params.stopTokenIds ?? [], ignoreEos: params.ignoreEos ?? false },
-      this.nextId,
-    );
-    const state: RequestState = {
-      seq,
-      queue: new AsyncQueue(),
-      detok: new IncrementalDetokenizer(this.decoder, params.promptIds),
-      stops: new StopStringMatcher(params.stop ?? []),
-      startS: nowS(),
-      lastTokenS: null,
-    };
-    this.scheduler.add(seq);
-    this.requests.set(id, state);
-    this.observer?.onRequestStart(seq.promptIds.length);
-    return { id, promptTokens: seq.promptIds.length, events: state.queue, abort: () => this.end(state, 'abort') };
+  /** Adds a checked request's n samples to the scheduler, one handle each (the caller starts the loop). */
+  private add(params: GenerateParams, maxTokens: number): RequestHandle[] {
+    const stop = { maxTokens, eosTokenIds: this.engine.info.eosTokenIds, stopTokenIds: params.stopTokenIds ?? [], ignoreEos: params.ignoreEos ?? false };
+    const seed = params.sampling.seed;
+    const seqs = Array.from({ length: params.n ?? 1 }, (_, i) => {
+      const sampling: SamplingParams = { ...params.sampling, seed: seed === undefined ? randomInt(0, 2 ** 32) : (seed + i) >>> 0 };
+      const id = `req-${this.nextId++}`;
+      return new Sequence(id, params.promptIds, sampling, stop, this.nextId);
+    });
+    this.scheduler.addSamples(seqs);
+    return seqs.map((seq, sampleIndex) => {
+      const state: RequestState = {
+        seq,
+        queue: new AsyncQueue(),
+        detok: new IncrementalDetokenizer(this.decoder, params.promptIds),
+        stops: new StopStringMatcher(params.stop ?? []),
+        startS: nowS(),
+        lastTokenS: null,
+      };
+      this.requests.set(seq.id, state);
+      this.observer?.onRequestStart(seq.promptIds.length);
+      return { id: seq.id, promptTokens: seq.promptIds.length, sampleIndex, events: state.queue, abort: () => this.end(state, 'abort') };
+    });
   }
 
   /**

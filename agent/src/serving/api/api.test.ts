@@ -165,8 +165,8 @@ describe('bad input', () => {
     await expectError(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'wizard', content: 'x' }] }), 400, /messages\.0\.role/);
     await expectError(await post('/v1/completions', { prompt: 'x' }), 400, /model/);
   });
-  it('n > 1 and other unsupported fields -> 400 saying what to do', async () => {
-    await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x', n: 2 }), 400, /n=2 is not supported.*n=1/);
+  it('n beyond max-num-seqs and unsupported fields -> 400 saying what to do', async () => {
+    await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x', n: 65 }), 400, /n=65 is more than this server runs at once \(max-num-seqs 64\).*send n <= 64/);
     await expectError(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'x' }], logprobs: true }), 400, /logprobs/);
   });
   it('prompt longer than the context window -> 400 naming the limit', async () => {

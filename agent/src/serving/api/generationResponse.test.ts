@@ -25,6 +25,7 @@ class FedHandle implements RequestHandle {
   constructor(
     readonly id: string,
     readonly promptTokens = 1,
+    readonly sampleIndex = 0,
   ) {}
   push(ev: GenerationEvent): void {
     if (this.ended) return;

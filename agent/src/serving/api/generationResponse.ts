@@ -13,6 +13,11 @@ import { endSse, sendSse, startSse } from './sse.js';
 
 const ABORTED = 'the request was aborted because the server is stopping; retry on another rank';
 
+/** A choice's share of the request's usage: the n samples of a prompt count it once (with sample 0). */
+function usageShare(handle: RequestHandle, promptTokens: number, completionTokens: number): Usage {
+  return usageOf(handle.sampleIndex === 0 ? promptTokens : 0, completionTokens);
+}
+
 /** Aborts every generation when the client goes away before the response is complete. */
 function abortOnDisconnect(req: IncomingMessage, res: ServerResponse, handles: RequestHandle[]): void {
   const abortAll = (): void => handles.forEach((h) => h.abort());
@@ -61,7 +66,7 @@ export async function streamGeneration(req: IncomingMessage, res: ServerResponse
         if (ev.finishReason === 'abort') return fail(new ApiError(503, 'service_unavailable', ABORTED, 'aborted').toJSON());
         generated = ev.completionTokens;
         sendSse(res, fmt.chunk(index, '', openAiFinish(ev.finishReason), first, soFar()));
-        finished.push(usageOf(ev.promptTokens, ev.completionTokens));
+        finished.push(usageShare(handle, ev.promptTokens, ev.completionTokens));
       } else return fail(fromServingError(ev.error).toJSON());
     }
   };
@@ -77,7 +82,7 @@ async function collectOne(handle: RequestHandle): Promise<(FinishedChoice & { us
     if (ev.type === 'delta') text += ev.text;
     else if (ev.type === 'done') {
       if (ev.finishReason === 'abort') throw new ApiError(503, 'service_unavailable', ABORTED, 'aborted');
-      return { text, finish: openAiFinish(ev.finishReason), usage: usageOf(ev.promptTokens, ev.completionTokens) };
+      return { text, finish: openAiFinish(ev.finishReason), usage: usageShare(handle, ev.promptTokens, ev.completionTokens) };
     } else throw ev.error;
   }
   return null;

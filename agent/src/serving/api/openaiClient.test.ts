@@ -53,7 +53,7 @@ describe('openai client', () => {
 
   it('maps errors to the client exception classes', async () => {
     await expect(client.completions.create({ model: 'nope', prompt: 'x' })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
-    await expect(client.completions.create({ model: 'tiny', prompt: 'x', n: 3 })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    await expect(client.completions.create({ model: 'tiny', prompt: 'x', n: 65 })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     const bad = new OpenAI({ baseURL: `${srv.url}/v1`, apiKey: 'wrong', maxRetries: 0 });
     await expect(bad.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });

@@ -107,7 +107,7 @@ export class OpenAiRoutes {
     checkChatOnly(r);
     const promptIds = await this.encodeChat(r);
     if (clientGone(req, res)) return;
-    const handle = this.ctx.serving.submit(toGenerateParams(r, promptIds, r.max_completion_tokens ?? r.max_tokens));
+    const handles = this.ctx.serving.submitAll([toGenerateParams(r, promptIds, r.max_completion_tokens ?? r.max_tokens)]);
     const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
     const created = nowS();
     const model = r.model;
@@ -129,7 +129,7 @@ export class OpenAiRoutes {
         usage,
       }),
     };
-    await this.respond(r, req, res, [handle], fmt);
+    await this.respond(r, req, res, handles, fmt);
   }
 
   /**
@@ -167,7 +167,7 @@ export class OpenAiRoutes {
     }
   }
 
-  /** Streams or collects the request's generations, one per prompt (choice i is handles[i]). */
+  /** Streams or collects the request's generations, n per prompt (choice i is handles[i]: prompt i / n, its sample i % n). */
   private async respond(r: CompletionRequest | ChatRequest, req: IncomingMessage, res: ServerResponse, handles: RequestHandle[], fmt: ResponseFormat): Promise<void> {
     const include = r.stream_options?.include_usage === true;
     if (r.stream) return streamGeneration(req, res, handles, fmt, { include, continuous: include && r.stream_options?.continuous_usage_stats === true });

@@ -14,13 +14,13 @@ function unsupported(param: string, what: string): ApiError {
 
 /** Checks the fields both endpoints share and builds the sampling/stop part of the params. */
 export function toGenerateParams(body: Common, promptIds: number[], maxTokens: number | null | undefined): GenerateParams {
-  if ((body.n ?? 1) > 1) throw unsupported('n', `n=${body.n} is not supported: this server returns one choice per prompt; send n=1 (or omit it) and issue parallel requests`);
   if (body.presence_penalty) throw unsupported('presence_penalty', 'penalties are not supported; omit it or send 0');
   if (body.frequency_penalty) throw unsupported('frequency_penalty', 'penalties are not supported; omit it or send 0');
   if (body.logprobs) throw unsupported('logprobs', 'log probabilities are not supported; omit it');
   const topK = body.top_k ?? 0;
   return {
     promptIds,
+    n: body.n ?? 1,
     sampling: {
       temperature: body.temperature ?? 1,
       topP: body.top_p ?? 1,

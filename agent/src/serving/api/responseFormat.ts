@@ -21,14 +21,14 @@ export interface FinishedChoice {
 
 export interface ResponseFormat {
   /**
-   * A streamed chunk of choice `index` (the prompt's place in the request) carrying text
+   * A streamed chunk of choice `index` (prompt p's sample j is choice p * n + j) carrying text
    * and/or the finish reason; `first` is that choice's first chunk; `usage` is the choice's
    * usage so far with continuous usage stats, else null.
    */
   chunk(index: number, text: string, finish: OpenAiFinish | null, first: boolean, usage: Usage | null): object;
-  /** The final usage-only chunk (choices: []), summed over the prompts. */
+  /** The final usage-only chunk (choices: []), summed over the prompts (each prompt once) and the choices. */
   usageChunk(usage: Usage): object;
-  /** The whole non-streamed response: choice i is prompt i; usage summed over the prompts. */
+  /** The whole non-streamed response: choice p * n + j is prompt p's sample j; usage as in usageChunk. */
   full(choices: FinishedChoice[], usage: Usage): object;
 }
 

@@ -37,7 +37,7 @@ const common = {
       continuous_usage_stats: z.boolean().nullish(),
     })
     .nullish(),
-  /** Completions per prompt; only 1 is supported. */
+  /** Completions per prompt (samples with seeds seed, seed + 1, ...; one prefill of the prompt). */
   n: z.int().min(1).nullish(),
   presence_penalty: z.number().nullish(),
   frequency_penalty: z.number().nullish(),
@@ -51,7 +51,7 @@ export const completionRequestSchema = z.object({
   ...common,
   /**
    * Text or token ids, or a batch of either (an array of strings or of token-id arrays,
-   * at most max-num-seqs of them): one choice per prompt, index = the prompt's place.
+   * at most max-num-seqs of them): n choices per prompt, index = the prompt's place * n + the sample.
    */
   prompt: z.union([z.string(), z.array(z.string()).min(1), tokenIds, z.array(tokenIds).min(1)]),
   echo: z.boolean().nullish(),

@@ -54,6 +54,55 @@ describe('BlockManager', () => {
     expect(bm.owners()).toEqual([]);
   });
 
+  it('shares a sequence\'s first blocks, counts each block once, and frees it with its last owner', () => {
+    const bm = new BlockManager(8, 4);
+    expect(bm.allocate('lead', 10)).toEqual([0, 1, 2]);
+    // Two followers share the two full blocks and get one new block each for their tails.
+    expect(bm.canAllocate(10, 2)).toBe(true);
+    expect(bm.allocate('f1', 10, { fromSeqId: 'lead', numBlocks: 2 })).toEqual([0, 1, 3]);
+    expect(bm.allocate('f2', 9, { fromSeqId: 'f1', numBlocks: 2 })).toEqual([0, 1, 4]);
+    expect(bm.numUsedBlocks).toBe(5);
+    expect(bm.numSharedBlocks).toBe(2);
+    expect(bm.usage).toBeCloseTo(5 / 8);
+    // A sequence writes only where it owns every block alone.
+    expect(bm.isWritableFrom('f1', 8)).toBe(true);
+    expect(bm.isWritableFrom('f1', 7)).toBe(false);
+    expect(bm.isWritableFrom('lead', 8)).toBe(true);
+    // The leader leaves first: only its own block is freed; the shared ones stay.
+    bm.free('lead');
+    expect(bm.numFreeBlocks).toBe(4);
+    expect(bm.blockTable('f2')).toEqual([0, 1, 4]);
+    expect(bm.numSharedBlocks).toBe(2);
+    bm.free('f2');
+    expect(bm.numSharedBlocks).toBe(0);
+    expect(bm.isWritableFrom('f1', 0)).toBe(true);
+    expect(bm.numUsedBlocks).toBe(3);
+    bm.free('f1');
+    // Free list order: the leader's block 2, f2's block 4, then f1's 0, 1, 3.
+    expect(bm.allocate('x', 32)).toEqual([5, 6, 7, 2, 4, 0, 1, 3]);
+    bm.free('x');
+    expect(bm.owners()).toEqual([]);
+    expect(bm.numFreeBlocks).toBe(8);
+  });
+
+  it('a shared prefix needs no free blocks; refuses to share blocks the donor does not own', () => {
+    const bm = new BlockManager(3, 4);
+    bm.allocate('a', 12);
+    expect(bm.canAllocate(8, 2)).toBe(true);
+    expect(bm.canAllocate(9, 2)).toBe(false);
+    expect(bm.allocate('b', 8, { fromSeqId: 'a', numBlocks: 2 })).toEqual([0, 1]);
+    expect(bm.numUsedBlocks).toBe(3);
+    expect(() => bm.allocate('c', 20, { fromSeqId: 'a', numBlocks: 4 })).toThrow(/cannot share 4 blocks of a, which owns 3/);
+    expect(() => bm.allocate('c', 4, { fromSeqId: 'gone', numBlocks: 1 })).toThrow(/cannot share 1 blocks of gone, which owns 0/);
+    expect(() => bm.allocate('c', 13, { fromSeqId: 'a', numBlocks: 3 })).toThrow(/needs 1 blocks, only 0 free/);
+    expect(bm.owners().sort()).toEqual(['a', 'b']);
+    // Growing a sharer appends a block of its own.
+    bm.free('a');
+    expect(bm.append('b', 9)).toEqual([0, 1, 2]);
+    bm.free('b');
+    expect(bm.numFreeBlocks).toBe(3);
+  });
+
   it('validates its sizes', () => {
     expect(() => new BlockManager(0, 16)).toThrow(/numBlocks/);
     expect(() => new BlockManager(4, 0)).toThrow(/kvBlockSize/);

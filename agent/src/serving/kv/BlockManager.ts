@@ -5,6 +5,12 @@
  * Paired verbs (nano-vllm style): canAllocate / allocate / free for a sequence's first
  * blocks, canAppend / append when it grows. Free blocks are handed out in FIFO order, so
  * tests can assert exact block ids.
+ *
+ * Blocks are reference-counted: a sequence may start with another sequence's first full
+ * blocks (`allocate(..., { fromSeqId, numBlocks })`, the n samples of one prompt sharing
+ * its KV). A full block is never written again, so sharing it is safe; a sequence only
+ * writes blocks it owns alone (`isWritableFrom`). A block returns to the free list when
+ * its last owner frees it, and usage counts every physical block once.
  */
 
 /** Number of blocks needed to hold `numTokens` tokens. */
@@ -12,11 +18,21 @@ export function blocksForTokens(numTokens: number, kvBlockSize: number): number 
   return Math.ceil(numTokens / kvBlockSize);
 }
 
+/** The first blocks a new sequence takes over from another one (they stay that one's too). */
+export interface SharedBlocks {
+  /** The sequence that owns the blocks now. */
+  fromSeqId: string;
+  /** How many of its first blocks (all full) the new sequence shares. */
+  numBlocks: number;
+}
+
 export class BlockManager {
   /** Block ids not owned by any sequence, handed out from the front. */
   private readonly freeIds: number[];
   /** Block table (ordered block ids) of every sequence that owns blocks. */
   private readonly tables = new Map<string, number[]>();
+  /** Owners of each block: 0 = free, more than 1 = shared. */
+  private readonly refCounts: Int32Array;
 
   constructor(
     /** Total KV blocks in the engine's cache. */
@@ -27,14 +43,21 @@ export class BlockManager {
     if (!Number.isInteger(numBlocks) || numBlocks < 1) throw new Error(`BlockManager: numBlocks must be a positive integer, got ${numBlocks}`);
     if (!Number.isInteger(kvBlockSize) || kvBlockSize < 1) throw new Error(`BlockManager: kvBlockSize must be a positive integer, got ${kvBlockSize}`);
     this.freeIds = Array.from({ length: numBlocks }, (_, i) => i);
+    this.refCounts = new Int32Array(numBlocks);
   }
 
   get numFreeBlocks(): number {
     return this.freeIds.length;
   }
 
+  /** Blocks owned by at least one sequence (a shared block counts once). */
   get numUsedBlocks(): number {
     return this.numBlocks - this.freeIds.length;
+  }
+
+  /** Blocks owned by more than one sequence. */
+  get numSharedBlocks(): number {
+    return this.refCounts.reduce((n, c) => n + (c > 1 ? 1 : 0), 0);
   }
 
   /** Fraction of blocks in use, 0..1. */
@@ -52,21 +75,42 @@ export class BlockManager {
     return this.blockTable(seqId).length * this.kvBlockSize;
   }
 
-  /** True when a new sequence can get blocks for its first `numTokens` tokens. */
-  canAllocate(numTokens: number): boolean {
-    return blocksForTokens(numTokens, this.kvBlockSize) <= this.freeIds.length;
+  /** True when a new sequence can get blocks for its first `numTokens` tokens, of which the first `numSharedBlocks` blocks are shared. */
+  canAllocate(numTokens: number, numSharedBlocks = 0): boolean {
+    return blocksForTokens(numTokens, this.kvBlockSize) - numSharedBlocks <= this.freeIds.length;
   }
 
-  /** Gives a sequence that owns nothing the blocks for its first `numTokens` tokens. */
-  allocate(seqId: string, numTokens: number): readonly number[] {
+  /**
+   * Gives a sequence that owns nothing the blocks for its first `numTokens` tokens: the
+   * first `shared.numBlocks` are another sequence's (shared, not copied), the rest new.
+   */
+  allocate(seqId: string, numTokens: number, shared?: SharedBlocks): readonly number[] {
     if (this.tables.has(seqId)) throw new Error(`BlockManager.allocate: sequence ${seqId} already owns blocks; use append`);
-    const needed = blocksForTokens(numTokens, this.kvBlockSize);
+    const prefix = shared ? this.sharedPrefix(seqId, shared) : [];
+    const needed = Math.max(0, blocksForTokens(numTokens, this.kvBlockSize) - prefix.length);
     if (needed > this.freeIds.length) {
       throw new Error(`BlockManager.allocate: ${seqId} needs ${needed} blocks, only ${this.freeIds.length} free; check canAllocate first`);
     }
-    const table = this.freeIds.splice(0, needed);
+    const table = [...prefix, ...this.take(needed)];
+    for (const b of prefix) this.refCounts[b]! += 1;
     this.tables.set(seqId, table);
     return table;
+  }
+
+  /** The blocks `seqId` would share, checked. */
+  private sharedPrefix(seqId: string, shared: SharedBlocks): number[] {
+    const from = this.tables.get(shared.fromSeqId) ?? [];
+    if (!Number.isInteger(shared.numBlocks) || shared.numBlocks < 0 || shared.numBlocks > from.length) {
+      throw new Error(`BlockManager.allocate: ${seqId} cannot share ${shared.numBlocks} blocks of ${shared.fromSeqId}, which owns ${from.length}`);
+    }
+    return from.slice(0, shared.numBlocks);
+  }
+
+  /** Takes `count` blocks from the front of the free list, each with one owner. */
+  private take(count: number): number[] {
+    const ids = this.freeIds.splice(0, count);
+    for (const b of ids) this.refCounts[b] = 1;
+    return ids;
   }
 
   /** Blocks a sequence must gain to hold `numTotalTokens` tokens in all. */
@@ -90,16 +134,26 @@ export class BlockManager {
       table = [];
       this.tables.set(seqId, table);
     }
-    table.push(...this.freeIds.splice(0, missing));
+    table.push(...this.take(missing));
     return table;
   }
 
-  /** Returns every block of the sequence to the free list (no-op when it owns none). */
+  /** True when the sequence owns alone every block from the one holding token `fromToken` on (so it may write there). */
+  isWritableFrom(seqId: string, fromToken: number): boolean {
+    const table = this.blockTable(seqId);
+    for (let i = Math.floor(fromToken / this.kvBlockSize); i < table.length; i++) if (this.refCounts[table[i]!] !== 1) return false;
+    return true;
+  }
+
+  /** Drops the sequence's claim on its blocks; a block is free once no sequence owns it (no-op when it owns none). */
   free(seqId: string): void {
     const table = this.tables.get(seqId);
     if (!table) return;
     this.tables.delete(seqId);
-    this.freeIds.push(...table);
+    for (const b of table) {
+      this.refCounts[b]! -= 1;
+      if (this.refCounts[b] === 0) this.freeIds.push(b);
+    }
   }
 
   /** Sequences that currently own blocks (for leak checks). */

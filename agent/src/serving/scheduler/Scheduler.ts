@@ -4,7 +4,9 @@
  * chunks, then new requests in arrival order. Long prompts are prefilled in chunks so
  * decodes are never starved. When KV blocks run out the newest sequence is preempted
  * (its blocks freed, recomputed later from its prompt + output), so the oldest always
- * makes progress and a request that fits the cache is never failed.
+ * makes progress and a request that fits the cache is never failed. The n samples of one
+ * prompt share its full KV blocks: one prefill, then each computes only the prompt's tail
+ * (PromptGroup.ts).
  *
  *   const step = scheduler.schedule();   // StepPlan + which sequences it covers
  *   const result = await engine.step(step.plan);
@@ -12,6 +14,7 @@
  */
 import { buildStepPlan, type StepPlan, type StepResult } from '@afd/shared';
 import { BlockManager, blocksForTokens } from '../kv/BlockManager.js';
+import { PromptGroup } from './PromptGroup.js';
 import { chooseStageSplit, type DboConfig } from './stageSplit.js';
 import type { FinishReason, Sequence } from './Sequence.js';
 
@@ -51,6 +54,18 @@ export interface SeqOutput {
   finishReason: FinishReason | null;
 }
 
+/**
+ * Prefix-sharing counters (what vllm:prefix_cache_queries / vllm:prefix_cache_hits report):
+ * every sequence admitted from the queue looks up its tokens; the samples of one prompt
+ * find its shared blocks.
+ */
+export interface PromptSharingCounters {
+  /** Tokens (prompt, plus output when recomputed after preemption) of every sequence admitted. */
+  numLookedUpTokens: number;
+  /** Of those, tokens taken from another sample's KV blocks instead of computed. */
+  numSharedTokens: number;
+}
+
 export class Scheduler {
   /** Waiting sequences; preempted ones go back to the front. */
   private readonly waiting: Sequence[] = [];
@@ -59,6 +74,12 @@ export class Scheduler {
   private inFlight: ScheduledStep | null = null;
   /** Total preemptions so far. */
   numPreemptions = 0;
+  /** Prefix-sharing counters since start. */
+  readonly promptSharing: PromptSharingCounters = { numLookedUpTokens: 0, numSharedTokens: 0 };
+  /** The sample group of every queued or running sequence that has siblings. */
+  private readonly groups = new Map<Sequence, PromptGroup>();
+  /** Groups whose shared prefix is held for their waiting samples until the next schedule() ends. */
+  private readonly held = new Set<PromptGroup>();
 
   constructor(
     readonly config: SchedulerConfig,
@@ -81,12 +102,27 @@ export class Scheduler {
 
   /** Queues a new sequence. Throws when it could never fit the KV cache, even alone. */
   add(seq: Sequence): void {
-    const maxTotal = Math.min(seq.promptIds.length + seq.stop.maxTokens, this.config.maxModelLen);
-    if (blocksForTokens(maxTotal, this.blocks.kvBlockSize) > this.blocks.numBlocks) {
-      throw new Error(`Scheduler.add: ${seq.id} may grow to ${maxTotal} tokens, more than the ${this.blocks.numBlocks * this.blocks.kvBlockSize} the KV cache holds; lower max_tokens`);
+    this.addSamples([seq]);
+  }
+
+  /**
+   * Queues the n samples of one prompt (in arrival order) as a group whose members share
+   * the prompt's full KV blocks. Throws, queuing none, when one could never fit the KV
+   * cache, even alone.
+   */
+  addSamples(seqs: readonly Sequence[]): void {
+    for (const seq of seqs) {
+      const maxTotal = Math.min(seq.promptIds.length + seq.stop.maxTokens, this.config.maxModelLen);
+      if (blocksForTokens(maxTotal, this.blocks.kvBlockSize) > this.blocks.numBlocks) {
+        throw new Error(`Scheduler.add: ${seq.id} may grow to ${maxTotal} tokens, more than the ${this.blocks.numBlocks * this.blocks.kvBlockSize} the KV cache holds; lower max_tokens`);
+      }
     }
-    seq.status = 'waiting';
-    this.waiting.push(seq);
+    const group = seqs.length > 1 ? new PromptGroup(seqs, this.blocks.kvBlockSize) : null;
+    for (const seq of seqs) {
+      seq.status = 'waiting';
+      this.waiting.push(seq);
+      if (group) this.groups.set(seq, group);
+    }
   }
 
   /**
@@ -101,7 +137,16 @@ export class Scheduler {
     if (wi >= 0) this.waiting.splice(wi, 1);
     this.running = this.running.filter((s) => s !== seq);
     const busy = this.inFlight?.entries.some((e) => e.seq === seq) ?? false;
+    const group = this.groups.get(seq);
+    this.groups.delete(seq);
+    if (!busy && group?.shouldHoldFrom(seq)) {
+      // Its waiting siblings still share the prompt's blocks at the next schedule().
+      this.blocks.allocate(group.holdId, group.numSharedTokens, { fromSeqId: seq.id, numBlocks: group.numSharedTokens / this.blocks.kvBlockSize });
+      group.held = true;
+      this.held.add(group);
+    }
     if (!busy) this.blocks.free(seq.id);
+    if (group?.held && !group.members.some((m) => m.status === 'waiting')) this.release(group); // no sibling left to share it
   }
 
   /** Builds the next step, or null when nothing can run. */
@@ -147,13 +192,24 @@ export class Scheduler {
       budget -= numNew;
     }
 
-    // New (or preempted) sequences, first come first served; never skip the head.
-    while (this.waiting.length > 0 && budget > 0 && entries.length < cfg.maxNumSeqs) {
-      const seq = this.waiting[0]!;
-      const numNew = Math.min(seq.numUncomputedTokens, budget, chunkCap);
-      if (!this.blocks.canAllocate(numNew)) break;
-      this.waiting.shift();
-      this.blocks.allocate(seq.id, numNew);
+    // New (or preempted) sequences, first come first served; never skip the head, except a
+    // sample that waits for its sibling to prefill their shared prompt blocks.
+    for (let w = 0; w < this.waiting.length && budget > 0 && entries.length < cfg.maxNumSeqs; ) {
+      const seq = this.waiting[w]!;
+      const admission = this.groups.get(seq)?.admission(seq) ?? { kind: 'prefill' };
+      if (admission.kind === 'wait') {
+        w++;
+        continue;
+      }
+      const shared = admission.kind === 'share' ? admission.numSharedTokens : 0;
+      const numNew = Math.min(seq.numTokens - shared, budget, chunkCap);
+      const numSharedBlocks = shared / this.blocks.kvBlockSize;
+      if (!this.blocks.canAllocate(shared + numNew, numSharedBlocks)) break;
+      this.waiting.splice(w, 1);
+      this.blocks.allocate(seq.id, shared + numNew, admission.kind === 'share' ? { fromSeqId: admission.donorId, numBlocks: numSharedBlocks } : undefined);
+      seq.numComputedTokens = shared;
+      this.promptSharing.numLookedUpTokens += seq.numTokens;
+      this.promptSharing.numSharedTokens += shared;
       seq.status = 'running';
       this.running.push(seq);
       entries.push(this.entry(seq, numNew));
@@ -161,10 +217,14 @@ export class Scheduler {
     }
     // Keep `running` in arrival order so "newest" stays the preemption victim.
     this.running.sort((a, b) => a.arrivalIndex - b.arrivalIndex);
+    this.releaseHeldPrefixes();
 
     if (entries.length === 0) return null;
     const hasPrefill = entries.some((e) => e.numNewTokens > 1 || !e.sample);
     const stageSplit = chooseStageSplit(entries.map((e) => e.numNewTokens), hasPrefill, cfg.dbo);
+    for (const { seq } of entries) {
+      if (!this.blocks.isWritableFrom(seq.id, seq.numComputedTokens)) throw new Error(`Scheduler.schedule: ${seq.id} would write into a KV block it shares (from token ${seq.numComputedTokens}); shared blocks must stay full and unchanged`);
+    }
     const plan = buildStepPlan(
       entries.map(({ seq, numNewTokens, sample }) => ({
         tokenIds: seq.tokensFrom(seq.numComputedTokens, numNewTokens),
@@ -215,6 +275,17 @@ export class Scheduler {
       this.blocks.free(seq.id);
     }
     return seqs;
+  }
+
+  /** A held prefix lives one schedule(): the samples admitted now share it, the others prefill later. */
+  private releaseHeldPrefixes(): void {
+    for (const group of this.held) this.release(group);
+  }
+
+  private release(group: PromptGroup): void {
+    this.blocks.free(group.holdId);
+    group.held = false;
+    this.held.delete(group);
   }
 
   private entry(seq: Sequence, numNew: number): PlanEntry {

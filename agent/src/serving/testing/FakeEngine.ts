@@ -1,21 +1,55 @@
 /**
  * A fake engine for unit tests of the serving layer (the engine boundary is the one thing
  * unit tests may fake). It checks every plan the way the real engine relies on it: offsets,
- * positions, block tables, and that each sequence's earlier KV slots were written by that
- * same sequence at the same positions (so a wrong block table after preemption fails loudly).
- * Tokens come from `nextToken`, deterministic by default.
+ * positions, block tables, and that every KV slot a sequence reads holds what the real
+ * engine would have computed there for it (so a wrong block table fails loudly):
+ *
+ *   - each slot remembers the position it was written at and the hash of the writer's
+ *     tokens up to that position (its history); a slot is valid for a reader at the same
+ *     position whose history (the slots before it, through the reader's own table) is the
+ *     same: the KV of a token depends on exactly those;
+ *   - a reader's slots are its own (written with its seed), except for a prefix of whole
+ *     blocks that another sequence wrote: the prompt blocks the n samples of a request
+ *     share. Its own later slots extend that prefix's history, so from its second step on
+ *     a wrong prefix breaks the chain; on its first step the engine cannot know the tokens
+ *     before its first new one, which the tests check through `historyHash` below;
+ *   - a block a sequence writes in a step is in no other sequence's table of that step.
+ *
+ * Tokens come from `nextToken`, deterministic by default; `historyHash` (the hash of every
+ * token of the context, read through the block table) makes them depend on the KV read.
  */
 import type { RankStats, StepPlan, StepResult } from '@afd/shared';
 import { emptyRankStats } from '@afd/shared';
 import type { EngineLike, EngineModelInfo } from '../engineLike.js';
 
+/** What a fake sampler knows about a sequence it samples for. */
+export interface NextTokenContext {
+  lastTokenId: number;
+  /** Context length (the sampled token's position). */
+  position: number;
+  seed: number;
+  temperature: number;
+  /** Hash of every token of the context as read through the block table (see the file comment). */
+  historyHash: number;
+}
+
 export interface FakeEngineOptions extends Partial<EngineModelInfo> {
   /** Picks the token sampled for a sequence; default cycles through `tokens`. */
-  nextToken?: (ctx: { lastTokenId: number; position: number; seed: number }) => number;
+  nextToken?: (ctx: NextTokenContext) => number;
   /** Token ids the default nextToken cycles through. */
   tokens?: number[];
   /** Simulated compute time per step in milliseconds. */
   stepDelayMs?: number;
+}
+
+/** History hash of an empty context. */
+const HISTORY_START = 0x811c9dc5;
+
+/** The history hash after `tokenId` at `position` (a 32-bit mix; collisions do not matter in tests). */
+function nextHistory(history: number, tokenId: number, position: number): number {
+  let x = Math.imul(history ^ tokenId, 0x9e3779b1) ^ position;
+  x = Math.imul(x ^ (x >>> 15), 0x85ebca6b);
+  return (x ^ (x >>> 13)) >>> 0;
 }
 
 export class FakeEngine implements EngineLike {
@@ -24,8 +58,14 @@ export class FakeEngine implements EngineLike {
   plans: StepPlan[] = [];
   /** Makes the next step throw (tests engine failures). */
   failNext: Error | null = null;
+  /** Per KV slot: the seed of the sequence that wrote it (-1: never written). */
   private readonly slotSeed: Float64Array;
+  /** Per KV slot: the position it was written at (-1: never written). */
   private readonly slotPos: Int32Array;
+  /** Per KV slot: the token written there. */
+  private readonly slotToken: Int32Array;
+  /** Per KV slot: the history hash of the writer's tokens 0..position. */
+  private readonly slotHistory: Uint32Array;
 
   constructor(private readonly opts: FakeEngineOptions = {}) {
     this.info = {
@@ -38,6 +78,8 @@ export class FakeEngine implements EngineLike {
     const slots = this.info.numKvBlocks * this.info.kvBlockSize;
     this.slotSeed = new Float64Array(slots).fill(-1);
     this.slotPos = new Int32Array(slots).fill(-1);
+    this.slotToken = new Int32Array(slots);
+    this.slotHistory = new Uint32Array(slots);
   }
 
   async step(plan: StepPlan): Promise<StepResult> {
@@ -53,11 +95,10 @@ export class FakeEngine implements EngineLike {
     if (this.plans.length > 64) this.plans.shift();
     const out = new Int32Array(plan.numSeqs);
     const bs = this.info.kvBlockSize;
-    const owned = new Set<number>();
+    this.checkWrittenBlocksAreExclusive(plan);
     for (let i = 0; i < plan.numSeqs; i++) {
       const from = plan.tokenOffsets[i]!;
       const to = plan.tokenOffsets[i + 1]!;
-      if (to <= from) throw new Error(`plan: sequence ${i} has no tokens`);
       const seed = plan.seeds[i]!;
       const ctx = plan.contextLens[i]!;
       const table = plan.blockTables.subarray(i * plan.maxBlocksPerSeq, (i + 1) * plan.maxBlocksPerSeq);
@@ -66,31 +107,66 @@ export class FakeEngine implements EngineLike {
         if (block === undefined || block < 0 || block >= this.info.numKvBlocks) throw new Error(`plan: sequence ${i} has no valid block for position ${pos}`);
         return block * bs + (pos % bs);
       };
-      for (let b = 0; b < Math.ceil(ctx / bs); b++) {
-        if (owned.has(table[b]!)) throw new Error(`plan: block ${table[b]} is used by two sequences`);
-        owned.add(table[b]!);
-      }
       const start = plan.positions[from]!;
       if (plan.positions[to - 1]! + 1 !== ctx) throw new Error(`plan: sequence ${i} ends at ${plan.positions[to - 1]} but contextLen is ${ctx}`);
-      for (let p = 0; p < start; p++) {
-        const s = slot(p);
-        if (this.slotSeed[s] !== seed || this.slotPos[s] !== p) throw new Error(`plan: sequence ${i} reads KV position ${p} that it never wrote (stale block table)`);
-      }
+      let history = this.readHistory(i, seed, start, slot);
       for (let t = from; t < to; t++) {
-        if (plan.positions[t] !== start + (t - from)) throw new Error(`plan: positions of sequence ${i} are not consecutive`);
-        const s = slot(plan.positions[t]!);
+        const pos = plan.positions[t]!;
+        if (pos !== start + (t - from)) throw new Error(`plan: positions of sequence ${i} are not consecutive`);
+        history = nextHistory(history, plan.tokenIds[t]!, pos);
+        const s = slot(pos);
         this.slotSeed[s] = seed;
-        this.slotPos[s] = plan.positions[t]!;
+        this.slotPos[s] = pos;
+        this.slotToken[s] = plan.tokenIds[t]!;
+        this.slotHistory[s] = history;
       }
-      if (plan.sampleMask[i]) out[i] = this.pick(plan.tokenIds[to - 1]!, ctx, seed);
+      if (plan.sampleMask[i]) out[i] = this.pick({ lastTokenId: plan.tokenIds[to - 1]!, position: ctx, seed, temperature: plan.temperature[i]!, historyHash: history });
     }
     return { tokenIds: out, stepTimeMs: this.opts.stepDelayMs ?? 0 };
   }
 
-  private pick(lastTokenId: number, position: number, seed: number): number {
-    if (this.opts.nextToken) return this.opts.nextToken({ lastTokenId, position, seed });
+  /**
+   * Checks the KV slots before `start` that sequence `i` reads (see the file comment);
+   * returns the history hash of its tokens 0..start-1.
+   */
+  private readHistory(i: number, seed: number, start: number, slot: (pos: number) => number): number {
+    let history = HISTORY_START;
+    let numShared = 0; // leading positions another sequence wrote
+    for (let p = 0; p < start; p++) {
+      const s = slot(p);
+      if (this.slotPos[s] !== p) throw new Error(`plan: sequence ${i} reads KV position ${p} that it never wrote (stale block table)`);
+      history = nextHistory(history, this.slotToken[s]!, p);
+      if (this.slotHistory[s] !== history) throw new Error(`plan: sequence ${i} reads KV position ${p} written after other tokens than it has before it (stale block table)`);
+      if (this.slotSeed[s] === seed) continue;
+      if (numShared !== p) throw new Error(`plan: sequence ${i} reads KV position ${p} written by another sequence after positions of its own (stale block table)`);
+      numShared++;
+    }
+    const bs = this.info.kvBlockSize;
+    if (numShared % bs !== 0) throw new Error(`plan: sequence ${i} reads another sequence's KV up to position ${numShared - 1}, inside a block: only whole blocks may be shared`);
+    return history;
+  }
+
+  /** A block that a sequence writes in this step must be in no other sequence's table of the step. */
+  private checkWrittenBlocksAreExclusive(plan: StepPlan): void {
+    const bs = this.info.kvBlockSize;
+    const users = new Map<number, number>();
+    const written: { block: number; i: number }[] = [];
+    for (let i = 0; i < plan.numSeqs; i++) {
+      if (plan.tokenOffsets[i + 1]! <= plan.tokenOffsets[i]!) throw new Error(`plan: sequence ${i} has no tokens`);
+      const table = plan.blockTables.subarray(i * plan.maxBlocksPerSeq, (i + 1) * plan.maxBlocksPerSeq);
+      const firstWritten = Math.floor(plan.positions[plan.tokenOffsets[i]!]! / bs);
+      for (let b = 0; b < Math.ceil(plan.contextLens[i]! / bs); b++) {
+        users.set(table[b]!, (users.get(table[b]!) ?? 0) + 1);
+        if (b >= firstWritten) written.push({ block: table[b]!, i });
+      }
+    }
+    for (const { block, i } of written) if (users.get(block)! > 1) throw new Error(`plan: block ${block} is written by sequence ${i} and used by another sequence too`);
+  }
+
+  private pick(ctx: NextTokenContext): number {
+    if (this.opts.nextToken) return this.opts.nextToken(ctx);
     const tokens = this.opts.tokens ?? [9707, 1879, 11, 220, 99489];
-    return tokens[(position + seed) % tokens.length]!;
+    return tokens[(ctx.position + ctx.seed) % tokens.length]!;
   }
 
   stats(): RankStats {
@@ -99,4 +175,16 @@ export class FakeEngine implements EngineLike {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * A fake sampler whose token depends on everything in the KV cache it reads: greedy
+ * (temperature 0) on the context's history alone, otherwise on the history and the seed.
+ * A sequence that read a wrong KV slot samples other tokens than one that did not.
+ */
+export function historySampler(tokens: readonly number[]): (ctx: NextTokenContext) => number {
+  return ({ historyHash, seed, temperature }) => {
+    const key = temperature === 0 ? historyHash : nextHistory(historyHash, seed, -1);
+    return tokens[key % tokens.length]!;
+  };
 }
