@@ -59,6 +59,13 @@ describe('sampling controls (openai client)', () => {
     expect(none.usage!.completion_tokens).toBe(1);
   });
 
+  it('skip_special_tokens false shows special tokens in the text (EOS past ignore_eos here)', async () => {
+    const shown = await complete(clients[2]!, { max_tokens: 2, ignore_eos: true, skip_special_tokens: false });
+    expect(shown.choices[0]!.text).toBe('<|im_end|><|im_end|>');
+    const skipped = await complete(clients[2]!, { max_tokens: 2, ignore_eos: true });
+    expect(skipped.choices[0]!.text).toBe('');
+  });
+
   it('stop strings: cut before them, or kept with include_stop_str_in_output', async () => {
     const base = { prompt: 'x', max_tokens: 30, temperature: 0, seed: 2 };
     const cut = await complete(clients[0]!, { ...base, stop: [' world'] });
