@@ -21,10 +21,11 @@ import { AsyncQueue } from './AsyncQueue.js';
 import type { EngineLike } from './engineLike.js';
 import { BlockManager } from './kv/BlockManager.js';
 import { Scheduler, type SchedulerConfig, type SeqOutput } from './scheduler/Scheduler.js';
-import { Sequence, type FinishReason } from './scheduler/Sequence.js';
+import type { TokenLogprob } from './scheduler/logprobRows.js';
+import { Sequence, type FinishReason, type Penalties } from './scheduler/Sequence.js';
 import { ServingError } from './ServingError.js';
-import { IncrementalDetokenizer, type Decoder } from './tokenizer/IncrementalDetokenizer.js';
-import { StopStringMatcher } from './tokenizer/StopStringMatcher.js';
+import type { Decoder } from './tokenizer/IncrementalDetokenizer.js';
+import { OutputText } from './tokenizer/OutputText.js';
 
 /** What a caller asks to generate. */
 export interface GenerateParams {
@@ -35,17 +36,37 @@ export interface GenerateParams {
   n?: number | undefined;
   /** Most tokens to generate; undefined = up to the context window. */
   maxTokens?: number | undefined;
-  /** Text that ends generation (not included in the output). */
+  /** Text that ends generation (not included in the output unless includeStopStrInOutput). */
   stop?: string[];
   /** Token ids that end generation. */
   stopTokenIds?: number[];
   /** Keep going past EOS (benchmarks). */
   ignoreEos?: boolean;
+  /** vLLM's presence, frequency and repetition penalties (default off). */
+  penalties?: Penalties;
+  /** Additive logit biases by token id (OpenAI logit_bias; ids must lie in the vocabulary). */
+  logitBias?: ReadonlyMap<number, number>;
+  /** Generate at least this many tokens: EOS and stop ids are banned and stop strings not looked for before. */
+  minTokens?: number;
+  /** Keep the stop string (or the stop token's text) in the output. */
+  includeStopStrInOutput?: boolean;
+  /** Leave special tokens out of the text (default true). */
+  skipSpecialTokens?: boolean;
+  /** Default true; false emits an added token that follows another without a decoder's space. */
+  spacesBetweenSpecialTokens?: boolean;
+  /** Top log-probabilities of each generated token (0..20); undefined = none. */
+  logprobs?: number;
+  /** Top log-probabilities of each prompt token (0..20); undefined = none. */
+  promptLogprobs?: number;
 }
 
 export type GenerationEvent =
-  /** New text (may be empty when a token completes no character yet) and the token ids behind it. */
-  | { type: 'delta'; text: string; tokenIds: number[] }
+  /**
+   * New text (may be empty when a token completes no character yet) and the token ids behind
+   * it; `logprobs` (one per token id) when asked for, and on the first delta `promptLogprobs`
+   * (entry j: prompt token j + 1; the first prompt token has none) when asked for.
+   */
+  | { type: 'delta'; text: string; tokenIds: number[]; logprobs?: TokenLogprob[]; promptLogprobs?: TokenLogprob[] }
   | { type: 'done'; finishReason: FinishReason; promptTokens: number; completionTokens: number }
   | { type: 'error'; error: ServingError };
 
@@ -77,8 +98,7 @@ export interface RequestHandle {
 interface RequestState {
   seq: Sequence;
   queue: AsyncQueue<GenerationEvent>;
-  detok: IncrementalDetokenizer;
-  stops: StopStringMatcher;
+  output: OutputText;
   startS: number;
   lastTokenS: number | null;
 }
@@ -127,15 +147,15 @@ export class ServingEngine {
     return this.requests.size;
   }
 
-  /** Checks a request against the context window; returns the effective max tokens. */
-  checkLength(promptTokens: number, maxTokens: number | undefined): number {
+  /** Checks a request against the context window; returns the effective max tokens. `promptParam` names the prompt's field in errors. */
+  checkLength(promptTokens: number, maxTokens: number | undefined, promptParam = 'messages'): number {
     const limit = this.maxContextTokens;
     if (promptTokens === 0) throw new ServingError('invalid_request', 'the prompt is empty; send at least one token', 'prompt');
     if (promptTokens >= limit) {
       throw new ServingError(
         'context_length_exceeded',
         `This model's maximum context length is ${limit} tokens. However, your prompt has ${promptTokens} tokens, leaving no room for output. Shorten the prompt.`,
-        'messages',
+        promptParam,
       );
     }
     if (maxTokens === undefined) return limit - promptTokens;
@@ -149,18 +169,32 @@ export class ServingEngine {
     return maxTokens;
   }
 
-  /** Checks a request against the context window, the vocabulary and max-num-seqs; returns the effective max tokens. */
-  checkRequest(params: GenerateParams): number {
+  /**
+   * Checks a request against the context window, max-num-seqs (its n samples run together)
+   * and the vocabulary (prompt, logit_bias and stop_token_ids ids); returns the effective max
+   * tokens. `promptParam` names the prompt's field in errors ('prompt' on /v1/completions,
+   * 'messages' on chat).
+   */
+  checkRequest(params: GenerateParams, promptParam = 'messages'): number {
     const n = params.n ?? 1;
     const maxSeqs = this.options.scheduler.maxNumSeqs;
     if (!Number.isInteger(n) || n < 1) throw new ServingError('invalid_request', `n must be a positive integer, got ${n}`, 'n');
     if (n > maxSeqs) {
       throw new ServingError('invalid_request', `n=${n} is more than this server runs at once (max-num-seqs ${maxSeqs}): the n samples of a prompt run together; send n <= ${maxSeqs}`, 'n');
     }
-    const maxTokens = this.checkLength(params.promptIds.length, params.maxTokens);
+    const maxTokens = this.checkLength(params.promptIds.length, params.maxTokens, promptParam);
     const vocab = this.engine.info.vocabSize;
-    const badId = params.promptIds.find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
-    if (badId !== undefined) throw new ServingError('invalid_request', `token id ${badId} is outside the vocabulary [0, ${vocab})`, 'prompt');
+    const outside = (ids: Iterable<number>): number | undefined => [...ids].find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
+    const fields: [string, Iterable<number>, string][] = [
+      ['prompt', params.promptIds, 'token id'],
+      ['logit_bias', params.logitBias?.keys() ?? [], 'logit_bias token id'],
+      ['stop_token_ids', params.stopTokenIds ?? [], 'stop token id'],
+    ];
+    for (const [param, ids, what] of fields) {
+      const bad = outside(ids);
+      if (bad !== undefined) throw new ServingError('invalid_request', `${what} ${bad} is outside the vocabulary [0, ${vocab})`, param === 'prompt' ? promptParam : param);
+    }
+    if ((params.minTokens ?? 0) > maxTokens) throw new ServingError('invalid_request', `min_tokens (${params.minTokens}) is more than the ${maxTokens} tokens this request may generate; lower min_tokens`, 'min_tokens');
     return maxTokens;
   }
 
@@ -205,23 +239,25 @@ export class ServingEngine {
 
   /** Adds a checked request's n samples to the scheduler, one handle each (the caller starts the loop). */
   private add(params: GenerateParams, maxTokens: number): RequestHandle[] {
-    const stop = { maxTokens, eosTokenIds: this.engine.info.eosTokenIds, stopTokenIds: params.stopTokenIds ?? [], ignoreEos: params.ignoreEos ?? false };
+    const minTokens = params.minTokens ?? 0;
+    const stop = { maxTokens, eosTokenIds: this.engine.info.eosTokenIds, stopTokenIds: params.stopTokenIds ?? [], ignoreEos: params.ignoreEos ?? false, minTokens };
+    const extras = { penalties: params.penalties, logitBias: params.logitBias, logprobs: params.logprobs, promptLogprobs: params.promptLogprobs };
     const seed = params.sampling.seed;
     const seqs = Array.from({ length: params.n ?? 1 }, (_, i) => {
       const sampling: SamplingParams = { ...params.sampling, seed: seed === undefined ? randomInt(0, 2 ** 32) : (seed + i) >>> 0 };
       const id = `req-${this.nextId++}`;
-      return new Sequence(id, params.promptIds, sampling, stop, this.nextId);
+      return new Sequence(id, params.promptIds, sampling, stop, this.nextId, extras);
     });
     this.scheduler.addSamples(seqs);
     return seqs.map((seq, sampleIndex) => {
-      const state: RequestState = {
-        seq,
-        queue: new AsyncQueue(),
-        detok: new IncrementalDetokenizer(this.decoder, params.promptIds),
-        stops: new StopStringMatcher(params.stop ?? []),
-        startS: nowS(),
-        lastTokenS: null,
-      };
+      const output = new OutputText(this.decoder, params.promptIds, {
+        skipSpecialTokens: params.skipSpecialTokens ?? true,
+        spacesBetweenSpecialTokens: params.spacesBetweenSpecialTokens ?? true,
+        stop: params.stop ?? [],
+        includeStopStrInOutput: params.includeStopStrInOutput ?? false,
+        minTokens,
+      });
+      const state: RequestState = { seq, queue: new AsyncQueue(), output, startS: nowS(), lastTokenS: null };
       this.requests.set(seq.id, state);
       this.observer?.onRequestStart(seq.promptIds.length);
       return { id: seq.id, promptTokens: seq.promptIds.length, sampleIndex, events: state.queue, abort: () => this.end(state, 'abort') };
@@ -273,14 +309,16 @@ export class ServingEngine {
     const t = nowS();
     if (state.lastTokenS === null) this.observer?.onFirstToken(t - state.startS);
     else this.observer?.onNextToken(t - state.lastTokenS);
+    const first = state.lastTokenS === null;
     state.lastTokenS = t;
-    let text = '';
     let finish = out.finishReason;
-    const match = state.stops.push(state.detok.push(out.tokenId));
-    text += match.text;
+    const byToken = finish === 'stop' && out.seq.isStopToken(out.tokenId);
+    const match = state.output.push(out.tokenId, finish === null ? null : byToken ? 'stop-token' : 'other');
     if (match.stopped) finish = 'stop';
-    else if (finish) text += state.stops.push(state.detok.flush()).text + state.stops.flush();
-    state.queue.push({ type: 'delta', text, tokenIds: [out.tokenId] });
+    const delta: GenerationEvent = { type: 'delta', text: match.text, tokenIds: [out.tokenId] };
+    if (out.logprobs) delta.logprobs = [out.logprobs];
+    if (first && out.seq.logits.promptLogprobs !== undefined) delta.promptLogprobs = out.seq.promptLogprobs;
+    state.queue.push(delta);
     if (finish) this.end(state, finish);
   }
 

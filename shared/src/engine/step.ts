@@ -120,7 +120,8 @@ export interface StepResult {
   /**
    * Prompt log-probabilities: per sequence with numPromptLogprobs >= 0, one row per prompt
    * token of this step whose next token is known (the chunk's next token, or
-   * nextPromptTokenIds for its last row), in token order.
+   * nextPromptTokenIds for its last row), in token order. They are the model's raw
+   * log-softmax (no bias, penalties or temperature), as vLLM reports prompt logprobs.
    */
   promptLogprobs?: TokenLogprobs;
 }

@@ -167,7 +167,7 @@ describe('bad input', () => {
   });
   it('n beyond max-num-seqs and unsupported fields -> 400 saying what to do', async () => {
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x', n: 65 }), 400, /n=65 is more than this server runs at once \(max-num-seqs 64\).*send n <= 64/);
-    await expectError(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'x' }], logprobs: true }), 400, /logprobs/);
+    await expectError(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'f' } }] }), 400, /tools: tool calling is not supported/);
   });
   it('prompt longer than the context window -> 400 naming the limit', async () => {
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: new Array(200).fill(5) }), 400, /maximum context length is 128 tokens/);

@@ -44,7 +44,7 @@ class FedHandle implements RequestHandle {
 }
 
 const fmt: ResponseFormat = {
-  chunk: (index, text, finish) => ({ choices: [{ index, text, finish_reason: finish }] }),
+  chunk: (index, delta, finish) => ({ choices: [{ index, text: delta.text, finish_reason: finish }] }),
   usageChunk: (usage) => ({ choices: [], usage }),
   full: (choices, usage) => ({ choices: choices.map((c, index) => ({ index, text: c.text, finish_reason: c.finish })), usage }),
 };

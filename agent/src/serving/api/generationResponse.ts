@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandle } from '../ServingEngine.js';
 import { ApiError, fromServingError } from './ApiError.js';
-import { openAiFinish, sumUsage, usageOf, type FinishedChoice, type ResponseFormat, type Usage } from './responseFormat.js';
+import { openAiFinish, sumUsage, usageOf, type ChoiceDelta, type FinishedChoice, type ResponseFormat, type Usage } from './responseFormat.js';
 import { endSse, sendSse, startSse } from './sse.js';
 
 const ABORTED = 'the request was aborted because the server is stopping; retry on another rank';
@@ -58,14 +58,14 @@ export async function streamGeneration(req: IncomingMessage, res: ServerResponse
       if (failed) break;
       if (ev.type === 'delta') {
         generated += ev.tokenIds.length;
-        if (ev.text.length === 0 && !first) continue;
-        sendSse(res, fmt.chunk(index, ev.text, null, first, soFar()));
+        if (ev.text.length === 0 && !first && !fmt.everyToken) continue;
+        sendSse(res, fmt.chunk(index, deltaOf(ev), null, first, soFar()));
         first = false;
       } else if (ev.type === 'done') {
         // Aborted: the client is gone (the write is a no-op) or the server is stopping (tell the client).
         if (ev.finishReason === 'abort') return fail(new ApiError(503, 'service_unavailable', ABORTED, 'aborted').toJSON());
         generated = ev.completionTokens;
-        sendSse(res, fmt.chunk(index, '', openAiFinish(ev.finishReason), first, soFar()));
+        sendSse(res, fmt.chunk(index, { text: '', tokenIds: [] }, openAiFinish(ev.finishReason), first, soFar()));
         finished.push(usageShare(handle, ev.promptTokens, ev.completionTokens));
       } else return fail(fromServingError(ev.error).toJSON());
     }
@@ -75,14 +75,29 @@ export async function streamGeneration(req: IncomingMessage, res: ServerResponse
   endSse(res);
 }
 
-/** One generation's text and finish reason; throws when it was aborted or failed, null when its events ended early. */
+/** A delta event as a chunk's delta (optional fields only when present). */
+function deltaOf(ev: { text: string; tokenIds: number[]; logprobs?: ChoiceDelta['logprobs']; promptLogprobs?: ChoiceDelta['promptLogprobs'] }): ChoiceDelta {
+  const d: ChoiceDelta = { text: ev.text, tokenIds: ev.tokenIds };
+  if (ev.logprobs) d.logprobs = ev.logprobs;
+  if (ev.promptLogprobs) d.promptLogprobs = ev.promptLogprobs;
+  return d;
+}
+
+/** One generation's text, tokens, logprobs and finish reason; throws when it was aborted or failed, null when its events ended early. */
 async function collectOne(handle: RequestHandle): Promise<(FinishedChoice & { usage: Usage }) | null> {
   let text = '';
+  const tokenIds: number[] = [];
+  let logprobs: FinishedChoice['logprobs'] = null;
+  let promptLogprobs: FinishedChoice['promptLogprobs'] = null;
   for await (const ev of handle.events) {
-    if (ev.type === 'delta') text += ev.text;
-    else if (ev.type === 'done') {
+    if (ev.type === 'delta') {
+      text += ev.text;
+      tokenIds.push(...ev.tokenIds);
+      if (ev.logprobs) (logprobs ??= []).push(...ev.logprobs);
+      if (ev.promptLogprobs) promptLogprobs = ev.promptLogprobs;
+    } else if (ev.type === 'done') {
       if (ev.finishReason === 'abort') throw new ApiError(503, 'service_unavailable', ABORTED, 'aborted');
-      return { text, finish: openAiFinish(ev.finishReason), usage: usageShare(handle, ev.promptTokens, ev.completionTokens) };
+      return { text, finish: openAiFinish(ev.finishReason), tokenIds, logprobs, promptLogprobs, usage: usageShare(handle, ev.promptTokens, ev.completionTokens) };
     } else throw ev.error;
   }
   return null;

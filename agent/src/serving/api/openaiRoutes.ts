@@ -9,9 +9,13 @@ import type { PromptEncoder } from '../tokenizer/PromptEncoder.js';
 import { codePointsBeyond } from '../tokenizer/promptBound.js';
 import { ServingError } from '../ServingError.js';
 import { ApiError } from './ApiError.js';
+import { chatFormat } from './chatResponse.js';
+import { completionsFormat } from './completionsResponse.js';
 import { collectGeneration, streamGeneration } from './generationResponse.js';
+import type { TokenDisplay } from './logprobsFormat.js';
 import { checkBatchSize, checkPrompt, promptsOf } from './promptBatch.js';
-import { checkChatOnly, checkCompletionOnly, toGenerateParams } from './requestParams.js';
+import { checkRequestFields } from './requestFields.js';
+import { checkChatOnly, responseOptions, toGenerateParams } from './requestParams.js';
 import type { ResponseFormat } from './responseFormat.js';
 import { chatRequestSchema, completionRequestSchema, type ChatRequest, type CompletionRequest } from './schemas.js';
 import { sendJson } from './httpUtil.js';
@@ -30,6 +34,10 @@ export interface OpenAiContext {
 }
 
 const nowS = (): number => Math.floor(Date.now() / 1000);
+
+/** Text of a chat message's content (text parts joined). */
+const contentText = (m: ChatRequest['messages'][number]): string => (typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text).join(''));
+
 
 /** The client went away while its prompt was tokenised: nothing to submit. */
 function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
@@ -71,9 +79,9 @@ export class OpenAiRoutes {
    * submitted at once so that the scheduler admits them into the same step.
    */
   async completions(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    checkRequestFields(body, 'completions');
     const r = completionRequestSchema.parse(body);
     this.checkModel(r.model);
-    checkCompletionOnly(r);
     const prompts = promptsOf(r.prompt);
     const count = prompts.length;
     checkBatchSize(count, this.ctx.serving.scheduler.config.maxNumSeqs);
@@ -83,52 +91,57 @@ export class OpenAiRoutes {
     const promptIds = await Promise.all(prompts.map((p) => (typeof p === 'string' ? this.ctx.encoder.encode(p) : p)));
     if (clientGone(req, res)) return;
     const params = promptIds.map((ids, i) => {
-      const p = toGenerateParams(r, ids, r.max_tokens);
-      checkPrompt(i, count, () => this.ctx.serving.checkRequest(p));
+      const p = toGenerateParams(r, ids, 'completions');
+      checkPrompt(i, count, () => this.ctx.serving.checkRequest(p, 'prompt'));
       return p;
     });
     const handles = this.ctx.serving.submitAll(params);
-    const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
-    const created = nowS();
-    const model = r.model;
-    const choice = (index: number, text: string, finish: string | null): object => ({ index, text, logprobs: null, finish_reason: finish });
-    const withUsage = r.stream_options?.include_usage === true;
-    const fmt: ResponseFormat = {
-      chunk: (index, text, finish, _first, usage) => ({ id, object: 'text_completion', created, model, choices: [choice(index, text, finish)], ...(withUsage ? { usage } : {}) }),
-      usageChunk: (usage) => ({ id, object: 'text_completion', created, model, choices: [], usage }),
-      full: (choices, usage) => ({ id, object: 'text_completion', created, model, choices: choices.map((c, i) => choice(i, c.text, c.finish)), usage }),
-    };
+    const n = r.n ?? 1;
+    const fmt = completionsFormat({
+      id: `cmpl-${r.request_id ?? randomUUID().replaceAll('-', '')}`,
+      created: nowS(),
+      model: r.model,
+      // Choice j is prompt floor(j / n)'s (submitAll returns each prompt's n handles in a row).
+      prompts: handles.map((_, j) => {
+        const i = Math.floor(j / n);
+        const p = prompts[i]!;
+        const untruncated = params[i]!.promptIds === promptIds[i];
+        return { ids: params[i]!.promptIds, text: typeof p === 'string' && untruncated ? p : this.ctx.tokenizer.decode(params[i]!.promptIds) };
+      }),
+      echo: r.echo === true,
+      echoOnly: r.echo === true && r.max_tokens === 0,
+      withUsage: r.stream_options?.include_usage === true,
+      opts: responseOptions(r, 'completions'),
+      display: this.display(r),
+    });
     await this.respond(r, req, res, handles, fmt);
   }
 
+  /** How the request wants tokens shown in logprobs. */
+  private display(r: CompletionRequest | ChatRequest): TokenDisplay {
+    const tok = this.ctx.tokenizer;
+    return { tokenString: (id) => tok.tokenString(id), asIds: r.return_tokens_as_token_ids === true };
+  }
+
   async chat(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    checkRequestFields(body, 'chat');
     const r = chatRequestSchema.parse(body);
     this.checkModel(r.model);
     checkChatOnly(r);
-    const promptIds = await this.encodeChat(r);
+    const encoded = await this.encodeChat(r);
     if (clientGone(req, res)) return;
-    const handles = this.ctx.serving.submitAll([toGenerateParams(r, promptIds, r.max_completion_tokens ?? r.max_tokens)]);
-    const id = `chatcmpl-${randomUUID().replaceAll('-', '')}`;
-    const created = nowS();
-    const model = r.model;
-    const withUsage = r.stream_options?.include_usage === true;
-    const base = { id, object: 'chat.completion.chunk', created, model };
-    const fmt: ResponseFormat = {
-      chunk: (index, text, finish, first, usage) => ({
-        ...base,
-        choices: [{ index, delta: finish ? {} : first ? { role: 'assistant', content: text } : { content: text }, logprobs: null, finish_reason: finish }],
-        ...(withUsage ? { usage } : {}),
-      }),
-      usageChunk: (usage) => ({ ...base, choices: [], usage }),
-      full: (choices, usage) => ({
-        id,
-        object: 'chat.completion',
-        created,
-        model,
-        choices: choices.map((c, index) => ({ index, message: { role: 'assistant', content: c.text, refusal: null, tool_calls: [] }, logprobs: null, finish_reason: c.finish })),
-        usage,
-      }),
-    };
+    const params = toGenerateParams(r, encoded, 'chat');
+    const handles = this.ctx.serving.submitAll([params]);
+    const fmt = chatFormat({
+      id: `chatcmpl-${r.request_id ?? randomUUID().replaceAll('-', '')}`,
+      created: nowS(),
+      model: r.model,
+      promptIds: params.promptIds,
+      echoText: chatEcho(r),
+      withUsage: r.stream_options?.include_usage === true,
+      opts: responseOptions(r, 'chat'),
+      display: this.display(r),
+    });
     await this.respond(r, req, res, handles, fmt);
   }
 
@@ -155,12 +168,12 @@ export class OpenAiRoutes {
     if (!this.ctx.tokenizer.chatTemplate) throw ApiError.badRequest('this model has no chat template (tokenizer_config.json chat_template); use /v1/completions', 'messages');
     const messages: ChatMessage[] = r.messages.map((m) => ({
       role: m.role === 'developer' ? 'system' : m.role,
-      content: typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text).join(''),
+      content: contentText(m),
       ...(m.name ? { name: m.name } : {}),
     }));
     this.checkChars(messages.map((m) => m.content), 'messages');
     try {
-      return await this.ctx.encoder.encodeChat(messages, { addGenerationPrompt: true, extra: r.chat_template_kwargs ?? {} });
+      return await this.ctx.encoder.encodeChat(messages, { addGenerationPrompt: r.add_generation_prompt ?? true, extra: r.chat_template_kwargs ?? {} });
     } catch (err) {
       if (err instanceof ServingError) throw err; // queue full, stopping, a worker lost
       throw ApiError.badRequest((err as Error).message, 'messages');
@@ -174,4 +187,15 @@ export class OpenAiRoutes {
     const body = await collectGeneration(req, res, handles, fmt);
     if (body) sendJson(res, 200, body);
   }
+}
+
+/**
+ * vLLM's chat echo: the last message's content when its role is the reply's (assistant,
+ * or the last message's own role without add_generation_prompt), else ''.
+ */
+function chatEcho(r: ChatRequest): string {
+  if (!r.echo) return '';
+  const last = r.messages[r.messages.length - 1]!;
+  const role = (r.add_generation_prompt ?? true) ? 'assistant' : last.role;
+  return last.role === role ? contentText(last) : '';
 }

@@ -2,6 +2,7 @@
  * What an endpoint tells generationResponse.ts about the look of its responses, and the
  * OpenAI usage and finish_reason values they carry.
  */
+import type { TokenLogprob } from '../scheduler/logprobRows.js';
 import type { FinishReason } from '../scheduler/Sequence.js';
 
 export interface Usage {
@@ -13,23 +14,43 @@ export interface Usage {
 /** OpenAI finish_reason; an aborted request never reaches the client. */
 export type OpenAiFinish = 'stop' | 'length';
 
+/** What one streamed chunk of a choice carries (a GenerationEvent delta, or several merged). */
+export interface ChoiceDelta {
+  text: string;
+  /** Token ids behind the text. */
+  tokenIds: number[];
+  /** One row per token id, when the request asked for logprobs. */
+  logprobs?: TokenLogprob[];
+  /** On a choice's first delta, when asked: the prompt rows (entry j: prompt token j + 1). */
+  promptLogprobs?: TokenLogprob[];
+}
+
 /** A finished generation: one choice of a full response. */
 export interface FinishedChoice {
   text: string;
   finish: OpenAiFinish;
+  /** Every generated token id. */
+  tokenIds: number[];
+  /** One row per generated token, when asked for. */
+  logprobs: TokenLogprob[] | null;
+  /** The prompt rows (entry j: prompt token j + 1), when asked for. */
+  promptLogprobs: TokenLogprob[] | null;
 }
 
 export interface ResponseFormat {
   /**
-   * A streamed chunk of choice `index` (prompt p's sample j is choice p * n + j) carrying text
-   * and/or the finish reason; `first` is that choice's first chunk; `usage` is the choice's
-   * usage so far with continuous usage stats, else null.
+   * A streamed chunk of choice `index` (its place in the response: prompt i's choices are
+   * i * n .. i * n + n - 1) carrying a delta and/or the finish reason; `first` is that
+   * choice's first chunk; `usage` is the choice's usage so far with continuous usage
+   * stats, else null.
    */
-  chunk(index: number, text: string, finish: OpenAiFinish | null, first: boolean, usage: Usage | null): object;
+  chunk(index: number, delta: ChoiceDelta, finish: OpenAiFinish | null, first: boolean, usage: Usage | null): object;
   /** The final usage-only chunk (choices: []), summed over the prompts (each prompt once) and the choices. */
   usageChunk(usage: Usage): object;
-  /** The whole non-streamed response: choice p * n + j is prompt p's sample j; usage as in usageChunk. */
+  /** The whole non-streamed response: choice i is handle i; usage summed over the prompts (each prompt once) and the choices. */
   full(choices: FinishedChoice[], usage: Usage): object;
+  /** Send a chunk for every token, even with no text yet (logprobs or token ids asked). */
+  everyToken?: boolean;
 }
 
 export function usageOf(prompt: number, completion: number): Usage {

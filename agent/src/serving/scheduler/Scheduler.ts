@@ -14,6 +14,7 @@
  */
 import { buildStepPlan, type StepPlan, type StepResult } from '@afd/shared';
 import { BlockManager, blocksForTokens } from '../kv/BlockManager.js';
+import { logprobRowsOf, numRowsOf, type TokenLogprob } from './logprobRows.js';
 import { PromptGroup } from './PromptGroup.js';
 import { chooseStageSplit, type DboConfig } from './stageSplit.js';
 import type { FinishReason, Sequence } from './Sequence.js';
@@ -52,6 +53,8 @@ export interface SeqOutput {
   tokenId: number;
   /** Set when this token ended the sequence. */
   finishReason: FinishReason | null;
+  /** The token's log-probability row, when the sequence asks for logprobs. */
+  logprobs?: TokenLogprob;
 }
 
 /**
@@ -117,7 +120,9 @@ export class Scheduler {
         throw new Error(`Scheduler.add: ${seq.id} may grow to ${maxTotal} tokens, more than the ${this.blocks.numBlocks * this.blocks.kvBlockSize} the KV cache holds; lower max_tokens`);
       }
     }
-    const group = seqs.length > 1 ? new PromptGroup(seqs, this.blocks.kvBlockSize) : null;
+    // Samples that report prompt logprobs each compute the whole prompt (a shared prefix skips its rows).
+    const share = seqs.length > 1 && seqs[0]!.logits.promptLogprobs === undefined;
+    const group = share ? new PromptGroup(seqs, this.blocks.kvBlockSize) : null;
     for (const seq of seqs) {
       seq.status = 'waiting';
       this.waiting.push(seq);
@@ -231,7 +236,7 @@ export class Scheduler {
         numCached: seq.numComputedTokens,
         blockTable: this.blocks.blockTable(seq.id),
         sample,
-        sampling: seq.sampling,
+        ...seq.planFields(numNewTokens, sample),
       })),
       { stageSplit },
     );
@@ -242,6 +247,7 @@ export class Scheduler {
   /** Applies a step's result: advances the KV position, appends sampled tokens, finishes sequences. */
   update(step: ScheduledStep, result: StepResult): SeqOutput[] {
     if (step !== this.inFlight) throw new Error('Scheduler.update: this step is not the one in flight');
+    checkResult(step, result); // before any change: a broken result fails the step (failStep)
     this.inFlight = null;
     const outputs: SeqOutput[] = [];
     step.entries.forEach((entry, i) => {
@@ -251,16 +257,19 @@ export class Scheduler {
         return;
       }
       if (seq.status !== 'running') return; // cannot happen: preemption only happens in schedule()
+      const x = step.plan.extras;
+      if (x && x.numPromptLogprobs[i]! >= 0) seq.addPromptLogprobs(logprobRowsOf(result.promptLogprobs!, i, x.numPromptLogprobs[i]!), seq.numComputedTokens);
       seq.numComputedTokens += entry.numNewTokens;
       if (!entry.sample) return;
-      const tokenId = result.tokenIds[i];
-      if (tokenId === undefined) throw new Error(`engine returned ${result.tokenIds.length} token ids for a step of ${step.entries.length} sequences`);
-      seq.outputIds.push(tokenId);
+      const tokenId = result.tokenIds[i]!;
+      seq.appendOutput(tokenId);
       let reason: FinishReason | null = null;
-      if (seq.isStopToken(tokenId)) reason = 'stop';
+      if (seq.stopsOnLastToken()) reason = 'stop';
       else if (seq.outputIds.length >= seq.stop.maxTokens || seq.numTokens >= this.config.maxModelLen) reason = 'length';
       if (reason) this.finish(seq, reason);
-      outputs.push({ seq, tokenId, finishReason: reason });
+      const out: SeqOutput = { seq, tokenId, finishReason: reason };
+      if (x && x.numLogprobs[i]! >= 0) out.logprobs = logprobRowsOf(result.logprobs!, i, x.numLogprobs[i]!)[0]!;
+      outputs.push(out);
     });
     return outputs;
   }
@@ -310,5 +319,27 @@ export class Scheduler {
     const at = this.waiting.findIndex((w) => w.arrivalIndex > seq.arrivalIndex);
     if (at < 0) this.waiting.push(seq);
     else this.waiting.splice(at, 0, seq);
+  }
+}
+
+/**
+ * Checks that a result has what its step asked for: a token per sequence, one logprob row
+ * per sampled sequence that asked, and a prompt row per token whose next token is known.
+ * Throws naming the broken part (the engine broke the contract of step.ts).
+ */
+function checkResult(step: ScheduledStep, result: StepResult): void {
+  const { plan } = step;
+  if (result.tokenIds.length < plan.numSeqs) throw new Error(`engine returned ${result.tokenIds.length} token ids for a step of ${plan.numSeqs} sequences`);
+  const x = plan.extras;
+  if (!x) return;
+  for (let i = 0; i < plan.numSeqs; i++) {
+    const sampled = plan.sampleMask[i] === 1;
+    const wantRows = sampled && x.numLogprobs[i]! >= 0 ? 1 : 0;
+    if (numRowsOf(result.logprobs, i) !== wantRows) throw new Error(`engine returned ${numRowsOf(result.logprobs, i)} logprob rows for sequence ${i} of the step, expected ${wantRows}`);
+    if (x.numPromptLogprobs[i]! < 0) continue;
+    const numTokens = plan.tokenOffsets[i + 1]! - plan.tokenOffsets[i]!;
+    const wantPrompt = numTokens - (sampled || x.nextPromptTokenIds[i]! < 0 ? 1 : 0);
+    const got = numRowsOf(result.promptLogprobs, i);
+    if (got !== wantPrompt) throw new Error(`engine returned ${got} prompt logprob rows for sequence ${i} of the step, expected ${wantPrompt}`);
   }
 }

@@ -1,8 +1,10 @@
 /**
  * One request's token sequence as the scheduler sees it: prompt + generated ids, how many
- * of them are in the KV cache, and when to stop. Pure data.
+ * of them are in the KV cache, and when to stop; with the logit processing and
+ * log-probabilities it asks of the engine. Pure data.
  */
-import type { SamplingParams } from '@afd/shared';
+import type { PlanSeq, SamplingParams } from '@afd/shared';
+import type { TokenLogprob } from './logprobRows.js';
 
 export type SeqStatus = 'waiting' | 'running' | 'finished';
 
@@ -19,6 +21,29 @@ export interface StopParams {
   stopTokenIds: readonly number[];
   /** Keep generating past EOS (benchmarks). */
   ignoreEos: boolean;
+  /**
+   * Generate at least this many tokens (vLLM min_tokens; default 0): until then every
+   * token id that would end the sequence is banned (a -Infinity bias) and ends nothing.
+   */
+  minTokens?: number;
+}
+
+/** vLLM's penalties (0, 0, 1 = off). */
+export interface Penalties {
+  presence: number;
+  frequency: number;
+  repetition: number;
+}
+
+/** What a sequence asks of the engine beyond sampling; every field optional (off). */
+export interface SeqLogitOptions {
+  penalties?: Penalties;
+  /** Additive logit biases by token id (OpenAI logit_bias). */
+  logitBias?: ReadonlyMap<number, number>;
+  /** Top log-probabilities of each sampled token (0..20). */
+  logprobs?: number;
+  /** Top log-probabilities of each prompt token (0..20). */
+  promptLogprobs?: number;
 }
 
 export class Sequence {
@@ -29,7 +54,17 @@ export class Sequence {
   finishReason: FinishReason | null = null;
   /** Times this sequence was preempted and recomputed. */
   numPreemptions = 0;
+  /** Prompt log-probabilities received so far: entry j is that of prompt token j + 1. */
+  readonly promptLogprobs: TokenLogprob[] = [];
   private readonly stopIds: Set<number>;
+  /**
+   * Distinct tokens seen, with their output counts (prompt tokens count 0, listed only with a
+   * repetition penalty); null when no penalty is on. Updated per sampled token, so a step
+   * costs O(distinct tokens) only for sequences with a penalty.
+   */
+  private readonly seen: Map<number, number> | null;
+  /** logitBias plus a -Infinity bias on every stop id (while below min tokens). */
+  private readonly minTokensBias: ReadonlyMap<number, number> | undefined;
 
   constructor(
     readonly id: string,
@@ -38,9 +73,18 @@ export class Sequence {
     readonly stop: StopParams,
     /** Monotonic admission order; larger is newer (the preemption victim). */
     readonly arrivalIndex: number,
+    readonly logits: SeqLogitOptions = {},
   ) {
     if (promptIds.length === 0) throw new Error(`sequence ${id}: the prompt is empty; send at least one token`);
     this.stopIds = new Set([...(stop.ignoreEos ? [] : stop.eosTokenIds), ...stop.stopTokenIds]);
+    const p = logits.penalties;
+    const penaltiesOn = p !== undefined && (p.presence !== 0 || p.frequency !== 0 || p.repetition !== 1);
+    this.seen = penaltiesOn ? new Map(p.repetition !== 1 ? promptIds.map((t) => [t, 0]) : []) : null;
+    if ((stop.minTokens ?? 0) > 0 && this.stopIds.size > 0) {
+      const banned = new Map(logits.logitBias ?? []);
+      for (const t of this.stopIds) banned.set(t, -Infinity);
+      this.minTokensBias = banned;
+    }
   }
 
   /** Prompt + generated tokens. */
@@ -68,9 +112,59 @@ export class Sequence {
     return this.numTokens - this.numComputedTokens;
   }
 
-  /** True when the token ends generation by id (EOS unless ignored, or a stop id). */
+  /** True when the token id is one that ends generation (EOS unless ignored, or a stop id). */
   isStopToken(tokenId: number): boolean {
     return this.stopIds.has(tokenId);
+  }
+
+  /** Appends a sampled token (and counts it for the penalties). */
+  appendOutput(tokenId: number): void {
+    this.outputIds.push(tokenId);
+    if (this.seen) this.seen.set(tokenId, (this.seen.get(tokenId) ?? 0) + 1);
+  }
+
+  /** True when the last appended token ends the sequence by its id (never before min tokens). */
+  stopsOnLastToken(): boolean {
+    const last = this.outputIds[this.outputIds.length - 1];
+    return last !== undefined && this.isStopToken(last) && this.outputIds.length >= (this.stop.minTokens ?? 0);
+  }
+
+  /**
+   * This sequence's logit processing and log-probability requests for a step of `numNew`
+   * tokens from numComputedTokens on (the fields of its PlanSeq besides tokens and blocks).
+   */
+  planFields(numNew: number, sample: boolean): Pick<PlanSeq, 'sampling' | 'penalties' | 'logitBias' | 'logprobs' | 'promptLogprobs' | 'nextPromptTokenId'> {
+    const fields: ReturnType<Sequence['planFields']> = { sampling: this.sampling };
+    const p = this.logits.penalties;
+    if (this.seen && p) fields.penalties = { ...p, seen: this.seen };
+    const belowMin = this.minTokensBias !== undefined && this.outputIds.length < (this.stop.minTokens ?? 0);
+    const bias = belowMin ? this.minTokensBias : this.logits.logitBias;
+    if (bias && bias.size > 0) fields.logitBias = bias;
+    if (sample && this.logits.logprobs !== undefined) fields.logprobs = this.logits.logprobs;
+    if (this.needsPromptRows(numNew)) {
+      fields.promptLogprobs = this.logits.promptLogprobs!;
+      if (!sample) fields.nextPromptTokenId = this.tokenAt(this.numComputedTokens + numNew);
+    }
+    return fields;
+  }
+
+  /**
+   * Adds the prompt rows of a step whose first token was at position `firstPos`: row j is
+   * the log-probability of the token at firstPos + j + 1. Rows already received (a chunk
+   * computed again after a preemption) and rows of output tokens are dropped.
+   */
+  addPromptLogprobs(rows: readonly TokenLogprob[], firstPos: number): void {
+    rows.forEach((row, j) => {
+      const pos = firstPos + j;
+      if (pos === this.promptLogprobs.length && pos + 1 < this.promptIds.length) this.promptLogprobs.push(row);
+    });
+  }
+
+  /** True when a chunk of `numNew` tokens from numComputedTokens on covers prompt rows not received yet. */
+  private needsPromptRows(numNew: number): boolean {
+    if (this.logits.promptLogprobs === undefined) return false;
+    const have = this.promptLogprobs.length;
+    return have < this.promptIds.length - 1 && this.numComputedTokens + numNew - 1 >= have;
   }
 
   get isFinished(): boolean {

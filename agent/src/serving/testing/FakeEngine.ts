@@ -15,12 +15,16 @@
  *     before its first new one, which the tests check through `historyHash` below;
  *   - a block a sequence writes in a step is in no other sequence's table of that step.
  *
- * Tokens come from `nextToken`, deterministic by default; `historyHash` (the hash of every
- * token of the context, read through the block table) makes them depend on the KV read.
+ * Its model prefers the token `nextToken` picks (deterministic by default; `historyHash`, the
+ * hash of every token of the context read through the block table, makes it depend on the
+ * KV read) by a wide margin (fakeLogits.ts); it honours the plan's extras: logit bias,
+ * penalties, temperature, top-k, top-p and min-p when it samples, and log-probability rows of
+ * sampled and prompt tokens in the contract's layout, by the rules fakeLogits.ts spells out.
  */
-import type { RankStats, StepPlan, StepResult } from '@afd/shared';
-import { emptyRankStats } from '@afd/shared';
+import type { RankStats, StepExtras, StepPlan, StepResult } from '@afd/shared';
+import { checkStepPlan, emptyRankStats } from '@afd/shared';
 import type { EngineLike, EngineModelInfo } from '../engineLike.js';
+import { fakeModelLogits, logprobRow, packLogprobRows, processLogits, sampleRow, type LogprobRow, type RowProcessing, type SparseLogits } from './fakeLogits.js';
 
 /** What a fake sampler knows about a sequence it samples for. */
 export interface NextTokenContext {
@@ -34,12 +38,20 @@ export interface NextTokenContext {
 }
 
 export interface FakeEngineOptions extends Partial<EngineModelInfo> {
-  /** Picks the token sampled for a sequence; default cycles through `tokens`. */
+  /** The token the fake model prefers for a sequence; default cycles through `tokens`. */
   nextToken?: (ctx: NextTokenContext) => number;
-  /** Token ids the default nextToken cycles through. */
+  /** Token ids the default nextToken cycles through; also the model's runner-up candidates. */
   tokens?: number[];
   /** Simulated compute time per step in milliseconds. */
   stepDelayMs?: number;
+}
+
+/** Qwen3 ids of "Hello", " world", ",", " " and "世界". */
+const DEFAULT_TOKENS = [9707, 1879, 11, 220, 99489];
+
+/** The k of each sequence where the step samples it, else -1. */
+function masked(ks: Int32Array, sampleMask: Uint8Array): number[] {
+  return Array.from(ks, (k, i) => (sampleMask[i] ? k : -1));
 }
 
 /** History hash of an empty context. */
@@ -93,7 +105,11 @@ export class FakeEngine implements EngineLike {
     this.steps++;
     this.plans.push(plan);
     if (this.plans.length > 64) this.plans.shift();
+    const problems = checkStepPlan(plan, this.info);
+    if (problems.length > 0) throw new Error(`plan: ${problems.join('; ')}`);
     const out = new Int32Array(plan.numSeqs);
+    const sampledRows: LogprobRow[][] = [];
+    const promptRows: LogprobRow[][] = [];
     const bs = this.info.kvBlockSize;
     this.checkWrittenBlocksAreExclusive(plan);
     for (let i = 0; i < plan.numSeqs; i++) {
@@ -110,19 +126,67 @@ export class FakeEngine implements EngineLike {
       const start = plan.positions[from]!;
       if (plan.positions[to - 1]! + 1 !== ctx) throw new Error(`plan: sequence ${i} ends at ${plan.positions[to - 1]} but contextLen is ${ctx}`);
       let history = this.readHistory(i, seed, start, slot);
+      const histories: number[] = []; // after each new token
       for (let t = from; t < to; t++) {
         const pos = plan.positions[t]!;
         if (pos !== start + (t - from)) throw new Error(`plan: positions of sequence ${i} are not consecutive`);
         history = nextHistory(history, plan.tokenIds[t]!, pos);
+        histories.push(history);
         const s = slot(pos);
         this.slotSeed[s] = seed;
         this.slotPos[s] = pos;
         this.slotToken[s] = plan.tokenIds[t]!;
         this.slotHistory[s] = history;
       }
-      if (plan.sampleMask[i]) out[i] = this.pick({ lastTokenId: plan.tokenIds[to - 1]!, position: ctx, seed, temperature: plan.temperature[i]!, historyHash: history });
+      const logitsAt = (t: number): SparseLogits =>
+        this.logits({ lastTokenId: plan.tokenIds[t]!, position: plan.positions[t]! + 1, seed, temperature: plan.temperature[i]!, historyHash: histories[t - from]! });
+      promptRows.push(this.promptRows(plan, i, logitsAt));
+      sampledRows.push([]);
+      if (!plan.sampleMask[i]) continue;
+      const processed = processLogits(logitsAt(to - 1), this.processingOf(plan, i));
+      const sampling = { temperature: plan.temperature[i]!, topK: plan.topK[i]!, topP: plan.topP[i]!, minP: plan.minP[i]!, seed, position: ctx };
+      out[i] = sampleRow(processed, sampling);
+      const k = plan.extras?.numLogprobs[i] ?? -1;
+      if (k >= 0) sampledRows[i]!.push(logprobRow(processed, out[i]!, k));
     }
-    return { tokenIds: out, stepTimeMs: this.opts.stepDelayMs ?? 0 };
+    const result: StepResult = { tokenIds: out, stepTimeMs: this.opts.stepDelayMs ?? 0 };
+    const x = plan.extras;
+    if (x && x.numLogprobs.some((k, i) => k >= 0 && plan.sampleMask[i])) result.logprobs = packLogprobRows(sampledRows, masked(x.numLogprobs, plan.sampleMask));
+    if (x && x.numPromptLogprobs.some((k) => k >= 0)) result.promptLogprobs = packLogprobRows(promptRows, Array.from(x.numPromptLogprobs));
+    return result;
+  }
+
+  /** The fake model's raw logits for the token after a context. */
+  private logits(ctx: NextTokenContext): SparseLogits {
+    return fakeModelLogits(this.info.vocabSize, this.pick(ctx), this.opts.tokens ?? DEFAULT_TOKENS);
+  }
+
+  /** Sequence i's bias, penalties and temperature (StepExtras' CSR slices). */
+  private processingOf(plan: StepPlan, i: number): RowProcessing {
+    const p: RowProcessing = { bias: new Map(), presence: 0, frequency: 0, repetition: 1, seen: new Map(), temperature: plan.temperature[i]! };
+    const x: StepExtras | undefined = plan.extras;
+    if (!x) return p;
+    const bias = new Map<number, number>();
+    for (let j = x.biasOffsets[i]!; j < x.biasOffsets[i + 1]!; j++) bias.set(x.biasTokenIds[j]!, (bias.get(x.biasTokenIds[j]!) ?? 0) + x.biasValues[j]!);
+    const seen = new Map<number, number>();
+    for (let j = x.seenOffsets[i]!; j < x.seenOffsets[i + 1]!; j++) seen.set(x.seenTokenIds[j]!, x.seenCounts[j]!);
+    return { ...p, bias, seen, presence: x.presencePenalty[i]!, frequency: x.frequencyPenalty[i]!, repetition: x.repetitionPenalty[i]! };
+  }
+
+  /** Prompt rows of sequence i: raw log-softmax of each token of the step whose next token is known. */
+  private promptRows(plan: StepPlan, i: number, logitsAt: (t: number) => SparseLogits): LogprobRow[] {
+    const k = plan.extras?.numPromptLogprobs[i] ?? -1;
+    if (k < 0) return [];
+    const from = plan.tokenOffsets[i]!;
+    const to = plan.tokenOffsets[i + 1]!;
+    const lastNext = plan.sampleMask[i] ? -1 : plan.extras!.nextPromptTokenIds[i]!;
+    const rows: LogprobRow[] = [];
+    for (let t = from; t < to; t++) {
+      const next = t + 1 < to ? plan.tokenIds[t + 1]! : lastNext;
+      if (next < 0) break;
+      rows.push(logprobRow(logitsAt(t), next, k));
+    }
+    return rows;
   }
 
   /**
@@ -165,7 +229,7 @@ export class FakeEngine implements EngineLike {
 
   private pick(ctx: NextTokenContext): number {
     if (this.opts.nextToken) return this.opts.nextToken(ctx);
-    const tokens = this.opts.tokens ?? [9707, 1879, 11, 220, 99489];
+    const tokens = this.opts.tokens ?? DEFAULT_TOKENS;
     return tokens[(ctx.position + ctx.seed) % tokens.length]!;
   }
 

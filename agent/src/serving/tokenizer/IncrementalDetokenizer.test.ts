@@ -54,4 +54,29 @@ describe('IncrementalDetokenizer', () => {
     expect(d.push(ids[1]!)).toBe('');
     expect(d.flush()).toMatch(/^\uFFFD+$/);
   });
+
+  it('skip_special_tokens false keeps special tokens; spaces_between_special_tokens false emits consecutive added tokens raw', () => {
+    const ids = [151_644, ...tok.encode('user', false), 151_645, 151_645]; // <|im_start|>user<|im_end|><|im_end|>
+    const decode = (opts: { skipSpecialTokens: boolean; spacesBetweenSpecialTokens: boolean }, decoder = tok): string => {
+      const d = new IncrementalDetokenizer(decoder, [], opts);
+      return ids.map((id) => d.push(id)).join('') + d.flush();
+    };
+    expect(decode({ skipSpecialTokens: true, spacesBetweenSpecialTokens: true })).toBe('user');
+    expect(decode({ skipSpecialTokens: false, spacesBetweenSpecialTokens: true })).toBe('<|im_start|>user<|im_end|><|im_end|>');
+    // A decoder that puts a space before every added token (as Metaspace/WordPiece ones do):
+    // with spaces_between_special_tokens false, an added token right after another comes raw.
+    const spaced = {
+      decode: (xs: readonly number[], skip?: boolean): string => xs.map((x) => (tok.addedTokenContent(x) !== undefined ? ` ${tok.decode([x], skip)}` : tok.decode([x], skip))).join(''),
+      addedTokenContent: (x: number) => tok.addedTokenContent(x),
+    };
+    expect(decode({ skipSpecialTokens: false, spacesBetweenSpecialTokens: true }, spaced as never)).toBe(' <|im_start|>user <|im_end|> <|im_end|>');
+    expect(decode({ skipSpecialTokens: false, spacesBetweenSpecialTokens: false }, spaced as never)).toBe(' <|im_start|>user <|im_end|><|im_end|>');
+  });
+
+  it("a token's own string (logprobs) is its text alone, special tokens included", () => {
+    expect(tok.tokenString(151_645)).toBe('<|im_end|>');
+    expect(tok.tokenString(tok.encode(' world', false)[0]!)).toBe(' world');
+    expect(tok.addedTokenContent(151_645)).toBe('<|im_end|>');
+    expect(tok.addedTokenContent(tok.encode(' world', false)[0]!)).toBeUndefined();
+  });
 });

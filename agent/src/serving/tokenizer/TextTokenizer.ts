@@ -22,6 +22,9 @@ function tokenText(t: TokenizerConfigJson['eos_token']): string | null {
 }
 
 export class TextTokenizer {
+  private readonly tokenStrings = new Map<number, string>();
+  private addedTokens: Map<number, string> | undefined;
+
   private constructor(
     private readonly tokenizer: Tokenizer,
     private readonly config: TokenizerConfigJson,
@@ -76,6 +79,26 @@ export class TextTokenizer {
   decode(ids: readonly number[], skipSpecialTokens = true): string {
     if (ids.length === 0) return '';
     return this.tokenizer.decode(ids as number[], { skip_special_tokens: skipSpecialTokens, clean_up_tokenization_spaces: false });
+  }
+
+  /**
+   * One token's own string as vLLM shows it in log-probabilities: the token decoded alone,
+   * special tokens included (a byte token that is part of a character decodes to U+FFFD).
+   * Cached: at most one entry per vocabulary token.
+   */
+  tokenString(id: number): string {
+    let s = this.tokenStrings.get(id);
+    if (s === undefined) {
+      s = this.decode([id], false);
+      this.tokenStrings.set(id, s);
+    }
+    return s;
+  }
+
+  /** The content of an added token (special or not, e.g. <|im_end|>, <think>); undefined for other tokens. */
+  addedTokenContent(id: number): string | undefined {
+    this.addedTokens ??= new Map([...this.tokenizer.get_added_tokens_decoder()].map(([tid, t]) => [tid, t.content]));
+    return this.addedTokens.get(id);
   }
 
   /** Id of a token string, if the vocabulary has it. */

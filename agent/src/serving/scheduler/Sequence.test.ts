@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { Sequence, type SeqLogitOptions, type StopParams } from './Sequence.js';
+
+const greedy = { temperature: 0, topK: 0, topP: 1, seed: 1 };
+const stop: StopParams = { maxTokens: 10, eosTokenIds: [99], stopTokenIds: [], ignoreEos: false };
+const make = (logits: SeqLogitOptions = {}, over: Partial<StopParams> = {}, prompt = [1, 2, 2, 3]): Sequence => new Sequence('s', prompt, greedy, { ...stop, ...over }, 0, logits);
+
+describe('Sequence: penalties count seen tokens incrementally', () => {
+  it('asks for no penalties when they are off or neutral', () => {
+    expect(make().planFields(1, true)).toEqual({ sampling: greedy });
+    expect(make({ penalties: { presence: 0, frequency: 0, repetition: 1 } }).planFields(1, true).penalties).toBeUndefined();
+  });
+
+  it('counts output tokens only for presence/frequency, and prompt tokens as 0 with a repetition penalty', () => {
+    const freq = make({ penalties: { presence: 0.5, frequency: 1, repetition: 1 } });
+    expect([...freq.planFields(1, true).penalties!.seen]).toEqual([]);
+    for (const t of [7, 2, 7]) freq.appendOutput(t);
+    expect(freq.planFields(1, true).penalties).toEqual({ presence: 0.5, frequency: 1, repetition: 1, seen: new Map([[7, 2], [2, 1]]) });
+
+    const rep = make({ penalties: { presence: 0, frequency: 0, repetition: 1.2 } });
+    rep.appendOutput(3);
+    rep.appendOutput(8);
+    expect(rep.planFields(1, true).penalties!.seen).toEqual(new Map([[1, 0], [2, 0], [3, 1], [8, 1]]));
+  });
+});
+
+describe('Sequence: min_tokens', () => {
+  it('bans EOS and the stop ids with -Infinity while fewer than min_tokens were generated, on top of logit_bias', () => {
+    const s = make({ logitBias: new Map([[5, 2]]) }, { minTokens: 2, stopTokenIds: [42] });
+    expect(s.planFields(1, true).logitBias).toEqual(new Map([[5, 2], [99, -Infinity], [42, -Infinity]]));
+    s.appendOutput(99); // an engine that ignored the ban: still not the end
+    expect(s.stopsOnLastToken()).toBe(false);
+    expect(s.planFields(1, true).logitBias!.get(99)).toBe(-Infinity);
+    s.appendOutput(42); // the 2nd token may end it
+    expect(s.stopsOnLastToken()).toBe(true);
+    expect(s.planFields(1, true).logitBias).toEqual(new Map([[5, 2]]));
+  });
+
+  it('does not ban EOS under ignore_eos (it ends nothing), and asks no bias without min_tokens', () => {
+    expect(make({}, { minTokens: 3, ignoreEos: true }).planFields(1, true).logitBias).toBeUndefined();
+    expect(make({}, { minTokens: 3, ignoreEos: true, stopTokenIds: [4] }).planFields(1, true).logitBias).toEqual(new Map([[4, -Infinity]]));
+    const s = make();
+    s.appendOutput(99);
+    expect(s.stopsOnLastToken()).toBe(true);
+  });
+});
+
+describe('Sequence: log-probabilities', () => {
+  it('asks for sampled-token rows only on a sampling step', () => {
+    const s = make({ logprobs: 3 });
+    expect(s.planFields(4, false).logprobs).toBeUndefined();
+    expect(s.planFields(4, true).logprobs).toBe(3);
+  });
+
+  it('asks for prompt rows chunk by chunk, with the next prompt token on a non-final chunk, and keeps each row once', () => {
+    const s = make({ promptLogprobs: 0 }, {}, [10, 11, 12, 13, 14]);
+    expect(s.planFields(2, false)).toMatchObject({ promptLogprobs: 0, nextPromptTokenId: 12 });
+    const row = (tokenId: number) => ({ tokenId, logprob: -1, rank: 1, top: [] });
+    s.addPromptLogprobs([row(11), row(12)], 0);
+    s.numComputedTokens = 2;
+    const last = s.planFields(3, true);
+    expect(last.promptLogprobs).toBe(0);
+    expect(last.nextPromptTokenId).toBeUndefined();
+    s.addPromptLogprobs([row(13), row(14)], 2);
+    expect(s.promptLogprobs.map((r) => r.tokenId)).toEqual([11, 12, 13, 14]);
+    // Recomputed after a preemption (prompt + 1 output token): nothing new to ask, nothing added twice.
+    s.appendOutput(50);
+    s.numComputedTokens = 0;
+    expect(s.planFields(6, true).promptLogprobs).toBeUndefined();
+    s.addPromptLogprobs([row(11), row(12), row(13), row(14), row(50)], 0);
+    expect(s.promptLogprobs).toHaveLength(4);
+  });
+});
