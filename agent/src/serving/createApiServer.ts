@@ -12,6 +12,7 @@ import type { EngineLike } from './engineLike.js';
 import { registerRankMetrics } from './metrics/rankMetrics.js';
 import { ServingMetrics } from './metrics/ServingMetrics.js';
 import { ServingEngine, type ServingOptions } from './ServingEngine.js';
+import type { CacheConfigInfo } from './metrics/cacheConfigInfo.js';
 import type { TextTokenizer } from './tokenizer/TextTokenizer.js';
 import { InlineEncoder, type PromptEncoder } from './tokenizer/PromptEncoder.js';
 
@@ -34,6 +35,8 @@ export interface ApiServerOptions {
   http?: RankHttpServer;
   /** Extra not-ready condition (e.g. loading, FFN peer lost); null when fine. */
   externalNotReady?: () => string | null;
+  /** KV options as configured, for vllm:cache_config_info (block size and count come from the engine). */
+  cacheOptions?: Pick<CacheConfigInfo, 'gpuMemoryUtilization' | 'kvCacheMemoryBytes'>;
 }
 
 export interface ApiServer {
@@ -52,12 +55,14 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
   const serving = new ServingEngine(o.engine, o.tokenizer, o.serving);
   const registry = o.registry ?? new Registry();
   const blocks = serving.scheduler.blocks;
-  const metrics = new ServingMetrics(registry, o.servedModelName, {
+  const gauges = {
     numRunning: () => serving.scheduler.numRunning,
     numWaiting: () => serving.scheduler.numWaiting,
     kvUsage: () => blocks.usage,
     numPreemptions: () => serving.scheduler.numPreemptions,
-  });
+  };
+  const cacheConfig = { blockSize: o.engine.info.kvBlockSize, numGpuBlocks: o.engine.info.numKvBlocks, ...o.cacheOptions };
+  const metrics = new ServingMetrics(registry, o.servedModelName, gauges, { maxModelLen: serving.maxContextTokens, cacheConfig });
   serving.observe(metrics);
   const rankStats = (): RankStats => ({ ...o.engine.stats(), kv: { blocksUsed: blocks.numUsedBlocks, blocksTotal: blocks.numBlocks } });
   registerRankMetrics(registry, rankStats);

@@ -35,6 +35,8 @@ export interface PlanEntry {
   numNewTokens: number;
   /** True when the step ends at the sequence's last known token, so the next one is sampled. */
   sample: boolean;
+  /** Set when the sequence was admitted from the queue this step: its tokens looked up in shared KV blocks, and those found. */
+  prefixLookup?: { queriedTokens: number; hitTokens: number };
 }
 
 /** A scheduled step: the plan for the engine and the sequences it covers, in plan order. */
@@ -156,7 +158,8 @@ export class Scheduler {
       this.blocks.allocate(seq.id, numNew);
       seq.status = 'running';
       this.running.push(seq);
-      entries.push(this.entry(seq, numNew));
+      // No KV blocks are shared yet: every lookup misses (prefix metrics count the queries).
+      entries.push({ ...this.entry(seq, numNew), prefixLookup: { queriedTokens: seq.numTokens, hitTokens: 0 } });
       budget -= numNew;
     }
     // Keep `running` in arrival order so "newest" stays the preemption victim.
