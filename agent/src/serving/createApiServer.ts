@@ -1,18 +1,20 @@
 /**
  * Wires an engine and a tokenizer into a serving attention/colocated rank: scheduler loop,
- * vLLM + afd metrics, OpenAI routes and the HTTP server. Used by the role process and by
- * the API tests (with a fake engine).
+ * vLLM + afd metrics, the serving routes (OpenAI API, /tokenize, /detokenize) and the HTTP
+ * server. Used by the role process and by the API tests (with a fake engine).
  */
 import { Registry } from 'prom-client';
-import type { RankStats, ServedModelInfo } from '@afd/shared';
+import type { CorsConfig, RankStats, ServedModelInfo } from '@afd/shared';
 import type { Logger } from '../util/logger.js';
+import { ModelRoutes } from './api/modelRoutes.js';
 import { OpenAiRoutes } from './api/openaiRoutes.js';
 import { RankHttpServer, type Readiness } from './api/RankHttpServer.js';
+import { TokenizeRoutes } from './api/tokenizeRoutes.js';
+import type { CacheConfigInfo } from './metrics/cacheConfigInfo.js';
 import type { EngineLike } from './engineLike.js';
 import { registerRankMetrics } from './metrics/rankMetrics.js';
 import { ServingMetrics } from './metrics/ServingMetrics.js';
 import { ServingEngine, type ServingOptions } from './ServingEngine.js';
-import type { CacheConfigInfo } from './metrics/cacheConfigInfo.js';
 import type { TextTokenizer } from './tokenizer/TextTokenizer.js';
 import { InlineEncoder, type PromptEncoder } from './tokenizer/PromptEncoder.js';
 
@@ -35,6 +37,8 @@ export interface ApiServerOptions {
   http?: RankHttpServer;
   /** Extra not-ready condition (e.g. loading, FFN peer lost); null when fine. */
   externalNotReady?: () => string | null;
+  /** CORS of a new HTTP server (default: no origin allowed); a given `http` has its own. */
+  cors?: CorsConfig | undefined;
   /** KV options as configured, for vllm:cache_config_info (block size and count come from the engine). */
   cacheOptions?: Pick<CacheConfigInfo, 'gpuMemoryUtilization' | 'kvCacheMemoryBytes'>;
 }
@@ -72,10 +76,15 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
     return serving.readiness;
   };
   const encoder = o.encoder ?? new InlineEncoder(o.tokenizer);
-  const openai = new OpenAiRoutes({ serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath, modelInfo: o.modelInfo });
+  const served = { servedModelName: o.servedModelName, modelPath: o.modelPath, maxModelLen: serving.maxContextTokens, modelInfo: o.modelInfo };
+  const routes = {
+    models: new ModelRoutes(served),
+    openai: new OpenAiRoutes({ serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath }),
+    tokenize: new TokenizeRoutes({ tokenizer: o.tokenizer, encoder, served }),
+  };
   const http =
-    o.http ?? new RankHttpServer({ readiness, registry, stats: rankStats, serving: () => metrics.snapshot(), openai, apiKey: o.apiKey, version: o.version, log: o.log });
-  http.attachOpenAi(openai);
+    o.http ?? new RankHttpServer({ readiness, registry, stats: rankStats, serving: () => metrics.snapshot(), routes, apiKey: o.apiKey, version: o.version, log: o.log, cors: o.cors });
+  http.attachRoutes(routes);
   return {
     serving,
     metrics,

@@ -49,6 +49,7 @@ const corsFields = {
 /** The CORS options alone: what the launch spec carries for every rank and its front router. */
 export const corsConfigSchema = z.strictObject(corsFields);
 export type CorsConfig = z.output<typeof corsConfigSchema>;
+export type CorsConfigInput = z.input<typeof corsConfigSchema>;
 
 /** The rank's HTTP server (OpenAI API on serving ranks; health, metrics and stats on every rank). */
 export const apiConfigSchema = z.strictObject({
