@@ -30,7 +30,7 @@ const MODEL_PREFIX = '/v1/models/';
 
 /** Whether `path` belongs to the serving routes (a rank that has none answers 503 or 404 for it). */
 export function isServingPath(path: string): boolean {
-  return path.startsWith('/v1/') || path in POSTS;
+  return path.startsWith('/v1/') || Object.hasOwn(POSTS, path);
 }
 
 export interface ServeOptions {
@@ -44,7 +44,7 @@ export async function serveRoute(routes: ServingRouteSet, method: string, path: 
   const get = method === 'GET' || method === 'HEAD';
   if (get && path === '/v1/models') return routes.models.list(res);
   if (get && path.startsWith(MODEL_PREFIX) && path.length > MODEL_PREFIX.length) return routes.models.retrieve(path.slice(MODEL_PREFIX.length), res);
-  const post = POSTS[path];
+  const post = Object.hasOwn(POSTS, path) ? POSTS[path] : undefined;
   if (post && method === 'POST') {
     requireJsonContentType(req);
     const body = await readJsonBody(req, o.maxBodyBytes);
