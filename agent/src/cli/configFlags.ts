@@ -1,9 +1,9 @@
 /**
  * The command-line face of the configuration: one table of flags, each naming the field of
  * the config it sets (a path into the rank config, whose sections the launch spec shares:
- * `model`, `serving`, `afd`). `afd-agent role` and `afd-agent launch` both register their
- * flags from it and turn what was given into a sparse config input, which the shared
- * schemas validate and default. A flag carries no default of its own: an absent flag leaves
+ * `model`, `serving`, `afd`, and `api` for its CORS fields). `afd-agent role` and
+ * `afd-agent launch` both register their flags from it and turn what was given into a
+ * sparse config input, which the shared schemas validate and default. A flag carries no default of its own: an absent flag leaves
  * the field to the schema. Adding an option here is one row.
  */
 import { resolve } from 'node:path';
@@ -48,6 +48,18 @@ function fraction(value: string, flag: string): number {
   return n;
 }
 
+/** A JSON list of strings, as vLLM's --allowed-origins and its siblings take them (json.loads). */
+function jsonStringList(value: string, flag: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (err) {
+    throw new Error(`${flag} must be a JSON list of strings, e.g. '["https://app.example"]' (got ${JSON.stringify(value)}: ${(err as Error).message})`);
+  }
+  if (!Array.isArray(parsed) || !parsed.every((v) => typeof v === 'string')) throw new Error(`${flag} must be a JSON list of strings, e.g. '["*"]' (got ${value})`);
+  return parsed as string[];
+}
+
 function hostList(value: string): string[] {
   return value.split(',').map((h) => h.trim());
 }
@@ -68,6 +80,11 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flags: '--kv-memory-fraction <f>', path: ['serving', 'kvMemoryFraction'], on: both, parse: fraction, description: 'CUDA: share of the device memory free after the weights for the KV cache (default 0.9)' },
   { flags: '--kv-block-size <n>', path: ['serving', 'kvBlockSize'], on: both, parse: int(1, 1024), description: 'tokens per KV block (default 16)' },
   { flags: '--tokenizer-workers <n>', path: ['serving', 'tokenizerWorkers'], on: both, parse: int(1, 64), description: 'worker threads that tokenise prompts off the event loop (default: one per 8 cores, 1 to 4)' },
+  // api: CORS of the OpenAI API (vLLM's flags; a launch applies them at its front router and its ranks)
+  { flags: '--allowed-origins <json>', path: ['api', 'allowedOrigins'], on: both, parse: jsonStringList, description: 'browser origins allowed by CORS, a JSON list: \'["https://app.example"]\', \'["*"]\' = any (vLLM\'s default) (default []: CORS off, preflights get 400)' },
+  { flags: '--allowed-methods <json>', path: ['api', 'allowedMethods'], on: both, parse: jsonStringList, description: 'methods a CORS preflight may ask for, a JSON list (default ["*"]: DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT)' },
+  { flags: '--allowed-headers <json>', path: ['api', 'allowedHeaders'], on: both, parse: jsonStringList, description: 'request headers a CORS preflight may ask for besides the safelisted ones, a JSON list (default ["*"]: any)' },
+  { flags: '--allow-credentials', path: ['api', 'allowCredentials'], on: both, description: 'CORS responses carry Access-Control-Allow-Credentials: true (default off)' },
   // afd: how steps run (every rank of a launch)
   { flags: '--connector <name>', path: ['afd', 'connector'], on: both, parse: oneOf(AFD_CONNECTORS), description: `AFD data plane: ${transportChoicesHelp(false)} (default: launch: nccl on cuda, tcp on cpu; role: tcp)` },
   { flags: '--afd-port <port>', path: ['afd', 'port'], on: both, parse: int(1, 65535), description: 'base port of the FFN rendezvous: FFN rank f listens on port + f (default 29500)' },

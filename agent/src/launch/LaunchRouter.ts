@@ -6,6 +6,7 @@
  * URL; the router's health poll brings them back. Its /metrics carries the launch's
  * afd:rank_restarts_total.
  */
+import type { CorsConfig } from '@afd/shared';
 import type { RankRunner } from './RankRunner.js';
 import { advertisedUrl } from '../daemon/advertiseHost.js';
 
@@ -26,6 +27,8 @@ export interface RouterStartOptions {
   apiKey?: string | undefined;
   /** Prometheus text appended to the router's /metrics. */
   metricsExtra: () => string;
+  /** CORS of the OpenAI API (the launch spec's api section). */
+  cors?: CorsConfig;
 }
 
 /** Starts the topology's OpenAI front router on `port` balancing over `backends` (rank base URLs). */
@@ -38,6 +41,8 @@ export interface LaunchRouterOptions {
   advertiseHost?: string;
   port: number;
   apiKey: string | undefined;
+  /** CORS of the OpenAI API (the launch spec's api section). */
+  cors?: CorsConfig;
   /** Restarts per rank, for afd:rank_restarts_total. */
   restarts: () => { role: string; rank: number; total: number }[];
   onNote?: (message: string) => void;
@@ -76,7 +81,7 @@ export class LaunchRouter {
         this.serving.map((r) => r.apiUrl!),
         this.opts.host,
         this.opts.port,
-        { apiKey: this.opts.apiKey, metricsExtra: () => this.restartsText() },
+        { apiKey: this.opts.apiKey, metricsExtra: () => this.restartsText(), ...(this.opts.cors ? { cors: this.opts.cors } : {}) },
       );
       if (this.closed) await router.close();
       else this.router = router;

@@ -170,6 +170,7 @@ export class TopologyRun {
         advertiseHost: this.opts.advertiseHost,
         port: this.opts.spec.apiPort,
         apiKey: this.apiKey,
+        cors: this.opts.spec.api,
         restarts: () => this.runners.map((r) => ({ role: r.id.role, rank: r.id.rank, total: this.restarts.total(r) })),
         onNote: this.opts.onNote,
       },

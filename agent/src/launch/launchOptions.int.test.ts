@@ -2,7 +2,8 @@
  * `afd-agent launch` passes the role's serving flags through and guards its API (real
  * processes: 1A1F, CPU, the small serving model): the API key from $AFD_API_KEY,
  * --max-model-len, --kv-cache-mib, --max-num-seqs and --max-queued-requests reach the
- * ranks; a relative --model is resolved; a non-loopback --api-host without a key is
+ * ranks (and vllm:cache_config_info); --allowed-origins reaches the front router's CORS; a
+ * relative --model is resolved; a non-loopback --api-host without a key is
  * refused; and with --restart never an FFN death ends the launch (exit 1) while its
  * streams still end with an error event and [DONE].
  */
@@ -53,7 +54,7 @@ describe('afd-agent launch options', () => {
 
   it('passes the serving flags and the key to the ranks; --restart never ends the launch on an FFN death, streams ending cleanly', { timeout: 300_000 }, async () => {
     launch = await startLaunch(
-      ['--topology', '1A1F', '--model', 'tiny-serving', '--restart', 'never', '--max-model-len', '4096', '--kv-cache-mib', '8', '--max-num-seqs', '2', '--max-queued-requests', '0', '--stop-grace-ms', '2000'],
+      ['--topology', '1A1F', '--model', 'tiny-serving', '--restart', 'never', '--max-model-len', '4096', '--kv-cache-mib', '8', '--max-num-seqs', '2', '--max-queued-requests', '0', '--stop-grace-ms', '2000', '--allowed-origins', '["https://app.example"]'],
       { home, cwd: home, env: { AFD_API_KEY: key } },
     );
     expect(launch.stderr()).toContain(`model ${join(home, 'tiny-serving')}`); // resolved against the working directory
@@ -63,11 +64,20 @@ describe('afd-agent launch options', () => {
     // 8 MiB of KV: 2 layers x 1 KV head x 32 x (K, V) x 4 bytes x 16 tokens = 8 KiB a block -> 1024 blocks.
     const stats = (await (await fetch(`${launch.api}/afd/stats`)).json()) as { kv: { blocksTotal: number } };
     expect(stats.kv.blocksTotal).toBe(1024);
+    const metrics = await (await fetch(`${launch.api}/metrics`)).text();
+    expect(metrics).toMatch(/^vllm:cache_config_info\{block_size="16",.*kv_cache_memory_bytes="8388608",.*num_gpu_blocks="1024",backend="0"\} 1$/m);
+    // CORS at the router: a preflight is answered before the key; responses to the origin carry it.
+    const preflight = await fetch(`${launch.api}/v1/chat/completions`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([200, 'https://app.example']);
+    await preflight.text();
+    const fromApp = await fetch(`${launch.api}/v1/models`, { headers: { ...auth, origin: 'https://app.example' } });
+    expect(fromApp.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    await fromApp.text();
 
     // --max-num-seqs 2 and --max-queued-requests 0: two streams run, a third would wait and is refused.
     const streams: Promise<StreamOutcome>[] = [0, 1].map((i) => postStream(`${launch!.api}/v1/completions`, { model: 'tiny-serving', prompt: [3 + i, 4], max_tokens: 4000, ignore_eos: true, stream: true }, auth));
     await until(async () => (await (await fetch(`${launch!.api}/metrics`)).text()).includes('vllm:num_requests_running{model_name="tiny-serving",backend="0"} 2'), 'two running', 30_000);
-    const third = await fetch(`${launch.api}/v1/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'tiny-serving', prompt: [9], max_tokens: 2 }) });
+    const third = await fetch(`${launch.api}/v1/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny-serving', prompt: [9], max_tokens: 2 }) });
     expect(third.status).toBe(429);
     expect(third.headers.get('retry-after')).toBe('1');
     await third.text();

@@ -68,7 +68,7 @@ function afdSectionOf(spec: LaunchSpec, placement: RankPlacement, ctx: RankConte
 }
 
 /**
- * The whole config of one placement's rank: the spec's sections (model, serving, afd) as
+ * The whole config of one placement's rank: the spec's sections (model, serving, afd, api) as
  * they are, plus what the agent decides for the rank (its place in the topology, the
  * rendezvous port and id, its device, threads and HTTP address). Validated by the same
  * schema the role process parses it with.
@@ -81,8 +81,8 @@ export function rankConfigFor(spec: LaunchSpec, placement: RankPlacement, ctx: R
     serving: spec.serving,
     // A CUDA rank sees its GPU as device 0 (CUDA_VISIBLE_DEVICES, below).
     device: { backend: placement.backend, index: 0, threads: threads ?? 0 },
-    // Ephemeral: the role reports the bound URL in its `listening` event.
-    api: { host: ctx.apiHost, port: 0 },
+    // The launch's CORS; ephemeral port: the role reports the bound URL in its `listening` event.
+    api: { ...spec.api, host: ctx.apiHost, port: 0 },
   });
 }
 

@@ -39,7 +39,7 @@ describe('runRole', () => {
     expect(seen[1]).toEqual({ type: 'listening', apiUrl: role.apiUrl });
     expect(seen.filter((e) => e.type === 'progress').map((e) => (e.type === 'progress' ? e.phase : ''))).toEqual(['loading', 'loading', 'warmup', 'warmup']);
     expect((await fetch(`${role.apiUrl}/health`)).status).toBe(200);
-    const res = await fetch(`${role.apiUrl}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'hi', max_tokens: 3 }) });
+    const res = await fetch(`${role.apiUrl}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'hi', max_tokens: 3 }) });
     expect(res.status).toBe(200);
     peer!('lost ffn 0 at 127.0.0.1:29500');
     const h = await fetch(`${role.apiUrl}/health`);

@@ -59,7 +59,7 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
     if (phase !== 'ready') return { ready: false, reason: phase };
     return api ? api.readiness() : { ready: true, reason: null };
   };
-  const http = new RankHttpServer({ readiness, registry, stats, serving: () => api?.metrics.snapshot() ?? null, openai: null, servesOpenAi: role !== 'ffn', apiKey: deps.apiKey, version: deps.version, log });
+  const http = new RankHttpServer({ readiness, registry, stats, serving: () => api?.metrics.snapshot() ?? null, routes: null, servesOpenAi: role !== 'ffn', apiKey: deps.apiKey, version: deps.version, log, cors: config.api });
 
   events.progress('loading', 0, 0, 'starting');
   const apiUrl = await http.listen(config.api.port, config.api.host);
@@ -105,6 +105,7 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
         registry,
         http,
         externalNotReady: () => peerProblem,
+        cacheOptions: { gpuMemoryUtilization: config.serving.kvMemoryFraction, kvCacheMemoryBytes: config.serving.kvCacheMib === null ? null : config.serving.kvCacheMib * 2 ** 20 },
       });
       await warmup(api, onProgress);
     }

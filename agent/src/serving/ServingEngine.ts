@@ -20,7 +20,7 @@ import type { SamplingParams } from '@afd/shared';
 import { AsyncQueue } from './AsyncQueue.js';
 import type { EngineLike } from './engineLike.js';
 import { BlockManager } from './kv/BlockManager.js';
-import { Scheduler, type SchedulerConfig, type SeqOutput } from './scheduler/Scheduler.js';
+import { Scheduler, type ScheduledStep, type SchedulerConfig, type SeqOutput } from './scheduler/Scheduler.js';
 import type { TokenLogprob } from './scheduler/logprobRows.js';
 import { Sequence, type FinishReason, type Penalties } from './scheduler/Sequence.js';
 import { ServingError } from './ServingError.js';
@@ -70,13 +70,43 @@ export type GenerationEvent =
   | { type: 'done'; finishReason: FinishReason; promptTokens: number; completionTokens: number }
   | { type: 'error'; error: ServingError };
 
-/** Hooks for metrics; every time is in seconds. */
+/** What a request asked for (vLLM's request_params_* histograms). */
+export interface RequestParamsInfo {
+  /** Completions asked for (1 until `n` > 1 is served). */
+  n: number;
+  /** Most tokens it may generate (the request's max_tokens, else what the context window leaves). */
+  maxTokens: number;
+}
+
+/**
+ * Times of an ended request's phases that close at its end (seconds); null when the request
+ * ended before its first token. Queue and prefill times are reported as they close.
+ */
+export interface RequestPhases {
+  /** First token -> last token. */
+  decodeS: number | null;
+  /** Scheduled -> last token (prefill + decode). */
+  inferenceS: number | null;
+}
+
+/**
+ * Hooks for metrics; every time is in seconds, measured from when the request was added
+ * (after tokenisation). The phases follow vLLM: queue (added -> first scheduled), prefill
+ * (scheduled -> first token), decode (first -> last token); a preemption does not restart them.
+ */
 export interface ServingObserver {
-  onRequestStart(promptTokens: number): void;
-  onFirstToken(ttftS: number): void;
+  onRequestStart(promptTokens: number, params: RequestParamsInfo): void;
+  /** The request left the waiting queue: its first step was scheduled, `queueS` after it was added. */
+  onRequestScheduled(queueS: number): void;
+  /** Prefill done: the first token, `ttftS` after the request was added, `prefillS` after it was scheduled. */
+  onFirstToken(ttftS: number, prefillS: number): void;
   onNextToken(itlS: number): void;
+  /** An engine step completed, computing `numTokens` tokens (prompt chunks + one per decoding sequence). */
+  onIteration(numTokens: number): void;
+  /** A sequence was admitted: tokens looked up in shared (prefix-cached) KV blocks and how many were found. */
+  onPrefixCacheLookup(queriedTokens: number, hitTokens: number): void;
   /** `error`: the engine failed the request (a failed step); `abort`: the client or the server stopped it. */
-  onRequestEnd(e2eS: number, completionTokens: number, reason: FinishReason | 'error'): void;
+  onRequestEnd(e2eS: number, completionTokens: number, reason: FinishReason | 'error', phases: RequestPhases): void;
 }
 
 export interface ServingOptions {
@@ -100,6 +130,9 @@ interface RequestState {
   queue: AsyncQueue<GenerationEvent>;
   output: OutputText;
   startS: number;
+  /** When its first step was scheduled; null while it waits. */
+  scheduledS: number | null;
+  firstTokenS: number | null;
   lastTokenS: number | null;
 }
 
@@ -257,9 +290,10 @@ export class ServingEngine {
         includeStopStrInOutput: params.includeStopStrInOutput ?? false,
         minTokens,
       });
-      const state: RequestState = { seq, queue: new AsyncQueue(), output, startS: nowS(), lastTokenS: null };
+      const state: RequestState = { seq, queue: new AsyncQueue(), output, startS: nowS(), scheduledS: null, firstTokenS: null, lastTokenS: null };
       this.requests.set(seq.id, state);
-      this.observer?.onRequestStart(seq.promptIds.length);
+      // Request-level metrics once per request (its prompt counted once); the rest per sample.
+      if (sampleIndex === 0) this.observer?.onRequestStart(seq.promptIds.length, { n: seqs.length, maxTokens });
       return { id: seq.id, promptTokens: seq.promptIds.length, sampleIndex, events: state.queue, abort: () => this.end(state, 'abort') };
     });
   }
@@ -285,10 +319,12 @@ export class ServingEngine {
           await new Promise((r) => setTimeout(r, 1)); // nothing fits right now
           continue;
         }
+        this.noteScheduled(step);
         let outputs: SeqOutput[];
         try {
           const result = await this.engine.step(step.plan);
           outputs = this.scheduler.update(step, result);
+          this.observer?.onIteration(step.plan.tokenIds.length);
         } catch (err) {
           const error = new ServingError('engine_error', `engine step failed: ${(err as Error).message}`);
           const failed = this.scheduler.failStep(step);
@@ -303,13 +339,28 @@ export class ServingEngine {
     }
   }
 
+  /** Metrics of a scheduled step: requests leaving the queue, prefix-cache lookups of admitted sequences. */
+  private noteScheduled(step: ScheduledStep): void {
+    if (!this.observer) return;
+    const t = nowS();
+    for (const entry of step.entries) {
+      if (entry.prefixLookup) this.observer.onPrefixCacheLookup(entry.prefixLookup.queriedTokens, entry.prefixLookup.hitTokens);
+      const state = this.requests.get(entry.seq.id);
+      if (!state || state.scheduledS !== null) continue;
+      state.scheduledS = t;
+      this.observer.onRequestScheduled(t - state.startS);
+    }
+  }
+
   private onToken(out: SeqOutput): void {
     const state = this.requests.get(out.seq.id);
     if (!state) return;
     const t = nowS();
-    if (state.lastTokenS === null) this.observer?.onFirstToken(t - state.startS);
-    else this.observer?.onNextToken(t - state.lastTokenS);
-    const first = state.lastTokenS === null;
+    const first = state.firstTokenS === null;
+    if (first) {
+      state.firstTokenS = t;
+      this.observer?.onFirstToken(t - state.startS, t - (state.scheduledS ?? state.startS));
+    } else this.observer?.onNextToken(t - (state.lastTokenS ?? t));
     state.lastTokenS = t;
     let finish = out.finishReason;
     const byToken = finish === 'stop' && out.seq.isStopToken(out.tokenId);
@@ -329,7 +380,7 @@ export class ServingEngine {
     const completionTokens = state.seq.outputIds.length;
     state.queue.push({ type: 'done', finishReason: reason, promptTokens: state.seq.promptIds.length, completionTokens });
     state.queue.end();
-    this.observer?.onRequestEnd(nowS() - state.startS, completionTokens, reason);
+    this.observer?.onRequestEnd(nowS() - state.startS, completionTokens, reason, phasesOf(state));
   }
 
   private fail(id: string, error: ServingError): void {
@@ -338,6 +389,11 @@ export class ServingEngine {
     this.requests.delete(id);
     state.queue.push({ type: 'error', error });
     state.queue.end();
-    this.observer?.onRequestEnd(nowS() - state.startS, state.seq.outputIds.length, 'error');
+    this.observer?.onRequestEnd(nowS() - state.startS, state.seq.outputIds.length, 'error', phasesOf(state));
   }
+}
+
+function phasesOf(s: RequestState): RequestPhases {
+  if (s.firstTokenS === null || s.lastTokenS === null) return { decodeS: null, inferenceS: null };
+  return { decodeS: s.lastTokenS - s.firstTokenS, inferenceS: s.lastTokenS - (s.scheduledS ?? s.startS) };
 }

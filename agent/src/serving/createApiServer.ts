@@ -1,13 +1,16 @@
 /**
  * Wires an engine and a tokenizer into a serving attention/colocated rank: scheduler loop,
- * vLLM + afd metrics, OpenAI routes and the HTTP server. Used by the role process and by
- * the API tests (with a fake engine).
+ * vLLM + afd metrics, the serving routes (OpenAI API, /tokenize, /detokenize) and the HTTP
+ * server. Used by the role process and by the API tests (with a fake engine).
  */
 import { Registry } from 'prom-client';
-import type { RankStats, ServedModelInfo } from '@afd/shared';
+import type { CorsConfig, RankStats, ServedModelInfo } from '@afd/shared';
 import type { Logger } from '../util/logger.js';
+import { ModelRoutes } from './api/modelRoutes.js';
 import { OpenAiRoutes } from './api/openaiRoutes.js';
 import { RankHttpServer, type Readiness } from './api/RankHttpServer.js';
+import { TokenizeRoutes } from './api/tokenizeRoutes.js';
+import type { CacheConfigInfo } from './metrics/cacheConfigInfo.js';
 import type { EngineLike } from './engineLike.js';
 import { registerRankMetrics } from './metrics/rankMetrics.js';
 import { ServingMetrics } from './metrics/ServingMetrics.js';
@@ -34,6 +37,10 @@ export interface ApiServerOptions {
   http?: RankHttpServer;
   /** Extra not-ready condition (e.g. loading, FFN peer lost); null when fine. */
   externalNotReady?: () => string | null;
+  /** CORS of a new HTTP server (default: no origin allowed); a given `http` has its own. */
+  cors?: CorsConfig | undefined;
+  /** KV options as configured, for vllm:cache_config_info (block size and count come from the engine). */
+  cacheOptions?: Pick<CacheConfigInfo, 'gpuMemoryUtilization' | 'kvCacheMemoryBytes'>;
 }
 
 export interface ApiServer {
@@ -52,12 +59,14 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
   const serving = new ServingEngine(o.engine, o.tokenizer, o.serving);
   const registry = o.registry ?? new Registry();
   const blocks = serving.scheduler.blocks;
-  const metrics = new ServingMetrics(registry, o.servedModelName, {
+  const gauges = {
     numRunning: () => serving.scheduler.numRunning,
     numWaiting: () => serving.scheduler.numWaiting,
     kvUsage: () => blocks.usage,
     numPreemptions: () => serving.scheduler.numPreemptions,
-  });
+  };
+  const cacheConfig = { blockSize: o.engine.info.kvBlockSize, numGpuBlocks: o.engine.info.numKvBlocks, ...o.cacheOptions };
+  const metrics = new ServingMetrics(registry, o.servedModelName, gauges, { maxModelLen: serving.maxContextTokens, cacheConfig });
   serving.observe(metrics);
   const rankStats = (): RankStats => ({ ...o.engine.stats(), kv: { blocksUsed: blocks.numUsedBlocks, blocksTotal: blocks.numBlocks } });
   registerRankMetrics(registry, rankStats);
@@ -67,10 +76,15 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
     return serving.readiness;
   };
   const encoder = o.encoder ?? new InlineEncoder(o.tokenizer);
-  const openai = new OpenAiRoutes({ serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath, modelInfo: o.modelInfo });
+  const served = { servedModelName: o.servedModelName, modelPath: o.modelPath, maxModelLen: serving.maxContextTokens, modelInfo: o.modelInfo };
+  const routes = {
+    models: new ModelRoutes(served),
+    openai: new OpenAiRoutes({ serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath }),
+    tokenize: new TokenizeRoutes({ tokenizer: o.tokenizer, encoder, served }),
+  };
   const http =
-    o.http ?? new RankHttpServer({ readiness, registry, stats: rankStats, serving: () => metrics.snapshot(), openai, apiKey: o.apiKey, version: o.version, log: o.log });
-  http.attachOpenAi(openai);
+    o.http ?? new RankHttpServer({ readiness, registry, stats: rankStats, serving: () => metrics.snapshot(), routes, apiKey: o.apiKey, version: o.version, log: o.log, cors: o.cors });
+  http.attachRoutes(routes);
   return {
     serving,
     metrics,

@@ -12,7 +12,7 @@ describe('the rank config (one object, every default in its schemas)', () => {
     expect(c.serving).toEqual(servingConfigSchema.parse({}));
     expect(c.model).toEqual(modelSourceSchema.parse({}));
     expect(c.device).toEqual({ backend: 'auto', index: 0, threads: 0 });
-    expect(c.api).toEqual({ host: '127.0.0.1', port: 8000 });
+    expect(c.api).toEqual({ host: '127.0.0.1', port: 8000, allowedOrigins: [], allowedMethods: ['*'], allowedHeaders: ['*'], allowCredentials: false });
     expect(c.serving).toEqual({ maxNumSeqs: 64, maxNumBatchedTokens: 2048, maxModelLen: null, maxQueuedRequests: 1024, kvCacheMib: null, kvMemoryFraction: null, kvBlockSize: 16, tokenizerWorkers: null });
     expect(c.model).toEqual({ dir: null, loadFormat: 'auto', seed: 0, servedModelName: null });
   });
@@ -34,6 +34,15 @@ describe('the rank config (one object, every default in its schemas)', () => {
     const paths = (caught as RankConfigError).issues.map((i) => i.path).sort();
     expect(paths).toEqual(['afd.rank', 'device.gpu', 'serving.maxNumSeqs']);
     expect(() => resolveRankConfig({ serving: { kvCacheMib: 8, kvMemoryFraction: 0.5 } })).toThrow(/serving\.kvMemoryFraction: give kvCacheMib or kvMemoryFraction, not both/);
+  });
+});
+
+describe('the api section', () => {
+  it('takes vLLM\'s CORS lists and refuses what is not a list of strings, naming the field', () => {
+    const c = resolveRankConfig({ api: { allowedOrigins: ['https://app.example'], allowedMethods: ['GET', 'POST'], allowCredentials: true } });
+    expect(c.api).toMatchObject({ allowedOrigins: ['https://app.example'], allowedMethods: ['GET', 'POST'], allowedHeaders: ['*'], allowCredentials: true });
+    expect(() => resolveRankConfig({ api: { allowedOrigins: '*' } })).toThrow(/api\.allowedOrigins/);
+    expect(() => resolveRankConfig({ api: { allowedHeaders: [''] } })).toThrow(/api\.allowedHeaders\[0\]/);
   });
 });
 

@@ -10,7 +10,7 @@
  *   model    which checkpoint and where its weights come from (modelSource.ts)
  *   serving  scheduler and KV cache limits (servingConfig.ts)
  *   device   compute backend, device index, CPU threads
- *   api      the rank's HTTP server
+ *   api      the rank's HTTP server: address and CORS
  */
 import { z } from 'zod';
 import { afdConfigSchema } from './afdConfig.js';
@@ -28,12 +28,36 @@ export const deviceConfigSchema = z.strictObject({
 });
 export type DeviceConfig = z.output<typeof deviceConfigSchema>;
 
+/**
+ * CORS of the HTTP API, with the semantics of vLLM's flags of the same names (Starlette's
+ * CORSMiddleware): a browser origin gets CORS headers only when it is listed. vLLM allows
+ * every origin by default (["*"]); here no origin is allowed until one is listed, so a rank
+ * or router answers a browser the way vLLM does with `--allowed-origins '[]'` (preflight 400
+ * "Disallowed CORS origin", no Access-Control-Allow-Origin). `["*"]` is vLLM's default.
+ */
+const corsFields = {
+  /** --allowed-origins: origins allowed, e.g. ["https://app.example"]; "*" = any (default []: CORS off). */
+  allowedOrigins: z.array(z.string().min(1)).max(256).default([]),
+  /** --allowed-methods: methods a preflight may ask for; "*" = DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT (default ["*"]). */
+  allowedMethods: z.array(z.string().min(1)).max(64).default(['*']),
+  /** --allowed-headers: request headers a preflight may ask for, besides the CORS-safelisted ones; "*" = any (default ["*"]). */
+  allowedHeaders: z.array(z.string().min(1)).max(256).default(['*']),
+  /** --allow-credentials: answer Access-Control-Allow-Credentials: true (cookies, Authorization) (default false). */
+  allowCredentials: z.boolean().default(false),
+};
+
+/** The CORS options alone: what the launch spec carries for every rank and its front router. */
+export const corsConfigSchema = z.strictObject(corsFields);
+export type CorsConfig = z.output<typeof corsConfigSchema>;
+export type CorsConfigInput = z.input<typeof corsConfigSchema>;
+
 /** The rank's HTTP server (OpenAI API on serving ranks; health, metrics and stats on every rank). */
 export const apiConfigSchema = z.strictObject({
   /** Bind address (default 127.0.0.1). */
   host: z.string().min(1).default('127.0.0.1'),
   /** Port; 0 = ephemeral (default 8000). */
   port: z.int().min(0).max(65535).default(8000),
+  ...corsFields,
 });
 export type ApiConfig = z.output<typeof apiConfigSchema>;
 
@@ -46,7 +70,7 @@ export const rankConfigSchema = z.strictObject({
   serving: servingConfigSchema.prefault({}),
   /** Backend, device, threads. */
   device: deviceConfigSchema.prefault({}),
-  /** The rank's HTTP server. */
+  /** The rank's HTTP server: address and CORS. */
   api: apiConfigSchema.prefault({}),
 });
 export type RankConfig = z.output<typeof rankConfigSchema>;

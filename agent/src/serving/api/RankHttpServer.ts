@@ -4,18 +4,20 @@
  * goes away), and it adds no dependency to the bundled binary.
  *
  * Every rank serves GET /health, /metrics, /version and /afd/stats; attention and colocated
- * ranks add the OpenAI routes. An API key, when set, guards the OpenAI API (/health,
- * /metrics, /version and /afd/stats stay open for probes and monitoring).
+ * ranks add the serving routes (servingRoutes.ts: the OpenAI API, /tokenize, /detokenize).
+ * An API key, when set, guards everything else (/health, /metrics, /version and /afd/stats
+ * stay open for probes and monitoring; CORS preflights are answered before it, as vLLM's).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { RankStats, ServingStats } from '@afd/shared';
+import { corsConfigSchema, type CorsConfig, type RankStats, type ServingStats } from '@afd/shared';
 import type { Logger } from '../../util/logger.js';
 import { ApiError, toApiError } from './ApiError.js';
 import { BearerAuth } from './bearerAuth.js';
-import { readJsonBody, sendJson, sendText } from './httpUtil.js';
-import type { OpenAiRoutes } from './openaiRoutes.js';
+import { Cors } from './cors.js';
+import { sendJson, sendText } from './httpUtil.js';
+import { isServingPath, ROUTE_LIST, serveRoute, type ServingRouteSet } from './servingRoutes.js';
 
 export interface Readiness {
   ready: boolean;
@@ -32,12 +34,14 @@ export interface RankHttpOptions {
    * the body still parses as RankStats, and readers that know the key get both.
    */
   serving?: () => ServingStats | null;
-  /** The OpenAI routes (attention/colocated only); null until attached. */
-  openai: OpenAiRoutes | null;
-  /** This rank will serve the OpenAI API (answer 503, not 404, on /v1 before it is attached). */
+  /** The serving routes (attention/colocated only); null until attached. */
+  routes: ServingRouteSet | null;
+  /** This rank will serve them (answer 503, not 404, on their paths before they are attached). */
   servesOpenAi?: boolean;
-  /** Required bearer token for /v1/* and /afd/*; undefined = open. */
+  /** Required bearer token for everything but the open paths; undefined = open. */
   apiKey?: string | undefined;
+  /** CORS (the rank config's api section); default: no origin allowed. */
+  cors?: CorsConfig | undefined;
   version: string;
   log?: Logger | undefined;
   /** Largest accepted request body (default 16 MiB). */
@@ -50,18 +54,20 @@ export const RETRY_AFTER_S = 1;
 export class RankHttpServer {
   private readonly server: Server;
   private readonly auth: BearerAuth;
-  private openai: OpenAiRoutes | null;
+  private readonly cors: Cors;
+  private routes: ServingRouteSet | null;
 
   constructor(private readonly opts: RankHttpOptions) {
-    this.openai = opts.openai;
+    this.routes = opts.routes;
     this.auth = new BearerAuth(opts.apiKey);
+    this.cors = new Cors(opts.cors ?? corsConfigSchema.parse({}));
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.keepAliveTimeout = 65_000;
   }
 
-  /** Adds the OpenAI routes once the engine is loaded (the server answers /health before). */
-  attachOpenAi(routes: OpenAiRoutes): void {
-    this.openai = routes;
+  /** Adds the serving routes once the engine is loaded (the server answers /health before). */
+  attachRoutes(routes: ServingRouteSet): void {
+    this.routes = routes;
   }
 
   /** Binds; resolves the base URL (port 0 picks a free port). */
@@ -89,7 +95,9 @@ export class RankHttpServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     try {
-      this.auth.check(path, req);
+      if (this.cors.preflight(req, res)) return;
+      this.cors.decorate(req, res);
+      if (req.method !== 'OPTIONS') this.auth.check(path, req); // vLLM lets OPTIONS through: a preflight carries no key
       await this.route(req.method ?? 'GET', path, req, res);
     } catch (err) {
       const apiErr = toApiError(err);
@@ -121,27 +129,22 @@ export class RankHttpServer {
       const serving = this.opts.serving?.() ?? null;
       return sendJson(res, 200, serving ? { ...this.opts.stats(), serving } : this.opts.stats());
     }
-    const openai = this.openai;
-    if (path.startsWith('/v1/') && !openai && this.opts.servesOpenAi) {
-      const r = this.opts.readiness();
-      throw new ApiError(503, 'service_unavailable', `the engine is not ready (${r.reason ?? 'starting'}); retry later`, 'not_ready');
-    }
-    if (openai && path.startsWith('/v1/')) {
-      if (path === '/v1/models' && get) return openai.models(res);
-      if (method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions')) {
-        const body = await readJsonBody(req, this.opts.maxBodyBytes ?? 16 * 2 ** 20);
+    if (isServingPath(path)) {
+      const routes = this.routes;
+      if (routes) {
+        const notReady = (): string | null => {
+          const r = this.opts.readiness();
+          return r.ready ? null : (r.reason ?? 'starting');
+        };
+        return serveRoute(routes, method, path, req, res, { maxBodyBytes: this.opts.maxBodyBytes ?? 16 * 2 ** 20, notReady });
+      }
+      if (this.opts.servesOpenAi) {
         const r = this.opts.readiness();
-        if (!r.ready) throw new ApiError(503, 'service_unavailable', `the engine is not ready (${r.reason}); retry later`, 'not_ready');
-        return path === '/v1/completions' ? openai.completions(body, req, res) : openai.chat(body, req, res);
+        throw new ApiError(503, 'service_unavailable', `the engine is not ready (${r.reason ?? 'starting'}); retry later`, 'not_ready');
       }
-      if (['/v1/models', '/v1/completions', '/v1/chat/completions'].includes(path)) {
-        throw new ApiError(405, 'invalid_request_error', `${method} is not allowed on ${path}`, 'method_not_allowed');
-      }
-    }
-    if (path.startsWith('/v1/') && !this.opts.servesOpenAi) {
       // FFN ranks are connector-driven: nothing schedules work on them over HTTP.
       throw new ApiError(404, 'invalid_request_error', `this rank runs the FFN role: it is driven by its attention ranks over the AFD connector and has no scheduler, KV cache or sampler; send ${path} requests to an attention rank or the front router`, 'ffn_role');
     }
-    throw new ApiError(404, 'invalid_request_error', `no route ${method} ${path}; see /v1/models, /v1/completions, /v1/chat/completions, /health, /metrics`, 'not_found');
+    throw new ApiError(404, 'invalid_request_error', `no route ${method} ${path}; see ${ROUTE_LIST}`, 'not_found');
   }
 }

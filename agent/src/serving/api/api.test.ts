@@ -203,7 +203,7 @@ describe('limits, readiness and auth', () => {
     const s = await startTestServer({ engine: { stepDelayMs: 20 }, serving: { maxQueuedRequests: 1, scheduler: { maxNumSeqs: 1, maxNumBatchedTokens: 64, longPrefillTokenThreshold: 0, dbo: { enabled: false, decodeTokenThreshold: 32, prefillTokenThreshold: 512 } } } });
     try {
       const body = { model: 'tiny', prompt: 'x', max_tokens: 50 };
-      const send = (): Promise<Response> => fetch(`${s.url}/v1/completions`, { method: 'POST', body: JSON.stringify(body) });
+      const send = (): Promise<Response> => fetch(`${s.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
       // Wait until the server holds each request (a fixed sleep races a loaded CI box).
       const held = async (n: number): Promise<void> => {
         await expect.poll(() => s.api.serving.numActiveRequests, { timeout: 15_000, interval: 5 }).toBe(n);
@@ -230,7 +230,7 @@ describe('limits, readiness and auth', () => {
       const h = await fetch(`${s.url}/health`);
       expect(h.status).toBe(503);
       expect(await jsonOf(h)).toEqual({ status: 'unavailable', reason: 'ffn 0 unreachable' });
-      const r = await fetch(`${s.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'x' }) });
+      const r = await fetch(`${s.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'x' }) });
       expect(r.status).toBe(503);
       expect(r.headers.get('retry-after')).toBe('1');
       expect((await jsonOf(r)).error.message).toMatch(/not ready \(ffn 0 unreachable\)/);
@@ -260,8 +260,8 @@ describe('limits, readiness and auth', () => {
   it('stopping the server answers in-flight requests with 503 (non-streaming) or an error event (streaming)', async () => {
     const s = await startTestServer({ engine: { stepDelayMs: 5 } });
     const body = (stream: boolean): string => JSON.stringify({ model: 'tiny', prompt: 'x', max_tokens: 3000, ignore_eos: true, stream });
-    const plain = fetch(`${s.url}/v1/completions`, { method: 'POST', body: body(false) });
-    const streamed = await fetch(`${s.url}/v1/completions`, { method: 'POST', body: body(true) });
+    const plain = fetch(`${s.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(false) });
+    const streamed = await fetch(`${s.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(true) });
     // Both must be in flight before the stop (a fixed sleep races a loaded CI box).
     await expect.poll(() => s.api.serving.numActiveRequests, { timeout: 15_000, interval: 5 }).toBe(2);
     await s.close();
@@ -277,7 +277,7 @@ describe('limits, readiness and auth', () => {
     const s = await startTestServer({ engine: { stepDelayMs: 5 } });
     try {
       const ctrl = new AbortController();
-      const res = await fetch(`${s.url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'x'.repeat(100), max_tokens: 1000, stream: true }), signal: ctrl.signal });
+      const res = await fetch(`${s.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'x'.repeat(100), max_tokens: 1000, stream: true }), signal: ctrl.signal });
       const reader = res.body!.getReader();
       await reader.read();
       await reader.read();

@@ -37,3 +37,15 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
     throw ApiError.badRequest(`the request body is not valid JSON (${(err as Error).message})`, null, 'invalid_json');
   }
 }
+
+/**
+ * Refuses a body that is not declared as JSON, as vLLM does (its validate_json_request): a
+ * 400 whose message starts with vLLM's "Unsupported Media Type: Only 'application/json' is
+ * allowed". Parameters such as `; charset=utf-8` are fine.
+ */
+export function requireJsonContentType(req: IncomingMessage): void {
+  const type = (req.headers['content-type'] ?? '').toLowerCase();
+  if (type.split(';', 1)[0]!.trim() === 'application/json') return;
+  const got = type === '' ? 'no Content-Type' : `Content-Type "${type}"`;
+  throw ApiError.badRequest(`Unsupported Media Type: Only 'application/json' is allowed (got ${got}); send the body as JSON with "Content-Type: application/json"`, null, 'unsupported_media_type');
+}

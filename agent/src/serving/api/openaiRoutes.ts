@@ -1,16 +1,15 @@
-/** POST /v1/completions, POST /v1/chat/completions and GET /v1/models. */
+/** POST /v1/completions and POST /v1/chat/completions. */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toApiModelInfo, type ServedModelInfo } from '@afd/shared';
 import type { RequestHandle, ServingEngine } from '../ServingEngine.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
-import type { ChatMessage } from '../tokenizer/ChatTemplate.js';
 import type { PromptEncoder } from '../tokenizer/PromptEncoder.js';
 import { codePointsBeyond } from '../tokenizer/promptBound.js';
 import { ServingError } from '../ServingError.js';
 import { ApiError } from './ApiError.js';
 import { chatFormat } from './chatResponse.js';
 import { completionsFormat } from './completionsResponse.js';
+import { toTemplateMessages } from './chatMessages.js';
 import { collectGeneration, streamGeneration } from './generationResponse.js';
 import type { TokenDisplay } from './logprobsFormat.js';
 import { checkBatchSize, checkPrompt, promptsOf } from './promptBatch.js';
@@ -19,6 +18,7 @@ import { checkChatOnly, responseOptions, toGenerateParams } from './requestParam
 import type { ResponseFormat } from './responseFormat.js';
 import { chatRequestSchema, completionRequestSchema, type ChatRequest, type CompletionRequest } from './schemas.js';
 import { sendJson } from './httpUtil.js';
+import { checkServedModel } from './modelRoutes.js';
 
 export interface OpenAiContext {
   serving: ServingEngine;
@@ -29,8 +29,6 @@ export interface OpenAiContext {
   servedModelName: string;
   /** Model directory (also accepted as `model`). */
   modelPath: string;
-  /** Name, parameters, description and example prompts (GET /v1/models field `afd`). */
-  modelInfo?: ServedModelInfo | undefined;
 }
 
 const nowS = (): number => Math.floor(Date.now() / 1000);
@@ -45,32 +43,10 @@ function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
 }
 
 export class OpenAiRoutes {
-  private readonly createdS = nowS();
-
   constructor(private readonly ctx: OpenAiContext) {}
 
-  models(res: ServerResponse): void {
-    sendJson(res, 200, {
-      object: 'list',
-      data: [
-        {
-          id: this.ctx.servedModelName,
-          object: 'model',
-          created: this.createdS,
-          owned_by: 'afd',
-          root: this.ctx.servedModelName, // never the model's directory: clients need not know this host's paths
-          parent: null,
-          max_model_len: this.ctx.serving.maxContextTokens,
-          ...(this.ctx.modelInfo ? { afd: toApiModelInfo(this.ctx.modelInfo) } : {}),
-        },
-      ],
-    });
-  }
-
   private checkModel(model: string): void {
-    if (model !== this.ctx.servedModelName && model !== this.ctx.modelPath) {
-      throw new ApiError(404, 'invalid_request_error', `The model \`${model}\` does not exist. This server serves \`${this.ctx.servedModelName}\` (see GET /v1/models).`, 'model_not_found', 'model');
-    }
+    checkServedModel(this.ctx, model);
   }
 
   /**
@@ -166,11 +142,7 @@ export class OpenAiRoutes {
 
   private async encodeChat(r: ChatRequest): Promise<number[]> {
     if (!this.ctx.tokenizer.chatTemplate) throw ApiError.badRequest('this model has no chat template (tokenizer_config.json chat_template); use /v1/completions', 'messages');
-    const messages: ChatMessage[] = r.messages.map((m) => ({
-      role: m.role === 'developer' ? 'system' : m.role,
-      content: contentText(m),
-      ...(m.name ? { name: m.name } : {}),
-    }));
+    const messages = toTemplateMessages(r.messages);
     this.checkChars(messages.map((m) => m.content), 'messages');
     try {
       return await this.ctx.encoder.encodeChat(messages, { addGenerationPrompt: r.add_generation_prompt ?? true, extra: r.chat_template_kwargs ?? {} });

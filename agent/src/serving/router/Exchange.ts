@@ -57,7 +57,9 @@ export class Exchange {
     this.backend = backend;
     this.lastByteMs = performance.now();
     return new Promise((resolve) => {
-      const headers: Record<string, string> = { 'content-type': this.req.headers['content-type'] ?? 'application/json' };
+      // The client's content type as it came (the rank refuses a body that is not JSON, as vLLM does).
+      const headers: Record<string, string> = {};
+      if (this.req.headers['content-type']) headers['content-type'] = this.req.headers['content-type'];
       if (this.req.headers.authorization) headers['authorization'] = this.req.headers.authorization;
       if (body !== null) headers['content-length'] = String(body.length);
       else if (this.req.headers['content-length']) headers['content-length'] = this.req.headers['content-length'];

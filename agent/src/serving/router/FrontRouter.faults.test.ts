@@ -142,7 +142,7 @@ describe('FrontRouter with failing ranks', () => {
     servers.push(slowHeaders.server);
     const { r, url } = await router([slowHeaders.url], { healthIntervalMs: 60_000 });
     const ctrl = new AbortController();
-    const pending = fetch(`${url}/v1/completions`, { method: 'POST', body: '{"model":"tiny","prompt":"x"}', signal: ctrl.signal }).catch((e: Error) => e);
+    const pending = fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"tiny","prompt":"x"}', signal: ctrl.signal }).catch((e: Error) => e);
     await expect.poll(() => slowHeaders.hits, { timeout: 10_000, interval: 5 }).toBe(1);
     ctrl.abort();
     await pending;

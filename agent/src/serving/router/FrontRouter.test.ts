@@ -39,7 +39,7 @@ describe('FrontRouter', () => {
 
   it('sends a request to the rank with fewer outstanding tokens', async () => {
     const ctrl = new AbortController();
-    const long = await fetch(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'x', max_tokens: 2000, stream: true }), signal: ctrl.signal });
+    const long = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'x', max_tokens: 2000, stream: true }), signal: ctrl.signal });
     const reader = long.body!.getReader();
     await reader.read();
     const busy = router.load().findIndex((l) => l.inFlight === 1);
@@ -47,7 +47,7 @@ describe('FrontRouter', () => {
     expect(router.load()[busy]!.outstandingTokens).toBeGreaterThan(2000);
     const idle = [a, b][1 - busy]!;
     const before = idle.engine.steps;
-    const res = await fetch(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'y', max_tokens: 3 }) });
+    const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'y', max_tokens: 3 }) });
     expect(res.status).toBe(200);
     expect(idle.engine.steps).toBeGreaterThan(before);
     ctrl.abort();
@@ -76,7 +76,7 @@ describe('FrontRouter', () => {
     try {
       expect(JSON.parse(await (await fetch(`${u}/health`)).text()).status).toBe('degraded');
       for (let i = 0; i < 3; i++) {
-        const res = await fetch(`${u}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'x', max_tokens: 2 }) });
+        const res = await fetch(`${u}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'x', max_tokens: 2 }) });
         expect(res.status).toBe(200);
       }
     } finally {
@@ -86,7 +86,7 @@ describe('FrontRouter', () => {
     const du = await dead.listen(0, '127.0.0.1');
     try {
       expect((await fetch(`${du}/health`)).status).toBe(503);
-      const res = await fetch(`${du}/v1/completions`, { method: 'POST', body: JSON.stringify({ model: 'tiny', prompt: 'x' }) });
+      const res = await fetch(`${du}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', prompt: 'x' }) });
       expect(res.status).toBe(503);
       expect(JSON.parse(await res.text()).error.message).toMatch(/no attention rank is ready/);
     } finally {

@@ -9,13 +9,17 @@
  * goes silent (no byte and no /health answer for `upstreamTimeoutMs`) ends the client's
  * stream with an error event and [DONE]. `drain()` stops admitting (503, /health
  * "draining"), lets in-flight requests finish until its deadline and ends the rest the
- * same way. /v1/models comes from a healthy rank, /health summarises all ranks, /metrics
- * merges every rank's metrics with a `backend` label.
+ * same way. Every other route (/v1/models, /tokenize, /version ...) is forwarded, body and
+ * all, to a healthy rank; /health summarises all ranks, /metrics merges every rank's metrics
+ * with a `backend` label. CORS is the router's own (the launch's --allowed-origins ...): it
+ * answers preflights and decorates responses; ranks never see the Origin header.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { corsConfigSchema, type CorsConfig } from '@afd/shared';
 import { ApiError, toApiError } from '../api/ApiError.js';
 import { BearerAuth } from '../api/bearerAuth.js';
+import { Cors } from '../api/cors.js';
 import { readRawBody, sendJson, sendText } from '../api/httpUtil.js';
 import { Backends, ROUTER_RETRY_AFTER_S, type Backend } from './Backends.js';
 import { Exchange, readSmallBody, type Attempt } from './Exchange.js';
@@ -34,6 +38,8 @@ export interface FrontRouterOptions {
   metricsExtra?: () => string;
   /** Largest accepted request body (default 16 MiB, as the ranks). */
   maxBodyBytes?: number;
+  /** CORS (the launch's api section); default: no origin allowed. */
+  cors?: CorsConfig | undefined;
 }
 
 /** Statuses worth one retry on another rank (busy, not ready). */
@@ -55,6 +61,7 @@ export class FrontRouter {
   private readonly backends: Backends;
   private readonly server: Server;
   private readonly auth: BearerAuth;
+  private readonly cors: Cors;
   private readonly exchanges = new Set<Exchange>();
   private timer: NodeJS.Timeout | null = null;
   private draining = false;
@@ -62,6 +69,7 @@ export class FrontRouter {
   constructor(private readonly opts: FrontRouterOptions) {
     this.backends = new Backends(opts.backends);
     this.auth = new BearerAuth(opts.apiKey);
+    this.cors = new Cors(opts.cors ?? corsConfigSchema.parse({}));
     this.server = createServer((req, res) => void this.handle(req, res));
   }
 
@@ -147,9 +155,11 @@ export class FrontRouter {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const ex = new Exchange(req, res);
     try {
+      if (this.cors.preflight(req, res)) return;
+      this.cors.decorate(req, res);
       if (path === '/health') return this.health(res);
       if (path === '/metrics') return await this.metrics(res);
-      this.auth.check(path, req);
+      if (req.method !== 'OPTIONS') this.auth.check(path, req); // as the ranks: a preflight carries no key
       if (this.draining) {
         res.setHeader('connection', 'close');
         throw new ApiError(503, 'service_unavailable', 'the server is shutting down (draining); send the request to another replica or retry shortly', 'draining');
@@ -267,6 +277,7 @@ function refusalReason(body: Buffer): string | null {
 
 export interface RouterHandleOptions {
   apiKey?: string | undefined;
+  cors?: CorsConfig | undefined;
   upstreamTimeoutMs?: number;
   metricsExtra?: () => string;
 }

@@ -1,8 +1,8 @@
 /**
  * The front router over real rank processes (two colocated ranks, CPU, the small serving
- * model): deeply nested JSON is forwarded as sent and refused by the rank with a 400; a
- * rank that answers 429 (its one sequence slot taken, --max-queued-requests 0) is retried
- * once on the other rank, and
+ * model): /tokenize and the other routes beyond completions are forwarded; deeply nested
+ * JSON is forwarded as sent and refused by the rank with a 400; a rank that answers 429 (its
+ * one sequence slot taken, --max-queued-requests 0) is retried once on the other rank, and
  * when none is left the 429 reaches the client with Retry-After; a rank hung by SIGSTOP in
  * the middle of a stream has that stream ended with an error event and [DONE] after the
  * upstream timeout, and serves again after SIGCONT.
@@ -60,7 +60,7 @@ describe('FrontRouter over real ranks', () => {
     await expect.poll(async () => (await fetch(`${busyUrl}/metrics`).then((x) => x.text())).includes('vllm:num_requests_running{model_name="m"} 1'), { timeout: 30_000, interval: 50 }).toBe(true);
     const { r, url } = await router([busyUrl, goodUrl]);
     // Idle and healthy alike, the busy rank (index 0) is picked first and refuses.
-    const res = await fetch(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify(completion) });
+    const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(completion) });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { choices: unknown[] }).choices).toHaveLength(1);
     const text = await (await fetch(`${url}/metrics`)).text();
@@ -69,12 +69,25 @@ describe('FrontRouter over real ranks', () => {
     expect(r.load()[0]!.healthy).toBe(true); // busy is not down
 
     const { url: only } = await router([busyUrl]);
-    const refused = await fetch(`${only}/v1/completions`, { method: 'POST', body: JSON.stringify(completion) });
+    const refused = await fetch(`${only}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(completion) });
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/too many queued requests/);
     hold.abort();
     await held;
+  });
+
+  it('forwards /tokenize, /detokenize, /v1/models/{id} and /version to real ranks; their metrics name the KV cache', async () => {
+    const { url } = await router([busyUrl, goodUrl]);
+    const post = (path: string, body: unknown): Promise<Record<string, unknown>> =>
+      fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((x) => x.json() as Promise<Record<string, unknown>>);
+    const t = await post('/tokenize', { model: 'm', prompt: 'Hello world' });
+    expect(t).toMatchObject({ count: 2, tokens: [9707, 1879], token_strs: null });
+    expect(await post('/detokenize', { tokens: t['tokens'] })).toEqual({ prompt: 'Hello world' });
+    expect(await fetch(`${url}/v1/models/m`).then((x) => x.json())).toMatchObject({ id: 'm', object: 'model' });
+    expect(await fetch(`${url}/version`).then((x) => x.json())).toHaveProperty('version');
+    const text = await (await fetch(`${url}/metrics`)).text();
+    expect(text).toMatch(/^vllm:cache_config_info\{block_size="16",.*num_gpu_blocks="\d+",backend="1"\} 1$/m);
   });
 
   it('ends the stream of a hung rank with an error event and [DONE] after the upstream timeout; the rank serves again after SIGCONT', { timeout: 120_000 }, async () => {
@@ -99,6 +112,6 @@ describe('FrontRouter over real ranks', () => {
     expect(waited).toBeGreaterThan(1400);
     expect(waited).toBeLessThan(15_000); // the timeout, the health poll and a loaded CI box
     await expect.poll(async () => (await fetch(`${url}/health`)).status, { timeout: 30_000, interval: 100 }).toBe(200);
-    expect((await fetch(`${url}/v1/completions`, { method: 'POST', body: JSON.stringify(completion) })).status).toBe(200);
+    expect((await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(completion) })).status).toBe(200);
   });
 });

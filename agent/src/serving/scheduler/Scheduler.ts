@@ -39,6 +39,8 @@ export interface PlanEntry {
   numNewTokens: number;
   /** True when the step ends at the sequence's last known token, so the next one is sampled. */
   sample: boolean;
+  /** Set when the sequence was admitted from the queue this step: its tokens looked up in shared KV blocks, and those found. */
+  prefixLookup?: { queriedTokens: number; hitTokens: number };
 }
 
 /** A scheduled step: the plan for the engine and the sequences it covers, in plan order. */
@@ -217,7 +219,8 @@ export class Scheduler {
       this.promptSharing.numSharedTokens += shared;
       seq.status = 'running';
       this.running.push(seq);
-      entries.push(this.entry(seq, numNew));
+      // Hits: the prompt tokens a sample found in its siblings' shared blocks (n > 1).
+      entries.push({ ...this.entry(seq, numNew), prefixLookup: { queriedTokens: seq.numTokens, hitTokens: shared } });
       budget -= numNew;
     }
     // Keep `running` in arrival order so "newest" stays the preemption victim.

@@ -1,4 +1,5 @@
 /** Test helper: an API server over a FakeEngine on a loopback ephemeral port. */
+import { corsConfigSchema, type CorsConfigInput } from '@afd/shared';
 import { createApiServer, type ApiServer } from '../createApiServer.js';
 import type { ServingOptions } from '../ServingEngine.js';
 import { FakeEngine, type FakeEngineOptions } from './FakeEngine.js';
@@ -16,7 +17,16 @@ export const testServingOptions: ServingOptions = {
   maxQueuedRequests: 256,
 };
 
-export async function startTestServer(o: { engine?: FakeEngineOptions; serving?: Partial<ServingOptions>; apiKey?: string; notReady?: () => string | null } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  engine?: FakeEngineOptions;
+  serving?: Partial<ServingOptions>;
+  apiKey?: string;
+  notReady?: () => string | null;
+  /** CORS (the api section's fields); default: no origin allowed. */
+  cors?: CorsConfigInput;
+}
+
+export async function startTestServer(o: TestServerOptions = {}): Promise<TestServer> {
   const engine = new FakeEngine(o.engine);
   const api = createApiServer({
     engine,
@@ -27,6 +37,7 @@ export async function startTestServer(o: { engine?: FakeEngineOptions; serving?:
     apiKey: o.apiKey,
     version: '0.0.0-test',
     externalNotReady: o.notReady,
+    cors: corsConfigSchema.parse(o.cors ?? {}),
   });
   const url = await api.http.listen(0, '127.0.0.1');
   return { url, api, engine, close: () => api.close() };

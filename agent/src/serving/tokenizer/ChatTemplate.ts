@@ -23,10 +23,18 @@ export class ChatTemplate {
     }
   }
 
-  /** Renders messages; `extra` passes template variables such as enable_thinking. */
-  render(messages: ChatMessage[], options: { addGenerationPrompt: boolean; extra?: Record<string, unknown> }): string {
+  /**
+   * Renders messages; `extra` passes template variables such as enable_thinking. With
+   * `continueFinalMessage` the text ends where the last message's content ends (what follows
+   * it, such as an end-of-turn token, is cut), so a model continues that message.
+   */
+  render(messages: ChatMessage[], options: { addGenerationPrompt: boolean; continueFinalMessage?: boolean; extra?: Record<string, unknown> }): string {
+    if (options.continueFinalMessage && options.addGenerationPrompt) {
+      throw new Error('continue_final_message and add_generation_prompt cannot both be true: the one continues the last message, the other starts a new one');
+    }
+    let text: string;
     try {
-      return this.template.render({
+      text = this.template.render({
         ...this.specialTokens,
         ...options.extra,
         messages,
@@ -35,5 +43,15 @@ export class ChatTemplate {
     } catch (err) {
       throw new Error(`chat template failed to render these messages: ${(err as Error).message}`);
     }
+    return options.continueFinalMessage ? cutAfterFinalMessage(text, messages.at(-1)?.content ?? '') : text;
   }
+}
+
+/** The rendered chat up to the end of the last message's content (its last occurrence, else that of its trimmed form). */
+function cutAfterFinalMessage(text: string, content: string): string {
+  for (const c of [content, content.trim()]) {
+    const at = text.lastIndexOf(c);
+    if (at >= 0) return text.slice(0, at + c.length);
+  }
+  throw new Error('continue_final_message: the last message does not appear in the rendered chat (the chat template changes it), so it cannot be continued');
 }

@@ -1,6 +1,6 @@
 /**
- * Turns a request's prompt into token ids without holding the event loop: what the OpenAI
- * routes call. The role process uses a TokenizerPool (worker threads); InlineEncoder runs
+ * Turns a request's prompt into token ids (and /detokenize's ids back into text) without
+ * holding the event loop: what the OpenAI and tokenize routes call. The role process uses a TokenizerPool (worker threads); InlineEncoder runs
  * the tokenizer on the calling thread, for in-process servers (unit tests, tools) whose
  * prompts are small.
  */
@@ -9,12 +9,23 @@ import type { TextTokenizer } from './TextTokenizer.js';
 
 export interface ChatEncodeOptions {
   addGenerationPrompt: boolean;
+  /** End the text at the last message's content, so the model continues it (no end-of-turn). */
+  continueFinalMessage?: boolean;
+  /** Add the tokenizer's special tokens (e.g. BOS) to the rendered chat (default false: the template has them). */
+  addSpecialTokens?: boolean;
   extra?: Record<string, unknown>;
 }
 
+export interface EncodeOptions {
+  /** Add the tokenizer's special tokens, e.g. BOS (default true). */
+  addSpecialTokens?: boolean;
+}
+
 export interface PromptEncoder {
-  /** Token ids of a completion prompt (special tokens added per the tokenizer). */
-  encode(text: string): Promise<number[]>;
+  /** Token ids of a completion prompt (special tokens added per the tokenizer unless asked not to). */
+  encode(text: string, options?: EncodeOptions): Promise<number[]>;
+  /** Text of token ids, special tokens kept (/detokenize); the caller checks the ids are in the vocabulary. */
+  decode(ids: number[]): Promise<string>;
   /** The chat rendered with the model's template, tokenised (throws when it cannot render). */
   encodeChat(messages: ChatMessage[], options: ChatEncodeOptions): Promise<number[]>;
   /** Frees the encoder's threads; pending calls are rejected. */
@@ -24,8 +35,12 @@ export interface PromptEncoder {
 export class InlineEncoder implements PromptEncoder {
   constructor(private readonly tokenizer: TextTokenizer) {}
 
-  async encode(text: string): Promise<number[]> {
-    return this.tokenizer.encode(text);
+  async encode(text: string, options: EncodeOptions = {}): Promise<number[]> {
+    return this.tokenizer.encode(text, options.addSpecialTokens ?? true);
+  }
+
+  async decode(ids: number[]): Promise<string> {
+    return this.tokenizer.decode(ids, false);
   }
 
   async encodeChat(messages: ChatMessage[], options: ChatEncodeOptions): Promise<number[]> {

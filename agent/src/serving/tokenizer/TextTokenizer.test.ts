@@ -19,6 +19,18 @@ describe('TextTokenizer', () => {
     expect(tok.decode(chat, false)).toBe('<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
   });
 
+  it('continues the final message, adds special tokens only when asked, and names token strings', async () => {
+    const tok = await TextTokenizer.fromDir(qwenDir);
+    const chat = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Once upon' }];
+    const cont = tok.encodeChat(chat, { addGenerationPrompt: false, continueFinalMessage: true });
+    expect(tok.decode(cont, false)).toMatch(/<\|im_start\|>assistant\n(<think>\n\n<\/think>\n\n)?Once upon$/);
+    expect(() => tok.encodeChat(chat, { addGenerationPrompt: true, continueFinalMessage: true })).toThrow(/cannot both be true/);
+    // A template that rewrites the final message leaves nothing to continue.
+    expect(() => tok.encodeChat([{ role: 'assistant', content: '<think>x</think>' }], { addGenerationPrompt: false, continueFinalMessage: true })).toThrow(/does not appear in the rendered chat/);
+    expect(tok.encodeChat(chat, { addGenerationPrompt: false, addSpecialTokens: true })).toEqual(tok.encode(tok.chatTemplate!.render(chat, { addGenerationPrompt: false }), true));
+    expect([tok.vocabString(9707), tok.vocabString(1879), tok.vocabString(151_700)]).toEqual(['Hello', 'Ġworld', undefined]);
+  });
+
   it('names the missing file and explains what is needed', async () => {
     for (let i = 0; i < 5; i += 1) {
       const err = await TextTokenizer.fromDir(tmp).then(() => null, (e: Error) => e);

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { ChatTemplate, type ChatMessage } from './ChatTemplate.js';
+import type { ChatEncodeOptions } from './PromptEncoder.js';
 import { maxCharsPerToken } from './promptBound.js';
 
 export interface TokenizerConfigJson {
@@ -106,15 +107,20 @@ export class TextTokenizer {
     return this.tokenizer.token_to_id(token);
   }
 
+  /** The vocabulary's string of a token id (e.g. "Ġworld"); undefined when the tokenizer has no such id. */
+  vocabString(id: number): string | undefined {
+    return this.tokenizer.id_to_token(id);
+  }
+
   /** The EOS token id named in tokenizer_config.json, if any. */
   get eosTokenId(): number | undefined {
     const t = tokenText(this.config.eos_token);
     return t ? this.tokenId(t) : undefined;
   }
 
-  /** Renders a chat with the model's template and tokenizes it (no extra special tokens). */
-  encodeChat(messages: ChatMessage[], options: { addGenerationPrompt: boolean; extra?: Record<string, unknown> }): number[] {
+  /** Renders a chat with the model's template and tokenizes it (extra special tokens only when asked). */
+  encodeChat(messages: ChatMessage[], options: ChatEncodeOptions): number[] {
     if (!this.chatTemplate) throw new Error('this model has no chat_template in tokenizer_config.json; use /v1/completions');
-    return this.encode(this.chatTemplate.render(messages, options), false);
+    return this.encode(this.chatTemplate.render(messages, options), options.addSpecialTokens ?? false);
   }
 }

@@ -49,6 +49,11 @@ describe('TokenizerPool', () => {
     expect(await pool.encode('Hi there')).toEqual(tok.encode('Hi there'));
     const messages = [{ role: 'system', content: 'Be brief. '.repeat(500) }, { role: 'user', content: 'hi' }];
     expect(await pool.encodeChat(messages, { addGenerationPrompt: true })).toEqual(tok.encodeChat(messages, { addGenerationPrompt: true }));
+    const withEnd = tok.encodeChat(messages, { addGenerationPrompt: false });
+    expect(await pool.encode(longText, { addSpecialTokens: false })).toEqual(tok.encode(longText, false));
+    // /detokenize: long lists decode in a worker, short ones inline; special tokens kept either way.
+    expect(await pool.decode(withEnd)).toBe(tok.decode(withEnd, false));
+    expect(await pool.decode(withEnd.slice(-3))).toBe(tok.decode(withEnd.slice(-3), false));
   });
 
   it('keeps the event loop free while a long prompt is tokenised (inline it is not)', async () => {

@@ -15,7 +15,7 @@
 import { Worker } from 'node:worker_threads';
 import { ServingError } from '../ServingError.js';
 import type { ChatMessage } from './ChatTemplate.js';
-import type { ChatEncodeOptions, PromptEncoder } from './PromptEncoder.js';
+import type { ChatEncodeOptions, EncodeOptions, PromptEncoder } from './PromptEncoder.js';
 import type { TextTokenizer } from './TextTokenizer.js';
 import type { TokenizerReply, TokenizerTask, TokenizerWorkerData } from './tokenizerWorker.js';
 
@@ -34,11 +34,12 @@ export interface TokenizerPoolOptions {
 }
 
 /** A task without its id (assigned when it is posted). */
-type TaskBody = { op: 'encode'; text: string } | { op: 'chat'; messages: ChatMessage[]; options: ChatEncodeOptions };
+type TaskBody = { op: 'encode'; text: string; addSpecialTokens: boolean } | { op: 'chat'; messages: ChatMessage[]; options: ChatEncodeOptions } | { op: 'decode'; ids: number[] };
 
 interface Pending {
   body: TaskBody;
-  resolve(ids: number[]): void;
+  /** Token ids (encode, chat) or text (decode). */
+  resolve(result: number[] | string): void;
   reject(err: Error): void;
 }
 
@@ -139,6 +140,7 @@ export class TokenizerPool implements PromptEncoder {
     if (!task || task.id !== reply.id) return;
     slot.task = null;
     if (reply.type === 'done') task.resolve(Array.from(reply.ids));
+    else if (reply.type === 'text') task.resolve(reply.text);
     else task.reject(new Error(reply.message));
     this.dispatch();
   }
@@ -155,7 +157,7 @@ export class TokenizerPool implements PromptEncoder {
     }
   }
 
-  private run(body: TaskBody): Promise<number[]> {
+  private run<T extends number[] | string>(body: TaskBody): Promise<T> {
     if (this.closed) return Promise.reject(closedError());
     if (this.broken) return Promise.reject(this.broken);
     const limit = this.opts.maxQueued ?? 1024;
@@ -163,7 +165,7 @@ export class TokenizerPool implements PromptEncoder {
       return Promise.reject(new ServingError('queue_full', `too many prompts waiting to be tokenised (${this.queue.length}, limit ${limit}); retry later`));
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ body, resolve, reject });
+      this.queue.push({ body, resolve: (result) => resolve(result as T), reject });
       this.dispatch();
     });
   }
@@ -172,9 +174,16 @@ export class TokenizerPool implements PromptEncoder {
     return chars <= (this.opts.inlineMaxChars ?? 2048);
   }
 
-  encode(text: string): Promise<number[]> {
-    if (this.inline(text.length)) return Promise.resolve().then(() => this.opts.inline.encode(text));
-    return this.run({ op: 'encode', text });
+  encode(text: string, options: EncodeOptions = {}): Promise<number[]> {
+    const addSpecialTokens = options.addSpecialTokens ?? true;
+    if (this.inline(text.length)) return Promise.resolve().then(() => this.opts.inline.encode(text, addSpecialTokens));
+    return this.run({ op: 'encode', text, addSpecialTokens });
+  }
+
+  /** Text of token ids, special tokens kept; inline for up to inlineMaxChars / 4 ids (about as many characters). */
+  decode(ids: number[]): Promise<string> {
+    if (this.inline(ids.length * 4)) return Promise.resolve().then(() => this.opts.inline.decode(ids, false));
+    return this.run({ op: 'decode', ids });
   }
 
   encodeChat(messages: ChatMessage[], options: ChatEncodeOptions): Promise<number[]> {

@@ -2,7 +2,7 @@
  * The body of a tokenizer worker thread (see TokenizerPool). It runs from the agent's own
  * bundle: cli/main.ts starts here instead of the command line when `workerData` says so.
  * It loads the model's tokenizer once, then answers one task at a time: token ids come
- * back in a transferred Int32Array, failures as their message.
+ * back in a transferred Int32Array, decoded text as a string, failures as their message.
  *
  * The thread lowers its own CPU priority (nice 10; on Linux the nice value is per thread):
  * a second of tokenising must not take CPU from the event loop and the engine threads
@@ -21,12 +21,16 @@ export interface TokenizerWorkerData {
   modelDir: string;
 }
 
-export type TokenizerTask = { id: number; op: 'encode'; text: string } | { id: number; op: 'chat'; messages: ChatMessage[]; options: ChatEncodeOptions };
+export type TokenizerTask =
+  | { id: number; op: 'encode'; text: string; addSpecialTokens: boolean }
+  | { id: number; op: 'chat'; messages: ChatMessage[]; options: ChatEncodeOptions }
+  | { id: number; op: 'decode'; ids: number[] };
 
 export type TokenizerReply =
   | { type: 'ready' }
   | { type: 'failed'; message: string }
   | { type: 'done'; id: number; ids: Int32Array }
+  | { type: 'text'; id: number; text: string }
   | { type: 'error'; id: number; message: string };
 
 export function isTokenizerWorkerData(data: unknown): data is TokenizerWorkerData {
@@ -51,7 +55,8 @@ export async function runTokenizerWorker(data: TokenizerWorkerData, port: Messag
   }
   port.on('message', (task: TokenizerTask) => {
     try {
-      const ids = task.op === 'encode' ? tokenizer.encode(task.text) : tokenizer.encodeChat(task.messages, task.options);
+      if (task.op === 'decode') return send({ type: 'text', id: task.id, text: tokenizer.decode(task.ids, false) });
+      const ids = task.op === 'encode' ? tokenizer.encode(task.text, task.addSpecialTokens) : tokenizer.encodeChat(task.messages, task.options);
       const packed = Int32Array.from(ids);
       send({ type: 'done', id: task.id, ids: packed }, [packed.buffer]);
     } catch (err) {

@@ -1,0 +1,23 @@
+/** The config flag table as a role process reads it: the CORS flags land in the api section, bad values name the flag. */
+import { describe, expect, it } from 'vitest';
+import { resolveRoleConfig } from '../role/roleConfig.js';
+import { CONFIG_FLAGS, configFlagsOf, flagName } from './configFlags.js';
+
+describe('CORS flags', () => {
+  it('are vLLM\'s names, on both role and launch', () => {
+    const names = ['--allowed-origins', '--allowed-methods', '--allowed-headers', '--allow-credentials'];
+    for (const command of ['role', 'launch'] as const) expect(configFlagsOf(command).map(flagName)).toEqual(expect.arrayContaining(names));
+    expect(CONFIG_FLAGS.filter((f) => names.includes(flagName(f))).map((f) => f.path[0])).toEqual(['api', 'api', 'api', 'api']);
+  });
+
+  it('take JSON lists (as vLLM) into the rank config\'s api section; absent ones keep the schema\'s defaults', () => {
+    const c = resolveRoleConfig('colocated', { allowedOrigins: '["https://app.example", "http://localhost:3000"]', allowedHeaders: '["authorization"]', allowCredentials: true });
+    expect(c.api).toMatchObject({ allowedOrigins: ['https://app.example', 'http://localhost:3000'], allowedMethods: ['*'], allowedHeaders: ['authorization'], allowCredentials: true });
+    expect(resolveRoleConfig('colocated', {}).api).toMatchObject({ allowedOrigins: [], allowCredentials: false });
+  });
+
+  it('refuses what is not a JSON list of strings, naming the flag', () => {
+    expect(() => resolveRoleConfig('colocated', { allowedOrigins: '*' })).toThrow(/--allowed-origins must be a JSON list of strings/);
+    expect(() => resolveRoleConfig('colocated', { allowedMethods: '[1]' })).toThrow(/--allowed-methods must be a JSON list of strings/);
+  });
+});
