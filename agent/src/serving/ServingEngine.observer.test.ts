@@ -78,8 +78,8 @@ describe('ServingEngine observer hooks', () => {
       expect(inferenceS!).toBeCloseTo(first[i]!.prefillS + decodeS!, 6);
       expect(decodeS!).toBeGreaterThan(0);
     }
-    // Every step: the prompt once, then one token per decode (the last sampled token is never fed back).
-    expect(rec.of('iteration').map((e) => e.numTokens)).toEqual([prompts[0]!.length, 1, 1, 1, 1, prompts[1]!.length, 1, 1]);
+    // vLLM's count per step: each sampled token, and the prompt with a sequence's first token.
+    expect(rec.of('iteration').map((e) => e.numTokens)).toEqual([prompts[0]!.length + 1, 1, 1, 1, 1, prompts[1]!.length + 1, 1, 1]);
     expect(rec.of('lookup')).toEqual(prompts.map((p) => ({ kind: 'lookup', queried: p.length, hits: 0 })));
   });
 

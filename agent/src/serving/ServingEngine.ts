@@ -101,7 +101,7 @@ export interface ServingObserver {
   /** Prefill done: the first token, `ttftS` after the request was added, `prefillS` after it was scheduled. */
   onFirstToken(ttftS: number, prefillS: number): void;
   onNextToken(itlS: number): void;
-  /** An engine step completed, computing `numTokens` tokens (prompt chunks + one per decoding sequence). */
+  /** A step sampled tokens; `numTokens` is vLLM's count: each sampled token, plus the prompt of a sequence with its first token. */
   onIteration(numTokens: number): void;
   /** A sequence was admitted: tokens looked up in shared (prefix-cached) KV blocks and how many were found. */
   onPrefixCacheLookup(queriedTokens: number, hitTokens: number): void;
@@ -324,7 +324,7 @@ export class ServingEngine {
         try {
           const result = await this.engine.step(step.plan);
           outputs = this.scheduler.update(step, result);
-          this.observer?.onIteration(step.plan.tokenIds.length);
+          if (outputs.length > 0) this.observer?.onIteration(outputs.reduce((n, o) => n + 1 + (o.seq.outputIds.length === 1 ? o.seq.promptIds.length : 0), 0));
         } catch (err) {
           const error = new ServingError('engine_error', `engine step failed: ${(err as Error).message}`);
           const failed = this.scheduler.failStep(step);

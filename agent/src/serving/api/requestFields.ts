@@ -53,7 +53,7 @@ export const requestFields: Readonly<Record<string, RequestField>> = {
   logit_bias: { origin: 'openai', endpoints: both, status: works('{"token id": bias}, bias in -100..100 added to the logit; ids outside the vocabulary are a 400') },
   logprobs: { origin: 'openai', endpoints: both, status: works('chat: true/false (with top_logprobs); completions: 0..20 top tokens per token') },
   max_tokens: { origin: 'openai', endpoints: both, status: works('default: up to the context window; completions: 0 only with echo (the prompt alone)') },
-  n: { origin: 'openai', endpoints: both, status: works('choices per prompt; values above 1 are refused until the n > 1 fan-out lands') },
+  n: { origin: 'openai', endpoints: both, status: works('choices per prompt (samples with seeds seed, seed + 1, ...; one prefill of the prompt)') },
   seed: { origin: 'openai', endpoints: both, status: works('reproducible sampling (taken mod 2^32)') },
   stop: { origin: 'openai', endpoints: both, status: works('up to 16 strings; cut before them (see include_stop_str_in_output)') },
   stream: { origin: 'openai', endpoints: both, status: works('server-sent events') },
