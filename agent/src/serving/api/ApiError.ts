@@ -32,7 +32,10 @@ export class ApiError extends Error {
 /** A zod failure as a 400 naming every bad field. */
 export function fromZodError(err: z.ZodError): ApiError {
   const issues = err.issues.map((i) => `${i.path.length ? i.path.join('.') : 'body'}: ${i.message}`);
-  const first = err.issues[0]?.path.join('.') || null;
+  const head = err.issues[0];
+  // An unknown field is named in `param` (its path and key), like any other bad field.
+  const key = head?.code === 'unrecognized_keys' ? head.keys[0] : undefined;
+  const first = [...(head?.path ?? []), ...(key === undefined ? [] : [key])].join('.') || null;
   return ApiError.badRequest(`invalid request: ${issues.join('; ')}`, first, 'invalid_type');
 }
 

@@ -169,6 +169,18 @@ describe('bad input', () => {
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x', n: 65 }), 400, /n=65 is more than this server runs at once \(max-num-seqs 64\).*send n <= 64/);
     await expectError(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'f' } }] }), 400, /tools: tool calling is not supported/);
   });
+  it('message fields and /tokenize fields beyond the schema -> 400 naming them; an answer sent back as given is accepted', async () => {
+    const named = async (res: Response, param: string): Promise<void> => {
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { param: string } }).error.param).toBe(param);
+    };
+    await named(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'x', extra_field: 1 }] }), 'messages.0.extra_field');
+    await named(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'assistant', content: 'x', tool_calls: [{ id: 'a' }] }, { role: 'user', content: 'y' }] }), 'messages.0.tool_calls');
+    await named(await post('/tokenize', { prompt: 'x', add_bos: true }), 'add_bos');
+    await named(await post('/detokenize', { tokens: [1], skip_special_tokens: true }), 'skip_special_tokens');
+    const echoed = await post('/v1/chat/completions', { model: 'tiny', max_tokens: 1, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y', refusal: null, tool_calls: [] }, { role: 'user', content: 'z' }] });
+    expect(echoed.status).toBe(200);
+  });
   it('prompt longer than the context window -> 400 naming the limit', async () => {
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: new Array(200).fill(5) }), 400, /maximum context length is 128 tokens/);
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: [1, 2], max_tokens: 500 }), 400, /maximum context length is 128 tokens.*502/);

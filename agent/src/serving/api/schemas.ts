@@ -125,13 +125,17 @@ export const completionRequestSchema = z.object({
 });
 export type CompletionRequest = z.infer<typeof completionRequestSchema>;
 
-const textPart = z.object({ type: z.literal('text'), text: z.string() });
+const textPart = z.strictObject({ type: z.literal('text'), text: z.string() });
 
-export const chatMessageSchema = z.object({
+/** A message; other fields are refused by name (none is accepted and ignored). */
+export const chatMessageSchema = z.strictObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
   /** Text, or text parts (other part types such as images are not supported). */
   content: z.union([z.string(), z.array(textPart)]).nullish(),
   name: z.string().nullish(),
+  /** An assistant message sent back as this server returned it: only the neutral values. */
+  refusal: z.null('a refusal in a message is not supported; leave it out or send null').optional(),
+  tool_calls: z.array(z.unknown()).max(0, 'tool calls in messages are not supported until tool calling lands; leave them out or send []').nullish(),
 });
 
 export const chatRequestSchema = z.object({

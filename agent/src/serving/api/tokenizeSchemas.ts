@@ -1,7 +1,7 @@
 /**
  * Request bodies of vLLM's /tokenize and /detokenize (vllm/entrypoints/openai/protocol.py:
  * TokenizeCompletionRequest, TokenizeChatRequest, DetokenizeRequest), validated with zod.
- * Unknown fields are ignored, as on the OpenAI routes.
+ * Unknown fields are refused by name (a 400), as on the OpenAI routes.
  */
 import { z } from 'zod';
 import { chatMessageSchema } from './schemas.js';
@@ -11,7 +11,7 @@ const model = z.string().min(1).nullish();
 /** Also return each token's vocabulary string (e.g. "Ġworld"). */
 const returnTokenStrs = z.boolean().nullish();
 
-export const tokenizePromptSchema = z.object({
+export const tokenizePromptSchema = z.strictObject({
   model,
   prompt: z.string(),
   /** Add the tokenizer's special tokens, e.g. BOS (default true). */
@@ -19,7 +19,7 @@ export const tokenizePromptSchema = z.object({
   return_token_strs: returnTokenStrs,
 });
 
-export const tokenizeChatSchema = z.object({
+export const tokenizeChatSchema = z.strictObject({
   model,
   messages: z.array(chatMessageSchema).min(1, 'needs at least one message'),
   /** End with the template's assistant header, as a chat completion does (default true). */
@@ -36,7 +36,7 @@ export const tokenizeChatSchema = z.object({
   tools: z.array(z.unknown()).nullish(),
 });
 
-export const detokenizeSchema = z.object({
+export const detokenizeSchema = z.strictObject({
   model,
   /** Token ids to turn back into text. */
   tokens: z.array(z.int()),
