@@ -63,6 +63,20 @@ export interface StepExtras {
    * logprob) when the step does not sample the sequence and it asks for prompt logprobs; -1 otherwise.
    */
   nextPromptTokenIds: Int32Array;
+  /**
+   * [numSeqs] row of the step's token mask that constrains sequence s's sampled token
+   * (structured outputs); -1 = unconstrained. Only sampled sequences (sampleMask 1) may have
+   * a row; rows are 0..numMaskRows-1, each used once.
+   */
+  maskRows: Int32Array;
+  /**
+   * [numMaskRows * ceil(vocabSize / 32)] allowed-token bitmasks, row after row: bit (t % 32)
+   * of word floor(t / 32) set = token t allowed (xgrammar's layout). Every other token's logit
+   * becomes -Infinity before penalties, sampling and logprobs. When absent while some maskRows
+   * entry is >= 0, the mask is deferred: the engine runs the step's layers and waits, before
+   * sampling, for `provideTokenMask` (so the host computes the mask while the device runs).
+   */
+  tokenMask?: Int32Array;
 }
 
 /**
