@@ -61,6 +61,38 @@ describe('bridge channels', () => {
     for (const [channel, payload] of Object.entries(pushes)) expect(validateBridgePush(channel, JSON.parse(JSON.stringify(payload))).ok, channel).toBe(true);
   });
 
+  it('carries a chat with structured output, tools, tool calls and tool results', () => {
+    const request = {
+      mode: 'chat',
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', content: '18 C', tool_call_id: 'call_1' },
+      ],
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      parallel_tool_calls: false,
+    };
+    const r = validateBridgeRequest('chat.start', JSON.parse(JSON.stringify(request)));
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(r.value).toMatchObject({ ...request, sampling: { temperature: 0.7 } });
+    const delta = { chatId: 'c', text: '', stage: 'decode', toolCalls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"ci' } }], timings: { sinceStartMs: 1, sincePrevMs: 1 } };
+    expect(validateBridgePush('chat.delta', delta).ok).toBe(true);
+    expect(validateBridgePush('chat.done', { chatId: 'c', finishReason: 'tool_calls', usage: { promptTokens: 3, completionTokens: 9 }, timings: { ttftMs: 1, totalMs: 9, tokensPerSecond: 1 } }).ok).toBe(true);
+    const bad: [unknown, RegExp][] = [
+      [{ mode: 'chat', messages: [{ role: 'tool', content: 'x' }] }, /tool_call_id/],
+      [{ mode: 'chat', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { name: 'a b', schema: {} } } }, /response_format.json_schema.name/],
+      [{ mode: 'chat', messages: [{ role: 'user', content: 'x' }], tools: [] }, /tools/],
+      [{ mode: 'chat', messages: [{ role: 'user', content: 'x' }], tool_choice: 'sometimes' }, /tool_choice/],
+    ];
+    for (const [payload, why] of bad) {
+      const b = validateBridgeRequest('chat.start', payload);
+      expect(b.ok).toBe(false);
+      if (!b.ok) expect(b.error).toMatch(why);
+    }
+  });
+
   it('fills chat sampling defaults', () => {
     const r = bridgeInvokeChannels['chat.start'].request.parse({ mode: 'completion', prompt: 'Once upon' });
     expect(r.sampling).toEqual({ temperature: 0.7, topP: 1, topK: 0, maxTokens: 256, seed: null });

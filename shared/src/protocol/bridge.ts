@@ -12,7 +12,7 @@ import { topologyPlanSchema } from '../topology/plan.js';
 import { topologyInputSchema } from '../topology/spec.js';
 import { inventorySchema } from './inventory.js';
 import { launchSpecSchema, logLineSchema, rankRefShape, rankStateSchema, topologyStateSchema } from './launch.js';
-import { chatStartSchema } from './chat.js';
+import { chatStartSchema, chatToolCallDeltaSchema } from './chat.js';
 import { metricsSnapshotSchema } from './metrics.js';
 import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
 import { decodeJsonMessage, validateMessage, type DecodeResult } from './wire.js';
@@ -162,8 +162,10 @@ export const bridgePushChannels = {
   'chat.delta': z.object({
     /** The chat. */
     chatId,
-    /** Detokenized text of the new token(s). */
+    /** Detokenized text of the new token(s); empty when the chunk carried only tool-call fragments. */
     text: z.string(),
+    /** Fragments of tool calls (OpenAI's delta.tool_calls), to be joined by index; absent when none. */
+    toolCalls: z.array(chatToolCallDeltaSchema).optional(),
     /** prefill: the first token (its latency is the TTFT); decode: later tokens. */
     stage: z.enum(['prefill', 'decode']),
     /** Timings measured by ConsoleService. */
@@ -178,8 +180,8 @@ export const bridgePushChannels = {
   'chat.done': z.object({
     /** The chat. */
     chatId,
-    /** stop: end of sequence or stop string; length: maxTokens reached; aborted: chat.stop. */
-    finishReason: z.enum(['stop', 'length', 'aborted']),
+    /** stop: end of sequence or stop string; length: maxTokens reached; tool_calls: the model called tools; aborted: chat.stop. */
+    finishReason: z.enum(['stop', 'length', 'tool_calls', 'aborted']),
     /** Token usage. */
     usage: z.object({
       /** Prompt tokens. */

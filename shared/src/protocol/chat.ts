@@ -1,6 +1,9 @@
 /**
  * Console chat requests (bridge channel `chat.start`): a chat over messages with the
- * model's chat template, or a plain completion of a prompt, with sampling settings.
+ * model's chat template, or a plain completion of a prompt, with sampling settings. A chat
+ * may carry OpenAI's structured-output and tool fields (`response_format`, `tools`,
+ * `tool_choice`, `parallel_tool_calls`), kept under OpenAI's names because the console's
+ * service sends them to the API as they are.
  */
 import { z } from 'zod';
 
@@ -18,13 +21,98 @@ export const chatSamplingSchema = z.strictObject({
   seed: z.int().min(0).max(0xffffffff).nullable().default(null),
 });
 
-/** One chat message. */
-export const chatMessageSchema = z.object({
-  /** Author role. */
-  role: z.enum(['system', 'user', 'assistant']),
-  /** Text content. */
-  content: z.string(),
+/** A function call of an assistant message, as OpenAI names its fields (`tool_calls[i]`). */
+export const chatToolCallSchema = z.strictObject({
+  /** Call id; the tool message answering it names it in `tool_call_id`. */
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.strictObject({
+    /** Function name. */
+    name: z.string().min(1),
+    /** Arguments, a JSON text as the model wrote it. */
+    arguments: z.string(),
+  }),
 });
+export type ChatToolCall = z.output<typeof chatToolCallSchema>;
+
+/** One chat message (OpenAI's fields: `tool_calls` on assistant messages, `tool_call_id` on tool results). */
+export const chatMessageSchema = z.discriminatedUnion('role', [
+  z.object({ /** Author role. */ role: z.literal('system'), /** Text content. */ content: z.string() }),
+  z.object({ role: z.literal('user'), content: z.string() }),
+  z.object({
+    role: z.literal('assistant'),
+    /** Text; null only beside tool calls. */
+    content: z.string().nullable(),
+    /** The function calls the model made; absent when none. */
+    tool_calls: z.array(chatToolCallSchema).min(1).optional(),
+  }),
+  z.object({
+    role: z.literal('tool'),
+    /** The function's result as text. */
+    content: z.string(),
+    /** The call it answers. */
+    tool_call_id: z.string().min(1),
+  }),
+]);
+export type ChatMessageInput = z.input<typeof chatMessageSchema>;
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+/** OpenAI's `response_format`: plain text, any JSON object, or JSON that follows a schema. */
+export const chatResponseFormatSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text') }),
+  z.strictObject({ type: z.literal('json_object') }),
+  z.strictObject({
+    type: z.literal('json_schema'),
+    json_schema: z.strictObject({
+      /** Schema name: letters, digits, _ and -, at most 64 (OpenAI's rule). */
+      name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, _ or -'),
+      description: z.string().optional(),
+      /** The JSON Schema. */
+      schema: jsonObject,
+      strict: z.boolean().optional(),
+    }),
+  }),
+]);
+export type ChatResponseFormat = z.output<typeof chatResponseFormatSchema>;
+
+/** One entry of OpenAI's `tools`: a function the model may call. */
+export const chatFunctionToolSchema = z.strictObject({
+  type: z.literal('function'),
+  function: z.strictObject({
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, _ or -'),
+    description: z.string().optional(),
+    /** JSON Schema of the arguments object. */
+    parameters: jsonObject.optional(),
+    strict: z.boolean().optional(),
+  }),
+});
+export type ChatFunctionTool = z.output<typeof chatFunctionToolSchema>;
+
+/** OpenAI's `tool_choice`: auto, none, required, or one named function. */
+export const chatToolChoiceSchema = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: z.string().min(1) }) }),
+]);
+export type ChatToolChoice = z.output<typeof chatToolChoiceSchema>;
+
+/** One fragment of a streamed tool call, OpenAI's `choices[i].delta.tool_calls[j]` (nulls dropped). */
+export const chatToolCallDeltaSchema = z.strictObject({
+  /** Which call of the message the fragment belongs to. */
+  index: z.int().min(0),
+  /** The call id, on the call's first fragment. */
+  id: z.string().optional(),
+  type: z.literal('function').optional(),
+  function: z
+    .strictObject({
+      /** The function name, on the call's first fragment. */
+      name: z.string().optional(),
+      /** The next piece of the arguments text. */
+      arguments: z.string().optional(),
+    })
+    .optional(),
+});
+export type ChatToolCallDelta = z.output<typeof chatToolCallDeltaSchema>;
 
 /** Request of chat.start: a chat (messages, chat template applied) or a raw completion (prompt). */
 export const chatStartSchema = z.discriminatedUnion('mode', [
@@ -35,6 +123,14 @@ export const chatStartSchema = z.discriminatedUnion('mode', [
     messages: z.array(chatMessageSchema).min(1),
     /** Sampling settings. */
     sampling: chatSamplingSchema.prefault({}),
+    /** Structured output: sent to the API as given; absent = not sent. */
+    response_format: chatResponseFormatSchema.optional(),
+    /** Functions the model may call: sent as given; absent = not sent. */
+    tools: z.array(chatFunctionToolSchema).min(1).optional(),
+    /** Sent as given; absent = not sent (the API's default). */
+    tool_choice: chatToolChoiceSchema.optional(),
+    /** Sent as given; absent = not sent (the API's default). */
+    parallel_tool_calls: z.boolean().optional(),
   }),
   z.object({
     /** Plain completion of a prompt. */
