@@ -205,6 +205,8 @@ export const bridgePushChannels = {
     chatId,
     /** Since chat.start, ms. */
     sinceStartMs: z.number().nonnegative(),
+    /** The model id the request named (from the API's /v1/models); absent when not known. */
+    model: z.string().optional(),
   }),
   /** A chat failed. */
   'chat.error': z.object({
