@@ -1,11 +1,14 @@
 /**
  * Streams one chat or completion from the topology's OpenAI-compatible API and turns it
- * into bridge pushes: chat.accepted (the API took the request), chat.delta per text
- * chunk with timings, then chat.done or chat.error. Timings are taken here, where the
+ * into bridge pushes: chat.accepted (the API took the request), chat.delta per chunk of
+ * text or tool-call fragments with timings, then chat.done or chat.error. The body is
+ * `openaiRequestBody`'s (what the Playground shows as code) plus the streaming fields. Timings are taken here, where the
  * bytes arrive, so they do not include IPC to the renderer.
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
-import type { BridgePush, BridgePushChannel, BridgeRequest } from '@afd/shared';
+import type { BridgePush, BridgePushChannel, BridgeRequest, ChatToolCallDelta } from '@afd/shared';
+import { openaiRequestBody } from '../common/openaiRequestBody.js';
+import { toolCallFragments } from '../common/toolCallStream.js';
 
 export type PushFn = <C extends BridgePushChannel>(channel: C, payload: BridgePush<C>) => void;
 
@@ -59,15 +62,15 @@ export class ChatRunner {
     let firstAt = 0;
     let lastAt = 0;
     let chunks = 0;
-    let finishReason: 'stop' | 'length' | 'aborted' = 'stop';
+    let finishReason: BridgePush<'chat.done'>['finishReason'] = 'stop';
     let finished = false;
     let usage = { promptTokens: 0, completionTokens: 0 };
     // Every chunk carries the usage so far (continuous usage stats): a stopped reply keeps its counts.
     const onUsage = (u: { prompt_tokens: number; completion_tokens: number } | null | undefined): void => {
       if (u) usage = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens };
     };
-    const onText = (text: string): void => {
-      if (text === '') return;
+    const onDelta = (text: string, toolCalls: ChatToolCallDelta[] = []): void => {
+      if (text === '' && toolCalls.length === 0) return;
       const now = performance.now();
       if (ttftMs === null) {
         ttftMs = now - t0;
@@ -75,44 +78,39 @@ export class ChatRunner {
       }
       lastAt = now;
       chunks += 1;
-      push('chat.delta', { chatId, text, stage: chunks === 1 ? 'prefill' : 'decode', timings: { sinceStartMs: now - t0, sincePrevMs: now - prev } });
+      const fragments = toolCalls.length > 0 ? { toolCalls } : {};
+      push('chat.delta', { chatId, text, ...fragments, stage: chunks === 1 ? 'prefill' : 'decode', timings: { sinceStartMs: now - t0, sincePrevMs: now - prev } });
       prev = now;
     };
     const onFinish = (reason: string | null | undefined): void => {
       if (reason) finished = true;
-      if (reason === 'length') finishReason = 'length';
+      if (reason === 'length' || reason === 'tool_calls') finishReason = reason;
     };
     try {
       const model = this.opts.model ?? (await this.resolveModel());
-      const s = request.sampling;
-      const common = {
-        model,
+      const streaming = {
         stream: true as const,
         // continuous_usage_stats is the vLLM extension the agent's API implements.
         stream_options: { include_usage: true, continuous_usage_stats: true } as { include_usage: boolean },
-        temperature: s.temperature,
-        top_p: s.topP,
-        max_tokens: s.maxTokens,
-        ...(s.seed !== null ? { seed: s.seed } : {}),
-        ...(s.topK > 0 ? { top_k: s.topK } : {}),
       };
       const signal = this.abort.signal;
-      if (request.mode === 'chat') {
-        const stream = await this.client.chat.completions.create({ ...common, messages: request.messages }, { signal });
-        push('chat.accepted', { chatId, sinceStartMs: performance.now() - t0 });
+      const req = openaiRequestBody(request, model);
+      if (req.path === '/v1/chat/completions') {
+        const stream = await this.client.chat.completions.create({ ...req.body, ...streaming }, { signal });
+        push('chat.accepted', { chatId, sinceStartMs: performance.now() - t0, model });
         for await (const chunk of stream) {
           for (const c of chunk.choices) {
-            onText(c.delta?.content ?? '');
+            onDelta(c.delta?.content ?? '', toolCallFragments(c.delta?.tool_calls));
             onFinish(c.finish_reason);
           }
           onUsage(chunk.usage);
         }
       } else {
-        const stream = await this.client.completions.create({ ...common, prompt: request.prompt }, { signal });
-        push('chat.accepted', { chatId, sinceStartMs: performance.now() - t0 });
+        const stream = await this.client.completions.create({ ...req.body, ...streaming }, { signal });
+        push('chat.accepted', { chatId, sinceStartMs: performance.now() - t0, model });
         for await (const chunk of stream) {
           for (const c of chunk.choices) {
-            onText(c.text ?? '');
+            onDelta(c.text ?? '');
             onFinish(c.finish_reason);
           }
           onUsage(chunk.usage);

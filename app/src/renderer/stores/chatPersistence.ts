@@ -1,18 +1,23 @@
 /**
  * What of the Playground survives a reload, and how it is read back: conversations
- * (messages with their stats, not the per-chunk arrival times), the active one, mode,
- * system prompt and sampling. Stored values are validated field by field, so one bad
- * conversation or a half-typed number does not lose the rest. A reply that was still
+ * (messages with their stats and tool calls, not the per-chunk arrival times), the active
+ * one, mode, system prompt, sampling, response format and tools. Stored values are validated field by field, so one bad
+ * conversation or a half-typed number does not lose the rest. The response format and
+ * tools settings are kept as typed (a half-typed schema too: it is text). A reply that was still
  * streaming when the page went away comes back as stopped, with what it had so far.
  */
 import { z } from 'zod';
 import { isLive, MAX_CONVERSATIONS, type ChatMessage, type ChatMode, type Conversation, type Sampling } from './conversations.js';
+import type { ResponseFormatSettings } from './responseFormat.js';
+import type { ToolSettings } from './toolSettings.js';
 
 /** The persisted part of the chat store. */
 export interface PersistedChats {
   mode: ChatMode;
   systemPrompt: string;
   sampling: Sampling;
+  responseFormat: ResponseFormatSettings;
+  tools: ToolSettings;
   conversations: Conversation[];
   activeId: string;
 }
@@ -29,7 +34,7 @@ const statsSchema = z
 
 const messageSchema = z.object({
   id: z.string().min(1),
-  role: z.enum(['system', 'user', 'assistant']),
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
   content: z.string(),
   stage: z.enum(['queued', 'prefill', 'decode', 'done', 'stopped', 'error']),
   chatId: z.string().nullable(),
@@ -37,6 +42,9 @@ const messageSchema = z.object({
   stats: statsSchema.nullable().catch(null),
   error: z.string().nullable(),
   mode: z.enum(['chat', 'completion']),
+  toolCalls: z.array(z.object({ index: z.int().min(0), id: z.string(), name: z.string(), arguments: z.string() })).optional().catch(undefined),
+  toolCall: z.object({ id: z.string().min(1), name: z.string() }).optional(),
+  finishReason: z.enum(['stop', 'length', 'tool_calls']).optional().catch(undefined),
 });
 
 const conversationSchema = z.object({
@@ -67,6 +75,8 @@ export function persistChats(s: PersistedChats): PersistedChats {
       maxTokens: finite(s.sampling.maxTokens, defaultSampling.maxTokens),
       seed: s.sampling.seed !== null && Number.isFinite(s.sampling.seed) ? s.sampling.seed : null,
     },
+    responseFormat: s.responseFormat,
+    tools: s.tools,
     conversations: s.conversations.slice(0, MAX_CONVERSATIONS).map((c) => ({ ...c, messages: c.messages.map((m) => ({ ...m, chunkTimesMs: [] })) })),
     activeId: s.activeId,
   };
@@ -81,6 +91,8 @@ export function restoreChats(stored: unknown, current: PersistedChats): { state:
   const o = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>;
   const interrupted: string[] = [];
   const sampling = (o['sampling'] ?? {}) as Record<string, unknown>;
+  const format = (o['responseFormat'] ?? {}) as Record<string, unknown>;
+  const tools = (o['tools'] ?? {}) as Record<string, unknown>;
   const conversations: Conversation[] = [];
   for (const raw of Array.isArray(o['conversations']) ? o['conversations'] : []) {
     const c = conversationSchema.safeParse(raw);
@@ -89,7 +101,9 @@ export function restoreChats(stored: unknown, current: PersistedChats): { state:
     for (const m of c.data.messages) {
       const parsed = messageSchema.safeParse(m);
       if (!parsed.success) continue;
-      const msg: ChatMessage = { ...parsed.data, chunkTimesMs: [] };
+      const { toolCalls, toolCall, finishReason, ...rest } = parsed.data;
+      const msg: ChatMessage = { ...rest, chunkTimesMs: [], ...(toolCalls ? { toolCalls } : {}), ...(toolCall ? { toolCall } : {}), ...(finishReason ? { finishReason } : {}) };
+      if (msg.role === 'tool' && !msg.toolCall) continue;
       if (isLive(msg)) {
         if (msg.chatId) interrupted.push(msg.chatId);
         messages.push({ ...msg, stage: 'stopped', error: INTERRUPTED });
@@ -110,6 +124,16 @@ export function restoreChats(stored: unknown, current: PersistedChats): { state:
         topK: field(z.int().min(0), sampling['topK'], current.sampling.topK),
         maxTokens: field(z.int().min(1), sampling['maxTokens'], current.sampling.maxTokens),
         seed: field(z.int().min(0).max(0xffffffff).nullable(), sampling['seed'], current.sampling.seed),
+      },
+      responseFormat: {
+        kind: field(z.enum(['text', 'json_object', 'json_schema']), format['kind'], current.responseFormat.kind),
+        schemaName: field(z.string().max(200), format['schemaName'], current.responseFormat.schemaName),
+        schemaText: field(z.string().max(1_000_000), format['schemaText'], current.responseFormat.schemaText),
+      },
+      tools: {
+        toolsText: field(z.string().max(1_000_000), tools['toolsText'], current.tools.toolsText),
+        toolChoice: field(z.string().max(200), tools['toolChoice'], current.tools.toolChoice),
+        parallelToolCalls: field(z.boolean(), tools['parallelToolCalls'], current.tools.parallelToolCalls),
       },
       conversations: list,
       activeId: list.some((c) => c.id === activeId) ? activeId : list[0]!.id,

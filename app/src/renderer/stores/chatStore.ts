@@ -1,13 +1,16 @@
 /**
  * Playground: several conversations (new, rename, delete), each message with its
- * streaming state and stats, the sampling settings, the system prompt and the
- * chat/completion mode, kept in browser storage (see chatPersistence). Replies stream
- * from bridge pushes, which can arrive before chat.start's answer: they wait in a small
- * buffer. One reply runs at a time, in whichever conversation.
+ * streaming state, stats and tool calls, the sampling, response format and tools
+ * settings, the system prompt and the chat/completion mode, kept in browser storage (see
+ * chatPersistence). Replies stream from bridge pushes, which can arrive before
+ * chat.start's answer: they wait in a small buffer. One reply runs at a time, in
+ * whichever conversation. A reply that calls tools waits for the user's results; the
+ * last one sent continues the chat.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { persist } from 'zustand/middleware';
 import type { BridgePush } from '@afd/shared';
+import { foldToolCallFragments } from '../../common/toolCallStream.js';
 import type { RendererBridge } from '../bridge/types.js';
 import { computeMessageStats } from '../lib/streamStats.js';
 import { debouncedStorage, STORAGE_PREFIX, type KeyValueStorage } from '../lib/persist.js';
@@ -22,6 +25,7 @@ import {
   replyRequest,
   replyTo,
   titleFrom,
+  toolResultMessage,
   userMessage,
   validateSampling,
   type ChatMessage,
@@ -29,8 +33,12 @@ import {
   type Conversation,
   type Sampling,
 } from './conversations.js';
+import { chatRequestFields } from './requestFields.js';
+import { defaultResponseFormat, type ResponseFormatSettings } from './responseFormat.js';
+import { defaultToolSettings, type ToolSettings } from './toolSettings.js';
+import { pendingToolCalls } from './toolTurns.js';
 
-export type { ChatMessage, ChatMode, Conversation, MessageStage, Sampling } from './conversations.js';
+export type { ChatMessage, ChatMode, Conversation, FinishReason, MessageStage, Sampling } from './conversations.js';
 export { MAX_MESSAGES, validateSampling } from './conversations.js';
 
 export interface ChatState extends PersistedChats {
@@ -38,9 +46,13 @@ export interface ChatState extends PersistedChats {
   error: string | null;
   /** Why the chats could not be saved (storage full); null when they are. */
   storageError: string | null;
+  /** The model id the API named in the last accepted request (for the request shown as code); null until one. */
+  servedModelId: string | null;
   setMode(mode: ChatMode): void;
   setSystemPrompt(text: string): void;
   setSampling(patch: Partial<Sampling>): void;
+  setResponseFormat(patch: Partial<ResponseFormatSettings>): void;
+  setTools(patch: Partial<ToolSettings>): void;
   newConversation(): void;
   selectConversation(id: string): void;
   renameConversation(id: string, title: string): void;
@@ -50,6 +62,12 @@ export interface ChatState extends PersistedChats {
   regenerate(id: string): Promise<void>;
   /** Replaces user message `id` with `text` and resends it (what follows is dropped). */
   editAndResend(id: string, text: string): Promise<void>;
+  /**
+   * Adds the user's result of tool call `callId` of reply `assistantId`; the result of the
+   * reply's last unanswered call also starts the next reply. False (with the error set)
+   * when the call cannot take a result now, or the next reply cannot start.
+   */
+  answerToolCall(assistantId: string, callId: string, text: string): Promise<boolean>;
   stop(): Promise<void>;
   /** Empties the active conversation (a running reply stays). */
   clear(): void;
@@ -94,8 +112,8 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
     const patchMessage = (msgId: string, change: Partial<ChatMessage>): void =>
       set((s) => ({ conversations: s.conversations.map((c) => (c.messages.some((m) => m.id === msgId) ? { ...c, messages: c.messages.map((m) => (m.id === msgId ? { ...m, ...change } : m)) } : c)) }));
 
-    /** Checks that a reply may start now; sets the error and returns false otherwise. */
-    const mayReply = (): boolean => {
+    /** Checks that a reply in `mode` may start now; sets the error and returns false otherwise. */
+    const mayReply = (mode: ChatMode): boolean => {
       const s = get();
       if (s.running()) {
         set({ error: 'a reply is still being generated: wait for it or press Stop' });
@@ -106,14 +124,20 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         set({ error: `invalid sampling settings: ${bad}` });
         return false;
       }
+      const fields = chatRequestFields(s.responseFormat, s.tools);
+      if (mode === 'chat' && !fields.ok) {
+        set({ error: `invalid ${fields.error}` });
+        return false;
+      }
       return true;
     };
 
-    /** Replaces the conversation's messages with `history` plus a new reply, and asks the service for it. */
+    /** Replaces the conversation's messages with `history` plus a new reply, and asks the service for it (after mayReply). */
     const startReply = async (conversationId: string, history: ChatMessage[]): Promise<void> => {
       const s = get();
       const reply = replyTo(history.at(-1)!, now());
-      const request = replyRequest(history, s.systemPrompt, s.sampling);
+      const fields = chatRequestFields(s.responseFormat, s.tools);
+      const request = replyRequest(history, s.systemPrompt, s.sampling, fields.ok ? fields.value : {});
       patchConversation(conversationId, (c) => ({
         messages: [...history, reply].slice(-MAX_MESSAGES),
         updatedAtMs: now(),
@@ -136,11 +160,16 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       sampling: { ...defaultSampling },
       conversations: [first],
       activeId: first.id,
+      responseFormat: { ...defaultResponseFormat },
+      tools: { ...defaultToolSettings },
       error: null,
       storageError: null,
+      servedModelId: null,
       setMode: (mode) => set({ mode }),
       setSystemPrompt: (systemPrompt) => set({ systemPrompt }),
       setSampling: (p) => set((s) => ({ sampling: { ...s.sampling, ...p } })),
+      setResponseFormat: (p) => set((s) => ({ responseFormat: { ...s.responseFormat, ...p } })),
+      setTools: (p) => set((s) => ({ tools: { ...s.tools, ...p } })),
       clearError: () => set({ error: null }),
       running: () => get().conversations.flatMap((c) => c.messages).find((m) => m.role === 'assistant' && isLive(m)),
 
@@ -187,7 +216,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
           set({ error: s.mode === 'chat' ? 'type a message first' : 'type a prompt first' });
           return;
         }
-        if (!mayReply()) return;
+        if (!mayReply(s.mode)) return;
         const c = activeConversation(s);
         await startReply(c.id, [...c.messages, userMessage(text, s.mode, now())]);
       },
@@ -196,7 +225,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
         const history = c ? historyBefore(c.messages, id) : 'that reply is no longer here';
         if (typeof history === 'string') return void set({ error: `cannot regenerate: ${history}` });
-        if (mayReply()) await startReply(c!.id, history);
+        if (mayReply(history.at(-1)!.mode)) await startReply(c!.id, history);
       },
 
       async editAndResend(id, text) {
@@ -204,7 +233,26 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
         const history = c ? historyEdited(c.messages, id, text) : 'that message is no longer here';
         if (typeof history === 'string') return void set({ error: `cannot resend: ${history}` });
-        if (mayReply()) await startReply(c!.id, history);
+        if (mayReply(history.at(-1)!.mode)) await startReply(c!.id, history);
+      },
+
+      async answerToolCall(assistantId, callId, text) {
+        const c = get().conversations.find((x) => x.messages.some((m) => m.id === assistantId));
+        const pending = c ? pendingToolCalls(c.messages) : null;
+        const call = pending?.assistantId === assistantId ? pending.unanswered.find((x) => x.id === callId) : undefined;
+        if (!c || !pending || !call) {
+          set({ error: 'that tool call cannot take a result now: it was answered already, or the chat went on after it' });
+          return false;
+        }
+        const history = [...c.messages, toolResultMessage(call, text, now())];
+        if (pending.unanswered.length > 1) {
+          patchConversation(c.id, () => ({ messages: history.slice(-MAX_MESSAGES), updatedAtMs: now() }));
+          set({ error: null });
+          return true;
+        }
+        if (!mayReply('chat')) return false;
+        await startReply(c.id, history);
+        return true;
       },
 
       async stop() {
@@ -224,7 +272,15 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         persist(creator, {
           name: CHATS_KEY,
           storage,
-          partialize: (s): PersistedChats => ({ mode: s.mode, systemPrompt: s.systemPrompt, sampling: s.sampling, conversations: s.conversations, activeId: s.activeId }),
+          partialize: (s): PersistedChats => ({
+            mode: s.mode,
+            systemPrompt: s.systemPrompt,
+            sampling: s.sampling,
+            responseFormat: s.responseFormat,
+            tools: s.tools,
+            conversations: s.conversations,
+            activeId: s.activeId,
+          }),
           merge: (stored, current) => {
             const r = restoreChats(stored, current);
             interrupted = r.interrupted;
@@ -253,12 +309,16 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
     const update = (change: Partial<ChatMessage>): void =>
       store.setState((s) => ({ conversations: s.conversations.map((c) => (c.messages.some((m) => m.id === msg.id) ? { ...c, messages: c.messages.map((m) => (m.id === msg.id ? { ...m, ...change } : m)) } : c)) }));
     switch (channel) {
-      case 'chat.accepted':
+      case 'chat.accepted': {
+        const model = (payload as BridgePush<'chat.accepted'>).model;
+        if (model !== undefined) store.setState({ servedModelId: model });
         if (msg.stage === 'queued') update({ stage: 'prefill' });
         break;
+      }
       case 'chat.delta': {
         const d = payload as BridgePush<'chat.delta'>;
-        update({ content: msg.content + d.text, stage: 'decode', chunkTimesMs: [...msg.chunkTimesMs, d.timings.sinceStartMs] });
+        const calls = d.toolCalls?.length ? { toolCalls: foldToolCallFragments(msg.toolCalls ?? [], d.toolCalls) } : {};
+        update({ content: msg.content + d.text, ...calls, stage: 'decode', chunkTimesMs: [...msg.chunkTimesMs, d.timings.sinceStartMs] });
         break;
       }
       case 'chat.done': {
@@ -271,7 +331,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         });
         // The service measured TTFT where the bytes arrived; prefer it.
         if (d.timings.ttftMs !== null) stats.ttftMs = d.timings.ttftMs;
-        update({ stage: d.finishReason === 'aborted' ? 'stopped' : 'done', stats });
+        update(d.finishReason === 'aborted' ? { stage: 'stopped', stats } : { stage: 'done', stats, finishReason: d.finishReason });
         break;
       }
       case 'chat.error':

@@ -1,17 +1,25 @@
 /**
  * The Playground's conversations as plain data: messages with their streaming state and
- * per-message stats, titles, and the requests a send, a regenerate or an edit-and-resend
- * makes from a conversation's history. No store, no bridge: the chat store uses these.
+ * per-message stats and tool calls, titles, and the requests a send, a regenerate, an
+ * edit-and-resend or a tool result makes from a conversation's history. No store, no
+ * bridge: the chat store uses these.
  */
-import type { BridgeRequestInput } from '@afd/shared';
+import type { ChatStart } from '@afd/shared';
+import type { StreamedToolCall } from '../../common/toolCallStream.js';
 import type { MessageStats } from '../lib/streamStats.js';
+import { chatApiMessages } from './apiMessages.js';
+import type { ChatRequestFields } from './requestFields.js';
 
 export type ChatMode = 'chat' | 'completion';
 export type MessageStage = 'queued' | 'prefill' | 'decode' | 'done' | 'stopped' | 'error';
 
+/** Why a finished reply ended, as the API said. */
+export type FinishReason = 'stop' | 'length' | 'tool_calls';
+
 export interface ChatMessage {
   id: string;
-  role: 'system' | 'user' | 'assistant';
+  /** tool: the result of a tool call, typed by the user. */
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
   /** Assistant messages: where generation is. */
   stage: MessageStage;
@@ -26,6 +34,12 @@ export interface ChatMessage {
   error: string | null;
   /** Chat message or raw completion prompt/continuation. */
   mode: ChatMode;
+  /** Assistant messages: the tool calls the model made (while streaming, as far as they came); absent when none. */
+  toolCalls?: StreamedToolCall[];
+  /** Tool messages: the call this result answers. */
+  toolCall?: { id: string; name: string };
+  /** Assistant messages: why the reply ended, once it did (absent for older messages and stopped ones). */
+  finishReason?: FinishReason;
 }
 
 export interface Conversation {
@@ -74,8 +88,14 @@ export function userMessage(text: string, mode: ChatMode, nowMs: number): ChatMe
   return { id: newId('m'), role: 'user', content: text, stage: 'done', chatId: null, startedAtMs: nowMs, chunkTimesMs: [], stats: null, error: null, mode };
 }
 
-export function replyTo(user: ChatMessage, nowMs: number): ChatMessage {
-  return { ...user, id: newId('m'), role: 'assistant', content: '', stage: 'queued', startedAtMs: nowMs, error: null };
+/** An empty reply (queued) to `last`, a user message or a tool result. */
+export function replyTo(last: ChatMessage, nowMs: number): ChatMessage {
+  return { id: newId('m'), role: 'assistant', content: '', stage: 'queued', chatId: null, startedAtMs: nowMs, chunkTimesMs: [], stats: null, error: null, mode: last.mode };
+}
+
+/** The user's result for tool call `call`. */
+export function toolResultMessage(call: { id: string; name: string }, text: string, nowMs: number): ChatMessage {
+  return { id: newId('m'), role: 'tool', content: text, stage: 'done', chatId: null, startedAtMs: nowMs, chunkTimesMs: [], stats: null, error: null, mode: 'chat', toolCall: { id: call.id, name: call.name } };
 }
 
 export function validateSampling(s: Sampling): string | null {
@@ -88,27 +108,24 @@ export function validateSampling(s: Sampling): string | null {
 }
 
 /**
- * The chat.start request for a reply to the last message of `history` (a user message):
- * a chat over the conversation's chat messages (failed replies left out), or a raw
- * completion of that prompt.
+ * The chat.start request for a reply to the last message of `history` (a user message or
+ * a tool result): a chat over the conversation's chat messages (see chatApiMessages) with
+ * the structured-output and tool fields, or a raw completion of that prompt.
  */
-export function replyRequest(history: readonly ChatMessage[], systemPrompt: string, sampling: Sampling): BridgeRequestInput<'chat.start'> {
+export function replyRequest(history: readonly ChatMessage[], systemPrompt: string, sampling: Sampling, fields: ChatRequestFields = {}): ChatStart {
   const last = history.at(-1);
-  if (!last || last.role !== 'user') throw new Error('console bug: a reply needs a user message to answer');
+  if (!last || (last.role !== 'user' && last.role !== 'tool')) throw new Error('console bug: a reply needs a user message or a tool result to answer');
   if (last.mode === 'completion') return { mode: 'completion', prompt: last.content, sampling };
-  const messages = history
-    .filter((m) => m.mode === 'chat' && (m.role === 'user' || (m.role === 'assistant' && m.content !== '' && m.stage !== 'error')))
-    .map((m) => ({ role: m.role, content: m.content }));
   const system = systemPrompt.trim() ? [{ role: 'system' as const, content: systemPrompt.trim() }] : [];
-  return { mode: 'chat', messages: [...system, ...messages], sampling };
+  return { mode: 'chat', messages: [...system, ...chatApiMessages(history)], sampling, ...fields };
 }
 
-/** The history a regenerate of `replyId` answers again: up to and including the user message before it. */
+/** The history a regenerate of `replyId` answers again: up to and including the user message or tool result before it. */
 export function historyBefore(messages: readonly ChatMessage[], replyId: string): ChatMessage[] | string {
   const i = messages.findIndex((m) => m.id === replyId);
   if (i < 0) return 'that reply is no longer in this conversation';
   let j = i - 1;
-  while (j >= 0 && messages[j]!.role !== 'user') j--;
+  while (j >= 0 && messages[j]!.role !== 'user' && messages[j]!.role !== 'tool') j--;
   if (j < 0) return 'there is no message before this reply to answer again';
   return messages.slice(0, j + 1);
 }
