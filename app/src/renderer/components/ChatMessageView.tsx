@@ -1,8 +1,9 @@
 /**
  * One Playground message: the author and stage (a stopped reply says "stopped", with the
- * tokens it produced), the text (assistant replies as markdown; user text as typed), the
- * per-message timings, and its actions: copy, regenerate (replies), edit and resend
- * (user messages).
+ * tokens it produced; a reply that called tools says so), the text (assistant replies as
+ * markdown; user text and tool results as typed), the reply's tool calls as cards (with a
+ * result form on the calls that wait for one), the per-message timings, and its actions:
+ * copy, regenerate (replies), edit and resend (user messages).
  */
 import { memo, useEffect, useState, type KeyboardEvent } from 'react';
 import { copyText } from '../lib/clipboard.js';
@@ -11,6 +12,7 @@ import { useThrottledWhileLive } from '../lib/throttledValue.js';
 import { isLive } from '../stores/conversations.js';
 import type { ChatMessage } from '../stores/chatStore.js';
 import { Markdown } from './Markdown.js';
+import { ToolCallCard } from './ToolCallCard.js';
 
 function ElapsedClock({ since }: { since: number }) {
   const [now, setNow] = useState(() => Date.now());
@@ -49,19 +51,35 @@ function Stats({ m }: { m: ChatMessage }) {
 export interface ChatMessageActions {
   onRegenerate(id: string): void;
   onEdit(id: string, text: string): void;
+  /** Sends the user's result of a tool call; resolves false when it was not taken. */
+  onAnswerTool(assistantId: string, callId: string, text: string): Promise<boolean>;
   /** Whether a new reply may start (none running). */
   canReply: boolean;
 }
 
-export const ChatMessageView = memo(function ChatMessageView({ m, actions }: { m: ChatMessage; actions: ChatMessageActions }) {
+function whoOf(m: ChatMessage): string {
+  if (m.role === 'tool') return 'tool result';
+  if (m.role === 'user') return m.mode === 'chat' ? 'you' : 'prompt';
+  return m.mode === 'chat' ? 'assistant' : 'completion';
+}
+
+export interface ChatMessageViewProps {
+  m: ChatMessage;
+  actions: ChatMessageActions;
+  /** Ids of this reply's tool calls that wait for the user's result (a form each); absent: none. */
+  answerable?: ReadonlySet<string> | undefined;
+}
+
+export const ChatMessageView = memo(function ChatMessageView({ m, actions, answerable }: ChatMessageViewProps) {
   const live = isLive(m);
   // A streaming reply re-renders ten times a second, not on every token.
   const shown = useThrottledWhileLive(m.content, live);
+  const calls = useThrottledWhileLive(m.toolCalls, live) ?? [];
   const [editing, setEditing] = useState<string | null>(null);
   const [copied, setCopied] = useState(false);
   // Chat replies are markdown; a raw completion's continuation and the user's text show as typed.
   const markdown = m.role === 'assistant' && m.mode === 'chat' && m.content !== '';
-  const who = m.role === 'user' ? (m.mode === 'chat' ? 'you' : 'prompt') : m.mode === 'chat' ? 'assistant' : 'completion';
+  const who = whoOf(m);
   const copy = async (): Promise<void> => {
     setCopied(await copyText(m.content));
     setTimeout(() => setCopied(false), 1500);
@@ -83,6 +101,16 @@ export const ChatMessageView = memo(function ChatMessageView({ m, actions }: { m
         {m.role === 'assistant' && (
           <span className={`badge ${STAGE_KIND[m.stage]}`} data-testid="msg-stage">
             {m.stage}
+          </span>
+        )}
+        {m.role === 'assistant' && m.finishReason && m.finishReason !== 'stop' && (
+          <span className="badge info" title="why the reply ended (finish_reason)" data-testid="msg-finish">
+            {m.finishReason}
+          </span>
+        )}
+        {m.role === 'tool' && m.toolCall && (
+          <span className="mono" data-testid="tool-result-of">
+            {m.toolCall.name} · {m.toolCall.id}
           </span>
         )}
         {m.role === 'assistant' && live && <ElapsedClock since={m.startedAtMs} />}
@@ -126,8 +154,27 @@ export const ChatMessageView = memo(function ChatMessageView({ m, actions }: { m
           </div>
         </div>
       ) : (
-        <div className={`content${markdown ? ' rendered' : ''}`} data-testid="msg-content">
-          {markdown && shown !== '' ? <Markdown text={shown} /> : shown || (live ? <span className="muted">…</span> : '')}
+        (shown !== '' || calls.length === 0) && (
+          <div className={`content${markdown ? ' rendered' : ''}${m.role === 'tool' ? ' mono' : ''}`} data-testid="msg-content">
+            {markdown && shown !== '' ? <Markdown text={shown} /> : shown || (live ? <span className="muted">…</span> : '')}
+          </div>
+        )
+      )}
+      {calls.length > 0 && (
+        <div className="tool-calls">
+          {calls.map((c) => (
+            <ToolCallCard
+              key={c.index}
+              call={c}
+              canAnswer={actions.canReply}
+              onAnswer={answerable?.has(c.id) ? (text) => actions.onAnswerTool(m.id, c.id, text) : undefined}
+            />
+          ))}
+          {answerable && answerable.size > 0 && calls.length > 1 && (
+            <p className="muted small" data-testid="tool-calls-waiting">
+              {answerable.size} of {calls.length} calls wait for a result; the chat continues when each has one.
+            </p>
+          )}
         </div>
       )}
       {m.error && (

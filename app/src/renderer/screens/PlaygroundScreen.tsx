@@ -1,8 +1,10 @@
 /**
  * Playground: chats (kept across reloads) or raw completions against the running
- * topology, streamed, with sampling settings, a stop button (Esc), and per-message TTFT /
- * decode rate / inter-token latency kept with each message; replies render as markdown,
- * and every message can be copied, regenerated or edited and resent.
+ * topology, streamed, with sampling settings, a response format and tools (chat), a stop
+ * button (Esc), and per-message TTFT / decode rate / inter-token latency kept with each
+ * message; replies render as markdown, tool calls as cards that take the user's results,
+ * every message can be copied, regenerated or edited and resent, and the next request can
+ * be seen as curl or Python code.
  */
 import { useMemo, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
@@ -12,11 +14,15 @@ import { ChatMessageView, type ChatMessageActions } from '../components/ChatMess
 import { ConversationList } from '../components/ConversationList.js';
 import { finishedReplyStats, MessageTimingsChart } from '../components/MessageTimingsChart.js';
 import { ModelHeader } from '../components/ModelHeader.js';
+import { RequestCode } from '../components/RequestCode.js';
+import { ResponseFormatControls } from '../components/ResponseFormatControls.js';
+import { ToolsControls } from '../components/ToolsControls.js';
 import { SamplingControls } from '../components/SamplingControls.js';
 import { notReadyText } from '../lib/launchText.js';
 import { useStickToBottom } from '../lib/stickToBottom.js';
 import { activeConversation } from '../stores/chatStore.js';
 import { isLive } from '../stores/conversations.js';
+import { pendingToolCalls } from '../stores/toolTurns.js';
 import type { ScreenProps } from './types.js';
 
 export function PlaygroundScreen({ navigate }: ScreenProps) {
@@ -32,13 +38,18 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
   const storageError = useChat((s) => s.storageError);
   const systemPrompt = useChat((s) => s.systemPrompt);
   const anyRunning = useChat((s) => s.running() !== undefined);
-  const { send, stop, clear, setMode, setSystemPrompt, clearError, regenerate, editAndResend } = useChat((s) => s);
+  const { send, stop, clear, setMode, setSystemPrompt, clearError, regenerate, editAndResend, answerToolCall } = useChat((s) => s);
   const [text, setText] = useState('');
   const lastContent = messages[messages.length - 1]?.content.length ?? 0;
   const chatBox = useStickToBottom<HTMLDivElement>([lastContent], [messages.length, conversation.id]);
 
   const running = messages.some((m) => m.role === 'assistant' && isLive(m));
-  const actions = useMemo<ChatMessageActions>(() => ({ onRegenerate: (id) => void regenerate(id), onEdit: (id, t) => void editAndResend(id, t), canReply: !anyRunning }), [regenerate, editAndResend, anyRunning]);
+  const actions = useMemo<ChatMessageActions>(
+    () => ({ onRegenerate: (id) => void regenerate(id), onEdit: (id, t) => void editAndResend(id, t), onAnswerTool: answerToolCall, canReply: !anyRunning }),
+    [regenerate, editAndResend, answerToolCall, anyRunning],
+  );
+  const pending = useMemo(() => pendingToolCalls(messages), [messages]);
+  const answerable = useMemo(() => (pending ? new Set(pending.unanswered.map((c) => c.id)) : undefined), [pending]);
   const notReady = linkOpen ? notReadyText(progress, loaded) : null;
   const submit = async (): Promise<void> => {
     if (anyRunning) return;
@@ -98,10 +109,16 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
               <input value={systemPrompt} onChange={(e) => setSystemPrompt(e.target.value)} placeholder="You are a helpful assistant." data-testid="system-prompt" />
             </label>
           )}
+          {mode === 'chat' && (
+            <div className="request-boxes">
+              <ResponseFormatControls />
+              <ToolsControls />
+            </div>
+          )}
           <div className="chat" aria-live="polite" data-testid="chat-log" ref={chatBox.ref} onScroll={chatBox.onScroll} tabIndex={0}>
             {messages.length === 0 && <p className="muted">Messages and their timings appear here.</p>}
             {messages.map((m) => (
-              <ChatMessageView key={m.id} m={m} actions={actions} />
+              <ChatMessageView key={m.id} m={m} actions={actions} answerable={pending?.assistantId === m.id ? answerable : undefined} />
             ))}
           </div>
           {error && <Banner kind="err" message={error} onDismiss={clearError} testId="chat-error" />}
@@ -120,6 +137,7 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
               Clear
             </button>
           </div>
+          <RequestCode draft={text} />
           <MessageTimingsChart stats={replyStats} />
         </div>
       </div>

@@ -237,6 +237,10 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       },
 
       async answerToolCall(assistantId, callId, text) {
+        if (text.trim() === '') {
+          set({ error: "type the tool's result first (any text, e.g. JSON)" });
+          return false;
+        }
         const c = get().conversations.find((x) => x.messages.some((m) => m.id === assistantId));
         const pending = c ? pendingToolCalls(c.messages) : null;
         const call = pending?.assistantId === assistantId ? pending.unanswered.find((x) => x.id === callId) : undefined;
