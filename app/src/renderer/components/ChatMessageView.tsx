@@ -80,8 +80,10 @@ export const ChatMessageView = memo(function ChatMessageView({ m, actions, answe
   // Chat replies are markdown; a raw completion's continuation and the user's text show as typed.
   const markdown = m.role === 'assistant' && m.mode === 'chat' && m.content !== '';
   const who = whoOf(m);
+  // A reply that only called tools copies its calls, as the API would give them.
+  const copyable = m.content !== '' || !m.toolCalls?.length ? m.content : JSON.stringify(m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })), null, 2);
   const copy = async (): Promise<void> => {
-    setCopied(await copyText(m.content));
+    setCopied(await copyText(copyable));
     setTimeout(() => setCopied(false), 1500);
   };
   const onEditKey = (e: KeyboardEvent<HTMLTextAreaElement>): void => {
@@ -117,7 +119,7 @@ export const ChatMessageView = memo(function ChatMessageView({ m, actions, answe
         <span className="spacer" />
         {!live && editing === null && (
           <span className="msg-actions">
-            <button className="btn small" onClick={() => void copy()} aria-label={`Copy this ${who} message`} data-testid="msg-copy" disabled={m.content === ''}>
+            <button className="btn small" onClick={() => void copy()} aria-label={`Copy this ${who} message`} data-testid="msg-copy" disabled={copyable === ''}>
               {copied ? 'Copied' : 'Copy'}
             </button>
             {m.role === 'assistant' && (
