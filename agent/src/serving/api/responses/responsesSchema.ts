@@ -9,6 +9,20 @@ import { z } from 'zod';
 import { MAX_TOP_LOGPROBS } from '@afd/shared';
 import { LOGPROBS_INCLUDE } from './refusedValues.js';
 
+/**
+ * A string `text` validates, or anything else `other` validates. (A zod union of the two
+ * reports only "invalid input" at the field when `other` fails; this names the bad part.)
+ */
+function stringOr<S extends z.ZodType, T extends z.ZodType>(text: S, other: T) {
+  return z.unknown().transform((v, ctx): z.output<S> | z.output<T> => {
+    const r = typeof v === 'string' ? text.safeParse(v) : other.safeParse(v);
+    if (r.success) return r.data;
+    for (const issue of r.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
+    return z.NEVER;
+  });
+}
+const stringOrList = <T extends z.ZodType>(list: T) => stringOr(z.string(), list);
+
 /** Validated by checkResponseFields (refused unless neutral) or accepted without effect. */
 const unchecked = z.unknown().optional();
 const itemStatus = z.enum(['in_progress', 'completed', 'incomplete']).nullish();
@@ -42,7 +56,7 @@ export type TextPart = z.infer<typeof textPart>;
 const messageItem = z.strictObject({
   type: z.literal('message'),
   role: z.enum(['user', 'assistant', 'system', 'developer']),
-  content: z.union([z.string(), z.array(textPart)]),
+  content: stringOrList(z.array(textPart)),
   /** The id of an output message sent back (no effect: nothing is stored). */
   id: z.string().nullish(),
   status: itemStatus,
@@ -67,7 +81,7 @@ const functionCallOutputItem = z.strictObject({
   type: z.literal('function_call_output'),
   call_id: z.string().min(1),
   /** Text, or text parts (joined). */
-  output: z.union([z.string(), z.array(inputText)]),
+  output: stringOrList(z.array(inputText)),
   id: z.string().nullish(),
   status: itemStatus,
   caller,
@@ -94,15 +108,17 @@ const functionTool = z.strictObject({
 });
 export type FunctionTool = z.infer<typeof functionTool>;
 
-const toolChoice = z.union([
+const toolChoice = stringOr(
   z.enum(['none', 'auto', 'required']),
-  z.strictObject({ type: z.literal('function'), name: z.string().min(1) }),
-  z.strictObject({
-    type: z.literal('allowed_tools'),
-    mode: z.enum(['auto', 'required']),
-    tools: z.array(z.strictObject({ type: z.literal('function'), name: z.string().min(1) })).min(1),
-  }),
-]);
+  z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('function'), name: z.string().min(1) }),
+    z.strictObject({
+      type: z.literal('allowed_tools'),
+      mode: z.enum(['auto', 'required']),
+      tools: z.array(z.strictObject({ type: z.literal('function'), name: z.string().min(1) })).min(1),
+    }),
+  ]),
+);
 export type ToolChoice = z.infer<typeof toolChoice>;
 
 const textFormat = z.discriminatedUnion('type', [
@@ -128,7 +144,7 @@ export const responsesRequestSchema = z.object({
   /** Served model name (see GET /v1/models). */
   model: z.string().min(1),
   /** The conversation: a user message as a string, or items. */
-  input: z.union([z.string(), z.array(inputItem).min(1, 'needs at least one item')]),
+  input: stringOrList(z.array(inputItem).min(1, 'needs at least one item')),
   /** A system message before the input. */
   instructions: z.string().nullish(),
   /** Most tokens to generate; default: up to the context window. */
