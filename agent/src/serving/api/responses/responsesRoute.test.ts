@@ -147,6 +147,37 @@ describe('POST /v1/responses', () => {
     }
   });
 
+  it('names input and max_output_tokens when the conversation does not fit', async () => {
+    const long = await refusal({ max_output_tokens: 5000 });
+    expect(long.error).toMatchObject({ param: 'max_output_tokens', code: 'context_length_exceeded' });
+    expect(long.message).toMatch(/Reduce the prompt or max_output_tokens/);
+    const huge = await refusal({ input: 'word '.repeat(5000) });
+    expect(huge.error).toMatchObject({ param: 'input', code: 'context_length_exceeded' });
+  });
+
+  it('a generation that fails mid-stream ends with an error event and response.failed', async () => {
+    const stream = await client.responses.create({ model: 'tiny', input: 'Hello', max_output_tokens: 50, stream: true });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const e of stream) {
+      events.push(e);
+      if (e.type === 'response.output_text.delta' && !srv.engine.failNext) srv.engine.failNext = new Error('device lost');
+    }
+    const [error, failed] = events.slice(-2);
+    expect(error).toMatchObject({ type: 'error', code: 'engine_error', message: expect.stringMatching(/device lost/) });
+    expect(failed).toMatchObject({ type: 'response.failed', response: { status: 'failed', error: { code: 'server_error' }, output: [{ type: 'message', status: 'in_progress' }] } });
+    expect(error!.sequence_number + 1).toBe(failed!.sequence_number);
+  });
+
+  it('a client that leaves mid-stream aborts the generation and frees its KV blocks', async () => {
+    const ctrl = new AbortController();
+    const res = await fetch(`${srv.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'tiny', input: 'Hello', max_output_tokens: 1500, stream: true }), signal: ctrl.signal });
+    const reader = res.body!.getReader();
+    await reader.read();
+    expect(srv.api.serving.scheduler.blocks.numUsedBlocks).toBeGreaterThan(0);
+    ctrl.abort();
+    await expect.poll(() => srv.api.serving.scheduler.blocks.numUsedBlocks, { timeout: 15_000, interval: 10 }).toBe(0);
+  });
+
   it('accepts what a client sends back: neutral values and its own output items', async () => {
     const first = await client.responses.create({ model: 'tiny', input: 'Hello', max_output_tokens: 3, store: false, truncation: 'disabled', background: false, service_tier: 'auto', reasoning: {} });
     const next = await client.responses.create({ model: 'tiny', max_output_tokens: 2, input: [{ role: 'user', content: 'Hello' }, ...(first.output as OpenAI.Responses.ResponseInputItem[]), { role: 'user', content: 'More' }] });
