@@ -9,6 +9,7 @@ import type { Logger } from '../util/logger.js';
 import { ModelRoutes } from './api/modelRoutes.js';
 import { OpenAiRoutes } from './api/openaiRoutes.js';
 import { RankHttpServer, type Readiness } from './api/RankHttpServer.js';
+import { ResponsesRoutes } from './api/responses/ResponsesRoutes.js';
 import { TokenizeRoutes } from './api/tokenizeRoutes.js';
 import type { CacheConfigInfo } from './metrics/cacheConfigInfo.js';
 import type { EngineLike } from './engineLike.js';
@@ -77,9 +78,11 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
   };
   const encoder = o.encoder ?? new InlineEncoder(o.tokenizer);
   const served = { servedModelName: o.servedModelName, modelPath: o.modelPath, maxModelLen: serving.maxContextTokens, modelInfo: o.modelInfo };
+  const openaiContext = { serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath };
   const routes = {
     models: new ModelRoutes(served),
-    openai: new OpenAiRoutes({ serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath }),
+    openai: new OpenAiRoutes(openaiContext),
+    responses: new ResponsesRoutes(openaiContext),
     tokenize: new TokenizeRoutes({ tokenizer: o.tokenizer, encoder, served }),
   };
   const http =

@@ -11,7 +11,7 @@ import { ApiError, fromServingError } from './ApiError.js';
 import { openAiFinish, sumUsage, usageOf, type ChoiceDelta, type FinishedChoice, type ResponseFormat, type Usage } from './responseFormat.js';
 import { endSse, sendSse, startSse } from './sse.js';
 
-const ABORTED = 'the request was aborted because the server is stopping; retry on another rank';
+export const ABORTED = 'the request was aborted because the server is stopping; retry on another rank';
 
 /** A choice's share of the request's usage: the n samples of a prompt count it once (with sample 0). */
 function usageShare(handle: RequestHandle, promptTokens: number, completionTokens: number): Usage {
@@ -19,7 +19,7 @@ function usageShare(handle: RequestHandle, promptTokens: number, completionToken
 }
 
 /** Aborts every generation when the client goes away before the response is complete. */
-function abortOnDisconnect(req: IncomingMessage, res: ServerResponse, handles: RequestHandle[]): void {
+export function abortOnDisconnect(req: IncomingMessage, res: ServerResponse, handles: RequestHandle[]): void {
   const abortAll = (): void => handles.forEach((h) => h.abort());
   res.on('close', () => {
     if (!res.writableFinished) abortAll();
@@ -84,7 +84,7 @@ function deltaOf(ev: { text: string; tokenIds: number[]; logprobs?: ChoiceDelta[
 }
 
 /** One generation's text, tokens, logprobs and finish reason; throws when it was aborted or failed, null when its events ended early. */
-async function collectOne(handle: RequestHandle): Promise<(FinishedChoice & { usage: Usage }) | null> {
+export async function collectOne(handle: RequestHandle): Promise<(FinishedChoice & { usage: Usage }) | null> {
   let text = '';
   const tokenIds: number[] = [];
   let logprobs: FinishedChoice['logprobs'] = null;

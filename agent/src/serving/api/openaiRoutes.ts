@@ -4,9 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandle, ServingEngine } from '../ServingEngine.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
 import type { PromptEncoder } from '../tokenizer/PromptEncoder.js';
-import { codePointsBeyond } from '../tokenizer/promptBound.js';
-import { ServingError } from '../ServingError.js';
-import { ApiError } from './ApiError.js';
+import { checkPromptChars, clientGone, encodeChatPrompt } from './chatPrompt.js';
 import { chatFormat } from './chatResponse.js';
 import { completionsFormat } from './completionsResponse.js';
 import { toTemplateMessages } from './chatMessages.js';
@@ -36,12 +34,6 @@ const nowS = (): number => Math.floor(Date.now() / 1000);
 /** Text of a chat message's content (text parts joined). */
 const contentText = (m: ChatRequest['messages'][number]): string => (typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text).join(''));
 
-
-/** The client went away while its prompt was tokenised: nothing to submit. */
-function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
-  return res.destroyed || res.writableEnded || req.socket.destroyed;
-}
-
 export class OpenAiRoutes {
   constructor(private readonly ctx: OpenAiContext) {}
 
@@ -62,7 +54,7 @@ export class OpenAiRoutes {
     const count = prompts.length;
     checkBatchSize(count, this.ctx.serving.scheduler.config.maxNumSeqs);
     prompts.forEach((p, i) => {
-      if (typeof p === 'string') checkPrompt(i, count, () => this.checkChars([p], 'prompt'));
+      if (typeof p === 'string') checkPrompt(i, count, () => checkPromptChars(this.ctx, [p], 'prompt'));
     });
     const promptIds = await Promise.all(prompts.map((p) => (typeof p === 'string' ? this.ctx.encoder.encode(p) : p)));
     if (clientGone(req, res)) return;
@@ -121,35 +113,8 @@ export class OpenAiRoutes {
     await this.respond(r, req, res, handles, fmt);
   }
 
-  /**
-   * Refuses, before tokenising, text that no prompt of the context window can hold: every
-   * token stands for at most tokenizer.maxCharsPerToken characters (promptBound.ts).
-   */
-  private checkChars(texts: string[], param: string): void {
-    const perToken = this.ctx.tokenizer.maxCharsPerToken;
-    if (perToken === null) return;
-    const window = this.ctx.serving.maxContextTokens;
-    const limit = window * perToken;
-    const chars = codePointsBeyond(texts, limit);
-    if (chars === null) return;
-    throw new ServingError(
-      'context_length_exceeded',
-      `This model's maximum context length is ${window} tokens. However, your ${param === 'prompt' ? 'prompt has' : 'messages have'} at least ${chars} characters, ` +
-        `more than ${window} tokens can hold with this tokenizer (at most ${limit} characters, ${perToken} per token). Shorten the ${param === 'prompt' ? 'prompt' : 'messages'}.`,
-      param,
-    );
-  }
-
   private async encodeChat(r: ChatRequest): Promise<number[]> {
-    if (!this.ctx.tokenizer.chatTemplate) throw ApiError.badRequest('this model has no chat template (tokenizer_config.json chat_template); use /v1/completions', 'messages');
-    const messages = toTemplateMessages(r.messages);
-    this.checkChars(messages.map((m) => m.content), 'messages');
-    try {
-      return await this.ctx.encoder.encodeChat(messages, { addGenerationPrompt: r.add_generation_prompt ?? true, extra: r.chat_template_kwargs ?? {} });
-    } catch (err) {
-      if (err instanceof ServingError) throw err; // queue full, stopping, a worker lost
-      throw ApiError.badRequest((err as Error).message, 'messages');
-    }
+    return encodeChatPrompt(this.ctx, toTemplateMessages(r.messages), { addGenerationPrompt: r.add_generation_prompt ?? true, extra: r.chat_template_kwargs ?? {} }, 'messages');
   }
 
   /** Streams or collects the request's generations, n per prompt (choice i is handles[i]: prompt i / n, its sample i % n). */

@@ -8,11 +8,13 @@ import { ApiError } from './ApiError.js';
 import { readJsonBody, requireJsonContentType } from './httpUtil.js';
 import type { ModelRoutes } from './modelRoutes.js';
 import type { OpenAiRoutes } from './openaiRoutes.js';
+import type { ResponsesRoutes } from './responses/ResponsesRoutes.js';
 import type { TokenizeRoutes } from './tokenizeRoutes.js';
 
 export interface ServingRouteSet {
   models: ModelRoutes;
   openai: OpenAiRoutes;
+  responses: ResponsesRoutes;
   tokenize: TokenizeRoutes;
 }
 
@@ -22,6 +24,7 @@ type PostHandler = (routes: ServingRouteSet, body: unknown, req: IncomingMessage
 const POSTS: Record<string, { handle: PostHandler; generates: boolean }> = {
   '/v1/completions': { handle: (r, body, req, res) => r.openai.completions(body, req, res), generates: true },
   '/v1/chat/completions': { handle: (r, body, req, res) => r.openai.chat(body, req, res), generates: true },
+  '/v1/responses': { handle: (r, body, req, res) => r.responses.create(body, req, res), generates: true },
   '/tokenize': { handle: (r, body, _req, res) => r.tokenize.tokenize(body, res), generates: false },
   '/detokenize': { handle: (r, body, _req, res) => r.tokenize.detokenize(body, res), generates: false },
 };
@@ -59,4 +62,4 @@ export async function serveRoute(routes: ServingRouteSet, method: string, path: 
 }
 
 /** Every route, for the 404's message. */
-export const ROUTE_LIST = 'GET /v1/models, GET /v1/models/{id}, POST /v1/completions, POST /v1/chat/completions, POST /tokenize, POST /detokenize, GET /health, /metrics, /version';
+export const ROUTE_LIST = 'GET /v1/models, GET /v1/models/{id}, POST /v1/completions, POST /v1/chat/completions, POST /v1/responses, POST /tokenize, POST /detokenize, GET /health, /metrics, /version';

@@ -4,6 +4,11 @@
  * that when the rank breaks off, goes silent or the router drains, the client still gets
  * a well-formed error event and `data: [DONE]` instead of a cut socket. A client that
  * goes away cancels the rank request (which frees the rank's KV blocks).
+ *
+ * A /v1/responses stream is framed as OpenAI's Responses API frames it: named events,
+ * complete at its final event (response.completed, response.incomplete, response.failed)
+ * with no [DONE]; the router ends a broken one with an `error` event whose
+ * sequence_number follows the last one relayed.
  */
 import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { ApiError } from '../api/ApiError.js';
@@ -12,6 +17,11 @@ import { ROUTER_RETRY_AFTER_S, type Backend } from './Backends.js';
 
 /** What a rank request came to before anything reached the client. */
 export type Attempt = { up: IncomingMessage } | { error: Error };
+
+/** The final event of a Responses stream. */
+const RESPONSES_END = /^event: response\.(?:completed|incomplete|failed)$/m;
+/** The sequence numbers of Responses stream events; the last one relayed is kept. */
+const SEQUENCE = /"sequence_number":(\d+)/g;
 
 /** Hop-by-hop headers: never relayed. */
 const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade']);
@@ -29,6 +39,10 @@ export class Exchange {
   lastByteMs = performance.now();
   private upstream: ClientRequest | null = null;
   private sse = false;
+  /** The stream is a Responses API one (named events, no [DONE]). */
+  private readonly responses: boolean;
+  /** The last sequence_number relayed on a Responses stream (-1: none yet). */
+  private lastSequence = -1;
   private ended = false;
   /** Whether the client response is over (finished, failed or the client left). */
   readonly closed: Promise<void>;
@@ -37,6 +51,7 @@ export class Exchange {
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
   ) {
+    this.responses = (req.url ?? '').split('?')[0] === '/v1/responses';
     this.closed = new Promise((resolve) =>
       res.once('close', () => {
         this.ended = true;
@@ -115,12 +130,15 @@ export class Exchange {
       if (cut < 0) return;
       const events = pending.slice(0, cut + 2);
       pending = pending.slice(cut + 2);
-      if (events.includes('data: [DONE]')) sawDone = true;
+      if (this.responses) {
+        for (const m of events.matchAll(SEQUENCE)) this.lastSequence = Number(m[1]);
+        if (RESPONSES_END.test(events)) sawDone = true;
+      } else if (events.includes('data: [DONE]')) sawDone = true;
       write(events);
     });
     up.on('end', () => {
       if (!this.sse || sawDone) this.res.end();
-      else this.fail(502, `attention rank ${url} ended the stream without [DONE]`, 'bad_gateway');
+      else this.fail(502, `attention rank ${url} ended the stream without ${this.responses ? 'its final event' : '[DONE]'}`, 'bad_gateway');
     });
     up.on('close', () => {
       if (up.complete) return;
@@ -132,7 +150,7 @@ export class Exchange {
 
   /**
    * Ends the client response with an error: as JSON when nothing was sent yet, as an SSE
-   * error event and [DONE] on a stream, else by closing the connection (a half-sent JSON
+   * error event and [DONE] on a stream (an `error` event on a Responses stream), else by closing the connection (a half-sent JSON
    * body cannot be mended). Cancels the rank request.
    */
   fail(status: number, message: string, code: string): void {
@@ -142,6 +160,9 @@ export class Exchange {
     if (!this.res.headersSent) {
       if (status === 503 || status === 429) this.res.setHeader('retry-after', String(ROUTER_RETRY_AFTER_S));
       sendJson(this.res, status, err.toJSON());
+    } else if (this.sse && this.responses) {
+      const event = { type: 'error', code, message, param: null, sequence_number: this.lastSequence + 1 };
+      this.res.end(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
     } else if (this.sse) {
       this.res.end(`data: ${JSON.stringify(err.toJSON())}\n\ndata: [DONE]\n\n`);
     } else {

@@ -42,18 +42,21 @@ export interface FrontRouterOptions {
   cors?: CorsConfig | undefined;
 }
 
+/** Routes that generate: balanced by their token estimate, retried once on a refusing rank. */
+const GENERATIONS = new Set(['/v1/completions', '/v1/chat/completions', '/v1/responses']);
+
 /** Statuses worth one retry on another rank (busy, not ready). */
 const RETRYABLE = new Set([429, 503]);
 
 /**
  * Tokens a request will cost, for balancing only: ~4 bytes of body per prompt token, plus
- * max_tokens found near either end of the body (clients put it after the prompt or the
- * messages), else 256. No parse: the body may be 16 MiB, or nested past any stack.
+ * max_tokens (max_completion_tokens, max_output_tokens) found near either end of the body
+ * (clients put it after the prompt or the messages), else 256. No parse: the body may be 16 MiB, or nested past any stack.
  */
 export function estimateTokens(body: Buffer): number {
   const edge = 4096;
   const text = body.length <= 2 * edge ? body.toString('latin1') : `${body.subarray(0, edge).toString('latin1')}\n${body.subarray(body.length - edge).toString('latin1')}`;
-  const m = /"max(?:_completion)?_tokens"\s*:\s*(\d{1,9})/.exec(text);
+  const m = /"max(?:_completion|_output)?_tokens"\s*:\s*(\d{1,9})/.exec(text);
   return Math.ceil(body.length / 4) + (m ? Number(m[1]) : 256);
 }
 
@@ -166,7 +169,7 @@ export class FrontRouter {
       }
       this.exchanges.add(ex);
       void ex.closed.then(() => this.exchanges.delete(ex));
-      if (req.method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions')) {
+      if (req.method === 'POST' && GENERATIONS.has(path)) {
         const body = await readRawBody(req, this.opts.maxBodyBytes ?? 16 * 2 ** 20);
         await this.forward(ex, body);
       } else {

@@ -1,0 +1,135 @@
+/**
+ * POST /v1/responses, stateless (nothing is stored; every request is store: false), on the
+ * chat machinery: the request's conversation is rendered by the model's chat template and
+ * sampled exactly as a chat completion (requestPlan.ts), then shaped as a Response object
+ * (responseOutput.ts) or streamed as named events (ResponseEvents.ts).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandle } from '../../ServingEngine.js';
+import { ServingError } from '../../ServingError.js';
+import { ApiError, fromServingError, toApiError } from '../ApiError.js';
+import { clientGone, encodeChatPrompt } from '../chatPrompt.js';
+import { ABORTED, abortOnDisconnect, collectOne } from '../generationResponse.js';
+import { sendJson } from '../httpUtil.js';
+import { chatLogprobs, type TokenDisplay } from '../logprobsFormat.js';
+import { checkServedModel } from '../modelRoutes.js';
+import type { OpenAiContext } from '../openaiRoutes.js';
+import { toGenerateParams } from '../requestParams.js';
+import { usageOf } from '../responseFormat.js';
+import { endSseEvents, sendSseEvent, startSse } from '../sse.js';
+import type { TokenLogprob } from '../../scheduler/logprobRows.js';
+import type { GenerateParams } from '../../ServingEngine.js';
+import { textOnly, type OutputParsing } from './outputParser.js';
+import { refusedForNow } from './pendingFeatures.js';
+import { checkResponseFields } from './responseFields.js';
+import { ResponseEvents, type ResponseEvent } from './ResponseEvents.js';
+import { newId, outputItems, responseBody, responseShell, responseUsage, type ResponseShell } from './responseOutput.js';
+import { checkResponseValues } from './refusedValues.js';
+import { planResponse, type ResponsePlan } from './requestPlan.js';
+import { responsesRequestSchema } from './responsesSchema.js';
+import type { TemplateTool } from './responseTools.js';
+
+export interface ResponsesContext extends OpenAiContext {
+  /**
+   * The model's tool-call parser for a request that shows the model these tools; absent,
+   * calls are not parsed and their text stays in the answer.
+   */
+  toolParsing?: (tools: readonly TemplateTool[]) => OutputParsing;
+}
+
+const nowS = (): number => Math.floor(Date.now() / 1000);
+
+/** Everything a generation's response needs besides its events. */
+interface Answer {
+  shell: ResponseShell;
+  plan: ResponsePlan;
+  parsing: OutputParsing;
+  parallelToolCalls: boolean;
+}
+
+export class ResponsesRoutes {
+  private readonly display: TokenDisplay;
+
+  constructor(private readonly ctx: ResponsesContext) {
+    this.display = { tokenString: (id) => ctx.tokenizer.tokenString(id), asIds: false };
+  }
+
+  async create(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    checkResponseFields(body);
+    checkResponseValues(body);
+    const r = responsesRequestSchema.parse(body);
+    checkServedModel(this.ctx, r.model);
+    const plan = planResponse(r);
+    refusedForNow(plan);
+    const promptIds = await encodeChatPrompt(this.ctx, plan.messages, { addGenerationPrompt: true, extra: plan.templateVars }, 'input');
+    if (clientGone(req, res)) return;
+    const params = toGenerateParams(plan.chat, promptIds, 'chat');
+    this.checkRequest(params);
+    const [handle] = this.ctx.serving.submitAll([params]);
+    const parsing = plan.tools.parseCalls && this.ctx.toolParsing ? this.ctx.toolParsing(plan.tools.templateTools) : textOnly;
+    const answer: Answer = { shell: responseShell(r, r.request_id ?? newId('resp'), nowS()), plan, parsing, parallelToolCalls: r.parallel_tool_calls ?? true };
+    abortOnDisconnect(req, res, [handle!]);
+    if (r.stream) return this.stream(res, handle!, answer);
+    return this.collect(res, handle!, answer);
+  }
+
+  /** The serving layer's checks, naming this route's fields (input, max_output_tokens). */
+  private checkRequest(params: GenerateParams): void {
+    try {
+      this.ctx.serving.checkRequest(params, 'input');
+    } catch (err) {
+      if (!(err instanceof ServingError) || err.param !== 'max_tokens') throw err;
+      throw new ServingError(err.kind, err.message.replace('max_tokens', 'max_output_tokens'), 'max_output_tokens');
+    }
+  }
+
+  private logprobs(a: Answer, rows: readonly TokenLogprob[] | null | undefined): object[] {
+    return a.plan.logprobs && rows ? chatLogprobs(rows, this.display).content : [];
+  }
+
+  private async collect(res: ServerResponse, handle: RequestHandle, a: Answer): Promise<void> {
+    let done: Awaited<ReturnType<typeof collectOne>>;
+    try {
+      done = await collectOne(handle);
+    } catch (err) {
+      handle.abort();
+      throw err;
+    }
+    if (!done) return;
+    const status = done.finish === 'length' ? 'incomplete' : 'completed';
+    const output = outputItems(a.parsing.parse(done.text), status, this.logprobs(a, done.logprobs), a.parallelToolCalls);
+    sendJson(res, 200, responseBody(a.shell, { status, output, usage: responseUsage(done.usage) }));
+  }
+
+  private async stream(res: ServerResponse, handle: RequestHandle, a: Answer): Promise<void> {
+    startSse(res);
+    const events = new ResponseEvents(a.shell, a.parallelToolCalls);
+    const parser = a.parsing.streaming();
+    const send = (list: ResponseEvent[]): void => list.forEach((e) => sendSseEvent(res, e));
+    send(events.start());
+    try {
+      for await (const ev of handle.events) {
+        if (ev.type === 'delta') {
+          send(events.push(parser.push(ev.text), this.logprobs(a, ev.logprobs)));
+        } else if (ev.type === 'done') {
+          // Aborted: the client is gone (the writes are no-ops) or the server is stopping (tell the client).
+          if (ev.finishReason === 'abort') {
+            send(events.fail(new ApiError(503, 'service_unavailable', ABORTED, 'aborted')));
+            break;
+          }
+          send(events.push(parser.end()));
+          const status = ev.finishReason === 'length' ? 'incomplete' : 'completed';
+          send(events.finish(status, responseUsage(usageOf(ev.promptTokens, ev.completionTokens))));
+        } else {
+          send(events.fail(fromServingError(ev.error)));
+          break;
+        }
+      }
+    } catch (err) {
+      // A parser that breaks its contract (ResponseEvents throws): end the generation and say so.
+      handle.abort();
+      send(events.fail(toApiError(err)));
+    }
+    endSseEvents(res);
+  }
+}
