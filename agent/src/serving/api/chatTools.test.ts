@@ -167,7 +167,8 @@ describe('tool_choice required and named: the grammar on GenerateParams, the for
     ]);
     const streamed = await client.chat.completions.stream({ model: 'tiny', messages: user, tools: [weather, clock], tool_choice: 'required', parallel_tool_calls: false }).finalChatCompletion();
     expect((submitted[1]!.grammar as unknown as { schema: { maxItems: number } }).schema.maxItems).toBe(1);
-    expect(streamed.choices[0]!.message.tool_calls!.map((t) => t.function.name)).toEqual(['get_time', 'get_weather']); // the fake model ignores the grammar
+    // The fake model ignores the grammar and writes two items: the first call is kept.
+    expect(streamed.choices[0]!.message.tool_calls!.map((t) => t.function.name)).toEqual(['get_time']);
   });
 });
 

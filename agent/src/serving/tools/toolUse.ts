@@ -12,7 +12,7 @@
  *             vLLM's for a forced function).
  *
  * parallel_tool_calls false: at most one call (the grammar's maxItems for required, the
- * first call kept for auto).
+ * first call kept for auto, and for required too should an output hold more).
  */
 import type { ToolCallParserName } from '@afd/shared';
 import type { GrammarSpec } from '../grammar/grammarSpec.js';
@@ -70,7 +70,7 @@ export function planToolUse(tools: readonly FunctionTool[], choice: ToolChoice, 
     if (err instanceof ToolDefsConflict) throw new ToolUseError(err.message, 'tools');
     throw err;
   }
-  if (choice.type === 'required') return { ...plain, parser: requiredCallsParser, grammar, callsFinish: 'tool_calls' };
+  if (choice.type === 'required') return { ...plain, parser: parallelToolCalls ? requiredCallsParser : firstCallOnly(requiredCallsParser), grammar, callsFinish: 'tool_calls' };
   return { ...plain, parser: namedCallParser(choice.name), grammar };
 }
 
