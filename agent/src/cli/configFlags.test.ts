@@ -1,4 +1,4 @@
-/** The config flag table as a role process reads it: the CORS flags land in the api section, bad values name the flag. */
+/** The config flag table as a role process reads it: the CORS and tool-call parser flags land in the api section, bad values name the flag. */
 import { describe, expect, it } from 'vitest';
 import { resolveRoleConfig } from '../role/roleConfig.js';
 import { CONFIG_FLAGS, configFlagsOf, flagName } from './configFlags.js';
@@ -19,5 +19,14 @@ describe('CORS flags', () => {
   it('refuses what is not a JSON list of strings, naming the flag', () => {
     expect(() => resolveRoleConfig('colocated', { allowedOrigins: '*' })).toThrow(/--allowed-origins must be a JSON list of strings/);
     expect(() => resolveRoleConfig('colocated', { allowedMethods: '[1]' })).toThrow(/--allowed-methods must be a JSON list of strings/);
+  });
+});
+
+describe('--tool-call-parser', () => {
+  it('sets api.toolCallParser on role and launch (default auto), naming the choices on a bad value', () => {
+    for (const command of ['role', 'launch'] as const) expect(configFlagsOf(command).map(flagName)).toContain('--tool-call-parser');
+    expect(resolveRoleConfig('colocated', { toolCallParser: 'deepseek_v3' }).api.toolCallParser).toBe('deepseek_v3');
+    expect(resolveRoleConfig('colocated', {}).api.toolCallParser).toBe('auto');
+    expect(() => resolveRoleConfig('colocated', { toolCallParser: 'mistral' })).toThrow(/--tool-call-parser must be one of auto, hermes, deepseek_v3, llama3_json/);
   });
 });

@@ -1,14 +1,14 @@
 /**
  * The command-line face of the configuration: one table of flags, each naming the field of
  * the config it sets (a path into the rank config, whose sections the launch spec shares:
- * `model`, `serving`, `afd`, and `api` for its CORS fields). `afd-agent role` and
+ * `model`, `serving`, `afd`, and `api` for its CORS and OpenAI API fields). `afd-agent role` and
  * `afd-agent launch` both register their flags from it and turn what was given into a
  * sparse config input, which the shared schemas validate and default. A flag carries no default of its own: an absent flag leaves
  * the field to the schema. Adding an option here is one row.
  */
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { AFD_CONNECTORS, EP_TRANSPORTS, LOAD_FORMATS, MAX_DUMMY_SEED, transportChoicesHelp } from '@afd/shared';
+import { AFD_CONNECTORS, EP_TRANSPORTS, LOAD_FORMATS, MAX_DUMMY_SEED, TOOL_CALL_PARSERS, transportChoicesHelp } from '@afd/shared';
 import { intFlag } from '../util/intFlag.js';
 
 /** The commands that take config flags. */
@@ -85,6 +85,8 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flags: '--allowed-methods <json>', path: ['api', 'allowedMethods'], on: both, parse: jsonStringList, description: 'methods a CORS preflight may ask for, a JSON list (default ["*"]: DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT)' },
   { flags: '--allowed-headers <json>', path: ['api', 'allowedHeaders'], on: both, parse: jsonStringList, description: 'request headers a CORS preflight may ask for besides the safelisted ones, a JSON list (default ["*"]: any)' },
   { flags: '--allow-credentials', path: ['api', 'allowCredentials'], on: both, description: 'CORS responses carry Access-Control-Allow-Credentials: true (default off)' },
+  // api: the OpenAI API (every serving rank of a launch)
+  { flags: '--tool-call-parser <name>', path: ['api', 'toolCallParser'], on: both, parse: oneOf(['auto', ...TOOL_CALL_PARSERS]), description: `how tool calls are read from the output with tool_choice "auto": ${TOOL_CALL_PARSERS.join(', ')}, or auto = from the chat template's tool markup (default auto)` },
   // afd: how steps run (every rank of a launch)
   { flags: '--connector <name>', path: ['afd', 'connector'], on: both, parse: oneOf(AFD_CONNECTORS), description: `AFD data plane: ${transportChoicesHelp(false)} (default: launch: nccl on cuda, tcp on cpu; role: tcp)` },
   { flags: '--afd-port <port>', path: ['afd', 'port'], on: both, parse: int(1, 65535), description: 'base port of the FFN rendezvous: FFN rank f listens on port + f (default 29500)' },

@@ -105,6 +105,7 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
         registry,
         http,
         externalNotReady: () => peerProblem,
+        toolCallParser: config.api.toolCallParser,
         cacheOptions: { gpuMemoryUtilization: config.serving.kvMemoryFraction, kvCacheMemoryBytes: config.serving.kvCacheMib === null ? null : config.serving.kvCacheMib * 2 ** 20 },
       });
       await warmup(api, onProgress);

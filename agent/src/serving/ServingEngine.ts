@@ -19,6 +19,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { SamplingParams } from '@afd/shared';
 import { AsyncQueue } from './AsyncQueue.js';
 import type { EngineLike } from './engineLike.js';
+import type { GrammarSpec } from './grammar/grammarSpec.js';
 import { BlockManager } from './kv/BlockManager.js';
 import { Scheduler, type ScheduledStep, type SchedulerConfig, type SeqOutput } from './scheduler/Scheduler.js';
 import type { TokenLogprob } from './scheduler/logprobRows.js';
@@ -58,6 +59,8 @@ export interface GenerateParams {
   logprobs?: number;
   /** Top log-probabilities of each prompt token (0..20); undefined = none. */
   promptLogprobs?: number;
+  /** What every sampled token must keep to (response_format, structured outputs, a forced tool call); undefined = nothing. */
+  grammar?: GrammarSpec;
 }
 
 export type GenerationEvent =

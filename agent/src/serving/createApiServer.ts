@@ -4,7 +4,7 @@
  * server. Used by the role process and by the API tests (with a fake engine).
  */
 import { Registry } from 'prom-client';
-import type { CorsConfig, RankStats, ServedModelInfo } from '@afd/shared';
+import type { CorsConfig, RankStats, ServedModelInfo, ToolCallParserName } from '@afd/shared';
 import type { Logger } from '../util/logger.js';
 import { ModelRoutes } from './api/modelRoutes.js';
 import { OpenAiRoutes } from './api/openaiRoutes.js';
@@ -40,6 +40,8 @@ export interface ApiServerOptions {
   externalNotReady?: () => string | null;
   /** CORS of a new HTTP server (default: no origin allowed); a given `http` has its own. */
   cors?: CorsConfig | undefined;
+  /** --tool-call-parser: how tool_choice "auto" output is read (default auto: from the chat template). */
+  toolCallParser?: ToolCallParserName | 'auto';
   /** KV options as configured, for vllm:cache_config_info (block size and count come from the engine). */
   cacheOptions?: Pick<CacheConfigInfo, 'gpuMemoryUtilization' | 'kvCacheMemoryBytes'>;
 }
@@ -78,7 +80,7 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
   };
   const encoder = o.encoder ?? new InlineEncoder(o.tokenizer);
   const served = { servedModelName: o.servedModelName, modelPath: o.modelPath, maxModelLen: serving.maxContextTokens, modelInfo: o.modelInfo };
-  const openaiContext = { serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath };
+  const openaiContext = { serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath, toolCallParser: o.toolCallParser ?? 'auto' };
   const routes = {
     models: new ModelRoutes(served),
     openai: new OpenAiRoutes(openaiContext),

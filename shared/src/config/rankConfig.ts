@@ -10,7 +10,7 @@
  *   model    which checkpoint and where its weights come from (modelSource.ts)
  *   serving  scheduler and KV cache limits (servingConfig.ts)
  *   device   compute backend, device index, CPU threads
- *   api      the rank's HTTP server: address and CORS
+ *   api      the rank's HTTP server: address, CORS, the OpenAI API's options
  */
 import { z } from 'zod';
 import { afdConfigSchema } from './afdConfig.js';
@@ -51,6 +51,24 @@ export const corsConfigSchema = z.strictObject(corsFields);
 export type CorsConfig = z.output<typeof corsConfigSchema>;
 export type CorsConfigInput = z.input<typeof corsConfigSchema>;
 
+/** The tool-call formats the OpenAI API parses (--tool-call-parser; vLLM's names). */
+export const TOOL_CALL_PARSERS = ['hermes', 'deepseek_v3', 'llama3_json'] as const;
+export type ToolCallParserName = (typeof TOOL_CALL_PARSERS)[number];
+
+/** Options of the OpenAI API beyond CORS, the same on every serving rank. */
+const openAiFields = {
+  /**
+   * --tool-call-parser: how tool calls are read from a model's output with tool_choice
+   * "auto": hermes (Qwen3, Qwen2.5), deepseek_v3, llama3_json; auto = from the chat
+   * template's tool markup (default auto).
+   */
+  toolCallParser: z.enum(['auto', ...TOOL_CALL_PARSERS]).default('auto'),
+};
+
+/** What the launch spec carries for every serving rank (and the router's CORS): the api section without the address. */
+export const apiOptionsSchema = z.strictObject({ ...corsFields, ...openAiFields });
+export type ApiOptions = z.output<typeof apiOptionsSchema>;
+
 /** The rank's HTTP server (OpenAI API on serving ranks; health, metrics and stats on every rank). */
 export const apiConfigSchema = z.strictObject({
   /** Bind address (default 127.0.0.1). */
@@ -58,6 +76,7 @@ export const apiConfigSchema = z.strictObject({
   /** Port; 0 = ephemeral (default 8000). */
   port: z.int().min(0).max(65535).default(8000),
   ...corsFields,
+  ...openAiFields,
 });
 export type ApiConfig = z.output<typeof apiConfigSchema>;
 
@@ -70,7 +89,7 @@ export const rankConfigSchema = z.strictObject({
   serving: servingConfigSchema.prefault({}),
   /** Backend, device, threads. */
   device: deviceConfigSchema.prefault({}),
-  /** The rank's HTTP server: address and CORS. */
+  /** The rank's HTTP server: address, CORS, the OpenAI API's options. */
   api: apiConfigSchema.prefault({}),
 });
 export type RankConfig = z.output<typeof rankConfigSchema>;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { afdOptionsSchema, type AfdOptions } from '../config/afdConfig.js';
 import { resolveEpTransport, TRANSPORTS, type AfdConnector } from '../config/connectors.js';
 import { modelSourceSchema } from '../config/modelSource.js';
-import { corsConfigSchema } from '../config/rankConfig.js';
+import { apiOptionsSchema } from '../config/rankConfig.js';
 import { servingConfigSchema } from '../config/servingConfig.js';
 import { topologySchema } from '../topology/spec.js';
 import { backendSchema } from './inventory.js';
@@ -48,8 +48,8 @@ const common = {
   restart: restartPolicySchema.prefault({}),
   /** Serving limits of every rank (the role flags of the same names). */
   serving: servingConfigSchema.prefault({}),
-  /** CORS of the OpenAI API (the rank config's api section without the address), for every serving rank and the front router. */
-  api: corsConfigSchema.prefault({}),
+  /** The OpenAI API's options (the rank config's api section without the address): CORS for every serving rank and the front router, the tool-call parser for every serving rank. */
+  api: apiOptionsSchema.prefault({}),
   /** Options of how steps run, applied to every rank (connector, port, DBO, gate, CUDA graphs, deadline, NCCL env, expert parallelism); a colocated launch uses its cudaGraph. */
   afd: afdOptionsSchema.prefault({}),
 };

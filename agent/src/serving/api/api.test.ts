@@ -167,7 +167,7 @@ describe('bad input', () => {
   });
   it('n beyond max-num-seqs and unsupported fields -> 400 saying what to do', async () => {
     await expectError(await post('/v1/completions', { model: 'tiny', prompt: 'x', n: 65 }), 400, /n=65 is more than this server runs at once \(max-num-seqs 64\).*send n <= 64/);
-    await expectError(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'f' } }] }), 400, /tools: tool calling is not supported/);
+    await expectError(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'x' }], functions: [{ name: 'f' }] }), 400, /functions: deprecated by OpenAI; send each function as a tool/);
   });
   it('message fields and /tokenize fields beyond the schema -> 400 naming them; an answer sent back as given is accepted', async () => {
     const named = async (res: Response, param: string): Promise<void> => {
@@ -175,7 +175,7 @@ describe('bad input', () => {
       expect(((await res.json()) as { error: { param: string } }).error.param).toBe(param);
     };
     await named(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'user', content: 'x', extra_field: 1 }] }), 'messages.0.extra_field');
-    await named(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'assistant', content: 'x', tool_calls: [{ id: 'a' }] }, { role: 'user', content: 'y' }] }), 'messages.0.tool_calls');
+    await named(await post('/v1/chat/completions', { model: 'tiny', messages: [{ role: 'assistant', content: 'x', tool_calls: [{ id: 'a' }] }, { role: 'user', content: 'y' }] }), 'messages.0.tool_calls.0.type');
     await named(await post('/tokenize', { prompt: 'x', add_bos: true }), 'add_bos');
     await named(await post('/detokenize', { tokens: [1], skip_special_tokens: true }), 'skip_special_tokens');
     const echoed = await post('/v1/chat/completions', { model: 'tiny', max_tokens: 1, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y', refusal: null, tool_calls: [] }, { role: 'user', content: 'z' }] });

@@ -12,6 +12,7 @@ import type { ChatEncodeOptions, PromptEncoder } from '../tokenizer/PromptEncode
 import { codePointsBeyond } from '../tokenizer/promptBound.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
 import { ApiError } from './ApiError.js';
+import { messageTexts } from './chatMessages.js';
 
 /** What encoding a prompt needs of a rank. */
 export interface PromptContext {
@@ -43,12 +44,13 @@ export function checkPromptChars(ctx: PromptContext, texts: string[], param: str
 }
 
 /**
- * Renders `messages` with the model's chat template and tokenises them. `param` is the
+ * Renders `messages` with the model's chat template and tokenises them (`extraTexts`, e.g.
+ * the tools' JSON, count toward the character bound). `param` is the
  * request field the messages came from; a template that fails on them is a 400 naming it.
  */
-export async function encodeChatPrompt(ctx: PromptContext, messages: ChatMessage[], options: ChatEncodeOptions, param: string): Promise<number[]> {
+export async function encodeChatPrompt(ctx: PromptContext, messages: ChatMessage[], options: ChatEncodeOptions, param: string, extraTexts: string[] = []): Promise<number[]> {
   if (!ctx.tokenizer.chatTemplate) throw ApiError.badRequest('this model has no chat template (tokenizer_config.json chat_template); use /v1/completions', param);
-  checkPromptChars(ctx, messages.map((m) => m.content), param);
+  checkPromptChars(ctx, [...messageTexts(messages), ...extraTexts], param);
   try {
     return await ctx.encoder.encodeChat(messages, options);
   } catch (err) {

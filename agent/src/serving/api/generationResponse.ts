@@ -18,6 +18,13 @@ function usageShare(handle: RequestHandle, promptTokens: number, completionToken
   return usageOf(handle.sampleIndex === 0 ? promptTokens : 0, completionTokens);
 }
 
+/** Sends what a format made of a delta: one chunk, several, or none. */
+function sendChunks(res: ServerResponse, chunks: object | object[] | null): boolean {
+  if (chunks === null) return false;
+  for (const c of Array.isArray(chunks) ? chunks : [chunks]) sendSse(res, c);
+  return !Array.isArray(chunks) || chunks.length > 0;
+}
+
 /** Aborts every generation when the client goes away before the response is complete. */
 export function abortOnDisconnect(req: IncomingMessage, res: ServerResponse, handles: RequestHandle[]): void {
   const abortAll = (): void => handles.forEach((h) => h.abort());
@@ -59,13 +66,12 @@ export async function streamGeneration(req: IncomingMessage, res: ServerResponse
       if (ev.type === 'delta') {
         generated += ev.tokenIds.length;
         if (ev.text.length === 0 && !first && !fmt.everyToken) continue;
-        sendSse(res, fmt.chunk(index, deltaOf(ev), null, first, soFar()));
-        first = false;
+        if (sendChunks(res, fmt.chunk(index, deltaOf(ev), null, first, soFar()))) first = false;
       } else if (ev.type === 'done') {
         // Aborted: the client is gone (the write is a no-op) or the server is stopping (tell the client).
         if (ev.finishReason === 'abort') return fail(new ApiError(503, 'service_unavailable', ABORTED, 'aborted').toJSON());
         generated = ev.completionTokens;
-        sendSse(res, fmt.chunk(index, { text: '', tokenIds: [] }, openAiFinish(ev.finishReason), first, soFar()));
+        sendChunks(res, fmt.chunk(index, { text: '', tokenIds: [] }, openAiFinish(ev.finishReason), first, soFar()));
         finished.push(usageShare(handle, ev.promptTokens, ev.completionTokens));
       } else return fail(fromServingError(ev.error).toJSON());
     }

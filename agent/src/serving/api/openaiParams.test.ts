@@ -186,8 +186,8 @@ describe('refused fields over HTTP', () => {
     }
   });
 
-  it('the openai client raises BadRequestError for tools and best_of', async () => {
-    await expect(clients[0]!.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 'f' } }] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+  it('the openai client raises BadRequestError for the legacy functions and best_of', async () => {
+    await expect(clients[0]!.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], functions: [{ name: 'f' }] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     await expect(clients[0]!.completions.create({ model: 'tiny', prompt: 'x', best_of: 2 })).rejects.toThrow(/OpenAI removed best_of/);
   });
 });

@@ -1,13 +1,17 @@
 /** POST /v1/completions and POST /v1/chat/completions. */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ToolCallParserName } from '@afd/shared';
 import type { RequestHandle, ServingEngine } from '../ServingEngine.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
 import type { PromptEncoder } from '../tokenizer/PromptEncoder.js';
 import { checkPromptChars, clientGone, encodeChatPrompt } from './chatPrompt.js';
+import { templateToolStyle, type TemplateToolStyle } from '../tools/templateToolStyle.js';
+import { resolveToolParser } from '../tools/toolParsers.js';
 import { chatFormat } from './chatResponse.js';
 import { completionsFormat } from './completionsResponse.js';
-import { toTemplateMessages } from './chatMessages.js';
+import { contentText, toTemplateMessages } from './chatMessages.js';
+import { chatToolUse, type ChatToolUse } from './chatToolUse.js';
 import { collectGeneration, streamGeneration } from './generationResponse.js';
 import type { TokenDisplay } from './logprobsFormat.js';
 import { checkBatchSize, checkPrompt, promptsOf } from './promptBatch.js';
@@ -27,15 +31,24 @@ export interface OpenAiContext {
   servedModelName: string;
   /** Model directory (also accepted as `model`). */
   modelPath: string;
+  /** --tool-call-parser: how tool_choice "auto" output is read (default auto: from the chat template). */
+  toolCallParser?: ToolCallParserName | 'auto';
 }
 
 const nowS = (): number => Math.floor(Date.now() / 1000);
 
-/** Text of a chat message's content (text parts joined). */
-const contentText = (m: ChatRequest['messages'][number]): string => (typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text).join(''));
 
 export class OpenAiRoutes {
-  constructor(private readonly ctx: OpenAiContext) {}
+  /** The parser of tool_choice "auto" output (null: the template has no markup the server knows, and none was set). */
+  private readonly toolParser: ToolCallParserName | null;
+  /** How the chat template reads tool calls in the history. */
+  private readonly templateStyle: TemplateToolStyle;
+
+  constructor(private readonly ctx: OpenAiContext) {
+    const source = ctx.tokenizer.chatTemplate?.source ?? null;
+    this.toolParser = resolveToolParser(ctx.toolCallParser ?? 'auto', source);
+    this.templateStyle = templateToolStyle(source ?? '');
+  }
 
   private checkModel(model: string): void {
     checkServedModel(this.ctx, model);
@@ -96,9 +109,12 @@ export class OpenAiRoutes {
     const r = chatRequestSchema.parse(body);
     this.checkModel(r.model);
     checkChatOnly(r);
-    const encoded = await this.encodeChat(r);
+    const tools = chatToolUse(r, this.toolParser);
+    const encoded = await this.encodeChat(r, tools);
     if (clientGone(req, res)) return;
     const params = toGenerateParams(r, encoded, 'chat');
+    if (tools.use.grammar) params.grammar = tools.use.grammar;
+    if (tools.use.keepSpecialTokens) params.skipSpecialTokens = false; // the parser reads the markup (as vLLM)
     const handles = this.ctx.serving.submitAll([params]);
     const fmt = chatFormat({
       id: `chatcmpl-${r.request_id ?? randomUUID().replaceAll('-', '')}`,
@@ -109,12 +125,16 @@ export class OpenAiRoutes {
       withUsage: r.stream_options?.include_usage === true,
       opts: responseOptions(r, 'chat'),
       display: this.display(r),
+      tools: tools.use.parser ? { parser: tools.use.parser, callsFinish: tools.use.callsFinish } : null,
     });
     await this.respond(r, req, res, handles, fmt);
   }
 
-  private async encodeChat(r: ChatRequest): Promise<number[]> {
-    return encodeChatPrompt(this.ctx, toTemplateMessages(r.messages), { addGenerationPrompt: r.add_generation_prompt ?? true, extra: r.chat_template_kwargs ?? {} }, 'messages');
+  private async encodeChat(r: ChatRequest, tools: ChatToolUse): Promise<number[]> {
+    const messages = toTemplateMessages(r.messages, this.templateStyle);
+    const extra = { ...r.chat_template_kwargs, ...(tools.templateTools ? { tools: tools.templateTools } : {}) };
+    const toolTexts = tools.templateTools ? [JSON.stringify(tools.templateTools)] : [];
+    return encodeChatPrompt(this.ctx, messages, { addGenerationPrompt: r.add_generation_prompt ?? true, extra }, 'messages', toolTexts);
   }
 
   /** Streams or collects the request's generations, n per prompt (choice i is handles[i]: prompt i / n, its sample i % n). */
@@ -134,5 +154,5 @@ function chatEcho(r: ChatRequest): string {
   if (!r.echo) return '';
   const last = r.messages[r.messages.length - 1]!;
   const role = (r.add_generation_prompt ?? true) ? 'assistant' : last.role;
-  return last.role === role ? contentText(last) : '';
+  return last.role === role ? (contentText(last) ?? '') : '';
 }

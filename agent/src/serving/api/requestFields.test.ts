@@ -57,15 +57,16 @@ describe('request table', () => {
       expect(() => checkRequestFields({ ...bodyOf(e), [name]: null }, e)).not.toThrow();
     }
     const neutral: Record<string, unknown> = { use_beam_search: false, length_penalty: 1, response_format: { type: 'text' }, priority: 0, bad_words: [], add_special_tokens: e === 'completions' };
-    if (e === 'chat') Object.assign(neutral, { tools: [], tool_choice: 'none', store: false, service_tier: 'auto', include_reasoning: true, modalities: ['text'] });
+    if (e === 'chat') Object.assign(neutral, { functions: [], function_call: 'none', store: false, service_tier: 'auto', include_reasoning: true, modalities: ['text'] });
     else Object.assign(neutral, { best_of: 1, suffix: '' });
     expect(() => checkRequestFields({ ...bodyOf(e), ...neutral }, e)).not.toThrow();
     expect(errorOf(() => checkRequestFields({ ...bodyOf(e), add_special_tokens: e !== 'completions' }, e)).param).toBe('add_special_tokens');
   });
 
-  it('says why for the fields the issue names: tools, response_format, guided_*, best_of, suffix', () => {
+  it('says why for the fields the issue names: functions, response_format, guided_*, best_of, suffix', () => {
     const msg = (body: object, e: Endpoint): string => errorOf(() => checkRequestFields(body, e)).message;
-    expect(msg({ ...chatBody, tools: [{ type: 'function', function: { name: 'f' } }] }, 'chat')).toMatch(/^tools: .*until tool calling and structured outputs land/);
+    expect(msg({ ...chatBody, functions: [{ name: 'f' }] }, 'chat')).toMatch(/^functions: deprecated by OpenAI; send each function as a tool/);
+    expect(msg({ ...chatBody, function_call: 'auto' }, 'chat')).toMatch(/^function_call: deprecated by OpenAI; send tool_choice/);
     expect(msg({ ...chatBody, response_format: { type: 'json_object' } }, 'chat')).toMatch(/^response_format: .*until tool calling and structured outputs land/);
     expect(msg({ ...completionBody, guided_json: {} }, 'completions')).toMatch(/^guided_json: vLLM's guided decoding/);
     expect(msg({ ...completionBody, structured_outputs: { json: {} } }, 'completions')).toMatch(/^structured_outputs: /);
@@ -79,7 +80,7 @@ describe('cross-field rules', () => {
   const completion = (over: object) => completionRequestSchema.parse({ ...completionBody, ...over });
 
   it('refuses fields smuggled through chat_template_kwargs, and template variables the server sets', () => {
-    expect(errorOf(() => checkChatOnly(chat({ chat_template_kwargs: { tools: [] } })))).toMatchObject({ param: 'chat_template_kwargs.tools', message: expect.stringMatching(/until tool calling/) });
+    expect(errorOf(() => checkChatOnly(chat({ chat_template_kwargs: { tools: [] } })))).toMatchObject({ param: 'chat_template_kwargs.tools', message: expect.stringMatching(/send the top-level tools/) });
     expect(errorOf(() => checkChatOnly(chat({ chat_template_kwargs: { response_format: {} } })))).toMatchObject({ param: 'chat_template_kwargs.response_format' });
     expect(errorOf(() => checkChatOnly(chat({ chat_template_kwargs: { add_generation_prompt: false } })))).toMatchObject({ param: 'chat_template_kwargs.add_generation_prompt', message: expect.stringMatching(/send the top-level add_generation_prompt/) });
     expect(() => checkChatOnly(chat({ chat_template_kwargs: { enable_thinking: false } }))).not.toThrow();

@@ -39,7 +39,6 @@ const refused = (reason: string): FieldStatus => ({ kind: 'refused', reason });
 const equals = (...values: unknown[]) => (v: unknown): boolean => values.includes(v);
 const emptyList = (v: unknown): boolean => Array.isArray(v) && v.length === 0;
 
-const UNTIL_TOOLS = 'tool calling is not supported until tool calling and structured outputs land; omit it (and describe the tool in the messages if you must)';
 const UNTIL_STRUCTURED = 'structured outputs are not supported until tool calling and structured outputs land; omit it and ask for the format in the prompt';
 const GUIDED = `vLLM's guided decoding: ${UNTIL_STRUCTURED}`;
 const TEXT_ONLY = 'this server serves text-only models; omit it';
@@ -63,15 +62,15 @@ export const requestFields: Readonly<Record<string, RequestField>> = {
   user: { origin: 'openai', endpoints: both, status: noEffect('an end-user id for OpenAI abuse monitoring; nothing here depends on it') },
   safety_identifier: { origin: 'openai', endpoints: chat, status: noEffect('an end-user id for OpenAI abuse monitoring; nothing here depends on it') },
   // OpenAI, chat
-  messages: { origin: 'openai', endpoints: chat, status: works('system, developer, user, assistant, tool; text content') },
+  messages: { origin: 'openai', endpoints: chat, status: works('system, developer, user, assistant (with tool_calls), tool (with tool_call_id); text content') },
   max_completion_tokens: { origin: 'openai', endpoints: chat, status: works('the newer name of max_tokens; wins over it') },
   top_logprobs: { origin: 'openai', endpoints: chat, status: works('0..20 with logprobs: true') },
   response_format: { origin: 'openai', endpoints: both, status: refused(`json_object / json_schema / structural_tag: ${UNTIL_STRUCTURED}; {"type": "text"} is accepted`) },
-  tools: { origin: 'openai', endpoints: chat, status: refused(UNTIL_TOOLS) },
-  tool_choice: { origin: 'openai', endpoints: chat, status: refused(`${UNTIL_TOOLS}; "none" is accepted`) },
-  parallel_tool_calls: { origin: 'openai', endpoints: chat, status: noEffect('applies to tool calls, which are refused') },
-  functions: { origin: 'openai', endpoints: chat, status: refused(`deprecated by OpenAI for tools; ${UNTIL_TOOLS}`) },
-  function_call: { origin: 'openai', endpoints: chat, status: refused(`deprecated by OpenAI for tool_choice; ${UNTIL_TOOLS}; "none" is accepted`) },
+  tools: { origin: 'openai', endpoints: chat, status: works('function tools (unique names, parameters an object schema); the chat template lists them; strict is accepted (the grammar enforces the schema for required / named)') },
+  tool_choice: { origin: 'openai', endpoints: chat, status: works('"auto" (default with tools: calls read with --tool-call-parser, finish_reason "tool_calls"), "none" (tools still in the template, text not read for calls), "required" and a named function (a grammar forces the call)') },
+  parallel_tool_calls: { origin: 'openai', endpoints: chat, status: works('default true; false = at most one call (required: the grammar allows one; auto: the first call is kept)') },
+  functions: { origin: 'openai', endpoints: chat, status: refused('deprecated by OpenAI; send each function as a tool, tools: [{"type": "function", "function": {...}}]') },
+  function_call: { origin: 'openai', endpoints: chat, status: refused('deprecated by OpenAI; send tool_choice ("auto", "none", or {"type": "function", "function": {"name": ...}}); "none" is accepted') },
   audio: { origin: 'openai', endpoints: chat, status: refused(`audio output: ${TEXT_ONLY}`) },
   modalities: { origin: 'openai', endpoints: chat, status: refused(`only text output: ${TEXT_ONLY}, or send ["text"]`) },
   prediction: { origin: 'openai', endpoints: chat, status: refused('predicted outputs (speculative decoding from given text) are not supported; omit it') },
@@ -118,7 +117,7 @@ export const requestFields: Readonly<Record<string, RequestField>> = {
   continue_final_message: { origin: 'vllm', endpoints: chat, status: refused('not supported; end the messages with a user turn, or use /v1/completions with the rendered text') },
   documents: { origin: 'vllm', endpoints: chat, status: refused('retrieval documents for the chat template are not supported; put them in the messages') },
   chat_template: { origin: 'vllm', endpoints: chat, status: refused("a chat template from the request is not trusted (vLLM refuses it too without --trust-request-chat-template); the model's own template is used") },
-  chat_template_kwargs: { origin: 'vllm', endpoints: chat, status: works('extra template variables, e.g. {"enable_thinking": false}; keys naming a refused field (tools, ...) are refused too') },
+  chat_template_kwargs: { origin: 'vllm', endpoints: chat, status: works('extra template variables, e.g. {"enable_thinking": false}; keys naming a refused field, or one the server renders (tools, messages, ...), are refused') },
   mm_processor_kwargs: { origin: 'vllm', endpoints: chat, status: refused(`multimodal processor options: ${TEXT_ONLY}`) },
   media_io_kwargs: { origin: 'vllm', endpoints: chat, status: refused(`media loading options: ${TEXT_ONLY}`) },
   prompt_embeds: { origin: 'vllm', endpoints: completions, status: refused('prompt embeddings are not supported; send text or token ids as prompt') },
@@ -150,8 +149,6 @@ export const requestFields: Readonly<Record<string, RequestField>> = {
 /** Values of refused fields that mean "off" (the API's defaults), accepted like an absent field. */
 const neutralValues: Readonly<Record<string, (value: unknown, endpoint: Endpoint) => boolean>> = {
   response_format: (v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'text',
-  tools: emptyList,
-  tool_choice: equals('none'),
   functions: emptyList,
   function_call: equals('none'),
   modalities: (v) => Array.isArray(v) && v.every((m) => m === 'text'),

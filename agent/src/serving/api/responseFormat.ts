@@ -11,8 +11,8 @@ export interface Usage {
   total_tokens: number;
 }
 
-/** OpenAI finish_reason; an aborted request never reaches the client. */
-export type OpenAiFinish = 'stop' | 'length';
+/** OpenAI finish_reason; an aborted request never reaches the client ('tool_calls': chat, calls were read). */
+export type OpenAiFinish = 'stop' | 'length' | 'tool_calls';
 
 /** What one streamed chunk of a choice carries (a GenerationEvent delta, or several merged). */
 export interface ChoiceDelta {
@@ -42,9 +42,10 @@ export interface ResponseFormat {
    * A streamed chunk of choice `index` (its place in the response: prompt i's choices are
    * i * n .. i * n + n - 1) carrying a delta and/or the finish reason; `first` is that
    * choice's first chunk; `usage` is the choice's usage so far with continuous usage
-   * stats, else null.
+   * stats, else null. Several chunks (sent in order), or none (null: the delta is held
+   * back, e.g. text that may be tool-call markup).
    */
-  chunk(index: number, delta: ChoiceDelta, finish: OpenAiFinish | null, first: boolean, usage: Usage | null): object;
+  chunk(index: number, delta: ChoiceDelta, finish: OpenAiFinish | null, first: boolean, usage: Usage | null): object | object[] | null;
   /** The final usage-only chunk (choices: []), summed over the prompts (each prompt once) and the choices. */
   usageChunk(usage: Usage): object;
   /** The whole non-streamed response: choice i is handle i; usage summed over the prompts (each prompt once) and the choices. */
@@ -64,6 +65,6 @@ export function sumUsage(usages: Usage[]): Usage {
   );
 }
 
-export function openAiFinish(reason: FinishReason): OpenAiFinish {
+export function openAiFinish(reason: FinishReason): 'stop' | 'length' {
   return reason === 'length' ? 'length' : 'stop';
 }

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { MAX_TOP_LOGPROBS } from '@afd/shared';
+import { messageToolCallSchema, toolsSchema } from './toolSchemas.js';
 
 const stop = z.union([z.string(), z.array(z.string()).max(16)]).nullish();
 /** Validated by checkRequestFields (refused unless neutral) or accepted without effect. */
@@ -128,15 +129,24 @@ export type CompletionRequest = z.infer<typeof completionRequestSchema>;
 const textPart = z.strictObject({ type: z.literal('text'), text: z.string() });
 
 /** A message; other fields are refused by name (none is accepted and ignored). */
-export const chatMessageSchema = z.strictObject({
-  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
-  /** Text, or text parts (other part types such as images are not supported). */
-  content: z.union([z.string(), z.array(textPart)]).nullish(),
-  name: z.string().nullish(),
-  /** An assistant message sent back as this server returned it: only the neutral values. */
-  refusal: z.null('a refusal in a message is not supported; leave it out or send null').optional(),
-  tool_calls: z.array(z.unknown()).max(0, 'tool calls in messages are not supported until tool calling lands; leave them out or send []').nullish(),
-});
+export const chatMessageSchema = z
+  .strictObject({
+    role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+    /** Text, or text parts (other part types such as images are not supported); null for an assistant message of tool calls. */
+    content: z.union([z.string(), z.array(textPart)]).nullish(),
+    name: z.string().nullish(),
+    /** An assistant message sent back as this server returned it: only the neutral values. */
+    refusal: z.null('a refusal in a message is not supported; leave it out or send null').optional(),
+    /** Assistant: the calls it made (arguments as JSON text). */
+    tool_calls: z.array(messageToolCallSchema).nullish(),
+    /** Tool: the id of the call this message answers. */
+    tool_call_id: z.string().min(1).nullish(),
+  })
+  .superRefine((m, ctx) => {
+    if (m.tool_calls && m.tool_calls.length > 0 && m.role !== 'assistant') ctx.addIssue({ code: 'custom', path: ['tool_calls'], message: 'only assistant messages carry tool_calls' });
+    if (m.role === 'tool' && !m.tool_call_id) ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'a tool message needs the tool_call_id of the call it answers' });
+    if (m.role !== 'tool' && m.tool_call_id) ctx.addIssue({ code: 'custom', path: ['tool_call_id'], message: 'only tool messages carry a tool_call_id' });
+  });
 
 export const chatRequestSchema = z.object({
   ...common,
@@ -153,13 +163,16 @@ export const chatRequestSchema = z.object({
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
   /** Render the assistant turn start after the messages; default true (vLLM). */
   add_generation_prompt: z.boolean().nullish(),
+  /** false: at most one tool call (default true). */
   parallel_tool_calls: z.boolean().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
   prompt_cache_key: z.string().nullish(),
   safety_identifier: z.string().nullish(),
   prompt_cache_retention: unchecked,
   prompt_cache_options: unchecked,
-  tools: unchecked,
+  /** Functions the model may call. */
+  tools: toolsSchema.nullish(),
+  /** "none", "auto", "required" or a named function; checked by toolChoiceOf (toolSchemas.ts). */
   tool_choice: unchecked,
   functions: unchecked,
   function_call: unchecked,

@@ -58,6 +58,19 @@ describe('POST /tokenize', () => {
     expect(both.body.error.message).toMatch(/cannot both be true/);
   });
 
+  it('tools reach the template as chat completions pass them (vLLM\'s test_tokenize_chat_with_tools)', async () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } }];
+    const messages = [{ role: 'user', content: "What's the weather like in Paris today?" }];
+    for (const add_generation_prompt of [false, true]) {
+      const r = await post('/tokenize', { model: 'tiny', messages, tools, add_generation_prompt });
+      expect(r.body.tokens).toEqual(tok.encodeChat(messages, { addGenerationPrompt: add_generation_prompt, extra: { tools } }));
+      expect(tok.decode(r.body.tokens, false)).toContain('<tools>\n{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"location": {"type": "string"}}}}}\n</tools>');
+    }
+    const bad = await post('/tokenize', { messages, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'array' } } }] });
+    expect(bad.body.error).toMatchObject({ param: 'tools.0.function.parameters' });
+    expect((await post('/tokenize', { messages, chat_template_kwargs: { tools } })).body.error).toMatchObject({ param: 'chat_template_kwargs.tools' });
+  });
+
   it('chat_template_kwargs reach the template (Qwen3\'s enable_thinking)', async () => {
     const off = (await post('/tokenize', { messages: hi, chat_template_kwargs: { enable_thinking: false } })).body;
     expect(tok.decode(off.tokens, false)).toMatch(/<think>\n\n<\/think>\n\n$/);

@@ -8,10 +8,12 @@ import { ServingError } from '../ServingError.js';
 import type { PromptEncoder } from '../tokenizer/PromptEncoder.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
 import { ApiError } from './ApiError.js';
+import { templateToolStyle } from '../tools/templateToolStyle.js';
 import { toTemplateMessages } from './chatMessages.js';
 import { sendJson } from './httpUtil.js';
 import { checkServedModel, type ServedModel } from './modelRoutes.js';
 import { detokenizeSchema, tokenizeChatSchema, tokenizePromptSchema, type TokenizeChatRequest } from './tokenizeSchemas.js';
+import { functionToolsOf, templateToolsOf } from './toolSchemas.js';
 
 export interface TokenizeContext {
   tokenizer: TextTokenizer;
@@ -48,18 +50,19 @@ export class TokenizeRoutes {
   private async encodeChat(r: TokenizeChatRequest): Promise<number[]> {
     if (!this.ctx.tokenizer.chatTemplate) throw ApiError.badRequest('this model has no chat template (tokenizer_config.json chat_template); tokenize a `prompt` instead', 'messages');
     if (r.chat_template) throw ApiError.badRequest('`chat_template` is not accepted: the model\'s own template is used; leave it out', 'chat_template');
-    if (r.tools && r.tools.length > 0) throw ApiError.badRequest('`tools` are not supported; leave them out', 'tools');
+    if (r.chat_template_kwargs && 'tools' in r.chat_template_kwargs) throw ApiError.badRequest('chat_template_kwargs.tools: the server renders tools from the request; send the top-level tools field', 'chat_template_kwargs.tools');
+    const tools = templateToolsOf(functionToolsOf(r.tools));
     const options = {
       addGenerationPrompt: r.add_generation_prompt ?? true,
       continueFinalMessage: r.continue_final_message ?? false,
       addSpecialTokens: r.add_special_tokens ?? false,
-      extra: r.chat_template_kwargs ?? {},
+      extra: { ...r.chat_template_kwargs, ...(tools ? { tools } : {}) },
     };
     if (options.addGenerationPrompt && options.continueFinalMessage) {
       throw ApiError.badRequest('`continue_final_message` and `add_generation_prompt` cannot both be true (vLLM refuses it too): set add_generation_prompt to false to continue the last message', 'continue_final_message');
     }
     try {
-      return await this.ctx.encoder.encodeChat(toTemplateMessages(r.messages), options);
+      return await this.ctx.encoder.encodeChat(toTemplateMessages(r.messages, templateToolStyle(this.ctx.tokenizer.chatTemplate.source)), options);
     } catch (err) {
       if (err instanceof ServingError) throw err; // queue full, stopping, a worker lost
       throw ApiError.badRequest((err as Error).message, 'messages');

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { chatMessageSchema } from './schemas.js';
+import { toolsSchema } from './toolSchemas.js';
 
 /** Served model name; optional here (vLLM): when given it must be the served one. */
 const model = z.string().min(1).nullish();
@@ -33,7 +34,8 @@ export const tokenizeChatSchema = z.strictObject({
   return_token_strs: returnTokenStrs,
   /** A template of the request's own: not accepted (the model's template is used). */
   chat_template: z.string().nullish(),
-  tools: z.array(z.unknown()).nullish(),
+  /** Functions the chat template lists (as chat completions pass them). */
+  tools: toolsSchema.nullish(),
 });
 
 export const detokenizeSchema = z.strictObject({

@@ -33,8 +33,9 @@
  *   refused as unknown (docs/api.md, "Unknown fields").
  * - test_custom_role: roles other than system, developer, user, assistant and tool are refused
  *   (docs/api.md, `messages`). Structured outputs, response_format json_object / json_schema
- *   and tools (test_structured_outputs_*_chat, test_response_format_json_*, the tool tests):
- *   refused with a 400 (docs/api.md). test_chat_echo.py: continue_final_message is refused, and
+ *   (test_structured_outputs_*_chat, test_response_format_json_*): refused with a 400
+ *   (docs/api.md). The tool tests need a model trained to call tools; chatTools.test.ts
+ *   covers tool calling with a scripted engine. test_chat_echo.py: continue_final_message is refused, and
  *   prompt_logprobs / top_logprobs -1 need vLLM's --max-logprobs. test_invocations: no /invocations route.
  */
 import OpenAI from 'openai';

@@ -16,7 +16,8 @@
  * model may stop anywhere), and the long requests of test_request_cancellation and
  * test_abort_metrics_reset fit this rank (32 requests of 3000 tokens, not 200 of 10000).
  *
- * Left out, and why: test_tokenize_chat_with_tools (tools are refused, docs/api.md); the
+ * Left out, and why: test_tokenize_chat_with_tools (ported in tokenizeRoutes.test.ts: it
+ * compares with the tokenizer's own rendering, which that test has in process); the
  * tokenizer_info tests and test_server_load (routes behind vLLM flags, not served here);
  * test_health_check_engine_dead_error, test_metrics_exist_run_batch and the multimodal
  * metrics (vLLM internals, its batch runner, images).

@@ -1,8 +1,9 @@
 /** Test helper: an API server over a FakeEngine on a loopback ephemeral port. */
-import { corsConfigSchema, type CorsConfigInput } from '@afd/shared';
+import { corsConfigSchema, type CorsConfigInput, type ToolCallParserName } from '@afd/shared';
 import { createApiServer, type ApiServer } from '../createApiServer.js';
 import type { ServingOptions } from '../ServingEngine.js';
 import { FakeEngine, type FakeEngineOptions } from './FakeEngine.js';
+import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
 import { qwenTokenizer } from './qwenTokenizer.js';
 
 export interface TestServer {
@@ -24,13 +25,17 @@ export interface TestServerOptions {
   notReady?: () => string | null;
   /** CORS (the api section's fields); default: no origin allowed. */
   cors?: CorsConfigInput;
+  /** The model's tokenizer (default: Qwen3's). */
+  tokenizer?: TextTokenizer;
+  /** --tool-call-parser (default auto). */
+  toolCallParser?: ToolCallParserName | 'auto';
 }
 
 export async function startTestServer(o: TestServerOptions = {}): Promise<TestServer> {
   const engine = new FakeEngine(o.engine);
   const api = createApiServer({
     engine,
-    tokenizer: await qwenTokenizer(),
+    tokenizer: o.tokenizer ?? (await qwenTokenizer()),
     servedModelName: 'tiny',
     modelPath: '/models/tiny',
     serving: { ...testServingOptions, ...o.serving },
@@ -38,6 +43,7 @@ export async function startTestServer(o: TestServerOptions = {}): Promise<TestSe
     version: '0.0.0-test',
     externalNotReady: o.notReady,
     cors: corsConfigSchema.parse(o.cors ?? {}),
+    ...(o.toolCallParser ? { toolCallParser: o.toolCallParser } : {}),
   });
   const url = await api.http.listen(0, '127.0.0.1');
   return { url, api, engine, close: () => api.close() };

@@ -1,18 +1,30 @@
 /** A tokenizer_config.json chat template, rendered with @huggingface/jinja. */
 import { Template } from '@huggingface/jinja';
 
-/** One chat message; content may be text or OpenAI text parts. */
+/** One chat message as templates take it (HF transformers' conversation format). */
 export interface ChatMessage {
   role: string;
-  content: string;
+  /** Text; null only for an assistant message of tool calls, with a template that tests for it. */
+  content: string | null;
   name?: string;
+  /** Assistant: the calls it made; arguments parsed to an object, or the JSON text for templates that concatenate it. */
+  tool_calls?: TemplateToolCall[];
+  /** Tool: the call this result answers. */
+  tool_call_id?: string;
+}
+
+export interface TemplateToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: Record<string, unknown> | string };
 }
 
 export class ChatTemplate {
   private readonly template: Template;
 
   constructor(
-    source: string,
+    /** The template's text (what tool-call markup it writes, how it reads messages). */
+    readonly source: string,
     /** Values every render sees (bos_token, eos_token). */
     private readonly specialTokens: Record<string, string>,
   ) {

@@ -187,7 +187,7 @@ export class TokenizerPool implements PromptEncoder {
   }
 
   encodeChat(messages: ChatMessage[], options: ChatEncodeOptions): Promise<number[]> {
-    const chars = messages.reduce((a, m) => a + m.content.length, 0);
+    const chars = messages.reduce((a, m) => a + (m.content?.length ?? 0), 0);
     if (this.inline(chars)) return Promise.resolve().then(() => this.opts.inline.encodeChat(messages, options));
     return this.run({ op: 'chat', messages, options });
   }
