@@ -172,6 +172,13 @@ export interface NativeEngine {
   ffnForward(layer: number, hidden: Float32Array, numTokens: number, routerLogits?: Float32Array): Promise<Float32Array>;
   /** Attention role: run the FFN half on another (ffn-role) engine of this process. */
   attachFfn(ffn: NativeEngine): void;
+  /**
+   * The deferred token mask (StepExtras.tokenMask absent, maskRows used) of the oldest step
+   * submitted without one: copied, synchronous. null withdraws it (that step fails with
+   * "token mask withdrawn"); a mask of the wrong length fails that step naming the length.
+   * Throws when no submitted step waits for a mask.
+   */
+  provideTokenMask(mask: Int32Array | null): void;
   info(): NativeEngineInfo;
   stats(): NativeEngineStats;
   /** Releases the model (after any in-flight call finishes). */

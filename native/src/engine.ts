@@ -8,8 +8,12 @@
  *   const engine = await Engine.load(modelDir, { role: 'colocated', threads: 2 });
  *   const out = await engine.step(plan);   // StepPlan / StepResult from '@afd/shared'
  *   engine.close();
+ *
+ * A plan with mask rows and no tokenMask defers its mask: the step runs its layers, then
+ * waits (60 s at most) for the mask before sampling, so the host computes it meanwhile:
+ *   const p = engine.step(plan); engine.provideTokenMask(mask); const out = await p;
  */
-import { validateStepPlan, type RankStats, type StepPlan, type StepResult } from '@afd/shared';
+import { defersTokenMask, validateStepPlan, type RankStats, type StepPlan, type StepResult } from '@afd/shared';
 import { buildLoadSpec } from './checkpoint/loadSpec.js';
 import { expertStatsOf, toRankStats } from './rankStats.js';
 import { loadAddon, type NativeAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats, type NativeExpertStats } from './addon.js';
@@ -50,6 +54,8 @@ export function engineAddonOf(engine: Engine): EngineAddon {
 
 export class Engine {
   private closed = false;
+  /** Steps with a deferred mask still to give, in submission order: true = the native engine waits for it, false = the plan check refused it. */
+  private readonly deferredSteps: boolean[] = [];
 
   private constructor(
     private readonly native: NativeEngine,
@@ -85,11 +91,22 @@ export class Engine {
     return new Engine(native, addon, info, spec);
   }
 
-  /** Runs one step. Rejects with StepPlanError for an invalid plan. */
+  /**
+   * Runs one step. Rejects with StepPlanError for an invalid plan. A deferred mask is taken
+   * from the provideTokenMask calls in submission order; the call that submits the step
+   * counts it even when the plan is refused here (the mask given for it is then dropped).
+   */
   async step(plan: StepPlan): Promise<StepResult> {
     this.assertOpen('step');
     if (this.info.role === 'ffn') throw new Error('Engine.step: an ffn-role engine has no attention half; it serves ffnForward()');
-    validateStepPlan(plan, this.info);
+    const deferred = defersTokenMask(plan);
+    try {
+      validateStepPlan(plan, this.info);
+    } catch (err) {
+      if (deferred) this.deferredSteps.push(false);
+      throw err;
+    }
+    if (deferred) this.deferredSteps.push(true);
     const out = await this.native.step(plan);
     const result: StepResult = { tokenIds: out.tokenIds, stepTimeMs: out.stepTimeMs };
     if (out.logits) result.logits = out.logits;
@@ -105,6 +122,24 @@ export class Engine {
       throw new Error(`Engine.ffnForward: layer ${layer} is outside [0, ${this.info.numLayers})`);
     }
     return this.native.ffnForward(layer, hidden, numTokens, routerLogits);
+  }
+
+  /**
+   * The deferred token mask of the oldest submitted step still without one (copied:
+   * ceil(vocabSize / 32) int32 words per mask row, rows in maskRows order), or null to
+   * withdraw it: that step fails with "token mask withdrawn". A mask of the wrong length
+   * fails that step, naming the expected length. Throws when no step waits for a mask.
+   */
+  provideTokenMask(mask: Int32Array | null): void {
+    this.assertOpen('provideTokenMask');
+    if (mask !== null && !(mask instanceof Int32Array)) {
+      throw new TypeError('Engine.provideTokenMask(mask): mask must be an Int32Array (allowed-token bitmask rows) or null (withdraw)');
+    }
+    const reached = this.deferredSteps.shift();
+    if (reached === undefined) {
+      throw new Error('Engine.provideTokenMask: no step waits for a token mask; submit step(plan) with maskRows and no tokenMask first');
+    }
+    if (reached) this.native.provideTokenMask(mask); // a step refused by the plan check took no mask
   }
 
   /** Attention role: run the FFN half on `ffn` (an ffn-role engine of this process). */

@@ -4,9 +4,9 @@
  * (--load-format dummy's generator: no checkpoint on disk), at several batch sizes with
  * CUDA graphs on and off, beside HuggingFace transformers on the same shape in the same
  * invocation. Every sequence is really prefilled to `context` tokens first; each batch then
- * decodes from there. With --top-logprobs / --penalties (decodeExtras.ts) each batch also
- * decodes the same steps again with those on every sequence, and the report gives the
- * ratio to the plain step. JSON on stdout (and --json-out), a table on stderr.
+ * decodes from there. With --top-logprobs / --penalties / --token-mask (decodeExtras.ts)
+ * each batch also decodes the same steps again with those on every sequence, and the
+ * report gives the ratio to the plain step. JSON on stdout (and --json-out), a table on stderr.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { findPreset, presetConfigJson } from '../model/presets.js';
 import { intFlag } from '../util/intFlag.js';
 import { gitCommit } from './cliArgs.js';
 import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type DecodeFloor, type EngineDecodeRow, type PeerResult } from './decodeReport.js';
-import { describeExtras, extrasOf, type DecodeExtras } from './decodeExtras.js';
+import { describeExtras, extrasOf, halfVocabMask, type DecodeExtras } from './decodeExtras.js';
 import { H200_BANDWIDTH, expectedActiveExperts, kvBytesPerStep, weightBytesPerStep } from './stepFloor.js';
 import { agentEnv } from '../util/env.js';
 
@@ -40,6 +40,7 @@ interface DecodeCliOptions {
   jsonOut?: string;
   topLogprobs?: string;
   penalties?: boolean;
+  tokenMask?: boolean;
 }
 
 const KV_BLOCK = 16;
@@ -124,6 +125,8 @@ async function measure(spec: ReturnType<typeof dummyLoadSpec>['spec'], device: n
     // each time), optionally with the extras; the median and spread of the timed steps.
     const timeBatch = async (batch: number, withExtras: boolean): Promise<{ wall: number[]; inner: number[] }> => {
       let tokens = last.slice(0, batch);
+      // --token-mask: the step waits for its mask before sampling; it is given right after the submit.
+      const mask = withExtras && w.extras.tokenMask ? halfVocabMask(batch, vocab) : null;
       const wall: number[] = [];
       const inner: number[] = [];
       for (let i = 0; i < w.warmup + w.steps; i++) {
@@ -132,7 +135,9 @@ async function measure(spec: ReturnType<typeof dummyLoadSpec>['spec'], device: n
           tokens.map((t, s): PlanSeq => ({ tokenIds: [t], numCached: pos, blockTable: blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)), ...(withExtras ? extras![s] : {}) })),
         );
         const t = performance.now();
-        const r = await engine.step(plan);
+        const pending = engine.step(plan);
+        if (mask) engine.provideTokenMask(mask);
+        const r = await pending;
         const ms = performance.now() - t;
         if (i >= w.warmup) {
           wall.push(ms);
@@ -196,6 +201,7 @@ export function registerDecodeBench(program: Command): void {
     .option('--json-out <file>', 'also write the JSON report here')
     .option('--top-logprobs <k>', 'also time each batch with every sequence asking k top log-probabilities (0..20), beside the plain step')
     .option('--penalties', 'also time each batch with presence 0.5, frequency 0.5, repetition 1.1 (256 seen tokens) and a 16-entry logit bias on every sequence')
+    .option('--token-mask', 'also time each batch with every sequence under an allowed-token mask of half the vocabulary, given deferred (provideTokenMask) each step')
     .action(async (o: DecodeCliOptions) => {
       const w: Workload = {
         batches: o.batches.split(',').map((b) => intFlag('--batches', b.trim(), 1)),
@@ -203,7 +209,7 @@ export function registerDecodeBench(program: Command): void {
         warmup: intFlag('--warmup', o.warmup, 0),
         steps: intFlag('--steps', o.steps, 1),
         prefillTokens: intFlag('--prefill-tokens', o.prefillTokens, 1),
-        extras: { topLogprobs: o.topLogprobs !== undefined ? intFlag('--top-logprobs', o.topLogprobs, 0, MAX_TOP_LOGPROBS) : null, penalties: o.penalties === true },
+        extras: { topLogprobs: o.topLogprobs !== undefined ? intFlag('--top-logprobs', o.topLogprobs, 0, MAX_TOP_LOGPROBS) : null, penalties: o.penalties === true, tokenMask: o.tokenMask === true },
       };
       const modes = o.modes.split(',').map((m) => m.trim());
       for (const m of modes) if (m !== 'graph' && m !== 'eager') throw new Error(`--modes takes graph and/or eager, got "${m}"`);

@@ -1,17 +1,20 @@
 /**
- * What `afd-bench decode --top-logprobs <k>` and `--penalties` add to every sequence of a
- * decode step, so the cost of the engine's logit pipeline (bias and penalties on the
- * device, top-k log-probabilities read back with the tokens) is measured against the
- * plain step in the same run: k top log-probabilities; presence 0.5, frequency 0.5,
- * repetition 1.1 over 256 distinct seen tokens (a quarter of them prompt-only) and a
- * 16-entry logit bias.
+ * What `afd-bench decode --top-logprobs <k>`, `--penalties` and `--token-mask` add to every
+ * sequence of a decode step, so the cost of the engine's logit pipeline (mask, bias and
+ * penalties on the device, top-k log-probabilities read back with the tokens) is measured
+ * against the plain step in the same run: k top log-probabilities; presence 0.5,
+ * frequency 0.5, repetition 1.1 over 256 distinct seen tokens (a quarter of them
+ * prompt-only) and a 16-entry logit bias; an allowed-token mask row allowing half the
+ * vocabulary (every other 32-token block), given deferred by provideTokenMask each step.
  */
-import type { PlanSeq } from '@afd/shared';
+import { maskWordsPerRow, type PlanSeq } from '@afd/shared';
 
 export interface DecodeExtras {
   /** Top log-probabilities per sequence (0..20); null = none. */
   topLogprobs: number | null;
   penalties: boolean;
+  /** Every sequence samples under a mask row, deferred (provideTokenMask after step). */
+  tokenMask: boolean;
 }
 
 export const SEEN_TOKENS = 256;
@@ -19,7 +22,9 @@ export const BIAS_ENTRIES = 16;
 
 /** A short label ("top-logprobs 5 + penalties"), or null when the run adds nothing. */
 export function describeExtras(x: DecodeExtras): string | null {
-  const parts = [x.topLogprobs !== null ? `top-logprobs ${x.topLogprobs}` : null, x.penalties ? 'penalties' : null].filter((p): p is string => p !== null);
+  const parts = [x.topLogprobs !== null ? `top-logprobs ${x.topLogprobs}` : null, x.penalties ? 'penalties' : null, x.tokenMask ? 'token-mask' : null].filter(
+    (p): p is string => p !== null,
+  );
   return parts.length > 0 ? parts.join(' + ') : null;
 }
 
@@ -44,5 +49,18 @@ export function extrasOf(x: DecodeExtras, seq: number, vocab: number): Partial<P
     extra.penalties = { presence: 0.5, frequency: 0.5, repetition: 1.1, seen };
     extra.logitBias = new Map(tokens.slice(SEEN_TOKENS).map((t, i) => [t, i % 2 === 0 ? 2 : -2]));
   }
+  if (x.tokenMask) extra.constrained = true;
   return extra;
+}
+
+/**
+ * The deferred token mask of a step of `batch` sequences: one row per sequence, each
+ * allowing every other 32-token block of the vocabulary (words -1, 0, -1, ...), so half
+ * the vocabulary is banned and the device pass writes half of every row.
+ */
+export function halfVocabMask(batch: number, vocab: number): Int32Array {
+  const words = maskWordsPerRow(vocab);
+  const mask = new Int32Array(batch * words);
+  for (let i = 0; i < mask.length; i++) mask[i] = (i % words) % 2 === 0 ? -1 : 0;
+  return mask;
 }

@@ -84,6 +84,7 @@ Napi::Function EngineWrap::Define(Napi::Env env) {
                      {InstanceMethod<&EngineWrap::Load>("load"), InstanceMethod<&EngineWrap::Step>("step"),
                       InstanceMethod<&EngineWrap::FfnForward>("ffnForward"),
                       InstanceMethod<&EngineWrap::AttachFfn>("attachFfn"), InstanceMethod<&EngineWrap::Info>("info"),
+                      InstanceMethod<&EngineWrap::ProvideTokenMask>("provideTokenMask"),
                       InstanceMethod<&EngineWrap::Stats>("stats"), InstanceMethod<&EngineWrap::Close>("close")});
 }
 
@@ -158,6 +159,9 @@ Napi::Value EngineWrap::Step(const Napi::CallbackInfo& info) {
     engine = requireEngine("step");
     AFD_CHECK(info.Length() >= 1 && info[0].IsObject(), "Engine.step(plan): plan must be a StepPlan object");
     toStepPlan(info[0].As<Napi::Object>(), *plan);
+    // A deferred mask pairs with this step now, in submission order (provideTokenMask may
+    // come before the worker runs).
+    plan->plan.tokenMaskTicket = engine->reserveTokenMask(plan->plan);
   } catch (const std::exception& e) {
     return rejected(env, e.what());
   }
@@ -248,6 +252,28 @@ Napi::Value EngineWrap::AttachFfn(const Napi::CallbackInfo& info) {
   return env.Undefined();
 }
 
+// provideTokenMask(mask: Int32Array | null): the deferred mask of the oldest submitted step
+// still without one (copied), or null to withdraw it. Synchronous; never waits on a step.
+Napi::Value EngineWrap::ProvideTokenMask(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  try {
+    std::shared_ptr<Engine> engine = requireEngine("provideTokenMask");
+    AFD_CHECK(info.Length() >= 1 && (info[0].IsNull() ||
+                                     (info[0].IsTypedArray() && info[0].As<Napi::TypedArray>().TypedArrayType() == napi_int32_array)),
+              "Engine.provideTokenMask(mask): mask must be an Int32Array (the allowed-token bitmask rows) or null (withdraw)");
+    if (info[0].IsNull()) {
+      engine->provideTokenMask(nullptr, 0);
+    } else {
+      auto mask = info[0].As<Napi::Int32Array>();
+      static const int32_t kNoWords = 0;  // an empty mask is a length error, not a withdrawal
+      engine->provideTokenMask(mask.ElementLength() > 0 ? mask.Data() : &kNoWords, mask.ElementLength());
+    }
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(env, e.what());
+  }
+  return env.Undefined();
+}
+
 Napi::Value EngineWrap::Info(const Napi::CallbackInfo& info) {
   try {
     return engineInfoToJs(info.Env(), requireEngine("info")->info());
@@ -265,7 +291,9 @@ Napi::Value EngineWrap::Stats(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value EngineWrap::Close(const Napi::CallbackInfo& info) {
-  // In-flight workers hold their own shared_ptr, so the model is freed after them.
+  // In-flight workers hold their own shared_ptr, so the model is freed after them; a step
+  // waiting for its token mask fails now instead of at its timeout.
+  if (engine_) engine_->withdrawTokenMasks("token mask withdrawn: the engine was closed");
   engine_.reset();
   ffnExecutor_.reset();
   ffnPeer_.reset();

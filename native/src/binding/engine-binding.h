@@ -1,5 +1,6 @@
 // N-API class Engine: load / step / ffnForward run on worker threads and return
-// Promises; info() and stats() are synchronous getters; close() releases the model.
+// Promises; info() and stats() are synchronous getters; provideTokenMask() hands a
+// waiting step its deferred token mask; close() releases the model.
 #pragma once
 #include <napi.h>
 
@@ -25,6 +26,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value Step(const Napi::CallbackInfo& info);
   Napi::Value FfnForward(const Napi::CallbackInfo& info);
   Napi::Value AttachFfn(const Napi::CallbackInfo& info);
+  Napi::Value ProvideTokenMask(const Napi::CallbackInfo& info);
   Napi::Value Info(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);

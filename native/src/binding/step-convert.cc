@@ -35,7 +35,8 @@ void typed(const Napi::Object& o, const char* where, const char* name, size_t ex
 const auto i32 = typed<int32_t, napi_int32_array>;
 const auto f32 = typed<float, napi_float32_array>;
 
-// plan.extras: per-sequence arrays of numSeqs (+ 1 for offsets), lists of matching lengths.
+// plan.extras: per-sequence arrays of numSeqs (+ 1 for offsets), lists of matching lengths;
+// tokenMask when given (its length is validateStepExtras's: it needs the vocabulary).
 void toStepExtras(const Napi::Object& x, size_t S, OwnedStepPlan& o) {
   const char* w = "plan.extras";
   f32(x, w, "presencePenalty", S, o.presencePenalty);
@@ -50,6 +51,9 @@ void toStepExtras(const Napi::Object& x, size_t S, OwnedStepPlan& o) {
   i32(x, w, "numLogprobs", S, o.numLogprobs);
   i32(x, w, "numPromptLogprobs", S, o.numPromptLogprobs);
   i32(x, w, "nextPromptTokenIds", S, o.nextPromptTokenIds);
+  i32(x, w, "maskRows", S, o.maskRows);
+  const bool mask = given(x, "tokenMask");
+  if (mask) i32(x, w, "tokenMask", kAnyLength, o.tokenMask);
   StepExtras& e = o.extras;
   e.presencePenalty = o.presencePenalty.data();
   e.frequencyPenalty = o.frequencyPenalty.data();
@@ -65,6 +69,10 @@ void toStepExtras(const Napi::Object& x, size_t S, OwnedStepPlan& o) {
   e.nextPromptTokenIds = o.nextPromptTokenIds.data();
   e.numSeen = static_cast<int>(o.seenTokenIds.size());
   e.numBias = static_cast<int>(o.biasTokenIds.size());
+  e.maskRows = o.maskRows.data();
+  static const int32_t kNoWords = 0;  // an empty mask is given (a length error), not deferred
+  e.tokenMask = mask ? (o.tokenMask.empty() ? &kNoWords : o.tokenMask.data()) : nullptr;
+  e.tokenMaskLength = mask ? static_cast<int64_t>(o.tokenMask.size()) : 0;
   o.plan.extras = &o.extras;
 }
 

@@ -21,7 +21,7 @@ struct OwnedStepPlan {
   StepExtras extras;
   std::vector<float> presencePenalty, frequencyPenalty, repetitionPenalty, biasValues;
   std::vector<int32_t> seenOffsets, seenTokenIds, seenCounts, biasOffsets, biasTokenIds, numLogprobs, numPromptLogprobs,
-      nextPromptTokenIds;
+      nextPromptTokenIds, maskRows, tokenMask;
 };
 void toStepPlan(const Napi::Object& plan, OwnedStepPlan& out);
 

@@ -13,14 +13,19 @@ namespace afd {
 // Most top log-probabilities a row may ask for (MAX_TOP_LOGPROBS in step.ts).
 constexpr int kMaxTopLogprobs = 20;
 
-// Logit bias and penalties of S rows, applied in place to logits [S, V] by
-// processLogits. Lists are CSR over the rows: row r owns entries [offsets[r],
+// Allowed-token mask, logit bias and penalties of S rows, applied in place to logits
+// [S, V] by processLogits. Lists are CSR over the rows: row r owns entries [offsets[r],
 // offsets[r + 1]); the ids of one row's list are distinct (the plan check refuses
 // repeats), so a backend may apply a row's entries in parallel. Per row r:
+//   with a mask row (maskRow[r] >= 0): l[t] = -Infinity for every token t it does not allow,
+//   and the entries below skip those tokens (so the dense mask pass and the sparse
+//   entries never touch one element: a backend may run them in parallel);
 //   l[id] += biasValues[e]                          for each bias entry e of r,
 //   then for each seen entry e of r (id, count = seenCounts[e]):
 //   l[id] = l[id] > 0 ? l[id] / repetition[r] : l[id] * repetition[r]
 //   l[id] -= frequency[r] * count;  l[id] -= count > 0 ? presence[r] : 0.
+// Mask rows are xgrammar's bitmask layout: token t is allowed when bit (t % 32) of word
+// floor(t / 32) of the row is set; a row has maskWords = ceil(V / 32) words.
 struct LogitProcessing {
   const float* presence = nullptr;       // [S]; 0 = off
   const float* frequency = nullptr;      // [S]; 0 = off
@@ -31,7 +36,19 @@ struct LogitProcessing {
   const int32_t* biasOffsets = nullptr;  // [S + 1]
   const int32_t* biasIds = nullptr;
   const float* biasValues = nullptr;     // additive; -Infinity bans the token
+  // Allowed-token masks: null maskRow = no row has one (nothing to do, nothing read).
+  const int32_t* maskRow = nullptr;      // [S] row of `mask` for logits row r; -1 = none
+  const int32_t* mask = nullptr;         // [numMaskRows * maskWords] host
+  int numMaskRows = 0;
+  int maskWords = 0;                     // ceil(V / 32)
 };
+
+// Words of one allowed-token mask row over a vocabulary of V tokens.
+constexpr int64_t maskWordsOf(int64_t V) { return (V + 31) / 32; }
+// Token t is allowed by a mask row.
+inline bool maskAllows(const int32_t* row, int64_t t) {
+  return ((static_cast<uint32_t>(row[t >> 5]) >> (t & 31)) & 1u) != 0;
+}
 
 // Log-probability rows over a logits tensor [S, V] f32. Output row j reads logits row
 // rows[j] and holds, in `width` entries: the chosen token, then the topK[j] most likely

@@ -1,7 +1,9 @@
-// Logit bias and penalties on the GPU, in place, before sampling (the rule of
-// core/logit-ops.h, LogitProcessing): one block per row adds the row's biases, then
-// applies the repetition, frequency and presence penalties to its seen tokens. The ids
-// of a row's list are distinct, so the entries run in parallel.
+// Allowed-token mask, logit bias and penalties on the GPU, in place, before sampling
+// (the rule of core/logit-ops.h, LogitProcessing), in one kernel: per row, blocks set
+// the tokens its mask row bans to -inf (a dense pass split over the vocabulary), and the
+// row's first block adds its biases, then applies the repetition, frequency and presence
+// penalties to its seen tokens, skipping banned ones. The ids of a row's list are
+// distinct, so the entries run in parallel; no element is written by both passes.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -22,6 +24,9 @@ struct LogitProcessingArgs {
   const int32_t* biasOffsets = nullptr;  // [rows + 1]
   const int32_t* biasIds = nullptr;
   const float* biasValues = nullptr;
+  const int32_t* maskRow = nullptr;      // [rows] mask row of each logits row, -1 = none; null = no masks
+  const int32_t* mask = nullptr;         // [numMaskRows * maskWords] bitmask rows
+  int maskWords = 0;                     // ceil(vocab / 32)
 };
 
 void processLogitRows(const LogitProcessingArgs& args, cudaStream_t stream);

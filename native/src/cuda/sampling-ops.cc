@@ -134,11 +134,26 @@ void SamplingOps::processLogits(Tensor& logits, const LogitProcessing& p) {
   const size_t seenOffsets = pack.add(p.seenOffsets, S + 1), biasOffsets = pack.add(p.biasOffsets, S + 1);
   const size_t seenIds = pack.add(p.seenIds, numSeen), seenCounts = pack.add(p.seenCounts, numSeen);
   const size_t biasIds = pack.add(p.biasIds, numBias), biasValues = pack.add(p.biasValues, numBias);
+  // The mask rows go up with the lists (one upload); a step without them sends none.
+  const bool masked = p.maskRow != nullptr;
+  if (masked) {
+    AFD_CHECK(p.maskWords == (logits.dim(1) + 31) / 32, "processLogits: mask rows of " << p.maskWords << " words, expected ceil(V / 32)");
+    for (size_t r = 0; r < S; ++r)
+      AFD_CHECK(p.maskRow[r] >= -1 && p.maskRow[r] < p.numMaskRows, "processLogits: row " << r << " reads mask row " << p.maskRow[r]
+                                                                                          << " of " << p.numMaskRows);
+  }
+  const size_t maskRow = masked ? pack.add(p.maskRow, S) : 0;
+  const size_t mask = masked ? pack.add(p.mask, static_cast<size_t>(p.numMaskRows) * static_cast<size_t>(p.maskWords)) : 0;
   uint8_t* dev = pack.upload(memory_, ctx_.stream());
-  const LogitProcessingArgs a{logits.ptr<float>(),           static_cast<int>(logits.dim(1)), static_cast<int>(S),
-                              at<float>(dev, presence),       at<float>(dev, frequency),       at<float>(dev, repetition),
-                              at<int32_t>(dev, seenOffsets),  at<int32_t>(dev, seenIds),       at<int32_t>(dev, seenCounts),
-                              at<int32_t>(dev, biasOffsets),  at<int32_t>(dev, biasIds),       at<float>(dev, biasValues)};
+  LogitProcessingArgs a{logits.ptr<float>(),           static_cast<int>(logits.dim(1)), static_cast<int>(S),
+                        at<float>(dev, presence),       at<float>(dev, frequency),       at<float>(dev, repetition),
+                        at<int32_t>(dev, seenOffsets),  at<int32_t>(dev, seenIds),       at<int32_t>(dev, seenCounts),
+                        at<int32_t>(dev, biasOffsets),  at<int32_t>(dev, biasIds),       at<float>(dev, biasValues)};
+  if (masked) {
+    a.maskRow = at<int32_t>(dev, maskRow);
+    a.mask = at<int32_t>(dev, mask);
+    a.maskWords = p.maskWords;
+  }
   processLogitRows(a, ctx_.stream());
 }
 

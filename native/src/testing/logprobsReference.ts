@@ -1,17 +1,34 @@
 /**
- * A float64 reference of the engine's logit pipeline (core/logit-ops.h), for tests: logit
- * bias and vLLM's penalties on a raw logit row (what the engine returns with
- * returnLogits on a plan without extras), the log-softmax of the row / temperature
- * (0 counts as 1), and one log-probability row (the chosen token, its rank, the top k).
+ * A float64 reference of the engine's logit pipeline (core/logit-ops.h), for tests: the
+ * allowed-token mask, logit bias and vLLM's penalties on a raw logit row (what the engine
+ * returns with returnLogits on a plan without extras), the log-softmax of the row /
+ * temperature (0 counts as 1), and one log-probability row (the chosen token, its rank,
+ * the top k).
  */
-import type { PlanPenalties, TokenLogprobs } from '@afd/shared';
+import { maskWordsPerRow, type PlanPenalties, type TokenLogprobs } from '@afd/shared';
 
-/** Bias, then repetition, frequency and presence penalties on a copy of `raw`. */
-export function processLogits(raw: ArrayLike<number>, opts: { bias?: ReadonlyMap<number, number>; penalties?: PlanPenalties }): Float64Array {
+/** One allowed-token mask row (xgrammar's layout: bit t % 32 of word t / 32) allowing `allowed`. */
+export function maskRowOf(allowed: Iterable<number>, vocabSize: number): Int32Array {
+  const row = new Int32Array(maskWordsPerRow(vocabSize));
+  for (const t of allowed) row[t >> 5] = row[t >> 5]! | (1 << (t & 31));
+  return row;
+}
+
+/** Token t is allowed by a mask row. */
+export const maskAllows = (row: Int32Array, t: number): boolean => ((row[t >> 5]! >>> (t & 31)) & 1) === 1;
+
+/** The mask (tokens it bans become -Infinity, entries skip them), then bias, then repetition, frequency and presence penalties on a copy of `raw`. */
+export function processLogits(
+  raw: ArrayLike<number>,
+  opts: { bias?: ReadonlyMap<number, number>; penalties?: PlanPenalties; mask?: Int32Array },
+): Float64Array {
   const l = Float64Array.from(raw as ArrayLike<number>);
-  for (const [id, value] of opts.bias ?? []) l[id] = l[id]! + value;
+  const allowed = (t: number): boolean => opts.mask === undefined || maskAllows(opts.mask, t);
+  for (let t = 0; t < l.length; t++) if (!allowed(t)) l[t] = -Infinity;
+  for (const [id, value] of opts.bias ?? []) if (allowed(id)) l[id] = l[id]! + value;
   const p = opts.penalties;
   for (const [id, count] of p?.seen ?? []) {
+    if (!allowed(id)) continue;
     const x = l[id]!;
     let y = x > 0 ? x / p!.repetition : x * p!.repetition;
     y -= p!.frequency * count;

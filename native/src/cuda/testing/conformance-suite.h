@@ -196,6 +196,6 @@ void attentionOps(Suite& s);   // conformance-attention.cc
 void matmulOps(Suite& s);      // conformance-matmul.cc
 void activationOps(Suite& s);  // conformance-activations.cc: bf16 activations, fused ops, dummy fill
 void deepseekOps(Suite& s);    // conformance-deepseek.cc: MLA, grouped routing, bf16 add
-void logitOps(Suite& s);       // conformance-logits.cc: bias and penalties, min-p, log-probabilities
+void logitOps(Suite& s);       // conformance-logits.cc: bias and penalties, the token mask, min-p, log-probabilities
 
 }  // namespace afd::cuda::conformance

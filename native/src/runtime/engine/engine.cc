@@ -193,12 +193,21 @@ void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
 void Engine::sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result) {
   const int64_t numSampled = logits.dim(0), V = logits.dim(1);
   SampledRows& rows = sampledRows_;
-  rows.build(plan, samplePos);
+  rows.build(plan, samplePos, V);
   if (numSampled == 0) {  // nothing sampled: an empty logprobs result when a sequence asks
     if (rows.wantsLogprobs()) result.logprobs = std::move(rows.logprobs());
     return;
   }
-  // Bias and penalties in place (the workspace's logits; a graph step rewrites them on replay).
+  // A deferred mask: the layers and the LM head are queued (on a device, running); wait for it here.
+  std::vector<int32_t> deferredMask;
+  if (rows.masked()) {
+    if (plan.extras->tokenMask == nullptr) {
+      deferredMask = masks_.take(stepMaskTicket_);
+      rows.setMask(deferredMask.data());
+    }
+    checkMaskRowsAllowAToken(rows.maskData(), numMaskRows(plan), V);
+  }
+  // Mask, bias and penalties in place (the workspace's logits; a graph step rewrites them on replay).
   Tensor processed = logits;
   if (rows.processes()) backend_->processLogits(processed, rows.processing());
   std::vector<int32_t> tokens(numSampled);
@@ -266,9 +275,23 @@ void Engine::stepEager(const StepPlan& plan, StepLayout layout, StepResult& resu
   if (promptRows_.wanted()) promptLogprobsInto(dev.promptRows, T, result);
 }
 
+int64_t Engine::reserveTokenMask(const StepPlan& plan) {
+  return defersTokenMask(plan) ? masks_.reserve(numMaskRows(plan), maskWordsOf(spec_.config.vocabSize)) : -1;
+}
+
 StepResult Engine::step(const StepPlan& plan) {
   std::lock_guard<std::mutex> lock(mu_);
   const auto start = Clock::now();
+  // A deferred mask's ticket, released however the step ends (a mask still to come is dropped).
+  stepMaskTicket_ = plan.tokenMaskTicket >= 0 ? plan.tokenMaskTicket : reserveTokenMask(plan);
+  struct ReleaseTicket {
+    TokenMaskChannel& masks;
+    int64_t& ticket;
+    ~ReleaseTicket() {
+      if (ticket >= 0) masks.release(ticket);
+      ticket = -1;
+    }
+  } releaseTicket{masks_, stepMaskTicket_};
   AFD_CHECK(attention_, "step() needs an engine loaded with role colocated or attention (this one is " << info_.role
                                                                                                       << "; the FFN role serves ffnForward)");
   AFD_CHECK(executor_ != nullptr, "this attention-role engine has no FFN executor yet; attach the connector (or a local FFN engine) first");

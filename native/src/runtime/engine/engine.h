@@ -23,6 +23,7 @@
 #include "runtime/engine/stats.h"
 #include "runtime/engine/step-inputs.h"
 #include "runtime/engine/step-plan.h"
+#include "runtime/engine/token-mask-channel.h"
 #include "runtime/engine/workspace.h"
 
 namespace afd {
@@ -67,8 +68,20 @@ class Engine {
   Engine(ModelLoadSpec spec, const EngineOptions& options);
   ~Engine();
 
-  // Colocated / attention roles. Thread-safe (one step at a time).
+  // Colocated / attention roles. Thread-safe (one step at a time). A plan whose token mask
+  // is deferred (defersTokenMask) runs its layers, then waits for provideTokenMask before
+  // sampling (TokenMaskChannel::kTimeout at most).
   StepResult step(const StepPlan& plan);
+
+  // Deferred token masks (token-mask-channel.h); thread-safe, none takes the step mutex.
+  // The ticket of a deferred plan, taken when it is submitted (the binding does, so the
+  // masks pair with steps in submission order; a plan without one takes it when it runs).
+  int64_t reserveTokenMask(const StepPlan& plan);
+  // The mask of the oldest submitted deferred step without one (copied; words: its
+  // length); null withdraws it: that step fails with "token mask withdrawn".
+  void provideTokenMask(const int32_t* mask, size_t words) { masks_.provide(mask, words); }
+  // Fails every step waiting for a mask with `reason`.
+  void withdrawTokenMasks(const std::string& reason) { masks_.withdrawAll(reason); }
 
   // FFN role (and colocated): hidden, out: host [T, H] in the backend's activation dtype;
   // routerLogits: host [T, E] f32 or null.
@@ -158,6 +171,9 @@ class Engine {
   // Host settings of the sampled rows and the prompt-logprob rows (reused across steps).
   SampledRows sampledRows_;
   PromptLogprobRows promptRows_;
+  // Deferred token masks, and the running step's ticket (-1: its mask is not deferred).
+  TokenMaskChannel masks_;
+  int64_t stepMaskTicket_ = -1;
   Buffer graphInputs_, eagerInputs_;
   // KV blocks in use: blockStamps_[b] == blockStamp_ when block b was counted this step.
   std::vector<uint32_t> blockStamps_;

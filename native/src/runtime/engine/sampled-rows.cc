@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/error.h"
+
 namespace afd {
 
 bool processesLogits(const StepExtras& x, int s) {
@@ -11,10 +13,14 @@ bool processesLogits(const StepExtras& x, int s) {
   return (penalties && seen) || x.biasOffsets[s + 1] > x.biasOffsets[s];
 }
 
-void SampledRows::build(const StepPlan& plan, const std::vector<int32_t>& samplePositions) {
+void SampledRows::build(const StepPlan& plan, const std::vector<int32_t>& samplePositions, int64_t vocabSize) {
   const StepExtras* x = plan.extras;
   for (auto* v : {&temperature_, &topP_, &minP_, &presence_, &frequency_, &repetition_, &biasValues_, &lpTemperature_}) v->clear();
-  for (auto* v : {&topK_, &positions_, &seenIds_, &seenCounts_, &biasIds_, &lpRows_, &lpTopK_}) v->clear();
+  for (auto* v : {&topK_, &positions_, &seenIds_, &seenCounts_, &biasIds_, &lpRows_, &lpTopK_, &maskRow_}) v->clear();
+  numMaskRows_ = numMaskRows(plan);
+  masked_ = numMaskRows_ > 0;
+  mask_ = masked_ ? x->tokenMask : nullptr;  // null while deferred: setMask gives it
+  maskWords_ = static_cast<int>(maskWordsOf(vocabSize));
   seeds_.clear();
   seenOffsets_.assign(1, 0);
   biasOffsets_.assign(1, 0);
@@ -51,6 +57,7 @@ void SampledRows::build(const StepPlan& plan, const std::vector<int32_t>& sample
       }
       seenOffsets_.push_back(static_cast<int32_t>(seenIds_.size()));
       biasOffsets_.push_back(static_cast<int32_t>(biasIds_.size()));
+      if (masked_) maskRow_.push_back(x->maskRows[s]);
       if (x != nullptr && x->numLogprobs[s] >= 0) {
         lpRows_.push_back(row);
         lpTopK_.push_back(x->numLogprobs[s]);
@@ -72,8 +79,16 @@ void SampledRows::build(const StepPlan& plan, const std::vector<int32_t>& sample
 }
 
 LogitProcessing SampledRows::processing() const {
-  return LogitProcessing{presence_.data(),    frequency_.data(),   repetition_.data(), seenOffsets_.data(), seenIds_.data(),
-                         seenCounts_.data(),  biasOffsets_.data(), biasIds_.data(),    biasValues_.data()};
+  LogitProcessing p{presence_.data(),    frequency_.data(),   repetition_.data(), seenOffsets_.data(), seenIds_.data(),
+                    seenCounts_.data(),  biasOffsets_.data(), biasIds_.data(),    biasValues_.data()};
+  if (masked_) {
+    AFD_CHECK(mask_ != nullptr, "sampling: the step's token mask has not been given");
+    p.maskRow = maskRow_.data();
+    p.mask = mask_;
+    p.numMaskRows = numMaskRows_;
+    p.maskWords = maskWords_;
+  }
+  return p;
 }
 
 SamplingBatch SampledRows::batch() {

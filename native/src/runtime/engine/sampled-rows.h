@@ -1,7 +1,8 @@
 // The host settings of one step's sampled rows (one per sequence with sampleMask 1, in
 // batch order), gathered from the plan for the backend's processLogits and sample: the
 // sampling settings, the bias and penalty lists of the rows that have any (other rows'
-// lists are empty), and the log-probability request of the rows whose sequence asks
+// lists are empty), the allowed-token mask row of each row (a step without mask rows
+// carries none), and the log-probability request of the rows whose sequence asks
 // numLogprobs >= 0, with the TokenLogprobs the backend fills.
 #pragma once
 #include <cstdint>
@@ -15,11 +16,18 @@ namespace afd {
 class SampledRows {
  public:
   // samplePositions: [numSampled] the position of each row's token (its sequence's contextLen).
-  void build(const StepPlan& plan, const std::vector<int32_t>& samplePositions);
+  // vocabSize: the logits' width (the mask rows' words).
+  void build(const StepPlan& plan, const std::vector<int32_t>& samplePositions, int64_t vocabSize);
 
-  // Any row with a bias or a penalty on: run processLogits with processing().
-  bool processes() const { return processes_; }
+  // Any row with a bias, a penalty on or a mask row: run processLogits with processing().
+  bool processes() const { return processes_ || masked_; }
   LogitProcessing processing() const;
+  // Some row has a mask row: the rows of the plan's tokenMask (or of the deferred one,
+  // given by setMask before processing()) apply.
+  bool masked() const { return masked_; }
+  // The mask rows (numMaskRows x wordsPerRow words), held by the caller until sampling ends.
+  void setMask(const int32_t* mask) { mask_ = mask; }
+  const int32_t* maskData() const { return mask_; }
   // Sampling settings, with the log-probability request when wantsLogprobs().
   SamplingBatch batch();
   // A sequence of the step asks numLogprobs >= 0: the result carries `logprobs`.
@@ -35,6 +43,11 @@ class SampledRows {
   bool processes_ = false;
   std::vector<float> presence_, frequency_, repetition_, biasValues_;
   std::vector<int32_t> seenOffsets_, seenIds_, seenCounts_, biasOffsets_, biasIds_;
+  // Allowed-token masks: each row's mask row (-1 none), the mask rows.
+  bool masked_ = false;
+  std::vector<int32_t> maskRow_;
+  const int32_t* mask_ = nullptr;
+  int numMaskRows_ = 0, maskWords_ = 0;
   // Log-probabilities: the rows that ask, their k and temperature; the result rows.
   bool wantsLogprobs_ = false;
   std::vector<int32_t> lpRows_, lpTopK_;

@@ -1,6 +1,7 @@
 // The last guard on a plan's StepExtras, the rules of shared/src/engine/stepExtrasCheck.ts
 // (the binding has checked the array lengths): CSR offsets, ids inside the vocabulary and
-// distinct within a sequence's list, penalties finite (repetition > 0), k in -1..20.
+// distinct within a sequence's list, penalties finite (repetition > 0), k in -1..20, mask
+// rows on sampled sequences only, each row once, and the token mask's length.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -34,9 +35,34 @@ void checkList(const char* name, const int32_t* offsets, const int32_t* ids, int
   }
 }
 
+// maskRows: -1 or a row in [0, M) (M: the sequences with a row), each once, on sampled
+// sequences only; tokenMask (when given): M rows of ceil(vocabSize / 32) words.
+void checkMask(const StepExtras& x, int numSeqs, const uint8_t* sampleMask, int64_t vocabSize) {
+  if (x.maskRows == nullptr) return;  // a caller of the C++ API without masks
+  int m = 0;
+  for (int s = 0; s < numSeqs; ++s) m += x.maskRows[s] >= 0 ? 1 : 0;
+  std::vector<bool> used(static_cast<size_t>(m), false);
+  for (int s = 0; s < numSeqs; ++s) {
+    const int32_t r = x.maskRows[s];
+    if (r == -1) continue;
+    AFD_CHECK(r >= 0 && r < m, "step plan: extras.maskRows[" << s << "] is " << r << "; expected -1 (none) or a row in [0, " << m
+                                                             << ") (" << m << " sequences have a row)");
+    AFD_CHECK(!used[r], "step plan: extras.maskRows[" << s << "] is " << r << ", a row another sequence uses; expected each row once");
+    used[r] = true;
+    AFD_CHECK(sampleMask[s] == 1, "step plan: extras.maskRows[" << s << "] is " << r << " but sequence " << s
+                                                                << " samples no token (sampleMask 0); only sampled sequences take a mask row");
+  }
+  if (x.tokenMask == nullptr) return;
+  const int64_t words = maskWordsOf(vocabSize);
+  AFD_CHECK(m > 0, "step plan: extras.tokenMask is given but no sequence has a mask row (maskRows all -1)");
+  AFD_CHECK(x.tokenMaskLength == m * words, "step plan: extras.tokenMask has " << x.tokenMaskLength << " words, expected " << m << " rows x "
+                                                                               << words << " words (ceil(vocabSize " << vocabSize
+                                                                               << " / 32)) = " << m * words);
+}
+
 }  // namespace
 
-void validateStepExtras(const StepExtras& x, int numSeqs, int64_t vocabSize) {
+void validateStepExtras(const StepExtras& x, int numSeqs, const uint8_t* sampleMask, int64_t vocabSize) {
   checkList("seen", x.seenOffsets, x.seenTokenIds, x.numSeen, numSeqs, vocabSize);
   checkList("bias", x.biasOffsets, x.biasTokenIds, x.numBias, numSeqs, vocabSize);
   for (int i = 0; i < x.numSeen; ++i)
@@ -56,6 +82,19 @@ void validateStepExtras(const StepExtras& x, int numSeqs, int64_t vocabSize) {
   }
   for (int i = 0; i < x.numBias; ++i)
     AFD_CHECK(!std::isnan(x.biasValues[i]), "step plan: extras.biasValues[" << i << "] is NaN; expected a number (-Infinity bans the token)");
+  checkMask(x, numSeqs, sampleMask, vocabSize);
+}
+
+void checkMaskRowsAllowAToken(const int32_t* mask, int rows, int64_t vocabSize) {
+  const int64_t words = maskWordsOf(vocabSize), tail = vocabSize - (words - 1) * 32;  // tokens of the last word
+  const uint32_t lastBits = tail == 32 ? ~0u : (1u << tail) - 1u;
+  for (int r = 0; r < rows; ++r) {
+    const int32_t* row = mask + static_cast<int64_t>(r) * words;
+    bool any = (static_cast<uint32_t>(row[words - 1]) & lastBits) != 0;
+    for (int64_t w = 0; !any && w + 1 < words; ++w) any = row[w] != 0;
+    AFD_CHECK(any, "token mask: row " << r << " allows no token of the vocabulary [0, " << vocabSize
+                                      << "); a mask row must allow at least one (bit t % 32 of word t / 32 set)");
+  }
 }
 
 }  // namespace afd

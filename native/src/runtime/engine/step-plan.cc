@@ -46,7 +46,17 @@ void validateStepPlan(const StepPlan& p, int64_t vocabSize, int kvBlockSize, int
     AFD_CHECK(p.minP == nullptr || (p.minP[s] >= 0 && p.minP[s] <= 1),
               "step plan: minP[" << s << "] is " << p.minP[s] << "; expected [0, 1] (0 = off)");
   }
-  if (p.extras != nullptr) validateStepExtras(*p.extras, p.numSeqs, vocabSize);
+  if (p.extras != nullptr) validateStepExtras(*p.extras, p.numSeqs, p.sampleMask, vocabSize);
+}
+
+int numMaskRows(const StepPlan& plan) {
+  int m = 0;
+  for (int s = 0; plan.extras != nullptr && plan.extras->maskRows != nullptr && s < plan.numSeqs; ++s) m += plan.extras->maskRows[s] >= 0 ? 1 : 0;
+  return m;
+}
+
+bool defersTokenMask(const StepPlan& plan) {
+  return plan.extras != nullptr && plan.extras->tokenMask == nullptr && numMaskRows(plan) > 0;
 }
 
 }  // namespace afd

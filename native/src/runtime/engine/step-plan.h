@@ -7,7 +7,8 @@
 
 namespace afd {
 
-// Penalties, logit biases and log-probability counts of a step (StepExtras in step.ts).
+// Penalties, logit biases, log-probability counts and the allowed-token mask of a step
+// (StepExtras in step.ts).
 // Lists are CSR over the step's sequences: sequence s owns [offsets[s], offsets[s + 1]).
 struct StepExtras {
   const float* presencePenalty = nullptr;    // [numSeqs]; 0 = off
@@ -23,6 +24,9 @@ struct StepExtras {
   const int32_t* numPromptLogprobs = nullptr;   // [numSeqs] -1 = none, else 0..20
   const int32_t* nextPromptTokenIds = nullptr;  // [numSeqs] -1 = none
   int numSeen = 0, numBias = 0;
+  const int32_t* maskRows = nullptr;   // [numSeqs] row of the token mask, -1 = none; rows 0..M-1 each once
+  const int32_t* tokenMask = nullptr;  // [M * ceil(vocabSize / 32)]; null while a row is used: deferred
+  int64_t tokenMaskLength = 0;         // elements of tokenMask
 };
 
 struct StepPlan {
@@ -43,7 +47,15 @@ struct StepPlan {
   const StepExtras* extras = nullptr;     // null: no sequence asks for penalties, biases or logprobs
   int stageSplit = 0;
   bool returnLogits = false;
+  // A deferred token mask's ticket (Engine::reserveTokenMask, taken when the step was
+  // submitted, so it pairs with the provideTokenMask calls in order); -1: the step takes one.
+  int64_t tokenMaskTicket = -1;
 };
+
+// Mask rows of a plan (sequences with maskRows >= 0), and whether its mask is deferred
+// (rows used, no tokenMask given).
+int numMaskRows(const StepPlan& plan);
+bool defersTokenMask(const StepPlan& plan);
 
 // Rows of log-probabilities, CSR over the step's sequences (TokenLogprobs in step.ts).
 struct TokenLogprobs {
@@ -65,6 +77,9 @@ struct StepResult {
 // Throws afd::Error naming the first inconsistency (what, where, what to fix).
 void validateStepPlan(const StepPlan& plan, int64_t vocabSize, int kvBlockSize, int numKvBlocks);
 // The extras' part of it (step-extras.cc); validateStepPlan calls it when extras are given.
-void validateStepExtras(const StepExtras& x, int numSeqs, int64_t vocabSize);
+void validateStepExtras(const StepExtras& x, int numSeqs, const uint8_t* sampleMask, int64_t vocabSize);
+// Every row of a token mask (rows x ceil(vocabSize / 32) words) allows a token of the
+// vocabulary (a row that allows none leaves nothing to sample); throws naming the row.
+void checkMaskRowsAllowAToken(const int32_t* mask, int rows, int64_t vocabSize);
 
 }  // namespace afd

@@ -4,7 +4,8 @@
  * tiny models of every architecture (greedy tokens equal, logits close), CUDA graphs,
  * KV sizing, colocated / 1A1F / DBO bit-equality, dummy weights, expert parallelism with
  * two FFN ranks on one GPU, the golden fixtures under the bf16 rule (goldenCheck.ts), and
- * log-probabilities with bias, penalties and min-p against the CPU engine (logprobsCheck.ts).
+ * log-probabilities with bias, penalties, min-p and the token mask against the CPU engine
+ * (logprobsCheck.ts).
  * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
  */
 import { rm } from 'node:fs/promises';

@@ -33,4 +33,13 @@ describe('compareLogprobs (the GPU suite rule)', () => {
     expect(c.passed).toBe(true);
     expect(c.chosenDiffer).toBe(1);
   });
+
+  it('holds banned tokens (-Infinity) exact: equal values and equal ids, never a number on one side only', () => {
+    const masked = rows([5, 5, 9, 2, 7, 7, -1, -1], [-0.1, -0.1, -Infinity, -Infinity, -0, -0, NaN, NaN], [1, 1]);
+    expect(compareLogprobs(masked, masked, 2e-2).problems).toEqual([]);
+    const reordered = rows([5, 5, 2, 9, 7, 7, -1, -1], [-0.1, -0.1, -Infinity, -Infinity, -0, -0, NaN, NaN], [1, 1]);
+    expect(compareLogprobs(masked, reordered, 2e-2).problems).toEqual(['row 0 entry 2: banned cuda id 2, cpu 9', 'row 0 entry 3: banned cuda id 9, cpu 2']);
+    const leaked = rows([5, 5, 9, 2, 7, 7, -1, -1], [-0.1, -0.1, -20, -Infinity, -0, -0, NaN, NaN], [1, 1]);
+    expect(compareLogprobs(masked, leaked, 2e-2).problems).toEqual(['row 0 entry 2: cuda -20, cpu -Infinity (a banned token on one side only)']);
+  });
 });

@@ -5,6 +5,8 @@
  * CPU's neighbouring values are more than 2 x tolerance apart (closer ones may swap under
  * bf16 noise); the chosen token's value and rank only where both chose the same token,
  * and the rank only when no top entry lies within 2 x tolerance of the chosen value.
+ * Banned tokens (a -Infinity logit: a mask or a ban) are exact: -Infinity on both sides,
+ * with equal ids (they follow every allowed token, lower id first).
  */
 import type { TokenLogprobs } from '@afd/shared';
 
@@ -40,6 +42,11 @@ export function compareLogprobs(cpu: TokenLogprobs, cuda: TokenLogprobs, toleran
         continue;
       }
       if (Number.isNaN(a)) continue;
+      if (a === -Infinity || b === -Infinity) {
+        if (a !== b) problems.push(`row ${r} entry ${j}: cuda ${b}, cpu ${a} (a banned token on one side only)`);
+        else if (ids(cpu, j) !== ids(cuda, j)) problems.push(`row ${r} entry ${j}: banned cuda id ${ids(cuda, j)}, cpu ${ids(cpu, j)}`);
+        continue;
+      }
       out.worstValueError = Math.max(out.worstValueError, Math.abs(a - b));
       if (j === 0) continue;
       const separated = (j === 1 || val(cpu, j - 1) - a > near) && (j + 1 >= W || Number.isNaN(val(cpu, j + 1)) || a - val(cpu, j + 1) > near);
