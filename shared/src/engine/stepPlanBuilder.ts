@@ -66,6 +66,7 @@ export function buildStepExtras(seqs: readonly PlanSeq[]): StepExtras | undefine
     numLogprobs: new Int32Array(n).fill(-1),
     numPromptLogprobs: new Int32Array(n).fill(-1),
     nextPromptTokenIds: new Int32Array(n).fill(-1),
+    maskRows: new Int32Array(n).fill(-1),
   };
   let k = 0;
   let b = 0;
