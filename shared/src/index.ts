@@ -27,5 +27,6 @@ export * from './protocol/bridge.js';
 export * from './protocol/chat.js';
 export * from './engine/stepPlanCheck.js';
 export * from './engine/stepPlanBuilder.js';
+export { defersTokenMask, emptyMaskRow, maskWordsPerRow, numMaskRows } from './engine/stepExtrasCheck.js';
 export * from './util/logLines.js';
 export * from './protocol/RequestCorrelator.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildStepPlan, type PlanSeq } from './stepPlanBuilder.js';
 import { checkStepPlan } from './stepPlanCheck.js';
+import { defersTokenMask, emptyMaskRow, maskWordsPerRow, numMaskRows } from './stepExtrasCheck.js';
 
 const limits = { vocabSize: 100, kvBlockSize: 4, numKvBlocks: 10 };
 const decode = (extra: Partial<PlanSeq> = {}): PlanSeq => ({ tokenIds: [5], numCached: 3, blockTable: [1], ...extra });
@@ -60,5 +61,53 @@ describe('StepExtras', () => {
     const noMinP = buildStepPlan([decode()]);
     noMinP.minP[0] = 2;
     expect(checkStepPlan(noMinP)).toEqual(['minP[0] is 2; expected [0, 1] (0 = off)']);
+  });
+
+  it('maskRows are -1 by default; a sequence that only asks for a mask row brings the extras, rows numbered in sequence order', () => {
+    expect(Array.from(buildStepPlan([decode({ logprobs: 0 }), decode()]).extras!.maskRows)).toEqual([-1, -1]);
+    const plan = buildStepPlan([decode({ constrained: true }), decode(), decode({ constrained: true })]);
+    const x = plan.extras!;
+    expect(Array.from(x.maskRows)).toEqual([0, -1, 1]);
+    expect(x.tokenMask).toBeUndefined();
+    expect(Array.from(x.numLogprobs)).toEqual([-1, -1, -1]);
+    expect(numMaskRows(plan)).toBe(2);
+    expect(defersTokenMask(plan)).toBe(true);
+    expect(checkStepPlan(plan, limits)).toEqual([]);
+    const mask = new Int32Array(2 * maskWordsPerRow(100)).fill(1);
+    const given = buildStepPlan([decode({ constrained: true }), decode(), decode({ constrained: true })], { tokenMask: mask });
+    expect(given.extras!.tokenMask).toBe(mask);
+    expect(defersTokenMask(given)).toBe(false);
+    expect(checkStepPlan(given, limits)).toEqual([]);
+    expect(() => buildStepPlan([decode()], { tokenMask: mask })).toThrow(/tokenMask was given but no sequence is constrained/);
+  });
+
+  it('names broken mask rows: out of range, used twice, on an unsampled sequence; a token mask of the wrong length or with an empty row', () => {
+    const plan = buildStepPlan([decode({ constrained: true }), decode({ constrained: true }), { ...decode(), sample: false }]);
+    plan.extras!.maskRows.set([1, 1, -2]);
+    expect(checkStepPlan(plan, limits)).toEqual([
+      'extras.maskRows[1] is 1, a row another sequence uses; expected each row once',
+      'extras.maskRows[2] is -2; expected -1 (none) or a row in [0, 2) (2 sequences have a row)',
+    ]);
+    const unsampled = buildStepPlan([{ ...decode(), sample: false, constrained: true }]);
+    expect(checkStepPlan(unsampled, limits)).toEqual([
+      'extras.maskRows[0] is 0 but sequence 0 samples no token (sampleMask 0); only sampled sequences take a mask row',
+    ]);
+    const short = buildStepPlan([decode({ constrained: true })], { tokenMask: new Int32Array(3).fill(-1) });
+    expect(checkStepPlan(short, limits)).toEqual(['extras.tokenMask has 3 words, expected 1 rows x 4 words (ceil(vocabSize 100 / 32)) = 4']);
+    // Vocabulary 100: the last word holds tokens 96..99; bits above them do not count.
+    const empty = buildStepPlan([decode({ constrained: true }), decode({ constrained: true })], { tokenMask: new Int32Array(8) });
+    empty.extras!.tokenMask!.set([0, 0, 0, 1 << 3], 0);
+    empty.extras!.tokenMask!.set([0, 0, 0, 1 << 4], 4);
+    expect(checkStepPlan(empty, limits)).toEqual(['extras.tokenMask row 1 allows no token of the vocabulary; a mask row must allow at least one']);
+    expect(emptyMaskRow(new Int32Array([0, 0, 0, 1 << 3]), 100)).toBe(-1);
+    const typed = buildStepPlan([decode({ constrained: true })]);
+    (typed.extras as { tokenMask?: unknown }).tokenMask = [1, 2, 3, 4];
+    expect(checkStepPlan(typed, limits)).toEqual(['extras.tokenMask must be an Int32Array when present (absent = deferred)']);
+    const none = buildStepPlan([decode({ logprobs: 1 })]);
+    none.extras!.tokenMask = new Int32Array(4);
+    expect(checkStepPlan(none, limits)).toEqual(['extras.tokenMask is given but no sequence has a mask row (maskRows all -1)']);
+    const missing = buildStepPlan([decode({ logprobs: 1 })]);
+    (missing.extras as { maskRows?: Int32Array }).maskRows = undefined;
+    expect(checkStepPlan(missing, limits)).toEqual(['extras.maskRows must be an Int32Array']);
   });
 });

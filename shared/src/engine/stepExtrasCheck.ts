@@ -1,9 +1,10 @@
 /**
- * The check of a plan's StepExtras (penalties, biases, log-probabilities): array classes
- * and lengths, CSR offsets, token ids within their bounds and distinct per sequence's list,
- * counts >= 0 and k within its bounds. Called by checkStepPlan.
+ * The check of a plan's StepExtras (penalties, biases, log-probabilities, token mask): array
+ * classes and lengths, CSR offsets, token ids within their bounds and distinct per sequence's
+ * list, counts >= 0, k within its bounds, mask rows on sampled sequences only, each row
+ * once, and the mask's length. Called by checkStepPlan.
  */
-import { MAX_TOP_LOGPROBS, type StepExtras } from './step.js';
+import { MAX_TOP_LOGPROBS, type StepExtras, type StepPlan } from './step.js';
 
 type Cls = Int32ArrayConstructor | Float32ArrayConstructor;
 
@@ -34,8 +35,65 @@ function csrProblems(x: StepExtras, name: 'seen' | 'bias', n: number, vocabSize:
   }
 }
 
-/** Every problem of `x` for a plan of n sequences; appended to `problems`. */
-export function extrasProblems(x: StepExtras, n: number, vocabSize: number | undefined, problems: string[]): void {
+/** Words of one allowed-token mask row: bit t % 32 of word floor(t / 32) is token t. */
+export const maskWordsPerRow = (vocabSize: number): number => Math.ceil(vocabSize / 32);
+
+/** Mask rows a plan uses (sequences with maskRows >= 0). */
+export function numMaskRows(plan: StepPlan): number {
+  return plan.extras?.maskRows?.reduce((k, r) => (r >= 0 ? k + 1 : k), 0) ?? 0;
+}
+
+/** True when the plan's token mask is deferred: rows are used and no tokenMask is given (the engine's provideTokenMask brings it). */
+export function defersTokenMask(plan: StepPlan): boolean {
+  return plan.extras !== undefined && plan.extras.tokenMask === undefined && numMaskRows(plan) > 0;
+}
+
+/** The first row of `mask` (rows of ceil(vocabSize / 32) words) that allows no token of the vocabulary, or -1. */
+export function emptyMaskRow(mask: Int32Array, vocabSize: number): number {
+  const words = maskWordsPerRow(vocabSize);
+  const tail = vocabSize - (words - 1) * 32;
+  const lastBits = tail === 32 ? -1 : (1 << tail) - 1;
+  for (let r = 0; r * words < mask.length; r++) {
+    const row = mask.subarray(r * words, (r + 1) * words);
+    if ((row[words - 1]! & lastBits) === 0 && row.subarray(0, words - 1).every((w) => w === 0)) return r;
+  }
+  return -1;
+}
+
+/** maskRows: -1 or a row in [0, M) on a sampled sequence, each row once (M = rows used); tokenMask: M rows when present. */
+function maskProblems(x: StepExtras, n: number, sampleMask: Uint8Array, vocabSize: number | undefined, problems: string[]): void {
+  const rows = x.maskRows;
+  const m = rows.reduce((k, r) => (r >= 0 ? k + 1 : k), 0);
+  const used = new Set<number>();
+  for (let s = 0; s < n; s++) {
+    const r = rows[s]!;
+    if (r === -1) continue;
+    if (r < -1 || r >= m) {
+      problems.push(`extras.maskRows[${s}] is ${r}; expected -1 (none) or a row in [0, ${m}) (${m} sequences have a row)`);
+      continue;
+    }
+    if (used.has(r)) problems.push(`extras.maskRows[${s}] is ${r}, a row another sequence uses; expected each row once`);
+    used.add(r);
+    if (sampleMask[s] !== 1) problems.push(`extras.maskRows[${s}] is ${r} but sequence ${s} samples no token (sampleMask 0); only sampled sequences take a mask row`);
+  }
+  const mask = x.tokenMask as unknown;
+  if (mask === undefined) return;
+  if (!(mask instanceof Int32Array)) {
+    problems.push('extras.tokenMask must be an Int32Array when present (absent = deferred)');
+    return;
+  }
+  if (m === 0) problems.push('extras.tokenMask is given but no sequence has a mask row (maskRows all -1)');
+  else if (vocabSize !== undefined && mask.length !== m * maskWordsPerRow(vocabSize)) {
+    problems.push(
+      `extras.tokenMask has ${mask.length} words, expected ${m} rows x ${maskWordsPerRow(vocabSize)} words (ceil(vocabSize ${vocabSize} / 32)) = ${m * maskWordsPerRow(vocabSize)}`,
+    );
+  } else if (vocabSize !== undefined && emptyMaskRow(mask, vocabSize) >= 0) {
+    problems.push(`extras.tokenMask row ${emptyMaskRow(mask, vocabSize)} allows no token of the vocabulary; a mask row must allow at least one`);
+  }
+}
+
+/** Every problem of `x` for a plan of n sequences (sampleMask: the plan's); appended to `problems`. */
+export function extrasProblems(x: StepExtras, n: number, sampleMask: Uint8Array, vocabSize: number | undefined, problems: string[]): void {
   if (typeof x !== 'object' || x === null) {
     problems.push('extras must be an object when present');
     return;
@@ -54,6 +112,7 @@ export function extrasProblems(x: StepExtras, n: number, vocabSize: number | und
     ['numLogprobs', Int32Array, n, 'numSeqs'],
     ['numPromptLogprobs', Int32Array, n, 'numSeqs'],
     ['nextPromptTokenIds', Int32Array, n, 'numSeqs'],
+    ['maskRows', Int32Array, n, 'numSeqs'],
   ];
   for (const [key, cls, length, what] of checks) {
     const p = arrayProblem(x, key, cls, length, what);
@@ -76,4 +135,5 @@ export function extrasProblems(x: StepExtras, n: number, vocabSize: number | und
   if (negative >= 0) problems.push(`extras.seenCounts[${negative}] is ${x.seenCounts[negative]}; expected >= 0 (0 = prompt only)`);
   const nan = x.biasValues.findIndex((v) => Number.isNaN(v));
   if (nan >= 0) problems.push(`extras.biasValues[${nan}] is NaN; expected a number (-Infinity bans the token)`);
+  maskProblems(x, n, sampleMask, vocabSize, problems);
 }

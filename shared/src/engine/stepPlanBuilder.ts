@@ -28,6 +28,11 @@ export interface PlanSeq {
   promptLogprobs?: number;
   /** The prompt token after this step's last one, when the step does not sample (prompt logprobs). */
   nextPromptTokenId?: number;
+  /**
+   * The sampled token obeys a row of the step's allowed-token mask (structured outputs; only
+   * for a sampled sequence). Rows are numbered in sequence order over the constrained ones.
+   */
+  constrained?: boolean;
 }
 
 /** vLLM's penalties of one sequence and the token counts they read. */
@@ -42,13 +47,26 @@ export interface PlanPenalties {
 const penaltiesOn = (p: PlanPenalties | undefined): p is PlanPenalties =>
   p !== undefined && (p.presence !== 0 || p.frequency !== 0 || p.repetition !== 1);
 
-/** True when sequence s needs the plan's extras (penalties, biases or log-probabilities). */
+/** True when sequence s needs the plan's extras (penalties, biases, log-probabilities or a mask row). */
 function needsExtras(s: PlanSeq): boolean {
-  return penaltiesOn(s.penalties) || (s.logitBias?.size ?? 0) > 0 || s.logprobs !== undefined || s.promptLogprobs !== undefined;
+  return (
+    penaltiesOn(s.penalties) ||
+    (s.logitBias?.size ?? 0) > 0 ||
+    s.logprobs !== undefined ||
+    s.promptLogprobs !== undefined ||
+    s.constrained === true
+  );
 }
 
-/** The extras of a plan (see StepExtras), or undefined when no sequence needs them. */
-export function buildStepExtras(seqs: readonly PlanSeq[]): StepExtras | undefined {
+/**
+ * The extras of a plan (see StepExtras), or undefined when no sequence needs them.
+ * tokenMask: the mask rows of the constrained sequences (absent: deferred, given to the
+ * engine's provideTokenMask while the step runs). A mask without a constrained sequence is an error.
+ */
+export function buildStepExtras(seqs: readonly PlanSeq[], tokenMask?: Int32Array): StepExtras | undefined {
+  if (tokenMask !== undefined && !seqs.some((s) => s.constrained === true)) {
+    throw new Error('buildStepExtras: a tokenMask was given but no sequence is constrained (PlanSeq.constrained)');
+  }
   if (!seqs.some(needsExtras)) return undefined;
   const n = seqs.length;
   const seen = seqs.map((s) => (penaltiesOn(s.penalties) ? s.penalties.seen : new Map<number, number>()));
@@ -70,6 +88,7 @@ export function buildStepExtras(seqs: readonly PlanSeq[]): StepExtras | undefine
   };
   let k = 0;
   let b = 0;
+  let m = 0;
   seqs.forEach((s, i) => {
     if (penaltiesOn(s.penalties)) {
       extras.presencePenalty[i] = s.penalties.presence;
@@ -89,7 +108,9 @@ export function buildStepExtras(seqs: readonly PlanSeq[]): StepExtras | undefine
     extras.numLogprobs[i] = s.logprobs ?? -1;
     extras.numPromptLogprobs[i] = s.promptLogprobs ?? -1;
     extras.nextPromptTokenIds[i] = s.nextPromptTokenId ?? -1;
+    if (s.constrained === true) extras.maskRows[i] = m++;
   });
+  if (tokenMask !== undefined) extras.tokenMask = tokenMask;
   return extras;
 }
 
@@ -99,6 +120,11 @@ export interface PlanOptions {
   stageSplit?: number;
   /** Return the last-position logits of each sampled sequence (default false). */
   returnLogits?: boolean;
+  /**
+   * The allowed-token mask rows of the constrained sequences (StepExtras.tokenMask); absent
+   * with a constrained sequence: the mask is deferred (the engine's provideTokenMask).
+   */
+  tokenMask?: Int32Array;
 }
 
 /**
@@ -142,7 +168,7 @@ export function buildStepPlan(seqs: readonly PlanSeq[], opts: PlanOptions = {}):
     plan.seeds[i] = s.sampling?.seed ?? 0; // a Uint32Array keeps seed mod 2^32, as seed >>> 0
     plan.minP[i] = s.sampling?.minP ?? 0;
   });
-  const extras = buildStepExtras(seqs);
+  const extras = buildStepExtras(seqs, opts.tokenMask);
   if (extras) plan.extras = extras;
   return plan;
 }

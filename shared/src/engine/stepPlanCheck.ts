@@ -168,7 +168,7 @@ export function checkStepPlan(plan: StepPlan, limits?: StepPlanLimits): string[]
     sequenceProblems(plan, s, limits, problems);
     samplingProblems(plan, s, problems);
   }
-  if (plan.extras !== undefined) extrasProblems(plan.extras, n, limits?.vocabSize, problems);
+  if (plan.extras !== undefined) extrasProblems(plan.extras, n, plan.sampleMask, limits?.vocabSize, problems);
   return problems;
 }
 
