@@ -100,6 +100,11 @@ export function unsupportedKeyword(schema: unknown, path = ''): [string, string]
 export class SchemaChecker {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
 
+  constructor() {
+    // ajv compiles the meta-schema on first use (~100 ms): here, at start, not in a request.
+    this.ajv.validateSchema({});
+  }
+
   /**
    * Throws a 400 naming `param` and the place in the schema when the schema is not a valid
    * JSON Schema or uses a keyword xgrammar cannot honour.
