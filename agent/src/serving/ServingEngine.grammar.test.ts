@@ -133,6 +133,14 @@ describe('ServingEngine with a grammar', () => {
     expect(counts.freed).toBe(2);
   });
 
+  it('preempted and recomputed sequences keep their grammar state (tokens are fed once)', async () => {
+    const { serving: s } = serving({ tokens: [HELLO], numKvBlocks: 8, kvBlockSize: 16 });
+    const handles = await s.submitAllAsync([0, 1, 2].map(() => request({ maxTokens: 100, grammar: personSpec(false) })));
+    const outs = await Promise.all(handles.map((h) => collect(h)));
+    for (const o of outs) expectPerson(o);
+    expect(s.scheduler.numPreemptions).toBeGreaterThan(0);
+  });
+
   it('frees every matcher: finished, aborted, and failed when the grammar worker is lost (other requests go on)', async () => {
     const { backend, counts, failNextAdvance } = spied();
     const { serving: s } = serving({ tokens: [HELLO], stepDelayMs: 2 }, backend);
