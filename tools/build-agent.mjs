@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import fresh from './fresh.cjs';
 import { noTestingCode } from './noTestingCode.mjs';
+import { xgrammarAsCommonJs } from './esbuildXgrammar.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -30,9 +31,10 @@ export async function bundleNodeEntry(entry, outfile, { sourcemap = false, banne
     logLevel: 'warning',
     logOverride: { 'empty-import-meta': 'silent' },
     ...(banner ? { banner: { js: banner } } : {}),
-    // pino's optional transports are not used (we log to fd 2 directly).
+    // pino's optional transports are not used (we log to fd 2 directly). xgrammar's
+    // WebAssembly build rides inside the bundle (esbuildXgrammar.mjs).
     external: ['pino-pretty', 'bufferutil', 'utf-8-validate'],
-    plugins,
+    plugins: [xgrammarAsCommonJs(), ...plugins],
   });
 }
 

@@ -4,7 +4,8 @@
 //   afd-agent-linux-x64/
 //     afd-agent, afd-bench         sh launchers (follow symlinks; no Node needed on the host)
 //     bin/node                     this Node runtime (process.execPath)
-//     lib/afd-agent.cjs, afd-bench.cjs   the bundled agent and benchmark client
+//     lib/afd-agent.cjs, afd-bench.cjs   the bundled agent and benchmark client (xgrammar's
+//                                  WebAssembly build inside: structured outputs)
 //     lib/afd_native.node          the product addon: CUDA variant where nvcc exists (CPU backend
 //                                  inside, cudart static, cuBLAS/NCCL dlopen()ed at run time), else
 //                                  CPU; the testing addon (afd_native_testing.node) is not shipped
@@ -111,6 +112,14 @@ for (const s of scripts) {
 const probe = execFileSync(join(stage, 'afd-agent'), ['inspect', '--json'], { env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' } }).toString();
 const report = JSON.parse(probe);
 console.log(`bundle:agent: bundled agent runs: addon ${report.version} (${report.variant}), backends ${report.backends.join(', ')}`);
+// xgrammar (structured outputs) rides inside the bundles: a few compiles and masks through
+// the bench's grammar workers, from the staged copy with no node_modules to fall back on.
+if (scripts.includes('afd-bench.cjs')) {
+  const tokenizerDir = join(stage, 'lib', 'tokenizer-qwen3');
+  const args = ['grammar', '--model', tokenizerDir, '--fields', '3', '--schemas', '1', '--steps', '2', '--batch', '1'];
+  const grammar = execFileSync(join(stage, 'afd-bench'), args, { env: { PATH: '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' } }).toString();
+  console.log(`bundle:agent: bundled grammar engine runs: ${grammar.split('\n').find((l) => l.includes('cold compile')) ?? grammar.trim()}`);
+}
 function files(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]));
 }

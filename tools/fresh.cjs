@@ -36,7 +36,7 @@ function upToDate(outputs, inputs, exts) {
 }
 
 /** Inputs of the agent bundles (agent/dist/afd-agent.cjs, afd-bench.cjs), relative to the repository root. */
-const agentBundleInputs = (root) => ['agent/src', 'shared/src', 'native/src', 'agent/package.json', 'package-lock.json', 'tools/build-agent.mjs'].map((p) => join(root, p));
+const agentBundleInputs = (root) => ['agent/src', 'shared/src', 'native/src', 'agent/package.json', 'package-lock.json', 'tools/build-agent.mjs', 'tools/esbuildXgrammar.mjs'].map((p) => join(root, p));
 /** Source extensions that end up in the agent bundles (native's C++ does not). */
 const agentBundleExts = ['.ts', '.js', '.mjs', '.cjs', '.json'];
 

@@ -1,8 +1,8 @@
 /**
  * afd-agent: every subcommand of the host program. Each command lives in its own file
  * under commands/ and registers itself here. The same file is the entry of the agent's
- * worker threads (the tokenizer pool of a serving rank): started as one, it runs the
- * worker instead of the command line.
+ * worker threads (the tokenizer pool and the grammar workers of a serving rank): started as
+ * one, it runs the worker instead of the command line.
  */
 import { Command } from 'commander';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
@@ -13,6 +13,8 @@ import { registerGenerate } from './commands/generate.js';
 import { registerServe } from './commands/serve.js';
 import { registerLaunch } from './commands/launch.js';
 import { isTokenizerWorkerData, runTokenizerWorker } from '../serving/tokenizer/tokenizerWorker.js';
+import { isGrammarWorkerData } from '../serving/grammar/grammarProtocol.js';
+import { runGrammarWorker } from '../serving/grammar/grammarWorker.js';
 import { agentVersion } from '../util/env.js';
 
 export function buildProgram(): Command {
@@ -31,6 +33,8 @@ export function buildProgram(): Command {
 
 if (!isMainThread && parentPort && isTokenizerWorkerData(workerData)) {
   void runTokenizerWorker(workerData, parentPort);
+} else if (!isMainThread && parentPort && isGrammarWorkerData(workerData)) {
+  void runGrammarWorker(workerData, parentPort);
 } else if (isMainThread) {
   buildProgram()
     .parseAsync(process.argv)

@@ -116,6 +116,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   const engine: EngineLike = {
     info: { vocabSize: info.vocabSize, eosTokenIds: spec.config.eosTokenIds, maxModelLen, numKvBlocks: info.numKvBlocks, kvBlockSize: info.kvBlockSize },
     step: (plan) => native.step(plan),
+    provideTokenMask: (mask) => native.provideTokenMask(mask),
     stats: () => native.rankStats(config.afd.rank),
     async close() {
       if (watch) clearInterval(watch);

@@ -12,7 +12,8 @@ import { emptyRankStats, type RankStats } from '@afd/shared';
 import type { Logger } from '../util/logger.js';
 import { RankHttpServer } from '../serving/api/RankHttpServer.js';
 import { createApiServer, type ApiServer } from '../serving/createApiServer.js';
-import type { EngineLike } from '../serving/engineLike.js';
+import type { EngineLike, EngineModelInfo } from '../serving/engineLike.js';
+import type { GrammarService } from '../serving/grammar/GrammarService.js';
 import type { ServingOptions } from '../serving/ServingEngine.js';
 import { TextTokenizer } from '../serving/tokenizer/TextTokenizer.js';
 import type { PromptEncoder } from '../serving/tokenizer/PromptEncoder.js';
@@ -33,6 +34,8 @@ export interface RoleDeps {
   apiKey?: string;
   /** Tokeniser of prompts off the event loop (the CLI starts a TokenizerPool); omitted = inline. */
   openEncoder?: (modelDir: string, tokenizer: TextTokenizer) => Promise<PromptEncoder>;
+  /** Structured outputs (xgrammar workers; the CLI starts them from its own bundle); omitted = a grammar is a 400. */
+  openGrammar?: (modelDir: string, info: EngineModelInfo) => GrammarService;
 }
 
 export interface RunningRole {
@@ -51,6 +54,7 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
   let engine: EngineLike | null = null;
   let ffn: FfnServerLike | null = null;
   let encoding: Promise<PromptEncoder> | undefined;
+  let grammar: GrammarService | undefined;
   const registry = new Registry();
   const { role, rank } = config.afd;
   const stats = (): RankStats => api?.rankStats() ?? ffn?.stats() ?? emptyRankStats(role, rank, 0, 1);
@@ -89,6 +93,9 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
       const opened = await deps.openEngine({ modelDir, role, config, onProgress, onPeerState });
       engine = opened.engine;
       log.info(opened.description);
+      // Its match worker loads the vocabulary and warms up meanwhile (~2 s on one core), so a first constrained request does not wait.
+      grammar = deps.openGrammar?.(modelDir, engine.info);
+      grammar?.warm();
       const encoder = encoding ? await encoding : undefined;
       const servedModelName = config.model.servedModelName ?? basename(modelDir);
       api = createApiServer({
@@ -98,7 +105,7 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
         servedModelName,
         modelPath: modelDir,
         modelInfo: await readServedModelInfo(modelDir, servedModelName),
-        serving: servingOptionsOf(config),
+        serving: { ...servingOptionsOf(config), ...(grammar ? { grammar } : {}) },
         apiKey: deps.apiKey,
         version: deps.version,
         log,
@@ -117,6 +124,7 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
     await http.close();
     await api?.close();
     await encoding?.then((e) => e.close(), () => undefined);
+    await grammar?.close();
     await engine?.close().catch(() => undefined);
     await ffn?.close().catch(() => undefined);
     throw err;
@@ -131,6 +139,7 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
         phase = 'stopping';
         await api?.close();
         await http.close();
+        await grammar?.close();
         await engine?.close();
         await ffn?.close();
         events.emit({ type: 'stopped' });

@@ -13,6 +13,11 @@
  * prompt's KV blocks: one prefill (Scheduler, PromptGroup). Each handle is its own: aborting
  * one ends that sample only (the API aborts them all when the client goes away), and each
  * sample's blocks are freed when it ends, the shared ones with the last.
+ *
+ * A request with a grammar (structured outputs) is submitted with submitAllAsync: its
+ * grammar compiles first (a 400 naming the field when it cannot be used), then each sample
+ * gets its own matcher, and every step that samples one of them masks its token
+ * (grammar/maskedStep.ts). Steps without constrained sequences pay nothing.
  */
 import { randomInt } from 'node:crypto';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
@@ -20,11 +25,15 @@ import type { SamplingParams } from '@afd/shared';
 import { AsyncQueue } from './AsyncQueue.js';
 import type { EngineLike } from './engineLike.js';
 import type { GrammarSpec } from './grammar/grammarSpec.js';
+import type { GrammarHandle } from './grammar/GrammarService.js';
+import { runMaskedStep, type GrammarBackend, type MaskedRow, type SeqGrammar } from './grammar/maskedStep.js';
 import { BlockManager } from './kv/BlockManager.js';
 import { Scheduler, type ScheduledStep, type SchedulerConfig, type SeqOutput } from './scheduler/Scheduler.js';
 import type { TokenLogprob } from './scheduler/logprobRows.js';
 import { Sequence, type FinishReason, type Penalties } from './scheduler/Sequence.js';
+import { checkLength, checkRequest } from './requestChecks.js';
 import { ServingError } from './ServingError.js';
+import type { RequestPhases, ServingObserver } from './ServingObserver.js';
 import type { Decoder } from './tokenizer/IncrementalDetokenizer.js';
 import { OutputText } from './tokenizer/OutputText.js';
 
@@ -59,7 +68,12 @@ export interface GenerateParams {
   logprobs?: number;
   /** Top log-probabilities of each prompt token (0..20); undefined = none. */
   promptLogprobs?: number;
-  /** What every sampled token must keep to (response_format, structured outputs, a forced tool call); undefined = nothing. */
+  /**
+   * What every output token must follow (structured outputs, a forced tool call); submit
+   * with submitAllAsync.
+   * The output ends where the grammar ends (its EOS), with ignoreEos too; minTokens holds
+   * the stop ids back only while the grammar can go on.
+   */
   grammar?: GrammarSpec;
 }
 
@@ -73,49 +87,14 @@ export type GenerationEvent =
   | { type: 'done'; finishReason: FinishReason; promptTokens: number; completionTokens: number }
   | { type: 'error'; error: ServingError };
 
-/** What a request asked for (vLLM's request_params_* histograms). */
-export interface RequestParamsInfo {
-  /** Completions asked for (1 until `n` > 1 is served). */
-  n: number;
-  /** Most tokens it may generate (the request's max_tokens, else what the context window leaves). */
-  maxTokens: number;
-}
-
-/**
- * Times of an ended request's phases that close at its end (seconds); null when the request
- * ended before its first token. Queue and prefill times are reported as they close.
- */
-export interface RequestPhases {
-  /** First token -> last token. */
-  decodeS: number | null;
-  /** Scheduled -> last token (prefill + decode). */
-  inferenceS: number | null;
-}
-
-/**
- * Hooks for metrics; every time is in seconds, measured from when the request was added
- * (after tokenisation). The phases follow vLLM: queue (added -> first scheduled), prefill
- * (scheduled -> first token), decode (first -> last token); a preemption does not restart them.
- */
-export interface ServingObserver {
-  onRequestStart(promptTokens: number, params: RequestParamsInfo): void;
-  /** The request left the waiting queue: its first step was scheduled, `queueS` after it was added. */
-  onRequestScheduled(queueS: number): void;
-  /** Prefill done: the first token, `ttftS` after the request was added, `prefillS` after it was scheduled. */
-  onFirstToken(ttftS: number, prefillS: number): void;
-  onNextToken(itlS: number): void;
-  /** A step sampled tokens; `numTokens` is vLLM's count: each sampled token, plus the prompt of a sequence with its first token. */
-  onIteration(numTokens: number): void;
-  /** A sequence was admitted: tokens looked up in shared (prefix-cached) KV blocks and how many were found. */
-  onPrefixCacheLookup(queriedTokens: number, hitTokens: number): void;
-  /** `error`: the engine failed the request (a failed step); `abort`: the client or the server stopped it. */
-  onRequestEnd(e2eS: number, completionTokens: number, reason: FinishReason | 'error', phases: RequestPhases): void;
-}
+export type { RequestParamsInfo, RequestPhases, ServingObserver } from './ServingObserver.js';
 
 export interface ServingOptions {
   scheduler: Omit<SchedulerConfig, 'maxModelLen'>;
   /** Requests that would wait (the running batch is full) beyond this many waiting are refused with 429. */
   maxQueuedRequests: number;
+  /** Compiles grammars and computes masks; without it a request with a grammar is a 400. */
+  grammar?: GrammarBackend;
 }
 
 export interface RequestHandle {
@@ -137,6 +116,8 @@ interface RequestState {
   scheduledS: number | null;
   firstTokenS: number | null;
   lastTokenS: number | null;
+  /** Its matcher, when the request has a grammar. */
+  grammar: SeqGrammar | null;
 }
 
 const nowS = (): number => performance.now() / 1000;
@@ -185,53 +166,12 @@ export class ServingEngine {
 
   /** Checks a request against the context window; returns the effective max tokens. `promptParam` names the prompt's field in errors. */
   checkLength(promptTokens: number, maxTokens: number | undefined, promptParam = 'messages'): number {
-    const limit = this.maxContextTokens;
-    if (promptTokens === 0) throw new ServingError('invalid_request', 'the prompt is empty; send at least one token', 'prompt');
-    if (promptTokens >= limit) {
-      throw new ServingError(
-        'context_length_exceeded',
-        `This model's maximum context length is ${limit} tokens. However, your prompt has ${promptTokens} tokens, leaving no room for output. Shorten the prompt.`,
-        promptParam,
-      );
-    }
-    if (maxTokens === undefined) return limit - promptTokens;
-    if (promptTokens + maxTokens > limit) {
-      throw new ServingError(
-        'context_length_exceeded',
-        `This model's maximum context length is ${limit} tokens. However, you requested ${promptTokens + maxTokens} tokens (${promptTokens} in the prompt, ${maxTokens} in the completion). Reduce the prompt or max_tokens.`,
-        'max_tokens',
-      );
-    }
-    return maxTokens;
+    return checkLength(this.maxContextTokens, promptTokens, maxTokens, promptParam);
   }
 
-  /**
-   * Checks a request against the context window, max-num-seqs (its n samples run together)
-   * and the vocabulary (prompt, logit_bias and stop_token_ids ids); returns the effective max
-   * tokens. `promptParam` names the prompt's field in errors ('prompt' on /v1/completions,
-   * 'messages' on chat).
-   */
+  /** See requestChecks.ts (context window, max-num-seqs, vocabulary); returns the effective max tokens. */
   checkRequest(params: GenerateParams, promptParam = 'messages'): number {
-    const n = params.n ?? 1;
-    const maxSeqs = this.options.scheduler.maxNumSeqs;
-    if (!Number.isInteger(n) || n < 1) throw new ServingError('invalid_request', `n must be a positive integer, got ${n}`, 'n');
-    if (n > maxSeqs) {
-      throw new ServingError('invalid_request', `n=${n} is more than this server runs at once (max-num-seqs ${maxSeqs}): the n samples of a prompt run together; send n <= ${maxSeqs}`, 'n');
-    }
-    const maxTokens = this.checkLength(params.promptIds.length, params.maxTokens, promptParam);
-    const vocab = this.engine.info.vocabSize;
-    const outside = (ids: Iterable<number>): number | undefined => [...ids].find((t) => !Number.isInteger(t) || t < 0 || t >= vocab);
-    const fields: [string, Iterable<number>, string][] = [
-      ['prompt', params.promptIds, 'token id'],
-      ['logit_bias', params.logitBias?.keys() ?? [], 'logit_bias token id'],
-      ['stop_token_ids', params.stopTokenIds ?? [], 'stop token id'],
-    ];
-    for (const [param, ids, what] of fields) {
-      const bad = outside(ids);
-      if (bad !== undefined) throw new ServingError('invalid_request', `${what} ${bad} is outside the vocabulary [0, ${vocab})`, param === 'prompt' ? promptParam : param);
-    }
-    if ((params.minTokens ?? 0) > maxTokens) throw new ServingError('invalid_request', `min_tokens (${params.minTokens}) is more than the ${maxTokens} tokens this request may generate; lower min_tokens`, 'min_tokens');
-    return maxTokens;
+    return checkRequest(params, { maxContextTokens: this.maxContextTokens, maxNumSeqs: this.options.scheduler.maxNumSeqs, vocabSize: this.engine.info.vocabSize }, promptParam);
   }
 
   /** Queues a request of one sample; throws ServingError when it cannot be accepted. */
@@ -249,13 +189,42 @@ export class ServingEngine {
    * ServingError when any of them cannot be accepted; then none is queued.
    */
   submitAll(batch: GenerateParams[]): RequestHandle[] {
+    if (batch.some((p) => p.grammar)) throw new Error('ServingEngine.submitAll: a request with a grammar goes through submitAllAsync (its grammar compiles first)');
+    const maxTokens = this.checkAdmission(batch);
+    const handles = batch.flatMap((params, i) => this.add(params, maxTokens[i]!, null));
+    void this.runLoop();
+    return handles;
+  }
+
+  /**
+   * submitAll for requests that may have a grammar: each distinct grammar is compiled first
+   * (rejects with a 400 naming its field when one cannot be used; then none is queued), and
+   * the checks run again after (the queue may have filled meanwhile).
+   */
+  async submitAllAsync(batch: GenerateParams[]): Promise<RequestHandle[]> {
+    if (!batch.some((p) => p.grammar)) return this.submitAll(batch);
+    this.checkAdmission(batch);
+    const grammar = this.options.grammar;
+    const compiled = await Promise.all(
+      batch.map((p) => {
+        if (!p.grammar) return null;
+        if (!grammar) throw new ServingError('invalid_request', `${p.grammar.param}: structured outputs are not available on this server; omit it`, p.grammar.param);
+        return grammar.compile(p.grammar);
+      }),
+    );
+    const maxTokens = this.checkAdmission(batch);
+    const handles = batch.flatMap((params, i) => this.add(params, maxTokens[i]!, compiled[i]!));
+    void this.runLoop();
+    return handles;
+  }
+
+  /** Readiness, each request's checks and the queue limit for the whole batch; the effective max tokens of each. */
+  private checkAdmission(batch: GenerateParams[]): number[] {
     const { ready, reason } = this.readiness;
     if (!ready) throw new ServingError('not_ready', `the engine is not ready (${reason}); retry later`);
     const maxTokens = batch.map((params) => this.checkRequest(params));
     this.checkQueue(batch.reduce((k, params) => k + (params.n ?? 1), 0));
-    const handles = batch.flatMap((params, i) => this.add(params, maxTokens[i]!));
-    void this.runLoop();
-    return handles;
+    return maxTokens;
   }
 
   /**
@@ -273,11 +242,11 @@ export class ServingEngine {
     throw new ServingError('queue_full', `too many queued requests for a batch of ${count} (${waiting} waiting, limit ${limit}); retry later or send a smaller batch`);
   }
 
-  /** Adds a checked request's n samples to the scheduler, one handle each (the caller starts the loop). */
-  private add(params: GenerateParams, maxTokens: number): RequestHandle[] {
+  /** Adds a checked request's n samples to the scheduler, one handle (and matcher, with a grammar) each (the caller starts the loop). */
+  private add(params: GenerateParams, maxTokens: number, grammar: GrammarHandle | null): RequestHandle[] {
     const minTokens = params.minTokens ?? 0;
     const stop = { maxTokens, eosTokenIds: this.engine.info.eosTokenIds, stopTokenIds: params.stopTokenIds ?? [], ignoreEos: params.ignoreEos ?? false, minTokens };
-    const extras = { penalties: params.penalties, logitBias: params.logitBias, logprobs: params.logprobs, promptLogprobs: params.promptLogprobs };
+    const extras = { penalties: params.penalties, logitBias: params.logitBias, logprobs: params.logprobs, promptLogprobs: params.promptLogprobs, constrained: grammar !== null };
     const seed = params.sampling.seed;
     const seqs = Array.from({ length: params.n ?? 1 }, (_, i) => {
       const sampling: SamplingParams = { ...params.sampling, seed: seed === undefined ? randomInt(0, 2 ** 32) : (seed + i) >>> 0 };
@@ -293,7 +262,8 @@ export class ServingEngine {
         includeStopStrInOutput: params.includeStopStrInOutput ?? false,
         minTokens,
       });
-      const state: RequestState = { seq, queue: new AsyncQueue(), output, startS: nowS(), scheduledS: null, firstTokenS: null, lastTokenS: null };
+      const matcher = grammar ? { matcher: this.options.grammar!.newMatcher(grammar), fed: 0 } : null;
+      const state: RequestState = { seq, queue: new AsyncQueue(), output, startS: nowS(), scheduledS: null, firstTokenS: null, lastTokenS: null, grammar: matcher };
       this.requests.set(seq.id, state);
       // Request-level metrics once per request (its prompt counted once); the rest per sample.
       if (sampleIndex === 0) this.observer?.onRequestStart(seq.promptIds.length, { n: seqs.length, maxTokens });
@@ -324,8 +294,12 @@ export class ServingEngine {
         }
         this.noteScheduled(step);
         let outputs: SeqOutput[];
+        let grammarFailed = new Map<Sequence, ServingError>();
         try {
-          const result = await this.engine.step(step.plan);
+          const rows = this.maskedRows(step);
+          let result;
+          if (rows.length === 0) result = await this.engine.step(step.plan);
+          else ({ result, failed: grammarFailed } = await runMaskedStep(this.engine, step.plan, rows, this.options.grammar!));
           outputs = this.scheduler.update(step, result);
           if (outputs.length > 0) this.observer?.onIteration(outputs.reduce((n, o) => n + 1 + (o.seq.outputIds.length === 1 ? o.seq.promptIds.length : 0), 0));
         } catch (err) {
@@ -334,12 +308,27 @@ export class ServingEngine {
           for (const seq of failed) this.fail(seq.id, error);
           continue;
         }
-        for (const out of outputs) this.onToken(out);
+        for (const [seq, error] of grammarFailed) {
+          this.scheduler.finish(seq, 'abort');
+          this.fail(seq.id, error);
+        }
+        for (const out of outputs) if (!grammarFailed.has(out.seq)) this.onToken(out);
         await yieldToEventLoop(); // let HTTP handlers run between steps
       }
     } finally {
       this.looping = false;
     }
+  }
+
+  /** The step's sequences with a mask row (StepExtras.maskRows), in row order; empty when none. */
+  private maskedRows(step: ScheduledStep): MaskedRow[] {
+    const rows = step.plan.extras?.maskRows;
+    if (!rows) return [];
+    const out: MaskedRow[] = [];
+    step.entries.forEach((e, i) => {
+      if (rows[i]! >= 0) out.push({ seq: e.seq, grammar: this.requests.get(e.seq.id)?.grammar ?? null });
+    });
+    return out;
   }
 
   /** Metrics of a scheduled step: requests leaving the queue, prefix-cache lookups of admitted sequences. */
@@ -379,6 +368,7 @@ export class ServingEngine {
   private end(state: RequestState, reason: FinishReason): void {
     if (!this.requests.has(state.seq.id)) return;
     this.requests.delete(state.seq.id);
+    if (state.grammar) this.options.grammar!.free(state.grammar.matcher);
     this.scheduler.finish(state.seq, reason); // no-op when the scheduler already finished it
     const completionTokens = state.seq.outputIds.length;
     state.queue.push({ type: 'done', finishReason: reason, promptTokens: state.seq.promptIds.length, completionTokens });
@@ -390,6 +380,7 @@ export class ServingEngine {
     const state = this.requests.get(id);
     if (!state) return;
     this.requests.delete(id);
+    if (state.grammar) this.options.grammar!.free(state.grammar.matcher);
     state.queue.push({ type: 'error', error });
     state.queue.end();
     this.observer?.onRequestEnd(nowS() - state.startS, state.seq.outputIds.length, 'error', phasesOf(state));

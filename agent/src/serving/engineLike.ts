@@ -23,6 +23,12 @@ export interface EngineLike {
   readonly info: EngineModelInfo;
   /** Runs one step (every layer, every sequence of the plan) and samples. One at a time. */
   step(plan: StepPlan): Promise<StepResult>;
+  /**
+   * The deferred token mask (StepExtras.maskRows used, tokenMask absent) of the step in
+   * flight: the engine runs the step's layers meanwhile and samples once it has it; null
+   * withdraws it (the step fails). Absent: the serving loop puts the mask in the plan.
+   */
+  provideTokenMask?(mask: Int32Array | null): void;
   /** Native runtime counters (cheap; read at ~10 Hz). */
   stats(): RankStats;
   /** Releases the engine (and its connector). */

@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { xgrammarAsCommonJs } from '../../../tools/esbuildXgrammar.mjs';
 
 /** Repository root. */
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -44,6 +45,7 @@ export function bundleProgram(entry: string, name: string): Promise<string> {
         format: 'cjs',
         logLevel: 'error',
         external: ['pino-pretty', 'bufferutil', 'utf-8-validate'],
+        plugins: [xgrammarAsCommonJs()],
       });
       return outfile;
     })();

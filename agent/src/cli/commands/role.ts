@@ -14,6 +14,7 @@ import { exitRole } from '../../role/exitRole.js';
 import { createLogger } from '../../util/logger.js';
 import { whenSupervisorGone } from '../../launch/parentWatch.js';
 import { defaultTokenizerWorkers, TokenizerPool } from '../../serving/tokenizer/TokenizerPool.js';
+import { GrammarService } from '../../serving/grammar/GrammarService.js';
 import { selfCommand } from '../../util/self.js';
 import { agentVersion } from '../../util/env.js';
 
@@ -61,6 +62,8 @@ export function registerRole(program: Command): void {
           // The workers run this same program (cli/main.ts hands them to the tokenizer worker).
           openEncoder: (modelDir, tokenizer) =>
             TokenizerPool.start({ script: selfCommand().args[0]!, modelDir, workers: config.serving.tokenizerWorkers ?? defaultTokenizerWorkers(availableParallelism()), inline: tokenizer, maxQueued: config.serving.maxQueuedRequests }),
+          // Grammar workers too: this program's entry hands them to the grammar worker.
+          openGrammar: (modelDir, info) => new GrammarService({ script: selfCommand().args[0]!, modelDir, vocabSize: info.vocabSize, stopTokenIds: [...info.eosTokenIds] }),
         });
         if (stopRequested) await running.stop();
         const started = running;

@@ -8,7 +8,9 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { GenerateParams } from '../ServingEngine.js';
-import { qwenTokenizer } from '../testing/qwenTokenizer.js';
+import { agentScript } from '../../testing/agentBundle.js';
+import { GrammarService } from '../grammar/GrammarService.js';
+import { qwenTokenizer, qwenTokenizerDir } from '../testing/qwenTokenizer.js';
 import { scriptedOutput } from '../testing/scriptedOutput.js';
 import { startTestServer, type TestServer } from '../testing/testServer.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
@@ -35,10 +37,12 @@ beforeAll(async () => {
   tok = await qwenTokenizer();
   srv = await startTestServer({ engine: { nextToken: script.nextToken } });
   client = new OpenAI({ baseURL: `${srv.url}/v1`, apiKey: 'unused', maxRetries: 0 });
-  const submitAll = srv.api.serving.submitAll.bind(srv.api.serving);
-  vi.spyOn(srv.api.serving, 'submitAll').mockImplementation((params) => {
+  const submitAllAsync = srv.api.serving.submitAllAsync.bind(srv.api.serving);
+  // The grammar is recorded and left out (this fake server has no grammar service): these
+  // tests read the forced outputs back; the grammar's effect is tested on real ranks.
+  vi.spyOn(srv.api.serving, 'submitAllAsync').mockImplementation((params) => {
     submitted.push(...params);
-    return submitAll(params);
+    return submitAllAsync(params.map(({ grammar: _grammar, ...p }) => p));
   });
 });
 afterAll(() => srv.close());
@@ -201,12 +205,12 @@ describe('tool errors -> 400 naming the field', () => {
     const { TextTokenizer } = await import('../tokenizer/TextTokenizer.js');
     const { readFile } = await import('node:fs/promises');
     const { join } = await import('node:path');
-    const { qwenTokenizerDir } = await import('../testing/qwenTokenizer.js');
     const json = JSON.parse(await readFile(join(qwenTokenizerDir(), 'tokenizer.json'), 'utf8')) as object;
     const plain = TextTokenizer.fromJson(json, { chat_template: "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}", eos_token: '<|im_end|>' });
     expect(qwen.chatTemplate).not.toBeNull();
     for (const toolCallParser of [undefined, 'hermes'] as const) {
-      const other = await startTestServer({ tokenizer: plain, engine: { nextToken: script.nextToken }, ...(toolCallParser ? { toolCallParser } : {}) });
+      const grammar = new GrammarService({ script: await agentScript(), modelDir: qwenTokenizerDir(), vocabSize: 151_936, stopTokenIds: [151_645] });
+      const other = await startTestServer({ tokenizer: plain, engine: { nextToken: script.nextToken }, serving: { grammar }, ...(toolCallParser ? { toolCallParser } : {}) });
       const c = new OpenAI({ baseURL: `${other.url}/v1`, apiKey: 'unused', maxRetries: 0 });
       try {
         writes(call('get_weather', { city: 'Paris' }));
@@ -219,6 +223,7 @@ describe('tool errors -> 400 naming the field', () => {
         expect(named.choices[0]!.message.tool_calls).toHaveLength(1);
       } finally {
         await other.close();
+        await grammar.close();
       }
     }
   });

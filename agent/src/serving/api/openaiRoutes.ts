@@ -12,6 +12,7 @@ import { chatFormat } from './chatResponse.js';
 import { completionsFormat } from './completionsResponse.js';
 import { contentText, toTemplateMessages } from './chatMessages.js';
 import { chatToolUse, type ChatToolUse } from './chatToolUse.js';
+import { requestGrammar } from '../grammar/requestGrammar.js';
 import { collectGeneration, streamGeneration } from './generationResponse.js';
 import type { TokenDisplay } from './logprobsFormat.js';
 import { checkBatchSize, checkPrompt, promptsOf } from './promptBatch.js';
@@ -71,12 +72,15 @@ export class OpenAiRoutes {
     });
     const promptIds = await Promise.all(prompts.map((p) => (typeof p === 'string' ? this.ctx.encoder.encode(p) : p)));
     if (clientGone(req, res)) return;
+    const grammar = requestGrammar(body as Readonly<Record<string, unknown>>);
     const params = promptIds.map((ids, i) => {
       const p = toGenerateParams(r, ids, 'completions');
+      if (grammar) p.grammar = grammar;
       checkPrompt(i, count, () => this.ctx.serving.checkRequest(p, 'prompt'));
       return p;
     });
-    const handles = this.ctx.serving.submitAll(params);
+    const handles = await this.ctx.serving.submitAllAsync(params);
+    if (clientGone(req, res)) return abortAll(handles);
     const n = r.n ?? 1;
     const fmt = completionsFormat({
       id: `cmpl-${r.request_id ?? randomUUID().replaceAll('-', '')}`,
@@ -110,12 +114,14 @@ export class OpenAiRoutes {
     this.checkModel(r.model);
     checkChatOnly(r);
     const tools = chatToolUse(r, this.toolParser);
+    const grammar = tools.use.grammar ?? requestGrammar(body as Readonly<Record<string, unknown>>);
     const encoded = await this.encodeChat(r, tools);
     if (clientGone(req, res)) return;
     const params = toGenerateParams(r, encoded, 'chat');
-    if (tools.use.grammar) params.grammar = tools.use.grammar;
+    if (grammar) params.grammar = grammar;
     if (tools.use.keepSpecialTokens) params.skipSpecialTokens = false; // the parser reads the markup (as vLLM)
-    const handles = this.ctx.serving.submitAll([params]);
+    const handles = await this.ctx.serving.submitAllAsync([params]);
+    if (clientGone(req, res)) return abortAll(handles);
     const fmt = chatFormat({
       id: `chatcmpl-${r.request_id ?? randomUUID().replaceAll('-', '')}`,
       created: nowS(),
@@ -155,4 +161,9 @@ function chatEcho(r: ChatRequest): string {
   const last = r.messages[r.messages.length - 1]!;
   const role = (r.add_generation_prompt ?? true) ? 'assistant' : last.role;
   return last.role === role ? (contentText(last) ?? '') : '';
+}
+
+/** The client left while the request's grammar compiled: its samples end at once. */
+function abortAll(handles: RequestHandle[]): void {
+  for (const h of handles) h.abort();
 }

@@ -63,13 +63,14 @@ describe('request table', () => {
     expect(errorOf(() => checkRequestFields({ ...bodyOf(e), add_special_tokens: e !== 'completions' }, e)).param).toBe('add_special_tokens');
   });
 
-  it('says why for the fields the issue names: functions, response_format, guided_*, best_of, suffix', () => {
+  it('says why for the fields the issue names: functions, guided_whitespace_pattern, structural_tag, best_of, suffix', () => {
     const msg = (body: object, e: Endpoint): string => errorOf(() => checkRequestFields(body, e)).message;
     expect(msg({ ...chatBody, functions: [{ name: 'f' }] }, 'chat')).toMatch(/^functions: deprecated by OpenAI; send each function as a tool/);
     expect(msg({ ...chatBody, function_call: 'auto' }, 'chat')).toMatch(/^function_call: deprecated by OpenAI; send tool_choice/);
-    expect(msg({ ...chatBody, response_format: { type: 'json_object' } }, 'chat')).toMatch(/^response_format: .*until tool calling and structured outputs land/);
-    expect(msg({ ...completionBody, guided_json: {} }, 'completions')).toMatch(/^guided_json: vLLM's guided decoding/);
-    expect(msg({ ...completionBody, structured_outputs: { json: {} } }, 'completions')).toMatch(/^structured_outputs: /);
+    // Structured outputs work (the values are checked by grammar/requestGrammar.ts); a whitespace pattern and structural tags do not.
+    for (const f of [{ response_format: { type: 'json_object' } }, { guided_json: {} }, { structured_outputs: { json: {} } }]) expect(() => checkRequestFields({ ...completionBody, ...f }, 'completions')).not.toThrow();
+    expect(msg({ ...completionBody, guided_whitespace_pattern: ' ' }, 'completions')).toMatch(/^guided_whitespace_pattern: a custom whitespace pattern is not supported/);
+    expect(msg({ ...chatBody, structural_tag: '{}' }, 'chat')).toMatch(/^structural_tag: structural tags are not supported/);
     expect(msg({ ...completionBody, best_of: 3 }, 'completions')).toMatch(/OpenAI removed best_of.*send n/);
     expect(msg({ ...completionBody, suffix: 'end' }, 'completions')).toMatch(/^suffix: insertion .* is not supported/);
   });

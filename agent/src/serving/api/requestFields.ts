@@ -39,8 +39,7 @@ const refused = (reason: string): FieldStatus => ({ kind: 'refused', reason });
 const equals = (...values: unknown[]) => (v: unknown): boolean => values.includes(v);
 const emptyList = (v: unknown): boolean => Array.isArray(v) && v.length === 0;
 
-const UNTIL_STRUCTURED = 'structured outputs are not supported until tool calling and structured outputs land; omit it and ask for the format in the prompt';
-const GUIDED = `vLLM's guided decoding: ${UNTIL_STRUCTURED}`;
+const GUIDED = "vLLM's older name for structured_outputs; the grammar engine (xgrammar) masks every sampled token";
 const TEXT_ONLY = 'this server serves text-only models; omit it';
 
 /** The table, ordered as the OpenAI reference, then vLLM's sampling and extra fields. */
@@ -65,7 +64,7 @@ export const requestFields: Readonly<Record<string, RequestField>> = {
   messages: { origin: 'openai', endpoints: chat, status: works('system, developer, user, assistant (with tool_calls), tool (with tool_call_id); text content') },
   max_completion_tokens: { origin: 'openai', endpoints: chat, status: works('the newer name of max_tokens; wins over it') },
   top_logprobs: { origin: 'openai', endpoints: chat, status: works('0..20 with logprobs: true') },
-  response_format: { origin: 'openai', endpoints: both, status: refused(`json_object / json_schema / structural_tag: ${UNTIL_STRUCTURED}; {"type": "text"} is accepted`) },
+  response_format: { origin: 'openai', endpoints: both, status: works('{"type": "text"}, {"type": "json_object"}, {"type": "json_schema", "json_schema": {name, schema, strict, description}}: the grammar engine masks every sampled token; structural_tag: 400') },
   tools: { origin: 'openai', endpoints: chat, status: works('function tools (unique names, parameters an object schema); the chat template lists them; strict is accepted (the grammar enforces the schema for required / named)') },
   tool_choice: { origin: 'openai', endpoints: chat, status: works('"auto" (default with tools: calls read with --tool-call-parser, finish_reason "tool_calls"), "none" (tools still in the template, text not read for calls), "required" and a named function (a grammar forces the call)') },
   parallel_tool_calls: { origin: 'openai', endpoints: chat, status: works('default true; false = at most one call (required: the grammar allows one; auto: the first call is kept)') },
@@ -121,14 +120,14 @@ export const requestFields: Readonly<Record<string, RequestField>> = {
   mm_processor_kwargs: { origin: 'vllm', endpoints: chat, status: refused(`multimodal processor options: ${TEXT_ONLY}`) },
   media_io_kwargs: { origin: 'vllm', endpoints: chat, status: refused(`media loading options: ${TEXT_ONLY}`) },
   prompt_embeds: { origin: 'vllm', endpoints: completions, status: refused('prompt embeddings are not supported; send text or token ids as prompt') },
-  structured_outputs: { origin: 'vllm', endpoints: both, status: refused(UNTIL_STRUCTURED) },
-  guided_json: { origin: 'vllm', endpoints: both, status: refused(GUIDED) },
-  guided_regex: { origin: 'vllm', endpoints: both, status: refused(GUIDED) },
-  guided_choice: { origin: 'vllm', endpoints: both, status: refused(GUIDED) },
-  guided_grammar: { origin: 'vllm', endpoints: both, status: refused(GUIDED) },
-  structural_tag: { origin: 'vllm', endpoints: chat, status: refused(GUIDED) },
-  guided_decoding_backend: { origin: 'vllm', endpoints: both, status: refused(GUIDED) },
-  guided_whitespace_pattern: { origin: 'vllm', endpoints: both, status: refused(GUIDED) },
+  structured_outputs: { origin: 'vllm', endpoints: both, status: works('one of json, regex, choice, grammar (EBNF/GBNF), json_object; disable_any_whitespace, disable_additional_properties; whitespace_pattern and structural_tag: 400') },
+  guided_json: { origin: 'vllm', endpoints: both, status: works(GUIDED) },
+  guided_regex: { origin: 'vllm', endpoints: both, status: works(GUIDED) },
+  guided_choice: { origin: 'vllm', endpoints: both, status: works(GUIDED) },
+  guided_grammar: { origin: 'vllm', endpoints: both, status: works(GUIDED) },
+  structural_tag: { origin: 'vllm', endpoints: chat, status: refused('structural tags are not supported; use structured_outputs (json, regex, choice, grammar) or tools') },
+  guided_decoding_backend: { origin: 'vllm', endpoints: both, status: works('"xgrammar" or "auto" (the only grammar engine here); others: 400') },
+  guided_whitespace_pattern: { origin: 'vllm', endpoints: both, status: refused('a custom whitespace pattern is not supported (xgrammar allows any JSON whitespace, or none with structured_outputs.disable_any_whitespace)') },
   include_reasoning: { origin: 'vllm', endpoints: chat, status: refused('this server has no reasoning parser (thinking stays in content); omit it or send true') },
   thinking_token_budget: { origin: 'vllm', endpoints: both, status: refused('not supported; turn thinking off with chat_template_kwargs instead') },
   priority: { origin: 'vllm', endpoints: both, status: refused('this server schedules first come, first served; omit it or send 0') },
@@ -148,7 +147,6 @@ export const requestFields: Readonly<Record<string, RequestField>> = {
 
 /** Values of refused fields that mean "off" (the API's defaults), accepted like an absent field. */
 const neutralValues: Readonly<Record<string, (value: unknown, endpoint: Endpoint) => boolean>> = {
-  response_format: (v) => typeof v === 'object' && v !== null && (v as { type?: unknown }).type === 'text',
   functions: emptyList,
   function_call: equals('none'),
   modalities: (v) => Array.isArray(v) && v.every((m) => m === 'text'),

@@ -94,11 +94,11 @@ export function toGenerateParams(body: Common, promptIds: number[], endpoint: En
 }
 
 /** Template variables the server sets from the request's own fields. */
-const TEMPLATE_OWN = new Set(['messages', 'tools', 'add_generation_prompt', 'continue_final_message', 'documents', 'chat_template']);
+const TEMPLATE_OWN = new Set(['messages', 'tools', 'tool_choice', 'response_format', 'add_generation_prompt', 'continue_final_message', 'documents', 'chat_template']);
 
 /**
  * Refuses chat_template_kwargs keys that would smuggle a refused field into the template
- * (response_format, ...) or override what the server renders from the request (tools, ...).
+ * (logits_processors, ...) or stand for a request field (tools, response_format, ...).
  */
 export function checkChatOnly(body: ChatRequest): void {
   for (const key of Object.keys(body.chat_template_kwargs ?? {})) {

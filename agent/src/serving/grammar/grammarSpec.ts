@@ -9,10 +9,14 @@
  * that says which part.
  */
 export type GrammarSpec =
-  /** A JSON Schema (draft 2020-12 subset that xgrammar supports); `true` = any JSON value. */
-  | { type: 'json_schema'; schema: Record<string, unknown> | boolean; param: string }
-  /** Any JSON object (OpenAI's json_object mode). */
-  | { type: 'json_object'; param: string }
+  /**
+   * A JSON Schema (draft 2020-12 subset that xgrammar supports); `true` = any JSON value.
+   * `anyWhitespace` (default true, vLLM's default) lets the model put any whitespace between
+   * JSON tokens; false fixes it to one line with ", " and ": " (vLLM's disable_any_whitespace).
+   */
+  | { type: 'json_schema'; schema: Record<string, unknown> | boolean; param: string; anyWhitespace?: boolean }
+  /** Any JSON object (OpenAI's json_object mode); `anyWhitespace` as for json_schema. */
+  | { type: 'json_object'; param: string; anyWhitespace?: boolean }
   /** A regular expression the whole output must match. */
   | { type: 'regex'; pattern: string; param: string }
   /** Exactly one of these strings. */

@@ -71,3 +71,22 @@ describe('Sequence: log-probabilities', () => {
     expect(s.promptLogprobs).toHaveLength(4);
   });
 });
+
+describe('Sequence: constrained by a grammar', () => {
+  it('asks a mask row for its sampled token only, and EOS ends it even with ignore_eos', () => {
+    const s = make({ constrained: true }, { ignoreEos: true, stopTokenIds: [42] });
+    expect(s.planFields(1, true).constrained).toBe(true);
+    expect(s.planFields(5, false).constrained).toBeUndefined();
+    expect(s.stopTokenIds.sort()).toEqual([42, 99]);
+    s.appendOutput(99);
+    expect(s.stopsOnLastToken()).toBe(true);
+  });
+
+  it('leaves min_tokens to the mask: no -Infinity bias, and a stop id the grammar forced ends it', () => {
+    const s = make({ constrained: true, logitBias: new Map([[5, 2]]) }, { minTokens: 3 });
+    expect(s.planFields(1, true).logitBias).toEqual(new Map([[5, 2]]));
+    expect(s.belowMinTokens).toBe(true);
+    s.appendOutput(99);
+    expect(s.stopsOnLastToken()).toBe(true);
+  });
+});

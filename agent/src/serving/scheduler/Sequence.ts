@@ -44,6 +44,14 @@ export interface SeqLogitOptions {
   logprobs?: number;
   /** Top log-probabilities of each prompt token (0..20). */
   promptLogprobs?: number;
+  /**
+   * Every sampled token obeys a grammar's allowed-token mask (structured outputs). Then the
+   * model's EOS ends the output even with ignoreEos (the mask allows it only where the grammar
+   * may end, and nothing can follow the grammar's end), and min tokens bans the stop ids
+   * through the mask (while the grammar can go on) instead of a bias, so a stop id the
+   * grammar forces always ends the sequence.
+   */
+  constrained?: boolean;
 }
 
 export class Sequence {
@@ -76,11 +84,11 @@ export class Sequence {
     readonly logits: SeqLogitOptions = {},
   ) {
     if (promptIds.length === 0) throw new Error(`sequence ${id}: the prompt is empty; send at least one token`);
-    this.stopIds = new Set([...(stop.ignoreEos ? [] : stop.eosTokenIds), ...stop.stopTokenIds]);
+    this.stopIds = new Set([...(stop.ignoreEos && !logits.constrained ? [] : stop.eosTokenIds), ...stop.stopTokenIds]);
     const p = logits.penalties;
     const penaltiesOn = p !== undefined && (p.presence !== 0 || p.frequency !== 0 || p.repetition !== 1);
     this.seen = penaltiesOn ? new Map(p.repetition !== 1 ? promptIds.map((t) => [t, 0]) : []) : null;
-    if ((stop.minTokens ?? 0) > 0 && this.stopIds.size > 0) {
+    if ((stop.minTokens ?? 0) > 0 && this.stopIds.size > 0 && !logits.constrained) {
       const banned = new Map(logits.logitBias ?? []);
       for (const t of this.stopIds) banned.set(t, -Infinity);
       this.minTokensBias = banned;
@@ -117,23 +125,33 @@ export class Sequence {
     return this.stopIds.has(tokenId);
   }
 
+  /** The token ids that end generation. */
+  get stopTokenIds(): number[] {
+    return [...this.stopIds];
+  }
+
+  /** True while min tokens keeps the stop ids from ending it. */
+  get belowMinTokens(): boolean {
+    return this.outputIds.length < (this.stop.minTokens ?? 0);
+  }
+
   /** Appends a sampled token (and counts it for the penalties). */
   appendOutput(tokenId: number): void {
     this.outputIds.push(tokenId);
     if (this.seen) this.seen.set(tokenId, (this.seen.get(tokenId) ?? 0) + 1);
   }
 
-  /** True when the last appended token ends the sequence by its id (never before min tokens). */
+  /** True when the last appended token ends the sequence by its id (never before min tokens, unless a grammar forced it). */
   stopsOnLastToken(): boolean {
     const last = this.outputIds[this.outputIds.length - 1];
-    return last !== undefined && this.isStopToken(last) && this.outputIds.length >= (this.stop.minTokens ?? 0);
+    return last !== undefined && this.isStopToken(last) && (this.logits.constrained === true || this.outputIds.length >= (this.stop.minTokens ?? 0));
   }
 
   /**
    * This sequence's logit processing and log-probability requests for a step of `numNew`
    * tokens from numComputedTokens on (the fields of its PlanSeq besides tokens and blocks).
    */
-  planFields(numNew: number, sample: boolean): Pick<PlanSeq, 'sampling' | 'penalties' | 'logitBias' | 'logprobs' | 'promptLogprobs' | 'nextPromptTokenId'> {
+  planFields(numNew: number, sample: boolean): Pick<PlanSeq, 'sampling' | 'penalties' | 'logitBias' | 'logprobs' | 'promptLogprobs' | 'nextPromptTokenId' | 'constrained'> {
     const fields: ReturnType<Sequence['planFields']> = { sampling: this.sampling };
     const p = this.logits.penalties;
     if (this.seen && p) fields.penalties = { ...p, seen: this.seen };
@@ -141,6 +159,7 @@ export class Sequence {
     const bias = belowMin ? this.minTokensBias : this.logits.logitBias;
     if (bias && bias.size > 0) fields.logitBias = bias;
     if (sample && this.logits.logprobs !== undefined) fields.logprobs = this.logits.logprobs;
+    if (sample && this.logits.constrained) fields.constrained = true;
     if (this.needsPromptRows(numNew)) {
       fields.promptLogprobs = this.logits.promptLogprobs!;
       if (!sample) fields.nextPromptTokenId = this.tokenAt(this.numComputedTokens + numNew);

@@ -20,11 +20,15 @@
  * KV read) by a wide margin (fakeLogits.ts); it honours the plan's extras: logit bias,
  * penalties, temperature, top-k, top-p and min-p when it samples, and log-probability rows of
  * sampled and prompt tokens in the contract's layout, by the rules fakeLogits.ts spells out.
+ * A sampled row with a mask row (maskRows) keeps only the tokens its mask allows; the mask
+ * comes in the plan (tokenMask) or, deferred, through provideTokenMask (unless constructed
+ * with deferredMasks: false, which leaves the engine without that method, as a real engine
+ * that cannot wait for masks).
  */
 import type { RankStats, StepExtras, StepPlan, StepResult } from '@afd/shared';
 import { checkStepPlan, emptyRankStats } from '@afd/shared';
 import type { EngineLike, EngineModelInfo } from '../engineLike.js';
-import { fakeModelLogits, logprobRow, packLogprobRows, processLogits, sampleRow, type LogprobRow, type RowProcessing, type SparseLogits } from './fakeLogits.js';
+import { fakeModelLogits, logprobRow, maskLogits, packLogprobRows, processLogits, sampleRow, type LogprobRow, type RowProcessing, type SparseLogits } from './fakeLogits.js';
 
 /** What a fake sampler knows about a sequence it samples for. */
 export interface NextTokenContext {
@@ -44,6 +48,8 @@ export interface FakeEngineOptions extends Partial<EngineModelInfo> {
   tokens?: number[];
   /** Simulated compute time per step in milliseconds. */
   stepDelayMs?: number;
+  /** Offer provideTokenMask (default true); false: masks must come in the plan. */
+  deferredMasks?: boolean;
 }
 
 /** Qwen3 ids of "Hello", " world", ",", " " and "世界". */
@@ -70,6 +76,12 @@ export class FakeEngine implements EngineLike {
   plans: StepPlan[] = [];
   /** Makes the next step throw (tests engine failures). */
   failNext: Error | null = null;
+  /** Steps that sampled under a token mask, and masked rows in all. */
+  maskedSteps = 0;
+  maskedRows = 0;
+  /** Steps submitted with a deferred mask that provideTokenMask has not served yet, oldest first (as the real engine's tickets). */
+  private readonly maskTickets: ((mask: Int32Array | null) => void)[] = [];
+  readonly provideTokenMask?: (mask: Int32Array | null) => void;
   /** Per KV slot: the seed of the sequence that wrote it (-1: never written). */
   private readonly slotSeed: Float64Array;
   /** Per KV slot: the position it was written at (-1: never written). */
@@ -92,9 +104,26 @@ export class FakeEngine implements EngineLike {
     this.slotPos = new Int32Array(slots).fill(-1);
     this.slotToken = new Int32Array(slots);
     this.slotHistory = new Uint32Array(slots);
+    if (opts.deferredMasks ?? true) {
+      this.provideTokenMask = (mask) => {
+        const ticket = this.maskTickets.shift();
+        if (!ticket) throw new Error('FakeEngine.provideTokenMask: no step waits for a token mask');
+        ticket(mask);
+      };
+    }
+  }
+
+  /** The step's token mask: in the plan, or a ticket (taken when step() is called) that provideTokenMask serves. */
+  private tokenMaskOf(plan: StepPlan): Promise<Int32Array | null> | Int32Array | undefined {
+    const x = plan.extras;
+    if (!x || !x.maskRows.some((r) => r >= 0)) return undefined;
+    if (x.tokenMask) return x.tokenMask;
+    if (!this.provideTokenMask) throw new Error('plan: the token mask is deferred, but this engine has no provideTokenMask');
+    return new Promise((resolve) => this.maskTickets.push(resolve));
   }
 
   async step(plan: StepPlan): Promise<StepResult> {
+    const masking = this.tokenMaskOf(plan); // before any await: deferred masks pair with steps in call order
     if (this.opts.stepDelayMs) await new Promise((r) => setTimeout(r, this.opts.stepDelayMs));
     else await Promise.resolve();
     if (this.failNext) {
@@ -107,6 +136,10 @@ export class FakeEngine implements EngineLike {
     if (this.plans.length > 64) this.plans.shift();
     const problems = checkStepPlan(plan, this.info);
     if (problems.length > 0) throw new Error(`plan: ${problems.join('; ')}`);
+    const mask = await masking;
+    if (mask === null) throw new Error('token mask withdrawn');
+    const words = Math.ceil(this.info.vocabSize / 32);
+    if (mask) this.maskedSteps++;
     const out = new Int32Array(plan.numSeqs);
     const sampledRows: LogprobRow[][] = [];
     const promptRows: LogprobRow[][] = [];
@@ -143,7 +176,12 @@ export class FakeEngine implements EngineLike {
       promptRows.push(this.promptRows(plan, i, logitsAt));
       sampledRows.push([]);
       if (!plan.sampleMask[i]) continue;
-      const processed = processLogits(logitsAt(to - 1), this.processingOf(plan, i));
+      const maskRow = plan.extras?.maskRows[i] ?? -1;
+      let processed = processLogits(logitsAt(to - 1), this.processingOf(plan, i));
+      if (mask && maskRow >= 0) {
+        processed = maskLogits(processed, mask, maskRow * words);
+        this.maskedRows++;
+      }
       const sampling = { temperature: plan.temperature[i]!, topK: plan.topK[i]!, topP: plan.topP[i]!, minP: plan.minP[i]!, seed, position: ctx };
       out[i] = sampleRow(processed, sampling);
       const k = plan.extras?.numLogprobs[i] ?? -1;

@@ -266,3 +266,23 @@ export function packLogprobRows(rowsPerSeq: readonly LogprobRow[][], ks: readonl
   });
   return out;
 }
+
+/**
+ * A row under an allowed-token mask (xgrammar layout, the row's words from `offset`): every
+ * token it does not allow gets -Infinity. Kept sparse: when few tokens are allowed the row
+ * lists them (base -Infinity), otherwise it lists the banned ones.
+ */
+export function maskLogits(row: SparseLogits, mask: Int32Array, offset: number): SparseLogits {
+  const allowed = (t: number): boolean => ((mask[offset + (t >>> 5)]! >>> (t & 31)) & 1) === 1;
+  let count = 0;
+  for (let t = 0; t < row.vocabSize; t++) if (allowed(t)) count++;
+  if (count === 0) throw new Error('fake engine: a token mask row allows no token');
+  const explicit = new Map<number, number>();
+  if (count <= row.vocabSize / 2) {
+    for (let t = 0; t < row.vocabSize; t++) if (allowed(t)) explicit.set(t, row.explicit.get(t) ?? row.base);
+    return { vocabSize: row.vocabSize, base: -Infinity, explicit };
+  }
+  for (const [t, l] of row.explicit) explicit.set(t, l);
+  for (let t = 0; t < row.vocabSize; t++) if (!allowed(t)) explicit.set(t, -Infinity);
+  return { vocabSize: row.vocabSize, base: row.base, explicit };
+}

@@ -5,6 +5,8 @@
  * (responseOutput.ts) or streamed as named events (ResponseEvents.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ToolCallParserName } from '@afd/shared';
+import { resolveToolParser } from '../../tools/toolParsers.js';
 import type { RequestHandle } from '../../ServingEngine.js';
 import { ServingError } from '../../ServingError.js';
 import { ApiError, fromServingError, toApiError } from '../ApiError.js';
@@ -19,23 +21,16 @@ import { usageOf } from '../responseFormat.js';
 import { endSseEvents, sendSseEvent, startSse } from '../sse.js';
 import type { TokenLogprob } from '../../scheduler/logprobRows.js';
 import type { GenerateParams } from '../../ServingEngine.js';
-import { textOnly, type OutputParsing } from './outputParser.js';
-import { refusedForNow } from './pendingFeatures.js';
+import type { OutputParsing } from './outputParser.js';
+import { responseToolUse } from './responseToolUse.js';
 import { checkResponseFields } from './responseFields.js';
 import { ResponseEvents, type ResponseEvent } from './ResponseEvents.js';
 import { newId, outputItems, responseBody, responseShell, responseUsage, type ResponseShell } from './responseOutput.js';
 import { checkResponseValues } from './refusedValues.js';
 import { planResponse, type ResponsePlan } from './requestPlan.js';
 import { responsesRequestSchema } from './responsesSchema.js';
-import type { TemplateTool } from './responseTools.js';
 
-export interface ResponsesContext extends OpenAiContext {
-  /**
-   * The model's tool-call parser for a request that shows the model these tools; absent,
-   * calls are not parsed and their text stays in the answer.
-   */
-  toolParsing?: (tools: readonly TemplateTool[]) => OutputParsing;
-}
+export type ResponsesContext = OpenAiContext;
 
 const nowS = (): number => Math.floor(Date.now() / 1000);
 
@@ -50,8 +45,12 @@ interface Answer {
 export class ResponsesRoutes {
   private readonly display: TokenDisplay;
 
+  /** The parser of tool_choice "auto" output (null: the template has no markup the server knows, and none was set). */
+  private readonly toolParser: ToolCallParserName | null;
+
   constructor(private readonly ctx: ResponsesContext) {
     this.display = { tokenString: (id) => ctx.tokenizer.tokenString(id), asIds: false };
+    this.toolParser = resolveToolParser(ctx.toolCallParser ?? 'auto', ctx.tokenizer.chatTemplate?.source ?? null);
   }
 
   async create(body: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -60,14 +59,20 @@ export class ResponsesRoutes {
     const r = responsesRequestSchema.parse(body);
     checkServedModel(this.ctx, r.model);
     const plan = planResponse(r);
-    refusedForNow(plan);
+    const tools = responseToolUse(plan.tools, r.parallel_tool_calls ?? true, this.toolParser);
+    if (tools.grammar && plan.grammar) {
+      throw ApiError.badRequest(`tool_choice forces a function call, which ${plan.grammar.param} would constrain too; send one of them`, 'tool_choice', 'invalid_value');
+    }
     const promptIds = await encodeChatPrompt(this.ctx, plan.messages, { addGenerationPrompt: true, extra: plan.templateVars }, 'input');
     if (clientGone(req, res)) return;
     const params = toGenerateParams(plan.chat, promptIds, 'chat');
+    const grammar = tools.grammar ?? plan.grammar;
+    if (grammar) params.grammar = grammar;
+    if (tools.keepSpecialTokens) params.skipSpecialTokens = false; // the parser reads the markup
     this.checkRequest(params);
-    const [handle] = this.ctx.serving.submitAll([params]);
-    const parsing = plan.tools.parseCalls && this.ctx.toolParsing ? this.ctx.toolParsing(plan.tools.templateTools) : textOnly;
-    const answer: Answer = { shell: responseShell(r, r.request_id ?? newId('resp'), nowS()), plan, parsing, parallelToolCalls: r.parallel_tool_calls ?? true };
+    const [handle] = await this.ctx.serving.submitAllAsync([params]);
+    if (clientGone(req, res)) return handle!.abort();
+    const answer: Answer = { shell: responseShell(r, r.request_id ?? newId('resp'), nowS()), plan, parsing: tools.parsing, parallelToolCalls: r.parallel_tool_calls ?? true };
     abortOnDisconnect(req, res, [handle!]);
     if (r.stream) return this.stream(res, handle!, answer);
     return this.collect(res, handle!, answer);

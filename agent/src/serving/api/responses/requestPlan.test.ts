@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../ApiError.js';
 import { toGenerateParams } from '../requestParams.js';
 import { toTemplateMessages } from './inputMessages.js';
-import { refusedForNow } from './pendingFeatures.js';
 import { planResponse } from './requestPlan.js';
 import { responsesRequestSchema } from './responsesSchema.js';
 import { planTools } from './responseTools.js';
@@ -97,7 +96,6 @@ describe('planTools', () => {
     expect(plan({ tools: [weather], tool_choice: 'required' }).forced).toBe('required');
     expect(plan({ tools: [weather, time], tool_choice: { type: 'function', name: 'get_time' } })).toMatchObject({ forced: { type: 'function', function: { name: 'get_time' } }, templateTools: [{ function: { name: 'get_time' } }] });
     expect(plan({ tools: [weather], tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'get_weather' }] } }).forced).toBe('required');
-    expect(errorOf(() => refusedForNow({ grammar: null, tools: plan({ tools: [weather], tool_choice: 'required' }) }))).toMatchObject({ param: 'tool_choice' });
   });
 
   it('refuses duplicate names, unknown named tools and required without tools', () => {
