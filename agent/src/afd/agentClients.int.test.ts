@@ -25,7 +25,8 @@ import { useTinyModelSetup } from '../testing/tinyModelSetup.js';
 const setup = useTinyModelSetup({ homePrefix: 'afd-agent-clients-int-', arch: 'qwen3_moe' });
 /** Tokens all distinct (the scripted checkpoint's rule). */
 const ANSWER = 'Paris is sunny at noon.';
-const CALL = '<tool_call>\n{"name": "get_weather","arguments":{"city":"Paris"}}\n</tool_call>';
+/** No newline token: the prompt ends with one (the assistant header), and its successor would start the reply midway. */
+const CALL = '<tool_call>{"name": "get_weather","arguments":{"city":"Paris"}}</tool_call>';
 
 async function scriptedRank(name: string, reply: string): Promise<{ rank: RoleProcess; url: string }> {
   const dir = join(setup.home, name);

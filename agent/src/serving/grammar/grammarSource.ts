@@ -52,10 +52,10 @@ function sourceOf(spec: GrammarSpec, schemas: SchemaChecker): GrammarSource {
     case 'json_schema': {
       schemas.check(spec.schema, spec.param);
       const schema = spec.schema === true ? '{}' : JSON.stringify(spec.schema);
-      return { kind: 'json_schema', schema, anyWhitespace: spec.anyWhitespace ?? true };
+      return { kind: 'json_schema', schema, anyWhitespace: spec.anyWhitespace ?? false };
     }
     case 'json_object':
-      return { kind: 'json_schema', schema: '{"type":"object"}', anyWhitespace: spec.anyWhitespace ?? true };
+      return { kind: 'json_schema', schema: '{"type":"object"}', anyWhitespace: spec.anyWhitespace ?? false };
     case 'regex':
       if (typeof spec.pattern !== 'string' || spec.pattern === '') throw bad(spec.param, `${spec.param} must be a non-empty regular expression`);
       if (spec.pattern.includes('\0')) throw bad(spec.param, `${spec.param} contains a NUL character, which the regex engine cannot handle; remove it`);

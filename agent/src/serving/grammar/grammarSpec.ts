@@ -11,8 +11,12 @@
 export type GrammarSpec =
   /**
    * A JSON Schema (draft 2020-12 subset that xgrammar supports); `true` = any JSON value.
-   * `anyWhitespace` (default true, vLLM's default) lets the model put any whitespace between
-   * JSON tokens; false fixes it to one line with ", " and ": " (vLLM's disable_any_whitespace).
+   * `anyWhitespace` true lets the model put any whitespace between JSON tokens (vLLM's
+   * default); false (the default here) fixes it to one line with ", " and ": ", as vLLM's
+   * disable_any_whitespace does. Compact is the default because free whitespace lets a weak
+   * or random-weight model pad an answer with newlines until max_tokens (its output is then
+   * no JSON), and its grammars compile faster; structured_outputs.disable_any_whitespace:
+   * false asks for vLLM's default.
    */
   | { type: 'json_schema'; schema: Record<string, unknown> | boolean; param: string; anyWhitespace?: boolean }
   /** Any JSON object (OpenAI's json_object mode); `anyWhitespace` as for json_schema. */

@@ -40,14 +40,15 @@ describe('requestGrammar: OpenAI response_format', () => {
 
 describe("requestGrammar: vLLM's structured_outputs and guided_*", () => {
   it('maps each constraint, JSON text schemas parsed, disable_any_whitespace honoured', () => {
-    expect(requestGrammar({ structured_outputs: { json: schema } })).toEqual({ type: 'json_schema', schema, param: 'structured_outputs.json', anyWhitespace: true });
+    expect(requestGrammar({ structured_outputs: { json: schema } })).toEqual({ type: 'json_schema', schema, param: 'structured_outputs.json', anyWhitespace: false });
+    expect(requestGrammar({ structured_outputs: { json: schema, disable_any_whitespace: false } })).toMatchObject({ anyWhitespace: true });
     expect(requestGrammar({ structured_outputs: { json: JSON.stringify(schema), disable_any_whitespace: true, disable_additional_properties: true } })).toEqual({
       type: 'json_schema',
       schema,
       param: 'structured_outputs.json',
       anyWhitespace: false,
     });
-    expect(requestGrammar({ structured_outputs: { json_object: true } })).toEqual({ type: 'json_object', param: 'structured_outputs.json_object', anyWhitespace: true });
+    expect(requestGrammar({ structured_outputs: { json_object: true } })).toEqual({ type: 'json_object', param: 'structured_outputs.json_object', anyWhitespace: false });
     expect(requestGrammar({ structured_outputs: { regex: '\\d+' } })).toEqual({ type: 'regex', pattern: '\\d+', param: 'structured_outputs.regex' });
     expect(requestGrammar({ structured_outputs: { choice: ['a', 'b'] } })).toEqual({ type: 'choice', choices: ['a', 'b'], param: 'structured_outputs.choice' });
     expect(requestGrammar({ structured_outputs: { grammar: 'root ::= "x"' } })).toEqual({ type: 'grammar', grammar: 'root ::= "x"', param: 'structured_outputs.grammar' });

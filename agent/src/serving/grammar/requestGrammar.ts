@@ -98,7 +98,8 @@ function fromStructuredOutputs(v: unknown): GrammarSpec {
   }
   if (v['whitespace_pattern'] !== undefined && v['whitespace_pattern'] !== null) throw bad(`${p}.whitespace_pattern`, 'is not supported (the xgrammar engine has no whitespace pattern); use disable_any_whitespace');
   bool(v['disable_additional_properties'], `${p}.disable_additional_properties`);
-  const anyWhitespace = !(bool(v['disable_any_whitespace'], `${p}.disable_any_whitespace`) ?? false);
+  // Compact JSON unless the request asks otherwise (disable_any_whitespace: false): see grammarSpec.ts.
+  const anyWhitespace = bool(v['disable_any_whitespace'], `${p}.disable_any_whitespace`) === false;
   const key = given[0]!;
   const param = `${p}.${key}`;
   switch (key) {
