@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Issue 34 served-path figures on one GPU (colocated, qwen3-30b-a3b dummy weights): TPOT of
-# plain vs top_logprobs 5 at c=1 and c=64, penalties + a 16-entry logit_bias at c=64, and TTFT
-# of n=1 vs n=4 on 1024-token prompts; writes serve-*.json/txt, summary.txt and metrics-x.txt
-# under $OUT. Run from the repository root with .device-carry carried (tools/gpu/afd-prepare.sh).
+# Sampling features' served-path figures on one GPU (colocated, qwen3-30b-a3b dummy weights):
+# TPOT of plain vs top_logprobs 5 at c=1 and c=64, penalties + a 16-entry logit_bias at c=64,
+# TTFT of n=1 vs n=4 on 1024-token prompts (issue 34), and TPOT of a json_schema request vs
+# the same request unconstrained at c=1 and c=32 (issue 35: 256 in / 128 out, a schema of 100
+# enum words the output cannot finish in 128 tokens, so every request runs 128 tokens), and
+# afd-bench grammar (compile and mask times on this host's CPU); writes serve-*.json/txt,
+# grammar.json/txt, summary.txt and metrics-x.txt under $OUT. Run from the repository root with .device-carry carried (tools/gpu/afd-prepare.sh).
 source tools/gpu/device-env.sh
 RELEASE=$PWD/native/$AFD_GPU_BUILD/Release
 export AFD_NATIVE_ADDON=$RELEASE/afd_native.node AFD_HOME=/tmp/afd-home
@@ -18,7 +21,9 @@ run() { # name concurrency prompts in out body
   say "$1: exit $? $(grep -E 'Mean TTFT|Mean TPOT|Successful|Failed' $OUT/serve-$1.txt | tr -s ' ' | tr '\n' ';')"
 }
 PEN='{"presence_penalty":0.5,"frequency_penalty":0.5,"repetition_penalty":1.1,"logit_bias":{"1000": 5.0, "1037": -5.0, "1074": 5.0, "1111": -5.0, "1148": 5.0, "1185": -5.0, "1222": 5.0, "1259": -5.0, "1296": 5.0, "1333": -5.0, "1370": 5.0, "1407": -5.0, "1444": 5.0, "1481": -5.0, "1518": 5.0, "1555": -5.0}}'
+JSON='{"response_format":{"type":"json_schema","json_schema":{"name":"words","strict":true,"schema":{"type":"object","properties":{"words":{"type":"array","items":{"type":"string","enum":["alpha","beta","gamma","delta"]},"minItems":100,"maxItems":100}},"required":["words"],"additionalProperties":false}}}}'
 run warm 8 8 1024 8 '{}'
+run warm-json 8 8 256 8 "$JSON"
 for R in 1 2; do
   run c1-plain-r$R 1 8 1024 64 '{}'
   run c1-lp5-r$R 1 8 1024 64 '{"logprobs":5}'
@@ -27,6 +32,11 @@ for R in 1 2; do
   run c64-pen-r$R 64 128 1024 64 "$PEN"
   run n1-r$R 1 8 1024 8 '{"n":1}'
   run n4-r$R 1 8 1024 8 '{"n":4}'
+  run c1-plain128-r$R 1 8 256 128 '{}'
+  run c1-json-r$R 1 8 256 128 "$JSON"
+  run c32-plain128-r$R 32 64 256 128 '{}'
+  run c32-json-r$R 32 64 256 128 "$JSON"
 done
 curl -s http://127.0.0.1:18000/metrics | grep -E "^vllm:(kv_cache|prefix_cache|prompt_tokens_total)" > $OUT/metrics-x.txt
 kill -TERM $LP; wait $LP
+timeout 120 $BENCH grammar --json-out $OUT/grammar.json > $OUT/grammar.txt 2>&1; say "grammar bench: exit $? $(tail -12 $OUT/grammar.txt | tr -s ' ' | tr '\n' ';')"
