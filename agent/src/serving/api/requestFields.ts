@@ -127,7 +127,7 @@ export const requestFields: Readonly<Record<string, RequestField>> = {
   guided_grammar: { origin: 'vllm', endpoints: both, status: works(GUIDED) },
   structural_tag: { origin: 'vllm', endpoints: chat, status: refused('structural tags are not supported; use structured_outputs (json, regex, choice, grammar) or tools') },
   guided_decoding_backend: { origin: 'vllm', endpoints: both, status: works('"xgrammar" or "auto" (the only grammar engine here); others: 400') },
-  guided_whitespace_pattern: { origin: 'vllm', endpoints: both, status: refused('a custom whitespace pattern is not supported (xgrammar allows any JSON whitespace, or none with structured_outputs.disable_any_whitespace)') },
+  guided_whitespace_pattern: { origin: 'vllm', endpoints: both, status: refused('a custom whitespace pattern is not supported (JSON is compact by default; structured_outputs.disable_any_whitespace: false allows any whitespace)') },
   include_reasoning: { origin: 'vllm', endpoints: chat, status: refused('this server has no reasoning parser (thinking stays in content); omit it or send true') },
   thinking_token_budget: { origin: 'vllm', endpoints: both, status: refused('not supported; turn thinking off with chat_template_kwargs instead') },
   priority: { origin: 'vllm', endpoints: both, status: refused('this server schedules first come, first served; omit it or send 0') },
