@@ -1,5 +1,6 @@
 // Public surface of @afd/shared: everything other workspaces may import.
 export * from './engine/step.js';
+export * from './engine/seenTokens.js';
 export * from './util/issues.js';
 export * from './util/plural.js';
 export * from './util/wordList.js';

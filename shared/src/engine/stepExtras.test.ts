@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildStepPlan, type PlanSeq } from './stepPlanBuilder.js';
 import { checkStepPlan } from './stepPlanCheck.js';
+import { SeenTokens } from './seenTokens.js';
 import { defersTokenMask, emptyMaskRow, maskWordsPerRow, numMaskRows } from './stepExtrasCheck.js';
 
 const limits = { vocabSize: 100, kvBlockSize: 4, numKvBlocks: 10 };
@@ -11,6 +12,22 @@ describe('StepExtras', () => {
     const plan = buildStepPlan([decode(), decode({ penalties: { presence: 0, frequency: 0, repetition: 1, seen: new Map([[5, 1]]) } })]);
     expect(plan.extras).toBeUndefined();
     expect(Array.from(plan.minP)).toEqual([0, 0]);
+  });
+
+  it('copies a SeenTokens list as its typed arrays: the same CSR as the map it is, past its first growth', () => {
+    const entries: [number, number][] = Array.from({ length: 90 }, (_, i) => [(i * 7) % 97, i % 3]);
+    const fast = new SeenTokens();
+    for (const [id, c] of entries) fast.set(id, c);
+    fast.set(entries[5]![0], 9); // a count updated in place keeps its slot
+    const slow = new Map(fast);
+    const pen = (seen: ReadonlyMap<number, number>) => ({ presence: 0.5, frequency: 0.5, repetition: 1.1, seen });
+    const a = buildStepPlan([decode({ penalties: pen(slow) }), decode({ penalties: pen(new Map([[1, 1]])) })]).extras!;
+    const b = buildStepPlan([decode({ penalties: pen(fast) }), decode({ penalties: pen(new Map([[1, 1]])) })]).extras!;
+    expect(Array.from(b.seenOffsets)).toEqual(Array.from(a.seenOffsets));
+    expect(Array.from(b.seenTokenIds)).toEqual(Array.from(a.seenTokenIds));
+    expect(Array.from(b.seenCounts)).toEqual(Array.from(a.seenCounts));
+    expect(b.seenCounts[5]).toBe(9);
+    expect(() => fast.delete(3)).toThrow(/never removed/);
   });
 
   it('packs penalties, biases and logprob counts per sequence as CSR lists', () => {

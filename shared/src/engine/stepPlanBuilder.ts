@@ -4,6 +4,7 @@
  * serving step with it; tests and benchmarks that drive an engine without a scheduler use
  * it too. Check the result with checkStepPlan (stepPlanCheck.ts).
  */
+import { SeenTokens } from './seenTokens.js';
 import type { SamplingParams, StepExtras, StepPlan } from './step.js';
 
 /** One sequence's share of a step. */
@@ -40,7 +41,10 @@ export interface PlanPenalties {
   presence: number;
   frequency: number;
   repetition: number;
-  /** Distinct tokens seen in the prompt or output, with their output counts (0 = prompt only). */
+  /**
+   * Distinct tokens seen in the prompt or output, with their output counts (0 = prompt only).
+   * A SeenTokens (seenTokens.ts) is copied with two memcpys; any other map is iterated.
+   */
   seen: ReadonlyMap<number, number>;
 }
 
@@ -95,9 +99,16 @@ export function buildStepExtras(seqs: readonly PlanSeq[], tokenMask?: Int32Array
       extras.frequencyPenalty[i] = s.penalties.frequency;
       extras.repetitionPenalty[i] = s.penalties.repetition;
     }
-    for (const [id, count] of seen[i]!) {
-      extras.seenTokenIds[k] = id;
-      extras.seenCounts[k++] = count;
+    const list = seen[i]!;
+    if (list instanceof SeenTokens) {
+      extras.seenTokenIds.set(list.ids(), k);
+      extras.seenCounts.set(list.counts(), k);
+      k += list.size;
+    } else {
+      for (const [id, count] of list) {
+        extras.seenTokenIds[k] = id;
+        extras.seenCounts[k++] = count;
+      }
     }
     extras.seenOffsets[i + 1] = k;
     for (const [id, value] of bias[i]!) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SeenTokens } from '@afd/shared';
 import { Sequence, type SeqLogitOptions, type StopParams } from './Sequence.js';
 
 const greedy = { temperature: 0, topK: 0, topP: 1, seed: 1 };
@@ -15,12 +16,17 @@ describe('Sequence: penalties count seen tokens incrementally', () => {
     const freq = make({ penalties: { presence: 0.5, frequency: 1, repetition: 1 } });
     expect([...freq.planFields(1, true).penalties!.seen]).toEqual([]);
     for (const t of [7, 2, 7]) freq.appendOutput(t);
-    expect(freq.planFields(1, true).penalties).toEqual({ presence: 0.5, frequency: 1, repetition: 1, seen: new Map([[7, 2], [2, 1]]) });
+    const p = freq.planFields(1, true).penalties!;
+    expect({ ...p, seen: new Map(p.seen) }).toEqual({ presence: 0.5, frequency: 1, repetition: 1, seen: new Map([[7, 2], [2, 1]]) });
+    // The same entries in the typed arrays buildStepExtras copies (insertion order).
+    expect(p.seen).toBeInstanceOf(SeenTokens);
+    expect([...(p.seen as SeenTokens).ids()]).toEqual([7, 2]);
+    expect([...(p.seen as SeenTokens).counts()]).toEqual([2, 1]);
 
     const rep = make({ penalties: { presence: 0, frequency: 0, repetition: 1.2 } });
     rep.appendOutput(3);
     rep.appendOutput(8);
-    expect(rep.planFields(1, true).penalties!.seen).toEqual(new Map([[1, 0], [2, 0], [3, 1], [8, 1]]));
+    expect(new Map(rep.planFields(1, true).penalties!.seen)).toEqual(new Map([[1, 0], [2, 0], [3, 1], [8, 1]]));
   });
 });
 

@@ -3,7 +3,7 @@
  * of them are in the KV cache, and when to stop; with the logit processing and
  * log-probabilities it asks of the engine. Pure data.
  */
-import type { PlanSeq, SamplingParams } from '@afd/shared';
+import { SeenTokens, type PlanSeq, type SamplingParams } from '@afd/shared';
 import type { TokenLogprob } from './logprobRows.js';
 
 export type SeqStatus = 'waiting' | 'running' | 'finished';
@@ -70,7 +70,7 @@ export class Sequence {
    * repetition penalty); null when no penalty is on. Updated per sampled token, so a step
    * costs O(distinct tokens) only for sequences with a penalty.
    */
-  private readonly seen: Map<number, number> | null;
+  private readonly seen: SeenTokens | null;
   /** logitBias plus a -Infinity bias on every stop id (while below min tokens). */
   private readonly minTokensBias: ReadonlyMap<number, number> | undefined;
 
@@ -87,7 +87,8 @@ export class Sequence {
     this.stopIds = new Set([...(stop.ignoreEos && !logits.constrained ? [] : stop.eosTokenIds), ...stop.stopTokenIds]);
     const p = logits.penalties;
     const penaltiesOn = p !== undefined && (p.presence !== 0 || p.frequency !== 0 || p.repetition !== 1);
-    this.seen = penaltiesOn ? new Map(p.repetition !== 1 ? promptIds.map((t) => [t, 0]) : []) : null;
+    this.seen = penaltiesOn ? new SeenTokens() : null;
+    if (this.seen && p.repetition !== 1) for (const t of promptIds) if (!this.seen.has(t)) this.seen.set(t, 0);
     if ((stop.minTokens ?? 0) > 0 && this.stopIds.size > 0 && !logits.constrained) {
       const banned = new Map(logits.logitBias ?? []);
       for (const t of this.stopIds) banned.set(t, -Infinity);

@@ -25,13 +25,25 @@ void checkList(const char* name, const int32_t* offsets, const int32_t* ids, int
   for (int i = 0; i < count; ++i)
     AFD_CHECK(ids[i] >= 0 && ids[i] < vocabSize, "step plan: extras." << name << "TokenIds[" << i << "] is " << ids[i]
                                                                       << ", outside the vocabulary [0, " << vocabSize << ")");
-  std::vector<int32_t> sorted;
+  // Distinct per sequence: one stamp per vocabulary id, a new stamp per sequence (O(entries);
+  // sorting each list cost ~2 ms a step at 64 sequences of ~1,000 seen tokens).
+  thread_local std::vector<uint32_t> stamps;
+  thread_local uint32_t stamp = 0;
+  if (stamps.size() < static_cast<size_t>(vocabSize)) {
+    stamps.assign(static_cast<size_t>(vocabSize), 0);
+    stamp = 0;
+  }
   for (int s = 0; s < numSeqs; ++s) {
-    sorted.assign(ids + offsets[s], ids + offsets[s + 1]);
-    std::sort(sorted.begin(), sorted.end());
-    const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
-    AFD_CHECK(dup == sorted.end(), "step plan: extras." << name << "TokenIds of sequence " << s << " list token " << *dup
-                                                        << " twice; expected distinct ids (one entry per token)");
+    if (++stamp == 0) {  // wrapped: forget every stamp
+      std::fill(stamps.begin(), stamps.end(), 0);
+      stamp = 1;
+    }
+    for (int i = offsets[s]; i < offsets[s + 1]; ++i) {
+      uint32_t& mark = stamps[static_cast<size_t>(ids[i])];
+      AFD_CHECK(mark != stamp, "step plan: extras." << name << "TokenIds of sequence " << s << " list token " << ids[i]
+                                                     << " twice; expected distinct ids (one entry per token)");
+      mark = stamp;
+    }
   }
 }
 
