@@ -25,7 +25,7 @@ export class SeenTokens extends Map<number, number> {
     return this;
   }
 
-  override delete(): boolean {
+  override delete(_id: number): boolean {
     throw new Error('SeenTokens: entries are never removed (a sequence does not unsee a token)');
   }
 

@@ -88,7 +88,7 @@ export class Sequence {
     const p = logits.penalties;
     const penaltiesOn = p !== undefined && (p.presence !== 0 || p.frequency !== 0 || p.repetition !== 1);
     this.seen = penaltiesOn ? new SeenTokens() : null;
-    if (this.seen && p.repetition !== 1) for (const t of promptIds) if (!this.seen.has(t)) this.seen.set(t, 0);
+    if (this.seen && p?.repetition !== 1) for (const t of promptIds) if (!this.seen.has(t)) this.seen.set(t, 0);
     if ((stop.minTokens ?? 0) > 0 && this.stopIds.size > 0 && !logits.constrained) {
       const banned = new Map(logits.logitBias ?? []);
       for (const t of this.stopIds) banned.set(t, -Infinity);
