@@ -8,7 +8,8 @@
  * sent at once to a colocated rank, to the attention rank of 1A1F and to both attention
  * ranks of 2A2F with dual-batch overlap. Every output is valid under its constraint
  * (ajv for schemas), streamed deltas reassemble to the non-streamed answer, and every
- * topology answers as the colocated rank (greedy).
+ * topology answers as the colocated rank (greedy). The same set on the demo model (a trained
+ * checkpoint) is valid too.
  */
 import Ajv from 'ajv';
 import OpenAI from 'openai';
@@ -16,6 +17,7 @@ import { zodResponseFormat } from 'openai/helpers/zod';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { freePortBlock } from '@afd/native/ports';
+import { findDemoModelDir } from '../model/demoModel.js';
 import { testAddonBuilt } from '../testing/agentBundle.js';
 import { RoleProcess, startTopology, stopTopology } from '../testing/RoleProcess.js';
 import { useTinyModelSetup } from '../testing/tinyModelSetup.js';
@@ -182,5 +184,15 @@ describe.skipIf(!testAddonBuilt())('structured outputs and forced tool calls acr
     expect(a0).toEqual(reference);
     expect(a1).toEqual(reference);
     await stopTopology(topo.attn, topo.ffn);
+  });
+});
+
+const demo = findDemoModelDir();
+describe.runIf(testAddonBuilt() && demo !== null)('structured outputs with the demo model (a trained checkpoint whose text is English, not JSON)', () => {
+  it('the whole set is valid under its constraints on a colocated rank', { timeout: 240_000 }, async () => {
+    const rank = await RoleProcess.start({ role: 'colocated', model: demo!, home: setup.home });
+    const answers = await askAll(await rank.ready(120_000));
+    expectValid(answers, 'demo model');
+    expect((await rank.stop()).code).toBe(0);
   });
 });
