@@ -33,9 +33,11 @@
  *   refused as unknown (docs/api.md, "Unknown fields").
  * - test_custom_role: roles other than system, developer, user, assistant and tool are refused
  *   (docs/api.md, `messages`). Structured outputs, response_format json_object / json_schema
- *   (test_structured_outputs_*_chat, test_response_format_json_*): refused with a 400
- *   (docs/api.md). The tool tests need a model trained to call tools; chatTools.test.ts
- *   covers tool calling with a scripted engine. test_chat_echo.py: continue_final_message is refused, and
+ *   (test_structured_outputs_*_chat, test_response_format_json_*): their assertions read what a
+ *   trained model answers; agent/src/afd/structuredOutputs.int.test.ts checks every constrained
+ *   output of a random-weight and the demo model with ajv instead. The tool tests need a model
+ *   trained to call tools; chatTools.test.ts (scripted engine) and agent/src/afd/agentClients.int.test.ts
+ *   (scripted checkpoint, the openai and ai clients) cover tool calling. test_chat_echo.py: continue_final_message is refused, and
  *   prompt_logprobs / top_logprobs -1 need vLLM's --max-logprobs. test_invocations: no /invocations route.
  */
 import OpenAI from 'openai';
