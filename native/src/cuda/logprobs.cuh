@@ -1,11 +1,13 @@
-// Log-probability rows on the GPU (core/logit-ops.h, LogprobRequest): one block per
-// output row computes the row's max, log-sum-exp and the chosen token's rank, and its
-// top k (k <= kMaxTopLogprobs) by a per-thread sorted list merged over the block in k
-// rounds of arg-max. Values are f32 (the CPU backend's are f64): within 1e-5 of it on
+// Log-probability rows on the GPU (core/logit-ops.h, LogprobRequest): each output row is
+// split into chunks of the vocabulary (logprobChunks), one block each computing the chunk's
+// max, sum of exponentials, count above the chosen token and top k (k <= kMaxTopLogprobs);
+// a second kernel merges a row's chunks (online softmax) into its log-sum-exp, the chosen
+// token's rank and its top k. Values are f32 (the CPU backend's are f64): within 1e-5 of it on
 // the same logits; ids and ranks equal but where logits tie within f32 rounding.
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace afd::cuda {
@@ -23,7 +25,20 @@ struct LogprobArgs {
   int32_t* outIds = nullptr;             // [rows, width]
   float* outLogprobs = nullptr;          // [rows, width]
   int32_t* outRanks = nullptr;           // [rows]
+  // Device room for the chunks' partials, rows x logprobChunks(vocab) of each:
+  float* partStats = nullptr;            // [rows, chunks, 3] max, sum, above
+  float* partTopV = nullptr;             // [rows, chunks, width - 1]
+  int32_t* partTopI = nullptr;           // [rows, chunks, width - 1]
+  int chunk = 0;                         // set by logprobRows
 };
+
+// Chunks a row of `vocab` logits is split into: about 4096 tokens each, at most 256.
+inline int logprobChunks(int vocab) {
+  const int c = (vocab + 4095) / 4096;
+  return c < 1 ? 1 : (c > 256 ? 256 : c);
+}
+// Entries of partTopV (and of partTopI) for `rows` output rows of `width` entries.
+inline size_t logprobPartialInts(int rows, int width, int vocab) { return static_cast<size_t>(rows) * logprobChunks(vocab) * (width - 1); }
 
 void logprobRows(const LogprobArgs& args, cudaStream_t stream);
 

@@ -32,22 +32,29 @@ class Pack {
   }
   // Output space after the inputs (not uploaded).
   size_t output(size_t n) {
+    AFD_CHECK(workBytes_ == 0, "Pack: outputs must be added before the work room");
     const size_t at = inputBytes() + outputBytes_;
     outputBytes_ += n * 4;
+    return at;
+  }
+  // Device-only room after the outputs (neither uploaded nor read back).
+  size_t work(size_t n) {
+    const size_t at = inputBytes() + outputBytes_ + workBytes_;
+    workBytes_ += n * 4;
     return at;
   }
   size_t inputBytes() const { return host_.size(); }
   size_t outputBytes() const { return outputBytes_; }
   // Uploads the inputs into the scratch (stream-ordered) and returns its base.
   uint8_t* upload(DeviceMemory& memory, cudaStream_t stream) {
-    uint8_t* dev = static_cast<uint8_t*>(memory.scratch(std::max<size_t>(4, inputBytes() + outputBytes_)));
+    uint8_t* dev = static_cast<uint8_t*>(memory.scratch(std::max<size_t>(4, inputBytes() + outputBytes_ + workBytes_)));
     if (!host_.empty()) AFD_CUDA_CHECK(cudaMemcpyAsync(dev, host_.data(), host_.size(), cudaMemcpyHostToDevice, stream));
     return dev;
   }
 
  private:
   std::vector<uint8_t> host_;
-  size_t outputBytes_ = 0;
+  size_t outputBytes_ = 0, workBytes_ = 0;
 };
 
 template <typename T>
@@ -64,6 +71,7 @@ struct RowsOut {
 struct PackedRequest {
   size_t rows = 0, topK = 0, targets = 0, temperature = 0;
   RowsOut out;
+  size_t partStats = 0, partTopV = 0, partTopI = 0;  // the chunks' partials (work room)
   bool hasRows = false, hasTargets = false, hasTemperature = false;
 };
 
@@ -80,11 +88,16 @@ PackedRequest packRequest(Pack& pack, const LogprobRequest& req) {
   return p;
 }
 
-void reserveRowsOut(Pack& pack, PackedRequest& p, const LogprobRequest& req) {
+// The output rows, then (the last of the pack) the device room of the chunks' partials.
+void reserveRowsOut(Pack& pack, PackedRequest& p, const LogprobRequest& req, int64_t vocab) {
   const size_t R = static_cast<size_t>(req.numRows), W = static_cast<size_t>(req.width);
   p.out.ids = pack.output(R * W);
   p.out.values = pack.output(R * W);
   p.out.ranks = pack.output(R);
+  const size_t perRow = logprobPartialInts(1, req.width, static_cast<int>(vocab));
+  p.partStats = pack.work(R * logprobChunks(static_cast<int>(vocab)) * 3);
+  p.partTopV = pack.work(R * perRow);
+  p.partTopI = pack.work(R * perRow);
 }
 
 LogprobArgs argsOf(const PackedRequest& p, const LogprobRequest& req, const Tensor& logits, uint8_t* dev) {
@@ -100,6 +113,9 @@ LogprobArgs argsOf(const PackedRequest& p, const LogprobRequest& req, const Tens
   a.outIds = at<int32_t>(dev, p.out.ids);
   a.outLogprobs = at<float>(dev, p.out.values);
   a.outRanks = at<int32_t>(dev, p.out.ranks);
+  a.partStats = at<float>(dev, p.partStats);
+  a.partTopV = at<float>(dev, p.partTopV);
+  a.partTopI = at<int32_t>(dev, p.partTopI);
   return a;
 }
 
@@ -173,7 +189,7 @@ void SamplingOps::sample(const Tensor& logits, const SamplingBatch& params, int3
   PackedRequest packed;
   if (req != nullptr) packed = packRequest(pack, *req);
   const size_t tokens = pack.output(n);
-  if (req != nullptr) reserveRowsOut(pack, packed, *req);
+  if (req != nullptr) reserveRowsOut(pack, packed, *req, logits.dim(1));
   uint8_t* dev = pack.upload(memory_, ctx_.stream());
   SamplingArgs a;
   a.logits = logits.ptr<float>();
@@ -209,7 +225,7 @@ void SamplingOps::logprobs(const Tensor& logits, const LogprobRequest& req, cons
                                                                                         << ", outside [0, " << logits.dim(1) << ")");
   Pack pack;
   PackedRequest packed = packRequest(pack, req);
-  reserveRowsOut(pack, packed, req);
+  reserveRowsOut(pack, packed, req, logits.dim(1));
   uint8_t* dev = pack.upload(memory_, ctx_.stream());
   logprobRows(argsOf(packed, req, logits, dev), ctx_.stream());
   std::vector<uint8_t> host(pack.outputBytes());
