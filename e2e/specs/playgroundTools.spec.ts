@@ -159,3 +159,16 @@ test('the request shows as curl and Python, with the format, the tools and the t
   await screenshot(page, 'playground-request-code');
   expect(service.violations).toEqual([]);
 });
+
+test('with the schema and tools boxes filled, the composer and Send stay above the fold at 1280x720 and 1920x1080', async () => {
+  for (const [width, height] of [[1280, 720], [1920, 1080]] as const) {
+    await page.setViewportSize({ width, height });
+    await openScreen(page, 'playground');
+    for (const id of ['chat-input', 'chat-send']) {
+      const box = await page.getByTestId(id).boundingBox();
+      expect(box, `${id} at ${width}x${height}`).not.toBeNull();
+      expect(box!.y + box!.height, `${id} bottom at ${width}x${height}`).toBeLessThanOrEqual(height);
+    }
+    await screenshot(page, `playground-tools-${width}x${height}`);
+  }
+});

@@ -6,10 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from './ApiError.js';
 import { checkRequestFields, fieldsOf, requestFields, type Endpoint } from './requestFields.js';
 import { checkChatOnly, responseOptions, toGenerateParams } from './requestParams.js';
 import { chatRequestSchema, completionRequestSchema } from './schemas.js';
+import { apiErrorOf } from '../testing/apiErrorOf.js';
 
 const schemas = { chat: chatRequestSchema, completions: completionRequestSchema };
 const endpoints: Endpoint[] = ['chat', 'completions'];
@@ -17,16 +17,7 @@ const chatBody = { model: 'tiny', messages: [{ role: 'user', content: 'hi' }] };
 const completionBody = { model: 'tiny', prompt: 'hi' };
 const bodyOf = (e: Endpoint): Record<string, unknown> => (e === 'chat' ? chatBody : completionBody);
 
-/** The ApiError `fn` throws (fails the test when it throws none). */
-function errorOf(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError, nothing was thrown');
-}
+const errorOf = apiErrorOf;
 
 describe('request table', () => {
   it.each(endpoints)('has exactly the fields of the %s schema', (e) => {

@@ -4,25 +4,17 @@
  * GrammarSpec, the sampling fields as the chat route's GenerateParams.
  */
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../ApiError.js';
 import { toGenerateParams } from '../requestParams.js';
 import { toTemplateMessages } from './inputMessages.js';
 import { planResponse } from './requestPlan.js';
 import { responsesRequestSchema } from './responsesSchema.js';
 import { planTools } from './responseTools.js';
 import { textFormatGrammar } from './textFormat.js';
+import { apiErrorOf } from '../../testing/apiErrorOf.js';
 
 const parse = (over: Record<string, unknown>) => responsesRequestSchema.parse({ model: 'tiny', input: 'hi', ...over });
 
-function errorOf(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError, nothing was thrown');
-}
+const errorOf = apiErrorOf;
 
 const weather = { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true };
 const time = { type: 'function', name: 'get_time', parameters: null, strict: null };

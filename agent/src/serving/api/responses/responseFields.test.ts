@@ -6,22 +6,14 @@
 import { readFileSync } from 'node:fs';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../ApiError.js';
 import { checkResponseFields, responseFields } from './responseFields.js';
 import { checkResponseValues } from './refusedValues.js';
 import { responsesRequestSchema } from './responsesSchema.js';
+import { apiErrorOf } from '../../testing/apiErrorOf.js';
 
 const body = { model: 'tiny', input: 'hi' };
 
-function errorOf(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError, nothing was thrown');
-}
+const errorOf = apiErrorOf;
 
 /** Every field of the client's ResponseCreateParams (a missing or extra key fails to compile). */
 const openAiFields: Record<keyof ResponseCreateParamsBase, true> = {
