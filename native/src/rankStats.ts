@@ -42,7 +42,7 @@ export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank:
           waitingMs: s.ffnLoopStateMs,
         }
       : null,
-    kv: isFfn ? null : { blocksUsed: s.kvBlocksUsed, blocksTotal: s.kvBlocksTotal },
+    kv: isFfn ? null : { blocksUsed: s.kvBlocksUsed, blocksTotal: s.kvBlocksTotal, blocksCached: 0, prefixQueryTokens: 0, prefixHitTokens: 0 }, // the serving layer fills these in
     ...(extras.moeLayers && extras.moeLayers.length === s.numLayers ? { moeLayers: [...extras.moeLayers] } : {}),
     ...(extras.weightBytes !== undefined ? { weightBytes: extras.weightBytes } : {}),
     ...(extras.experts ? { experts: extras.experts } : {}),

@@ -151,10 +151,11 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
 
 /** The serving engine's limits from the rank config (DBO thresholds come from its afd section). */
 export function servingOptionsOf(config: RankConfig): ServingOptions {
-  const { maxNumSeqs, maxNumBatchedTokens, maxQueuedRequests } = config.serving;
+  const { maxNumSeqs, maxNumBatchedTokens, maxQueuedRequests, enablePrefixCaching } = config.serving;
   return {
     scheduler: { maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold: Math.max(1, Math.floor(maxNumBatchedTokens / 2)), dbo: config.afd.dbo },
     maxQueuedRequests,
+    prefixCaching: enablePrefixCaching,
   };
 }
 

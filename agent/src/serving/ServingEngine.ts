@@ -75,6 +75,8 @@ export interface GenerateParams {
    * the stop ids back only while the grammar can go on.
    */
   grammar?: GrammarSpec;
+  /** Prefix-cache domain (vLLM's cache_salt): the request reuses only KV cached under the same salt. */
+  cacheSalt?: string | undefined;
 }
 
 export type GenerationEvent =
@@ -84,7 +86,8 @@ export type GenerationEvent =
    * (entry j: prompt token j + 1; the first prompt token has none) when asked for.
    */
   | { type: 'delta'; text: string; tokenIds: number[]; logprobs?: TokenLogprob[]; promptLogprobs?: TokenLogprob[] }
-  | { type: 'done'; finishReason: FinishReason; promptTokens: number; completionTokens: number }
+  /** `cachedTokens`: prompt tokens whose KV was reused (prefix cache, or a sibling sample's), not computed. */
+  | { type: 'done'; finishReason: FinishReason; promptTokens: number; completionTokens: number; cachedTokens: number }
   | { type: 'error'; error: ServingError };
 
 export type { RequestParamsInfo, RequestPhases, ServingObserver } from './ServingObserver.js';
@@ -95,6 +98,8 @@ export interface ServingOptions {
   maxQueuedRequests: number;
   /** Compiles grammars and computes masks; without it a request with a grammar is a 400. */
   grammar?: GrammarBackend;
+  /** Reuse the KV of prompt prefixes seen before (kv/BlockManager.ts); default off here, on in a role (servingConfig). */
+  prefixCaching?: boolean;
 }
 
 export interface RequestHandle {
@@ -141,7 +146,7 @@ export class ServingEngine {
   ) {
     const { info } = engine;
     this.maxContextTokens = Math.min(info.maxModelLen, info.numKvBlocks * info.kvBlockSize);
-    const blocks = new BlockManager(info.numKvBlocks, info.kvBlockSize);
+    const blocks = new BlockManager(info.numKvBlocks, info.kvBlockSize, { prefixCaching: options.prefixCaching ?? false });
     this.scheduler = new Scheduler({ ...options.scheduler, maxModelLen: this.maxContextTokens }, blocks);
   }
 
@@ -251,7 +256,7 @@ export class ServingEngine {
     const seqs = Array.from({ length: params.n ?? 1 }, (_, i) => {
       const sampling: SamplingParams = { ...params.sampling, seed: seed === undefined ? randomInt(0, 2 ** 32) : (seed + i) >>> 0 };
       const id = `req-${this.nextId++}`;
-      return new Sequence(id, params.promptIds, sampling, stop, this.nextId, extras);
+      return new Sequence(id, params.promptIds, sampling, stop, this.nextId, extras, params.cacheSalt);
     });
     this.scheduler.addSamples(seqs);
     return seqs.map((seq, sampleIndex) => {
@@ -371,7 +376,7 @@ export class ServingEngine {
     if (state.grammar) this.options.grammar!.free(state.grammar.matcher);
     this.scheduler.finish(state.seq, reason); // no-op when the scheduler already finished it
     const completionTokens = state.seq.outputIds.length;
-    state.queue.push({ type: 'done', finishReason: reason, promptTokens: state.seq.promptIds.length, completionTokens });
+    state.queue.push({ type: 'done', finishReason: reason, promptTokens: state.seq.promptIds.length, completionTokens, cachedTokens: state.seq.numCachedPromptTokens ?? 0 });
     state.queue.end();
     this.observer?.onRequestEnd(nowS() - state.startS, completionTokens, reason, phasesOf(state));
   }

@@ -68,10 +68,14 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
     kvUsage: () => blocks.usage,
     numPreemptions: () => serving.scheduler.numPreemptions,
   };
-  const cacheConfig = { blockSize: o.engine.info.kvBlockSize, numGpuBlocks: o.engine.info.numKvBlocks, ...o.cacheOptions };
+  const cacheConfig = { blockSize: o.engine.info.kvBlockSize, numGpuBlocks: o.engine.info.numKvBlocks, enablePrefixCaching: blocks.prefixCaching, ...o.cacheOptions };
   const metrics = new ServingMetrics(registry, o.servedModelName, gauges, { maxModelLen: serving.maxContextTokens, cacheConfig });
   serving.observe(metrics);
-  const rankStats = (): RankStats => ({ ...o.engine.stats(), kv: { blocksUsed: blocks.numUsedBlocks, blocksTotal: blocks.numBlocks } });
+  const sharing = serving.scheduler.promptSharing;
+  const rankStats = (): RankStats => ({
+    ...o.engine.stats(),
+    kv: { blocksUsed: blocks.numUsedBlocks, blocksTotal: blocks.numBlocks, blocksCached: blocks.numCachedBlocks, prefixQueryTokens: sharing.numLookedUpTokens, prefixHitTokens: sharing.numSharedTokens },
+  });
   registerRankMetrics(registry, rankStats);
   const readiness = (): Readiness => {
     const ext = o.externalNotReady?.() ?? null;

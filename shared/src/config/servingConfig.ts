@@ -32,6 +32,11 @@ export const servingConfigSchema = z
     kvMemoryFraction: z.number().gt(0).max(0.99).nullable().default(null),
     /** --kv-block-size: tokens per KV block (default 16). */
     kvBlockSize: z.int().min(1).max(1024).default(16),
+    /**
+     * --enable-prefix-caching / --no-enable-prefix-caching: attention ranks reuse the KV of
+     * prompt prefixes they have computed before (content-addressed full blocks) (default on).
+     */
+    enablePrefixCaching: z.boolean().default(true),
     /** --tokenizer-workers: threads that tokenise prompts off the event loop; null = one per 8 cores, 1 to 4. */
     tokenizerWorkers: z.int().min(1).max(64).nullable().default(null),
   })

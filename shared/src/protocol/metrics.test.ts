@@ -20,7 +20,7 @@ describe('RankStats', () => {
     const ffn = ffnStats();
     expect(rankStatsSchema.parse(JSON.parse(JSON.stringify(ffn)))).toEqual(ffn);
     const attn = emptyRankStats('attention', 0, 3, 1);
-    attn.kv = { blocksUsed: 5, blocksTotal: 100 };
+    attn.kv = { blocksUsed: 5, blocksTotal: 100, blocksCached: 3, prefixQueryTokens: 900, prefixHitTokens: 512 };
     attn.attnWaitForFfnUs = 1500;
     expect(rankStatsSchema.parse(JSON.parse(JSON.stringify(attn)))).toEqual(attn);
     expect(attn.ffnLoop).toBeNull();

@@ -49,6 +49,12 @@ export const kvStatsSchema = z.object({
   blocksUsed: count,
   /** KV blocks allocated for the cache. */
   blocksTotal: count,
+  /** Blocks whose KV is findable by content (prefix caching; in use or free). */
+  blocksCached: count,
+  /** Tokens of admitted sequences looked up in the prefix cache (cumulative; vllm:prefix_cache_queries). */
+  prefixQueryTokens: count,
+  /** Of those, tokens found, not computed (cumulative; vllm:prefix_cache_hits). */
+  prefixHitTokens: count,
 });
 
 const layerStage = z.array(z.array(nonneg));
@@ -199,6 +205,6 @@ export function emptyRankStats(role: RankStats['role'], rank: number, numLayers:
     attnWaitForFfnUs: 0,
     graph: { hits: 0, misses: 0, captures: 0 },
     ffnLoop: role === 'ffn' ? { state: 'idle', layer: null, stage: null, stepsServed: 0, waitingMs: 0 } : null,
-    kv: role === 'ffn' ? null : { blocksUsed: 0, blocksTotal: 0 },
+    kv: role === 'ffn' ? null : { blocksUsed: 0, blocksTotal: 0, blocksCached: 0, prefixQueryTokens: 0, prefixHitTokens: 0 },
   };
 }

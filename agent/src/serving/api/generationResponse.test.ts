@@ -35,7 +35,7 @@ class FedHandle implements RequestHandle {
   abort(): void {
     if (this.ended) return;
     this.aborted = true;
-    this.push({ type: 'done', finishReason: 'abort', promptTokens: this.promptTokens, completionTokens: 0 });
+    this.push({ type: 'done', finishReason: 'abort', promptTokens: this.promptTokens, completionTokens: 0, cachedTokens: 0 });
   }
   private end(): void {
     this.ended = true;
@@ -80,7 +80,7 @@ describe('generations of one request', () => {
     const res = await fetch(url);
     handles[0]!.push({ type: 'delta', text: 'x', tokenIds: [1] });
     handles[2]!.push({ type: 'delta', text: 'z', tokenIds: [3] });
-    handles[2]!.push({ type: 'done', finishReason: 'length', promptTokens: 1, completionTokens: 1 });
+    handles[2]!.push({ type: 'done', finishReason: 'length', promptTokens: 1, completionTokens: 1, cachedTokens: 0 });
     await new Promise((r) => setTimeout(r, 10));
     handles[1]!.push({ type: 'error', error: failure });
     const events = await sseData(res);
@@ -113,9 +113,9 @@ describe('generations of one request', () => {
     const pending = fetch(url);
     await new Promise((r) => setTimeout(r, 10));
     handles[1]!.push({ type: 'delta', text: 'B', tokenIds: [2] });
-    handles[1]!.push({ type: 'done', finishReason: 'stop', promptTokens: 3, completionTokens: 1 });
+    handles[1]!.push({ type: 'done', finishReason: 'stop', promptTokens: 3, completionTokens: 1, cachedTokens: 0 });
     handles[0]!.push({ type: 'delta', text: 'A', tokenIds: [1] });
-    handles[0]!.push({ type: 'done', finishReason: 'length', promptTokens: 2, completionTokens: 1 });
+    handles[0]!.push({ type: 'done', finishReason: 'length', promptTokens: 2, completionTokens: 1, cachedTokens: 0 });
     expect(await (await pending).json()).toEqual({
       choices: [
         { index: 0, text: 'A', finish_reason: 'length' },

@@ -13,9 +13,10 @@ import { endSse, sendSse, startSse } from './sse.js';
 
 export const ABORTED = 'the request was aborted because the server is stopping; retry on another rank';
 
-/** A choice's share of the request's usage: the n samples of a prompt count it once (with sample 0). */
-function usageShare(handle: RequestHandle, promptTokens: number, completionTokens: number): Usage {
-  return usageOf(handle.sampleIndex === 0 ? promptTokens : 0, completionTokens);
+/** A choice's share of the request's usage: the n samples of a prompt count it (and its cached tokens) once, with sample 0. */
+function usageShare(handle: RequestHandle, done: { promptTokens: number; completionTokens: number; cachedTokens: number }): Usage {
+  const first = handle.sampleIndex === 0;
+  return usageOf(first ? done.promptTokens : 0, done.completionTokens, first ? done.cachedTokens : 0);
 }
 
 /** Sends what a format made of a delta: one chunk, several, or none. */
@@ -72,7 +73,7 @@ export async function streamGeneration(req: IncomingMessage, res: ServerResponse
         if (ev.finishReason === 'abort') return fail(new ApiError(503, 'service_unavailable', ABORTED, 'aborted').toJSON());
         generated = ev.completionTokens;
         sendChunks(res, fmt.chunk(index, { text: '', tokenIds: [] }, openAiFinish(ev.finishReason), first, soFar()));
-        finished.push(usageShare(handle, ev.promptTokens, ev.completionTokens));
+        finished.push(usageShare(handle, ev));
       } else return fail(fromServingError(ev.error).toJSON());
     }
   };
@@ -103,7 +104,7 @@ export async function collectOne(handle: RequestHandle): Promise<(FinishedChoice
       if (ev.promptLogprobs) promptLogprobs = ev.promptLogprobs;
     } else if (ev.type === 'done') {
       if (ev.finishReason === 'abort') throw new ApiError(503, 'service_unavailable', ABORTED, 'aborted');
-      return { text, finish: openAiFinish(ev.finishReason), tokenIds, logprobs, promptLogprobs, usage: usageShare(handle, ev.promptTokens, ev.completionTokens) };
+      return { text, finish: openAiFinish(ev.finishReason), tokenIds, logprobs, promptLogprobs, usage: usageShare(handle, ev) };
     } else throw ev.error;
   }
   return null;

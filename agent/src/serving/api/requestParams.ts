@@ -85,6 +85,7 @@ export function toGenerateParams(body: Common, promptIds: number[], endpoint: En
     skipSpecialTokens: body.skip_special_tokens ?? true,
     spacesBetweenSpecialTokens: body.spaces_between_special_tokens ?? true,
   };
+  if (body.cache_salt) params.cacheSalt = body.cache_salt;
   const penalties = { presence: body.presence_penalty ?? 0, frequency: body.frequency_penalty ?? 0, repetition: body.repetition_penalty ?? 1 };
   if (penalties.presence !== 0 || penalties.frequency !== 0 || penalties.repetition !== 1) params.penalties = penalties;
   if (body.logit_bias && Object.keys(body.logit_bias).length > 0) params.logitBias = new Map(Object.entries(body.logit_bias).map(([id, b]) => [Number(id), b]));

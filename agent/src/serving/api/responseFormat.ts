@@ -9,6 +9,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** cached_tokens: prompt tokens whose KV was reused (prefix cache) instead of computed, as OpenAI reports them; on final usage only. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 /** OpenAI finish_reason; an aborted request never reaches the client ('tool_calls': chat, calls were read). */
@@ -54,14 +56,18 @@ export interface ResponseFormat {
   everyToken?: boolean;
 }
 
-export function usageOf(prompt: number, completion: number): Usage {
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+/** Usage; `cached` (prompt tokens reused from the prefix cache) is known once a generation ends, so continuous usage leaves it out. */
+export function usageOf(prompt: number, completion: number, cached?: number): Usage {
+  const u: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  if (cached !== undefined) u.prompt_tokens_details = { cached_tokens: cached };
+  return u;
 }
 
 export function sumUsage(usages: Usage[]): Usage {
   return usageOf(
     usages.reduce((n, u) => n + u.prompt_tokens, 0),
     usages.reduce((n, u) => n + u.completion_tokens, 0),
+    usages.every((u) => u.prompt_tokens_details) ? usages.reduce((n, u) => n + u.prompt_tokens_details!.cached_tokens, 0) : undefined,
   );
 }
 

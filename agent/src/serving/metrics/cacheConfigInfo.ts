@@ -10,6 +10,8 @@ export interface CacheConfigInfo {
   blockSize: number;
   /** KV blocks of the engine's paged cache (vLLM's num_gpu_blocks, on any device). */
   numGpuBlocks: number;
+  /** Prefix caching on (--enable-prefix-caching, the default of a role). */
+  enablePrefixCaching?: boolean;
   /** --kv-memory-fraction as configured; null when not given. */
   gpuMemoryUtilization?: number | null;
   /** --kv-cache-mib as configured, in bytes; null when not given. */
@@ -23,7 +25,7 @@ export function cacheConfigLabels(info: CacheConfigInfo): Record<string, string>
   return {
     block_size: py(info.blockSize),
     cache_dtype: 'auto', // the engine stores KV in the model's activation dtype
-    enable_prefix_caching: py(false),
+    enable_prefix_caching: py(info.enablePrefixCaching ?? false),
     gpu_memory_utilization: py(info.gpuMemoryUtilization),
     kv_cache_memory_bytes: py(info.kvCacheMemoryBytes),
     num_cpu_blocks: py(null), // no CPU swap space

@@ -13,7 +13,7 @@
  *   const outputs = scheduler.update(step, result);
  */
 import { buildStepPlan, type StepPlan, type StepResult } from '@afd/shared';
-import { BlockManager, blocksForTokens } from '../kv/BlockManager.js';
+import { BlockManager, blocksForTokens, type CachedBlocks } from '../kv/BlockManager.js';
 import { logprobRowsOf, numRowsOf, type TokenLogprob } from './logprobRows.js';
 import { PromptGroup } from './PromptGroup.js';
 import { chooseStageSplit, type DboConfig } from './stageSplit.js';
@@ -208,18 +208,19 @@ export class Scheduler {
         w++;
         continue;
       }
-      const shared = admission.kind === 'share' ? admission.numSharedTokens : 0;
+      const reused = admission.kind === 'share' ? { fromSeqId: admission.donorId, numBlocks: admission.numSharedTokens / this.blocks.kvBlockSize } : this.cachedStart(seq);
+      const shared = (reused ? ('cachedBlocks' in reused ? reused.cachedBlocks.length : reused.numBlocks) : 0) * this.blocks.kvBlockSize;
       const numNew = Math.min(seq.numTokens - shared, budget, chunkCap);
-      const numSharedBlocks = shared / this.blocks.kvBlockSize;
-      if (!this.blocks.canAllocate(shared + numNew, numSharedBlocks)) break;
+      if (!this.blocks.canAllocate(shared + numNew, reused ?? 0)) break;
       this.waiting.splice(w, 1);
-      this.blocks.allocate(seq.id, shared + numNew, admission.kind === 'share' ? { fromSeqId: admission.donorId, numBlocks: numSharedBlocks } : undefined);
+      this.blocks.allocate(seq.id, shared + numNew, reused);
       seq.numComputedTokens = shared;
+      seq.numCachedPromptTokens ??= Math.min(shared, seq.promptIds.length);
       this.promptSharing.numLookedUpTokens += seq.numTokens;
       this.promptSharing.numSharedTokens += shared;
       seq.status = 'running';
       this.running.push(seq);
-      // Hits: the prompt tokens a sample found in its siblings' shared blocks (n > 1).
+      // Hits: the tokens found in the prefix cache or a sibling's shared blocks (n > 1).
       entries.push({ ...this.entry(seq, numNew), prefixLookup: { queriedTokens: seq.numTokens, hitTokens: shared } });
       budget -= numNew;
     }
@@ -263,6 +264,7 @@ export class Scheduler {
       const x = step.plan.extras;
       if (x && x.numPromptLogprobs[i]! >= 0) seq.addPromptLogprobs(logprobRowsOf(result.promptLogprobs!, i, x.numPromptLogprobs[i]!), seq.numComputedTokens);
       seq.numComputedTokens += entry.numNewTokens;
+      this.cacheComputedBlocks(seq);
       if (!entry.sample) return;
       const tokenId = result.tokenIds[i]!;
       seq.appendOutput(tokenId);
@@ -287,6 +289,28 @@ export class Scheduler {
       this.blocks.free(seq.id);
     }
     return seqs;
+  }
+
+  /**
+   * The longest run of a sequence's full blocks found in the prefix cache, leaving at least
+   * its last token to compute (to sample from); none for a sequence that reports prompt
+   * logprobs (each of its rows is computed) or without prefix caching.
+   */
+  private cachedStart(seq: Sequence): CachedBlocks | undefined {
+    if (!this.blocks.prefixCaching || seq.logits.promptLogprobs !== undefined) return undefined;
+    const bs = this.blocks.kvBlockSize;
+    const maxBlocks = Math.floor((seq.numTokens - 1) / bs);
+    if (maxBlocks === 0) return undefined;
+    const cachedBlocks = this.blocks.cachedPrefix(seq.blockHashes(bs, maxBlocks), maxBlocks);
+    return cachedBlocks.length > 0 ? { cachedBlocks } : undefined;
+  }
+
+  /** Prefix caching: makes the sequence's full blocks whose KV is now computed findable by content. */
+  private cacheComputedBlocks(seq: Sequence): void {
+    if (!this.blocks.prefixCaching) return;
+    const bs = this.blocks.kvBlockSize;
+    const numFull = Math.floor(seq.numComputedTokens / bs);
+    if (numFull > 0) this.blocks.cacheFullBlocks(seq.id, seq.blockHashes(bs, numFull), numFull);
   }
 
   /** A held prefix lives one schedule(): the samples admitted now share it, the others prefill later. */

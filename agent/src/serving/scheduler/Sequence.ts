@@ -4,6 +4,7 @@
  * log-probabilities it asks of the engine. Pure data.
  */
 import { SeenTokens, type PlanSeq, type SamplingParams } from '@afd/shared';
+import { BlockHashChain, rootHashOf } from '../kv/blockHash.js';
 import type { TokenLogprob } from './logprobRows.js';
 
 export type SeqStatus = 'waiting' | 'running' | 'finished';
@@ -64,6 +65,10 @@ export class Sequence {
   numPreemptions = 0;
   /** Prompt log-probabilities received so far: entry j is that of prompt token j + 1. */
   readonly promptLogprobs: TokenLogprob[] = [];
+  /** Prompt tokens whose KV came from the prefix cache (or a sibling) when first admitted; null before (usage's cached_tokens). */
+  numCachedPromptTokens: number | null = null;
+  /** Content hashes of its full blocks (prefix caching), made on first use. */
+  private hashChain: BlockHashChain | null = null;
   private readonly stopIds: Set<number>;
   /**
    * Distinct tokens seen, with their output counts (prompt tokens count 0, listed only with a
@@ -82,6 +87,8 @@ export class Sequence {
     /** Monotonic admission order; larger is newer (the preemption victim). */
     readonly arrivalIndex: number,
     readonly logits: SeqLogitOptions = {},
+    /** Its prefix-cache domain (vLLM's cache_salt): only sequences with the same salt share cached blocks. */
+    readonly cacheSalt?: string,
   ) {
     if (promptIds.length === 0) throw new Error(`sequence ${id}: the prompt is empty; send at least one token`);
     this.stopIds = new Set([...(stop.ignoreEos && !logits.constrained ? [] : stop.eosTokenIds), ...stop.stopTokenIds]);
@@ -114,6 +121,16 @@ export class Sequence {
     const out = new Array<number>(count);
     for (let k = 0; k < count; k++) out[k] = this.tokenAt(start + k);
     return out;
+  }
+
+  /**
+   * The content hashes of its first `numBlocks` full blocks of `kvBlockSize` tokens (prompt,
+   * then output); each is computed once. The array may hold more; do not mutate.
+   */
+  blockHashes(kvBlockSize: number, numBlocks: number): readonly string[] {
+    if (numBlocks * kvBlockSize > this.numTokens) throw new Error(`sequence ${this.id}: ${numBlocks} blocks of ${kvBlockSize} need ${numBlocks * kvBlockSize} tokens, it has ${this.numTokens}`);
+    this.hashChain ??= new BlockHashChain(rootHashOf(this.cacheSalt), kvBlockSize);
+    return this.hashChain.upTo(numBlocks, (start, count) => this.tokensFrom(start, count));
   }
 
   /** Tokens not yet in the KV cache. 1 for a decoding sequence. */

@@ -53,7 +53,7 @@ export class SyntheticMetrics {
             ffnLoop: isFfn
               ? { state: LOOP_STATES[(this.step + rank) % LOOP_STATES.length]!, layer: this.step % numLayers, stage: this.step % numStages, stepsServed: this.step, waitingMs: (this.step % 10) * 0.3 }
               : null,
-            kv: isFfn ? null : { blocksUsed: (this.step * 3) % 500, blocksTotal: 512 },
+            kv: isFfn ? null : { blocksUsed: (this.step * 3) % 500, blocksTotal: 512, blocksCached: (this.step * 2) % 300, prefixQueryTokens: this.step * 400, prefixHitTokens: this.step * 250 },
           },
           serving: isFfn
             ? null

@@ -124,7 +124,7 @@ export class ResponsesRoutes {
           }
           send(events.push(parser.end()));
           const status = ev.finishReason === 'length' ? 'incomplete' : 'completed';
-          send(events.finish(status, responseUsage(usageOf(ev.promptTokens, ev.completionTokens))));
+          send(events.finish(status, responseUsage(usageOf(ev.promptTokens, ev.completionTokens, ev.cachedTokens))));
         } else {
           send(events.fail(fromServingError(ev.error)));
           break;

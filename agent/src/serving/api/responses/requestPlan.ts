@@ -56,6 +56,7 @@ export function planResponse(r: ResponsesRequest): ResponsePlan {
     top_p: r.top_p,
     top_k: r.top_k,
     seed: r.seed,
+    cache_salt: r.cache_salt,
     stop: r.stop,
     repetition_penalty: r.repetition_penalty,
     logit_bias: r.logit_bias,

@@ -26,7 +26,7 @@ const refused = (reason: string): FieldStatus => ({ kind: 'refused', reason });
 const asChat = (name: string): FieldStatus => requestFields[name]!.status;
 
 const STATELESS = 'this server stores no responses (every request is store: false)';
-const NO_CACHE = 'this server keeps no prompt cache across requests';
+const NO_CACHE = "prefix caching here is automatic, by the prompt's content (--no-enable-prefix-caching turns it off)";
 
 /** The table, ordered as the OpenAI reference, then vLLM's extra fields. */
 export const responseFields: Readonly<Record<string, ResponseField>> = {

@@ -51,11 +51,11 @@ export interface ResponseUsage {
   total_tokens: number;
 }
 
-/** Usage in the Responses shape; no prompt cache is shared across requests and no reasoning tokens are told apart. */
+/** Usage in the Responses shape (cached_tokens: prompt tokens reused from the prefix cache); no reasoning tokens are told apart. */
 export function responseUsage(u: Usage): ResponseUsage {
   return {
     input_tokens: u.prompt_tokens,
-    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+    input_tokens_details: { cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0, cache_write_tokens: 0 },
     output_tokens: u.completion_tokens,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: u.total_tokens,
