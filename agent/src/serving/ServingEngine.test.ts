@@ -31,7 +31,7 @@ describe('ServingEngine', () => {
     const { text, done, n } = await collect(h.events);
     expect(n).toBe(4);
     expect(text.length).toBeGreaterThan(0);
-    expect(done).toEqual({ type: 'done', finishReason: 'length', promptTokens: h.promptTokens, completionTokens: 4 });
+    expect(done).toEqual({ type: 'done', finishReason: 'length', promptTokens: h.promptTokens, completionTokens: 4, cachedTokens: 0 });
     expect(serving.scheduler.blocks.numUsedBlocks).toBe(0);
   });
 

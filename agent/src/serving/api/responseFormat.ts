@@ -9,7 +9,7 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  /** cached_tokens: prompt tokens whose KV was reused (prefix cache) instead of computed, as OpenAI reports them; on final usage only. */
+  /** cached_tokens: prompt tokens whose KV was reused (prefix cache) instead of computed; only when there are any (see usageOf). */
   prompt_tokens_details?: { cached_tokens: number };
 }
 
@@ -56,10 +56,15 @@ export interface ResponseFormat {
   everyToken?: boolean;
 }
 
-/** Usage; `cached` (prompt tokens reused from the prefix cache) is known once a generation ends, so continuous usage leaves it out. */
-export function usageOf(prompt: number, completion: number, cached?: number): Usage {
+/**
+ * Usage. `cached`: prompt tokens whose KV was reused (prefix cache); reported as
+ * prompt_tokens_details.cached_tokens when there are any (as vLLM with
+ * --enable-prompt-tokens-details; a usage without it had none), and known only once a
+ * generation ends, so continuous usage leaves it out.
+ */
+export function usageOf(prompt: number, completion: number, cached = 0): Usage {
   const u: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-  if (cached !== undefined) u.prompt_tokens_details = { cached_tokens: cached };
+  if (cached > 0) u.prompt_tokens_details = { cached_tokens: cached };
   return u;
 }
 
@@ -67,7 +72,7 @@ export function sumUsage(usages: Usage[]): Usage {
   return usageOf(
     usages.reduce((n, u) => n + u.prompt_tokens, 0),
     usages.reduce((n, u) => n + u.completion_tokens, 0),
-    usages.every((u) => u.prompt_tokens_details) ? usages.reduce((n, u) => n + u.prompt_tokens_details!.cached_tokens, 0) : undefined,
+    usages.reduce((n, u) => n + (u.prompt_tokens_details?.cached_tokens ?? 0), 0),
   );
 }
 
