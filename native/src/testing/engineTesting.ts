@@ -116,17 +116,21 @@ export function scatteredBlocks(count: number, salt: number, numBlocks: number):
   return out;
 }
 
-/** Greedy generation through the step API: prefill in chunks of `chunk`, then decode. */
+/**
+ * Greedy generation through the step API: prefill in chunks of `chunk`, then decode.
+ * `start`: the prompt's first `start` tokens are already in the KV cache (in the first
+ * blocks of `blocks`, written by another sequence: a reused prefix), so prefill begins there.
+ */
 export async function generateGreedy(
   engine: Engine,
   prompt: readonly number[],
   maxNewTokens: number,
-  opts: { chunk?: number; blocks: readonly number[] },
+  opts: { chunk?: number; blocks: readonly number[]; start?: number },
 ): Promise<{ tokens: number[]; logits: Float32Array[] }> {
   const chunk = opts.chunk ?? prompt.length;
   const tokens: number[] = [];
   const logits: Float32Array[] = [];
-  let cached = 0;
+  let cached = opts.start ?? 0;
   let last: StepResult | undefined;
   while (cached < prompt.length) {
     const ids = prompt.slice(cached, cached + chunk);

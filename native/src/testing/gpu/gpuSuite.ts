@@ -5,7 +5,7 @@
  * KV sizing, colocated / 1A1F / DBO bit-equality, dummy weights, expert parallelism with
  * two FFN ranks on one GPU, the golden fixtures under the bf16 rule (goldenCheck.ts), and
  * log-probabilities with bias, penalties, min-p and the token mask against the CPU engine
- * (logprobsCheck.ts).
+ * (logprobsCheck.ts), and a reused KV prefix (prefix caching; prefixReuseCheck.ts).
  * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
  */
 import { rm } from 'node:fs/promises';
@@ -23,6 +23,7 @@ import { goldenChecks } from './goldenCheck.js';
 import { expertParallelChecks } from './expertParallelCheck.js';
 import { kvSizingChecks } from './kvSizingCheck.js';
 import { logprobsChecks } from './logprobsCheck.js';
+import { prefixReuseChecks } from './prefixReuseCheck.js';
 
 
 export interface GpuSuiteReport {
@@ -102,6 +103,7 @@ export const gpuSuiteGroups = [
   'expert-gemm',
   'expert-parallel',
   'logprobs',
+  'prefix',
 ] as const;
 export type GpuSuiteGroup = (typeof gpuSuiteGroups)[number];
 
@@ -149,6 +151,7 @@ export async function runGpuSuite(opts: {
     'expert-gemm': engineExpertGemmChecks,
     'expert-parallel': expertParallelChecks,
     logprobs: logprobsChecks,
+    prefix: prefixReuseChecks,
   };
   const checks: GpuCheck[] = [];
   for (const group of opts.groups ?? gpuSuiteGroups) {
