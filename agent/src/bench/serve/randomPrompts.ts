@@ -4,7 +4,8 @@
  * families, so N words ~ N tokens. The real count comes back in each response's usage.
  */
 
-const WORDS = (
+/** The word list of the random prompts (and, filtered to one-token words, of the multi-turn dataset). */
+export const WORDS: readonly string[] = (
   'time year people way day man thing woman life child world school state family student group country problem hand part ' +
   'place case week company system program question work government number night point home water room mother area money ' +
   'story fact month lot right study book eye job word business issue side kind head house service friend father power hour ' +

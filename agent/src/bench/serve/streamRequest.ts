@@ -1,6 +1,8 @@
 /**
- * One streamed /v1/completions request, timed the way `vllm bench serve` times it: TTFT at
- * the first chunk with text, ITL between text chunks, E2E at the end of the stream.
+ * One streamed /v1/completions or /v1/chat/completions request, timed the way `vllm bench
+ * serve` times it: TTFT at the first chunk with text, ITL between text chunks, E2E at the end
+ * of the stream. Usage comes from the final chunk (stream_options.include_usage), with
+ * prompt_tokens_details.cached_tokens when the server reports prefix-cache hits.
  */
 import { SseReader } from '../../util/SseReader.js';
 
@@ -17,6 +19,10 @@ export interface RequestOutcome {
   promptTokens: number;
   /** Generated tokens per the server's usage (or the number of text chunks). */
   outputTokens: number;
+  /** Prompt tokens served from the prefix cache (usage.prompt_tokens_details.cached_tokens); null when the server does not report it. */
+  cachedTokens: number | null;
+  /** The generated text (the text chunks joined): a multi-turn conversation sends it back as the assistant message. */
+  text: string;
 }
 
 export interface StreamRequestOptions {
@@ -30,7 +36,7 @@ export interface StreamRequestOptions {
 
 export async function streamRequest(o: StreamRequestOptions): Promise<RequestOutcome> {
   const t0 = performance.now();
-  const out: RequestOutcome = { ok: false, error: null, ttftMs: 0, itlMs: [], e2eMs: 0, promptTokens: o.fallbackPromptTokens, outputTokens: 0 };
+  const out: RequestOutcome = { ok: false, error: null, ttftMs: 0, itlMs: [], e2eMs: 0, promptTokens: o.fallbackPromptTokens, outputTokens: 0, cachedTokens: null, text: '' };
   let last = 0;
   let chunks = 0;
   let usageSeen = false;
@@ -51,7 +57,7 @@ export async function streamRequest(o: StreamRequestOptions): Promise<RequestOut
       const msg = JSON.parse(data) as {
         error?: { message: string };
         choices?: { text?: string; delta?: { content?: string } }[];
-        usage?: { prompt_tokens: number; completion_tokens: number } | null;
+        usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number } | null } | null;
       };
       if (msg.error) throw new Error(msg.error.message);
       const text = msg.choices?.[0]?.text ?? msg.choices?.[0]?.delta?.content ?? '';
@@ -61,11 +67,14 @@ export async function streamRequest(o: StreamRequestOptions): Promise<RequestOut
         else out.itlMs.push(t - last);
         last = t;
         chunks++;
+        out.text += text;
       }
       if (msg.usage) {
         usageSeen = true;
         out.promptTokens = msg.usage.prompt_tokens;
         out.outputTokens = msg.usage.completion_tokens;
+        const cached = msg.usage.prompt_tokens_details?.cached_tokens;
+        if (typeof cached === 'number') out.cachedTokens = cached;
       }
     }
     out.e2eMs = performance.now() - t0;
