@@ -6,6 +6,7 @@
 # enum words the output cannot finish in 128 tokens, so every request runs 128 tokens), and
 # afd-bench grammar (compile and mask times on this host's CPU); writes serve-*.json/txt,
 # grammar.json/txt, summary.txt and metrics-x.txt under $OUT. Run from the repository root with .device-carry carried (tools/gpu/afd-prepare.sh).
+# AFD_SERVE_ONLY="c64-plain c64-pen" runs only those runs (names without -rN); every run sends prompts of its own seed.
 source tools/gpu/device-env.sh
 RELEASE=$PWD/native/$AFD_GPU_BUILD/Release
 export AFD_NATIVE_ADDON=$RELEASE/afd_native.node AFD_HOME=/tmp/afd-home
@@ -15,9 +16,13 @@ $AGENT launch --topology colocated --backend cuda --load-format dummy --seed 1 -
 LP=$!; t=0
 until grep -q "Ctrl-C stops every rank" $OUT/launch-x.log || [ $t -ge 150 ]; do sleep 1; t=$((t+1)); done
 say() { echo "$*" | tee -a $OUT/summary.txt; }
-run() { # name concurrency prompts in out body
+SEED=100
+want() { [ -z "${AFD_SERVE_ONLY:-}" ] || [[ " $AFD_SERVE_ONLY " == *" ${1%-r[0-9]} "* ]]; }
+run() { # name concurrency prompts in out body; each run its own prompts (a new seed), so the prefix cache never serves one run's prompts to another
+  want $1 || return 0
+  SEED=$((SEED+1))
   timeout 90 $BENCH serve --base-url http://127.0.0.1:18000 --num-prompts $3 --max-concurrency $2 --random-input-len $4 --random-output-len $5 \
-    --ignore-eos --no-progress --extra-body "$6" --json-out $OUT/serve-$1.json > $OUT/serve-$1.txt 2>&1
+    --seed $SEED --ignore-eos --no-progress --extra-body "$6" --json-out $OUT/serve-$1.json > $OUT/serve-$1.txt 2>&1
   say "$1: exit $? $(grep -E 'Mean TTFT|Mean TPOT|Successful|Failed' $OUT/serve-$1.txt | tr -s ' ' | tr '\n' ';')"
 }
 PEN='{"presence_penalty":0.5,"frequency_penalty":0.5,"repetition_penalty":1.1,"logit_bias":{"1000": 5.0, "1037": -5.0, "1074": 5.0, "1111": -5.0, "1148": 5.0, "1185": -5.0, "1222": 5.0, "1259": -5.0, "1296": 5.0, "1333": -5.0, "1370": 5.0, "1407": -5.0, "1444": 5.0, "1481": -5.0, "1518": 5.0, "1555": -5.0}}'
@@ -37,6 +42,7 @@ for R in 1 2; do
   run c32-plain128-r$R 32 64 256 128 '{}'
   run c32-json-r$R 32 64 256 128 "$JSON"
 done
+[ -n "${AFD_SERVE_ONLY:-}" ] && { kill -TERM $LP; wait $LP; exit 0; }
 curl -s http://127.0.0.1:18000/metrics | grep -E "^vllm:(kv_cache|prefix_cache|prompt_tokens_total)" > $OUT/metrics-x.txt
 kill -TERM $LP; wait $LP
 timeout 120 $BENCH grammar --json-out $OUT/grammar.json > $OUT/grammar.txt 2>&1; say "grammar bench: exit $? $(tail -12 $OUT/grammar.txt | tr -s ' ' | tr '\n' ';')"
