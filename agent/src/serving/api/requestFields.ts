@@ -80,7 +80,7 @@ export const requestFields: Readonly<Record<string, RequestField>> = {
   verbosity: { origin: 'openai', endpoints: chat, status: refused('not supported by this server; omit it and ask for the length in the prompt') },
   web_search_options: { origin: 'openai', endpoints: chat, status: refused('this server has no web search; omit it') },
   moderation: { origin: 'openai', endpoints: chat, status: refused('this server runs no moderation; omit it') },
-  prompt_cache_key: { origin: 'openai', endpoints: chat, status: noEffect('a prompt-cache routing hint; prefix caching here is automatic, by prompt content (--no-enable-prefix-caching turns it off)') },
+  prompt_cache_key: { origin: 'openai', endpoints: chat, status: noEffect('a prompt-cache routing hint: the front router sends requests with the same key to the same attention rank; prefix caching here is automatic, by prompt content (--no-enable-prefix-caching turns it off)') },
   prompt_cache_retention: { origin: 'openai', endpoints: chat, status: noEffect('prompt-cache lifetime; prefix caching here is automatic, by prompt content (--no-enable-prefix-caching turns it off)') },
   prompt_cache_options: { origin: 'openai', endpoints: chat, status: noEffect('prompt-cache breakpoints; prefix caching here is automatic, by prompt content (--no-enable-prefix-caching turns it off)') },
   // OpenAI, completions
@@ -131,7 +131,7 @@ export const requestFields: Readonly<Record<string, RequestField>> = {
   include_reasoning: { origin: 'vllm', endpoints: chat, status: refused('this server has no reasoning parser (thinking stays in content); omit it or send true') },
   thinking_token_budget: { origin: 'vllm', endpoints: both, status: refused('not supported; turn thinking off with chat_template_kwargs instead') },
   priority: { origin: 'vllm', endpoints: both, status: refused('this server schedules first come, first served; omit it or send 0') },
-  session_id: { origin: 'vllm', endpoints: both, status: noEffect('a session identity for routing; the front router balances by load') },
+  session_id: { origin: 'vllm', endpoints: both, status: noEffect('a session identity for routing; the front router routes by prompt prefix (or prompt_cache_key) and load, not by session') },
   logits_processors: { origin: 'vllm', endpoints: both, status: refused('custom logits processors are not supported; use logit_bias, penalties, min_p / top_k') },
   cache_salt: { origin: 'vllm', endpoints: both, status: works('the prefix-cache domain: a request reuses only KV blocks cached by requests with the same salt (tenant isolation)') },
   kv_transfer_params: { origin: 'vllm', endpoints: both, status: refused('disaggregated prefill (KV transfer) is not supported; omit it') },

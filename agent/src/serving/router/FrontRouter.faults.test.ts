@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../testing/testServer.js';
 import { estimateTokens, FrontRouter } from './FrontRouter.js';
+import { PrefixAffinity, prefixKey } from './prefixAffinity.js';
 
 /** A hand-written rank: /health answers 200 unless `healthy` says otherwise; `v1` handles everything else. */
 async function fakeRank(v1: (req: IncomingMessage, res: ServerResponse) => void, healthy: () => boolean = () => true): Promise<{ url: string; server: Server; hits: number }> {
@@ -74,7 +75,7 @@ describe('FrontRouter with failing ranks', () => {
     const down = await fakeRank(refuse(503));
     servers.push(busy.server, down.server);
     for (const bad of [busy, down]) {
-      const { url } = await router([bad.url, good.url]);
+      const { url } = await router([bad.url, good.url], { prefixAffinity: false });
       // Both healthy and idle: the first pick is the refusing rank (index 0).
       const res = await post(url, { model: 'tiny', prompt: 'hi', max_tokens: 2 });
       expect(res.status).toBe(200);
@@ -89,6 +90,21 @@ describe('FrontRouter with failing ranks', () => {
     const { r: r2, url: url2 } = await router([down.url]);
     expect((await post(url2, { model: 'tiny', prompt: 'hi' })).status).toBe(503);
     expect(r2.load()[0]!.healthy).toBe(false); // a 503 marks it down until its /health says otherwise
+  });
+
+  it('prefix affinity: a refusing preferred rank is retried on the other, which then keeps the key', async () => {
+    const busy = await fakeRank(refuse(429));
+    servers.push(busy.server);
+    const { r, url } = await router([busy.url, good.url]);
+    // A prompt whose rendezvous rank is the refusing one (index 0).
+    const ranks = [0, 1].map((index) => ({ index, healthy: true, outstandingTokens: 0 }));
+    const body = Array.from({ length: 64 }, (_, i) => ({ model: 'tiny', prompt: `prompt ${i}`, max_tokens: 2 })).find((b) => new PrefixAffinity().rendezvous(prefixKey('/v1/completions', Buffer.from(JSON.stringify(b)))!, ranks)!.index === 0)!;
+    expect((await post(url, body)).status).toBe(200);
+    expect(busy.hits).toBe(1);
+    expect((await post(url, body)).status).toBe(200);
+    expect(busy.hits).toBe(1); // straight to the rank that served it
+    expect(r.load().map((l) => l.requestsTotal)).toEqual([1, 2]);
+    expect(await (await fetch(`${url}/metrics`)).text()).toContain('afd:router_prefix_affinity_total{outcome="hit"} 1');
   });
 
   it('ends a stream the rank breaks off with a well-formed error event and [DONE]', async () => {

@@ -1,8 +1,16 @@
 /**
  * The topology's front door: one OpenAI endpoint that spreads requests over the attention
- * ranks. Each request goes to the healthy rank with the fewest outstanding tokens (a
- * size estimate of the body + max_tokens of its in-flight requests). The body is forwarded
- * as it came (never re-serialised); responses, SSE included, are relayed as they arrive.
+ * ranks. A generation request (completions, chat completions, responses) goes, among the
+ * healthy ranks, to the one most likely to hold its prompt's prefix in its prefix cache:
+ * the rank that last served the request's prefix key (its prompt_cache_key, else a hash of
+ * the first 4 KiB of its prompt field, with its cache_salt), else the key's rendezvous
+ * (highest random weight) rank; but to the rank with the fewest outstanding tokens (a size
+ * estimate of the body + max_tokens of its in-flight requests) when the preferred one
+ * carries both over 4096 tokens more and over twice as many (the defaults), and when the
+ * request has no key. See prefixAffinity.ts for the key and its limits;
+ * `prefixAffinity: false` balances by load alone. Other routes go to the least loaded
+ * rank. The body is forwarded as it came (never re-serialised); responses, SSE included,
+ * are relayed as they arrive.
  *
  * It survives its ranks: a 429 or 503 (or a refused connection) is retried once on another
  * healthy rank while nothing has reached the client; a rank that breaks off a stream or
@@ -11,7 +19,8 @@
  * "draining"), lets in-flight requests finish until its deadline and ends the rest the
  * same way. Every other route (/v1/models, /tokenize, /version ...) is forwarded, body and
  * all, to a healthy rank; /health summarises all ranks, /metrics merges every rank's metrics
- * with a `backend` label. CORS is the router's own (the launch's --allowed-origins ...): it
+ * with a `backend` label and adds the router's own (afd:router_*, the affinity decisions
+ * among them). CORS is the router's own (the launch's --allowed-origins ...): it
  * answers preflights and decorates responses; ranks never see the Origin header.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -23,6 +32,7 @@ import { Cors } from '../api/cors.js';
 import { readRawBody, sendJson, sendText } from '../api/httpUtil.js';
 import { Backends, ROUTER_RETRY_AFTER_S, type Backend } from './Backends.js';
 import { Exchange, readSmallBody, type Attempt } from './Exchange.js';
+import { PrefixAffinity, type PrefixAffinityOptions } from './prefixAffinity.js';
 import { mergeExpositions } from './promText.js';
 
 export interface FrontRouterOptions {
@@ -40,9 +50,14 @@ export interface FrontRouterOptions {
   maxBodyBytes?: number;
   /** CORS (the launch's api section); default: no origin allowed. */
   cors?: CorsConfig | undefined;
+  /**
+   * Prefix-affine routing of generation requests (default on, with PrefixAffinityOptions'
+   * defaults); false = by outstanding tokens alone.
+   */
+  prefixAffinity?: boolean | PrefixAffinityOptions;
 }
 
-/** Routes that generate: balanced by their token estimate, retried once on a refusing rank. */
+/** Routes that generate: routed by prefix key and token estimate, retried once on a refusing rank. */
 const GENERATIONS = new Set(['/v1/completions', '/v1/chat/completions', '/v1/responses']);
 
 /** Statuses worth one retry on another rank (busy, not ready). */
@@ -66,6 +81,7 @@ export class FrontRouter {
   private readonly auth: BearerAuth;
   private readonly cors: Cors;
   private readonly exchanges = new Set<Exchange>();
+  private readonly affinity: PrefixAffinity | null;
   private timer: NodeJS.Timeout | null = null;
   private draining = false;
 
@@ -73,6 +89,8 @@ export class FrontRouter {
     this.backends = new Backends(opts.backends);
     this.auth = new BearerAuth(opts.apiKey);
     this.cors = new Cors(opts.cors ?? corsConfigSchema.parse({}));
+    const pa = opts.prefixAffinity ?? true;
+    this.affinity = pa === false ? null : new PrefixAffinity(pa === true ? {} : pa);
     this.server = createServer((req, res) => void this.handle(req, res));
   }
 
@@ -95,6 +113,7 @@ export class FrontRouter {
   /** Points backend `index` at a new URL (its rank was restarted). */
   setBackendUrl(index: number, url: string): void {
     this.backends.setUrl(index, url);
+    this.affinity?.forget(index); // a restarted rank's prefix cache is empty
     void this.backends.pollHealth();
   }
 
@@ -132,9 +151,9 @@ export class FrontRouter {
     });
   }
 
-  /** Outstanding tokens per backend (for tests and the console). */
-  load(): { url: string; outstandingTokens: number; inFlight: number; healthy: boolean }[] {
-    return this.backends.list.map(({ url, outstandingTokens, inFlight, healthy }) => ({ url, outstandingTokens, inFlight, healthy }));
+  /** Outstanding tokens and requests routed (retries included) per backend (for tests and the console). */
+  load(): { url: string; outstandingTokens: number; inFlight: number; requestsTotal: number; healthy: boolean }[] {
+    return this.backends.list.map(({ url, outstandingTokens, inFlight, requestsTotal, healthy }) => ({ url, outstandingTokens, inFlight, requestsTotal, healthy }));
   }
 
   /** Requests the router is serving now. */
@@ -171,7 +190,7 @@ export class FrontRouter {
       void ex.closed.then(() => this.exchanges.delete(ex));
       if (req.method === 'POST' && GENERATIONS.has(path)) {
         const body = await readRawBody(req, this.opts.maxBodyBytes ?? 16 * 2 ** 20);
-        await this.forward(ex, body);
+        await this.forward(ex, path, body);
       } else {
         await this.once(ex, this.backends.pickOrThrow(), null, 0);
       }
@@ -187,15 +206,21 @@ export class FrontRouter {
     }
   }
 
-  /** A completion: one attempt, and one retry on another healthy rank when the first refused before sending anything. */
-  private async forward(ex: Exchange, body: Buffer): Promise<void> {
+  /**
+   * A generation: one attempt on the rank of its prefix key (or the least loaded), and one
+   * retry on the least loaded other healthy rank when the first refused before sending anything.
+   */
+  private async forward(ex: Exchange, path: string, body: Buffer): Promise<void> {
     const tokens = estimateTokens(body);
-    const first = this.backends.pickOrThrow();
+    const least = this.backends.pickOrThrow();
+    const key = this.affinity?.keyOf(path, body) ?? null;
+    const first = this.affinity ? this.affinity.choose(key, this.backends.list, least).backend : least;
     const refused = await this.once(ex, first, body, tokens, true);
     if (!refused) return;
     const second = !ex.over && !this.draining ? this.backends.pick(first) : undefined;
     if (second) {
       refused.discard();
+      if (key !== null) this.affinity?.served(key, second);
       await this.once(ex, second, body, tokens);
     } else refused.send();
   }
@@ -262,6 +287,13 @@ export class FrontRouter {
       '# HELP afd:router_backend_up 1 when the backend reports healthy.',
       '# TYPE afd:router_backend_up gauge',
       ...list.map((b) => `afd:router_backend_up{backend="${b.index}"} ${b.healthy ? 1 : 0}`),
+      ...(this.affinity
+        ? [
+            '# HELP afd:router_prefix_affinity_total Generation requests by how their rank was chosen: hit (the rank that last served their prefix key), rendezvous (the key\'s rendezvous rank), overloaded (the preferred rank carried too much; the least loaded), none (no prefix key; the least loaded).',
+            '# TYPE afd:router_prefix_affinity_total counter',
+            ...Object.entries(this.affinity.counts).map(([outcome, n]) => `afd:router_prefix_affinity_total{outcome="${outcome}"} ${n}`),
+          ]
+        : []),
     ].join('\n');
     const extra = this.opts.metricsExtra?.() ?? '';
     sendText(res, 200, `${mergeExpositions(texts)}${own}\n${extra}`, 'text/plain; version=0.0.4; charset=utf-8');
@@ -283,6 +315,7 @@ export interface RouterHandleOptions {
   cors?: CorsConfig | undefined;
   upstreamTimeoutMs?: number;
   metricsExtra?: () => string;
+  prefixAffinity?: boolean | PrefixAffinityOptions;
 }
 
 /** RouterFactory for the agent's TopologyRun: starts a router and returns its handle. */

@@ -37,8 +37,8 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-async function router(backends: string[], upstreamTimeoutMs = 30_000): Promise<{ r: FrontRouter; url: string }> {
-  const r = new FrontRouter({ backends, healthIntervalMs: 200, upstreamTimeoutMs });
+async function router(backends: string[], o: { upstreamTimeoutMs?: number; prefixAffinity?: boolean } = {}): Promise<{ r: FrontRouter; url: string }> {
+  const r = new FrontRouter({ backends, healthIntervalMs: 200, upstreamTimeoutMs: 30_000, ...o });
   routers.push(r);
   return { r, url: await r.listen(0, '127.0.0.1') };
 }
@@ -58,8 +58,8 @@ describe('FrontRouter over real ranks', () => {
     const hold = new AbortController();
     const held = postStream(`${busyUrl}/v1/completions`, { ...completion, max_tokens: 30_000, stream: true }, {}, { signal: hold.signal });
     await expect.poll(async () => (await fetch(`${busyUrl}/metrics`).then((x) => x.text())).includes('vllm:num_requests_running{model_name="m"} 1'), { timeout: 30_000, interval: 50 }).toBe(true);
-    const { r, url } = await router([busyUrl, goodUrl]);
-    // Idle and healthy alike, the busy rank (index 0) is picked first and refuses.
+    const { r, url } = await router([busyUrl, goodUrl], { prefixAffinity: false });
+    // Idle and healthy alike, the busy rank (index 0) is picked first (by load alone) and refuses.
     const res = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(completion) });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { choices: unknown[] }).choices).toHaveLength(1);
@@ -91,7 +91,7 @@ describe('FrontRouter over real ranks', () => {
   });
 
   it('ends the stream of a hung rank with an error event and [DONE] after the upstream timeout; the rank serves again after SIGCONT', { timeout: 120_000 }, async () => {
-    const { r, url } = await router([goodUrl], 1500);
+    const { r, url } = await router([goodUrl], { upstreamTimeoutMs: 1500 });
     const stream = postStream(`${url}/v1/completions`, { ...completion, max_tokens: 30_000, stream: true });
     await expect.poll(() => r.inFlight, { timeout: 30_000, interval: 20 }).toBe(1);
     await new Promise((res) => setTimeout(res, 300)); // tokens flowing

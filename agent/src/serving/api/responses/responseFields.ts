@@ -44,7 +44,7 @@ export const responseFields: Readonly<Record<string, ResponseField>> = {
   parallel_tool_calls: { origin: 'openai', status: works('default true; false keeps only the first function call of a response') },
   previous_response_id: { origin: 'openai', status: refused(`${STATELESS}, so there is no previous response to continue; omit it and send the whole conversation in input (earlier output items included)`) },
   prompt: { origin: 'openai', status: refused("reusable prompts live on OpenAI's platform; omit it and send the text as instructions and input") },
-  prompt_cache_key: { origin: 'openai', status: noEffect(`a prompt-cache routing hint; ${NO_CACHE}`) },
+  prompt_cache_key: { origin: 'openai', status: noEffect(`a prompt-cache routing hint: the front router sends requests with the same key to the same attention rank; ${NO_CACHE}`) },
   prompt_cache_options: { origin: 'openai', status: noEffect(`prompt-cache breakpoints; ${NO_CACHE}`) },
   prompt_cache_retention: { origin: 'openai', status: noEffect(`prompt-cache lifetime; ${NO_CACHE}`) },
   reasoning: { origin: 'openai', status: refused('not mapped to this model (its thinking stays in the output text); omit it, and steer thinking with chat_template_kwargs, e.g. {"enable_thinking": false} for Qwen3') },
