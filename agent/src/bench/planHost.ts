@@ -1,9 +1,10 @@
 /**
  * `afd-bench plan-host`: the host work of one served decode step with penalties, timed on
  * the CPU, without a GPU: buildStepPlan over the sequences' SeenTokens (as the scheduler
- * builds it), checkStepPlan, and on a tiny CPU engine with the real Qwen3 vocabulary the
- * part of Engine.step on the JavaScript thread (its check plus the addon's conversion of
- * the plan). The
+ * builds it), checkStepPlan in full and as Engine.step runs it (the shape, no list
+ * contents), and on a tiny CPU engine with the real Qwen3 vocabulary the part of
+ * Engine.step on the JavaScript thread (its check plus the addon's conversion of the plan)
+ * and the native check of the lists' contents (on the engine's worker thread). The
  * defaults are the served H100 benchmark's shape: 64 decoding sequences, 700 distinct seen
  * tokens each (prompt and output), a 16-entry logit bias, presence / frequency /
  * repetition penalties on every sequence. One JSON report, microseconds per step (p10 and
@@ -54,8 +55,16 @@ export interface PlanHostReport {
   buildStepPlan: Timing;
   /** checkStepPlan with the engine's limits, every rule (the lists' contents included). */
   checkStepPlan: Timing;
+  /** checkStepPlan(plan, limits, { contents: false }): what Engine.step runs. */
+  checkStepPlanShape: Timing;
   /** Engine.step's time on the JavaScript thread: its plan check and the addon's conversion (--engine). */
   engineStepJsThread?: Timing;
+  /**
+   * The native check of the lists' contents, on the engine's worker thread: the round trip
+   * of a plan it refuses at its last seen count less that of one it refuses at its first
+   * seen id (--engine, with seen tokens).
+   */
+  nativeListCheck?: Timing;
   /** The native step's own time (stepTimeMs) on the tiny CPU engine, for scale (--engine). */
   engineStepNative?: Timing;
 }
@@ -101,8 +110,25 @@ function timeSync(steps: number, fn: () => void): Timing {
   return timing(us);
 }
 
-/** Engine.step's synchronous part (up to the addon handing the step to its worker) and the native step time. */
-async function timeEngineStep(o: PlanHostOptions, seqs: PlanSeq[]): Promise<{ js: Timing; native: Timing }> {
+/** Round trips of Engine.step for a plan the engine refuses (a copy of `plan` changed by `spoil`), microseconds. */
+async function refusalRoundTrips(engine: Engine, plan: StepPlan, steps: number, spoil: (p: StepPlan) => void): Promise<number[]> {
+  const bad = { ...plan, extras: { ...plan.extras!, seenTokenIds: plan.extras!.seenTokenIds.slice(), seenCounts: plan.extras!.seenCounts.slice() } };
+  spoil(bad);
+  const us: number[] = [];
+  for (let i = 0; i < 2 * steps; i++) {
+    const t0 = performance.now();
+    const refused = await engine.step(bad).then(
+      () => false,
+      () => true,
+    );
+    if (!refused) throw new Error('plan-host: the engine ran a plan it should refuse');
+    if (i >= steps) us.push((performance.now() - t0) * 1000);
+  }
+  return us;
+}
+
+/** Engine.step's synchronous part (up to the addon handing the step to its worker), the native list check and the native step time. */
+async function timeEngineStep(o: PlanHostOptions, seqs: PlanSeq[]): Promise<{ js: Timing; native: Timing; listCheck?: Timing }> {
   const tmp = await mkdtemp(join(tmpdir(), 'afd-plan-host-'));
   try {
     const dir = join(tmp, 'tiny-qwen3-moe');
@@ -123,7 +149,13 @@ async function timeEngineStep(o: PlanHostOptions, seqs: PlanSeq[]): Promise<{ js
         js.push((t1 - t0) * 1000);
         native.push(out.stepTimeMs * 1000);
       }
-      return { js: timing(js), native: timing(native) };
+      const plan = buildStepPlan(seqs);
+      const last = plan.extras!.seenCounts.length - 1;
+      if (last < 0) return { js: timing(js), native: timing(native) };
+      const late = timing(await refusalRoundTrips(engine, plan, o.steps, (p) => (p.extras!.seenCounts[last] = -1)));
+      const early = timing(await refusalRoundTrips(engine, plan, o.steps, (p) => (p.extras!.seenTokenIds[0] = -1)));
+      const less = (a: number, b: number): number => Math.round((a - b) * 10) / 10;
+      return { js: timing(js), native: timing(native), listCheck: { p10Us: less(late.p10Us, early.p10Us), medianUs: less(late.medianUs, early.medianUs) } };
     } finally {
       engine.close();
     }
@@ -146,10 +178,12 @@ export async function runPlanHostBench(o: PlanHostOptions): Promise<PlanHostRepo
     vocabSize: QWEN_VOCAB,
     buildStepPlan: timeSync(o.steps, () => (plan = buildStepPlan(seqs))),
     checkStepPlan: timeSync(o.steps, () => checkStepPlan(plan, limits)),
+    checkStepPlanShape: timeSync(o.steps, () => checkStepPlan(plan, limits, { contents: false })),
   };
   if (o.engine) {
-    const { js, native } = await timeEngineStep(o, seqs);
+    const { js, native, listCheck } = await timeEngineStep(o, seqs);
     report.engineStepJsThread = js;
+    if (listCheck) report.nativeListCheck = listCheck;
     report.engineStepNative = native;
   }
   return report;
