@@ -171,6 +171,17 @@ describe('a deferred token mask (provideTokenMask)', () => {
     expect((await goodNative).tokenIds[0]).toBe(3);
   });
 
+  it("a step whose lists' contents the C++ check refuses (past Engine.step's shape check) drops its mask too; the next step gets its own", async () => {
+    const bad = buildStepPlan([fixtureSeq(0, { constrained: true, logitBias: new Map([[1, 1], [2, 1]]) })]);
+    bad.extras!.biasTokenIds[1] = 1;
+    const refused = fx.engine.step(bad);
+    const good = fx.engine.step(buildStepPlan([fixtureSeq(1, { constrained: true })]));
+    fx.engine.provideTokenMask(maskRowOf([1], V)); // for the refused step: dropped
+    fx.engine.provideTokenMask(maskRowOf([4], V));
+    await expect(refused).rejects.toThrow('step plan: extras.biasTokenIds of sequence 0 list token 1 twice');
+    expect((await good).tokenIds[0]).toBe(4);
+  });
+
   it('closing the engine fails a step waiting for its mask', async () => {
     const engine = await fx.load({});
     const p = engine.step(buildStepPlan([fixtureSeq(0, { constrained: true })]));

@@ -3,7 +3,7 @@
  * float64 reference of testing/logprobsReference.ts over the raw logits the engine
  * returns for the same prompt without extras.
  */
-import { buildStepPlan, type PlanPenalties, type PlanSeq } from '@afd/shared';
+import { buildStepPlan, type PlanPenalties, type PlanSeq, type StepExtras, type StepPlan } from '@afd/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeEngineOf } from './engine.js';
 import { logSoftmax, processLogits, referenceRow, rowError, rowOf } from './testing/logprobsReference.js';
@@ -120,6 +120,26 @@ describe('a batch mixing sequences with and without extras', () => {
     expect(mixed.logits!.subarray(0, V)).toEqual(alone.logits);
     expect(mixed.tokenIds[1]).toBe(target);
     expect(Array.from(mixed.logprobs!.rowOffsets)).toEqual([0, 0, 1]);
+  });
+});
+
+describe("the lists' contents: Engine.step leaves them to the C++ check", () => {
+  it('refuses a seen token listed twice, an id outside the vocabulary, a negative count and a NaN bias, naming the field; the engine works after', async () => {
+    const V = fx.raw.length;
+    const penalties = { presence: 0.5, frequency: 0.5, repetition: 1.1, seen: new Map([[3, 1], [4, 0], [5, 2]]) };
+    const planOf = (mutate: (x: StepExtras) => void): StepPlan => {
+      const plan = buildStepPlan([fixtureSeq(0), fixtureSeq(1, { penalties, logitBias: new Map([[7, 1], [8, -1]]) })]);
+      mutate(plan.extras!);
+      return plan;
+    };
+    const refusals: [(x: StepExtras) => void, string][] = [
+      [(x) => (x.seenTokenIds[2] = 3), 'step plan: extras.seenTokenIds of sequence 1 list token 3 twice; expected distinct ids'],
+      [(x) => (x.biasTokenIds[1] = V), `step plan: extras.biasTokenIds[1] is ${V}, outside the vocabulary [0, ${V})`],
+      [(x) => (x.seenCounts[1] = -1), 'step plan: extras.seenCounts[1] is -1; expected >= 0'],
+      [(x) => (x.biasValues[0] = NaN), 'step plan: extras.biasValues[0] is NaN'],
+    ];
+    for (const [mutate, message] of refusals) await expect(fx.engine.step(planOf(mutate))).rejects.toThrow(message);
+    expect((await fx.engine.step(planOf(() => {}))).tokenIds).toHaveLength(2);
   });
 });
 

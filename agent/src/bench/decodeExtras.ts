@@ -29,7 +29,7 @@ export function describeExtras(x: DecodeExtras): string | null {
 }
 
 /** `count` distinct token ids of sequence `seq` (a small LCG over the vocabulary). */
-function distinctTokens(seq: number, count: number, vocab: number): number[] {
+export function distinctTokens(seq: number, count: number, vocab: number): number[] {
   const out = new Set<number>();
   let x = (seq * 2246822519 + 374761393) >>> 0;
   while (out.size < Math.min(count, vocab)) {

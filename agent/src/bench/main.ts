@@ -14,6 +14,7 @@ import { registerDemoEval } from './demoEval.js';
 import { registerDelayRelay } from './delayRelayCommand.js';
 import { registerTwoHostsBench } from './twoHosts.js';
 import { registerGrammarBench } from './grammarCommand.js';
+import { registerPlanHostBench } from './planHost.js';
 
 export function buildBenchProgram(): Command {
   const program = new Command('afd-bench').description('AFD benchmarks: serving (any OpenAI-compatible server) and engine decode').showHelpAfterError();
@@ -24,6 +25,7 @@ export function buildBenchProgram(): Command {
   registerDelayRelay(program);
   registerTwoHostsBench(program);
   registerGrammarBench(program);
+  registerPlanHostBench(program);
   return program;
 }
 

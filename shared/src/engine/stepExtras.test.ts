@@ -83,6 +83,29 @@ describe('StepExtras', () => {
     expect(checkStepPlan(noMinP)).toEqual(['minP[0] is 2; expected [0, 1] (0 = off)']);
   });
 
+  it('with { contents: false } checks the shape only: offsets and per-sequence settings, not the lists\' entries or the mask\'s bits', () => {
+    const plan = buildStepPlan([
+      decode({ penalties: { presence: 1, frequency: 0, repetition: 1, seen: new Map([[3, 1], [4, 0]]) }, logitBias: new Map([[3, 1]]), constrained: true }),
+    ], { tokenMask: new Int32Array(maskWordsPerRow(100)) });
+    const x = plan.extras!;
+    x.seenTokenIds[1] = 3; // listed twice
+    x.seenCounts[0] = -2;
+    x.biasTokenIds[0] = 100; // outside the vocabulary
+    x.biasValues[0] = NaN; // and the mask row allows no token
+    expect(checkStepPlan(plan, limits, { contents: false })).toEqual([]);
+    expect(checkStepPlan(plan, limits)).toHaveLength(5);
+    x.seenOffsets[1] = 3;
+    x.repetitionPenalty[0] = 0;
+    x.tokenMask = new Int32Array(3);
+    expect(checkStepPlan(plan, limits, { contents: false })).toEqual([
+      'extras.seenOffsets[numSeqs] is 3, expected the entry count 2',
+      'extras.repetitionPenalty[0] is 0; expected a finite number > 0 (1 = off)',
+      'extras.tokenMask has 3 words, expected 1 rows x 4 words (ceil(vocabSize 100 / 32)) = 4',
+    ]);
+    (x as { seenCounts: unknown }).seenCounts = [1, 0];
+    expect(checkStepPlan(plan, limits, { contents: false })).toEqual(['extras.seenCounts must be an Int32Array']);
+  });
+
   it('maskRows are -1 by default; a sequence that only asks for a mask row brings the extras, rows numbered in sequence order', () => {
     expect(Array.from(buildStepPlan([decode({ logprobs: 0 }), decode()]).extras!.maskRows)).toEqual([-1, -1]);
     const plan = buildStepPlan([decode({ constrained: true }), decode(), decode({ constrained: true })]);

@@ -1,8 +1,10 @@
 /**
- * The check of a plan's StepExtras (penalties, biases, log-probabilities, token mask): array
- * classes and lengths, CSR offsets, token ids within their bounds and distinct per sequence's
- * list, counts >= 0, k within its bounds, mask rows on sampled sequences only, each row
- * once, and the mask's length. Called by checkStepPlan.
+ * The check of a plan's StepExtras (penalties, biases, log-probabilities, token mask). Its
+ * shape, O(numSeqs): array classes and lengths, CSR offsets, per-sequence penalties and k
+ * within their bounds, mask rows on sampled sequences only, each row once, and the mask's
+ * length. Its contents, O(entries), only when asked (checkStepPlan's `contents`): the seen
+ * and bias lists' token ids within the vocabulary and distinct per sequence, seen counts
+ * >= 0, bias values not NaN, and every mask row allowing a token. Called by checkStepPlan.
  */
 import { MAX_TOP_LOGPROBS, type StepExtras, type StepPlan } from './step.js';
 
@@ -14,8 +16,11 @@ function arrayProblem(x: StepExtras, key: keyof StepExtras, cls: Cls, length: nu
   return v.length === length ? null : `extras.${key} has ${v.length} entries, expected ${what} = ${length}`;
 }
 
-/** One CSR list: offsets start at 0, never decrease, end at the entry count; ids in the vocabulary, distinct per sequence. */
-function csrProblems(x: StepExtras, name: 'seen' | 'bias', n: number, vocabSize: number | undefined, problems: string[]): void {
+/**
+ * One CSR list: offsets start at 0, never decrease, end at the entry count; with `contents`,
+ * ids in the vocabulary, distinct per sequence.
+ */
+function csrProblems(x: StepExtras, name: 'seen' | 'bias', n: number, vocabSize: number | undefined, contents: boolean, problems: string[]): void {
   const offsets = name === 'seen' ? x.seenOffsets : x.biasOffsets;
   const ids = name === 'seen' ? x.seenTokenIds : x.biasTokenIds;
   const before = problems.length;
@@ -24,6 +29,7 @@ function csrProblems(x: StepExtras, name: 'seen' | 'bias', n: number, vocabSize:
     if (offsets[s + 1]! < offsets[s]!) problems.push(`extras.${name}Offsets decreases at sequence ${s} (${offsets[s]} -> ${offsets[s + 1]})`);
   }
   if (offsets[n] !== ids.length) problems.push(`extras.${name}Offsets[numSeqs] is ${offsets[n]}, expected the entry count ${ids.length}`);
+  if (!contents) return;
   let bad = -1;
   let maxId = -1;
   for (let i = 0; i < ids.length; i++) {
@@ -92,8 +98,11 @@ export function emptyMaskRow(mask: Int32Array, vocabSize: number): number {
   return -1;
 }
 
-/** maskRows: -1 or a row in [0, M) on a sampled sequence, each row once (M = rows used); tokenMask: M rows when present. */
-function maskProblems(x: StepExtras, n: number, sampleMask: Uint8Array, vocabSize: number | undefined, problems: string[]): void {
+/**
+ * maskRows: -1 or a row in [0, M) on a sampled sequence, each row once (M = rows used);
+ * tokenMask: M rows when present, each allowing a token (with `contents`).
+ */
+function maskProblems(x: StepExtras, n: number, sampleMask: Uint8Array, vocabSize: number | undefined, contents: boolean, problems: string[]): void {
   const rows = x.maskRows;
   const m = rows.reduce((k, r) => (r >= 0 ? k + 1 : k), 0);
   const used = new Set<number>();
@@ -119,13 +128,16 @@ function maskProblems(x: StepExtras, n: number, sampleMask: Uint8Array, vocabSiz
     problems.push(
       `extras.tokenMask has ${mask.length} words, expected ${m} rows x ${maskWordsPerRow(vocabSize)} words (ceil(vocabSize ${vocabSize} / 32)) = ${m * maskWordsPerRow(vocabSize)}`,
     );
-  } else if (vocabSize !== undefined && emptyMaskRow(mask, vocabSize) >= 0) {
+  } else if (contents && vocabSize !== undefined && emptyMaskRow(mask, vocabSize) >= 0) {
     problems.push(`extras.tokenMask row ${emptyMaskRow(mask, vocabSize)} allows no token of the vocabulary; a mask row must allow at least one`);
   }
 }
 
-/** Every problem of `x` for a plan of n sequences (sampleMask: the plan's); appended to `problems`. */
-export function extrasProblems(x: StepExtras, n: number, sampleMask: Uint8Array, vocabSize: number | undefined, problems: string[]): void {
+/**
+ * Every problem of `x` for a plan of n sequences (sampleMask: the plan's); appended to
+ * `problems`. contents false: its shape only (see above), O(numSeqs).
+ */
+export function extrasProblems(x: StepExtras, n: number, sampleMask: Uint8Array, vocabSize: number | undefined, contents: boolean, problems: string[]): void {
   if (typeof x !== 'object' || x === null) {
     problems.push('extras must be an object when present');
     return;
@@ -151,8 +163,8 @@ export function extrasProblems(x: StepExtras, n: number, sampleMask: Uint8Array,
     if (p) problems.push(p);
   }
   if (problems.length > before) return;
-  csrProblems(x, 'seen', n, vocabSize, problems);
-  csrProblems(x, 'bias', n, vocabSize, problems);
+  csrProblems(x, 'seen', n, vocabSize, contents, problems);
+  csrProblems(x, 'bias', n, vocabSize, contents, problems);
   for (let s = 0; s < n; s++) {
     if (!Number.isFinite(x.presencePenalty[s]!) || !Number.isFinite(x.frequencyPenalty[s]!)) problems.push(`extras: sequence ${s} has a non-finite presence or frequency penalty`);
     if (!(x.repetitionPenalty[s]! > 0 && Number.isFinite(x.repetitionPenalty[s]!))) problems.push(`extras.repetitionPenalty[${s}] is ${x.repetitionPenalty[s]}; expected a finite number > 0 (1 = off)`);
@@ -163,9 +175,16 @@ export function extrasProblems(x: StepExtras, n: number, sampleMask: Uint8Array,
     const next = x.nextPromptTokenIds[s]!;
     if (next < -1 || (vocabSize !== undefined && next >= vocabSize)) problems.push(`extras.nextPromptTokenIds[${s}] is ${next}; expected -1 or a token id`);
   }
-  const negative = x.seenCounts.findIndex((c) => c < 0);
+  if (contents) valueProblems(x, problems);
+  maskProblems(x, n, sampleMask, vocabSize, contents, problems);
+}
+
+/** The lists' values: seen counts >= 0, bias values not NaN. */
+function valueProblems(x: StepExtras, problems: string[]): void {
+  let negative = -1;
+  for (let i = 0; i < x.seenCounts.length && negative < 0; i++) if (x.seenCounts[i]! < 0) negative = i;
   if (negative >= 0) problems.push(`extras.seenCounts[${negative}] is ${x.seenCounts[negative]}; expected >= 0 (0 = prompt only)`);
-  const nan = x.biasValues.findIndex((v) => Number.isNaN(v));
+  let nan = -1;
+  for (let i = 0; i < x.biasValues.length && nan < 0; i++) if (Number.isNaN(x.biasValues[i]!)) nan = i;
   if (nan >= 0) problems.push(`extras.biasValues[${nan}] is NaN; expected a number (-Infinity bans the token)`);
-  maskProblems(x, n, sampleMask, vocabSize, problems);
 }
