@@ -31,7 +31,9 @@ export function chartColumns(model: DashboardModel): { data: ChartColumns; stepL
   const cols = { tokensPerSecond: col(), running: col(), waiting: col(), kvUsage: col(), kvCached: col(), hits: col(), misses: col(), captures: col(), hitRate: col(), prefixHitRate: col() };
   const labels = model.rankLabels();
   const steps = labels.map(() => new Float64Array(n).fill(Number.NaN));
-  const prefix = labels.map(() => new Float64Array(n).fill(Number.NaN));
+  // Hit-rate columns only for the ranks that hold a KV cache (not the FFN ranks).
+  const kvLabels = labels.filter((l) => model.latest(l)?.stats.kv);
+  const prefix = kvLabels.map(() => new Float64Array(n).fill(Number.NaN));
   const t0 = model.series.last()?.tMs ?? 0;
   for (let i = 0; i < n; i++) {
     const p = model.series.at(i)!;
@@ -46,18 +48,16 @@ export function chartColumns(model: DashboardModel): { data: ChartColumns; stepL
     cols.captures[i] = p.graphCapturesPerSecond;
     cols.hitRate[i] = p.graphHitRate * 100;
     cols.prefixHitRate[i] = p.prefixHitRate * 100;
-    for (let r = 0; r < labels.length; r++) {
-      steps[r]![i] = p.stepMs[labels[r]!] ?? Number.NaN;
-      prefix[r]![i] = (p.prefixHitRateByRank[labels[r]!] ?? Number.NaN) * 100;
-    }
+    for (let r = 0; r < labels.length; r++) steps[r]![i] = p.stepMs[labels[r]!] ?? Number.NaN;
+    for (let r = 0; r < kvLabels.length; r++) prefix[r]![i] = (p.prefixHitRateByRank[kvLabels[r]!] ?? Number.NaN) * 100;
   }
   const values = new Map<string, Float64Array>(Object.entries(cols));
-  // Ranks without a value (no step time; FFN ranks, or no queries yet, for the hit rate) get no line.
-  const withValues = (perRank: Float64Array[], key: (label: string) => string): string[] =>
-    labels.filter((l, r) => {
+  // Ranks without a value (no step time; no lookups yet, for the hit rate) get no line.
+  const withValues = (ranks: string[], perRank: Float64Array[], key: (label: string) => string): string[] =>
+    ranks.filter((l, r) => {
       if (!perRank[r]!.some(Number.isFinite)) return false;
       values.set(key(l), perRank[r]!);
       return true;
     });
-  return { data: { t, values }, stepLabels: withValues(steps, stepKey), prefixLabels: withValues(prefix, prefixKey) };
+  return { data: { t, values }, stepLabels: withValues(labels, steps, stepKey), prefixLabels: withValues(kvLabels, prefix, prefixKey) };
 }
