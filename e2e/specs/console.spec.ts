@@ -14,6 +14,7 @@ import type { StartedAgent } from '../support/processes.js';
 import { openConsoleSession, type ConsoleSession } from '../support/session.js';
 import { addAgent, chat, complete, E2E_TOPOLOGY, launchTopology, openScreen, screenshot } from '../support/flow.js';
 import { startLoad } from '../support/load.js';
+import { formatPercent } from '../../app/src/renderer/lib/format.js';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -22,6 +23,17 @@ let agent: StartedAgent;
 let page: Page;
 /** What the dashboard showed for the serving stats under load. */
 let serving: { tps: string; requests: string } | null = null;
+
+/** A prompt of several full KV blocks (16 tokens each): every request after the first finds them in the prefix cache. */
+const SHARED_PROMPT = `${'The quick brown fox jumps over the lazy dog, and the lazy dog sleeps in the sun. '.repeat(6)}Then`;
+
+/** Sum of a counter over every series of a Prometheus text (the router's /metrics merges every rank's). */
+function counterSum(text: string, name: string): number {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `))
+    .reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}
 
 test.beforeAll(async ({ browser }) => {
   session = await openConsoleSession(browser);
@@ -155,8 +167,8 @@ test('Stop and Esc during a reply show "stopped", with the tokens so far and the
 test('dashboard shows live non-zero data', async () => {
   await openScreen(page, 'launch');
   const apiUrl = (await page.getByTestId('router-url').innerText()).replace(/\/v1$/, '');
-  // Keep the topology busy while the dashboard is watched.
-  const load = startLoad(apiUrl);
+  // Keep the topology busy while the dashboard is watched, with one prompt again and again (prefix-cache hits).
+  const load = startLoad(apiUrl, { prompt: SHARED_PROMPT });
   try {
     await openScreen(page, 'dashboard');
     await expect(page.getByTestId('panel-throughput')).toBeVisible();
@@ -168,6 +180,13 @@ test('dashboard shows live non-zero data', async () => {
       await expect(page.locator('[data-testid^="ffn-row-"]')).toHaveCount(Number(/(\d+)F$/.exec(E2E_TOPOLOGY)?.[1] ?? 1));
       await expect(page.locator('[data-testid^="ffn-row-"]').first().getByTestId('ffn-steps')).not.toHaveText('0');
     }
+    // Prefix cache: the repeated prompt's full blocks are found, so the topology's hit rate over the
+    // window is a percentage; every KV rank has a row (and an "all" row when there are several).
+    await expect(page.getByTestId('stat-prefix')).toHaveText(/^[1-9][\d.]*%$/, { timeout: 30_000 });
+    await expect(page.getByTestId('panel-prefix').getByRole('img', { name: 'prefix cache hit rate' })).toBeVisible();
+    const kvRanks = E2E_TOPOLOGY === 'colocated' ? 1 : Number(/^(\d+)A/.exec(E2E_TOPOLOGY)?.[1] ?? 1);
+    await expect(page.locator('[data-testid^="prefix-row-"]')).toHaveCount(kvRanks > 1 ? kvRanks + 1 : kvRanks);
+    await expect(page.locator('[data-testid^="prefix-row-"]').first().getByTestId('prefix-blocks')).toHaveText(/^\d[\d.]*( k)? \/ [1-9][\d.]*( k)?$/);
     // CUDA graph counters are zero on the CPU backend by definition; the panel still renders live.
     await expect(page.getByTestId('panel-graphs')).toBeVisible();
     await expect(page.getByTestId('stat-graph')).toBeVisible();
@@ -196,6 +215,17 @@ test('dashboard shows live non-zero data', async () => {
     await load.stop();
   }
   expect(load.completed).toBeGreaterThan(0);
+  // No lookups since: once the window has passed the rate is unknown ("–", not 0%), and the
+  // ratio since start is the ranks' vllm:prefix_cache_hits_total / _queries_total as the
+  // router's /metrics has them (a path apart from the metric snapshots the console draws).
+  await expect(page.getByTestId('stat-prefix')).toHaveText('–', { timeout: 30_000 });
+  const prom = await (await fetch(`${apiUrl}/metrics`)).text();
+  const queried = counterSum(prom, 'vllm:prefix_cache_queries_total');
+  const hit = counterSum(prom, 'vllm:prefix_cache_hits_total');
+  expect(hit).toBeGreaterThan(0);
+  await expect(page.getByTestId('stat-prefix-detail')).toContainText(`since start ${formatPercent(hit / queried)} · `);
+  console.log(`prefix cache: ${hit} of ${queried} looked-up tokens hit; dashboard: ${await page.getByTestId('stat-prefix-detail').innerText()}`);
+  await screenshot(page, 'dashboard-idle');
 });
 
 test('logs per rank, filterable', async () => {

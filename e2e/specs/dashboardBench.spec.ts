@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import { serveDashboardBench, type ServedBench } from '../../app/src/testing/dashboardBench.js';
 import { profileFrames, type TraceEvent } from '../../app/src/testing/traceProfile.js';
 import { ARTIFACTS, ROOT } from '../support/paths.js';
+import { formatPercent } from '../../app/src/renderer/lib/format.js';
+import { SYNTHETIC_PREFIX_QUERIES_PER_STEP, syntheticPrefixHitsPerStep } from '../../app/src/renderer/testing/syntheticMetrics.js';
 
 const TRACE_CATEGORIES = [
   'devtools.timeline',
@@ -71,6 +73,22 @@ test('dashboard keeps up with 10 Hz x 8 ranks x 48 layers', async ({ page, brows
         .map((s) => `${s.name} ${s.cpuMs}`)
         .join(', ')}`,
   );
+
+  // The prefix-cache numbers are the synthetic ranks' own: attention rank r hits
+  // syntheticPrefixHitsPerStep(r) of 400 tokens every step, in any window and since start.
+  const rates = [0, 1, 2, 3].map((r) => syntheticPrefixHitsPerStep(r) / SYNTHETIC_PREFIX_QUERIES_PER_STEP);
+  for (const [r, rate] of rates.entries()) {
+    const row = page.getByTestId(`prefix-row-A${r}`);
+    await expect(row.getByTestId('prefix-window')).toHaveText(formatPercent(rate));
+    await expect(row.getByTestId('prefix-lifetime')).toHaveText(formatPercent(rate));
+  }
+  const overall = rates.reduce((a, b) => a + b, 0) / rates.length;
+  // Since start, the ranks are at most one step apart (they report out of phase): the mean of their rates.
+  await expect(page.getByTestId('prefix-row-all').getByTestId('prefix-lifetime')).toHaveText(formatPercent(overall));
+  // Over the window, one rank may count a step more than another: within a point of it.
+  const windowed = Number((await page.getByTestId('stat-prefix').innerText()).replace('%', '')) / 100;
+  expect(Math.abs(windowed - overall)).toBeLessThan(0.015);
+  await page.getByTestId('panel-prefix').screenshot({ path: join(ARTIFACTS, 'dashboard-bench-prefix.png') });
 
   // The feed reached the screen: 8 ranks x 10 Hz, and about one fold per 100 ms.
   expect(page_.snapshots).toBeGreaterThan((8 * 10 * ms * 0.7) / 1000);

@@ -5,7 +5,8 @@ export interface Load {
   stop(): Promise<void>;
 }
 
-export function startLoad(apiBaseUrl: string, opts: { concurrency?: number; maxTokens?: number } = {}): Load {
+/** Background completions of one prompt (by default a short one) until stopped. */
+export function startLoad(apiBaseUrl: string, opts: { concurrency?: number; maxTokens?: number; prompt?: string } = {}): Load {
   let running = true;
   let completed = 0;
   const worker = async (): Promise<void> => {
@@ -14,7 +15,7 @@ export function startLoad(apiBaseUrl: string, opts: { concurrency?: number; maxT
       const res = await fetch(`${apiBaseUrl}/v1/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model, prompt: 'The quick brown fox', max_tokens: opts.maxTokens ?? 48, temperature: 0 }),
+        body: JSON.stringify({ model, prompt: opts.prompt ?? 'The quick brown fox', max_tokens: opts.maxTokens ?? 48, temperature: 0 }),
       });
       await res.arrayBuffer();
       if (!res.ok) throw new Error(`load request failed: HTTP ${res.status}`);

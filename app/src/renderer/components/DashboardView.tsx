@@ -1,11 +1,12 @@
 /** The Dashboard's panels over a DashboardModel (also mounted by the frame-time benchmark). */
 import { memo, useMemo } from 'react';
-import { formatBytes, formatMs, formatPercent, formatRate } from '../lib/format.js';
+import { formatBytes, formatCount, formatMs, formatPercent, formatRate } from '../lib/format.js';
 import type { DashboardModel, HeatmapWindow } from '../stores/dashboardModel.js';
 import { Heatmap } from './Heatmap.js';
 import { LiveLineChart, PALETTE, type SeriesDef } from './LiveLineChart.js';
-import { chartColumns, stepKey } from '../stores/chartColumns.js';
+import { chartColumns, prefixKey, stepKey } from '../stores/chartColumns.js';
 import { FfnLoopTable } from './FfnLoopTable.js';
+import { PrefixCacheTable } from './PrefixCacheTable.js';
 import { ExpertHeatmap } from './ExpertHeatmap.js';
 
 export interface DashboardViewProps {
@@ -25,7 +26,7 @@ function Stat({ label, value, testId, detail }: { label: string; value: string; 
       </span>
       <span className="label">{label}</span>
       {detail !== undefined && (
-        <span className="detail live" title={detail}>
+        <span className="detail live" title={detail} data-testid={`${testId}-detail`}>
           {detail}
         </span>
       )}
@@ -36,12 +37,19 @@ function Stat({ label, value, testId, detail }: { label: string; value: string; 
 const formatUs = (us: number): string => formatMs(us / 1000);
 const NO_SERVING = 'no serving stats: the attention ranks report none yet';
 const NO_GRAPHS = 'no CUDA graph activity (CPU backend, or graphs off)';
+const NO_PREFIX = 'no prefix-cache lookups yet (a request is looked up when it is admitted)';
 const TPS: SeriesDef[] = [{ key: 'tokensPerSecond', label: 'tokens/s', color: PALETTE[0]! }];
 const REQUESTS: SeriesDef[] = [
   { key: 'running', label: 'running', color: PALETTE[1]! },
   { key: 'waiting', label: 'waiting', color: PALETTE[2]! },
 ];
-const KV: SeriesDef[] = [{ key: 'kvUsage', label: 'KV %', color: PALETTE[4]! }];
+const KV: SeriesDef[] = [
+  { key: 'kvUsage', label: 'in use %', color: PALETTE[4]! },
+  { key: 'kvCached', label: 'cached %', color: PALETTE[5]! },
+];
+/** The topology's windowed prefix-cache hit rate; with several KV ranks, one line per rank too (colors other than its own). */
+const PREFIX_ALL: SeriesDef = { key: 'prefixHitRate', label: 'all', color: PALETTE[5]! };
+const PREFIX_RANK_COLORS = PALETTE.filter((c) => c !== PREFIX_ALL.color);
 const GRAPHS: SeriesDef[] = [
   { key: 'hits', label: 'hits/s', color: PALETTE[1]! },
   { key: 'misses', label: 'misses/s', color: PALETTE[3]! },
@@ -64,15 +72,20 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
       grids: model.transferGrids(heatmapWindow),
       graph: model.graphTotals(),
       ffn: model.ffnRows(),
+      prefix: model.prefixCache(),
     };
     // version is the model's change counter: recompute when it moves.
   }, [model, version, heatmapWindow]);
 
   // Canvas charts redraw with every fold too, from columns built once per fold.
   const charts = useMemo(() => {
-    const { data, stepLabels } = chartColumns(model);
+    const { data, stepLabels, prefixLabels } = chartColumns(model);
     const stepSeries: SeriesDef[] = stepLabels.map((l, i) => ({ key: stepKey(l), label: l, color: PALETTE[i % PALETTE.length]! }));
-    return { data, stepSeries };
+    const prefixSeries: SeriesDef[] = [
+      PREFIX_ALL,
+      ...(prefixLabels.length > 1 ? prefixLabels.map((l, i) => ({ key: prefixKey(l), label: l, color: PREFIX_RANK_COLORS[i % PREFIX_RANK_COLORS.length]! })) : []),
+    ];
+    return { data, stepSeries, prefixSeries };
   }, [model, version]);
 
   const g = d.graph;
@@ -80,6 +93,8 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
   // A stopped or silent topology has no current rate, latency or queue: "–", not its last values.
   const live = frozen ? undefined : d.last;
   const idle = live !== undefined && !Number.isFinite(d.meanStepMs);
+  const prefixAll = d.prefix.all;
+  const prefixWindow = `last ${model.windowMs / 1000} s`;
   return (
     <div className={`dashboard-view${frozen ? ' frozen' : ''}`} data-testid="dashboard-view" data-frozen={frozen}>
       <div className="grid-4">
@@ -88,6 +103,12 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
         <Stat label="running / waiting requests" value={live && Number.isFinite(live.running) ? `${live.running} / ${live.waiting}` : '–'} testId="stat-requests" />
         <Stat label="KV cache usage" value={formatPercent(live?.kvUsage)} testId="stat-kv" />
         <Stat label="CUDA graph hit rate" value={formatPercent(hitRate)} testId="stat-graph" detail={`${g.hits} hits · ${g.misses} misses · ${g.captures} captures`} />
+        <Stat
+          label={`prefix cache hit rate, ${prefixWindow}`}
+          value={frozen ? '–' : formatPercent(prefixAll?.windowRate)}
+          testId="stat-prefix"
+          detail={prefixAll ? `since start ${formatPercent(prefixAll.lifetimeRate)} · ${formatCount(prefixAll.blocksCached)} / ${formatCount(prefixAll.blocksTotal)} blocks cached` : 'no KV cache stats'}
+        />
       </div>
       <div className="grid-2">
         <div className="panel" data-testid="panel-throughput">
@@ -98,13 +119,21 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
           <h3>Step latency per rank (ms)</h3>
           <LiveLineChart label="step latency per rank" data={charts.data} series={charts.stepSeries} format={fmt1} />
         </div>
+        <div className="panel" data-testid="panel-kv">
+          <h3>KV cache blocks in use and cached (%)</h3>
+          <LiveLineChart label="KV cache blocks in use and cached" data={charts.data} series={KV} format={fmtPct} emptyText={NO_SERVING} />
+        </div>
+        <div className="panel" data-testid="panel-prefix">
+          <h3>Prefix cache hit rate, {prefixWindow} (%)</h3>
+          <LiveLineChart label="prefix cache hit rate" data={charts.data} series={charts.prefixSeries} format={fmtPct} emptyText={NO_PREFIX} />
+        </div>
         <div className="panel" data-testid="panel-requests">
           <h3>Requests</h3>
           <LiveLineChart label="running and waiting requests" data={charts.data} series={REQUESTS} format={fmt0} integerAxis emptyText={NO_SERVING} />
         </div>
-        <div className="panel" data-testid="panel-kv">
-          <h3>KV cache usage (%)</h3>
-          <LiveLineChart label="KV cache usage" data={charts.data} series={KV} format={fmtPct} emptyText={NO_SERVING} />
+        <div className="panel" data-testid="panel-prefix-ranks">
+          <h3>Prefix cache per rank (tokens looked up on admission)</h3>
+          <PrefixCacheTable ranks={d.prefix.ranks} all={prefixAll} windowLabel={prefixWindow} frozen={frozen} />
         </div>
         <div className="panel" data-testid="panel-graphs">
           <h3>CUDA graph replays per second</h3>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatClock, formatMs, formatParameters, formatPercent, formatRate, progressDetail } from './format.js';
+import { formatBytes, formatClock, formatCount, formatMs, formatParameters, formatPercent, formatRate, progressDetail } from './format.js';
 
 describe('format', () => {
   it('bytes with binary units', () => {
@@ -22,6 +22,15 @@ describe('format', () => {
     expect(formatPercent(0.0035)).toBe('0.35%');
     expect(formatPercent(0)).toBe('0.0%');
     expect(formatPercent(Number.NaN)).toBe('–');
+  });
+  it('counts: exact when small, then k / M / G', () => {
+    expect(formatCount(0)).toBe('0');
+    expect(formatCount(9_999)).toBe('9999');
+    expect(formatCount(12_345)).toBe('12.3 k');
+    expect(formatCount(123_456)).toBe('123 k');
+    expect(formatCount(4_560_000)).toBe('4.56 M');
+    expect(formatCount(7e9)).toBe('7.00 G');
+    expect(formatCount(Number.NaN)).toBe('–');
   });
   it('parameter counts', () => {
     expect(formatParameters(12_604_032)).toBe('12.6 M parameters');

@@ -32,6 +32,16 @@ export function formatPercent(fraction: number | undefined | null): string {
   return `${percent.toFixed(percent !== 0 && Math.abs(percent) < 1 ? 2 : percent < 10 ? 1 : 0)}%`;
 }
 
+/** A count (tokens, blocks): exact below 10 000, then with k / M / G and 3 significant digits. */
+export function formatCount(n: number | undefined | null): string {
+  if (n === undefined || n === null || !Number.isFinite(n)) return '–';
+  const abs = Math.abs(n);
+  if (abs < 10_000) return String(Math.round(n));
+  const [scale, unit] = abs < 1e6 ? [1e3, 'k'] : abs < 1e9 ? [1e6, 'M'] : [1e9, 'G'];
+  const v = n / scale;
+  return `${v.toFixed(Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2)} ${unit}`;
+}
+
 /** mm:ss.t clock for running requests. */
 export function formatClock(ms: number): string {
   const totalTenths = Math.max(0, Math.floor(ms / 100));

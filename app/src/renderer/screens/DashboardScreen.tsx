@@ -1,6 +1,7 @@
 /**
- * Dashboard: live throughput, step latency, running/waiting, KV usage, transfer
- * heatmaps, CUDA graph replays and the FFN loop of every FFN rank. Everything derives
+ * Dashboard: live throughput, step latency, running/waiting, KV usage, the prefix-cache
+ * hit rate per KV rank, transfer heatmaps, CUDA graph replays and the FFN loop of every
+ * FFN rank. Everything derives
  * from the metrics store's model, recomputed only when its version changes (<= 10 Hz).
  * When the topology is not running, or its metrics stopped coming, the panels say so and
  * the live numbers show "–": what stays on screen is history, marked as such.

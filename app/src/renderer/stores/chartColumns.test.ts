@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SyntheticMetrics } from '../testing/syntheticMetrics.js';
-import { chartColumns, stepKey } from './chartColumns.js';
+import { chartColumns, prefixKey, stepKey } from './chartColumns.js';
 import { DashboardModel } from './dashboardModel.js';
 
 describe('chartColumns', () => {
@@ -26,5 +26,19 @@ describe('chartColumns', () => {
     // FFN-only: no serving stats.
     expect(Number.isNaN(data.values.get('tokensPerSecond')![0]!)).toBe(true);
     expect(chartColumns(new DashboardModel()).data.t).toHaveLength(0);
+  });
+
+  it('has the windowed prefix-cache hit rate (%) overall and per KV rank, and the cached share of KV blocks', () => {
+    const model = new DashboardModel();
+    const gen = new SyntheticMetrics({ attentionRanks: 2, ffnRanks: 1, numLayers: 1, numStages: 1 });
+    for (let i = 0; i < 5; i++) model.ingest(gen.tick(1000 + i * 100), 1000 + i * 100);
+    const { data, prefixLabels } = chartColumns(model);
+    expect(prefixLabels).toEqual(['A0', 'A1']);
+    // The first point has one snapshot per rank: no interval, no rate yet (a gap).
+    expect(Number.isNaN(data.values.get('prefixHitRate')![0]!)).toBe(true);
+    expect(data.values.get('prefixHitRate')![4]).toBeCloseTo(35, 9);
+    expect(data.values.get(prefixKey('A1'))![4]).toBeCloseTo(45, 9);
+    expect(data.values.has(prefixKey('F0'))).toBe(false);
+    expect(data.values.get('kvCached')![4]).toBeCloseTo(model.series.last()!.kvCached * 100, 9);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { metricsSnapshotSchema } from '@afd/shared';
-import { SyntheticMetrics } from '../testing/syntheticMetrics.js';
+import { metricsSnapshotSchema, type MetricsSnapshot } from '@afd/shared';
+import { SyntheticMetrics, syntheticPrefixHitsPerStep } from '../testing/syntheticMetrics.js';
 import { DashboardModel, IDLE_AFTER_MS, rankLabel } from './dashboardModel.js';
 
 function feed(model: DashboardModel, gen: SyntheticMetrics, ticks: number, t0 = 1_000_000, dtMs = 100): number {
@@ -8,6 +8,19 @@ function feed(model: DashboardModel, gen: SyntheticMetrics, ticks: number, t0 = 
   for (let i = 0; i < ticks; i++) {
     t += dtMs;
     model.ingest(gen.tick(t), t);
+  }
+  return t;
+}
+
+/** One attention rank (A0) whose prefix-cache counters are `kv(i)` at tick i (100 ms apart), plus an FFN rank. */
+function feedPrefix(model: DashboardModel, ticks: number, kv: (i: number) => { queried: number; hit: number }, t0 = 1_000_000): number {
+  const gen = new SyntheticMetrics({ attentionRanks: 1, ffnRanks: 1, numLayers: 1, numStages: 1 });
+  let t = t0;
+  for (let i = 0; i < ticks; i++) {
+    t += 100;
+    const { queried, hit } = kv(i);
+    const snaps: MetricsSnapshot[] = gen.tick(t).map((s) => (s.stats.kv ? { ...s, stats: { ...s.stats, kv: { ...s.stats.kv, prefixQueryTokens: queried, prefixHitTokens: hit } } } : s));
+    model.ingest(snaps, t);
   }
   return t;
 }
@@ -102,5 +115,75 @@ describe('DashboardModel', () => {
     expect(m.series.size).toBe(0);
     expect(m.rankLabels()).toEqual([]);
     expect(m.transferGrids('total').columns).toEqual([]);
+  });
+
+  it('prefix cache: per-rank and overall hit rates, windowed and since start, and the cached blocks', () => {
+    const m = new DashboardModel({ windowMs: 1000 });
+    feed(m, new SyntheticMetrics({ attentionRanks: 2, ffnRanks: 2, numLayers: 1, numStages: 1 }), 30);
+    const { ranks, all } = m.prefixCache();
+    // FFN ranks hold no KV cache: not listed.
+    expect(ranks.map((r) => r.label)).toEqual(['A0', 'A1']);
+    expect(ranks.map((r) => r.windowRate)).toEqual([0.25, 0.45]);
+    expect(ranks.map((r) => r.lifetimeRate)).toEqual([0.25, 0.45]);
+    expect(ranks[1]!.lifetime).toEqual({ queried: 30 * 400, hit: 30 * syntheticPrefixHitsPerStep(1) });
+    // A 1 s window at 10 Hz: the 11 snapshots of the last second, counted from the one before them (as the byte grids).
+    expect(ranks[0]!.window).toEqual({ queried: 11 * 400, hit: 11 * 100 });
+    expect(all).toMatchObject({ label: 'all', windowRate: 0.35, lifetimeRate: 0.35, blocksCached: 2 * 60, blocksTotal: 1024 });
+    const p = m.series.last()!;
+    expect(p.prefixHitRate).toBeCloseTo(0.35, 12);
+    expect(p.prefixHitRateByRank).toEqual({ A0: 0.25, A1: 0.45 });
+    expect(p.kvCached).toBeCloseTo(120 / 1024, 12);
+  });
+
+  it('prefix cache: the window follows recent lookups, the lifetime ratio all of them', () => {
+    const m = new DashboardModel({ windowMs: 2000 });
+    // 5 s of lookups that all hit, then 5 s of lookups that all miss.
+    feedPrefix(m, 100, (i) => ({ queried: (i + 1) * 100, hit: Math.min(i + 1, 50) * 100 }));
+    const a0 = m.prefixCache().ranks[0]!;
+    expect(a0.windowRate).toBe(0);
+    expect(a0.lifetimeRate).toBe(0.5);
+    // 2 s at 10 Hz: 21 snapshots, counted from the one before them.
+    expect(a0.window.queried).toBe(2100);
+  });
+
+  it('prefix cache: no lookups in the window is no rate (NaN point, null row), not 0%', () => {
+    const m = new DashboardModel({ windowMs: 1000 });
+    // Lookups during the first second, then an idle rank whose counters stand still.
+    feedPrefix(m, 40, (i) => ({ queried: Math.min(i + 1, 10) * 64, hit: Math.min(i + 1, 10) * 32 }));
+    const p = m.series.last()!;
+    expect(Number.isNaN(p.prefixHitRate)).toBe(true);
+    expect(p.prefixHitRateByRank).toEqual({});
+    const { ranks, all } = m.prefixCache();
+    expect(ranks[0]!.windowRate).toBeNull();
+    expect(all!.windowRate).toBeNull();
+    expect(ranks[0]!.lifetimeRate).toBe(0.5);
+    // A rank that never looked anything up has no lifetime ratio either.
+    const fresh = new DashboardModel();
+    feedPrefix(fresh, 5, () => ({ queried: 0, hit: 0 }));
+    expect(fresh.prefixCache().ranks[0]!.lifetimeRate).toBeNull();
+  });
+
+  it('prefix cache: a rank restart (counters back to zero) gives no negative rate', () => {
+    const m = new DashboardModel({ windowMs: 1000 });
+    // 2 s at 80% hits, then the rank restarts and looks up at 10% hits.
+    const t = feedPrefix(m, 20, (i) => ({ queried: (i + 1) * 1000, hit: (i + 1) * 800 }));
+    feedPrefix(m, 5, (i) => ({ queried: (i + 1) * 100, hit: (i + 1) * 10 }), t);
+    const a0 = m.prefixCache().ranks[0]!;
+    // In the window (11 intervals): the last 6 before the restart (6000 queried, 4800 hit) and the restarted counters (500, 50).
+    expect(a0.window).toEqual({ queried: 6500, hit: 4850 });
+    expect(a0.windowRate).toBeCloseTo(4850 / 6500, 12);
+    expect(a0.lifetimeRate).toBeCloseTo(0.1, 12);
+    for (let i = 0; i < m.series.size; i++) {
+      const r = m.series.at(i)!.prefixHitRate;
+      expect(Number.isNaN(r) || (r >= 0 && r <= 1)).toBe(true);
+    }
+  });
+
+  it('prefix cache: none without KV-holding ranks', () => {
+    const m = new DashboardModel();
+    feed(m, new SyntheticMetrics({ attentionRanks: 0, ffnRanks: 2, numLayers: 1, numStages: 1 }), 3);
+    expect(m.prefixCache()).toEqual({ ranks: [], all: null });
+    expect(Number.isNaN(m.series.last()!.kvCached)).toBe(true);
+    expect(Number.isNaN(m.series.last()!.prefixHitRate)).toBe(true);
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { FfnLoopStats, MetricsSnapshot } from '@afd/shared';
 import { RingBuffer } from '../lib/RingBuffer.js';
+import { addTokens, hitRate, prefixIncrease, type PrefixTokens } from './prefixCache.js';
 
 /** Short label of a rank: A0 (attention), F1 (ffn), C0 (colocated). */
 export function rankLabel(role: string, rank: number): string {
@@ -30,6 +31,29 @@ export interface DashboardPoint {
   graphCapturesPerSecond: number;
   /** Cumulative hit rate hits / (hits + misses); NaN before any graph step. */
   graphHitRate: number;
+  /** Fraction of KV blocks findable by content (prefix cache), over the KV ranks' blocks (NaN without KV stats). */
+  kvCached: number;
+  /** Prefix-cache hit rate (0..1) of the KV ranks together over the trailing window; NaN when no token was queried in it. */
+  prefixHitRate: number;
+  /** The same per KV rank label; a rank that queried nothing in the window is left out. */
+  prefixHitRateByRank: Record<string, number>;
+}
+
+/** Prefix-cache numbers of one KV-holding (attention or colocated) rank, or of all of them. */
+export interface PrefixCacheRow {
+  /** Rank label, or "all". */
+  label: string;
+  /** Tokens queried and hit over the trailing window (a rank restart counts from zero, never negative). */
+  window: PrefixTokens;
+  /** window.hit / window.queried; null when nothing was queried in the window. */
+  windowRate: number | null;
+  /** Tokens queried and hit since the rank started (the counters as reported). */
+  lifetime: PrefixTokens;
+  /** lifetime.hit / lifetime.queried; null before the first query. */
+  lifetimeRate: number | null;
+  /** KV blocks findable by content, and all KV blocks. */
+  blocksCached: number;
+  blocksTotal: number;
 }
 
 /** The per-layer grids the heatmaps show: rows = layers, columns = rank x stage. */
@@ -56,7 +80,7 @@ export interface FfnRow {
 export interface DashboardModelOptions {
   /** Scalar series length (points); at 10 Hz, 600 = one minute. */
   historyPoints?: number;
-  /** Trailing window for windowed byte grids, ms. */
+  /** Trailing window for windowed byte grids and the prefix-cache hit rate, ms. */
   windowMs?: number;
 }
 
@@ -77,9 +101,12 @@ const RATE_WINDOW_MS = 1000;
 export class DashboardModel {
   readonly series: RingBuffer<DashboardPoint>;
   private readonly ranks = new Map<string, RankHistory>();
-  private readonly windowMs: number;
+  /** Trailing window of the windowed byte grids and the prefix-cache hit rate, ms. */
+  readonly windowMs: number;
   /** Recent graph totals, for rates over a trailing second (one 100 ms delta is too noisy). */
   private readonly graphHistory = new RingBuffer<{ tMs: number; hits: number; misses: number; captures: number }>(64);
+  /** Prefix-cache tokens of each KV rank over the trailing window, as of the last point. */
+  private readonly prefixWindow = new Map<string, PrefixTokens>();
   /** Bumped on every ingest so views can memoize on it. */
   version = 0;
 
@@ -122,6 +149,7 @@ export class DashboardModel {
     this.ranks.clear();
     this.series.clear();
     this.graphHistory.clear();
+    this.prefixWindow.clear();
     this.version += 1;
   }
 
@@ -134,6 +162,11 @@ export class DashboardModel {
     let hits = 0;
     let misses = 0;
     let captures = 0;
+    let blocksCached = 0;
+    let blocksTotal = 0;
+    let prefixAll: PrefixTokens = { queried: 0, hit: 0 };
+    const prefixHitRateByRank: Record<string, number> = {};
+    this.prefixWindow.clear();
     const stepMs: Record<string, number> = {};
     for (const h of this.ranks.values()) {
       const s = h.recent.last();
@@ -148,6 +181,15 @@ export class DashboardModel {
         waiting += s.serving.waitingRequests;
         kvSum += s.serving.kvUsage;
         kvCount += 1;
+      }
+      if (s.stats.kv) {
+        blocksCached += s.stats.kv.blocksCached;
+        blocksTotal += s.stats.kv.blocksTotal;
+        const w = this.prefixTokensInWindow(h, s.timestampMs);
+        this.prefixWindow.set(h.label, w);
+        prefixAll = addTokens(prefixAll, w);
+        const rate = hitRate(w);
+        if (rate !== null) prefixHitRateByRank[h.label] = rate;
       }
     }
     let graphHitsPerSecond = 0;
@@ -181,7 +223,52 @@ export class DashboardModel {
       graphMissesPerSecond,
       graphCapturesPerSecond,
       graphHitRate: hits + misses > 0 ? hits / (hits + misses) : Number.NaN,
+      kvCached: blocksTotal > 0 ? blocksCached / blocksTotal : Number.NaN,
+      prefixHitRate: hitRate(prefixAll) ?? Number.NaN,
+      prefixHitRateByRank,
     };
+  }
+
+  /** A rank's prefix-cache tokens over the trailing window ending at its snapshot of nowMs. */
+  private prefixTokensInWindow(h: RankHistory, nowMs: number): PrefixTokens {
+    const from = this.baselineIndex(h, nowMs);
+    if (from < 0) return { queried: 0, hit: 0 };
+    const samples: (PrefixTokens | null)[] = [];
+    for (let i = from; i < h.recent.size; i++) {
+      const kv = h.recent.at(i)?.stats.kv;
+      samples.push(kv ? { queried: kv.prefixQueryTokens, hit: kv.prefixHitTokens } : null);
+    }
+    return prefixIncrease(samples);
+  }
+
+  /**
+   * The prefix cache of every KV-holding rank, in rank order, and of all of them together
+   * (null when no rank reports KV stats): hit rates over the trailing window (from the
+   * last point) and since start, and the cached blocks.
+   */
+  prefixCache(): { ranks: PrefixCacheRow[]; all: PrefixCacheRow | null } {
+    const ranks: PrefixCacheRow[] = [];
+    for (const label of this.rankLabels()) {
+      const kv = this.latest(label)?.stats.kv;
+      if (!kv) continue;
+      const window = this.prefixWindow.get(label) ?? { queried: 0, hit: 0 };
+      const lifetime = { queried: kv.prefixQueryTokens, hit: kv.prefixHitTokens };
+      ranks.push({ label, window, windowRate: hitRate(window), lifetime, lifetimeRate: hitRate(lifetime), blocksCached: kv.blocksCached, blocksTotal: kv.blocksTotal });
+    }
+    if (ranks.length === 0) return { ranks, all: null };
+    const zero = { queried: 0, hit: 0 };
+    const window = ranks.reduce((a, r) => addTokens(a, r.window), zero);
+    const lifetime = ranks.reduce((a, r) => addTokens(a, r.lifetime), zero);
+    const all: PrefixCacheRow = {
+      label: 'all',
+      window,
+      windowRate: hitRate(window),
+      lifetime,
+      lifetimeRate: hitRate(lifetime),
+      blocksCached: ranks.reduce((a, r) => a + r.blocksCached, 0),
+      blocksTotal: ranks.reduce((a, r) => a + r.blocksTotal, 0),
+    };
+    return { ranks, all };
   }
 
   /** Cumulative graph counters summed over ranks (latest snapshots). */
@@ -262,13 +349,21 @@ export class DashboardModel {
     return h && now ? this.baseline(h, now.timestampMs) : undefined;
   }
 
-  /** The oldest kept snapshot not older than the window, for windowed deltas. */
+  /** The snapshot windowed deltas start from (see baselineIndex). */
   private baseline(h: RankHistory, nowMs: number): MetricsSnapshot | undefined {
+    return h.recent.at(this.baselineIndex(h, nowMs));
+  }
+
+  /**
+   * Index of the snapshot just before the oldest kept one inside the window (so the deltas
+   * span the whole window), or of the oldest when it is already inside; -1 when none is.
+   */
+  private baselineIndex(h: RankHistory, nowMs: number): number {
     for (let i = 0; i < h.recent.size; i++) {
       const s = h.recent.at(i);
-      if (s && nowMs - s.timestampMs <= this.windowMs) return i === 0 ? s : h.recent.at(i - 1);
+      if (s && nowMs - s.timestampMs <= this.windowMs) return Math.max(0, i - 1);
     }
-    return undefined;
+    return -1;
   }
 }
 

@@ -14,6 +14,13 @@ export interface SyntheticOptions {
 
 const LOOP_STATES: FfnLoopState[] = ['waiting-control', 'receiving', 'computing', 'sending'];
 
+/** Prefix-cache tokens an attention rank queries per step: a constant rate, so every window's hit rate is its lifetime one. */
+export const SYNTHETIC_PREFIX_QUERIES_PER_STEP = 400;
+/** Of those, hits per step of attention rank `rank`: 100, 180, 260, 340, ... (25%, 45%, 65%, 85%, ...; capped at all of them). */
+export function syntheticPrefixHitsPerStep(rank: number): number {
+  return Math.min(SYNTHETIC_PREFIX_QUERIES_PER_STEP, 100 + 80 * rank);
+}
+
 /** Snapshot generator; call `tick(tMs)` for the next snapshot of every rank. */
 export class SyntheticMetrics {
   private step = 0;
@@ -53,7 +60,7 @@ export class SyntheticMetrics {
             ffnLoop: isFfn
               ? { state: LOOP_STATES[(this.step + rank) % LOOP_STATES.length]!, layer: this.step % numLayers, stage: this.step % numStages, stepsServed: this.step, waitingMs: (this.step % 10) * 0.3 }
               : null,
-            kv: isFfn ? null : { blocksUsed: (this.step * 3) % 500, blocksTotal: 512, blocksCached: (this.step * 2) % 300, prefixQueryTokens: this.step * 400, prefixHitTokens: this.step * 250 },
+            kv: isFfn ? null : { blocksUsed: (this.step * 3) % 500, blocksTotal: 512, blocksCached: (this.step * 2) % 300, prefixQueryTokens: this.step * SYNTHETIC_PREFIX_QUERIES_PER_STEP, prefixHitTokens: this.step * syntheticPrefixHitsPerStep(rank) },
           },
           serving: isFfn
             ? null
