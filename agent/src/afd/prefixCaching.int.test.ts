@@ -8,10 +8,12 @@
  * prompts report cached prompt tokens and vllm:prefix_cache_hits_total grows. A cache_salt
  * sees only what its own salt cached. Under memory pressure (a KV cache far smaller than the
  * conversations, so cached blocks are evicted while others are in use), concurrent
- * conversations still answer as the reference.
+ * conversations still answer as the reference. The demo model (a trained checkpoint) answers
+ * the same conversations alike with and without caching.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { freePortBlock } from '@afd/native/ports';
+import { findDemoModelDir } from '../model/demoModel.js';
 import { testAddonBuilt } from '../testing/agentBundle.js';
 import { RoleProcess, startTopology, stopTopology } from '../testing/RoleProcess.js';
 import { useTinyModelSetup } from '../testing/tinyModelSetup.js';
@@ -156,5 +158,24 @@ describe.skipIf(!testAddonBuilt())('prefix caching across topologies (real proce
     expect(numBlocks * 16).toBeLessThan(distinctTokens / 3); // far more was cached than fits: blocks were evicted
     expect(await metric(url, 'vllm:prefix_cache_hits_total')).toBeGreaterThan(0);
     expect((await rank.stop()).code).toBe(0);
+  });
+});
+
+const demo = findDemoModelDir();
+describe.runIf(testAddonBuilt() && demo !== null)('prefix caching with the demo model (a trained checkpoint)', () => {
+  it('answers multi-turn conversations as without caching, with hits', { timeout: 300_000 }, async () => {
+    const answers = async (args: string[]): Promise<{ texts: string[][]; hits: number }> => {
+      const rank = await RoleProcess.start({ role: 'colocated', model: demo!, home: setup.home, args });
+      const url = await rank.ready(120_000);
+      const texts = textsOf(await conversations(url, 4));
+      const hits = await metric(url, 'vllm:prefix_cache_hits_total');
+      expect((await rank.stop()).code).toBe(0);
+      return { texts, hits };
+    };
+    const off = await answers(['--no-enable-prefix-caching']);
+    const on = await answers([]);
+    expect(on.texts).toEqual(off.texts);
+    expect(off.hits).toBe(0);
+    expect(on.hits).toBeGreaterThan(0);
   });
 });

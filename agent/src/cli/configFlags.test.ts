@@ -1,7 +1,8 @@
 /** The config flag table as a role process reads it: the CORS and tool-call parser flags land in the api section, bad values name the flag. */
+import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { resolveRoleConfig } from '../role/roleConfig.js';
-import { CONFIG_FLAGS, configFlagsOf, flagName } from './configFlags.js';
+import { CONFIG_FLAGS, configFlagsOf, configInputFromFlags, flagName, registerConfigFlags } from './configFlags.js';
 
 describe('CORS flags', () => {
   it('are vLLM\'s names, on both role and launch', () => {
@@ -28,5 +29,21 @@ describe('--tool-call-parser', () => {
     expect(resolveRoleConfig('colocated', { toolCallParser: 'deepseek_v3' }).api.toolCallParser).toBe('deepseek_v3');
     expect(resolveRoleConfig('colocated', {}).api.toolCallParser).toBe('auto');
     expect(() => resolveRoleConfig('colocated', { toolCallParser: 'mistral' })).toThrow(/--tool-call-parser must be one of auto, hermes, deepseek_v3, llama3_json/);
+  });
+});
+
+describe('--[no-]enable-prefix-caching', () => {
+  const parse = (argv: string[]): Record<string, unknown> => {
+    const cmd = registerConfigFlags(new Command('role').exitOverride(), 'role');
+    cmd.parse(argv, { from: 'user' });
+    return configInputFromFlags(cmd.opts(), 'role');
+  };
+  it('is vLLM\'s pair of flags: on by default (the schema\'s), off with --no-enable-prefix-caching', () => {
+    for (const command of ['role', 'launch'] as const) expect(configFlagsOf(command).map(flagName)).toEqual(expect.arrayContaining(['--enable-prefix-caching', '--no-enable-prefix-caching']));
+    expect(parse([])).toEqual({});
+    expect(parse(['--no-enable-prefix-caching'])).toEqual({ serving: { enablePrefixCaching: false } });
+    expect(parse(['--enable-prefix-caching'])).toEqual({ serving: { enablePrefixCaching: true } });
+    expect(resolveRoleConfig('colocated', {}).serving.enablePrefixCaching).toBe(true);
+    expect(resolveRoleConfig('colocated', { enablePrefixCaching: false }).serving.enablePrefixCaching).toBe(false);
   });
 });
