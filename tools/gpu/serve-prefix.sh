@@ -10,6 +10,7 @@
 # prompts of an earlier one in the same launch. Targets (tools/gpu/serve-prefix-summary.mjs
 # prints them): turns >= 2 TTFT on <= 0.2 x off, multi-turn output tok/s on >= 1.5 x off,
 # random on <= 2% slower than off.
+# AFD_PREFIX_LAUNCH_FLAGS: extra afd-agent launch flags of both launches (e.g. --tokenizer-workers 8).
 # AFD_PREFIX_MODES (default on,off) picks the launches, e.g. one per device call if both do
 # not fit in one (10 minutes); AFD_PREFIX_REPEATS (default 1 multi-turn, 2 random runs:
 # "MT RANDOM"). Writes serve-<mode>-<run>.json/txt, launch-<mode>.log, metrics-<mode>.txt,
@@ -34,7 +35,7 @@ run() { # mode name timeout seed afd-bench-serve-args...
 MT=(--dataset-name multi-turn --shared-prefix-len 2000 --num-conversations 64 --turns 8 --turn-input-len 100 --turn-output-len 100 --max-concurrency 16)
 RANDOM_SET=(--num-prompts 256 --max-concurrency 64 --random-input-len 1024 --random-output-len 128)
 for MODE in $(echo "${AFD_PREFIX_MODES:-on,off}" | tr ',' ' '); do
-  FLAGS=(); [ $MODE = off ] && FLAGS=(--no-enable-prefix-caching)
+  FLAGS=(${AFD_PREFIX_LAUNCH_FLAGS:-}); [ $MODE = off ] && FLAGS+=(--no-enable-prefix-caching)
   $AGENT launch --topology colocated --backend cuda --load-format dummy --seed 1 --model $MODEL --api-port 18000 "${FLAGS[@]}" \
     > $OUT/launch-$MODE.log 2>&1 &
   LP=$!; t=0
@@ -43,7 +44,7 @@ for MODE in $(echo "${AFD_PREFIX_MODES:-on,off}" | tr ',' ' '); do
   for R in $(seq 1 $MT_REPEATS); do run $MODE mt-r$R 300 $R "${MT[@]}"; done
   run $MODE warm-random 120 901 --num-prompts 64 --max-concurrency 64 --random-input-len 1024 --random-output-len 8
   for R in $(seq 1 $RANDOM_REPEATS); do run $MODE random-r$R 180 $((100 + R)) "${RANDOM_SET[@]}"; done
-  curl -s http://127.0.0.1:18000/metrics | grep -E "^vllm:(kv_cache|prefix_cache|prompt_tokens_total)" > $OUT/metrics-$MODE.txt
+  curl -s http://127.0.0.1:18000/metrics | grep -E "^vllm:(kv_cache|prefix_cache|prompt_tokens_total|time_to_first_token_seconds_(sum|count)|request_(queue|prefill|decode)_time_seconds_(sum|count))" > $OUT/metrics-$MODE.txt
   kill -TERM $LP; wait $LP
 done
 "$NODE" tools/gpu/serve-prefix-summary.mjs $OUT | tee -a $OUT/summary.txt
