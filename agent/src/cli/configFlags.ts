@@ -29,6 +29,7 @@ export interface ConfigFlag {
 
 const both: readonly ConfigCommand[] = ['role', 'launch'];
 const roleOnly: readonly ConfigCommand[] = ['role'];
+const launchOnly: readonly ConfigCommand[] = ['launch'];
 
 const int =
   (min: number, max?: number) =>
@@ -89,6 +90,9 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flags: '--allow-credentials', path: ['api', 'allowCredentials'], on: both, description: 'CORS responses carry Access-Control-Allow-Credentials: true (default off)' },
   // api: the OpenAI API (every serving rank of a launch)
   { flags: '--tool-call-parser <name>', path: ['api', 'toolCallParser'], on: both, parse: oneOf(['auto', ...TOOL_CALL_PARSERS]), description: `how tool calls are read from the output with tool_choice "auto": ${TOOL_CALL_PARSERS.join(', ')}, or auto = from the chat template's tool markup (default auto)` },
+  // api: the launch's front router
+  { flags: '--router-prefix-affinity', path: ['api', 'routerPrefixAffinity'], on: launchOnly, description: 'the front router sends a request to the attention rank that served its prompt prefix before (its prefix cache hits), unless that rank is far busier than the least loaded (default on)' },
+  { flags: '--no-router-prefix-affinity', path: ['api', 'routerPrefixAffinity'], on: launchOnly, description: 'the front router balances by load alone' },
   // afd: how steps run (every rank of a launch)
   { flags: '--connector <name>', path: ['afd', 'connector'], on: both, parse: oneOf(AFD_CONNECTORS), description: `AFD data plane: ${transportChoicesHelp(false)} (default: launch: nccl on cuda, tcp on cpu; role: tcp)` },
   { flags: '--afd-port <port>', path: ['afd', 'port'], on: both, parse: int(1, 65535), description: 'base port of the FFN rendezvous: FFN rank f listens on port + f (default 29500)' },

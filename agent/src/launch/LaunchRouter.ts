@@ -29,6 +29,8 @@ export interface RouterStartOptions {
   metricsExtra: () => string;
   /** CORS of the OpenAI API (the launch spec's api section). */
   cors?: CorsConfig;
+  /** Prefer the rank that served a prompt's prefix before (--[no-]router-prefix-affinity; default on). */
+  prefixAffinity?: boolean;
 }
 
 /** Starts the topology's OpenAI front router on `port` balancing over `backends` (rank base URLs). */
@@ -43,6 +45,8 @@ export interface LaunchRouterOptions {
   apiKey: string | undefined;
   /** CORS of the OpenAI API (the launch spec's api section). */
   cors?: CorsConfig;
+  /** Prefix-affine routing (the launch spec's api.routerPrefixAffinity); default on. */
+  prefixAffinity?: boolean;
   /** Restarts per rank, for afd:rank_restarts_total. */
   restarts: () => { role: string; rank: number; total: number }[];
   onNote?: (message: string) => void;
@@ -81,7 +85,7 @@ export class LaunchRouter {
         this.serving.map((r) => r.apiUrl!),
         this.opts.host,
         this.opts.port,
-        { apiKey: this.opts.apiKey, metricsExtra: () => this.restartsText(), ...(this.opts.cors ? { cors: this.opts.cors } : {}) },
+        { apiKey: this.opts.apiKey, metricsExtra: () => this.restartsText(), ...(this.opts.cors ? { cors: this.opts.cors } : {}), ...(this.opts.prefixAffinity !== undefined ? { prefixAffinity: this.opts.prefixAffinity } : {}) },
       );
       if (this.closed) await router.close();
       else this.router = router;

@@ -171,6 +171,7 @@ export class TopologyRun {
         port: this.opts.spec.apiPort,
         apiKey: this.apiKey,
         cors: this.opts.spec.api,
+        prefixAffinity: this.opts.spec.api.routerPrefixAffinity,
         restarts: () => this.runners.map((r) => ({ role: r.id.role, rank: r.id.rank, total: this.restarts.total(r) })),
         onNote: this.opts.onNote,
       },

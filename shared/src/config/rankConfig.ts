@@ -63,6 +63,12 @@ const openAiFields = {
    * template's tool markup (default auto).
    */
   toolCallParser: z.enum(['auto', ...TOOL_CALL_PARSERS]).default('auto'),
+  /**
+   * --[no-]router-prefix-affinity (a launch's front router): send a request to the attention
+   * rank that served its prompt's prefix before, so its prefix cache hits, unless that rank
+   * is far busier than the least loaded; off = balance by load alone (default on).
+   */
+  routerPrefixAffinity: z.boolean().default(true),
 };
 
 /** What the launch spec carries for every serving rank (and the router's CORS): the api section without the address. */

@@ -64,14 +64,15 @@ describe('launch flags -> the launch spec', () => {
   });
 
   it('puts each flag in its field, --config under the flags', () => {
-    const spec = specOf(['--dbo', '--connector', 'nccl', '--max-num-seqs', '8', '--kv-block-size', '32', '--restart', 'never', '--max-restarts', '2', '--config', '{"dbo":{"decodeTokenThreshold":8},"stepDeadlineMs":900,"connector":"tcp"}', '--load-format', 'dummy', '--seed', '5', '--api-port', '0', '--allowed-origins', '["https://app.example"]', '--allow-credentials', '--tool-call-parser', 'hermes'], 'cuda');
+    const spec = specOf(['--dbo', '--connector', 'nccl', '--max-num-seqs', '8', '--kv-block-size', '32', '--restart', 'never', '--max-restarts', '2', '--config', '{"dbo":{"decodeTokenThreshold":8},"stepDeadlineMs":900,"connector":"tcp"}', '--load-format', 'dummy', '--seed', '5', '--api-port', '0', '--allowed-origins', '["https://app.example"]', '--allow-credentials', '--tool-call-parser', 'hermes', '--no-router-prefix-affinity', '--no-enable-prefix-caching'], 'cuda');
     expect(spec.mode === 'afd' && spec.afd).toMatchObject({ connector: 'nccl', dbo: { enabled: true, decodeTokenThreshold: 8 }, stepDeadlineMs: 900 });
-    expect(spec.serving).toMatchObject({ maxNumSeqs: 8, kvBlockSize: 32 });
+    expect(spec.serving).toMatchObject({ maxNumSeqs: 8, kvBlockSize: 32, enablePrefixCaching: false });
     expect(spec.restart).toMatchObject({ policy: 'never', maxRestarts: 2 });
     expect(spec.model).toMatchObject({ loadFormat: 'dummy', seed: 5 });
     expect(spec.apiPort).toBe(0);
-    expect(spec.api).toEqual({ allowedOrigins: ['https://app.example'], allowedMethods: ['*'], allowedHeaders: ['*'], allowCredentials: true, toolCallParser: 'hermes' });
-    expect(specOf([]).api).toMatchObject({ allowedOrigins: [], toolCallParser: 'auto' }); // CORS off unless asked for; the parser from the template
+    expect(spec.api).toEqual({ allowedOrigins: ['https://app.example'], allowedMethods: ['*'], allowedHeaders: ['*'], allowCredentials: true, toolCallParser: 'hermes', routerPrefixAffinity: false });
+    expect(specOf([]).api).toMatchObject({ allowedOrigins: [], toolCallParser: 'auto', routerPrefixAffinity: true });
+    expect(specOf([]).serving.enablePrefixCaching).toBe(true); // CORS off unless asked for; the parser from the template
   });
 
   it('refuses a --config the schema refuses, naming the field', () => {
