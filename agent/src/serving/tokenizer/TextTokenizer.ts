@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { ChatTemplate, type ChatMessage } from './ChatTemplate.js';
+import { SegmentedEncoder } from './SegmentedEncoder.js';
 import type { ChatEncodeOptions } from './PromptEncoder.js';
 import { maxCharsPerToken } from './promptBound.js';
 
@@ -25,6 +26,8 @@ function tokenText(t: TokenizerConfigJson['eos_token']): string | null {
 export class TextTokenizer {
   private readonly tokenStrings = new Map<number, string>();
   private addedTokens: Map<number, string> | undefined;
+  /** Encodes without special tokens piece by piece, long pieces cached (null where that could change the tokens). */
+  private segmented: SegmentedEncoder | null = null;
 
   private constructor(
     private readonly tokenizer: Tokenizer,
@@ -68,11 +71,14 @@ export class TextTokenizer {
     const template = source
       ? new ChatTemplate(source, { bos_token: tokenText(config.bos_token) ?? '', eos_token: tokenText(config.eos_token) ?? '' })
       : null;
-    return new TextTokenizer(tokenizer, config, template, maxCharsPerToken(tokenizerJson));
+    const t = new TextTokenizer(tokenizer, config, template, maxCharsPerToken(tokenizerJson));
+    t.segmented = SegmentedEncoder.of(tokenizerJson, (piece) => tokenizer.encode(piece, { add_special_tokens: false }).ids);
+    return t;
   }
 
   /** Token ids of text; special tokens (e.g. BOS) added per the tokenizer's post-processor when asked. */
   encode(text: string, addSpecialTokens = true): number[] {
+    if (!addSpecialTokens && this.segmented) return this.segmented.encode(text); // chats: their repeated history is cached
     return this.tokenizer.encode(text, { add_special_tokens: addSpecialTokens }).ids;
   }
 
