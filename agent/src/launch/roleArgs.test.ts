@@ -67,7 +67,7 @@ describe('roleChildSpec', () => {
     expect(config.model.dir).toBe('/models/tiny');
     expect(config.device).toEqual({ backend: 'cuda', index: 0, threads: 0 });
     expect(config.afd).toMatchObject({ role: 'attention', rank: 0, topology: { name: '2A2F' }, ffnHosts: ['10.0.0.1', '10.0.0.2'], host: '10.0.0.1', port: 31000, connector: 'tcp', dbo: { enabled: true } });
-    expect(config.api).toEqual({ host: '127.0.0.1', port: 0, allowedOrigins: [], allowedMethods: ['*'], allowedHeaders: ['*'], allowCredentials: false, toolCallParser: 'auto' });
+    expect(config.api).toEqual({ host: '127.0.0.1', port: 0, allowedOrigins: [], allowedMethods: ['*'], allowedHeaders: ['*'], allowCredentials: false, toolCallParser: 'auto', routerPrefixAffinity: true });
     expect(c.env['CUDA_VISIBLE_DEVICES']).toBe('2');
     // ncclEnv travels in the config (with multicast off); the role exports it, not the agent.
     expect(config.afd.ncclEnv).toEqual({ NCCL_DEBUG: 'INFO', NCCL_NVLS_ENABLE: '0' });

@@ -106,7 +106,9 @@ describe('vLLM metric families', () => {
   it('phase times add up: queue + prefill + decode = e2e, queue + prefill = TTFT, prefill + decode = inference; requests did queue', () => {
     const sum = (name: string): number => histogramOf(family(name), model).sum;
     const [queue, prefill, decode] = ['vllm:request_queue_time_seconds', 'vllm:request_prefill_time_seconds', 'vllm:request_decode_time_seconds'].map(sum) as [number, number, number];
-    expect(queue + prefill + decode).toBeCloseTo(sum('vllm:e2e_request_latency_seconds'), 2);
+    // e2e ends when the request is closed, just after its last token is handled: close, not exact (a loaded box adds ms).
+    expect(queue + prefill + decode).toBeCloseTo(sum('vllm:e2e_request_latency_seconds'), 1);
+    expect(queue + prefill + decode).toBeLessThanOrEqual(sum('vllm:e2e_request_latency_seconds') + 1e-9);
     expect(queue + prefill).toBeCloseTo(sum('vllm:time_to_first_token_seconds'), 2);
     expect(prefill + decode).toBeCloseTo(sum('vllm:request_inference_time_seconds'), 2);
     expect(queue).toBeGreaterThan(0.003); // with two slots, three requests waited at least a step
