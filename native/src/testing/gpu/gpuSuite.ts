@@ -8,13 +8,11 @@
  * (logprobsCheck.ts), and a reused KV prefix (prefix caching; prefixReuseCheck.ts).
  * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
  */
-import { rm } from 'node:fs/promises';
-import { relativeError } from '../golden.js';
-import { Engine } from '../../engine.js';
-import { generateGreedy, roleSpec, scatteredBlocks, tinyConfigs, writeTinyModel } from '../engineTesting.js';
+import { generateGreedy, scatteredBlocks, tinyConfigs } from '../engineTesting.js';
 import type { NativeAddon } from '../../addon.js';
 import { loadTestingAddon, type NativeTestingAddon } from '../testingAddon.js';
 import { afdEqualityChecks } from './afdEqualityCheck.js';
+import { withCpuAndCudaEngines, worstRelError } from './enginePair.js';
 import { dummyWeightsChecks } from './dummyWeightsCheck.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 import { engineGraphChecks } from './engineGraphCheck.js';
@@ -56,33 +54,20 @@ function conformance(addon: NativeTestingAddon, seed: number, family: string): G
 async function engineVsCpu(): Promise<GpuCheck[]> {
   const checks: GpuCheck[] = [];
   for (const arch of Object.keys(tinyConfigs)) {
-    const dir = await writeTinyModel(arch, 7);
-    try {
-      const spec = await roleSpec(dir, 'colocated');
+    await withCpuAndCudaEngines(arch, 7, async (cpu, cuda) => {
       const prompt = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5];
       const blocks = scatteredBlocks(4, 1, 31);
-      const opts = { numKvBlocks: 31, kvBlockSize: 4 };
-      const cpu = await Engine.load(spec, { ...opts, backend: 'cpu' });
-      const cuda = await Engine.load(spec, { ...opts, backend: 'cuda' });
-      try {
-        const a = await generateGreedy(cpu, prompt, 5, { chunk: 4, blocks });
-        const b = await generateGreedy(cuda, prompt, 5, { chunk: 4, blocks });
-        let worst = 0;
-        for (let i = 0; i < a.logits.length; i++) worst = Math.max(worst, relativeError(b.logits[i]!, a.logits[i]!));
-        const same = a.tokens.join(',') === b.tokens.join(',');
-        checks.push({
-          suite: 'engine',
-          name: `${arch}: CUDA engine vs CPU engine (prefill in chunks of 4, 5 decode steps)`,
-          passed: same && worst <= cudaLogitTolerance,
-          detail: `tokens ${same ? 'equal' : `differ: cpu ${a.tokens} cuda ${b.tokens}`}; worst logits relError ${worst.toExponential(2)}`,
-        });
-      } finally {
-        cpu.close();
-        cuda.close();
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+      const a = await generateGreedy(cpu, prompt, 5, { chunk: 4, blocks });
+      const b = await generateGreedy(cuda, prompt, 5, { chunk: 4, blocks });
+      const worst = worstRelError(b.logits, a.logits);
+      const same = a.tokens.join(',') === b.tokens.join(',');
+      checks.push({
+        suite: 'engine',
+        name: `${arch}: CUDA engine vs CPU engine (prefill in chunks of 4, 5 decode steps)`,
+        passed: same && worst <= cudaLogitTolerance,
+        detail: `tokens ${same ? 'equal' : `differ: cpu ${a.tokens} cuda ${b.tokens}`}; worst logits relError ${worst.toExponential(2)}`,
+      });
+    });
   }
   return checks;
 }

@@ -5,43 +5,28 @@
  * prompt did (CUDA, greedy tokens equal), and its logits match the CPU engine's whole
  * prefill under the bf16 tolerance.
  */
-import { rm } from 'node:fs/promises';
-import { relativeError } from '../golden.js';
-import { Engine } from '../../engine.js';
-import { roleSpec, tinyConfigs, writeTinyModel } from '../engineTesting.js';
+import { tinyConfigs } from '../engineTesting.js';
 import { runPrefixReuse } from '../prefixReuse.js';
+import { withCpuAndCudaEngines, worstRelError } from './enginePair.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 
 export async function prefixReuseChecks(): Promise<GpuCheck[]> {
   const checks: GpuCheck[] = [];
   const prompt = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3];
   for (const arch of Object.keys(tinyConfigs)) {
-    const dir = await writeTinyModel(arch, 5);
-    try {
-      const spec = await roleSpec(dir, 'colocated');
-      const opts = { numKvBlocks: 31, kvBlockSize: 4 };
-      const cpu = await Engine.load(spec, { ...opts, backend: 'cpu' });
-      const cuda = await Engine.load(spec, { ...opts, backend: 'cuda' });
-      try {
-        const ref = await runPrefixReuse(cpu, prompt, 4);
-        const run = await runPrefixReuse(cuda, prompt, 4);
-        let worst = 0;
-        for (let i = 0; i < ref.whole.logits.length; i++) worst = Math.max(worst, relativeError(run.reused.logits[i]!, ref.whole.logits[i]!));
-        const same = run.reused.tokens.join(',') === run.whole.tokens.join(',');
-        const sameAsCpu = run.reused.tokens.join(',') === ref.whole.tokens.join(',');
-        checks.push({
-          suite: 'engine',
-          name: `${arch}: CUDA engine reading a reused ${run.reusedTokens}-token KV prefix vs computing it (and vs the CPU engine)`,
-          passed: same && sameAsCpu && worst <= cudaLogitTolerance,
-          detail: `tokens ${same ? 'equal' : `differ: whole ${run.whole.tokens} reused ${run.reused.tokens}`}; vs CPU ${sameAsCpu ? 'equal' : `differ: cpu ${ref.whole.tokens}`}; worst logits relError vs CPU ${worst.toExponential(2)}`,
-        });
-      } finally {
-        cpu.close();
-        cuda.close();
-      }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    await withCpuAndCudaEngines(arch, 5, async (cpu, cuda) => {
+      const ref = await runPrefixReuse(cpu, prompt, 4);
+      const run = await runPrefixReuse(cuda, prompt, 4);
+      const worst = worstRelError(run.reused.logits, ref.whole.logits);
+      const same = run.reused.tokens.join(',') === run.whole.tokens.join(',');
+      const sameAsCpu = run.reused.tokens.join(',') === ref.whole.tokens.join(',');
+      checks.push({
+        suite: 'engine',
+        name: `${arch}: CUDA engine reading a reused ${run.reusedTokens}-token KV prefix vs computing it (and vs the CPU engine)`,
+        passed: same && sameAsCpu && worst <= cudaLogitTolerance,
+        detail: `tokens ${same ? 'equal' : `differ: whole ${run.whole.tokens} reused ${run.reused.tokens}`}; vs CPU ${sameAsCpu ? 'equal' : `differ: cpu ${ref.whole.tokens}`}; worst logits relError vs CPU ${worst.toExponential(2)}`,
+      });
+    });
   }
   return checks;
 }
