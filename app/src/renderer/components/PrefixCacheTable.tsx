@@ -33,10 +33,10 @@ export function PrefixCacheTable({ ranks, all, windowLabel, frozen = false }: Pr
     <table className="prefix-table">
       {/* Fixed layout: the token counts ("12.3 k / 45.6 k") get the widest column. */}
       <colgroup>
-        <col style={{ width: '11%' }} />
-        <col style={{ width: '18%' }} />
-        <col style={{ width: '18%' }} />
-        <col style={{ width: '29%' }} />
+        <col style={{ width: '9%' }} />
+        <col style={{ width: '15%' }} />
+        <col style={{ width: '15%' }} />
+        <col style={{ width: '37%' }} />
         <col style={{ width: '24%' }} />
       </colgroup>
       <thead>
