@@ -147,8 +147,8 @@ test('Stop and Esc during a reply show "stopped", with the tokens so far and the
       const y0 = (await page.getByTestId('chat-stop').boundingBox())!.y;
       await page.waitForTimeout(400);
       expect((await page.getByTestId('chat-stop').boundingBox())!.y).toBe(y0);
-      const s = await scroll();
-      expect(s.height - s.top - s.client).toBeLessThan(100);
+      // It follows one frame after the content grows: poll rather than read mid-frame.
+      await expect.poll(async () => { const s = await scroll(); return s.height - s.top - s.client; }, { timeout: 5_000 }).toBeLessThan(100);
       // Scrolled up to read, it stays there while tokens keep coming.
       await log.evaluate((el) => { el.scrollTop = 0; el.dispatchEvent(new Event('scroll')); });
       await page.waitForTimeout(400);
