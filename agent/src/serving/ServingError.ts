@@ -12,7 +12,9 @@ export type ServingErrorKind =
   /** Engine not loaded yet, or an FFN peer is lost: 503. */
   | 'not_ready'
   /** The engine failed while running the request: 500. */
-  | 'engine_error';
+  | 'engine_error'
+  /** The client closed its connection before the request ran (nginx's 499; nobody reads it). */
+  | 'client_closed';
 
 export class ServingError extends Error {
   constructor(

@@ -14,6 +14,7 @@ import { TokenizeRoutes } from './api/tokenizeRoutes.js';
 import type { CacheConfigInfo } from './metrics/cacheConfigInfo.js';
 import type { EngineLike } from './engineLike.js';
 import { registerRankMetrics } from './metrics/rankMetrics.js';
+import { registerTokenizerMetrics } from './metrics/tokenizerMetrics.js';
 import { ServingMetrics } from './metrics/ServingMetrics.js';
 import { ServingEngine, type ServingOptions } from './ServingEngine.js';
 import type { TextTokenizer } from './tokenizer/TextTokenizer.js';
@@ -82,7 +83,8 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
     if (ext) return { ready: false, reason: ext };
     return serving.readiness;
   };
-  const encoder = o.encoder ?? new InlineEncoder(o.tokenizer);
+  const encoder: PromptEncoder = o.encoder ?? new InlineEncoder(o.tokenizer);
+  if (encoder.stats) registerTokenizerMetrics(registry, () => encoder.stats!());
   const served = { servedModelName: o.servedModelName, modelPath: o.modelPath, maxModelLen: serving.maxContextTokens, modelInfo: o.modelInfo };
   const openaiContext = { serving, tokenizer: o.tokenizer, encoder, servedModelName: o.servedModelName, modelPath: o.modelPath, toolCallParser: o.toolCallParser ?? 'auto' };
   const routes = {

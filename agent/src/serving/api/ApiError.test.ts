@@ -11,6 +11,7 @@ describe('error mapping', () => {
       ['queue_full', 429, 'rate_limit_error'],
       ['not_ready', 503, 'service_unavailable'],
       ['engine_error', 500, 'server_error'],
+      ['client_closed', 499, 'client_closed_request'],
     ];
     for (const [kind, status, type] of cases) {
       const e = toApiError(new ServingError(kind, 'msg', 'prompt'));

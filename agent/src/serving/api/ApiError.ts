@@ -45,6 +45,7 @@ const servingStatus: Record<ServingError['kind'], [number, string]> = {
   queue_full: [429, 'rate_limit_error'],
   not_ready: [503, 'service_unavailable'],
   engine_error: [500, 'server_error'],
+  client_closed: [499, 'client_closed_request'],
 };
 
 export function fromServingError(err: ServingError): ApiError {

@@ -1,6 +1,7 @@
 /** Small node:http helpers: JSON responses and size-capped body readers. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from './ApiError.js';
+import { parseJsonBody } from './jsonParser.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   if (res.headersSent || res.destroyed) return;
@@ -27,15 +28,15 @@ export async function readRawBody(req: IncomingMessage, limitBytes: number): Pro
   return Buffer.concat(chunks);
 }
 
-/** Reads and parses a JSON body; 413 past `limitBytes`, 400 when it is not JSON. */
+/**
+ * Reads and parses a JSON body; 413 past `limitBytes`, 400 when it is empty or not JSON.
+ * A large body is decoded and parsed off the event loop (jsonParser.ts).
+ */
 export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
-  const text = (await readRawBody(req, limitBytes)).toString('utf8');
-  if (text.trim() === '') throw ApiError.badRequest('the request body is empty; send a JSON object', null, 'invalid_json');
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw ApiError.badRequest(`the request body is not valid JSON (${(err as Error).message})`, null, 'invalid_json');
-  }
+  const outcome = await parseJsonBody(await readRawBody(req, limitBytes));
+  if (outcome.ok) return outcome.value;
+  if (outcome.empty) throw ApiError.badRequest('the request body is empty; send a JSON object', null, 'invalid_json');
+  throw ApiError.badRequest(`the request body is not valid JSON (${outcome.message})`, null, 'invalid_json');
 }
 
 /**

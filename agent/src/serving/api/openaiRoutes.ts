@@ -4,8 +4,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ToolCallParserName } from '@afd/shared';
 import type { RequestHandle, ServingEngine } from '../ServingEngine.js';
 import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
-import type { PromptEncoder } from '../tokenizer/PromptEncoder.js';
-import { checkPromptChars, clientGone, encodeChatPrompt } from './chatPrompt.js';
+import type { PromptEncoder, TaskControl } from '../tokenizer/PromptEncoder.js';
+import { checkPromptChars, clientGone, encodeChatPrompt, encodeControl, encodeTextPrompt } from './chatPrompt.js';
 import { templateToolStyle, type TemplateToolStyle } from '../tools/templateToolStyle.js';
 import { resolveToolParser } from '../tools/toolParsers.js';
 import { chatFormat } from './chatResponse.js';
@@ -70,7 +70,10 @@ export class OpenAiRoutes {
     prompts.forEach((p, i) => {
       if (typeof p === 'string') checkPrompt(i, count, () => checkPromptChars(this.ctx, [p], 'prompt'));
     });
-    const promptIds = await Promise.all(prompts.map((p) => (typeof p === 'string' ? this.ctx.encoder.encode(p) : p)));
+    const control = encodeControl(this.ctx, req, res, r.truncate_prompt_tokens != null);
+    const promptIds = await Promise.all(
+      prompts.map((p, i) => (typeof p === 'string' ? encodeTextPrompt(this.ctx, p, control, 'prompt').catch((err: unknown) => checkPrompt(i, count, () => { throw err; })) : p)),
+    );
     if (clientGone(req, res)) return;
     const grammar = requestGrammar(body as Readonly<Record<string, unknown>>);
     const params = promptIds.map((ids, i) => {
@@ -115,7 +118,7 @@ export class OpenAiRoutes {
     checkChatOnly(r);
     const tools = chatToolUse(r, this.toolParser);
     const grammar = tools.use.grammar ?? requestGrammar(body as Readonly<Record<string, unknown>>);
-    const encoded = await this.encodeChat(r, tools);
+    const encoded = await this.encodeChat(r, tools, encodeControl(this.ctx, req, res, r.truncate_prompt_tokens != null));
     if (clientGone(req, res)) return;
     const params = toGenerateParams(r, encoded, 'chat');
     if (grammar) params.grammar = grammar;
@@ -136,11 +139,11 @@ export class OpenAiRoutes {
     await this.respond(r, req, res, handles, fmt);
   }
 
-  private async encodeChat(r: ChatRequest, tools: ChatToolUse): Promise<number[]> {
+  private async encodeChat(r: ChatRequest, tools: ChatToolUse, control: TaskControl): Promise<number[]> {
     const messages = toTemplateMessages(r.messages, this.templateStyle);
     const extra = { ...r.chat_template_kwargs, ...(tools.templateTools ? { tools: tools.templateTools } : {}) };
     const toolTexts = tools.templateTools ? [JSON.stringify(tools.templateTools)] : [];
-    return encodeChatPrompt(this.ctx, messages, { addGenerationPrompt: r.add_generation_prompt ?? true, extra }, 'messages', toolTexts);
+    return encodeChatPrompt(this.ctx, messages, { addGenerationPrompt: r.add_generation_prompt ?? true, extra }, 'messages', control, toolTexts);
   }
 
   /** Streams or collects the request's generations, n per prompt (choice i is handles[i]: prompt i / n, its sample i % n). */

@@ -21,13 +21,39 @@ export interface EncodeOptions {
   addSpecialTokens?: boolean;
 }
 
+/** What a caller may ask of one task beyond its text. */
+export interface TaskControl {
+  /** Tokenising may stop once the prompt is known to hold this many tokens (PromptTooLong). */
+  atMostTokens?: number;
+  /** Aborted when nobody wants the result any more (the client left). */
+  signal?: AbortSignal;
+}
+
+/** The prompt holds at least `atLeast` tokens (at least the `atMostTokens` asked); counting stopped there. */
+export class PromptTooLong extends Error {
+  constructor(readonly atLeast: number) {
+    super(`the prompt has at least ${atLeast} tokens`);
+    this.name = 'PromptTooLong';
+  }
+}
+
+/** What an encoder with worker threads has done (afd:tokenizer_* metrics). */
+export interface EncoderStats {
+  /** Tasks waiting for a worker. */
+  waiting: number;
+  /** Tasks ended, by outcome: done (ids or text), too_long (stopped past its limit), cancelled (the caller left), failed. */
+  outcomes: Record<'done' | 'too_long' | 'cancelled' | 'failed', number>;
+}
+
 export interface PromptEncoder {
+  /** Counters of an encoder with worker threads (none for the inline one). */
+  stats?(): EncoderStats;
   /** Token ids of a completion prompt (special tokens added per the tokenizer unless asked not to). */
-  encode(text: string, options?: EncodeOptions): Promise<number[]>;
+  encode(text: string, options?: EncodeOptions & TaskControl): Promise<number[]>;
   /** Text of token ids, special tokens kept (/detokenize); the caller checks the ids are in the vocabulary. */
   decode(ids: number[]): Promise<string>;
   /** The chat rendered with the model's template, tokenised (throws when it cannot render). */
-  encodeChat(messages: ChatMessage[], options: ChatEncodeOptions): Promise<number[]>;
+  encodeChat(messages: ChatMessage[], options: ChatEncodeOptions, control?: TaskControl): Promise<number[]>;
   /** Frees the encoder's threads; pending calls are rejected. */
   close(): Promise<void>;
 }

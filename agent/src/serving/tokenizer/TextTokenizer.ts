@@ -82,6 +82,17 @@ export class TextTokenizer {
     return this.tokenizer.encode(text, { add_special_tokens: addSpecialTokens }).ids;
   }
 
+  /** Token ids of a piece of a text, no special tokens, uncached (bounded counting). */
+  encodePiece(text: string): number[] {
+    return this.tokenizer.encode(text, { add_special_tokens: false }).ids;
+  }
+
+  /** The text a chat becomes through the model's template (throws when it has none or it fails). */
+  renderChat(messages: ChatMessage[], options: ChatEncodeOptions): string {
+    if (!this.chatTemplate) throw new Error('this model has no chat_template in tokenizer_config.json; use /v1/completions');
+    return this.chatTemplate.render(messages, options);
+  }
+
   /** Text of token ids; special tokens skipped unless asked. May end in U+FFFD mid-character. */
   decode(ids: readonly number[], skipSpecialTokens = true): string {
     if (ids.length === 0) return '';
@@ -126,7 +137,6 @@ export class TextTokenizer {
 
   /** Renders a chat with the model's template and tokenizes it (extra special tokens only when asked). */
   encodeChat(messages: ChatMessage[], options: ChatEncodeOptions): number[] {
-    if (!this.chatTemplate) throw new Error('this model has no chat_template in tokenizer_config.json; use /v1/completions');
-    return this.encode(this.chatTemplate.render(messages, options), options.addSpecialTokens ?? false);
+    return this.encode(this.renderChat(messages, options), options.addSpecialTokens ?? false);
   }
 }

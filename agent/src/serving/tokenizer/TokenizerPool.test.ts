@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentScript } from '../../testing/agentBundle.js';
 import { qwenTokenizer, qwenTokenizerDir } from '../testing/qwenTokenizer.js';
 import type { TextTokenizer } from './TextTokenizer.js';
+import { PromptTooLong } from './PromptEncoder.js';
 import { defaultTokenizerWorkers, TokenizerPool } from './TokenizerPool.js';
 
 let script: string;
@@ -65,11 +66,14 @@ describe('TokenizerPool', () => {
 
   it('fails the task of a worker that dies, replaces the worker and serves the next one', async () => {
     const pending = pool.encode(longText);
-    const slots = (pool as unknown as { slots: { worker: Worker }[] }).slots;
-    await slots[0]!.worker.terminate();
+    const slots = (pool as unknown as { slots: { worker: Worker; task: unknown }[] }).slots;
+    await slots.find((s) => s.task !== null)!.worker.terminate();
     await expect(pending).rejects.toThrow(/tokenizer worker exited with code \d+ while tokenising this prompt/);
     expect(await pool.encode(longText.slice(0, 5000))).toEqual(tok.encode(longText.slice(0, 5000)));
-    expect(pool.size).toBe(1);
+    // The general worker comes back (the short lane's served meanwhile), and takes long prompts again.
+    for (let t0 = Date.now(); pool.size < 2 && Date.now() - t0 < 30_000; ) await new Promise((r) => setTimeout(r, 50));
+    expect(pool.size).toBe(2);
+    expect(await pool.encode(longText.slice(0, 50_000))).toEqual(tok.encode(longText.slice(0, 50_000)));
   });
 
   it('refuses past its queue limit with queue_full, and after close', async () => {
@@ -83,6 +87,56 @@ describe('TokenizerPool', () => {
       await small.close();
     }
     await expect(small.encode(longText)).rejects.toThrow(/closed/);
+  });
+
+  it('serves a short prompt in its own lane while long ones hold the general worker', async () => {
+    const order: string[] = [];
+    const longs = [1, 2].map((i) => pool.encode(longText).then(() => order.push(`long ${i}`)));
+    const short = 'seven 7 '.repeat(400); // 3.2 KB: over the inline limit, under the lane's
+    const ids = await pool.encode(short).then((r) => (order.push('short'), r));
+    expect(ids).toEqual(tok.encode(short));
+    await Promise.all(longs);
+    expect(order).toEqual(['short', 'long 1', 'long 2']);
+  });
+
+  it('stops counting a prompt past its token limit: PromptTooLong with a lower bound', async () => {
+    const err = await pool.encode(longText, { atMostTokens: 5_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PromptTooLong);
+    const atLeast = (err as PromptTooLong).atLeast;
+    expect(atLeast).toBeGreaterThanOrEqual(5_000);
+    expect(atLeast).toBeLessThan(tok.encode(longText).length);
+    const messages = [{ role: 'user', content: longText }];
+    await expect(pool.encodeChat(messages, { addGenerationPrompt: true }, { atMostTokens: 5_000 })).rejects.toBeInstanceOf(PromptTooLong);
+    // Under its limit, the same prompt gets its exact ids.
+    expect(await pool.encode(longText, { atMostTokens: 10_000_000 })).toEqual(tok.encode(longText));
+  });
+
+  it('drops the task of a caller that left: from the queue at once, from the worker at its next chunk', async () => {
+    const slots = (pool as unknown as { slots: { worker: Worker; task: unknown }[] }).slots;
+    const replies: string[] = [];
+    const listen = (m: { type: string }): number => replies.push(m.type);
+    for (const s of slots) s.worker.on('message', listen);
+    try {
+      const running = new AbortController();
+      const waiting = new AbortController();
+      // Counted chunk by chunk (over 4 characters a token of its limit), far from done.
+      const a = pool.encode(longText, { atMostTokens: 200_000, signal: running.signal });
+      const b = pool.encode(longText, { signal: waiting.signal });
+      expect(pool.queued).toBe(1);
+      waiting.abort();
+      await expect(b).rejects.toMatchObject({ name: 'ServingError', kind: 'client_closed' });
+      expect(pool.queued).toBe(0);
+      await new Promise((r) => setTimeout(r, 20));
+      running.abort();
+      await expect(a).rejects.toMatchObject({ kind: 'client_closed' });
+      const next = await pool.encode(longText.slice(0, 40_000));
+      expect(next).toEqual(tok.encode(longText.slice(0, 40_000)));
+      expect(replies).toContain('cancelled'); // the worker stopped, it did not finish the prompt
+      expect(replies.filter((r) => r === 'done')).toHaveLength(1);
+    } finally {
+      for (const s of slots) s.worker.off('message', listen);
+    }
+    await expect(pool.encode(longText, { signal: AbortSignal.abort() })).rejects.toMatchObject({ kind: 'client_closed' });
   });
 
   it('says why it cannot start on a directory without tokenizer files', async () => {

@@ -11,11 +11,17 @@
  *
  * Short prompts (at most `inlineMaxChars`) are tokenised on the calling thread: that
  * costs well under a millisecond and never waits behind a long prompt in the queue.
+ * Prompts up to `laneMaxChars` (tens of milliseconds of work) have a lane of their own: one
+ * more worker that takes only them, so a 3 KB prompt never waits behind 7.5 MB ones (the
+ * general workers take short tasks too when no long one waits). A task whose caller no
+ * longer wants it (its `signal` aborts: the client left) leaves the queue, or, running,
+ * stops at its next chunk; a prompt far over its `atMostTokens` stops being tokenised once
+ * it passes them (boundedEncode.ts) and is refused with PromptTooLong.
  */
 import { Worker } from 'node:worker_threads';
 import { ServingError } from '../ServingError.js';
 import type { ChatMessage } from './ChatTemplate.js';
-import type { ChatEncodeOptions, EncodeOptions, PromptEncoder } from './PromptEncoder.js';
+import { type ChatEncodeOptions, type EncodeOptions, type EncoderStats, PromptTooLong, type PromptEncoder, type TaskControl } from './PromptEncoder.js';
 import type { TextTokenizer } from './TextTokenizer.js';
 import type { TokenizerReply, TokenizerTask, TokenizerWorkerData } from './tokenizerWorker.js';
 
@@ -29,24 +35,38 @@ export interface TokenizerPoolOptions {
   inline: TextTokenizer;
   /** Prompts of at most this many characters are tokenised inline (default 2048; 0 = never). */
   inlineMaxChars?: number;
+  /** Tasks of at most this many characters take the short lane (default 32768; 0 = no lane). */
+  laneMaxChars?: number;
   /** Tasks waiting for a worker beyond this are refused with queue_full (429); default 1024. */
   maxQueued?: number;
 }
 
 /** A task without its id (assigned when it is posted). */
-type TaskBody = { op: 'encode'; text: string; addSpecialTokens: boolean } | { op: 'chat'; messages: ChatMessage[]; options: ChatEncodeOptions } | { op: 'decode'; ids: number[] };
+type TaskBody =
+  | { op: 'encode'; text: string; addSpecialTokens: boolean; atMost?: number }
+  | { op: 'chat'; messages: ChatMessage[]; options: ChatEncodeOptions; atMost?: number }
+  | { op: 'decode'; ids: number[] };
 
 interface Pending {
   body: TaskBody;
+  /** Characters of work, for the lane. */
+  chars: number;
   /** Token ids (encode, chat) or text (decode). */
   resolve(result: number[] | string): void;
   reject(err: Error): void;
+  /** Set once the caller has been answered (an abort answers before the worker does). */
+  settled: boolean;
 }
+
+type Lane = 'any' | 'short';
 
 interface Slot {
   worker: Worker;
+  lane: Lane;
   task: (Pending & { id: number }) | null;
 }
+
+const abortedError = (): ServingError => new ServingError('client_closed', 'the client closed the connection before its prompt was tokenised');
 
 const closedError = (): ServingError => new ServingError('not_ready', 'the tokenizer pool is closed (the rank is stopping); retry on another rank');
 
@@ -62,6 +82,7 @@ export class TokenizerPool implements PromptEncoder {
   private readonly queue: Pending[] = [];
   private nextId = 0;
   private closed = false;
+  private readonly outcomes: EncoderStats['outcomes'] = { done: 0, too_long: 0, cancelled: 0, failed: 0 };
   /** Set when a worker could not load the tokenizer: every task fails with it. */
   private broken: ServingError | null = null;
 
@@ -71,8 +92,9 @@ export class TokenizerPool implements PromptEncoder {
   static async start(opts: TokenizerPoolOptions): Promise<TokenizerPool> {
     if (!Number.isInteger(opts.workers) || opts.workers < 1) throw new Error(`tokenizer workers must be an integer >= 1, got ${opts.workers}`);
     const pool = new TokenizerPool(opts);
+    const lanes: Lane[] = [...Array.from({ length: opts.workers }, (): Lane => 'any'), ...((opts.laneMaxChars ?? 32_768) > 0 ? (['short'] as const) : [])];
     try {
-      await Promise.all(Array.from({ length: opts.workers }, () => pool.spawn()));
+      await Promise.all(lanes.map((lane) => pool.spawn(lane)));
     } catch (err) {
       await pool.close();
       throw err;
@@ -80,6 +102,7 @@ export class TokenizerPool implements PromptEncoder {
     return pool;
   }
 
+  /** Worker threads serving, the short lane's included. */
   get size(): number {
     return this.slots.length;
   }
@@ -89,13 +112,17 @@ export class TokenizerPool implements PromptEncoder {
     return this.queue.length;
   }
 
-  private spawn(): Promise<void> {
+  stats(): EncoderStats {
+    return { waiting: this.queue.length, outcomes: { ...this.outcomes } };
+  }
+
+  private spawn(lane: Lane): Promise<void> {
     const data: TokenizerWorkerData = { afdWorker: 'tokenizer', modelDir: this.opts.modelDir };
     const worker = new Worker(this.opts.script, { workerData: data, stdout: false, stderr: false });
     worker.unref();
     this.workers.add(worker);
     worker.once('exit', () => this.workers.delete(worker));
-    const slot: Slot = { worker, task: null };
+    const slot: Slot = { worker, lane, task: null };
     return new Promise((resolve, reject) => {
       let ready = false;
       worker.on('message', (reply: TokenizerReply) => {
@@ -127,76 +154,117 @@ export class TokenizerPool implements PromptEncoder {
     const i = this.slots.indexOf(slot);
     if (i < 0) return;
     this.slots.splice(i, 1);
-    slot.task?.reject(new ServingError('engine_error', `${why} while tokenising this prompt`));
+    if (slot.task) {
+      this.outcomes.failed++;
+      this.answer(slot.task, () => slot.task!.reject(new ServingError('engine_error', `${why} while tokenising this prompt`)));
+    }
     slot.task = null;
     if (this.closed) return;
-    this.spawn().catch((err: Error) => {
-      for (const p of this.queue.splice(0)) p.reject(err);
+    this.spawn(slot.lane).catch((err: Error) => {
+      for (const p of this.queue.splice(0)) this.answer(p, () => p.reject(err));
     });
+  }
+
+  /** Answers the caller once (an aborted task is answered before its worker is done). */
+  private answer(task: Pending, how: () => void): void {
+    if (task.settled) return;
+    task.settled = true;
+    how();
   }
 
   private settle(slot: Slot, reply: Extract<TokenizerReply, { id: number }>): void {
     const task = slot.task;
     if (!task || task.id !== reply.id) return;
     slot.task = null;
-    if (reply.type === 'done') task.resolve(Array.from(reply.ids));
-    else if (reply.type === 'text') task.resolve(reply.text);
-    else task.reject(new Error(reply.message));
+    this.outcomes[reply.type === 'done' || reply.type === 'text' ? 'done' : reply.type === 'tooLong' ? 'too_long' : reply.type === 'cancelled' ? 'cancelled' : 'failed']++;
+    this.answer(task, () => {
+      if (reply.type === 'done') task.resolve(Array.from(reply.ids));
+      else if (reply.type === 'text') task.resolve(reply.text);
+      else if (reply.type === 'tooLong') task.reject(new PromptTooLong(reply.atLeast));
+      else if (reply.type === 'cancelled') task.reject(abortedError());
+      else task.reject(new Error(reply.message));
+    });
     this.dispatch();
+  }
+
+  /** The next task for `slot`: the short lane takes short tasks only, the others the oldest task. */
+  private take(slot: Slot): Pending | undefined {
+    const i = slot.lane === 'short' ? this.queue.findIndex((p) => this.isShort(p.chars)) : 0;
+    return i < 0 ? undefined : this.queue.splice(i, 1)[0];
   }
 
   private dispatch(): void {
     for (const slot of this.slots) {
       if (slot.task) continue;
-      const next = this.queue.shift();
-      if (!next) return;
-      const task = { ...next, id: this.nextId++ };
+      const next = this.take(slot);
+      if (!next) continue;
+      const task = Object.assign(next, { id: this.nextId++ });
       slot.task = task;
       const msg: TokenizerTask = { id: task.id, ...task.body };
       slot.worker.postMessage(msg);
     }
   }
 
-  private run<T extends number[] | string>(body: TaskBody): Promise<T> {
+  private run<T extends number[] | string>(body: TaskBody, chars: number, signal?: AbortSignal): Promise<T> {
     if (this.closed) return Promise.reject(closedError());
     if (this.broken) return Promise.reject(this.broken);
+    if (signal?.aborted) return Promise.reject(abortedError());
     const limit = this.opts.maxQueued ?? 1024;
-    if (this.queue.length >= limit && !this.slots.some((slot) => !slot.task)) {
+    if (this.queue.length >= limit && !this.slots.some((slot) => !slot.task && (slot.lane === 'any' || this.isShort(chars)))) {
       return Promise.reject(new ServingError('queue_full', `too many prompts waiting to be tokenised (${this.queue.length}, limit ${limit}); retry later`));
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ body, resolve: (result) => resolve(result as T), reject });
+      const pending: Pending = { body, chars, resolve: (result) => resolve(result as T), reject, settled: false };
+      signal?.addEventListener('abort', () => this.abandon(pending), { once: true });
+      this.queue.push(pending);
       this.dispatch();
     });
+  }
+
+  /** The caller left: a waiting task leaves the queue, a running one is told to stop. */
+  private abandon(pending: Pending): void {
+    this.answer(pending, () => pending.reject(abortedError()));
+    const i = this.queue.indexOf(pending);
+    if (i >= 0) {
+      this.queue.splice(i, 1);
+      this.outcomes.cancelled++;
+      return;
+    }
+    const slot = this.slots.find((s) => s.task === pending);
+    if (slot && slot.task) slot.worker.postMessage({ id: slot.task.id, op: 'cancel' } satisfies TokenizerTask);
+  }
+
+  private isShort(chars: number): boolean {
+    return chars <= (this.opts.laneMaxChars ?? 32_768);
   }
 
   private inline(chars: number): boolean {
     return chars <= (this.opts.inlineMaxChars ?? 2048);
   }
 
-  encode(text: string, options: EncodeOptions = {}): Promise<number[]> {
+  encode(text: string, options: EncodeOptions & TaskControl = {}): Promise<number[]> {
     const addSpecialTokens = options.addSpecialTokens ?? true;
     if (this.inline(text.length)) return Promise.resolve().then(() => this.opts.inline.encode(text, addSpecialTokens));
-    return this.run({ op: 'encode', text, addSpecialTokens });
+    return this.run({ op: 'encode', text, addSpecialTokens, atMost: options.atMostTokens }, text.length, options.signal);
   }
 
   /** Text of token ids, special tokens kept; inline for up to inlineMaxChars / 4 ids (about as many characters). */
   decode(ids: number[]): Promise<string> {
     if (this.inline(ids.length * 4)) return Promise.resolve().then(() => this.opts.inline.decode(ids, false));
-    return this.run({ op: 'decode', ids });
+    return this.run({ op: 'decode', ids }, ids.length * 4);
   }
 
-  encodeChat(messages: ChatMessage[], options: ChatEncodeOptions): Promise<number[]> {
+  encodeChat(messages: ChatMessage[], options: ChatEncodeOptions, control: TaskControl = {}): Promise<number[]> {
     const chars = messages.reduce((a, m) => a + (m.content?.length ?? 0), 0);
     if (this.inline(chars)) return Promise.resolve().then(() => this.opts.inline.encodeChat(messages, options));
-    return this.run({ op: 'chat', messages, options });
+    return this.run({ op: 'chat', messages, options, atMost: control.atMostTokens }, chars, control.signal);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     const err = closedError();
-    for (const p of this.queue.splice(0)) p.reject(err);
-    for (const s of this.slots.splice(0)) s.task?.reject(err);
+    for (const p of this.queue.splice(0)) this.answer(p, () => p.reject(err));
+    for (const s of this.slots.splice(0)) if (s.task) this.answer(s.task, () => s.task!.reject(err));
     await Promise.all([...this.workers].map((w) => w.terminate()));
   }
 }

@@ -3,6 +3,9 @@
  * bundle: cli/main.ts starts here instead of the command line when `workerData` says so.
  * It loads the model's tokenizer once, then answers one task at a time: token ids come
  * back in a transferred Int32Array, decoded text as a string, failures as their message.
+ * A prompt far longer than its task's `atMost` tokens is counted chunk by chunk and
+ * answered `tooLong` once it passes (boundedEncode.ts); between chunks the thread hears
+ * of a cancellation (the client left) and stops.
  *
  * The thread lowers its own CPU priority (nice 10; on Linux the nice value is per thread):
  * a second of tokenising must not take CPU from the event loop and the engine threads
@@ -12,6 +15,7 @@ import { constants, setPriority } from 'node:os';
 import type { MessagePort } from 'node:worker_threads';
 import type { ChatMessage } from './ChatTemplate.js';
 import type { ChatEncodeOptions } from './PromptEncoder.js';
+import { encodeBounded } from './boundedEncode.js';
 import { TextTokenizer } from './TextTokenizer.js';
 
 /** What a tokenizer worker is started with. */
@@ -21,16 +25,22 @@ export interface TokenizerWorkerData {
   modelDir: string;
 }
 
+/** A task; `atMost` (encode, chat): tokenising may stop once the prompt is known to hold that many tokens. */
 export type TokenizerTask =
-  | { id: number; op: 'encode'; text: string; addSpecialTokens: boolean }
-  | { id: number; op: 'chat'; messages: ChatMessage[]; options: ChatEncodeOptions }
-  | { id: number; op: 'decode'; ids: number[] };
+  | { id: number; op: 'encode'; text: string; addSpecialTokens: boolean; atMost?: number }
+  | { id: number; op: 'chat'; messages: ChatMessage[]; options: ChatEncodeOptions; atMost?: number }
+  | { id: number; op: 'decode'; ids: number[] }
+  /** Nobody wants task `id` any more: stop it at its next chunk. */
+  | { id: number; op: 'cancel' };
 
 export type TokenizerReply =
   | { type: 'ready' }
   | { type: 'failed'; message: string }
   | { type: 'done'; id: number; ids: Int32Array }
   | { type: 'text'; id: number; text: string }
+  /** The prompt holds at least `atLeast` (>= atMost) tokens; counting stopped there. */
+  | { type: 'tooLong'; id: number; atLeast: number }
+  | { type: 'cancelled'; id: number }
   | { type: 'error'; id: number; message: string };
 
 export function isTokenizerWorkerData(data: unknown): data is TokenizerWorkerData {
@@ -53,15 +63,27 @@ export async function runTokenizerWorker(data: TokenizerWorkerData, port: Messag
     send({ type: 'failed', message: messageOf(err) });
     return;
   }
+  const cancelled = new Set<number>();
+  const pause = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  const run = async (task: Exclude<TokenizerTask, { op: 'cancel' }>): Promise<TokenizerReply> => {
+    if (task.op === 'decode') return { type: 'text', id: task.id, text: tokenizer.decode(task.ids, false) };
+    const [text, special] = task.op === 'encode' ? [task.text, task.addSpecialTokens] : [tokenizer.renderChat(task.messages, task.options), task.options.addSpecialTokens ?? false];
+    const out = await encodeBounded(tokenizer, text, special, task.atMost ?? Infinity, { pause, cancelled: () => cancelled.has(task.id) });
+    if (out === null) return { type: 'cancelled', id: task.id };
+    if ('atLeast' in out) return { type: 'tooLong', id: task.id, atLeast: out.atLeast };
+    return { type: 'done', id: task.id, ids: Int32Array.from(out.ids) };
+  };
   port.on('message', (task: TokenizerTask) => {
-    try {
-      if (task.op === 'decode') return send({ type: 'text', id: task.id, text: tokenizer.decode(task.ids, false) });
-      const ids = task.op === 'encode' ? tokenizer.encode(task.text, task.addSpecialTokens) : tokenizer.encodeChat(task.messages, task.options);
-      const packed = Int32Array.from(ids);
-      send({ type: 'done', id: task.id, ids: packed }, [packed.buffer]);
-    } catch (err) {
-      send({ type: 'error', id: task.id, message: messageOf(err) });
+    if (task.op === 'cancel') {
+      cancelled.add(task.id);
+      return;
     }
+    run(task)
+      .catch((err: unknown): TokenizerReply => ({ type: 'error', id: task.id, message: messageOf(err) }))
+      .then((reply) => {
+        cancelled.delete(task.id);
+        send(reply, reply.type === 'done' ? [reply.ids.buffer as ArrayBuffer] : []);
+      });
   });
   send({ type: 'ready' });
 }

@@ -10,7 +10,7 @@ import { resolveToolParser } from '../../tools/toolParsers.js';
 import type { RequestHandle } from '../../ServingEngine.js';
 import { ServingError } from '../../ServingError.js';
 import { ApiError, fromServingError, toApiError } from '../ApiError.js';
-import { clientGone, encodeChatPrompt } from '../chatPrompt.js';
+import { clientGone, encodeChatPrompt, encodeControl } from '../chatPrompt.js';
 import { ABORTED, abortOnDisconnect, collectOne } from '../generationResponse.js';
 import { sendJson } from '../httpUtil.js';
 import { chatLogprobs, type TokenDisplay } from '../logprobsFormat.js';
@@ -63,7 +63,7 @@ export class ResponsesRoutes {
     if (tools.grammar && plan.grammar) {
       throw ApiError.badRequest(`tool_choice forces a function call, which ${plan.grammar.param} would constrain too; send one of them`, 'tool_choice', 'invalid_value');
     }
-    const promptIds = await encodeChatPrompt(this.ctx, plan.messages, { addGenerationPrompt: true, extra: plan.templateVars }, 'input');
+    const promptIds = await encodeChatPrompt(this.ctx, plan.messages, { addGenerationPrompt: true, extra: plan.templateVars }, 'input', encodeControl(this.ctx, req, res, false));
     if (clientGone(req, res)) return;
     const params = toGenerateParams(plan.chat, promptIds, 'chat');
     const grammar = tools.grammar ?? plan.grammar;
