@@ -22,6 +22,8 @@ export interface StreamOutcome {
   finish: string | null;
   /** The whole body when not a stream. */
   body: string;
+  /** The Retry-After header, if any. */
+  retryAfter: string | null;
 }
 
 /** Options of postStream: cancel it, or watch its events as they come. */
@@ -32,7 +34,7 @@ export interface StreamOptions {
 
 export async function postStream(url: string, body: unknown, headers: Record<string, string> = {}, o: StreamOptions = {}): Promise<StreamOutcome> {
   const signal = o.signal;
-  const out: StreamOutcome = { status: 0, events: [], done: false, broken: null, errors: [], tokens: 0, finish: null, body: '' };
+  const out: StreamOutcome = { status: 0, events: [], done: false, broken: null, errors: [], tokens: 0, finish: null, body: '', retryAfter: null };
   let res: Response;
   try {
     res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body), signal: signal ?? null });
@@ -41,6 +43,7 @@ export async function postStream(url: string, body: unknown, headers: Record<str
     return out;
   }
   out.status = res.status;
+  out.retryAfter = res.headers.get('retry-after');
   if (!/event-stream/.test(res.headers.get('content-type') ?? '')) {
     try {
       out.body = await res.text();
