@@ -160,10 +160,7 @@ export class ServingEngine {
     this.notReadyReason = reason;
   }
 
-  /**
-   * Ready unless closed, marked not ready, or the engine cannot step now (engine.problem():
-   * read at each call, so a block whose step just failed refuses new requests at once).
-   */
+  /** Not ready when closed, marked so, or the engine cannot step now (its problem(), read at each call). */
   get readiness(): { ready: boolean; reason: string | null } {
     const reason = this.closed ? 'shutting down' : (this.notReadyReason ?? this.engine.problem?.() ?? null);
     return { ready: reason === null, reason };
@@ -312,11 +309,9 @@ export class ServingEngine {
           outputs = this.scheduler.update(step, result);
           if (outputs.length > 0) this.observer?.onIteration(outputs.reduce((n, o) => n + 1 + (o.seq.outputIds.length === 1 ? o.seq.promptIds.length : 0), 0));
         } catch (err) {
-          // A request that produced no token yet gets a retryable 503; the engine's problem()
-          // (a lost FFN peer) keeps new requests out until it can step again.
-          const cause = (err as Error).message;
+          // Retryable (503) for a request with no token yet; problem() keeps new ones out meanwhile.
           const failed = this.scheduler.failStep(step);
-          for (const seq of failed) this.fail(seq.id, stepFailureError(cause, seq.outputIds.length > 0));
+          for (const seq of failed) this.fail(seq.id, stepFailureError((err as Error).message, seq.outputIds.length > 0));
           continue;
         }
         for (const [seq, error] of grammarFailed) {
