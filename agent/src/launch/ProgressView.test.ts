@@ -27,4 +27,17 @@ describe('ProgressView (no terminal)', () => {
       'gpu2 ffn 1: ready http://127.0.0.1:9',
     ]);
   });
+
+  it('a rank of a remote agent: its loopback URL says it is reachable on that host only, and through what', () => {
+    const { stream, text } = capture();
+    const view = new ProgressView(stream, false);
+    const remote = { agent: '10.88.0.2:7700', address: '10.88.0.2' };
+    view.onEvent('10.88.0.2:7700', { type: 'rank.ready', launchId: 'l', role: 'attention', rank: 1, apiUrl: 'http://127.0.0.1:35489' }, remote);
+    view.onEvent('local', { type: 'rank.ready', launchId: 'l', role: 'attention', rank: 0, apiUrl: 'http://127.0.0.1:35400' }, null);
+    view.stop();
+    expect(text().trim().split('\n')).toEqual([
+      "10.88.0.2:7700 attention 1: ready http://127.0.0.1:35489 (on 10.88.0.2 only: ranks listen on their host's loopback; requests reach it through the front router of agent 10.88.0.2:7700)",
+      'local attention 0: ready http://127.0.0.1:35400',
+    ]);
+  });
 });

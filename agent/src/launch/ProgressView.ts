@@ -4,7 +4,7 @@
  * phase change otherwise (CI logs, pipes).
  */
 import { MultiBar, Presets, type SingleBar } from 'cli-progress';
-import type { AgentEvent, RolePhase } from '@afd/shared';
+import { rankUrlText, type AgentEvent, type RemoteRankHost, type RolePhase } from '@afd/shared';
 
 function gib(bytes: number): string {
   return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
@@ -46,8 +46,11 @@ export class ProgressView {
     else this.out.write(`${line}\n`);
   }
 
-  /** Updates the display from an agent event (the host prefix tells agents apart). */
-  onEvent(host: string, e: AgentEvent): void {
+  /**
+   * Updates the display from an agent event (the host prefix tells agents apart; `remote`:
+   * the agent's host when it is not this one, for the URL of a rank that is ready).
+   */
+  onEvent(host: string, e: AgentEvent, remote: RemoteRankHost | null = null): void {
     if (!('role' in e) || e.type === 'log.lines') return;
     const label = `${host ? `${host} ` : ''}${e.role} ${e.rank}`;
     const v = this.view(label);
@@ -67,13 +70,15 @@ export class ProgressView {
         }
         break;
       }
-      case 'rank.ready':
+      case 'rank.ready': {
         v.phase = 'ready';
+        const detail = `ready ${e.apiUrl === null ? '' : rankUrlText(e.apiUrl, e.role, remote)}`;
         if (v.bar) {
           v.bar.setTotal(1);
-          v.bar.update(1, { label: label.padEnd(14), detail: `ready ${e.apiUrl ?? ''}` });
-        } else this.log(`${label}: ready ${e.apiUrl ?? ''}`);
+          v.bar.update(1, { label: label.padEnd(14), detail });
+        } else this.log(`${label}: ${detail}`);
         break;
+      }
       case 'rank.failed':
         v.phase = 'failed';
         v.bar?.update({ label: label.padEnd(14), detail: `FAILED (${e.exitCode ?? e.signal})` });

@@ -8,13 +8,14 @@
  * back (policy never, or too many restarts in a row: exit 1).
  */
 import { randomUUID } from 'node:crypto';
-import { failureTail, prettyLogLine, type AgentEvent, type LaunchConfigInput, type LaunchSpec, type TopologyState } from '@afd/shared';
+import { failureTail, prettyLogLine, remoteRankHost, type AgentEvent, type LaunchConfigInput, type LaunchSpec, type RemoteRankHost, type TopologyState } from '@afd/shared';
 import { LaunchManager } from '../daemon/LaunchManager.js';
 import { runProbeInChild } from '../probe/runProbe.js';
 import { selfCommand } from '../util/self.js';
 import { buildCliLaunchSpec, type CliHost, type CliPlacement } from './cliSpec.js';
 import { RemoteAgent } from './RemoteAgent.js';
 import { killAllGroupsNow } from './ChildProcessGroup.js';
+import { launchSummary } from './launchSummary.js';
 import { ProgressView } from './ProgressView.js';
 import type { RouterFactory } from './TopologyRun.js';
 
@@ -46,6 +47,8 @@ export interface HeadlessOptions {
 
 interface Target {
   agentId: string;
+  /** Its host when it is not this one (a remote agent): how its ranks' URLs are shown. */
+  remote: RemoteRankHost | null;
   launch(launchId: string, spec: LaunchSpec): Promise<void>;
   stop(graceMs: number): Promise<void>;
   state: TopologyState | undefined;
@@ -64,7 +67,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
   /** The last rank failure seen (with its output), reported if the launch gives up. */
   let lastRankFailure: string | undefined;
   const onEvent = (host: string, t: Target, e: AgentEvent): void => {
-    view.onEvent(host, e);
+    view.onEvent(host, e, t.remote);
     const prefix = host ? `${host}: ` : '';
     if (e.type === 'rank.failed') {
       // The output lines that add to the message (no role events, no record repeating it).
@@ -102,6 +105,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
       });
       const t: Target = {
         agentId: 'local',
+        remote: null,
         state: undefined,
         launch: async (launchId, spec) => void (await manager.launch({ launchId, agentId: 'local', spec, apiKey: opts.apiKey })),
         stop: async (graceMs) => void (await manager.stop(graceMs)),
@@ -130,6 +134,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     const agentId = url.host;
     const t: Target = {
       agentId,
+      remote: remoteRankHost(agentId, h, null), // with its advertised address once known
       state: undefined,
       launch: async () => undefined, // set once connected
       stop: async () => undefined,
@@ -147,6 +152,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     t.stop = async (graceMs) => void (await remote.request('topology.stop', { graceMs }, graceMs * 3 + 10_000));
     targets.push(t);
     // Other hosts reach this agent's ranks at the address it advertises, else at the URL's host.
+    t.remote = remoteRankHost(agentId, h, inv.advertiseHost);
     cliHosts.push({ agentId, address: inv.advertiseHost ?? url.hostname, gpus: inv.devices.filter((d) => d.kind === 'cuda').map((d) => d.index) });
   }
   if (hostSpecs.length > 1 && cliHosts.some((c) => c.agentId === 'local') && !opts.advertiseHost) {
@@ -196,7 +202,7 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
     if (targets.every((t) => t.state?.state === 'running')) {
       clearInterval(readyWatch);
       view.stop();
-      process.stdout.write(summary(name, targets, (Date.now() - t0) / 1000));
+      process.stdout.write(launchSummary(name, targets, (Date.now() - t0) / 1000));
     }
   }, 100);
 
@@ -208,18 +214,6 @@ export async function runHeadlessLaunch(opts: HeadlessOptions): Promise<number> 
   await closeRemotes();
   process.stderr.write('all ranks stopped\n');
   return code;
-}
-
-function summary(name: string, targets: Target[], seconds: number): string {
-  const lines = [`${name} ready in ${seconds.toFixed(1)} s`];
-  for (const t of targets) {
-    const s = t.state;
-    if (!s) continue;
-    if (s.routerUrl) lines.push(`  OpenAI API: ${s.routerUrl}/v1  (front router over ${s.ranks.filter((r) => r.role !== 'ffn').length} rank(s)${targets.length > 1 ? ` on ${t.agentId}` : ''})`);
-    for (const r of s.ranks) lines.push(`  ${targets.length > 1 ? `${t.agentId} ` : ''}${r.role} ${r.rank}: ${r.apiUrl ?? '-'}  pid ${r.pid ?? '-'}`);
-  }
-  lines.push('Ctrl-C stops every rank.');
-  return `${lines.join('\n')}\n`;
 }
 
 /**

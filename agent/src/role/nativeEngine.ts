@@ -4,7 +4,7 @@
  * AttentionLink, which reads the rank config itself (one binding conversion): TCP for
  * handshake and control, and the data plane its connector names (connectors.ts).
  */
-import { AttentionLink, Engine, type NativeEngineOptions } from '@afd/native';
+import { AttentionLink, Engine, type AttentionLinkState, type NativeEngineOptions } from '@afd/native';
 import { roleLoadSpec } from '@afd/native/checkpoint';
 import { countOf, kvCacheSizing, resolveEpTransport, transportInfo, type AfdConfig, type RankConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
@@ -66,11 +66,16 @@ export async function resolveBackend(backend: 'cpu' | 'cuda' | 'auto'): Promise<
   return probe.result.variant === 'cuda' && probe.result.devices.length > 0 ? 'cuda' : 'cpu';
 }
 
+/** Why a link's engine cannot step (its FFN peer is lost: the link redials); null when connected (or connecting, closed). */
+export function linkProblem(st: AttentionLinkState): string | null {
+  return st.state === 'lost' ? `lost ${st.peer}: ${st.lastError || 'connection closed'}; reconnecting` : null;
+}
+
 /** Watches an attention link and reports loss / recovery of the FFN peer. */
 function watchLink(link: AttentionLink, onPeerState: ((problem: string | null) => void) | undefined): NodeJS.Timeout {
   const timer = setInterval(() => {
     const st = link.state();
-    if (st.state === 'lost') onPeerState?.(`lost ${st.peer}: ${st.lastError || 'connection closed'}; reconnecting`);
+    if (st.state === 'lost') onPeerState?.(linkProblem(st));
     else if (st.state === 'connected') onPeerState?.(null);
   }, 250);
   timer.unref();
@@ -96,11 +101,10 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   const info = native.info;
   req.onProgress('loading', residentBytes, residentBytes);
 
-  let link: AttentionLink | null = null;
+  const link = req.role === 'attention' ? new AttentionLink(native, config) : null;
   let watch: NodeJS.Timeout | null = null;
-  if (req.role === 'attention') {
+  if (link) {
     const { afd } = config;
-    link = new AttentionLink(native, config);
     req.onProgress('rendezvous', 0, 1, `joining ${afd.topology.name} as attention rank ${afd.rank} (${link.state().peer || `FFN at ${afd.host}:${afd.port}`})`);
     try {
       await link.connect();
@@ -117,6 +121,9 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     info: { vocabSize: info.vocabSize, eosTokenIds: spec.config.eosTokenIds, maxModelLen, numKvBlocks: info.numKvBlocks, kvBlockSize: info.kvBlockSize },
     step: (plan) => native.step(plan),
     provideTokenMask: (mask) => native.provideTokenMask(mask),
+    // Read at once (the watcher polls every 250 ms): a step that just failed on a hung or
+    // lost FFN rank has already marked the link lost, so new requests get 503 at once.
+    ...(link ? { problem: () => linkProblem(link.state()) } : {}),
     stats: () => native.rankStats(config.afd.rank),
     async close() {
       if (watch) clearInterval(watch);

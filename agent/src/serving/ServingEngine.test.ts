@@ -113,6 +113,38 @@ describe('ServingEngine', () => {
     expect(serving.scheduler.blocks.numUsedBlocks).toBe(0);
   });
 
+  it('a failed step: retryable (step_failed) for a request with no token yet, engine_error for one that streamed tokens', async () => {
+    const engine = new FakeEngine({ stepDelayMs: 2 });
+    const serving = new ServingEngine(engine, tok, options);
+    const streaming = serving.submit({ promptIds: [1, 2], sampling: greedy, maxTokens: 100 });
+    let fresh: RequestHandle | undefined;
+    let deltas = 0;
+    let streamed: GenerationEvent | undefined;
+    for await (const e of streaming.events) {
+      if (e.type === 'delta' && ++deltas === 2) {
+        fresh = serving.submit({ promptIds: [3, 4, 5], sampling: greedy, maxTokens: 5 }); // joins the next step: its prefill
+        engine.failNext = new Error('timed out waiting for FFN rank 1');
+      }
+      if (e.type !== 'delta') streamed = e;
+    }
+    expect(streamed).toMatchObject({ type: 'error', error: { kind: 'engine_error', message: 'engine step failed: timed out waiting for FFN rank 1' } });
+    const first = await collect(fresh!.events);
+    expect(first.n).toBe(0);
+    expect(first.done).toMatchObject({ type: 'error', error: { kind: 'step_failed', message: expect.stringMatching(/^engine step failed: timed out waiting for FFN rank 1; .*nothing was generated: retry it/) } });
+    expect(serving.scheduler.blocks.numUsedBlocks).toBe(0);
+  });
+
+  it('is not ready while the engine reports a problem (a lost FFN peer), read at each request', async () => {
+    const engine = new FakeEngine();
+    const serving = new ServingEngine(engine, tok, options);
+    engine.unavailable = 'lost FFN rank 1 at 127.0.0.1:29501: timed out; reconnecting';
+    expect(serving.readiness).toEqual({ ready: false, reason: engine.unavailable });
+    expect(() => serving.submit({ promptIds: [1], sampling: greedy })).toThrow(expect.objectContaining({ kind: 'not_ready', message: expect.stringMatching(/not ready \(lost FFN rank 1 .*reconnecting\)/) }));
+    engine.unavailable = null;
+    expect(serving.readiness.ready).toBe(true);
+    expect((await collect(serving.submit({ promptIds: [1], sampling: greedy, maxTokens: 2 }).events)).n).toBe(2);
+  });
+
   it('serves many concurrent requests under KV pressure without leaks', async () => {
     const engine = new FakeEngine({ numKvBlocks: 12, kvBlockSize: 4 });
     const serving = new ServingEngine(engine, tok, options);

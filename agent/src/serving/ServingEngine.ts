@@ -32,7 +32,7 @@ import { Scheduler, type ScheduledStep, type SchedulerConfig, type SeqOutput } f
 import type { TokenLogprob } from './scheduler/logprobRows.js';
 import { Sequence, type FinishReason, type Penalties } from './scheduler/Sequence.js';
 import { checkLength, checkRequest } from './requestChecks.js';
-import { ServingError } from './ServingError.js';
+import { ServingError, stepFailureError } from './ServingError.js';
 import type { RequestPhases, ServingObserver } from './ServingObserver.js';
 import type { Decoder } from './tokenizer/IncrementalDetokenizer.js';
 import { OutputText } from './tokenizer/OutputText.js';
@@ -160,8 +160,9 @@ export class ServingEngine {
     this.notReadyReason = reason;
   }
 
+  /** Not ready when closed, marked so, or the engine cannot step now (its problem(), read at each call). */
   get readiness(): { ready: boolean; reason: string | null } {
-    const reason = this.closed ? 'shutting down' : this.notReadyReason;
+    const reason = this.closed ? 'shutting down' : (this.notReadyReason ?? this.engine.problem?.() ?? null);
     return { ready: reason === null, reason };
   }
 
@@ -308,9 +309,9 @@ export class ServingEngine {
           outputs = this.scheduler.update(step, result);
           if (outputs.length > 0) this.observer?.onIteration(outputs.reduce((n, o) => n + 1 + (o.seq.outputIds.length === 1 ? o.seq.promptIds.length : 0), 0));
         } catch (err) {
-          const error = new ServingError('engine_error', `engine step failed: ${(err as Error).message}`);
+          // Retryable (503) for a request with no token yet; problem() keeps new ones out meanwhile.
           const failed = this.scheduler.failStep(step);
-          for (const seq of failed) this.fail(seq.id, error);
+          for (const seq of failed) this.fail(seq.id, stepFailureError((err as Error).message, seq.outputIds.length > 0));
           continue;
         }
         for (const [seq, error] of grammarFailed) {

@@ -11,6 +11,12 @@ export type ServingErrorKind =
   | 'queue_full'
   /** Engine not loaded yet, or an FFN peer is lost: 503. */
   | 'not_ready'
+  /**
+   * The engine step failed before the request produced a token (e.g. its FFN peer hung
+   * past the step deadline): 503. Nothing was generated, so it is safe to retry, and the
+   * front router retries it on another rank.
+   */
+  | 'step_failed'
   /** The engine failed while running the request: 500. */
   | 'engine_error'
   /** The client closed its connection before the request ran (nginx's 499; nobody reads it). */
@@ -26,4 +32,14 @@ export class ServingError extends Error {
     super(message);
     this.name = 'ServingError';
   }
+}
+
+/**
+ * The error of a request whose engine step failed with `cause`: retryable (step_failed,
+ * 503) while the request has produced no token, else engine_error (500; its tokens may
+ * already have been streamed, so it cannot be retried unseen).
+ */
+export function stepFailureError(cause: string, producedTokens: boolean): ServingError {
+  if (producedTokens) return new ServingError('engine_error', `engine step failed: ${cause}`);
+  return new ServingError('step_failed', `engine step failed: ${cause}; it failed before this request produced a token, so nothing was generated: retry it (the front router retries it on another rank)`);
 }

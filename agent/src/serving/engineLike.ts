@@ -29,6 +29,12 @@ export interface EngineLike {
    * withdraws it (the step fails). Absent: the serving loop puts the mask in the plan.
    */
   provideTokenMask?(mask: Int32Array | null): void;
+  /**
+   * Why the engine cannot run a step now, read at once (an attention rank whose FFN peer
+   * was lost or hung past the step deadline: its link redials); null when it can. Absent:
+   * it always can. The rank answers 503 to new requests meanwhile.
+   */
+  problem?(): string | null;
   /** Native runtime counters (cheap; read at ~10 Hz). */
   stats(): RankStats;
   /** Releases the engine (and its connector). */

@@ -16,6 +16,8 @@ export interface StartedLaunch {
   api: string;
   /** Rank pids by "role rank" (e.g. "ffn 1"), from the summary. */
   pids: Map<string, number>;
+  /** Rank HTTP base URLs by "role rank", from the summary. */
+  urls: Map<string, string>;
   stdout(): string;
   stderr(): string;
   /** Resolves with the exit code. */
@@ -53,12 +55,15 @@ export async function startLaunch(args: string[], o: { home: string; cwd?: strin
   }
   const api = /OpenAI API: (http:\/\/[^\s]+)\/v1/.exec(out)?.[1];
   if (!api) throw new Error(`no OpenAI API line in the summary: ${out}`);
-  const pids = new Map([...out.matchAll(/^ {2}(\w+) (\d+): \S+ {2}pid (\d+)$/gm)].map((m) => [`${m[1]} ${m[2]}`, Number(m[3])]));
+  const rows = [...out.matchAll(/^ {2}(\w+) (\d+): (\S+) {2}pid (\d+)$/gm)];
+  const pids = new Map(rows.map((m) => [`${m[1]} ${m[2]}`, Number(m[4])]));
+  const urls = new Map(rows.map((m) => [`${m[1]} ${m[2]}`, m[3]!]));
   return {
     child,
     script,
     api,
     pids,
+    urls,
     stdout: () => out,
     stderr: () => err,
     exited,

@@ -44,6 +44,7 @@ const servingStatus: Record<ServingError['kind'], [number, string]> = {
   invalid_request: [400, 'invalid_request_error'],
   queue_full: [429, 'rate_limit_error'],
   not_ready: [503, 'service_unavailable'],
+  step_failed: [503, 'service_unavailable'],
   engine_error: [500, 'server_error'],
   client_closed: [499, 'client_closed_request'],
 };

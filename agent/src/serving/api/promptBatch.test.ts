@@ -108,15 +108,16 @@ describe('/v1/completions prompt batches', () => {
     await expect.poll(() => srv.api.serving.scheduler.blocks.numUsedBlocks, { timeout: 15_000, interval: 10 }).toBe(0);
   });
 
-  it('an engine failure ends the batch with one error event and one [DONE], or a 500', async () => {
+  it('an engine failure ends the batch with one error event and one [DONE], or (no token yet) a retryable 503', async () => {
     srv.engine.failNext = new Error('peer ffn 0 closed the connection');
     const events = await sse(await post(srv.url, { ...greedy, prompt: ['a', 'b', 'c'], stream: true }));
     expect(events.filter((e) => e.includes('engine step failed'))).toHaveLength(1);
     expect(events.filter((e) => e === '[DONE]')).toHaveLength(1);
     srv.engine.failNext = new Error('peer ffn 0 closed the connection');
     const res = await post(srv.url, { ...greedy, prompt: ['a', 'b', 'c'] });
-    expect(res.status).toBe(500);
-    expect((await jsonOf(res)).error.message).toMatch(/engine step failed/);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect((await jsonOf(res)).error).toMatchObject({ code: 'step_failed', message: expect.stringMatching(/engine step failed: .*nothing was generated: retry it/) });
     expect(srv.api.serving.numActiveRequests).toBe(0);
   });
 });

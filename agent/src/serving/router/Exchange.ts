@@ -26,9 +26,14 @@ const SEQUENCE = /"sequence_number":(\d+)/g;
 /** Hop-by-hop headers: never relayed. */
 const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade']);
 
-function relayHeaders(h: IncomingHttpHeaders): Record<string, string | string[]> {
+/**
+ * The rank's headers to relay with `status`: hop-by-hop ones dropped; a refusal (429, 503)
+ * keeps the rank's Retry-After, else gets the router's (a client should know when to retry).
+ */
+function relayHeaders(h: IncomingHttpHeaders, status: number): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP.has(k)) out[k] = v;
+  if ((status === 429 || status === 503) && out['retry-after'] === undefined) out['retry-after'] = String(ROUTER_RETRY_AFTER_S);
   return out;
 }
 
@@ -93,9 +98,8 @@ export class Exchange {
   /** Sends an already-read response (a refusal not worth retrying) to the client. */
   relayBuffered(up: IncomingMessage, body: Buffer): void {
     if (this.over) return;
-    const headers = relayHeaders(up.headers);
     const status = up.statusCode ?? 502;
-    if ((status === 429 || status === 503) && headers['retry-after'] === undefined) headers['retry-after'] = String(ROUTER_RETRY_AFTER_S);
+    const headers = relayHeaders(up.headers, status);
     headers['content-length'] = String(body.length);
     this.res.writeHead(status, headers);
     this.res.end(body);
@@ -109,7 +113,7 @@ export class Exchange {
     }
     const status = up.statusCode ?? 502;
     this.sse = /^text\/event-stream/i.test(String(up.headers['content-type'] ?? '')) && status === 200;
-    this.res.writeHead(status, relayHeaders(up.headers));
+    this.res.writeHead(status, relayHeaders(up.headers, status));
     if (this.sse) this.res.flushHeaders();
     const url = this.backend?.url ?? 'the attention rank';
     let pending = '';

@@ -92,6 +92,60 @@ describe('FrontRouter with failing ranks', () => {
     expect(r2.load()[0]!.healthy).toBe(false); // a 503 marks it down until its /health says otherwise
   });
 
+  it('a block that has just failed (503 step_failed, /health 503): every new request is served by the healthy rank; it rejoins when its /health says ok', async () => {
+    const block = { failed: true };
+    const reason = 'the engine is not ready (lost FFN rank 1 at 127.0.0.1:29501: timed out; reconnecting); retry later';
+    const failedRank = createServer((req, res) => {
+      if (req.url === '/health') {
+        res.writeHead(block.failed ? 503 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(block.failed ? { status: 'unavailable', reason } : { status: 'ok' }));
+        return;
+      }
+      req.resume();
+      req.on('end', () => {
+        if (!block.failed) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end(JSON.stringify({ error: { message: `engine step failed: timed out waiting for FFN rank 1; ...retry it`, type: 'service_unavailable', param: null, code: 'step_failed' } }));
+      });
+    });
+    servers.push(failedRank);
+    await new Promise<void>((r) => failedRank.listen(0, '127.0.0.1', r));
+    const failedUrl = `http://127.0.0.1:${(failedRank.address() as AddressInfo).port}`;
+    // Its last /health poll said ok (the step failed since): the router still counts it healthy.
+    block.failed = false;
+    const { r, url } = await router([failedUrl, good.url], { prefixAffinity: false, healthIntervalMs: 60_000 });
+    block.failed = true;
+    expect(r.load()[0]!.healthy).toBe(true);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post(url, { model: 'tiny', prompt: 'hi', max_tokens: 2 })));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    const [failedLoad, goodLoad] = r.load();
+    expect(failedLoad!.requestsTotal).toBeGreaterThanOrEqual(1); // the first pick: both idle, index 0
+    expect(goodLoad!.requestsTotal).toBe(6); // all served there, the refused ones retried
+    expect(failedLoad!.healthy).toBe(false);
+    const health = (await (await fetch(`${url}/health`)).json()) as { status: string; backends: { reason: string | null }[] };
+    expect(health.status).toBe('degraded');
+    expect(health.backends[0]!.reason).toMatch(/engine step failed/);
+    // Its /health answers 503 while the block is down, so polls keep it out; ok brings it back.
+    const { r: polled } = await router([failedUrl, good.url], { prefixAffinity: false, healthIntervalMs: 50 });
+    await expect.poll(() => polled.load()[0]!.healthy, { timeout: 5000, interval: 20 }).toBe(false);
+    block.failed = false;
+    await expect.poll(() => polled.load()[0]!.healthy, { timeout: 5000, interval: 20 }).toBe(true);
+  });
+
+  it('refused by every rank: the last refusal reaches the client with Retry-After (the router\'s when the rank gave none), each 503 rank marked down', async () => {
+    const bare = (): ((req: IncomingMessage, res: ServerResponse) => void) => (_, res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"not ready","type":"x","param":null,"code":"not_ready"}}');
+    const [a, b] = await Promise.all([fakeRank(bare()), fakeRank(bare())]);
+    servers.push(a.server, b.server);
+    const { r, url } = await router([a.url, b.url], { prefixAffinity: false, healthIntervalMs: 60_000 });
+    const res = await post(url, { model: 'tiny', prompt: 'hi' });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect([a.hits, b.hits]).toEqual([1, 1]);
+    expect(r.load().map((l) => l.healthy)).toEqual([false, false]);
+    const none = await post(url, { model: 'tiny', prompt: 'hi' });
+    expect(none.status).toBe(503);
+    expect(none.headers.get('retry-after')).toBe('1');
+    expect(((await none.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'not_ready', message: expect.stringMatching(/no attention rank is ready/) });
+  });
+
   it('prefix affinity: a refusing preferred rank is retried on the other, which then keeps the key', async () => {
     const busy = await fakeRank(refuse(429));
     servers.push(busy.server);

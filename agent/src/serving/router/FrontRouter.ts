@@ -13,7 +13,10 @@
  * are relayed as they arrive.
  *
  * It survives its ranks: a 429 or 503 (or a refused connection) is retried once on another
- * healthy rank while nothing has reached the client; a rank that breaks off a stream or
+ * healthy rank while nothing has reached the client. A 503 (the rank is not ready, e.g. its
+ * block's FFN rank hung past the step deadline, or its step failed before the request's
+ * first token) also takes the rank out of rotation until its /health answers 200 again; a
+ * refusal that reaches the client carries Retry-After. A rank that breaks off a stream or
  * goes silent (no byte and no /health answer for `upstreamTimeoutMs`) ends the client's
  * stream with an error event and [DONE]. `drain()` stops admitting (503, /health
  * "draining"), lets in-flight requests finish until its deadline and ends the rest the
@@ -249,6 +252,7 @@ export class FrontRouter {
         if (up.statusCode === 503) this.backends.markDown(b, refusalReason(text) ?? 'answered 503');
         return { send: () => ex.relayBuffered(up, text), discard: () => undefined };
       }
+      if (up.statusCode === 503) this.backends.markDown(b, 'answered 503');
       await ex.relay(up);
       return null;
     } finally {

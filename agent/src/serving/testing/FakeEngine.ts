@@ -76,6 +76,8 @@ export class FakeEngine implements EngineLike {
   plans: StepPlan[] = [];
   /** Makes the next step throw (tests engine failures). */
   failNext: Error | null = null;
+  /** What problem() says: why the engine cannot step now (tests a lost FFN peer); null = it can. */
+  unavailable: string | null = null;
   /** Steps that sampled under a token mask, and masked rows in all. */
   maskedSteps = 0;
   maskedRows = 0;
@@ -120,6 +122,10 @@ export class FakeEngine implements EngineLike {
     if (x.tokenMask) return x.tokenMask;
     if (!this.provideTokenMask) throw new Error('plan: the token mask is deferred, but this engine has no provideTokenMask');
     return new Promise((resolve) => this.maskTickets.push(resolve));
+  }
+
+  problem(): string | null {
+    return this.unavailable;
   }
 
   async step(plan: StepPlan): Promise<StepResult> {

@@ -42,7 +42,8 @@ export function parseLaunchSummary(lines: readonly string[]): Omit<CliLaunch, 'c
       routers.set(router[2]!, router[1]!);
       continue;
     }
-    const rank = /^\s+(\S+) (attention|ffn|colocated) (\d+): (\S+)\s+pid (\d+)$/.exec(l);
+    // A remote rank's loopback URL is followed by where it is reachable: "(on host-b only: ...)".
+    const rank = /^\s+(\S+) (attention|ffn|colocated) (\d+): (\S+)(?: \(on [^)]*\))?\s+pid (\d+)$/.exec(l);
     if (rank) ranks.push({ agentId: rank[1]!, role: rank[2]!, rank: Number(rank[3]), apiUrl: rank[4]!, pid: Number(rank[5]) });
   }
   return { routers, ranks };

@@ -1,5 +1,5 @@
 /** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, stop and restart. */
-import type { AgentInfo, LaunchProgress, RankState } from '@afd/shared';
+import { rankUrlText, remoteRankHost, type AgentInfo, type LaunchProgress, type RankState } from '@afd/shared';
 import { useAgents, useFields, useLaunch, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { progressDetail } from '../lib/format.js';
@@ -44,6 +44,15 @@ function RankProgress({ r }: { r: RankState }) {
       </div>
     </div>
   );
+}
+
+/**
+ * A rank's URL as the user can use it, as `afd-agent launch` prints it (rankUrlText): the
+ * loopback URL of a rank whose agent is on another host says where it works and through what.
+ */
+function rankUrlOf(apiUrl: string, r: RankState, agents: readonly AgentInfo[]): string {
+  const a = agents.find((x) => x.agentId === r.agentId);
+  return rankUrlText(apiUrl, r.role, a ? remoteRankHost(a.agentId, a.url, a.inventory?.advertiseHost) : null);
 }
 
 /**
@@ -157,7 +166,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
                 <td className="small muted">
                   {r.pid !== null && <div>pid {r.pid}</div>}
                   {r.exitCode !== null && <div>exit code {r.exitCode}</div>}
-                  {r.apiUrl && r.state !== 'exited' && r.state !== 'failed' && <div className="mono">{r.apiUrl}</div>}
+                  {r.apiUrl && r.state !== 'exited' && r.state !== 'failed' && <div className="mono">{rankUrlOf(r.apiUrl, r, agents)}</div>}
                 </td>
                 <td style={{ maxWidth: 520 }}>
                   {r.message && <pre className="log" style={{ maxHeight: 200 }}>{r.message}</pre>}
