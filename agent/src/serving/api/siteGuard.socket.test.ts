@@ -54,7 +54,8 @@ describe('a rank\'s own port (loopback bind)', () => {
 
   it('serves no Origin, its own origin, an allowed origin and localhost names; refuses text/plain', async () => {
     const steps = rank.engine.steps;
-    for (const headers of [{ host: hostOf(rank.url) }, { host: hostOf(rank.url), origin: rank.url }, { host: hostOf(rank.url), origin: 'https://app.example' }, { host: `localhost:${new URL(rank.url).port}` }]) {
+    const cases: Record<string, string>[] = [{ host: hostOf(rank.url) }, { host: hostOf(rank.url), origin: rank.url }, { host: hostOf(rank.url), origin: 'https://app.example' }, { host: `localhost:${new URL(rank.url).port}` }];
+    for (const headers of cases) {
       expect((await raw(rank.url, 'POST', '/v1/completions', { ...headers, ...json }, completion)).status, JSON.stringify(headers)).toBe(200);
     }
     expect(rank.engine.steps).toBeGreaterThan(steps); // what the refusals above are measured against
