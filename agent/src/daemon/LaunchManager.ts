@@ -9,6 +9,7 @@ import type { RankRunnerOptions } from '../launch/RankRunner.js';
 import type { RingLine } from '../launch/LogRing.js';
 import { toLogLine } from '../launch/logLine.js';
 import type { SelfCommand } from '../util/self.js';
+import type { HostMemory } from '../util/hostMemory.js';
 
 /** A request the agent refuses, with the protocol's error code. */
 export class AgentRequestError extends Error {
@@ -32,6 +33,8 @@ export interface LaunchManagerOptions {
   /** This agent's advertised address: replaces a wildcard in the router's URL. */
   advertiseHost?: string;
   runner?: RankRunnerOptions;
+  /** What this host has left for the ranks (default: read at each launch); tests pass their own. */
+  hostMemory?: () => HostMemory | null;
   onNote?: (message: string) => void;
 }
 
@@ -101,6 +104,7 @@ export class LaunchManager {
         advertiseHost: this.opts.advertiseHost,
         prepareDefaultModel: this.opts.prepareDefaultModel,
         runner: this.opts.runner,
+        hostMemory: this.opts.hostMemory,
         onEvent: (e) => this.emit(e),
         onLog: (role, rank, line) => {
           for (const l of this.logListeners) l(role, rank, line);

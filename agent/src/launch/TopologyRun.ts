@@ -16,6 +16,8 @@ import { freePortBlock, isPortFree } from '@afd/native/ports';
 import type { SelfCommand } from '../util/self.js';
 import type { RingLine } from './LogRing.js';
 import { checkRouterBindPolicy } from '../daemon/bindPolicy.js';
+import { readHostMemory, type HostMemory } from '../util/hostMemory.js';
+import { checkLaunchFitsHost } from './launchMemory.js';
 import { LaunchRouter, type RouterFactory } from './LaunchRouter.js';
 import { RankRestarts } from './RankRestarts.js';
 import { RankRunner, type RankRunnerOptions, type RankUpdate } from './RankRunner.js';
@@ -49,6 +51,8 @@ export interface TopologyRunOptions {
    */
   prepareDefaultModel?: (onMessage: (message: string) => void) => Promise<string>;
   runner?: RankRunnerOptions;
+  /** What this host has left for the ranks (default: read from /proc and the cgroup at start; null = unknown). */
+  hostMemory?: () => HostMemory | null;
   /** Every protocol event of this launch, in order. */
   onEvent: (event: AgentEvent) => void;
   /** Raw log lines (the daemon batches them into log.lines for subscribers). */
@@ -136,6 +140,7 @@ export class TopologyRun {
     const placements = this.localPlacements();
     const routerHost = this.opts.routerHost ?? '127.0.0.1';
     if (this.opts.startRouter && placements.some((p) => p.role !== 'ffn')) checkRouterBindPolicy(routerHost, this.apiKey);
+    checkLaunchFitsHost(this.opts.spec, placements, this.opts.agentId, (this.opts.hostMemory ?? readHostMemory)());
     this.afdPort = await this.chooseAfdPort();
     this.rendezvousId = this.rendezvousIdOf();
     let spec = this.opts.spec;

@@ -2,7 +2,7 @@
  * `afd-agent launch` passes the role's serving flags through and guards its API (real
  * processes: 1A1F, CPU, the small serving model): the API key from $AFD_API_KEY,
  * --max-model-len, --kv-cache-mib, --max-num-seqs and --max-queued-requests reach the
- * ranks (and vllm:cache_config_info); --allowed-origins reaches the front router's CORS; a
+ * ranks (and vllm:cache_config_info); --allowed-origins reaches the front router's CORS (another origin gets 403); a
  * relative --model is resolved; a non-loopback --api-host without a key is
  * refused; and with --restart never an FFN death ends the launch (exit 1) while its
  * streams still end with an error event and [DONE].
@@ -73,6 +73,9 @@ describe('afd-agent launch options', () => {
     const fromApp = await fetch(`${launch.api}/v1/models`, { headers: { ...auth, origin: 'https://app.example' } });
     expect(fromApp.headers.get('access-control-allow-origin')).toBe('https://app.example');
     await fromApp.text();
+    // Any other origin is refused at the router before it is routed (the key does not help a page that has it).
+    const foreign = await fetch(`${launch.api}/v1/models`, { headers: { ...auth, origin: 'https://attacker.example' } });
+    expect([foreign.status, ((await foreign.json()) as { error: { code: string } }).error.code]).toEqual([403, 'forbidden_origin']);
 
     // --max-num-seqs 2 and --max-queued-requests 0: two streams run, a third would wait and is refused.
     const streams: Promise<StreamOutcome>[] = [0, 1].map((i) => postStream(`${launch!.api}/v1/completions`, { model: 'tiny-serving', prompt: [3 + i, 4], max_tokens: 4000, ignore_eos: true, stream: true }, auth));

@@ -2,7 +2,7 @@
  * The colocated role as a real process on the real CPU engine with the built-in model
  * (created on first use in a temp AFD_HOME): events, the official openai client, a
  * 64-concurrent streaming load with no errors and no leaked KV blocks, afd-bench serve,
- * and a graceful SIGTERM.
+ * the cross-site refusals of its port, and a graceful SIGTERM.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findDemoModelDir } from '../model/demoModel.js';
 import { bundleEntry, testAddonBuilt, testAddonPath } from '../testing/agentBundle.js';
 import { killAllRoles, RoleProcess } from '../testing/RoleProcess.js';
+import { rawRequest } from '../serving/testing/rawHttp.js';
 
 const run = promisify(execFile);
 
@@ -139,6 +140,23 @@ describe.skipIf(!testAddonBuilt())('colocated role process (real CPU engine)', (
     const result = JSON.parse(readFileSync(jsonOut, 'utf8'));
     expect(result).toMatchObject({ completed: 8, failed: 0, totalOutputTokens: 64 });
   }, 150_000);
+
+  it('refuses what a web page could send its loopback port: a foreign Host (DNS rebinding), a foreign Origin, a text/plain body; nothing is generated', async () => {
+    const promptTokens = async (): Promise<number> => Number(/^vllm:prompt_tokens_total\{[^}]*\} (\S+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1] ?? NaN);
+    const before = await promptTokens();
+    const body = JSON.stringify({ model: 'tiny', prompt: 'Hello', max_tokens: 4 });
+    const host = new URL(url).host;
+    const json = { 'content-type': 'application/json' };
+    const rebound = await rawRequest(url, 'POST', '/v1/completions', { ...json, host: `attacker.example:${new URL(url).port}` }, body);
+    expect([rebound.status, rebound.error?.code]).toEqual([403, 'forbidden_host']);
+    expect((await rawRequest(url, 'GET', '/metrics', { host: 'attacker.example' })).status).toBe(403);
+    const foreign = await rawRequest(url, 'POST', '/v1/completions', { ...json, host, origin: 'https://attacker.example' }, body);
+    expect([foreign.status, foreign.error?.code]).toEqual([403, 'forbidden_origin']);
+    const plain = await rawRequest(url, 'POST', '/v1/completions', { host, 'content-type': 'text/plain' }, body);
+    expect([plain.status, plain.error?.code]).toEqual([400, 'unsupported_media_type']);
+    expect(await promptTokens()).toBe(before);
+    expect(before).toBeGreaterThan(0); // the counter moves: earlier tests generated
+  });
 
   it('stops gracefully on SIGTERM: "stopped" event, exit 0', async () => {
     const { code } = await role.stop();

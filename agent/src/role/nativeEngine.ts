@@ -10,6 +10,7 @@ import { countOf, kvCacheSizing, resolveEpTransport, transportInfo, type AfdConf
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import type { EngineOpener } from './engineOpener.js';
+import { checkRankFitsHost } from './rankMemory.js';
 
 /**
  * What the rank config's transports need of this rank's backend (connectors.ts): a device
@@ -95,6 +96,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     seed: model.seed,
     onNote: (m) => req.onProgress('loading', 0, 0, m),
   });
+  checkRankFitsHost({ config, role: req.role, backend, weightsBytes: residentBytes }); // before the engine allocates
   const verb = model.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy tensors (seed ${model.seed})` : `mapping ${spec.tensors.length} tensors`;
   req.onProgress('loading', 0, residentBytes, `${verb} (${spec.config.arch}, ${req.role}) on ${backend}`);
   const native = await Engine.load(spec, engineOptionsOf(config, backend));

@@ -8,6 +8,7 @@ import { roleLoadSpec } from '@afd/native/checkpoint';
 import { formatExpertRange } from '@afd/shared';
 import type { FfnServerOpener } from './ffnServer.js';
 import { applyNcclEnv, checkTransportsFit, resolveBackend } from './nativeEngine.js';
+import { checkRankFitsHost } from './rankMemory.js';
 
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
@@ -27,6 +28,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, config,
     onNote: (m) => onProgress('loading', 0, 0, m),
     ...(expertParallel ? { expertParallel } : {}),
   });
+  checkRankFitsHost({ config, role: 'ffn', backend, weightsBytes: residentBytes }); // before the engine allocates
   const E = spec.config.numExperts;
   const held = spec.expertRange
     ? `${formatExpertRange(spec.expertRange)} of ${E} per MoE layer (expert parallel over ${numFfn} FFN ranks)`

@@ -7,6 +7,8 @@
  * ranks add the serving routes (servingRoutes.ts: the OpenAI API, /tokenize, /detokenize).
  * An API key, when set, guards everything else (/health, /metrics, /version and /afd/stats
  * stay open for probes and monitoring; CORS preflights are answered before it, as vLLM's).
+ * Before anything, siteGuard.ts refuses a foreign Host on a loopback bind (DNS rebinding)
+ * and a foreign Origin that --allowed-origins does not allow (cross-site requests).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +19,7 @@ import { ApiError, toApiError } from './ApiError.js';
 import { BearerAuth } from './bearerAuth.js';
 import { Cors } from './cors.js';
 import { sendJson, sendText } from './httpUtil.js';
+import { SiteGuard } from './siteGuard.js';
 import { isServingPath, ROUTE_LIST, serveRoute, type ServingRouteSet } from './servingRoutes.js';
 
 export interface Readiness {
@@ -55,6 +58,8 @@ export class RankHttpServer {
   private readonly server: Server;
   private readonly auth: BearerAuth;
   private readonly cors: Cors;
+  /** Host and Origin checks; set by listen (they depend on the bound address). */
+  private guard: SiteGuard | null = null;
   private routes: ServingRouteSet | null;
 
   constructor(private readonly opts: RankHttpOptions) {
@@ -72,6 +77,7 @@ export class RankHttpServer {
 
   /** Binds; resolves the base URL (port 0 picks a free port). */
   listen(port: number, host: string): Promise<string> {
+    this.guard = new SiteGuard({ bindHost: host, allowsOrigin: (origin) => this.cors.allowsOrigin(origin) });
     return new Promise((resolve, reject) => {
       this.server.once('error', reject);
       this.server.listen(port, host, () => {
@@ -95,7 +101,9 @@ export class RankHttpServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     try {
+      this.guard?.checkHost(req); // every route: a rebinding page could read /metrics too
       if (this.cors.preflight(req, res)) return;
+      this.guard?.checkOrigin(req); // before routing: a foreign page's request never runs
       this.cors.decorate(req, res);
       if (req.method !== 'OPTIONS') this.auth.check(path, req); // vLLM lets OPTIONS through: a preflight carries no key
       await this.route(req.method ?? 'GET', path, req, res);

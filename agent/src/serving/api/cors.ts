@@ -56,7 +56,8 @@ export class Cors {
     };
   }
 
-  private allowedOrigin(origin: string): boolean {
+  /** Whether --allowed-origins allows this origin ("*": any). */
+  allowsOrigin(origin: string): boolean {
     return this.anyOrigin || this.origins.has(origin);
   }
 
@@ -67,7 +68,7 @@ export class Cors {
     if (req.method !== 'OPTIONS' || origin === undefined || method === undefined) return false;
     const headers: Record<string, string> = { ...this.preflightHeaders };
     const failures: string[] = [];
-    if (!this.allowedOrigin(origin)) failures.push('origin');
+    if (!this.allowsOrigin(origin)) failures.push('origin');
     else if (!this.anyOrigin || this.config.allowCredentials) headers['access-control-allow-origin'] = origin;
     if (!this.methods.includes(method)) failures.push('method');
     const asked = req.headers['access-control-request-headers'];
@@ -85,7 +86,7 @@ export class Cors {
     if (origin === undefined) return;
     if (this.config.allowCredentials) res.setHeader('access-control-allow-credentials', 'true');
     if (this.anyOrigin && req.headers.cookie === undefined) res.setHeader('access-control-allow-origin', '*');
-    else if (this.allowedOrigin(origin)) {
+    else if (this.allowsOrigin(origin)) {
       res.setHeader('access-control-allow-origin', origin);
       addVary(res, 'Origin');
     }

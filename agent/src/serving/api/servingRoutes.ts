@@ -36,6 +36,11 @@ export function isServingPath(path: string): boolean {
   return path.startsWith('/v1/') || Object.hasOwn(POSTS, path);
 }
 
+/** Whether `path` is a POST route that takes a JSON body (the front router checks its Content-Type before forwarding). */
+export function isJsonPostRoute(path: string): boolean {
+  return Object.hasOwn(POSTS, path);
+}
+
 export interface ServeOptions {
   maxBodyBytes: number;
   /** Why the engine cannot generate now; null when it can. */

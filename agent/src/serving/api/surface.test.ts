@@ -71,12 +71,13 @@ describe('CORS on a rank', () => {
   const ask = (url: string): Promise<Response> =>
     fetch(`${url}/v1/chat/completions`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
 
-  it('off by default: a preflight gets vLLM\'s 400 without Allow-Origin (before the API key), responses carry no CORS headers', async () => {
+  it('off by default: a preflight gets vLLM\'s 400 without Allow-Origin (before the API key); a request from the origin is refused (403), without CORS headers', async () => {
     const res = await ask(srv.url);
     expect(res.status).toBe(400);
     expect(await res.text()).toBe('Disallowed CORS origin');
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
     const models = await fetch(`${srv.url}/v1/models`, { headers: { ...auth, origin: 'https://app.example' } });
+    expect(models.status).toBe(403);
     expect([...models.headers.keys()].filter((k) => k.startsWith('access-control-'))).toEqual([]);
   });
 

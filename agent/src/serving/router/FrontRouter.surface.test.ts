@@ -1,7 +1,7 @@
 /**
  * The routes beyond completions through the front router over two real API servers (fake
  * engines): the model by its URL, /version, /tokenize and /detokenize are forwarded with their
- * bodies, a non-JSON body reaches the rank as sent and is refused there, and CORS is the
+ * bodies, a non-JSON body is refused at the router as a rank refuses it, and CORS is the
  * router's own (ranks never see the Origin, so no header comes twice).
  */
 import OpenAI from 'openai';
@@ -49,12 +49,15 @@ describe('FrontRouter: routes beyond completions', () => {
     await noKey.text();
   });
 
-  it('a body that is not JSON reaches the rank with its own Content-Type (or none) and is refused there', async () => {
+  it('a body that is not JSON is refused at the router, as the ranks refuse it, before any rank is asked', async () => {
+    const routed = (): number => plain.load().reduce((n, b) => n + b.requestsTotal, 0);
+    const before = routed();
     const form = await fetch(`${url}/v1/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, body: 'model=tiny&prompt=hi' });
     expect(form.status).toBe(400);
     expect((await jsonOf(form)).error.message).toMatch(/^Unsupported Media Type: Only 'application\/json' is allowed \(got Content-Type "application\/x-www-form-urlencoded"\)/);
     const untyped = await fetch(`${url}/tokenize`, { method: 'POST', headers: auth, body: new Blob(['{"prompt":"hi"}']) });
     expect((await jsonOf(untyped)).error.message).toMatch(/got no Content-Type/);
+    expect(routed()).toBe(before);
   });
 
   it('CORS is the router\'s: off by default; with its options it answers preflights and decorates responses once', async () => {

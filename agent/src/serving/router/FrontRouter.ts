@@ -24,7 +24,9 @@
  * all, to a healthy rank; /health summarises all ranks, /metrics merges every rank's metrics
  * with a `backend` label and adds the router's own (afd:router_*, the affinity decisions
  * among them). CORS is the router's own (the launch's --allowed-origins ...): it
- * answers preflights and decorates responses; ranks never see the Origin header.
+ * answers preflights and decorates responses; ranks never see the Origin header. Before
+ * anything, siteGuard.ts refuses a foreign Host on a loopback bind (DNS rebinding) and a
+ * foreign Origin that --allowed-origins does not allow; a POST body must be JSON.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -32,7 +34,9 @@ import { corsConfigSchema, type CorsConfig } from '@afd/shared';
 import { ApiError, toApiError } from '../api/ApiError.js';
 import { BearerAuth } from '../api/bearerAuth.js';
 import { Cors } from '../api/cors.js';
-import { readRawBody, sendJson, sendText } from '../api/httpUtil.js';
+import { readRawBody, requireJsonContentType, sendJson, sendText } from '../api/httpUtil.js';
+import { SiteGuard } from '../api/siteGuard.js';
+import { isJsonPostRoute } from '../api/servingRoutes.js';
 import { Backends, ROUTER_RETRY_AFTER_S, type Backend } from './Backends.js';
 import { Exchange, readSmallBody, type Attempt } from './Exchange.js';
 import { PrefixAffinity, type PrefixAffinityOptions } from './prefixAffinity.js';
@@ -83,6 +87,8 @@ export class FrontRouter {
   private readonly server: Server;
   private readonly auth: BearerAuth;
   private readonly cors: Cors;
+  /** Host and Origin checks; set by listen (they depend on the bound address). */
+  private guard: SiteGuard | null = null;
   private readonly exchanges = new Set<Exchange>();
   private readonly affinity: PrefixAffinity | null;
   private timer: NodeJS.Timeout | null = null;
@@ -98,6 +104,7 @@ export class FrontRouter {
   }
 
   async listen(port: number, host: string): Promise<string> {
+    this.guard = new SiteGuard({ bindHost: host, allowsOrigin: (origin) => this.cors.allowsOrigin(origin) });
     await this.backends.pollHealth();
     this.timer = setInterval(() => {
       void this.backends.pollHealth();
@@ -180,7 +187,9 @@ export class FrontRouter {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const ex = new Exchange(req, res);
     try {
+      this.guard?.checkHost(req); // every route: a rebinding page could read /metrics too
       if (this.cors.preflight(req, res)) return;
+      this.guard?.checkOrigin(req); // before routing: a foreign page's request never reaches a rank
       this.cors.decorate(req, res);
       if (path === '/health') return this.health(res);
       if (path === '/metrics') return await this.metrics(res);
@@ -191,6 +200,7 @@ export class FrontRouter {
       }
       this.exchanges.add(ex);
       void ex.closed.then(() => this.exchanges.delete(ex));
+      if (req.method === 'POST' && isJsonPostRoute(path)) requireJsonContentType(req); // as the ranks, before a rank is bothered
       if (req.method === 'POST' && GENERATIONS.has(path)) {
         const body = await readRawBody(req, this.opts.maxBodyBytes ?? 16 * 2 ** 20);
         await this.forward(ex, path, body);
