@@ -3,7 +3,7 @@
  * process, CPU, the small serving model with the real Qwen3 tokenizer, a 40960-token
  * window). While a 13.5 MB chat body (under the 16 MiB cap) is refused and three
  * ~100k-token prompts are counted and refused, four streams keep getting tokens with no
- * gap of 200 ms or more: the rank parses large bodies off the event loop, refuses text no
+ * gap of 100 ms or more: the rank parses large bodies off the event loop, refuses text no
  * context window can hold before tokenising it, and tokenises the rest in its worker pool,
  * stopping once a prompt passes the window (tokenising on the event loop, the gap is ~2 s).
  *
@@ -11,9 +11,10 @@
  * one: it has a lane of its own; and the prompts of clients that left are dropped.
  *
  * An inter-token gap also grows when other programs take the cores, so the window is
- * measured up to three times and the best one must stay under 200 ms (a regression
- * stalls every attempt); every attempt must refuse every body. The figures are in
- * docs/afd-runtime.md.
+ * measured up to three times and the best one must stay under 100 ms (a regression
+ * stalls every attempt); every attempt must refuse every body. The bodies are sent from
+ * worker threads, so that the test's own loop, which times the streams, does not stall on
+ * them. The figures are in docs/afd-runtime.md.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAllRoles, RoleProcess } from '../testing/RoleProcess.js';
 import { makeServingModel } from '../testing/servingModel.js';
+import { stagePost } from '../testing/offThreadPost.js';
 import { longestGapMs, postStream, type StreamOutcome } from '../testing/sseClient.js';
 import { until as waitUntil } from '../testing/until.js';
 
@@ -73,11 +75,15 @@ async function measure(): Promise<{ gapMs: number; baselineMs: number; hugeMs: n
     postStream(`${url}/v1/completions`, { model: 'm', prompt: [10 + i, 20, 30], max_tokens: 30_000, ignore_eos: true, stream: true }, {}, { signal: stop.signal }),
   );
   await until(() => metric(/vllm:num_requests_running\{model_name="m"\} 4\n/), 'the four streams running', 60_000);
+  // Staged first (starting threads and copying bodies stalls this loop). The bodies go out from worker threads: handing 13.5 MB to fetch stalls the sender's own
+  // event loop, which times the streams here.
+  const hugeSender = await stagePost(`${url}/v1/chat/completions`, huge);
+  const longSenders = await Promise.all(Array.from({ length: 3 }, () => stagePost(`${url}/v1/completions`, long)));
   await new Promise((r) => setTimeout(r, 500)); // a baseline of gaps before the load
 
   const from = performance.now();
-  const refusedHuge = await post('/v1/chat/completions', huge);
-  const refusedLong = await Promise.all(Array.from({ length: 3 }, () => post('/v1/completions', long)));
+  const refusedHuge = await hugeSender.go();
+  const refusedLong = await Promise.all(longSenders.map((s) => s.go()));
   const to = performance.now();
   await new Promise((r) => setTimeout(r, 300)); // events after the window close its last gap
   stop.abort();
@@ -106,11 +112,11 @@ async function measure(): Promise<{ gapMs: number; baselineMs: number; hugeMs: n
 }
 
 describe('a large body and long prompts on a serving rank', () => {
-  it('are refused while the rank\'s other streams keep an inter-token gap under 200 ms', { timeout: 400_000 }, async () => {
+  it('are refused while the rank\'s other streams keep an inter-token gap under 100 ms', { timeout: 400_000 }, async () => {
     expect(huge.length).toBeGreaterThan(13_000_000);
     expect(huge.length).toBeLessThan(16 * 2 ** 20);
     let best = Infinity;
-    for (let attempt = 1; attempt <= 3 && best >= 200; attempt++) {
+    for (let attempt = 1; attempt <= 3 && best >= 100; attempt++) {
       const m = await measure();
       process.stderr.write(
         `[figure] attempt ${attempt}: 13.5 MB chat body refused in ${m.hugeMs.toFixed(0)} ms; three ~100k-token prompts refused in ${m.longMs.toFixed(0)} ms; ` +
@@ -118,7 +124,7 @@ describe('a large body and long prompts on a serving rank', () => {
       );
       best = Math.min(best, m.gapMs);
     }
-    expect(best).toBeLessThan(200);
+    expect(best).toBeLessThan(100);
   });
 });
 

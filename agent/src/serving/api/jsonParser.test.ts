@@ -25,25 +25,29 @@ describe('parseJsonBody', () => {
 
   it('parses a large body off the event loop, the same value as here, while the loop keeps turning', async () => {
     const body = bytes(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello wörld, '.repeat(1_000_000) }], n: 1.5 }));
+    const expected = parseJsonHere(body);
     const { value, turns } = await turnsWhile(parseJsonBody(body));
-    expect(value).toEqual(parseJsonHere(body));
+    expect(value).toEqual(expected);
+    expect(body.byteLength).toBe(0); // its own allocation: moved to the thread, not copied
     expect((value as { ok: true; value: { messages: { content: string }[] } }).value.messages[0]!.content.length).toBe(13_000_000);
     expect(turns).toBeGreaterThan(3);
   });
 
   it('gives a large invalid or empty body the same outcome as a parse here', async () => {
     const bad = Buffer.concat([bytes('{"prompt": "'), Buffer.alloc(400_000, 'x'), bytes('",}')]);
+    const expected = parseJsonHere(bad);
     const got = await parseJsonBody(bad);
-    expect(got).toEqual(parseJsonHere(bad));
+    expect(got).toEqual(expected);
     expect(got).toMatchObject({ ok: false, empty: false, message: expect.stringMatching(/JSON/) });
     expect(await parseJsonBody(Buffer.alloc(300_000, ' '))).toEqual({ ok: false, empty: true, message: 'empty' });
   });
 
-  it('parses a slice of a shared buffer as that slice only, several at once', async () => {
+  it('parses a slice of a shared buffer as that slice only (copied: the buffer stays), several at once', async () => {
     const whole = bytes(`${'['.padEnd(10, ' ')}${JSON.stringify({ k: 'v'.repeat(300_000) })}]`);
     const slice = whole.subarray(10, whole.length - 1);
     const [a, b] = await Promise.all([parseJsonBody(slice, 1), parseJsonBody(bytes('[true]'), 1)]);
     expect(a).toEqual({ ok: true, value: { k: 'v'.repeat(300_000) } });
     expect(b).toEqual({ ok: true, value: [true] });
+    expect(whole.byteLength).toBeGreaterThan(300_000);
   });
 });

@@ -14,7 +14,7 @@ import { Worker } from 'node:worker_threads';
 export const OFF_LOOP_MIN_BYTES = 256 * 1024;
 
 /** The outcome of one parse: a value, an empty body, or the parser's message. */
-export type JsonOutcome = { ok: true; value: unknown } | { ok: false; empty: boolean; message: string };
+export type JsonOutcome = { ok: true; value: unknown } | { ok: false; empty: boolean; message: string; lost?: true };
 
 interface Reply {
   id: number;
@@ -52,8 +52,8 @@ export function parseJsonHere(bytes: Uint8Array): JsonOutcome {
 
 interface Pending {
   resolve(outcome: JsonOutcome): void;
-  /** The bytes, kept to parse here should the worker die before answering. */
-  fallback: Uint8Array;
+  /** The bytes, kept to parse here should the worker die before answering (null: moved to it). */
+  fallback: Uint8Array | null;
 }
 
 /** One lazily started parsing thread shared by the process's servers. */
@@ -65,12 +65,13 @@ class OffLoopParser {
   parse(bytes: Uint8Array): Promise<JsonOutcome> {
     const worker = this.worker ?? this.start();
     const id = this.nextId++;
-    // The worker gets its own copy (transferred, not cloned twice); the caller's buffer may
-    // be a slice of Node's shared pool.
-    const copy = new Uint8Array(bytes);
+    // A buffer that is its whole ArrayBuffer (a body read into one allocation) moves to the
+    // worker as it is; a slice (of Node's shared pool, say) is copied first.
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+    const sent = whole ? bytes : new Uint8Array(bytes);
     return new Promise((resolve) => {
-      this.pending.set(id, { resolve, fallback: bytes });
-      worker.postMessage({ id, bytes: copy }, [copy.buffer]);
+      this.pending.set(id, { resolve, fallback: whole ? null : bytes });
+      worker.postMessage({ id, bytes: sent }, [sent.buffer as ArrayBuffer]);
     });
   }
 
@@ -90,7 +91,7 @@ class OffLoopParser {
       this.worker = null;
       const left = [...this.pending.values()];
       this.pending.clear();
-      for (const p of left) p.resolve(parseJsonHere(p.fallback));
+      for (const p of left) p.resolve(p.fallback ? parseJsonHere(p.fallback) : { ok: false, empty: false, lost: true, message: 'the JSON parser thread exited before it parsed the body' });
     };
     worker.on('error', lost);
     worker.on('exit', lost);
@@ -101,7 +102,10 @@ class OffLoopParser {
 
 const shared = new OffLoopParser();
 
-/** Parses `bytes` as UTF-8 JSON: small bodies here, large ones on the parsing thread. */
+/**
+ * Parses `bytes` as UTF-8 JSON: small bodies here, large ones on the parsing thread. A large
+ * `bytes` that spans its whole ArrayBuffer is moved there (detached here).
+ */
 export function parseJsonBody(bytes: Uint8Array, offLoopMinBytes = OFF_LOOP_MIN_BYTES): Promise<JsonOutcome> {
   if (bytes.byteLength < offLoopMinBytes) return Promise.resolve(parseJsonHere(bytes));
   return shared.parse(bytes);
