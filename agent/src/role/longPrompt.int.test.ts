@@ -11,8 +11,9 @@
  * one: it has a lane of its own; and the prompts of clients that left are dropped.
  *
  * An inter-token gap also grows when other programs take the cores, so the window is
- * measured up to three times and the best one must stay under 100 ms (a regression
- * stalls every attempt); every attempt must refuse every body. The bodies are sent from
+ * measured up to three times and one must stay under 100 ms (a regression stalls every
+ * attempt), or, where the box itself makes gaps of 100 ms or more in the 1.5 s before the
+ * load, add less than 50 ms to them; every attempt must refuse every body. The bodies are sent from
  * worker threads, so that the test's own loop, which times the streams, does not stall on
  * them. The figures are in docs/afd-runtime.md.
  */
@@ -68,6 +69,16 @@ const long = Buffer.from(JSON.stringify({ model: 'm', prompt: ' hello'.repeat(10
 const flood = Buffer.from(JSON.stringify({ model: 'm', prompt: 'hello world, '.repeat(577_000), max_tokens: 1 })); // 7.5 MB, ~10 s to tokenise whole
 const floodChat = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello world, '.repeat(577_000) }], max_tokens: 1 }));
 
+/** How long the streams are watched before the load (about as long as the load's window). */
+const BASELINE_MS = 1_500;
+
+/**
+ * Whether a window passes: its longest gap is under 100 ms, or, on a box whose other
+ * programs already make gaps of 100 ms or more in the window before, the load added less
+ * than 50 ms to that baseline (a body parsed on the event loop adds 60-200 ms).
+ */
+const passes = (m: { gapMs: number; baselineMs: number }): boolean => m.gapMs < 100 || (m.baselineMs >= 100 && m.gapMs - m.baselineMs < 50);
+
 /** One window: four streams, then the large bodies; the longest gap of the streams during it. */
 async function measure(): Promise<{ gapMs: number; baselineMs: number; hugeMs: number; longMs: number }> {
   const stop = new AbortController();
@@ -79,7 +90,7 @@ async function measure(): Promise<{ gapMs: number; baselineMs: number; hugeMs: n
   // event loop, which times the streams here.
   const hugeSender = await stagePost(`${url}/v1/chat/completions`, huge);
   const longSenders = await Promise.all(Array.from({ length: 3 }, () => stagePost(`${url}/v1/completions`, long)));
-  await new Promise((r) => setTimeout(r, 500)); // a baseline of gaps before the load
+  await new Promise((r) => setTimeout(r, BASELINE_MS)); // a baseline of gaps before the load
 
   const from = performance.now();
   const refusedHuge = await hugeSender.go();
@@ -105,7 +116,7 @@ async function measure(): Promise<{ gapMs: number; baselineMs: number; hugeMs: n
   await until(() => metric(/vllm:kv_cache_usage_perc\{model_name="m"\} 0\n/), 'KV blocks freed after the streams were aborted', 15_000);
   return {
     gapMs: Math.max(...outcomes.map((o) => longestGapMs(o, from, to))),
-    baselineMs: Math.max(...outcomes.map((o) => longestGapMs(o, from - 500, from))),
+    baselineMs: Math.max(...outcomes.map((o) => longestGapMs(o, from - BASELINE_MS, from))),
     hugeMs: refusedHuge.ms,
     longMs: to - from - refusedHuge.ms,
   };
@@ -115,16 +126,17 @@ describe('a large body and long prompts on a serving rank', () => {
   it('are refused while the rank\'s other streams keep an inter-token gap under 100 ms', { timeout: 400_000 }, async () => {
     expect(huge.length).toBeGreaterThan(13_000_000);
     expect(huge.length).toBeLessThan(16 * 2 ** 20);
-    let best = Infinity;
-    for (let attempt = 1; attempt <= 3 && best >= 100; attempt++) {
+    const windows: { gapMs: number; baselineMs: number }[] = [];
+    for (let attempt = 1; attempt <= 3 && !windows.some(passes); attempt++) {
       const m = await measure();
       process.stderr.write(
         `[figure] attempt ${attempt}: 13.5 MB chat body refused in ${m.hugeMs.toFixed(0)} ms; three ~100k-token prompts refused in ${m.longMs.toFixed(0)} ms; ` +
-          `longest inter-token gap of the 4 other streams meanwhile: ${m.gapMs.toFixed(0)} ms (baseline before: ${m.baselineMs.toFixed(0)} ms)\n`,
+          `longest inter-token gap of the 4 other streams meanwhile: ${m.gapMs.toFixed(0)} ms (baseline, the ${BASELINE_MS / 1e3} s before: ${m.baselineMs.toFixed(0)} ms)\n`,
       );
-      best = Math.min(best, m.gapMs);
+      windows.push(m);
     }
-    expect(best).toBeLessThan(100);
+    const seen = windows.map((w) => `${w.gapMs.toFixed(0)} ms (baseline ${w.baselineMs.toFixed(0)} ms)`).join(', ');
+    expect(windows.some(passes), `longest gaps of the windows: ${seen}`).toBe(true);
   });
 });
 

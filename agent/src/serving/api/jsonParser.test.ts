@@ -42,6 +42,18 @@ describe('parseJsonBody', () => {
     expect(await parseJsonBody(Buffer.alloc(300_000, ' '))).toEqual({ ok: false, empty: true, message: 'empty' });
   });
 
+  it('parses here what the thread cannot send back (nested deeper than structured clone goes), the same value', async () => {
+    const text = `{"prompt":${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
+    const expected = parseJsonHere(bytes(text));
+    expect(expected.ok).toBe(true);
+    const got = await parseJsonBody(bytes(text));
+    expect(got.ok).toBe(true);
+    let depth = 0;
+    for (let v = (got as { value: { prompt: unknown } }).value.prompt; Array.isArray(v); v = v[0]) depth++;
+    expect(depth).toBe(200_000);
+    expect(await parseJsonBody(bytes('{"after": "the thread still serves"}'), 1)).toEqual({ ok: true, value: { after: 'the thread still serves' } });
+  });
+
   it('parses a slice of a shared buffer as that slice only (copied: the buffer stays), several at once', async () => {
     const whole = bytes(`${'['.padEnd(10, ' ')}${JSON.stringify({ k: 'v'.repeat(300_000) })}]`);
     const slice = whole.subarray(10, whole.length - 1);

@@ -16,10 +16,8 @@ export const OFF_LOOP_MIN_BYTES = 256 * 1024;
 /** The outcome of one parse: a value, an empty body, or the parser's message. */
 export type JsonOutcome = { ok: true; value: unknown } | { ok: false; empty: boolean; message: string; lost?: true };
 
-interface Reply {
-  id: number;
-  outcome: JsonOutcome;
-}
+/** The outcome, or the bytes back when the outcome cannot be sent (parsed here then). */
+type Reply = { id: number; outcome: JsonOutcome } | { id: number; bytes: Uint8Array };
 
 // The thread runs at a lower CPU priority (nice 10, per thread on Linux), as the tokenizer
 // workers: parsing a large body must not take a core from the streams of the rank.
@@ -35,7 +33,12 @@ parentPort.on('message', ({ id, bytes }) => {
     try { outcome = { ok: true, value: JSON.parse(text) }; }
     catch (err) { outcome = { ok: false, empty: false, message: err.message }; }
   }
-  parentPort.postMessage({ id, outcome });
+  try {
+    parentPort.postMessage({ id, outcome });
+  } catch {
+    // A value structured clone cannot carry (nested deeper than its stack): the bytes go back.
+    parentPort.postMessage({ id, bytes }, [bytes.buffer]);
+  }
 });
 `;
 
@@ -82,7 +85,7 @@ class OffLoopParser {
       const p = this.pending.get(reply.id);
       if (!p) return;
       this.pending.delete(reply.id);
-      p.resolve(reply.outcome);
+      p.resolve('outcome' in reply ? reply.outcome : parseJsonHere(reply.bytes));
     });
     // A dead worker (out of memory on a pathological body) must not lose a request: what
     // it held is parsed here, and the next large body starts a new worker.
