@@ -10,7 +10,7 @@ const agent = (agentId: string, defaultModel: DefaultModel | null) => ({ agentId
 describe('what an empty model directory launches', () => {
   it('names the demo model the agents load, from their inventory', () => {
     expect(defaultModelLines(['a', 'b'], [agent('a', demo), agent('b', demo)])).toEqual([
-      'The built-in model: afd-demo-moe, the trained demo model (demo model trained on English from Debian packages), from /repo/models/afd-demo-moe.',
+      'The built-in model: afd-demo-moe, the trained demo model in /repo/models/afd-demo-moe; demo model trained on English from Debian packages.',
     ]);
   });
 

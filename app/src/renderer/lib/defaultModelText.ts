@@ -7,7 +7,7 @@ import type { AgentInfo, DefaultModel } from '@afd/shared';
 
 /** One sentence about a default model. */
 export function defaultModelSentence(m: DefaultModel): string {
-  if (m.kind === 'demo') return `${m.name}, the trained demo model${m.description ? ` (${m.description})` : ''}, from ${m.dir}`;
+  if (m.kind === 'demo') return `${m.name}, the trained demo model in ${m.dir}${m.description ? `; ${m.description}` : ''}`;
   return `${m.name}, a tiny Qwen3-MoE with random weights (its replies are not language; made in ${m.dir} at the first launch if missing)`;
 }
 
