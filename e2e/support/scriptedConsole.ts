@@ -4,8 +4,9 @@
  * served by the real browser-mode host) talks to this instead of ConsoleService, through
  * Playwright's WebSocket routing. Every request is checked against the bridge contract
  * (as the real host checks it) and every answer and push too, so the page sees only what
- * the real service could send. A running launch is reported; chat replies come from a
- * script the spec passes.
+ * the real service could send. A running launch is reported (or the one the spec passes,
+ * or none); chat replies come from a script the spec passes, and the spec may push other
+ * frames (metric snapshots) to every page connected.
  */
 import type { Page, WebSocketRoute } from '@playwright/test';
 import { validateBridgePush, validateBridgeRequest, validateBridgeResponse, type BridgePush, type BridgePushChannel, type BridgeRequest, type LaunchProgress } from '@afd/shared';
@@ -18,6 +19,13 @@ export interface ScriptedConsole {
   chats: BridgeRequest<'chat.start'>[];
   /** Contract violations seen (the spec expects none). */
   violations: string[];
+  /** Sends a push to every page socket connected now (checked against the contract like the rest). */
+  push<C extends BridgePushChannel>(channel: C, payload: BridgePush<C>): void;
+}
+
+export interface ScriptedConsoleOptions {
+  /** What launch.get answers (default SCRIPTED_LAUNCH; null: no topology). */
+  launch?: LaunchProgress | null;
 }
 
 export const SCRIPTED_LAUNCH: LaunchProgress = {
@@ -31,11 +39,13 @@ export const SCRIPTED_LAUNCH: LaunchProgress = {
 };
 
 /** Routes the page's bridge socket to a scripted service; `reply` scripts each chat.start. */
-export async function routeScriptedConsole(page: Page, reply: (request: BridgeRequest<'chat.start'>, n: number) => ScriptStep[]): Promise<ScriptedConsole> {
-  const state: ScriptedConsole = { chats: [], violations: [] };
+export async function routeScriptedConsole(page: Page, reply: (request: BridgeRequest<'chat.start'>, n: number) => ScriptStep[], opts: ScriptedConsoleOptions = {}): Promise<ScriptedConsole> {
+  const sockets = new Set<WebSocketRoute>();
+  const state: ScriptedConsole = { chats: [], violations: [], push: (channel, payload) => sockets.forEach((ws) => push(ws, channel, payload)) };
+  const launch = opts.launch === undefined ? SCRIPTED_LAUNCH : opts.launch;
   const answers: Record<string, (payload: unknown) => unknown> = {
     'agents.list': () => ({ agents: [] }),
-    'launch.get': () => ({ launch: SCRIPTED_LAUNCH }),
+    'launch.get': () => ({ launch }),
     'chat.stop': () => ({ stopped: false }),
   };
   const push = (ws: WebSocketRoute, channel: BridgePushChannel, payload: unknown): void => {
@@ -44,6 +54,8 @@ export async function routeScriptedConsole(page: Page, reply: (request: BridgeRe
     ws.send(JSON.stringify({ kind: 'push', channel, payload }));
   };
   await page.routeWebSocket(/\/bridge/, (ws) => {
+    sockets.add(ws);
+    ws.onClose(() => sockets.delete(ws));
     ws.onMessage((data) => {
       const frame = JSON.parse(String(data)) as { kind: string; id: string; channel: string; payload: unknown };
       if (frame.kind !== 'invoke') return;

@@ -75,6 +75,12 @@ describe('inventory', () => {
       ]);
       process.env['AFD_DEMO_MODEL_DIR'] = 'none';
       expect(launchableModels(join(dir, 'home')).map((m) => m.name)).toEqual(['tiny']);
+      // The model a launch without a model directory loads: the demo model, else the tiny one.
+      expect(buildInventory(cpuOnlyFallback(''), undefined, '0.1.0', join(dir, 'home')).defaultModel).toEqual({ kind: 'tiny', name: 'tiny-qwen3-moe', dir: join(dir, 'home', 'tiny-qwen3-moe'), description: null });
+      process.env['AFD_DEMO_MODEL_DIR'] = demo;
+      expect(buildInventory(cpuOnlyFallback(''), undefined, '0.1.0', join(dir, 'home')).defaultModel).toEqual({ kind: 'demo', name: 'afd-demo-moe', dir: demo, description: null });
+      process.env['AFD_DEMO_MODEL_DIR'] = join(dir, 'missing');
+      expect(buildInventory(cpuOnlyFallback(''), undefined, '0.1.0', join(dir, 'home')).defaultModel).toBeNull();
     } finally {
       if (saved === undefined) delete process.env['AFD_DEMO_MODEL_DIR'];
       else process.env['AFD_DEMO_MODEL_DIR'] = saved;

@@ -2,13 +2,14 @@
  * The host as `inventory.get` reports it: OS facts from node:os, devices from the native
  * probe run in a child process (a broken GPU stack degrades to CPU only, with the reason),
  * and the models it can launch: the demo model when this install has it, and those under
- * $AFD_HOME/models.
+ * $AFD_HOME/models, and which of them a launch without a model directory serves.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { arch, availableParallelism, cpus, freemem, hostname, platform, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { ProbeResult } from '@afd/native';
-import type { Device, Inventory } from '@afd/shared';
+import type { DefaultModel, Device, Inventory } from '@afd/shared';
+import { describeDefaultModel } from '../model/defaultModel.js';
 import { demoModelName, findDemoModelDir } from '../model/demoModel.js';
 import { isStagingDirName } from '../model/makeModel.js';
 import { runProbeInChild, type ProbeOutcome } from '../probe/runProbe.js';
@@ -54,6 +55,15 @@ export function launchableModels(dir: string): Inventory['models'] {
   return [...(demo ? [{ name: demoModelName, dir: demo }] : []), ...findLocalModels(dir).filter((m) => m.dir !== demo)];
 }
 
+/** The model a launch without a model directory gets here; null when AFD_DEMO_MODEL_DIR is wrong (the launch says so). */
+function defaultModelOf(modelsDir: string): DefaultModel | null {
+  try {
+    return describeDefaultModel(modelsDir);
+  } catch {
+    return null;
+  }
+}
+
 /** Builds the inventory from a probe result (pure apart from node:os reads). */
 export function buildInventory(probe: ProbeResult, degraded: string | undefined, agentVersion: string, modelsDir: string, advertiseHost: string | null = null): Inventory {
   const cores = availableParallelism();
@@ -96,6 +106,7 @@ export function buildInventory(probe: ProbeResult, degraded: string | undefined,
     cudaError: degraded ?? probe.cudaError,
     models: launchableModels(modelsDir),
     advertiseHost,
+    defaultModel: defaultModelOf(modelsDir),
   };
 }
 

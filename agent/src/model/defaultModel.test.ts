@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildLoadSpec } from '@afd/native/checkpoint';
-import { defaultServedModelName, ensureDefaultModel, ensureTinyModel, prepareDefaultModel, tinyModelDir } from './defaultModel.js';
+import { defaultServedModelName, describeDefaultModel, ensureDefaultModel, ensureTinyModel, prepareDefaultModel, tinyModelDir } from './defaultModel.js';
 import { demoModelName } from './demoModel.js';
 import { makeModelVersion, markerFileName } from './makeModel.js';
 
@@ -102,5 +102,21 @@ describe('ensureDefaultModel', () => {
       expect(messages).toEqual([`using the demo model in ${demo}`]);
     });
     await withDemoModelDir('none', async () => expect(defaultServedModelName()).toBe('tiny-qwen3-moe'));
+  });
+
+  it('describeDefaultModel names what a launch without --model loads, without making it', async () => {
+    const demo = join(home, 'demo', demoModelName);
+    await mkdir(demo, { recursive: true });
+    for (const f of ['config.json', 'tokenizer.json', 'tokenizer_config.json']) await writeFile(join(demo, f), '{}');
+    await writeFile(join(demo, 'afd-model-info.json'), JSON.stringify({ description: 'demo model trained on English' }));
+    const models = join(home, 'models');
+    await withDemoModelDir(demo, async () => {
+      expect(describeDefaultModel(models)).toEqual({ kind: 'demo', name: demoModelName, dir: demo, description: 'demo model trained on English' });
+      expect((await ensureDefaultModel(home)).dir).toBe(describeDefaultModel(models).dir);
+    });
+    await withDemoModelDir('none', async () => {
+      expect(describeDefaultModel(models)).toEqual({ kind: 'tiny', name: 'tiny-qwen3-moe', dir: tinyModelDir(home), description: null });
+      await expect(stat(tinyModelDir(home))).rejects.toThrow(); // described, not made
+    });
   });
 });

@@ -6,14 +6,16 @@
  * generator version or recipe, or its files do not load. Safe when several processes race
  * to create or repair it: one makes it under a lock file, the others wait and use it.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildLoadSpec } from '@afd/native/checkpoint';
+import type { DefaultModel } from '@afd/shared';
 import { afdHome, afdModelsDir } from '../util/afdHome.js';
 import { withFileLock } from '../util/fileLock.js';
 import { demoModelName, findDemoModelDir } from './demoModel.js';
 import { makeModel, makeModelVersion, markerFileName, OutDirExistsError, type ModelMarker } from './makeModel.js';
+import { modelInfoFileName } from './servedModelInfo.js';
 
 /** Folder name of the random tiny model under $AFD_HOME/models. */
 export const tinyModelName = 'tiny-qwen3-moe';
@@ -27,6 +29,27 @@ export function tinyModelDir(home: string = afdHome()): string {
 /** The name the default model is served under (its folder name): the demo model's when present. */
 export function defaultServedModelName(env: NodeJS.ProcessEnv = process.env): string {
   return findDemoModelDir(env) ? demoModelName : tinyModelName;
+}
+
+/** The description line of a model folder's afd-model-info.json; null when it has none or it does not read. */
+function descriptionOf(dir: string): string | null {
+  try {
+    const info = JSON.parse(readFileSync(join(dir, modelInfoFileName), 'utf8')) as { description?: unknown };
+    return typeof info.description === 'string' && info.description !== '' ? info.description : null;
+  } catch {
+    return null; // optional; a broken file is reported where the model is served
+  }
+}
+
+/**
+ * Which model a launch without --model gets on this host, without making it: the demo
+ * model where this install carries it, else the random tiny one in `modelsDir`. The
+ * launch (ensureDefaultModel) and the inventory the console shows both ask this.
+ */
+export function describeDefaultModel(modelsDir: string = afdModelsDir(), env: NodeJS.ProcessEnv = process.env): DefaultModel {
+  const demo = findDemoModelDir(env);
+  if (demo) return { kind: 'demo', name: demoModelName, dir: demo, description: descriptionOf(demo) };
+  return { kind: 'tiny', name: tinyModelName, dir: join(modelsDir, tinyModelName), description: null };
 }
 
 /** True when `dir` holds the current default model (this generator version and recipe), complete and valid. */
@@ -56,8 +79,8 @@ export async function ensureDefaultModel(
   home: string = afdHome(),
   opts: { onProgress?: (bytesDone: number, bytesTotal: number) => void } = {},
 ): Promise<{ dir: string; created: boolean; kind: DefaultModelKind }> {
-  const demo = findDemoModelDir();
-  if (demo) return { dir: demo, created: false, kind: 'demo' };
+  const chosen = describeDefaultModel(afdModelsDir(home));
+  if (chosen.kind === 'demo') return { dir: chosen.dir, created: false, kind: 'demo' };
   return { ...(await ensureTinyModel(home, opts)), kind: 'tiny' };
 }
 

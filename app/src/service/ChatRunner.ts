@@ -1,14 +1,17 @@
 /**
  * Streams one chat or completion from the topology's OpenAI-compatible API and turns it
  * into bridge pushes: chat.accepted (the API took the request), chat.delta per chunk of
- * text or tool-call fragments with timings, then chat.done or chat.error. The body is
- * `openaiRequestBody`'s (what the Playground shows as code) plus the streaming fields. Timings are taken here, where the
- * bytes arrive, so they do not include IPC to the renderer.
+ * text or tool-call fragments with timings, then chat.done or chat.error (chatErrorText:
+ * what broke, and where; a stream that closes without a finish reason is an error too).
+ * The body is `openaiRequestBody`'s (what the Playground shows as code) plus the streaming
+ * fields. Timings are taken here, where the bytes arrive, so they do not include IPC to
+ * the renderer.
  */
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import OpenAI, { APIUserAbortError } from 'openai';
 import type { BridgePush, BridgePushChannel, BridgeRequest, ChatToolCallDelta } from '@afd/shared';
 import { openaiRequestBody } from '../common/openaiRequestBody.js';
 import { toolCallFragments } from '../common/toolCallStream.js';
+import { describeChatError, truncatedStreamText } from './chatErrorText.js';
 
 export type PushFn = <C extends BridgePushChannel>(channel: C, payload: BridgePush<C>) => void;
 
@@ -22,21 +25,6 @@ export interface ChatRunnerOptions {
   push: PushFn;
   /** Model id to send; resolved from /v1/models when omitted. */
   model?: string;
-}
-
-/** Explains an API failure in a sentence a user can act on. */
-export function describeChatError(apiUrl: string, err: unknown): string {
-  if (err instanceof APIConnectionError) {
-    return `the topology API at ${apiUrl} is not reachable (${err.message}); check the Launch screen: is the topology running?`;
-  }
-  if (err instanceof APIError) {
-    const body = err.error as { message?: string } | undefined;
-    const detail = body?.message ?? err.message;
-    if (err.status === 400) return `the API rejected the request: ${detail}`;
-    if (err.status === 503) return `the topology is not ready to serve (${detail}); wait for every rank to be ready`;
-    return `the API answered HTTP ${err.status ?? '?'}: ${detail}`;
-  }
-  return `chat failed: ${err instanceof Error ? err.message : String(err)}`;
 }
 
 export class ChatRunner {
@@ -64,6 +52,8 @@ export class ChatRunner {
     let chunks = 0;
     let finishReason: BridgePush<'chat.done'>['finishReason'] = 'stop';
     let finished = false;
+    // The API answered and its stream began: a failure from here on broke the stream.
+    let streamBegan = false;
     let usage = { promptTokens: 0, completionTokens: 0 };
     // Every chunk carries the usage so far (continuous usage stats): a stopped reply keeps its counts.
     const onUsage = (u: { prompt_tokens: number; completion_tokens: number } | null | undefined): void => {
@@ -98,6 +88,7 @@ export class ChatRunner {
       if (req.path === '/v1/chat/completions') {
         const stream = await this.client.chat.completions.create({ ...req.body, ...streaming }, { signal });
         push('chat.accepted', { chatId, sinceStartMs: performance.now() - t0, model });
+        streamBegan = true;
         for await (const chunk of stream) {
           for (const c of chunk.choices) {
             onDelta(c.delta?.content ?? '', toolCallFragments(c.delta?.tool_calls));
@@ -108,6 +99,7 @@ export class ChatRunner {
       } else {
         const stream = await this.client.completions.create({ ...req.body, ...streaming }, { signal });
         push('chat.accepted', { chatId, sinceStartMs: performance.now() - t0, model });
+        streamBegan = true;
         for await (const chunk of stream) {
           for (const c of chunk.choices) {
             onDelta(c.text ?? '');
@@ -118,13 +110,18 @@ export class ChatRunner {
       }
     } catch (err) {
       if (!(this.aborted || err instanceof APIUserAbortError)) {
-        push('chat.error', { chatId, message: describeChatError(this.opts.apiUrl, err) });
+        push('chat.error', { chatId, message: describeChatError(err, { apiUrl: this.opts.apiUrl, streaming: streamBegan }) });
         return;
       }
       finishReason = 'aborted';
     }
     // The SDK ends an aborted stream quietly (no error): a stop before the finish chunk is a stop.
     if (this.aborted && !finished) finishReason = 'aborted';
+    // So it does a stream the server closed early: without a finish reason the reply was cut short.
+    if (!this.aborted && !finished) {
+      push('chat.error', { chatId, message: truncatedStreamText(chunks) });
+      return;
+    }
     const end = performance.now();
     const completionTokens = usage.completionTokens > 0 ? usage.completionTokens : chunks;
     const decodeMs = lastAt - firstAt;

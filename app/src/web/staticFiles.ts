@@ -16,6 +16,9 @@ const TYPES: Record<string, string> = {
   '.ico': 'image/x-icon',
   '.json': 'application/json; charset=utf-8',
   '.woff2': 'font/woff2',
+  // KaTeX's stylesheet lists these as fallbacks after woff2.
+  '.woff': 'font/woff',
+  '.ttf': 'font/ttf',
 };
 
 /** Resolves a URL path inside root, or null when it would escape it. */

@@ -34,6 +34,7 @@ const inventory: Inventory = {
   cudaError: '',
   models: [{ name: 'tiny-qwen3-moe', dir: '/root/.afd/models/tiny-qwen3-moe' }],
   advertiseHost: 'gpu-1.example',
+  defaultModel: { kind: 'tiny', name: 'tiny-qwen3-moe', dir: '/root/.afd/models/tiny-qwen3-moe', description: null },
 };
 
 const requests: AgentRequestInput[] = [

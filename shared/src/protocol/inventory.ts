@@ -68,6 +68,22 @@ export const localModelSchema = z.object({
   numExperts: z.int().positive().optional(),
 });
 
+/**
+ * The model this agent serves when a launch names no model directory: what its ranks load
+ * (the agent resolves it the same way when it launches).
+ */
+export const defaultModelSchema = z.object({
+  /** demo: the trained demo model this install carries; tiny: the random-weight tiny Qwen3-MoE, made on first use. */
+  kind: z.enum(['demo', 'tiny']),
+  /** Its folder name, also the name the API serves it under, e.g. "afd-demo-moe". */
+  name: z.string().min(1),
+  /** Its folder on the agent's host (the tiny model's may not exist until the first launch). */
+  dir: z.string().min(1),
+  /** One line about it (the model folder's afd-model-info.json description); null when it has none. */
+  description: z.string().nullable(),
+});
+export type DefaultModel = z.infer<typeof defaultModelSchema>;
+
 /** The agent's host as `inventory.get` returns it. */
 export const inventorySchema = z.object({
   /** Host name. */
@@ -128,5 +144,7 @@ export const inventorySchema = z.object({
    * use the host name of the URL they reached it at).
    */
   advertiseHost: z.string().min(1).nullable().default(null),
+  /** The model a launch without a model directory serves here; null from an agent that does not say (older ones). */
+  defaultModel: defaultModelSchema.nullable().default(null),
 });
 export type Inventory = z.infer<typeof inventorySchema>;

@@ -22,5 +22,6 @@ export function fakeInventory(hostname: string, cpuCores: number, gpus: number):
     cudaError: '',
     models: [],
     advertiseHost: null,
+    defaultModel: null,
   };
 }

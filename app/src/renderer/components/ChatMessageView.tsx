@@ -1,9 +1,10 @@
 /**
- * One Playground message: the author and stage (a stopped reply says "stopped", with the
- * tokens it produced; a reply that called tools says so), the text (assistant replies as
- * markdown; user text and tool results as typed), the reply's tool calls as cards (with a
- * result form on the calls that wait for one), the per-message timings, and its actions:
- * copy, regenerate (replies), edit and resend (user messages).
+ * One Playground message: the author, the mode it was sent in (chat or raw completion),
+ * and its stage (a stopped reply says "stopped", with the tokens it produced; a reply that
+ * called tools says so), the text (assistant replies as markdown; user text and tool
+ * results as typed), the reply's tool calls as cards (with a result form on the calls
+ * that wait for one), the per-message timings, and its actions: copy, regenerate
+ * (replies), edit and resend (user messages).
  */
 import { memo, useEffect, useState, type KeyboardEvent } from 'react';
 import { copyText } from '../lib/clipboard.js';
@@ -100,6 +101,11 @@ export const ChatMessageView = memo(function ChatMessageView({ m, actions, answe
     <div className={`msg ${m.role}`} data-testid={`msg-${m.role}`} data-stage={m.stage}>
       <div className="role">
         <span>{who}</span>
+        {m.role !== 'tool' && (
+          <span className={`badge mode-${m.mode}`} title={m.mode === 'chat' ? 'sent as a chat (/v1/chat/completions)' : 'sent as a raw completion (/v1/completions)'} data-testid="msg-mode">
+            {m.mode === 'chat' ? 'chat' : 'raw completion'}
+          </span>
+        )}
         {m.role === 'assistant' && (
           <span className={`badge ${STAGE_KIND[m.stage]}`} data-testid="msg-stage">
             {m.stage}

@@ -154,7 +154,7 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
         {d.grids.columns.length === 0 ? (
           <p className="muted">No attention/FFN ranks: a colocated run moves no hidden states between ranks.</p>
         ) : (
-          <div className="grid-2">
+          <div className="heat-maps" data-testid="heat-maps">
             <Heatmap title="A→F bytes" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.a2fBytes} format={formatBytes} />
             <Heatmap title="F→A bytes" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.f2aBytes} format={formatBytes} />
             <Heatmap title="A→F wire time" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.a2fWireUs} format={formatUs} />

@@ -9,7 +9,7 @@ export function SamplingControls() {
   const s = useChat((st) => st.sampling);
   const set = useChat((st) => st.setSampling);
   return (
-    <fieldset className="panel row" style={{ alignItems: 'flex-end' }}>
+    <fieldset className="panel row sampling" style={{ alignItems: 'flex-end' }}>
       <legend>Sampling</legend>
       <label>
         Temperature

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LaunchProgress, RankState } from '@afd/shared';
-import { frozenReason, launchName, notReadyText, STALE_AFTER_MS } from './launchText.js';
+import { frozenReason, launchName, notReadyText, sendBlockedReason, STALE_AFTER_MS } from './launchText.js';
 
 const rank = (role: RankState['role'], r: number): RankState => ({ role, rank: r, agentId: 'a', state: 'ready', pid: 1, apiUrl: null, progress: null, exitCode: null, message: null });
 const launch = (state: LaunchProgress['state'], message: string | null = null): LaunchProgress => ({ launchId: 'L', state, ranks: [rank('ffn', 0), rank('attention', 0), rank('attention', 1)], routerUrl: null, message, cleanup: null, model: null });
@@ -18,6 +18,16 @@ describe('what screens say about a launch', () => {
     expect(notReadyText(launch('failed', 'ffn rank 0 on agent a exited with code 1: port in use'), true)).toBe('The topology failed: ffn rank 0 on agent a exited with code 1: port in use');
     expect(notReadyText(launch('stopped'), true)).toBe('The topology is stopped. Launch it again to chat.');
     expect(notReadyText(launch('launching'), true)).toMatch(/^The topology is launching/);
+  });
+
+  it('says in a few words why Send is off, and lets it on only with a running topology or before it knows', () => {
+    expect(sendBlockedReason(launch('running'), true, true)).toBeNull();
+    expect(sendBlockedReason(null, false, true)).toBeNull();
+    expect(sendBlockedReason(null, true, true)).toBe('no topology is running');
+    expect(sendBlockedReason(launch('launching'), true, true)).toBe('the topology is still launching');
+    expect(sendBlockedReason(launch('failed'), true, true)).toBe('the topology failed');
+    expect(sendBlockedReason(launch('stopped'), true, true)).toBe('the topology is stopped');
+    expect(sendBlockedReason(launch('running'), true, false)).toBe('not connected to the console host');
   });
 
   it('says when the Dashboard shows history', () => {

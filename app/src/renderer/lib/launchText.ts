@@ -1,4 +1,4 @@
-/** What screens say about a launch: its name, why the Playground cannot chat, why the Dashboard's numbers are not live. */
+/** What screens say about a launch: its name, why the Playground cannot chat (and Send is off), why the Dashboard's numbers are not live. */
 import { countOf, type LaunchProgress } from '@afd/shared';
 
 /** What a launch runs, e.g. "2A2F" or "2 colocated replicas". */
@@ -22,6 +22,29 @@ export function notReadyText(progress: LaunchProgress | null, loaded: boolean): 
       return 'The topology is stopping.';
     case 'stopped':
       return 'The topology is stopped. Launch it again to chat.';
+  }
+}
+
+/**
+ * Why Send is off, in a few words beside it; null when a reply can be asked for. A page
+ * whose link is down cannot reach the topology whatever runs; a page that has not heard
+ * about launches yet does not block (the service answers then).
+ */
+export function sendBlockedReason(progress: LaunchProgress | null, loaded: boolean, linkOpen: boolean): string | null {
+  if (!linkOpen) return 'not connected to the console host';
+  if (!loaded) return null;
+  if (!progress) return 'no topology is running';
+  switch (progress.state) {
+    case 'running':
+      return null;
+    case 'launching':
+      return 'the topology is still launching';
+    case 'failed':
+      return 'the topology failed';
+    case 'stopping':
+      return 'the topology is stopping';
+    case 'stopped':
+      return 'the topology is stopped';
   }
 }
 

@@ -5,12 +5,23 @@
  */
 import { AFD_CONNECTORS, EP_TRANSPORTS, transportInfo, type AfdConnector, type AgentInfo, type EpTransport, type LoadFormat } from '@afd/shared';
 import { useTopology } from '../AppContext.js';
+import { defaultModelLines } from '../lib/defaultModelText.js';
 import { modelSummary } from '../stores/draftChecks.js';
 import { inspectKey, type Inspection } from '../stores/inspectStore.js';
 
-/** One line per agent about the model directory: its summary and roles, or why it cannot be used. */
-function ModelInfo({ dir, rankAgents, inspections }: { dir: string; rankAgents: readonly string[]; inspections: Readonly<Record<string, Inspection>> }) {
-  if (dir === '') return <div className="muted small" data-testid="model-info">The built-in tiny random-weight Qwen3-MoE model (made on the agent at first launch).</div>;
+/** One line per agent about the model directory: its summary and roles, or why it cannot be used; empty: the model each agent loads by default. */
+function ModelInfo({ dir, agents, rankAgents, inspections }: { dir: string; agents: readonly AgentInfo[]; rankAgents: readonly string[]; inspections: Readonly<Record<string, Inspection>> }) {
+  if (dir === '') {
+    return (
+      <ul className="model-info small muted" data-testid="model-info">
+        {defaultModelLines(rankAgents, agents).map((line) => (
+          <li key={line} data-testid="default-model-line">
+            {line}
+          </li>
+        ))}
+      </ul>
+    );
+  }
   if (!dir.startsWith('/') || rankAgents.length === 0) return null;
   return (
     <ul className="model-info small" data-testid="model-info">
@@ -61,7 +72,7 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
             ))}
           </datalist>
         </label>
-        <ModelInfo dir={o.modelDir.trim()} rankAgents={rankAgents} inspections={inspections} />
+        <ModelInfo dir={o.modelDir.trim()} agents={agents} rankAgents={rankAgents} inspections={inspections} />
         </div>
         <label>
           Weights

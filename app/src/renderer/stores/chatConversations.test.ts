@@ -119,6 +119,7 @@ describe('chats in browser storage', () => {
     a.getState().setSystemPrompt('Answer in French.');
     a.getState().setSampling({ temperature: 0.2, maxTokens: 64, seed: 7 });
     a.getState().setMode('completion');
+    a.getState().setSidePanelOpen(false);
     await new Promise((r) => setTimeout(r, 5));
     expect(storage.data.has(CHATS_KEY)).toBe(true);
     expect(storage.data.get(CHATS_KEY)).not.toContain('chunkTimesMs":[1'); // arrival times are not kept
@@ -129,7 +130,7 @@ describe('chats in browser storage', () => {
     expect(activeConversation(s).title).toBe('second chat');
     expect(s.conversations[1]!.messages.map((m) => m.content)).toEqual(['first chat', '**bold** reply']);
     expect(s.conversations[1]!.messages[1]!.stats).toMatchObject({ ttftMs: 5, numOutputTokens: 2, numPromptTokens: 3 });
-    expect(s).toMatchObject({ mode: 'completion', systemPrompt: 'Answer in French.', sampling: { temperature: 0.2, maxTokens: 64, seed: 7, topP: 1, topK: 0 } });
+    expect(s).toMatchObject({ mode: 'completion', systemPrompt: 'Answer in French.', sampling: { temperature: 0.2, maxTokens: 64, seed: 7, topP: 1, topK: 0 }, sidePanelOpen: false });
   });
 
   it('a reply streaming when the page went away comes back stopped, and is stopped in the service', async () => {
@@ -149,10 +150,10 @@ describe('chats in browser storage', () => {
   it('survives damaged storage: bad fields fall back, bad chats are dropped, garbage is ignored', () => {
     const storage = memoryStorage();
     const good = { id: 'k1', title: 'kept', renamed: false, createdAtMs: 1, updatedAtMs: 2, messages: [{ id: 'm1', role: 'user', content: 'hi', stage: 'done', chatId: null, startedAtMs: 1, stats: null, error: null, mode: 'chat' }, { id: 'bad' }] };
-    const state = { mode: 'sideways', systemPrompt: 'sys', sampling: { temperature: null, topP: 0.9, topK: -3, maxTokens: 32, seed: null }, conversations: [good, { id: 7 }], activeId: 'gone' };
+    const state = { mode: 'sideways', systemPrompt: 'sys', sampling: { temperature: null, topP: 0.9, topK: -3, maxTokens: 32, seed: null }, conversations: [good, { id: 7 }], activeId: 'gone', sidePanelOpen: 'yes' };
     storage.setItem(CHATS_KEY, JSON.stringify({ state, version: 0 }));
     const s = createChatStore(createFakeBridge(), { storage }).getState();
-    expect(s).toMatchObject({ mode: 'chat', systemPrompt: 'sys', sampling: { temperature: 0.7, topP: 0.9, topK: 0, maxTokens: 32 } });
+    expect(s).toMatchObject({ mode: 'chat', systemPrompt: 'sys', sampling: { temperature: 0.7, topP: 0.9, topK: 0, maxTokens: 32 }, sidePanelOpen: null });
     expect(s.conversations.map((c) => c.id)).toEqual(['k1']);
     expect(s.conversations[0]!.messages.map((m) => m.id)).toEqual(['m1']);
     expect(s.activeId).toBe('k1');

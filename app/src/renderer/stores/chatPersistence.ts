@@ -1,7 +1,8 @@
 /**
  * What of the Playground survives a reload, and how it is read back: conversations
  * (messages with their stats and tool calls, not the per-chunk arrival times), the active
- * one, mode, system prompt, sampling, response format and tools. Stored values are validated field by field, so one bad
+ * one, mode, system prompt, sampling, response format and tools, and whether the settings
+ * panel is open. Stored values are validated field by field, so one bad
  * conversation or a half-typed number does not lose the rest. The response format and
  * tools settings are kept as typed (a half-typed schema too: it is text). A reply that was still
  * streaming when the page went away comes back as stopped, with what it had so far.
@@ -20,6 +21,8 @@ export interface PersistedChats {
   tools: ToolSettings;
   conversations: Conversation[];
   activeId: string;
+  /** The settings side panel: open or closed as the user left it; null until they choose (then it follows the window's width). */
+  sidePanelOpen: boolean | null;
 }
 
 export const defaultSampling: Sampling = { temperature: 0.7, topP: 1, topK: 0, maxTokens: 128, seed: null };
@@ -79,6 +82,7 @@ export function persistChats(s: PersistedChats): PersistedChats {
     tools: s.tools,
     conversations: s.conversations.slice(0, MAX_CONVERSATIONS).map((c) => ({ ...c, messages: c.messages.map((m) => ({ ...m, chunkTimesMs: [] })) })),
     activeId: s.activeId,
+    sidePanelOpen: s.sidePanelOpen,
   };
 }
 
@@ -137,6 +141,7 @@ export function restoreChats(stored: unknown, current: PersistedChats): { state:
       },
       conversations: list,
       activeId: list.some((c) => c.id === activeId) ? activeId : list[0]!.id,
+      sidePanelOpen: field(z.boolean().nullable(), o['sidePanelOpen'], current.sidePanelOpen),
     },
   };
 }

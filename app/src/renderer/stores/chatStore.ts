@@ -1,9 +1,9 @@
 /**
  * Playground: several conversations (new, rename, delete), each message with its
  * streaming state, stats and tool calls, the sampling, response format and tools
- * settings, the system prompt and the chat/completion mode, kept in browser storage (see
- * chatPersistence). Replies stream from bridge pushes, which can arrive before
- * chat.start's answer: they wait in a small buffer. One reply runs at a time, in
+ * settings, the system prompt, the chat/completion mode and whether the settings panel is
+ * open, kept in browser storage (see chatPersistence). Replies stream from bridge pushes,
+ * which can arrive before chat.start's answer: they wait in a small buffer. One reply runs at a time, in
  * whichever conversation. A reply that calls tools waits for the user's results; the
  * last one sent continues the chat.
  */
@@ -48,7 +48,9 @@ export interface ChatState extends PersistedChats {
   storageError: string | null;
   /** The model id the API named in the last accepted request (for the request shown as code); null until one. */
   servedModelId: string | null;
+  /** Only the user changes the mode (the mode radio); nothing else calls this. */
   setMode(mode: ChatMode): void;
+  setSidePanelOpen(open: boolean): void;
   setSystemPrompt(text: string): void;
   setSampling(patch: Partial<Sampling>): void;
   setResponseFormat(patch: Partial<ResponseFormatSettings>): void;
@@ -165,7 +167,9 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       error: null,
       storageError: null,
       servedModelId: null,
+      sidePanelOpen: null,
       setMode: (mode) => set({ mode }),
+      setSidePanelOpen: (sidePanelOpen) => set({ sidePanelOpen }),
       setSystemPrompt: (systemPrompt) => set({ systemPrompt }),
       setSampling: (p) => set((s) => ({ sampling: { ...s.sampling, ...p } })),
       setResponseFormat: (p) => set((s) => ({ responseFormat: { ...s.responseFormat, ...p } })),
@@ -284,6 +288,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
             tools: s.tools,
             conversations: s.conversations,
             activeId: s.activeId,
+            sidePanelOpen: s.sidePanelOpen,
           }),
           merge: (stored, current) => {
             const r = restoreChats(stored, current);
