@@ -244,6 +244,8 @@ export const bridgePushChannels = {
     agentId: z.string(),
     /** The requests. */
     requests: z.array(requestSummarySchema),
+    /** True: `requests` is the agent's whole log (sent after each (re)connect), replacing what was held for it. */
+    replace: z.boolean().default(false),
   }),
   /** A chat failed. */
   'chat.error': z.object({
