@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import {
   planTopology,
-  servedModelFromModelsList,
   validateBridgeRequest,
   validateBridgeResponse,
   validateTopology,
@@ -20,12 +19,12 @@ import {
   type BridgeRequest,
   type BridgeResponse,
   type LaunchSpec,
-  type ServedModelInfo,
 } from '@afd/shared';
 import { AgentConnection } from './AgentConnection.js';
 import { ChatRunner, type PushFn } from './ChatRunner.js';
 import { LaunchTracker } from './LaunchTracker.js';
 import { RequestLogs } from './RequestLogs.js';
+import { readServedModel, type ServedModel } from './servedModel.js';
 import { checkPlacements } from '../common/placementCheck.js';
 import { withAgentHosts } from './agentHosts.js';
 
@@ -285,19 +284,17 @@ export class ConsoleService {
     if (this.launch === tracker) this.push('launch.progress', tracker.progress());
   }
 
-  /** Asks the running topology's API what it serves (name, parameters, description, example prompts), once per URL. */
+  /** Asks the running topology's API what it serves (id, name, parameters, description, example prompts), once per URL. */
   private async fetchServedModel(tracker: LaunchTracker, url: string): Promise<void> {
     tracker.setServedModel(url, null);
-    let model: ServedModelInfo | null = null;
+    let served: ServedModel = { model: null, modelId: null };
     try {
-      const headers: Record<string, string> = this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {};
-      const res = await fetch(`${url.replace(/\/+$/, '')}/v1/models`, { headers, signal: AbortSignal.timeout(5000) });
-      model = res.ok ? servedModelFromModelsList(await res.json()) : null;
+      served = await readServedModel(url, this.opts.apiKey);
     } catch (err) {
       this.log(`could not read ${url}/v1/models: ${(err as Error).message}`);
     }
     if (this.launch !== tracker) return;
-    tracker.setServedModel(url, model);
+    tracker.setServedModel(url, served.model, served.modelId);
     this.push('launch.progress', tracker.progress());
   }
 

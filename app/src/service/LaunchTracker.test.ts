@@ -56,9 +56,9 @@ describe('LaunchTracker', () => {
     // The served model: asked once per router URL, shown only for that URL, forgotten on restart.
     expect(t.modelToFetch()).toBe('http://a:8000');
     const model = { name: 'afd-demo-moe', parameters: 12_604_032, description: 'demo model', examplePrompts: [] };
-    t.setServedModel('http://a:8000', model);
+    t.setServedModel('http://a:8000', model, 'afd-demo-moe-id');
     expect(t.modelToFetch()).toBeNull();
-    expect(t.progress().model).toEqual(model);
+    expect(t.progress()).toMatchObject({ model, modelId: 'afd-demo-moe-id' });
     t.markRestarting();
     expect(t.progress().model).toBeNull();
   });

@@ -29,7 +29,7 @@ export class LaunchTracker {
   private cleanup: LaunchProgress['cleanup'] = null;
   private endedBeforeCleanup = new Set<string>();
   /** What the API at `url` said it serves (ConsoleService asks once the launch runs). */
-  private served: { url: string; model: ServedModelInfo | null } | null = null;
+  private served: { url: string; model: ServedModelInfo | null; modelId: string | null } | null = null;
 
   constructor(
     readonly launchId: string,
@@ -140,9 +140,9 @@ export class LaunchTracker {
     for (const [k, r] of this.ranks) if (r.agentId === agentId && r.state !== 'failed') this.ranks.set(k, { ...r, state: 'exited' });
   }
 
-  /** The model the API at `url` serves (null: it did not say). */
-  setServedModel(url: string, model: ServedModelInfo | null): void {
-    this.served = { url, model };
+  /** The model the API at `url` serves (null: it did not say) and its id (null: it listed none). */
+  setServedModel(url: string, model: ServedModelInfo | null, modelId: string | null = null): void {
+    this.served = { url, model, modelId };
   }
 
   /** The router URL whose model is not known yet, when running; else null. */
@@ -202,10 +202,12 @@ export class LaunchTracker {
     else state = 'launching';
     const message = state === 'failed' ? this.failure : null;
     const routerUrl = state === 'running' ? this.routerUrl() : null;
-    const model = routerUrl && this.served?.url === routerUrl ? this.served.model : null;
+    const served = routerUrl && this.served?.url === routerUrl ? this.served : null;
+    const model = served?.model ?? null;
+    const modelId = served?.modelId ?? null;
     const router = this.routerAgent();
     const apiKeyRequired = routerUrl && router ? (this.routerKeys.get(router) ?? null) : null;
-    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model, apiKeyRequired };
+    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model, modelId, apiKeyRequired };
   }
 }
 

@@ -75,6 +75,8 @@ export const launchProgressSchema = z.object({
     .nullable(),
   /** The model the running topology serves (from its /v1/models); null before running or when it says nothing. */
   model: servedModelInfoSchema.nullable().default(null),
+  /** The id the API lists first in GET /v1/models: what requests name as `model`; null before running or when it lists none. */
+  modelId: z.string().nullable().default(null),
   /** Whether the API at routerUrl requires a bearer key, as the agent hosting it says; null when not running or not said. */
   apiKeyRequired: z.boolean().nullable().default(null),
 });
