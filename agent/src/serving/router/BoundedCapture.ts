@@ -9,7 +9,9 @@
 export class BoundedCapture {
   private readonly head: (string | Buffer)[] = [];
   private headLength = 0;
+  /** Tail chunks from `tailStart` on (those before it fell out of the window). */
   private tail: (string | Buffer)[] = [];
+  private tailStart = 0;
   private tailLength = 0;
   /** Bytes added, kept or not. */
   totalBytes = 0;
@@ -34,10 +36,14 @@ export class BoundedCapture {
     }
     this.tail.push(chunk);
     this.tailLength += chunk.length;
-    // Drop whole chunks that fall out of the tail window.
-    while (this.tail.length > 1 && this.tailLength - this.tail[0]!.length >= this.tailChars) {
-      this.tailLength -= this.tail.shift()!.length;
+    // Drop whole chunks that fall out of the tail window (by index: many tiny chunks stay O(1) each).
+    while (this.tail.length - this.tailStart > 1 && this.tailLength - this.tail[this.tailStart]!.length >= this.tailChars) {
+      this.tailLength -= this.tail[this.tailStart++]!.length;
       this.dropped = true;
+    }
+    if (this.tailStart > 1024 && this.tailStart * 2 > this.tail.length) {
+      this.tail = this.tail.slice(this.tailStart);
+      this.tailStart = 0;
     }
   }
 
@@ -49,11 +55,13 @@ export class BoundedCapture {
   /** The kept text: head, then (when something was left out) a note of how much, then tail. */
   text(): string {
     const head = joinText(this.head);
-    const tailAll = joinText(this.tail);
+    const tailAll = joinText(this.tail.slice(this.tailStart));
     const tail = tailAll.length > this.tailChars ? tailAll.slice(tailAll.length - this.tailChars) : tailAll;
-    if (this.complete) return head + tail;
+    // join(): one flat string (a rope of many small ones costs its first reader a flatten);
+    // an ASCII note keeps an ASCII body one byte per character.
+    if (this.complete) return [head, tail].join('');
     const omitted = this.totalBytes - Buffer.byteLength(head) - Buffer.byteLength(tail);
-    return `${head}\n… [${omitted} bytes not kept] …\n${tail}`;
+    return [head, `\n... [${omitted} bytes not kept] ...\n`, tail].join('');
   }
 }
 
@@ -62,15 +70,15 @@ function cut(chunk: string | Buffer, start: number, end: number): string | Buffe
 }
 
 function joinText(chunks: readonly (string | Buffer)[]): string {
-  let out = '';
+  const out: string[] = [];
   let bytes: Buffer[] = [];
   for (const c of chunks) {
     if (typeof c === 'string') {
-      if (bytes.length > 0) out += Buffer.concat(bytes).toString('utf8');
+      if (bytes.length > 0) out.push(Buffer.concat(bytes).toString('utf8'));
       bytes = [];
-      out += c;
+      out.push(c);
     } else bytes.push(c);
   }
-  if (bytes.length > 0) out += Buffer.concat(bytes).toString('utf8');
-  return out;
+  if (bytes.length > 0) out.push(Buffer.concat(bytes).toString('utf8'));
+  return out.join('');
 }

@@ -69,6 +69,16 @@ describe('FrontRouter request log', () => {
     expect(log.get(s.id)).toMatchObject({ responseBody: events, responseText: text });
   });
 
+  it('records a Responses API stream: TTFT at its first text delta, its final status as the finish reason', async () => {
+    const s = await logged(async () => {
+      const res = await fetch(`${url}/v1/responses`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'tiny', input: 'Hello', max_output_tokens: 4, stream: true }) });
+      await res.text();
+    });
+    expect(s).toMatchObject({ endpoint: '/v1/responses', model: 'tiny', stream: true, status: 200, completionTokens: 4, finishReason: 'incomplete: max_output_tokens', error: null });
+    expect(s.ttftMs).toBeGreaterThan(0);
+    expect(log.get(s.id)!.responseText!.length).toBeGreaterThan(0);
+  });
+
   it('records a request refused for its key, without the key; probes and preflights are not recorded', async () => {
     const s = await logged(() => fetch(`${url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"tiny","prompt":"x"}' }));
     expect(s).toMatchObject({ endpoint: '/v1/completions', status: 401, error: expect.stringMatching(/missing or invalid API key/), backend: null });
@@ -90,7 +100,7 @@ describe('FrontRouter request log', () => {
     expect(d.requestBytes).toBeGreaterThan(200_000);
     expect(d.requestBody.length).toBeLessThan(70 * 1024);
     expect(d.requestBody).toMatch(/^\{"model":"tiny","prompt":"word word/);
-    expect(d.requestBody).toMatch(/… \[\d+ bytes not kept\] …/);
+    expect(d.requestBody).toMatch(/\.\.\. \[\d+ bytes not kept\] \.\.\./);
     expect(d.requestBody).toMatch(/"max_tokens":2\}$/);
   });
 

@@ -6,7 +6,7 @@
  * log outlives launches (the agent's LaunchManager owns it), so ids stay unique.
  */
 import { REQUEST_LOG_CAPACITY, type RequestDetail, type RequestSummary } from '@afd/shared';
-import { responseFacts } from './exchangeFacts.js';
+import { streamText } from './exchangeFacts.js';
 
 /** An ended exchange, as RequestTrace.finish() hands it over. */
 export interface LoggedExchange {
@@ -96,7 +96,7 @@ export class RequestLog {
       requestBytes: e.requestBytes,
       responseBody: e.bodies?.response ?? dropped,
       responseBytes: e.responseBytes,
-      responseText: e.summary.stream && e.bodies ? responseFacts(e.bodies.response, true).text : null,
+      responseText: e.summary.stream && e.bodies ? streamText(e.bodies.response) : null,
       bodiesKept: e.bodies !== null,
     };
   }
