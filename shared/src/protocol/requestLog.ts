@@ -40,7 +40,7 @@ export const requestSummarySchema = z.object({
   durationMs: z.number().nonnegative(),
   /** The choices' finish_reason (several joined by ","), or a Responses API response's status; null when none. */
   finishReason: z.string().nullable(),
-  /** Index of the serving rank (the router's backend) that answered; null when none did. */
+  /** Index of the serving rank (the router's backend) it went to last; null when it went to none (refused at the router). */
   backend: count.nullable(),
   /** What went wrong, in words (an error body's message, a stream broken off, a client that left); null when nothing. */
   error: z.string().nullable(),
