@@ -22,6 +22,7 @@ export * from './protocol/modelInspect.js';
 export * from './protocol/launch.js';
 export * from './protocol/launchOptions.js';
 export * from './protocol/servedModel.js';
+export * from './protocol/requestLog.js';
 export * from './protocol/agent.js';
 export * from './topology/plan.js';
 export * from './topology/expertPlacement.js';

@@ -14,12 +14,14 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import {
   AGENT_MAX_MESSAGE_BYTES,
   AGENT_PROTOCOL_VERSION,
+  REQUEST_LOG_CAPACITY,
   agentRequestSchema,
   decodeJsonMessage,
   requestIdOf,
   type AgentRequest,
   type LogLine,
   type ProcessRole,
+  type RequestSummary,
 } from '@afd/shared';
 import type { Logger } from '../util/logger.js';
 import { toLogLine } from '../launch/logLine.js';
@@ -59,6 +61,8 @@ export class AgentServer {
   private heartbeat: NodeJS.Timeout | undefined;
   private logTimer: NodeJS.Timeout | undefined;
   private readonly pendingLogs = new Map<string, { role: ProcessRole; rank: number; lines: LogLine[] }>();
+  /** Request log records not yet sent to subscribers (flushed with the log lines). */
+  private pendingRequests: RequestSummary[] = [];
   private readonly unsubscribe: (() => void)[] = [];
   private readonly maxBytes: number;
   private boundUrl = '';
@@ -101,6 +105,7 @@ export class AgentServer {
     this.heartbeat.unref();
     this.unsubscribe.push(this.opts.manager.onEvent((e) => this.sessions.forEach((s) => s.deliver(e))));
     this.unsubscribe.push(this.opts.manager.onLog((role, rank, line) => this.queueLog(role, rank, toLogLine(line))));
+    this.unsubscribe.push(this.opts.manager.requests.onRecord((r) => this.queueRequest(r)));
     return this.boundUrl;
   }
 
@@ -199,6 +204,17 @@ export class AgentServer {
       case 'metrics.unsubscribe':
         session.metricsIntervalMs = undefined;
         return {};
+      case 'requests.subscribe':
+        session.requestsSubscribed = true;
+        return { requests: m.requests.summaries() };
+      case 'requests.unsubscribe':
+        session.requestsSubscribed = false;
+        return {};
+      case 'requests.get': {
+        const detail = m.requests.get(req.params.id);
+        if (!detail) throw new AgentRequestError('not-found', `request ${req.params.id} is not in this agent's request log (it keeps the newest ${REQUEST_LOG_CAPACITY}, and starts empty when the agent starts)`);
+        return detail;
+      }
     }
   }
 
@@ -211,8 +227,18 @@ export class AgentServer {
     this.logTimer ??= setTimeout(() => this.flushLogs(), this.opts.logFlushMs ?? 100);
   }
 
+  private queueRequest(r: RequestSummary): void {
+    if (![...this.sessions].some((s) => s.requestsSubscribed)) return;
+    this.pendingRequests.push(r);
+    if (this.pendingRequests.length > REQUEST_LOG_CAPACITY) this.pendingRequests.shift(); // bounded between flushes
+    this.logTimer ??= setTimeout(() => this.flushLogs(), this.opts.logFlushMs ?? 100);
+  }
+
   private flushLogs(): void {
     this.logTimer = undefined;
+    const requests = this.pendingRequests;
+    this.pendingRequests = [];
+    if (requests.length > 0) for (const s of this.sessions) s.deliverRequests(requests);
     for (const { role, rank, lines } of this.pendingLogs.values()) {
       for (const s of this.sessions) s.deliverLogs(role, rank, lines);
     }

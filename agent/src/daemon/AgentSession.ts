@@ -1,11 +1,11 @@
 /**
  * One client connection: answers requests, and forwards events according to what the
- * client subscribed to (log lines, metrics at its chosen interval). Lifecycle events and
+ * client subscribed to (log lines, metrics at its chosen interval, the request log). Lifecycle events and
  * topology state go to every client. A slow client (large send buffer) loses log and
  * metrics frames rather than growing the agent's memory; responses are never dropped.
  */
 import type { WebSocket } from 'ws';
-import type { AgentEvent, AgentRequest, LogLine, ProcessRole } from '@afd/shared';
+import type { AgentEvent, AgentRequest, LogLine, ProcessRole, RequestSummary } from '@afd/shared';
 
 /** Send buffer above which streamed frames (logs, metrics) are dropped for this client. */
 export const slowClientBytes = 8 << 20;
@@ -13,6 +13,7 @@ export const slowClientBytes = 8 << 20;
 export class AgentSession {
   alive = true;
   logsSubscribed = false;
+  requestsSubscribed = false;
   metricsIntervalMs: number | undefined;
   private readonly lastMetricsMs = new Map<string, number>();
 
@@ -46,6 +47,11 @@ export class AgentSession {
   deliverLogs(role: ProcessRole, rank: number, lines: LogLine[]): void {
     if (!this.logsSubscribed || this.slow) return;
     this.send({ type: 'log.lines', role, rank, lines });
+  }
+
+  deliverRequests(requests: RequestSummary[]): void {
+    if (!this.requestsSubscribed || this.slow) return;
+    this.send({ type: 'requests.logged', requests });
   }
 
   respondOk(request: Pick<AgentRequest, 'id'>, result: unknown): void {

@@ -10,6 +10,7 @@ import type { RingLine } from '../launch/LogRing.js';
 import { toLogLine } from '../launch/logLine.js';
 import type { SelfCommand } from '../util/self.js';
 import type { HostMemory } from '../util/hostMemory.js';
+import { RequestLog } from '../serving/router/RequestLog.js';
 
 /** A request the agent refuses, with the protocol's error code. */
 export class AgentRequestError extends Error {
@@ -42,6 +43,8 @@ export type LaunchListener = (event: AgentEvent) => void;
 export type RawLogListener = (role: ProcessRole, rank: number, line: RingLine) => void;
 
 export class LaunchManager {
+  /** The requests this agent's front routers served, across launches (the newest 500). */
+  readonly requests = new RequestLog();
   private run: TopologyRun | undefined;
   private lastLaunch: AgentParams<'topology.launch'> | undefined;
   private readonly listeners = new Set<LaunchListener>();
@@ -104,6 +107,7 @@ export class LaunchManager {
         advertiseHost: this.opts.advertiseHost,
         prepareDefaultModel: this.opts.prepareDefaultModel,
         runner: this.opts.runner,
+        requestLog: this.requests,
         hostMemory: this.opts.hostMemory,
         onEvent: (e) => this.emit(e),
         onLog: (role, rank, line) => {

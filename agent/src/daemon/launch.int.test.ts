@@ -1,7 +1,7 @@
 /**
  * Launching real role processes through a real agent over its socket: colocated and 2A2F
  * on the CPU backend with the built-in model, readiness, logs, metrics, the front
- * router, a crashed rank reported with its exit status, and no process left after the
+ * router and its request log, a crashed rank reported with its exit status, and no process left after the
  * agent stops.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +22,7 @@ beforeAll(async () => {
   client = await connectRecording(agent, events, pids);
   await client.request('logs.subscribe', {});
   await client.request('metrics.subscribe', { intervalMs: 100 });
+  expect(await client.request('requests.subscribe', {})).toEqual({ requests: [] });
 });
 
 afterAll(async () => {
@@ -61,7 +62,7 @@ async function launch(launchId: string, spec: LaunchSpecInput): Promise<number> 
 }
 
 describe('launching through the agent socket', { timeout: 180_000 }, () => { // real processes on a loaded 2-core CI box
-  it('launches a colocated rank: started, progress, ready, router, logs, metrics', async () => {
+  it('launches a colocated rank: started, progress, ready, router and its request log, logs, metrics', async () => {
     const n = await launch('col-1', { mode: 'colocated', apiPort: 0, placements: [{ role: 'colocated', rank: 0, agentId: 'local', backend: 'cpu' }] });
     expect(n).toBe(1);
     await until(() => state()?.state === 'running', 'colocated running');
@@ -69,8 +70,16 @@ describe('launching through the agent socket', { timeout: 180_000 }, () => { // 
     for (const k of ['rank.started', 'rank.progress', 'rank.ready', 'topology.state'] as const) expect(kinds.has(k), k).toBe(true);
     const s = state()!;
     expect(s.routerUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(s.apiKeyRequired).toBe(false);
     const models = (await (await fetch(`${s.routerUrl}/v1/models`)).json()) as { data: { id: string }[] };
     expect(models.data.length).toBeGreaterThan(0);
+    // The router logged the request: streamed to subscribers, its bodies on request.
+    await until(() => events.some((e) => e.type === 'requests.logged'), 'a requests.logged event', 10_000);
+    const logged = events.flatMap((e) => (e.type === 'requests.logged' ? e.requests : []));
+    expect(logged).toEqual([expect.objectContaining({ method: 'GET', endpoint: '/v1/models', status: 200, backend: 0, error: null })]);
+    const detail = await client.request('requests.get', { id: logged[0]!.id });
+    expect(JSON.parse(detail.responseBody)).toEqual(models);
+    await expect(client.request('requests.get', { id: 999_999 })).rejects.toMatchObject({ code: 'not-found' });
     await until(() => events.some((e) => e.type === 'metrics.snapshot'), 'a metrics snapshot', 10_000);
     // ~10 Hz per rank: count snapshots over three seconds (loose bounds: a loaded 2-core CI
     // box delays the rank's stats polls; the lower bound only rules out a stalled stream).

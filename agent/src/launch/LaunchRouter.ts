@@ -9,6 +9,7 @@
 import type { CorsConfig } from '@afd/shared';
 import type { RankRunner } from './RankRunner.js';
 import { advertisedUrl } from '../daemon/advertiseHost.js';
+import type { RequestLog } from '../serving/router/RequestLog.js';
 
 /** A front router started over this agent's attention ranks. */
 export interface RouterHandle {
@@ -31,6 +32,8 @@ export interface RouterStartOptions {
   cors?: CorsConfig;
   /** Prefer the rank that served a prompt's prefix before (--[no-]router-prefix-affinity; default on). */
   prefixAffinity?: boolean;
+  /** Where the router records the requests it serves; omitted = not recorded. */
+  requestLog?: RequestLog;
 }
 
 /** Starts the topology's OpenAI front router on `port` balancing over `backends` (rank base URLs). */
@@ -49,6 +52,8 @@ export interface LaunchRouterOptions {
   prefixAffinity?: boolean;
   /** Restarts per rank, for afd:rank_restarts_total. */
   restarts: () => { role: string; rank: number; total: number }[];
+  /** The agent's request log (it outlives the launch). */
+  requestLog?: RequestLog;
   onNote?: (message: string) => void;
 }
 
@@ -85,7 +90,13 @@ export class LaunchRouter {
         this.serving.map((r) => r.apiUrl!),
         this.opts.host,
         this.opts.port,
-        { apiKey: this.opts.apiKey, metricsExtra: () => this.restartsText(), ...(this.opts.cors ? { cors: this.opts.cors } : {}), ...(this.opts.prefixAffinity !== undefined ? { prefixAffinity: this.opts.prefixAffinity } : {}) },
+        {
+          apiKey: this.opts.apiKey,
+          metricsExtra: () => this.restartsText(),
+          ...(this.opts.cors ? { cors: this.opts.cors } : {}),
+          ...(this.opts.prefixAffinity !== undefined ? { prefixAffinity: this.opts.prefixAffinity } : {}),
+          ...(this.opts.requestLog ? { requestLog: this.opts.requestLog } : {}),
+        },
       );
       if (this.closed) await router.close();
       else this.router = router;

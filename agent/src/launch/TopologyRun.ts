@@ -19,6 +19,7 @@ import { checkRouterBindPolicy } from '../daemon/bindPolicy.js';
 import { readHostMemory, type HostMemory } from '../util/hostMemory.js';
 import { checkLaunchFitsHost } from './launchMemory.js';
 import { LaunchRouter, type RouterFactory } from './LaunchRouter.js';
+import type { RequestLog } from '../serving/router/RequestLog.js';
 import { RankRestarts } from './RankRestarts.js';
 import { RankRunner, type RankRunnerOptions, type RankUpdate } from './RankRunner.js';
 import { hostOfAgent, roleChildSpec } from './roleArgs.js';
@@ -51,6 +52,8 @@ export interface TopologyRunOptions {
    */
   prepareDefaultModel?: (onMessage: (message: string) => void) => Promise<string>;
   runner?: RankRunnerOptions;
+  /** Where the front router records the requests it serves (the agent's log); omitted = not recorded. */
+  requestLog?: RequestLog;
   /** What this host has left for the ranks (default: read from /proc and the cgroup at start; null = unknown). */
   hostMemory?: () => HostMemory | null;
   /** Every protocol event of this launch, in order. */
@@ -178,6 +181,7 @@ export class TopologyRun {
         cors: this.opts.spec.api,
         prefixAffinity: this.opts.spec.api.routerPrefixAffinity,
         restarts: () => this.runners.map((r) => ({ role: r.id.role, rank: r.id.rank, total: this.restarts.total(r) })),
+        ...(this.opts.requestLog ? { requestLog: this.opts.requestLog } : {}),
         onNote: this.opts.onNote,
       },
       this.runners.filter((r) => r.id.role !== 'ffn'),
@@ -308,6 +312,7 @@ export class TopologyRun {
       spec: this.opts.spec,
       ranks: this.rankStates(),
       routerUrl: this.routerUrl,
+      ...(this.routerUrl ? { apiKeyRequired: this.apiKey !== undefined } : {}),
       ...(message ? { message } : {}),
     };
   }

@@ -20,7 +20,7 @@ export const MODEL_PLACEHOLDER = 'MODEL_ID';
 const trimSlash = (u: string): string => u.replace(/\/+$/, '');
 
 /** `s` inside single quotes for a POSIX shell. */
-function shellQuote(s: string): string {
+export function shellQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 

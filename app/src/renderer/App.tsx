@@ -1,5 +1,5 @@
 /**
- * The console shell: a keyboard-navigable screen list (arrow keys, Home/End, Alt+1..6),
+ * The console shell: a keyboard-navigable screen list (arrow keys, Home/End, Alt+1..7),
  * the link banner in browser mode, and each screen inside its own error boundary.
  */
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
@@ -13,6 +13,7 @@ import { DashboardScreen } from './screens/DashboardScreen.js';
 import { LaunchScreen } from './screens/LaunchScreen.js';
 import { LogsScreen } from './screens/LogsScreen.js';
 import { PlaygroundScreen } from './screens/PlaygroundScreen.js';
+import { ServerScreen } from './screens/ServerScreen.js';
 import { TopologyScreen } from './screens/TopologyScreen.js';
 
 export const SCREENS = [
@@ -22,6 +23,7 @@ export const SCREENS = [
   { id: 'playground', title: 'Playground', View: PlaygroundScreen },
   { id: 'dashboard', title: 'Dashboard', View: DashboardScreen },
   { id: 'logs', title: 'Logs', View: LogsScreen },
+  { id: 'server', title: 'Server', View: ServerScreen },
 ] as const satisfies readonly { id: ScreenId; title: string; View: (p: ScreenProps) => unknown }[];
 
 function initialScreen(): ScreenId {

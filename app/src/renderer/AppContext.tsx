@@ -12,6 +12,7 @@ import { createMetricsStore, type MetricsState } from './stores/metricsStore.js'
 import { createTopologyStore, type TopologyState } from './stores/topologyStore.js';
 import { createLinkStore, type LinkState } from './stores/linkStore.js';
 import { createInspectStore, type InspectState } from './stores/inspectStore.js';
+import { createRequestsStore, type RequestsState } from './stores/requestsStore.js';
 import { browserStorage, type KeyValueStorage } from './lib/persist.js';
 
 export interface Stores {
@@ -24,6 +25,7 @@ export interface Stores {
   logs: StoreApi<LogsState>;
   link: StoreApi<LinkState>;
   inspect: StoreApi<InspectState>;
+  requests: StoreApi<RequestsState>;
 }
 
 /** Every store over `bridge`; chats and the topology draft are kept in `storage` (default: this page's localStorage). */
@@ -31,6 +33,8 @@ export function createStores(bridge: RendererBridge, storage: KeyValueStorage | 
   const refresh = (): void => {
     void stores.agents.getState().refresh();
     void stores.launch.getState().refresh();
+    // The request log only once a Server screen has shown it.
+    if (stores.requests.getState().loaded) void stores.requests.getState().load();
   };
   const stores: Stores = {
     bridge,
@@ -42,6 +46,7 @@ export function createStores(bridge: RendererBridge, storage: KeyValueStorage | 
     logs: createLogsStore(bridge),
     link: createLinkStore(bridge, refresh),
     inspect: createInspectStore(bridge),
+    requests: createRequestsStore(bridge),
   };
   refresh();
   return stores;
@@ -67,6 +72,7 @@ export const useMetrics = <T,>(sel: (s: MetricsState) => T): T => useStore(useSt
 export const useLogs = <T,>(sel: (s: LogsState) => T): T => useStore(useStores().logs, sel);
 export const useLink = <T,>(sel: (s: LinkState) => T): T => useStore(useStores().link, sel);
 export const useInspect = <T,>(sel: (s: InspectState) => T): T => useStore(useStores().inspect, sel);
+export const useRequests = <T,>(sel: (s: RequestsState) => T): T => useStore(useStores().requests, sel);
 
 /**
  * Several fields of one store in one subscription: `useFields(useAgents, 'agents', 'error')`.

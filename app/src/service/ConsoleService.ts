@@ -1,6 +1,6 @@
 /**
  * The console's brain, with no Electron in it: agent connections, launch orchestration
- * across agents, metrics/log forwarding and chat against the topology's API. Electron's
+ * across agents, metrics/log/request-log forwarding and chat against the topology's API. Electron's
  * main process and the browser-mode web host both put the same bridge in front of it:
  * `invoke(channel, payload)` validates and answers requests; `subscribe(sink)` receives
  * every push.
@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import {
   planTopology,
-  servedModelFromModelsList,
   validateBridgeRequest,
   validateBridgeResponse,
   validateTopology,
@@ -20,11 +19,12 @@ import {
   type BridgeRequest,
   type BridgeResponse,
   type LaunchSpec,
-  type ServedModelInfo,
 } from '@afd/shared';
 import { AgentConnection } from './AgentConnection.js';
 import { ChatRunner, type PushFn } from './ChatRunner.js';
 import { LaunchTracker } from './LaunchTracker.js';
+import { RequestLogs } from './RequestLogs.js';
+import { readServedModel, type ServedModel } from './servedModel.js';
 import { checkPlacements } from '../common/placementCheck.js';
 import { withAgentHosts } from './agentHosts.js';
 
@@ -59,6 +59,7 @@ export class ConsoleService {
   private readonly sinks = new Set<PushFn>();
   private launch: LaunchTracker | null = null;
   private readonly chats = new Map<string, ChatRunner>();
+  private readonly requestLogs = new RequestLogs();
   private readonly log: (message: string) => void;
   private readonly handlers: Handlers;
 
@@ -82,6 +83,9 @@ export class ConsoleService {
       'launch.get': async () => ({ launch: this.launch?.progress() ?? null }),
       'logs.get': async (r) => this.entry(r.agentId).conn.request('logs.get', { role: r.role, rank: r.rank, tail: r.tail }),
       'chat.start': async (r) => this.startChat(r),
+      'requests.list': async () => ({ requests: this.requestLogs.list() }),
+      'requests.get': (r) => this.entry(r.agentId).conn.request('requests.get', { id: r.id }),
+      'api.key': async (r) => ({ held: this.opts.apiKey !== undefined, apiKey: r.reveal ? (this.opts.apiKey ?? null) : null }),
       'chat.stop': async (r) => {
         const runner = this.chats.get(r.chatId);
         runner?.stop();
@@ -193,12 +197,15 @@ export class ConsoleService {
     for (let i = 2; ; i++) if (!this.agents.has(`${clean}-${i}`)) return `${clean}-${i}`;
   }
 
-  /** After (re)connecting: inventory, metric and log streams. */
+  /** After (re)connecting: inventory, metric, log and request-log streams. */
   private async onConnected(e: AgentEntry): Promise<void> {
     try {
       e.inventory = await e.conn.request('inventory.get', {});
       await e.conn.request('metrics.subscribe', { intervalMs: this.opts.metricsIntervalMs ?? 100 });
       await e.conn.request('logs.subscribe', {});
+      const { requests } = await e.conn.request('requests.subscribe', {});
+      this.requestLogs.replace(e.agentId, requests);
+      this.push('requests.logged', { agentId: e.agentId, requests, replace: true });
     } catch (err) {
       this.log(`agent ${e.agentId}: setup after connect failed: ${(err as Error).message}`);
     }
@@ -212,6 +219,7 @@ export class ConsoleService {
     }
     e.conn.close();
     this.agents.delete(agentId);
+    this.requestLogs.remove(agentId);
     this.pushAgents();
   }
 
@@ -231,6 +239,10 @@ export class ConsoleService {
         return;
       case 'metrics.snapshot':
         if (this.launch && ev.launchId === this.launch.launchId) this.push('metrics.snapshot', { agentId: e.agentId, launchId: ev.launchId, snapshot: ev.snapshot });
+        return;
+      case 'requests.logged':
+        this.requestLogs.append(e.agentId, ev.requests);
+        this.push('requests.logged', { agentId: e.agentId, requests: ev.requests, replace: false });
         return;
       case 'error':
         this.log(`agent ${e.agentId}: ${ev.message}`);
@@ -272,18 +284,17 @@ export class ConsoleService {
     if (this.launch === tracker) this.push('launch.progress', tracker.progress());
   }
 
-  /** Asks the running topology's API what it serves (name, parameters, description, example prompts), once per URL. */
+  /** Asks the running topology's API what it serves (id, name, parameters, description, example prompts), once per URL. */
   private async fetchServedModel(tracker: LaunchTracker, url: string): Promise<void> {
     tracker.setServedModel(url, null);
-    let model: ServedModelInfo | null = null;
+    let served: ServedModel = { model: null, modelId: null };
     try {
-      const res = await fetch(`${url.replace(/\/+$/, '')}/v1/models`, { signal: AbortSignal.timeout(5000) });
-      model = res.ok ? servedModelFromModelsList(await res.json()) : null;
+      served = await readServedModel(url, this.opts.apiKey);
     } catch (err) {
       this.log(`could not read ${url}/v1/models: ${(err as Error).message}`);
     }
     if (this.launch !== tracker) return;
-    tracker.setServedModel(url, model);
+    tracker.setServedModel(url, served.model, served.modelId);
     this.push('launch.progress', tracker.progress());
   }
 

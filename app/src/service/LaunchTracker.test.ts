@@ -48,13 +48,17 @@ describe('LaunchTracker', () => {
     // Every rank is ready but agent a has not started its router yet.
     expect(t.progress().state).toBe('launching');
     t.apply('a', topo('L', 'running', [rank('attention', 0, 'a', 'ready', 'http://a:1'), rank('attention', 1, 'a', 'ready', 'http://a:2')], 'http://a:8000'));
-    expect(t.progress()).toMatchObject({ state: 'running', routerUrl: 'http://a:8000', message: null, model: null });
+    expect(t.progress()).toMatchObject({ state: 'running', routerUrl: 'http://a:8000', message: null, model: null, apiKeyRequired: null });
+    // The router's agent says whether its API wants a key.
+    const withKey = topo('L', 'running', [rank('attention', 0, 'a', 'ready', 'http://a:1'), rank('attention', 1, 'a', 'ready', 'http://a:2')], 'http://a:8000');
+    t.apply('a', { ...withKey, state: { ...withKey.state, apiKeyRequired: true } });
+    expect(t.progress().apiKeyRequired).toBe(true);
     // The served model: asked once per router URL, shown only for that URL, forgotten on restart.
     expect(t.modelToFetch()).toBe('http://a:8000');
     const model = { name: 'afd-demo-moe', parameters: 12_604_032, description: 'demo model', examplePrompts: [] };
-    t.setServedModel('http://a:8000', model);
+    t.setServedModel('http://a:8000', model, 'afd-demo-moe-id');
     expect(t.modelToFetch()).toBeNull();
-    expect(t.progress().model).toEqual(model);
+    expect(t.progress()).toMatchObject({ model, modelId: 'afd-demo-moe-id' });
     t.markRestarting();
     expect(t.progress().model).toBeNull();
   });

@@ -16,6 +16,8 @@ function pendingRank(p: LaunchSpec['placements'][number]): RankState {
 export class LaunchTracker {
   private readonly ranks = new Map<string, RankState>();
   private readonly routerUrls = new Map<string, string>();
+  /** Whether each agent's front router requires an API key (as it says). */
+  private readonly routerKeys = new Map<string, boolean>();
   /** Each agent's own view of this launch (running only once its ranks and router are up). */
   private readonly agentStates = new Map<string, string>();
   private stopRequested = false;
@@ -27,7 +29,7 @@ export class LaunchTracker {
   private cleanup: LaunchProgress['cleanup'] = null;
   private endedBeforeCleanup = new Set<string>();
   /** What the API at `url` said it serves (ConsoleService asks once the launch runs). */
-  private served: { url: string; model: ServedModelInfo | null } | null = null;
+  private served: { url: string; model: ServedModelInfo | null; modelId: string | null } | null = null;
 
   constructor(
     readonly launchId: string,
@@ -57,6 +59,7 @@ export class LaunchTracker {
           this.ranks.set(key(r.role, r.rank), { ...r, agentId, message });
         }
         if (st.routerUrl) this.routerUrls.set(agentId, st.routerUrl);
+        if (st.apiKeyRequired !== undefined) this.routerKeys.set(agentId, st.apiKeyRequired);
         this.agentStates.set(agentId, st.state);
         if (st.state === 'stopped' || st.state === 'idle') this.stoppedAgents.add(agentId);
         else this.stoppedAgents.delete(agentId);
@@ -137,9 +140,9 @@ export class LaunchTracker {
     for (const [k, r] of this.ranks) if (r.agentId === agentId && r.state !== 'failed') this.ranks.set(k, { ...r, state: 'exited' });
   }
 
-  /** The model the API at `url` serves (null: it did not say). */
-  setServedModel(url: string, model: ServedModelInfo | null): void {
-    this.served = { url, model };
+  /** The model the API at `url` serves (null: it did not say) and its id (null: it listed none). */
+  setServedModel(url: string, model: ServedModelInfo | null, modelId: string | null = null): void {
+    this.served = { url, model, modelId };
   }
 
   /** The router URL whose model is not known yet, when running; else null. */
@@ -158,6 +161,7 @@ export class LaunchTracker {
     this.cleanup = null;
     this.agentStates.clear();
     this.routerUrls.clear();
+    this.routerKeys.clear();
     for (const p of this.spec.placements) this.ranks.set(key(p.role, p.rank), pendingRank(p));
   }
 
@@ -165,12 +169,17 @@ export class LaunchTracker {
     return this.stopRequested && this.agentIds().every((a) => this.stoppedAgents.has(a));
   }
 
+  /** The agent whose front router is the OpenAI endpoint: the one running attention rank 0 when several have one. */
+  private routerAgent(): string | undefined {
+    const first = this.spec.placements.find((p) => p.role !== 'ffn' && p.rank === 0);
+    if (first && this.routerUrls.has(first.agentId)) return first.agentId;
+    return this.routerUrls.keys().next().value;
+  }
+
   /** The OpenAI endpoint: the front router (of the agent running attention rank 0 when several), else the first attention/colocated rank's API. */
   routerUrl(): string | null {
-    const first = this.spec.placements.find((p) => p.role !== 'ffn' && p.rank === 0);
-    const preferred = first ? this.routerUrls.get(first.agentId) : undefined;
-    if (preferred) return preferred;
-    for (const url of this.routerUrls.values()) return url;
+    const agent = this.routerAgent();
+    if (agent) return this.routerUrls.get(agent)!;
     const ranks = [...this.ranks.values()].filter((r) => r.role !== 'ffn' && r.state === 'ready' && r.apiUrl);
     ranks.sort((a, b) => a.rank - b.rank);
     return ranks[0]?.apiUrl ?? null;
@@ -193,8 +202,12 @@ export class LaunchTracker {
     else state = 'launching';
     const message = state === 'failed' ? this.failure : null;
     const routerUrl = state === 'running' ? this.routerUrl() : null;
-    const model = routerUrl && this.served?.url === routerUrl ? this.served.model : null;
-    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model };
+    const served = routerUrl && this.served?.url === routerUrl ? this.served : null;
+    const model = served?.model ?? null;
+    const modelId = served?.modelId ?? null;
+    const router = this.routerAgent();
+    const apiKeyRequired = routerUrl && router ? (this.routerKeys.get(router) ?? null) : null;
+    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model, modelId, apiKeyRequired };
   }
 }
 

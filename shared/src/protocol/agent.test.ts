@@ -65,6 +65,9 @@ const requests: AgentRequestInput[] = [
   { id: '9', method: 'metrics.subscribe', params: { intervalMs: 200 } },
   { id: '10', method: 'metrics.unsubscribe', params: {} },
   { id: '11', method: 'model.inspect', params: { dir: '/models/Qwen3-30B-A3B' } },
+  { id: '12', method: 'requests.subscribe', params: {} },
+  { id: '13', method: 'requests.unsubscribe', params: {} },
+  { id: '14', method: 'requests.get', params: { id: 3 } },
 ];
 
 describe('agent requests', () => {
@@ -118,6 +121,9 @@ describe('agent requests', () => {
   });
 });
 
+/** A logged request (the front router's request log). */
+const summary = { id: 3, startedAtMs: 1, method: 'POST', endpoint: '/v1/chat/completions', model: 'tiny', stream: true, status: 200, promptTokens: 5, completionTokens: 8, ttftMs: 12.5, durationMs: 40, finishReason: 'length', backend: 0, error: null };
+
 describe('agent messages', () => {
   const events: AgentEvent[] = [
     { type: 'hello', protocolVersion: 1, agentVersion: '0.1.0', hostname: 'gpu-1' },
@@ -128,6 +134,7 @@ describe('agent messages', () => {
     { type: 'topology.state', state: { launchId: null, state: 'idle', spec: null, ranks: [], routerUrl: null } },
     { type: 'log.lines', role: 'ffn', rank: 0, lines: [{ timestampMs: 1, stream: 'stderr', level: 'info', text: 'loop started' }] },
     { type: 'metrics.snapshot', launchId: 'L1', snapshot: { timestampMs: 2, stats: emptyRankStats('ffn', 0, 1, 1), serving: null } },
+    { type: 'requests.logged', requests: [summary] },
     { type: 'error', requestId: null, message: 'malformed agent request: ...' },
   ];
 
@@ -152,6 +159,9 @@ describe('agent messages', () => {
       'logs.unsubscribe': {},
       'metrics.subscribe': { intervalMs: 100 },
       'metrics.unsubscribe': {},
+      'requests.subscribe': { requests: [summary] },
+      'requests.unsubscribe': {},
+      'requests.get': { ...summary, requestBody: '{"model":"tiny"}', requestBytes: 16, responseBody: 'data: {}\n\n', responseBytes: 10, responseText: 'Hi', bodiesKept: true },
       'model.inspect': {
         dir: '/m',
         status: 'config-only',

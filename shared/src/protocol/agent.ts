@@ -14,6 +14,7 @@ import { inventorySchema } from './inventory.js';
 import { launchSpecSchema, logLineSchema, rankRefShape, topologyStateSchema } from './launch.js';
 import { metricsSnapshotSchema } from './metrics.js';
 import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
+import { requestDetailSchema, requestSummarySchema } from './requestLog.js';
 import { rolePhaseSchema } from './role.js';
 import { decodeJsonMessage, type DecodeResult } from './wire.js';
 
@@ -88,6 +89,12 @@ export const agentMethods = {
   },
   /** Stop streaming metrics. */
   'metrics.unsubscribe': { params: empty, result: ack },
+  /** Stream `requests.logged` events (the front router's request log); the result is the log so far. */
+  'requests.subscribe': { params: empty, result: z.object({ /** The records kept, oldest first. */ requests: z.array(requestSummarySchema) }) },
+  /** Stop streaming the request log. */
+  'requests.unsubscribe': { params: empty, result: ack },
+  /** One logged request with its bodies. */
+  'requests.get': { params: z.object({ /** Its id in the log. */ id: z.int().nonnegative() }), result: requestDetailSchema },
 } as const;
 
 /** Method names of the agent protocol. */
@@ -123,6 +130,9 @@ export const agentRequestSchema = z.discriminatedUnion('method', [
   request('logs.unsubscribe'),
   request('metrics.subscribe'),
   request('metrics.unsubscribe'),
+  request('requests.subscribe'),
+  request('requests.unsubscribe'),
+  request('requests.get'),
 ]);
 export type AgentRequest = z.output<typeof agentRequestSchema>;
 export type AgentRequestInput = z.input<typeof agentRequestSchema>;
@@ -243,6 +253,10 @@ export const agentEventSchema = z.discriminatedUnion('type', [
     launchId: z.string(),
     /** The snapshot (stats.role / stats.rank identify the rank). */
     snapshot: metricsSnapshotSchema,
+  }),
+  event('requests.logged', {
+    /** Requests that ended since the last such event, oldest first (subscribers, batched). */
+    requests: z.array(requestSummarySchema),
   }),
   event('error', {
     /** Id of the offending request when it could be read; null otherwise. */

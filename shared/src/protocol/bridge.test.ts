@@ -13,6 +13,9 @@ import { emptyRankStats } from './metrics.js';
 
 const agent = { agentId: 'a1', url: 'ws://127.0.0.1:7070', state: 'connected', message: null, inventory: null, topology: null, latencyMs: 1.5 };
 
+/** A logged request of a front router. */
+const summary = { id: 3, startedAtMs: 1, method: 'POST', endpoint: '/v1/completions', model: 'tiny', stream: false, status: 200, promptTokens: 2, completionTokens: 4, ttftMs: null, durationMs: 30, finishReason: 'length', backend: 0, error: null };
+
 const invokes: Record<BridgeInvokeChannel, { request: unknown; response: unknown }> = {
   'agents.add': { request: { url: 'ws://127.0.0.1:7070', token: 't0k' }, response: agent },
   'agents.remove': { request: { agentId: 'a1' }, response: {} },
@@ -32,6 +35,9 @@ const invokes: Record<BridgeInvokeChannel, { request: unknown; response: unknown
   'logs.get': { request: { agentId: 'a1', role: 'attention', rank: 0, tail: 50 }, response: { lines: [] } },
   'chat.start': { request: { mode: 'chat', messages: [{ role: 'user', content: 'hi' }] }, response: { chatId: 'c1' } },
   'chat.stop': { request: { chatId: 'c1' }, response: { stopped: false } },
+  'requests.list': { request: {}, response: { requests: [{ ...summary, agentId: 'a1' }] } },
+  'requests.get': { request: { agentId: 'a1', id: 3 }, response: { ...summary, requestBody: '{}', requestBytes: 2, responseBody: '{}', responseBytes: 2, responseText: null, bodiesKept: true } },
+  'api.key': { request: {}, response: { held: true, apiKey: null } },
 };
 
 const pushes: Record<BridgePushChannel, unknown> = {
@@ -43,6 +49,7 @@ const pushes: Record<BridgePushChannel, unknown> = {
   'chat.done': { chatId: 'c1', finishReason: 'length', usage: { promptTokens: 3, completionTokens: 16 }, timings: { ttftMs: 80, totalMs: 400, tokensPerSecond: 50 } },
   'chat.accepted': { chatId: 'c1', sinceStartMs: 12 },
   'chat.error': { chatId: 'c1', message: 'no topology is running; launch one first' },
+  'requests.logged': { agentId: 'a1', requests: [summary] },
 };
 
 describe('bridge channels', () => {

@@ -15,6 +15,7 @@ import { launchSpecSchema, logLineSchema, rankRefShape, rankStateSchema, topolog
 import { chatStartSchema, chatToolCallDeltaSchema } from './chat.js';
 import { metricsSnapshotSchema } from './metrics.js';
 import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
+import { requestDetailSchema, requestSummarySchema } from './requestLog.js';
 import { decodeJsonMessage, validateMessage, type DecodeResult } from './wire.js';
 
 /** Largest web-bridge frame (same budget as the agent socket: 8 MiB). */
@@ -74,8 +75,19 @@ export const launchProgressSchema = z.object({
     .nullable(),
   /** The model the running topology serves (from its /v1/models); null before running or when it says nothing. */
   model: servedModelInfoSchema.nullable().default(null),
+  /** The id the API lists first in GET /v1/models: what requests name as `model`; null before running or when it lists none. */
+  modelId: z.string().nullable().default(null),
+  /** Whether the API at routerUrl requires a bearer key, as the agent hosting it says; null when not running or not said. */
+  apiKeyRequired: z.boolean().nullable().default(null),
 });
 export type LaunchProgress = z.infer<typeof launchProgressSchema>;
+
+/** A request of a front router's log, with the agent whose router logged it. */
+export const loggedRequestSchema = requestSummarySchema.extend({
+  /** Agent hosting the front router. */
+  agentId: z.string(),
+});
+export type LoggedRequest = z.infer<typeof loggedRequestSchema>;
 
 /** Invoke channels: renderer -> ConsoleService request, and its response. */
 export const bridgeInvokeChannels = {
@@ -133,6 +145,26 @@ export const bridgeInvokeChannels = {
   'chat.start': { request: chatStartSchema, response: z.object({ /** Id used by chat.delta/done/error. */ chatId }) },
   /** Abort a streamed chat. */
   'chat.stop': { request: z.object({ /** The chat to stop. */ chatId }), response: z.object({ /** Whether it was still running. */ stopped: z.boolean() }) },
+  /** The request logs of every agent's front router (the newest REQUEST_LOG_CAPACITY of each). */
+  'requests.list': { request: empty, response: z.object({ /** Oldest first. */ requests: z.array(loggedRequestSchema) }) },
+  /** One logged request with its bodies. */
+  'requests.get': {
+    request: z.object({ /** Agent whose router logged it. */ agentId: z.string(), /** Its id in that log. */ id: z.int().nonnegative() }),
+    response: requestDetailSchema,
+  },
+  /**
+   * The API key the console sends with its launches and chats (start's --api-key, else
+   * $AFD_API_KEY): whether it holds one, and the key itself only when the user asked to see it.
+   */
+  'api.key': {
+    request: z.object({ /** Return the key itself (the user asked to see or copy it). */ reveal: z.boolean().default(false) }),
+    response: z.object({
+      /** Whether the console holds a key. */
+      held: z.boolean(),
+      /** The key when revealed and held; null otherwise. */
+      apiKey: z.string().nullable(),
+    }),
+  },
 } as const;
 
 /** Push channels: ConsoleService -> renderer. */
@@ -207,6 +239,15 @@ export const bridgePushChannels = {
     sinceStartMs: z.number().nonnegative(),
     /** The model id the request named (from the API's /v1/models); absent when not known. */
     model: z.string().optional(),
+  }),
+  /** Requests a front router logged since the last push (batched), oldest first. */
+  'requests.logged': z.object({
+    /** Agent hosting the front router. */
+    agentId: z.string(),
+    /** The requests. */
+    requests: z.array(requestSummarySchema),
+    /** True: `requests` is the agent's whole log (sent after each (re)connect), replacing what was held for it. */
+    replace: z.boolean().default(false),
   }),
   /** A chat failed. */
   'chat.error': z.object({

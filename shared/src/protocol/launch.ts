@@ -240,6 +240,8 @@ export const topologyStateSchema = z.object({
   ranks: z.array(rankStateSchema),
   /** Front router URL when this agent hosts it; null otherwise. */
   routerUrl: z.string().nullable(),
+  /** Whether this agent's front router requires a bearer API key; absent when it hosts none. */
+  apiKeyRequired: z.boolean().optional(),
   /**
    * Why the launch failed when no single rank did (e.g. the front router could not bind
    * apiPort), or, while running, which ranks it is restarting; absent otherwise.

@@ -9,11 +9,15 @@
  * complete at its final event (response.completed, response.incomplete, response.failed)
  * with no [DONE]; the router ends a broken one with an `error` event whose
  * sequence_number follows the last one relayed.
+ *
+ * With a RequestTrace, what the client sent and got (error bodies and events included)
+ * is kept, bounded, for the router's request log.
  */
 import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { ApiError } from '../api/ApiError.js';
 import { sendJson } from '../api/httpUtil.js';
 import { ROUTER_RETRY_AFTER_S, type Backend } from './Backends.js';
+import type { RequestTrace } from './RequestTrace.js';
 
 /** What a rank request came to before anything reached the client. */
 export type Attempt = { up: IncomingMessage } | { error: Error };
@@ -55,6 +59,8 @@ export class Exchange {
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
+    /** Records the exchange for the request log; null = not logged. */
+    readonly trace: RequestTrace | null = null,
   ) {
     this.responses = (req.url ?? '').split('?')[0] === '/v1/responses';
     this.closed = new Promise((resolve) =>
@@ -91,7 +97,12 @@ export class Exchange {
       this.upstream = upstream;
       if (this.over) upstream.destroy();
       else if (body !== null) upstream.end(body);
-      else this.req.pipe(upstream); // routes other than completions: the body passes through untouched
+      else {
+        // Routes other than completions: the body passes through untouched (and is kept, bounded, for the log).
+        const trace = this.trace;
+        if (trace) this.req.on('data', (c: Buffer) => trace.request.add(c));
+        this.req.pipe(upstream);
+      }
     });
   }
 
@@ -102,6 +113,7 @@ export class Exchange {
     const headers = relayHeaders(up.headers, status);
     headers['content-length'] = String(body.length);
     this.res.writeHead(status, headers);
+    this.trace?.sent(body);
     this.res.end(body);
   }
 
@@ -114,12 +126,16 @@ export class Exchange {
     const status = up.statusCode ?? 502;
     this.sse = /^text\/event-stream/i.test(String(up.headers['content-type'] ?? '')) && status === 200;
     this.res.writeHead(status, relayHeaders(up.headers, status));
-    if (this.sse) this.res.flushHeaders();
+    if (this.sse) {
+      this.res.flushHeaders();
+      this.trace?.streaming();
+    }
     const url = this.backend?.url ?? 'the attention rank';
     let pending = '';
     let sawDone = false;
     const write = (text: string | Buffer): void => {
       if (this.over) return;
+      this.trace?.sent(text);
       if (!this.res.write(text)) {
         up.pause();
         this.res.once('drain', () => up.resume());
@@ -163,15 +179,30 @@ export class Exchange {
     const err = new ApiError(status, status === 503 ? 'service_unavailable' : 'server_error', message, code);
     if (!this.res.headersSent) {
       if (status === 503 || status === 429) this.res.setHeader('retry-after', String(ROUTER_RETRY_AFTER_S));
-      sendJson(this.res, status, err.toJSON());
-    } else if (this.sse && this.responses) {
+      this.respondError(err);
+      return;
+    }
+    this.trace?.failed(message);
+    if (this.sse && this.responses) {
       const event = { type: 'error', code, message, param: null, sequence_number: this.lastSequence + 1 };
-      this.res.end(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
+      this.endWith(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
     } else if (this.sse) {
-      this.res.end(`data: ${JSON.stringify(err.toJSON())}\n\ndata: [DONE]\n\n`);
+      this.endWith(`data: ${JSON.stringify(err.toJSON())}\n\ndata: [DONE]\n\n`);
     } else {
       this.res.destroy();
     }
+  }
+
+  /** Answers with an error body (nothing was sent yet). */
+  respondError(err: ApiError): void {
+    this.trace?.failed(err.message);
+    this.trace?.sent(JSON.stringify(err.toJSON()));
+    sendJson(this.res, err.status, err.toJSON());
+  }
+
+  private endWith(text: string): void {
+    this.trace?.sent(text);
+    this.res.end(text);
   }
 }
 

@@ -27,6 +27,10 @@
  * answers preflights and decorates responses; ranks never see the Origin header. Before
  * anything, siteGuard.ts refuses a foreign Host on a loopback bind (DNS rebinding) and a
  * foreign Origin that --allowed-origins does not allow; a POST body must be JSON.
+ *
+ * With a RequestLog, every request but probes (/health, /metrics) and preflights is
+ * recorded when it ends (RequestTrace: bounded bodies, tokens, TTFT, status), refused ones
+ * included; headers, and so the API key, never are.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,6 +44,8 @@ import { isJsonPostRoute } from '../api/servingRoutes.js';
 import { Backends, ROUTER_RETRY_AFTER_S, type Backend } from './Backends.js';
 import { Exchange, readSmallBody, type Attempt } from './Exchange.js';
 import { PrefixAffinity, type PrefixAffinityOptions } from './prefixAffinity.js';
+import type { RequestLog } from './RequestLog.js';
+import { RequestTrace } from './RequestTrace.js';
 import { mergeExpositions } from './promText.js';
 
 export interface FrontRouterOptions {
@@ -62,7 +68,12 @@ export interface FrontRouterOptions {
    * defaults); false = by outstanding tokens alone.
    */
   prefixAffinity?: boolean | PrefixAffinityOptions;
+  /** Where ended requests are recorded; omitted = not recorded. */
+  requestLog?: RequestLog;
 }
+
+/** Paths never recorded in the request log: probes, polled all the time. */
+const UNLOGGED = new Set(['/health', '/metrics']);
 
 /** Routes that generate: routed by prefix key and token estimate, retried once on a refusing rank. */
 const GENERATIONS = new Set(['/v1/completions', '/v1/chat/completions', '/v1/responses']);
@@ -185,7 +196,10 @@ export class FrontRouter {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const ex = new Exchange(req, res);
+    const log = this.opts.requestLog;
+    const trace = log && !UNLOGGED.has(path) && req.method !== 'OPTIONS' ? new RequestTrace(req.method ?? 'GET', path) : null;
+    const ex = new Exchange(req, res, trace);
+    if (log && trace) void ex.closed.then(() => this.record(log, ex, trace));
     try {
       this.guard?.checkHost(req); // every route: a rebinding page could read /metrics too
       if (this.cors.preflight(req, res)) return;
@@ -203,6 +217,7 @@ export class FrontRouter {
       if (req.method === 'POST' && isJsonPostRoute(path)) requireJsonContentType(req); // as the ranks, before a rank is bothered
       if (req.method === 'POST' && GENERATIONS.has(path)) {
         const body = await readRawBody(req, this.opts.maxBodyBytes ?? 16 * 2 ** 20);
+        trace?.request.add(body);
         await this.forward(ex, path, body);
       } else {
         await this.once(ex, this.backends.pickOrThrow(), null, 0);
@@ -214,8 +229,17 @@ export class FrontRouter {
         res.on('finish', () => req.destroy());
       }
       if (e.status === 503) res.setHeader('retry-after', String(ROUTER_RETRY_AFTER_S));
-      if (!res.headersSent) sendJson(res, e.status, e.toJSON());
+      if (!res.headersSent) ex.respondError(e);
       else ex.fail(e.status, e.message, e.code ?? 'server_error');
+    }
+  }
+
+  /** Logs an ended exchange (after its response: nothing here delays the relay). */
+  private record(log: RequestLog, ex: Exchange, trace: RequestTrace): void {
+    try {
+      log.add(trace.finish(ex.res.headersSent ? ex.res.statusCode : null, ex.res.writableFinished, ex.backend?.index ?? null));
+    } catch (err) {
+      process.emitWarning(`request log: could not record ${trace.method} ${trace.endpoint}: ${(err as Error).message}`);
     }
   }
 
@@ -326,6 +350,7 @@ function refusalReason(body: Buffer): string | null {
 
 export interface RouterHandleOptions {
   apiKey?: string | undefined;
+  requestLog?: RequestLog;
   cors?: CorsConfig | undefined;
   upstreamTimeoutMs?: number;
   metricsExtra?: () => string;
