@@ -21,6 +21,8 @@ export * from './protocol/inventory.js';
 export * from './protocol/modelInspect.js';
 export * from './protocol/launch.js';
 export * from './protocol/launchOptions.js';
+export * from './protocol/gpuSharing.js';
+export * from './topology/gpuGroups.js';
 export * from './protocol/servedModel.js';
 export * from './protocol/agent.js';
 export * from './topology/plan.js';

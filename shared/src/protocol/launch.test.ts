@@ -159,7 +159,10 @@ describe('rank and topology state', () => {
     };
     expect(rankStateSchema.parse(rank)).toEqual(rank);
     const state = { launchId: 'L1', state: 'launching' as const, spec: launchSpecSchema.parse(spec3A2F), ranks: [rank], routerUrl: null };
-    expect(topologyStateSchema.parse(JSON.parse(JSON.stringify(state)))).toEqual(state);
+    // An older agent reports no gpus: read as none.
+    expect(topologyStateSchema.parse(JSON.parse(JSON.stringify(state)))).toEqual({ ...state, gpus: [] });
+    const gpus = [{ agentId: 'host-a', deviceIndex: 0, ranks: [{ role: 'ffn' as const, rank: 0, smShare: 60 }, { role: 'attention' as const, rank: 0, smShare: null }], sharing: 'mps' as const, note: null }];
+    expect(topologyStateSchema.parse({ ...state, gpus })).toEqual({ ...state, gpus });
     expect(topologyStateSchema.safeParse({ ...state, state: 'exploded' }).success).toBe(false);
   });
 });

@@ -13,6 +13,7 @@ import { topologySchema } from '../topology/spec.js';
 import { backendSchema } from './inventory.js';
 import { processRoleSchema, rolePhaseSchema } from './role.js';
 import { restartPolicySchema } from './launchOptions.js';
+import { gpuShareStateSchema, gpuSharingConfigSchema, smPercentSchema, type GpuSharingConfig } from './gpuSharing.js';
 
 const rankIndex = z.int().min(0, 'ranks are zero-based and cannot be negative');
 
@@ -30,6 +31,8 @@ export const rankPlacementSchema = z.strictObject({
   deviceIndex: z.int().min(0).default(0),
   /** CPU threads of the rank; omitted = the role process default. */
   threads: z.int().min(1).optional(),
+  /** Percent of its GPU's SMs under MPS when the GPU is shared (wins over gpuSharing.smShare of its role); omitted = the role's. */
+  smShare: smPercentSchema.optional(),
 });
 export type RankPlacement = z.infer<typeof rankPlacementSchema>;
 
@@ -52,6 +55,8 @@ const common = {
   api: apiOptionsSchema.prefault({}),
   /** Options of how steps run, applied to every rank (connector, port, DBO, gate, CUDA graphs, deadline, NCCL env, expert parallelism); a colocated launch uses its cudaGraph. */
   afd: afdOptionsSchema.prefault({}),
+  /** How ranks that share a GPU run there (CUDA MPS or time slicing), and their SM shares under MPS. */
+  gpuSharing: gpuSharingConfigSchema.prefault({}),
 };
 
 /** A disaggregated launch: x attention ranks and y FFN ranks. */
@@ -164,8 +169,19 @@ function checkEpTransport(afd: AfdOptions, placements: readonly RankPlacement[],
   }
 }
 
+/** SM shares cap ranks under MPS only: asking for them with time slicing is a contradiction, refused. */
+function checkSmShares(spec: { gpuSharing: GpuSharingConfig; placements: readonly RankPlacement[] }, ctx: z.RefinementCtx): void {
+  if (spec.gpuSharing.mode !== 'time-slice') return;
+  const roles = Object.entries(spec.gpuSharing.smShare).filter(([, v]) => v !== undefined).map(([role]) => role);
+  const ranks = spec.placements.filter((p) => p.smShare !== undefined).map((p) => `${p.role} ${p.rank}`);
+  if (roles.length + ranks.length === 0) return;
+  const what = [...roles.map((r) => `role ${r}`), ...ranks].join(', ');
+  ctx.addIssue({ code: 'custom', path: ['gpuSharing', 'smShare'], message: `SM shares (${what}) need MPS, but gpuSharing.mode is time-slice; use mode auto or mps, or drop the shares` });
+}
+
 /** A launch: AFD or colocated. Placements must cover each rank exactly once; the connector and epTransport fit them. */
 export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchema, colocatedLaunchSpecSchema]).superRefine((spec, ctx) => {
+  checkSmShares(spec, ctx);
   if (spec.mode === 'colocated') {
     checkPlacements(spec.placements, { colocated: spec.placements.length }, ctx);
     return;
@@ -245,6 +261,8 @@ export const topologyStateSchema = z.object({
    * apiPort), or, while running, which ranks it is restarting; absent otherwise.
    */
   message: z.string().optional(),
+  /** This agent's GPUs in the launch: which ranks each holds and how they share it (MPS or time slices); [] without CUDA ranks. */
+  gpus: z.array(gpuShareStateSchema).default([]),
 });
 export type TopologyState = z.infer<typeof topologyStateSchema>;
 
