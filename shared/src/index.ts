@@ -4,6 +4,7 @@ export * from './engine/seenTokens.js';
 export * from './util/issues.js';
 export * from './util/plural.js';
 export * from './util/rankUrl.js';
+export * from './util/gpuShareText.js';
 export * from './util/wordList.js';
 export * from './topology/spec.js';
 export * from './topology/mapping.js';
