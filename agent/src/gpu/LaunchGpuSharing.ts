@@ -63,6 +63,10 @@ export class LaunchGpuSharing {
       }
     }
     this.states = gpuShareStates(groups, shares, outcome);
+    if (spec.serving.kvCacheMib === null && shared.some((g) => g.placements.some((p) => p.role !== 'ffn'))) {
+      // Each rank sizes its KV cache from the device memory free when it loads, which the other ranks' weights may still need.
+      this.note(`ranks sharing a GPU size their KV caches from the memory free when each loads; if one runs out of memory, give --kv-cache-mib (serving.kvCacheMib) to leave room for the others`);
+    }
     if (!outcome.mps) {
       const sharesAsked = Object.values(shares).some((v) => v !== undefined) || spec.placements.some((p) => p.agentId === agentId && p.smShare !== undefined);
       this.note(timeSliceWarning(shared, outcome.timeSliceReason, mode === 'time-slice', sharesAsked));

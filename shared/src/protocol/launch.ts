@@ -9,7 +9,8 @@ import { resolveEpTransport, TRANSPORTS, type AfdConnector } from '../config/con
 import { modelSourceSchema } from '../config/modelSource.js';
 import { apiOptionsSchema } from '../config/rankConfig.js';
 import { servingConfigSchema } from '../config/servingConfig.js';
-import { topologySchema } from '../topology/spec.js';
+import { topologySchema, type Topology } from '../topology/spec.js';
+import { ffnRankOf } from '../topology/mapping.js';
 import { backendSchema } from './inventory.js';
 import { processRoleSchema, rolePhaseSchema } from './role.js';
 import { restartPolicySchema } from './launchOptions.js';
@@ -118,9 +119,10 @@ function onCpu(placements: readonly RankPlacement[]): string[] {
 /**
  * The connector's needs of the placements (the one place this rule lives), from the
  * transport table: a device transport needs every rank on CUDA; a one-host transport
- * (CUDA IPC) needs every rank on one host (agent).
+ * (CUDA IPC) needs every rank on one host (agent); a GPU-per-rank one (NCCL: a two-rank
+ * communicator per attention-FFN pair) needs each attention rank off its FFN rank's GPU.
  */
-function checkConnector(connector: AfdConnector, placements: readonly RankPlacement[], ctx: z.RefinementCtx): void {
+function checkConnector(connector: AfdConnector, topology: Topology, placements: readonly RankPlacement[], ctx: z.RefinementCtx): void {
   const info = TRANSPORTS[connector];
   const path = ['afd', 'connector'];
   const cpu = onCpu(placements);
@@ -130,6 +132,17 @@ function checkConnector(connector: AfdConnector, placements: readonly RankPlacem
   const agents = [...new Set(placements.map((p) => p.agentId))];
   if (info.oneHostOnly && agents.length > 1) {
     ctx.addIssue({ code: 'custom', path, message: `connector ${connector} (CUDA IPC) needs every rank on one host (ranks are on agents ${agents.join(', ')}); use connector nccl across hosts` });
+  }
+  if (info.gpuPerRank) {
+    const gpuOf = (p: RankPlacement | undefined): string | null => (p && p.backend === 'cuda' ? `${p.agentId} GPU ${p.deviceIndex}` : null);
+    for (const a of placements.filter((p) => p.role === 'attention')) {
+      if (a.rank >= topology.attention.ranks) continue; // reported by checkPlacements
+      const f = ffnRankOf(topology, a.rank);
+      const gpu = gpuOf(a);
+      if (gpu !== null && gpu === gpuOf(placements.find((p) => p.role === 'ffn' && p.rank === f))) {
+        ctx.addIssue({ code: 'custom', path, message: `connector ${connector} needs an attention rank and its FFN rank on different GPUs (attention ${a.rank} and ffn ${f} are both on ${gpu}: NCCL refuses two ranks of one communicator on one GPU); use connector peer for ranks that share a host's GPUs` });
+      }
+    }
   }
 }
 
@@ -188,7 +201,7 @@ export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchem
   }
   // spec.topology is resolved by its field (this runs only when every field parsed).
   checkPlacements(spec.placements, { attention: spec.topology.attention.ranks, ffn: spec.topology.ffn.ranks }, ctx);
-  checkConnector(spec.afd.connector, spec.placements, ctx);
+  checkConnector(spec.afd.connector, spec.topology, spec.placements, ctx);
   checkEpTransport(spec.afd, spec.placements, ctx);
 });
 export type LaunchSpec = z.output<typeof launchSpecSchema>;
