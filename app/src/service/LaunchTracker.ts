@@ -3,7 +3,7 @@
  * agent reports only its own ranks (topology.state and rank.* events); this turns them
  * into one `launch.progress` payload for the renderer.
  */
-import { failureTail, prettyLogLine, type AgentEvent, type LaunchProgress, type LaunchSpec, type RankState, type ServedModelInfo } from '@afd/shared';
+import { failureTail, prettyLogLine, type AgentEvent, type LaunchProgress, type LaunchSpec, type RankState, type ServedModelInfo, type TopologyState } from '@afd/shared';
 
 function key(role: string, rank: number): string {
   return `${role}:${rank}`;
@@ -16,6 +16,8 @@ function pendingRank(p: LaunchSpec['placements'][number]): RankState {
 export class LaunchTracker {
   private readonly ranks = new Map<string, RankState>();
   private readonly routerUrls = new Map<string, string>();
+  /** Each agent's GPUs in this launch, as its topology.state says. */
+  private readonly gpus = new Map<string, TopologyState['gpus']>();
   /** Each agent's own view of this launch (running only once its ranks and router are up). */
   private readonly agentStates = new Map<string, string>();
   private stopRequested = false;
@@ -57,6 +59,8 @@ export class LaunchTracker {
           this.ranks.set(key(r.role, r.rank), { ...r, agentId, message });
         }
         if (st.routerUrl) this.routerUrls.set(agentId, st.routerUrl);
+        // The agent reports its GPUs under the id it runs as; the console knows it as agentId.
+        this.gpus.set(agentId, st.gpus.map((g) => ({ ...g, agentId })));
         this.agentStates.set(agentId, st.state);
         if (st.state === 'stopped' || st.state === 'idle') this.stoppedAgents.add(agentId);
         else this.stoppedAgents.delete(agentId);
@@ -194,7 +198,8 @@ export class LaunchTracker {
     const message = state === 'failed' ? this.failure : null;
     const routerUrl = state === 'running' ? this.routerUrl() : null;
     const model = routerUrl && this.served?.url === routerUrl ? this.served.model : null;
-    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model };
+    const gpus = this.agentIds().flatMap((a) => this.gpus.get(a) ?? []);
+    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model, gpus };
   }
 }
 
