@@ -78,6 +78,13 @@ export class LaunchGpuSharing {
     return sharingEnv(this.states, placement, this.lease?.pipeDirectory ?? null);
   }
 
+  /** After a rank on an MPS-shared GPU failed: what MPS says (a daemon that no longer answers, its server's last log lines), in the log. */
+  async afterFailure(placement: Pick<RankPlacement, 'role' | 'rank'>): Promise<void> {
+    if (!this.lease || !this.opts.mps || !('CUDA_MPS_PIPE_DIRECTORY' in this.envFor(placement))) return;
+    const context = await this.opts.mps.failureContext().catch(() => null);
+    if (context) this.note(`${placement.role} rank ${placement.rank} failed on a GPU shared under MPS: ${context}`);
+  }
+
   /** Before a rank on an MPS-shared GPU starts again: the daemon must answer (the agents' own is started again if it died). */
   async beforeRestart(placement: Pick<RankPlacement, 'role' | 'rank'>): Promise<void> {
     if (!this.lease || !this.opts.mps || !('CUDA_MPS_PIPE_DIRECTORY' in this.envFor(placement))) return;

@@ -118,6 +118,19 @@ describe('MpsHost (stand-in control program)', { timeout: 60_000 }, () => {
     expect(Date.now() - t0).toBeLessThan(10_000);
   });
 
+  it('says what MPS knows after a rank failed: its server log, or a daemon that no longer answers', async () => {
+    const h = host();
+    expect(await h.failureContext()).toBeNull(); // no lease
+    await h.acquire();
+    expect(await h.failureContext()).toBeNull(); // answers, no server log
+    writeFileSync(join(h.dirs.logDirectory, 'server.log'), '[2026-01-01 Server 77] Startup\n[2026-01-01 Server 77] Server exited with a fatal error: stand-in\n');
+    expect(await h.failureContext()).toBe(`the MPS server log (${join(h.dirs.logDirectory, 'server.log')}) ends: [2026-01-01 Server 77] Startup | [2026-01-01 Server 77] Server exited with a fatal error: stand-in`);
+    process.kill(standIn.starts()[0]!.pid, 'SIGKILL');
+    expect(await h.failureContext()).toMatch(new RegExp(`^the MPS control daemon on ${h.dirs.pipeDirectory} no longer answers \\(its control.log ends: .*Starting control daemon`));
+    await h.ensureRunning();
+    await h.release();
+  });
+
   it('starts its daemon again when it died under a lease', async () => {
     const h = host();
     await h.acquire();

@@ -18,7 +18,7 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MpsStatus } from '@afd/shared';
 import { withFileLock } from '../util/fileLock.js';
-import { controlEnv, controlLogTail, DEFAULT_MPS_PIPE_DIR, describeRun, findMpsControl, MPS_CONTROL, mpsDaemonAnswers, NVIDIA_BIN_DIR, runControl, sendMpsCommand, type MpsDirs } from './mpsControl.js';
+import { controlEnv, controlLogTail, DEFAULT_MPS_PIPE_DIR, describeRun, findMpsControl, MPS_CONTROL, mpsDaemonAnswers, mpsLogTail, NVIDIA_BIN_DIR, runControl, sendMpsCommand, type MpsDirs } from './mpsControl.js';
 
 export interface MpsHostOptions {
   /** $AFD_HOME: the agents' daemon lives under <home>/mps. */
@@ -154,6 +154,24 @@ export class MpsHost {
     const log = controlLogTail(this.dirs.logDirectory, 2);
     await withFileLock(this.lockFile, () => this.startUnlessAnswering(program));
     return `the MPS control daemon on ${lease.pipeDirectory} had stopped answering${log.length > 0 ? ` (its control.log ends: ${log.join(' | ')})` : ''}; started it again for the restarted ranks`;
+  }
+
+  /**
+   * What MPS says after a rank on a shared GPU failed: that the daemon no longer answers
+   * (with its control.log), or the last lines of the agents' server.log (a crashed MPS
+   * server logs there); null when there is nothing to add.
+   */
+  async failureContext(): Promise<string | null> {
+    const lease = this.lease;
+    const program = this.program();
+    if (!lease || !program) return null;
+    const own = lease.managedByAgent;
+    if (!(await this.answers(program, lease.pipeDirectory))) {
+      const log = own ? controlLogTail(this.dirs.logDirectory, 2) : [];
+      return `the MPS control daemon on ${lease.pipeDirectory} no longer answers${log.length > 0 ? ` (its control.log ends: ${log.join(' | ')})` : ''}`;
+    }
+    const server = own ? mpsLogTail(this.dirs.logDirectory, 2, 'server.log') : [];
+    return server.length > 0 ? `the MPS server log (${join(this.dirs.logDirectory, 'server.log')}) ends: ${server.join(' | ')}` : null;
   }
 
   /** Lets go of one acquire; the last user of the agents' daemon quits it. Returns what it did, for the log. */

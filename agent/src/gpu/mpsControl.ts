@@ -99,13 +99,18 @@ export async function mpsDaemonAnswers(program: string, pipeDirectory: string, b
   return run.code === 0;
 }
 
-/** The last `n` non-empty lines of the daemon's control.log ([] when it has none). */
-export function controlLogTail(logDirectory: string, n = 3): string[] {
+/** The last `n` non-empty lines of one of MPS's logs (control.log: the daemon; server.log: its servers); [] when there is none. */
+export function mpsLogTail(logDirectory: string, n = 3, file: 'control.log' | 'server.log' = 'control.log'): string[] {
   try {
-    return readFileSync(join(logDirectory, 'control.log'), 'utf8').split('\n').map((l) => l.trim()).filter(Boolean).slice(-n);
+    return readFileSync(join(logDirectory, file), 'utf8').split('\n').map((l) => l.trim()).filter(Boolean).slice(-n);
   } catch {
     return [];
   }
+}
+
+/** The last lines of the daemon's control.log. */
+export function controlLogTail(logDirectory: string, n = 3): string[] {
+  return mpsLogTail(logDirectory, n, 'control.log');
 }
 
 /** One line about a run that failed: its exit, stderr and stdout, or that it hung or could not start. */

@@ -247,6 +247,7 @@ export class TopologyRun {
     const blockOf = (f: number): RankRunner[] =>
       spec.mode === 'afd' ? this.runners.filter((r) => r.id.role === 'attention' && ffnRankOf(spec.topology, r.id.rank) === f) : [];
     this.router?.rankFailed(runner, blockOf, message);
+    void this.sharing.afterFailure(runner.id);
     const name = `${runner.id.role} rank ${runner.id.rank}`;
     const decision = this.restarts.onFailed(runner, () => this.restart(runner));
     if (decision) {
