@@ -28,6 +28,7 @@ export const SCRIPTED_LAUNCH: LaunchProgress = {
   message: null,
   cleanup: null,
   model: { name: 'scripted-model', parameters: 1_000_000, description: 'a scripted console service answers', examplePrompts: [] },
+  gpus: [],
 };
 
 /** Routes the page's bridge socket to a scripted service; `reply` scripts each chat.start. */
