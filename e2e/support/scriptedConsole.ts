@@ -38,6 +38,7 @@ export const SCRIPTED_LAUNCH: LaunchProgress = {
   model: { name: 'scripted-model', parameters: 1_000_000, description: 'a scripted console service answers', examplePrompts: [] },
   modelId: 'scripted-model',
   apiKeyRequired: false,
+  gpus: [],
 };
 
 /** Routes the page's bridge socket to a scripted service; `reply` scripts each chat.start. */

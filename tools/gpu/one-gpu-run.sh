@@ -18,6 +18,9 @@
 #           afd-bench serve on qwen3-30b-a3b dummy weights per transport, and fault cases
 #           (AFD_EP_PARTS=texts,bench,faults; tools/gpu/ep-one-gpu.sh, which also spreads the
 #           ranks over two GPUs for the NCCL exchange)     -> texts-ep-*.json, ep-serve-*.json
+#   mps     the agent managing CUDA MPS for ranks on GPU 0 (issue 37): colocated vs 1A1F
+#           (and SM splits, DBO, 2A2F EP, time-sliced) through afd-agent launch --gpus 0, with
+#           afd-bench serve; AFD_MPS_PARTS etc. in tools/gpu/mps-one-gpu.sh  -> mps-*.json
 #   profile ncu kernel times of decode steps at $AFD_PROFILE_BATCHES (afd-bench decode
 #           arguments $AFD_PROFILE_ARGS, e.g. --arch deepseek_v2 --preset deepseek-v2-lite)
 #                                                                   -> profile-b*.txt
@@ -127,6 +130,9 @@ if [[ $PHASES == *afd* ]]; then
 fi
 if [[ $PHASES == *experts* ]]; then
   source tools/gpu/ep-one-gpu.sh
+fi
+if [[ $PHASES == *mps* ]]; then
+  source tools/gpu/mps-one-gpu.sh
 fi
 if [[ $PHASES == *profile* ]] && command -v ncu > /dev/null; then
   # The weight fill kernels are filtered out; the skip passes the one prefill step (context

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { resolveRoleConfig } from '../role/roleConfig.js';
-import { CONFIG_FLAGS, configFlagsOf, configInputFromFlags, flagName, registerConfigFlags } from './configFlags.js';
+import { CONFIG_FLAGS, configFlagsOf, configInputFromFlags, flagName, registerConfigFlags, smShareList } from './configFlags.js';
 
 describe('CORS flags', () => {
   it('are vLLM\'s names, on both role and launch', () => {
@@ -45,5 +45,27 @@ describe('--[no-]enable-prefix-caching', () => {
     expect(parse(['--enable-prefix-caching'])).toEqual({ serving: { enablePrefixCaching: true } });
     expect(resolveRoleConfig('colocated', {}).serving.enablePrefixCaching).toBe(true);
     expect(resolveRoleConfig('colocated', { enablePrefixCaching: false }).serving.enablePrefixCaching).toBe(false);
+  });
+});
+
+describe('--gpu-sharing and --sm-share', () => {
+  const parse = (argv: string[]): Record<string, unknown> => {
+    const cmd = registerConfigFlags(new Command('launch').exitOverride(), 'launch');
+    cmd.parse(argv, { from: 'user' });
+    return configInputFromFlags(cmd.opts(), 'launch');
+  };
+  it('set the launch spec\'s gpuSharing section, on launch only', () => {
+    expect(configFlagsOf('launch').map(flagName)).toEqual(expect.arrayContaining(['--gpu-sharing', '--sm-share']));
+    expect(configFlagsOf('role').map(flagName)).not.toContain('--gpu-sharing');
+    expect(parse(['--gpu-sharing', 'mps', '--sm-share', 'attention=40, ffn=60'])).toEqual({ gpuSharing: { mode: 'mps', smShare: { attention: 40, ffn: 60 } } });
+    expect(parse([])).toEqual({});
+  });
+
+  it('refuse a bad mode or share, naming the flag', () => {
+    expect(() => parse(['--gpu-sharing', 'share'])).toThrow(/--gpu-sharing must be one of auto, mps, time-slice \(got "share"\)/);
+    expect(() => smShareList('attention=0', '--sm-share')).toThrow('--sm-share: attention=0 is not a percentage of SMs from 1 to 100');
+    expect(() => smShareList('gate=50', '--sm-share')).toThrow(/--sm-share takes role=percent pairs of attention, ffn, colocated, e.g. attention=40,ffn=60 \(got "gate=50"\)/);
+    expect(() => smShareList('ffn=50,ffn=60', '--sm-share')).toThrow('--sm-share names ffn twice');
+    expect(smShareList('colocated=50', '--sm-share')).toEqual({ colocated: 50 });
   });
 });

@@ -1,14 +1,15 @@
 /**
  * The command-line face of the configuration: one table of flags, each naming the field of
  * the config it sets (a path into the rank config, whose sections the launch spec shares:
- * `model`, `serving`, `afd`, and `api` for its CORS and OpenAI API fields). `afd-agent role` and
+ * `model`, `serving`, `afd`, and `api` for its CORS and OpenAI API fields; or, for launch
+ * only, into the launch spec's `gpuSharing` section). `afd-agent role` and
  * `afd-agent launch` both register their flags from it and turn what was given into a
  * sparse config input, which the shared schemas validate and default. A flag carries no default of its own: an absent flag leaves
  * the field to the schema. Adding an option here is one row.
  */
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { AFD_CONNECTORS, EP_TRANSPORTS, LOAD_FORMATS, MAX_DUMMY_SEED, TOOL_CALL_PARSERS, transportChoicesHelp } from '@afd/shared';
+import { AFD_CONNECTORS, EP_TRANSPORTS, GPU_SHARING_MODES, LOAD_FORMATS, MAX_DUMMY_SEED, TOOL_CALL_PARSERS, transportChoicesHelp, type SmShare } from '@afd/shared';
 import { intFlag } from '../util/intFlag.js';
 
 /** The commands that take config flags. */
@@ -61,6 +62,23 @@ function jsonStringList(value: string, flag: string): string[] {
   return parsed as string[];
 }
 
+/** "attention=40,ffn=60": each role's percent of a shared GPU's SMs under MPS. */
+export function smShareList(value: string, flag: string): SmShare {
+  const roles = ['attention', 'ffn', 'colocated'] as const;
+  const out: Record<string, number> = {};
+  for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^(\w+)=(\d+)$/.exec(part);
+    const role = m?.[1] as (typeof roles)[number] | undefined;
+    if (!m || !role || !roles.includes(role)) throw new Error(`${flag} takes role=percent pairs of ${roles.join(', ')}, e.g. attention=40,ffn=60 (got "${part}")`);
+    const percent = Number(m[2]);
+    if (percent < 1 || percent > 100) throw new Error(`${flag}: ${role}=${m[2]} is not a percentage of SMs from 1 to 100`);
+    if (out[role] !== undefined) throw new Error(`${flag} names ${role} twice`);
+    out[role] = percent;
+  }
+  if (Object.keys(out).length === 0) throw new Error(`${flag} needs at least one role=percent pair, e.g. attention=40,ffn=60`);
+  return out;
+}
+
 function hostList(value: string): string[] {
   return value.split(',').map((h) => h.trim());
 }
@@ -101,6 +119,9 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flags: '--step-deadline-ms <n>', path: ['afd', 'stepDeadlineMs'], on: both, parse: int(1, 3_600_000), description: 'a step that waits longer than this for a peer fails, naming the peer (default 5000)' },
   { flags: '--enable-expert-parallel', path: ['afd', 'enableExpertParallel'], on: both, description: 'split the MoE experts over the FFN ranks (expert e on FFN rank floor(e * y / E)); they exchange tokens every MoE layer; FFN rank f also listens on --afd-port + y + f (default off)' },
   { flags: '--ep-transport <name>', path: ['afd', 'epTransport'], on: both, parse: oneOf(EP_TRANSPORTS), description: `with --enable-expert-parallel, the FFN ranks' exchange: ${transportChoicesHelp(true)}; peer and nccl keep FFN steps CUDA graphs, tcp runs them eagerly; every FFN rank must agree (default auto)` },
+  // gpuSharing: ranks that share a GPU (launch only; its agents start CUDA MPS for them)
+  { flags: '--gpu-sharing <mode>', path: ['gpuSharing', 'mode'], on: launchOnly, parse: oneOf(GPU_SHARING_MODES), description: 'ranks on one GPU: auto = run them at once under CUDA MPS (the agent starts nvidia-cuda-mps-control -d, or reuses a running daemon) where it can, else time-sliced with a warning; mps = MPS or the launch fails; time-slice = never MPS (the driver takes turns: much slower) (default auto)' },
+  { flags: '--sm-share <role=percent,...>', path: ['gpuSharing', 'smShare'], on: launchOnly, parse: smShareList, description: 'under MPS, each role\'s share of a shared GPU\'s SMs (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE), e.g. attention=40,ffn=60 (default: no cap)' },
   // afd: where this rank is (role processes only; a launch decides these per rank)
   { flags: '--topology <xAyF>', path: ['afd', 'topology'], on: roleOnly, description: 'AFD topology, e.g. 2A1F (default 1A1F; ignored by colocated)' },
   { flags: '--rank <n>', path: ['afd', 'rank'], on: roleOnly, parse: int(0), description: 'rank within its role (default 0)' },

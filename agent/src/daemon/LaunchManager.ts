@@ -3,7 +3,9 @@
  * protocol requests (topology.launch / stop / restart, logs.get) into TopologyRun calls
  * and fans its events out to listeners (the WebSocket sessions, the CLI).
  */
-import type { AgentEvent, AgentParams, AgentResult, LogLine, ProcessRole, TopologyState } from '@afd/shared';
+import type { AgentEvent, AgentParams, AgentResult, GpuSharingMode, LogLine, ProcessRole, TopologyState } from '@afd/shared';
+import { MpsHost } from '../gpu/MpsHost.js';
+import { afdHome } from '../util/afdHome.js';
 import { TopologyRun, type RouterFactory } from '../launch/TopologyRun.js';
 import type { RankRunnerOptions } from '../launch/RankRunner.js';
 import type { RingLine } from '../launch/LogRing.js';
@@ -36,6 +38,10 @@ export interface LaunchManagerOptions {
   runner?: RankRunnerOptions;
   /** What this host has left for the ranks (default: read at each launch); tests pass their own. */
   hostMemory?: () => HostMemory | null;
+  /** How ranks that share a GPU run when a launch says auto (`serve --gpu-sharing`; default auto). */
+  gpuSharing?: GpuSharingMode;
+  /** The host's CUDA MPS (default: the control program on PATH, the daemon under $AFD_HOME/mps of baseEnv). */
+  mps?: MpsHost;
   onNote?: (message: string) => void;
 }
 
@@ -50,8 +56,13 @@ export class LaunchManager {
   private readonly listeners = new Set<LaunchListener>();
   private readonly logListeners = new Set<RawLogListener>();
   private busy: Promise<unknown> = Promise.resolve();
+  /** One per agent process: launches share its daemon. */
+  readonly mps: MpsHost;
 
-  constructor(private readonly opts: LaunchManagerOptions) {}
+  constructor(private readonly opts: LaunchManagerOptions) {
+    const env = opts.baseEnv ?? process.env;
+    this.mps = opts.mps ?? new MpsHost({ home: afdHome(env), env });
+  }
 
   /** Subscribes to every event of every launch; returns the unsubscribe function. */
   onEvent(listener: LaunchListener): () => void {
@@ -77,7 +88,7 @@ export class LaunchManager {
   }
 
   state(): TopologyState {
-    return this.run?.snapshot() ?? { launchId: null, state: 'idle', spec: null, ranks: [], routerUrl: null };
+    return this.run?.snapshot() ?? { launchId: null, state: 'idle', spec: null, ranks: [], routerUrl: null, gpus: [] };
   }
 
   get current(): TopologyRun | undefined {
@@ -109,6 +120,8 @@ export class LaunchManager {
         runner: this.opts.runner,
         requestLog: this.requests,
         hostMemory: this.opts.hostMemory,
+        mps: this.mps,
+        gpuSharing: this.opts.gpuSharing,
         onEvent: (e) => this.emit(e),
         onLog: (role, rank, line) => {
           for (const l of this.logListeners) l(role, rank, line);

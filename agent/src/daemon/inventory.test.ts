@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inventorySchema } from '@afd/shared';
 import { cpuOnlyFallback } from '../probe/runProbe.js';
-import { buildInventory, cudaVersionString, findLocalModels, launchableModels, InventorySource } from './inventory.js';
+import { buildInventory, cudaVersionString, deviceMps, findLocalModels, launchableModels, InventorySource } from './inventory.js';
 
 describe('inventory', () => {
   it('always lists the CPU first and validates against the protocol schema', () => {
@@ -29,6 +29,17 @@ describe('inventory', () => {
     expect(inv.versions.cudaRuntime).toBe('13.0');
     expect(inv.versions.cudaDriver).toBe('12.8');
     expect(inventorySchema.safeParse(inv).success).toBe(true);
+  });
+
+  it('reports MPS per GPU from the host\'s status and the device\'s compute capability', () => {
+    const probe = { ...cpuOnlyFallback(''), devices: [{ index: 0, name: 'H100', totalMemoryBytes: 80e9, freeMemoryBytes: 79e9, computeCapability: '9.0', multiProcessors: 132 }] };
+    const mps = { controlProgram: '/usr/bin/nvidia-cuda-mps-control', daemon: { pipeDirectory: '/h/mps/pipe', managedByAgent: true }, unavailable: null };
+    const inv = buildInventory(probe, undefined, '0.1.0', '/nonexistent', null, mps);
+    expect(inv.mps).toEqual(mps);
+    expect(inv.devices[1]).toMatchObject({ kind: 'cuda', mps: { available: true, reason: null } });
+    expect(inventorySchema.parse(inv)).toEqual(inv);
+    expect(deviceMps('3.0', mps)).toEqual({ available: false, reason: 'CUDA MPS needs compute capability 3.5 or newer; this device has 3.0' });
+    expect(deviceMps('9.0', { controlProgram: null, daemon: null, unavailable: 'not found' })).toEqual({ available: false, reason: 'not found' });
   });
 
   it('formats CUDA versions', () => {

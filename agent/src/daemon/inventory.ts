@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { arch, availableParallelism, cpus, freemem, hostname, platform, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { ProbeResult } from '@afd/native';
-import type { DefaultModel, Device, Inventory } from '@afd/shared';
+import { MPS_NOT_REPORTED, type DefaultModel, type Device, type Inventory, type MpsStatus } from '@afd/shared';
 import { describeDefaultModel } from '../model/defaultModel.js';
 import { demoModelName, findDemoModelDir } from '../model/demoModel.js';
 import { isStagingDirName } from '../model/makeModel.js';
@@ -64,8 +64,19 @@ function defaultModelOf(modelsDir: string): DefaultModel | null {
   }
 }
 
+/** MPS needs compute capability 3.5 or newer (SM shares need 7.0: older devices ignore them). */
+const MPS_MIN_COMPUTE_CAPABILITY = 3.5;
+
+/** Whether ranks sharing a device with this compute capability can run under MPS on a host with `mps`. */
+export function deviceMps(computeCapability: string, mps: MpsStatus): { available: boolean; reason: string | null } {
+  if (mps.unavailable) return { available: false, reason: mps.unavailable };
+  const cc = Number(computeCapability);
+  if (Number.isFinite(cc) && cc < MPS_MIN_COMPUTE_CAPABILITY) return { available: false, reason: `CUDA MPS needs compute capability ${MPS_MIN_COMPUTE_CAPABILITY} or newer; this device has ${computeCapability}` };
+  return { available: true, reason: null };
+}
+
 /** Builds the inventory from a probe result (pure apart from node:os reads). */
-export function buildInventory(probe: ProbeResult, degraded: string | undefined, agentVersion: string, modelsDir: string, advertiseHost: string | null = null): Inventory {
+export function buildInventory(probe: ProbeResult, degraded: string | undefined, agentVersion: string, modelsDir: string, advertiseHost: string | null = null, mps: MpsStatus = MPS_NOT_REPORTED): Inventory {
   const cores = availableParallelism();
   const cpuDevice: Device = {
     kind: 'cpu',
@@ -83,6 +94,7 @@ export function buildInventory(probe: ProbeResult, degraded: string | undefined,
     freeMemoryBytes: d.freeMemoryBytes,
     computeCapability: d.computeCapability,
     multiProcessors: d.multiProcessors,
+    mps: deviceMps(d.computeCapability, mps),
   }));
   const backends = probe.backends.filter((b): b is 'cpu' | 'cuda' => b === 'cpu' || b === 'cuda');
   if (!backends.includes('cpu')) backends.unshift('cpu');
@@ -107,12 +119,13 @@ export function buildInventory(probe: ProbeResult, degraded: string | undefined,
     models: launchableModels(modelsDir),
     advertiseHost,
     defaultModel: defaultModelOf(modelsDir),
+    mps,
   };
 }
 
-/** Caches the probe briefly: it starts a process, and free memory need not be fresher. */
+/** Caches the probe (and the MPS status) briefly: they start processes, and free memory need not be fresher. */
 export class InventorySource {
-  private cached: { at: number; outcome: Promise<ProbeOutcome> } | undefined;
+  private cached: { at: number; outcome: Promise<ProbeOutcome>; mps: Promise<MpsStatus> } | undefined;
 
   constructor(
     private readonly agentVersion: string,
@@ -121,12 +134,14 @@ export class InventorySource {
     private readonly probe: () => Promise<ProbeOutcome> = () => runProbeInChild(),
     /** Reported as the inventory's advertiseHost. */
     private readonly advertiseHost: string | null = null,
+    /** CUDA MPS on this host (the agent's MpsHost.status); omitted = not reported. */
+    private readonly mpsStatus: () => Promise<MpsStatus> = async () => MPS_NOT_REPORTED,
   ) {}
 
   async get(): Promise<Inventory> {
     const now = Date.now();
-    if (!this.cached || now - this.cached.at > this.maxAgeMs) this.cached = { at: now, outcome: this.probe() };
-    const outcome = await this.cached.outcome;
-    return buildInventory(outcome.result, outcome.degraded, this.agentVersion, this.modelsDir, this.advertiseHost);
+    if (!this.cached || now - this.cached.at > this.maxAgeMs) this.cached = { at: now, outcome: this.probe(), mps: this.mpsStatus() };
+    const [outcome, mps] = await Promise.all([this.cached.outcome, this.cached.mps]);
+    return buildInventory(outcome.result, outcome.degraded, this.agentVersion, this.modelsDir, this.advertiseHost, mps);
   }
 }

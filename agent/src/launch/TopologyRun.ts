@@ -11,11 +11,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { afdPortCount, ffnRankOf, type AgentEvent, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
+import { afdPortCount, ffnRankOf, type AgentEvent, type GpuSharingMode, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
 import { freePortBlock, isPortFree } from '@afd/native/ports';
 import type { SelfCommand } from '../util/self.js';
 import type { RingLine } from './LogRing.js';
 import { checkRouterBindPolicy } from '../daemon/bindPolicy.js';
+import { LaunchGpuSharing } from '../gpu/LaunchGpuSharing.js';
+import type { MpsHost } from '../gpu/MpsHost.js';
 import { readHostMemory, type HostMemory } from '../util/hostMemory.js';
 import { checkLaunchFitsHost } from './launchMemory.js';
 import { LaunchRouter, type RouterFactory } from './LaunchRouter.js';
@@ -56,6 +58,10 @@ export interface TopologyRunOptions {
   requestLog?: RequestLog;
   /** What this host has left for the ranks (default: read from /proc and the cgroup at start; null = unknown). */
   hostMemory?: () => HostMemory | null;
+  /** The host's CUDA MPS, for GPUs that hold several ranks; omitted = MPS cannot be had (shared GPUs are time-sliced, or mode mps fails). */
+  mps?: MpsHost;
+  /** The agent's GPU sharing mode (`serve --gpu-sharing`), used when the spec says auto (default auto). */
+  gpuSharing?: GpuSharingMode;
   /** Every protocol event of this launch, in order. */
   onEvent: (event: AgentEvent) => void;
   /** Raw log lines (the daemon batches them into log.lines for subscribers). */
@@ -79,6 +85,7 @@ export class TopologyRun {
   private readonly restarts: RankRestarts<RankRunner>;
   private readonly apiKey: string | undefined;
   private readonly lastProgress = new Map<RankRunner, { phase: string; atMs: number }>();
+  private readonly sharing: LaunchGpuSharing;
   afdPort = 0;
   /** Identity of this start (see rendezvousIdOf); set by start(). */
   rendezvousId = '';
@@ -86,6 +93,7 @@ export class TopologyRun {
   constructor(private readonly opts: TopologyRunOptions) {
     this.restarts = new RankRestarts(opts.spec.restart);
     this.apiKey = opts.apiKey ?? (opts.baseEnv['AFD_API_KEY'] || undefined);
+    this.sharing = new LaunchGpuSharing({ spec: opts.spec, agentId: opts.agentId, agentMode: opts.gpuSharing ?? 'auto', mps: opts.mps, onNote: opts.onNote });
   }
 
   get launchId(): string {
@@ -151,6 +159,8 @@ export class TopologyRun {
       const note = (message: string): void => this.opts.onNote?.(message);
       spec = { ...spec, model: { ...spec.model, dir: await this.opts.prepareDefaultModel(note) } };
     }
+    // GPUs that hold several ranks get MPS (or are time-sliced, with a warning) before any rank starts.
+    await this.sharing.start();
     const cpuRanks = placements.filter((p) => p.backend === 'cpu').length;
     const defaultThreads = cpuRanks > 0 ? Math.max(1, Math.floor(availableParallelism() / cpuRanks)) : undefined;
     // Build every child spec first so a bad value fails the launch before anything starts.
@@ -161,7 +171,7 @@ export class TopologyRun {
         afdPort: this.afdPort,
         apiHost: '127.0.0.1', // rank HTTP is for this agent and its front router only
         defaultThreads,
-        baseEnv: this.opts.baseEnv,
+        baseEnv: { ...this.opts.baseEnv, ...this.sharing.envFor(p) },
         apiKey: this.apiKey,
         rendezvousId: this.rendezvousId,
       }),
@@ -241,6 +251,7 @@ export class TopologyRun {
     const blockOf = (f: number): RankRunner[] =>
       spec.mode === 'afd' ? this.runners.filter((r) => r.id.role === 'attention' && ffnRankOf(spec.topology, r.id.rank) === f) : [];
     this.router?.rankFailed(runner, blockOf, message);
+    void this.sharing.afterFailure(runner.id);
     const name = `${runner.id.role} rank ${runner.id.rank}`;
     const decision = this.restarts.onFailed(runner, () => this.restart(runner));
     if (decision) {
@@ -252,12 +263,16 @@ export class TopologyRun {
 
   private restart(runner: RankRunner): void {
     if (this.stopping) return;
-    try {
-      runner.start();
-    } catch (e) {
-      this.opts.onNote?.(`cannot restart ${runner.id.role} rank ${runner.id.rank}: ${(e as Error).message}`);
-    }
-    this.emitState();
+    // A rank on an MPS-shared GPU needs the daemon: one that died is started again first.
+    void this.sharing.beforeRestart(runner.id).then(() => {
+      if (this.stopping) return;
+      try {
+        runner.start();
+      } catch (e) {
+        this.opts.onNote?.(`cannot restart ${runner.id.role} rank ${runner.id.rank}: ${(e as Error).message}`);
+      }
+      this.emitState();
+    });
   }
 
   get routerUrl(): string | null {
@@ -314,6 +329,7 @@ export class TopologyRun {
       routerUrl: this.routerUrl,
       ...(this.routerUrl ? { apiKeyRequired: this.apiKey !== undefined } : {}),
       ...(message ? { message } : {}),
+      gpus: this.sharing.gpus,
     };
   }
 
@@ -343,6 +359,7 @@ export class TopologyRun {
     await this.router?.drain(graceMs);
     const left = Math.max(RANK_STOP_FLOOR_MS, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(left)));
+    await this.sharing.stop();
     this.stopped = true;
     this.emitState();
   }

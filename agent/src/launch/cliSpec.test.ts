@@ -57,8 +57,23 @@ describe('buildCliLaunchSpec', () => {
     expect(buildCliLaunchSpec(afd({ enableExpertParallel: true, epTransport: 'tcp' }, { backend: 'cuda', hosts: twoHosts, placement: 'block' }))).toMatchObject({ afd: { epTransport: 'tcp' } });
   });
 
-  it('refuses more CUDA ranks than GPUs, saying what to do', () => {
-    expect(() => buildCliLaunchSpec({ ...base, topology: '4A4F', backend: 'cuda' })).toThrow(/needs 8 GPUs for its ranks but has 4.*--backend cpu/);
+  it('shares a host\'s GPUs round-robin when it has fewer than ranks, over connector peer unless told', () => {
+    const one = { ...local, gpus: [0] };
+    const spec = buildCliLaunchSpec({ ...base, topology: '1A1F', backend: 'cuda', hosts: [one] });
+    expect(spec.placements.map((p) => `${p.role}${p.rank}:${p.deviceIndex}`)).toEqual(['ffn0:0', 'attention0:0']);
+    expect(spec.mode === 'afd' && spec.afd.connector).toBe('peer');
+    expect(spec.gpuSharing).toEqual({ mode: 'auto', smShare: {} });
+    const eight = buildCliLaunchSpec({ ...base, topology: '4A4F', backend: 'cuda' });
+    expect(eight.placements.map((p) => p.deviceIndex)).toEqual([0, 1, 2, 3, 0, 1, 2, 3]);
+    expect(buildCliLaunchSpec(afd({ connector: 'tcp' }, { topology: '1A1F', backend: 'cuda', hosts: [one] }))).toMatchObject({ afd: { connector: 'tcp' } });
+    expect(() => buildCliLaunchSpec(afd({ connector: 'nccl' }, { topology: '1A1F', backend: 'cuda', hosts: [one] }))).toThrow(/afd.connector: connector nccl needs an attention rank and its FFN rank on different GPUs \(attention 0 and ffn 0 are both on local GPU 0/);
+    expect(() => buildCliLaunchSpec({ ...base, backend: 'cuda', hosts: [{ ...local, gpus: [] }] })).toThrow(/host local has no GPU for its ranks; use --backend cpu/);
+  });
+
+  it('carries --gpu-sharing and --sm-share into the spec', () => {
+    const spec = buildCliLaunchSpec({ ...base, topology: '1A1F', backend: 'cuda', hosts: [{ ...local, gpus: [0] }], config: { gpuSharing: { mode: 'mps', smShare: { attention: 40, ffn: 60 } } } });
+    expect(spec.gpuSharing).toEqual({ mode: 'mps', smShare: { attention: 40, ffn: 60 } });
+    expect(() => buildCliLaunchSpec({ ...base, config: { gpuSharing: { mode: 'time-slice', smShare: { ffn: 60 } } } })).toThrow(/gpuSharing.smShare: SM shares \(role ffn\) need MPS/);
   });
 
   it('spreads ranks over hosts in world order and records their addresses', () => {

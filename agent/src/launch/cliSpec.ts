@@ -1,12 +1,14 @@
 /**
  * Builds the launch spec of `afd-agent launch` from its flags: rank placement over hosts
- * and, on CUDA, one GPU per rank of each host. Placement `world` (the default) gives each
+ * and, on CUDA, the GPUs of each host round-robin (one per rank when there are enough;
+ * a host with fewer GPUs than ranks puts several on one, and its agent runs them under
+ * CUDA MPS: see gpuSharing). Placement `world` (the default) gives each
  * host a contiguous chunk of the world order [F0..F(y-1), A0..A(x-1)], so FFN ranks and
  * attention ranks land on different hosts and every layer crosses between them; `block`
  * keeps each block (an FFN rank and the attention ranks it serves) on one host and spreads
  * whole blocks over the hosts. Pure, so every rule is unit-tested.
  */
-import { attentionBlockOf, defaultConnectorFor, launchSpecSchema, mergeConfigInput, resolveTopology, type LaunchConfigInput, type LaunchSpec, type LaunchSpecInput, type ProcessRole, type Topology } from '@afd/shared';
+import { attentionBlockOf, defaultConnectorFor, launchSpecSchema, mergeConfigInput, resolveTopology, sharedGpuGroups, type AfdConnector, type LaunchConfigInput, type LaunchSpec, type LaunchSpecInput, type ProcessRole, type RankPlacement, type Topology } from '@afd/shared';
 
 /** How `launch` spreads ranks over --hosts. */
 export const CLI_PLACEMENTS = ['world', 'block'] as const;
@@ -92,6 +94,16 @@ function hostIndices(list: readonly Slot[], groups: readonly number[], numGroups
   return groups.map((g) => Math.min(Math.floor(g / perHost), numHosts - 1));
 }
 
+/**
+ * The connector when none is given: the backend's (nccl on CUDA), except peer where ranks
+ * of one host share GPUs: NCCL refuses two ranks of one communicator on one GPU, and CUDA
+ * IPC is the quickest on one host anyway.
+ */
+function cliDefaultConnector(backend: 'cpu' | 'cuda', placements: readonly RankPlacement[], multiHost: boolean): AfdConnector {
+  if (backend === 'cuda' && !multiHost && sharedGpuGroups(placements).length > 0) return 'peer';
+  return defaultConnectorFor(backend);
+}
+
 /** The spec every host launches from, validated by the shared schema. */
 export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
   if (input.hosts.length === 0) throw new Error('no hosts to launch on');
@@ -104,15 +116,9 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
     used.set(host.agentId, k + 1);
     let deviceIndex = 0;
     if (input.backend === 'cuda') {
-      const gpu = host.gpus[k];
-      if (gpu === undefined) {
-        const need = hostOf.filter((h) => h === hostOf[i]).length;
-        throw new Error(
-          `host ${host.agentId} needs ${need} GPUs for its ranks but has ${host.gpus.length} (${host.gpus.join(', ') || 'none'}); ` +
-            'use --backend cpu, a smaller topology, or more --hosts',
-        );
-      }
-      deviceIndex = gpu;
+      if (host.gpus.length === 0) throw new Error(`host ${host.agentId} has no GPU for its ranks; use --backend cpu, or other --hosts`);
+      // Round-robin: with fewer GPUs than ranks, several share one (under MPS, gpuSharing).
+      deviceIndex = host.gpus[k % host.gpus.length]!;
     }
     return { role: slot.role, rank: slot.rank, agentId: host.agentId, backend: input.backend, deviceIndex, threads: input.threads };
   });
@@ -128,7 +134,7 @@ export function buildCliLaunchSpec(input: CliLaunchInput): LaunchSpec {
           placements,
           ...common,
           agentHosts: multiHost ? Object.fromEntries(input.hosts.map((h) => [h.agentId, h.address])) : {},
-          afd: mergeConfigInput({ connector: defaultConnectorFor(input.backend) }, config.afd ?? {}),
+          afd: mergeConfigInput({ connector: cliDefaultConnector(input.backend, placements, multiHost) }, config.afd ?? {}),
         };
   const parsed = launchSpecSchema.safeParse(spec);
   if (!parsed.success) throw new Error(`invalid launch: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);

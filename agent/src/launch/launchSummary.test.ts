@@ -8,7 +8,7 @@ function rank(role: RankState['role'], n: number, apiUrl: string, pid: number): 
 }
 
 function state(routerUrl: string | null, ranks: RankState[]): TopologyState {
-  return { launchId: 'l', state: 'running', spec: null, ranks, routerUrl };
+  return { launchId: 'l', state: 'running', spec: null, ranks, routerUrl, gpus: [] };
 }
 
 describe('launchSummary', () => {
@@ -40,5 +40,16 @@ describe('launchSummary', () => {
       '10.88.0.2:7700 attention 1 http://127.0.0.1:35489 21',
       '10.88.0.2:7700 ffn 1 http://127.0.0.1:35490 22',
     ]);
+  });
+
+  it('adds a line per GPU that holds several ranks, saying how they share it', () => {
+    const gpus: TopologyState['gpus'] = [
+      { agentId: 'local', deviceIndex: 0, ranks: [{ role: 'ffn', rank: 0, smShare: 60 }, { role: 'attention', rank: 0, smShare: 40 }], sharing: 'mps', note: 'MPS (control daemon on /h/mps/pipe)' },
+      { agentId: 'local', deviceIndex: 1, ranks: [{ role: 'attention', rank: 1, smShare: null }], sharing: 'exclusive', note: null },
+    ];
+    const ranks = [rank('attention', 0, 'http://127.0.0.1:4001', 11), rank('ffn', 0, 'http://127.0.0.1:4002', 12)];
+    const lines = launchSummary('1A1F', [{ agentId: 'local', remote: null, state: { ...state('http://127.0.0.1:8000', ranks), gpus } }], 1).split('\n');
+    expect(lines).toContain('  GPU 0: ffn 0 (60% of SMs), attention 0 (40% of SMs) share it under MPS');
+    expect(lines.some((l) => l.includes('GPU 1'))).toBe(false);
   });
 });

@@ -1,9 +1,10 @@
 /**
  * The summary `afd-agent launch` prints on stdout once every rank is ready: the front
  * router(s), then one line per rank with its URL (rankUrlText: a remote rank's loopback URL
- * says where it is reachable and through what) and pid, then how to stop.
+ * says where it is reachable and through what) and pid, one line per GPU that holds several
+ * ranks (MPS or time-sliced), then how to stop.
  */
-import { rankUrlText, type RemoteRankHost, type TopologyState } from '@afd/shared';
+import { gpuShareText, rankUrlText, type RemoteRankHost, type TopologyState } from '@afd/shared';
 
 /** One agent of the launch as the summary needs it. */
 export interface SummaryAgent {
@@ -25,6 +26,7 @@ export function launchSummary(name: string, agents: readonly SummaryAgent[], sec
       const url = r.apiUrl === null ? '-' : rankUrlText(r.apiUrl, r.role, a.remote);
       lines.push(`  ${several ? `${a.agentId} ` : ''}${r.role} ${r.rank}: ${url}  pid ${r.pid ?? '-'}`);
     }
+    for (const g of s.gpus.filter((gpu) => gpu.sharing !== 'exclusive')) lines.push(`  ${several ? `${a.agentId} ` : ''}${gpuShareText(g)}`);
   }
   lines.push('Ctrl-C stops every rank.');
   return `${lines.join('\n')}\n`;

@@ -31,6 +31,10 @@ export interface AgentEnv {
   hfPeerScript: string | undefined;
   /** OPENAI_API_KEY: the key `afd-bench serve` sends when no --api-key is given. */
   openaiApiKey: string | undefined;
+  /** CUDA_MPS_PIPE_DIRECTORY: the MPS control daemon a rank's CUDA context joins (the agent sets it for ranks on shared GPUs; its own names a daemon to reuse). */
+  mpsPipeDirectory: string | undefined;
+  /** CUDA_MPS_ACTIVE_THREAD_PERCENTAGE: a rank's share of its GPU's SMs under MPS. */
+  mpsActiveThreadPercentage: string | undefined;
 }
 
 /** A variable's value; an empty string counts as unset. */
@@ -54,6 +58,8 @@ export function agentEnv(env: NodeJS.ProcessEnv = process.env): AgentEnv {
     commit: value(env, 'AFD_COMMIT'),
     hfPeerScript: value(env, 'AFD_HF_PEER_SCRIPT'),
     openaiApiKey: value(env, 'OPENAI_API_KEY'),
+    mpsPipeDirectory: value(env, 'CUDA_MPS_PIPE_DIRECTORY'),
+    mpsActiveThreadPercentage: value(env, 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE'),
   };
 }
 

@@ -24,9 +24,9 @@ const rank = (role: RankState['role'], r: number, agentId: string, state: RankSt
   exitCode: null,
   message: null,
 });
-const topo = (launchId: string, state: TopologyState['state'], ranks: RankState[], routerUrl: string | null = null): { type: 'topology.state'; state: TopologyState } => ({
+const topo = (launchId: string, state: TopologyState['state'], ranks: RankState[], routerUrl: string | null = null, gpus: TopologyState['gpus'] = []): { type: 'topology.state'; state: TopologyState } => ({
   type: 'topology.state',
-  state: { launchId, state, spec, ranks, routerUrl },
+  state: { launchId, state, spec, ranks, routerUrl, gpus },
 });
 
 describe('LaunchTracker', () => {
@@ -61,6 +61,16 @@ describe('LaunchTracker', () => {
     expect(t.progress()).toMatchObject({ model, modelId: 'afd-demo-moe-id' });
     t.markRestarting();
     expect(t.progress().model).toBeNull();
+  });
+
+  it('lists every agent\'s GPUs and how they are shared, under the console\'s agent ids', () => {
+    const t = new LaunchTracker('L', spec);
+    expect(t.progress().gpus).toEqual([]);
+    const shared = { agentId: 'local', deviceIndex: 0, ranks: [{ role: 'attention' as const, rank: 0, smShare: 40 }, { role: 'attention' as const, rank: 1, smShare: 40 }], sharing: 'mps' as const, note: 'MPS (control daemon on /h/mps/pipe)' };
+    const own = { agentId: 'local', deviceIndex: 0, ranks: [{ role: 'ffn' as const, rank: 0, smShare: null }], sharing: 'exclusive' as const, note: null };
+    t.apply('a', topo('L', 'launching', [rank('attention', 0, 'a', 'loading')], null, [shared]));
+    t.apply('b', topo('L', 'launching', [rank('ffn', 0, 'b', 'loading')], null, [own]));
+    expect(t.progress().gpus.map((g) => `${g.agentId}:${g.deviceIndex}:${g.sharing}`).sort()).toEqual(['a:0:mps', 'b:0:exclusive']);
   });
 
   it('reports the first failure once, with the last log lines that add to it', () => {

@@ -3,7 +3,7 @@
  * agent reports only its own ranks (topology.state and rank.* events); this turns them
  * into one `launch.progress` payload for the renderer.
  */
-import { failureTail, prettyLogLine, type AgentEvent, type LaunchProgress, type LaunchSpec, type RankState, type ServedModelInfo } from '@afd/shared';
+import { failureTail, prettyLogLine, type AgentEvent, type LaunchProgress, type LaunchSpec, type RankState, type ServedModelInfo, type TopologyState } from '@afd/shared';
 
 function key(role: string, rank: number): string {
   return `${role}:${rank}`;
@@ -18,6 +18,8 @@ export class LaunchTracker {
   private readonly routerUrls = new Map<string, string>();
   /** Whether each agent's front router requires an API key (as it says). */
   private readonly routerKeys = new Map<string, boolean>();
+  /** Each agent's GPUs in this launch, as its topology.state says. */
+  private readonly gpus = new Map<string, TopologyState['gpus']>();
   /** Each agent's own view of this launch (running only once its ranks and router are up). */
   private readonly agentStates = new Map<string, string>();
   private stopRequested = false;
@@ -60,6 +62,8 @@ export class LaunchTracker {
         }
         if (st.routerUrl) this.routerUrls.set(agentId, st.routerUrl);
         if (st.apiKeyRequired !== undefined) this.routerKeys.set(agentId, st.apiKeyRequired);
+        // The agent reports its GPUs under the id it runs as; the console knows it as agentId.
+        this.gpus.set(agentId, st.gpus.map((g) => ({ ...g, agentId })));
         this.agentStates.set(agentId, st.state);
         if (st.state === 'stopped' || st.state === 'idle') this.stoppedAgents.add(agentId);
         else this.stoppedAgents.delete(agentId);
@@ -207,7 +211,8 @@ export class LaunchTracker {
     const modelId = served?.modelId ?? null;
     const router = this.routerAgent();
     const apiKeyRequired = routerUrl && router ? (this.routerKeys.get(router) ?? null) : null;
-    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model, modelId, apiKeyRequired };
+    const gpus = this.agentIds().flatMap((a) => this.gpus.get(a) ?? []);
+    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model, modelId, apiKeyRequired, gpus };
   }
 }
 

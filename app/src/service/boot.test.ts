@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
-import { consoleBoot } from './boot.js';
+import { launchSpecSchema } from '@afd/shared';
+import { consoleBoot, defaultLaunchSpec } from './boot.js';
 import { ConsoleService } from './ConsoleService.js';
 
 /** A stand-in for afd-agent.cjs: announces `url` (and writes its pid), then idles until SIGTERM. */
@@ -95,5 +96,17 @@ describe('consoleBoot', () => {
     const boot = consoleBoot(service);
     await boot.shutdown();
     await expect(boot.start({ agentScript: script })).rejects.toThrow(/shutting down/);
+  });
+});
+
+describe('defaultLaunchSpec', () => {
+  it('puts 1A1F on one GPU over connector peer (the agent runs the shared GPU under MPS), and leaves the connector alone otherwise', () => {
+    const one = launchSpecSchema.parse(defaultLaunchSpec('1A1F', 'cuda', 1, null, 0));
+    expect(one.placements.map((p) => `${p.role}${p.rank}:${p.deviceIndex}`)).toEqual(['ffn0:0', 'attention0:0']);
+    expect(one.mode === 'afd' && one.afd.connector).toBe('peer');
+    expect(one.gpuSharing.mode).toBe('auto');
+    const two = launchSpecSchema.parse(defaultLaunchSpec('1A1F', 'cuda', 2, null, 0));
+    expect(two.mode === 'afd' && two.afd.connector).toBe('tcp');
+    expect(launchSpecSchema.parse(defaultLaunchSpec('1A1F', 'cpu', 0, null, 0))).toMatchObject({ afd: { connector: 'tcp' } });
   });
 });

@@ -68,7 +68,10 @@ export function defaultLaunchSpec(topology: string, backend: 'cpu' | 'cuda', num
   const next = (): number => (backend === 'cuda' && numGpus > 0 ? slot++ % numGpus : 0);
   for (let f = 0; f < y; f++) placements.push({ role: 'ffn', rank: f, agentId: LOCAL_AGENT_ID, backend, deviceIndex: next() });
   for (let a = 0; a < x; a++) placements.push({ role: 'attention', rank: a, agentId: LOCAL_AGENT_ID, backend, deviceIndex: next() });
-  return { mode: 'afd', topology: `${x}A${y}F`, placements, model: { dir: modelDir }, apiPort };
+  // Ranks that share a GPU (more ranks than GPUs) run under CUDA MPS, which the agent starts
+  // (gpuSharing auto); over CUDA IPC their layer crossings stay on the device.
+  const shared = backend === 'cuda' && x + y > numGpus;
+  return { mode: 'afd', topology: `${x}A${y}F`, placements, model: { dir: modelDir }, apiPort, ...(shared ? { afd: { connector: 'peer' } } : {}) };
 }
 
 /**

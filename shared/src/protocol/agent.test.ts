@@ -22,7 +22,7 @@ const inventory: Inventory = {
   memory: { totalBytes: 128e9, freeBytes: 100e9 },
   devices: [
     { kind: 'cpu', index: 0, name: 'AMD EPYC', cores: 16, totalMemoryBytes: 128e9, freeMemoryBytes: 100e9 },
-    { kind: 'cuda', index: 0, name: 'NVIDIA H200', totalMemoryBytes: 141e9, freeMemoryBytes: 140e9, computeCapability: '9.0', multiProcessors: 132 },
+    { kind: 'cuda', index: 0, name: 'NVIDIA H200', totalMemoryBytes: 141e9, freeMemoryBytes: 140e9, computeCapability: '9.0', multiProcessors: 132, mps: { available: true, reason: null } },
   ],
   backends: ['cpu', 'cuda'],
   versions: { agent: '0.1.0', node: '20.19.0', addon: '0.1.0', addonVariant: 'cuda', cudaRuntime: '13.0', cudaDriver: '13.0' },
@@ -35,6 +35,7 @@ const inventory: Inventory = {
   models: [{ name: 'tiny-qwen3-moe', dir: '/root/.afd/models/tiny-qwen3-moe' }],
   advertiseHost: 'gpu-1.example',
   defaultModel: { kind: 'tiny', name: 'tiny-qwen3-moe', dir: '/root/.afd/models/tiny-qwen3-moe', description: null },
+  mps: { controlProgram: '/usr/bin/nvidia-cuda-mps-control', daemon: null, unavailable: null },
 };
 
 const requests: AgentRequestInput[] = [
@@ -131,7 +132,7 @@ describe('agent messages', () => {
     { type: 'rank.ready', launchId: 'L1', role: 'ffn', rank: 1, apiUrl: 'http://127.0.0.1:9001' },
     { type: 'rank.failed', launchId: 'L1', role: 'ffn', rank: 0, exitCode: 1, signal: null, message: 'CUDA out of memory', lastLogLines: ['a', 'b'] },
     { type: 'rank.exited', launchId: 'L1', role: 'attention', rank: 0, exitCode: null, signal: 'SIGKILL' },
-    { type: 'topology.state', state: { launchId: null, state: 'idle', spec: null, ranks: [], routerUrl: null } },
+    { type: 'topology.state', state: { launchId: null, state: 'idle', spec: null, ranks: [], routerUrl: null, gpus: [] } },
     { type: 'log.lines', role: 'ffn', rank: 0, lines: [{ timestampMs: 1, stream: 'stderr', level: 'info', text: 'loop started' }] },
     { type: 'metrics.snapshot', launchId: 'L1', snapshot: { timestampMs: 2, stats: emptyRankStats('ffn', 0, 1, 1), serving: null } },
     { type: 'requests.logged', requests: [summary] },

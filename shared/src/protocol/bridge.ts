@@ -11,6 +11,7 @@ import { servedModelInfoSchema } from './servedModel.js';
 import { topologyPlanSchema } from '../topology/plan.js';
 import { topologyInputSchema } from '../topology/spec.js';
 import { inventorySchema } from './inventory.js';
+import { gpuShareStateSchema } from './gpuSharing.js';
 import { launchSpecSchema, logLineSchema, rankRefShape, rankStateSchema, topologyStateSchema } from './launch.js';
 import { chatStartSchema, chatToolCallDeltaSchema } from './chat.js';
 import { metricsSnapshotSchema } from './metrics.js';
@@ -79,6 +80,8 @@ export const launchProgressSchema = z.object({
   modelId: z.string().nullable().default(null),
   /** Whether the API at routerUrl requires a bearer key, as the agent hosting it says; null when not running or not said. */
   apiKeyRequired: z.boolean().nullable().default(null),
+  /** Every GPU of the launch, per agent: which ranks it holds and how they share it (MPS or time slices), as each agent reported. */
+  gpus: z.array(gpuShareStateSchema).default([]),
 });
 export type LaunchProgress = z.infer<typeof launchProgressSchema>;
 

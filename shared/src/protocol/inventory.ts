@@ -3,6 +3,7 @@
  * always, CUDA devices from the native probe), compiled backends and library versions.
  */
 import { z } from 'zod';
+import { MPS_NOT_REPORTED, mpsStatusSchema } from './gpuSharing.js';
 
 /** Compute backends a rank can run on. */
 export const backendSchema = z.enum(['cpu', 'cuda']);
@@ -40,6 +41,18 @@ export const cudaDeviceSchema = z.object({
   computeCapability: z.string(),
   /** Streaming multiprocessors. */
   multiProcessors: z.number().int().nonnegative(),
+  /**
+   * Whether ranks sharing this GPU can run under CUDA MPS (the host's control program is
+   * there and the device supports MPS), and why not; an older agent reports nothing (unavailable).
+   */
+  mps: z
+    .object({
+      /** True when the agent can run this GPU's shared ranks under MPS. */
+      available: z.boolean(),
+      /** Why not; null when available. */
+      reason: z.string().nullable(),
+    })
+    .default({ available: false, reason: 'not reported by this agent' }),
 });
 
 /** A device a rank can be placed on. */
@@ -146,5 +159,7 @@ export const inventorySchema = z.object({
   advertiseHost: z.string().min(1).nullable().default(null),
   /** The model a launch without a model directory serves here; null from an agent that does not say (older ones). */
   defaultModel: defaultModelSchema.nullable().default(null),
+  /** CUDA MPS on this host: the control program, a daemon that answers, or why MPS cannot be used. */
+  mps: mpsStatusSchema.default(MPS_NOT_REPORTED),
 });
 export type Inventory = z.infer<typeof inventorySchema>;

@@ -59,7 +59,7 @@ describe('launch spec', () => {
   });
 
   it('takes nccl and peer on CUDA ranks only, and peer on one host only', () => {
-    const cuda = (role: 'attention' | 'ffn', rank: number, agentId = 'host-a') => ({ ...place(role, rank, agentId), backend: 'cuda' as const });
+    const cuda = (role: 'attention' | 'ffn', rank: number, agentId = 'host-a', deviceIndex = role === 'ffn' ? rank : 2 + rank) => ({ ...place(role, rank, agentId), backend: 'cuda' as const, deviceIndex });
     const oneHost = [cuda('ffn', 0), cuda('ffn', 1), cuda('attention', 0), cuda('attention', 1), cuda('attention', 2)];
     const twoHosts = [cuda('ffn', 0), cuda('ffn', 1, 'host-b'), cuda('attention', 0), cuda('attention', 1), cuda('attention', 2, 'host-b')];
     for (const connector of ['nccl', 'peer'] as const) expect(launchSpecSchema.safeParse({ ...spec3A2F, placements: oneHost, afd: { connector } }).success).toBe(true);
@@ -70,6 +70,15 @@ describe('launch spec', () => {
     expect(problems({ ...spec3A2F, placements: twoHosts, afd: { connector: 'peer' } })).toEqual([
       'afd.connector: connector peer (CUDA IPC) needs every rank on one host (ranks are on agents host-a, host-b); use connector nccl across hosts',
     ]);
+    // NCCL's two-rank communicator per attention-FFN pair refuses one GPU for both; other ranks may share.
+    const shared = [cuda('ffn', 0, 'host-a', 0), cuda('ffn', 1, 'host-a', 1), cuda('attention', 0, 'host-a', 0), cuda('attention', 1, 'host-a', 1), cuda('attention', 2, 'host-a', 0)];
+    expect(problems({ ...spec3A2F, placements: shared, afd: { connector: 'nccl' } })).toEqual([
+      "afd.connector: connector nccl needs an attention rank and its FFN rank on different GPUs (attention 0 and ffn 0 are both on host-a GPU 0: NCCL refuses two ranks of one communicator on one GPU); use connector peer for ranks that share a host's GPUs",
+    ]);
+    expect(launchSpecSchema.safeParse({ ...spec3A2F, placements: shared, afd: { connector: 'peer' } }).success).toBe(true);
+    // 3A2F's blocks: attention 0, 1 -> ffn 0; attention 2 -> ffn 1.
+    const crossed = [cuda('ffn', 0, 'host-a', 0), cuda('ffn', 1, 'host-a', 1), cuda('attention', 0, 'host-a', 1), cuda('attention', 1, 'host-a', 1), cuda('attention', 2, 'host-a', 0)];
+    expect(launchSpecSchema.safeParse({ ...spec3A2F, placements: crossed, afd: { connector: 'nccl' } }).success).toBe(true);
   });
 
   it('takes epTransport peer with expert parallelism only when every FFN rank is on CUDA on one host', () => {
@@ -159,7 +168,10 @@ describe('rank and topology state', () => {
     };
     expect(rankStateSchema.parse(rank)).toEqual(rank);
     const state = { launchId: 'L1', state: 'launching' as const, spec: launchSpecSchema.parse(spec3A2F), ranks: [rank], routerUrl: null };
-    expect(topologyStateSchema.parse(JSON.parse(JSON.stringify(state)))).toEqual(state);
+    // An older agent reports no gpus: read as none.
+    expect(topologyStateSchema.parse(JSON.parse(JSON.stringify(state)))).toEqual({ ...state, gpus: [] });
+    const gpus = [{ agentId: 'host-a', deviceIndex: 0, ranks: [{ role: 'ffn' as const, rank: 0, smShare: 60 }, { role: 'attention' as const, rank: 0, smShare: null }], sharing: 'mps' as const, note: null }];
+    expect(topologyStateSchema.parse({ ...state, gpus })).toEqual({ ...state, gpus });
     expect(topologyStateSchema.safeParse({ ...state, state: 'exploded' }).success).toBe(false);
   });
 });

@@ -9,10 +9,12 @@ import { resolveEpTransport, TRANSPORTS, type AfdConnector } from '../config/con
 import { modelSourceSchema } from '../config/modelSource.js';
 import { apiOptionsSchema } from '../config/rankConfig.js';
 import { servingConfigSchema } from '../config/servingConfig.js';
-import { topologySchema } from '../topology/spec.js';
+import { topologySchema, type Topology } from '../topology/spec.js';
+import { ffnRankOf } from '../topology/mapping.js';
 import { backendSchema } from './inventory.js';
 import { processRoleSchema, rolePhaseSchema } from './role.js';
 import { restartPolicySchema } from './launchOptions.js';
+import { gpuShareStateSchema, gpuSharingConfigSchema, smPercentSchema, type GpuSharingConfig } from './gpuSharing.js';
 
 const rankIndex = z.int().min(0, 'ranks are zero-based and cannot be negative');
 
@@ -30,6 +32,8 @@ export const rankPlacementSchema = z.strictObject({
   deviceIndex: z.int().min(0).default(0),
   /** CPU threads of the rank; omitted = the role process default. */
   threads: z.int().min(1).optional(),
+  /** Percent of its GPU's SMs under MPS when the GPU is shared (wins over gpuSharing.smShare of its role); omitted = the role's. */
+  smShare: smPercentSchema.optional(),
 });
 export type RankPlacement = z.infer<typeof rankPlacementSchema>;
 
@@ -52,6 +56,8 @@ const common = {
   api: apiOptionsSchema.prefault({}),
   /** Options of how steps run, applied to every rank (connector, port, DBO, gate, CUDA graphs, deadline, NCCL env, expert parallelism); a colocated launch uses its cudaGraph. */
   afd: afdOptionsSchema.prefault({}),
+  /** How ranks that share a GPU run there (CUDA MPS or time slicing), and their SM shares under MPS. */
+  gpuSharing: gpuSharingConfigSchema.prefault({}),
 };
 
 /** A disaggregated launch: x attention ranks and y FFN ranks. */
@@ -113,9 +119,10 @@ function onCpu(placements: readonly RankPlacement[]): string[] {
 /**
  * The connector's needs of the placements (the one place this rule lives), from the
  * transport table: a device transport needs every rank on CUDA; a one-host transport
- * (CUDA IPC) needs every rank on one host (agent).
+ * (CUDA IPC) needs every rank on one host (agent); a GPU-per-rank one (NCCL: a two-rank
+ * communicator per attention-FFN pair) needs each attention rank off its FFN rank's GPU.
  */
-function checkConnector(connector: AfdConnector, placements: readonly RankPlacement[], ctx: z.RefinementCtx): void {
+function checkConnector(connector: AfdConnector, topology: Topology, placements: readonly RankPlacement[], ctx: z.RefinementCtx): void {
   const info = TRANSPORTS[connector];
   const path = ['afd', 'connector'];
   const cpu = onCpu(placements);
@@ -125,6 +132,17 @@ function checkConnector(connector: AfdConnector, placements: readonly RankPlacem
   const agents = [...new Set(placements.map((p) => p.agentId))];
   if (info.oneHostOnly && agents.length > 1) {
     ctx.addIssue({ code: 'custom', path, message: `connector ${connector} (CUDA IPC) needs every rank on one host (ranks are on agents ${agents.join(', ')}); use connector nccl across hosts` });
+  }
+  if (info.gpuPerRank) {
+    const gpuOf = (p: RankPlacement | undefined): string | null => (p && p.backend === 'cuda' ? `${p.agentId} GPU ${p.deviceIndex}` : null);
+    for (const a of placements.filter((p) => p.role === 'attention')) {
+      if (a.rank >= topology.attention.ranks) continue; // reported by checkPlacements
+      const f = ffnRankOf(topology, a.rank);
+      const gpu = gpuOf(a);
+      if (gpu !== null && gpu === gpuOf(placements.find((p) => p.role === 'ffn' && p.rank === f))) {
+        ctx.addIssue({ code: 'custom', path, message: `connector ${connector} needs an attention rank and its FFN rank on different GPUs (attention ${a.rank} and ffn ${f} are both on ${gpu}: NCCL refuses two ranks of one communicator on one GPU); use connector peer for ranks that share a host's GPUs` });
+      }
+    }
   }
 }
 
@@ -164,15 +182,26 @@ function checkEpTransport(afd: AfdOptions, placements: readonly RankPlacement[],
   }
 }
 
+/** SM shares cap ranks under MPS only: asking for them with time slicing is a contradiction, refused. */
+function checkSmShares(spec: { gpuSharing: GpuSharingConfig; placements: readonly RankPlacement[] }, ctx: z.RefinementCtx): void {
+  if (spec.gpuSharing.mode !== 'time-slice') return;
+  const roles = Object.entries(spec.gpuSharing.smShare).filter(([, v]) => v !== undefined).map(([role]) => role);
+  const ranks = spec.placements.filter((p) => p.smShare !== undefined).map((p) => `${p.role} ${p.rank}`);
+  if (roles.length + ranks.length === 0) return;
+  const what = [...roles.map((r) => `role ${r}`), ...ranks].join(', ');
+  ctx.addIssue({ code: 'custom', path: ['gpuSharing', 'smShare'], message: `SM shares (${what}) need MPS, but gpuSharing.mode is time-slice; use mode auto or mps, or drop the shares` });
+}
+
 /** A launch: AFD or colocated. Placements must cover each rank exactly once; the connector and epTransport fit them. */
 export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchema, colocatedLaunchSpecSchema]).superRefine((spec, ctx) => {
+  checkSmShares(spec, ctx);
   if (spec.mode === 'colocated') {
     checkPlacements(spec.placements, { colocated: spec.placements.length }, ctx);
     return;
   }
   // spec.topology is resolved by its field (this runs only when every field parsed).
   checkPlacements(spec.placements, { attention: spec.topology.attention.ranks, ffn: spec.topology.ffn.ranks }, ctx);
-  checkConnector(spec.afd.connector, spec.placements, ctx);
+  checkConnector(spec.afd.connector, spec.topology, spec.placements, ctx);
   checkEpTransport(spec.afd, spec.placements, ctx);
 });
 export type LaunchSpec = z.output<typeof launchSpecSchema>;
@@ -247,6 +276,8 @@ export const topologyStateSchema = z.object({
    * apiPort), or, while running, which ranks it is restarting; absent otherwise.
    */
   message: z.string().optional(),
+  /** This agent's GPUs in the launch: which ranks each holds and how they share it (MPS or time slices); [] without CUDA ranks. */
+  gpus: z.array(gpuShareStateSchema).default([]),
 });
 export type TopologyState = z.infer<typeof topologyStateSchema>;
 

@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
+import type { MpsStatus } from '@afd/shared';
 import { probe, type ProbeResult } from '@afd/native';
+import { MpsHost } from '../../gpu/MpsHost.js';
+import { afdHome } from '../../util/afdHome.js';
 import { runProbeInChild } from '../../probe/runProbe.js';
 import { cudaVersionText } from '../../probe/cudaMessage.js';
 
@@ -27,15 +30,22 @@ export function formatProbe(p: ProbeResult): string {
   return lines.join('\n');
 }
 
+/** CUDA MPS on this host in one line: the daemon that answers, the control program, or why there is none. */
+export function formatMps(mps: MpsStatus): string {
+  if (mps.unavailable) return `CUDA MPS: unavailable: ${mps.unavailable}`;
+  if (mps.daemon) return `CUDA MPS: control daemon running on ${mps.daemon.pipeDirectory} (${mps.daemon.managedByAgent ? 'the agents\' own' : 'not the agents\': reused, never stopped'}); ${mps.controlProgram}`;
+  return `CUDA MPS: available (${mps.controlProgram}); no daemon runs: an agent starts one when ranks of a launch share a GPU`;
+}
+
 export function registerInspect(program: Command): void {
   program
     .command('inspect')
-    .description('report the native build, backends, CUDA devices and libraries (probe runs in a child process)')
-    .option('--json', 'print the report as JSON on stdout')
+    .description('report the native build, backends, CUDA devices and libraries (probe runs in a child process), and CUDA MPS on this host')
+    .option('--json', 'print the report as JSON on stdout (the probe, plus "mps")')
     .action(async (opts: { json?: boolean }) => {
       // A degraded probe (the child crashed) reports its reason as the CUDA error: shown once below.
-      const outcome = await runProbeInChild();
-      process.stdout.write(opts.json ? `${JSON.stringify(outcome.result, null, 2)}\n` : `${formatProbe(outcome.result)}\n`);
+      const [outcome, mps] = await Promise.all([runProbeInChild(), new MpsHost({ home: afdHome(), env: process.env }).status()]);
+      process.stdout.write(opts.json ? `${JSON.stringify({ ...outcome.result, mps }, null, 2)}\n` : `${formatProbe(outcome.result)}\n${formatMps(mps)}\n`);
     });
 
   // Hidden: the child side of runProbeInChild. Prints the raw probe as JSON.

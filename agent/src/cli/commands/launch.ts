@@ -113,7 +113,7 @@ export function registerLaunch(program: Command): void {
     .option('--api-host <addr>', 'address the front router binds (non-loopback needs --api-key)', '127.0.0.1')
     .option('--api-key <key>', 'require "Authorization: Bearer <key>" on the OpenAI API (default: $AFD_API_KEY, else open)')
     .option('--backend <cpu|cuda>', 'compute backend (default: cuda when a GPU is visible)', oneOf('--backend', ['cpu', 'cuda'] as const))
-    .option('--gpus <i,j,...>', 'CUDA devices of this host to use, one per rank (default: all)', (v: string) => v.split(',').map((x) => parseIntOption('--gpus', 0, 1023)(x)))
+    .option('--gpus <i,j,...>', 'CUDA devices of this host, handed to its ranks round-robin in world order (FFN ranks first); fewer GPUs than ranks, or a GPU listed twice (0,0), puts several ranks on one GPU, run under CUDA MPS (see --gpu-sharing) (default: all)', (v: string) => v.split(',').map((x) => parseIntOption('--gpus', 0, 1023)(x)))
     .option('--threads <n>', 'CPU threads per rank (default: cores / CPU ranks)', parseIntOption('--threads', 1, 4096))
     .option('--config <file|json>', 'AFD options of every rank (the launch spec\'s afd section, shared schema: dbo thresholds, cudaGraph, ncclEnv ...); explicit flags override its fields')
     .option('--restart <on-failure|never>', 'a rank that dies: restart it with exponential back-off (1 s, 2 s ... 30 s), or end the launch (default on-failure)', oneOf('--restart', ['on-failure', 'never'] as const))

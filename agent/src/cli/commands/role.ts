@@ -16,7 +16,7 @@ import { whenSupervisorGone } from '../../launch/parentWatch.js';
 import { defaultTokenizerWorkers, TokenizerPool } from '../../serving/tokenizer/TokenizerPool.js';
 import { GrammarService } from '../../serving/grammar/GrammarService.js';
 import { selfCommand } from '../../util/self.js';
-import { agentVersion } from '../../util/env.js';
+import { agentEnv, agentVersion } from '../../util/env.js';
 
 export function registerRole(program: Command): void {
   const cmd = program
@@ -52,6 +52,12 @@ export function registerRole(program: Command): void {
       whenSupervisorGone(() => stop('supervisor gone'));
       try {
         const config = resolveRoleConfig(role, opts);
+        const env = agentEnv();
+        if (config.device.backend !== 'cpu' && env.mpsPipeDirectory) {
+          // Which daemon this rank's CUDA context joins: the rank's log says how it shares its GPU.
+          const share = env.mpsActiveThreadPercentage ? `, ${env.mpsActiveThreadPercentage}% of the GPU's SMs` : '';
+          log.info({ mpsPipeDirectory: env.mpsPipeDirectory, mpsActiveThreadPercentage: env.mpsActiveThreadPercentage ?? null }, `GPU shared under CUDA MPS (control daemon on ${env.mpsPipeDirectory}${share})`);
+        }
         running = await runRole(config, {
           apiKey: roleApiKey(opts),
           openEngine: nativeEngineOpener,

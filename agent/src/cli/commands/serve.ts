@@ -4,7 +4,8 @@
  * from (or generated into) the token file and never printed in full.
  */
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
+import { GPU_SHARING_MODES, type GpuSharingMode } from '@afd/shared';
 import { AgentServer } from '../../daemon/AgentServer.js';
 import { InventorySource } from '../../daemon/inventory.js';
 import { LaunchManager } from '../../daemon/LaunchManager.js';
@@ -30,6 +31,7 @@ interface ServeOptions {
   stopGraceMs: number;
   apiHost: string;
   advertiseHost?: string;
+  gpuSharing: GpuSharingMode;
 }
 
 export async function serve(opts: ServeOptions): Promise<void> {
@@ -46,6 +48,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     prepareDefaultModel,
     routerHost: opts.apiHost,
     advertiseHost: advertiseHost ?? undefined,
+    gpuSharing: opts.gpuSharing,
     onNote: (m) => log.info(m),
   });
   const server = new AgentServer({
@@ -58,7 +61,7 @@ export async function serve(opts: ServeOptions): Promise<void> {
     heartbeatMs: opts.heartbeatMs,
     agentVersion: agentVersion(),
     manager,
-    inventory: new InventorySource(agentVersion(), undefined, undefined, undefined, advertiseHost),
+    inventory: new InventorySource(agentVersion(), undefined, undefined, undefined, advertiseHost, () => manager.mps.status()),
     logger: log,
   });
   const url = await server.start();
@@ -86,6 +89,11 @@ export async function serve(opts: ServeOptions): Promise<void> {
   whenSupervisorGone(() => shutdown('supervisor gone'));
 }
 
+function gpuSharingMode(value: string): GpuSharingMode {
+  if (!(GPU_SHARING_MODES as readonly string[]).includes(value)) throw new InvalidArgumentError(`--gpu-sharing must be one of ${GPU_SHARING_MODES.join(', ')} (got "${value}")`);
+  return value as GpuSharingMode;
+}
+
 export function registerServe(program: Command): void {
   program
     .command('serve')
@@ -101,5 +109,6 @@ export function registerServe(program: Command): void {
     .option('--api-host <addr>', 'address the front router of a launch binds (its port is the launch spec\'s apiPort)', '127.0.0.1')
     .option('--stop-grace-ms <n>', 'on shutdown, time ranks get before SIGKILL', parseIntOption('--stop-grace-ms', 0, 600_000), 10_000)
     .option('--advertise-host <addr>', 'address other hosts reach this one at (reported to clients for the ranks\' rendezvous; default: --host when it names one non-loopback interface)')
+    .option('--gpu-sharing <auto|mps|time-slice>', 'ranks of a launch on one GPU, when the launch says auto: auto = under CUDA MPS (this agent starts nvidia-cuda-mps-control -d, or reuses a running daemon) where it can, else time-sliced with a warning; mps = MPS or the launch fails; time-slice = never start MPS', gpuSharingMode, 'auto')
     .action((opts: ServeOptions) => serve(opts));
 }

@@ -14,7 +14,7 @@ export function fakeInventory(hostname: string, cpuCores: number, gpus: number):
     memory: { totalBytes: 1, freeBytes: 1 },
     devices: [
       { kind: 'cpu', index: 0, name: 'cpu', cores: cpuCores, totalMemoryBytes: 1, freeMemoryBytes: 1 },
-      ...Array.from({ length: gpus }, (_, i) => ({ kind: 'cuda' as const, index: i, name: 'H200', totalMemoryBytes: 1, freeMemoryBytes: 1, computeCapability: '9.0', multiProcessors: 132 })),
+      ...Array.from({ length: gpus }, (_, i) => ({ kind: 'cuda' as const, index: i, name: 'H200', totalMemoryBytes: 1, freeMemoryBytes: 1, computeCapability: '9.0', multiProcessors: 132, mps: { available: true, reason: null } })),
     ],
     backends: gpus > 0 ? ['cpu', 'cuda'] : ['cpu'],
     versions: { agent: '0', node: '20', addon: '0', addonVariant: 'cpu', cudaRuntime: null, cudaDriver: null },
@@ -23,5 +23,6 @@ export function fakeInventory(hostname: string, cpuCores: number, gpus: number):
     models: [],
     advertiseHost: null,
     defaultModel: null,
+    mps: { controlProgram: '/usr/bin/nvidia-cuda-mps-control', daemon: null, unavailable: null },
   };
 }

@@ -3,7 +3,7 @@ import type { LaunchProgress, RankState } from '@afd/shared';
 import { frozenReason, launchName, notReadyText, sendBlockedReason, STALE_AFTER_MS } from './launchText.js';
 
 const rank = (role: RankState['role'], r: number): RankState => ({ role, rank: r, agentId: 'a', state: 'ready', pid: 1, apiUrl: null, progress: null, exitCode: null, message: null });
-const launch = (state: LaunchProgress['state'], message: string | null = null): LaunchProgress => ({ launchId: 'L', state, ranks: [rank('ffn', 0), rank('attention', 0), rank('attention', 1)], routerUrl: null, message, cleanup: null, model: null, modelId: null, apiKeyRequired: null });
+const launch = (state: LaunchProgress['state'], message: string | null = null): LaunchProgress => ({ launchId: 'L', state, ranks: [rank('ffn', 0), rank('attention', 0), rank('attention', 1)], routerUrl: null, message, cleanup: null, model: null, modelId: null, apiKeyRequired: null, gpus: [] });
 
 describe('what screens say about a launch', () => {
   it('names it', () => {

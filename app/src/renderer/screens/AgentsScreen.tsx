@@ -8,6 +8,19 @@ import type { ScreenProps } from './types.js';
 
 const STATE_KIND: Record<AgentInfo['state'], string> = { connected: 'ok', connecting: 'info', unreachable: 'err', disconnected: 'warn', unauthorized: 'err', error: 'err' };
 
+/** CUDA MPS on the host: what ranks sharing a GPU will get. */
+function MpsLine({ mps }: { mps: NonNullable<AgentInfo['inventory']>['mps'] }) {
+  let text: string;
+  if (mps.unavailable) text = `no CUDA MPS: ${mps.unavailable}; ranks sharing a GPU run time-sliced`;
+  else if (mps.daemon) text = `CUDA MPS: control daemon running on ${mps.daemon.pipeDirectory}${mps.daemon.managedByAgent ? ' (started by an agent)' : ' (not the agent\'s: reused, never stopped)'}`;
+  else text = `CUDA MPS available (${mps.controlProgram}): started when ranks share a GPU`;
+  return (
+    <div className={mps.unavailable ? 'warn-text' : 'muted'} data-testid="agent-mps">
+      {text}
+    </div>
+  );
+}
+
 function Inventory({ agent }: { agent: AgentInfo }) {
   const inv = agent.inventory;
   if (!inv) return <span className="muted">{agent.state === 'connected' ? 'loading inventory…' : 'unknown until connected'}</span>;
@@ -19,7 +32,9 @@ function Inventory({ agent }: { agent: AgentInfo }) {
       <ul style={{ margin: '0.25rem 0', paddingLeft: '1.1rem' }}>
         {inv.devices.map((d) => (
           <li key={`${d.kind}${d.index}`} data-testid="agent-device">
-            {d.kind === 'cpu' ? `cpu · ${d.name} · ${d.cores} cores` : `cuda:${d.index} · ${d.name} · ${formatBytes(d.totalMemoryBytes)} (${formatBytes(d.freeMemoryBytes)} free) · sm_${d.computeCapability.replace('.', '')}`}
+            {d.kind === 'cpu'
+              ? `cpu · ${d.name} · ${d.cores} cores`
+              : `cuda:${d.index} · ${d.name} · ${formatBytes(d.totalMemoryBytes)} (${formatBytes(d.freeMemoryBytes)} free) · sm_${d.computeCapability.replace('.', '')} · ${d.mps.available ? 'MPS' : 'no MPS'}`}
           </li>
         ))}
       </ul>
@@ -28,6 +43,7 @@ function Inventory({ agent }: { agent: AgentInfo }) {
         {inv.libraries.nccl.loaded ? ` · NCCL ${inv.libraries.nccl.version}` : ''}
       </div>
       {inv.cudaError && <div className="muted">CUDA: {inv.cudaError}</div>}
+      {inv.devices.some((d) => d.kind === 'cuda') && <MpsLine mps={inv.mps} />}
       {inv.models.length > 0 && <div className="muted">models: {inv.models.map((m) => m.name).join(', ')}</div>}
     </div>
   );

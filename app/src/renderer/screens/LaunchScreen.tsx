@@ -1,5 +1,5 @@
-/** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, stop and restart. */
-import { rankUrlText, remoteRankHost, type AgentInfo, type LaunchProgress, type RankState } from '@afd/shared';
+/** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, how each GPU is shared, stop and restart. */
+import { gpuRanksText, gpuSharingLabel, rankUrlText, remoteRankHost, type AgentInfo, type LaunchProgress, type RankState } from '@afd/shared';
 import { useAgents, useFields, useLaunch, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { progressDetail } from '../lib/format.js';
@@ -76,6 +76,45 @@ function CleanupNote({ cleanup }: { cleanup: NonNullable<LaunchProgress['cleanup
   if (cleanup.state === 'stopping') return <Banner kind="info" message={`Stopping the rest of the failed launch:\n${what}`} testId="launch-cleanup" />;
   const problems = cleanup.problems.length > 0 ? `\nCould not stop everything:\n${cleanup.problems.join('\n')}` : '';
   return <Banner kind={problems ? 'err' : 'warn'} message={`${cleanup.stopped.length > 0 ? `Stopped the rest of the failed launch:\n${what}` : 'No other rank of the failed launch was running.'}${problems}\nRestart launches it again.`} testId="launch-cleanup" />;
+}
+
+const SHARING_KIND: Record<LaunchProgress['gpus'][number]['sharing'], string> = { exclusive: '', mps: 'ok', 'time-slice': 'warn' };
+
+/** Each GPU of the launch: its ranks (with SM shares under MPS) and how they share it; shown once any GPU holds several ranks. */
+function GpuTable({ gpus }: { gpus: LaunchProgress['gpus'] }) {
+  if (!gpus.some((g) => g.sharing !== 'exclusive')) return null;
+  return (
+    <div className="panel">
+      <table data-testid="gpu-table">
+        <thead>
+          <tr>
+            <th>GPU</th>
+            <th>Ranks</th>
+            <th>Sharing</th>
+            <th>Details</th>
+          </tr>
+        </thead>
+        <tbody>
+          {gpus.map((g) => (
+            <tr key={`${g.agentId}:${g.deviceIndex}`} data-testid={`gpu-${g.agentId}-${g.deviceIndex}`}>
+              <td className="mono">
+                {g.agentId} cuda:{g.deviceIndex}
+              </td>
+              <td className="mono">{gpuRanksText(g)}</td>
+              <td>
+                <span className={`badge ${SHARING_KIND[g.sharing]}`} data-testid="gpu-sharing">
+                  {gpuSharingLabel(g)}
+                </span>
+              </td>
+              <td className="small muted" style={{ maxWidth: 520 }}>
+                {g.note}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
 }
 
 export function LaunchScreen({ navigate }: ScreenProps) {
@@ -179,6 +218,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
           </tbody>
         </table>
       </div>
+      <GpuTable gpus={progress.gpus} />
     </>
   );
 }

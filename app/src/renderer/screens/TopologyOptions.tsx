@@ -1,9 +1,9 @@
 /**
  * Launch options of the Topology screen: model (with what each agent that runs ranks
- * found in the directory) and where its weights come from, API port, connector, DBO,
- * gate, expert parallelism and its exchange, graphs.
+ * found in the directory) and where its weights come from, API port, GPU sharing (MPS and
+ * SM shares), connector, DBO, gate, expert parallelism and its exchange, graphs.
  */
-import { AFD_CONNECTORS, EP_TRANSPORTS, transportInfo, type AfdConnector, type AgentInfo, type EpTransport, type LoadFormat } from '@afd/shared';
+import { AFD_CONNECTORS, EP_TRANSPORTS, GPU_SHARING_MODES, transportInfo, type AfdConnector, type AgentInfo, type EpTransport, type GpuSharingMode, type LoadFormat, type SmShare } from '@afd/shared';
 import { useTopology } from '../AppContext.js';
 import { defaultModelLines } from '../lib/defaultModelText.js';
 import { modelSummary } from '../stores/draftChecks.js';
@@ -46,6 +46,39 @@ function ModelInfo({ dir, agents, rankAgents, inspections }: { dir: string; agen
 
 function num(v: string): number {
   return v.trim() === '' ? Number.NaN : Number(v);
+}
+
+const SHARING_TEXT: Record<GpuSharingMode, string> = {
+  auto: 'auto: ranks on one GPU run at once under CUDA MPS where the agent can start it, else time-sliced',
+  mps: 'mps: under CUDA MPS, or the launch fails',
+  'time-slice': 'time-slice: the driver takes turns (much slower steps)',
+};
+
+/** GPU sharing: how ranks placed on one GPU run there, and each role's share of its SMs under MPS (empty = no cap). */
+function GpuSharingOptions({ roles }: { roles: readonly (keyof SmShare)[] }) {
+  const sharing = useTopology((s) => s.options.config.gpuSharing);
+  const setConfig = useTopology((s) => s.setConfig);
+  const setShare = (role: keyof SmShare, text: string): void => setConfig('gpuSharing', { smShare: { ...sharing.smShare, [role]: text.trim() === '' ? undefined : Number(text) } });
+  return (
+    <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>
+      <label title="Several ranks on one GPU: without CUDA MPS the driver time-slices them and every layer crossing waits for the other rank's turn; under MPS (the agent starts nvidia-cuda-mps-control) they run at once">
+        GPU sharing
+        <select value={sharing.mode} onChange={(e) => setConfig('gpuSharing', { mode: e.target.value as GpuSharingMode })} data-testid="gpu-sharing">
+          {GPU_SHARING_MODES.map((m) => (
+            <option key={m} value={m}>
+              {SHARING_TEXT[m]}
+            </option>
+          ))}
+        </select>
+      </label>
+      {roles.map((role) => (
+        <label key={role} title="Percent of the shared GPU's SMs this role's ranks may use under MPS (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); empty = no cap">
+          {role} SM share (%)
+          <input type="number" min={1} max={100} placeholder="no cap" value={sharing.smShare[role] ?? ''} disabled={sharing.mode === 'time-slice'} onChange={(e) => setShare(role, e.target.value)} data-testid={`sm-share-${role}`} />
+        </label>
+      ))}
+    </div>
+  );
 }
 
 export function TopologyOptions({ agents, rankAgents, inspections }: { agents: readonly AgentInfo[]; rankAgents: readonly string[]; inspections: Readonly<Record<string, Inspection>> }) {
@@ -92,6 +125,7 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
           <input type="number" min={0} max={65535} value={o.apiPort} onChange={(e) => set({ apiPort: num(e.target.value) })} />
         </label>
       </div>
+      <GpuSharingOptions roles={colocated ? ['colocated'] : ['attention', 'ffn']} />
       {!colocated && (
         <>
           <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>

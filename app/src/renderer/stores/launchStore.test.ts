@@ -3,7 +3,7 @@ import type { LaunchProgress } from '@afd/shared';
 import { createFakeBridge } from '../testing/fakeBridge.js';
 import { createLaunchStore } from './launchStore.js';
 
-const progress: LaunchProgress = { launchId: 'L1', state: 'failed', ranks: [], routerUrl: null, message: 'ffn rank 0 on agent b exited with code 1: port in use', cleanup: { state: 'done', stopped: ['agent a: attention 0'], problems: [] }, model: null, modelId: null, apiKeyRequired: null };
+const progress: LaunchProgress = { launchId: 'L1', state: 'failed', ranks: [], routerUrl: null, message: 'ffn rank 0 on agent b exited with code 1: port in use', cleanup: { state: 'done', stopped: ['agent a: attention 0'], problems: [] }, model: null, modelId: null, apiKeyRequired: null, gpus: [] };
 
 describe('launch store', () => {
   it('knows nothing until the service answered, then knows there is no launch', async () => {

@@ -126,13 +126,17 @@ describe('topology draft', () => {
     expect(evaluateDraft(draft(), [agent('c', 0)]).problems.join()).toMatch(/ffn rank 0 has no device/);
   });
 
-  it('warns when ranks share a GPU', () => {
+  it('says how ranks that share a GPU run, and sends the GPU sharing options', () => {
     const agents = [agent('g', 1)];
     const d = draft();
     d.assignments = autoAssign(d, agents);
     const ev = evaluateDraft(d, agents);
     expect(ev.problems).toEqual([]);
-    expect(ev.warnings[0]).toMatch(/share g cuda:0/);
+    expect(ev.warnings[0]).toBe('ffn 0, ffn 1, attention 0, attention 1 share g cuda:0: they run at once under CUDA MPS (the agent starts or reuses its control daemon)');
+    expect(ev.spec?.gpuSharing).toEqual({ mode: 'auto', smShare: {} });
+    const sliced = evaluateDraft({ ...d, options: { ...d.options, config: { ...d.options.config, gpuSharing: { mode: 'time-slice', smShare: { ffn: 60 } } } } }, agents);
+    expect(sliced.problems).toEqual(['gpuSharing.smShare: SM shares (role ffn) need MPS, but gpuSharing.mode is time-slice; use mode auto or mps, or drop the shares']);
+    expect(sliced.warnings[0]).toMatch(/time-sliced \(GPU sharing time-slice\)/);
   });
 
   it('builds a colocated spec', () => {

@@ -7,6 +7,7 @@ import {
   afdOptionsSchema,
   DEFAULT_BATCH_BUCKETS,
   fieldIssues,
+  gpuSharingConfigSchema,
   launchSpecSchema,
   modelSourceSchema,
   servingConfigSchema,
@@ -14,6 +15,7 @@ import {
   worldOrder,
   type AfdOptions,
   type AgentInfo,
+  type GpuSharingConfig,
   type LaunchSpecInput,
   type ModelSource,
   type ProcessRole,
@@ -22,6 +24,7 @@ import {
 } from '@afd/shared';
 import { placementProblems } from '../../common/placementCheck.js';
 import { hostLoadWarnings, modelDirChecks } from './draftChecks.js';
+import { gpuSharingChecks } from './gpuSharingChecks.js';
 import { inspectKey, type Inspection } from './inspectStore.js';
 
 export const PRESETS = ['1A1F', '2A1F', '2A2F', '4A2F', '4A4F'] as const;
@@ -43,6 +46,7 @@ export interface DraftConfig {
   model: Omit<ModelSource, 'dir'>;
   serving: ServingConfig;
   afd: AfdOptions;
+  gpuSharing: GpuSharingConfig;
 }
 
 export interface DraftOptions {
@@ -72,11 +76,12 @@ export const draftConfigSchemas = {
   model: modelSourceSchema.omit({ dir: true }),
   serving: servingConfigSchema,
   afd: afdOptionsSchema,
+  gpuSharing: gpuSharingConfigSchema,
 } as const;
 
 /** Every section at the schemas' defaults. */
 export function defaultDraftConfig(): DraftConfig {
-  return { model: draftConfigSchemas.model.parse({}), serving: draftConfigSchemas.serving.parse({}), afd: draftConfigSchemas.afd.parse({}) };
+  return { model: draftConfigSchemas.model.parse({}), serving: draftConfigSchemas.serving.parse({}), afd: draftConfigSchemas.afd.parse({}), gpuSharing: draftConfigSchemas.gpuSharing.parse({}) };
 }
 
 export const defaultOptions: DraftOptions = {
@@ -196,13 +201,9 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[], inspection
   }
   const byId = new Map(agents.map((a) => [a.agentId, a]));
   problems.push(...placementProblems({ placements: placements.map((p) => ({ ...p, deviceIndex: p.deviceIndex ?? 0 })) }, (id) => byId.get(id)));
-  const gpuUse = new Map<string, string[]>();
-  for (const p of placements) {
-    if (p.backend !== 'cuda') continue;
-    const k = `${p.agentId} cuda:${p.deviceIndex}`;
-    gpuUse.set(k, [...(gpuUse.get(k) ?? []), `${p.role} ${p.rank}`]);
-  }
-  for (const [k, who] of gpuUse) if (who.length > 1) warnings.push(`${who.join(', ')} share ${k}; each rank is usually given its own GPU`);
+  const sharing = gpuSharingChecks(placements.map((p) => ({ ...p, deviceIndex: p.deviceIndex ?? 0 })), agents, d.options.config.gpuSharing);
+  problems.push(...sharing.problems);
+  warnings.push(...sharing.warnings);
 
   const o = d.options;
   if (o.modelDir.trim() !== '' && !o.modelDir.trim().startsWith('/')) {
@@ -224,6 +225,7 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[], inspection
     model: { ...o.config.model, dir: modelDir },
     serving: o.config.serving,
     afd: { ...afd, cudaGraph: { ...afd.cudaGraph, ...(buckets.ok ? { batchBuckets: buckets.value } : {}) } },
+    gpuSharing: o.config.gpuSharing,
   };
   const spec: LaunchSpecInput =
     d.choice === 'colocated'

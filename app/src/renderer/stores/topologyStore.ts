@@ -48,6 +48,7 @@ export function restoreDraft(stored: unknown, current: Draft): Draft {
       model: restoreSection(draftConfigSchemas.model, storedConfig['model'], cur.config.model),
       serving: restoreSection(draftConfigSchemas.serving, storedConfig['serving'], cur.config.serving),
       afd: restoreSection(draftConfigSchemas.afd, storedConfig['afd'], cur.config.afd),
+      gpuSharing: restoreSection(draftConfigSchemas.gpuSharing, storedConfig['gpuSharing'], cur.config.gpuSharing),
     },
   };
   const assignments: Record<string, Assignment> = {};

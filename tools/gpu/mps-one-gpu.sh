@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# AFD on one GPU with the agent managing CUDA MPS (issue 37): the `mps` phase of
+# one-gpu-run.sh (needs $AGENT, $BENCH, $NODE, $OUT, $MODEL, $AFD_HOME, say() and
+# wait_launch() from there). Every launch is `afd-agent launch --gpus 0`: the ranks of 1A1F
+# and 2A2F all land on GPU 0, and the agent starts nvidia-cuda-mps-control -d for them
+# (pipe and log folders under $AFD_HOME/mps) and quits it when the launch ends. Nobody
+# starts MPS by hand here: that is what is measured.
+#   AFD_MPS_PARTS (comma-separated, default auto):
+#     auto    colocated baseline, then 1A1F (connector peer, --gpu-sharing auto), afd-bench
+#             serve at $AFD_MPS_CONCURRENCY (1,8,64), 1024 in / 256 out, --ignore-eos; the 8
+#             greedy texts of 1A1F against colocated's       -> mps-colocated-c*.json, mps-1a1f-c*.json
+#     splits  1A1F with --sm-share attention=A,ffn=F for each A/F of $AFD_MPS_SPLITS
+#             (default "30/70 40/60 50/50 60/40")                 -> mps-1a1f-aA-fF-c*.json
+#     dbo     1A1F with --dbo (c=64 only by default: $AFD_MPS_DBO_CONCURRENCY)   -> mps-1a1f-dbo-c*.json
+#     ep      2A2F expert-parallel, peer exchange, all four ranks on GPU 0, c=8
+#             ($AFD_MPS_EP_CONCURRENCY); KV $AFD_MPS_EP_KV_MIB per attention rank (default
+#             4096: qwen3-30b-a3b's weights take ~65 GiB of the four ranks, so on an H100
+#             lower it or use a smaller preset)                   -> mps-2a2f-ep-c*.json
+#     slice   1A1F with --gpu-sharing time-slice at c=1, 4 prompts: what a user got before
+#             (expect seconds per token; bounded by $AFD_MPS_SLICE_TIMEOUT) -> mps-slice-c1.json
+#   AFD_MPS_BASELINE=0 skips the colocated launch of a call (parts other than auto then
+#   compare against a colocated run of an earlier call: avoid for reported figures).
+# Per launch it also checks that the launch log says the agent started MPS, saves nvidia-smi
+# while it runs (nvidia-cuda-mps-server should be listed), and that no daemon answers on
+# $AFD_HOME/mps/pipe once the launch has ended. Summary: tools/gpu/mps-summary.mjs.
+# Ten minutes per device call: run the parts in separate calls, each with its baseline, e.g.
+#   AFD_PHASES=mps AFD_MPS_PARTS=auto bash tools/gpu/one-gpu-run.sh
+#   AFD_PHASES=mps AFD_MPS_PARTS=splits AFD_MPS_SPLITS="40/60 60/40" AFD_MPS_CONCURRENCY=1,8 bash tools/gpu/one-gpu-run.sh
+set -uo pipefail
+MPS_PARTS=${AFD_MPS_PARTS:-auto}
+MPS_C=${AFD_MPS_CONCURRENCY:-1,8,64}
+MPS_KV=${AFD_MPS_KV_MIB:-16384}
+MPS_PIPE=$AFD_HOME/mps/pipe
+MPS_PORT=18100
+MPS_CONTROL=$(command -v nvidia-cuda-mps-control || ls /usr/local/nvidia/bin/nvidia-cuda-mps-control 2>/dev/null || echo "")
+say "mps: control program: ${MPS_CONTROL:-none found (the agent will run shared GPUs time-sliced)}"
+
+# True while a control daemon answers on the agent's pipe directory.
+mps_answers() {
+  [ -n "$MPS_CONTROL" ] && echo get_server_list | CUDA_MPS_PIPE_DIRECTORY=$MPS_PIPE timeout 10 "$MPS_CONTROL" > /dev/null 2>&1
+}
+
+# Launches, benches at each concurrency, stops: mps_run NAME CONCURRENCY_LIST [afd-agent launch flags...]
+mps_run() {
+  local name=$1 clist=$2
+  shift 2
+  MPS_PORT=$((MPS_PORT + 1))
+  $AGENT launch --backend cuda --gpus 0 --load-format dummy --seed 1 --model "$MODEL" --api-port $MPS_PORT --restart never "$@" \
+    > "$OUT/mps-launch-$name.log" 2>&1 &
+  local lp=$! api
+  api=$(wait_launch "$OUT/mps-launch-$name.log" $lp)
+  if [ -z "$api" ]; then
+    say "mps $name: the launch did not come up"; tail -15 "$OUT/mps-launch-$name.log" | tee -a "$SUMMARY"
+    kill -TERM $lp 2>/dev/null; wait $lp 2>/dev/null
+    return 1
+  fi
+  grep -E "under CUDA MPS|shared without MPS|share it" "$OUT/mps-launch-$name.log" | head -4 | sed "s/^/mps $name: /" | tee -a "$SUMMARY"
+  nvidia-smi > "$OUT/mps-nvidia-smi-$name.txt" 2>&1
+  if [ "$name" != colocated ]; then
+    "$NODE" tools/gpu/greedy-texts.mjs --url "$api" --out "$OUT/mps-texts-$name.json" --compare "$OUT/mps-texts-colocated.json" > "$OUT/mps-texts-$name.txt" 2>&1
+    say "mps $name texts: $(head -c 200 "$OUT/mps-texts-$name.txt")"
+  else
+    "$NODE" tools/gpu/greedy-texts.mjs --url "$api" --out "$OUT/mps-texts-colocated.json" > /dev/null 2>&1
+  fi
+  for C in $(echo "$clist" | tr ',' ' '); do
+    local n=$((C * 4)) outlen=256
+    [ $n -lt 10 ] && n=10
+    [ "$name" = slice ] && { n=4; outlen=16; }
+    timeout ${AFD_MPS_BENCH_TIMEOUT:-240} $BENCH serve --base-url "$api" --num-prompts $n --max-concurrency $C --random-input-len 1024 \
+      --random-output-len $outlen --ignore-eos --no-progress --json-out "$OUT/mps-$name-c$C.json" > "$OUT/mps-$name-c$C.txt" 2>&1
+    say "mps $name c=$C: exit $?; $(grep -iE 'Mean TPOT|Output token throughput' "$OUT/mps-$name-c$C.txt" | tr -s ' ' | tr '\n' ';')"
+  done
+  kill -TERM $lp 2>/dev/null; wait $lp 2>/dev/null
+  if mps_answers; then say "mps $name: a control daemon still answers on $MPS_PIPE after the launch ended (it should have been quit)"; fi
+}
+
+if [[ ${AFD_MPS_BASELINE:-1} != 0 ]]; then
+  mps_run colocated "$MPS_C" --topology colocated --kv-cache-mib $MPS_KV
+fi
+if [[ $MPS_PARTS == *auto* ]]; then
+  mps_run 1a1f "$MPS_C" --topology 1A1F --connector peer --gpu-sharing auto --kv-cache-mib $MPS_KV
+fi
+if [[ $MPS_PARTS == *splits* ]]; then
+  for S in ${AFD_MPS_SPLITS:-30/70 40/60 50/50 60/40}; do
+    A=${S%/*}; F=${S#*/}
+    mps_run "1a1f-a$A-f$F" "$MPS_C" --topology 1A1F --connector peer --gpu-sharing mps --sm-share attention=$A,ffn=$F --kv-cache-mib $MPS_KV
+  done
+fi
+if [[ $MPS_PARTS == *dbo* ]]; then
+  mps_run 1a1f-dbo "${AFD_MPS_DBO_CONCURRENCY:-64}" --topology 1A1F --connector peer --gpu-sharing mps --dbo --kv-cache-mib $MPS_KV
+fi
+if [[ $MPS_PARTS == *ep* ]]; then
+  mps_run 2a2f-ep "${AFD_MPS_EP_CONCURRENCY:-8}" --topology 2A2F --connector peer --enable-expert-parallel --ep-transport peer \
+    --gpu-sharing mps --kv-cache-mib ${AFD_MPS_EP_KV_MIB:-4096}
+fi
+if [[ $MPS_PARTS == *slice* ]]; then
+  AFD_MPS_BENCH_TIMEOUT=${AFD_MPS_SLICE_TIMEOUT:-120} mps_run slice 1 --topology 1A1F --connector peer --gpu-sharing time-slice --kv-cache-mib $MPS_KV
+fi
+"$NODE" tools/gpu/mps-summary.mjs "$OUT" | tee -a "$SUMMARY"
