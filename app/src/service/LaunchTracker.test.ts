@@ -102,6 +102,29 @@ describe('LaunchTracker', () => {
     expect(t.needsCleanup).toBe(true);
   });
 
+  it('with restart policy on-failure, counts the restarts and keeps the last cause (one line) until a manual restart', () => {
+    const restarting = launchSpecSchema.parse({ ...spec, restart: { policy: 'on-failure' } });
+    const t = new LaunchTracker('L', restarting);
+    expect(t.progress().recovery).toBeUndefined();
+    const lastLogLines = ['boom'];
+    t.apply('b', { type: 'rank.failed', launchId: 'L', role: 'ffn', rank: 0, exitCode: null, signal: 'SIGKILL', message: 'ffn rank 0 was killed by SIGKILL', lastLogLines });
+    expect(t.progress().recovery).toEqual({ restarts: 0, lastCause: 'ffn rank 0 on agent b was killed by SIGKILL' });
+    // The agent restarted it: its topology.state carries the count.
+    t.apply('b', topo('L', 'running', [{ ...rank('ffn', 0, 'b', 'ready'), restarts: 1 }, { ...rank('ffn', 1, 'b', 'ready'), restarts: 2 }]));
+    expect(t.progress().recovery).toEqual({ restarts: 3, lastCause: 'ffn rank 0 on agent b was killed by SIGKILL' });
+    // Another launch's failure is not this one's cause.
+    t.apply('b', { type: 'rank.failed', launchId: 'M', role: 'ffn', rank: 1, exitCode: 1, signal: null, message: 'ffn rank 1 exited with code 1', lastLogLines: [] });
+    expect(t.progress().recovery?.lastCause).toBe('ffn rank 0 on agent b was killed by SIGKILL');
+    t.markRestarting();
+    expect(t.progress().recovery).toBeUndefined();
+  });
+
+  it('with restart policy never, reports no recovery', () => {
+    const t = new LaunchTracker('L', spec);
+    t.apply('b', { type: 'rank.failed', launchId: 'L', role: 'ffn', rank: 0, exitCode: 1, signal: null, message: 'ffn rank 0 exited with code 1', lastLogLines: [] });
+    expect(t.progress().recovery).toBeUndefined();
+  });
+
   it('after a failure, lists the ranks the clean-up stopped and stays failed', () => {
     const t = new LaunchTracker('L', spec);
     t.apply('a', topo('L', 'launching', [rank('attention', 0, 'a', 'rendezvous'), rank('attention', 1, 'a', 'rendezvous')]));

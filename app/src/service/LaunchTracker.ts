@@ -30,6 +30,8 @@ export class LaunchTracker {
   private failure: string | null = null;
   private cleanup: LaunchProgress['cleanup'] = null;
   private endedBeforeCleanup = new Set<string>();
+  /** Under restart policy on-failure: the last rank death the agents recover from, one line. */
+  private lastCause: string | null = null;
   /** What the API at `url` said it serves (ConsoleService asks once the launch runs). */
   private served: { url: string; model: ServedModelInfo | null; modelId: string | null } | null = null;
 
@@ -82,6 +84,8 @@ export class LaunchTracker {
         // The agent's message already says how it ended ("exited with code 1", "was killed by SIGKILL").
         const lines = failureTail(event.message, event.lastLogLines).map(prettyLogLine);
         const tail = lines.length > 0 ? `\nlast log lines:\n${lines.join('\n')}` : '';
+        const r = event.launchId === this.launchId ? this.ranks.get(key(event.role, event.rank)) : undefined;
+        if (r && this.spec.restart.policy === 'on-failure') this.lastCause = firstLine(rankFailure({ ...r, message: event.message }));
         return this.patch(event.launchId, event.role, event.rank, { state: 'failed', exitCode: event.exitCode, message: `${event.message}${tail}` });
       }
       case 'rank.exited':
@@ -162,6 +166,7 @@ export class LaunchTracker {
     this.stoppedAgents.clear();
     this.launchError = null;
     this.failure = null;
+    this.lastCause = null;
     this.cleanup = null;
     this.agentStates.clear();
     this.routerUrls.clear();
@@ -212,7 +217,9 @@ export class LaunchTracker {
     const router = this.routerAgent();
     const apiKeyRequired = routerUrl && router ? (this.routerKeys.get(router) ?? null) : null;
     const gpus = this.agentIds().flatMap((a) => this.gpus.get(a) ?? []);
-    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model, modelId, apiKeyRequired, gpus };
+    const restarts = ranks.reduce((n, r) => n + (r.restarts ?? 0), 0);
+    const recovery = restarts > 0 || this.lastCause ? { recovery: { restarts, lastCause: this.lastCause } } : {};
+    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model, modelId, apiKeyRequired, gpus, ...recovery };
   }
 }
 

@@ -82,6 +82,18 @@ export const launchProgressSchema = z.object({
   apiKeyRequired: z.boolean().nullable().default(null),
   /** Every GPU of the launch, per agent: which ranks it holds and how they share it (MPS or time slices), as each agent reported. */
   gpus: z.array(gpuShareStateSchema).default([]),
+  /**
+   * The restart policy at work (launch spec restart on-failure): how many times the agents
+   * restarted a rank of this launch, and why the last one died; absent before the first.
+   */
+  recovery: z
+    .object({
+      /** Rank restarts so far, summed over every rank and agent. */
+      restarts: z.int().min(0),
+      /** One line: which rank died last and how, e.g. "ffn rank 0 on agent local was killed by SIGKILL"; null when not seen. */
+      lastCause: z.string().nullable(),
+    })
+    .optional(),
 });
 export type LaunchProgress = z.infer<typeof launchProgressSchema>;
 
