@@ -109,4 +109,9 @@ describe('defaultLaunchSpec', () => {
     expect(two.mode === 'afd' && two.afd.connector).toBe('tcp');
     expect(launchSpecSchema.parse(defaultLaunchSpec('1A1F', 'cpu', 0, null, 0))).toMatchObject({ afd: { connector: 'tcp' } });
   });
+
+  it('restarts a rank that dies (policy on-failure), AFD or colocated', () => {
+    expect(launchSpecSchema.parse(defaultLaunchSpec('1A1F', 'cpu', 0, null, 0)).restart.policy).toBe('on-failure');
+    expect(launchSpecSchema.parse(defaultLaunchSpec('colocated', 'cpu', 0, null, 0)).restart.policy).toBe('on-failure');
+  });
 });

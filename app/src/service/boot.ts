@@ -54,10 +54,13 @@ export function chooseBackend(inventory: AgentInfo['inventory'], wanted: 'auto' 
   return wanted;
 }
 
+/** `npm start` keeps its launch serving: a rank that dies is restarted by its agent (with back-off). */
+const ON_FAILURE = { policy: 'on-failure' } as const;
+
 /** The default launch: every rank of `topology` on the local agent, GPUs round-robin. */
 export function defaultLaunchSpec(topology: string, backend: 'cpu' | 'cuda', numGpus: number, modelDir: string | null, apiPort: number): LaunchSpecInput {
   if (topology === 'colocated') {
-    return { mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: LOCAL_AGENT_ID, backend, deviceIndex: 0 }], model: { dir: modelDir }, apiPort };
+    return { mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: LOCAL_AGENT_ID, backend, deviceIndex: 0 }], model: { dir: modelDir }, apiPort, restart: ON_FAILURE };
   }
   const m = /^(\d+)A(\d+)F$/i.exec(topology);
   if (!m) throw new Error(`--topology ${topology} is not xAyF (e.g. 1A1F) or "colocated"`);
@@ -71,7 +74,7 @@ export function defaultLaunchSpec(topology: string, backend: 'cpu' | 'cuda', num
   // Ranks that share a GPU (more ranks than GPUs) run under CUDA MPS, which the agent starts
   // (gpuSharing auto); over CUDA IPC their layer crossings stay on the device.
   const shared = backend === 'cuda' && x + y > numGpus;
-  return { mode: 'afd', topology: `${x}A${y}F`, placements, model: { dir: modelDir }, apiPort, ...(shared ? { afd: { connector: 'peer' } } : {}) };
+  return { mode: 'afd', topology: `${x}A${y}F`, placements, model: { dir: modelDir }, apiPort, restart: ON_FAILURE, ...(shared ? { afd: { connector: 'peer' } } : {}) };
 }
 
 /**

@@ -85,7 +85,7 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
   const o = useTopology((s) => s.options);
   const set = useTopology((s) => s.setOptions);
   const setConfig = useTopology((s) => s.setConfig);
-  const { model, afd } = o.config;
+  const { model, afd, restart } = o.config;
   const setAfd = (patch: Partial<typeof afd>): void => setConfig('afd', patch);
   const colocated = useTopology((s) => s.choice === 'colocated');
   const models = agents.flatMap((a) => a.inventory?.models ?? []);
@@ -124,6 +124,16 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
           API port (0 = any free)
           <input type="number" min={0} max={65535} value={o.apiPort} onChange={(e) => set({ apiPort: num(e.target.value) })} />
         </label>
+        <label className="inline" title="on-failure: the agent restarts a rank that dies, with back-off (1 s doubled up to 30 s); requests meanwhile get 503 with Retry-After">
+          <input type="checkbox" checked={restart.policy === 'on-failure'} onChange={(e) => setConfig('restart', { policy: e.target.checked ? 'on-failure' : 'never' })} data-testid="restart-policy" />
+          Restart a rank that dies
+        </label>
+        {restart.policy === 'on-failure' && (
+          <label>
+            Most restarts in a row
+            <input type="number" min={0} max={1000} value={restart.maxRestarts} onChange={(e) => setConfig('restart', { maxRestarts: num(e.target.value) })} data-testid="max-restarts" />
+          </label>
+        )}
       </div>
       <GpuSharingOptions roles={colocated ? ['colocated'] : ['attention', 'ffn']} />
       {!colocated && (

@@ -97,6 +97,16 @@ describe('topology draft', () => {
     expect(evaluateDraft(bad, agents).problems.join('\n')).toMatch(/seed/);
   });
 
+  it('carries the restart policy (never by default) into the spec', () => {
+    const agents = [agent('g', 4)];
+    const d = draft();
+    d.assignments = autoAssign(d, agents);
+    expect(evaluateDraft(d, agents).spec).toMatchObject({ restart: { policy: 'never' } });
+    const on = draft({ options: { ...defaultOptions, config: { ...defaultOptions.config, restart: { ...defaultOptions.config.restart, policy: 'on-failure', maxRestarts: 3 } } } });
+    on.assignments = autoAssign(on, agents);
+    expect(evaluateDraft(on, agents).spec).toMatchObject({ restart: { policy: 'on-failure', maxRestarts: 3 } });
+  });
+
   it('lists placement, connector, bucket and path problems before launch', () => {
     const agents = [agent('c', 0)];
     const d = draft({ options: withConfig({ afd: { connector: 'nccl' } }, { graphBuckets: '4, 2', modelDir: 'relative/dir' }) });

@@ -10,6 +10,7 @@ import {
   gpuSharingConfigSchema,
   launchSpecSchema,
   modelSourceSchema,
+  restartPolicySchema,
   servingConfigSchema,
   validateTopology,
   worldOrder,
@@ -19,6 +20,7 @@ import {
   type LaunchSpecInput,
   type ModelSource,
   type ProcessRole,
+  type RestartPolicy,
   type ServingConfig,
   type Topology,
 } from '@afd/shared';
@@ -47,6 +49,8 @@ export interface DraftConfig {
   serving: ServingConfig;
   afd: AfdOptions;
   gpuSharing: GpuSharingConfig;
+  /** What the agents do when a rank dies (the Launch screen shows the restarts). */
+  restart: RestartPolicy;
 }
 
 export interface DraftOptions {
@@ -77,11 +81,12 @@ export const draftConfigSchemas = {
   serving: servingConfigSchema,
   afd: afdOptionsSchema,
   gpuSharing: gpuSharingConfigSchema,
+  restart: restartPolicySchema,
 } as const;
 
 /** Every section at the schemas' defaults. */
 export function defaultDraftConfig(): DraftConfig {
-  return { model: draftConfigSchemas.model.parse({}), serving: draftConfigSchemas.serving.parse({}), afd: draftConfigSchemas.afd.parse({}), gpuSharing: draftConfigSchemas.gpuSharing.parse({}) };
+  return { model: draftConfigSchemas.model.parse({}), serving: draftConfigSchemas.serving.parse({}), afd: draftConfigSchemas.afd.parse({}), gpuSharing: draftConfigSchemas.gpuSharing.parse({}), restart: draftConfigSchemas.restart.parse({}) };
 }
 
 export const defaultOptions: DraftOptions = {
@@ -226,6 +231,7 @@ export function evaluateDraft(d: Draft, agents: readonly AgentInfo[], inspection
     serving: o.config.serving,
     afd: { ...afd, cudaGraph: { ...afd.cudaGraph, ...(buckets.ok ? { batchBuckets: buckets.value } : {}) } },
     gpuSharing: o.config.gpuSharing,
+    restart: o.config.restart,
   };
   const spec: LaunchSpecInput =
     d.choice === 'colocated'

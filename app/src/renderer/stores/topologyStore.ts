@@ -49,6 +49,7 @@ export function restoreDraft(stored: unknown, current: Draft): Draft {
       serving: restoreSection(draftConfigSchemas.serving, storedConfig['serving'], cur.config.serving),
       afd: restoreSection(draftConfigSchemas.afd, storedConfig['afd'], cur.config.afd),
       gpuSharing: restoreSection(draftConfigSchemas.gpuSharing, storedConfig['gpuSharing'], cur.config.gpuSharing),
+      restart: restoreSection(draftConfigSchemas.restart, storedConfig['restart'], cur.config.restart),
     },
   };
   const assignments: Record<string, Assignment> = {};
