@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LaunchProgress, RankState } from '@afd/shared';
-import { frozenReason, launchName, notReadyText, sendBlockedReason, STALE_AFTER_MS } from './launchText.js';
+import { frozenReason, launchName, notReadyText, recoveryText, sendBlockedReason, STALE_AFTER_MS } from './launchText.js';
 
 const rank = (role: RankState['role'], r: number): RankState => ({ role, rank: r, agentId: 'a', state: 'ready', pid: 1, apiUrl: null, progress: null, exitCode: null, message: null });
 const launch = (state: LaunchProgress['state'], message: string | null = null): LaunchProgress => ({ launchId: 'L', state, ranks: [rank('ffn', 0), rank('attention', 0), rank('attention', 1)], routerUrl: null, message, cleanup: null, model: null, modelId: null, apiKeyRequired: null, gpus: [] });
@@ -37,5 +37,13 @@ describe('what screens say about a launch', () => {
     expect(frozenReason(launch('running'), 'L', t, t + STALE_AFTER_MS + 2000)).toMatch(/^No metrics for 5 s/);
     expect(frozenReason(launch('running'), 'OLD', t, t)).toMatch(/an earlier launch/);
     expect(frozenReason(null, 'OLD', t, t)).toMatch(/an earlier launch/);
+  });
+});
+
+describe('recoveryText', () => {
+  it('says the restarts and the last cause, nothing before any', () => {
+    expect(recoveryText({})).toBeNull();
+    expect(recoveryText({ recovery: { restarts: 1, lastCause: 'ffn rank 0 on agent a was killed by SIGKILL' } })).toBe('Restarts: 1 · last cause: ffn rank 0 on agent a was killed by SIGKILL');
+    expect(recoveryText({ recovery: { restarts: 2, lastCause: null } })).toBe('Restarts: 2');
   });
 });

@@ -59,3 +59,10 @@ export function frozenReason(progress: LaunchProgress | null, metricsLaunchId: s
   if (lastDataAtMs !== null && nowMs - lastDataAtMs > STALE_AFTER_MS) return `No metrics for ${Math.round((nowMs - lastDataAtMs) / 1000)} s: these are the last ones (received at ${at}). Is an agent lost? See the Agents screen.`;
   return null;
 }
+
+/** What the restart policy did, e.g. "Restarts: 1 · last cause: ffn rank 0 on agent a was killed by SIGKILL"; null before any. */
+export function recoveryText(p: Pick<LaunchProgress, 'recovery'>): string | null {
+  if (!p.recovery) return null;
+  const { restarts, lastCause } = p.recovery;
+  return `Restarts: ${restarts}${lastCause ? ` · last cause: ${lastCause}` : ''}`;
+}

@@ -3,6 +3,7 @@ import { gpuRanksText, gpuSharingLabel, rankUrlText, remoteRankHost, type AgentI
 import { useAgents, useFields, useLaunch, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { progressDetail } from '../lib/format.js';
+import { recoveryText } from '../lib/launchText.js';
 import type { ScreenProps } from './types.js';
 
 const STATE_KIND: Record<RankState['state'], string> = {
@@ -137,6 +138,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
   }
   const ready = progress.ranks.filter((r) => r.state === 'ready').length;
   const degraded = degradedText(progress.ranks, agents);
+  const recovery = recoveryText(progress);
   const active = progress.state === 'launching' || progress.state === 'running';
   const kind = progress.state === 'running' ? 'ok' : progress.state === 'failed' ? 'err' : progress.state === 'launching' ? 'info' : 'warn';
   const openLogs = (r: RankState): void => {
@@ -172,6 +174,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
         <Banner kind="err" message={`${progress.message}${progress.ranks.find((r) => r.state === 'failed')?.message?.includes('\n') ? '\nIts last log lines are in its row below.' : ''}`} testId="launch-failure" />
       )}
       {progress.cleanup && <CleanupNote cleanup={progress.cleanup} />}
+      {recovery && <Banner kind={progress.state === 'running' ? 'info' : 'warn'} message={`${recovery}${progress.state === 'launching' ? '\nThe agent is restarting it (with back-off); requests meanwhile get 503 with Retry-After.' : ''}`} testId="launch-recovery" />}
       {error && <Banner kind="err" message={error} onDismiss={clearError} />}
       {progress.state === 'running' && degraded && <Banner kind="warn" message={degraded} testId="launch-degraded" />}
       {progress.state === 'running' && !degraded && (
@@ -205,6 +208,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
                 <td className="small muted">
                   {r.pid !== null && <div>pid {r.pid}</div>}
                   {r.exitCode !== null && <div>exit code {r.exitCode}</div>}
+                  {r.restarts !== undefined && <div data-testid="rank-restarts">restarts {r.restarts}</div>}
                   {r.apiUrl && r.state !== 'exited' && r.state !== 'failed' && <div className="mono">{rankUrlOf(r.apiUrl, r, agents)}</div>}
                 </td>
                 <td style={{ maxWidth: 520 }}>
