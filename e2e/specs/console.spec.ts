@@ -123,7 +123,7 @@ test(`launch ${E2E_TOPOLOGY} and chat with streamed tokens`, async () => {
 test('a running topology is not "ready to launch" another', async () => {
   await openScreen(page, 'topology');
   await page.getByTestId('preset-1A1F').check();
-  await expect(page.getByTestId('topology-busy')).toContainText(`${E2E_TOPOLOGY} is running: stop it on the Launch screen before launching 1A1F`);
+  await expect(page.getByTestId('topology-busy')).toContainText(`${E2E_TOPOLOGY} is running: stop it before launching 1A1F (Stop and launch this one, below, does both).`);
   await expect(page.getByTestId('topology-ok')).toHaveCount(0);
   await expect(page.getByTestId('launch-button')).toBeDisabled();
   await screenshot(page, 'topology-busy');

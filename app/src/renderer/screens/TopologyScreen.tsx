@@ -28,6 +28,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
   const agents = useAgents((s) => s.agents);
   const t = useTopology((s) => s);
   const launch = useLaunch((s) => s.launch);
+  const replace = useLaunch((s) => s.replace);
   const busy = useLaunch((s) => s.busy);
   const progress = useLaunch((s) => s.progress);
   const launchError = useLaunch((s) => s.error);
@@ -57,6 +58,11 @@ export function TopologyScreen({ navigate }: ScreenProps) {
   const doLaunch = async (): Promise<void> => {
     if (!ev.spec) return;
     if (await launch(ev.spec)) navigate('launch');
+  };
+  /** One click: stop the running launch and launch this draft instead. */
+  const doReplace = async (): Promise<void> => {
+    if (!ev.spec) return;
+    if (await replace(ev.spec)) navigate('launch');
   };
 
   const choices: { id: TopologyChoice; label: string }[] = [...PRESETS.map((p) => ({ id: p as TopologyChoice, label: p })), { id: 'custom', label: 'Custom xAyF' }, { id: 'colocated', label: 'Colocated (no AFD)' }];
@@ -92,7 +98,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
         {ev.problems.length > 0 ? (
           <Banner kind="err" message={`Cannot launch yet:\n• ${ev.problems.join('\n• ')}`} testId="topology-problems" />
         ) : running ? (
-          <Banner kind="warn" message={`${launchName(running)} is ${running.state}: stop it on the Launch screen before launching ${draftName}.`} testId="topology-busy" />
+          <Banner kind="warn" message={`${launchName(running)} is ${running.state}: stop it before launching ${draftName} (Stop and launch this one, below, does both).`} testId="topology-busy" />
         ) : ev.pending.length > 0 ? (
           <Banner kind="info" message={ev.pending.join('\n')} testId="topology-pending" />
         ) : (
@@ -183,6 +189,11 @@ export function TopologyScreen({ navigate }: ScreenProps) {
         <button className="btn primary" data-testid="launch-button" disabled={!ev.spec || busy !== null || Boolean(running)} onClick={() => void doLaunch()}>
           {busy === 'launch' ? 'Launching…' : 'Launch'}
         </button>
+        {running && (
+          <button className="btn danger" data-testid="replace-button" disabled={!ev.spec || busy !== null || running.state === 'stopping'} onClick={() => void doReplace()}>
+            {busy === 'replace' ? 'Stopping and launching…' : 'Stop and launch this one'}
+          </button>
+        )}
         {running && (
           <button className="btn" onClick={() => navigate('launch')}>
             Open Launch

@@ -26,4 +26,29 @@ describe('launch store', () => {
     await store.getState().stop();
     expect(store.getState()).toMatchObject({ busy: null, error: 'agent b: stop failed: connection closed' });
   });
+
+  it('replace stops the running launch, then launches the new spec; a failed stop launches nothing', async () => {
+    const bridge = createFakeBridge();
+    const calls: string[] = [];
+    let stopFails = false;
+    bridge.handle('topology.stop', () => {
+      calls.push('stop');
+      if (stopFails) throw new Error('agent b: stop failed: connection closed');
+      return { stopped: true };
+    });
+    bridge.handle('topology.launch', (spec) => {
+      calls.push(`launch ${spec.mode === 'afd' ? spec.topology : spec.mode}`);
+      return { launchId: 'L2' };
+    });
+    const store = createLaunchStore(bridge);
+    const spec = { mode: 'afd' as const, topology: '1A1F', placements: [] };
+    expect(await store.getState().replace(spec)).toBe(true);
+    expect(calls).toEqual(['stop', 'launch 1A1F']);
+    expect(store.getState()).toMatchObject({ busy: null, error: null });
+    stopFails = true;
+    calls.length = 0;
+    expect(await store.getState().replace(spec)).toBe(false);
+    expect(calls).toEqual(['stop']);
+    expect(store.getState()).toMatchObject({ busy: null, error: 'agent b: stop failed: connection closed' });
+  });
 });

@@ -1,7 +1,9 @@
-/** The current launch: progress pushed by the service, and launch/stop/restart actions. */
+/** The current launch: progress pushed by the service, and launch/stop/restart/replace actions. */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { LaunchProgress, LaunchSpecInput } from '@afd/shared';
 import type { RendererBridge } from '../bridge/types.js';
+
+type ActionName = 'launch' | 'stop' | 'restart' | 'replace';
 
 export interface LaunchState {
   progress: LaunchProgress | null;
@@ -10,8 +12,10 @@ export interface LaunchState {
   /** The last action failure (launch refused, stop failed...). */
   error: string | null;
   /** An action in flight: its name. */
-  busy: 'launch' | 'stop' | 'restart' | null;
+  busy: ActionName | null;
   launch(spec: LaunchSpecInput): Promise<boolean>;
+  /** Stops the running launch, then launches `spec` (one click on the Topology screen); false when either failed (see error). */
+  replace(spec: LaunchSpecInput): Promise<boolean>;
   stop(): Promise<void>;
   restart(): Promise<void>;
   refresh(): Promise<void>;
@@ -20,7 +24,7 @@ export interface LaunchState {
 
 export function createLaunchStore(bridge: RendererBridge): StoreApi<LaunchState> {
   const store = createStore<LaunchState>()((set) => {
-    const act = async (name: 'launch' | 'stop' | 'restart', fn: () => Promise<unknown>): Promise<boolean> => {
+    const act = async (name: ActionName, fn: () => Promise<unknown>): Promise<boolean> => {
       set({ busy: name, error: null });
       try {
         await fn();
@@ -37,6 +41,11 @@ export function createLaunchStore(bridge: RendererBridge): StoreApi<LaunchState>
       error: null,
       busy: null,
       launch: (spec) => act('launch', () => bridge.invoke('topology.launch', spec)),
+      replace: (spec) =>
+        act('replace', async () => {
+          await bridge.invoke('topology.stop', {});
+          await bridge.invoke('topology.launch', spec);
+        }),
       stop: async () => {
         await act('stop', () => bridge.invoke('topology.stop', {}));
       },
