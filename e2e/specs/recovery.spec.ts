@@ -1,0 +1,59 @@
+/**
+ * Recovery against a real local agent (CPU backend): with "Restart a rank that dies" on,
+ * an FFN rank killed by hand comes back without a click, the Launch screen says how many
+ * restarts and why, and a new prompt gets an answer; then "Stop and launch this one" on
+ * the Topology screen switches to another topology in one click.
+ */
+import { expect, test, type Page } from '@playwright/test';
+import { openConsoleSession, type ConsoleSession } from '../support/session.js';
+import { addAgent, complete, openScreen, screenshot } from '../support/flow.js';
+
+test.describe.configure({ mode: 'serial' });
+
+let session: ConsoleSession | undefined;
+let page: Page;
+
+test.beforeAll(async ({ browser }) => {
+  session = await openConsoleSession(browser);
+  page = session.page;
+  await addAgent(page, session.agent.url, session.agent.token);
+});
+
+test.afterAll(async () => {
+  await session?.close();
+});
+
+test('with the restart policy on, a killed FFN rank comes back without a click', async () => {
+  await openScreen(page, 'topology');
+  await page.getByTestId('preset-1A1F').check();
+  await page.getByTestId('restart-policy').check();
+  await expect(page.getByTestId('topology-ok')).toBeVisible();
+  await page.getByTestId('launch-button').click();
+  await expect(page.getByTestId('launch-state')).toHaveText('running', { timeout: 120_000 });
+  await expect(page.getByTestId('launch-recovery')).toHaveCount(0);
+
+  const row = page.getByTestId('rank-ffn-0');
+  const pid = Number(/pid (\d+)/.exec(await row.innerText())?.[1]);
+  expect(pid).toBeGreaterThan(0);
+  process.kill(pid, 'SIGKILL');
+  await expect(page.getByTestId('launch-recovery')).toContainText(/last cause: ffn rank 0 on agent \S+ was killed by SIGKILL/, { timeout: 30_000 });
+  await expect(page.getByTestId('launch-recovery')).toContainText('Restarts: 1', { timeout: 60_000 });
+  await expect(page.getByTestId('launch-state')).toHaveText('running', { timeout: 120_000 });
+  await expect(row.getByTestId('rank-restarts')).toHaveText('restarts 1');
+  await expect(row).not.toContainText(`pid ${pid}`);
+  await expect(page.getByTestId('launch-failure')).toHaveCount(0);
+  await screenshot(page, 'launch-recovered');
+  await complete(page, 'Once upon a time');
+});
+
+test("'Stop and launch this one' switches topologies in one click", async () => {
+  await openScreen(page, 'topology');
+  await page.getByTestId('preset-colocated').check();
+  await expect(page.getByTestId('topology-busy')).toContainText('1A1F is running: stop it before launching 1 colocated replica');
+  await page.getByTestId('replace-button').click();
+  await expect(page.getByTestId('nav-launch')).toHaveAttribute('aria-selected', 'true', { timeout: 60_000 });
+  await expect(page.getByTestId('rank-colocated-0')).toBeVisible();
+  await expect(page.getByTestId('launch-state')).toHaveText('running', { timeout: 120_000 });
+  await expect(page.getByTestId('rank-ffn-0')).toHaveCount(0);
+  await complete(page, 'Once upon a time');
+});
