@@ -37,7 +37,7 @@ describe('launch store', () => {
       return { stopped: true };
     });
     bridge.handle('topology.launch', (spec) => {
-      calls.push(`launch ${spec.mode === 'afd' ? spec.topology : spec.mode}`);
+      calls.push(`launch ${(spec as { topology: string }).topology}`);
       return { launchId: 'L2' };
     });
     const store = createLaunchStore(bridge);
