@@ -1,13 +1,20 @@
-/** The Playground's chats: new, switch, rename (double-click or F2) and delete (two clicks), most recent first. */
-import { useState, type KeyboardEvent } from 'react';
+/**
+ * The Playground's chats: new, switch, rename (double-click or F2) and delete (two clicks),
+ * most recent first, narrowed by a search over titles and message text.
+ */
+import { useMemo, useState, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { useChat } from '../AppContext.js';
+import { matchesSearch, searchWords } from '../stores/chatSearch.js';
 import { isLive } from '../stores/conversations.js';
 
 export function ConversationList() {
+  const [query, setQuery] = useState('');
+  const words = useMemo(() => searchWords(query), [query]);
   const list = useChat(
     useShallow((s) =>
       [...s.conversations]
+        .filter((c) => matchesSearch(c, words))
         .sort((a, b) => b.updatedAtMs - a.updatedAtMs)
         .map((c) => `${c.id}\u0000${c.title}\u0000${c.messages.length}\u0000${c.messages.some((m) => m.role === 'assistant' && isLive(m)) ? 1 : 0}`),
     ),
@@ -34,6 +41,21 @@ export function ConversationList() {
           New
         </button>
       </div>
+      <input
+        type="search"
+        className="conversation-search"
+        placeholder="Search chats"
+        aria-label="Search chats (titles and messages)"
+        value={query}
+        onChange={(e) => setQuery(e.target.value)}
+        onKeyDown={(e) => e.key === 'Escape' && setQuery('')}
+        data-testid="chat-search"
+      />
+      {list.length === 0 && (
+        <p className="muted" data-testid="chat-search-empty">
+          No chat has all of these words.
+        </p>
+      )}
       <ul>
         {list.map((row) => {
           const [id, title, count, running] = row.split('\u0000') as [string, string, string, string];

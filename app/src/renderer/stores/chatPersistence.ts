@@ -35,7 +35,8 @@ const statsSchema = z
   .object({ ttftMs: num, decodeTokensPerSecond: num, meanItlMs: num, p95ItlMs: num, numOutputTokens: z.number(), numPromptTokens: num, totalMs: z.number() })
   .transform((s) => Object.fromEntries(Object.entries(s).filter(([, v]) => v !== null && v !== undefined)) as unknown as ChatMessage['stats']);
 
-const messageSchema = z.object({
+/** A stored message (as kept, and as a chats file carries it). */
+export const messageSchema = z.object({
   id: z.string().min(1),
   role: z.enum(['system', 'user', 'assistant', 'tool']),
   content: z.string(),
@@ -50,7 +51,8 @@ const messageSchema = z.object({
   finishReason: z.enum(['stop', 'length', 'tool_calls']).optional().catch(undefined),
 });
 
-const conversationSchema = z.object({
+/** A stored conversation; its messages are checked one by one with messageSchema. */
+export const conversationSchema = z.object({
   id: z.string().min(1),
   title: z.string(),
   renamed: z.boolean().catch(false),
