@@ -1,11 +1,14 @@
 /**
  * The Playground's chats: new, switch, rename (double-click or F2) and delete (two clicks),
- * most recent first, narrowed by a search over titles and message text.
+ * most recent first, narrowed by a search over titles and message text; export one chat or
+ * all as a JSON file, and import such a file.
  */
-import { useMemo, useState, type KeyboardEvent } from 'react';
+import { useMemo, useRef, useState, type ChangeEvent, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { useChat } from '../AppContext.js';
+import { useChat, useStores } from '../AppContext.js';
+import { downloadText } from '../lib/download.js';
 import { matchesSearch, searchWords } from '../stores/chatSearch.js';
+import { exportChats, exportFileName } from '../stores/chatTransfer.js';
 import { isLive } from '../stores/conversations.js';
 
 export function ConversationList() {
@@ -20,7 +23,21 @@ export function ConversationList() {
     ),
   );
   const activeId = useChat((s) => s.activeId);
-  const { newConversation, selectConversation, renameConversation, deleteConversation } = useChat((s) => s);
+  const { newConversation, selectConversation, renameConversation, deleteConversation, importConversations } = useChat((s) => s);
+  const store = useStores().chat;
+  const fileInput = useRef<HTMLInputElement>(null);
+  /** Downloads chat `id`, or every chat. */
+  const exportToFile = (id?: string): void => {
+    const all = store.getState().conversations;
+    const chosen = id === undefined ? all : all.filter((c) => c.id === id);
+    const nowMs = Date.now();
+    downloadText(exportFileName(chosen, nowMs), JSON.stringify(exportChats(chosen, nowMs), null, 2));
+  };
+  const onImportFile = async (e: ChangeEvent<HTMLInputElement>): Promise<void> => {
+    const file = e.target.files?.[0];
+    e.target.value = ''; // the same file may be chosen again
+    if (file) importConversations(await file.text());
+  };
   const [renaming, setRenaming] = useState<{ id: string; text: string } | null>(null);
   // Deleting takes a second click on the same button, so one slip loses nothing.
   const [confirming, setConfirming] = useState<string | null>(null);
@@ -40,6 +57,15 @@ export function ConversationList() {
         <button className="btn small" onClick={newConversation} data-testid="chat-new" title="Start a new chat">
           New
         </button>
+      </div>
+      <div className="row conversation-files">
+        <button className="btn small" onClick={() => exportToFile()} data-testid="chat-export-all" title="Save every chat as a JSON file">
+          Export all
+        </button>
+        <button className="btn small" onClick={() => fileInput.current?.click()} data-testid="chat-import" title="Add the chats of a JSON file exported here">
+          Import
+        </button>
+        <input ref={fileInput} type="file" accept="application/json,.json" hidden onChange={(e) => void onImportFile(e)} data-testid="chat-import-file" />
       </div>
       <input
         type="search"
@@ -81,6 +107,9 @@ export function ConversationList() {
               <span className="conversation-actions">
                 <button className="btn small" onClick={() => setRenaming({ id, text: title })} aria-label={`Rename chat ${title}`} data-testid="conversation-rename">
                   Rename
+                </button>
+                <button className="btn small" onClick={() => exportToFile(id)} aria-label={`Export chat ${title} as JSON`} data-testid="conversation-export">
+                  Export
                 </button>
                 <button
                   className="btn small danger"

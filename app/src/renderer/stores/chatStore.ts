@@ -33,6 +33,7 @@ import {
   type Conversation,
   type Sampling,
 } from './conversations.js';
+import { importChats } from './chatTransfer.js';
 import { chatRequestFields } from './requestFields.js';
 import { defaultResponseFormat, type ResponseFormatSettings } from './responseFormat.js';
 import { defaultToolSettings, type ToolSettings } from './toolSettings.js';
@@ -59,6 +60,11 @@ export interface ChatState extends PersistedChats {
   selectConversation(id: string): void;
   renameConversation(id: string, title: string): void;
   deleteConversation(id: string): Promise<void>;
+  /**
+   * Adds the chats of an exported file (see chatTransfer) before the others and opens the
+   * first; false, with the error set, when the file is refused (nothing is added then).
+   */
+  importConversations(fileText: string): boolean;
   send(text: string): Promise<void>;
   /** Answers the user message before assistant message `id` again (what follows is dropped). */
   regenerate(id: string): Promise<void>;
@@ -211,6 +217,21 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
           const list = rest.length > 0 ? rest : [newConversation(now())];
           return { conversations: list, activeId: s.activeId === id ? list[0]!.id : s.activeId };
         });
+      },
+      importConversations(fileText) {
+        const r = importChats(fileText, get().conversations);
+        if (!r.ok) {
+          set({ error: r.error });
+          return false;
+        }
+        set((s) => {
+          const current = activeConversation(s);
+          // An empty chat on screen makes way for the imported ones.
+          const rest = current.messages.length === 0 ? s.conversations.filter((c) => c.id !== current.id) : s.conversations;
+          const keep = [...rest].sort((a, b) => b.updatedAtMs - a.updatedAtMs).slice(0, Math.max(0, MAX_CONVERSATIONS - r.conversations.length));
+          return { conversations: [...r.conversations, ...keep], activeId: r.conversations[0]!.id, error: null };
+        });
+        return true;
       },
       clear: () => patchConversation(get().activeId, (c) => ({ messages: c.messages.filter((m) => isLive(m)) })),
 

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { createFakeBridge } from '../testing/fakeBridge.js';
+import { createChatStore } from './chatStore.js';
 import { EXPORTED_LIVE, exportChats, exportFileName, importChats } from './chatTransfer.js';
 import { newConversation, replyTo, userMessage, type Conversation } from './conversations.js';
 
@@ -55,5 +57,23 @@ describe('chat export and import', () => {
     expect(exportFileName([{ title: 'What is a castle?' }], day)).toBe('afd-What-is-a-castle-2026-12-06.json');
     expect(exportFileName([{ title: '???' }], day)).toBe('afd-chat-2026-12-06.json');
     expect(exportFileName([{ title: 'a' }, { title: 'b' }], day)).toBe('afd-chats-2026-12-06.json');
+  });
+});
+
+describe('chatStore.importConversations', () => {
+  it('adds the chats of a file before the others and opens the first; a bad file adds nothing and says why', () => {
+    const store = createChatStore(createFakeBridge(), { now: () => 10 });
+    const emptyId = store.getState().activeId;
+    const file = JSON.stringify(exportChats([chat('Castles', 'q', 'a')], 5));
+    expect(store.getState().importConversations(file)).toBe(true);
+    const s = store.getState();
+    expect(s.conversations.map((c) => c.title)).toEqual(['Castles']); // the empty chat made way
+    expect(s.activeId).toBe(s.conversations[0]!.id);
+    expect(s.activeId).not.toBe(emptyId);
+    expect(store.getState().importConversations(file)).toBe(true);
+    expect(store.getState().conversations.map((c) => c.title)).toEqual(['Castles', 'Castles']);
+    expect(store.getState().importConversations('[]')).toBe(false);
+    expect(store.getState().error).toMatch(/^cannot import the file/);
+    expect(store.getState().conversations).toHaveLength(2);
   });
 });

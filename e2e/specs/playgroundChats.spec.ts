@@ -1,0 +1,108 @@
+/**
+ * The Playground's chats (issue 43, item 7) in the real renderer served by the real
+ * browser-mode host, with replies from a scripted console service (support/scriptedConsole.ts)
+ * so their text is known: the chat list's search finds a chat by a word of its reply;
+ * exporting every chat as JSON and importing the file back gives the same chats, and a
+ * file that is not a chats file is refused with the reason.
+ */
+import { readFile } from 'node:fs/promises';
+import { expect, test, type Page } from '@playwright/test';
+import type { BridgeRequest } from '@afd/shared';
+import { openScreen, screenshot } from '../support/flow.js';
+import { startConsole, type StartedConsole } from '../support/processes.js';
+import { routeScriptedConsole, type ScriptedConsole, type ScriptStep } from '../support/scriptedConsole.js';
+
+test.describe.configure({ mode: 'serial' });
+
+const REPLIES: Record<string, string> = {
+  'What is a castle?': 'A fort with towers, walls and a moat around it.',
+  'What is a river?': 'Fresh water flowing to the sea.',
+};
+
+function reply(request: BridgeRequest<'chat.start'>): ScriptStep[] {
+  const asked = request.mode === 'chat' ? (request.messages.at(-1)?.content ?? '') : request.prompt;
+  const text = REPLIES[typeof asked === 'string' ? asked : ''] ?? 'I do not know.';
+  return [
+    { channel: 'chat.accepted', payload: { sinceStartMs: 5, model: 'scripted-model' } },
+    { channel: 'chat.delta', payload: { text, stage: 'decode', timings: { sinceStartMs: 30, sincePrevMs: 10 } } },
+    { channel: 'chat.done', payload: { finishReason: 'stop', usage: { promptTokens: 10, completionTokens: 12 }, timings: { ttftMs: 30, totalMs: 50, tokensPerSecond: 100 } } },
+  ];
+}
+
+let host: StartedConsole;
+let page: Page;
+let service: ScriptedConsole;
+
+test.beforeAll(async ({ browser }) => {
+  host = await startConsole();
+  page = await browser.newPage({ acceptDownloads: true });
+  service = await routeScriptedConsole(page, reply);
+  await page.goto(host.url);
+  await openScreen(page, 'playground');
+});
+
+test.afterAll(async () => {
+  await page?.close();
+  await host?.stop();
+});
+
+async function ask(text: string): Promise<void> {
+  await page.getByTestId('chat-input').fill(text);
+  await page.getByTestId('chat-send').click();
+  await expect(page.getByTestId('msg-assistant').last()).toHaveAttribute('data-stage', 'done');
+}
+
+const titles = () => page.getByTestId('conversation').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-title')));
+
+test('search finds a chat by a word of its reply', async () => {
+  await ask('What is a castle?');
+  await page.getByTestId('chat-new').click();
+  await ask('What is a river?');
+  expect(await titles()).toEqual(['What is a river?', 'What is a castle?']);
+  const search = page.getByTestId('chat-search');
+  await search.fill('MOAT');
+  await expect(page.getByTestId('conversation')).toHaveCount(1);
+  expect(await titles()).toEqual(['What is a castle?']);
+  await search.fill('river sea');
+  expect(await titles()).toEqual(['What is a river?']);
+  await search.fill('zebra');
+  await expect(page.getByTestId('conversation')).toHaveCount(0);
+  await expect(page.getByTestId('chat-search-empty')).toBeVisible();
+  await search.press('Escape');
+  await expect(page.getByTestId('conversation')).toHaveCount(2);
+  expect(service.violations).toEqual([]);
+});
+
+test('exporting every chat and importing the file back gives the same chats; a bad file is refused', async () => {
+  const downloading = page.waitForEvent('download');
+  await page.getByTestId('chat-export-all').click();
+  const download = await downloading;
+  expect(download.suggestedFilename()).toMatch(/^afd-chats-\d{4}-\d\d-\d\d\.json$/);
+  const fileText = await readFile((await download.path())!, 'utf8');
+  const file = JSON.parse(fileText) as { format: string; conversations: { title: string; messages: { content: string }[] }[] };
+  expect(file.format).toBe('afd-chats');
+  const exported = file.conversations.map((c) => [c.title, c.messages.map((m) => m.content)]);
+  expect(exported).toHaveLength(2);
+
+  // Delete both (two clicks each); one empty chat is left.
+  for (let i = 0; i < 2; i++) {
+    const row = page.getByTestId('conversation').first();
+    await row.getByTestId('conversation-delete').click();
+    await row.getByTestId('conversation-delete').click();
+  }
+  await expect(page.getByTestId('conversation')).toHaveCount(1);
+  await expect(page.getByTestId('msg-assistant')).toHaveCount(0);
+
+  await page.getByTestId('chat-import-file').setInputFiles({ name: 'chats.json', mimeType: 'application/json', buffer: Buffer.from(fileText) });
+  await expect(page.getByTestId('conversation')).toHaveCount(2);
+  expect(await titles()).toEqual(file.conversations.map((c) => c.title));
+  // The first chat of the file is open, with its messages.
+  await expect(page.getByTestId('msg-assistant')).toHaveCount(1);
+  await expect(page.getByTestId('msg-assistant')).toContainText(file.conversations[0]!.messages[1]!.content);
+  await screenshot(page, 'playground-chats-imported');
+
+  await page.getByTestId('chat-import-file').setInputFiles({ name: 'notes.json', mimeType: 'application/json', buffer: Buffer.from('{"notes": []}') });
+  await expect(page.getByTestId('chat-error')).toContainText('cannot import the file at format: not a chats file');
+  await expect(page.getByTestId('conversation')).toHaveCount(2);
+  expect(service.violations).toEqual([]);
+});
