@@ -3,7 +3,8 @@
  * browser-mode host, with replies from a scripted console service (support/scriptedConsole.ts)
  * so their text is known: the chat list's search finds a chat by a word of its reply;
  * exporting every chat as JSON and importing the file back gives the same chats, and a
- * file that is not a chats file is refused with the reason.
+ * file that is not a chats file is refused with the reason; a raw completion cut by max
+ * tokens offers Continue, which sends the prompt plus the reply and appends what comes.
  */
 import { readFile } from 'node:fs/promises';
 import { expect, test, type Page } from '@playwright/test';
@@ -14,18 +15,21 @@ import { routeScriptedConsole, type ScriptedConsole, type ScriptStep } from '../
 
 test.describe.configure({ mode: 'serial' });
 
-const REPLIES: Record<string, string> = {
-  'What is a castle?': 'A fort with towers, walls and a moat around it.',
-  'What is a river?': 'Fresh water flowing to the sea.',
+/** Reply text (and finish reason, default stop) to a chat message or a raw prompt. */
+const REPLIES: Record<string, { text: string; finishReason?: 'length' }> = {
+  'What is a castle?': { text: 'A fort with towers, walls and a moat around it.' },
+  'What is a river?': { text: 'Fresh water flowing to the sea.' },
+  'Once upon': { text: ' a time', finishReason: 'length' },
+  'Once upon a time': { text: ' there was a castle.' },
 };
 
 function reply(request: BridgeRequest<'chat.start'>): ScriptStep[] {
   const asked = request.mode === 'chat' ? (request.messages.at(-1)?.content ?? '') : request.prompt;
-  const text = REPLIES[typeof asked === 'string' ? asked : ''] ?? 'I do not know.';
+  const { text, finishReason = 'stop' } = REPLIES[typeof asked === 'string' ? asked : ''] ?? { text: 'I do not know.' };
   return [
     { channel: 'chat.accepted', payload: { sinceStartMs: 5, model: 'scripted-model' } },
     { channel: 'chat.delta', payload: { text, stage: 'decode', timings: { sinceStartMs: 30, sincePrevMs: 10 } } },
-    { channel: 'chat.done', payload: { finishReason: 'stop', usage: { promptTokens: 10, completionTokens: 12 }, timings: { ttftMs: 30, totalMs: 50, tokensPerSecond: 100 } } },
+    { channel: 'chat.done', payload: { finishReason, usage: { promptTokens: 10, completionTokens: 12 }, timings: { ttftMs: 30, totalMs: 50, tokensPerSecond: 100 } } },
   ];
 }
 
@@ -104,5 +108,25 @@ test('exporting every chat and importing the file back gives the same chats; a b
   await page.getByTestId('chat-import-file').setInputFiles({ name: 'notes.json', mimeType: 'application/json', buffer: Buffer.from('{"notes": []}') });
   await expect(page.getByTestId('chat-error')).toContainText('cannot import the file at format: not a chats file');
   await expect(page.getByTestId('conversation')).toHaveCount(2);
+  expect(service.violations).toEqual([]);
+});
+
+test('Continue shows only on a raw completion cut by max tokens, and extends it', async () => {
+  await page.getByTestId('chat-new').click();
+  await page.getByTestId('mode-completion').check();
+  await ask('Once upon');
+  const replyMsg = page.getByTestId('msg-assistant');
+  await expect(replyMsg).toHaveCount(1);
+  await expect(replyMsg.getByTestId('msg-finish')).toContainText('length');
+  await replyMsg.getByTestId('msg-continue').click();
+  await expect(replyMsg).toHaveAttribute('data-stage', 'done');
+  await expect(replyMsg).toContainText('a time there was a castle.');
+  expect(service.chats.at(-1)).toMatchObject({ mode: 'completion', prompt: 'Once upon a time' });
+  // It ended with stop now (no finish badge): no more Continue, and none on the chat replies (they stopped on their own).
+  await expect(replyMsg.getByTestId('msg-finish')).toHaveCount(0);
+  await expect(page.getByTestId('msg-continue')).toHaveCount(0);
+  await page.getByTestId('conversation-open').filter({ hasText: 'What is a castle?' }).click();
+  await expect(page.getByTestId('msg-assistant')).toHaveCount(1);
+  await expect(page.getByTestId('msg-continue')).toHaveCount(0);
   expect(service.violations).toEqual([]);
 });

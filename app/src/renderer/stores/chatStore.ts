@@ -9,7 +9,7 @@
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { persist } from 'zustand/middleware';
-import type { BridgePush } from '@afd/shared';
+import type { BridgePush, ChatStart } from '@afd/shared';
 import { foldToolCallFragments } from '../../common/toolCallStream.js';
 import type { RendererBridge } from '../bridge/types.js';
 import { computeMessageStats } from '../lib/streamStats.js';
@@ -34,6 +34,7 @@ import {
   type Sampling,
 } from './conversations.js';
 import { importChats } from './chatTransfer.js';
+import { continueRequest } from './continueReply.js';
 import { chatRequestFields } from './requestFields.js';
 import { defaultResponseFormat, type ResponseFormatSettings } from './responseFormat.js';
 import { defaultToolSettings, type ToolSettings } from './toolSettings.js';
@@ -76,6 +77,8 @@ export interface ChatState extends PersistedChats {
    * when the call cannot take a result now, or the next reply cannot start.
    */
   answerToolCall(assistantId: string, callId: string, text: string): Promise<boolean>;
+  /** Asks for more of raw-completion reply `id`, cut by max tokens (see continueReply); the text is appended to it. */
+  continueReply(id: string): Promise<void>;
   stop(): Promise<void>;
   /** Empties the active conversation (a running reply stays). */
   clear(): void;
@@ -152,13 +155,18 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         title: c.renamed || c.messages.length > 0 ? c.title : titleFrom(history[0]?.content ?? ''),
       }));
       set({ error: null });
+      await streamInto(reply.id, request);
+    };
+
+    /** Starts `request` in the service; its pushes stream into assistant message `replyId`. */
+    const streamInto = async (replyId: string, request: ChatStart): Promise<void> => {
       try {
         const { chatId } = await bridge.invoke('chat.start', request);
-        patchMessage(reply.id, { chatId });
+        patchMessage(replyId, { chatId });
         for (const e of early.get(chatId) ?? []) apply(e);
         early.delete(chatId);
       } catch (e) {
-        patchMessage(reply.id, { stage: 'error', error: (e as Error).message });
+        patchMessage(replyId, { stage: 'error', error: (e as Error).message });
       }
     };
 
@@ -282,6 +290,20 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         if (!mayReply('chat')) return false;
         await startReply(c.id, history);
         return true;
+      },
+
+      async continueReply(id) {
+        const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
+        const request = c ? continueRequest(c.messages, id, get().sampling) : 'that reply is no longer here';
+        if (typeof request === 'string') return void set({ error: `cannot continue: ${request}` });
+        if (!mayReply('completion')) return;
+        // The reply streams again: its text so far stays, the new text is appended, the stats are the continuation's.
+        patchConversation(c!.id, (x) => ({
+          updatedAtMs: now(),
+          messages: x.messages.map((m) => (m.id === id ? { ...m, stage: 'queued' as const, chatId: null, startedAtMs: now(), chunkTimesMs: [], stats: null, error: null, finishReason: undefined } : m)),
+        }));
+        set({ error: null });
+        await streamInto(id, request);
       },
 
       async stop() {
