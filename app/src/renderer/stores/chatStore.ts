@@ -33,6 +33,7 @@ import {
   type Conversation,
   type Sampling,
 } from './conversations.js';
+import { effectiveSettings } from './chatSettings.js';
 import { importChats } from './chatTransfer.js';
 import { continueRequest } from './continueReply.js';
 import { chatRequestFields } from './requestFields.js';
@@ -53,8 +54,12 @@ export interface ChatState extends PersistedChats {
   /** Only the user changes the mode (the mode radio); nothing else calls this. */
   setMode(mode: ChatMode): void;
   setSidePanelOpen(open: boolean): void;
+  /** Sets the system prompt the chat on screen uses: its own, or the defaults when it has none. */
   setSystemPrompt(text: string): void;
+  /** Changes the sampling the chat on screen uses: its own, or the defaults when it has none. */
   setSampling(patch: Partial<Sampling>): void;
+  /** Gives the chat on screen its own system prompt and sampling (a copy of the defaults), or takes them away (it uses the defaults again). */
+  setOwnSettings(on: boolean): void;
   setResponseFormat(patch: Partial<ResponseFormatSettings>): void;
   setTools(patch: Partial<ToolSettings>): void;
   newConversation(): void;
@@ -123,14 +128,20 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
     const patchMessage = (msgId: string, change: Partial<ChatMessage>): void =>
       set((s) => ({ conversations: s.conversations.map((c) => (c.messages.some((m) => m.id === msgId) ? { ...c, messages: c.messages.map((m) => (m.id === msgId ? { ...m, ...change } : m)) } : c)) }));
 
-    /** Checks that a reply in `mode` may start now; sets the error and returns false otherwise. */
-    const mayReply = (mode: ChatMode): boolean => {
+    /** The system prompt and sampling chat `conversationId` sends with. */
+    const settingsOf = (conversationId: string): { systemPrompt: string; sampling: Sampling } => {
+      const s = get();
+      return effectiveSettings(s.conversations.find((c) => c.id === conversationId) ?? {}, s);
+    };
+
+    /** Checks that a reply in `mode` may start now in chat `conversationId`; sets the error and returns false otherwise. */
+    const mayReply = (mode: ChatMode, conversationId: string): boolean => {
       const s = get();
       if (s.running()) {
         set({ error: 'a reply is still being generated: wait for it or press Stop' });
         return false;
       }
-      const bad = validateSampling(s.sampling);
+      const bad = validateSampling(settingsOf(conversationId).sampling);
       if (bad) {
         set({ error: `invalid sampling settings: ${bad}` });
         return false;
@@ -148,7 +159,8 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       const s = get();
       const reply = replyTo(history.at(-1)!, now());
       const fields = chatRequestFields(s.responseFormat, s.tools);
-      const request = replyRequest(history, s.systemPrompt, s.sampling, fields.ok ? fields.value : {});
+      const { systemPrompt, sampling } = settingsOf(conversationId);
+      const request = replyRequest(history, systemPrompt, sampling, fields.ok ? fields.value : {});
       patchConversation(conversationId, (c) => ({
         messages: [...history, reply].slice(-MAX_MESSAGES),
         updatedAtMs: now(),
@@ -184,8 +196,22 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       sidePanelOpen: null,
       setMode: (mode) => set({ mode }),
       setSidePanelOpen: (sidePanelOpen) => set({ sidePanelOpen }),
-      setSystemPrompt: (systemPrompt) => set({ systemPrompt }),
-      setSampling: (p) => set((s) => ({ sampling: { ...s.sampling, ...p } })),
+      setSystemPrompt(systemPrompt) {
+        const c = activeConversation(get());
+        if (c.own) patchConversation(c.id, (x) => ({ own: { ...x.own!, systemPrompt } }));
+        else set({ systemPrompt });
+      },
+      setSampling(p) {
+        const c = activeConversation(get());
+        if (c.own) patchConversation(c.id, (x) => ({ own: { ...x.own!, sampling: { ...x.own!.sampling, ...p } } }));
+        else set((s) => ({ sampling: { ...s.sampling, ...p } }));
+      },
+      setOwnSettings(on) {
+        const s = get();
+        const c = activeConversation(s);
+        if (on === (c.own !== undefined)) return;
+        patchConversation(c.id, () => ({ own: on ? { systemPrompt: s.systemPrompt, sampling: { ...s.sampling } } : undefined }));
+      },
       setResponseFormat: (p) => set((s) => ({ responseFormat: { ...s.responseFormat, ...p } })),
       setTools: (p) => set((s) => ({ tools: { ...s.tools, ...p } })),
       clearError: () => set({ error: null }),
@@ -249,8 +275,8 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
           set({ error: s.mode === 'chat' ? 'type a message first' : 'type a prompt first' });
           return;
         }
-        if (!mayReply(s.mode)) return;
         const c = activeConversation(s);
+        if (!mayReply(s.mode, c.id)) return;
         await startReply(c.id, [...c.messages, userMessage(text, s.mode, now())]);
       },
 
@@ -258,7 +284,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
         const history = c ? historyBefore(c.messages, id) : 'that reply is no longer here';
         if (typeof history === 'string') return void set({ error: `cannot regenerate: ${history}` });
-        if (mayReply(history.at(-1)!.mode)) await startReply(c!.id, history);
+        if (mayReply(history.at(-1)!.mode, c!.id)) await startReply(c!.id, history);
       },
 
       async editAndResend(id, text) {
@@ -266,7 +292,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
         const history = c ? historyEdited(c.messages, id, text) : 'that message is no longer here';
         if (typeof history === 'string') return void set({ error: `cannot resend: ${history}` });
-        if (mayReply(history.at(-1)!.mode)) await startReply(c!.id, history);
+        if (mayReply(history.at(-1)!.mode, c!.id)) await startReply(c!.id, history);
       },
 
       async answerToolCall(assistantId, callId, text) {
@@ -287,16 +313,16 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
           set({ error: null });
           return true;
         }
-        if (!mayReply('chat')) return false;
+        if (!mayReply('chat', c.id)) return false;
         await startReply(c.id, history);
         return true;
       },
 
       async continueReply(id) {
         const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
-        const request = c ? continueRequest(c.messages, id, get().sampling) : 'that reply is no longer here';
+        const request = c ? continueRequest(c.messages, id, settingsOf(c.id).sampling) : 'that reply is no longer here';
         if (typeof request === 'string') return void set({ error: `cannot continue: ${request}` });
-        if (!mayReply('completion')) return;
+        if (!mayReply('completion', c!.id)) return;
         // The reply streams again: its text so far stays, the new text is appended, the stats are the continuation's.
         patchConversation(c!.id, (x) => ({
           updatedAtMs: now(),
