@@ -4,7 +4,8 @@
  * so their text is known: the chat list's search finds a chat by a word of its reply;
  * exporting every chat as JSON and importing the file back gives the same chats, and a
  * file that is not a chats file is refused with the reason; a raw completion cut by max
- * tokens offers Continue, which sends the prompt plus the reply and appends what comes.
+ * tokens offers Continue, which sends the prompt plus the reply and appends what comes; a chat
+ * with its own sampling and system prompt sends them while the others keep the defaults.
  */
 import { readFile } from 'node:fs/promises';
 import { expect, test, type Page } from '@playwright/test';
@@ -128,5 +129,29 @@ test('Continue shows only on a raw completion cut by max tokens, and extends it'
   await page.getByTestId('conversation-open').filter({ hasText: 'What is a castle?' }).click();
   await expect(page.getByTestId('msg-assistant')).toHaveCount(1);
   await expect(page.getByTestId('msg-continue')).toHaveCount(0);
+  expect(service.violations).toEqual([]);
+});
+
+test("a chat's own sampling and system prompt go with it; other chats keep the defaults", async () => {
+  await page.getByTestId('mode-chat').check();
+  await page.getByTestId('chat-new').click();
+  await page.getByTestId('system-prompt').fill('Be brief.');
+  await page.getByTestId('chat-own-settings').check();
+  await expect(page.getByTestId('settings-scope')).toContainText('this chat only');
+  await page.getByTestId('max-tokens').fill('7');
+  await page.getByTestId('system-prompt').fill('Talk like a pirate.');
+  await ask('What is a river?');
+  expect(service.chats.at(-1)).toMatchObject({ mode: 'chat', messages: [{ role: 'system', content: 'Talk like a pirate.' }, { role: 'user' }], sampling: { maxTokens: 7 } });
+
+  await page.getByTestId('chat-new').click();
+  await expect(page.getByTestId('chat-own-settings')).not.toBeChecked();
+  await expect(page.getByTestId('max-tokens')).toHaveValue('128');
+  await expect(page.getByTestId('system-prompt')).toHaveValue('Be brief.');
+  await ask('What is a castle?');
+  expect(service.chats.at(-1)).toMatchObject({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user' }], sampling: { maxTokens: 128 } });
+
+  await page.getByTestId('conversation-open').filter({ hasText: 'What is a river?' }).first().click();
+  await expect(page.getByTestId('chat-own-settings')).toBeChecked();
+  await expect(page.getByTestId('max-tokens')).toHaveValue('7');
   expect(service.violations).toEqual([]);
 });
