@@ -10,9 +10,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { persist } from 'zustand/middleware';
 import type { BridgePush, ChatStart } from '@afd/shared';
-import { foldToolCallFragments } from '../../common/toolCallStream.js';
 import type { RendererBridge } from '../bridge/types.js';
-import { computeMessageStats } from '../lib/streamStats.js';
 import { debouncedStorage, STORAGE_PREFIX, type KeyValueStorage } from '../lib/persist.js';
 import { defaultSampling, persistChats, restoreChats, type PersistedChats } from './chatPersistence.js';
 import {
@@ -33,6 +31,7 @@ import {
   type Conversation,
   type Sampling,
 } from './conversations.js';
+import { pushChange, type TaggedChatPush } from './chatPushes.js';
 import { effectiveSettings } from './chatSettings.js';
 import { importChats } from './chatTransfer.js';
 import { continueRequest } from './continueReply.js';
@@ -106,15 +105,13 @@ export interface ChatStoreOptions {
   saveDelayMs?: number;
 }
 
-type ChatPush = BridgePush<'chat.delta'> | BridgePush<'chat.done'> | BridgePush<'chat.error'> | BridgePush<'chat.accepted'>;
-type Tagged = { channel: 'chat.delta' | 'chat.done' | 'chat.error' | 'chat.accepted'; payload: ChatPush };
 
 /** Storage key of the chats. */
 export const CHATS_KEY = `${STORAGE_PREFIX}chats.v1`;
 
 export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions = {}): StoreApi<ChatState> {
   const now = opts.now ?? (() => Date.now());
-  const early = new Map<string, Tagged[]>();
+  const early = new Map<string, TaggedChatPush[]>();
   let reportStorageError = (_m: string): void => undefined;
   const storage = opts.storage
     ? debouncedStorage<PersistedChats>(opts.storage, { ...(opts.saveDelayMs !== undefined ? { delayMs: opts.saveDelayMs } : {}), prepare: persistChats, onError: (m) => reportStorageError(m) })
@@ -371,7 +368,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
   // Replies the page was reloaded under may still run in the service: stop them.
   for (const chatId of interrupted) void bridge.invoke('chat.stop', { chatId }).catch(() => undefined);
 
-  const apply = ({ channel, payload }: Tagged): void => {
+  const apply = ({ channel, payload }: TaggedChatPush): void => {
     const msg = store
       .getState()
       .conversations.flatMap((c) => c.messages)
@@ -384,38 +381,13 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       return;
     }
     if (!isLive(msg)) return; // finished, or stopped by a reload: late pushes change nothing
-    const update = (change: Partial<ChatMessage>): void =>
-      store.setState((s) => ({ conversations: s.conversations.map((c) => (c.messages.some((m) => m.id === msg.id) ? { ...c, messages: c.messages.map((m) => (m.id === msg.id ? { ...m, ...change } : m)) } : c)) }));
-    switch (channel) {
-      case 'chat.accepted': {
-        const model = (payload as BridgePush<'chat.accepted'>).model;
-        if (model !== undefined) store.setState({ servedModelId: model });
-        if (msg.stage === 'queued') update({ stage: 'prefill' });
-        break;
-      }
-      case 'chat.delta': {
-        const d = payload as BridgePush<'chat.delta'>;
-        const calls = d.toolCalls?.length ? { toolCalls: foldToolCallFragments(msg.toolCalls ?? [], d.toolCalls) } : {};
-        update({ content: msg.content + d.text, ...calls, stage: 'decode', chunkTimesMs: [...msg.chunkTimesMs, d.timings.sinceStartMs] });
-        break;
-      }
-      case 'chat.done': {
-        const d = payload as BridgePush<'chat.done'>;
-        const stats = computeMessageStats({
-          chunkTimesMs: msg.chunkTimesMs,
-          usageCompletionTokens: d.usage.completionTokens || undefined,
-          usagePromptTokens: d.usage.promptTokens || undefined,
-          endMs: d.timings.totalMs,
-        });
-        // The service measured TTFT where the bytes arrived; prefer it.
-        if (d.timings.ttftMs !== null) stats.ttftMs = d.timings.ttftMs;
-        update(d.finishReason === 'aborted' ? { stage: 'stopped', stats } : { stage: 'done', stats, finishReason: d.finishReason });
-        break;
-      }
-      case 'chat.error':
-        update({ stage: 'error', error: (payload as BridgePush<'chat.error'>).message });
-        break;
+    if (channel === 'chat.accepted') {
+      const model = (payload as BridgePush<'chat.accepted'>).model;
+      if (model !== undefined) store.setState({ servedModelId: model });
     }
+    const change = pushChange(msg, { channel, payload });
+    if (change)
+      store.setState((s) => ({ conversations: s.conversations.map((c) => (c.messages.some((m) => m.id === msg.id) ? { ...c, messages: c.messages.map((m) => (m.id === msg.id ? { ...m, ...change } : m)) } : c)) }));
   };
   for (const channel of ['chat.accepted', 'chat.delta', 'chat.done', 'chat.error'] as const) {
     bridge.on(channel, (payload) => apply({ channel, payload }));
