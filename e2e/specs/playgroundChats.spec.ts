@@ -79,6 +79,14 @@ test('search finds a chat by a word of its reply', async () => {
 });
 
 test('exporting every chat and importing the file back gives the same chats; a bad file is refused', async () => {
+  // The chat on screen alone.
+  const downloadingOne = page.waitForEvent('download');
+  await page.getByTestId('chat-export').click();
+  const one = await downloadingOne;
+  expect(one.suggestedFilename()).toMatch(/^afd-What-is-a-river-\d{4}-\d\d-\d\d\.json$/);
+  const oneFile = JSON.parse(await readFile((await one.path())!, 'utf8')) as { conversations: { title: string }[] };
+  expect(oneFile.conversations.map((c) => c.title)).toEqual(['What is a river?']);
+
   const downloading = page.waitForEvent('download');
   await page.getByTestId('chat-export-all').click();
   const download = await downloading;
@@ -153,5 +161,6 @@ test("a chat's own sampling and system prompt go with it; other chats keep the d
   await page.getByTestId('conversation-open').filter({ hasText: 'What is a river?' }).first().click();
   await expect(page.getByTestId('chat-own-settings')).toBeChecked();
   await expect(page.getByTestId('max-tokens')).toHaveValue('7');
+  await screenshot(page, 'playground-chat-own-settings');
   expect(service.violations).toEqual([]);
 });

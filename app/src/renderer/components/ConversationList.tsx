@@ -59,6 +59,9 @@ export function ConversationList() {
         </button>
       </div>
       <div className="row conversation-files">
+        <button className="btn small" onClick={() => exportToFile(activeId)} data-testid="chat-export" title="Save the chat on screen as a JSON file">
+          Export chat
+        </button>
         <button className="btn small" onClick={() => exportToFile()} data-testid="chat-export-all" title="Save every chat as a JSON file">
           Export all
         </button>
@@ -107,9 +110,6 @@ export function ConversationList() {
               <span className="conversation-actions">
                 <button className="btn small" onClick={() => setRenaming({ id, text: title })} aria-label={`Rename chat ${title}`} data-testid="conversation-rename">
                   Rename
-                </button>
-                <button className="btn small" onClick={() => exportToFile(id)} aria-label={`Export chat ${title} as JSON`} data-testid="conversation-export">
-                  Export
                 </button>
                 <button
                   className="btn small danger"
