@@ -11,6 +11,7 @@ import { copyText } from '../lib/clipboard.js';
 import { formatClock, formatMs, formatRate } from '../lib/format.js';
 import { useThrottledWhileLive } from '../lib/throttledValue.js';
 import { isLive } from '../stores/conversations.js';
+import { canContinue } from '../stores/continueReply.js';
 import type { ChatMessage } from '../stores/chatStore.js';
 import { Markdown } from './Markdown.js';
 import { ToolCallCard } from './ToolCallCard.js';
@@ -52,6 +53,8 @@ function Stats({ m }: { m: ChatMessage }) {
 export interface ChatMessageActions {
   onRegenerate(id: string): void;
   onEdit(id: string, text: string): void;
+  /** Asks for more of a raw-completion reply that max tokens cut. */
+  onContinue(id: string): void;
   /** Sends the user's result of a tool call; resolves false when it was not taken. */
   onAnswerTool(assistantId: string, callId: string, text: string): Promise<boolean>;
   /** Whether a new reply may start (none running). */
@@ -131,6 +134,11 @@ export const ChatMessageView = memo(function ChatMessageView({ m, actions, answe
             {m.role === 'assistant' && (
               <button className="btn small" onClick={() => actions.onRegenerate(m.id)} disabled={!actions.canReply} aria-label="Regenerate this reply" data-testid="msg-regenerate">
                 Regenerate
+              </button>
+            )}
+            {canContinue(m) && (
+              <button className="btn small" onClick={() => actions.onContinue(m.id)} disabled={!actions.canReply} aria-label="Continue this reply (it stopped at max tokens)" title="It stopped at max tokens: ask for more" data-testid="msg-continue">
+                Continue
               </button>
             )}
             {m.role === 'user' && (

@@ -1,19 +1,43 @@
-/** The Playground's chats: new, switch, rename (double-click or F2) and delete (two clicks), most recent first. */
-import { useState, type KeyboardEvent } from 'react';
+/**
+ * The Playground's chats: new, switch, rename (double-click or F2) and delete (two clicks),
+ * most recent first, narrowed by a search over titles and message text; export one chat or
+ * all as a JSON file, and import such a file.
+ */
+import { useMemo, useRef, useState, type ChangeEvent, type KeyboardEvent } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { useChat } from '../AppContext.js';
+import { useChat, useStores } from '../AppContext.js';
+import { downloadText } from '../lib/download.js';
+import { matchesSearch, searchWords } from '../stores/chatSearch.js';
+import { exportChats, exportFileName } from '../stores/chatTransfer.js';
 import { isLive } from '../stores/conversations.js';
 
 export function ConversationList() {
+  const [query, setQuery] = useState('');
+  const words = useMemo(() => searchWords(query), [query]);
   const list = useChat(
     useShallow((s) =>
       [...s.conversations]
+        .filter((c) => matchesSearch(c, words))
         .sort((a, b) => b.updatedAtMs - a.updatedAtMs)
         .map((c) => `${c.id}\u0000${c.title}\u0000${c.messages.length}\u0000${c.messages.some((m) => m.role === 'assistant' && isLive(m)) ? 1 : 0}`),
     ),
   );
   const activeId = useChat((s) => s.activeId);
-  const { newConversation, selectConversation, renameConversation, deleteConversation } = useChat((s) => s);
+  const { newConversation, selectConversation, renameConversation, deleteConversation, importConversations } = useChat((s) => s);
+  const store = useStores().chat;
+  const fileInput = useRef<HTMLInputElement>(null);
+  /** Downloads chat `id`, or every chat. */
+  const exportToFile = (id?: string): void => {
+    const all = store.getState().conversations;
+    const chosen = id === undefined ? all : all.filter((c) => c.id === id);
+    const nowMs = Date.now();
+    downloadText(exportFileName(chosen, nowMs), JSON.stringify(exportChats(chosen, nowMs), null, 2));
+  };
+  const onImportFile = async (e: ChangeEvent<HTMLInputElement>): Promise<void> => {
+    const file = e.target.files?.[0];
+    e.target.value = ''; // the same file may be chosen again
+    if (file) importConversations(await file.text());
+  };
   const [renaming, setRenaming] = useState<{ id: string; text: string } | null>(null);
   // Deleting takes a second click on the same button, so one slip loses nothing.
   const [confirming, setConfirming] = useState<string | null>(null);
@@ -34,6 +58,33 @@ export function ConversationList() {
           New
         </button>
       </div>
+      <div className="row conversation-files">
+        <button className="btn small" onClick={() => exportToFile(activeId)} data-testid="chat-export" title="Save the chat on screen as a JSON file">
+          Export chat
+        </button>
+        <button className="btn small" onClick={() => exportToFile()} data-testid="chat-export-all" title="Save every chat as a JSON file">
+          Export all
+        </button>
+        <button className="btn small" onClick={() => fileInput.current?.click()} data-testid="chat-import" title="Add the chats of a JSON file exported here">
+          Import
+        </button>
+        <input ref={fileInput} type="file" accept="application/json,.json" hidden onChange={(e) => void onImportFile(e)} data-testid="chat-import-file" />
+      </div>
+      <input
+        type="search"
+        className="conversation-search"
+        placeholder="Search chats"
+        aria-label="Search chats (titles and messages)"
+        value={query}
+        onChange={(e) => setQuery(e.target.value)}
+        onKeyDown={(e) => e.key === 'Escape' && setQuery('')}
+        data-testid="chat-search"
+      />
+      {list.length === 0 && (
+        <p className="muted" data-testid="chat-search-empty">
+          No chat has all of these words.
+        </p>
+      )}
       <ul>
         {list.map((row) => {
           const [id, title, count, running] = row.split('\u0000') as [string, string, string, string];

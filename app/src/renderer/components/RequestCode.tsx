@@ -10,6 +10,7 @@ import { useChat, useLaunch } from '../AppContext.js';
 import { copyText } from '../lib/clipboard.js';
 import { MODEL_PLACEHOLDER, requestCode, type CodeLanguage } from '../../common/requestCode.js';
 import { activeConversation } from '../stores/chatStore.js';
+import { effectiveSettings } from '../stores/chatSettings.js';
 import { isLive } from '../stores/conversations.js';
 import { previewRequest } from '../stores/previewRequest.js';
 
@@ -23,7 +24,7 @@ function RequestCodeBody({ draft }: { draft: string }) {
   const [copied, setCopied] = useState(false);
   // Finished messages only: a streaming reply does not re-render the code on every token.
   const messages = useChat(useShallow((s) => activeConversation(s).messages.filter((m) => !isLive(m))));
-  const settings = useChat(useShallow((s) => ({ mode: s.mode, systemPrompt: s.systemPrompt, sampling: s.sampling, responseFormat: s.responseFormat, tools: s.tools })));
+  const settings = useChat(useShallow((s) => ({ mode: s.mode, ...effectiveSettings(activeConversation(s), s), responseFormat: s.responseFormat, tools: s.tools })));
   const modelId = useChat((s) => s.servedModelId);
   const baseUrl = useLaunch((s) => s.progress?.routerUrl ?? null);
   const preview = useMemo(() => previewRequest(settings, messages, draft), [settings, messages, draft]);

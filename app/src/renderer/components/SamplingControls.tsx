@@ -1,12 +1,14 @@
-/** Sampling settings of the Playground; invalid values are reported when sending. */
+/** Sampling settings of the chat on screen (its own, or the defaults); invalid values are reported when sending. */
 import { useChat } from '../AppContext.js';
+import { activeConversation } from '../stores/chatStore.js';
+import { effectiveSettings } from '../stores/chatSettings.js';
 
 function num(v: string): number {
   return v.trim() === '' ? Number.NaN : Number(v);
 }
 
 export function SamplingControls() {
-  const s = useChat((st) => st.sampling);
+  const s = useChat((st) => effectiveSettings(activeConversation(st), st).sampling);
   const set = useChat((st) => st.setSampling);
   return (
     <fieldset className="panel row sampling" style={{ alignItems: 'flex-end' }}>

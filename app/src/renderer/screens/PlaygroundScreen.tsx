@@ -37,7 +37,7 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
   const storageError = useChat((s) => s.storageError);
   const storedPanelOpen = useChat((s) => s.sidePanelOpen);
   const anyRunning = useChat((s) => s.running() !== undefined);
-  const { send, stop, clear, setMode, setSidePanelOpen, clearError, regenerate, editAndResend, answerToolCall } = useChat((s) => s);
+  const { send, stop, clear, setMode, setSidePanelOpen, clearError, regenerate, editAndResend, answerToolCall, continueReply } = useChat((s) => s);
   const [text, setText] = useState('');
   // Until the user opens or closes it, the panel is open where it fits beside the conversation.
   const wide = useMediaQuery(SIDE_COLUMN_QUERY);
@@ -49,8 +49,14 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
   const blockedReason = sendBlockedReason(progress, loaded, linkOpen);
   const running = messages.some((m) => m.role === 'assistant' && isLive(m));
   const actions = useMemo<ChatMessageActions>(
-    () => ({ onRegenerate: (id) => void regenerate(id), onEdit: (id, t) => void editAndResend(id, t), onAnswerTool: answerToolCall, canReply: !anyRunning && blockedReason === null }),
-    [regenerate, editAndResend, answerToolCall, anyRunning, blockedReason],
+    () => ({
+      onRegenerate: (id) => void regenerate(id),
+      onEdit: (id, t) => void editAndResend(id, t),
+      onContinue: (id) => void continueReply(id),
+      onAnswerTool: answerToolCall,
+      canReply: !anyRunning && blockedReason === null,
+    }),
+    [regenerate, editAndResend, continueReply, answerToolCall, anyRunning, blockedReason],
   );
   const pending = useMemo(() => pendingToolCalls(messages), [messages]);
   const answerable = useMemo(() => (pending ? new Set(pending.unanswered.map((c) => c.id)) : undefined), [pending]);

@@ -35,7 +35,8 @@ const statsSchema = z
   .object({ ttftMs: num, decodeTokensPerSecond: num, meanItlMs: num, p95ItlMs: num, numOutputTokens: z.number(), numPromptTokens: num, totalMs: z.number() })
   .transform((s) => Object.fromEntries(Object.entries(s).filter(([, v]) => v !== null && v !== undefined)) as unknown as ChatMessage['stats']);
 
-const messageSchema = z.object({
+/** A stored message (as kept, and as a chats file carries it). */
+export const messageSchema = z.object({
   id: z.string().min(1),
   role: z.enum(['system', 'user', 'assistant', 'tool']),
   content: z.string(),
@@ -50,8 +51,18 @@ const messageSchema = z.object({
   finishReason: z.enum(['stop', 'length', 'tool_calls']).optional().catch(undefined),
 });
 
-const conversationSchema = z.object({
+/** A stored conversation; its messages are checked one by one with messageSchema. */
+const samplingSchema = z.object({
+  temperature: z.number().min(0).max(2),
+  topP: z.number().gt(0).max(1),
+  topK: z.int().min(0),
+  maxTokens: z.int().min(1),
+  seed: z.int().min(0).max(0xffffffff).nullable(),
+});
+
+export const conversationSchema = z.object({
   id: z.string().min(1),
+  own: z.object({ systemPrompt: z.string().max(100_000), sampling: samplingSchema }).optional().catch(undefined),
   title: z.string(),
   renamed: z.boolean().catch(false),
   createdAtMs: z.number(),
@@ -65,22 +76,31 @@ function field<T>(schema: z.ZodType<T>, value: unknown, fallback: T): T {
   return r.success ? r.data : fallback;
 }
 
+/** Sampling as kept: numbers being typed (NaN) are stored as the default. */
+function persistSampling(s: Sampling): Sampling {
+  const finite = (v: number, d: number): number => (Number.isFinite(v) ? v : d);
+  return {
+    temperature: finite(s.temperature, defaultSampling.temperature),
+    topP: finite(s.topP, defaultSampling.topP),
+    topK: finite(s.topK, defaultSampling.topK),
+    maxTokens: finite(s.maxTokens, defaultSampling.maxTokens),
+    seed: s.seed !== null && Number.isFinite(s.seed) ? s.seed : null,
+  };
+}
+
 /** The state to keep (JSON-safe; numbers being typed, NaN, are stored as the default). */
 export function persistChats(s: PersistedChats): PersistedChats {
-  const finite = (v: number, d: number): number => (Number.isFinite(v) ? v : d);
   return {
     mode: s.mode,
     systemPrompt: s.systemPrompt,
-    sampling: {
-      temperature: finite(s.sampling.temperature, defaultSampling.temperature),
-      topP: finite(s.sampling.topP, defaultSampling.topP),
-      topK: finite(s.sampling.topK, defaultSampling.topK),
-      maxTokens: finite(s.sampling.maxTokens, defaultSampling.maxTokens),
-      seed: s.sampling.seed !== null && Number.isFinite(s.sampling.seed) ? s.sampling.seed : null,
-    },
+    sampling: persistSampling(s.sampling),
     responseFormat: s.responseFormat,
     tools: s.tools,
-    conversations: s.conversations.slice(0, MAX_CONVERSATIONS).map((c) => ({ ...c, messages: c.messages.map((m) => ({ ...m, chunkTimesMs: [] })) })),
+    conversations: s.conversations.slice(0, MAX_CONVERSATIONS).map((c) => ({
+      ...c,
+      ...(c.own ? { own: { ...c.own, sampling: persistSampling(c.own.sampling) } } : {}),
+      messages: c.messages.map((m) => ({ ...m, chunkTimesMs: [] })),
+    })),
     activeId: s.activeId,
     sidePanelOpen: s.sidePanelOpen,
   };

@@ -9,10 +9,8 @@
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { persist } from 'zustand/middleware';
-import type { BridgePush } from '@afd/shared';
-import { foldToolCallFragments } from '../../common/toolCallStream.js';
+import type { BridgePush, ChatStart } from '@afd/shared';
 import type { RendererBridge } from '../bridge/types.js';
-import { computeMessageStats } from '../lib/streamStats.js';
 import { debouncedStorage, STORAGE_PREFIX, type KeyValueStorage } from '../lib/persist.js';
 import { defaultSampling, persistChats, restoreChats, type PersistedChats } from './chatPersistence.js';
 import {
@@ -33,6 +31,10 @@ import {
   type Conversation,
   type Sampling,
 } from './conversations.js';
+import { pushChange, type TaggedChatPush } from './chatPushes.js';
+import { effectiveSettings } from './chatSettings.js';
+import { importChats } from './chatTransfer.js';
+import { continueRequest } from './continueReply.js';
 import { chatRequestFields } from './requestFields.js';
 import { defaultResponseFormat, type ResponseFormatSettings } from './responseFormat.js';
 import { defaultToolSettings, type ToolSettings } from './toolSettings.js';
@@ -51,14 +53,23 @@ export interface ChatState extends PersistedChats {
   /** Only the user changes the mode (the mode radio); nothing else calls this. */
   setMode(mode: ChatMode): void;
   setSidePanelOpen(open: boolean): void;
+  /** Sets the system prompt the chat on screen uses: its own, or the defaults when it has none. */
   setSystemPrompt(text: string): void;
+  /** Changes the sampling the chat on screen uses: its own, or the defaults when it has none. */
   setSampling(patch: Partial<Sampling>): void;
+  /** Gives the chat on screen its own system prompt and sampling (a copy of the defaults), or takes them away (it uses the defaults again). */
+  setOwnSettings(on: boolean): void;
   setResponseFormat(patch: Partial<ResponseFormatSettings>): void;
   setTools(patch: Partial<ToolSettings>): void;
   newConversation(): void;
   selectConversation(id: string): void;
   renameConversation(id: string, title: string): void;
   deleteConversation(id: string): Promise<void>;
+  /**
+   * Adds the chats of an exported file (see chatTransfer) before the others and opens the
+   * first; false, with the error set, when the file is refused (nothing is added then).
+   */
+  importConversations(fileText: string): boolean;
   send(text: string): Promise<void>;
   /** Answers the user message before assistant message `id` again (what follows is dropped). */
   regenerate(id: string): Promise<void>;
@@ -70,6 +81,8 @@ export interface ChatState extends PersistedChats {
    * when the call cannot take a result now, or the next reply cannot start.
    */
   answerToolCall(assistantId: string, callId: string, text: string): Promise<boolean>;
+  /** Asks for more of raw-completion reply `id`, cut by max tokens (see continueReply); the text is appended to it. */
+  continueReply(id: string): Promise<void>;
   stop(): Promise<void>;
   /** Empties the active conversation (a running reply stays). */
   clear(): void;
@@ -92,15 +105,13 @@ export interface ChatStoreOptions {
   saveDelayMs?: number;
 }
 
-type ChatPush = BridgePush<'chat.delta'> | BridgePush<'chat.done'> | BridgePush<'chat.error'> | BridgePush<'chat.accepted'>;
-type Tagged = { channel: 'chat.delta' | 'chat.done' | 'chat.error' | 'chat.accepted'; payload: ChatPush };
 
 /** Storage key of the chats. */
 export const CHATS_KEY = `${STORAGE_PREFIX}chats.v1`;
 
 export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions = {}): StoreApi<ChatState> {
   const now = opts.now ?? (() => Date.now());
-  const early = new Map<string, Tagged[]>();
+  const early = new Map<string, TaggedChatPush[]>();
   let reportStorageError = (_m: string): void => undefined;
   const storage = opts.storage
     ? debouncedStorage<PersistedChats>(opts.storage, { ...(opts.saveDelayMs !== undefined ? { delayMs: opts.saveDelayMs } : {}), prepare: persistChats, onError: (m) => reportStorageError(m) })
@@ -114,14 +125,20 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
     const patchMessage = (msgId: string, change: Partial<ChatMessage>): void =>
       set((s) => ({ conversations: s.conversations.map((c) => (c.messages.some((m) => m.id === msgId) ? { ...c, messages: c.messages.map((m) => (m.id === msgId ? { ...m, ...change } : m)) } : c)) }));
 
-    /** Checks that a reply in `mode` may start now; sets the error and returns false otherwise. */
-    const mayReply = (mode: ChatMode): boolean => {
+    /** The system prompt and sampling chat `conversationId` sends with. */
+    const settingsOf = (conversationId: string): { systemPrompt: string; sampling: Sampling } => {
+      const s = get();
+      return effectiveSettings(s.conversations.find((c) => c.id === conversationId) ?? {}, s);
+    };
+
+    /** Checks that a reply in `mode` may start now in chat `conversationId`; sets the error and returns false otherwise. */
+    const mayReply = (mode: ChatMode, conversationId: string): boolean => {
       const s = get();
       if (s.running()) {
         set({ error: 'a reply is still being generated: wait for it or press Stop' });
         return false;
       }
-      const bad = validateSampling(s.sampling);
+      const bad = validateSampling(settingsOf(conversationId).sampling);
       if (bad) {
         set({ error: `invalid sampling settings: ${bad}` });
         return false;
@@ -139,20 +156,26 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       const s = get();
       const reply = replyTo(history.at(-1)!, now());
       const fields = chatRequestFields(s.responseFormat, s.tools);
-      const request = replyRequest(history, s.systemPrompt, s.sampling, fields.ok ? fields.value : {});
+      const { systemPrompt, sampling } = settingsOf(conversationId);
+      const request = replyRequest(history, systemPrompt, sampling, fields.ok ? fields.value : {});
       patchConversation(conversationId, (c) => ({
         messages: [...history, reply].slice(-MAX_MESSAGES),
         updatedAtMs: now(),
         title: c.renamed || c.messages.length > 0 ? c.title : titleFrom(history[0]?.content ?? ''),
       }));
       set({ error: null });
+      await streamInto(reply.id, request);
+    };
+
+    /** Starts `request` in the service; its pushes stream into assistant message `replyId`. */
+    const streamInto = async (replyId: string, request: ChatStart): Promise<void> => {
       try {
         const { chatId } = await bridge.invoke('chat.start', request);
-        patchMessage(reply.id, { chatId });
+        patchMessage(replyId, { chatId });
         for (const e of early.get(chatId) ?? []) apply(e);
         early.delete(chatId);
       } catch (e) {
-        patchMessage(reply.id, { stage: 'error', error: (e as Error).message });
+        patchMessage(replyId, { stage: 'error', error: (e as Error).message });
       }
     };
 
@@ -170,8 +193,22 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       sidePanelOpen: null,
       setMode: (mode) => set({ mode }),
       setSidePanelOpen: (sidePanelOpen) => set({ sidePanelOpen }),
-      setSystemPrompt: (systemPrompt) => set({ systemPrompt }),
-      setSampling: (p) => set((s) => ({ sampling: { ...s.sampling, ...p } })),
+      setSystemPrompt(systemPrompt) {
+        const c = activeConversation(get());
+        if (c.own) patchConversation(c.id, (x) => ({ own: { ...x.own!, systemPrompt } }));
+        else set({ systemPrompt });
+      },
+      setSampling(p) {
+        const c = activeConversation(get());
+        if (c.own) patchConversation(c.id, (x) => ({ own: { ...x.own!, sampling: { ...x.own!.sampling, ...p } } }));
+        else set((s) => ({ sampling: { ...s.sampling, ...p } }));
+      },
+      setOwnSettings(on) {
+        const s = get();
+        const c = activeConversation(s);
+        if (on === (c.own !== undefined)) return;
+        patchConversation(c.id, () => ({ own: on ? { systemPrompt: s.systemPrompt, sampling: { ...s.sampling } } : undefined }));
+      },
       setResponseFormat: (p) => set((s) => ({ responseFormat: { ...s.responseFormat, ...p } })),
       setTools: (p) => set((s) => ({ tools: { ...s.tools, ...p } })),
       clearError: () => set({ error: null }),
@@ -212,6 +249,21 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
           return { conversations: list, activeId: s.activeId === id ? list[0]!.id : s.activeId };
         });
       },
+      importConversations(fileText) {
+        const r = importChats(fileText, get().conversations);
+        if (!r.ok) {
+          set({ error: r.error });
+          return false;
+        }
+        set((s) => {
+          const current = activeConversation(s);
+          // An empty chat on screen makes way for the imported ones.
+          const rest = current.messages.length === 0 ? s.conversations.filter((c) => c.id !== current.id) : s.conversations;
+          const keep = [...rest].sort((a, b) => b.updatedAtMs - a.updatedAtMs).slice(0, Math.max(0, MAX_CONVERSATIONS - r.conversations.length));
+          return { conversations: [...r.conversations, ...keep], activeId: r.conversations[0]!.id, error: null };
+        });
+        return true;
+      },
       clear: () => patchConversation(get().activeId, (c) => ({ messages: c.messages.filter((m) => isLive(m)) })),
 
       async send(text) {
@@ -220,8 +272,8 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
           set({ error: s.mode === 'chat' ? 'type a message first' : 'type a prompt first' });
           return;
         }
-        if (!mayReply(s.mode)) return;
         const c = activeConversation(s);
+        if (!mayReply(s.mode, c.id)) return;
         await startReply(c.id, [...c.messages, userMessage(text, s.mode, now())]);
       },
 
@@ -229,7 +281,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
         const history = c ? historyBefore(c.messages, id) : 'that reply is no longer here';
         if (typeof history === 'string') return void set({ error: `cannot regenerate: ${history}` });
-        if (mayReply(history.at(-1)!.mode)) await startReply(c!.id, history);
+        if (mayReply(history.at(-1)!.mode, c!.id)) await startReply(c!.id, history);
       },
 
       async editAndResend(id, text) {
@@ -237,7 +289,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
         const history = c ? historyEdited(c.messages, id, text) : 'that message is no longer here';
         if (typeof history === 'string') return void set({ error: `cannot resend: ${history}` });
-        if (mayReply(history.at(-1)!.mode)) await startReply(c!.id, history);
+        if (mayReply(history.at(-1)!.mode, c!.id)) await startReply(c!.id, history);
       },
 
       async answerToolCall(assistantId, callId, text) {
@@ -258,9 +310,23 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
           set({ error: null });
           return true;
         }
-        if (!mayReply('chat')) return false;
+        if (!mayReply('chat', c.id)) return false;
         await startReply(c.id, history);
         return true;
+      },
+
+      async continueReply(id) {
+        const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
+        const request = c ? continueRequest(c.messages, id, settingsOf(c.id).sampling) : 'that reply is no longer here';
+        if (typeof request === 'string') return void set({ error: `cannot continue: ${request}` });
+        if (!mayReply('completion', c!.id)) return;
+        // The reply streams again: its text so far stays, the new text is appended, the stats are the continuation's.
+        patchConversation(c!.id, (x) => ({
+          updatedAtMs: now(),
+          messages: x.messages.map((m) => (m.id === id ? { ...m, stage: 'queued' as const, chatId: null, startedAtMs: now(), chunkTimesMs: [], stats: null, error: null, finishReason: undefined } : m)),
+        }));
+        set({ error: null });
+        await streamInto(id, request);
       },
 
       async stop() {
@@ -302,7 +368,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
   // Replies the page was reloaded under may still run in the service: stop them.
   for (const chatId of interrupted) void bridge.invoke('chat.stop', { chatId }).catch(() => undefined);
 
-  const apply = ({ channel, payload }: Tagged): void => {
+  const apply = ({ channel, payload }: TaggedChatPush): void => {
     const msg = store
       .getState()
       .conversations.flatMap((c) => c.messages)
@@ -315,38 +381,13 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       return;
     }
     if (!isLive(msg)) return; // finished, or stopped by a reload: late pushes change nothing
-    const update = (change: Partial<ChatMessage>): void =>
-      store.setState((s) => ({ conversations: s.conversations.map((c) => (c.messages.some((m) => m.id === msg.id) ? { ...c, messages: c.messages.map((m) => (m.id === msg.id ? { ...m, ...change } : m)) } : c)) }));
-    switch (channel) {
-      case 'chat.accepted': {
-        const model = (payload as BridgePush<'chat.accepted'>).model;
-        if (model !== undefined) store.setState({ servedModelId: model });
-        if (msg.stage === 'queued') update({ stage: 'prefill' });
-        break;
-      }
-      case 'chat.delta': {
-        const d = payload as BridgePush<'chat.delta'>;
-        const calls = d.toolCalls?.length ? { toolCalls: foldToolCallFragments(msg.toolCalls ?? [], d.toolCalls) } : {};
-        update({ content: msg.content + d.text, ...calls, stage: 'decode', chunkTimesMs: [...msg.chunkTimesMs, d.timings.sinceStartMs] });
-        break;
-      }
-      case 'chat.done': {
-        const d = payload as BridgePush<'chat.done'>;
-        const stats = computeMessageStats({
-          chunkTimesMs: msg.chunkTimesMs,
-          usageCompletionTokens: d.usage.completionTokens || undefined,
-          usagePromptTokens: d.usage.promptTokens || undefined,
-          endMs: d.timings.totalMs,
-        });
-        // The service measured TTFT where the bytes arrived; prefer it.
-        if (d.timings.ttftMs !== null) stats.ttftMs = d.timings.ttftMs;
-        update(d.finishReason === 'aborted' ? { stage: 'stopped', stats } : { stage: 'done', stats, finishReason: d.finishReason });
-        break;
-      }
-      case 'chat.error':
-        update({ stage: 'error', error: (payload as BridgePush<'chat.error'>).message });
-        break;
+    if (channel === 'chat.accepted') {
+      const model = (payload as BridgePush<'chat.accepted'>).model;
+      if (model !== undefined) store.setState({ servedModelId: model });
     }
+    const change = pushChange(msg, { channel, payload });
+    if (change)
+      store.setState((s) => ({ conversations: s.conversations.map((c) => (c.messages.some((m) => m.id === msg.id) ? { ...c, messages: c.messages.map((m) => (m.id === msg.id ? { ...m, ...change } : m)) } : c)) }));
   };
   for (const channel of ['chat.accepted', 'chat.delta', 'chat.done', 'chat.error'] as const) {
     bridge.on(channel, (payload) => apply({ channel, payload }));

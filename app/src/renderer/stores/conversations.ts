@@ -50,6 +50,8 @@ export interface Conversation {
   createdAtMs: number;
   updatedAtMs: number;
   messages: ChatMessage[];
+  /** This chat's own system prompt and sampling; absent: it uses the Playground's defaults. */
+  own?: { systemPrompt: string; sampling: Sampling };
 }
 
 export interface Sampling {
