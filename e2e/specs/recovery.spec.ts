@@ -43,6 +43,10 @@ test('with the restart policy on, a killed FFN rank comes back without a click',
   await expect(row).not.toContainText(`pid ${pid}`);
   await expect(page.getByTestId('launch-failure')).toHaveCount(0);
   await screenshot(page, 'launch-recovered');
+  // The router takes the block back at its next /health poll (every second); a request before
+  // that gets 503 with Retry-After, which the Playground shows as an error, not a hang.
+  const api = (await page.getByTestId('router-url').innerText()).replace(/\/v1$/, '');
+  await expect.poll(async () => ((await (await fetch(`${api}/health`)).json()) as { status: string }).status, { timeout: 30_000 }).toBe('ok');
   await complete(page, 'Once upon a time');
 });
 
