@@ -15,18 +15,35 @@ export function atBottom(box: { scrollTop: number; scrollHeight: number; clientH
 }
 
 /**
+ * Whether the box still follows after a scroll event. Only the reader unsticks it, by
+ * scrolling up: a scroll that did not move up (ours, to the bottom, whose event can arrive
+ * after more content already grew the box) keeps following, and reaching the bottom again
+ * sticks it back.
+ */
+export function stillStuck(stuck: boolean, previousTop: number, box: { scrollTop: number; scrollHeight: number; clientHeight: number }): boolean {
+  if (atBottom(box)) return true;
+  return stuck && box.scrollTop >= previousTop;
+}
+
+/**
  * Returns the box's ref and its scroll handler. `follow` changes (new content) scroll it to
  * the bottom when it was there; `reset` changes (another conversation, a new message) always do.
  */
 export function useStickToBottom<T extends HTMLElement>(follow: DependencyList, reset: DependencyList): { ref: RefObject<T | null>; onScroll: () => void } {
   const ref = useRef<T>(null);
   const stuck = useRef(true);
+  const lastTop = useRef(0);
   const onScroll = useCallback(() => {
-    if (ref.current) stuck.current = atBottom(ref.current);
+    const el = ref.current;
+    if (!el) return;
+    stuck.current = stillStuck(stuck.current, lastTop.current, el);
+    lastTop.current = el.scrollTop;
   }, []);
   const toBottom = (): void => {
     const el = ref.current;
-    if (el) el.scrollTop = el.scrollHeight;
+    if (!el) return;
+    el.scrollTop = el.scrollHeight;
+    lastTop.current = el.scrollTop;
   };
   useLayoutEffect(() => {
     stuck.current = true;
