@@ -11,7 +11,10 @@
 #             greedy texts of 1A1F against colocated's       -> mps-colocated-c*.json, mps-1a1f-c*.json
 #     splits  1A1F with --sm-share attention=A,ffn=F for each A/F of $AFD_MPS_SPLITS
 #             (default "30/70 40/60 50/50 60/40")                 -> mps-1a1f-aA-fF-c*.json
-#     dbo     1A1F with --dbo (c=64 only by default: $AFD_MPS_DBO_CONCURRENCY)   -> mps-1a1f-dbo-c*.json
+#     dbo     1A1F with --dbo kept on the shared GPU (afd.dbo.onSharedGpu keep; c=64 only by
+#             default: $AFD_MPS_DBO_CONCURRENCY)                 -> mps-1a1f-dbo-c*.json
+#     dbo-auto  also 1A1F with plain --dbo, which the agent turns off on a shared GPU (the
+#             launch log must say so)                            -> mps-1a1f-dbo-auto-c*.json
 #     ep      2A2F expert-parallel, peer exchange, all four ranks on GPU 0, c=8
 #             ($AFD_MPS_EP_CONCURRENCY); KV $AFD_MPS_EP_KV_MIB per attention rank (default
 #             4096: qwen3-30b-a3b's weights take ~65 GiB of the four ranks, so on an H100
@@ -87,7 +90,14 @@ if [[ $MPS_PARTS == *splits* ]]; then
   done
 fi
 if [[ $MPS_PARTS == *dbo* ]]; then
-  mps_run 1a1f-dbo "${AFD_MPS_DBO_CONCURRENCY:-64}" --topology 1A1F --connector peer --gpu-sharing mps --dbo --kv-cache-mib $MPS_KV
+  # DBO kept on the shared GPU on purpose (the agent turns it off there by default), then as a
+  # user gets it: the launch log must say DBO is off.
+  mps_run 1a1f-dbo "${AFD_MPS_DBO_CONCURRENCY:-64}" --topology 1A1F --connector peer --gpu-sharing mps --dbo \
+    --config '{"dbo":{"onSharedGpu":"keep"}}' --kv-cache-mib $MPS_KV
+  if [[ $MPS_PARTS == *dbo-auto* ]]; then
+    mps_run 1a1f-dbo-auto "${AFD_MPS_DBO_CONCURRENCY:-64}" --topology 1A1F --connector peer --gpu-sharing mps --dbo --kv-cache-mib $MPS_KV
+    say "mps 1a1f-dbo-auto: $(grep -o 'DBO off for attention rank[^:]*' "$OUT/mps-launch-1a1f-dbo-auto.log" | head -1 || echo 'no DBO note in the launch log')"
+  fi
 fi
 if [[ $MPS_PARTS == *ep* ]]; then
   mps_run 2a2f-ep "${AFD_MPS_EP_CONCURRENCY:-8}" --topology 2A2F --connector peer --enable-expert-parallel --ep-transport peer \

@@ -16,6 +16,7 @@ import { freePortBlock, isPortFree } from '@afd/native/ports';
 import type { SelfCommand } from '../util/self.js';
 import type { RingLine } from './LogRing.js';
 import { checkRouterBindPolicy } from '../daemon/bindPolicy.js';
+import { dboOnSharedGpus, specForPlacement } from '../gpu/dboOnSharedGpu.js';
 import { LaunchGpuSharing } from '../gpu/LaunchGpuSharing.js';
 import type { MpsHost } from '../gpu/MpsHost.js';
 import { readHostMemory, type HostMemory } from '../util/hostMemory.js';
@@ -161,12 +162,14 @@ export class TopologyRun {
     }
     // GPUs that hold several ranks get MPS (or are time-sliced, with a warning) before any rank starts.
     await this.sharing.start();
+    const dbo = dboOnSharedGpus(spec, this.opts.agentId);
+    if (dbo.note) this.opts.onNote?.(dbo.note);
     const cpuRanks = placements.filter((p) => p.backend === 'cpu').length;
     const defaultThreads = cpuRanks > 0 ? Math.max(1, Math.floor(availableParallelism() / cpuRanks)) : undefined;
     // Build every child spec first so a bad value fails the launch before anything starts.
     const children = placements.map((p) => ({
       placement: p,
-      child: roleChildSpec(this.opts.self, spec, p, {
+      child: roleChildSpec(this.opts.self, specForPlacement(spec, p, dbo), p, {
         agentId: this.opts.agentId,
         afdPort: this.afdPort,
         apiHost: '127.0.0.1', // rank HTTP is for this agent and its front router only

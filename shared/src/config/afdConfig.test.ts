@@ -28,7 +28,7 @@ describe('AFD config defaults', () => {
       rendezvousId: '',
       connector: 'tcp',
       port: 29500,
-      dbo: { enabled: false, decodeTokenThreshold: 32, prefillTokenThreshold: 512 },
+      dbo: { enabled: false, decodeTokenThreshold: 32, prefillTokenThreshold: 512, onSharedGpu: 'off' },
       computeGateOnAttention: false,
       cudaGraph: { policy: 'decode-only', batchBuckets: [...DEFAULT_BATCH_BUCKETS] },
       stepDeadlineMs: 5000,
@@ -50,7 +50,7 @@ describe('AFD config defaults', () => {
       cudaGraph: { policy: 'off' },
       ncclEnv: { NCCL_DEBUG: 'INFO', NCCL_NVLS_ENABLE: '0' },
     });
-    expect(cfg.dbo).toEqual({ enabled: true, decodeTokenThreshold: 32, prefillTokenThreshold: 512 });
+    expect(cfg.dbo).toEqual({ enabled: true, decodeTokenThreshold: 32, prefillTokenThreshold: 512, onSharedGpu: 'off' });
     expect(cfg.cudaGraph.batchBuckets).toEqual([...DEFAULT_BATCH_BUCKETS]);
     expect(cfg.ncclEnv).toEqual({ NCCL_DEBUG: 'INFO', NCCL_NVLS_ENABLE: '0' });
     // The topology is resolved once, here: the config carries the Topology.

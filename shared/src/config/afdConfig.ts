@@ -37,6 +37,13 @@ export const dboConfigSchema = z.strictObject({
   decodeTokenThreshold: z.int().min(1).default(32),
   /** Minimum tokens of a step that contains prefill before it is split (default 512). */
   prefillTokenThreshold: z.int().min(1).default(512),
+  /**
+   * Where an attention rank shares its GPU with an FFN rank: off (default) turns DBO off for
+   * that rank, with a note in the launch log (the two stages' FFN halves read the expert
+   * weights twice through the one GPU's memory, so the overlap cannot pay for itself; see
+   * docs/agent.md, GPU sharing); keep leaves it as asked.
+   */
+  onSharedGpu: z.enum(['off', 'keep']).default('off'),
 });
 
 /** CUDA graph capture and replay (CUDA backend only; ignored on CPU). */

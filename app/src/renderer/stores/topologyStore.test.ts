@@ -11,14 +11,14 @@ describe('topology store in browser storage', () => {
     a.getState().setCustom('3A2F', []);
     a.getState().assign('ffn:0', { agentId: 'gpu-b', backend: 'cuda', deviceIndex: 1 });
     a.getState().setOptions({ modelDir: '/models/Qwen3-30B-A3B', graphBuckets: '1, 2, 4' });
-    a.getState().setConfig('afd', { connector: 'nccl', dbo: { enabled: true, decodeTokenThreshold: 16, prefillTokenThreshold: 512 }, port: 31000, enableExpertParallel: true, epTransport: 'peer' });
+    a.getState().setConfig('afd', { connector: 'nccl', dbo: { enabled: true, decodeTokenThreshold: 16, prefillTokenThreshold: 512, onSharedGpu: 'off' }, port: 31000, enableExpertParallel: true, epTransport: 'peer' });
     a.getState().setConfig('serving', { maxNumSeqs: 8 });
     a.getState().setOptions({ apiPort: Number.NaN }); // being typed
     a.getState().setConfig('afd', { stepDeadlineMs: Number.NaN }); // being typed
     await new Promise((r) => setTimeout(r, 5));
     const b = createTopologyStore({ storage }).getState();
     expect(b).toMatchObject({ choice: 'custom', custom: '3A2F', assignments: { 'ffn:0': { agentId: 'gpu-b', backend: 'cuda', deviceIndex: 1 } } });
-    const afd = { ...defaultOptions.config.afd, connector: 'nccl', dbo: { enabled: true, decodeTokenThreshold: 16, prefillTokenThreshold: 512 }, port: 31000, enableExpertParallel: true, epTransport: 'peer' };
+    const afd = { ...defaultOptions.config.afd, connector: 'nccl', dbo: { enabled: true, decodeTokenThreshold: 16, prefillTokenThreshold: 512, onSharedGpu: 'off' }, port: 31000, enableExpertParallel: true, epTransport: 'peer' };
     expect(b.options).toEqual({
       ...defaultOptions,
       modelDir: '/models/Qwen3-30B-A3B',
