@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { openaiRequestBody, type ChatBody } from './openaiRequestBody.js';
 import { curlCode, MODEL_PLACEHOLDER, pythonCode, pythonLiteral } from './requestCode.js';
 
-const sampling = { temperature: 0.7, topP: 1, topK: 40, maxTokens: 128, seed: null };
+const sampling = { temperature: 0.7, topP: 1, topK: 40, maxTokens: 128, seed: null, minP: 0, presencePenalty: 0, frequencyPenalty: 0, repetitionPenalty: 1, stop: [], topLogprobs: null };
 
 /** A chat after a tool call and its result, with structured output and tools. */
 const req = openaiRequestBody(
