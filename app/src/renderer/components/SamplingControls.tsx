@@ -86,7 +86,7 @@ export function SamplingControls() {
       </label>
       <StopStrings stop={s.stop} onChange={(stop) => set({ stop })} />
       <label className="inline" title={`Ask for each reply token's log-probability and its top ${TOKEN_VIEW_TOP} alternatives, and show the reply token by token (hover a token for them)`}>
-        <input type="checkbox" checked={s.topLogprobs !== null} onChange={(e) => set({ topLogprobs: e.target.checked ? TOKEN_VIEW_TOP : null })} data-testid="token-view" />
+        <input type="checkbox" checked={s.topLogprobs !== null} onChange={(e) => set({ topLogprobs: e.target.checked ? TOKEN_VIEW_TOP : null })} data-testid="token-view-toggle" />
         <span>Token view (logprobs)</span>
       </label>
     </fieldset>
