@@ -53,6 +53,23 @@ describe('request code', () => {
     expect(keywords.split(',')).toEqual(['extra_body', 'max_tokens', 'messages', 'model', 'parallel_tool_calls', 'response_format', 'temperature', 'tool_choice', 'tools', 'top_p']);
   });
 
+  it("Python puts vLLM's fields (min_p, repetition_penalty, continue_final_message, add_generation_prompt) in extra_body, OpenAI's as keywords", () => {
+    const cont = openaiRequestBody(
+      {
+        mode: 'chat',
+        messages: [{ role: 'user', content: 'Tell me a story' }, { role: 'assistant', content: 'Once upon a' }],
+        sampling: { ...sampling, topK: 0, minP: 0.05, repetitionPenalty: 1.1, presencePenalty: 0.5, stop: ['END'], topLogprobs: 5 },
+        continue_final_message: true,
+        add_generation_prompt: false,
+      },
+      'tiny',
+    );
+    const code = pythonCode(cont, target);
+    expect(code).toContain('    extra_body={\n        "min_p": 0.05,\n        "repetition_penalty": 1.1,\n        "continue_final_message": True,\n        "add_generation_prompt": False\n    },');
+    const keywords = execFileSync('python3', ['-c', 'import ast,sys; t=ast.parse(sys.stdin.read()); print(",".join(sorted(k.arg for n in ast.walk(t) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "create" for k in n.keywords)))'], { input: code, encoding: 'utf8' }).trim();
+    expect(keywords.split(',')).toEqual(['extra_body', 'logprobs', 'max_tokens', 'messages', 'model', 'presence_penalty', 'stop', 'temperature', 'top_logprobs', 'top_p']);
+  });
+
   it('looks the model up when the console has not learned its id yet', () => {
     const unknown = openaiRequestBody({ mode: 'completion', prompt: 'Once', sampling }, MODEL_PLACEHOLDER);
     const py = pythonCode(unknown, { ...target, modelKnown: false });
