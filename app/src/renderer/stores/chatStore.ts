@@ -131,8 +131,8 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       return effectiveSettings(s.conversations.find((c) => c.id === conversationId) ?? {}, s);
     };
 
-    /** Checks that a reply in `mode` may start now in chat `conversationId`; sets the error and returns false otherwise. */
-    const mayReply = (mode: ChatMode, conversationId: string): boolean => {
+    /** Checks that a reply in `mode` (sending the response-format and tool fields unless `continuing`) may start now in chat `conversationId`; sets the error and returns false otherwise. */
+    const mayReply = (mode: ChatMode, conversationId: string, continuing = false): boolean => {
       const s = get();
       if (s.running()) {
         set({ error: 'a reply is still being generated: wait for it or press Stop' });
@@ -144,7 +144,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         return false;
       }
       const fields = chatRequestFields(s.responseFormat, s.tools);
-      if (mode === 'chat' && !fields.ok) {
+      if (mode === 'chat' && !continuing && !fields.ok) {
         set({ error: `invalid ${fields.error}` });
         return false;
       }
@@ -319,7 +319,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
         const request = c ? continueRequest(c.messages, id, settingsOf(c.id)) : 'that reply is no longer here';
         if (typeof request === 'string') return void set({ error: `cannot continue: ${request}` });
-        if (!mayReply(request.mode, c!.id)) return;
+        if (!mayReply(request.mode, c!.id, true)) return;
         // The reply streams again: its text so far stays, the new text is appended, the stats are the continuation's.
         patchConversation(c!.id, (x) => ({
           updatedAtMs: now(),

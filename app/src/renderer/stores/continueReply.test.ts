@@ -105,6 +105,13 @@ describe('continue a reply cut by max tokens', () => {
     bridge.emit('chat.done', { chatId: 'c2', finishReason: 'length', usage: { promptTokens: 7, completionTokens: 2 }, timings: { ttftMs: 5, totalMs: 10, tokensPerSecond: 10 } });
     const reply = activeMessages(store.getState())[1]!;
     expect(reply).toMatchObject({ id: replyId, content: 'Once upon a time', stage: 'done', finishReason: 'length' });
+    // A half-typed JSON schema does not block a continuation, which sends no response format.
+    store.getState().setResponseFormat({ kind: 'json_schema', schemaText: '{"type": ' });
+    await store.getState().continueReply(replyId);
+    expect(store.getState().error).toBeNull();
+    const again = bridge.calls.filter((c) => c.channel === 'chat.start').at(-1)!.request as Record<string, unknown>;
+    expect(again).toMatchObject({ mode: 'chat', continue_final_message: true });
+    expect(again).not.toHaveProperty('response_format');
     expect(reply.tokens!.map((t) => t.token)).toEqual(['Once', ' upon', ' a', ' time']);
   });
 });
