@@ -6,7 +6,8 @@
  * file that is not a chats file is refused with the reason; a raw completion cut by max
  * tokens offers Continue, which sends the prompt plus the reply and appends what comes; so
  * does a chat reply, sent back as the final assistant message with vLLM's
- * continue_final_message; the token view shows each token with its probability and the
+ * continue_final_message; stop strings (one a line, \n escapes), min-p and the repetition
+ * penalty go with the request; the token view shows each token with its probability and the
  * alternatives on hover; a chat with its own sampling and system prompt sends them while the
  * others keep the defaults.
  */
@@ -181,8 +182,11 @@ test('Continue extends a chat reply cut by max tokens (continue_final_message); 
   await page.getByTestId('mode-chat').check();
   await page.getByTestId('chat-new').click();
   await page.getByTestId('token-view-toggle').check();
+  await page.getByTestId('stop-strings').fill('THE END\n\\n\\n');
+  await page.getByTestId('min-p').fill('0.05');
+  await page.getByTestId('repetition-penalty').fill('1.1');
   await ask('Tell me a story');
-  expect(service.chats.at(-1)).toMatchObject({ mode: 'chat', sampling: { topLogprobs: 5 } });
+  expect(service.chats.at(-1)).toMatchObject({ mode: 'chat', sampling: { topLogprobs: 5, stop: ['THE END', '\n\n'], minP: 0.05, repetitionPenalty: 1.1, presencePenalty: 0 } });
   const replyMsg = page.getByTestId('msg-assistant');
   await expect(replyMsg.getByTestId('msg-finish')).toContainText('length');
   const tokens = replyMsg.getByTestId('token');
