@@ -4,12 +4,16 @@
  * so their text is known: the chat list's search finds a chat by a word of its reply;
  * exporting every chat as JSON and importing the file back gives the same chats, and a
  * file that is not a chats file is refused with the reason; a raw completion cut by max
- * tokens offers Continue, which sends the prompt plus the reply and appends what comes; a chat
- * with its own sampling and system prompt sends them while the others keep the defaults.
+ * tokens offers Continue, which sends the prompt plus the reply and appends what comes; so
+ * does a chat reply, sent back as the final assistant message with vLLM's
+ * continue_final_message; stop strings (one a line, \n escapes), min-p and the repetition
+ * penalty go with the request; the token view shows each token with its probability and the
+ * alternatives on hover; a chat with its own sampling and system prompt sends them while the
+ * others keep the defaults.
  */
 import { readFile } from 'node:fs/promises';
 import { expect, test, type Page } from '@playwright/test';
-import type { BridgeRequest } from '@afd/shared';
+import type { BridgePush, BridgeRequest } from '@afd/shared';
 import { openScreen, screenshot } from '../support/flow.js';
 import { startConsole, type StartedConsole } from '../support/processes.js';
 import { routeScriptedConsole, type ScriptedConsole, type ScriptStep } from '../support/scriptedConsole.js';
@@ -22,14 +26,23 @@ const REPLIES: Record<string, { text: string; finishReason?: 'length' }> = {
   'What is a river?': { text: 'Fresh water flowing to the sea.' },
   'Once upon': { text: ' a time', finishReason: 'length' },
   'Once upon a time': { text: ' there was a castle.' },
+  // Chat: a story cut by max tokens, and its continuation (asked with the cut reply last).
+  'Tell me a story': { text: 'Once upon a', finishReason: 'length' },
+  'Once upon a': { text: ' time, a castle.' },
 };
+
+/** Scripted log-probabilities: one token a word, the first alternative " and". */
+function tokensOf(text: string): NonNullable<BridgePush<'chat.delta'>['tokens']> {
+  return (text.match(/\s*\S+/g) ?? []).map((token, i) => ({ token, logprob: -0.2 * (i + 1), top: [{ token, logprob: -0.2 * (i + 1) }, { token: ' and', logprob: -3 }] }));
+}
 
 function reply(request: BridgeRequest<'chat.start'>): ScriptStep[] {
   const asked = request.mode === 'chat' ? (request.messages.at(-1)?.content ?? '') : request.prompt;
   const { text, finishReason = 'stop' } = REPLIES[typeof asked === 'string' ? asked : ''] ?? { text: 'I do not know.' };
+  const tokens = request.sampling.topLogprobs !== null ? { tokens: tokensOf(text) } : {};
   return [
     { channel: 'chat.accepted', payload: { sinceStartMs: 5, model: 'scripted-model' } },
-    { channel: 'chat.delta', payload: { text, stage: 'decode', timings: { sinceStartMs: 30, sincePrevMs: 10 } } },
+    { channel: 'chat.delta', payload: { text, ...tokens, stage: 'decode', timings: { sinceStartMs: 30, sincePrevMs: 10 } } },
     { channel: 'chat.done', payload: { finishReason, usage: { promptTokens: 10, completionTokens: 12 }, timings: { ttftMs: 30, totalMs: 50, tokensPerSecond: 100 } } },
   ];
 }
@@ -131,7 +144,7 @@ test('Continue shows only on a raw completion cut by max tokens, and extends it'
   await expect(replyMsg).toHaveAttribute('data-stage', 'done');
   await expect(replyMsg).toContainText('a time there was a castle.');
   expect(service.chats.at(-1)).toMatchObject({ mode: 'completion', prompt: 'Once upon a time' });
-  // It ended with stop now (no finish badge): no more Continue, and none on the chat replies (they stopped on their own).
+  // It ended with stop now (no finish badge): no more Continue, and none on chat replies that stopped on their own.
   await expect(replyMsg.getByTestId('msg-finish')).toHaveCount(0);
   await expect(page.getByTestId('msg-continue')).toHaveCount(0);
   await page.getByTestId('conversation-open').filter({ hasText: 'What is a castle?' }).click();
@@ -162,5 +175,44 @@ test("a chat's own sampling and system prompt go with it; other chats keep the d
   await expect(page.getByTestId('chat-own-settings')).toBeChecked();
   await expect(page.getByTestId('max-tokens')).toHaveValue('7');
   await screenshot(page, 'playground-chat-own-settings');
+  expect(service.violations).toEqual([]);
+});
+
+test('Continue extends a chat reply cut by max tokens (continue_final_message); the token view shows each token with its alternatives on hover', async () => {
+  await page.getByTestId('mode-chat').check();
+  await page.getByTestId('chat-new').click();
+  await page.getByTestId('token-view-toggle').check();
+  await page.getByTestId('stop-strings').fill('THE END\n\\n\\n');
+  await page.getByTestId('min-p').fill('0.05');
+  await page.getByTestId('repetition-penalty').fill('1.1');
+  await ask('Tell me a story');
+  expect(service.chats.at(-1)).toMatchObject({ mode: 'chat', sampling: { topLogprobs: 5, stop: ['THE END', '\n\n'], minP: 0.05, repetitionPenalty: 1.1, presencePenalty: 0 } });
+  const replyMsg = page.getByTestId('msg-assistant');
+  await expect(replyMsg.getByTestId('msg-finish')).toContainText('length');
+  const tokens = replyMsg.getByTestId('token');
+  await expect(tokens).toHaveText(['Once', ' upon', ' a']);
+  await expect(tokens.nth(1)).toHaveAttribute('title', ['" upon"  67.0%  (logprob -0.400)', 'top alternatives:', '▸ " upon"  67.0%', '  " and"  5.0%'].join('\n'));
+
+  await replyMsg.getByTestId('msg-continue').click();
+  await expect(replyMsg).toHaveAttribute('data-stage', 'done');
+  const sent = service.chats.at(-1)!;
+  expect(sent).toMatchObject({ mode: 'chat', continue_final_message: true, add_generation_prompt: false });
+  expect(sent.mode === 'chat' && sent.messages.map((m) => [m.role, m.content])).toEqual([
+    ['system', 'Be brief.'],
+    ['user', 'Tell me a story'],
+    ['assistant', 'Once upon a'],
+  ]);
+  // One reply, grown by the continuation's text and tokens; it stopped on its own this time.
+  await expect(replyMsg).toHaveCount(1);
+  await expect(tokens).toHaveText(['Once', ' upon', ' a', ' time,', ' a', ' castle.']);
+  await expect(replyMsg.getByTestId('msg-finish')).toHaveCount(0);
+  await expect(replyMsg.getByTestId('msg-continue')).toHaveCount(0);
+  await tokens.nth(5).hover();
+  await screenshot(page, 'playground-chat-continued-tokens');
+
+  // Token view off: the reply reads as text again (its tokens stay with it).
+  await page.getByTestId('token-view-toggle').uncheck();
+  await expect(tokens).toHaveCount(0);
+  await expect(replyMsg.getByTestId('msg-content')).toHaveText('Once upon a time, a castle.');
   expect(service.violations).toEqual([]);
 });

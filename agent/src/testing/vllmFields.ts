@@ -22,6 +22,8 @@ export interface VllmFields {
   truncate_prompt_tokens?: number;
   truncation_side?: 'left' | 'right';
   add_generation_prompt?: boolean;
+  continue_final_message?: boolean;
+  echo?: boolean;
   cache_salt?: string;
   use_beam_search?: boolean;
   structured_outputs?: unknown;

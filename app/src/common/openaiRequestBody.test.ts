@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { openaiRequestBody } from './openaiRequestBody.js';
 
-const sampling = { temperature: 0.2, topP: 0.9, topK: 0, maxTokens: 64, seed: null };
+const sampling = { temperature: 0.2, topP: 0.9, topK: 0, maxTokens: 64, seed: null, minP: 0, presencePenalty: 0, frequencyPenalty: 0, repetitionPenalty: 1, stop: [], topLogprobs: null };
 
 describe('openaiRequestBody', () => {
   it('sends the structured output and tool fields, and the tool turns, as given', () => {
@@ -45,5 +45,33 @@ describe('openaiRequestBody', () => {
     const r = openaiRequestBody({ mode: 'chat', messages: [{ role: 'user', content: 'hi' }], sampling }, 'm');
     expect(Object.keys(r.body).sort()).toEqual(['max_tokens', 'messages', 'model', 'temperature', 'top_p']);
     expect(openaiRequestBody({ mode: 'completion', prompt: 'Once', sampling }, 'm')).toEqual({ path: '/v1/completions', body: { model: 'm', prompt: 'Once', temperature: 0.2, top_p: 0.9, max_tokens: 64 } });
+  });
+
+  it('sends min_p, the penalties and stop only when not the API default', () => {
+    const set = { ...sampling, minP: 0.05, presencePenalty: 0.5, frequencyPenalty: -0.25, repetitionPenalty: 1.1, stop: ['END', '\n\n'] };
+    const r = openaiRequestBody({ mode: 'chat', messages: [{ role: 'user', content: 'hi' }], sampling: set }, 'm');
+    expect(r.body).toMatchObject({ min_p: 0.05, presence_penalty: 0.5, frequency_penalty: -0.25, repetition_penalty: 1.1, stop: ['END', '\n\n'] });
+    const c = openaiRequestBody({ mode: 'completion', prompt: 'Once', sampling: set }, 'm');
+    expect(c.body).toMatchObject({ min_p: 0.05, presence_penalty: 0.5, frequency_penalty: -0.25, repetition_penalty: 1.1, stop: ['END', '\n\n'] });
+    const plain = openaiRequestBody({ mode: 'chat', messages: [{ role: 'user', content: 'hi' }], sampling }, 'm').body;
+    for (const k of ['min_p', 'presence_penalty', 'frequency_penalty', 'repetition_penalty', 'stop', 'logprobs', 'top_logprobs']) expect(plain).not.toHaveProperty(k);
+  });
+
+  it('the token view asks for logprobs: chat logprobs true with top_logprobs, completions logprobs k', () => {
+    const k5 = { ...sampling, topLogprobs: 5 };
+    expect(openaiRequestBody({ mode: 'chat', messages: [{ role: 'user', content: 'hi' }], sampling: k5 }, 'm').body).toMatchObject({ logprobs: true, top_logprobs: 5 });
+    const c = openaiRequestBody({ mode: 'completion', prompt: 'Once', sampling: k5 }, 'm').body;
+    expect(c).toMatchObject({ logprobs: 5 });
+    expect(c).not.toHaveProperty('top_logprobs');
+    expect(openaiRequestBody({ mode: 'chat', messages: [{ role: 'user', content: 'hi' }], sampling: { ...sampling, topLogprobs: 0 } }, 'm').body).toMatchObject({ logprobs: true, top_logprobs: 0 });
+  });
+
+  it("continuing a chat reply sends vLLM's continue_final_message and add_generation_prompt as given", () => {
+    const messages = [
+      { role: 'user' as const, content: 'Tell me a story' },
+      { role: 'assistant' as const, content: 'Once upon a' },
+    ];
+    const r = openaiRequestBody({ mode: 'chat', messages, sampling, continue_final_message: true, add_generation_prompt: false }, 'm');
+    expect(r.body).toMatchObject({ messages, continue_final_message: true, add_generation_prompt: false });
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { openaiRequestBody, type ChatBody } from './openaiRequestBody.js';
 import { curlCode, MODEL_PLACEHOLDER, pythonCode, pythonLiteral } from './requestCode.js';
 
-const sampling = { temperature: 0.7, topP: 1, topK: 40, maxTokens: 128, seed: null };
+const sampling = { temperature: 0.7, topP: 1, topK: 40, maxTokens: 128, seed: null, minP: 0, presencePenalty: 0, frequencyPenalty: 0, repetitionPenalty: 1, stop: [], topLogprobs: null };
 
 /** A chat after a tool call and its result, with structured output and tools. */
 const req = openaiRequestBody(
@@ -51,6 +51,23 @@ describe('request code', () => {
     // The real Python parser reads it, and the call's keywords are the body's fields.
     const keywords = execFileSync('python3', ['-c', 'import ast,sys; t=ast.parse(sys.stdin.read()); print(",".join(sorted(k.arg for n in ast.walk(t) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "create" for k in n.keywords)))'], { input: code, encoding: 'utf8' }).trim();
     expect(keywords.split(',')).toEqual(['extra_body', 'max_tokens', 'messages', 'model', 'parallel_tool_calls', 'response_format', 'temperature', 'tool_choice', 'tools', 'top_p']);
+  });
+
+  it("Python puts vLLM's fields (min_p, repetition_penalty, continue_final_message, add_generation_prompt) in extra_body, OpenAI's as keywords", () => {
+    const cont = openaiRequestBody(
+      {
+        mode: 'chat',
+        messages: [{ role: 'user', content: 'Tell me a story' }, { role: 'assistant', content: 'Once upon a' }],
+        sampling: { ...sampling, topK: 0, minP: 0.05, repetitionPenalty: 1.1, presencePenalty: 0.5, stop: ['END'], topLogprobs: 5 },
+        continue_final_message: true,
+        add_generation_prompt: false,
+      },
+      'tiny',
+    );
+    const code = pythonCode(cont, target);
+    expect(code).toContain('    extra_body={\n        "min_p": 0.05,\n        "repetition_penalty": 1.1,\n        "continue_final_message": True,\n        "add_generation_prompt": False\n    },');
+    const keywords = execFileSync('python3', ['-c', 'import ast,sys; t=ast.parse(sys.stdin.read()); print(",".join(sorted(k.arg for n in ast.walk(t) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "create" for k in n.keywords)))'], { input: code, encoding: 'utf8' }).trim();
+    expect(keywords.split(',')).toEqual(['extra_body', 'logprobs', 'max_tokens', 'messages', 'model', 'presence_penalty', 'stop', 'temperature', 'top_logprobs', 'top_p']);
   });
 
   it('looks the model up when the console has not learned its id yet', () => {

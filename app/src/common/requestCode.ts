@@ -46,7 +46,7 @@ export function pythonLiteral(value: unknown, indent = 0): string {
 }
 
 /** Fields the openai package has no parameter for go in extra_body. */
-const EXTRA_BODY = new Set(['top_k']);
+const EXTRA_BODY = new Set(['top_k', 'min_p', 'repetition_penalty', 'continue_final_message', 'add_generation_prompt']);
 
 export function pythonCode(req: OpenAiRequest, target: CodeTarget): string {
   const chat = req.path === '/v1/chat/completions';

@@ -56,7 +56,7 @@ const request: BridgeRequest<'chat.start'> = {
     { role: 'tool', content: '3 C', tool_call_id: 'call_0' },
     { role: 'user', content: 'And Paris, and the time?' },
   ],
-  sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 64, seed: null },
+  sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 64, seed: null, minP: 0, presencePenalty: 0, frequencyPenalty: 0, repetitionPenalty: 1, stop: [], topLogprobs: null },
   response_format: { type: 'json_object' },
   tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } }],
   tool_choice: 'auto',

@@ -8,8 +8,9 @@
  * the renderer.
  */
 import OpenAI, { APIUserAbortError } from 'openai';
-import type { BridgePush, BridgePushChannel, BridgeRequest, ChatToolCallDelta } from '@afd/shared';
+import type { BridgePush, BridgePushChannel, BridgeRequest, ChatTokenLogprob, ChatToolCallDelta } from '@afd/shared';
 import { openaiRequestBody } from '../common/openaiRequestBody.js';
+import { chatChunkTokens, completionChunkTokens } from '../common/tokenLogprobs.js';
 import { toolCallFragments } from '../common/toolCallStream.js';
 import { describeChatError, truncatedStreamText } from './chatErrorText.js';
 
@@ -59,8 +60,8 @@ export class ChatRunner {
     const onUsage = (u: { prompt_tokens: number; completion_tokens: number } | null | undefined): void => {
       if (u) usage = { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens };
     };
-    const onDelta = (text: string, toolCalls: ChatToolCallDelta[] = []): void => {
-      if (text === '' && toolCalls.length === 0) return;
+    const onDelta = (text: string, toolCalls: ChatToolCallDelta[], tokens: ChatTokenLogprob[]): void => {
+      if (text === '' && toolCalls.length === 0 && tokens.length === 0) return;
       const now = performance.now();
       if (ttftMs === null) {
         ttftMs = now - t0;
@@ -69,7 +70,8 @@ export class ChatRunner {
       lastAt = now;
       chunks += 1;
       const fragments = toolCalls.length > 0 ? { toolCalls } : {};
-      push('chat.delta', { chatId, text, ...fragments, stage: chunks === 1 ? 'prefill' : 'decode', timings: { sinceStartMs: now - t0, sincePrevMs: now - prev } });
+      const logprobs = tokens.length > 0 ? { tokens } : {};
+      push('chat.delta', { chatId, text, ...fragments, ...logprobs, stage: chunks === 1 ? 'prefill' : 'decode', timings: { sinceStartMs: now - t0, sincePrevMs: now - prev } });
       prev = now;
     };
     const onFinish = (reason: string | null | undefined): void => {
@@ -91,7 +93,7 @@ export class ChatRunner {
         streamBegan = true;
         for await (const chunk of stream) {
           for (const c of chunk.choices) {
-            onDelta(c.delta?.content ?? '', toolCallFragments(c.delta?.tool_calls));
+            onDelta(c.delta?.content ?? '', toolCallFragments(c.delta?.tool_calls), chatChunkTokens(c.logprobs));
             onFinish(c.finish_reason);
           }
           onUsage(chunk.usage);
@@ -102,7 +104,7 @@ export class ChatRunner {
         streamBegan = true;
         for await (const chunk of stream) {
           for (const c of chunk.choices) {
-            onDelta(c.text ?? '');
+            onDelta(c.text ?? '', [], completionChunkTokens(c.logprobs));
             onFinish(c.finish_reason);
           }
           onUsage(chunk.usage);

@@ -61,7 +61,7 @@ async function run(url: string): Promise<{ channel: BridgePushChannel; payload: 
     chatId: 'c1',
     apiUrl: url,
     model: 'm',
-    request: { mode: 'chat', messages: [{ role: 'user', content: 'hi' }], sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 8, seed: null } },
+    request: { mode: 'chat', messages: [{ role: 'user', content: 'hi' }], sampling: { temperature: 0, topP: 1, topK: 0, maxTokens: 8, seed: null, minP: 0, presencePenalty: 0, frequencyPenalty: 0, repetitionPenalty: 1, stop: [], topLogprobs: null } },
     push: (channel, payload) => void pushes.push({ channel, payload }),
   });
   await runner.run();

@@ -102,7 +102,7 @@ describe('bridge channels', () => {
 
   it('fills chat sampling defaults', () => {
     const r = bridgeInvokeChannels['chat.start'].request.parse({ mode: 'completion', prompt: 'Once upon' });
-    expect(r.sampling).toEqual({ temperature: 0.7, topP: 1, topK: 0, maxTokens: 256, seed: null });
+    expect(r.sampling).toEqual({ temperature: 0.7, topP: 1, topK: 0, maxTokens: 256, seed: null, minP: 0, presencePenalty: 0, frequencyPenalty: 0, repetitionPenalty: 1, stop: [], topLogprobs: null });
   });
 
   it('rejects unknown channels and malformed payloads with the reason', () => {

@@ -13,7 +13,7 @@ import { topologyInputSchema } from '../topology/spec.js';
 import { inventorySchema } from './inventory.js';
 import { gpuShareStateSchema } from './gpuSharing.js';
 import { launchSpecSchema, logLineSchema, rankRefShape, rankStateSchema, topologyStateSchema } from './launch.js';
-import { chatStartSchema, chatToolCallDeltaSchema } from './chat.js';
+import { chatStartSchema, chatTokenLogprobSchema, chatToolCallDeltaSchema } from './chat.js';
 import { metricsSnapshotSchema } from './metrics.js';
 import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
 import { requestDetailSchema, requestSummarySchema } from './requestLog.js';
@@ -213,6 +213,8 @@ export const bridgePushChannels = {
     text: z.string(),
     /** Fragments of tool calls (OpenAI's delta.tool_calls), to be joined by index; absent when none. */
     toolCalls: z.array(chatToolCallDeltaSchema).optional(),
+    /** The new tokens with their log-probabilities, when the request asked for them (sampling.topLogprobs); absent otherwise. */
+    tokens: z.array(chatTokenLogprobSchema).optional(),
     /** prefill: the first token (its latency is the TTFT); decode: later tokens. */
     stage: z.enum(['prefill', 'decode']),
     /** Timings measured by ConsoleService. */

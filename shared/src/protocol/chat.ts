@@ -19,6 +19,18 @@ export const chatSamplingSchema = z.strictObject({
   maxTokens: z.int().min(1).max(1_000_000).default(256),
   /** uint32 seed for reproducible sampling; null = random (default null). */
   seed: z.int().min(0).max(0xffffffff).nullable().default(null),
+  /** Drop tokens below minP times the top probability, [0, 1]; 0 = off (default 0; vLLM's min_p). */
+  minP: z.number().min(0).max(1).default(0),
+  /** Subtracted once from every token already in the reply, -2..2 (default 0). */
+  presencePenalty: z.number().min(-2).max(2).default(0),
+  /** Subtracted per occurrence of a token in the reply, -2..2 (default 0). */
+  frequencyPenalty: z.number().min(-2).max(2).default(0),
+  /** > 0; tokens of prompt and reply: positive logits divided by it, negative multiplied; 1 = off (default 1; vLLM's). */
+  repetitionPenalty: z.number().gt(0).default(1),
+  /** Strings that end the reply (cut before them), at most 16 (default none). */
+  stop: z.array(z.string().min(1)).max(16).default([]),
+  /** Token view: log-probabilities of each reply token with this many top alternatives (0..20); null = none (default). */
+  topLogprobs: z.int().min(0).max(20).nullable().default(null),
 });
 
 /** A function call of an assistant message, as OpenAI names its fields (`tool_calls[i]`). */
@@ -114,6 +126,21 @@ export const chatToolCallDeltaSchema = z.strictObject({
 });
 export type ChatToolCallDelta = z.output<typeof chatToolCallDeltaSchema>;
 
+/** One alternative at a reply position: a token (its text) and its log-probability. */
+export const chatTokenAlternativeSchema = z.strictObject({
+  /** The token as text (the token decoded alone). */
+  token: z.string(),
+  /** Natural log of its probability (<= 0; -9999 for an impossible token, as vLLM). */
+  logprob: z.number(),
+});
+
+/** One generated token with its log-probability and the top alternatives at its position (the token view). */
+export const chatTokenLogprobSchema = chatTokenAlternativeSchema.extend({
+  /** The most likely tokens there, best first (as many as topLogprobs asked; may include the token itself). */
+  top: z.array(chatTokenAlternativeSchema),
+});
+export type ChatTokenLogprob = z.output<typeof chatTokenLogprobSchema>;
+
 /** Request of chat.start: a chat (messages, chat template applied) or a raw completion (prompt). */
 export const chatStartSchema = z.discriminatedUnion('mode', [
   z.object({
@@ -131,6 +158,10 @@ export const chatStartSchema = z.discriminatedUnion('mode', [
     tool_choice: chatToolChoiceSchema.optional(),
     /** Sent as given; absent = not sent (the API's default). */
     parallel_tool_calls: z.boolean().optional(),
+    /** vLLM's: end the prompt inside the final (assistant) message so the reply continues it; absent = not sent (false). */
+    continue_final_message: z.boolean().optional(),
+    /** vLLM's: end the prompt with the assistant turn start; absent = not sent (true). False with continue_final_message. */
+    add_generation_prompt: z.boolean().optional(),
   }),
   z.object({
     /** Plain completion of a prompt. */

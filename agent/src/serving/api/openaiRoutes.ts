@@ -18,6 +18,7 @@ import type { TokenDisplay } from './logprobsFormat.js';
 import { checkBatchSize, checkPrompt, promptsOf } from './promptBatch.js';
 import { checkRequestFields } from './requestFields.js';
 import { checkChatOnly, responseOptions, toGenerateParams } from './requestParams.js';
+import { chatGenerationPromptOf } from './generationPrompt.js';
 import type { ResponseFormat } from './responseFormat.js';
 import { chatRequestSchema, completionRequestSchema, type ChatRequest, type CompletionRequest } from './schemas.js';
 import { sendJson } from './httpUtil.js';
@@ -143,7 +144,7 @@ export class OpenAiRoutes {
     const messages = toTemplateMessages(r.messages, this.templateStyle);
     const extra = { ...r.chat_template_kwargs, ...(tools.templateTools ? { tools: tools.templateTools } : {}) };
     const toolTexts = tools.templateTools ? [JSON.stringify(tools.templateTools)] : [];
-    return encodeChatPrompt(this.ctx, messages, { addGenerationPrompt: r.add_generation_prompt ?? true, extra }, 'messages', control, toolTexts);
+    return encodeChatPrompt(this.ctx, messages, { ...chatGenerationPromptOf(r), extra }, 'messages', control, toolTexts);
   }
 
   /** Streams or collects the request's generations, n per prompt (choice i is handles[i]: prompt i / n, its sample i % n). */

@@ -163,6 +163,8 @@ export const chatRequestSchema = z.object({
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
   /** Render the assistant turn start after the messages; default true (vLLM). */
   add_generation_prompt: z.boolean().nullish(),
+  /** Continue the final assistant message instead of starting a new one; default false, needs add_generation_prompt false (vLLM). */
+  continue_final_message: z.boolean().nullish(),
   /** false: at most one tool call (default true). */
   parallel_tool_calls: z.boolean().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
@@ -185,7 +187,6 @@ export const chatRequestSchema = z.object({
   verbosity: unchecked,
   web_search_options: unchecked,
   moderation: unchecked,
-  continue_final_message: unchecked,
   documents: unchecked,
   chat_template: unchecked,
   mm_processor_kwargs: unchecked,

@@ -55,7 +55,7 @@ describe('POST /tokenize', () => {
     const both = await post('/tokenize', { messages, continue_final_message: true });
     expect(both.status).toBe(400);
     expect(both.body.error).toMatchObject({ param: 'continue_final_message', type: 'invalid_request_error' });
-    expect(both.body.error.message).toMatch(/cannot both be true/);
+    expect(both.body.error.message).toMatch(/Cannot set both `continue_final_message` and `add_generation_prompt` to True/);
   });
 
   it('tools reach the template as chat completions pass them (vLLM\'s test_tokenize_chat_with_tools)', async () => {

@@ -10,6 +10,7 @@ import type { TextTokenizer } from '../tokenizer/TextTokenizer.js';
 import { ApiError } from './ApiError.js';
 import { templateToolStyle } from '../tools/templateToolStyle.js';
 import { toTemplateMessages } from './chatMessages.js';
+import { generationPromptOf } from './generationPrompt.js';
 import { sendJson } from './httpUtil.js';
 import { checkServedModel, type ServedModel } from './modelRoutes.js';
 import { detokenizeSchema, tokenizeChatSchema, tokenizePromptSchema, type TokenizeChatRequest } from './tokenizeSchemas.js';
@@ -53,14 +54,10 @@ export class TokenizeRoutes {
     if (r.chat_template_kwargs && 'tools' in r.chat_template_kwargs) throw ApiError.badRequest('chat_template_kwargs.tools: the server renders tools from the request; send the top-level tools field', 'chat_template_kwargs.tools');
     const tools = templateToolsOf(functionToolsOf(r.tools));
     const options = {
-      addGenerationPrompt: r.add_generation_prompt ?? true,
-      continueFinalMessage: r.continue_final_message ?? false,
+      ...generationPromptOf(r),
       addSpecialTokens: r.add_special_tokens ?? false,
       extra: { ...r.chat_template_kwargs, ...(tools ? { tools } : {}) },
     };
-    if (options.addGenerationPrompt && options.continueFinalMessage) {
-      throw ApiError.badRequest('`continue_final_message` and `add_generation_prompt` cannot both be true (vLLM refuses it too): set add_generation_prompt to false to continue the last message', 'continue_final_message');
-    }
     try {
       return await this.ctx.encoder.encodeChat(toTemplateMessages(r.messages, templateToolStyle(this.ctx.tokenizer.chatTemplate.source)), options);
     } catch (err) {

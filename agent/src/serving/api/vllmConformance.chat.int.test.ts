@@ -18,6 +18,7 @@
  *   chat_completion/test_chat_stop_token_ids_validation.py: all three tests
  *   chat_completion/test_non_object_body_validation.py: both tests (over HTTP: status 400, not 500)
  *   basic/test_return_token_ids.py: test_chat_completion_with_emoji_and_token_ids
+ *   chat_completion/test_chat_echo.py: test_chat_session_with_echo_and_continue_final_message
  *
  * Adapted: test_more_than_one_prompt_logprobs_chat expects exactly k entries at a position
  * (the prompt token is among a trained model's top k there): here k or k + 1. test_long_seed's
@@ -26,6 +27,8 @@
  * reports it only with --enable-prompt-tokens-details; docs/api.md, "Usage"). test_complex_message_content compares text parts
  * with the same string content (upstream: the answer "2"). test_extra_fields_allowed: an unknown
  * message field is a 400 naming it (vLLM passes it to the chat template; docs/api.md `messages`).
+ * test_chat_session_with_echo_and_continue_final_message: a random-weight model rarely stops,
+ * so max_tokens is small and finish_reason is not checked; the prompt is checked instead.
  *
  * Left out, and why:
  * - The chunk with finish_reason has no content (test_chat_streaming's `assert delta.content`),
@@ -39,8 +42,7 @@
  *   trained model answers; agent/src/afd/structuredOutputs.int.test.ts checks every constrained
  *   output of a random-weight and the demo model with ajv instead. The tool tests need a model
  *   trained to call tools; chatTools.test.ts (scripted engine) and agent/src/afd/agentClients.int.test.ts
- *   (scripted checkpoint, the openai and ai clients) cover tool calling. test_chat_echo.py: continue_final_message is refused, and
- *   prompt_logprobs / top_logprobs -1 need vLLM's --max-logprobs. test_invocations: no /invocations route.
+ *   (scripted checkpoint, the openai and ai clients) cover tool calling. prompt_logprobs / top_logprobs -1 need vLLM's --max-logprobs. test_invocations: no /invocations route.
  */
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
@@ -251,5 +253,25 @@ describe.skipIf(!testAddonBuilt())("vLLM's chat tests (real rank, openai client)
     }
     expect(content.length).toBeGreaterThan(0);
     expect(ids.length).toBeGreaterThan(0);
+  });
+
+  it('test_chat_session_with_echo_and_continue_final_message (echo true and false)', async () => {
+    const saying = 'Here is a common saying about apple. An apple a day, keeps';
+    const m: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'tell me a common saying' }, { role: 'assistant', content: saying }];
+    for (const echo of [true, false]) {
+      const c = await create({ messages: m, max_tokens: 4, temperature: 0, echo, continue_final_message: true, add_generation_prompt: false, return_token_ids: true });
+      expect(c.id).toBeTruthy();
+      expect(c.choices).toHaveLength(1);
+      const message = c.choices[0]!.message;
+      expect(message.role).toBe('assistant');
+      if (echo) expect(message.content).toContain(saying);
+      else expect(message.content).not.toContain(saying);
+      // The prompt stops inside the assistant message: the saying, then nothing (no end of turn).
+      expect(await r.detokenize(c.prompt_token_ids!)).toMatch(/An apple a day, keeps$/);
+      const cut = (await r.tokenize({ messages: m, add_generation_prompt: false, continue_final_message: true })).tokens;
+      expect(c.prompt_token_ids).toEqual(cut);
+    }
+    await refused(create({ messages: m, max_tokens: 4, continue_final_message: true, add_generation_prompt: true }));
+    await refused(create({ messages: m.slice(0, 1), max_tokens: 4, continue_final_message: true, add_generation_prompt: false }));
   });
 });

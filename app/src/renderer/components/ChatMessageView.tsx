@@ -4,7 +4,8 @@
  * called tools says so), the text (assistant replies as markdown; user text and tool
  * results as typed), the reply's tool calls as cards (with a result form on the calls
  * that wait for one), the per-message timings, and its actions: copy, regenerate
- * (replies), edit and resend (user messages).
+ * (replies), continue (replies cut by max tokens), edit and resend (user messages). With
+ * the token view on, a reply with log-probabilities shows its tokens (TokenView).
  */
 import { memo, useEffect, useState, type KeyboardEvent } from 'react';
 import { copyText } from '../lib/clipboard.js';
@@ -14,6 +15,7 @@ import { isLive } from '../stores/conversations.js';
 import { canContinue } from '../stores/continueReply.js';
 import type { ChatMessage } from '../stores/chatStore.js';
 import { Markdown } from './Markdown.js';
+import { TokenView } from './TokenView.js';
 import { ToolCallCard } from './ToolCallCard.js';
 
 function ElapsedClock({ since }: { since: number }) {
@@ -53,7 +55,7 @@ function Stats({ m }: { m: ChatMessage }) {
 export interface ChatMessageActions {
   onRegenerate(id: string): void;
   onEdit(id: string, text: string): void;
-  /** Asks for more of a raw-completion reply that max tokens cut. */
+  /** Asks for more of a reply that max tokens cut. */
   onContinue(id: string): void;
   /** Sends the user's result of a tool call; resolves false when it was not taken. */
   onAnswerTool(assistantId: string, callId: string, text: string): Promise<boolean>;
@@ -72,12 +74,15 @@ export interface ChatMessageViewProps {
   actions: ChatMessageActions;
   /** Ids of this reply's tool calls that wait for the user's result (a form each); absent: none. */
   answerable?: ReadonlySet<string> | undefined;
+  /** Token view on: a reply that has its tokens' log-probabilities shows them (see TokenView). */
+  showTokens?: boolean;
 }
 
-export const ChatMessageView = memo(function ChatMessageView({ m, actions, answerable }: ChatMessageViewProps) {
+export const ChatMessageView = memo(function ChatMessageView({ m, actions, answerable, showTokens = false }: ChatMessageViewProps) {
   const live = isLive(m);
   // A streaming reply re-renders ten times a second, not on every token.
   const shown = useThrottledWhileLive(m.content, live);
+  const tokens = useThrottledWhileLive(showTokens ? m.tokens : undefined, live);
   const calls = useThrottledWhileLive(m.toolCalls, live) ?? [];
   const [editing, setEditing] = useState<string | null>(null);
   const [copied, setCopied] = useState(false);
@@ -170,11 +175,14 @@ export const ChatMessageView = memo(function ChatMessageView({ m, actions, answe
           </div>
         </div>
       ) : (
-        (shown !== '' || calls.length === 0) && (
+        (shown !== '' || calls.length === 0) &&
+        (tokens?.length ? (
+          <TokenView tokens={tokens} />
+        ) : (
           <div className={`content${markdown ? ' rendered' : ''}${m.role === 'tool' ? ' mono' : ''}`} data-testid="msg-content">
             {markdown && shown !== '' ? <Markdown text={shown} /> : shown || (live ? <span className="muted">…</span> : '')}
           </div>
-        )
+        ))
       )}
       {calls.length > 0 && (
         <div className="tool-calls">

@@ -19,6 +19,7 @@ import { notReadyText, sendBlockedReason } from '../lib/launchText.js';
 import { useStickToBottom } from '../lib/stickToBottom.js';
 import { useMediaQuery } from '../lib/useMediaQuery.js';
 import { activeConversation } from '../stores/chatStore.js';
+import { effectiveSettings } from '../stores/chatSettings.js';
 import { isLive } from '../stores/conversations.js';
 import { pendingToolCalls } from '../stores/toolTurns.js';
 import type { ScreenProps } from './types.js';
@@ -33,6 +34,7 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
   const conversation = useChat((s) => activeConversation(s));
   const messages = conversation.messages;
   const mode = useChat((s) => s.mode);
+  const showTokens = useChat((s) => effectiveSettings(activeConversation(s), s).sampling.topLogprobs !== null);
   const error = useChat((s) => s.error);
   const storageError = useChat((s) => s.storageError);
   const storedPanelOpen = useChat((s) => s.sidePanelOpen);
@@ -104,7 +106,7 @@ export function PlaygroundScreen({ navigate }: ScreenProps) {
           <div className="chat" aria-live="polite" data-testid="chat-log" ref={chatBox.ref} onScroll={chatBox.onScroll} tabIndex={0}>
             {messages.length === 0 && <p className="muted">Messages and their timings appear here.</p>}
             {messages.map((m) => (
-              <ChatMessageView key={m.id} m={m} actions={actions} answerable={pending?.assistantId === m.id ? answerable : undefined} />
+              <ChatMessageView key={m.id} m={m} actions={actions} answerable={pending?.assistantId === m.id ? answerable : undefined} showTokens={showTokens} />
             ))}
           </div>
           {error && <Banner kind="err" message={error} onDismiss={clearError} testId="chat-error" />}

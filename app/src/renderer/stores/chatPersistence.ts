@@ -8,6 +8,7 @@
  * streaming when the page went away comes back as stopped, with what it had so far.
  */
 import { z } from 'zod';
+import { chatTokenLogprobSchema } from '@afd/shared';
 import { isLive, MAX_CONVERSATIONS, type ChatMessage, type ChatMode, type Conversation, type Sampling } from './conversations.js';
 import type { ResponseFormatSettings } from './responseFormat.js';
 import type { ToolSettings } from './toolSettings.js';
@@ -25,7 +26,30 @@ export interface PersistedChats {
   sidePanelOpen: boolean | null;
 }
 
-export const defaultSampling: Sampling = { temperature: 0.7, topP: 1, topK: 0, maxTokens: 128, seed: null };
+export const defaultSampling: Sampling = { temperature: 0.7, topP: 1, topK: 0, maxTokens: 128, seed: null, minP: 0, presencePenalty: 0, frequencyPenalty: 0, repetitionPenalty: 1, stop: [], topLogprobs: null };
+
+/** Each sampling field as kept; one that does not parse (or is missing, from an older console) takes the fallback's. */
+const samplingFields: { [K in keyof Sampling]: z.ZodType<Sampling[K]> } = {
+  temperature: z.number().min(0).max(2),
+  topP: z.number().gt(0).max(1),
+  topK: z.int().min(0),
+  maxTokens: z.int().min(1),
+  seed: z.int().min(0).max(0xffffffff).nullable(),
+  minP: z.number().min(0).max(1),
+  presencePenalty: z.number().min(-2).max(2),
+  frequencyPenalty: z.number().min(-2).max(2),
+  repetitionPenalty: z.number().gt(0),
+  stop: z.array(z.string().min(1)).max(16),
+  topLogprobs: z.int().min(0).max(20).nullable(),
+};
+
+/** Stored sampling read field by field over `fallback`. */
+function restoreSampling(stored: unknown, fallback: Sampling): Sampling {
+  const o = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, schema] of Object.entries(samplingFields)) out[k] = field(schema as z.ZodType<unknown>, o[k], fallback[k as keyof Sampling]);
+  return out as unknown as Sampling;
+}
 
 /** Said on a reply the page was reloaded under. */
 export const INTERRUPTED = 'the page was reloaded before this reply finished; it shows the text received until then';
@@ -49,16 +73,11 @@ export const messageSchema = z.object({
   toolCalls: z.array(z.object({ index: z.int().min(0), id: z.string(), name: z.string(), arguments: z.string() })).optional().catch(undefined),
   toolCall: z.object({ id: z.string().min(1), name: z.string() }).optional(),
   finishReason: z.enum(['stop', 'length', 'tool_calls']).optional().catch(undefined),
+  tokens: z.array(chatTokenLogprobSchema).optional().catch(undefined),
 });
 
 /** A stored conversation; its messages are checked one by one with messageSchema. */
-const samplingSchema = z.object({
-  temperature: z.number().min(0).max(2),
-  topP: z.number().gt(0).max(1),
-  topK: z.int().min(0),
-  maxTokens: z.int().min(1),
-  seed: z.int().min(0).max(0xffffffff).nullable(),
-});
+const samplingSchema = z.record(z.string(), z.unknown()).transform((o) => restoreSampling(o, defaultSampling));
 
 export const conversationSchema = z.object({
   id: z.string().min(1),
@@ -85,6 +104,12 @@ function persistSampling(s: Sampling): Sampling {
     topK: finite(s.topK, defaultSampling.topK),
     maxTokens: finite(s.maxTokens, defaultSampling.maxTokens),
     seed: s.seed !== null && Number.isFinite(s.seed) ? s.seed : null,
+    minP: finite(s.minP, defaultSampling.minP),
+    presencePenalty: finite(s.presencePenalty, defaultSampling.presencePenalty),
+    frequencyPenalty: finite(s.frequencyPenalty, defaultSampling.frequencyPenalty),
+    repetitionPenalty: finite(s.repetitionPenalty, defaultSampling.repetitionPenalty),
+    stop: s.stop,
+    topLogprobs: s.topLogprobs !== null && Number.isFinite(s.topLogprobs) ? s.topLogprobs : null,
   };
 }
 
@@ -114,7 +139,6 @@ export function persistChats(s: PersistedChats): PersistedChats {
 export function restoreChats(stored: unknown, current: PersistedChats): { state: PersistedChats; interrupted: string[] } {
   const o = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>;
   const interrupted: string[] = [];
-  const sampling = (o['sampling'] ?? {}) as Record<string, unknown>;
   const format = (o['responseFormat'] ?? {}) as Record<string, unknown>;
   const tools = (o['tools'] ?? {}) as Record<string, unknown>;
   const conversations: Conversation[] = [];
@@ -125,8 +149,8 @@ export function restoreChats(stored: unknown, current: PersistedChats): { state:
     for (const m of c.data.messages) {
       const parsed = messageSchema.safeParse(m);
       if (!parsed.success) continue;
-      const { toolCalls, toolCall, finishReason, ...rest } = parsed.data;
-      const msg: ChatMessage = { ...rest, chunkTimesMs: [], ...(toolCalls ? { toolCalls } : {}), ...(toolCall ? { toolCall } : {}), ...(finishReason ? { finishReason } : {}) };
+      const { toolCalls, toolCall, finishReason, tokens, ...rest } = parsed.data;
+      const msg: ChatMessage = { ...rest, chunkTimesMs: [], ...(toolCalls ? { toolCalls } : {}), ...(toolCall ? { toolCall } : {}), ...(finishReason ? { finishReason } : {}), ...(tokens ? { tokens } : {}) };
       if (msg.role === 'tool' && !msg.toolCall) continue;
       if (isLive(msg)) {
         if (msg.chatId) interrupted.push(msg.chatId);
@@ -142,13 +166,7 @@ export function restoreChats(stored: unknown, current: PersistedChats): { state:
     state: {
       mode: field(z.enum(['chat', 'completion']), o['mode'], current.mode),
       systemPrompt: field(z.string().max(100_000), o['systemPrompt'], current.systemPrompt),
-      sampling: {
-        temperature: field(z.number().min(0).max(2), sampling['temperature'], current.sampling.temperature),
-        topP: field(z.number().gt(0).max(1), sampling['topP'], current.sampling.topP),
-        topK: field(z.int().min(0), sampling['topK'], current.sampling.topK),
-        maxTokens: field(z.int().min(1), sampling['maxTokens'], current.sampling.maxTokens),
-        seed: field(z.int().min(0).max(0xffffffff).nullable(), sampling['seed'], current.sampling.seed),
-      },
+      sampling: restoreSampling(o['sampling'], current.sampling),
       responseFormat: {
         kind: field(z.enum(['text', 'json_object', 'json_schema']), format['kind'], current.responseFormat.kind),
         schemaName: field(z.string().max(200), format['schemaName'], current.responseFormat.schemaName),

@@ -19,7 +19,8 @@ export function pushChange(msg: ChatMessage, { channel, payload }: TaggedChatPus
     case 'chat.delta': {
       const d = payload as BridgePush<'chat.delta'>;
       const calls = d.toolCalls?.length ? { toolCalls: foldToolCallFragments(msg.toolCalls ?? [], d.toolCalls) } : {};
-      return { content: msg.content + d.text, ...calls, stage: 'decode', chunkTimesMs: [...msg.chunkTimesMs, d.timings.sinceStartMs] };
+      const tokens = d.tokens?.length ? { tokens: [...(msg.tokens ?? []), ...d.tokens] } : {};
+      return { content: msg.content + d.text, ...calls, ...tokens, stage: 'decode', chunkTimesMs: [...msg.chunkTimesMs, d.timings.sinceStartMs] };
     }
     case 'chat.done': {
       const d = payload as BridgePush<'chat.done'>;

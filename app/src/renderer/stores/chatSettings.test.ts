@@ -16,7 +16,7 @@ function setup() {
 
 describe('per-chat system prompt and sampling', () => {
   it('a chat without its own settings uses the defaults', () => {
-    const defaults = { systemPrompt: 'be brief', sampling: { temperature: 0.7, topP: 1, topK: 0, maxTokens: 128, seed: null } };
+    const defaults = { systemPrompt: 'be brief', sampling: { temperature: 0.7, topP: 1, topK: 0, maxTokens: 128, seed: null, minP: 0, presencePenalty: 0, frequencyPenalty: 0, repetitionPenalty: 1, stop: [], topLogprobs: null } };
     expect(effectiveSettings({}, defaults)).toBe(defaults);
     const own = { systemPrompt: 'pirate', sampling: { ...defaults.sampling, maxTokens: 7 } };
     expect(effectiveSettings({ own }, defaults)).toBe(own);

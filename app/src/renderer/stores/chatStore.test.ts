@@ -115,7 +115,7 @@ describe('chatStore', () => {
   });
 
   it('validateSampling names the bad field', () => {
-    const ok = { temperature: 0.7, topP: 1, topK: 0, maxTokens: 16, seed: null };
+    const ok = { temperature: 0.7, topP: 1, topK: 0, maxTokens: 16, seed: null, minP: 0, presencePenalty: 0, frequencyPenalty: 0, repetitionPenalty: 1, stop: [], topLogprobs: null };
     expect(validateSampling(ok)).toBeNull();
     expect(validateSampling({ ...ok, topP: 0 })).toMatch(/top-p/);
     expect(validateSampling({ ...ok, maxTokens: 0 })).toMatch(/max tokens/);

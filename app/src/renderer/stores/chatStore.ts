@@ -81,7 +81,7 @@ export interface ChatState extends PersistedChats {
    * when the call cannot take a result now, or the next reply cannot start.
    */
   answerToolCall(assistantId: string, callId: string, text: string): Promise<boolean>;
-  /** Asks for more of raw-completion reply `id`, cut by max tokens (see continueReply); the text is appended to it. */
+  /** Asks for more of reply `id`, cut by max tokens (see continueReply); the text (and its tokens) is appended to it. */
   continueReply(id: string): Promise<void>;
   stop(): Promise<void>;
   /** Empties the active conversation (a running reply stays). */
@@ -131,8 +131,8 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
       return effectiveSettings(s.conversations.find((c) => c.id === conversationId) ?? {}, s);
     };
 
-    /** Checks that a reply in `mode` may start now in chat `conversationId`; sets the error and returns false otherwise. */
-    const mayReply = (mode: ChatMode, conversationId: string): boolean => {
+    /** Checks that a reply in `mode` (sending the response-format and tool fields unless `continuing`) may start now in chat `conversationId`; sets the error and returns false otherwise. */
+    const mayReply = (mode: ChatMode, conversationId: string, continuing = false): boolean => {
       const s = get();
       if (s.running()) {
         set({ error: 'a reply is still being generated: wait for it or press Stop' });
@@ -144,7 +144,7 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
         return false;
       }
       const fields = chatRequestFields(s.responseFormat, s.tools);
-      if (mode === 'chat' && !fields.ok) {
+      if (mode === 'chat' && !continuing && !fields.ok) {
         set({ error: `invalid ${fields.error}` });
         return false;
       }
@@ -317,9 +317,9 @@ export function createChatStore(bridge: RendererBridge, opts: ChatStoreOptions =
 
       async continueReply(id) {
         const c = get().conversations.find((x) => x.messages.some((m) => m.id === id));
-        const request = c ? continueRequest(c.messages, id, settingsOf(c.id).sampling) : 'that reply is no longer here';
+        const request = c ? continueRequest(c.messages, id, settingsOf(c.id)) : 'that reply is no longer here';
         if (typeof request === 'string') return void set({ error: `cannot continue: ${request}` });
-        if (!mayReply('completion', c!.id)) return;
+        if (!mayReply(request.mode, c!.id, true)) return;
         // The reply streams again: its text so far stays, the new text is appended, the stats are the continuation's.
         patchConversation(c!.id, (x) => ({
           updatedAtMs: now(),

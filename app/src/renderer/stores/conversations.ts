@@ -4,7 +4,7 @@
  * edit-and-resend or a tool result makes from a conversation's history. No store, no
  * bridge: the chat store uses these.
  */
-import type { ChatStart } from '@afd/shared';
+import type { ChatSampling, ChatStart, ChatTokenLogprob } from '@afd/shared';
 import type { StreamedToolCall } from '../../common/toolCallStream.js';
 import type { MessageStats } from '../lib/streamStats.js';
 import { chatApiMessages } from './apiMessages.js';
@@ -40,6 +40,8 @@ export interface ChatMessage {
   toolCall?: { id: string; name: string };
   /** Assistant messages: why the reply ended, once it did (absent for older messages and stopped ones). */
   finishReason?: FinishReason;
+  /** Assistant messages: each token with its log-probability and top alternatives (the token view); absent when not asked for. */
+  tokens?: ChatTokenLogprob[];
 }
 
 export interface Conversation {
@@ -54,14 +56,8 @@ export interface Conversation {
   own?: { systemPrompt: string; sampling: Sampling };
 }
 
-export interface Sampling {
-  temperature: number;
-  topP: number;
-  topK: number;
-  maxTokens: number;
-  /** Empty = random. */
-  seed: number | null;
-}
+/** A chat's sampling, stop strings and token view: what chat.start carries (shared's chatSamplingSchema). */
+export type Sampling = ChatSampling;
 
 /** Messages kept per conversation. */
 export const MAX_MESSAGES = 200;
@@ -106,6 +102,12 @@ export function validateSampling(s: Sampling): string | null {
   if (!Number.isInteger(s.topK) || s.topK < 0) return 'top-k must be a whole number >= 0 (0 = off)';
   if (!Number.isInteger(s.maxTokens) || s.maxTokens < 1) return 'max tokens must be a whole number >= 1';
   if (s.seed !== null && (!Number.isInteger(s.seed) || s.seed < 0 || s.seed > 0xffffffff)) return 'seed must be a whole number from 0 to 4294967295, or empty';
+  if (!(s.minP >= 0 && s.minP <= 1)) return 'min-p must be between 0 and 1 (0 = off)';
+  if (!(s.presencePenalty >= -2 && s.presencePenalty <= 2)) return 'presence penalty must be between -2 and 2 (0 = off)';
+  if (!(s.frequencyPenalty >= -2 && s.frequencyPenalty <= 2)) return 'frequency penalty must be between -2 and 2 (0 = off)';
+  if (!(s.repetitionPenalty > 0)) return 'repetition penalty must be above 0 (1 = off)';
+  if (s.stop.length > 16) return `at most 16 stop strings (there are ${s.stop.length})`;
+  if (s.topLogprobs !== null && (!Number.isInteger(s.topLogprobs) || s.topLogprobs < 0 || s.topLogprobs > 20)) return 'token view alternatives must be a whole number from 0 to 20';
   return null;
 }
 
