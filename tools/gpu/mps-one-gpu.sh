@@ -21,6 +21,10 @@
 #             lower it or use a smaller preset)                   -> mps-2a2f-ep-c*.json
 #     slice   1A1F with --gpu-sharing time-slice at c=1, 4 prompts: what a user got before
 #             (expect seconds per token; bounded by $AFD_MPS_SLICE_TIMEOUT) -> mps-slice-c1.json
+#     suite   the GPU suite's groups $AFD_MPS_SUITE_GROUPS (afd,expert-parallel,graphs) with a
+#             daemon of its own                                  -> mps-suite.log, mps-suite-*.json
+#     faults  1A1F under the agent's MPS, restart on-failure: FFN SIGKILL, FFN SIGSTOP 4 s,
+#             MPS server SIGKILL; a request must be answered again after each  -> mps-launch-faults.log
 #   AFD_MPS_BASELINE=0 skips the colocated launch of a call (parts other than auto then
 #   compare against a colocated run of an earlier call: avoid for reported figures).
 # Per launch it also checks that the launch log says the agent started MPS, saves nvidia-smi
@@ -105,5 +109,59 @@ if [[ $MPS_PARTS == *ep* ]]; then
 fi
 if [[ $MPS_PARTS == *slice* ]]; then
   AFD_MPS_BENCH_TIMEOUT=${AFD_MPS_SLICE_TIMEOUT:-120} mps_run slice 1 --topology 1A1F --connector peer --gpu-sharing time-slice --kv-cache-mib $MPS_KV
+fi
+if [[ $MPS_PARTS == *suite* ]]; then
+  # The GPU suite's AFD, expert-parallel and graph groups with every CUDA context of the
+  # suite (and the role processes it spawns) under one MPS daemon (item 4 of issue 37).
+  SUITE_PIPE=/tmp/afd-mps-suite/pipe
+  mkdir -p $SUITE_PIPE /tmp/afd-mps-suite/log
+  CUDA_MPS_PIPE_DIRECTORY=$SUITE_PIPE CUDA_MPS_LOG_DIRECTORY=/tmp/afd-mps-suite/log "$MPS_CONTROL" -d
+  : > "$OUT/mps-suite.log"
+  for G in $(echo "${AFD_MPS_SUITE_GROUPS:-afd,expert-parallel,graphs}" | tr ',' ' '); do
+    CUDA_MPS_PIPE_DIRECTORY=$SUITE_PIPE AFD_GPU_GROUPS=$G AFD_GOLDEN_DIR=$PWD/tools/golden/fixtures AFD_GPU_REPORT="$OUT/mps-suite-$G.json" \
+      timeout ${AFD_GROUP_TIMEOUT:-150} "$NODE" "$RELEASE/gpu-tests.cjs" >> "$OUT/mps-suite.log" 2>&1
+    echo "gpu group $G under MPS: exit $?" >> "$OUT/mps-suite.log"
+  done
+  echo get_server_list | CUDA_MPS_PIPE_DIRECTORY=$SUITE_PIPE "$MPS_CONTROL" > "$OUT/mps-suite-servers.txt" 2>&1
+  echo quit | CUDA_MPS_PIPE_DIRECTORY=$SUITE_PIPE "$MPS_CONTROL"
+  say "mps suite: $(grep -c '^PASS' "$OUT/mps-suite.log") passed, $(grep -c '^FAIL' "$OUT/mps-suite.log") failed; MPS servers seen: $(wc -l < "$OUT/mps-suite-servers.txt")"
+  grep -E "^FAIL|under MPS: exit [1-9]" "$OUT/mps-suite.log" | head -20 | tee -a "$SUMMARY"
+fi
+if [[ $MPS_PARTS == *faults* ]]; then
+  # 1A1F under the agent's MPS with the restart policy: an FFN rank SIGKILLed, an FFN rank
+  # SIGSTOPped for 4 s, then the MPS server process killed; after each, a greedy request must
+  # be answered again (the agent restarts ranks, and the daemon if it died).
+  MPS_PORT=$((MPS_PORT + 1))
+  $AGENT launch --backend cuda --gpus 0 --load-format dummy --seed 1 --model "$MODEL" --api-port $MPS_PORT --restart on-failure \
+    --topology 1A1F --connector peer --gpu-sharing mps --kv-cache-mib $MPS_KV > "$OUT/mps-launch-faults.log" 2>&1 &
+  FLP=$!
+  FAPI=$(wait_launch "$OUT/mps-launch-faults.log" $FLP)
+  answered() { # answered LABEL: waits up to 180 s for one completion to succeed
+    local t=0
+    until curl -sf -m 20 "$FAPI/v1/completions" -H 'content-type: application/json' \
+      -d '{"model":"'"$(curl -s "$FAPI/v1/models" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)"'","prompt":"The capital of France is","max_tokens":8,"temperature":0}' > /dev/null 2>&1; do
+      [ $t -ge 180 ] && { say "mps faults $1: no answer within 180 s"; return 1; }
+      sleep 2; t=$((t + 2))
+    done
+    say "mps faults $1: answered again after ${t} s"
+  }
+  if [ -n "$FAPI" ]; then
+    FAPI=${FAPI%/}
+    answered start
+    pkill -KILL -f "role ffn" && answered "ffn SIGKILL"
+    FP=$(pgrep -f "role ffn" | head -1)
+    if [ -n "$FP" ]; then
+      kill -STOP $FP; sleep 4
+      curl -s -m 15 -o /dev/null -w "mps faults: a request while the FFN rank is stopped: HTTP %{http_code} in %{time_total} s\n" "$FAPI/v1/completions" \
+        -H 'content-type: application/json' -d '{"model":"x","prompt":"Hi","max_tokens":4}' | tee -a "$SUMMARY"
+      kill -CONT $FP; answered "ffn SIGSTOP 4 s"
+    fi
+    pkill -KILL -f nvidia-cuda-mps-server && answered "MPS server killed"
+    grep -iE "MPS|restart" "$OUT/mps-launch-faults.log" | tail -12 | sed 's/^/mps faults log: /' | tee -a "$SUMMARY"
+  else
+    say "mps faults: the launch did not come up"; tail -15 "$OUT/mps-launch-faults.log" | tee -a "$SUMMARY"
+  fi
+  kill -TERM $FLP 2>/dev/null; wait $FLP 2>/dev/null
+  if mps_answers; then say "mps faults: a control daemon still answers on $MPS_PIPE after the launch ended"; fi
 fi
 "$NODE" tools/gpu/mps-summary.mjs "$OUT" | tee -a "$SUMMARY"
