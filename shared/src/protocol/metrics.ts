@@ -230,6 +230,7 @@ export function emptyRankStats(role: RankStats['role'], rank: number, numLayers:
     f2aBytes: grid(),
     a2fWireUs: grid(),
     f2aWireUs: grid(),
+    wireBasis: { a2f: 'unavailable', f2a: 'unavailable' },
     ffnComputeUs: 0,
     attnWaitForFfnUs: 0,
     graph: { hits: 0, misses: 0, captures: 0 },

@@ -34,7 +34,7 @@ describe('wireLegend', () => {
   });
 
   it('says when nothing is timed yet or the ranks do not report a basis', () => {
-    expect(wireLegend('a2f', ['unavailable'])).toMatch(/^no sampled transfer yet/);
+    expect(wireLegend('a2f', ['unavailable'])).toMatch(/^no wire time from this rank/);
     expect(wireLegend('a2f', [undefined])).toBe('basis not reported by these ranks');
   });
 });

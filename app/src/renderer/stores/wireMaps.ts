@@ -21,7 +21,7 @@ export interface WireCell {
 /** Why an F→A cell of a round-trip-only connector is empty. */
 export const F2A_ROUND_TRIP_NOTE = 'not timeable alone: no clock shared across hosts (the A→F map shows the round trip / 2)';
 /** Why a cell of a rank that has timed nothing yet is empty. */
-export const NOT_TIMED_NOTE = 'no sampled transfer yet';
+export const NOT_TIMED_NOTE = 'no wire time from this rank (none sampled yet, or its connector does not time this side)';
 
 /**
  * The cell of direction `dir` for a rank whose samples have basis `basis` (undefined: the
@@ -50,6 +50,6 @@ const BASIS_TEXT: Record<WireDirection, Record<Exclude<WireBasis, 'unavailable'>
 /** The legend line of a map: what its numbers are, one clause per basis its ranks report. */
 export function wireLegend(dir: WireDirection, bases: readonly (WireBasis | undefined)[]): string {
   const seen = [...new Set(bases)].filter((b): b is Exclude<WireBasis, 'unavailable'> => b !== undefined && b !== 'unavailable');
-  if (seen.length === 0) return bases.some((b) => b === 'unavailable') ? `${NOT_TIMED_NOTE} (sampled every 8th step)` : 'basis not reported by these ranks';
+  if (seen.length === 0) return bases.some((b) => b === 'unavailable') ? `${NOT_TIMED_NOTE}; steps are sampled every 8th` : 'basis not reported by these ranks';
   return seen.map((b) => BASIS_TEXT[dir][b]).join('; ');
 }
