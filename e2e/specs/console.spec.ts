@@ -177,6 +177,11 @@ test('dashboard shows live non-zero data', async () => {
       await expect(page.getByTestId('heatmap-A→F bytes')).not.toHaveAttribute('data-nonzero', '0');
       await expect(page.getByTestId('heatmap-F→A bytes')).not.toHaveAttribute('data-nonzero', '0');
       await expect(page.getByTestId('heatmap-A→F wire time')).not.toHaveAttribute('data-nonzero', '0');
+      await expect(page.getByTestId('heatmap-F→A wire time')).not.toHaveAttribute('data-nonzero', '0');
+      // TCP between ranks of one host: each direction is timed by itself, and the maps say so.
+      for (const dir of ['A→F', 'F→A']) await expect(page.getByTestId(`heatmap-${dir} wire time`)).toHaveAttribute('data-note', /^one-way: /);
+      // The launch runs with DBO off: only s0 columns, and the panel says s1 is unused.
+      await expect(page.getByTestId('dbo-off-stages')).toContainText('Stage s1 unused (DBO off)');
       await expect(page.locator('[data-testid^="ffn-row-"]')).toHaveCount(Number(/(\d+)F$/.exec(E2E_TOPOLOGY)?.[1] ?? 1));
       await expect(page.locator('[data-testid^="ffn-row-"]').first().getByTestId('ffn-steps')).not.toHaveText('0');
     }

@@ -9,7 +9,7 @@
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { CudaGraphPolicy, RankConfig, StepPlan, TokenLogprobs } from '@afd/shared';
+import type { CudaGraphPolicy, RankConfig, StepPlan, TokenLogprobs, WireBasis } from '@afd/shared';
 import type { ModelLoadSpec } from './modelSpec.js';
 
 /** A shared library (cuBLAS, cuBLASLt, NCCL) as the probe found it. */
@@ -149,6 +149,9 @@ export interface NativeEngineStats {
   f2aBytes: number[][];
   a2fWireUs: number[][];
   f2aWireUs: number[][];
+  /** How a2fWireUs / f2aWireUs were measured (comm/wire-time.h): one-way, round-trip/2, op-span or unavailable. */
+  wireBasisA2f: WireBasis;
+  wireBasisF2a: WireBasis;
 }
 
 /** Raw StepResult from native (see shared/src/engine/step.ts). */

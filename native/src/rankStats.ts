@@ -29,6 +29,7 @@ export function toRankStats(s: NativeEngineStats, role: RankStats['role'], rank:
     f2aBytes: s.f2aBytes,
     a2fWireUs: s.a2fWireUs,
     f2aWireUs: s.f2aWireUs,
+    wireBasis: { a2f: s.wireBasisA2f, f2a: s.wireBasisF2a },
     ffnComputeUs: s.ffnComputeMs * 1000,
     attnWaitForFfnUs: isFfn ? 0 : s.ffnWaitMs * 1000,
     graph: { hits: s.graphHits, misses: s.graphMisses, captures: s.graphCaptures },

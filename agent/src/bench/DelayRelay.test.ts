@@ -89,6 +89,31 @@ describe('DelayRelay', () => {
     expect(st.meanDelayUs).toBeGreaterThanOrEqual(20_000);
   });
 
+  it('delays one direction only when asked: the answers (from-target) or the requests (to-target)', async () => {
+    const port = await echoServer();
+    for (const direction of ['from-target', 'to-target'] as const) {
+      const relay = await DelayRelay.start({ listenHost: '127.0.0.2', targetHost: '127.0.0.1', ports: [port], delayMs: 30, direction });
+      cleanups.push(() => relay.close());
+      const s = await new Promise<Socket>((resolve) => {
+        const c = connect({ host: '127.0.0.2', port }, () => resolve(c));
+        c.setNoDelay(true);
+        cleanups.push(() => void c.destroy());
+      });
+      const times: number[] = [];
+      for (let i = 0; i < 3; i++) times.push((await roundTrip(s, Buffer.from(`ping ${i}`))).ms);
+      // One crossing of 30 ms, not two.
+      expect(Math.min(...times), direction).toBeGreaterThanOrEqual(30);
+      expect(Math.min(...times), direction).toBeLessThan(55);
+      // Only the delayed direction's chunks are counted.
+      expect(relay.stats().chunks, direction).toBe(3);
+      expect(relay.stats().meanDelayUs, direction).toBeGreaterThanOrEqual(30_000);
+      await relay.close();
+    }
+    await expect(DelayRelay.start({ listenHost: '127.0.0.2', targetHost: '127.0.0.1', ports: [port], delayMs: 1, direction: 'sideways' as never })).rejects.toThrow(
+      /direction must be one of both, to-target, from-target/,
+    );
+  });
+
   it('changes the delay at run time', async () => {
     const port = await echoServer();
     const { relay } = await relayTo(port, 0);

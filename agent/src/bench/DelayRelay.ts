@@ -1,6 +1,8 @@
 /**
- * A TCP relay that delays every byte by a fixed one-way time, in both directions: what a
- * slow link does to a connection, where the kernel's netem qdisc is not available. Each
+ * A TCP relay that delays every byte by a fixed one-way time, in both directions or in one
+ * (`direction`): what a slow link does to a connection, where the kernel's netem qdisc is
+ * not available. One delayed direction shows whether a per-direction time is really one
+ * direction's. Each
  * chunk read from one side is written to the other `delayMs` after it arrived, in order
  * (an end of stream is delayed the same way); Nagle is off on both sockets so nothing
  * else waits. The achieved delay is measured per chunk (timers fire late by up to about
@@ -17,13 +19,19 @@ export interface DelayRelayOptions {
   ports: readonly number[];
   /** One-way delay, ms (changeable later with setDelayMs). */
   delayMs: number;
+  /** Which way the delay applies (default both): to-target = client -> target only, from-target = target -> client only. */
+  direction?: RelayDirection;
 }
+
+/** Which way a relay delays bytes. */
+export type RelayDirection = 'both' | 'to-target' | 'from-target';
+export const RELAY_DIRECTIONS: readonly RelayDirection[] = ['both', 'to-target', 'from-target'];
 
 export interface DelayRelayStats {
   connections: number;
   chunks: number;
   bytes: number;
-  /** Mean achieved delay per chunk (arrival to write), microseconds. */
+  /** Mean achieved delay per chunk of the delayed direction(s) (arrival to write), microseconds. */
   meanDelayUs: number;
   /** Largest achieved delay, microseconds. */
   maxDelayUs: number;
@@ -44,6 +52,8 @@ class DelayLine {
     private readonly from: Socket,
     private readonly to: Socket,
     private readonly relay: DelayRelay,
+    /** False: this direction passes bytes on at once (the relay delays the other one only). */
+    private readonly delayed: boolean,
   ) {
     from.on('data', (chunk: Buffer) => this.push(chunk));
     from.on('end', () => this.push(null));
@@ -55,13 +65,14 @@ class DelayLine {
 
   private push(chunk: Buffer | null): void {
     const t = nowUs();
-    this.queue.push({ arrivedUs: t, dueUs: t + this.relay.delayMs * 1000, chunk });
+    const delayMs = this.delayed ? this.relay.delayMs : 0;
+    this.queue.push({ arrivedUs: t, dueUs: t + delayMs * 1000, chunk });
     if (chunk) {
       this.queuedBytes += chunk.length;
       if (this.queuedBytes > highWaterBytes) this.from.pause();
     }
     // No delay: pass it on now, not a timer tick later (timers add about a millisecond).
-    if (this.relay.delayMs === 0) this.flush();
+    if (delayMs === 0) this.flush();
     else this.schedule();
   }
 
@@ -78,7 +89,7 @@ class DelayLine {
     const t = nowUs();
     while (this.queue.length > 0 && this.queue[0]!.dueUs <= t && !this.waitingDrain) {
       const item = this.queue.shift()!;
-      this.relay.noteChunk(item.chunk?.length ?? 0, t - item.arrivedUs);
+      if (this.delayed) this.relay.noteChunk(item.chunk?.length ?? 0, t - item.arrivedUs);
       if (item.chunk === null) {
         this.to.end();
         continue;
@@ -106,6 +117,9 @@ export class DelayRelay {
 
   private constructor(private readonly opts: DelayRelayOptions) {
     if (!(opts.delayMs >= 0 && opts.delayMs <= 10_000)) throw new Error(`delayMs must be 0..10000, got ${opts.delayMs}`);
+    if (opts.direction !== undefined && !RELAY_DIRECTIONS.includes(opts.direction)) {
+      throw new Error(`direction must be one of ${RELAY_DIRECTIONS.join(', ')}, got ${String(opts.direction)}`);
+    }
     this.delayMs = opts.delayMs;
   }
 
@@ -138,7 +152,11 @@ export class DelayRelay {
       s.setNoDelay(true);
       this.sockets.add(s);
     }
-    const lines = [new DelayLine(client, upstream, this), new DelayLine(upstream, client, this)];
+    const direction = this.opts.direction ?? 'both';
+    const lines = [
+      new DelayLine(client, upstream, this, direction !== 'from-target'),
+      new DelayLine(upstream, client, this, direction !== 'to-target'),
+    ];
     for (const l of lines) this.lines.add(l);
     const drop = (): void => {
       for (const l of lines) {

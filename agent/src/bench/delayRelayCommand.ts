@@ -1,6 +1,6 @@
 /**
- * `afd-bench tcp-delay-relay`: a TCP relay that adds a one-way delay (both directions) on
- * a list of ports, for measuring AFD over a slow link where netem is not available (the
+ * `afd-bench tcp-delay-relay`: a TCP relay that adds a one-way delay (both directions, or
+ * one with --direction) on a list of ports, for measuring AFD over a slow link where netem is not available (the
  * two-host bench runs it between its namespaces). Prints {"type":"listening",...} once
  * bound; reads JSON lines on stdin: {"delayMs": N} changes the delay, {"stats": true}
  * prints the achieved delays ({"type":"stats",...}) and {"resetStats": true} then clears them.
@@ -8,13 +8,14 @@
  */
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
-import { DelayRelay } from './DelayRelay.js';
+import { DelayRelay, RELAY_DIRECTIONS, type RelayDirection } from './DelayRelay.js';
 
 interface RelayFlags {
   listen: string;
   to: string;
   ports: string;
   delayMs: string;
+  direction: string;
 }
 
 function parsePorts(text: string): number[] {
@@ -31,11 +32,14 @@ export function registerDelayRelay(program: Command): void {
     .requiredOption('--to <addr>', 'address to forward to (same port numbers)')
     .requiredOption('--ports <p,q,...>', 'ports to relay')
     .option('--delay-ms <ms>', 'one-way delay in milliseconds', '2')
+    .option('--direction <d>', `which way to delay: ${RELAY_DIRECTIONS.join(', ')} (to-target: client -> --to only; from-target: the answers only)`, 'both')
     .action(async (f: RelayFlags) => {
       const delayMs = Number(f.delayMs);
-      const relay = await DelayRelay.start({ listenHost: f.listen, targetHost: f.to, ports: parsePorts(f.ports), delayMs });
+      if (!RELAY_DIRECTIONS.includes(f.direction as RelayDirection)) throw new Error(`--direction must be one of ${RELAY_DIRECTIONS.join(', ')} (got "${f.direction}")`);
+      const direction = f.direction as RelayDirection;
+      const relay = await DelayRelay.start({ listenHost: f.listen, targetHost: f.to, ports: parsePorts(f.ports), delayMs, direction });
       const say = (o: object): void => void process.stdout.write(`${JSON.stringify(o)}\n`);
-      say({ type: 'listening', listen: f.listen, to: f.to, ports: parsePorts(f.ports), delayMs });
+      say({ type: 'listening', listen: f.listen, to: f.to, ports: parsePorts(f.ports), delayMs, direction });
       let stopping = false;
       const stop = (): void => {
         if (stopping) return;

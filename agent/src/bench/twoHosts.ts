@@ -84,7 +84,7 @@ export function registerTwoHostsBench(program: Command): void {
             notes: [
               'delay: a TCP relay on the bed\'s switch between the hosts on the AFD ports (netem is not available); the baseline runs through the same relay at 0 ms, interleaved with the delayed runs',
               'stepMs: mean engine step time of the attention rank that served the stream (/afd/stats), batch 1 decode',
-              'wireUsPerLayer: one-way wire time per layer = half the layer\'s round trip less the FFN rank\'s hold (TcpLink)',
+              'wireUsPerLayer: F->A wire time per layer at the attention rank: one-way (the bed\'s namespaces share one kernel clock; TcpLink stamps each frame), half the round trip less the FFN rank\'s hold between real hosts',
             ],
             commit: gitCommit(),
             command: `afd-bench two-hosts ${process.argv.slice(3).join(' ')}`.trim(),

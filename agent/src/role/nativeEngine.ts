@@ -126,7 +126,8 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     // Read at once (the watcher polls every 250 ms): a step that just failed on a hung or
     // lost FFN rank has already marked the link lost, so new requests get 503 at once.
     ...(link ? { problem: () => linkProblem(link.state()) } : {}),
-    stats: () => native.rankStats(config.afd.rank),
+    // dbo: with it off only stage s0 runs, so the console marks s1 unused rather than empty.
+    stats: () => ({ ...native.rankStats(config.afd.rank), dbo: config.afd.dbo.enabled }),
     async close() {
       if (watch) clearInterval(watch);
       // The attention rank tells its FFN rank to stop (shutdown flag), then frees the model.

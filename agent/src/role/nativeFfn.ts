@@ -82,7 +82,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, config,
   let closed = false;
   return {
     description: `${info.arch} ffn rank ${afd.rank} on ${info.backend} (${info.threads} threads): ${mib(info.residentWeightBytes)} weights (${held}), serving at ${st0.listenAddress}`,
-    stats: () => server.rankStats(afd.rank),
+    stats: () => ({ ...server.rankStats(afd.rank), dbo: afd.dbo.enabled }),
     // Only the shutdown flag (or our own close) is a clean end; anything else is a failure
     // the agent must see (an exit code 0 here once hid a failed rendezvous as a normal stop).
     done: server.wait().then((reason) => {

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "binding/js-fields.h"
+#include "comm/wire-time.h"
 #include "core/debug-env.h"
 
 namespace afd::binding {
@@ -295,6 +296,8 @@ Napi::Object engineStatsToJs(Napi::Env env, EngineStats& s) {
   o.Set("kvBlocksTotal", static_cast<double>(s.kvBlocksTotal));
   o.Set("numLayers", s.numLayers);
   o.Set("numStages", s.numStages);
+  o.Set("wireBasisA2f", comm::wireBasisName(static_cast<comm::WireBasis>(s.wireBasisAtoF.load())));
+  o.Set("wireBasisF2a", comm::wireBasisName(static_cast<comm::WireBasis>(s.wireBasisFtoA.load())));
   // Dense [numLayers][numStages] arrays, the RankStats layout.
   const char* names[4] = {"a2fBytes", "f2aBytes", "a2fWireUs", "f2aWireUs"};
   for (int which = 0; which < 4; ++which) {

@@ -71,7 +71,11 @@ describe.each([false, true])('AFD runtime in-process (gate on attention: %s)', (
 
     const a = attn.stats();
     expect(a.a2fBytes.flat().reduce((x, y) => x + y, 0)).toBeGreaterThan(0);
+    // Loopback: one kernel, one clock; each direction is timed by itself (step 0 is sampled).
+    expect([a.wireBasisA2f, a.wireBasisF2a]).toEqual(['one-way', 'one-way']);
+    expect(a.a2fWireUs.every((row) => row[0]! > 0) && a.f2aWireUs.every((row) => row[0]! > 0)).toBe(true);
     await expect.poll(() => ffn.stats().stepsServed, settle).toBe(a.steps); // the FFN counts after its last send
+    expect([ffn.stats().wireBasisA2f, ffn.stats().wireBasisF2a]).toEqual(['one-way', 'one-way']);
     // ...and goes back to waiting for the next control payload a moment after counting.
     await expect.poll(() => ffn.stats().ffnLoopState, settle).toBe('waiting-control');
     expect(ffn.stats().ffnComputeMs).toBeGreaterThan(0);

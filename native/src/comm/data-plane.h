@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "comm/deadline.h"
+#include "comm/wire-time.h"
 
 namespace afd::comm {
 
@@ -66,11 +67,13 @@ class DataPlane {
   // Device planes: a flag raised when the peer's control connection closes (its process
   // died); synchronize() then fails at once instead of waiting out the step deadline.
   virtual void setPeerLostFlag(StopFlag /*flag*/) {}
-  // Wire time of the most recent completed send to / receive from a peer, in
-  // microseconds; 0 when the transport cannot tell (sampled into the stats).
-  virtual uint64_t lastWireTimeUs(int /*peer*/, bool /*send*/) const { return 0; }
+  // Time of a transfer to (send) / from a peer and how it was measured (wire-time.h):
+  // TCP: one-way on one host, half the round trip across hosts, tagged with the transfer's
+  // layer and stage; device planes: the operation's span on the stream (untagged: the most
+  // recent one). Sampled into the stats.
+  virtual WireTime wireTime(int /*peer*/, bool /*send*/) const { return {}; }
   // Device planes: record timing events around the next transfers (sampled steps only,
-  // they cost event records); lastWireTimeUs reads them. Host planes time every transfer.
+  // they cost event records); wireTime reads them. Host planes time every transfer.
   virtual void setSampling(bool /*on*/) {}
 };
 

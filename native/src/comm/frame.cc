@@ -38,15 +38,17 @@ uint64_t mix(uint64_t h) {
 }
 
 // Header layout (offsets): magic 0, version 4, kind 6, layer 8, stage 12, step 16,
-// byteLength 24, payloadChecksum 32, headerChecksum 40 (u32), holdUs 44 (u32).
+// byteLength 24, payloadChecksum 32, headerChecksum 40 (u32), holdUs 44 (u32),
+// sentAtNs 48, clockDomain 56, echoUs 64 (u32), echoLayer 68 (u32), echoStage 72 (u32),
+// reserved 76 (u32, zero).
 constexpr size_t kHeaderChecksumOffset = 40;
 constexpr size_t kHoldOffset = 44;
 
-// The header checksum covers every field: bytes 0..40 and holdUs.
+// The header checksum covers every other byte: 0..40 and 44..80.
 uint32_t headerChecksum(const uint8_t* header) {
-  uint8_t covered[kHeaderChecksumOffset + 4];
+  uint8_t covered[kFrameHeaderBytes - 4];
   std::memcpy(covered, header, kHeaderChecksumOffset);
-  std::memcpy(covered + kHeaderChecksumOffset, header + kHoldOffset, 4);
+  std::memcpy(covered + kHeaderChecksumOffset, header + kHoldOffset, kFrameHeaderBytes - kHoldOffset);
   return static_cast<uint32_t>(mix(payloadChecksum(covered, sizeof covered)));
 }
 
@@ -73,6 +75,10 @@ const char* frameKindName(FrameKind kind) {
     case FrameKind::kEpBootstrap: return "ep-bootstrap";
   }
   return "unknown";
+}
+
+bool isTransferFrame(FrameKind kind) {
+  return kind == FrameKind::kHidden || kind == FrameKind::kRouterLogits || kind == FrameKind::kFfnOutput;
 }
 
 uint64_t payloadChecksum(const void* data, size_t bytes) {
@@ -111,6 +117,12 @@ void encodeFrameHeader(const FrameHeader& h, uint8_t* out) {
   put64(out + 24, h.byteLength);
   put64(out + 32, h.payloadChecksum);
   put32(out + kHoldOffset, h.holdUs);
+  put64(out + 48, h.sentAtNs);
+  put64(out + 56, h.clockDomain);
+  put32(out + 64, h.echoUs);
+  put32(out + 68, h.echoLayer);
+  put32(out + 72, h.echoStage);
+  put32(out + 76, 0);
   put32(out + kHeaderChecksumOffset, headerChecksum(out));
 }
 
@@ -130,6 +142,11 @@ std::string decodeFrameHeader(const uint8_t* in, FrameHeader* h) {
   h->byteLength = get64(in + 24);
   h->payloadChecksum = get64(in + 32);
   h->holdUs = get32(in + kHoldOffset);
+  h->sentAtNs = get64(in + 48);
+  h->clockDomain = get64(in + 56);
+  h->echoUs = get32(in + 64);
+  h->echoLayer = get32(in + 68);
+  h->echoStage = get32(in + 72);
   if (h->byteLength > kMaxFramePayloadBytes) return "payload length " + std::to_string(h->byteLength) + " is too large";
   uint16_t k = static_cast<uint16_t>(h->kind);
   if (k < 1 || k > static_cast<uint16_t>(kLastFrameKind)) return "unknown frame kind " + std::to_string(k);

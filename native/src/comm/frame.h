@@ -18,8 +18,15 @@ constexpr uint32_t kFrameMagic = 0x31444641u;
 // 3: the hello carries the rendezvous id (tcp-handshake.h).
 // 4: the expert-parallel FFN group's frames (kEpHello .. kEpCombine, comm/ep-mesh.h).
 // 5: the header carries holdUs (bytes 44..48, covered by the header checksum).
-constexpr uint16_t kWireVersion = 5;
-constexpr size_t kFrameHeaderBytes = 48;
+// 6: the header grows to 80 bytes: the send stamp, the sender's clock domain and the echo
+// of the last transfer it received (per-direction wire times, TcpLink).
+constexpr uint16_t kWireVersion = 6;
+constexpr size_t kFrameHeaderBytes = 80;
+// Magic and version lead every header of every version: a handshake reads these first,
+// so a peer of another version is refused by name whatever its header size.
+constexpr size_t kFramePrefixBytes = 8;
+// echoUs when the sender has no one-way time to report.
+constexpr uint32_t kNoEcho = UINT32_MAX;
 // Upper bound of one payload (guards against a corrupt length allocating or waiting forever).
 constexpr uint64_t kMaxFramePayloadBytes = uint64_t{1} << 34;
 
@@ -71,7 +78,23 @@ struct FrameHeader {
    * subtracts it from its round trip to get the time on the wire (TcpLink).
    */
   uint32_t holdUs = 0;
+  /** CLOCK_REALTIME nanoseconds when the sender started writing this frame (0 = not stamped). */
+  uint64_t sentAtNs = 0;
+  /** The sender's clock domain (hostClockDomain()): equal on both ends = one clock, sentAtNs comparable. */
+  uint64_t clockDomain = 0;
+  /**
+   * One-way time, microseconds, of the last data transfer the sender received on this
+   * connection (from its first frame's send stamp to its last frame's arrival); kNoEcho
+   * when it has none or the two ends share no clock. Its transfer is (echoLayer, echoStage).
+   */
+  uint32_t echoUs = kNoEcho;
+  /** Layer of the transfer echoUs timed. */
+  uint32_t echoLayer = 0;
+  /** Stage of the transfer echoUs timed. */
+  uint32_t echoStage = 0;
 };
+// True for the frames of the data plane (hidden states, router logits, FFN outputs).
+bool isTransferFrame(FrameKind kind);
 
 // Fast 64-bit checksum of a byte range (word-wise multiply-xor; not cryptographic).
 uint64_t payloadChecksum(const void* data, size_t bytes);

@@ -87,8 +87,8 @@ class AttentionRendezvous : public AttentionControlPlane, public DataPlane {
   void send(int peer, const void* src, size_t bytes, const TransferTag& tag, CommStream stream) override;
   void recv(int peer, void* dst, size_t bytes, const TransferTag& tag, CommStream stream) override;
   void synchronize(CommStream stream) override;
-  uint64_t lastWireTimeUs(int, bool send) const override {
-    return !link_ ? 0 : send ? link_->lastSendWireUs() : link_->lastRecvWireUs();
+  WireTime wireTime(int, bool send) const override {
+    return !link_ ? WireTime{} : send ? link_->sendWire() : link_->recvWire();
   }
   // True when something (a step call, a goodbye, EOF) waits to be read, within timeoutMs.
   bool hasIncoming(int timeoutMs) const { return link_ && link_->readable(timeoutMs); }
@@ -155,8 +155,8 @@ class FfnRendezvous : public FfnControlPlane, public DataPlane {
   void send(int peer, const void* src, size_t bytes, const TransferTag& tag, CommStream stream) override;
   void recv(int peer, void* dst, size_t bytes, const TransferTag& tag, CommStream stream) override;
   void synchronize(CommStream stream) override;
-  uint64_t lastWireTimeUs(int peer, bool send) const override {
-    return send ? links_[peer]->lastSendWireUs() : links_[peer]->lastRecvWireUs();
+  WireTime wireTime(int peer, bool send) const override {
+    return send ? links_[peer]->sendWire() : links_[peer]->recvWire();
   }
 
   // Device data planes: sends peer p its bootstrap blob (after acceptPeers). Throws CommError.

@@ -57,15 +57,21 @@ HandshakeFrame readHandshakeFrame(Socket& socket, FrameKind kind, size_t maxByte
                                   const std::string& who, const std::string& self, std::vector<uint8_t>* payload) {
   const char* what = frameKindName(kind);
   uint8_t headerBytes[kFrameHeaderBytes];
-  socket.recvAll(headerBytes, kFrameHeaderBytes, deadline, stop, who, what);
+  // The prefix first: a peer of another version may send a header of another size.
+  socket.recvAll(headerBytes, kFramePrefixBytes, deadline, stop, who, what);
   FrameHeader h;
-  const std::string problem = decodeFrameHeader(headerBytes, &h);
+  h.magic = static_cast<uint32_t>(headerBytes[0]) | (static_cast<uint32_t>(headerBytes[1]) << 8) |
+            (static_cast<uint32_t>(headerBytes[2]) << 16) | (static_cast<uint32_t>(headerBytes[3]) << 24);
+  h.version = static_cast<uint16_t>(headerBytes[4] | (headerBytes[5] << 8));
   HandshakeFrame out;
-  if (h.magic == kFrameMagic && h.version != kWireVersion) {
+  if (h.magic != kFrameMagic) return out;
+  if (h.version != kWireVersion) {
     out.refusal = self + " speaks AFD wire version " + std::to_string(kWireVersion) + " but the peer sent version " +
                   std::to_string(h.version) + "; run the same AFD build on every rank";
     return out;
   }
+  socket.recvAll(headerBytes + kFramePrefixBytes, kFrameHeaderBytes - kFramePrefixBytes, deadline, stop, who, what);
+  const std::string problem = decodeFrameHeader(headerBytes, &h);
   if (!problem.empty() || h.kind != kind || h.byteLength > maxBytes) return out;
   payload->resize(h.byteLength);
   socket.recvAll(payload->data(), payload->size(), deadline, stop, who, what);

@@ -1,18 +1,20 @@
 #include "comm/tcp-link.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace afd::comm {
 
 namespace {
-uint64_t microsSince(Deadline::Clock::time_point t0) {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(Deadline::Clock::now() - t0).count());
+// Frames of one transfer share kind group, layer, stage and step (hidden and router logits are one A->F transfer).
+bool sameTransfer(const FrameHeader& a, const FrameHeader& b) {
+  const bool aToF = a.kind != FrameKind::kFfnOutput, bToF = b.kind != FrameKind::kFfnOutput;
+  return aToF == bToF && a.layer == b.layer && a.stage == b.stage && a.step == b.step;
 }
 }  // namespace
 
-TcpLink::TcpLink(Socket socket, std::string peer, int sendTimeoutMs)
-    : socket_(std::move(socket)), peer_(std::move(peer)), sendTimeoutMs_(sendTimeoutMs) {
+TcpLink::TcpLink(Socket socket, std::string peer, int sendTimeoutMs, uint64_t clockDomain)
+    : socket_(std::move(socket)), peer_(std::move(peer)), sendTimeoutMs_(sendTimeoutMs), clockDomain_(clockDomain) {
   sender_ = std::thread([this] { senderLoop(); });
 }
 
@@ -88,15 +90,20 @@ void TcpLink::senderLoop() {
       cv_.wait(lock, [this] { return stopping_ || broken_ || written_ < posted_; });
       if (stopping_ || broken_) return;
       item = ring_[written_ % kRingSize];
+      // The freshest one-way time of the peer's last transfer travels back with every frame.
+      const bool echo = recvWire_.basis == WireBasis::kOneWay;
+      item.header.echoUs = echo ? static_cast<uint32_t>(std::min<uint64_t>(recvWire_.us, kNoEcho - 1)) : kNoEcho;
+      item.header.echoLayer = echo ? recvWire_.layer : 0;
+      item.header.echoStage = echo ? recvWire_.stage : 0;
     }
     try {
       FrameHeader h = item.header;
       h.payloadChecksum = item.payload && h.byteLength ? payloadChecksum(item.payload, h.byteLength) : 0;
+      h.clockDomain = clockDomain_;
+      h.sentAtNs = wallClockNs();  // the first byte goes out now
       encodeFrameHeader(h, headerBytes);
       struct iovec iov[2] = {{headerBytes, kFrameHeaderBytes}, {const_cast<void*>(item.payload), h.byteLength}};
-      auto t0 = Deadline::Clock::now();
       socket_.sendAll(iov, h.byteLength ? 2 : 1, Deadline::afterMs(sendTimeoutMs_), peer_);
-      lastSendUs_.store(microsSince(t0), std::memory_order_relaxed);
     } catch (const CommError& e) {
       fail(e);
       return;
@@ -108,16 +115,43 @@ void TcpLink::senderLoop() {
 }
 
 void TcpLink::noteReceived(const FrameHeader& h) {
+  const uint64_t arrivalNs = wallClockNs();
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = Deadline::Clock::now();
+  bool exchanged = false;
   if (awaitingReply_) {
     const uint64_t rtt = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(now - exchangeStart_).count());
     lastExchangeUs_.store(rtt > h.holdUs ? rtt - h.holdUs : 0);
-    haveExchange_.store(true);
+    exchanged = true;
     awaitingReply_ = false;
   }
   lastArrival_ = now;
   received_ = true;
+  if (!isTransferFrame(h.kind)) return;
+  if (h.clockDomain == clockDomain_ && h.sentAtNs != 0) {
+    // One clock: the transfer runs from its first frame's send stamp to this arrival.
+    if (!inTransfer_ || !sameTransfer(lastTransfer_, h)) transferSentAtNs_ = h.sentAtNs;
+    const uint64_t us = arrivalNs > transferSentAtNs_ ? (arrivalNs - transferSentAtNs_) / 1000 : 0;
+    recvWire_ = {us, WireBasis::kOneWay, true, h.layer, h.stage};
+    if (h.echoUs != kNoEcho) sendWire_ = {h.echoUs, WireBasis::kOneWay, true, h.echoLayer, h.echoStage};
+  } else if (exchanged) {
+    // No shared clock: half the round trip that this frame ended, for both directions.
+    const uint64_t half = lastExchangeUs_.load() / 2;
+    recvWire_ = {half, WireBasis::kRoundTripHalf, true, h.layer, h.stage};
+    sendWire_ = recvWire_;
+  }
+  lastTransfer_ = h;
+  inTransfer_ = true;
+}
+
+WireTime TcpLink::recvWire() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recvWire_;
+}
+
+WireTime TcpLink::sendWire() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sendWire_;
 }
 
 FrameHeader TcpLink::recvHeader(Deadline deadline, StopFlag stop, const char* what) {
@@ -150,9 +184,7 @@ void TcpLink::recvPayload(const FrameHeader& h, void* dst, size_t capacityBytes,
                                                     std::to_string(capacityBytes) + " were expected");
     }
     if (h.byteLength == 0) return;
-    auto t0 = Deadline::Clock::now();
     socket_.recvAll(dst, h.byteLength, deadline, stop, peer_, what);
-    lastRecvUs_.store(microsSince(t0), std::memory_order_relaxed);
     if (payloadChecksum(dst, h.byteLength) != h.payloadChecksum) {
       throw CommError(CommErrorKind::kProtocol, "payload checksum mismatch in " + std::string(what) + " from " + peer_);
     }

@@ -4,12 +4,18 @@
 // with a deadline. A failure on either side marks the link broken and every later call
 // rethrows the first error, which names the peer.
 //
-// Wire time: the peers take turns (a rank posts, then receives the answer). Each frame
-// carries how long its sender held the exchange (holdUs: from the last frame it received
-// to the first it sent back), so the side that posted first measures the round trip from
-// its first post to the answer's arrival and subtracts the peer's hold: what is left is
-// the time on the wire both ways (transmission, propagation, queues), with no shared
-// clock. Half of it is the one-way wire time reported in both directions.
+// Wire time, per direction (see comm/wire-time.h for the bases):
+//  - One clock (both ends' clockDomain match: one kernel, e.g. ranks on one host): every
+//    frame carries its send stamp (CLOCK_REALTIME when its first byte is written); the
+//    receiver times a transfer from its first frame's stamp to its last frame's arrival
+//    (kOneWay) and echoes that time in the headers it sends back, so each side knows both
+//    directions, each by itself.
+//  - No shared clock (different hosts): the peers take turns (a rank posts, then receives
+//    the answer). Each frame carries how long its sender held the exchange (holdUs: from
+//    the last frame it received to the first it sent back), so the side that posted first
+//    measures the round trip from its first post to the answer's arrival less the peer's
+//    hold: the time on the wire both ways. Half of it is reported for each direction
+//    (kRoundTripHalf): the directions cannot be told apart.
 #pragma once
 #include <array>
 #include <atomic>
@@ -24,6 +30,7 @@
 #include "comm/comm-error.h"
 #include "comm/frame.h"
 #include "comm/tcp-socket.h"
+#include "comm/wire-time.h"
 
 namespace afd::comm {
 
@@ -31,7 +38,9 @@ class TcpLink {
  public:
   // peer: how errors name the other side, e.g. "FFN rank 1 at 10.0.0.2:29501".
   // sendTimeoutMs: how long one frame may wait for the peer to read it.
-  TcpLink(Socket socket, std::string peer, int sendTimeoutMs);
+  // clockDomain: this end's clock identity (tests give the two ends different ones to
+  // play ranks on different hosts).
+  TcpLink(Socket socket, std::string peer, int sendTimeoutMs, uint64_t clockDomain = hostClockDomain());
   ~TcpLink();
   TcpLink(const TcpLink&) = delete;
   TcpLink& operator=(const TcpLink&) = delete;
@@ -76,11 +85,12 @@ class TcpLink {
   const std::string& peer() const { return peer_; }
   // Rethrows the stored error when the link is broken.
   void throwIfBroken() const;
-  // One-way wire time of the most recent exchange (half its round trip less the peer's
-  // hold, see above), microseconds; before the first exchange, the most recent frame's
-  // own time: sending (first to last byte written) and receiving (header to last byte).
-  uint64_t lastSendWireUs() const { return haveExchange_.load() ? lastExchangeUs_.load() / 2 : lastSendUs_.load(); }
-  uint64_t lastRecvWireUs() const { return haveExchange_.load() ? lastExchangeUs_.load() / 2 : lastRecvUs_.load(); }
+  // The most recent data transfer received on this link (the peer's send to its arrival
+  // here), tagged with its layer and stage; basis kUnavailable before the first.
+  WireTime recvWire() const;
+  // The most recent data transfer this side sent whose time is known: one-way as the peer
+  // measured and echoed it, or half the round trip; tagged with its layer and stage.
+  WireTime sendWire() const;
   // Round trip less the peer's hold of the most recent exchange, microseconds (0 before one).
   uint64_t lastExchangeWireUs() const { return lastExchangeUs_.load(); }
 
@@ -110,8 +120,6 @@ class TcpLink {
   CommErrorKind errorKind_ = CommErrorKind::kSystem;
   std::string error_;
   std::thread sender_;
-  std::atomic<uint64_t> lastSendUs_{0};
-  std::atomic<uint64_t> lastRecvUs_{0};
   // Exchange timing (guarded by mu_, results atomic).
   bool received_ = false;        // a frame has arrived on this link
   bool awaitingReply_ = false;   // posted since the last arrival
@@ -119,7 +127,13 @@ class TcpLink {
   std::chrono::steady_clock::time_point lastArrival_{};
   std::chrono::steady_clock::time_point exchangeStart_{};
   std::atomic<uint64_t> lastExchangeUs_{0};
-  std::atomic<bool> haveExchange_{false};
+  // Per-direction timing (guarded by mu_).
+  uint64_t clockDomain_;
+  uint64_t transferSentAtNs_ = 0;  // send stamp of the first frame of the transfer being received
+  FrameHeader lastTransfer_{};     // the last data frame received (its kind, layer, stage, step)
+  bool inTransfer_ = false;
+  WireTime recvWire_{};
+  WireTime sendWire_{};
 };
 
 }  // namespace afd::comm

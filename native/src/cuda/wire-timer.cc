@@ -42,4 +42,13 @@ uint64_t WireTimer::lastUs(int peer, bool send) const {
   return static_cast<uint64_t>(ms * 1000.0f);
 }
 
+afd::comm::WireTime WireTimer::span(int peer, bool send) const {
+  const size_t i = index(peer, send);
+  if (peer < 0 || i >= recorded_.size() || !recorded_[i]) return {};
+  afd::comm::WireTime t;
+  t.us = lastUs(peer, send);
+  t.basis = afd::comm::WireBasis::kOpSpan;
+  return t;
+}
+
 }  // namespace afd::cuda

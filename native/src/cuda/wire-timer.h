@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "comm/wire-time.h"
+
 namespace afd::cuda {
 
 class WireTimer {
@@ -22,6 +24,10 @@ class WireTimer {
   // Microseconds between the last start / end of (peer, direction); 0 when none was recorded
   // or the events are not complete.
   uint64_t lastUs(int peer, bool send) const;
+  // lastUs as a wire time: the operation's span (kOpSpan; it includes waiting for the
+  // peer, and a device plane has no clock shared with the peer to time one direction by
+  // itself), kUnavailable when nothing was recorded.
+  afd::comm::WireTime span(int peer, bool send) const;
 
  private:
   size_t index(int peer, bool send) const { return static_cast<size_t>(peer) * 2 + (send ? 1 : 0); }

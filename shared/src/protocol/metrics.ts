@@ -59,6 +59,28 @@ export const kvStatsSchema = z.object({
 
 const layerStage = z.array(z.array(nonneg));
 
+/**
+ * How a direction's wire times were measured (native/src/comm/wire-time.h):
+ * - `one-way`: that direction by itself, the receiver's arrival less the sender's send
+ *   stamp on a clock both ranks read (TCP between ranks of one host);
+ * - `round-trip/2`: no shared clock (TCP across hosts): half the round trip less the
+ *   FFN rank's hold, the same number for both directions;
+ * - `op-span`: device events around the send / receive on the stream (NCCL, peer memory),
+ *   which include waiting for the peer: an upper bound, not a one-way time;
+ * - `unavailable`: nothing timed yet.
+ */
+export const wireBasisSchema = z.enum(['one-way', 'round-trip/2', 'op-span', 'unavailable']);
+export type WireBasis = z.infer<typeof wireBasisSchema>;
+
+/** How each direction's wire times were measured (the basis of a2fWireUs and f2aWireUs). */
+export const wireBasesSchema = z.object({
+  /** Basis of a2fWireUs. */
+  a2f: wireBasisSchema,
+  /** Basis of f2aWireUs. */
+  f2a: wireBasisSchema,
+});
+export type WireBases = z.infer<typeof wireBasesSchema>;
+
 /** Bytes of one exchange of the FFN group per layer, by direction (cumulative). */
 const exchangeBytesSchema = z.object({
   /** [numLayers] bytes this rank sent to the other FFN ranks. */
@@ -120,10 +142,17 @@ export const rankStatsSchema = z
     a2fBytes: layerStage,
     /** [numLayers][numStages] bytes sent FFN -> attention (FFN outputs), cumulative. */
     f2aBytes: layerStage,
-    /** [numLayers][numStages] wire time of the most recent sampled A->F transfer, microseconds. */
+    /** [numLayers][numStages] wire time of the most recent sampled A->F transfer, microseconds (basis: wireBasis.a2f). */
     a2fWireUs: layerStage,
-    /** [numLayers][numStages] wire time of the most recent sampled F->A transfer, microseconds. */
+    /** [numLayers][numStages] wire time of the most recent sampled F->A transfer, microseconds (basis: wireBasis.f2a). */
     f2aWireUs: layerStage,
+    /** How a2fWireUs and f2aWireUs were measured; absent from ranks that do not say (then unknown). */
+    wireBasis: wireBasesSchema.optional(),
+    /**
+     * Dual-batch overlap: true when a step may run two stages (s0 and s1), false when only
+     * s0 runs (the s1 column stays empty); absent when the rank does not say.
+     */
+    dbo: z.boolean().optional(),
     /** FFN / expert compute time, cumulative microseconds (0 on attention ranks). */
     ffnComputeUs: nonneg,
     /** Time attention waited for FFN outputs (the bubble), cumulative microseconds (0 on FFN ranks). */
@@ -201,6 +230,7 @@ export function emptyRankStats(role: RankStats['role'], rank: number, numLayers:
     f2aBytes: grid(),
     a2fWireUs: grid(),
     f2aWireUs: grid(),
+    wireBasis: { a2f: 'unavailable', f2a: 'unavailable' },
     ffnComputeUs: 0,
     attnWaitForFfnUs: 0,
     graph: { hits: 0, misses: 0, captures: 0 },

@@ -114,6 +114,8 @@ describe('OpenAI API (fake engine)', () => {
       'afd:steps_total',
       'afd:a2f_bytes_total{layer="0",stage="0"}',
       'afd:kv_blocks{kind="total"} 256',
+      // A colocated engine moves nothing between ranks: no direction is timed.
+      'afd:wire_basis{direction="f2a",basis="unavailable"} 1',
     ]) {
       expect(text).toContain(name);
     }

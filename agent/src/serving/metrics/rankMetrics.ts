@@ -4,7 +4,7 @@
  * values; per layer x stage series carry `layer` and `stage` labels.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { ffnLoopStateSchema, type RankStats } from '@afd/shared';
+import { ffnLoopStateSchema, wireBasisSchema, type RankStats } from '@afd/shared';
 
 type Labels = Record<string, string | number>;
 
@@ -56,6 +56,9 @@ export function registerRankMetrics(registry: Registry, stats: () => RankStats):
   mirroredCounter(registry, 'afd:f2a_bytes_total', 'Bytes sent FFN -> attention per layer and stage.', ls, (s) => perLayerStage(s.f2aBytes), stats);
   gauge(registry, 'afd:a2f_wire_seconds', 'Wire time of the last sampled A->F transfer per layer and stage.', ls, (s) => perLayerStage(s.a2fWireUs, 1e-6), stats);
   gauge(registry, 'afd:f2a_wire_seconds', 'Wire time of the last sampled F->A transfer per layer and stage.', ls, (s) => perLayerStage(s.f2aWireUs, 1e-6), stats);
+  const bases = (s: RankStats): [Labels, number][] =>
+    s.wireBasis ? (['a2f', 'f2a'] as const).flatMap((direction) => wireBasisSchema.options.map((basis): [Labels, number] => [{ direction, basis }, s.wireBasis![direction] === basis ? 1 : 0])) : [];
+  gauge(registry, 'afd:wire_basis', 'How each direction\'s wire time is measured: 1 for the current basis (one-way, round-trip/2 = no shared clock, op-span = device operation incl. waiting, unavailable).', ['direction', 'basis'], bases, stats);
   mirroredCounter(registry, 'afd:ffn_compute_seconds_total', 'FFN / expert compute time.', [], (s) => [[{}, s.ffnComputeUs / 1e6]], stats);
   mirroredCounter(registry, 'afd:attn_wait_for_ffn_seconds_total', 'Time attention waited for FFN outputs (the bubble).', [], (s) => [[{}, s.attnWaitForFfnUs / 1e6]], stats);
   mirroredCounter(registry, 'afd:graph_replays_total', 'CUDA graph lookups by result (hit = replayed, miss = eager).', ['result'], (s) => [[{ result: 'hit' }, s.graph.hits], [{ result: 'miss' }, s.graph.misses]], stats);

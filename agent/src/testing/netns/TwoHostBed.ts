@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BedProcess } from './BedProcess.js';
+import type { RelayDirection } from '../../bench/DelayRelay.js';
 import { NetnsBed, SWITCH } from './NetnsBed.js';
 import { makeTestPki, type TestPki } from './testPki.js';
 
@@ -125,13 +126,14 @@ export class TwoHostBed {
    * Puts a delaying relay between the hosts on `ports`, in front of `target`: the other
    * host then reaches `target` by name through it. Connections opened before keep their path.
    */
-  async startRelay(target: GpuHost, ports: readonly number[], delayMs: number): Promise<RelayHandle> {
+  /** direction: which way the delay applies (DelayRelay; from-target delays only what `target` sends back). */
+  async startRelay(target: GpuHost, ports: readonly number[], delayMs: number, direction: RelayDirection = 'both'): Promise<RelayHandle> {
     const address = this.bed.relayAddress(target);
     await this.bed.addSwitchAddress(address);
     // A link does not slow down when the machine is busy: the relay runs at a higher priority (root).
     const p = this.bed.spawn(SWITCH, `delay relay to ${target}`, 'nice', [
       '-n', '-10', process.execPath,
-      this.opts.benchScript, 'tcp-delay-relay', '--listen', address, '--to', this.bed.address(target), '--ports', ports.join(','), '--delay-ms', String(delayMs),
+      this.opts.benchScript, 'tcp-delay-relay', '--listen', address, '--to', this.bed.address(target), '--ports', ports.join(','), '--delay-ms', String(delayMs), '--direction', direction,
     ], { env: this.opts.env ?? {}, stdin: true });
     await p.waitForLine(/"type":"listening"/, 20_000, 'its listening line');
     this.bed.routeVia(target, address, [CONSOLE]);

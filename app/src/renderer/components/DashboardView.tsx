@@ -151,14 +151,19 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
             Dense FFN layers: {d.grids.denseLayers.join(', ')} (the others are MoE); every layer crosses the connector.
           </p>
         )}
+        {d.grids.dboOffRanks.length > 0 && (
+          <p className="small muted" data-testid="dbo-off-stages">
+            Stage s1 unused (DBO off) on {d.grids.dboOffRanks.join(', ')}: only s0 runs, so only its column is shown.
+          </p>
+        )}
         {d.grids.columns.length === 0 ? (
           <p className="muted">No attention/FFN ranks: a colocated run moves no hidden states between ranks.</p>
         ) : (
           <div className="heat-maps" data-testid="heat-maps">
             <Heatmap title="A→F bytes" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.a2fBytes} format={formatBytes} />
             <Heatmap title="F→A bytes" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.f2aBytes} format={formatBytes} />
-            <Heatmap title="A→F wire time" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.a2fWireUs} format={formatUs} />
-            <Heatmap title="F→A wire time" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.f2aWireUs} format={formatUs} />
+            <Heatmap title="A→F wire time" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.a2fWireUs} format={formatUs} note={d.grids.wireLegend.a2f} columnNotes={d.grids.wireNotes.a2f} />
+            <Heatmap title="F→A wire time" rows={d.grids.numLayers} columns={d.grids.columns} values={d.grids.f2aWireUs} format={formatUs} note={d.grids.wireLegend.f2a} columnNotes={d.grids.wireNotes.f2a} />
           </div>
         )}
       </div>

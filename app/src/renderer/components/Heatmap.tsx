@@ -6,6 +6,8 @@
  * count (6..24 px), so 4 layers and 48 layers both read well. The cells are rasterized
  * into an ImageData (lib/heatPixels) and put in one call: 48 layers x 16 columns cost a
  * fraction of a millisecond per redraw. Re-renders only when its values change (memo).
+ * A note under the title says what the numbers are; a column may say why its cells are
+ * empty (shown on hover and under the map, never as a bare dark cell).
  */
 import { memo, useEffect, useRef, useState, type MouseEvent } from 'react';
 import { heatSize, labelStep, paintHeat, rowHeightFor, type HeatLayout } from '../lib/heatPixels.js';
@@ -23,6 +25,10 @@ export interface HeatmapProps {
   format: (v: number) => string;
   /** Height of one row in CSS pixels (default: from the row count, 6..24 px). */
   rowHeightPx?: number;
+  /** What the numbers are (e.g. how a wire time was measured), under the title. */
+  note?: string;
+  /** Per column: why its cells are empty (undefined where they hold numbers). */
+  columnNotes?: readonly (string | undefined)[];
 }
 
 const CELL_W = 12;
@@ -39,7 +45,16 @@ function columnGroups(columns: readonly string[]): { rank: string; start: number
   return groups;
 }
 
-export const Heatmap = memo(function Heatmap({ title, rows, columns, values, format, rowHeightPx }: HeatmapProps) {
+/** "A0 s0, A1 s0: why" lines for the columns that carry a note, one per distinct note. */
+function emptyColumnLines(columns: readonly string[], notes: readonly (string | undefined)[]): string[] {
+  const byNote = new Map<string, string[]>();
+  notes.forEach((n, i) => {
+    if (n !== undefined) byNote.set(n, [...(byNote.get(n) ?? []), columns[i] ?? `column ${i}`]);
+  });
+  return [...byNote].map(([note, cols]) => `${cols.join(', ')}: ${note}`);
+}
+
+export const Heatmap = memo(function Heatmap({ title, rows, columns, values, format, rowHeightPx, note, columnNotes }: HeatmapProps) {
   const rowPx = rowHeightPx ?? rowHeightFor(rows);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const raster = useRef<ImageData | null>(null);
@@ -81,6 +96,8 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
     setHover({ row, col, x: e.clientX - r.left, y: e.clientY - r.top });
   };
   const hoverValue = hover ? values[hover.row * cols + hover.col] : undefined;
+  const hoverNote = hover ? columnNotes?.[hover.col] : undefined;
+  const emptyLines = columnNotes ? emptyColumnLines(columns, columnNotes) : [];
   const heightPx = Math.max(rows * rowPx, 20);
   const yStep = labelStep(rowPx, 14);
   // Column labels "A0 s1": the rank over its stage columns, then the stage under each column.
@@ -88,7 +105,7 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
   const stagesShown = groups.some((g) => g.count > 1);
 
   return (
-    <div className="heatmap" data-testid={`heatmap-${title}`} data-nonzero={nonZero} data-rows={rows} data-row-px={rowPx}>
+    <div className="heatmap" data-testid={`heatmap-${title}`} data-nonzero={nonZero} data-rows={rows} data-row-px={rowPx} data-note={note}>
       <div className="row small muted" style={{ flexWrap: 'nowrap' }}>
         <span>{title}</span>
         <span className="spacer" />
@@ -96,6 +113,11 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
         <span className="legend-bar" aria-hidden="true" />
         <span className="mono">{format(max)}</span>
       </div>
+      {note && (
+        <div className="small muted" data-testid="heatmap-note">
+          {note}
+        </div>
+      )}
       <div className="small muted mono live">
         max {format(max)} · total {format(total)}
       </div>
@@ -138,7 +160,7 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
             />
             {hover && (
               <div className="heat-tip small mono" style={{ left: hover.x + 12, top: hover.y + 12 }} data-testid="heatmap-tip">
-                layer {hover.row} · {columns[hover.col]}: {hoverValue !== undefined && Number.isFinite(hoverValue) ? format(hoverValue) : 'no data'}
+                layer {hover.row} · {columns[hover.col]}: {hoverValue !== undefined && Number.isFinite(hoverValue) ? format(hoverValue) : (hoverNote ?? 'no data')}
               </div>
             )}
           </div>
@@ -146,6 +168,11 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
           <span className="heat-axis-x small muted">rank × stage (A = attention, F = FFN; s = DBO stage)</span>
         </div>
       )}
+      {emptyLines.map((line) => (
+        <div key={line} className="small muted" data-testid="heatmap-empty-columns">
+          {line}
+        </div>
+      ))}
     </div>
   );
 });

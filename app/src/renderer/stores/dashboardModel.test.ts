@@ -85,6 +85,39 @@ describe('DashboardModel', () => {
     expect([...win.a2fWireUs].every((v) => v >= 20)).toBe(true);
   });
 
+  it('labels each wire map by how its ranks measured it: round trip / 2 shows once, on A→F', () => {
+    const m = new DashboardModel();
+    feed(m, new SyntheticMetrics({ attentionRanks: 1, ffnRanks: 1, numLayers: 2, numStages: 1, wireBasis: { a2f: 'round-trip/2', f2a: 'round-trip/2' } }), 3);
+    const g = m.transferGrids('total');
+    expect(g.columns).toEqual(['F0 s0', 'A0 s0']);
+    expect([...g.a2fWireUs].every((v) => v >= 20)).toBe(true);
+    expect([...g.f2aWireUs].every((v) => Number.isNaN(v))).toBe(true);
+    expect(g.wireNotes.a2f).toEqual([undefined, undefined]);
+    expect(g.wireNotes.f2a).toEqual([expect.stringMatching(/^not timeable alone/), expect.stringMatching(/^not timeable alone/)]);
+    expect(g.wireLegend.a2f).toMatch(/^round trip \/ 2/);
+    expect(g.wireLegend.f2a).toMatch(/^not timeable alone/);
+    const oneWay = new DashboardModel();
+    feed(oneWay, new SyntheticMetrics({ attentionRanks: 1, ffnRanks: 1, numLayers: 2, numStages: 1 }), 3);
+    const o = oneWay.transferGrids('total');
+    expect([...o.f2aWireUs].every((v) => v >= 20)).toBe(true);
+    expect(o.wireLegend.f2a).toMatch(/^one-way/);
+    expect(o.wireNotes.f2a).toEqual([undefined, undefined]);
+  });
+
+  it('shows only stage s0 of ranks that run with DBO off, and names them', () => {
+    const m = new DashboardModel();
+    feed(m, new SyntheticMetrics({ attentionRanks: 2, ffnRanks: 1, numLayers: 3, numStages: 2, dbo: false }), 3);
+    const g = m.transferGrids('total');
+    expect(g.columns).toEqual(['F0 s0', 'A0 s0', 'A1 s0']);
+    expect(g.dboOffRanks).toEqual(['F0', 'A0', 'A1']);
+    expect(g.a2fBytes.length).toBe(9);
+    expect([...g.a2fWireUs].every((v) => v >= 20)).toBe(true);
+    const on = new DashboardModel();
+    feed(on, new SyntheticMetrics({ attentionRanks: 1, ffnRanks: 1, numLayers: 3, numStages: 2, dbo: true }), 3);
+    expect(on.transferGrids('total').columns).toEqual(['F0 s0', 'F0 s1', 'A0 s0', 'A0 s1']);
+    expect(on.transferGrids('total').dboOffRanks).toEqual([]);
+  });
+
   it('names the dense FFN layers of a model that mixes dense and MoE layers (DeepSeek), none otherwise', () => {
     const m = new DashboardModel();
     const gen = new SyntheticMetrics({ attentionRanks: 1, ffnRanks: 1, numLayers: 4, numStages: 1 });

@@ -6,6 +6,7 @@
 import type { FfnLoopStats, MetricsSnapshot } from '@afd/shared';
 import { RingBuffer } from '../lib/RingBuffer.js';
 import { addTokens, hitRate, prefixIncrease, type PrefixTokens } from './prefixCache.js';
+import { wireCell, wireLegend, type WireDirection } from './wireMaps.js';
 
 /** Short label of a rank: A0 (attention), F1 (ffn), C0 (colocated). */
 export function rankLabel(role: string, rank: number): string {
@@ -65,8 +66,15 @@ export interface TransferGrids {
   columns: string[];
   a2fBytes: Float64Array;
   f2aBytes: Float64Array;
+  /** Wire times, NaN where a cell is empty on purpose (wireNotes says why). */
   a2fWireUs: Float64Array;
   f2aWireUs: Float64Array;
+  /** Per wire map: what its numbers are (wireMaps.wireLegend). */
+  wireLegend: Record<WireDirection, string>;
+  /** Per wire map and column: why its cells are empty (undefined where they show numbers). */
+  wireNotes: Record<WireDirection, (string | undefined)[]>;
+  /** Ranks with DBO off: only their s0 column is shown (s1 never runs); [] when none. */
+  dboOffRanks: string[];
 }
 
 /** How byte heatmaps aggregate: cumulative since start, or over the trailing window. */
@@ -304,15 +312,19 @@ export class DashboardModel {
     let numLayers = 0;
     let moeLayers: boolean[] | undefined;
     const columns: string[] = [];
-    const perRank: { label: string; now: MetricsSnapshot; base: MetricsSnapshot | undefined }[] = [];
+    const dboOffRanks: string[] = [];
+    const perRank: { label: string; now: MetricsSnapshot; base: MetricsSnapshot | undefined; stages: number }[] = [];
     for (const label of labels) {
       const h = this.ranks.get(label);
       const now = h?.recent.last();
       if (!h || !now) continue;
       numLayers = Math.max(numLayers, now.stats.numLayers);
       moeLayers ??= now.stats.moeLayers;
-      perRank.push({ label, now, base: mode === 'window' ? this.baseline(h, now.timestampMs) : undefined });
-      for (let s = 0; s < now.stats.numStages; s++) columns.push(`${label} s${s}`);
+      // DBO off: stage s1 never runs, so its column would only ever be empty.
+      const stages = now.stats.dbo === false ? Math.min(1, now.stats.numStages) : now.stats.numStages;
+      if (stages < now.stats.numStages) dboOffRanks.push(label);
+      perRank.push({ label, now, base: mode === 'window' ? this.baseline(h, now.timestampMs) : undefined, stages });
+      for (let s = 0; s < stages; s++) columns.push(`${label} s${s}`);
     }
     const cols = columns.length;
     const denseLayers = moeLayers?.some((m) => m) ? moeLayers.flatMap((m, l) => (m ? [] : [l])) : [];
@@ -324,18 +336,28 @@ export class DashboardModel {
       f2aBytes: new Float64Array(numLayers * cols).fill(Number.NaN),
       a2fWireUs: new Float64Array(numLayers * cols).fill(Number.NaN),
       f2aWireUs: new Float64Array(numLayers * cols).fill(Number.NaN),
+      wireLegend: {
+        a2f: wireLegend('a2f', perRank.map((r) => r.now.stats.wireBasis?.a2f)),
+        f2a: wireLegend('f2a', perRank.map((r) => r.now.stats.wireBasis?.f2a)),
+      },
+      wireNotes: { a2f: [] as (string | undefined)[], f2a: [] as (string | undefined)[] },
+      dboOffRanks,
     };
     let col = 0;
-    for (const { now, base } of perRank) {
+    for (const { now, base, stages } of perRank) {
       const st = now.stats;
-      for (let s = 0; s < st.numStages; s++, col++) {
+      for (let s = 0; s < stages; s++, col++) {
         for (let l = 0; l < st.numLayers; l++) {
           const i = l * cols + col;
           const minus = (grid: number[][] | undefined): number => grid?.[l]?.[s] ?? 0;
           grids.a2fBytes[i] = Math.max(0, (st.a2fBytes[l]?.[s] ?? 0) - minus(base?.stats.a2fBytes));
           grids.f2aBytes[i] = Math.max(0, (st.f2aBytes[l]?.[s] ?? 0) - minus(base?.stats.f2aBytes));
-          grids.a2fWireUs[i] = st.a2fWireUs[l]?.[s] ?? 0;
-          grids.f2aWireUs[i] = st.f2aWireUs[l]?.[s] ?? 0;
+          const a2f = wireCell('a2f', st.wireBasis?.a2f, st.a2fWireUs[l]?.[s] ?? 0);
+          const f2a = wireCell('f2a', st.wireBasis?.f2a, st.f2aWireUs[l]?.[s] ?? 0);
+          grids.a2fWireUs[i] = a2f.us;
+          grids.f2aWireUs[i] = f2a.us;
+          grids.wireNotes.a2f[col] = a2f.note;
+          grids.wireNotes.f2a[col] = f2a.note;
         }
       }
     }

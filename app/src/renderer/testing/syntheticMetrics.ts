@@ -3,13 +3,17 @@
  * attention and FFN ranks whose counters grow the way a busy run's do. Never used for
  * real runs.
  */
-import type { FfnLoopState, MetricsSnapshot } from '@afd/shared';
+import type { FfnLoopState, MetricsSnapshot, WireBases } from '@afd/shared';
 
 export interface SyntheticOptions {
   attentionRanks: number;
   ffnRanks: number;
   numLayers: number;
   numStages: number;
+  /** How every rank says its wire times were measured (default one-way both ways, TCP on one host). */
+  wireBasis?: WireBases;
+  /** Every rank's DBO setting (default: not reported). */
+  dbo?: boolean;
 }
 
 const LOOP_STATES: FfnLoopState[] = ['waiting-control', 'receiving', 'computing', 'sending'];
@@ -54,6 +58,8 @@ export class SyntheticMetrics {
             f2aBytes: grid(4096, rank + 1),
             a2fWireUs: wire(rank),
             f2aWireUs: wire(rank + 2),
+            wireBasis: this.opts.wireBasis ?? { a2f: 'one-way', f2a: 'one-way' },
+            ...(this.opts.dbo !== undefined ? { dbo: this.opts.dbo } : {}),
             ffnComputeUs: isFfn ? this.step * 900 : 0,
             attnWaitForFfnUs: isFfn ? 0 : this.step * 300,
             graph: { hits: Math.floor(this.step * 0.9), misses: Math.ceil(this.step * 0.1), captures: Math.min(10, this.step) },

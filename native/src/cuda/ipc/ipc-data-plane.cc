@@ -94,6 +94,6 @@ void IpcDataPlane::synchronize(afd::comm::CommStream stream) {
   }
 }
 
-uint64_t IpcDataPlane::lastWireTimeUs(int peer, bool send) const { return timer_.lastUs(peer, send); }
+afd::comm::WireTime IpcDataPlane::wireTime(int peer, bool send) const { return timer_.span(peer, send); }
 
 }  // namespace afd::cuda

@@ -47,7 +47,7 @@ class IpcDataPlane final : public afd::comm::DataPlane {
   // that timed out, a lost peer or the deadline aborts every wire and throws CommError.
   void synchronize(afd::comm::CommStream stream) override;
   void setPeerLostFlag(afd::comm::StopFlag flag) override;
-  uint64_t lastWireTimeUs(int peer, bool send) const override;
+  afd::comm::WireTime wireTime(int peer, bool send) const override;
   void setSampling(bool on) override { sampling_ = on; }
   void abort();
 

@@ -57,6 +57,6 @@ void NcclDataPlane::synchronize(afd::comm::CommStream stream) {
                          static_cast<int>(raw_.size()), nullptr, nullptr, peerLost_);
 }
 
-uint64_t NcclDataPlane::lastWireTimeUs(int peer, bool send) const { return timer_.lastUs(peer, send); }
+afd::comm::WireTime NcclDataPlane::wireTime(int peer, bool send) const { return timer_.span(peer, send); }
 
 }  // namespace afd::cuda

@@ -38,7 +38,7 @@ class NcclDataPlane final : public afd::comm::DataPlane {
   // Waits for everything enqueued on `stream` within the step deadline (abort + CommError otherwise).
   void synchronize(afd::comm::CommStream stream) override;
   void setPeerLostFlag(afd::comm::StopFlag flag) override { peerLost_ = flag; }
-  uint64_t lastWireTimeUs(int peer, bool send) const override;
+  afd::comm::WireTime wireTime(int peer, bool send) const override;
   // Records wire-time events around the next transfers (sampled steps only: they cost two event records).
   void setSampling(bool on) override { sampling_ = on; }
   void abort() {

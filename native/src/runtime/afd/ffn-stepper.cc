@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "core/elapsed.h"
+#include "runtime/afd/wire-stats.h"
 
 namespace afd {
 
@@ -107,7 +108,11 @@ void FfnStepper::runHostStage(int layer, int stage, int64_t rows, bool withLogit
     }
   }
   c.bytesAtoF += received;
-  if (sampled_) c.wireTimeUsAtoF = link.lastWireTimeUs(0, false);
+  if (sampled_) {
+    recordWire(stats, true, link.wireTime(0, false), layer, stage);
+    // TCP on one host: peer 0's hidden states echo its time of an earlier output of ours.
+    recordWire(stats, false, link.wireTime(0, true), layer, stage);
+  }
   // out[stage] was last sent one layer ago; those sends have completed (the peers
   // answered since), so synchronize() returns at once and the buffer is free.
   link.synchronize({});
@@ -128,7 +133,7 @@ void FfnStepper::runHostStage(int layer, int stage, int64_t rows, bool withLogit
   c.bytesFtoA += static_cast<uint64_t>(rows) * rowBytes;
   if (sampled_) {
     link.synchronize({});
-    c.wireTimeUsFtoA = link.lastWireTimeUs(0, true);
+    recordWire(stats, false, link.wireTime(0, true), layer, stage);
   }
 }
 

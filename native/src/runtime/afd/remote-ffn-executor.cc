@@ -2,6 +2,7 @@
 
 #include "comm/comm-error.h"
 #include "core/error.h"
+#include "runtime/afd/wire-stats.h"
 
 namespace afd {
 
@@ -80,7 +81,7 @@ void RemoteFfnExecutor::sendRows(int layer, int stage, const void* hidden, const
   c.bytesAtoF += hiddenBytes + logitBytes;
   if (sampled_) {
     syncData();
-    c.wireTimeUsAtoF = data_->lastWireTimeUs(0, true);
+    recordWire(stats_, true, data_->wireTime(0, true), layer, stage);
   }
 }
 
@@ -141,9 +142,12 @@ void RemoteFfnExecutor::collect(int layer, int stage, Tensor& ffnOut) {
     c.bytesFtoA += bytes;
     if (sampled_) {
       syncData();  // device planes: the receive's timing events must have completed
-      c.wireTimeUsFtoA = data_->lastWireTimeUs(0, false);
-      // TCP times the whole exchange (this layer's send and its answer): only now is A->F known.
-      c.wireTimeUsAtoF = data_->lastWireTimeUs(0, true);
+      recordWire(stats_, false, data_->wireTime(0, false), layer, stage);
+      // TCP: the FFN rank's time of this layer's send comes back with its answer (or the
+      // answer ends the round trip): only now is A->F known. It is tagged with its
+      // transfer; a device plane's untagged send span was stored by sendRows.
+      const comm::WireTime sent = data_->wireTime(0, true);
+      if (sent.tagged) recordWire(stats_, true, sent, layer, stage);
     }
   }
   if (stage == localStages_ - 1) {

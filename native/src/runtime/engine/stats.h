@@ -42,6 +42,8 @@ struct EngineStats {
   std::atomic<int32_t> ffnLoopLayer{-1};
   std::atomic<int32_t> ffnLoopStage{-1};
   std::atomic<uint64_t> ffnLoopSinceUs{0};  // steadyNowUs() when the state was entered
+  // How the wire times of each direction were measured: a comm::WireBasis (0 = none yet).
+  std::atomic<uint8_t> wireBasisAtoF{0}, wireBasisFtoA{0};
   std::atomic<uint64_t> kvBlocksUsed{0};    // distinct blocks referenced by the last step
   uint64_t kvBlocksTotal = 0;
   std::unique_ptr<LayerStageCounters[]> layerStage;  // [numLayers * numStages]

@@ -1,12 +1,13 @@
 // Unit tests of the connector's wire format and links: topology blocks, frame headers,
-// the control payload (byte-identical to the TypeScript encoder) and a link's wire time
-// less the peer's hold. The rendezvous and control plane over loopback TCP are in
+// the control payload (byte-identical to the TypeScript encoder) and a link's wire times:
+// per direction on one clock, the round trip less the peer's hold across clocks. The rendezvous and control plane over loopback TCP are in
 // rendezvous-test.cpp. Build/run: native/src/comm/comm.test.ts.
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <iostream>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -120,9 +121,31 @@ TEST(frame_header_carries_the_hold_under_its_checksum) {
   CHECK(decodeFrameHeader(bytes, &back).find("checksum") != std::string::npos);
 }
 
+TEST(frame_header_carries_the_send_stamp_and_echo_under_its_checksum) {
+  FrameHeader h;
+  h.kind = FrameKind::kHidden;
+  h.sentAtNs = 1'765'000'000'123'456'789ull;
+  h.clockDomain = 0xfeedfacecafebeefull;
+  h.echoUs = 2150;
+  h.echoLayer = 3;
+  h.echoStage = 1;
+  uint8_t bytes[kFrameHeaderBytes];
+  encodeFrameHeader(h, bytes);
+  FrameHeader back;
+  CHECK(decodeFrameHeader(bytes, &back).empty());
+  CHECK(back.sentAtNs == h.sentAtNs && back.clockDomain == h.clockDomain);
+  CHECK(back.echoUs == 2150 && back.echoLayer == 3 && back.echoStage == 1);
+  CHECK(FrameHeader{}.echoUs == kNoEcho);
+  for (size_t at : {50, 60, 66, 70, 74}) {  // a bit of each new field
+    bytes[at] ^= 4;
+    CHECK_MSG(decodeFrameHeader(bytes, &back).find("checksum") != std::string::npos, "byte " << at);
+    bytes[at] ^= 4;
+  }
+}
+
 namespace {
 // Copies bytes from one socket to another, holding each chunk `delayMs` first: a slow
-// wire between two TcpLinks, so an exchange's round trip has a known time on the wire.
+// wire between two TcpLinks, so a transfer has a known time on the wire.
 std::thread slowWire(int from, int to, int delayMs) {
   return std::thread([=] {
     char buf[65536];
@@ -137,13 +160,14 @@ std::thread slowWire(int from, int to, int delayMs) {
 }
 }  // namespace
 
-// Two slow wires between a's and b's far ends, shut down and joined on every way out of
-// the test (a failed CHECK throws; a joinable std::thread at unwinding would terminate).
+// Two slow wires between a's and b's far ends (a -> b held aToBMs, b -> a held bToAMs),
+// shut down and joined on every way out of the test (a failed CHECK throws; a joinable
+// std::thread at unwinding would terminate).
 struct SlowWires {
   int aFar, bFar;
   std::thread aToB, bToA;
-  SlowWires(int aFarEnd, int bFarEnd, int delayMs)
-      : aFar(aFarEnd), bFar(bFarEnd), aToB(slowWire(aFarEnd, bFarEnd, delayMs)), bToA(slowWire(bFarEnd, aFarEnd, delayMs)) {}
+  SlowWires(int aFarEnd, int bFarEnd, int aToBMs, int bToAMs)
+      : aFar(aFarEnd), bFar(bFarEnd), aToB(slowWire(aFarEnd, bFarEnd, aToBMs)), bToA(slowWire(bFarEnd, aFarEnd, bToAMs)) {}
   ~SlowWires() {
     ::shutdown(aFar, SHUT_RDWR);
     ::shutdown(bFar, SHUT_RDWR);
@@ -160,9 +184,10 @@ TEST(wire_time_is_the_round_trip_less_the_peers_hold) {
   constexpr uint64_t kWireUs = 2 * 20'000, kSlackUs = 45'000;
   int aEnd[2], bEnd[2];
   CHECK(::socketpair(AF_UNIX, SOCK_STREAM, 0, aEnd) == 0 && ::socketpair(AF_UNIX, SOCK_STREAM, 0, bEnd) == 0);
-  SlowWires wires(aEnd[1], bEnd[1], 20);
-  TcpLink a(Socket(aEnd[0]), "peer b", 5000);
-  TcpLink b(Socket(bEnd[0]), "peer a", 5000);
+  SlowWires wires(aEnd[1], bEnd[1], 20, 20);
+  // Two clock domains: a and b play ranks on different hosts, so no one-way stamps.
+  TcpLink a(Socket(aEnd[0]), "peer b", 5000, 0x1111);
+  TcpLink b(Socket(bEnd[0]), "peer a", 5000, 0x2222);
   std::vector<float> x(kHidden, 1.0f), y(kHidden);
   for (uint32_t layer = 0; layer < 3; ++layer) {
     a.send(transferHeader({TransferKind::kHidden, layer, 0, 7}, x.size() * 4), x.data(), Deadline::afterMs(5000));
@@ -173,9 +198,53 @@ TEST(wire_time_is_the_round_trip_less_the_peers_hold) {
     if (layer == 0) continue;  // b's first turn has no exchange of its own yet
     // a: round trip >= 2 x 20 + 60 ms; on the wire 2 x 20 ms (the hold is not wire time).
     CHECK_MSG(a.lastExchangeWireUs() >= kWireUs && a.lastExchangeWireUs() < kWireUs + kSlackUs, "a: " << a.lastExchangeWireUs() << " us");
-    CHECK(a.lastRecvWireUs() == a.lastExchangeWireUs() / 2 && a.lastSendWireUs() == a.lastRecvWireUs());
+    // Each direction gets half of it, labelled so: neither was timed by itself.
+    const WireTime back = a.recvWire(), sent = a.sendWire();
+    CHECK(back.basis == WireBasis::kRoundTripHalf && sent.basis == WireBasis::kRoundTripHalf);
+    CHECK(back.us == a.lastExchangeWireUs() / 2 && sent.us == back.us);
+    CHECK(back.tagged && back.layer == layer && back.stage == 0);
     // b measured its own exchange (its output to a's next hidden): a held it ~0 ms.
     CHECK_MSG(b.lastExchangeWireUs() >= kWireUs && b.lastExchangeWireUs() < kWireUs + kSlackUs, "b: " << b.lastExchangeWireUs() << " us");
+  }
+  a.close();
+  b.close();
+}
+
+TEST(one_clock_times_each_direction_by_itself) {
+  // a (attention) -> [5 ms] -> b (FFN), b -> [45 ms] -> a; b computes 30 ms per layer. Both
+  // links read one clock (this host's): each direction is timed alone, and the delay of
+  // the slow direction shows in it only. Round-trip halving would give ~25 ms both ways.
+  constexpr uint64_t kAtoBUs = 5'000, kBtoAUs = 45'000, kSlackUs = 40'000;
+  int aEnd[2], bEnd[2];
+  CHECK(::socketpair(AF_UNIX, SOCK_STREAM, 0, aEnd) == 0 && ::socketpair(AF_UNIX, SOCK_STREAM, 0, bEnd) == 0);
+  SlowWires wires(aEnd[1], bEnd[1], 5, 45);
+  TcpLink a(Socket(aEnd[0]), "peer b", 5000);
+  TcpLink b(Socket(bEnd[0]), "peer a", 5000);
+  CHECK(a.recvWire().basis == WireBasis::kUnavailable && a.sendWire().basis == WireBasis::kUnavailable);
+  std::vector<float> x(kHidden, 1.0f), logits(4, 0.5f), y(kHidden);
+  for (uint32_t layer = 0; layer < 3; ++layer) {
+    a.post(transferHeader({TransferKind::kHidden, layer, 1, 9}, x.size() * 4), x.data());
+    a.send(transferHeader({TransferKind::kRouterLogits, layer, 1, 9}, logits.size() * 4), logits.data(), Deadline::afterMs(5000));
+    b.recvExpected(FrameKind::kHidden, layer, 1, 9, y.data(), y.size() * 4, Deadline::afterMs(5000), nullptr);
+    b.recvExpected(FrameKind::kRouterLogits, layer, 1, 9, logits.data(), logits.size() * 4, Deadline::afterMs(5000), nullptr);
+    const WireTime aToF = b.recvWire();
+    CHECK(aToF.basis == WireBasis::kOneWay && aToF.tagged && aToF.layer == layer && aToF.stage == 1);
+    CHECK_MSG(aToF.us >= kAtoBUs && aToF.us < kAtoBUs + kSlackUs, "b received layer " << layer << " in " << aToF.us << " us");
+    if (layer > 0) {  // a's hidden states echo its time of b's previous output
+      const WireTime prev = b.sendWire();
+      CHECK(prev.basis == WireBasis::kOneWay && prev.layer == layer - 1 && prev.us >= kBtoAUs);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // b's compute: no part of either direction
+    b.send(transferHeader({TransferKind::kFfnOutput, layer, 1, 9}, y.size() * 4), y.data(), Deadline::afterMs(5000));
+    a.recvExpected(FrameKind::kFfnOutput, layer, 1, 9, y.data(), y.size() * 4, Deadline::afterMs(5000), nullptr);
+    const WireTime fToA = a.recvWire(), echoed = a.sendWire();
+    CHECK(fToA.basis == WireBasis::kOneWay && fToA.layer == layer && fToA.stage == 1);
+    CHECK_MSG(fToA.us >= kBtoAUs && fToA.us < kBtoAUs + kSlackUs, "a received layer " << layer << " in " << fToA.us << " us");
+    // a learns its own direction from b's echo: the same number b measured, same transfer.
+    CHECK(echoed.basis == WireBasis::kOneWay && echoed.tagged && echoed.layer == layer && echoed.stage == 1);
+    CHECK(echoed.us == aToF.us);
+    CHECK_MSG(static_cast<int64_t>(fToA.us) - static_cast<int64_t>(echoed.us) >= static_cast<int64_t>(kBtoAUs - kAtoBUs) * 8 / 10, "F->A " << fToA.us << " us, A->F " << echoed.us << " us");
+    std::cout << "layer " << layer << ": A->F " << echoed.us << " us, F->A " << fToA.us << " us (one-way; wires 5 / 45 ms)\n";
   }
   a.close();
   b.close();
