@@ -1,7 +1,7 @@
 /** The Dashboard's panels over a DashboardModel (also mounted by the frame-time benchmark). */
 import { memo, useMemo } from 'react';
 import { formatBytes, formatCount, formatMs, formatPercent, formatRate } from '../lib/format.js';
-import type { DashboardModel, HeatmapWindow } from '../stores/dashboardModel.js';
+import type { DashboardModel, HeatmapWindow } from '../../common/dashboardModel.js';
 import { Heatmap } from './Heatmap.js';
 import { LiveLineChart, PALETTE, type SeriesDef } from './LiveLineChart.js';
 import { chartColumns, prefixKey, stepKey } from '../stores/chartColumns.js';

@@ -1,7 +1,7 @@
 /** The prefix-cache table and the Dashboard's hit-rate stat rendered to HTML (no DOM here; the e2e specs drive them in Chromium). */
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { DashboardModel, type PrefixCacheRow } from '../stores/dashboardModel.js';
+import { DashboardModel, type PrefixCacheRow } from '../../common/dashboardModel.js';
 import { SyntheticMetrics } from '../testing/syntheticMetrics.js';
 import { DashboardView } from './DashboardView.js';
 import { PrefixCacheTable } from './PrefixCacheTable.js';

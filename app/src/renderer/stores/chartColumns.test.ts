@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SyntheticMetrics } from '../testing/syntheticMetrics.js';
 import { chartColumns, prefixKey, stepKey } from './chartColumns.js';
-import { DashboardModel } from './dashboardModel.js';
+import { DashboardModel } from '../../common/dashboardModel.js';
 
 describe('chartColumns', () => {
   it('lays the ring buffer out as one column per series, times relative to the newest point', () => {

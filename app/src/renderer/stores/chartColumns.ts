@@ -3,7 +3,7 @@
  * ring buffer of points (NaN where a value is unknown), built once per fold and shared by
  * every chart. No per-point objects, so a fold allocates a few arrays, not 600 records.
  */
-import type { DashboardModel } from './dashboardModel.js';
+import type { DashboardModel } from '../../common/dashboardModel.js';
 
 /** Series as columns, oldest point first. */
 export interface ChartColumns {

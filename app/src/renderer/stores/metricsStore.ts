@@ -6,7 +6,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { MetricsSnapshot } from '@afd/shared';
 import type { RendererBridge } from '../bridge/types.js';
-import { DashboardModel, type HeatmapWindow } from './dashboardModel.js';
+import { DashboardModel, type HeatmapWindow } from '../../common/dashboardModel.js';
 
 export interface MetricsState {
   model: DashboardModel;

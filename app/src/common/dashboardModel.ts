@@ -4,7 +4,7 @@
  * per-layer transfer grids, and the FFN loop table. Pure data; no React, no timers.
  */
 import type { FfnLoopStats, MetricsSnapshot } from '@afd/shared';
-import { RingBuffer } from '../lib/RingBuffer.js';
+import { RingBuffer } from './RingBuffer.js';
 import { addTokens, hitRate, prefixIncrease, type PrefixTokens } from './prefixCache.js';
 
 /** Short label of a rank: A0 (attention), F1 (ffn), C0 (colocated). */
