@@ -367,7 +367,8 @@ export class DashboardModel {
   }
 }
 
-function compareLabels(a: string, b: string): number {
+/** Orders rank labels F.., A.., C.., by rank within a role. */
+export function compareLabels(a: string, b: string): number {
   const order = (l: string): number => ({ F: 0, A: 1, C: 2 })[l[0] as 'F' | 'A' | 'C'] ?? 3;
   return order(a) - order(b) || Number(a.slice(1)) - Number(b.slice(1));
 }

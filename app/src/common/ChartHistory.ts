@@ -1,0 +1,192 @@
+/**
+ * Bounded, downsampled history of the Dashboard's chart series. Every point goes into
+ * each tier; a tier sums the points that fall in one of its bucketMs-long slots (count,
+ * sum, min, max per series) and keeps a fixed number of buckets, so memory stays bounded
+ * however long the console runs and however fast points come. A window of the last N ms
+ * reads the finest tier that spans it: with CHART_TIERS that is at most 600 buckets
+ * whatever the range, so a chart never redraws thousands of points.
+ *
+ * Used on both sides of the bridge: ConsoleService keeps one per launch (so a renderer
+ * that reloads gets the last 15 minutes, `toData` / `fromData`), and the renderer's
+ * metrics store keeps its own copy going from there. Pure data; no timers, no DOM.
+ */
+import type { ChartHistoryData } from '@afd/shared';
+import { RingBuffer } from './RingBuffer.js';
+
+/** Every chart series at one time; NaN (or a missing key) means unknown. */
+export interface ChartRow {
+  /** Epoch ms. */
+  tMs: number;
+  values: Readonly<Record<string, number>>;
+}
+
+export interface ChartTierSpec {
+  /** Bucket length, ms. */
+  bucketMs: number;
+  /** Time the tier keeps, ms. */
+  spanMs: number;
+}
+
+/**
+ * Full resolution (the 100 ms fold period) for the last minute, 1 s buckets for 5 minutes,
+ * 2 s buckets for 15 minutes: 600, 300 and 450 buckets.
+ */
+export const CHART_TIERS: readonly ChartTierSpec[] = [
+  { bucketMs: 100, spanMs: 60_000 },
+  { bucketMs: 1_000, spanMs: 300_000 },
+  { bucketMs: 2_000, spanMs: 900_000 },
+];
+
+/** The ranges the Dashboard's picker offers, ms. */
+export const CHART_RANGES_MS = [60_000, 300_000, 900_000] as const;
+export type ChartRangeMs = (typeof CHART_RANGES_MS)[number];
+
+/** The buckets of the last rangeMs, as columns (oldest first). */
+export interface ChartWindow {
+  rangeMs: number;
+  /** Bucket length of the tier read, ms. */
+  bucketMs: number;
+  /** Time of the newest point of each bucket, epoch ms. */
+  tMs: Float64Array;
+  /** Per series key with a value in the window: the mean, min and max of each bucket; NaN where unknown. */
+  mean: ReadonlyMap<string, Float64Array>;
+  min: ReadonlyMap<string, Float64Array>;
+  max: ReadonlyMap<string, Float64Array>;
+}
+
+/** [count, sum, min, max] of a series' finite values in a bucket. */
+type Stats = [number, number, number, number];
+
+interface Bucket {
+  /** floor(tMs / bucketMs). */
+  slot: number;
+  /** Newest point's time, epoch ms. */
+  tMs: number;
+  cols: Map<string, Stats>;
+}
+
+class Tier {
+  readonly buckets: RingBuffer<Bucket>;
+
+  constructor(readonly spec: ChartTierSpec) {
+    if (!(spec.bucketMs > 0) || !(spec.spanMs >= spec.bucketMs)) throw new Error(`chart history tier needs 0 < bucketMs <= spanMs, got ${spec.bucketMs} / ${spec.spanMs} ms`);
+    // One more than the span holds: the open bucket plus a full span of closed ones.
+    this.buckets = new RingBuffer(Math.ceil(spec.spanMs / spec.bucketMs) + 1);
+  }
+
+  add(row: ChartRow): void {
+    const slot = Math.floor(row.tMs / this.spec.bucketMs);
+    let b = this.buckets.last();
+    if (!b || b.slot !== slot) {
+      b = { slot, tMs: row.tMs, cols: new Map() };
+      this.buckets.push(b);
+    }
+    b.tMs = row.tMs;
+    for (const key in row.values) {
+      const v = row.values[key]!;
+      if (!Number.isFinite(v)) continue;
+      const s = b.cols.get(key);
+      if (!s) {
+        b.cols.set(key, [1, v, v, v]);
+        continue;
+      }
+      s[0] += 1;
+      s[1] += v;
+      if (v < s[2]) s[2] = v;
+      if (v > s[3]) s[3] = v;
+    }
+  }
+}
+
+export class ChartHistory {
+  private readonly tiers: Tier[];
+
+  constructor(tiers: readonly ChartTierSpec[] = CHART_TIERS) {
+    if (tiers.length === 0) throw new Error('chart history needs at least one tier');
+    this.tiers = [...tiers].sort((a, b) => a.bucketMs - b.bucketMs).map((t) => new Tier(t));
+  }
+
+  /** Rebuilds a history from its wire form (the console's `metrics.history`). */
+  static fromData(data: ChartHistoryData): ChartHistory {
+    const h = new ChartHistory(data.tiers.map(({ bucketMs, spanMs }) => ({ bucketMs, spanMs })));
+    for (const tier of h.tiers) {
+      const wire = data.tiers.find((t) => t.bucketMs === tier.spec.bucketMs)!;
+      for (const b of wire.buckets) {
+        const cols = new Map<string, Stats>();
+        for (const [key, s] of Object.entries(b.cols)) cols.set(key, [...s]);
+        tier.buckets.push({ slot: Math.floor(b.tMs / tier.spec.bucketMs), tMs: b.tMs, cols });
+      }
+    }
+    return h;
+  }
+
+  /** The wire form: every tier's buckets, oldest first. */
+  toData(): ChartHistoryData {
+    return {
+      tiers: this.tiers.map((t) => ({
+        bucketMs: t.spec.bucketMs,
+        spanMs: t.spec.spanMs,
+        buckets: t.buckets.toArray().map((b) => ({ tMs: b.tMs, cols: Object.fromEntries(b.cols) })),
+      })),
+    };
+  }
+
+  /** The tiers, finest first. */
+  get tierSpecs(): ChartTierSpec[] {
+    return this.tiers.map((t) => ({ ...t.spec }));
+  }
+
+  /** Time of the newest point, epoch ms; null when empty. */
+  get newestMs(): number | null {
+    return this.tiers[0]!.buckets.last()?.tMs ?? null;
+  }
+
+  /** Buckets held over all tiers (bounded by the tiers' spans). */
+  get bucketCount(): number {
+    return this.tiers.reduce((n, t) => n + t.buckets.size, 0);
+  }
+
+  /** Adds a point; one older than the newest is dropped (the history only grows forward in time). */
+  push(row: ChartRow): void {
+    const newest = this.newestMs;
+    if (newest !== null && row.tMs < newest) return;
+    for (const t of this.tiers) t.add(row);
+  }
+
+  clear(): void {
+    for (const t of this.tiers) t.buckets.clear();
+  }
+
+  /**
+   * The buckets whose newest point lies in the last rangeMs before the newest point, from
+   * the finest tier that spans rangeMs (the coarsest when none does).
+   */
+  window(rangeMs: number): ChartWindow {
+    const tier = this.tiers.find((t) => t.spec.spanMs >= rangeMs) ?? this.tiers[this.tiers.length - 1]!;
+    const ring = tier.buckets;
+    const newest = this.newestMs ?? 0;
+    let first = ring.size;
+    while (first > 0 && ring.at(first - 1)!.tMs >= newest - rangeMs) first--;
+    const n = ring.size - first;
+    const tMs = new Float64Array(n);
+    const mean = new Map<string, Float64Array>();
+    const min = new Map<string, Float64Array>();
+    const max = new Map<string, Float64Array>();
+    const column = (key: string): void => {
+      mean.set(key, new Float64Array(n).fill(Number.NaN));
+      min.set(key, new Float64Array(n).fill(Number.NaN));
+      max.set(key, new Float64Array(n).fill(Number.NaN));
+    };
+    for (let i = 0; i < n; i++) {
+      const b = ring.at(first + i)!;
+      tMs[i] = b.tMs;
+      for (const [key, s] of b.cols) {
+        if (!mean.has(key)) column(key);
+        mean.get(key)![i] = s[1] / s[0];
+        min.get(key)![i] = s[2];
+        max.get(key)![i] = s[3];
+      }
+    }
+    return { rangeMs, bucketMs: tier.spec.bucketMs, tMs, mean, min, max };
+  }
+}
