@@ -54,15 +54,17 @@ export interface ChartWindow {
   max: ReadonlyMap<string, Float64Array>;
 }
 
-/** [count, sum, min, max] of a series' finite values in a bucket. */
-type Stats = [number, number, number, number];
-
 interface Bucket {
   /** floor(tMs / bucketMs). */
   slot: number;
   /** Newest point's time, epoch ms. */
   tMs: number;
-  cols: Map<string, Stats>;
+  /**
+   * Per series index k (ChartHistory's key table): count, sum, min, max of its finite values
+   * at [4k .. 4k+3]; count 0 (or past the end) = no value. Flat numbers, no per-series
+   * objects: a 15-minute window reads ~450 buckets x every series once per fold.
+   */
+  stats: number[];
 }
 
 class Tier {
@@ -74,32 +76,40 @@ class Tier {
     this.buckets = new RingBuffer(Math.ceil(spec.spanMs / spec.bucketMs) + 1);
   }
 
-  add(row: ChartRow): void {
-    const slot = Math.floor(row.tMs / this.spec.bucketMs);
+  /** Adds a point given as series indices and their finite values. */
+  add(tMs: number, keys: readonly number[], values: readonly number[]): void {
+    const slot = Math.floor(tMs / this.spec.bucketMs);
     let b = this.buckets.last();
     if (!b || b.slot !== slot) {
-      b = { slot, tMs: row.tMs, cols: new Map() };
+      b = { slot, tMs, stats: [] };
       this.buckets.push(b);
     }
-    b.tMs = row.tMs;
-    for (const key in row.values) {
-      const v = row.values[key]!;
-      if (!Number.isFinite(v)) continue;
-      const s = b.cols.get(key);
-      if (!s) {
-        b.cols.set(key, [1, v, v, v]);
+    b.tMs = tMs;
+    const st = b.stats;
+    for (let j = 0; j < keys.length; j++) {
+      const at = 4 * keys[j]!;
+      const v = values[j]!;
+      while (st.length < at + 4) st.push(0);
+      if (st[at] === 0) {
+        st[at] = 1;
+        st[at + 1] = v;
+        st[at + 2] = v;
+        st[at + 3] = v;
         continue;
       }
-      s[0] += 1;
-      s[1] += v;
-      if (v < s[2]) s[2] = v;
-      if (v > s[3]) s[3] = v;
+      st[at]! += 1;
+      st[at + 1]! += v;
+      if (v < st[at + 2]!) st[at + 2] = v;
+      if (v > st[at + 3]!) st[at + 3] = v;
     }
   }
 }
 
 export class ChartHistory {
   private readonly tiers: Tier[];
+  /** Series keys in the order first seen; a bucket's stats are indexed by position here. */
+  private readonly keys: string[] = [];
+  private readonly keyIndex = new Map<string, number>();
 
   constructor(tiers: readonly ChartTierSpec[] = CHART_TIERS) {
     if (tiers.length === 0) throw new Error('chart history needs at least one tier');
@@ -112,9 +122,13 @@ export class ChartHistory {
     for (const tier of h.tiers) {
       const wire = data.tiers.find((t) => t.bucketMs === tier.spec.bucketMs)!;
       for (const b of wire.buckets) {
-        const cols = new Map<string, Stats>();
-        for (const [key, s] of Object.entries(b.cols)) cols.set(key, [...s]);
-        tier.buckets.push({ slot: Math.floor(b.tMs / tier.spec.bucketMs), tMs: b.tMs, cols });
+        const stats: number[] = [];
+        for (const [key, s] of Object.entries(b.cols)) {
+          const at = 4 * h.indexOf(key);
+          while (stats.length < at + 4) stats.push(0);
+          stats.splice(at, 4, ...s);
+        }
+        tier.buckets.push({ slot: Math.floor(b.tMs / tier.spec.bucketMs), tMs: b.tMs, stats });
       }
     }
     return h;
@@ -126,7 +140,14 @@ export class ChartHistory {
       tiers: this.tiers.map((t) => ({
         bucketMs: t.spec.bucketMs,
         spanMs: t.spec.spanMs,
-        buckets: t.buckets.toArray().map((b) => ({ tMs: b.tMs, cols: Object.fromEntries(b.cols) })),
+        buckets: t.buckets.toArray().map((b) => {
+          const cols: Record<string, [number, number, number, number]> = {};
+          for (let k = 0; 4 * k < b.stats.length; k++) {
+            const at = 4 * k;
+            if (b.stats[at]! > 0) cols[this.keys[k]!] = [b.stats[at]!, b.stats[at + 1]!, b.stats[at + 2]!, b.stats[at + 3]!];
+          }
+          return { tMs: b.tMs, cols };
+        }),
       })),
     };
   }
@@ -150,11 +171,31 @@ export class ChartHistory {
   push(row: ChartRow): void {
     const newest = this.newestMs;
     if (newest !== null && row.tMs < newest) return;
-    for (const t of this.tiers) t.add(row);
+    const keys: number[] = [];
+    const values: number[] = [];
+    for (const key in row.values) {
+      const v = row.values[key]!;
+      if (!Number.isFinite(v)) continue;
+      keys.push(this.indexOf(key));
+      values.push(v);
+    }
+    for (const t of this.tiers) t.add(row.tMs, keys, values);
+  }
+
+  private indexOf(key: string): number {
+    let k = this.keyIndex.get(key);
+    if (k === undefined) {
+      k = this.keys.length;
+      this.keys.push(key);
+      this.keyIndex.set(key, k);
+    }
+    return k;
   }
 
   clear(): void {
     for (const t of this.tiers) t.buckets.clear();
+    this.keys.length = 0;
+    this.keyIndex.clear();
   }
 
   /**
@@ -169,24 +210,30 @@ export class ChartHistory {
     while (first > 0 && ring.at(first - 1)!.tMs >= newest - rangeMs) first--;
     const n = ring.size - first;
     const tMs = new Float64Array(n);
-    const mean = new Map<string, Float64Array>();
-    const min = new Map<string, Float64Array>();
-    const max = new Map<string, Float64Array>();
-    const column = (key: string): void => {
-      mean.set(key, new Float64Array(n).fill(Number.NaN));
-      min.set(key, new Float64Array(n).fill(Number.NaN));
-      max.set(key, new Float64Array(n).fill(Number.NaN));
-    };
+    // Per series index: [mean, min, max] columns, made when the series first has a value.
+    const cols: (Float64Array[] | undefined)[] = new Array(this.keys.length);
     for (let i = 0; i < n; i++) {
       const b = ring.at(first + i)!;
       tMs[i] = b.tMs;
-      for (const [key, s] of b.cols) {
-        if (!mean.has(key)) column(key);
-        mean.get(key)![i] = s[1] / s[0];
-        min.get(key)![i] = s[2];
-        max.get(key)![i] = s[3];
+      const st = b.stats;
+      for (let k = 0, at = 0; at < st.length; k++, at += 4) {
+        const count = st[at]!;
+        if (count === 0) continue;
+        const c = (cols[k] ??= [0, 1, 2].map(() => new Float64Array(n).fill(Number.NaN)));
+        c[0]![i] = st[at + 1]! / count;
+        c[1]![i] = st[at + 2]!;
+        c[2]![i] = st[at + 3]!;
       }
     }
+    const mean = new Map<string, Float64Array>();
+    const min = new Map<string, Float64Array>();
+    const max = new Map<string, Float64Array>();
+    cols.forEach((c, k) => {
+      if (!c) return;
+      mean.set(this.keys[k]!, c[0]!);
+      min.set(this.keys[k]!, c[1]!);
+      max.set(this.keys[k]!, c[2]!);
+    });
     return { rangeMs, bucketMs: tier.spec.bucketMs, tMs, mean, min, max };
   }
 }
