@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { chartHistorySchema } from '@afd/shared';
+import { BRIDGE_MAX_MESSAGE_BYTES, chartHistorySchema } from '@afd/shared';
 import { CHART_TIERS, ChartHistory } from './ChartHistory.js';
+import { syntheticHistory } from '../renderer/testing/syntheticHistory.js';
 
 /** Points every `stepMs` from t0 for `count` points; value i at point i. */
 function fill(h: ChartHistory, count: number, stepMs = 100, t0 = 1_000_000): void {
@@ -86,6 +87,20 @@ describe('ChartHistory', () => {
     // And goes on from where it was.
     back.push({ tMs: 2_000_100, values: { v: 1 } });
     expect(back.newestMs).toBe(2_000_100);
+  });
+
+  it('sends values at 6 significant digits, a one-point bucket as its value', () => {
+    const h = new ChartHistory([{ bucketMs: 1_000, spanMs: 10_000 }]);
+    h.push({ tMs: 1_000, values: { v: 1 / 3 } });
+    h.push({ tMs: 2_000, values: { v: 1 / 3 } });
+    h.push({ tMs: 2_500, values: { v: 2 / 3 } });
+    expect(h.toData().tiers[0]!.buckets.map((b) => b.cols['v'])).toEqual([0.333333, [2, 1, 0.333333, 0.666667]]);
+  });
+
+  it('fits the bridge frame with room to spare: 64 ranks\' series, every tier full', () => {
+    const data = syntheticHistory({ attentionRanks: 32, ffnRanks: 32, minutes: 16, endMs: 1e12 });
+    // ~4.4 MB of the 8 MiB (106 series); before rounding and one-point buckets it was ~10 MB.
+    expect(JSON.stringify(data).length).toBeLessThan(BRIDGE_MAX_MESSAGE_BYTES * 0.6);
   });
 
   it('refuses a tier whose span is shorter than its bucket', () => {

@@ -54,6 +54,9 @@ export interface ChartWindow {
   max: ReadonlyMap<string, Float64Array>;
 }
 
+/** A value as the wire carries it: 6 significant digits (plenty for a chart, half the JSON). */
+const wireNumber = (v: number): number => Number(v.toPrecision(6));
+
 interface Bucket {
   /** floor(tMs / bucketMs). */
   slot: number;
@@ -126,7 +129,7 @@ export class ChartHistory {
         for (const [key, s] of Object.entries(b.cols)) {
           const at = 4 * h.indexOf(key);
           while (stats.length < at + 4) stats.push(0);
-          stats.splice(at, 4, ...s);
+          stats.splice(at, 4, ...(typeof s === 'number' ? [1, s, s, s] : s));
         }
         tier.buckets.push({ slot: Math.floor(b.tMs / tier.spec.bucketMs), tMs: b.tMs, stats });
       }
@@ -134,17 +137,18 @@ export class ChartHistory {
     return h;
   }
 
-  /** The wire form: every tier's buckets, oldest first. */
+  /** The wire form: every tier's buckets, oldest first, values at 6 significant digits. */
   toData(): ChartHistoryData {
     return {
       tiers: this.tiers.map((t) => ({
         bucketMs: t.spec.bucketMs,
         spanMs: t.spec.spanMs,
         buckets: t.buckets.toArray().map((b) => {
-          const cols: Record<string, [number, number, number, number]> = {};
-          for (let k = 0; 4 * k < b.stats.length; k++) {
-            const at = 4 * k;
-            if (b.stats[at]! > 0) cols[this.keys[k]!] = [b.stats[at]!, b.stats[at + 1]!, b.stats[at + 2]!, b.stats[at + 3]!];
+          const cols: ChartHistoryData['tiers'][number]['buckets'][number]['cols'] = {};
+          const st = b.stats;
+          for (let k = 0, at = 0; at < st.length; k++, at += 4) {
+            if (st[at] === 1) cols[this.keys[k]!] = wireNumber(st[at + 1]!);
+            else if (st[at]! > 1) cols[this.keys[k]!] = [st[at]!, wireNumber(st[at + 1]!), wireNumber(st[at + 2]!), wireNumber(st[at + 3]!)];
           }
           return { tMs: b.tMs, cols };
         }),

@@ -3,7 +3,8 @@
  * chart series (15 minutes, downsampled in tiers of coarser buckets) and hands to a
  * renderer that loads or reloads, so its charts do not start empty. The history itself
  * (pushing points, bucketing, windows) is app/src/common/ChartHistory.ts; this is its wire
- * form: plain numbers only (no NaN, which JSON cannot carry).
+ * form: plain numbers only (no NaN, which JSON cannot carry), at 6 significant digits (a
+ * 15-minute history of 64 ranks' series stays well inside the bridge's 8 MiB frame).
  */
 import { z } from 'zod';
 
@@ -12,10 +13,11 @@ export const chartBucketSchema = z.object({
   /** Time of the newest point in the bucket, epoch ms (the bucket is floor(tMs / bucketMs)). */
   tMs: z.number(),
   /**
-   * Per series key: [count, sum, min, max] of the bucket's finite values. A series with no
-   * finite value in the bucket (unknown then) has no entry.
+   * Per series key: [count, sum, min, max] of the bucket's finite values, or the value
+   * itself when the bucket holds one point (most of the full-resolution tier: half the
+   * bytes). A series with no finite value in the bucket (unknown then) has no entry.
    */
-  cols: z.record(z.string(), z.tuple([z.int().positive(), z.number(), z.number(), z.number()])),
+  cols: z.record(z.string(), z.union([z.number(), z.tuple([z.int().positive(), z.number(), z.number(), z.number()])])),
 });
 export type ChartBucket = z.infer<typeof chartBucketSchema>;
 
