@@ -27,12 +27,15 @@ export interface ChartTierSpec {
   spanMs: number;
 }
 
+/** The fold period (a point per fold): buckets up to this long hold single points, longer ones summarize several, ms. */
+export const FULL_RESOLUTION_MS = 100;
+
 /**
  * Full resolution (the 100 ms fold period) for the last minute, 1 s buckets for 5 minutes,
  * 2 s buckets for 15 minutes: 600, 300 and 450 buckets.
  */
 export const CHART_TIERS: readonly ChartTierSpec[] = [
-  { bucketMs: 100, spanMs: 60_000 },
+  { bucketMs: FULL_RESOLUTION_MS, spanMs: 60_000 },
   { bucketMs: 1_000, spanMs: 300_000 },
   { bucketMs: 2_000, spanMs: 900_000 },
 ];

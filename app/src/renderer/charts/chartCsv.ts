@@ -4,6 +4,7 @@
  * (buckets longer than the 100 ms fold) also get each bucket's min and max, so a spike the
  * mean hides is still in the file. Unknown values are empty cells.
  */
+import { FULL_RESOLUTION_MS } from '../../common/ChartHistory.js';
 import type { ChartColumns } from '../stores/chartColumns.js';
 
 /** What a column of the CSV is. */
@@ -14,8 +15,6 @@ export interface CsvSeries {
   unit: string;
 }
 
-/** Bucket length up to which a point is one fold, not a summary of several, ms. */
-const FULL_RESOLUTION_MS = 100;
 
 /** RFC 4180 field: quoted when it holds a comma, quote or line break. */
 const field = (s: string): string => (/[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);

@@ -12,6 +12,7 @@
 import { memo, useEffect, useRef, useState } from 'react';
 import { ChartPainter, sharedRasterizer } from '../charts/ChartPainter.js';
 import { rasterSize, type LineChartFrame } from '../charts/drawLineChart.js';
+import { FULL_RESOLUTION_MS } from '../../common/ChartHistory.js';
 import type { ChartColumns } from '../stores/chartColumns.js';
 import { ChartExportButtons } from './ChartExportButtons.js';
 
@@ -45,8 +46,6 @@ export interface LiveLineChartProps {
 }
 
 const NO_VALUES = new Float64Array(0);
-/** Bucket length up to which points are single folds (no min-max band), ms. */
-const FULL_RESOLUTION_MS = 100;
 
 /** The frame the chart draws (and the PNG export redraws). */
 function chartFrame(data: ChartColumns, series: readonly SeriesDef[], integerAxis: boolean, widthPx: number, heightPx: number): LineChartFrame {
