@@ -57,6 +57,15 @@ describe('ChartHistory', () => {
     expect(Number.isNaN(w.mean.get('w')![1]!)).toBe(true);
   });
 
+  it('gives the newest point\'s values as latest, whatever the range', () => {
+    const h = new ChartHistory();
+    h.push({ tMs: 1_000, values: { v: 1 } });
+    h.push({ tMs: 1_100, values: { v: 9 } });
+    const w = h.window(900_000);
+    expect([...w.mean.get('v')!]).toEqual([5]);
+    expect(w.latest.get('v')).toBe(9);
+  });
+
   it('leaves NaN out of the statistics and drops points older than the newest', () => {
     const h = new ChartHistory([{ bucketMs: 1_000, spanMs: 10_000 }]);
     h.push({ tMs: 1_000, values: { v: Number.NaN } });

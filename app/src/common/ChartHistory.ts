@@ -55,6 +55,8 @@ export interface ChartWindow {
   mean: ReadonlyMap<string, Float64Array>;
   min: ReadonlyMap<string, Float64Array>;
   max: ReadonlyMap<string, Float64Array>;
+  /** The newest values (the finest tier's newest bucket), whatever the range: what a legend shows as now. */
+  latest: ReadonlyMap<string, number>;
 }
 
 /** A value as the wire carries it: 6 significant digits (plenty for a chart, half the JSON). */
@@ -241,6 +243,9 @@ export class ChartHistory {
       min.set(this.keys[k]!, c[1]!);
       max.set(this.keys[k]!, c[2]!);
     });
-    return { rangeMs, bucketMs: tier.spec.bucketMs, tMs, mean, min, max };
+    const latest = new Map<string, number>();
+    const st = this.tiers[0]!.buckets.last()?.stats ?? [];
+    for (let k = 0, at = 0; at < st.length; k++, at += 4) if (st[at]! > 0) latest.set(this.keys[k]!, st[at + 1]! / st[at]!);
+    return { rangeMs, bucketMs: tier.spec.bucketMs, tMs, mean, min, max, latest };
   }
 }

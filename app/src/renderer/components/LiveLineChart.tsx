@@ -97,7 +97,6 @@ export const LiveLineChart = memo(function LiveLineChart({ title, data, series, 
     }
     painter.current.paint(frame);
   }, [data, series, integerAxis, widthPx, heightPx, empty]);
-  const lastIndex = data.t.length - 1;
   // Legend lines: about 6 entries fit a line of a half-width panel.
   const legendLines = Math.max(1, Math.ceil(series.length / 6));
   return (
@@ -115,7 +114,7 @@ export const LiveLineChart = memo(function LiveLineChart({ title, data, series, 
       )}
       <div className="small chart-legend live" aria-live="off" style={{ height: `${legendLines * 1.5}em` }}>
         {series.map((s) => {
-          const v = lastIndex >= 0 ? (data.values.get(s.key)?.[lastIndex] ?? Number.NaN) : Number.NaN;
+          const v = data.latest.get(s.key) ?? Number.NaN;
           return (
             <span key={s.key} style={{ color: s.color }}>
               ● {s.label}
