@@ -28,6 +28,7 @@ describe('ChartHistory', () => {
     expect(w1.mean.get('v')![600]).toBe(8_999);
     const w5 = h.window(300_000);
     expect(w5.bucketMs).toBe(1_000);
+    expect(h.bucketMsFor(300_000)).toBe(1_000);
     expect(w5.tMs.length).toBeLessThanOrEqual(301);
     expect(w5.tMs.length).toBeGreaterThanOrEqual(300);
     const w15 = h.window(900_000);
@@ -61,9 +62,9 @@ describe('ChartHistory', () => {
     const h = new ChartHistory();
     h.push({ tMs: 1_000, values: { v: 1 } });
     h.push({ tMs: 1_100, values: { v: 9 } });
-    const w = h.window(900_000);
-    expect([...w.mean.get('v')!]).toEqual([5]);
-    expect(w.latest.get('v')).toBe(9);
+    expect([...h.window(900_000).mean.get('v')!]).toEqual([5]);
+    expect(h.latest().get('v')).toBe(9);
+    expect(new ChartHistory().latest().size).toBe(0);
   });
 
   it('leaves NaN out of the statistics and drops points older than the newest', () => {

@@ -17,7 +17,6 @@ const cols = (bucketMs: number): ChartColumns => ({
     ['tps', new Float64Array([15, Number.NaN])],
     ['kv', new Float64Array([52, 52])],
   ]),
-  latest: new Map(),
   rangeMs: 60_000,
   bucketMs,
 });

@@ -2,7 +2,7 @@
 import { memo, useMemo } from 'react';
 import { formatBytes, formatCount, formatMs, formatPercent, formatRate } from '../lib/format.js';
 import type { DashboardModel, HeatmapWindow } from '../../common/dashboardModel.js';
-import type { ChartHistory } from '../../common/ChartHistory.js';
+import { FULL_RESOLUTION_MS, type ChartHistory } from '../../common/ChartHistory.js';
 import { prefixKey, stepKey } from '../../common/chartRow.js';
 import { Heatmap } from './Heatmap.js';
 import { LiveLineChart, PALETTE, type SeriesDef } from './LiveLineChart.js';
@@ -82,7 +82,13 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
     // version is the model's change counter: recompute when it moves.
   }, [model, version, heatmapWindow]);
 
-  // Canvas charts redraw with every fold too, from columns of the range's window built once per fold.
+  // Canvas charts redraw from columns of the range's window, built once per redraw: with
+  // every fold at full resolution (the last minute); when a bucket closes for the
+  // downsampled ranges (a 15-minute chart moves a tenth of a pixel per fold, not worth a
+  // redraw). The legends' newest values follow every fold.
+  const bucketMs = history.bucketMsFor(chartRangeMs);
+  const redraw = bucketMs > FULL_RESOLUTION_MS ? Math.floor((history.newestMs ?? 0) / bucketMs) : version;
+  const latest = useMemo(() => history.latest(), [history, version]);
   const charts = useMemo(() => {
     const { data, stepLabels, prefixLabels } = chartColumns(history.window(chartRangeMs));
     const stepSeries: SeriesDef[] = stepLabels.map((l, i) => ({ key: stepKey(l), label: l, color: PALETTE[i % PALETTE.length]!, unit: 'ms' }));
@@ -91,8 +97,8 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
       ...(prefixLabels.length > 1 ? prefixLabels.map((l, i) => ({ key: prefixKey(l), label: l, color: PREFIX_RANK_COLORS[i % PREFIX_RANK_COLORS.length]!, unit: '%' })) : []),
     ];
     return { data, stepSeries, prefixSeries };
-    // version is the model's change counter (the history grows with it): recompute when it moves.
-  }, [history, chartRangeMs, version]);
+    // redraw moves with the model's change counter or the newest bucket: recompute when it does.
+  }, [history, chartRangeMs, redraw]);
 
   const g = d.graph;
   const hitRate = g.hits + g.misses > 0 ? g.hits / (g.hits + g.misses) : Number.NaN;
@@ -118,29 +124,29 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
       </div>
       <div className="grid-2">
         <div className="panel" data-testid="panel-throughput">
-          <LiveLineChart title="Output tokens/s" label="output tokens per second" data={charts.data} series={TPS} format={fmt0} emptyText={NO_SERVING} />
+          <LiveLineChart title="Output tokens/s" label="output tokens per second" data={charts.data} latest={latest} series={TPS} format={fmt0} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-step">
-          <LiveLineChart title="Step latency per rank (ms)" label="step latency per rank" data={charts.data} series={charts.stepSeries} format={fmt1} />
+          <LiveLineChart title="Step latency per rank (ms)" label="step latency per rank" data={charts.data} latest={latest} series={charts.stepSeries} format={fmt1} />
         </div>
         <div className="panel" data-testid="panel-kv">
-          <LiveLineChart title="KV cache blocks in use and cached (%)" label="KV cache blocks in use and cached" data={charts.data} series={KV} format={fmtPct} emptyText={NO_SERVING} />
+          <LiveLineChart title="KV cache blocks in use and cached (%)" label="KV cache blocks in use and cached" data={charts.data} latest={latest} series={KV} format={fmtPct} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-prefix">
-          <LiveLineChart title={`Prefix cache hit rate, ${prefixWindow} (%)`} label="prefix cache hit rate" data={charts.data} series={charts.prefixSeries} format={fmtPct} emptyText={NO_PREFIX} />
+          <LiveLineChart title={`Prefix cache hit rate, ${prefixWindow} (%)`} label="prefix cache hit rate" data={charts.data} latest={latest} series={charts.prefixSeries} format={fmtPct} emptyText={NO_PREFIX} />
         </div>
         <div className="panel" data-testid="panel-requests">
-          <LiveLineChart title="Requests" label="running and waiting requests" data={charts.data} series={REQUESTS} format={fmt0} integerAxis emptyText={NO_SERVING} />
+          <LiveLineChart title="Requests" label="running and waiting requests" data={charts.data} latest={latest} series={REQUESTS} format={fmt0} integerAxis emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-prefix-ranks">
           <h3>Prefix cache per rank (tokens looked up on admission)</h3>
           <PrefixCacheTable ranks={d.prefix.ranks} all={prefixAll} windowLabel={prefixWindow} frozen={frozen} />
         </div>
         <div className="panel" data-testid="panel-graphs">
-          <LiveLineChart title="CUDA graph replays per second" label="CUDA graph replays per second" data={charts.data} series={GRAPHS} format={fmt1} />
+          <LiveLineChart title="CUDA graph replays per second" label="CUDA graph replays per second" data={charts.data} latest={latest} series={GRAPHS} format={fmt1} />
         </div>
         <div className="panel" data-testid="panel-hitrate">
-          <LiveLineChart title="Graph hit rate, cumulative (%)" label="CUDA graph hit rate" data={charts.data} series={HIT_RATE} format={fmt0} emptyText={NO_GRAPHS} />
+          <LiveLineChart title="Graph hit rate, cumulative (%)" label="CUDA graph hit rate" data={charts.data} latest={latest} series={HIT_RATE} format={fmt0} emptyText={NO_GRAPHS} />
         </div>
       </div>
       <div className="panel" data-testid="panel-heatmaps">

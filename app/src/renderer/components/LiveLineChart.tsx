@@ -34,6 +34,8 @@ export interface LiveLineChartProps {
   /** Panel heading; also names the exported files. */
   title: string;
   data: ChartColumns;
+  /** The newest value of each series (the legend's), which changes with every fold even while the drawn window does not. */
+  latest: ReadonlyMap<string, number>;
   series: readonly SeriesDef[];
   format?: (v: number) => string;
   /** The series are counts: y ticks stay whole numbers. */
@@ -62,7 +64,7 @@ function chartFrame(data: ChartColumns, series: readonly SeriesDef[], integerAxi
   };
 }
 
-export const LiveLineChart = memo(function LiveLineChart({ title, data, series, format, integerAxis = false, heightPx = 180, emptyText = 'no data reported yet', label }: LiveLineChartProps) {
+export const LiveLineChart = memo(function LiveLineChart({ title, data, latest, series, format, integerAxis = false, heightPx = 180, emptyText = 'no data reported yet', label }: LiveLineChartProps) {
   const wrap = useRef<HTMLDivElement>(null);
   const canvas = useRef<HTMLCanvasElement>(null);
   const painter = useRef<ChartPainter | null>(null);
@@ -114,7 +116,7 @@ export const LiveLineChart = memo(function LiveLineChart({ title, data, series, 
       )}
       <div className="small chart-legend live" aria-live="off" style={{ height: `${legendLines * 1.5}em` }}>
         {series.map((s) => {
-          const v = data.latest.get(s.key) ?? Number.NaN;
+          const v = latest.get(s.key) ?? Number.NaN;
           return (
             <span key={s.key} style={{ color: s.color }}>
               ● {s.label}

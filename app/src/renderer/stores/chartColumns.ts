@@ -18,8 +18,6 @@ export interface ChartColumns {
   /** The buckets' smallest and largest values (equal to values at full resolution). */
   min: ReadonlyMap<string, Float64Array>;
   max: ReadonlyMap<string, Float64Array>;
-  /** The newest value of each series (not its bucket's mean): the legend's. */
-  latest: ReadonlyMap<string, number>;
   /** The window shown, ms (the x axis spans it even while the history is shorter). */
   rangeMs: number;
   /** Bucket length of the points, ms. */
@@ -42,7 +40,7 @@ export function chartColumns(w: ChartWindow): { data: ChartColumns; stepLabels: 
       .filter((l): l is string => l !== null)
       .sort(compareLabels);
   return {
-    data: { t, tMs: w.tMs, values: w.mean, min: w.min, max: w.max, latest: w.latest, rangeMs: w.rangeMs, bucketMs: w.bucketMs },
+    data: { t, tMs: w.tMs, values: w.mean, min: w.min, max: w.max, rangeMs: w.rangeMs, bucketMs: w.bucketMs },
     stepLabels: labels('step_'),
     prefixLabels: labels('prefix_'),
   };
