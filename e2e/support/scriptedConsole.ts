@@ -50,6 +50,8 @@ export async function routeScriptedConsole(page: Page, reply: (request: BridgeRe
     'agents.list': () => ({ agents: [] }),
     'launch.get': () => ({ launch }),
     'chat.stop': () => ({ stopped: false }),
+    // No metrics: the Dashboard's charts start empty.
+    'metrics.history': () => ({ launchId: null, history: { tiers: [] } }),
   };
   const push = (ws: WebSocketRoute, channel: BridgePushChannel, payload: unknown): void => {
     const ok = validateBridgePush(channel, payload);

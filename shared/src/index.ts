@@ -18,6 +18,7 @@ export * from './config/loadFormat.js';
 export * from './protocol/wire.js';
 export * from './protocol/role.js';
 export * from './protocol/metrics.js';
+export * from './protocol/chartHistory.js';
 export * from './protocol/inventory.js';
 export * from './protocol/modelInspect.js';
 export * from './protocol/launch.js';

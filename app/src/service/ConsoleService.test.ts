@@ -30,6 +30,8 @@ describe('ConsoleService.invoke', () => {
     const spec = { mode: 'colocated', placements: [{ role: 'colocated', rank: 0, agentId: 'gpu-host', backend: 'cpu' }] };
     await expect(s.invoke('topology.launch', spec)).rejects.toThrow('cannot launch: colocated rank 0 is placed on agent "gpu-host", which the console does not know; add it on the Agents screen');
     await expect(s.invoke('launch.get', {})).resolves.toEqual({ launch: null });
+    // No launch, no chart history yet (a renderer that loads now starts with empty charts).
+    await expect(s.invoke('metrics.history', {})).resolves.toMatchObject({ launchId: null, history: { tiers: [{ buckets: [] }, { buckets: [] }, { buckets: [] }] } });
   });
 
   it('explains chat and restart without a topology, and a missing agent', async () => {

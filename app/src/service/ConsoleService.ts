@@ -24,6 +24,7 @@ import { AgentConnection } from './AgentConnection.js';
 import { ChatRunner, type PushFn } from './ChatRunner.js';
 import { LaunchTracker } from './LaunchTracker.js';
 import { RequestLogs } from './RequestLogs.js';
+import { MetricsHistory } from './MetricsHistory.js';
 import { readServedModel, type ServedModel } from './servedModel.js';
 import { checkPlacements } from '../common/placementCheck.js';
 import { withAgentHosts } from './agentHosts.js';
@@ -60,6 +61,8 @@ export class ConsoleService {
   private launch: LaunchTracker | null = null;
   private readonly chats = new Map<string, ChatRunner>();
   private readonly requestLogs = new RequestLogs();
+  /** The Dashboard's chart history of the current launch (handed to renderers as they load). */
+  private readonly metricsHistory = new MetricsHistory();
   private readonly log: (message: string) => void;
   private readonly handlers: Handlers;
 
@@ -84,6 +87,7 @@ export class ConsoleService {
       'logs.get': async (r) => this.entry(r.agentId).conn.request('logs.get', { role: r.role, rank: r.rank, tail: r.tail }),
       'chat.start': async (r) => this.startChat(r),
       'requests.list': async () => ({ requests: this.requestLogs.list() }),
+      'metrics.history': async () => this.metricsHistory.data(),
       'requests.get': (r) => this.entry(r.agentId).conn.request('requests.get', { id: r.id }),
       'api.key': async (r) => ({ held: this.opts.apiKey !== undefined, apiKey: r.reveal ? (this.opts.apiKey ?? null) : null }),
       'chat.stop': async (r) => {
@@ -238,7 +242,9 @@ export class ConsoleService {
         this.push('logs.lines', { agentId: e.agentId, role: ev.role, rank: ev.rank, lines: ev.lines });
         return;
       case 'metrics.snapshot':
-        if (this.launch && ev.launchId === this.launch.launchId) this.push('metrics.snapshot', { agentId: e.agentId, launchId: ev.launchId, snapshot: ev.snapshot });
+        if (!this.launch || ev.launchId !== this.launch.launchId) return;
+        this.metricsHistory.add(ev.launchId, ev.snapshot);
+        this.push('metrics.snapshot', { agentId: e.agentId, launchId: ev.launchId, snapshot: ev.snapshot });
         return;
       case 'requests.logged':
         this.requestLogs.append(e.agentId, ev.requests);

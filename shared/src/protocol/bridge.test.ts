@@ -38,6 +38,10 @@ const invokes: Record<BridgeInvokeChannel, { request: unknown; response: unknown
   'requests.list': { request: {}, response: { requests: [{ ...summary, agentId: 'a1' }] } },
   'requests.get': { request: { agentId: 'a1', id: 3 }, response: { ...summary, requestBody: '{}', requestBytes: 2, responseBody: '{}', responseBytes: 2, responseText: null, bodiesKept: true } },
   'api.key': { request: {}, response: { held: true, apiKey: null } },
+  'metrics.history': {
+    request: {},
+    response: { launchId: 'L1', history: { tiers: [{ bucketMs: 100, spanMs: 60_000, buckets: [{ tMs: 1000, cols: { tokensPerSecond: [2, 30, 10, 20] } }] }] } },
+  },
 };
 
 const pushes: Record<BridgePushChannel, unknown> = {

@@ -15,6 +15,7 @@ import { gpuShareStateSchema } from './gpuSharing.js';
 import { launchSpecSchema, logLineSchema, rankRefShape, rankStateSchema, topologyStateSchema } from './launch.js';
 import { chatStartSchema, chatTokenLogprobSchema, chatToolCallDeltaSchema } from './chat.js';
 import { metricsSnapshotSchema } from './metrics.js';
+import { chartHistorySchema } from './chartHistory.js';
 import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
 import { requestDetailSchema, requestSummarySchema } from './requestLog.js';
 import { decodeJsonMessage, validateMessage, type DecodeResult } from './wire.js';
@@ -160,6 +161,19 @@ export const bridgeInvokeChannels = {
   'chat.start': { request: chatStartSchema, response: z.object({ /** Id used by chat.delta/done/error. */ chatId }) },
   /** Abort a streamed chat. */
   'chat.stop': { request: z.object({ /** The chat to stop. */ chatId }), response: z.object({ /** Whether it was still running. */ stopped: z.boolean() }) },
+  /**
+   * The Dashboard's chart history of the current launch, kept by the console so that a
+   * renderer that (re)loads draws the last 15 minutes at once.
+   */
+  'metrics.history': {
+    request: empty,
+    response: z.object({
+      /** The launch the history belongs to; null before any metrics came. */
+      launchId: z.string().nullable(),
+      /** The chart series, downsampled. */
+      history: chartHistorySchema,
+    }),
+  },
   /** The request logs of every agent's front router (the newest REQUEST_LOG_CAPACITY of each). */
   'requests.list': { request: empty, response: z.object({ /** Oldest first. */ requests: z.array(loggedRequestSchema) }) },
   /** One logged request with its bodies. */

@@ -69,11 +69,16 @@ describe('ChartPainter', () => {
 
 function fakeWorker() {
   const posted: ChartRequest[] = [];
-  const w: WorkerLike & { posted: ChartRequest[]; reply(m: ChartReply): void; fail(message: string): void } = {
+  const transferred: (Transferable[] | undefined)[] = [];
+  const w: WorkerLike & { posted: ChartRequest[]; transferred: (Transferable[] | undefined)[]; reply(m: ChartReply): void; fail(message: string): void } = {
     posted,
+    transferred,
     onmessage: null,
     onerror: null,
-    postMessage: (m) => posted.push(m),
+    postMessage: (m, t) => {
+      posted.push(m);
+      transferred.push(t);
+    },
     reply: (m) => w.onmessage?.({ data: m } as MessageEvent<ChartReply>),
     fail: (message) => w.onerror?.({ message } as ErrorEvent),
   };
@@ -90,6 +95,10 @@ describe('WorkerRasterizer', () => {
       [7, 1],
       [8, 2],
     ]);
+    // The frame travels packed: its arrays in one buffer, handed over (transferred).
+    const first = w.posted[0]!;
+    expect(first.kind === 'draw' && [...first.frame.data]).toEqual([-1, 0, 1, 2]);
+    expect(w.transferred[0]).toEqual([first.kind === 'draw' && first.frame.data.buffer]);
     w.reply({ kind: 'bitmap', id: 8, seq: 2, bitmap: bitmap(2) });
     w.reply({ kind: 'error', id: 7, seq: 1, message: 'no context' });
     expect((await b).width).toBe(2);

@@ -9,6 +9,7 @@
 import { createChartCanvases } from './chartCanvases.js';
 import type { LineChartFrame } from './drawLineChart.js';
 import type { ChartReply, ChartRequest } from './chartProtocol.js';
+import { packFrame } from './packFrame.js';
 
 /** Turns frames into bitmaps, somewhere. */
 export interface Rasterizer {
@@ -19,7 +20,7 @@ export interface Rasterizer {
 
 /** The part of a Worker a WorkerRasterizer uses (tests pass a fake). */
 export interface WorkerLike {
-  postMessage(message: ChartRequest): void;
+  postMessage(message: ChartRequest, transfer?: Transferable[]): void;
   onmessage: ((ev: MessageEvent<ChartReply>) => void) | null;
   onerror: ((ev: ErrorEvent) => void) | null;
 }
@@ -71,7 +72,8 @@ export class WorkerRasterizer implements Rasterizer {
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
-      this.worker.postMessage({ kind: 'draw', id, seq, frame });
+      const packed = packFrame(frame);
+      this.worker.postMessage({ kind: 'draw', id, seq, frame: packed }, [packed.data.buffer]);
     });
   }
 

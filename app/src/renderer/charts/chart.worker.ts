@@ -5,6 +5,7 @@
  */
 import { createChartCanvases } from './chartCanvases.js';
 import type { ChartReply, ChartRequest } from './chartProtocol.js';
+import { unpackFrame } from './packFrame.js';
 
 const canvases = createChartCanvases();
 /** The worker scope's postMessage (the DOM lib types `self` as a Window). */
@@ -17,7 +18,7 @@ self.onmessage = (ev: MessageEvent<ChartRequest>) => {
     return;
   }
   try {
-    const bitmap = canvases.draw(req.id, req.frame);
+    const bitmap = canvases.draw(req.id, unpackFrame(req.frame));
     reply({ kind: 'bitmap', id: req.id, seq: req.seq, bitmap }, [bitmap]);
   } catch (err) {
     reply({ kind: 'error', id: req.id, seq: req.seq, message: err instanceof Error ? err.message : String(err) });

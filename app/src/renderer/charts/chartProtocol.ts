@@ -1,9 +1,9 @@
 /** Messages between the page (ChartPainter) and the chart worker (chart.worker.ts). */
-import type { LineChartFrame } from './drawLineChart.js';
+import type { PackedFrame } from './packFrame.js';
 
 export type ChartRequest =
-  /** Draw a frame for chart `id`; `seq` comes back with the bitmap. */
-  | { kind: 'draw'; id: number; seq: number; frame: LineChartFrame }
+  /** Draw a frame for chart `id` (its arrays packed into one transferred buffer); `seq` comes back with the bitmap. */
+  | { kind: 'draw'; id: number; seq: number; frame: PackedFrame }
   /** The chart is gone: drop its canvas. */
   | { kind: 'dispose'; id: number };
 

@@ -54,6 +54,28 @@ describe('drawLineChart', () => {
     expect(ctx.ops).toContain('stroke=#222');
   });
 
+  it('spans the x axis over the range picked, in minutes past two of them', () => {
+    const ctx = recorder();
+    drawLineChart(ctx, frame([[1, 2, 3]], { spanS: 900 }));
+    const texts = ctx.ops.filter((o) => o.startsWith('fillText')).map((o) => /fillText\("([^"]*)"/.exec(o)![1]);
+    expect(texts).toEqual(expect.arrayContaining(['-15m', '-10m', '-5m', '0m']));
+    expect(texts.some((x) => x?.endsWith('s'))).toBe(false);
+  });
+
+  it('fills a band from each point\'s min to its max under the line of downsampled points', () => {
+    const ctx = recorder();
+    const band = { lo: new Float64Array([0, 1, Number.NaN]), hi: new Float64Array([4, 5, Number.NaN]) };
+    drawLineChart(ctx, frame([[1, 2, 3]], { bands: [band] }));
+    // One band over the two known points: 2 points along the top, 2 back along the bottom.
+    expect(ctx.ops.filter((o) => o === 'fill()')).toHaveLength(1);
+    const fillAt = ctx.ops.indexOf('fill()');
+    const path = ctx.ops.slice(ctx.ops.lastIndexOf('beginPath()', fillAt), fillAt);
+    expect(path.filter((o) => o.startsWith('lineTo'))).toHaveLength(3);
+    // The y axis reaches the band's max (5), not only the line's (3).
+    const yTicks = ctx.ops.filter((o) => o.startsWith('fillText')).map((o) => Number(/fillText\("([^"]*)"/.exec(o)![1]));
+    expect(Math.max(...yTicks.filter(Number.isFinite))).toBeGreaterThanOrEqual(5);
+  });
+
   it('sizes the raster in device pixels', () => {
     expect(rasterSize({ widthPx: 100.4, heightPx: 50, dpr: 1.5 })).toEqual({ width: 151, height: 75 });
     expect(rasterSize({ widthPx: 0, heightPx: 0, dpr: 1 })).toEqual({ width: 1, height: 1 });

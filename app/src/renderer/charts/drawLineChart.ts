@@ -1,6 +1,8 @@
 /**
  * Draws one frame of a live line chart on any 2D context (a worker's OffscreenCanvas or
- * the page's): dashed grid, y labels, time axis, one polyline per series with gaps at NaN.
+ * the page's): dashed grid, y labels, time axis (seconds, or minutes past two of them),
+ * one polyline per series with gaps at NaN and, for downsampled points, a faint band from
+ * each bucket's min to its max (a spike stays visible when the mean hides it).
  * Pure function of the frame; no DOM.
  */
 import { niceTicks, tickDecimals } from '../lib/niceTicks.js';
@@ -15,6 +17,10 @@ export interface LineChartFrame {
   t: Float64Array;
   /** One column per series, same length as t; NaN = unknown. */
   columns: Float64Array[];
+  /** Per column, the min and max of each downsampled point (a band under the line); absent at full resolution. */
+  bands?: { lo: Float64Array; hi: Float64Array }[];
+  /** Seconds the x axis spans back from the newest point (the range picked); default: the points' own span. */
+  spanS?: number;
   /** Line color per column. */
   colors: string[];
   /** The values are counts: y ticks stay whole numbers. */
@@ -43,7 +49,7 @@ export function drawLineChart(ctx: Ctx2D, f: LineChartFrame): void {
   const n = t.length;
   let min = Infinity;
   let max = -Infinity;
-  for (const col of columns) {
+  for (const col of [...columns, ...(f.bands ?? []).flatMap((b) => [b.lo, b.hi])]) {
     for (let i = 0; i < n; i++) {
       const v = col[i]!;
       if (v < min) min = v;
@@ -52,7 +58,7 @@ export function drawLineChart(ctx: Ctx2D, f: LineChartFrame): void {
   }
   const y = niceTicks(Math.min(0, min), Math.max(max, 0), 5, f.integerAxis ? 1 : 0);
   const yDecimals = tickDecimals((y.ticks[1] ?? y.hi) - (y.ticks[0] ?? y.lo));
-  const tMin = Math.min(-1, n > 0 ? t[0]! : -1);
+  const tMin = Math.min(-1, f.spanS !== undefined ? -f.spanS : n > 0 ? t[0]! : -1);
   const plotW = Math.max(10, widthPx - LEFT - RIGHT);
   const plotH = Math.max(10, heightPx - TOP - BOTTOM);
   const xOf = (s: number): number => LEFT + ((s - tMin) / (0 - tMin)) * plotW;
@@ -73,17 +79,21 @@ export function drawLineChart(ctx: Ctx2D, f: LineChartFrame): void {
     ctx.stroke();
     ctx.fillText(v.toFixed(yDecimals), LEFT - 6, py);
   }
-  const x = niceTicks(tMin, 0, 5);
+  // Past two minutes the time axis counts minutes.
+  const minutes = tMin < -120;
+  const unitS = minutes ? 60 : 1;
+  const x = niceTicks(tMin / unitS, 0, 5);
   ctx.textAlign = 'center';
   ctx.textBaseline = 'top';
-  for (const s of x.ticks) {
+  for (const u of x.ticks) {
+    const s = u * unitS;
     if (s < tMin || s > 0) continue;
     const px = Math.round(xOf(s)) + 0.5;
     ctx.beginPath();
     ctx.moveTo(px, TOP);
     ctx.lineTo(px, TOP + plotH);
     ctx.stroke();
-    ctx.fillText(`${Math.round(s)}s`, px, TOP + plotH + 4);
+    ctx.fillText(minutes ? `${Number(u.toFixed(1))}m` : `${Math.round(s)}s`, px, TOP + plotH + 4);
   }
   ctx.setLineDash([]);
   ctx.strokeStyle = AXIS;
@@ -93,6 +103,12 @@ export function drawLineChart(ctx: Ctx2D, f: LineChartFrame): void {
   ctx.lineTo(LEFT + plotW, TOP + plotH + 0.5);
   ctx.stroke();
 
+  f.bands?.forEach((b, c) => {
+    ctx.fillStyle = f.colors[c] ?? AXIS;
+    ctx.globalAlpha = 0.18;
+    fillBand(ctx, t, b.lo, b.hi, xOf, yOf);
+    ctx.globalAlpha = 1;
+  });
   ctx.lineWidth = 1.5;
   ctx.lineJoin = 'round';
   columns.forEach((col, c) => {
@@ -113,4 +129,22 @@ export function drawLineChart(ctx: Ctx2D, f: LineChartFrame): void {
     }
     ctx.stroke();
   });
+}
+
+/** Fills lo..hi under each run of points where both are known. */
+function fillBand(ctx: Ctx2D, t: Float64Array, lo: Float64Array, hi: Float64Array, xOf: (s: number) => number, yOf: (v: number) => number): void {
+  const n = t.length;
+  let i = 0;
+  while (i < n) {
+    while (i < n && !(Number.isFinite(lo[i]!) && Number.isFinite(hi[i]!))) i++;
+    const start = i;
+    while (i < n && Number.isFinite(lo[i]!) && Number.isFinite(hi[i]!)) i++;
+    if (i - start < 2) continue;
+    ctx.beginPath();
+    ctx.moveTo(xOf(t[start]!), yOf(hi[start]!));
+    for (let k = start + 1; k < i; k++) ctx.lineTo(xOf(t[k]!), yOf(hi[k]!));
+    for (let k = i - 1; k >= start; k--) ctx.lineTo(xOf(t[k]!), yOf(lo[k]!));
+    ctx.closePath();
+    ctx.fill();
+  }
 }

@@ -1,10 +1,12 @@
 /** The Dashboard's panels over a DashboardModel (also mounted by the frame-time benchmark). */
 import { memo, useMemo } from 'react';
 import { formatBytes, formatCount, formatMs, formatPercent, formatRate } from '../lib/format.js';
-import type { DashboardModel, HeatmapWindow } from '../stores/dashboardModel.js';
+import type { DashboardModel, HeatmapWindow } from '../../common/dashboardModel.js';
+import { FULL_RESOLUTION_MS, type ChartHistory } from '../../common/ChartHistory.js';
+import { prefixKey, stepKey } from '../../common/chartRow.js';
 import { Heatmap } from './Heatmap.js';
 import { LiveLineChart, PALETTE, type SeriesDef } from './LiveLineChart.js';
-import { chartColumns, prefixKey, stepKey } from '../stores/chartColumns.js';
+import { chartColumns } from '../stores/chartColumns.js';
 import { FfnLoopTable } from './FfnLoopTable.js';
 import { PrefixCacheTable } from './PrefixCacheTable.js';
 import { ExpertHeatmap } from './ExpertHeatmap.js';
@@ -14,6 +16,9 @@ export interface DashboardViewProps {
   /** The model's version; props change only when it does. */
   version: number;
   heatmapWindow: HeatmapWindow;
+  /** The charts' points (15 minutes, downsampled) and the range they show, ms. */
+  history: ChartHistory;
+  chartRangeMs: number;
   /** The numbers are history (topology not running, or no recent data): gauges show "–" and panels are dimmed. */
   frozen?: boolean;
 }
@@ -38,30 +43,30 @@ const formatUs = (us: number): string => formatMs(us / 1000);
 const NO_SERVING = 'no serving stats: the attention ranks report none yet';
 const NO_GRAPHS = 'no CUDA graph activity (CPU backend, or graphs off)';
 const NO_PREFIX = 'no prefix-cache lookups yet (a request is looked up when it is admitted)';
-const TPS: SeriesDef[] = [{ key: 'tokensPerSecond', label: 'tokens/s', color: PALETTE[0]! }];
+const TPS: SeriesDef[] = [{ key: 'tokensPerSecond', label: 'tokens/s', color: PALETTE[0]!, unit: 'tokens/s' }];
 const REQUESTS: SeriesDef[] = [
-  { key: 'running', label: 'running', color: PALETTE[1]! },
-  { key: 'waiting', label: 'waiting', color: PALETTE[2]! },
+  { key: 'running', label: 'running', color: PALETTE[1]!, unit: 'requests' },
+  { key: 'waiting', label: 'waiting', color: PALETTE[2]!, unit: 'requests' },
 ];
 const KV: SeriesDef[] = [
-  { key: 'kvUsage', label: 'in use %', color: PALETTE[4]! },
-  { key: 'kvCached', label: 'cached %', color: PALETTE[5]! },
+  { key: 'kvUsage', label: 'in use %', color: PALETTE[4]!, unit: '%' },
+  { key: 'kvCached', label: 'cached %', color: PALETTE[5]!, unit: '%' },
 ];
 /** The topology's windowed prefix-cache hit rate; with several KV ranks, one line per rank too (colors other than its own). */
-const PREFIX_ALL: SeriesDef = { key: 'prefixHitRate', label: 'all', color: PALETTE[5]! };
+const PREFIX_ALL: SeriesDef = { key: 'prefixHitRate', label: 'all', color: PALETTE[5]!, unit: '%' };
 const PREFIX_RANK_COLORS = PALETTE.filter((c) => c !== PREFIX_ALL.color);
 const GRAPHS: SeriesDef[] = [
-  { key: 'hits', label: 'hits/s', color: PALETTE[1]! },
-  { key: 'misses', label: 'misses/s', color: PALETTE[3]! },
-  { key: 'captures', label: 'captures/s', color: PALETTE[2]! },
+  { key: 'hits', label: 'hits/s', color: PALETTE[1]!, unit: 'replays/s' },
+  { key: 'misses', label: 'misses/s', color: PALETTE[3]!, unit: 'replays/s' },
+  { key: 'captures', label: 'captures/s', color: PALETTE[2]!, unit: 'captures/s' },
 ];
-const HIT_RATE: SeriesDef[] = [{ key: 'hitRate', label: 'hit rate %', color: PALETTE[5]! }];
+const HIT_RATE: SeriesDef[] = [{ key: 'hitRate', label: 'hit rate %', color: PALETTE[5]!, unit: '%' }];
 const fmt0 = (v: number): string => v.toFixed(0);
 const fmt1 = (v: number): string => v.toFixed(1);
 /** Chart columns hold percentages (0-100). */
 const fmtPct = (v: number): string => formatPercent(v / 100);
 
-export const DashboardView = memo(function DashboardView({ model, version, heatmapWindow, frozen = false }: DashboardViewProps) {
+export const DashboardView = memo(function DashboardView({ model, version, heatmapWindow, history, chartRangeMs, frozen = false }: DashboardViewProps) {
   // Numbers, heatmaps and the FFN table follow every fold (10 Hz).
   const d = useMemo(() => {
     const last = model.series.last();
@@ -77,16 +82,23 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
     // version is the model's change counter: recompute when it moves.
   }, [model, version, heatmapWindow]);
 
-  // Canvas charts redraw with every fold too, from columns built once per fold.
+  // Canvas charts redraw from columns of the range's window, built once per redraw: with
+  // every fold at full resolution (the last minute); when a bucket closes for the
+  // downsampled ranges (a 15-minute chart moves a tenth of a pixel per fold, not worth a
+  // redraw). The legends' newest values follow every fold.
+  const bucketMs = history.bucketMsFor(chartRangeMs);
+  const redraw = bucketMs > FULL_RESOLUTION_MS ? Math.floor((history.newestMs ?? 0) / bucketMs) : version;
+  const latest = useMemo(() => history.latest(), [history, version]);
   const charts = useMemo(() => {
-    const { data, stepLabels, prefixLabels } = chartColumns(model);
-    const stepSeries: SeriesDef[] = stepLabels.map((l, i) => ({ key: stepKey(l), label: l, color: PALETTE[i % PALETTE.length]! }));
+    const { data, stepLabels, prefixLabels } = chartColumns(history.window(chartRangeMs));
+    const stepSeries: SeriesDef[] = stepLabels.map((l, i) => ({ key: stepKey(l), label: l, color: PALETTE[i % PALETTE.length]!, unit: 'ms' }));
     const prefixSeries: SeriesDef[] = [
       PREFIX_ALL,
-      ...(prefixLabels.length > 1 ? prefixLabels.map((l, i) => ({ key: prefixKey(l), label: l, color: PREFIX_RANK_COLORS[i % PREFIX_RANK_COLORS.length]! })) : []),
+      ...(prefixLabels.length > 1 ? prefixLabels.map((l, i) => ({ key: prefixKey(l), label: l, color: PREFIX_RANK_COLORS[i % PREFIX_RANK_COLORS.length]!, unit: '%' })) : []),
     ];
     return { data, stepSeries, prefixSeries };
-  }, [model, version]);
+    // redraw moves with the model's change counter or the newest bucket: recompute when it does.
+  }, [history, chartRangeMs, redraw]);
 
   const g = d.graph;
   const hitRate = g.hits + g.misses > 0 ? g.hits / (g.hits + g.misses) : Number.NaN;
@@ -112,36 +124,29 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
       </div>
       <div className="grid-2">
         <div className="panel" data-testid="panel-throughput">
-          <h3>Output tokens/s</h3>
-          <LiveLineChart label="output tokens per second" data={charts.data} series={TPS} format={fmt0} emptyText={NO_SERVING} />
+          <LiveLineChart title="Output tokens/s" label="output tokens per second" data={charts.data} latest={latest} series={TPS} format={fmt0} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-step">
-          <h3>Step latency per rank (ms)</h3>
-          <LiveLineChart label="step latency per rank" data={charts.data} series={charts.stepSeries} format={fmt1} />
+          <LiveLineChart title="Step latency per rank (ms)" label="step latency per rank" data={charts.data} latest={latest} series={charts.stepSeries} format={fmt1} />
         </div>
         <div className="panel" data-testid="panel-kv">
-          <h3>KV cache blocks in use and cached (%)</h3>
-          <LiveLineChart label="KV cache blocks in use and cached" data={charts.data} series={KV} format={fmtPct} emptyText={NO_SERVING} />
+          <LiveLineChart title="KV cache blocks in use and cached (%)" label="KV cache blocks in use and cached" data={charts.data} latest={latest} series={KV} format={fmtPct} emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-prefix">
-          <h3>Prefix cache hit rate, {prefixWindow} (%)</h3>
-          <LiveLineChart label="prefix cache hit rate" data={charts.data} series={charts.prefixSeries} format={fmtPct} emptyText={NO_PREFIX} />
+          <LiveLineChart title={`Prefix cache hit rate, ${prefixWindow} (%)`} label="prefix cache hit rate" data={charts.data} latest={latest} series={charts.prefixSeries} format={fmtPct} emptyText={NO_PREFIX} />
         </div>
         <div className="panel" data-testid="panel-requests">
-          <h3>Requests</h3>
-          <LiveLineChart label="running and waiting requests" data={charts.data} series={REQUESTS} format={fmt0} integerAxis emptyText={NO_SERVING} />
+          <LiveLineChart title="Requests" label="running and waiting requests" data={charts.data} latest={latest} series={REQUESTS} format={fmt0} integerAxis emptyText={NO_SERVING} />
         </div>
         <div className="panel" data-testid="panel-prefix-ranks">
           <h3>Prefix cache per rank (tokens looked up on admission)</h3>
           <PrefixCacheTable ranks={d.prefix.ranks} all={prefixAll} windowLabel={prefixWindow} frozen={frozen} />
         </div>
         <div className="panel" data-testid="panel-graphs">
-          <h3>CUDA graph replays per second</h3>
-          <LiveLineChart label="CUDA graph replays per second" data={charts.data} series={GRAPHS} format={fmt1} />
+          <LiveLineChart title="CUDA graph replays per second" label="CUDA graph replays per second" data={charts.data} latest={latest} series={GRAPHS} format={fmt1} />
         </div>
         <div className="panel" data-testid="panel-hitrate">
-          <h3>Graph hit rate, cumulative (%)</h3>
-          <LiveLineChart label="CUDA graph hit rate" data={charts.data} series={HIT_RATE} format={fmt0} emptyText={NO_GRAPHS} />
+          <LiveLineChart title="Graph hit rate, cumulative (%)" label="CUDA graph hit rate" data={charts.data} latest={latest} series={HIT_RATE} format={fmt0} emptyText={NO_GRAPHS} />
         </div>
       </div>
       <div className="panel" data-testid="panel-heatmaps">

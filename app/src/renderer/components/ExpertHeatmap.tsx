@@ -6,7 +6,7 @@
  */
 import { memo, useMemo } from 'react';
 import { formatBytes } from '../lib/format.js';
-import type { DashboardModel, HeatmapWindow } from '../stores/dashboardModel.js';
+import type { DashboardModel, HeatmapWindow } from '../../common/dashboardModel.js';
 import { expertLoadGrid, type ExpertLoadGap } from '../stores/expertLoad.js';
 import { Heatmap } from './Heatmap.js';
 

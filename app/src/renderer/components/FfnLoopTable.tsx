@@ -1,5 +1,5 @@
 /** State of the FFN daemon loop of every FFN rank. */
-import type { FfnRow } from '../stores/dashboardModel.js';
+import type { FfnRow } from '../../common/dashboardModel.js';
 import { formatMs } from '../lib/format.js';
 
 const STATE_KIND: Record<string, string> = { idle: '', 'waiting-control': 'warn', receiving: 'info', computing: 'ok', sending: 'info' };

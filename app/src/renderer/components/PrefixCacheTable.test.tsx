@@ -1,7 +1,8 @@
 /** The prefix-cache table and the Dashboard's hit-rate stat rendered to HTML (no DOM here; the e2e specs drive them in Chromium). */
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { DashboardModel, type PrefixCacheRow } from '../stores/dashboardModel.js';
+import { DashboardModel, type PrefixCacheRow } from '../../common/dashboardModel.js';
+import { ChartHistory } from '../../common/ChartHistory.js';
 import { SyntheticMetrics } from '../testing/syntheticMetrics.js';
 import { DashboardView } from './DashboardView.js';
 import { PrefixCacheTable } from './PrefixCacheTable.js';
@@ -58,13 +59,13 @@ describe('DashboardView prefix cache', () => {
     const model = new DashboardModel();
     const gen = new SyntheticMetrics({ attentionRanks: 2, ffnRanks: 2, numLayers: 2, numStages: 1 });
     for (let i = 1; i <= 20; i++) model.ingest(gen.tick(1000 + i * 100), 1000 + i * 100);
-    const html = renderToStaticMarkup(<DashboardView model={model} version={model.version} heatmapWindow="window" />);
+    const html = renderToStaticMarkup(<DashboardView model={model} version={model.version} heatmapWindow="window" history={new ChartHistory()} chartRangeMs={60_000} />);
     // A0 hits 25% and A1 45% of their lookups: 35% together, in the window and since start.
     expect(html).toMatch(/data-testid="stat-prefix">35%</);
     expect(html).toContain('since start 35% · 80 / 1024 blocks cached');
     expect(html).toContain('prefix cache hit rate, last 10 s');
     expect(cell(html, 'prefix-row-A1', 'prefix-window')).toBe('45%');
-    const frozen = renderToStaticMarkup(<DashboardView model={model} version={model.version} heatmapWindow="window" frozen />);
+    const frozen = renderToStaticMarkup(<DashboardView model={model} version={model.version} heatmapWindow="window" history={new ChartHistory()} chartRangeMs={60_000} frozen />);
     expect(frozen).toMatch(/data-testid="stat-prefix">–</);
   });
 });

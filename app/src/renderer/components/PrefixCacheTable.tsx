@@ -3,7 +3,7 @@
  * together when there are several: hit rate over the trailing window and since the rank
  * started, the tokens behind the latter, and the cached blocks out of all KV blocks.
  */
-import type { PrefixCacheRow } from '../stores/dashboardModel.js';
+import type { PrefixCacheRow } from '../../common/dashboardModel.js';
 import { formatCount, formatPercent } from '../lib/format.js';
 
 export interface PrefixCacheTableProps {

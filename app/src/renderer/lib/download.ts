@@ -3,7 +3,12 @@
  * Electron (both handle an anchor with `download`).
  */
 export function downloadText(fileName: string, text: string, mimeType = 'application/json'): void {
-  const url = URL.createObjectURL(new Blob([text], { type: mimeType }));
+  downloadBlob(fileName, new Blob([text], { type: mimeType }));
+}
+
+/** Saves a Blob (an image, a CSV) as a file, like downloadText. */
+export function downloadBlob(fileName: string, blob: Blob): void {
+  const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
   a.download = fileName;

@@ -11,13 +11,16 @@ import { useFields, useLaunch, useMetrics } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { DashboardView } from '../components/DashboardView.js';
 import { frozenReason } from '../lib/launchText.js';
+import { CHART_RANGES_MS, type ChartRangeMs } from '../../common/ChartHistory.js';
+import { chartRangeLabel } from '../stores/chartRange.js';
 import type { ScreenProps } from './types.js';
 
 export function DashboardScreen({ navigate }: ScreenProps) {
-  const metrics = useFields(useMetrics, 'model', 'version', 'heatmapWindow', 'setHeatmapWindow', 'paused', 'setPaused', 'launchId', 'lastDataAtMs');
-  const { model, version, heatmapWindow, setHeatmapWindow, paused, setPaused, launchId: metricsLaunchId, lastDataAtMs } = metrics;
+  const metrics = useFields(useMetrics, 'model', 'version', 'heatmapWindow', 'setHeatmapWindow', 'paused', 'setPaused', 'launchId', 'lastDataAtMs', 'history', 'chartRangeMs', 'setChartRange');
+  const { model, version, heatmapWindow, setHeatmapWindow, paused, setPaused, launchId: metricsLaunchId, lastDataAtMs, history, chartRangeMs, setChartRange } = metrics;
   const progress = useLaunch((s) => s.progress);
-  const hasData = useMemo(() => model.series.size > 0, [model, version]);
+  // The console's chart history counts: after a reload the charts show what it kept.
+  const hasData = useMemo(() => model.series.size > 0 || history.newestMs !== null, [model, history, version]);
   // Staleness shows without new data: re-check once a second.
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
@@ -31,6 +34,16 @@ export function DashboardScreen({ navigate }: ScreenProps) {
       <div className="row">
         <h2>Dashboard</h2>
         <span className="spacer" />
+        <label className="inline" title="What the line charts show: the last 1 minute at full resolution, or 5 / 15 minutes in 1 s / 2 s buckets (line: mean; band: min to max)">
+          <span>Charts</span>
+          <select value={chartRangeMs} onChange={(e) => setChartRange(Number(e.target.value) as ChartRangeMs)} data-testid="chart-range">
+            {CHART_RANGES_MS.map((r) => (
+              <option key={r} value={r}>
+                last {chartRangeLabel(r)}
+              </option>
+            ))}
+          </select>
+        </label>
         <label className="inline">
           <span>Transfer bytes</span>
           <select value={heatmapWindow} onChange={(e) => setHeatmapWindow(e.target.value as 'total' | 'window')} data-testid="heatmap-window">
@@ -52,7 +65,7 @@ export function DashboardScreen({ navigate }: ScreenProps) {
           </button>
         </div>
       ) : (
-        <DashboardView model={model} version={version} heatmapWindow={heatmapWindow} frozen={frozen !== null} />
+        <DashboardView model={model} version={version} heatmapWindow={heatmapWindow} history={history} chartRangeMs={chartRangeMs} frozen={frozen !== null} />
       )}
     </>
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { emptyRankStats, metricsSnapshotSchema, type ExpertStats, type MetricsSnapshot } from '@afd/shared';
-import { DashboardModel } from './dashboardModel.js';
+import { DashboardModel } from '../../common/dashboardModel.js';
 import { expertHolders, expertLoadGrid } from './expertLoad.js';
 
 const L = 3;

@@ -5,7 +5,7 @@
  * running FFN rank holds. Pure data over a DashboardModel.
  */
 import type { ExpertStats } from '@afd/shared';
-import type { DashboardModel, HeatmapWindow } from './dashboardModel.js';
+import type { DashboardModel, HeatmapWindow } from '../../common/dashboardModel.js';
 
 /** The experts one running FFN rank holds. */
 export interface ExpertHolder {

@@ -5,7 +5,7 @@
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { LogLine, ProcessRole } from '@afd/shared';
 import type { RendererBridge } from '../bridge/types.js';
-import { RingBuffer } from '../lib/RingBuffer.js';
+import { RingBuffer } from '../../common/RingBuffer.js';
 
 /** Lines kept per rank. */
 export const LOG_LINES_PER_RANK = 2000;

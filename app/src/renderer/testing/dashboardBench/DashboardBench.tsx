@@ -3,7 +3,9 @@
  * app/src/testing/dashboardBench.ts; never part of the console's build): a worker posts
  * synthetic snapshots at 10 Hz from each of 8 ranks (4A4F) x 48 layers x 2 stages as the
  * JSON text of bridge push frames; they go through the real WebSocket bridge (parse,
- * channel check), the real metrics store and the real DashboardView. The page records
+ * channel check), the real metrics store and the real DashboardView. The charts start with
+ * 15 minutes of synthetic history (testing/syntheticHistory) and show the 15-minute range,
+ * so every fold redraws the longest window the console offers. The page records
  * animation-frame gaps, React commit times, long tasks and long animation frames, marks
  * the measured span with performance marks `afd-bench-start` / `afd-bench-end` (a trace
  * recorder cuts its profile there) and leaves the results in window.__afdBench.
@@ -15,6 +17,8 @@ import { percentile } from '../../../common/percentile.js';
 import { DashboardView } from '../../components/DashboardView.js';
 import { createWsBridge, type SocketLike } from '../../bridge/wsBridge.js';
 import { createMetricsStore } from '../../stores/metricsStore.js';
+import { memoryStorage } from '../../lib/persist.js';
+import { syntheticHistory } from '../syntheticHistory.js';
 import { summarizeLoafs } from './loafSummary.js';
 import type { BenchResult } from './benchResult.js';
 import type { FeedStart } from './feed.worker.js';
@@ -60,13 +64,18 @@ export function mountBench(root: HTMLElement): void {
   let measuring = false;
   const worker = new Worker(new URL('./feed.worker.ts', import.meta.url), { type: 'module' });
   const bridge = createWsBridge({ url: 'ws://bench.invalid/bridge', token: 'bench', connect: () => workerSocket(worker, () => (snapshots += measuring ? 1 : 0)) });
-  const store = createMetricsStore(bridge);
+  const store = createMetricsStore(bridge, { storage: memoryStorage() });
+  // The charts start 15 minutes full (as the console's history hands them over) and show all of it.
+  store.getState().seedHistory(syntheticHistory({ attentionRanks: 4, ffnRanks: 4, minutes: 15, endMs: Date.now() - 100 }), LAUNCH_ID);
+  store.getState().setChartRange(900_000);
   const commitTimes: number[] = [];
   let flushT0 = 0;
 
   function Bench() {
     const model = useStore(store, (s) => s.model);
     const version = useStore(store, (s) => s.version);
+    const history = useStore(store, (s) => s.history);
+    const chartRangeMs = useStore(store, (s) => s.chartRangeMs);
     // Layout effects run right after React commits: store fold -> committed DOM.
     useLayoutEffect(() => {
       if (flushT0 > 0 && measuring) commitTimes.push(performance.now() - flushT0);
@@ -74,8 +83,8 @@ export function mountBench(root: HTMLElement): void {
     }, [version]);
     return (
       <div className="app-main" style={{ height: '100%' }}>
-        <h2>Dashboard benchmark: 10 Hz x 8 ranks x 48 layers x 2 stages</h2>
-        <DashboardView model={model} version={version} heatmapWindow="window" />
+        <h2>Dashboard benchmark: 10 Hz x 8 ranks x 48 layers x 2 stages, charts over 15 minutes of history</h2>
+        <DashboardView model={model} version={version} heatmapWindow="window" history={history} chartRangeMs={chartRangeMs} />
       </div>
     );
   }

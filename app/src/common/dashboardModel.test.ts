@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { metricsSnapshotSchema, type MetricsSnapshot } from '@afd/shared';
-import { SyntheticMetrics, syntheticPrefixHitsPerStep } from '../testing/syntheticMetrics.js';
+import { SyntheticMetrics, syntheticPrefixHitsPerStep } from '../renderer/testing/syntheticMetrics.js';
 import { DashboardModel, IDLE_AFTER_MS, rankLabel } from './dashboardModel.js';
 
 function feed(model: DashboardModel, gen: SyntheticMetrics, ticks: number, t0 = 1_000_000, dtMs = 100): number {

@@ -4,7 +4,7 @@
  * per-layer transfer grids, and the FFN loop table. Pure data; no React, no timers.
  */
 import type { FfnLoopStats, MetricsSnapshot } from '@afd/shared';
-import { RingBuffer } from '../lib/RingBuffer.js';
+import { RingBuffer } from './RingBuffer.js';
 import { addTokens, hitRate, prefixIncrease, type PrefixTokens } from './prefixCache.js';
 import { wireCell, wireLegend, type WireDirection } from './wireMaps.js';
 
@@ -389,7 +389,8 @@ export class DashboardModel {
   }
 }
 
-function compareLabels(a: string, b: string): number {
+/** Orders rank labels F.., A.., C.., by rank within a role. */
+export function compareLabels(a: string, b: string): number {
   const order = (l: string): number => ({ F: 0, A: 1, C: 2 })[l[0] as 'F' | 'A' | 'C'] ?? 3;
   return order(a) - order(b) || Number(a.slice(1)) - Number(b.slice(1));
 }
