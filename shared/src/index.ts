@@ -36,3 +36,4 @@ export * from './engine/stepPlanBuilder.js';
 export { defersTokenMask, emptyMaskRow, maskWordsPerRow, numMaskRows } from './engine/stepExtrasCheck.js';
 export * from './util/logLines.js';
 export * from './protocol/RequestCorrelator.js';
+export * from './plan/profile.js';
