@@ -37,3 +37,7 @@ export { defersTokenMask, emptyMaskRow, maskWordsPerRow, numMaskRows } from './e
 export * from './util/logLines.js';
 export * from './protocol/RequestCorrelator.js';
 export * from './plan/profile.js';
+export * from './plan/interpolate.js';
+export * from './plan/links.js';
+export * from './plan/costs.js';
+export * from './plan/stepSimulator.js';
