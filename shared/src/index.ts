@@ -41,3 +41,4 @@ export * from './plan/interpolate.js';
 export * from './plan/links.js';
 export * from './plan/costs.js';
 export * from './plan/stepSimulator.js';
+export * from './plan/search.js';

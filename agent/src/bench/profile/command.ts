@@ -29,6 +29,9 @@ export interface ProfileCliOptions {
   out?: string;
 }
 
+/** The default grids (a CPU run of the tiny preset takes about 15 s on two cores). */
+export const PROFILE_DEFAULTS = { threads: '1', device: '0', batches: '1,4,16', contexts: '16,256', tokens: '1,4,16,64', linkBatches: '1,16,64', connectors: 'tcp', steps: '5', warmup: '2' } as const;
+
 const intList = (flag: string, v: string): number[] => v.split(',').map((x) => intFlag(flag, x.trim(), 1));
 
 /** The card name and driver (nvidia-smi), or the CPU model and kernel release. */
@@ -109,15 +112,15 @@ export function registerProfileBench(program: Command): void {
     .option('--arch <arch>', 'architecture of the preset', 'qwen3_moe')
     .option('--preset <name>', 'model preset with dummy weights (agent/src/model/presets.ts)', 'tiny')
     .option('--backend <b>', 'cpu or cuda', 'cpu')
-    .option('--threads <n>', 'CPU threads per engine (0 = all cores)', '1')
-    .option('--device <n>', 'CUDA device index', '0')
-    .option('--batches <list>', 'attention-half batch sizes', '1,4,16')
-    .option('--contexts <list>', 'attention-half context lengths', '16,256')
-    .option('--tokens <list>', 'FFN-half tokens per step', '1,4,16,64')
-    .option('--link-batches <list>', 'connector: batch sizes (bytes = batch x hidden x wire bytes)', '1,16,64')
-    .option('--connectors <list>', `connectors to time (${AFD_CONNECTORS.join(', ')})`, 'tcp')
-    .option('--steps <n>', 'timed steps per point (median)', '5')
-    .option('--warmup <n>', 'warm-up steps per point', '2')
+    .option('--threads <n>', 'CPU threads per engine (0 = all cores)', PROFILE_DEFAULTS.threads)
+    .option('--device <n>', 'CUDA device index', PROFILE_DEFAULTS.device)
+    .option('--batches <list>', 'attention-half batch sizes', PROFILE_DEFAULTS.batches)
+    .option('--contexts <list>', 'attention-half context lengths', PROFILE_DEFAULTS.contexts)
+    .option('--tokens <list>', 'FFN-half tokens per step', PROFILE_DEFAULTS.tokens)
+    .option('--link-batches <list>', 'connector: batch sizes (bytes = batch x hidden x wire bytes)', PROFILE_DEFAULTS.linkBatches)
+    .option('--connectors <list>', `connectors to time (${AFD_CONNECTORS.join(', ')})`, PROFILE_DEFAULTS.connectors)
+    .option('--steps <n>', 'timed steps per point (median)', PROFILE_DEFAULTS.steps)
+    .option('--warmup <n>', 'warm-up steps per point', PROFILE_DEFAULTS.warmup)
     .option('--out <file>', 'also write the profile here')
     .action(async (o: ProfileCliOptions) => {
       const profile = await runProfile(o, (line) => process.stderr.write(`afd-bench profile: ${line}\n`));
