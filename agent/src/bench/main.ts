@@ -16,6 +16,7 @@ import { registerTwoHostsBench } from './twoHosts.js';
 import { registerGrammarBench } from './grammarCommand.js';
 import { registerPlanHostBench } from './planHost.js';
 import { registerProfileBench } from './profile/command.js';
+import { registerAfdStepBench } from './profile/afdStep.js';
 
 export function buildBenchProgram(): Command {
   const program = new Command('afd-bench').description('AFD benchmarks: serving (any OpenAI-compatible server) and engine decode').showHelpAfterError();
@@ -28,6 +29,7 @@ export function buildBenchProgram(): Command {
   registerGrammarBench(program);
   registerPlanHostBench(program);
   registerProfileBench(program);
+  registerAfdStepBench(program);
   return program;
 }
 

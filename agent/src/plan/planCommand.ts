@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { findLinkPreset, layerCosts, parseCostProfile, plan, type CostProfile, type LinkPreset } from '@afd/shared';
 import { PROFILE_DEFAULTS, runProfile } from '../bench/profile/command.js';
+import { holdingEventLoop } from '../bench/profile/rig.js';
 import { intFlag } from '../util/intFlag.js';
 import { formatPlanTable, planReport, type PlanReport } from './planReport.js';
 
@@ -65,7 +66,7 @@ export function registerPlan(program: Command): void {
     .option('--top <n>', 'rows of the table', '12')
     .option('--json', 'print the report as JSON instead of the table')
     .action(async (flags: PlanFlags) => {
-      const report = await runPlan(flags, (line) => process.stderr.write(`afd-agent plan: ${line}\n`));
+      const report = await holdingEventLoop(() => runPlan(flags, (line) => process.stderr.write(`afd-agent plan: ${line}\n`)));
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatPlanTable(report, intFlag('--top', flags.top, 1))}\n`);
     });
 }

@@ -11,7 +11,7 @@ import { AFD_CONNECTORS, PROFILE_VERSION, afdConnectorSchema, costProfileSchema,
 import { intFlag } from '../../util/intFlag.js';
 import { gitCommit } from '../cliArgs.js';
 import { measureAttention, measureConnector, measureFfn } from './measure.js';
-import { loadRoleEngine, rigModelConfig, type RigOptions } from './rig.js';
+import { holdingEventLoop, loadRoleEngine, rigModelConfig, type RigOptions } from './rig.js';
 
 export interface ProfileCliOptions {
   arch: string;
@@ -123,7 +123,7 @@ export function registerProfileBench(program: Command): void {
     .option('--warmup <n>', 'warm-up steps per point', PROFILE_DEFAULTS.warmup)
     .option('--out <file>', 'also write the profile here')
     .action(async (o: ProfileCliOptions) => {
-      const profile = await runProfile(o, (line) => process.stderr.write(`afd-bench profile: ${line}\n`));
+      const profile = await holdingEventLoop(() => runProfile(o, (line) => process.stderr.write(`afd-bench profile: ${line}\n`)));
       const json = JSON.stringify(profile, null, 2);
       if (o.out) writeFileSync(o.out, `${json}\n`);
       process.stdout.write(`${json}\n`);

@@ -1,7 +1,8 @@
 /**
  * The three curves of a cost profile, measured on role engines of the real addon:
  * - attention half: an attention engine with its FFN half on a local ffn engine
- *   (attachFfn): step time minus the FFN time the engine counted;
+ *   (attachFfn): step time minus the time the step waited for that FFN half (ffnWaitMs:
+ *   for a split role the executor's collect, which runs the attached FFN);
  * - FFN half: ffnForward of every layer on an ffn engine, per token count;
  * - connector: the same decode step over a real 1A1F link (FfnServer + AttentionLink over
  *   loopback TCP) minus the same step with the FFN attached locally, per layer.
@@ -26,9 +27,9 @@ export async function measureAttention(o: RigOptions, batches: number[], context
       const p = await prefill(attn, o, Math.max(...batches), context);
       for (const batch of batches) {
         const ms: number[] = [];
-        let ffnBefore = attn.stats().ffnComputeMs;
+        let ffnBefore = attn.stats().ffnWaitMs;
         await decodeSteps(attn, p, batch, reps, (r) => {
-          const ffnNow = attn.stats().ffnComputeMs;
+          const ffnNow = attn.stats().ffnWaitMs;
           ms.push(Math.max(0, r.stepTimeMs - (ffnNow - ffnBefore)));
           ffnBefore = ffnNow;
         });

@@ -109,3 +109,17 @@ export async function decodeSteps(
     tokens = Array.from(r.tokenIds);
   }
 }
+
+/**
+ * Runs `work` with the event loop held open: a link's rendezvous and an FFN loop's end
+ * settle from native threads, which keep no handle alive, so a command line with nothing
+ * else pending would exit (status 0) before they do. Role processes have their HTTP server.
+ */
+export async function holdingEventLoop<T>(work: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => {}, 1 << 30);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
