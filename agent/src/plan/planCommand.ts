@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { findLinkPreset, layerCosts, parseCostProfile, plan, type CostProfile, type LinkPreset } from '@afd/shared';
+import { LINK_PRESETS, findLinkPreset, layerCosts, parseCostProfile, plan, type CostProfile, type LinkPreset } from '@afd/shared';
 import { PROFILE_DEFAULTS, runProfile } from '../bench/profile/command.js';
 import { holdingEventLoop } from '../bench/profile/rig.js';
 import { intFlag } from '../util/intFlag.js';
@@ -58,7 +58,7 @@ export function registerPlan(program: Command): void {
     .requiredOption('--tpot-ms <ms>', 'TPOT target, ms')
     .requiredOption('--model <arch/preset>', 'the model (the profile must be of it), e.g. qwen3_moe/tiny')
     .option('--profile <file>', 'cost profile from afd-bench profile (default: measure the model here now)')
-    .option('--link <name>', 'A<->F link: profile (the measured connector), nvlink4, nvlink5, ib400, ib200, roce100, pcie5', 'profile')
+    .option('--link <name>', `A<->F link: profile (the connector measured in the profile) or a preset with published figures: ${LINK_PRESETS.map((l) => l.name).join(', ')}`, 'profile')
     .option('--context <n>', 'context length of every sequence', '256')
     .option('--max-batch <n>', 'largest batch per attention rank (or replica) to try; powers of two up to it', '256')
     .option('--stages <list>', 'micro-batch counts to try for AFD (1 = none, 2 = DBO)', '1,2,4')
