@@ -5,15 +5,15 @@ export interface PlanReport {
   query: PlanQuery & { model: string; link: string };
   /** What the link figures are (published preset or measured connector). */
   linkSource: string;
-  profile: Pick<CostProfile, 'backend' | 'device' | 'driver' | 'commit' | 'measuredAt' | 'threads'> & { model: string };
+  profile: Pick<CostProfile, 'backend' | 'device' | 'driver' | 'commit' | 'measuredAt' | 'threads' | 'host'> & { model: string };
   useAfd: boolean;
   reason: string;
   rows: PlanResult['rows'];
 }
 
 export function planReport(result: PlanResult, query: PlanReport['query'], profile: CostProfile, linkSource: string): PlanReport {
-  const { backend, device, driver, commit, measuredAt, threads } = profile;
-  return { query, linkSource, profile: { backend, device, driver, commit, measuredAt, threads, model: profile.model.name }, useAfd: result.useAfd, reason: result.reason, rows: result.rows };
+  const { backend, device, driver, commit, measuredAt, threads, host } = profile;
+  return { query, linkSource, profile: { backend, device, driver, commit, measuredAt, threads, ...(host ? { host } : {}), model: profile.model.name }, useAfd: result.useAfd, reason: result.reason, rows: result.rows };
 }
 
 const pad = (cells: string[], widths: number[]): string => cells.map((c, i) => (i <= 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
@@ -34,7 +34,7 @@ export function formatPlanTable(r: PlanReport, top: number): string {
   const p = r.profile;
   return [
     `plan: ${r.query.gpus} GPUs, TPOT <= ${r.query.tpotMs} ms, context ${r.query.context}, model ${r.query.model}`,
-    `profile: ${p.model} on ${p.backend} ${p.device} (${p.driver}${p.backend === 'cpu' ? `, ${p.threads} thread(s) per rank` : ''}), commit ${p.commit}, ${p.measuredAt}`,
+    `profile: ${p.model} on ${p.backend} ${p.device} (${p.driver}${p.backend === 'cpu' ? `, ${p.threads} thread(s) per rank` : ''}${p.host ? `; host ${p.host.cpus} CPUs, load ${p.host.loadAverage1m.toFixed(1)}` : ''}), commit ${p.commit}, ${p.measuredAt}`,
     `link: ${r.query.link}: ${r.linkSource}`,
     '',
     pad(head, widths),

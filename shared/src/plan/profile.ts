@@ -54,6 +54,12 @@ export const costProfileSchema = z.object({
   driver: z.string(),
   /** Threads of the CPU backend (0 on CUDA). */
   threads: z.number().int().nonnegative(),
+  /**
+   * The measuring host: logical CPUs and the 1-minute load average when the run ended
+   * (other work on the host inflates CPU curves; a load above the CPUs says so). Optional:
+   * profiles written before it was recorded lack it.
+   */
+  host: z.object({ cpus: z.number().int().positive(), loadAverage1m: z.number().nonnegative() }).optional(),
   /** The git commit of the engine that measured. */
   commit: z.string(),
   model: z.object({

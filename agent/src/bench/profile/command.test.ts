@@ -12,6 +12,7 @@ describe('afd-bench profile', () => {
     );
     expect(parseCostProfile(JSON.stringify(profile))).toEqual(profile);
     expect(profile).toMatchObject({ backend: 'cpu', threads: 1, model: { name: 'qwen3_moe/tiny', numLayers: 4, hiddenSize: 256, wireBytesPerElement: 4 } });
+    expect(profile.host!.cpus).toBeGreaterThan(0);
     expect(profile.attention.map((p) => [p.batch, p.context])).toEqual([[1, 8], [2, 8]]);
     expect(profile.attention.every((p) => p.ms > 0)).toBe(true);
     expect(profile.ffn.map((p) => p.tokens)).toEqual([1, 8]);

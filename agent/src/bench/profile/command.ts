@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { cpus, release } from 'node:os';
+import { cpus, loadavg, release } from 'node:os';
 import type { Command } from 'commander';
 import { AFD_CONNECTORS, PROFILE_VERSION, afdConnectorSchema, costProfileSchema, type AfdConnector, type ConnectorCurve, type CostProfile } from '@afd/shared';
 import { intFlag } from '../../util/intFlag.js';
@@ -97,6 +97,7 @@ export async function runProfile(o: ProfileCliOptions, log: (line: string) => vo
     backend,
     ...deviceOf(backend, device),
     threads: info.threads,
+    host: { cpus: cpus().length, loadAverage1m: loadavg()[0] ?? 0 },
     commit: gitCommit(),
     model: { name: `${o.arch}/${o.preset}`, numLayers: config.numLayers, hiddenSize: config.hiddenSize, wireBytesPerElement, weightBytes: info.residentWeightBytes },
     attention,
