@@ -11,7 +11,8 @@ import { AFD_CONNECTORS, PROFILE_VERSION, afdConnectorSchema, costProfileSchema,
 import { intFlag } from '../../util/intFlag.js';
 import { gitCommit } from '../cliArgs.js';
 import { measureAttention, measureConnector, measureFfn } from './measure.js';
-import { holdingEventLoop, loadRoleEngine, rigModelConfig, type RigOptions } from './rig.js';
+import { dummyLoadSpec } from '@afd/native/checkpoint';
+import { holdingEventLoop, rigModelConfig, type RigOptions } from './rig.js';
 
 export interface ProfileCliOptions {
   arch: string;
@@ -53,7 +54,7 @@ export async function runProfile(o: ProfileCliOptions, log: (line: string) => vo
   const contexts = intList('--contexts', o.contexts);
   const tokens = intList('--tokens', o.tokens);
   const linkBatches = intList('--link-batches', o.linkBatches);
-  const connectors = o.connectors.split(',').map((c) => {
+  const connectors = (o.connectors === 'none' ? [] : o.connectors.split(',')).map((c) => {
     const r = afdConnectorSchema.safeParse(c.trim());
     if (!r.success) throw new Error(`--connectors: "${c}" is not a connector (${AFD_CONNECTORS.join(', ')})`);
     return r.data;
@@ -76,9 +77,6 @@ export async function runProfile(o: ProfileCliOptions, log: (line: string) => vo
   const attention = await measureAttention(rig, batches, contexts, reps);
   log(`FFN half: tokens ${tokens.join(',')}`);
   const ffn = await measureFfn(rig, tokens, reps);
-  const probe = await loadRoleEngine({ ...rig, maxBatch: 1, maxTokensPerSeq: 16 }, 'colocated');
-  const info = probe.info;
-  probe.close();
   // Hidden states cross in fp32 on the CPU backend and bf16 on CUDA.
   const wireBytesPerElement = backend === 'cpu' ? 4 : 2;
   const curves: ConnectorCurve[] = [];
@@ -96,10 +94,10 @@ export async function runProfile(o: ProfileCliOptions, log: (line: string) => vo
     measuredAt: new Date().toISOString(),
     backend,
     ...deviceOf(backend, device),
-    threads: info.threads,
+    threads: backend === 'cpu' ? rig.threads || cpus().length : 0,
     host: { cpus: cpus().length, loadAverage1m: loadavg()[0] ?? 0 },
     commit: gitCommit(),
-    model: { name: `${o.arch}/${o.preset}`, numLayers: config.numLayers, hiddenSize: config.hiddenSize, wireBytesPerElement, weightBytes: info.residentWeightBytes },
+    model: { name: `${o.arch}/${o.preset}`, numLayers: config.numLayers, hiddenSize: config.hiddenSize, wireBytesPerElement, weightBytes: dummyLoadSpec(config, 'colocated', { seed: 1 }).residentBytes },
     attention,
     ffn,
     connectors: curves,
@@ -119,7 +117,7 @@ export function registerProfileBench(program: Command): void {
     .option('--contexts <list>', 'attention-half context lengths', PROFILE_DEFAULTS.contexts)
     .option('--tokens <list>', 'FFN-half tokens per step', PROFILE_DEFAULTS.tokens)
     .option('--link-batches <list>', 'connector: batch sizes (bytes = batch x hidden x wire bytes)', PROFILE_DEFAULTS.linkBatches)
-    .option('--connectors <list>', `connectors to time (${AFD_CONNECTORS.join(', ')})`, PROFILE_DEFAULTS.connectors)
+    .option('--connectors <list>', `connectors to time (${AFD_CONNECTORS.join(', ')}), or none`, PROFILE_DEFAULTS.connectors)
     .option('--steps <n>', 'timed steps per point (median)', PROFILE_DEFAULTS.steps)
     .option('--warmup <n>', 'warm-up steps per point', PROFILE_DEFAULTS.warmup)
     .option('--out <file>', 'also write the profile here')

@@ -68,18 +68,30 @@ export async function measureFfn(o: RigOptions, tokenCounts: number[], reps: Rep
 /** An attention engine linked to an FFN server of this process over `connector` (1A1F). */
 async function linkedPair(o: RigOptions, connector: AfdConnector): Promise<{ attn: Engine; close: () => Promise<void> }> {
   const attn = await loadRoleEngine(o, 'attention');
-  const ffn = await loadRoleEngine(o, 'ffn');
-  const config = (role: 'attention' | 'ffn', port: number) => resolveRankConfig({ afd: { role, topology: '1A1F', rank: 0, port, connector, rendezvousTimeoutMs: 20_000 } });
-  const server = new FfnServer(ffn, config('ffn', 0));
-  const link = new AttentionLink(attn, config('attention', server.listenPort()));
-  await Promise.all([server.start(), link.connect()]);
+  let ffn: Engine | null = null;
+  let server: FfnServer | null = null;
+  let link: AttentionLink | null = null;
+  try {
+    ffn = await loadRoleEngine(o, 'ffn');
+    const config = (role: 'attention' | 'ffn', port: number) => resolveRankConfig({ afd: { role, topology: '1A1F', rank: 0, port, connector, rendezvousTimeoutMs: 20_000 } });
+    server = new FfnServer(ffn, config('ffn', 0));
+    link = new AttentionLink(attn, config('attention', server.listenPort()));
+    await Promise.all([server.start(), link.connect()]);
+  } catch (e) {
+    await link?.close({ shutdown: false });
+    await server?.stop();
+    attn.close();
+    ffn?.close();
+    throw e;
+  }
+  const [l, srv, f] = [link, server, ffn];
   return {
     attn,
     close: async () => {
-      await link.close({ shutdown: true });
-      await server.wait();
+      await l.close({ shutdown: true });
+      await srv.wait();
       attn.close();
-      ffn.close();
+      f.close();
     },
   };
 }
@@ -89,11 +101,14 @@ async function linkedPair(o: RigOptions, connector: AfdConnector): Promise<{ att
  * wireBytes): (linked step - attached step) / layers, steps interleaved so drift cancels.
  */
 export async function measureConnector(o: RigOptions, connector: AfdConnector, batches: number[], context: number, wireBytes: number, reps: Reps): Promise<LinkPoint[]> {
-  const local = await loadRoleEngine(o, 'attention');
-  const localFfn = await loadRoleEngine(o, 'ffn');
-  local.attachFfn(localFfn);
-  const linked = await linkedPair(o, connector);
+  const engines: Engine[] = [];
+  let linked: Awaited<ReturnType<typeof linkedPair>> | null = null;
   try {
+    const local = await loadRoleEngine(o, 'attention');
+    engines.push(local);
+    engines.push(await loadRoleEngine(o, 'ffn'));
+    local.attachFfn(engines[1]!);
+    linked = await linkedPair(o, connector);
     const { numLayers, hiddenSize } = local.info;
     const maxBatch = Math.max(...batches);
     const pl = await prefill(local, o, maxBatch, context);
@@ -110,8 +125,7 @@ export async function measureConnector(o: RigOptions, connector: AfdConnector, b
     }
     return out;
   } finally {
-    await linked.close();
-    local.close();
-    localFfn.close();
+    await linked?.close();
+    for (const e of engines) e.close();
   }
 }
