@@ -24,6 +24,17 @@ export interface LayerCosts {
   linkSource: string;
 }
 
+/** f with its results kept per argument list (the planner's search asks the same points millions of times). */
+function memo<A extends number[]>(f: (...args: A) => number): (...args: A) => number {
+  const seen = new Map<string, number>();
+  return (...args: A) => {
+    const key = args.join(',');
+    let v = seen.get(key);
+    if (v === undefined) seen.set(key, (v = f(...args)));
+    return v;
+  };
+}
+
 /** The costs of a profile over `link`: a preset, or 'profile' for its measured connector (connector: which one). */
 export function layerCosts(profile: CostProfile, link: LinkPreset | 'profile', connector = 'tcp'): LayerCosts {
   const L = profile.model.numLayers;
@@ -48,8 +59,8 @@ export function layerCosts(profile: CostProfile, link: LinkPreset | 'profile', c
   return {
     numLayers: L,
     bytesPerToken: profile.model.hiddenSize * profile.model.wireBytesPerElement,
-    attentionMs: (batch, context) => interpolate2d(attention, batch, context),
-    ffnMs: (tokens) => interpolate(ffn, tokens),
+    attentionMs: memo((batch: number, context: number) => interpolate2d(attention, batch, context)),
+    ffnMs: memo((tokens: number) => interpolate(ffn, tokens)),
     linkLatencyMs,
     linkTransferMs,
     linkSource,
