@@ -117,7 +117,8 @@ export async function measureConnector(o: RigOptions, connector: AfdConnector, b
     for (const batch of batches) {
       const a: number[] = [];
       const b: number[] = [];
-      for (let round = 0; round < reps.steps; round++) {
+      // A difference of two noisy medians: twice the rounds of the other curves.
+      for (let round = 0; round < 2 * reps.steps; round++) {
         await decodeSteps(local, pl, batch, { warmup: round === 0 ? reps.warmup : 0, steps: 1 }, (_, wall) => a.push(wall));
         await decodeSteps(linked.attn, pr, batch, { warmup: round === 0 ? reps.warmup : 0, steps: 1 }, (_, wall) => b.push(wall));
       }
