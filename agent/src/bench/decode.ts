@@ -22,6 +22,7 @@ import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type DecodeFloor
 import { describeExtras, extrasOf, halfVocabMask, type DecodeExtras } from './decodeExtras.js';
 import { H200_BANDWIDTH, expectedActiveExperts, kvBytesPerStep, weightBytesPerStep } from './stepFloor.js';
 import { agentEnv } from '../util/env.js';
+import { promptTokens } from './profile/rig.js';
 
 interface DecodeCliOptions {
   arch: string;
@@ -72,15 +73,6 @@ function runPeer(o: DecodeCliOptions, config: Record<string, unknown>): PeerResu
 }
 
 const quantile = (v: number[], q: number): number => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(q * v.length))]!;
-
-/** Deterministic prompt tokens (a small LCG over the vocabulary). */
-function promptTokens(seq: number, length: number, vocab: number): number[] {
-  let x = (seq * 2654435761 + 12345) >>> 0;
-  return Array.from({ length }, () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return x % vocab;
-  });
-}
 
 interface Workload {
   batches: number[];

@@ -15,6 +15,8 @@ import { registerDelayRelay } from './delayRelayCommand.js';
 import { registerTwoHostsBench } from './twoHosts.js';
 import { registerGrammarBench } from './grammarCommand.js';
 import { registerPlanHostBench } from './planHost.js';
+import { registerProfileBench } from './profile/command.js';
+import { registerAfdStepBench } from './profile/afdStep.js';
 
 export function buildBenchProgram(): Command {
   const program = new Command('afd-bench').description('AFD benchmarks: serving (any OpenAI-compatible server) and engine decode').showHelpAfterError();
@@ -26,6 +28,8 @@ export function buildBenchProgram(): Command {
   registerTwoHostsBench(program);
   registerGrammarBench(program);
   registerPlanHostBench(program);
+  registerProfileBench(program);
+  registerAfdStepBench(program);
   return program;
 }
 

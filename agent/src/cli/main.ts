@@ -12,6 +12,7 @@ import { registerRole } from './commands/role.js';
 import { registerGenerate } from './commands/generate.js';
 import { registerServe } from './commands/serve.js';
 import { registerLaunch } from './commands/launch.js';
+import { registerPlan } from '../plan/planCommand.js';
 import { isTokenizerWorkerData, runTokenizerWorker } from '../serving/tokenizer/tokenizerWorker.js';
 import { isGrammarWorkerData } from '../serving/grammar/grammarProtocol.js';
 import { runGrammarWorker } from '../serving/grammar/grammarWorker.js';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerGenerate(program);
   registerServe(program);
   registerLaunch(program);
+  registerPlan(program);
   return program;
 }
 
