@@ -153,7 +153,7 @@ if [[ $MPS_PARTS == *faults* ]]; then
     if [ -n "$FP" ]; then
       kill -STOP $FP; sleep 4
       curl -s -m 15 -o /dev/null -w "mps faults: a request while the FFN rank is stopped: HTTP %{http_code} in %{time_total} s\n" "$FAPI/v1/completions" \
-        -H 'content-type: application/json' -d '{"model":"x","prompt":"Hi","max_tokens":4}' | tee -a "$SUMMARY"
+        -H 'content-type: application/json' -d '{"model":"'"$(curl -s "$FAPI/v1/models" | grep -o '"id":"[^"]*"' | head -1 | cut -d'"' -f4)"'","prompt":"Hi","max_tokens":4}' | tee -a "$SUMMARY"
       kill -CONT $FP; answered "ffn SIGSTOP 4 s"
     fi
     pkill -KILL -f nvidia-cuda-mps-server && answered "MPS server killed"
