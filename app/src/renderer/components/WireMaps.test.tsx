@@ -1,7 +1,8 @@
 /** The Dashboard's wire-time maps rendered to HTML: their legends, empty cells that say why, and DBO-off stages. */
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { DashboardModel } from '../stores/dashboardModel.js';
+import { ChartHistory } from '../../common/ChartHistory.js';
+import { DashboardModel } from '../../common/dashboardModel.js';
 import { SyntheticMetrics, type SyntheticOptions } from '../testing/syntheticMetrics.js';
 import { DashboardView } from './DashboardView.js';
 
@@ -9,7 +10,7 @@ function render(opts: Partial<SyntheticOptions>): string {
   const model = new DashboardModel();
   const gen = new SyntheticMetrics({ attentionRanks: 1, ffnRanks: 1, numLayers: 2, numStages: 2, ...opts });
   for (let i = 1; i <= 5; i++) model.ingest(gen.tick(1000 + i * 100), 1000 + i * 100);
-  return renderToStaticMarkup(<DashboardView model={model} version={model.version} heatmapWindow="total" />);
+  return renderToStaticMarkup(<DashboardView model={model} version={model.version} heatmapWindow="total" history={new ChartHistory()} chartRangeMs={60_000} />);
 }
 
 /** The HTML of the heatmap titled `title` (up to the next heatmap). */
