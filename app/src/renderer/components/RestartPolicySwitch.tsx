@@ -24,12 +24,18 @@ export function restartPolicyText(r: RestartPolicy): string {
 
 export function RestartPolicySwitch({ restart, disabled, onChange }: RestartPolicySwitchProps) {
   const on = restart.policy === 'on-failure';
+  // What the user asked for, shown until the agents answer (then the policy they report; a refusal shows the old one).
+  const [wanted, setWanted] = useState<boolean | null>(null);
   const [max, setMax] = useState(String(restart.maxRestarts));
   useEffect(() => setMax(String(restart.maxRestarts)), [restart.maxRestarts]);
   const commitMax = (): void => {
     const n = Number(max);
     if (max.trim() === '' || !Number.isInteger(n) || n < 0 || n > 1000) return setMax(String(restart.maxRestarts));
-    if (n !== restart.maxRestarts) void onChange({ maxRestarts: n });
+    if (n !== restart.maxRestarts) void onChange({ maxRestarts: n }).then((ok) => ok || setMax(String(restart.maxRestarts)));
+  };
+  const switchTo = (value: boolean): void => {
+    setWanted(value);
+    void onChange({ policy: value ? 'on-failure' : 'never' }).finally(() => setWanted(null));
   };
   const onKey = (e: KeyboardEvent<HTMLInputElement>): void => {
     if (e.key === 'Enter') commitMax();
@@ -37,7 +43,7 @@ export function RestartPolicySwitch({ restart, disabled, onChange }: RestartPoli
   return (
     <div className="panel row" data-testid="launch-restart">
       <label className="inline" title="Applies now, on every agent of the launch">
-        <input type="checkbox" role="switch" checked={on} disabled={disabled} onChange={(e) => void onChange({ policy: e.target.checked ? 'on-failure' : 'never' })} data-testid="launch-restart-policy" />
+        <input type="checkbox" role="switch" checked={wanted ?? on} disabled={disabled} onChange={(e) => switchTo(e.target.checked)} data-testid="launch-restart-policy" />
         Restart a rank that dies
       </label>
       <label className="inline" title="A rank ready for a minute starts counting from zero; one failure more and the launch fails">
