@@ -2,12 +2,13 @@
  * Every screen of the console at 1280x720 (issue 43: "the screenshots in e2e/artifacts show
  * each screen at 1280x720"), against a real local agent (CPU backend) with one 1A1F launch
  * and two exchanges in the Playground: each screen's heading shows, what it is for lies
- * inside the window without scrolling (the Launch screen's Stop, the Playground's composer
- * and Send ...), and the window as it is goes to e2e/artifacts/screen-<name>-1280x720.png.
+ * inside the window without scrolling (the Topology screen's Launch, the Launch screen's
+ * Stop, the Playground's composer and Send ...), and the window as it is goes to e2e/artifacts/screen-<name>-1280x720.png.
  */
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { addAgent, openScreen } from '../support/flow.js';
+import { startLoad } from '../support/load.js';
 import { ARTIFACTS } from '../support/paths.js';
 import { openConsoleSession, type ConsoleSession } from '../support/session.js';
 
@@ -72,6 +73,8 @@ test('launch 1A1F and have two exchanges in the Playground', async () => {
 });
 
 test(`every screen at ${WIDTH}x${HEIGHT}: its heading and what it is for inside the window`, async () => {
+  /** The topology's OpenAI API (from the Launch screen). */
+  let api = '';
   await shoot('agents', 'Agents', async () => {
     await expect(page.locator('[data-testid^="agent-row-"]').first().getByTestId('agent-state')).toHaveText('connected');
     await expectInView('agent-url', 'Agents');
@@ -81,9 +84,13 @@ test(`every screen at ${WIDTH}x${HEIGHT}: its heading and what it is for inside 
     await expect(page.getByTestId('preset-1A1F')).toBeChecked();
     await expectInView('preset-1A1F', 'Topology');
     await expectInView('topology-busy', 'Topology'); // 1A1F runs: the screen says so at the top
+    // The actions stay at the bottom of the window below the long options form.
+    await expectInView('launch-button', 'Topology');
+    await expectInView('replace-button', 'Topology');
   });
   await shoot('launch', 'Launch', async () => {
     await expect(page.getByTestId('launch-state')).toHaveText('running');
+    api = (await page.getByTestId('router-url').innerText()).replace(/\/v1$/, '');
     for (const id of ['launch-state', 'stop-button', 'restart-button', 'launch-restart-policy', 'rank-attention-0', 'rank-ffn-0']) await expectInView(id, 'Launch');
   });
   await shoot('playground', 'Playground', async () => {
@@ -96,11 +103,17 @@ test(`every screen at ${WIDTH}x${HEIGHT}: its heading and what it is for inside 
     });
     expect(scroll, 'only the conversation scrolls').toEqual({ page: 0, main: 0 });
   });
-  await shoot('dashboard', 'Dashboard', async () => {
-    await expect(page.getByTestId('stat-step')).toHaveText(/^\d[\d.]* (ms|µs|s)$/, { timeout: 30_000 });
-    await expect(page.getByTestId('heatmap-A→F bytes')).not.toHaveAttribute('data-nonzero', '0');
-    for (const id of ['stat-step', 'stat-tps', 'chart-range']) await expectInView(id, 'Dashboard');
-  });
+  // Live numbers need traffic: background completions while the Dashboard is watched.
+  const load = startLoad(api, { concurrency: 1, maxTokens: 32 });
+  try {
+    await shoot('dashboard', 'Dashboard', async () => {
+      await expect(page.getByTestId('stat-step')).toHaveText(/^\d[\d.]* (ms|µs|s)$/, { timeout: 30_000 });
+      await expect(page.getByTestId('heatmap-A→F bytes')).not.toHaveAttribute('data-nonzero', '0');
+      for (const id of ['stat-step', 'stat-tps', 'chart-range']) await expectInView(id, 'Dashboard');
+    });
+  } finally {
+    await load.stop();
+  }
   await shoot('logs', 'Logs', async () => {
     await expect(page.getByTestId('logs-view')).not.toContainText('Select a rank', { timeout: 20_000 });
     await expect(page.getByTestId('logs-view').locator('div').first()).toBeVisible({ timeout: 20_000 });
