@@ -4,15 +4,11 @@ import type { AgentConnection } from './AgentConnection.js';
 import { LaunchTracker } from './LaunchTracker.js';
 import { requestEachAgent, setLaunchRestartPolicy } from './launchAgents.js';
 
+/** 1A1F over two agents: the FFN rank on b, the attention rank on a. */
 const spec = launchSpecSchema.parse({
   mode: 'afd',
-  topology: '2A2F',
-  placements: [
-    { role: 'ffn', rank: 0, agentId: 'b', backend: 'cpu' },
-    { role: 'ffn', rank: 1, agentId: 'b', backend: 'cpu' },
-    { role: 'attention', rank: 0, agentId: 'a', backend: 'cpu' },
-    { role: 'attention', rank: 1, agentId: 'a', backend: 'cpu' },
-  ],
+  topology: '1A1F',
+  placements: [{ role: 'ffn', rank: 0, agentId: 'b', backend: 'cpu' }, { role: 'attention', rank: 0, agentId: 'a', backend: 'cpu' }],
   restart: { policy: 'on-failure', maxRestarts: 10 },
 });
 
