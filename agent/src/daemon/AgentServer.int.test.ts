@@ -115,6 +115,7 @@ describe('afd-agent serve', () => {
     const c = await connect();
     await expect(c.request('logs.get', { role: 'ffn', rank: 3 })).rejects.toMatchObject({ code: 'not-found' });
     await expect(c.request('topology.restart', {})).rejects.toBeInstanceOf(AgentCallError);
+    await expect(c.request('topology.setRestartPolicy', { launchId: 'L9', policy: 'never' })).rejects.toMatchObject({ code: 'not-found', message: 'no launch L9 on this agent: nothing was launched here yet' });
     const res = await c.request('topology.stop', {});
     expect(res.stopped).toBe(false);
   });

@@ -190,6 +190,9 @@ export class AgentServer {
         return m.stop(req.params.graceMs);
       case 'topology.restart':
         return m.restart();
+      case 'topology.setRestartPolicy':
+        this.opts.logger.info({ launchId: req.params.launchId, policy: req.params.policy, maxRestarts: req.params.maxRestarts }, 'restart policy change requested');
+        return m.setRestartPolicy(req.params);
       case 'logs.get':
         return { lines: m.logs(req.params.role, req.params.rank, req.params.tail) };
       case 'logs.subscribe':

@@ -107,6 +107,61 @@ describe('LaunchManager', () => {
     await m.stop(5000);
   });
 
+  it('setRestartPolicy: changes a running launch live (topology.state shows it); never makes the next death a failure; unknown launches are refused', async () => {
+    const m = new LaunchManager({ self: { file: process.execPath, args: [script] } });
+    const events: AgentEvent[] = [];
+    m.onEvent((e) => events.push(e));
+    expect(() => m.setRestartPolicy({ launchId: 'sw', policy: 'never' })).toThrow(expect.objectContaining({ code: 'not-found', message: 'no launch sw on this agent: nothing was launched here yet' }));
+    const onFailure = launchSpecSchema.parse({ ...spec, restart: { policy: 'on-failure', maxRestarts: 5, backoffMs: 200 } });
+    await m.launch({ launchId: 'sw', agentId: 'me', spec: onFailure });
+    await until(() => m.state().state === 'running');
+    expect(() => m.setRestartPolicy({ launchId: 'other', policy: 'never' })).toThrow(expect.objectContaining({ code: 'not-found', message: 'no launch other on this agent: it runs launch sw (running)' }));
+
+    const before = events.length;
+    expect(m.setRestartPolicy({ launchId: 'sw', policy: 'never', maxRestarts: 2 })).toEqual({ launchId: 'sw', restart: { policy: 'never', maxRestarts: 2, backoffMs: 200, maxBackoffMs: 30_000 } });
+    const pushed = events.slice(before).find((e) => e.type === 'topology.state');
+    expect(pushed?.type === 'topology.state' && pushed.state.spec?.restart).toEqual({ policy: 'never', maxRestarts: 2, backoffMs: 200, maxBackoffMs: 30_000 });
+    expect(m.state().spec?.restart.policy).toBe('never');
+
+    // Off: a killed rank is not restarted and the launch fails.
+    const ffn = (): NonNullable<ReturnType<typeof m.state>['ranks'][number]> => m.state().ranks.find((r) => r.role === 'ffn')!;
+    const first = ffn().pid!;
+    process.kill(first, 'SIGKILL');
+    await until(() => m.state().state === 'failed');
+    await new Promise((r) => setTimeout(r, 600)); // three back-offs' worth: still nothing restarted
+    expect(ffn()).toMatchObject({ state: 'failed', pid: first }); // the dead process, not a new one
+    expect(ffn().restarts).toBeUndefined();
+    expect(events.filter((e) => e.type === 'rank.started' && e.role === 'ffn')).toHaveLength(1);
+
+    // topology.restart relaunches with the policy now in effect; on again, a death is restarted.
+    await m.restart();
+    await until(() => m.state().state === 'running');
+    expect(m.state().spec?.restart).toMatchObject({ policy: 'never', maxRestarts: 2 });
+    expect(m.setRestartPolicy({ launchId: 'sw', policy: 'on-failure' }).restart).toMatchObject({ policy: 'on-failure', maxRestarts: 2 });
+    const second = ffn().pid!;
+    process.kill(second, 'SIGKILL');
+    await until(() => ffn().state === 'ready' && ffn().pid !== second && ffn().pid !== null);
+    expect(ffn().restarts).toBe(1);
+    expect(m.state().state).toBe('running');
+
+    await m.stop(5000);
+    expect(() => m.setRestartPolicy({ launchId: 'sw', policy: 'on-failure' })).toThrow(expect.objectContaining({ code: 'bad-request', message: expect.stringMatching(/^launch sw is stopped on this agent/) }));
+  });
+
+  it('setRestartPolicy to never cancels a restart waiting out its back-off: the rank stays failed', async () => {
+    const m = new LaunchManager({ self: { file: process.execPath, args: [script] } });
+    await m.launch({ launchId: 'bo', agentId: 'me', spec: launchSpecSchema.parse({ ...spec, restart: { policy: 'on-failure', backoffMs: 60_000, maxBackoffMs: 60_000 } }) });
+    await until(() => m.state().state === 'running');
+    const ffn = m.state().ranks.find((r) => r.role === 'ffn')!;
+    process.kill(ffn.pid!, 'SIGKILL');
+    await until(() => m.state().ranks.find((r) => r.role === 'ffn')!.state === 'failed');
+    expect(m.state()).toMatchObject({ state: 'running', message: expect.stringMatching(/restarting ffn rank 0 \(back-off/) });
+    m.setRestartPolicy({ launchId: 'bo', policy: 'never' });
+    expect(m.state().state).toBe('failed');
+    expect(m.state().message).toBeUndefined();
+    await m.stop(5000);
+  });
+
   it('refuses to serve the OpenAI API off loopback without an API key', async () => {
     const m = new LaunchManager({ self: { file: process.execPath, args: [script] }, routerHost: '0.0.0.0', startRouter: async () => { throw new Error('not reached'); } });
     await expect(m.launch({ launchId: 'k', agentId: 'me', spec })).rejects.toMatchObject({ code: 'launch-failed', message: /non-loopback address 0\.0\.0\.0 without an API key/ });

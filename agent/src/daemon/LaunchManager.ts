@@ -157,6 +157,24 @@ export class LaunchManager {
     return { launchId: last.launchId };
   }
 
+  /**
+   * Changes the restart policy of the launch this agent runs, live; topology.restart then
+   * relaunches with it. Refuses a launch id that is not the current one, and a launch that
+   * is stopping or stopped (nothing is left to restart).
+   */
+  setRestartPolicy(params: AgentParams<'topology.setRestartPolicy'>): AgentResult<'topology.setRestartPolicy'> {
+    const { launchId, ...change } = params;
+    const run = this.run;
+    if (!run) throw new AgentRequestError('not-found', `no launch ${launchId} on this agent: nothing was launched here yet`);
+    if (run.launchId !== launchId) throw new AgentRequestError('not-found', `no launch ${launchId} on this agent: it runs launch ${run.launchId} (${run.runState})`);
+    const state = run.runState;
+    if (state === 'stopping' || state === 'stopped') throw new AgentRequestError('bad-request', `launch ${launchId} is ${state} on this agent: its restart policy can no longer change (launch it again with the policy wanted)`);
+    const restart = { ...run.spec.restart, ...change };
+    run.setRestartPolicy(restart);
+    if (this.lastLaunch?.launchId === launchId) this.lastLaunch = { ...this.lastLaunch, spec: { ...this.lastLaunch.spec, restart } };
+    return { launchId, restart };
+  }
+
   logs(role: ProcessRole, rank: number, tail: number): LogLine[] {
     const runner = this.run?.rank(role, rank);
     if (!runner) {

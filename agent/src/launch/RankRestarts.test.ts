@@ -54,4 +54,35 @@ describe('RankRestarts', () => {
     expect(restarted).toBe(false);
     expect(r.pending('a')).toBe(false);
   });
+
+  it('setPolicy: never cancels the restarts in back-off and refuses the next; on-failure again restarts', () => {
+    const r = new RankRestarts<string>(restartPolicySchema.parse({ policy: 'on-failure', maxRestarts: 3 }));
+    const restarted: string[] = [];
+    r.onFailed('ffn0', () => restarted.push('ffn0'));
+    r.onFailed('ffn1', () => restarted.push('ffn1'));
+    vi.advanceTimersByTime(1000); // both restarted
+    r.onFailed('ffn1', () => restarted.push('ffn1 again')); // 2 s back-off
+    expect(r.setPolicy(restartPolicySchema.parse({ policy: 'never', maxRestarts: 3 }))).toEqual(['ffn1']);
+    expect(r.current.policy).toBe('never');
+    expect(r.pending('ffn1')).toBe(false);
+    vi.advanceTimersByTime(60_000);
+    expect(restarted).toEqual(['ffn0', 'ffn1']);
+    expect(r.onFailed('ffn0', () => restarted.push('no'))).toBeNull();
+    expect(r.setPolicy(restartPolicySchema.parse({ policy: 'on-failure', maxRestarts: 3 }))).toEqual([]);
+    expect(r.onFailed('ffn0', () => restarted.push('ffn0 again'))).toEqual({ attempt: 2, delayMs: 2000 });
+    vi.advanceTimersByTime(2000);
+    expect(restarted).toEqual(['ffn0', 'ffn1', 'ffn0 again']);
+  });
+
+  it('setPolicy: a lower maxRestarts gives up at the next failure of a longer streak', () => {
+    const r = new RankRestarts<string>(restartPolicySchema.parse({ policy: 'on-failure', maxRestarts: 10 }));
+    r.onFailed('a', () => undefined);
+    vi.advanceTimersByTime(1000);
+    r.onFailed('a', () => undefined);
+    vi.advanceTimersByTime(2000);
+    expect(r.streak('a')).toBe(2);
+    r.setPolicy(restartPolicySchema.parse({ policy: 'on-failure', maxRestarts: 2 }));
+    expect(r.onFailed('a', () => undefined)).toBeNull();
+    expect(r.total('a')).toBe(2);
+  });
 });

@@ -32,9 +32,32 @@ export class RankRestarts<K> {
   private readonly tracks = new Map<K, Track>();
 
   constructor(
-    private readonly policy: RestartPolicy,
+    private policy: RestartPolicy,
     private readonly stableMs = RESTART_STABLE_MS,
   ) {}
+
+  /** The policy in effect. */
+  get current(): RestartPolicy {
+    return this.policy;
+  }
+
+  /**
+   * Replaces the policy of a running launch: the next failure follows it (a streak already
+   * over a lower maxRestarts gives up at that failure). Switched to never, the restarts
+   * waiting out their back-off are cancelled; returns the ranks whose restart was cancelled.
+   */
+  setPolicy(policy: RestartPolicy): K[] {
+    this.policy = policy;
+    if (policy.policy !== 'never') return [];
+    const cancelled: K[] = [];
+    for (const [key, t] of this.tracks) {
+      if (!t.pending) continue;
+      clearTimeout(t.pending);
+      t.pending = null;
+      cancelled.push(key);
+    }
+    return cancelled;
+  }
 
   private track(key: K): Track {
     let t = this.tracks.get(key);

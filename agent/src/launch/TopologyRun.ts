@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { afdPortCount, ffnRankOf, type AgentEvent, type GpuSharingMode, type LaunchSpec, type RankState, type TopologyState } from '@afd/shared';
+import { afdPortCount, ffnRankOf, type AgentEvent, type GpuSharingMode, type LaunchSpec, type RankState, type RestartPolicy, type TopologyState } from '@afd/shared';
 import { freePortBlock, isPortFree } from '@afd/native/ports';
 import type { SelfCommand } from '../util/self.js';
 import type { RingLine } from './LogRing.js';
@@ -101,8 +101,20 @@ export class TopologyRun {
     return this.opts.launchId;
   }
 
+  /** The launch spec, with the restart policy now in effect (setRestartPolicy changes it). */
   get spec(): LaunchSpec {
-    return this.opts.spec;
+    return { ...this.opts.spec, restart: this.restarts.current };
+  }
+
+  /**
+   * Changes the restart policy live (the Launch screen's switch): the next rank failure
+   * follows it. Switched to never, ranks waiting out a back-off stay failed (the launch
+   * then reports failed). Emits topology.state, whose spec shows the new policy.
+   */
+  setRestartPolicy(policy: RestartPolicy): void {
+    const cancelled = this.restarts.setPolicy(policy);
+    for (const r of cancelled) this.opts.onNote?.(`restart policy is now never: ${r.id.role} rank ${r.id.rank} stays failed (its restart was cancelled)`);
+    this.emitState();
   }
 
   /** Placements of this agent, FFN ranks first (they listen for the rendezvous). */
@@ -257,10 +269,11 @@ export class TopologyRun {
     void this.sharing.afterFailure(runner.id);
     const name = `${runner.id.role} rank ${runner.id.rank}`;
     const decision = this.restarts.onFailed(runner, () => this.restart(runner));
+    const policy = this.restarts.current;
     if (decision) {
-      this.opts.onNote?.(`${message}; restarting ${name} in ${(decision.delayMs / 1000).toFixed(1)} s (restart ${decision.attempt} in a row, at most ${spec.restart.maxRestarts})`);
-    } else if (spec.restart.policy === 'on-failure') {
-      this.opts.onNote?.(`${message}; giving up on ${name} after ${spec.restart.maxRestarts} restarts in a row`);
+      this.opts.onNote?.(`${message}; restarting ${name} in ${(decision.delayMs / 1000).toFixed(1)} s (restart ${decision.attempt} in a row, at most ${policy.maxRestarts})`);
+    } else if (policy.policy === 'on-failure') {
+      this.opts.onNote?.(`${message}; giving up on ${name} after ${this.restarts.streak(runner)} restarts in a row`);
     }
   }
 
@@ -327,7 +340,7 @@ export class TopologyRun {
     return {
       launchId: this.opts.launchId,
       state,
-      spec: this.opts.spec,
+      spec: this.spec,
       ranks: this.rankStates(),
       routerUrl: this.routerUrl,
       ...(this.routerUrl ? { apiKeyRequired: this.apiKey !== undefined } : {}),

@@ -23,6 +23,7 @@ import {
 import { AgentConnection } from './AgentConnection.js';
 import { ChatRunner, type PushFn } from './ChatRunner.js';
 import { LaunchTracker } from './LaunchTracker.js';
+import { requestEachAgent, setLaunchRestartPolicy, type ConnectionOf } from './launchAgents.js';
 import { RequestLogs } from './RequestLogs.js';
 import { MetricsHistory } from './MetricsHistory.js';
 import { readServedModel, type ServedModel } from './servedModel.js';
@@ -83,6 +84,7 @@ export class ConsoleService {
       'topology.launch': (spec) => this.launchTopology(spec),
       'topology.stop': () => this.stopTopology(),
       'topology.restart': () => this.restartTopology(),
+      'topology.setRestartPolicy': (r) => setLaunchRestartPolicy(this.launch, this.connOf, r).finally(() => this.pushLaunch()),
       'launch.get': async () => ({ launch: this.launch?.progress() ?? null }),
       'logs.get': async (r) => this.entry(r.agentId).conn.request('logs.get', { role: r.role, rank: r.rank, tail: r.tail }),
       'chat.start': async (r) => this.startChat(r),
@@ -150,6 +152,8 @@ export class ConsoleService {
   private pushAgents(): void {
     this.push('agents.state', { agents: this.agentInfos() });
   }
+
+  private readonly connOf: ConnectionOf = (agentId) => this.agents.get(agentId)?.conn;
 
   private entry(agentId: string): AgentEntry {
     const e = this.agents.get(agentId);
@@ -352,25 +356,8 @@ export class ConsoleService {
 
   /** Sends topology.stop to every agent of the launch; `problems` names the agents whose stop failed. */
   private async stopAgents(tracker: LaunchTracker, graceMs: number): Promise<{ any: boolean; problems: string[] }> {
-    let any = false;
-    const problems: string[] = [];
-    await Promise.all(
-      tracker.agentIds().map(async (agentId) => {
-        const e = this.agents.get(agentId);
-        if (!e) {
-          problems.push(`agent ${agentId} is no longer known to the console: check it by hand`);
-          return;
-        }
-        try {
-          const r = await e.conn.request('topology.stop', { graceMs }, graceMs + 15_000);
-          any ||= r.stopped;
-        } catch (err) {
-          problems.push(`agent ${agentId}: stop failed: ${(err as Error).message}`);
-        }
-        tracker.markAgentStopped(agentId);
-      }),
-    );
-    return { any, problems };
+    const { answers, problems } = await requestEachAgent(tracker.agentIds(), this.connOf, 'stop', 'topology.stop', { graceMs }, graceMs + 15_000, (id) => tracker.markAgentStopped(id));
+    return { any: answers.some((a) => a.result.stopped), problems };
   }
 
   /** Stops chats and every agent's part of the launch; ranks get `graceMs` to exit. */

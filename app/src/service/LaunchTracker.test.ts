@@ -119,6 +119,23 @@ describe('LaunchTracker', () => {
     expect(t.progress().recovery).toBeUndefined();
   });
 
+  it('follows the restart policy the agents report: switched to never, a rank the agent no longer restarts fails the launch', () => {
+    const t = new LaunchTracker('L', launchSpecSchema.parse({ ...spec, restart: { policy: 'on-failure', maxRestarts: 4 } }));
+    expect(t.progress().restart).toMatchObject({ policy: 'on-failure', maxRestarts: 4 });
+    t.apply('b', { type: 'rank.failed', launchId: 'L', role: 'ffn', rank: 0, exitCode: null, signal: 'SIGKILL', message: 'ffn rank 0 was killed by SIGKILL', lastLogLines: [] });
+    expect(t.progress().state).toBe('launching'); // the agent restarts it
+    const never = launchSpecSchema.parse({ ...spec, restart: { policy: 'never', maxRestarts: 4 } });
+    const ranks = [{ ...rank('ffn', 0, 'b', 'failed'), message: 'ffn rank 0 was killed by SIGKILL' }, rank('ffn', 1, 'b', 'ready')];
+    t.apply('b', { type: 'topology.state', state: { launchId: 'L', state: 'failed', spec: never, ranks, routerUrl: null, gpus: [] } });
+    expect(t.progress()).toMatchObject({ state: 'failed', message: 'ffn rank 0 on agent b was killed by SIGKILL', restart: { policy: 'never', maxRestarts: 4 } });
+    expect(t.needsCleanup).toBe(true);
+    // Another launch's state does not change this one's policy.
+    t.apply('b', { type: 'topology.state', state: { launchId: 'M', state: 'running', spec: launchSpecSchema.parse({ ...spec, restart: { policy: 'on-failure' } }), ranks: [], routerUrl: null, gpus: [] } });
+    expect(t.restartPolicy.policy).toBe('never');
+    t.setRestartPolicy({ ...t.restartPolicy, policy: 'on-failure' });
+    expect(t.progress().restart?.policy).toBe('on-failure');
+  });
+
   it('with restart policy never, reports no recovery', () => {
     const t = new LaunchTracker('L', spec);
     t.apply('b', { type: 'rank.failed', launchId: 'L', role: 'ffn', rank: 0, exitCode: 1, signal: null, message: 'ffn rank 0 exited with code 1', lastLogLines: [] });

@@ -3,7 +3,7 @@
  * agent reports only its own ranks (topology.state and rank.* events); this turns them
  * into one `launch.progress` payload for the renderer.
  */
-import { failureTail, prettyLogLine, type AgentEvent, type LaunchProgress, type LaunchSpec, type RankState, type ServedModelInfo, type TopologyState } from '@afd/shared';
+import { failureTail, prettyLogLine, type AgentEvent, type LaunchProgress, type LaunchSpec, type RankState, type RestartPolicy, type ServedModelInfo, type TopologyState } from '@afd/shared';
 
 function key(role: string, rank: number): string {
   return `${role}:${rank}`;
@@ -32,6 +32,8 @@ export class LaunchTracker {
   private endedBeforeCleanup = new Set<string>();
   /** Under restart policy on-failure: the last rank death the agents recover from, one line. */
   private lastCause: string | null = null;
+  /** The restart policy in effect: the spec's, then what the agents report (the Launch screen's switch changes it live). */
+  private restart: RestartPolicy;
   /** What the API at `url` said it serves (ConsoleService asks once the launch runs). */
   private served: { url: string; model: ServedModelInfo | null; modelId: string | null } | null = null;
 
@@ -40,6 +42,17 @@ export class LaunchTracker {
     readonly spec: LaunchSpec,
   ) {
     for (const p of spec.placements) this.ranks.set(key(p.role, p.rank), pendingRank(p));
+    this.restart = spec.restart;
+  }
+
+  /** The restart policy in effect. */
+  get restartPolicy(): RestartPolicy {
+    return this.restart;
+  }
+
+  /** Every agent of the launch accepted a new restart policy (their topology.state says so too). */
+  setRestartPolicy(policy: RestartPolicy): void {
+    this.restart = policy;
   }
 
   /** Agents that run at least one rank of this launch. */
@@ -62,6 +75,7 @@ export class LaunchTracker {
           const message = r.state === 'failed' && prev?.state === 'failed' && prev.message ? prev.message : r.message;
           this.ranks.set(key(r.role, r.rank), { ...r, agentId, message });
         }
+        if (st.spec) this.restart = st.spec.restart;
         if (st.routerUrl) this.routerUrls.set(agentId, st.routerUrl);
         if (st.apiKeyRequired !== undefined) this.routerKeys.set(agentId, st.apiKeyRequired);
         // The agent reports its GPUs under the id it runs as; the console knows it as agentId.
@@ -85,7 +99,7 @@ export class LaunchTracker {
         const lines = failureTail(event.message, event.lastLogLines).map(prettyLogLine);
         const tail = lines.length > 0 ? `\nlast log lines:\n${lines.join('\n')}` : '';
         const r = event.launchId === this.launchId ? this.ranks.get(key(event.role, event.rank)) : undefined;
-        if (r && this.spec.restart.policy === 'on-failure') this.lastCause = firstLine(rankFailure({ ...r, message: event.message }));
+        if (r && this.restart.policy === 'on-failure') this.lastCause = firstLine(rankFailure({ ...r, message: event.message }));
         return this.patch(event.launchId, event.role, event.rank, { state: 'failed', exitCode: event.exitCode, message: `${event.message}${tail}` });
       }
       case 'rank.exited':
@@ -198,7 +212,7 @@ export class LaunchTracker {
     const ranks = this.spec.placements.map((p) => this.ranks.get(key(p.role, p.rank)) ?? pendingRank(p));
     const failed = ranks.filter((r) => r.state === 'failed');
     // With restart policy on-failure the agents bring a dead rank back: the launch fails only when an agent gives up.
-    const rankFailures = this.spec.restart.policy === 'on-failure' ? [] : failed;
+    const rankFailures = this.restart.policy === 'on-failure' ? [] : failed;
     if (!this.failure && (rankFailures.length > 0 || this.launchError || [...this.agentStates.values()].includes('failed'))) {
       const agent = [...this.agentStates].find(([, st]) => st === 'failed')?.[0];
       // One line: a rank's last log lines stay in its own message (its row on the Launch screen).
@@ -219,7 +233,7 @@ export class LaunchTracker {
     const gpus = this.agentIds().flatMap((a) => this.gpus.get(a) ?? []);
     const restarts = ranks.reduce((n, r) => n + (r.restarts ?? 0), 0);
     const recovery = restarts > 0 || this.lastCause ? { recovery: { restarts, lastCause: this.lastCause } } : {};
-    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model, modelId, apiKeyRequired, gpus, ...recovery };
+    return { launchId: this.launchId, state, ranks, routerUrl, message, cleanup: this.cleanup, model, modelId, apiKeyRequired, gpus, ...recovery, restart: this.restart };
   }
 }
 

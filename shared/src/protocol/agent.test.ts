@@ -69,6 +69,7 @@ const requests: AgentRequestInput[] = [
   { id: '12', method: 'requests.subscribe', params: {} },
   { id: '13', method: 'requests.unsubscribe', params: {} },
   { id: '14', method: 'requests.get', params: { id: 3 } },
+  { id: '15', method: 'topology.setRestartPolicy', params: { launchId: 'L1', policy: 'never' } },
 ];
 
 describe('agent requests', () => {
@@ -97,6 +98,10 @@ describe('agent requests', () => {
       ['{"id":"1","method":"logs.get","params":{"role":"ffn","rank":-1}}', /params\.rank/],
       ['{"id":"1","method":"logs.get","params":{"role":"ffn","rank":0,"tail":0}}', /params\.tail/],
       ['{"id":"1","method":"metrics.subscribe","params":{"intervalMs":1}}', /params\.intervalMs/],
+      ['{"id":"1","method":"topology.setRestartPolicy","params":{"launchId":"L1"}}', /give policy \(on-failure or never\), maxRestarts, or both/],
+      ['{"id":"1","method":"topology.setRestartPolicy","params":{"launchId":"L1","policy":"always"}}', /params\.policy/],
+      ['{"id":"1","method":"topology.setRestartPolicy","params":{"launchId":"L1","maxRestarts":-1}}', /params\.maxRestarts/],
+      ['{"id":"1","method":"topology.setRestartPolicy","params":{"policy":"never"}}', /params\.launchId/],
       ['{"id":"1","method":"model.inspect","params":{"dir":"models/x"}}', /params\.dir: must be an absolute path on the agent host/],
       ['{"id":"1","method":"topology.launch","params":{"launchId":"L","agentId":"a","spec":{"mode":"afd","topology":"1A2F","placements":[]}}}', /attention-ge-ffn/],
     ];
@@ -155,6 +160,7 @@ describe('agent messages', () => {
       'topology.launch': { launchId: 'L1', numRanks: 3 },
       'topology.stop': { stopped: true },
       'topology.restart': { launchId: 'L1' },
+      'topology.setRestartPolicy': { launchId: 'L1', restart: { policy: 'never', maxRestarts: 3, backoffMs: 1000, maxBackoffMs: 30_000 } },
       'logs.get': { lines: [] },
       'logs.subscribe': {},
       'logs.unsubscribe': {},

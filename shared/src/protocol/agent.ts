@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { inventorySchema } from './inventory.js';
 import { launchSpecSchema, logLineSchema, rankRefShape, topologyStateSchema } from './launch.js';
+import { hasRestartChange, RESTART_CHANGE_EMPTY, restartPolicyChangeShape, restartPolicySchema } from './launchOptions.js';
 import { metricsSnapshotSchema } from './metrics.js';
 import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
 import { requestDetailSchema, requestSummarySchema } from './requestLog.js';
@@ -69,6 +70,27 @@ export const agentMethods = {
   },
   /** Stop, then launch the same spec again. */
   'topology.restart': { params: empty, result: z.object({ /** Id of the relaunch (same as before). */ launchId: z.string() }) },
+  /**
+   * Change the restart policy of the running launch on this agent, live (the console sends
+   * it to every agent of the launch). Given fields replace the launch's; topology.state's
+   * spec shows the result, and topology.restart relaunches with it. Switched to never,
+   * restarts waiting out their back-off are cancelled (those ranks stay failed).
+   */
+  'topology.setRestartPolicy': {
+    params: z
+      .strictObject({
+        /** The launch to change: must be the one this agent runs. */
+        launchId: z.string().min(1),
+        ...restartPolicyChangeShape,
+      })
+      .refine(hasRestartChange, { message: RESTART_CHANGE_EMPTY }),
+    result: z.object({
+      /** The launch changed. */
+      launchId: z.string(),
+      /** The policy now in effect on this agent. */
+      restart: restartPolicySchema,
+    }),
+  },
   /** The last lines of one rank's output. */
   'logs.get': {
     params: z.object({
@@ -125,6 +147,7 @@ export const agentRequestSchema = z.discriminatedUnion('method', [
   request('topology.launch'),
   request('topology.stop'),
   request('topology.restart'),
+  request('topology.setRestartPolicy'),
   request('logs.get'),
   request('logs.subscribe'),
   request('logs.unsubscribe'),

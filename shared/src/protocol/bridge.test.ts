@@ -27,6 +27,7 @@ const invokes: Record<BridgeInvokeChannel, { request: unknown; response: unknown
   },
   'topology.stop': { request: {}, response: { stopped: true } },
   'topology.restart': { request: {}, response: { launchId: 'L1' } },
+  'topology.setRestartPolicy': { request: { policy: 'on-failure', maxRestarts: 4 }, response: { restart: { policy: 'on-failure', maxRestarts: 4, backoffMs: 1000, maxBackoffMs: 30_000 } } },
   'launch.get': { request: {}, response: { launch: { launchId: 'L1', state: 'running', ranks: [], routerUrl: 'http://127.0.0.1:8000', message: null, cleanup: null } } },
   'model.inspect': {
     request: { agentId: 'a1', dir: '/models/nope' },
@@ -70,6 +71,16 @@ describe('bridge channels', () => {
       expect(validateBridgeResponse(channel as BridgeInvokeChannel, response).ok, channel).toBe(true);
     }
     for (const [channel, payload] of Object.entries(pushes)) expect(validateBridgePush(channel, JSON.parse(JSON.stringify(payload))).ok, channel).toBe(true);
+  });
+
+  it('refuses a restart policy change that changes nothing or names an unknown policy', () => {
+    const none = validateBridgeRequest('topology.setRestartPolicy', {});
+    expect(none.ok).toBe(false);
+    if (!none.ok) expect(none.error).toMatch(/give policy \(on-failure or never\), maxRestarts, or both/);
+    const bad = validateBridgeRequest('topology.setRestartPolicy', { policy: 'always' });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.error).toMatch(/policy/);
+    expect(validateBridgeRequest('topology.setRestartPolicy', { maxRestarts: 2 })).toEqual({ ok: true, value: { maxRestarts: 2 } });
   });
 
   it('carries a chat with structured output, tools, tool calls and tool results', () => {

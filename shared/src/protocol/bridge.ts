@@ -13,6 +13,7 @@ import { topologyInputSchema } from '../topology/spec.js';
 import { inventorySchema } from './inventory.js';
 import { gpuShareStateSchema } from './gpuSharing.js';
 import { launchSpecSchema, logLineSchema, rankRefShape, rankStateSchema, topologyStateSchema } from './launch.js';
+import { hasRestartChange, RESTART_CHANGE_EMPTY, restartPolicyChangeShape, restartPolicySchema } from './launchOptions.js';
 import { chatStartSchema, chatTokenLogprobSchema, chatToolCallDeltaSchema } from './chat.js';
 import { metricsSnapshotSchema } from './metrics.js';
 import { chartHistorySchema } from './chartHistory.js';
@@ -95,6 +96,8 @@ export const launchProgressSchema = z.object({
       lastCause: z.string().nullable(),
     })
     .optional(),
+  /** The restart policy in effect, as the agents report it (the Launch screen's switch changes it live); absent from older consoles. */
+  restart: restartPolicySchema.optional(),
 });
 export type LaunchProgress = z.infer<typeof launchProgressSchema>;
 
@@ -146,6 +149,11 @@ export const bridgeInvokeChannels = {
   'launch.get': { request: empty, response: z.object({ /** The launch's progress, or null. */ launch: launchProgressSchema.nullable() }) },
   /** Stop and relaunch the same spec. */
   'topology.restart': { request: empty, response: z.object({ /** Id of the relaunch. */ launchId: z.string() }) },
+  /** Change the current launch's restart policy on every agent of it, live (the Launch screen's switch). */
+  'topology.setRestartPolicy': {
+    request: z.strictObject(restartPolicyChangeShape).refine(hasRestartChange, { message: RESTART_CHANGE_EMPTY }),
+    response: z.object({ /** The policy now in effect. */ restart: restartPolicySchema }),
+  },
   /** The newest log lines of one rank. */
   'logs.get': {
     request: z.object({

@@ -23,3 +23,20 @@ export const restartPolicySchema = z.strictObject({
   maxBackoffMs: z.int().min(0).max(3_600_000).default(30_000),
 });
 export type RestartPolicy = z.output<typeof restartPolicySchema>;
+
+/**
+ * A change to the restart policy of a running launch (the Launch screen's switch): the
+ * fields given replace the launch's, the rest (back-off included) stay. At least one.
+ */
+export const restartPolicyChangeShape = {
+  /** on-failure or never, as in the launch spec. */
+  policy: z.enum(['on-failure', 'never']).optional(),
+  /** Most restarts of one rank in a row, as in the launch spec. */
+  maxRestarts: z.int().min(0).max(1000).optional(),
+};
+
+/** Refuses a change that changes nothing. */
+export function hasRestartChange(c: { policy?: unknown; maxRestarts?: unknown }): boolean {
+  return c.policy !== undefined || c.maxRestarts !== undefined;
+}
+export const RESTART_CHANGE_EMPTY = 'give policy (on-failure or never), maxRestarts, or both';

@@ -1,7 +1,8 @@
-/** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, how each GPU is shared, stop and restart. */
+/** Launch: per-rank progress (loading bytes, rendezvous, warmup, ready), failures with their last log lines, how each GPU is shared, the restart policy switch, stop and restart. */
 import { gpuRanksText, gpuSharingLabel, rankUrlText, remoteRankHost, type AgentInfo, type LaunchProgress, type RankState } from '@afd/shared';
 import { useAgents, useFields, useLaunch, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
+import { RestartPolicySwitch } from '../components/RestartPolicySwitch.js';
 import { progressDetail } from '../lib/format.js';
 import { recoveryText } from '../lib/launchText.js';
 import type { ScreenProps } from './types.js';
@@ -119,7 +120,7 @@ function GpuTable({ gpus }: { gpus: LaunchProgress['gpus'] }) {
 }
 
 export function LaunchScreen({ navigate }: ScreenProps) {
-  const { progress, busy, error, stop, restart, clearError } = useFields(useLaunch, 'progress', 'busy', 'error', 'stop', 'restart', 'clearError');
+  const { progress, busy, error, stop, restart, setRestartPolicy, clearError } = useFields(useLaunch, 'progress', 'busy', 'error', 'stop', 'restart', 'setRestartPolicy', 'clearError');
   const agents = useAgents((s) => s.agents);
   const { logs } = useStores();
 
@@ -170,6 +171,7 @@ export function LaunchScreen({ navigate }: ScreenProps) {
           {busy === 'stop' ? 'Stopping…' : 'Stop'}
         </button>
       </div>
+      {progress.restart && <RestartPolicySwitch restart={progress.restart} disabled={busy !== null || !active} onChange={setRestartPolicy} />}
       {progress.message && (
         <Banner kind="err" message={`${progress.message}${progress.ranks.find((r) => r.state === 'failed')?.message?.includes('\n') ? '\nIts last log lines are in its row below.' : ''}`} testId="launch-failure" />
       )}

@@ -185,7 +185,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
       <TopologyOptions agents={agents} rankAgents={rankAgents} inspections={inspections} />
 
       {launchError && <Banner kind="err" message={launchError} onDismiss={clearLaunchError} testId="launch-error" />}
-      <div className="row">
+      <div className="row action-bar" data-testid="topology-actions">
         <button className="btn primary" data-testid="launch-button" disabled={!ev.spec || busy !== null || Boolean(running)} onClick={() => void doLaunch()}>
           {busy === 'launch' ? 'Launching…' : 'Launch'}
         </button>

@@ -51,4 +51,20 @@ describe('launch store', () => {
     expect(calls).toEqual(['stop']);
     expect(store.getState()).toMatchObject({ busy: null, error: 'agent b: stop failed: connection closed' });
   });
+
+  it('setRestartPolicy sends the change and keeps a refusal for the banner', async () => {
+    const bridge = createFakeBridge();
+    const sent: unknown[] = [];
+    bridge.handle('topology.setRestartPolicy', (change) => {
+      sent.push(change);
+      if ((change as { maxRestarts?: number }).maxRestarts === 0) throw new Error('the restart policy did not change: agent b: the restart policy change failed: no launch L1 on this agent');
+      return { restart: { policy: 'never', maxRestarts: 10, backoffMs: 1000, maxBackoffMs: 30_000 } };
+    });
+    const store = createLaunchStore(bridge);
+    expect(await store.getState().setRestartPolicy({ policy: 'never' })).toBe(true);
+    expect(store.getState()).toMatchObject({ busy: null, error: null });
+    expect(await store.getState().setRestartPolicy({ maxRestarts: 0 })).toBe(false);
+    expect(sent).toEqual([{ policy: 'never' }, { maxRestarts: 0 }]);
+    expect(store.getState().error).toBe('the restart policy did not change: agent b: the restart policy change failed: no launch L1 on this agent');
+  });
 });

@@ -1,9 +1,9 @@
 /** The current launch: progress pushed by the service, and launch/stop/restart/replace actions. */
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { LaunchProgress, LaunchSpecInput } from '@afd/shared';
+import type { BridgeRequest, LaunchProgress, LaunchSpecInput } from '@afd/shared';
 import type { RendererBridge } from '../bridge/types.js';
 
-type ActionName = 'launch' | 'stop' | 'restart' | 'replace';
+type ActionName = 'launch' | 'stop' | 'restart' | 'replace' | 'restartPolicy';
 
 export interface LaunchState {
   progress: LaunchProgress | null;
@@ -18,6 +18,8 @@ export interface LaunchState {
   replace(spec: LaunchSpecInput): Promise<boolean>;
   stop(): Promise<void>;
   restart(): Promise<void>;
+  /** Changes the running launch's restart policy on every agent of it (the Launch screen's switch); false when refused (see error). */
+  setRestartPolicy(change: BridgeRequest<'topology.setRestartPolicy'>): Promise<boolean>;
   refresh(): Promise<void>;
   clearError(): void;
 }
@@ -52,6 +54,7 @@ export function createLaunchStore(bridge: RendererBridge): StoreApi<LaunchState>
       restart: async () => {
         await act('restart', () => bridge.invoke('topology.restart', {}));
       },
+      setRestartPolicy: (change) => act('restartPolicy', () => bridge.invoke('topology.setRestartPolicy', change)),
       async refresh() {
         try {
           const { launch } = await bridge.invoke('launch.get', {});
