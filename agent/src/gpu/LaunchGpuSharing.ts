@@ -5,9 +5,10 @@
  * of the daemon before ranks on MPS-shared GPUs are restarted; and the release of the
  * daemon when the launch ends.
  */
-import { gpuGroups, type GpuShareState, type GpuSharingMode, type LaunchSpec, type RankPlacement } from '@afd/shared';
+import { gpuGroups, type GpuGroup, type GpuShareState, type GpuSharingMode, type LaunchSpec, type RankPlacement } from '@afd/shared';
 import { effectiveSharingMode, gpuShareStates, groupsText, sharingEnv, timeSliceWarning, type SharingOutcome } from './gpuSharingPlan.js';
 import type { MpsHost, MpsLease } from './MpsHost.js';
+import { MpsServerWatch, type MpsServerLoss } from './MpsServerWatch.js';
 
 export interface LaunchGpuSharingOptions {
   spec: LaunchSpec;
@@ -18,11 +19,16 @@ export interface LaunchGpuSharingOptions {
   mps: MpsHost | undefined;
   /** Notes for the agent's log (the launch's warnings and what it did with the daemon). */
   onNote?: (message: string) => void;
+  /** An MPS server of the launch's daemon died: its client ranks hang, so the launch restarts those started before `lastAliveMs`. */
+  onServerLost?: (loss: MpsServerLoss, message: string) => void;
+  /** How often the daemon's servers are checked, ms (default 2000). */
+  serverWatchMs?: number;
 }
 
 export class LaunchGpuSharing {
   private states: GpuShareState[] = [];
   private lease: MpsLease | null = null;
+  private watch: MpsServerWatch | null = null;
 
   constructor(private readonly opts: LaunchGpuSharingOptions) {}
 
@@ -63,6 +69,7 @@ export class LaunchGpuSharing {
       }
     }
     this.states = gpuShareStates(groups, shares, outcome);
+    if (outcome.mps) this.watchServers(shared);
     if (spec.serving.kvCacheMib === null && shared.some((g) => g.placements.some((p) => p.role !== 'ffn'))) {
       // Each rank sizes its KV cache from the device memory free when it loads, which the other ranks' weights may still need.
       this.note(`ranks sharing a GPU size their KV caches from the memory free when each loads; if one runs out of memory, give --kv-cache-mib (serving.kvCacheMib) to leave room for the others`);
@@ -71,6 +78,23 @@ export class LaunchGpuSharing {
       const sharesAsked = Object.values(shares).some((v) => v !== undefined) || spec.placements.some((p) => p.agentId === agentId && p.smShare !== undefined);
       this.note(timeSliceWarning(shared, outcome.timeSliceReason, mode === 'time-slice', sharesAsked));
     }
+  }
+
+  private watchServers(shared: readonly GpuGroup[]): void {
+    const mps = this.opts.mps;
+    if (!mps || !this.opts.onServerLost) return;
+    const onServerLost = this.opts.onServerLost;
+    this.watch = new MpsServerWatch({
+      listServers: () => mps.serverPids(),
+      intervalMs: this.opts.serverWatchMs,
+      onLost: (loss) => {
+        void mps.failureContext().catch(() => null).then((context) => {
+          const who = loss.pids.length > 1 ? `MPS servers (pids ${loss.pids.join(', ')})` : `MPS server (pid ${loss.pids[0]})`;
+          onServerLost(loss, `the ${who} of ${groupsText(shared)} exited; ranks that were its clients hang on it instead of failing, so they are stopped${context ? ` (${context})` : ''}`);
+        });
+      },
+    });
+    this.watch.start();
   }
 
   /** What `placement`'s rank adds to the agent's environment (the MPS pipe directory and SM share on an MPS-shared GPU). */
@@ -97,6 +121,8 @@ export class LaunchGpuSharing {
 
   /** Lets go of the daemon (the last user of the agents' own quits it). */
   async stop(): Promise<void> {
+    this.watch?.stop(); // quitting the daemon ends its servers: not a loss
+    this.watch = null;
     if (!this.lease || !this.opts.mps) return;
     this.lease = null;
     try {

@@ -18,6 +18,7 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MpsStatus } from '@afd/shared';
 import { withFileLock } from '../util/fileLock.js';
+import { parseServerList } from './MpsServerWatch.js';
 import { controlEnv, controlLogTail, DEFAULT_MPS_PIPE_DIR, describeRun, findMpsControl, MPS_CONTROL, mpsDaemonAnswers, mpsLogTail, NVIDIA_BIN_DIR, runControl, sendMpsCommand, type MpsDirs } from './mpsControl.js';
 
 export interface MpsHostOptions {
@@ -154,6 +155,15 @@ export class MpsHost {
     const log = controlLogTail(this.dirs.logDirectory, 2);
     await withFileLock(this.lockFile, () => this.startUnlessAnswering(program));
     return `the MPS control daemon on ${lease.pipeDirectory} had stopped answering${log.length > 0 ? ` (its control.log ends: ${log.join(' | ')})` : ''}; started it again for the restarted ranks`;
+  }
+
+  /** The pids of the held daemon's MPS servers (`get_server_list`); null when it does not answer or none is held. */
+  async serverPids(): Promise<number[] | null> {
+    const lease = this.lease;
+    const program = this.program();
+    if (!lease || !program) return null;
+    const run = await sendMpsCommand(program, lease.pipeDirectory, this.opts.env, 'get_server_list', this.commandTimeoutMs);
+    return run.code === 0 ? parseServerList(run.stdout) : null;
   }
 
   /**

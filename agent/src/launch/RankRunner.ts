@@ -58,6 +58,7 @@ export class RankRunner {
   private group: ChildProcessGroup | undefined;
   readonly logs: LogRing;
   private stateValue: RankLifecycle = 'pending';
+  private startedAt: number | undefined;
   private messageValue: string | null = null;
   private apiUrlValue: string | undefined;
   private lastFailedMessage: string | undefined;
@@ -106,6 +107,11 @@ export class RankRunner {
     return this.group?.pid;
   }
 
+  /** When the current process was spawned (Date.now()); undefined before the first start. */
+  get startedAtMs(): number | undefined {
+    return this.startedAt;
+  }
+
   /** Spawns the role process; updates follow through the callback. */
   start(): void {
     if (this.group?.running) throw new Error(`${this.id.role} rank ${this.id.rank} is already running`);
@@ -127,6 +133,7 @@ export class RankRunner {
     );
     this.exitPromise = this.group.waitExit();
     const pid = this.group.start();
+    this.startedAt = Date.now();
     this.onUpdate({ kind: 'started', pid });
   }
 

@@ -18,6 +18,7 @@ import type { RingLine } from './LogRing.js';
 import { checkRouterBindPolicy } from '../daemon/bindPolicy.js';
 import { dboOnSharedGpus, specForPlacement } from '../gpu/dboOnSharedGpu.js';
 import { LaunchGpuSharing } from '../gpu/LaunchGpuSharing.js';
+import { mpsServerClients, type MpsServerLoss } from '../gpu/MpsServerWatch.js';
 import type { MpsHost } from '../gpu/MpsHost.js';
 import { readHostMemory, type HostMemory } from '../util/hostMemory.js';
 import { checkLaunchFitsHost } from './launchMemory.js';
@@ -94,7 +95,14 @@ export class TopologyRun {
   constructor(private readonly opts: TopologyRunOptions) {
     this.restarts = new RankRestarts(opts.spec.restart);
     this.apiKey = opts.apiKey ?? (opts.baseEnv['AFD_API_KEY'] || undefined);
-    this.sharing = new LaunchGpuSharing({ spec: opts.spec, agentId: opts.agentId, agentMode: opts.gpuSharing ?? 'auto', mps: opts.mps, onNote: opts.onNote });
+    this.sharing = new LaunchGpuSharing({
+      spec: opts.spec,
+      agentId: opts.agentId,
+      agentMode: opts.gpuSharing ?? 'auto',
+      mps: opts.mps,
+      onNote: opts.onNote,
+      onServerLost: (loss, message) => this.onMpsServerLost(loss, message),
+    });
   }
 
   get launchId(): string {
@@ -275,6 +283,14 @@ export class TopologyRun {
     } else if (policy.policy === 'on-failure') {
       this.opts.onNote?.(`${message}; giving up on ${name} after ${this.restarts.streak(runner)} restarts in a row`);
     }
+  }
+
+  /** An MPS server died: its client ranks (on MPS-shared GPUs, started before it was last seen alive) are killed, so the restart policy takes over. */
+  private onMpsServerLost(loss: MpsServerLoss, message: string): void {
+    if (this.stopping) return;
+    const clients = mpsServerClients(this.runners, loss, (r) => 'CUDA_MPS_PIPE_DIRECTORY' in this.sharing.envFor(r.id));
+    this.opts.onNote?.(`${message}: ${clients.length > 0 ? clients.map((r) => `${r.id.role} ${r.id.rank}`).join(', ') : 'none of this launch\'s ranks was its client'}`);
+    for (const r of clients) r.kill('SIGKILL');
   }
 
   private restart(runner: RankRunner): void {

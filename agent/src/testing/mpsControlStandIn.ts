@@ -8,7 +8,8 @@
  *                 -d while one answers fails with "An instance of this daemon is already running"
  *   (no argument) a client: sends each stdin line to the daemon and prints the replies;
  *                 no daemon = "Cannot find MPS control daemon process" on stderr, exit 1.
- *                 Commands: get_server_list (empty list), quit (the daemon exits)
+ *                 Commands: get_server_list (the pids in <pipe>/servers, which a test writes
+ *                 for the server processes it plays; else an empty list), quit (the daemon exits)
  *
  * Every invocation and every command the daemon gets is appended, as a JSON line, to
  * $AFD_TEST_MPS_RECORD. $AFD_TEST_MPS_MODE makes -d misbehave: fail-start (the daemon
@@ -16,7 +17,7 @@
  * exit-1 (-d fails on the spot), hang (-d never returns).
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -64,7 +65,9 @@ async function daemon(): Promise<void> {
         record({ event: 'daemon-exit' });
         setTimeout(() => process.exit(0), 20);
       } else if (command === 'get_server_list') {
-        sock.write('\n');
+        // The servers a test plays: pids it wrote to <pipe>/servers, one per line.
+        const servers = join(pipeDir, 'servers');
+        sock.write(existsSync(servers) ? `${readFileSync(servers, 'utf8').trim()}\n` : '\n');
       } else {
         sock.write(`Unrecognized command ${command}\n`);
       }
