@@ -174,13 +174,16 @@ describe('a flood of prompts just under the character bound', () => {
     const gone = new AbortController();
     const left = Array.from({ length: 3 }, () =>
       fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: floodChat, signal: gone.signal }).then(
-        () => 'answered',
+        (r) => `answered ${r.status}`,
         () => 'aborted',
       ),
     );
     await until(async () => (await waiting()) >= 1, 'a 7.5 MB chat waiting behind another for the tokenizer', 30_000);
     gone.abort();
-    expect(await Promise.all(left)).toEqual(['aborted', 'aborted', 'aborted']);
+    // On a slow box the first chat's count can end (a 400: too long) before the others leave.
+    const ends = await Promise.all(left);
+    expect(ends.filter((e) => e === 'aborted').length, ends.join(', ')).toBeGreaterThanOrEqual(2);
+    expect(ends.filter((e) => e !== 'aborted').every((e) => e === 'answered 400'), ends.join(', ')).toBe(true);
     await until(async () => (await waiting()) === 0 && (await outcome('cancelled')) - cancelled0 >= 2, 'the chats of the clients that left cancelled', 30_000);
     await new Promise((r) => setTimeout(r, 1_000)); // a chat still counted would end as too_long meanwhile
     const [cancelled, tooLong] = [(await outcome('cancelled')) - cancelled0, (await outcome('too_long')) - tooLong1];
