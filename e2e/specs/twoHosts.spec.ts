@@ -167,8 +167,9 @@ test.describe(`two hosts${support.ok ? '' : ` (skipped: ${support.reason})`}`, (
           `F→A ${/max [^\n]+/.exec(await f2a.innerText())?.[0]}, mean ${f2aMs.toFixed(2)} ms over ${await f2a.getAttribute('data-nonzero')} cells ` +
           `(relay, F→A only: ${JSON.stringify(await relay.stats())})`,
       );
-      // The delayed direction carries the delay; the other stays well under it.
-      expect(a2fMs).toBeLessThan(delayMs);
+      // The delayed direction carries the delay, over what the other shows. (A->F alone is not
+      // bounded by the delay: on a loaded box bytes wait in the FFN's socket while it computes,
+      // and that counts as wire time: 0.2 ms mean on a quiet run, 2.9 ms once on CI's.)
       expect(f2aMs - a2fMs).toBeGreaterThanOrEqual(delayMs * 0.6);
       // DBO is off in this launch: only s0 columns, and the panel says why.
       await expect(page.getByTestId('dbo-off-stages')).toContainText('Stage s1 unused (DBO off)');
