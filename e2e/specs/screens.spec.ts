@@ -1,9 +1,10 @@
 /**
  * Every screen of the console at 1280x720 (issue 43: "the screenshots in e2e/artifacts show
- * each screen at 1280x720"), against a real local agent (CPU backend) with one 1A1F launch
+ * each screen at 1280x720") and again at 1920x1080, against a real local agent (CPU backend) with one 1A1F launch
  * and two exchanges in the Playground: each screen's heading shows, what it is for lies
  * inside the window without scrolling (the Topology screen's Launch, the Launch screen's
- * Stop, the Playground's composer and Send ...), and the window as it is goes to e2e/artifacts/screen-<name>-1280x720.png.
+ * Stop, the Playground's composer and Send ...), and the window as it is goes to
+ * e2e/artifacts/screen-<name>-<width>x<height>.png.
  */
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
@@ -14,8 +15,12 @@ import { openConsoleSession, type ConsoleSession } from '../support/session.js';
 
 test.describe.configure({ mode: 'serial' });
 
-const WIDTH = 1280;
-const HEIGHT = 720;
+const SIZES = [
+  { width: 1280, height: 720 },
+  { width: 1920, height: 1080 },
+] as const;
+let WIDTH: number = SIZES[0].width;
+let HEIGHT: number = SIZES[0].height;
 
 let session: ConsoleSession | undefined;
 let page: Page;
@@ -72,7 +77,9 @@ test('launch 1A1F and have two exchanges in the Playground', async () => {
   }
 });
 
-test(`every screen at ${WIDTH}x${HEIGHT}: its heading and what it is for inside the window`, async () => {
+for (const size of SIZES) test(`every screen at ${size.width}x${size.height}: its heading and what it is for inside the window`, async () => {
+  ({ width: WIDTH, height: HEIGHT } = size);
+  await page.setViewportSize(size);
   /** The topology's OpenAI API (from the Launch screen). */
   let api = '';
   await shoot('agents', 'Agents', async () => {
