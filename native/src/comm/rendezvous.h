@@ -98,6 +98,12 @@ class AttentionRendezvous : public AttentionControlPlane, public DataPlane {
 
   // Closes the connection without the shutdown flag (the FFN rank sees the peer lost).
   void close();
+  // A broken link is given up: its socket is shut down so that the FFN rank, which may be
+  // waiting on it for the next step, reads EOF and gathers its block again (where this
+  // rank's reconnection waits). The link's error stays as lostReason. Safe during a step.
+  void hangUpBroken() {
+    if (link_ && link_->broken()) link_->hangUp();
+  }
 
  private:
   RendezvousConfig config_;

@@ -79,6 +79,10 @@ class TcpLink {
   void goodbye(const std::string& reason, int timeoutMs);
   // Closes the connection now and joins the sender thread. Idempotent.
   void close();
+  // Shuts the socket down both ways (the peer reads EOF) without closing it; safe while
+  // another thread is in a call on this link (that call fails). For a link already
+  // given up, so the peer learns now instead of waiting on it.
+  void hangUp() { socket_.shutdownBoth(); }
   bool broken() const;
   // The socket, for poll() over several links; never read or write it directly.
   int fd() const { return socket_.fd(); }

@@ -103,6 +103,12 @@ void AfdAttentionLink::watchLoop() {
     }
     if (!up) {
       noteLost(connector_.lostReason());
+      {
+        // An FFN rank that was stopped (not dead) finishes the step it had and then waits
+        // on this link for the next one, never reading this rank's new handshake: tell it.
+        std::lock_guard<std::mutex> lock(stateMu_);
+        connector_.hangUpBroken();
+      }
       try {
         // Waits (until close) for the FFN rank to listen again and for its whole block to
         // rejoin; steps fail fast on the old link meanwhile.
