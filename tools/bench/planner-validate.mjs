@@ -4,7 +4,7 @@
  * each CPU topology with DBO off and on with afd-bench afd-step, and print the predicted
  * vs measured TPOT as a markdown table (and JSON lines with --json).
  *
- *   node tools/bench/planner-validate.mjs [--profile FILE] [--topologies 1A1F,2A2F] [--batches 4,16] [--context 256] [--steps 15]
+ *   [AFD_BENCH_CMD='node afd-bench.cjs'] node tools/bench/planner-validate.mjs [--profile FILE] [--topologies 1A1F,2A2F] [--batches 4,16] [--context 256] [--steps 15]
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -23,8 +23,11 @@ const { values: o } = parseArgs({
   },
 });
 
+// AFD_BENCH_CMD: how to run afd-bench where there is no npx (a GPU host: "node .../afd-bench.cjs").
+const [benchCmd, ...benchPre] = (process.env.AFD_BENCH_CMD ?? 'npx afd-bench').split(' ');
+
 function bench(args) {
-  const r = spawnSync('npx', ['afd-bench', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = spawnSync(benchCmd, [...benchPre, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (r.status !== 0) throw new Error(`afd-bench ${args.join(' ')} exited with ${r.status}`);
   return r.stdout;
 }

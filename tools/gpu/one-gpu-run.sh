@@ -21,6 +21,8 @@
 #   mps     the agent managing CUDA MPS for ranks on GPU 0 (issue 37): colocated vs 1A1F
 #           (and SM splits, DBO, 2A2F EP, time-sliced) through afd-agent launch --gpus 0, with
 #           afd-bench serve; AFD_MPS_PARTS etc. in tools/gpu/mps-one-gpu.sh  -> mps-*.json
+#   planner the planner's cost profiles on CUDA (full GPU and MPS shares) and its CPU
+#           validation on the host's cores (tools/gpu/planner-one-gpu.sh)  -> planner/*
 #   profile ncu kernel times of decode steps at $AFD_PROFILE_BATCHES (afd-bench decode
 #           arguments $AFD_PROFILE_ARGS, e.g. --arch deepseek_v2 --preset deepseek-v2-lite)
 #                                                                   -> profile-b*.txt
@@ -133,6 +135,9 @@ if [[ $PHASES == *experts* ]]; then
 fi
 if [[ $PHASES == *mps* ]]; then
   source tools/gpu/mps-one-gpu.sh
+fi
+if [[ $PHASES == *planner* ]]; then
+  source tools/gpu/planner-one-gpu.sh
 fi
 if [[ $PHASES == *profile* ]] && command -v ncu > /dev/null; then
   # The weight fill kernels are filtered out; the skip passes the one prefill step (context

@@ -14,6 +14,7 @@
 # AFD_PREFIX_MODES (default on,off) picks the launches, e.g. one per device call if both do
 # not fit in one (10 minutes); AFD_PREFIX_REPEATS (default 1 multi-turn, 2 random runs:
 # "MT RANDOM"). Writes serve-<mode>-<run>.json/txt, launch-<mode>.log, metrics-<mode>.txt,
+# metrics-<mode>-mt.txt (pre-processing stages and TTFT parts after the multi-turn runs),
 # summary.txt and 0results.tgz (everything) under $OUT. Run from the repository root with
 # .device-carry carried (tools/gpu/afd-prepare.sh).
 set -uo pipefail
@@ -42,9 +43,11 @@ for MODE in $(echo "${AFD_PREFIX_MODES:-on,off}" | tr ',' ' '); do
   until grep -q "Ctrl-C stops every rank" $OUT/launch-$MODE.log || [ $t -ge 150 ]; do sleep 1; t=$((t+1)); done
   run $MODE warm-mt 120 900 --dataset-name multi-turn --shared-prefix-len 2000 --num-conversations 16 --turns 2 --turn-output-len 16 --max-concurrency 16
   for R in $(seq 1 $MT_REPEATS); do run $MODE mt-r$R 300 $R "${MT[@]}"; done
+  # Where the multi-turn requests' time went before the scheduler (warm-up included).
+  curl -s http://127.0.0.1:18000/metrics | grep -E "^(afd:request_preprocess_seconds|vllm:(time_to_first_token|request_queue_time|request_prefill_time)_seconds)_(sum|count)" > $OUT/metrics-$MODE-mt.txt
   run $MODE warm-random 120 901 --num-prompts 64 --max-concurrency 64 --random-input-len 1024 --random-output-len 8
   for R in $(seq 1 $RANDOM_REPEATS); do run $MODE random-r$R 180 $((100 + R)) "${RANDOM_SET[@]}"; done
-  curl -s http://127.0.0.1:18000/metrics | grep -E "^vllm:(kv_cache|prefix_cache|prompt_tokens_total|time_to_first_token_seconds_(sum|count)|request_(queue|prefill|decode)_time_seconds_(sum|count))" > $OUT/metrics-$MODE.txt
+  curl -s http://127.0.0.1:18000/metrics | grep -E "^afd:request_preprocess_seconds_(sum|count)|^vllm:(kv_cache|prefix_cache|prompt_tokens_total|time_to_first_token_seconds_(sum|count)|request_(queue|prefill|decode)_time_seconds_(sum|count))" > $OUT/metrics-$MODE.txt
   kill -TERM $LP; wait $LP
 done
 "$NODE" tools/gpu/serve-prefix-summary.mjs $OUT | tee -a $OUT/summary.txt

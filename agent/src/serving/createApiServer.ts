@@ -15,6 +15,7 @@ import type { CacheConfigInfo } from './metrics/cacheConfigInfo.js';
 import type { EngineLike } from './engineLike.js';
 import { registerRankMetrics } from './metrics/rankMetrics.js';
 import { registerTokenizerMetrics } from './metrics/tokenizerMetrics.js';
+import { registerPreprocessMetrics } from './metrics/requestPreprocess.js';
 import { ServingMetrics } from './metrics/ServingMetrics.js';
 import { ServingEngine, type ServingOptions } from './ServingEngine.js';
 import type { TextTokenizer } from './tokenizer/TextTokenizer.js';
@@ -95,7 +96,7 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
   };
   const http =
     o.http ?? new RankHttpServer({ readiness, registry, stats: rankStats, serving: () => metrics.snapshot(), routes, apiKey: o.apiKey, version: o.version, log: o.log, cors: o.cors });
-  http.attachRoutes(routes);
+  http.attachRoutes(routes, registerPreprocessMetrics(registry, o.servedModelName));
   return {
     serving,
     metrics,

@@ -21,6 +21,7 @@ import { Cors } from './cors.js';
 import { sendJson, sendText } from './httpUtil.js';
 import { SiteGuard } from './siteGuard.js';
 import { isServingPath, ROUTE_LIST, serveRoute, type ServingRouteSet } from './servingRoutes.js';
+import type { PreprocessStage } from '../metrics/requestPreprocess.js';
 
 export interface Readiness {
   ready: boolean;
@@ -61,6 +62,7 @@ export class RankHttpServer {
   /** Host and Origin checks; set by listen (they depend on the bound address). */
   private guard: SiteGuard | null = null;
   private routes: ServingRouteSet | null;
+  private preprocess: ((stage: PreprocessStage, seconds: number) => void) | undefined;
 
   constructor(private readonly opts: RankHttpOptions) {
     this.routes = opts.routes;
@@ -71,8 +73,10 @@ export class RankHttpServer {
   }
 
   /** Adds the serving routes once the engine is loaded (the server answers /health before). */
-  attachRoutes(routes: ServingRouteSet): void {
+  /** Serves `routes` from now on; `preprocess` observes each generation's pre-processing stages. */
+  attachRoutes(routes: ServingRouteSet, preprocess?: (stage: PreprocessStage, seconds: number) => void): void {
     this.routes = routes;
+    this.preprocess = preprocess;
   }
 
   /** Binds; resolves the base URL (port 0 picks a free port). */
@@ -144,7 +148,7 @@ export class RankHttpServer {
           const r = this.opts.readiness();
           return r.ready ? null : (r.reason ?? 'starting');
         };
-        return serveRoute(routes, method, path, req, res, { maxBodyBytes: this.opts.maxBodyBytes ?? 16 * 2 ** 20, notReady });
+        return serveRoute(routes, method, path, req, res, { maxBodyBytes: this.opts.maxBodyBytes ?? 16 * 2 ** 20, notReady, preprocess: this.preprocess });
       }
       if (this.opts.servesOpenAi) {
         const r = this.opts.readiness();

@@ -22,6 +22,7 @@ import { chatGenerationPromptOf } from './generationPrompt.js';
 import type { ResponseFormat } from './responseFormat.js';
 import { chatRequestSchema, completionRequestSchema, type ChatRequest, type CompletionRequest } from './schemas.js';
 import { sendJson } from './httpUtil.js';
+import { markStage } from '../metrics/requestPreprocess.js';
 import { checkServedModel } from './modelRoutes.js';
 
 export interface OpenAiContext {
@@ -75,6 +76,7 @@ export class OpenAiRoutes {
     const promptIds = await Promise.all(
       prompts.map((p, i) => (typeof p === 'string' ? encodeTextPrompt(this.ctx, p, control, 'prompt').catch((err: unknown) => checkPrompt(i, count, () => { throw err; })) : p)),
     );
+    markStage(req, 'prompt');
     if (clientGone(req, res)) return;
     const grammar = requestGrammar(body as Readonly<Record<string, unknown>>);
     const params = promptIds.map((ids, i) => {
@@ -84,6 +86,7 @@ export class OpenAiRoutes {
       return p;
     });
     const handles = await this.ctx.serving.submitAllAsync(params);
+    markStage(req, 'submit');
     if (clientGone(req, res)) return abortAll(handles);
     const n = r.n ?? 1;
     const fmt = completionsFormat({
@@ -120,11 +123,13 @@ export class OpenAiRoutes {
     const tools = chatToolUse(r, this.toolParser);
     const grammar = tools.use.grammar ?? requestGrammar(body as Readonly<Record<string, unknown>>);
     const encoded = await this.encodeChat(r, tools, encodeControl(this.ctx, req, res, r.truncate_prompt_tokens != null));
+    markStage(req, 'prompt');
     if (clientGone(req, res)) return;
     const params = toGenerateParams(r, encoded, 'chat');
     if (grammar) params.grammar = grammar;
     if (tools.use.keepSpecialTokens) params.skipSpecialTokens = false; // the parser reads the markup (as vLLM)
     const handles = await this.ctx.serving.submitAllAsync([params]);
+    markStage(req, 'submit');
     if (clientGone(req, res)) return abortAll(handles);
     const fmt = chatFormat({
       id: `chatcmpl-${r.request_id ?? randomUUID().replaceAll('-', '')}`,

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from './ApiError.js';
+import { markArrival, markStage, type PreprocessStage } from '../metrics/requestPreprocess.js';
 import { readJsonBody, requireJsonContentType } from './httpUtil.js';
 import type { ModelRoutes } from './modelRoutes.js';
 import type { OpenAiRoutes } from './openaiRoutes.js';
@@ -45,6 +46,8 @@ export interface ServeOptions {
   maxBodyBytes: number;
   /** Why the engine cannot generate now; null when it can. */
   notReady: () => string | null;
+  /** Observes a generation's pre-processing stages (afd:request_preprocess_seconds). */
+  preprocess?: (stage: PreprocessStage, seconds: number) => void;
 }
 
 /** Serves a request on a serving path: a route, else 405 (known path, other method) or 404. */
@@ -55,7 +58,9 @@ export async function serveRoute(routes: ServingRouteSet, method: string, path: 
   const post = Object.hasOwn(POSTS, path) ? POSTS[path] : undefined;
   if (post && method === 'POST') {
     requireJsonContentType(req);
+    if (post.generates && o.preprocess) markArrival(req, o.preprocess);
     const body = await readJsonBody(req, o.maxBodyBytes);
+    markStage(req, 'body');
     const reason = post.generates ? o.notReady() : null;
     if (reason !== null) throw new ApiError(503, 'service_unavailable', `the engine is not ready (${reason}); retry later`, 'not_ready');
     return post.handle(routes, body, req, res);

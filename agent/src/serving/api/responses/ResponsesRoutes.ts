@@ -11,6 +11,7 @@ import type { RequestHandle } from '../../ServingEngine.js';
 import { ServingError } from '../../ServingError.js';
 import { ApiError, fromServingError, toApiError } from '../ApiError.js';
 import { clientGone, encodeChatPrompt, encodeControl } from '../chatPrompt.js';
+import { markStage } from '../../metrics/requestPreprocess.js';
 import { ABORTED, abortOnDisconnect, collectOne } from '../generationResponse.js';
 import { sendJson } from '../httpUtil.js';
 import { chatLogprobs, type TokenDisplay } from '../logprobsFormat.js';
@@ -64,6 +65,7 @@ export class ResponsesRoutes {
       throw ApiError.badRequest(`tool_choice forces a function call, which ${plan.grammar.param} would constrain too; send one of them`, 'tool_choice', 'invalid_value');
     }
     const promptIds = await encodeChatPrompt(this.ctx, plan.messages, { addGenerationPrompt: true, extra: plan.templateVars }, 'input', encodeControl(this.ctx, req, res, false));
+    markStage(req, 'prompt');
     if (clientGone(req, res)) return;
     const params = toGenerateParams(plan.chat, promptIds, 'chat');
     const grammar = tools.grammar ?? plan.grammar;
@@ -71,6 +73,7 @@ export class ResponsesRoutes {
     if (tools.keepSpecialTokens) params.skipSpecialTokens = false; // the parser reads the markup
     this.checkRequest(params);
     const [handle] = await this.ctx.serving.submitAllAsync([params]);
+    markStage(req, 'submit');
     if (clientGone(req, res)) return handle!.abort();
     const answer: Answer = { shell: responseShell(r, r.request_id ?? newId('resp'), nowS()), plan, parsing: tools.parsing, parallelToolCalls: r.parallel_tool_calls ?? true };
     abortOnDisconnect(req, res, [handle!]);
