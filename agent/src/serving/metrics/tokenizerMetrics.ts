@@ -1,7 +1,8 @@
 /**
  * `afd:tokenizer_*` metrics of a rank whose prompts are tokenised in worker threads: how many
  * wait, and how each task ended (a flood of over-long prompts shows as too_long, clients
- * that left before their prompt was tokenised as cancelled).
+ * that left before their prompt was tokenised as cancelled), and how often the long pieces
+ * of prompts were found in the workers' caches.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { EncoderStats } from '../tokenizer/PromptEncoder.js';
@@ -13,6 +14,19 @@ export function registerTokenizerMetrics(registry: Registry, stats: () => Encode
     registers: [registry],
     collect() {
       this.set(stats().waiting);
+    },
+  });
+  let seenPieces = { hits: 0, misses: 0 };
+  new Counter({
+    name: 'afd:tokenizer_piece_cache_total',
+    help: "Long prompt pieces (a chat's history, a shared system prompt) the tokenizer workers found in their caches (hit) or tokenised (miss).",
+    labelNames: ['result'],
+    registers: [registry],
+    collect() {
+      const now = stats().pieceCache;
+      this.inc({ result: 'hit' }, Math.max(0, now.hits - seenPieces.hits));
+      this.inc({ result: 'miss' }, Math.max(0, now.misses - seenPieces.misses));
+      seenPieces = now;
     },
   });
   const seen: Partial<Record<string, number>> = {};

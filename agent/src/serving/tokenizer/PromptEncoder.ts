@@ -43,6 +43,8 @@ export interface EncoderStats {
   waiting: number;
   /** Tasks ended, by outcome: done (ids or text), too_long (stopped past its limit), cancelled (the caller left), failed. */
   outcomes: Record<'done' | 'too_long' | 'cancelled' | 'failed', number>;
+  /** Long prompt pieces (a chat's history, a shared system prompt) the workers found in their caches, or tokenised. */
+  pieceCache: { hits: number; misses: number };
 }
 
 export interface PromptEncoder {

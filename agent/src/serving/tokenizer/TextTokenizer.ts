@@ -76,6 +76,11 @@ export class TextTokenizer {
     return t;
   }
 
+  /** Long pieces found in / added to the piece cache since start (null: this tokenizer tokenises whole texts). */
+  pieceCacheStats(): { hits: number; misses: number } | null {
+    return this.segmented ? { hits: this.segmented.hits, misses: this.segmented.misses } : null;
+  }
+
   /** Token ids of text; special tokens (e.g. BOS) added per the tokenizer's post-processor when asked. */
   encode(text: string, addSpecialTokens = true): number[] {
     if (!addSpecialTokens && this.segmented) return this.segmented.encode(text); // chats: their repeated history is cached

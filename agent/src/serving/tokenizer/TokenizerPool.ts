@@ -17,6 +17,12 @@
  * longer wants it (its `signal` aborts: the client left) leaves the queue, or, running,
  * stops at its next chunk; a prompt far over its `atMostTokens` stops being tokenised once
  * it passes them (boundedEncode.ts) and is refused with PromptTooLong.
+ *
+ * Each worker caches the long pieces of the chats it tokenised (SegmentedEncoder), so a
+ * chat goes to the worker its conversation went to before (conversationAffinity.ts): a
+ * free worker first takes the oldest task that prefers it, and only then the oldest task
+ * whose preferred worker is busy (a burst never leaves a worker idle). Otherwise each turn would re-tokenise the part of
+ * its history that another worker had seen.
  */
 import { Worker } from 'node:worker_threads';
 import { ServingError } from '../ServingError.js';
@@ -24,6 +30,7 @@ import type { ChatMessage } from './ChatTemplate.js';
 import { type ChatEncodeOptions, type EncodeOptions, type EncoderStats, PromptTooLong, type PromptEncoder, type TaskControl } from './PromptEncoder.js';
 import type { TextTokenizer } from './TextTokenizer.js';
 import type { TokenizerReply, TokenizerTask, TokenizerWorkerData } from './tokenizerWorker.js';
+import { conversationKey } from './conversationAffinity.js';
 
 export interface TokenizerPoolOptions {
   /** The afd-agent bundle (its entry runs the tokenizer worker when started as one). */
@@ -51,6 +58,8 @@ interface Pending {
   body: TaskBody;
   /** Characters of work, for the lane. */
   chars: number;
+  /** Chats: their conversation's key (conversationAffinity.ts), which picks the worker they prefer. */
+  affinity?: number;
   /** Token ids (encode, chat) or text (decode). */
   resolve(result: number[] | string): void;
   reject(err: Error): void;
@@ -64,6 +73,8 @@ interface Slot {
   worker: Worker;
   lane: Lane;
   task: (Pending & { id: number }) | null;
+  /** The worker's piece-cache counters as of its last answer. */
+  pieces: { hits: number; misses: number };
 }
 
 const abortedError = (): ServingError => new ServingError('client_closed', 'the client closed the connection before its prompt was tokenised');
@@ -83,6 +94,8 @@ export class TokenizerPool implements PromptEncoder {
   private nextId = 0;
   private closed = false;
   private readonly outcomes: EncoderStats['outcomes'] = { done: 0, too_long: 0, cancelled: 0, failed: 0 };
+  /** Piece-cache counters of workers that are gone (a replaced worker's count stays counted). */
+  private readonly goneWorkerPieces = { hits: 0, misses: 0 };
   /** Set when a worker could not load the tokenizer: every task fails with it. */
   private broken: ServingError | null = null;
 
@@ -113,7 +126,12 @@ export class TokenizerPool implements PromptEncoder {
   }
 
   stats(): EncoderStats {
-    return { waiting: this.queue.length, outcomes: { ...this.outcomes } };
+    const pieceCache = { ...this.goneWorkerPieces };
+    for (const s of this.slots) {
+      pieceCache.hits += s.pieces.hits;
+      pieceCache.misses += s.pieces.misses;
+    }
+    return { waiting: this.queue.length, outcomes: { ...this.outcomes }, pieceCache };
   }
 
   private spawn(lane: Lane): Promise<void> {
@@ -122,7 +140,7 @@ export class TokenizerPool implements PromptEncoder {
     worker.unref();
     this.workers.add(worker);
     worker.once('exit', () => this.workers.delete(worker));
-    const slot: Slot = { worker, lane, task: null };
+    const slot: Slot = { worker, lane, task: null, pieces: { hits: 0, misses: 0 } };
     return new Promise((resolve, reject) => {
       let ready = false;
       worker.on('message', (reply: TokenizerReply) => {
@@ -154,6 +172,8 @@ export class TokenizerPool implements PromptEncoder {
     const i = this.slots.indexOf(slot);
     if (i < 0) return;
     this.slots.splice(i, 1);
+    this.goneWorkerPieces.hits += slot.pieces.hits;
+    this.goneWorkerPieces.misses += slot.pieces.misses;
     if (slot.task) {
       this.outcomes.failed++;
       this.answer(slot.task, () => slot.task!.reject(new ServingError('engine_error', `${why} while tokenising this prompt`)));
@@ -176,6 +196,7 @@ export class TokenizerPool implements PromptEncoder {
     const task = slot.task;
     if (!task || task.id !== reply.id) return;
     slot.task = null;
+    if (reply.type === 'done' && reply.pieces) slot.pieces = reply.pieces;
     this.outcomes[reply.type === 'done' || reply.type === 'text' ? 'done' : reply.type === 'tooLong' ? 'too_long' : reply.type === 'cancelled' ? 'cancelled' : 'failed']++;
     this.answer(task, () => {
       if (reply.type === 'done') task.resolve(Array.from(reply.ids));
@@ -187,9 +208,25 @@ export class TokenizerPool implements PromptEncoder {
     this.dispatch();
   }
 
-  /** The next task for `slot`: the short lane takes short tasks only, the others the oldest task. */
+  /** Whether `slot` may run `task`: the short lane takes short tasks only. */
+  private eligible(slot: Slot, task: Pending): boolean {
+    return slot.lane === 'any' || this.isShort(task.chars);
+  }
+
+  /** The worker a chat prefers: its conversation's key over the workers that may run it (none for other tasks). */
+  private preferred(task: Pending): Slot | undefined {
+    if (task.affinity === undefined) return undefined;
+    const able = this.slots.filter((s) => this.eligible(s, task));
+    return able[task.affinity % able.length];
+  }
+
+  /**
+   * The next task for `slot`: the oldest that prefers it, else the oldest it may run whose
+   * preferred worker is busy (one that is free takes it itself in the same dispatch).
+   */
   private take(slot: Slot): Pending | undefined {
-    const i = slot.lane === 'short' ? this.queue.findIndex((p) => this.isShort(p.chars)) : 0;
+    let i = this.queue.findIndex((p) => this.preferred(p) === slot);
+    if (i < 0) i = this.queue.findIndex((p) => this.eligible(slot, p) && this.preferred(p)?.task !== null);
     return i < 0 ? undefined : this.queue.splice(i, 1)[0];
   }
 
@@ -205,7 +242,7 @@ export class TokenizerPool implements PromptEncoder {
     }
   }
 
-  private run<T extends number[] | string>(body: TaskBody, chars: number, signal?: AbortSignal): Promise<T> {
+  private run<T extends number[] | string>(body: TaskBody, chars: number, signal?: AbortSignal, affinity?: number): Promise<T> {
     if (this.closed) return Promise.reject(closedError());
     if (this.broken) return Promise.reject(this.broken);
     if (signal?.aborted) return Promise.reject(abortedError());
@@ -214,7 +251,7 @@ export class TokenizerPool implements PromptEncoder {
       return Promise.reject(new ServingError('queue_full', `too many prompts waiting to be tokenised (${this.queue.length}, limit ${limit}); retry later`));
     }
     return new Promise((resolve, reject) => {
-      const pending: Pending = { body, chars, resolve: (result) => resolve(result as T), reject, settled: false };
+      const pending: Pending = { body, chars, affinity, resolve: (result) => resolve(result as T), reject, settled: false };
       signal?.addEventListener('abort', () => this.abandon(pending), { once: true });
       this.queue.push(pending);
       this.dispatch();
@@ -257,7 +294,7 @@ export class TokenizerPool implements PromptEncoder {
   encodeChat(messages: ChatMessage[], options: ChatEncodeOptions, control: TaskControl = {}): Promise<number[]> {
     const chars = messages.reduce((a, m) => a + (m.content?.length ?? 0), 0);
     if (this.inline(chars)) return Promise.resolve().then(() => this.opts.inline.encodeChat(messages, options));
-    return this.run({ op: 'chat', messages, options, atMost: control.atMostTokens }, chars, control.signal);
+    return this.run({ op: 'chat', messages, options, atMost: control.atMostTokens }, chars, control.signal, conversationKey(messages));
   }
 
   async close(): Promise<void> {

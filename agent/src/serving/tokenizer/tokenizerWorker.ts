@@ -36,7 +36,8 @@ export type TokenizerTask =
 export type TokenizerReply =
   | { type: 'ready' }
   | { type: 'failed'; message: string }
-  | { type: 'done'; id: number; ids: Int32Array }
+  /** `pieces`: the worker's piece-cache counters so far (SegmentedEncoder; absent when it has none). */
+  | { type: 'done'; id: number; ids: Int32Array; pieces?: { hits: number; misses: number } }
   | { type: 'text'; id: number; text: string }
   /** The prompt holds at least `atLeast` (>= atMost) tokens; counting stopped there. */
   | { type: 'tooLong'; id: number; atLeast: number }
@@ -71,7 +72,8 @@ export async function runTokenizerWorker(data: TokenizerWorkerData, port: Messag
     const out = await encodeBounded(tokenizer, text, special, task.atMost ?? Infinity, { pause, cancelled: () => cancelled.has(task.id) });
     if (out === null) return { type: 'cancelled', id: task.id };
     if ('atLeast' in out) return { type: 'tooLong', id: task.id, atLeast: out.atLeast };
-    return { type: 'done', id: task.id, ids: Int32Array.from(out.ids) };
+    const pieces = tokenizer.pieceCacheStats();
+    return { type: 'done', id: task.id, ids: Int32Array.from(out.ids), ...(pieces ? { pieces } : {}) };
   };
   port.on('message', (task: TokenizerTask) => {
     if (task.op === 'cancel') {
