@@ -5,17 +5,21 @@
  * reason line (same planner as `afd-agent plan`), the cost curves draw, and the controls lie
  * inside the window at 1280x720 and 1920x1080; "Use" on an AFD row fills the Topology
  * screen with that topology (custom xAyF, DBO on for two micro-batches) and says where it
- * came from. Screenshots: e2e/artifacts/plan-*.png.
+ * came from. Last, the profiles the agent has on its host (plan.profiles: one in $AFD_HOME/profiles
+ * and the repository's) list on the screen and load with a click. Screenshots: e2e/artifacts/plan-*.png.
  */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { addAgent, openScreen } from '../support/flow.js';
-import { ARTIFACTS, ROOT } from '../support/paths.js';
+import { AFD_HOME, ARTIFACTS, ROOT } from '../support/paths.js';
 import { openConsoleSession, type ConsoleSession } from '../support/session.js';
 
 test.describe.configure({ mode: 'serial' });
 
 const PROFILE = join(ROOT, 'docs', 'planner', 'profile-cpu-qwen3_moe-tiny.json');
+/** A profile in the agent's home (the repository's, with another device name), removed after. */
+const HOME_PROFILE = join(AFD_HOME, 'profiles', `e2e-plan-${process.pid}.json`);
 
 let session: ConsoleSession | undefined;
 let page: Page;
@@ -28,6 +32,7 @@ test.beforeAll(async ({ browser }) => {
 });
 
 test.afterAll(async () => {
+  rmSync(HOME_PROFILE, { force: true });
   await session?.close();
 });
 
@@ -118,4 +123,23 @@ test('"Use" on an AFD row fills the Topology screen with that topology', async (
   // The user's own change of shape drops the note.
   await page.getByTestId('preset-1A1F').check();
   await expect(page.getByTestId('topology-from-plan')).toHaveCount(0);
+});
+
+test("the agent's profiles: one in its AFD_HOME and the repository's, loaded with a click", async () => {
+  mkdirSync(join(AFD_HOME, 'profiles'), { recursive: true });
+  writeFileSync(HOME_PROFILE, JSON.stringify({ ...JSON.parse(readFileSync(PROFILE, 'utf8')), device: 'E2E Card' }));
+  await openScreen(page, 'plan');
+  await page.getByTestId('plan-agent-list').click();
+  const home = page.locator('[data-testid^="plan-agent-profile-"]', { hasText: `e2e-plan-${process.pid}.json` });
+  await expect(home).toContainText('AFD_HOME');
+  const repo = page.locator('[data-testid^="plan-agent-profile-"]', { hasText: 'profile-cpu-qwen3_moe-tiny.json' });
+  await expect(repo).toContainText('repository');
+  await home.click();
+  await expect(page.getByTestId('plan-profile')).toContainText('E2E Card');
+  await expect(page.getByTestId('plan-profile')).toContainText(`: e2e-plan-${process.pid}.json`);
+  await expect(page.getByTestId('plan-row-0')).toBeVisible();
+  await repo.click();
+  await expect(page.getByTestId('plan-profile')).toContainText('AMD EPYC');
+  await expectInView('plan-agent-profiles');
+  await page.screenshot({ path: join(ARTIFACTS, 'plan-agent-profiles.png') });
 });

@@ -9,6 +9,7 @@ import type { PlanRow } from '@afd/shared';
 import { useAgents, usePlan, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { CurveChart } from '../components/CurveChart.js';
+import { PlanAgentProfiles } from '../components/PlanAgentProfiles.js';
 import { linkChoices, profileCurves, rowLabel, type PlanInputs } from '../plan/planLogic.js';
 import type { ScreenProps } from './types.js';
 
@@ -52,6 +53,9 @@ function ProfileSource() {
           <input type="file" accept=".json,application/json" data-testid="plan-file" style={{ display: 'none' }} onChange={(e) => void load(e.target.files?.[0]).finally(() => (e.target.value = ''))} />
         </label>
         <span className="small muted">or drop a JSON file from <span className="mono">afd-bench profile</span> here</span>
+      </div>
+      <div style={{ marginTop: 4 }}>
+        <PlanAgentProfiles />
       </div>
       {p && (
         <div className="small" data-testid="plan-profile" style={{ marginTop: 4 }}>

@@ -5,6 +5,7 @@ import { createPlanStore } from './planStore.js';
 import { createTopologyStore } from './topologyStore.js';
 import type { PlanJob } from '../plan/planLogic.js';
 import { inlineRunner } from '../plan/planRunner.js';
+import { createFakeBridge } from '../testing/fakeBridge.js';
 
 const text = CPU_PROFILE_TEXT;
 const settle = () => new Promise((r) => setTimeout(r, 0));
@@ -70,5 +71,32 @@ describe('plan store', () => {
     s.getState().applyRow(s.getState().result!.rows[0]!, topo, []);
     expect(topo.getState()).toMatchObject({ choice: 'colocated', replicas: 4 });
     expect(s.getState().applied?.topology).toBe('colocated:4');
+  });
+});
+
+describe('plan store: profiles on an agent', () => {
+  it('lists them through the bridge; one loads like a file', async () => {
+    const bridge = createFakeBridge();
+    bridge.handle('plan.profiles', () => ({ profiles: [{ name: 'cpu.json', path: '/repo/docs/planner/cpu.json', origin: 'repo', text }], skipped: [{ path: '/h/profiles/big.json', reason: 'too big' }] }));
+    const s = createPlanStore({ bridge });
+    const listing = s.getState().listAgentProfiles('a1');
+    expect(s.getState().agentProfiles).toEqual({ agentId: 'a1', state: 'listing' });
+    await listing;
+    expect(bridge.calls).toEqual([{ channel: 'plan.profiles', request: { agentId: 'a1' } }]);
+    const ap = s.getState().agentProfiles;
+    if (ap?.state !== 'done') throw new Error('not listed');
+    expect(ap.result.skipped).toHaveLength(1);
+    expect(s.getState().loadProfile(`a1: ${ap.result.profiles[0]!.name}`, ap.result.profiles[0]!.text)).toBe(true);
+    expect(s.getState().profile?.source).toBe('a1: cpu.json');
+  });
+
+  it('an agent that cannot answer says why', async () => {
+    const bridge = createFakeBridge();
+    bridge.handle('plan.profiles', () => {
+      throw new Error('agent a2 is not connected');
+    });
+    const s = createPlanStore({ bridge });
+    await s.getState().listAgentProfiles('a2');
+    expect(s.getState().agentProfiles).toEqual({ agentId: 'a2', state: 'failed', error: 'agent a2 is not connected' });
   });
 });

@@ -5,13 +5,14 @@
  * that arrives after a newer run started is dropped.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import { parseCostProfile, type AgentInfo, type CostProfile, type PlanResult, type PlanRow } from '@afd/shared';
+import { parseCostProfile, type AgentInfo, type CostProfile, type PlanProfilesResult, type PlanResult, type PlanRow } from '@afd/shared';
+import type { RendererBridge } from '../bridge/types.js';
 import { defaultLink, defaultPlanInputs, draftFromRow, planJob, type PlanInputs } from '../plan/planLogic.js';
 import { inlineRunner, type PlanRunner } from '../plan/planRunner.js';
 import type { TopologyState } from './topologyStore.js';
 
 export interface LoadedProfile {
-  /** Where it came from: a file name. */
+  /** Where it came from: a file name, or "agent: file name" for one an agent sent. */
   source: string;
   profile: CostProfile;
 }
@@ -27,6 +28,10 @@ export interface PlanState {
   running: boolean;
   /** The Topology screen's note for the draft last filled from a row (null: the draft is the user's own). */
   applied: { note: string; topology: string } | null;
+  /** The profiles an agent has on its host (plan.profiles), or why they could not be listed. */
+  agentProfiles: { agentId: string; state: 'listing' } | { agentId: string; state: 'done'; result: PlanProfilesResult } | { agentId: string; state: 'failed'; error: string } | null;
+  /** Asks an agent for its profiles (needs the bridge). */
+  listAgentProfiles(agentId: string): Promise<void>;
   setInputs(patch: Partial<PlanInputs>): void;
   /** Parses a profile's JSON text; a bad one sets profileError and keeps the current profile. */
   loadProfile(source: string, text: string): boolean;
@@ -36,7 +41,7 @@ export interface PlanState {
   applyRow(row: PlanRow, topology: StoreApi<TopologyState>, agents: readonly AgentInfo[]): void;
 }
 
-export function createPlanStore(opts: { runner?: PlanRunner } = {}): StoreApi<PlanState> {
+export function createPlanStore(opts: { runner?: PlanRunner; bridge?: RendererBridge } = {}): StoreApi<PlanState> {
   const runner = opts.runner ?? inlineRunner;
   let seq = 0;
   return createStore<PlanState>()((set, get) => ({
@@ -47,6 +52,18 @@ export function createPlanStore(opts: { runner?: PlanRunner } = {}): StoreApi<Pl
     error: null,
     running: false,
     applied: null,
+    agentProfiles: null,
+    async listAgentProfiles(agentId) {
+      const bridge = opts.bridge;
+      if (!bridge) return;
+      set({ agentProfiles: { agentId, state: 'listing' } });
+      try {
+        const result = await bridge.invoke('plan.profiles', { agentId });
+        if (get().agentProfiles?.agentId === agentId) set({ agentProfiles: { agentId, state: 'done', result } });
+      } catch (e) {
+        if (get().agentProfiles?.agentId === agentId) set({ agentProfiles: { agentId, state: 'failed', error: e instanceof Error ? e.message : String(e) } });
+      }
+    },
     setInputs(patch) {
       set((s) => ({ inputs: { ...s.inputs, ...patch } }));
       void get().run();
