@@ -23,10 +23,18 @@ const HOME_PROFILE = join(AFD_HOME, 'profiles', `e2e-plan-${process.pid}.json`);
 
 let session: ConsoleSession | undefined;
 let page: Page;
+/** The page's console warnings (the planner must run in its worker, not fall back to the page). */
+const warnings: string[] = [];
+/** Scripts of the workers the page started. */
+const workers: string[] = [];
 
 test.beforeAll(async ({ browser }) => {
   session = await openConsoleSession(browser);
   page = session.page;
+  page.on('worker', (w) => workers.push(w.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'warning') warnings.push(m.text());
+  });
   await page.setViewportSize({ width: 1280, height: 720 });
   await addAgent(page, session.agent.url, session.agent.token);
 });
@@ -99,6 +107,8 @@ test("the repository's CPU profile: 4 GPUs at TPOT 40 ms, the ranking, the reaso
   await expect(page.getByTestId('plan-row-0')).toContainText('/32', { timeout: 60_000 });
   await page.getByTestId('plan-gpus').fill('4');
   await expect(page.getByTestId('plan-row-0')).toContainText('/4', { timeout: 60_000 });
+  expect(warnings.filter((w) => w.includes('plan worker unavailable'))).toEqual([]);
+  expect(workers.some((u) => u.includes('plan.worker'))).toBe(true);
 });
 
 test('"Use" on an AFD row fills the Topology screen with that topology', async () => {
