@@ -99,6 +99,8 @@ test("the repository's CPU profile: 4 GPUs at TPOT 40 ms, the ranking, the reaso
     // The table is not squeezed by the page's column: several rows show.
     expect(await page.getByTestId('plan-table-wrap').evaluate((e) => e.clientHeight)).toBeGreaterThan(150);
     for (const id of ['nav-plan', 'plan-drop', 'plan-gpus', 'plan-tpot', 'plan-link', 'plan-reason', 'plan-use-winner', 'plan-row-0', 'plan-use-0']) await expectInView(id);
+    // At 1920x1080 the cost curves fit under the table too.
+    if (size.height >= 1080) await expectInView('plan-curve-connector');
     await page.screenshot({ path: join(ARTIFACTS, `plan-${size.width}x${size.height}.png`) });
   }
   await page.setViewportSize({ width: 1280, height: 720 });

@@ -40,7 +40,7 @@ export function CurveChart({ title, series, xLabel, bytes = false, testId }: { t
   return (
     <figure className="curve-chart" data-testid={testId}>
       <figcaption className="small">{title}</figcaption>
-      <svg viewBox={`0 0 ${W} ${H}`} width="100%" role="img" aria-label={title}>
+      <svg viewBox={`0 0 ${W} ${H}`} width="100%" style={{ maxHeight: 200, display: 'block' }} role="img" aria-label={title}>
         {y.ticks.map((t) => (
           <g key={`y${t}`}>
             <line x1={PAD.left} x2={W - PAD.right} y1={py(t)} y2={py(t)} stroke="var(--border, #333)" strokeWidth={0.5} />
