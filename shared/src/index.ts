@@ -21,6 +21,7 @@ export * from './protocol/metrics.js';
 export * from './protocol/chartHistory.js';
 export * from './protocol/inventory.js';
 export * from './protocol/modelInspect.js';
+export * from './protocol/planProfiles.js';
 export * from './protocol/launch.js';
 export * from './protocol/launchOptions.js';
 export * from './protocol/gpuSharing.js';

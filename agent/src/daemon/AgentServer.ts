@@ -26,6 +26,7 @@ import {
 import type { Logger } from '../util/logger.js';
 import { toLogLine } from '../launch/logLine.js';
 import { inspectModelDir } from '../model/inspectModel.js';
+import { listPlanProfiles } from '../plan/profileFiles.js';
 import { AgentSession } from './AgentSession.js';
 import type { InventorySource } from './inventory.js';
 import { AgentRequestError, type LaunchManager } from './LaunchManager.js';
@@ -183,6 +184,8 @@ export class AgentServer {
         return this.opts.inventory.get();
       case 'model.inspect':
         return inspectModelDir(req.params.dir);
+      case 'plan.profiles':
+        return listPlanProfiles();
       case 'topology.launch':
         this.opts.logger.info({ launchId: req.params.launchId, agentId: req.params.agentId }, 'launch requested');
         return m.launch(req.params);

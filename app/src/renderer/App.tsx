@@ -1,5 +1,5 @@
 /**
- * The console shell: a keyboard-navigable screen list (arrow keys, Home/End, Alt+1..7),
+ * The console shell: a keyboard-navigable screen list (arrow keys, Home/End, Alt+1..8),
  * the link banner in browser mode, and each screen inside its own error boundary.
  */
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
@@ -12,6 +12,7 @@ import { AgentsScreen } from './screens/AgentsScreen.js';
 import { DashboardScreen } from './screens/DashboardScreen.js';
 import { LaunchScreen } from './screens/LaunchScreen.js';
 import { LogsScreen } from './screens/LogsScreen.js';
+import { PlanScreen } from './screens/PlanScreen.js';
 import { PlaygroundScreen } from './screens/PlaygroundScreen.js';
 import { ServerScreen } from './screens/ServerScreen.js';
 import { TopologyScreen } from './screens/TopologyScreen.js';
@@ -24,6 +25,7 @@ export const SCREENS = [
   { id: 'dashboard', title: 'Dashboard', View: DashboardScreen },
   { id: 'logs', title: 'Logs', View: LogsScreen },
   { id: 'server', title: 'Server', View: ServerScreen },
+  { id: 'plan', title: 'Plan', View: PlanScreen },
 ] as const satisfies readonly { id: ScreenId; title: string; View: (p: ScreenProps) => unknown }[];
 
 function initialScreen(): ScreenId {

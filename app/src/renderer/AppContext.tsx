@@ -12,6 +12,8 @@ import { createMetricsStore, type MetricsState } from './stores/metricsStore.js'
 import { createTopologyStore, type TopologyState } from './stores/topologyStore.js';
 import { createLinkStore, type LinkState } from './stores/linkStore.js';
 import { createInspectStore, type InspectState } from './stores/inspectStore.js';
+import { createPlanStore, type PlanState } from './stores/planStore.js';
+import { workerRunner } from './plan/planRunner.js';
 import { createRequestsStore, type RequestsState } from './stores/requestsStore.js';
 import { browserStorage, type KeyValueStorage } from './lib/persist.js';
 
@@ -26,6 +28,7 @@ export interface Stores {
   link: StoreApi<LinkState>;
   inspect: StoreApi<InspectState>;
   requests: StoreApi<RequestsState>;
+  plan: StoreApi<PlanState>;
 }
 
 /** Every store over `bridge`; chats and the topology draft are kept in `storage` (default: this page's localStorage). */
@@ -47,6 +50,7 @@ export function createStores(bridge: RendererBridge, storage: KeyValueStorage | 
     link: createLinkStore(bridge, refresh),
     inspect: createInspectStore(bridge),
     requests: createRequestsStore(bridge),
+    plan: createPlanStore({ runner: workerRunner(), bridge }),
   };
   refresh();
   return stores;
@@ -73,6 +77,7 @@ export const useLogs = <T,>(sel: (s: LogsState) => T): T => useStore(useStores()
 export const useLink = <T,>(sel: (s: LinkState) => T): T => useStore(useStores().link, sel);
 export const useInspect = <T,>(sel: (s: InspectState) => T): T => useStore(useStores().inspect, sel);
 export const useRequests = <T,>(sel: (s: RequestsState) => T): T => useStore(useStores().requests, sel);
+export const usePlan = <T,>(sel: (s: PlanState) => T): T => useStore(useStores().plan, sel);
 
 /**
  * Several fields of one store in one subscription: `useFields(useAgents, 'agents', 'error')`.

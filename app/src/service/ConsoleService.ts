@@ -81,6 +81,7 @@ export class ConsoleService {
         return v.ok ? { valid: true, problems: [], plan: planTopology(v.topology) } : { valid: false, problems: v.problems, plan: null };
       },
       'model.inspect': (r) => this.entry(r.agentId).conn.request('model.inspect', { dir: r.dir }, 20_000),
+      'plan.profiles': (r) => this.entry(r.agentId).conn.request('plan.profiles', {}, 20_000),
       'topology.launch': (spec) => this.launchTopology(spec),
       'topology.stop': () => this.stopTopology(),
       'topology.restart': () => this.restartTopology(),

@@ -70,6 +70,7 @@ const requests: AgentRequestInput[] = [
   { id: '13', method: 'requests.unsubscribe', params: {} },
   { id: '14', method: 'requests.get', params: { id: 3 } },
   { id: '15', method: 'topology.setRestartPolicy', params: { launchId: 'L1', policy: 'never' } },
+  { id: '16', method: 'plan.profiles', params: {} },
 ];
 
 describe('agent requests', () => {
@@ -169,6 +170,7 @@ describe('agent messages', () => {
       'requests.subscribe': { requests: [summary] },
       'requests.unsubscribe': {},
       'requests.get': { ...summary, requestBody: '{"model":"tiny"}', requestBytes: 16, responseBody: 'data: {}\n\n', responseBytes: 10, responseText: 'Hi', bodiesKept: true },
+      'plan.profiles': { profiles: [{ name: 'p.json', path: '/h/profiles/p.json', origin: 'repo', text: '{}' }], skipped: [{ path: '/h/profiles/big.json', reason: 'too big' }] },
       'model.inspect': {
         dir: '/m',
         status: 'config-only',

@@ -15,6 +15,7 @@ import { launchSpecSchema, logLineSchema, rankRefShape, topologyStateSchema } fr
 import { hasRestartChange, RESTART_CHANGE_EMPTY, restartPolicyChangeShape, restartPolicySchema } from './launchOptions.js';
 import { metricsSnapshotSchema } from './metrics.js';
 import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
+import { planProfilesResultSchema } from './planProfiles.js';
 import { requestDetailSchema, requestSummarySchema } from './requestLog.js';
 import { rolePhaseSchema } from './role.js';
 import { decodeJsonMessage, type DecodeResult } from './wire.js';
@@ -40,6 +41,8 @@ export const agentMethods = {
   'inventory.get': { params: empty, result: inventorySchema },
   /** What a model directory on this host holds: config, weights, tokenizer, the roles it can run, or why it is refused. */
   'model.inspect': { params: modelInspectParamsSchema, result: modelInspectResultSchema },
+  /** The planner's cost profiles on this host ($AFD_HOME/profiles/*.json, the repository's CPU profile). */
+  'plan.profiles': { params: empty, result: planProfilesResultSchema },
   /** Start this agent's placements of a launch spec (replaces nothing: stop first). */
   'topology.launch': {
     params: z.object({
@@ -144,6 +147,7 @@ export const agentRequestSchema = z.discriminatedUnion('method', [
   request('ping'),
   request('inventory.get'),
   request('model.inspect'),
+  request('plan.profiles'),
   request('topology.launch'),
   request('topology.stop'),
   request('topology.restart'),

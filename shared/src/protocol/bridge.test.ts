@@ -33,6 +33,7 @@ const invokes: Record<BridgeInvokeChannel, { request: unknown; response: unknown
     request: { agentId: 'a1', dir: '/models/nope' },
     response: { dir: '/models/nope', status: 'refused', reason: '/models/nope does not exist on this host', config: null, weights: { present: false, files: 0, bytes: 0 }, tokenizer: { present: false, chatTemplate: false }, roles: [] },
   },
+  'plan.profiles': { request: { agentId: 'a1' }, response: { profiles: [{ name: 'p.json', path: '/h/profiles/p.json', origin: 'home', text: '{}' }], skipped: [] } },
   'logs.get': { request: { agentId: 'a1', role: 'attention', rank: 0, tail: 50 }, response: { lines: [] } },
   'chat.start': { request: { mode: 'chat', messages: [{ role: 'user', content: 'hi' }] }, response: { chatId: 'c1' } },
   'chat.stop': { request: { chatId: 'c1' }, response: { stopped: false } },

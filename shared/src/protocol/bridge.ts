@@ -18,6 +18,7 @@ import { chatStartSchema, chatTokenLogprobSchema, chatToolCallDeltaSchema } from
 import { metricsSnapshotSchema } from './metrics.js';
 import { chartHistorySchema } from './chartHistory.js';
 import { modelInspectParamsSchema, modelInspectResultSchema } from './modelInspect.js';
+import { planProfilesResultSchema } from './planProfiles.js';
 import { requestDetailSchema, requestSummarySchema } from './requestLog.js';
 import { decodeJsonMessage, validateMessage, type DecodeResult } from './wire.js';
 
@@ -141,6 +142,8 @@ export const bridgeInvokeChannels = {
     request: modelInspectParamsSchema.extend({ /** Agent whose host has the directory. */ agentId: z.string().min(1) }),
     response: modelInspectResultSchema,
   },
+  /** The planner's cost profiles an agent has on its host (the Plan screen). */
+  'plan.profiles': { request: z.object({ /** Agent to ask. */ agentId: z.string().min(1) }), response: planProfilesResultSchema },
   /** Launch a topology over the agents named in its placements. */
   'topology.launch': { request: launchSpecSchema, response: z.object({ /** Id of the launch. */ launchId: z.string() }) },
   /** Stop the running topology on every agent. */

@@ -5,7 +5,7 @@
 import { useEffect, useMemo } from 'react';
 import { countOf, planTopology, type AgentInfo } from '@afd/shared';
 import { launchName } from '../lib/launchText.js';
-import { useAgents, useInspect, useLaunch, useTopology } from '../AppContext.js';
+import { useAgents, useInspect, useLaunch, usePlan, useTopology } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { ExpertPlacement } from '../components/ExpertPlacement.js';
 import { draftTopologyText, evaluateDraft, PRESETS, rankKey, type Assignment, type TopologyChoice } from '../stores/topologyDraft.js';
@@ -40,6 +40,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
     t.autoAssign(agents);
   }, [agentSig]);
 
+  const fromPlan = usePlan((s) => s.applied);
   const inspections = useInspect((s) => s.inspections);
   const want = useInspect((s) => s.want);
   const ev = useMemo(() => evaluateDraft(t, agents, inspections), [t, agents, inspections]);
@@ -70,6 +71,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
   return (
     <>
       <h2>Topology</h2>
+      {fromPlan && fromPlan.topology === (t.choice === 'colocated' ? `colocated:${t.replicas}` : draftTopologyText(t).trim()) && <Banner kind="info" message={fromPlan.note} testId="topology-from-plan" />}
       <div className="panel">
         <h3 id="topo-choice">Shape</h3>
         <div className="row" role="radiogroup" aria-labelledby="topo-choice">

@@ -1,0 +1,69 @@
+/**
+ * `plan.profiles`: the cost profiles on this host for the console's Plan screen, sent as
+ * text (the console parses them): every `<home>/profiles/*.json` ($AFD_HOME, else ~/.afd),
+ * then the repository's CPU profile (docs/planner/profile-cpu-qwen3_moe-tiny.json) found
+ * above the running script, the module or the working directory, where the agent runs
+ * from a checkout. A file too big or unreadable is listed as skipped with the reason.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { PLAN_PROFILE_MAX_BYTES, PLAN_PROFILE_MAX_FILES, type PlanProfileFile, type PlanProfilesResult } from '@afd/shared';
+import { afdHome } from '../util/afdHome.js';
+
+/** The repository's profile, relative to the checkout's root. */
+export const REPO_PROFILE = join('docs', 'planner', 'profile-cpu-qwen3_moe-tiny.json');
+
+function searchStarts(): string[] {
+  const starts: string[] = [];
+  if (process.argv[1]) starts.push(dirname(resolve(process.argv[1])));
+  try {
+    starts.push(dirname(new URL(import.meta.url).pathname));
+  } catch {
+    // bundled as CommonJS: import.meta is empty
+  }
+  starts.push(process.cwd());
+  return starts;
+}
+
+/** The repository's CPU profile above any start folder (up to 5 levels), or null. */
+export function findRepoProfile(starts: readonly string[] = searchStarts()): string | null {
+  for (const start of starts) {
+    let dir = start;
+    for (let up = 0; up < 6; up++) {
+      const p = join(dir, REPO_PROFILE);
+      if (existsSync(p)) return p;
+      const parent = dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
+    }
+  }
+  return null;
+}
+
+export function listPlanProfiles(opts: { home?: string; repoProfile?: string | null } = {}): PlanProfilesResult {
+  const home = opts.home ?? afdHome();
+  const dir = join(home, 'profiles');
+  const candidates: { path: string; origin: PlanProfileFile['origin'] }[] = [];
+  if (existsSync(dir)) {
+    for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) candidates.push({ path: join(dir, name), origin: 'home' });
+  }
+  const repo = opts.repoProfile === undefined ? findRepoProfile() : opts.repoProfile;
+  if (repo) candidates.push({ path: repo, origin: 'repo' });
+  const profiles: PlanProfileFile[] = [];
+  const skipped: PlanProfilesResult['skipped'] = [];
+  for (const c of candidates) {
+    if (profiles.length >= PLAN_PROFILE_MAX_FILES) {
+      skipped.push({ path: c.path, reason: `more than ${PLAN_PROFILE_MAX_FILES} profiles: not sent` });
+      continue;
+    }
+    try {
+      const st = statSync(c.path);
+      if (!st.isFile()) throw new Error('not a file');
+      if (st.size > PLAN_PROFILE_MAX_BYTES) throw new Error(`${st.size} bytes, over the ${PLAN_PROFILE_MAX_BYTES} a profile may have`);
+      profiles.push({ name: c.path.slice(c.path.lastIndexOf('/') + 1), path: c.path, origin: c.origin, text: readFileSync(c.path, 'utf8') });
+    } catch (e) {
+      skipped.push({ path: c.path, reason: e instanceof Error ? e.message : String(e) });
+    }
+  }
+  return { profiles, skipped };
+}

@@ -1,0 +1,50 @@
+/**
+ * Runs plan jobs: each in a fresh worker (a newer job ends the one still running, so typing
+ * a GPU count never queues stale searches), or inline where no worker can start (tests, or
+ * a page where the worker fails to load).
+ */
+import type { PlanResult } from '@afd/shared';
+import { runPlanJob, type PlanJob } from './planLogic.js';
+
+/** Resolves with the result, rejects with the planner's error; a superseded job never settles. */
+export type PlanRunner = (job: PlanJob) => Promise<PlanResult>;
+
+export const inlineRunner: PlanRunner = async (job) => runPlanJob(job);
+
+type Reply = { ok: true; result: PlanResult } | { ok: false; error: string };
+
+/** The page's runner: a worker per job, inline when Worker is missing or will not start. */
+export function workerRunner(): PlanRunner {
+  let current: Worker | null = null;
+  let broken = false;
+  return (job) => {
+    if (broken) return inlineRunner(job);
+    current?.terminate();
+    current = null;
+    let w: Worker;
+    try {
+      w = new Worker(new URL('./plan.worker.ts', import.meta.url), { type: 'module', name: 'afd-plan' });
+    } catch {
+      return inlineRunner(job);
+    }
+    current = w;
+    return new Promise<PlanResult>((resolve, reject) => {
+      w.onmessage = (e: MessageEvent<Reply>) => {
+        w.terminate();
+        if (current === w) current = null;
+        if (e.data.ok) resolve(e.data.result);
+        else reject(new Error(e.data.error));
+      };
+      // The worker itself failed (it would not load): plan on the page from now on.
+      w.onerror = (e) => {
+        w.terminate();
+        if (current !== w) return;
+        current = null;
+        broken = true;
+        console.warn(`plan worker unavailable (${e.message || 'it did not start'}); planning on the page's main thread`);
+        inlineRunner(job).then(resolve, reject);
+      };
+      w.postMessage(job);
+    });
+  };
+}

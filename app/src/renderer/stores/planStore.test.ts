@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { CPU_PROFILE_TEXT } from '../testing/planProfile.js';
+import type { PlanResult } from '@afd/shared';
+import { createPlanStore } from './planStore.js';
+import { createTopologyStore } from './topologyStore.js';
+import type { PlanJob } from '../plan/planLogic.js';
+import { inlineRunner } from '../plan/planRunner.js';
+import { createFakeBridge } from '../testing/fakeBridge.js';
+
+const text = CPU_PROFILE_TEXT;
+const settle = () => new Promise((r) => setTimeout(r, 0));
+
+describe('plan store', () => {
+  it('a profile loads and plans; inputs re-plan', async () => {
+    const s = createPlanStore();
+    expect(s.getState().loadProfile('prof.json', text)).toBe(true);
+    await settle();
+    expect(s.getState().profile?.source).toBe('prof.json');
+    expect(s.getState().result?.rows[0]?.kind).toBe('colocated');
+    s.getState().setInputs({ tpotMs: 0.001 });
+    await settle();
+    expect(s.getState().result?.rows).toEqual([]);
+    expect(s.getState().result?.reason).toMatch(/^nothing meets TPOT/);
+    s.getState().setInputs({ gpus: 0 });
+    await settle();
+    expect(s.getState().error).toMatch(/^GPUs/);
+    expect(s.getState().result).toBeNull();
+  });
+
+  it('a bad file says why and keeps the profile loaded before it', async () => {
+    const s = createPlanStore();
+    s.getState().loadProfile('good.json', text);
+    expect(s.getState().loadProfile('bad.json', '{"version": 1, "oops": true')).toBe(false);
+    expect(s.getState().profileError).toMatch(/^bad\.json: not JSON/);
+    expect(s.getState().loadProfile('old.json', '{"version": 0}')).toBe(false);
+    expect(s.getState().profileError).toMatch(/profile version 0 is not supported/);
+    expect(s.getState().profile?.source).toBe('good.json');
+    s.getState().loadProfile('good.json', text);
+    expect(s.getState().profileError).toBeNull();
+  });
+
+  it('a result that arrives after a newer run is dropped', async () => {
+    const pending: { job: PlanJob; resolve: (r: PlanResult) => void }[] = [];
+    const s = createPlanStore({ runner: (job) => new Promise((resolve) => pending.push({ job, resolve })) });
+    s.getState().loadProfile('p.json', text);
+    s.getState().setInputs({ gpus: 8 });
+    expect(pending.map((p) => p.job.query.gpus)).toEqual([4, 8]);
+    expect(s.getState().running).toBe(true);
+    pending[1]!.resolve(await inlineRunner(pending[1]!.job));
+    await settle();
+    pending[0]!.resolve({ rows: [], reason: 'stale', useAfd: false });
+    await settle();
+    expect(s.getState().result?.reason).not.toBe('stale');
+    expect(s.getState().running).toBe(false);
+  });
+
+  it('Use fills the Topology draft: shape, custom text, DBO, replicas', async () => {
+    const s = createPlanStore();
+    s.getState().loadProfile('p.json', text);
+    await settle();
+    const topo = createTopologyStore();
+    const afd = s.getState().result!.rows.find((r) => r.kind === 'afd' && r.stages === 2)!;
+    s.getState().applyRow(afd, topo, []);
+    expect(topo.getState().choice).toBe('custom');
+    expect(topo.getState().custom).toBe(afd.topology);
+    expect(topo.getState().options.config.afd.dbo.enabled).toBe(true);
+    expect(s.getState().applied).toMatchObject({ topology: afd.topology, note: expect.stringContaining('From the Plan screen') });
+    s.getState().applyRow({ ...afd, topology: '2A1F', stages: 1 }, topo, []);
+    expect(topo.getState().choice).toBe('2A1F');
+    expect(topo.getState().options.config.afd.dbo.enabled).toBe(false);
+    s.getState().applyRow(s.getState().result!.rows[0]!, topo, []);
+    expect(topo.getState()).toMatchObject({ choice: 'colocated', replicas: 4 });
+    expect(s.getState().applied?.topology).toBe('colocated:4');
+  });
+});
+
+describe('plan store: profiles on an agent', () => {
+  it('lists them through the bridge; one loads like a file', async () => {
+    const bridge = createFakeBridge();
+    bridge.handle('plan.profiles', () => ({ profiles: [{ name: 'cpu.json', path: '/repo/docs/planner/cpu.json', origin: 'repo', text }], skipped: [{ path: '/h/profiles/big.json', reason: 'too big' }] }));
+    const s = createPlanStore({ bridge });
+    const listing = s.getState().listAgentProfiles('a1');
+    expect(s.getState().agentProfiles).toEqual({ agentId: 'a1', state: 'listing' });
+    await listing;
+    expect(bridge.calls).toEqual([{ channel: 'plan.profiles', request: { agentId: 'a1' } }]);
+    const ap = s.getState().agentProfiles;
+    if (ap?.state !== 'done') throw new Error('not listed');
+    expect(ap.result.skipped).toHaveLength(1);
+    expect(s.getState().loadProfile(`a1: ${ap.result.profiles[0]!.name}`, ap.result.profiles[0]!.text)).toBe(true);
+    expect(s.getState().profile?.source).toBe('a1: cpu.json');
+  });
+
+  it('an agent that cannot answer says why', async () => {
+    const bridge = createFakeBridge();
+    bridge.handle('plan.profiles', () => {
+      throw new Error('agent a2 is not connected');
+    });
+    const s = createPlanStore({ bridge });
+    await s.getState().listAgentProfiles('a2');
+    expect(s.getState().agentProfiles).toEqual({ agentId: 'a2', state: 'failed', error: 'agent a2 is not connected' });
+  });
+});

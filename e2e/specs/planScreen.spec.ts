@@ -1,0 +1,157 @@
+/**
+ * The Plan screen (issue 42) in the real browser against a real local agent: a file that is
+ * not a profile (dropped, then picked) is refused with a readable reason; the repository's CPU
+ * profile loads through the file picker, 4 GPUs at TPOT 40 ms give a ranked table and the
+ * reason line (same planner as `afd-agent plan`), the cost curves draw, and the controls lie
+ * inside the window at 1280x720 and 1920x1080; "Use" on an AFD row fills the Topology
+ * screen with that topology (custom xAyF, DBO on for two micro-batches) and says where it
+ * came from. Last, the profiles the agent has on its host (plan.profiles: one in $AFD_HOME/profiles
+ * and the repository's) list on the screen and load with a click. Screenshots: e2e/artifacts/plan-*.png.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { addAgent, openScreen } from '../support/flow.js';
+import { AFD_HOME, ARTIFACTS, ROOT } from '../support/paths.js';
+import { openConsoleSession, type ConsoleSession } from '../support/session.js';
+
+test.describe.configure({ mode: 'serial' });
+
+const PROFILE = join(ROOT, 'docs', 'planner', 'profile-cpu-qwen3_moe-tiny.json');
+/** A profile in the agent's home (the repository's, with another device name), removed after. */
+const HOME_PROFILE = join(AFD_HOME, 'profiles', `e2e-plan-${process.pid}.json`);
+
+let session: ConsoleSession | undefined;
+let page: Page;
+/** The page's console warnings (the planner must run in its worker, not fall back to the page). */
+const warnings: string[] = [];
+/** Scripts of the workers the page started. */
+const workers: string[] = [];
+
+test.beforeAll(async ({ browser }) => {
+  session = await openConsoleSession(browser);
+  page = session.page;
+  page.on('worker', (w) => workers.push(w.url()));
+  page.on('console', (m) => {
+    if (m.type() === 'warning') warnings.push(m.text());
+  });
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await addAgent(page, session.agent.url, session.agent.token);
+});
+
+test.afterAll(async () => {
+  rmSync(HOME_PROFILE, { force: true });
+  await session?.close();
+});
+
+async function expectInView(testId: string): Promise<void> {
+  const size = page.viewportSize()!;
+  const el = page.getByTestId(testId).first();
+  await expect(el, testId).toBeVisible();
+  const box = (await el.boundingBox())!;
+  expect(box.y, `${testId} top`).toBeGreaterThanOrEqual(0);
+  expect(box.y + box.height, `${testId} bottom at ${size.width}x${size.height}`).toBeLessThanOrEqual(size.height);
+  expect(box.x + box.width, `${testId} right at ${size.width}x${size.height}`).toBeLessThanOrEqual(size.width);
+}
+
+test('a file that is not a profile is refused with the reason', async () => {
+  await openScreen(page, 'plan');
+  await expect(page.getByRole('heading', { level: 2, name: 'Plan', exact: true })).toBeVisible();
+  // Dropped on the drop zone: not JSON.
+  const dt = await page.evaluateHandle(() => {
+    const d = new DataTransfer();
+    d.items.add(new File(['{"version": 1, "attention": ['], 'broken.json', { type: 'application/json' }));
+    return d;
+  });
+  await page.getByTestId('plan-drop').dispatchEvent('drop', { dataTransfer: dt });
+  await expect(page.getByTestId('plan-profile-error')).toContainText('broken.json: not JSON');
+  // Picked: JSON, but a profile of another version.
+  await page.getByTestId('plan-file').setInputFiles({ name: 'old.json', mimeType: 'application/json', buffer: Buffer.from('{"version": 7}') });
+  await expect(page.getByTestId('plan-profile-error')).toContainText('old.json: profile version 7 is not supported');
+  // Right version, a curve missing.
+  await page.getByTestId('plan-file').setInputFiles({ name: 'partial.json', mimeType: 'application/json', buffer: Buffer.from('{"version": 1, "measuredAt": "x"}') });
+  await expect(page.getByTestId('plan-profile-error')).toContainText('partial.json: backend');
+  await expect(page.getByTestId('plan-table')).toHaveCount(0);
+  await page.screenshot({ path: join(ARTIFACTS, 'plan-bad-file.png') });
+});
+
+test("the repository's CPU profile: 4 GPUs at TPOT 40 ms, the ranking, the reason and the curves", async () => {
+  await page.getByTestId('plan-file').setInputFiles(PROFILE);
+  await expect(page.getByTestId('plan-profile')).toContainText('qwen3_moe/tiny');
+  await expect(page.getByTestId('plan-profile-error')).toHaveCount(0);
+  await page.getByTestId('plan-gpus').fill('4');
+  await page.getByTestId('plan-tpot').fill('40');
+  await expect(page.getByTestId('plan-link')).toHaveValue('profile:tcp');
+  await expect(page.getByTestId('plan-row-0')).toBeVisible();
+  await expect(page.getByTestId('plan-reason')).toContainText(/(use AFD|do not use AFD here): /);
+  await expect(page.getByTestId('plan-row-0')).toContainText('/4');
+  await expect(page.locator('[data-testid^="plan-row-"][data-kind="afd"]').first()).toBeVisible();
+  await expect(page.getByTestId('plan-curve-attention-series')).toHaveCount(2);
+  await expect(page.getByTestId('plan-curve-ffn-series')).toHaveCount(1);
+  await expect(page.getByTestId('plan-curve-connector-series')).toHaveCount(1);
+  await expect(page.getByTestId('plan-running')).toHaveCount(0);
+  for (const size of [
+    { width: 1280, height: 720 },
+    { width: 1920, height: 1080 },
+  ]) {
+    await page.setViewportSize(size);
+    await page.evaluate(() => document.querySelector('.app-main')?.scrollTo(0, 0));
+    // The table is not squeezed by the page's column: several rows show.
+    expect(await page.getByTestId('plan-table-wrap').evaluate((e) => e.clientHeight)).toBeGreaterThan(150);
+    for (const id of ['nav-plan', 'plan-drop', 'plan-gpus', 'plan-tpot', 'plan-link', 'plan-reason', 'plan-use-winner', 'plan-row-0', 'plan-use-0']) await expectInView(id);
+    // At 1920x1080 the cost curves fit under the table too.
+    if (size.height >= 1080) await expectInView('plan-curve-connector');
+    await page.screenshot({ path: join(ARTIFACTS, `plan-${size.width}x${size.height}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 720 });
+  // A big cluster plans in the worker without freezing the page; back to 4 after.
+  await page.getByTestId('plan-gpus').fill('32');
+  await expect(page.getByTestId('plan-row-0')).toContainText('/32', { timeout: 60_000 });
+  await page.getByTestId('plan-gpus').fill('4');
+  await expect(page.getByTestId('plan-row-0')).toContainText('/4', { timeout: 60_000 });
+  expect(warnings.filter((w) => w.includes('plan worker unavailable'))).toEqual([]);
+  expect(workers.some((u) => u.includes('plan.worker'))).toBe(true);
+});
+
+test('"Use" on an AFD row fills the Topology screen with that topology', async () => {
+  const row = page.locator('[data-testid^="plan-row-"][data-kind="afd"]').first();
+  const topology = (await row.getAttribute('data-topology'))!;
+  const label = await row.locator('td').nth(1).innerText();
+  expect(topology).toMatch(/^\d+A\d+F$/);
+  await row.getByRole('button', { name: 'Use' }).click();
+  await expect(page.getByTestId('nav-topology')).toHaveAttribute('aria-selected', 'true');
+  await expect(page.getByTestId('topology-from-plan')).toContainText(`From the Plan screen: ${label}`);
+  if (['1A1F', '2A1F', '2A2F', '4A2F', '4A4F'].includes(topology)) {
+    await expect(page.getByTestId(`preset-${topology}`)).toBeChecked();
+  } else {
+    await expect(page.getByTestId('preset-custom')).toBeChecked();
+    await expect(page.getByTestId('custom-topology')).toHaveValue(topology);
+  }
+  const dbo = page.getByTestId('dbo-enabled');
+  if (label.includes('with DBO') || label.includes('micro-batches')) await expect(dbo).toBeChecked();
+  else await expect(dbo).not.toBeChecked();
+  await expect(page.getByTestId('topology-plan')).toBeVisible();
+  await page.screenshot({ path: join(ARTIFACTS, 'plan-use-topology.png') });
+  // The user's own change of shape drops the note.
+  await page.getByTestId('preset-1A1F').check();
+  await expect(page.getByTestId('topology-from-plan')).toHaveCount(0);
+});
+
+test("the agent's profiles: one in its AFD_HOME and the repository's, loaded with a click", async () => {
+  mkdirSync(join(AFD_HOME, 'profiles'), { recursive: true });
+  writeFileSync(HOME_PROFILE, JSON.stringify({ ...JSON.parse(readFileSync(PROFILE, 'utf8')), device: 'E2E Card' }));
+  await openScreen(page, 'plan');
+  await page.getByTestId('plan-agent-list').click();
+  const home = page.locator('[data-testid^="plan-agent-profile-"]', { hasText: `e2e-plan-${process.pid}.json` });
+  await expect(home).toContainText('AFD_HOME');
+  const repo = page.locator('[data-testid^="plan-agent-profile-"]', { hasText: 'profile-cpu-qwen3_moe-tiny.json' });
+  await expect(repo).toContainText('repository');
+  await home.click();
+  await expect(page.getByTestId('plan-profile')).toContainText('E2E Card');
+  await expect(page.getByTestId('plan-profile')).toContainText(`: e2e-plan-${process.pid}.json`);
+  await expect(page.getByTestId('plan-row-0')).toBeVisible();
+  await repo.click();
+  await expect(page.getByTestId('plan-profile')).toContainText('AMD EPYC');
+  await expectInView('plan-agent-profiles');
+  await page.screenshot({ path: join(ARTIFACTS, 'plan-agent-profiles.png') });
+});
