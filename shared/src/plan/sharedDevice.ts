@@ -73,7 +73,10 @@ export function cpuSlowdowns(intervals: readonly ComputeInterval[], cores: numbe
     last = e.t;
     busy += e.d;
     if (times.length && times[times.length - 1] === e.t) integral[integral.length - 1] = area;
-    else (times.push(e.t), integral.push(area));
+    else {
+      times.push(e.t);
+      integral.push(area);
+    }
   }
   const at = (t: number): number => {
     let lo = 0;
