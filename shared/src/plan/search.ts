@@ -104,7 +104,7 @@ function bestBatch(q: PlanQuery, c: Candidate): PlanRow | DroppedShape | null {
   return best;
 }
 
-/** Every shape of the query (candidates.ts would be its own file if it grew). */
+/** Every shape of the query: colocated, xAyF (with EP and gate variants for an MoE model), EP-only groups. */
 function candidates(costs: LayerCosts, q: PlanQuery): Candidate[] {
   const out: Candidate[] = [];
   const w = (batch: number) => ({ batchPerRank: batch, context: q.context });
