@@ -25,6 +25,9 @@ export function allToAllMs(costs: LayerCosts, rowsPerRank: number, epSize: numbe
   return costs.linkLatencyMs + costs.linkTransferMs(bytes);
 }
 
+/** An EP group must split the routed experts evenly (the engine places E / n experts per rank). */
+export const splitsExperts = (costs: LayerCosts, epSize: number): boolean => costs.moe !== undefined && costs.moe.numExperts % epSize === 0;
+
 /** Whether the profile measured the FFN at this EP size (else it is scaled from the 1-GPU curve). */
 export const ffnEpMeasured = (costs: LayerCosts, epSize: number): boolean => epSize <= 1 || costs.ffnEpMs?.(1, epSize) !== undefined;
 

@@ -92,6 +92,12 @@ describe('planner search: memory, EP and the gate side', () => {
     expect(afd.notes).toEqual(['batch bounded by memory (32 per rank: attention rank: 4.7 GiB of weights + 15 GiB of KV do not fit 16 GiB)']);
   });
 
+  it('EP groups only where they split the experts evenly', () => {
+    const rows = searchPlans(costs(cheap, { moe: { numExperts: 6, topK: 2 } }), { ...q, gpus: 6, tpotMs: 1000 });
+    expect([...new Set(rows.filter((row) => row.epSize > 1).map((row) => row.epSize))].sort()).toEqual([2, 3, 6]); // 3A3F's FFN EP3, EP2 and EP6; not EP4
+    expect(rows.some((row) => row.topology === 'EP4')).toBe(false);
+  });
+
   it('a dense model gets neither EP nor gate variants', () => {
     const rows = searchPlans(costs(cheap), q);
     expect(rows.every((row) => row.kind !== 'ep' && row.epSize === 1 && row.gate === undefined)).toBe(true);

@@ -2,13 +2,13 @@
  * The planner's search: every way to serve on N GPUs that the simulator can price —
  * colocated replicas, xAyF (x >= y, x + y <= N) replicated as often as it fits with 1, 2
  * (DBO) or more micro-batches, and for an MoE model the FFN ranks as one EP group or not,
- * the gate on either side, and EP-only groups — each at the largest batch per attention
+ * the gate on either side, and EP-only groups (EP sizes that divide the experts) — each at the largest batch per attention
  * rank whose predicted TPOT meets the target and whose weights + KV fit one GPU (when the
  * memory is known); ranked by output tokens/s per GPU of the whole cluster (GPUs left idle
  * count), with one line on why the winner wins and the shapes dropped for memory.
  */
 import type { LayerCosts } from './costs.js';
-import { ffnEpNote, simulateEpOnly } from './expertParallel.js';
+import { ffnEpNote, simulateEpOnly, splitsExperts } from './expertParallel.js';
 import { gateNote, type GateSide } from './gateSide.js';
 import { attentionNeed, colocatedNeed, doesNotFit, epRankNeed, ffnNeed, needBytes, type MemoryModel, type RankNeed } from './memory.js';
 import { mpsMeasured, type SharedDevice } from './sharedDevice.js';
@@ -126,7 +126,7 @@ function candidates(costs: LayerCosts, q: PlanQuery): Candidate[] {
       const replicas = Math.floor(q.gpus / perReplica);
       // On a shared CPU the replicas split the cores evenly.
       const device = dev?.kind === 'cpu' ? { kind: 'cpu' as const, cores: dev.cores / replicas } : dev;
-      for (const ffnEp of moe && y >= 2 ? [false, true] : [false]) {
+      for (const ffnEp of y >= 2 && splitsExperts(costs, y) ? [false, true] : [false]) {
         const ep = ffnEp ? y : 1;
         for (const gate of gates) {
           const notes = [...(ffnEp ? [ffnEpNote(costs, y)] : []), ...(gate ? [gateNote(costs, gate)] : []), ...(dev?.kind === 'mps' && !mpsMeasured(costs, dev) ? [`SM shares: t / share^${dev.alpha} (no profile points)`] : [])];
@@ -150,7 +150,7 @@ function candidates(costs: LayerCosts, q: PlanQuery): Candidate[] {
   }
   // EP-only groups (not simulated on a shared device).
   if (moe && !dev) {
-    const sizes = [...new Set([...powersOfTwo(q.gpus).filter((n) => n >= 2), ...(q.gpus >= 2 ? [q.gpus] : [])])];
+    const sizes = [...new Set([...powersOfTwo(q.gpus).filter((n) => n >= 2), ...(q.gpus >= 2 ? [q.gpus] : [])])].filter((n) => splitsExperts(costs, n));
     for (const n of sizes) {
       const replicas = Math.floor(q.gpus / n);
       out.push({
