@@ -34,6 +34,7 @@ export interface PlanRow {
   kind: 'afd' | 'colocated' | 'ep';
   /** "2A1F", "colocated" or "EP4". */
   topology: string;
+  /** x and y of xAyF; 0 and 0 for colocated; n and n for EP-only (every GPU runs both halves). */
   attention: number;
   ffn: number;
   stages: number;
