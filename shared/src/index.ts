@@ -44,3 +44,7 @@ export * from './plan/links.js';
 export * from './plan/costs.js';
 export * from './plan/stepSimulator.js';
 export * from './plan/search.js';
+export * from './plan/memory.js';
+export * from './plan/expertParallel.js';
+export * from './plan/gateSide.js';
+export * from './plan/sharedDevice.js';

@@ -46,4 +46,43 @@ describe('afd-agent plan', () => {
     await expect(runPlan({ ...flags, link: 'profile' }, () => {})).rejects.toThrow(/the profile has no tcp connector curve \(it has: none\); pass --link with a preset/);
     await expect(runPlan({ ...flags, tpotMs: '-1' }, () => {})).rejects.toThrow(/--tpot-ms must be a positive number/);
   });
+
+  it('bounds the batch by memory: a 61 GB MoE model on 40 GiB cards drops colocated and unsplit FFN ranks, says why, and favours EP', async () => {
+    const big: CostProfile = { ...profile, model: { ...profile.model, attentionWeightBytes: 5e9, ffnWeightBytes: 56e9, kvBytesPerToken: 98304, moe: { numExperts: 128, topK: 8 } }, deviceMemoryBytes: 80 * 1024 ** 3 };
+    const bigFile = join(mkdtempSync(join(tmpdir(), 'afd-plan-')), 'big.json');
+    writeFileSync(bigFile, JSON.stringify(big));
+    const r = await runPlan({ ...flags, profile: bigFile, gpuMemGib: '40', top: '40' }, () => {});
+    expect(r.memory).toEqual({ deviceBytes: 40 * 1024 ** 3, notes: ['device memory 40 GiB from --gpu-mem-gib'] });
+    expect(r.dropped).toContainEqual({ kind: 'colocated', topology: '8 colocated replicas', reason: 'colocated: 57 GiB of weights do not fit 40 GiB' });
+    expect(r.rows.every((row) => row.kind === 'ep' || row.epSize >= 2)).toBe(true);
+    expect(r.rows.some((row) => row.gate === 'attention')).toBe(true);
+    const table = formatPlanTable(r, 40);
+    expect(table).toContain('memory: 40 GiB per GPU, weights + KV bound the batch');
+    expect(table).toMatch(/dropped for memory:\n {2}8 colocated replicas: colocated: 57 GiB of weights do not fit 40 GiB/);
+    expect(table).toMatch(/\[\d\] FFN at EP \d+ scaled: ffn\(tokens of the group\) \/ \d+ \(no EP curve in the profile\)/);
+    // The profile's own 80 GiB card holds every shape.
+    const roomy = await runPlan({ ...flags, profile: bigFile, gate: 'ffn' }, () => {});
+    expect(roomy.dropped).toEqual([]);
+    expect(roomy.rows.every((row) => row.gate !== 'attention')).toBe(true);
+  });
+
+  it('a version-1 profile without device memory: capacity is not modelled and the report says so', async () => {
+    const r = await runPlan(flags, () => {});
+    expect(r.memory).toEqual({ deviceBytes: null, notes: ['memory capacity not modelled: the profile has no device memory; pass --gpu-mem-gib'] });
+    expect(formatPlanTable(r, 3)).toContain('memory capacity not modelled');
+  });
+
+  it('ranks sharing devices: engine threads on CPU cores, and MPS shares', async () => {
+    const own = await runPlan({ ...flags, stages: '1' }, () => {});
+    const cpu = await runPlan({ ...flags, stages: '1', sharedDevice: 'cpu:4' }, () => {});
+    const best = (rows: typeof own.rows, t: string) => rows.find((row) => row.topology === t)!;
+    expect(best(cpu.rows, 'colocated').tokensPerSPerGpu).toBeLessThan(best(own.rows, 'colocated').tokensPerSPerGpu);
+    expect(cpu.query.device).toEqual({ kind: 'cpu', cores: 4 });
+    const mps = await runPlan({ ...flags, sharedDevice: 'mps:attention=50,ffn=50' }, () => {});
+    expect(mps.rows.filter((row) => row.kind === 'afd').every((row) => row.gpusUsed === row.replicas * row.attention)).toBe(true);
+    expect(formatPlanTable(mps, 3)).toContain('shared device: MPS, attention 50% / FFN 50% of the SMs, xAyF on x GPUs');
+    await expect(runPlan({ ...flags, sharedDevice: 'cpu:x' }, () => {})).rejects.toThrow(/cpu:<cores> needs a positive number of cores/);
+    await expect(runPlan({ ...flags, gate: 'router' }, () => {})).rejects.toThrow(/--gate takes ffn, attention or both/);
+    await expect(runPlan({ ...flags, gpuMemGib: '0' }, () => {})).rejects.toThrow(/--gpu-mem-gib must be a positive number of GiB/);
+  });
 });

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { LINK_PRESETS, findLinkPreset, layerCosts, parseCostProfile, plan, type CostProfile, type LinkPreset } from '@afd/shared';
+import { LINK_PRESETS, findLinkPreset, layerCosts, memoryModel, parseCostProfile, parseSharedDevice, plan, type CostProfile, type GateSide, type LinkPreset } from '@afd/shared';
 import { PROFILE_DEFAULTS, runProfile } from '../bench/profile/command.js';
 import { holdingEventLoop } from '../bench/profile/rig.js';
 import { intFlag } from '../util/intFlag.js';
@@ -22,7 +22,19 @@ export interface PlanFlags {
   stages: string;
   backend: string;
   top: string;
+  /** Memory of one GPU, GiB (overrides the profile's device memory). */
+  gpuMemGib?: string;
+  /** Ranks sharing devices: cpu:<cores> or mps:attention=<pct>,ffn=<pct>[,alpha=<a>]. */
+  sharedDevice?: string;
+  /** Gate sides to try for an MoE model: ffn, attention or both. */
+  gate?: string;
   json?: boolean;
+}
+
+function gateSides(v: string | undefined): GateSide[] {
+  const sides = (v ?? 'ffn,attention').split(',').map((s) => s.trim());
+  for (const s of sides) if (s !== 'ffn' && s !== 'attention') throw new Error(`--gate takes ffn, attention or both (ffn,attention), got "${s}"`);
+  return sides as GateSide[];
 }
 
 /** The profile of --profile, or one measured now for --model (arch/preset with dummy weights). */
@@ -44,10 +56,16 @@ export async function runPlan(flags: PlanFlags, log: (line: string) => void): Pr
   if (!Number.isFinite(tpotMs) || tpotMs <= 0) throw new Error(`--tpot-ms must be a positive number of milliseconds, got "${flags.tpotMs}"`);
   const stageCounts = flags.stages.split(',').map((s) => intFlag('--stages', s.trim(), 1, 64));
   const link: LinkPreset | 'profile' = flags.link === 'profile' ? 'profile' : findLinkPreset(flags.link);
+  const gpuMemGib = flags.gpuMemGib === undefined ? undefined : Number(flags.gpuMemGib);
+  if (gpuMemGib !== undefined && !(gpuMemGib > 0)) throw new Error(`--gpu-mem-gib must be a positive number of GiB, got "${flags.gpuMemGib}"`);
+  const device = flags.sharedDevice ? parseSharedDevice(flags.sharedDevice) : undefined;
+  const gates = gateSides(flags.gate);
   const profile = await profileFor(flags, log);
   const costs = layerCosts(profile, link);
-  const query = { gpus, tpotMs, context: intFlag('--context', flags.context, 1), maxBatch: intFlag('--max-batch', flags.maxBatch, 1, 65536), stageCounts, model: flags.model, link: flags.link };
-  return planReport(plan(costs, query), query, profile, costs.linkSource);
+  const memory = memoryModel(profile, gpuMemGib);
+  const search = { gpus, tpotMs, context: intFlag('--context', flags.context, 1), maxBatch: intFlag('--max-batch', flags.maxBatch, 1, 65536), stageCounts, gateSides: gates, ...(device ? { device } : {}) };
+  const query = { ...search, model: flags.model, link: flags.link };
+  return planReport(plan(costs, { ...search, memory }), query, profile, costs.linkSource, memory);
 }
 
 export function registerPlan(program: Command): void {
@@ -63,6 +81,9 @@ export function registerPlan(program: Command): void {
     .option('--max-batch <n>', 'largest batch per attention rank (or replica) to try; powers of two up to it', '256')
     .option('--stages <list>', 'micro-batch counts to try for AFD (1 = none, 2 = DBO)', '1,2,4')
     .option('--backend <b>', 'backend to measure on when there is no --profile', 'cpu')
+    .option('--gpu-mem-gib <n>', "memory of one GPU, GiB: weights + KV per GPU bound the batch (default: the profile's device memory)")
+    .option('--shared-device <spec>', 'ranks sharing devices: cpu:<cores> (the --gpus are engine threads on that many cores) or mps:attention=<pct>,ffn=<pct>[,alpha=<0..1>] (xAyF on x GPUs, SM shares per role)')
+    .option('--gate <sides>', 'MoE: where the router runs, sides to try (ffn, attention)', 'ffn,attention')
     .option('--top <n>', 'rows of the table', '12')
     .option('--json', 'print the report as JSON instead of the table')
     .action(async (flags: PlanFlags) => {

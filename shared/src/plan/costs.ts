@@ -22,6 +22,14 @@ export interface LayerCosts {
   linkTransferMs(bytes: number): number;
   /** What the link figures come from, for the plan table. */
   linkSource: string;
+  /** Routed experts and experts per token, when the model is MoE (the profile's model.moe). */
+  moe?: { numExperts: number; topK: number };
+  /** Per-rank FFN of one layer in an EP group of `epSize` for `tokens` rows of the whole group, ms, where the profile measured that size. */
+  ffnEpMs?(tokens: number, epSize: number): number | undefined;
+  /** The router (gate) of one layer for `tokens` rows, ms, where the profile measured it (the ffn curve includes it). */
+  gateMs?(tokens: number): number;
+  /** A role's measured slowdown at `share` of the SMs under MPS, where the profile has points for it. */
+  smSlowdown?(role: 'attention' | 'ffn', share: number): number | undefined;
 }
 
 /** f with its results kept per argument list (the planner's search asks the same points millions of times). */
@@ -56,6 +64,9 @@ export function layerCosts(profile: CostProfile, link: LinkPreset | 'profile', c
     linkTransferMs = (bytes) => transferMs(link, bytes);
     linkSource = link.source;
   }
+  const epCurves = new Map((profile.ffnEp ?? []).map((c) => [c.epSize, c.points.map((p) => ({ x: p.tokens, y: p.ms / L }))]));
+  const gate = profile.gate?.map((p) => ({ x: p.tokens, y: p.ms / L }));
+  const shares = (role: 'attention' | 'ffn') => (profile.smShares ?? []).filter((p) => p.role === role).map((p) => ({ x: p.share, y: p.slowdown }));
   return {
     numLayers: L,
     bytesPerToken: profile.model.hiddenSize * profile.model.wireBytesPerElement,
@@ -64,5 +75,15 @@ export function layerCosts(profile: CostProfile, link: LinkPreset | 'profile', c
     linkLatencyMs,
     linkTransferMs,
     linkSource,
+    ...(profile.model.moe ? { moe: profile.model.moe } : {}),
+    ffnEpMs: (tokens, epSize) => {
+      const pts = epCurves.get(epSize);
+      return pts ? interpolate(pts, tokens) : undefined;
+    },
+    ...(gate ? { gateMs: memo((tokens: number) => interpolate(gate, tokens)) } : {}),
+    smSlowdown: (role, share) => {
+      const pts = shares(role);
+      return pts.length ? Math.max(1, interpolate(pts, share)) : undefined;
+    },
   };
 }

@@ -25,5 +25,8 @@ describe('afd-bench afd-step', () => {
     writeFileSync(file, JSON.stringify(profile));
     // one stage: 4 layers x (attention 1 + 0.25 + FFN 0.5 + 0.25)
     expect(predictAfdStep(file, { topology: '2A2F', batch: 4, context: 8, dbo: false })).toBeCloseTo(8, 9);
+    // --shared-device: the four engine threads on one core run the two blocks' attention (and FFN) side by side at half speed
+    expect(predictAfdStep(file, { topology: '2A2F', batch: 4, context: 8, dbo: false }, 'cpu:1')).toBeCloseTo(4 * (2 + 0.25 + 1 + 0.25), 6);
+    expect(predictAfdStep(file, { topology: '2A2F', batch: 4, context: 8, dbo: false }, 'cpu:2')).toBeCloseTo(8, 9);
   });
 });

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { AttentionLink, FfnServer, type Engine } from '@afd/native';
 import { freePortBlock } from '@afd/native/ports';
-import { layerCosts, parseCostProfile, resolveTopology, resolveRankConfig, simulateAfd } from '@afd/shared';
+import { layerCosts, parseCostProfile, parseSharedDevice, resolveTopology, resolveRankConfig, simulateAfd } from '@afd/shared';
 import { intFlag } from '../../util/intFlag.js';
 import { decodePlan, holdingEventLoop, loadRoleEngine, median, prefill, type Prefilled, type RigOptions } from './rig.js';
 
@@ -76,11 +76,16 @@ export async function measureAfdStep(o: AfdStepOptions): Promise<AfdStepResult> 
   }
 }
 
-/** The simulator's TPOT for the same shape from a profile (its measured tcp connector). */
-export function predictAfdStep(profileFile: string, o: Pick<AfdStepOptions, 'topology' | 'batch' | 'context' | 'dbo'>): number {
+/**
+ * The simulator's TPOT for the same shape from a profile (its measured tcp connector);
+ * sharedDevice (e.g. cpu:2) predicts the ranks sharing that device, as they do in this
+ * one-process rig.
+ */
+export function predictAfdStep(profileFile: string, o: Pick<AfdStepOptions, 'topology' | 'batch' | 'context' | 'dbo'>, sharedDevice?: string): number {
   const profile = parseCostProfile(readFileSync(profileFile, 'utf8'), profileFile);
   const topo = resolveTopology(o.topology);
-  return simulateAfd(layerCosts(profile, 'profile'), { attention: topo.attention.ranks, ffn: topo.ffn.ranks, stages: o.dbo && o.batch >= 2 ? 2 : 1 }, { batchPerRank: o.batch, context: o.context }).tpotMs;
+  const device = sharedDevice ? parseSharedDevice(sharedDevice) : undefined;
+  return simulateAfd(layerCosts(profile, 'profile'), { attention: topo.attention.ranks, ffn: topo.ffn.ranks, stages: o.dbo && o.batch >= 2 ? 2 : 1 }, { batchPerRank: o.batch, context: o.context }, device ? { device } : {}).tpotMs;
 }
 
 export function registerAfdStepBench(program: Command): void {
@@ -97,6 +102,7 @@ export function registerAfdStepBench(program: Command): void {
     .option('--arch <arch>', 'architecture of the preset', 'qwen3_moe')
     .option('--preset <name>', 'model preset with dummy weights', 'tiny')
     .option('--profile <file>', 'predict the same shape from this profile (afd-bench profile)')
+    .option('--shared-device <spec>', 'predict with the ranks sharing a device: cpu:<cores> (the engine threads of this rig on that many cores) or mps:attention=<pct>,ffn=<pct>')
     .action(async (f: Record<string, string | boolean | undefined>) => {
       const o: AfdStepOptions = {
         topology: String(f['topology']),
@@ -111,7 +117,7 @@ export function registerAfdStepBench(program: Command): void {
       };
       const r = await holdingEventLoop(() => measureAfdStep(o));
       if (typeof f['profile'] === 'string') {
-        r.predictedTpotMs = predictAfdStep(f['profile'], o);
+        r.predictedTpotMs = predictAfdStep(f['profile'], o, typeof f['sharedDevice'] === 'string' ? f['sharedDevice'] : undefined);
         r.error = r.predictedTpotMs / r.measuredTpotMs - 1;
       }
       process.stdout.write(`${JSON.stringify(r)}\n`);

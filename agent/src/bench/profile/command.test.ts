@@ -13,6 +13,13 @@ describe('afd-bench profile', () => {
     expect(parseCostProfile(JSON.stringify(profile))).toEqual(profile);
     expect(profile).toMatchObject({ backend: 'cpu', threads: 1, model: { name: 'qwen3_moe/tiny', numLayers: 4, hiddenSize: 256, wireBytesPerElement: 4 } });
     expect(profile.host!.cpus).toBeGreaterThan(0);
+    // Version 2: the weights each role holds, KV per token (4 layers x K and V x KV heads x head dim x fp32), the MoE shape, host RAM.
+    const m = profile.model;
+    expect(m.attentionWeightBytes! + m.ffnWeightBytes!).toBeGreaterThanOrEqual(m.weightBytes);
+    expect(m.attentionWeightBytes!).toBeLessThan(m.weightBytes);
+    expect(m.kvBytesPerToken! % (4 * 2 * 4)).toBe(0);
+    expect(m.moe).toEqual({ numExperts: expect.any(Number), topK: expect.any(Number) });
+    expect(profile.deviceMemoryBytes).toBeGreaterThan(0);
     expect(profile.attention.map((p) => [p.batch, p.context])).toEqual([[1, 8], [2, 8]]);
     expect(profile.attention.every((p) => p.ms > 0)).toBe(true);
     expect(profile.ffn.map((p) => p.tokens)).toEqual([1, 8]);

@@ -5,13 +5,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { cpus, loadavg, release } from 'node:os';
+import { cpus, loadavg, release, totalmem } from 'node:os';
 import type { Command } from 'commander';
 import { AFD_CONNECTORS, PROFILE_VERSION, afdConnectorSchema, costProfileSchema, type AfdConnector, type ConnectorCurve, type CostProfile } from '@afd/shared';
 import { intFlag } from '../../util/intFlag.js';
 import { gitCommit } from '../cliArgs.js';
 import { measureAttention, measureConnector, measureFfn } from './measure.js';
 import { dummyLoadSpec } from '@afd/native/checkpoint';
+import { kvBytesPerStep } from '../stepFloor.js';
 import { holdingEventLoop, rigModelConfig, type RigOptions } from './rig.js';
 
 export interface ProfileCliOptions {
@@ -35,16 +36,34 @@ export const PROFILE_DEFAULTS = { threads: '1', device: '0', batches: '1,4,16', 
 
 const intList = (flag: string, v: string): number[] => v.split(',').map((x) => intFlag(flag, x.trim(), 1));
 
-/** The card name and driver (nvidia-smi), or the CPU model and kernel release. */
-function deviceOf(backend: 'cpu' | 'cuda', device: number): { device: string; driver: string } {
-  if (backend === 'cpu') return { device: cpus()[0]?.model.trim() ?? 'unknown CPU', driver: `linux ${release()}` };
+/** The card name, driver and memory (nvidia-smi), or the CPU model, kernel release and host RAM. */
+function deviceOf(backend: 'cpu' | 'cuda', device: number): { device: string; driver: string; deviceMemoryBytes?: number } {
+  if (backend === 'cpu') return { device: cpus()[0]?.model.trim() ?? 'unknown CPU', driver: `linux ${release()}`, deviceMemoryBytes: totalmem() };
   try {
-    const line = execFileSync('nvidia-smi', ['--query-gpu=name,driver_version', '--format=csv,noheader', `--id=${device}`], { encoding: 'utf8' }).trim();
-    const [name, driver] = line.split(',').map((s) => s.trim());
-    return { device: name ?? 'unknown GPU', driver: driver ?? 'unknown' };
+    const line = execFileSync('nvidia-smi', ['--query-gpu=name,driver_version,memory.total', '--format=csv,noheader,nounits', `--id=${device}`], { encoding: 'utf8' }).trim();
+    const [name, driver, mib] = line.split(',').map((s) => s.trim());
+    const memory = Number(mib) * 1024 ** 2;
+    return { device: name ?? 'unknown GPU', driver: driver ?? 'unknown', ...(memory > 0 ? { deviceMemoryBytes: memory } : {}) };
   } catch {
     return { device: 'unknown GPU (nvidia-smi failed)', driver: 'unknown' };
   }
+}
+
+/** The model block of the profile: sizes, the weights each role holds, KV bytes per token, the MoE shape. */
+function modelBlock(o: ProfileCliOptions, config: ReturnType<typeof rigModelConfig>, wireBytesPerElement: number): CostProfile['model'] {
+  const colocated = dummyLoadSpec(config, 'colocated', { seed: 1 });
+  return {
+    name: `${o.arch}/${o.preset}`,
+    numLayers: config.numLayers,
+    hiddenSize: config.hiddenSize,
+    wireBytesPerElement,
+    weightBytes: colocated.residentBytes,
+    attentionWeightBytes: dummyLoadSpec(config, 'attention', { seed: 1 }).residentBytes,
+    ffnWeightBytes: dummyLoadSpec(config, 'ffn', { seed: 1 }).residentBytes,
+    // The KV cache holds the activation type: fp32 on the CPU backend, bf16 on CUDA (as the wire).
+    kvBytesPerToken: kvBytesPerStep(colocated.spec, 1, 1, wireBytesPerElement),
+    ...(config.numExperts > 0 ? { moe: { numExperts: config.numExperts, topK: config.numExpertsPerTok } } : {}),
+  };
 }
 
 export async function runProfile(o: ProfileCliOptions, log: (line: string) => void): Promise<CostProfile> {
@@ -97,7 +116,7 @@ export async function runProfile(o: ProfileCliOptions, log: (line: string) => vo
     threads: backend === 'cpu' ? rig.threads || cpus().length : 0,
     host: { cpus: cpus().length, loadAverage1m: loadavg()[0] ?? 0 },
     commit: gitCommit(),
-    model: { name: `${o.arch}/${o.preset}`, numLayers: config.numLayers, hiddenSize: config.hiddenSize, wireBytesPerElement, weightBytes: dummyLoadSpec(config, 'colocated', { seed: 1 }).residentBytes },
+    model: modelBlock(o, config, wireBytesPerElement),
     attention,
     ffn,
     connectors: curves,
