@@ -72,6 +72,11 @@ export const costProfileSchema = z.object({
     /** Resident weight bytes of the whole model (one colocated copy). */
     weightBytes: z.number().nonnegative(),
   }),
+  /**
+   * Where the curves come from: absent or 'measured' for afd-bench profile; 'roofline' for
+   * curves computed from a card's published figures and the model's shapes (roofline.ts).
+   */
+  source: z.enum(['measured', 'roofline']).optional(),
   attention: z.array(attentionPointSchema).min(1),
   ffn: z.array(ffnPointSchema).min(1),
   connectors: z.array(connectorCurveSchema),
