@@ -43,3 +43,6 @@ export * from './plan/links.js';
 export * from './plan/costs.js';
 export * from './plan/stepSimulator.js';
 export * from './plan/search.js';
+export * from './plan/cards.js';
+export * from './plan/modelShape.js';
+export * from './plan/roofline.js';
