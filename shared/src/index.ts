@@ -46,3 +46,5 @@ export * from './plan/search.js';
 export * from './plan/cards.js';
 export * from './plan/modelShape.js';
 export * from './plan/roofline.js';
+export * from './plan/mixedCosts.js';
+export * from './plan/heteroSearch.js';
