@@ -48,3 +48,4 @@ export * from './plan/modelShape.js';
 export * from './plan/roofline.js';
 export * from './plan/mixedCosts.js';
 export * from './plan/heteroSearch.js';
+export * from './plan/published.js';

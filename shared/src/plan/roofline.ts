@@ -18,6 +18,8 @@
  * The efficiency factors are one global set (ROOFLINE_DEFAULTS), not fitted per case.
  */
 import { peakFlops, type CardSpec } from './cards.js';
+import type { LayerCosts } from './costs.js';
+import { transferMs, type LinkPreset } from './links.js';
 import type { ModelShape } from './modelShape.js';
 import { PROFILE_VERSION, type CostProfile } from './profile.js';
 
@@ -107,6 +109,31 @@ export function ffnStepMs(card: CardSpec, m: ModelShape, tokens: number, gpus = 
   return m.denseLayers * dense + moeLayers * (rooflineMs(card, m, o, bytes, flops) + o.launchMsPerLayer);
 }
 
+/**
+ * Tokens at which one MoE (or dense) FFN layer turns from bandwidth- to compute-bound: the
+ * knee past which more tokens per FFN rank cost time in proportion (arXiv 2601.21351's
+ * r_peak regime). Bisection on the two roofline terms.
+ */
+export function ffnKneeTokens(card: CardSpec, m: ModelShape, gpus = 1, o: RooflineOptions = ROOFLINE_DEFAULTS): number {
+  const moe = m.experts > 0;
+  const terms = (t: number) => {
+    const w = moe ? expectedExperts(m.experts, m.topK, t) * expertParams(m) + sharedParams(m) : denseParams(m);
+    const active = moe ? m.topK * expertParams(m) + sharedParams(m) : denseParams(m);
+    const bytesMs = (w * m.bytesPerElement) / gpus / (card.memoryBytesPerS * o.bandwidthEfficiency);
+    const flopsMs = (2 * t * active) / gpus / (peakFlops(card, m.bytesPerElement) * o.computeEfficiency);
+    return flopsMs - bytesMs;
+  };
+  let lo = 1;
+  let hi = 2;
+  while (terms(hi) < 0 && hi < 1e9) hi *= 2;
+  for (let i = 0; i < 60; i++) {
+    const mid = (lo + hi) / 2;
+    if (terms(mid) < 0) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
 export interface RooflineProfileOptions {
   /** GPUs acting as one rank (DP attention, EP FFN); default 1. */
   gpus?: number;
@@ -144,5 +171,21 @@ export function rooflineProfile(card: CardSpec, m: ModelShape, opts: RooflinePro
     attention: batches.flatMap((batch) => contexts.map((context) => ({ batch, context, ms: attentionStepMs(card, m, batch, context, gpus, o) }))),
     ffn: tokens.sort((a, b) => a - b).map((t) => ({ tokens: t, ms: ffnStepMs(card, m, t, gpus, o) })),
     connectors: [],
+  };
+}
+
+/**
+ * Per-layer costs straight from the roofline (no profile grid, no interpolation) over `link`:
+ * what published.ts feeds the step simulator. A rank of `gpus` GPUs as in rooflineProfile.
+ */
+export function rooflineLayerCosts(card: CardSpec, m: ModelShape, link: LinkPreset, gpus = 1, o: RooflineOptions = ROOFLINE_DEFAULTS): LayerCosts {
+  return {
+    numLayers: m.numLayers,
+    bytesPerToken: m.hiddenSize * 2,
+    attentionMs: (batch, context) => attentionStepMs(card, m, batch, context, gpus, o) / m.numLayers,
+    ffnMs: (tokens) => ffnStepMs(card, m, tokens, gpus, o) / m.numLayers,
+    linkLatencyMs: link.latencyUs / 1000,
+    linkTransferMs: (bytes) => transferMs(link, bytes),
+    linkSource: link.source,
   };
 }
