@@ -40,11 +40,14 @@ describe('afd-agent plan with card kinds', () => {
     expect(r.cards.find((c) => c.card === 'h800')!.costs).toBe(`measured: ${file} (NVIDIA H800, 2026-12-07T00:00:00.000Z)`);
     expect(r.cards.find((c) => c.card === 'h20')!.costs).toMatch(/^roofline/);
     expect(() => runHeteroPlan({ ...flags, gpus: 'h800:4', model: 'qwen3_moe/x', profile: `h800=${file}` })).toThrow(/was measured on qwen3_moe\/qwen3-30b-a3b, not --model qwen3_moe\/x/);
+    // a card outside the table serves from its measured profile, labelled by the profile's device
+    const other = runHeteroPlan({ ...flags, gpus: 'h20:4,mi300:4', profile: `mi300=${file}` });
+    expect(other.cards.find((c) => c.card === 'mi300')).toMatchObject({ label: 'NVIDIA H800', costs: `measured: ${file} (NVIDIA H800, 2026-12-07T00:00:00.000Z)` });
   });
 
   it('refuses bad --gpus and --price syntax, unknown cards (naming the known ones), and a measured link', () => {
     expect(() => runHeteroPlan({ ...flags, gpus: 'h200=8' })).toThrow(/--gpus: "h200=8" is not card:count \(e\.g\. h200:8,h100:16\)/);
-    expect(() => runHeteroPlan({ ...flags, gpus: 'mi300:8' })).toThrow(/unknown card "mi300": known cards are h100, h800, h200, b200, gb200, a100, h20, l40s/);
+    expect(() => runHeteroPlan({ ...flags, gpus: 'mi300:8' })).toThrow(/unknown card "mi300": known cards are h100, h800, h200, b200, gb200, a100, h20, l40s \(or measure it: --profile mi300=file\.json\)/);
     expect(() => runHeteroPlan({ ...flags, gpus: 'h20:4,h20:2' })).toThrow(/--gpus: h20 is named twice/);
     expect(() => runHeteroPlan({ ...flags, gpus: 'h20:0' })).toThrow(/--gpus h20 must be an integer from 1 to 4096, got "0"/);
     expect(() => runHeteroPlan({ ...flags, price: 'h20:1' })).toThrow(/--price: "h20:1" is not card=price \(e\.g\. h200=3\.5,h100=2\.2\)/);

@@ -5,7 +5,7 @@
  * card's published figures (shared/src/plan/cards.ts, roofline.ts), labelled as such.
  */
 import { readFileSync } from 'node:fs';
-import { findCard, findLinkPreset, layerCosts, modelFromConfig, modelPreset, parseCostProfile, rooflineProfile, searchHetero, describeHeteroRow, type CardPool, type CostProfile, type HeteroResult, type ModelShape } from '@afd/shared';
+import { CARDS, findCard, findLinkPreset, layerCosts, modelFromConfig, modelPreset, parseCostProfile, rooflineProfile, searchHetero, describeHeteroRow, type CardPool, type CostProfile, type HeteroResult, type ModelShape } from '@afd/shared';
 import { intFlag } from '../util/intFlag.js';
 
 export interface HeteroFlags {
@@ -36,7 +36,7 @@ export interface HeteroReport {
 /** True when --gpus names card kinds (h200:8,...) rather than a plain count. */
 export const isHeteroGpus = (gpus: string): boolean => !/^\s*\d+\s*$/.test(gpus);
 
-/** `card:n,card:n` as [card, n] pairs; unknown cards and bad syntax are errors that show the form. */
+/** `card:n,card:n` as [card, n] pairs (lower case); bad syntax is an error that shows the form. A card outside the table needs --profile. */
 export function parseGpuKinds(text: string): { card: string; gpus: number }[] {
   const parts = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (parts.length === 0) throw new Error(`--gpus: expected a count (8) or card kinds (h200:8,h100:16), got "${text}"`);
@@ -44,7 +44,7 @@ export function parseGpuKinds(text: string): { card: string; gpus: number }[] {
   return parts.map((part) => {
     const m = /^([A-Za-z0-9_-]+):(\d+)$/.exec(part);
     if (!m) throw new Error(`--gpus: "${part}" is not card:count (e.g. h200:8,h100:16)`);
-    const card = findCard(m[1]!).name;
+    const card = m[1]!.toLowerCase();
     if (seen.has(card)) throw new Error(`--gpus: ${card} is named twice`);
     seen.add(card);
     return { card, gpus: intFlag(`--gpus ${card}`, m[2]!, 1, 4096) };
@@ -57,7 +57,7 @@ function parseAssignments(flag: string, items: string[], cards: string[]): Map<s
   for (const item of items.flatMap((s) => s.split(',')).map((s) => s.trim()).filter((s) => s !== '')) {
     const m = /^([^=]+)=(.+)$/.exec(item);
     if (!m) throw new Error(`${flag}: "${item}" is not card=${flag === '--price' ? 'price' : 'file'} (e.g. ${flag === '--price' ? 'h200=3.5,h100=2.2' : 'h200=h200.json'})`);
-    const card = findCard(m[1]!).name;
+    const card = m[1]!.trim().toLowerCase();
     if (!cards.includes(card)) throw new Error(`${flag}: ${card} is not among --gpus (${cards.join(', ')})`);
     out.set(card, m[2]!.trim());
   }
@@ -96,22 +96,25 @@ export function runHeteroPlan(flags: HeteroFlags): HeteroReport {
   const pools: CardPool[] = [];
   const described: HeteroReport['cards'] = [];
   for (const { card, gpus } of kinds) {
-    const spec = findCard(card);
     const file = files.get(card);
     let profile: CostProfile;
     let costsText: string;
+    let label: string;
     if (file) {
       profile = parseCostProfile(readFileSync(file, 'utf8'), file);
       if (profile.model.name !== flags.model) throw new Error(`--profile ${card}=${file} was measured on ${profile.model.name}, not --model ${flags.model}`);
       costsText = `measured: ${file} (${profile.device}, ${profile.measuredAt})`;
+      label = CARDS.find((c) => c.name === card)?.label ?? profile.device;
     } else {
+      const spec = findCard(card);
+      label = spec.label;
       shape ??= modelShapeFor(flags.model);
       profile = rooflineProfile(spec, shape, { contexts: [context] });
       costsText = `roofline from published figures (not measured): ${spec.source}`;
     }
     const price = prices.get(card);
     pools.push({ card, gpus, ...(price !== undefined ? { pricePerGpu: price } : {}), costs: layerCosts(profile, link) });
-    described.push({ card, label: spec.label, gpus, price: price ?? null, costs: costsText });
+    described.push({ card, label, gpus, price: price ?? null, costs: costsText });
   }
   const query = { gpus: flags.gpus, tpotMs, context, maxBatch: intFlag('--max-batch', flags.maxBatch, 1, 65536), stageCounts: flags.stages.split(',').map((s) => intFlag('--stages', s.trim(), 1, 64)), model: flags.model, link: flags.link };
   const r = searchHetero(pools, query);
