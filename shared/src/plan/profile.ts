@@ -62,6 +62,11 @@ export const costProfileSchema = z.object({
   host: z.object({ cpus: z.number().int().positive(), loadAverage1m: z.number().nonnegative() }).optional(),
   /** The git commit of the engine that measured. */
   commit: z.string(),
+  /**
+   * Where the curves come from: absent or 'measured' for afd-bench profile; 'roofline' for
+   * curves computed from a card's published figures and the model's shapes (roofline.ts).
+   */
+  source: z.enum(['measured', 'roofline']).optional(),
   model: z.object({
     /** arch/preset or a checkpoint directory. */
     name: z.string(),
@@ -72,11 +77,6 @@ export const costProfileSchema = z.object({
     /** Resident weight bytes of the whole model (one colocated copy). */
     weightBytes: z.number().nonnegative(),
   }),
-  /**
-   * Where the curves come from: absent or 'measured' for afd-bench profile; 'roofline' for
-   * curves computed from a card's published figures and the model's shapes (roofline.ts).
-   */
-  source: z.enum(['measured', 'roofline']).optional(),
   attention: z.array(attentionPointSchema).min(1),
   ffn: z.array(ffnPointSchema).min(1),
   connectors: z.array(connectorCurveSchema),
