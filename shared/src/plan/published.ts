@@ -149,8 +149,8 @@ export function publishedCases(): PublishedCase[] {
     },
     {
       id: 'megascale-infer', claim: 'up to 1.90x tok/s per GPU over colocated serving', source: 'MegaScale-Infer, arXiv 2504.02263',
-      deployment: { card: 'a100', model: modelPreset('mixtral-8x22b'), context: 2048, tpotMs: 150, colocatedGpus: 8, colocatedLink: nvlinkOf('a100'), attentionGpus: 8, ffnGpus: [8], afdLink: link('ib200'), maxGpus: 128 },
-      stated: 'Mixtral 8x22B (one of its three models), ping-pong micro-batches, M2N over RDMA', assumed: 'A100 80GB nodes of 8, bf16, context 2048, TPOT <= 150 ms; baseline one 8-GPU node per replica; 200 Gb/s per GPU',
+      deployment: { card: 'a100', model: modelPreset('mixtral-8x22b'), context: 4096, tpotMs: 50, colocatedGpus: 8, colocatedLink: nvlinkOf('a100'), attentionGpus: 8, ffnGpus: [8], afdLink: link('ib200'), maxGpus: 128 },
+      stated: 'Mixtral 8x22B (one of its three models), ping-pong micro-batches, M2N over RDMA', assumed: 'A100 80GB nodes of 8, bf16, context 4096, TPOT <= 50 ms (the uniform choice; see docs for 2K / 150 ms); baseline one 8-GPU node per replica; 200 Gb/s per GPU',
     },
     {
       id: 'step3', claim: '4,039 tok/s per GPU at TPOT <= 50 ms (DeepSeek-V3 in the same setup: 2,324)', source: 'Step-3, arXiv 2507.19427',
