@@ -39,6 +39,12 @@ export { defersTokenMask, emptyMaskRow, maskWordsPerRow, numMaskRows } from './e
 export * from './util/logLines.js';
 export * from './protocol/RequestCorrelator.js';
 export * from './plan/profile.js';
+export * from './plan/cards.js';
+export * from './plan/modelShape.js';
+export * from './plan/roofline.js';
+export * from './plan/mixedCosts.js';
+export * from './plan/heteroSearch.js';
+export * from './plan/published.js';
 export * from './plan/interpolate.js';
 export * from './plan/links.js';
 export * from './plan/costs.js';

@@ -10,6 +10,7 @@ import { PROFILE_DEFAULTS, runProfile } from '../bench/profile/command.js';
 import { holdingEventLoop } from '../bench/profile/rig.js';
 import { intFlag } from '../util/intFlag.js';
 import { formatPlanTable, planReport, type PlanReport } from './planReport.js';
+import { formatHeteroTable, isHeteroGpus, runHeteroPlan, type HeteroFlags } from './heteroPlan.js';
 
 export interface PlanFlags {
   gpus: string;
@@ -72,10 +73,11 @@ export function registerPlan(program: Command): void {
   program
     .command('plan')
     .description('rank ways to serve a model on N GPUs (xAyF, micro-batches, replicas, or colocated replicas) by predicted tokens/s per GPU at a TPOT target')
-    .requiredOption('--gpus <n>', 'GPUs of the cluster')
+    .requiredOption('--gpus <n>', 'GPUs of the cluster: a count (8), or card kinds (h200:8,h100:16: each kind priced by --profile card=file or, without one, by the roofline of its published figures)')
     .requiredOption('--tpot-ms <ms>', 'TPOT target, ms')
     .requiredOption('--model <arch/preset>', 'the model (the profile must be of it), e.g. qwen3_moe/tiny')
-    .option('--profile <file>', 'cost profile from afd-bench profile (default: measure the model here now)')
+    .option('--profile <file>', 'cost profile from afd-bench profile (default: measure the model here now); with card kinds in --gpus: card=file, repeated', (v: string, prev?: string | string[]) => (prev === undefined ? v : [prev, v].flat()))
+    .option('--price <list>', 'with card kinds in --gpus: price per GPU of each kind, card=number,... (ranks also by tok/s per unit of price)')
     .option('--link <name>', `A<->F link: profile (the connector measured in the profile) or a preset with published figures: ${LINK_PRESETS.map((l) => l.name).join(', ')}`, 'profile')
     .option('--context <n>', 'context length of every sequence', '256')
     .option('--max-batch <n>', 'largest batch per attention rank (or replica) to try; powers of two up to it', '256')
@@ -87,6 +89,13 @@ export function registerPlan(program: Command): void {
     .option('--top <n>', 'rows of the table', '12')
     .option('--json', 'print the report as JSON instead of the table')
     .action(async (flags: PlanFlags) => {
+      if (isHeteroGpus(flags.gpus)) {
+        const hetero = runHeteroPlan(flags as unknown as HeteroFlags);
+        process.stdout.write(flags.json ? `${JSON.stringify(hetero, null, 2)}\n` : `${formatHeteroTable(hetero, intFlag('--top', flags.top, 1))}\n`);
+        return;
+      }
+      if ((flags as { price?: string }).price !== undefined) throw new Error('--price needs card kinds in --gpus (h200:8,h100:16 --price h200=3.5,h100=2.2)');
+      if (Array.isArray(flags.profile)) throw new Error('--profile is repeated only with card kinds in --gpus (h200:8,h100:16 --profile h200=file)');
       const report = await holdingEventLoop(() => runPlan(flags, (line) => process.stderr.write(`afd-agent plan: ${line}\n`)));
       process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatPlanTable(report, intFlag('--top', flags.top, 1))}\n`);
     });

@@ -82,6 +82,11 @@ export const costProfileSchema = z.object({
   host: z.object({ cpus: z.number().int().positive(), loadAverage1m: z.number().nonnegative() }).optional(),
   /** The git commit of the engine that measured. */
   commit: z.string(),
+  /**
+   * Where the curves come from: absent or 'measured' for afd-bench profile; 'roofline' for
+   * curves computed from a card's published figures and the model's shapes (roofline.ts).
+   */
+  source: z.enum(['measured', 'roofline']).optional(),
   model: z.object({
     /** arch/preset or a checkpoint directory. */
     name: z.string(),
