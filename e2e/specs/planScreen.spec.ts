@@ -111,6 +111,16 @@ test("the repository's CPU profile: 4 GPUs at TPOT 40 ms, the ranking, the reaso
   await expect(page.getByTestId('plan-row-0')).toContainText('/4', { timeout: 60_000 });
   expect(warnings.filter((w) => w.includes('plan worker unavailable'))).toEqual([]);
   expect(workers.some((u) => u.includes('plan.worker'))).toBe(true);
+  // Memory: this version-1 profile says nothing of its device's memory; a GPU of 0.01 GiB
+  // holds none of the tiny model's ~92 MB of weights: every shape is dropped, and says why.
+  await expect(page.getByTestId('plan-memory')).toContainText('not modelled');
+  await page.getByTestId('plan-gpu-mem').fill('0.01');
+  await expect(page.getByTestId('plan-dropped')).toContainText(/dropped: they do not fit/, { timeout: 60_000 });
+  await expect(page.getByTestId('plan-memory')).toContainText('0.01 GiB per GPU');
+  await expect(page.getByTestId('plan-reason')).toContainText('nothing meets');
+  await page.getByTestId('plan-gpu-mem').fill('');
+  await expect(page.getByTestId('plan-row-0')).toContainText('/4', { timeout: 60_000 });
+  await expect(page.getByTestId('plan-dropped')).toHaveCount(0);
 });
 
 test('"Use" on an AFD row fills the Topology screen with that topology', async () => {

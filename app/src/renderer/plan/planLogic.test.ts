@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CPU_PROFILE_TEXT } from '../testing/planProfile.js';
 import { parseCostProfile, type PlanRow } from '@afd/shared';
-import { defaultLink, defaultPlanInputs, draftFromRow, linkChoices, planJob, profileCurves, rowLabel, runPlanJob } from './planLogic.js';
+import { defaultLink, defaultPlanInputs, draftFromRow, linkChoices, notLaunchable, planJob, profileCurves, rowLabel, runPlanJob } from './planLogic.js';
 
 const profile = parseCostProfile(CPU_PROFILE_TEXT);
 // Cast: fields the planner may add later are not read here.
@@ -54,7 +54,7 @@ describe('a row into the Topology draft', () => {
   });
 
   it('another shape is a custom topology; more than 2 micro-batches and replicas are noted', () => {
-    const f = draftFromRow(row({ stages: 4, replicas: 2, gpusUsed: 8 }));
+    const f = draftFromRow(row({ stages: 4, replicas: 2, gpusUsed: 8 }))!;
     expect(f).toMatchObject({ choice: 'custom', custom: '3A1F', dbo: true });
     expect(f.note).toContain('From the Plan screen: 3A1F with 4 micro-batches x2');
     expect(f.note).toContain('the engine overlaps 2 (DBO)');
@@ -65,6 +65,15 @@ describe('a row into the Topology draft', () => {
     expect(draftFromRow(row({ kind: 'colocated', topology: 'colocated', replicas: 4 }))).toMatchObject({ choice: 'colocated', replicas: 4 });
     expect(rowLabel(row({ kind: 'colocated', topology: 'colocated', replicas: 4 }))).toBe('4 colocated replicas');
     expect(rowLabel(row({ stages: 2 }))).toBe('3A1F with DBO');
+  });
+
+  it('an FFN expert-parallel group turns expert parallelism on; EP-only serving cannot be launched from here', () => {
+    expect(draftFromRow(row({ topology: '2A2F', attention: 2, ffn: 2, epSize: 2 }))).toMatchObject({ choice: '2A2F', expertParallel: true });
+    expect(draftFromRow(row({ topology: '2A2F', attention: 2, ffn: 2 }))).toMatchObject({ expertParallel: false });
+    const ep = row({ kind: 'ep', topology: 'EP4', attention: 4, ffn: 4, epSize: 4 });
+    expect(draftFromRow(ep)).toBeNull();
+    expect(notLaunchable(ep)).toMatch(/not a topology the console launches/);
+    expect(rowLabel(ep)).toMatch(/^EP4/);
   });
 });
 

@@ -3,7 +3,7 @@
  * over a profile (shared/src/plan, the same code as `afd-agent plan`), the profile's cost
  * curves as chart series, and a plan row turned into a Topology screen draft.
  */
-import { findLinkPreset, LINK_PRESETS, layerCosts, plan, type CostProfile, type PlanQuery, type PlanResult, type PlanRow } from '@afd/shared';
+import { describeRow, findLinkPreset, LINK_PRESETS, layerCosts, memoryModel, plan, type CostProfile, type PlanQuery, type PlanResult, type PlanRow } from '@afd/shared';
 import { PRESETS, type TopologyChoice } from '../stores/topologyDraft.js';
 
 /** The screen's inputs as typed. */
@@ -16,9 +16,11 @@ export interface PlanInputs {
   stages: string;
   /** A preset's name, or "profile:<connector>" for a connector measured in the profile. */
   link: string;
+  /** Memory of one GPU, GiB; NaN: the profile's device memory (none: capacity not modelled). */
+  gpuMemGib: number;
 }
 
-export const defaultPlanInputs: PlanInputs = { gpus: 4, tpotMs: 40, context: 256, maxBatch: 256, stages: '1,2,4', link: 'profile:tcp' };
+export const defaultPlanInputs: PlanInputs = { gpus: 4, tpotMs: 40, context: 256, maxBatch: 256, stages: '1,2,4', link: 'profile:tcp', gpuMemGib: NaN };
 
 /** What the worker (or the page, where no worker runs) is given: plain data. */
 export interface PlanJob {
@@ -49,6 +51,7 @@ export function planJob(profile: CostProfile, i: PlanInputs): { ok: true; job: P
     whole(i.context, 'Context', 1, 1 << 24) ??
     whole(i.maxBatch, 'Max batch', 1, 65536);
   if (problem) return { ok: false, error: problem };
+  if (!Number.isNaN(i.gpuMemGib) && !(i.gpuMemGib > 0)) return { ok: false, error: 'GPU memory must be a number of GiB above 0, or empty for the profile\'s' };
   const parts = i.stages.split(/[\s,]+/).filter(Boolean);
   const stageCounts = parts.map(Number);
   if (parts.length === 0 || stageCounts.some((s) => !Number.isInteger(s) || s < 1 || s > 64)) {
@@ -60,7 +63,9 @@ export function planJob(profile: CostProfile, i: PlanInputs): { ok: true; job: P
   } else if (!LINK_PRESETS.some((l) => l.name === i.link)) {
     return { ok: false, error: `link "${i.link}" is not a preset` };
   }
-  return { ok: true, job: { profile, link: i.link, query: { gpus: i.gpus, tpotMs: i.tpotMs, context: i.context, maxBatch: i.maxBatch, stageCounts: [...new Set(stageCounts)] } } };
+  const memory = memoryModel(profile, Number.isNaN(i.gpuMemGib) ? undefined : i.gpuMemGib);
+  const query = { gpus: i.gpus, tpotMs: i.tpotMs, context: i.context, maxBatch: i.maxBatch, stageCounts: [...new Set(stageCounts)], ...(memory ? { memory } : {}) };
+  return { ok: true, job: { profile, link: i.link, query } };
 }
 
 /** Runs the planner on a job (in the worker, or inline). */
@@ -69,11 +74,14 @@ export function runPlanJob(job: PlanJob): PlanResult {
   return plan(costs, job.query);
 }
 
-/** A plan row's name in the table: "3A1F with DBO x2", "4 colocated replicas". */
+/** A plan row's name in the table, as `afd-agent plan` prints it: "3A1F with DBO x2", "4 colocated replicas", "EP4 x2". */
 export function rowLabel(r: PlanRow): string {
-  if (r.kind === 'colocated') return `${r.replicas} colocated replicas`;
-  const stages = r.stages === 2 ? ' with DBO' : r.stages > 2 ? ` with ${r.stages} micro-batches` : '';
-  return `${r.topology}${stages}${r.replicas > 1 ? ` x${r.replicas}` : ''}`;
+  return describeRow(r);
+}
+
+/** Why a row cannot fill the Topology screen (null when it can). */
+export function notLaunchable(r: PlanRow): string | null {
+  return r.kind === 'ep' ? 'expert-parallel serving without AFD is not a topology the console launches; take an xAyF row with expert parallelism' : null;
 }
 
 /** What "Use this topology" writes into the Topology screen's draft. */
@@ -82,11 +90,14 @@ export interface DraftFill {
   custom?: string;
   replicas?: number;
   dbo?: boolean;
+  /** The FFN ranks as one expert-parallel group. */
+  expertParallel?: boolean;
   /** One line for the Topology screen saying where the draft came from and what it leaves out. */
   note: string;
 }
 
-export function draftFromRow(r: PlanRow): DraftFill {
+export function draftFromRow(r: PlanRow): DraftFill | null {
+  if (notLaunchable(r)) return null;
   const predicted = `batch ${r.batchPerRank} per ${r.kind === 'afd' ? 'attention rank' : 'replica'}, predicted TPOT ${r.tpotMs.toFixed(2)} ms, ${r.tokensPerSPerGpu.toFixed(1)} tok/s per GPU`;
   if (r.kind === 'colocated') return { choice: 'colocated', replicas: r.replicas, note: `From the Plan screen: ${rowLabel(r)} (${predicted}).` };
   const preset = (PRESETS as readonly string[]).includes(r.topology);
@@ -97,6 +108,7 @@ export function draftFromRow(r: PlanRow): DraftFill {
     choice: preset ? (r.topology as TopologyChoice) : 'custom',
     ...(preset ? {} : { custom: r.topology }),
     dbo: r.stages >= 2,
+    expertParallel: (r.epSize ?? 1) > 1,
     note: `From the Plan screen: ${rowLabel(r)} (${predicted}).${extra.length > 0 ? ` Note: ${extra.join('; ')}.` : ''}`,
   };
 }

@@ -10,7 +10,8 @@ import { useAgents, usePlan, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { CurveChart } from '../components/CurveChart.js';
 import { PlanAgentProfiles } from '../components/PlanAgentProfiles.js';
-import { linkChoices, profileCurves, rowLabel, type PlanInputs } from '../plan/planLogic.js';
+import { linkChoices, notLaunchable, profileCurves, rowLabel, type PlanInputs } from '../plan/planLogic.js';
+import { memoryModel } from '@afd/shared';
 import type { ScreenProps } from './types.js';
 
 const NUMBER_FIELDS: { key: keyof PlanInputs; label: string; testId: string; step?: number }[] = [
@@ -83,6 +84,10 @@ function Inputs() {
           <input type="number" min={1} step={f.step ?? 1} style={{ width: '7em' }} value={Number.isFinite(inputs[f.key] as number) ? (inputs[f.key] as number) : ''} onChange={(e) => setInputs({ [f.key]: e.target.value === '' ? NaN : Number(e.target.value) })} data-testid={f.testId} />
         </label>
       ))}
+      <label title="memory of one GPU: weights + KV per GPU bound the batch (empty: the profile's device memory)">
+        GPU memory GiB
+        <input type="number" min={1} style={{ width: '6em' }} placeholder="profile" value={Number.isNaN(inputs.gpuMemGib) ? '' : inputs.gpuMemGib} onChange={(e) => setInputs({ gpuMemGib: e.target.value === '' ? NaN : Number(e.target.value) })} data-testid="plan-gpu-mem" />
+      </label>
       <label>
         Micro-batches
         <input value={inputs.stages} size={8} onChange={(e) => setInputs({ stages: e.target.value })} data-testid="plan-stages" title="micro-batch counts to try: 1 = none, 2 = DBO" />
@@ -104,10 +109,18 @@ function Inputs() {
 function Ranking({ onUse }: { onUse: (r: PlanRow) => void }) {
   const result = usePlan((s) => s.result);
   const gpus = usePlan((s) => s.inputs.gpus);
+  const gpuMemGib = usePlan((s) => s.inputs.gpuMemGib);
+  const profile = usePlan((s) => s.profile);
   if (!result) return null;
   const winner = result.rows[0];
+  const memory = profile ? memoryModel(profile.profile, Number.isNaN(gpuMemGib) ? undefined : gpuMemGib) : null;
   return (
     <>
+      <div className="small muted" data-testid="plan-memory">
+        {memory
+          ? `Memory: ${gib(memory.deviceBytes)} GiB per GPU bounds the batch${memory.notes.length > 0 ? ` (${memory.notes.join('; ')})` : ''}.`
+          : 'Memory capacity is not modelled: the profile does not say how much memory its device has; enter the GPU memory to bound the batch.'}
+      </div>
       <div className="row" style={{ flexShrink: 0 }}>
         <div style={{ flex: 1, minWidth: 0 }}>
           <Banner kind={result.useAfd ? 'ok' : winner ? 'info' : 'warn'} message={result.reason} testId="plan-reason" />
@@ -119,11 +132,11 @@ function Ranking({ onUse }: { onUse: (r: PlanRow) => void }) {
         )}
       </div>
       {result.rows.length > 0 && (
-        <div className="panel" data-testid="plan-table-wrap" style={{ flexShrink: 0, maxHeight: '38vh', overflow: 'auto', padding: 0 }}>
+        <div className="panel" data-testid="plan-table-wrap" style={{ flexShrink: 0, maxHeight: '35vh', overflow: 'auto', padding: 0 }}>
           <table className="small" data-testid="plan-table">
             <thead style={{ position: 'sticky', top: 0, background: 'var(--bg-raised)' }}>
               <tr>
-                {['#', 'serve as', 'GPUs used', 'batch/rank', 'TPOT ms', 'tok/s', 'tok/s/GPU', 'FFN busy', ''].map((h) => (
+                {['#', 'serve as', 'GPUs used', 'batch/rank', 'TPOT ms', 'tok/s', 'tok/s/GPU', 'FFN busy', 'GiB/GPU', 'notes', ''].map((h) => (
                   <th key={h}>{h}</th>
                 ))}
               </tr>
@@ -139,8 +152,19 @@ function Ranking({ onUse }: { onUse: (r: PlanRow) => void }) {
                   <td className="mono">{Math.round(r.tokensPerS)}</td>
                   <td className="mono">{r.tokensPerSPerGpu.toFixed(1)}</td>
                   <td className="mono">{r.kind === 'afd' ? `${Math.round(r.ffnBusy * 100)}%` : '-'}</td>
+                  <td className="mono">{r.memoryBytesPerGpu !== undefined ? gib(r.memoryBytesPerGpu) : '-'}</td>
+                  <td className="dim" data-testid={`plan-notes-${i}`} title={r.notes.join('\n')} style={{ maxWidth: '18rem', overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>
+                    {r.notes.join('; ')}
+                  </td>
                   <td>
-                    <button className="btn" style={{ padding: '0.1rem 0.5rem' }} data-testid={`plan-use-${i}`} onClick={() => onUse(r)} title={`Fill the Topology screen with ${rowLabel(r)}`}>
+                    <button
+                      className="btn"
+                      style={{ padding: '0.1rem 0.5rem' }}
+                      data-testid={`plan-use-${i}`}
+                      onClick={() => onUse(r)}
+                      disabled={notLaunchable(r) !== null}
+                      title={notLaunchable(r) ?? `Fill the Topology screen with ${rowLabel(r)}`}
+                    >
                       Use
                     </button>
                   </td>
@@ -150,8 +174,26 @@ function Ranking({ onUse }: { onUse: (r: PlanRow) => void }) {
           </table>
         </div>
       )}
+      {result.dropped.length > 0 && (
+        <details className="small" data-testid="plan-dropped" style={{ flexShrink: 0 }}>
+          <summary>{result.dropped.length} shape{result.dropped.length === 1 ? '' : 's'} dropped: they do not fit the GPU's memory</summary>
+          <ul>
+            {result.dropped.map((d) => (
+              <li key={d.topology}>
+                {d.topology}: {d.reason}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
     </>
   );
+}
+
+/** Bytes as GiB: two decimals under 1 GiB, one above. */
+function gib(bytes: number): string {
+  const v = bytes / 2 ** 30;
+  return v.toFixed(v < 1 ? 2 : 1);
 }
 
 function Curves() {

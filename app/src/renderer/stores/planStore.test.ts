@@ -48,7 +48,7 @@ describe('plan store', () => {
     expect(s.getState().running).toBe(true);
     pending[1]!.resolve(await inlineRunner(pending[1]!.job));
     await settle();
-    pending[0]!.resolve({ rows: [], reason: 'stale', useAfd: false });
+    pending[0]!.resolve({ rows: [], dropped: [], reason: 'stale', useAfd: false });
     await settle();
     expect(s.getState().result?.reason).not.toBe('stale');
     expect(s.getState().running).toBe(false);

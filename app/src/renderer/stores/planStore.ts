@@ -99,11 +99,13 @@ export function createPlanStore(opts: { runner?: PlanRunner; bridge?: RendererBr
     },
     applyRow(row, topology, agents) {
       const fill = draftFromRow(row);
+      if (!fill) return;
       const t = topology.getState();
       if (fill.custom !== undefined) t.setCustom(fill.custom, agents);
       if (fill.replicas !== undefined) t.setReplicas(fill.replicas, agents);
       t.setChoice(fill.choice, agents);
       if (fill.dbo !== undefined) t.setConfig('afd', { dbo: { ...topology.getState().options.config.afd.dbo, enabled: fill.dbo } });
+      if (fill.expertParallel !== undefined) t.setConfig('afd', { enableExpertParallel: fill.expertParallel });
       set({ applied: { note: fill.note, topology: fill.choice === 'colocated' ? `colocated:${fill.replicas}` : row.topology } });
     },
   }));
