@@ -134,4 +134,10 @@ for (const size of SIZES) test(`every screen at ${size.width}x${size.height}: it
     // The Playground's two chats are in the request log.
     await expect.poll(async () => page.getByTestId('request-row').filter({ hasText: '/v1/chat/completions' }).count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(2);
   });
+  await shoot('plan', 'Plan', async () => {
+    // The agent runs from this checkout: the repository's CPU profile is among its profiles.
+    await page.getByTestId('plan-agent-profiles').getByText('profile-cpu-qwen3_moe-tiny.json').first().click();
+    await expect(page.getByTestId('plan-row-0')).toBeVisible({ timeout: 60_000 });
+    for (const id of ['plan-gpus', 'plan-tpot', 'plan-reason', 'plan-use-winner', 'plan-row-0']) await expectInView(id, 'Plan');
+  });
 });
