@@ -74,4 +74,29 @@ describe('TokenizerPool conversation affinity', () => {
     const got = await Promise.all(all.map((m) => pool.encodeChat(m, { addGenerationPrompt: true })));
     got.forEach((ids, i) => expect(ids).toEqual(tok.encodeChat(all[i]!, { addGenerationPrompt: true })));
   });
+
+  it('a chat waits at most stealAfterMs for its own busy worker, then another takes it; never stolen, it waits', async () => {
+    // The general worker is held by a 0.9 MB prompt (only it takes prompts past the lane);
+    // 8 small chats come at once: those whose own worker is the busy one are taken by the
+    // short lane after 25 ms, long before the big prompt is done.
+    const big = 'hello world, this is a test of a long prompt. '.repeat(20_000);
+    const chats = Array.from({ length: 8 }, (_, c) => [{ role: 'system', content: `conversation ${c} ` + 'x'.repeat(300) }, { role: 'user', content: 'hi' }]);
+    const race = async (p: TokenizerPool): Promise<{ chatsDone: number; bigDone: number }> => {
+      const t0 = performance.now();
+      const bigDone = p.encode(big).then(() => performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 20)); // the big prompt is on the general worker
+      const chatsDone = await Promise.all(chats.map((m) => p.encodeChat(m, { addGenerationPrompt: true }))).then(() => performance.now() - t0);
+      return { chatsDone, bigDone: await bigDone };
+    };
+    const stealing = await race(pool);
+    expect(stealing.chatsDone).toBeLessThan(stealing.bigDone);
+    const patient = await TokenizerPool.start({ script: await agentScript(), modelDir: qwenTokenizerDir(), workers: 1, inline: tok, inlineMaxChars: 0, stealAfterMs: 60_000 });
+    try {
+      const waiting = await race(patient);
+      // Half of the 8 keys (odd and even) pick the general worker: they wait for it.
+      expect(waiting.chatsDone).toBeGreaterThanOrEqual(waiting.bigDone);
+    } finally {
+      await patient.close();
+    }
+  });
 });

@@ -21,8 +21,9 @@
  * Each worker caches the long pieces of the chats it tokenised (SegmentedEncoder), so a
  * chat goes to the worker its conversation went to before (conversationAffinity.ts): a
  * free worker first takes the oldest task that prefers it, and only then the oldest task
- * whose preferred worker is busy (a burst never leaves a worker idle). Otherwise each turn would re-tokenise the part of
- * its history that another worker had seen.
+ * that has waited `stealAfterMs` for its busy preferred worker (another worker re-tokenises
+ * the whole history, which costs more than a short wait). Otherwise each turn would
+ * re-tokenise the part of its history that another worker had seen.
  */
 import { Worker } from 'node:worker_threads';
 import { ServingError } from '../ServingError.js';
@@ -46,6 +47,8 @@ export interface TokenizerPoolOptions {
   laneMaxChars?: number;
   /** Tasks waiting for a worker beyond this are refused with queue_full (429); default 1024. */
   maxQueued?: number;
+  /** A chat waits this long for the worker of its conversation before another takes it (default 25 ms). */
+  stealAfterMs?: number;
 }
 
 /** A task without its id (assigned when it is posted). */
@@ -60,6 +63,8 @@ interface Pending {
   chars: number;
   /** Chats: their conversation's key (conversationAffinity.ts), which picks the worker they prefer. */
   affinity?: number;
+  /** performance.now() when it was queued. */
+  queuedAt: number;
   /** Token ids (encode, chat) or text (decode). */
   resolve(result: number[] | string): void;
   reject(err: Error): void;
@@ -96,6 +101,8 @@ export class TokenizerPool implements PromptEncoder {
   private readonly outcomes: EncoderStats['outcomes'] = { done: 0, too_long: 0, cancelled: 0, failed: 0 };
   /** Piece-cache counters of workers that are gone (a replaced worker's count stays counted). */
   private readonly goneWorkerPieces = { hits: 0, misses: 0 };
+  /** Dispatches again once a waiting chat may be stolen by a free worker (armStealTimer). */
+  private stealTimer: NodeJS.Timeout | null = null;
   /** Set when a worker could not load the tokenizer: every task fails with it. */
   private broken: ServingError | null = null;
 
@@ -220,26 +227,50 @@ export class TokenizerPool implements PromptEncoder {
     return able[task.affinity % able.length];
   }
 
+  /** A chat may go to another worker than its own (it has waited long enough for a busy one). */
+  private stealable(p: Pending, now: number): boolean {
+    const own = this.preferred(p);
+    return own === undefined || (own.task !== null && now - p.queuedAt >= (this.opts.stealAfterMs ?? 25));
+  }
+
   /**
-   * The next task for `slot`: the oldest that prefers it, else the oldest it may run whose
-   * preferred worker is busy (one that is free takes it itself in the same dispatch).
+   * The next task for `slot`: the oldest that prefers it, else the oldest it may run that is
+   * stealable (one whose own worker is free is taken by it in the same dispatch).
    */
-  private take(slot: Slot): Pending | undefined {
+  private take(slot: Slot, now: number): Pending | undefined {
     let i = this.queue.findIndex((p) => this.preferred(p) === slot);
-    if (i < 0) i = this.queue.findIndex((p) => this.eligible(slot, p) && this.preferred(p)?.task !== null);
+    if (i < 0) i = this.queue.findIndex((p) => this.eligible(slot, p) && this.stealable(p, now));
     return i < 0 ? undefined : this.queue.splice(i, 1)[0];
   }
 
+  /** While a worker is free and a chat waits for its own busy worker, dispatch again when it may be stolen. */
+  private armStealTimer(now: number): void {
+    if (this.stealTimer || this.closed) return;
+    const free = this.slots.filter((s) => !s.task);
+    const waits = this.queue
+      .filter((p) => p.affinity !== undefined && free.some((s) => this.eligible(s, p)))
+      .map((p) => p.queuedAt + (this.opts.stealAfterMs ?? 25) - now)
+      .filter((w) => w > 0);
+    if (waits.length === 0) return;
+    this.stealTimer = setTimeout(() => {
+      this.stealTimer = null;
+      this.dispatch();
+    }, Math.max(1, Math.ceil(Math.min(...waits))));
+    this.stealTimer.unref();
+  }
+
   private dispatch(): void {
+    const now = performance.now();
     for (const slot of this.slots) {
       if (slot.task) continue;
-      const next = this.take(slot);
+      const next = this.take(slot, now);
       if (!next) continue;
       const task = Object.assign(next, { id: this.nextId++ });
       slot.task = task;
       const msg: TokenizerTask = { id: task.id, ...task.body };
       slot.worker.postMessage(msg);
     }
+    this.armStealTimer(now);
   }
 
   private run<T extends number[] | string>(body: TaskBody, chars: number, signal?: AbortSignal, affinity?: number): Promise<T> {
@@ -251,7 +282,7 @@ export class TokenizerPool implements PromptEncoder {
       return Promise.reject(new ServingError('queue_full', `too many prompts waiting to be tokenised (${this.queue.length}, limit ${limit}); retry later`));
     }
     return new Promise((resolve, reject) => {
-      const pending: Pending = { body, chars, affinity, resolve: (result) => resolve(result as T), reject, settled: false };
+      const pending: Pending = { body, chars, affinity, queuedAt: performance.now(), resolve: (result) => resolve(result as T), reject, settled: false };
       signal?.addEventListener('abort', () => this.abandon(pending), { once: true });
       this.queue.push(pending);
       this.dispatch();
@@ -299,6 +330,7 @@ export class TokenizerPool implements PromptEncoder {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.stealTimer) clearTimeout(this.stealTimer);
     const err = closedError();
     for (const p of this.queue.splice(0)) this.answer(p, () => p.reject(err));
     for (const s of this.slots.splice(0)) if (s.task) this.answer(s.task, () => s.task!.reject(err));
