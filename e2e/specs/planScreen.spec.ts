@@ -84,7 +84,7 @@ test("the repository's CPU profile: 4 GPUs at TPOT 40 ms, the ranking, the reaso
   await expect(page.getByTestId('plan-link')).toHaveValue('profile:tcp');
   await expect(page.getByTestId('plan-row-0')).toBeVisible();
   await expect(page.getByTestId('plan-reason')).toContainText(/(use AFD|do not use AFD here): /);
-  await expect(page.getByTestId('plan-row-0')).toContainText('/4');
+  await expect(page.getByTestId('plan-gpus-used-0')).toHaveText(/\/4$/);
   await expect(page.locator('[data-testid^="plan-row-"][data-kind="afd"]').first()).toBeVisible();
   await expect(page.getByTestId('plan-curve-attention-series')).toHaveCount(2);
   await expect(page.getByTestId('plan-curve-ffn-series')).toHaveCount(1);
@@ -106,9 +106,9 @@ test("the repository's CPU profile: 4 GPUs at TPOT 40 ms, the ranking, the reaso
   await page.setViewportSize({ width: 1280, height: 720 });
   // A big cluster plans in the worker without freezing the page; back to 4 after.
   await page.getByTestId('plan-gpus').fill('32');
-  await expect(page.getByTestId('plan-row-0')).toContainText('/32', { timeout: 60_000 });
+  await expect(page.getByTestId('plan-gpus-used-0')).toHaveText(/\/32$/, { timeout: 60_000 });
   await page.getByTestId('plan-gpus').fill('4');
-  await expect(page.getByTestId('plan-row-0')).toContainText('/4', { timeout: 60_000 });
+  await expect(page.getByTestId('plan-gpus-used-0')).toHaveText(/\/4$/, { timeout: 60_000 });
   expect(warnings.filter((w) => w.includes('plan worker unavailable'))).toEqual([]);
   expect(workers.some((u) => u.includes('plan.worker'))).toBe(true);
   // Memory: this version-1 profile says nothing of its device's memory; a GPU of 0.01 GiB
@@ -119,11 +119,22 @@ test("the repository's CPU profile: 4 GPUs at TPOT 40 ms, the ranking, the reaso
   await expect(page.getByTestId('plan-memory')).toContainText('0.01 GiB per GPU');
   await expect(page.getByTestId('plan-reason')).toContainText('nothing meets');
   await page.getByTestId('plan-gpu-mem').fill('');
-  await expect(page.getByTestId('plan-row-0')).toContainText('/4', { timeout: 60_000 });
+  await expect(page.getByTestId('plan-gpus-used-0')).toHaveText(/\/4$/, { timeout: 60_000 });
   await expect(page.getByTestId('plan-dropped')).toHaveCount(0);
+  // A reload keeps the inputs and the profile, and plans again at once.
+  await page.getByTestId('plan-gpus').fill('8');
+  await expect(page.getByTestId('plan-gpus-used-0')).toHaveText(/\/8$/, { timeout: 60_000 });
+  await page.reload();
+  await page.getByTestId('nav-plan').click();
+  await expect(page.getByTestId('plan-profile')).toContainText('qwen3_moe/tiny');
+  await expect(page.getByTestId('plan-gpus')).toHaveValue('8');
+  await expect(page.getByTestId('plan-gpus-used-0')).toHaveText(/\/8$/, { timeout: 60_000 });
+  await page.getByTestId('plan-gpus').fill('4');
+  await expect(page.getByTestId('plan-gpus-used-0')).toHaveText(/\/4$/, { timeout: 60_000 });
 });
 
 test('"Use" on an AFD row fills the Topology screen with that topology', async () => {
+  await expect(page.getByTestId('plan-running')).toHaveCount(0);
   const row = page.locator('[data-testid^="plan-row-"][data-kind="afd"]').first();
   const topology = (await row.getAttribute('data-topology'))!;
   const label = await row.locator('td').nth(1).innerText();

@@ -50,7 +50,7 @@ export function createStores(bridge: RendererBridge, storage: KeyValueStorage | 
     link: createLinkStore(bridge, refresh),
     inspect: createInspectStore(bridge),
     requests: createRequestsStore(bridge),
-    plan: createPlanStore({ runner: workerRunner(), bridge }),
+    plan: createPlanStore({ runner: workerRunner(), bridge, storage }),
   };
   refresh();
   return stores;

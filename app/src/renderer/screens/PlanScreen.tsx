@@ -108,7 +108,8 @@ function Inputs() {
 
 function Ranking({ onUse }: { onUse: (r: PlanRow) => void }) {
   const result = usePlan((s) => s.result);
-  const gpus = usePlan((s) => s.inputs.gpus);
+  // The GPU count the shown result was planned for (the field may already say another).
+  const gpus = usePlan((s) => s.resultInputs?.gpus ?? s.inputs.gpus);
   const gpuMemGib = usePlan((s) => s.inputs.gpuMemGib);
   const profile = usePlan((s) => s.profile);
   if (!result) return null;
@@ -146,7 +147,7 @@ function Ranking({ onUse }: { onUse: (r: PlanRow) => void }) {
                 <tr key={`${r.topology}-${r.stages}`} data-testid={`plan-row-${i}`} data-kind={r.kind} data-topology={r.topology}>
                   <td className="mono">{i + 1}</td>
                   <td>{rowLabel(r)}</td>
-                  <td className="mono">{`${r.gpusUsed}/${gpus}`}</td>
+                  <td className="mono" data-testid={`plan-gpus-used-${i}`}>{`${r.gpusUsed}/${gpus}`}</td>
                   <td className="mono">{r.batchPerRank}</td>
                   <td className="mono">{r.tpotMs.toFixed(2)}</td>
                   <td className="mono">{Math.round(r.tokensPerS)}</td>

@@ -6,6 +6,7 @@ import { createTopologyStore } from './topologyStore.js';
 import type { PlanJob } from '../plan/planLogic.js';
 import { inlineRunner } from '../plan/planRunner.js';
 import { createFakeBridge } from '../testing/fakeBridge.js';
+import { memoryStorage } from '../lib/persist.js';
 
 const text = CPU_PROFILE_TEXT;
 const settle = () => new Promise((r) => setTimeout(r, 0));
@@ -98,5 +99,57 @@ describe('plan store: profiles on an agent', () => {
     const s = createPlanStore({ bridge });
     await s.getState().listAgentProfiles('a2');
     expect(s.getState().agentProfiles).toEqual({ agentId: 'a2', state: 'failed', error: 'agent a2 is not connected' });
+  });
+});
+
+describe('plan store across a reload', () => {
+  it('the inputs and the last profile come back, and the plan is run again at once', async () => {
+    const storage = memoryStorage();
+    const before = createPlanStore({ storage });
+    before.getState().loadProfile('prof.json', text);
+    before.getState().setInputs({ gpus: 8, tpotMs: 35, gpuMemGib: NaN, stages: '1,2' });
+    await settle();
+    const after = createPlanStore({ storage });
+    expect(after.getState().inputs).toMatchObject({ gpus: 8, tpotMs: 35, stages: '1,2', link: 'profile:tcp' });
+    expect(after.getState().inputs.gpuMemGib).toBeNaN();
+    expect(after.getState().profile?.source).toBe('prof.json');
+    await settle();
+    expect(after.getState().result?.rows[0]?.gpusUsed).toBeLessThanOrEqual(8);
+    after.getState().setInputs({ gpuMemGib: 24 });
+    expect(createPlanStore({ storage }).getState().inputs.gpuMemGib).toBe(24);
+  });
+
+  it('a stale or hand-edited value falls back to the defaults; a refused file is not remembered', () => {
+    const storage = memoryStorage();
+    storage.setItem('afd.console.planInputs', '{"gpus":"lots"}');
+    storage.setItem('afd.console.planProfile', '{"source":"x.json","text":"{}"}');
+    const s = createPlanStore({ storage });
+    expect(s.getState().inputs.gpus).toBe(4);
+    expect(s.getState().profile).toBeNull();
+    expect(s.getState().loadProfile('broken.json', 'not json')).toBe(false);
+    expect(storage.getItem('afd.console.planProfile')).toBe('{"source":"x.json","text":"{}"}');
+  });
+
+  it('without storage nothing is kept', () => {
+    const s = createPlanStore({ storage: null });
+    s.getState().setInputs({ gpus: 16 });
+    expect(createPlanStore({ storage: null }).getState().inputs.gpus).toBe(4);
+  });
+});
+
+describe('plan store: which inputs a result is for', () => {
+  it('the result keeps the GPU count it was planned for until the next one arrives', async () => {
+    const pending: { job: PlanJob; resolve: (r: PlanResult) => void }[] = [];
+    const s = createPlanStore({ storage: null, runner: (job) => new Promise((resolve) => pending.push({ job, resolve })) });
+    s.getState().loadProfile('p.json', text);
+    pending[0]!.resolve(await inlineRunner(pending[0]!.job));
+    await settle();
+    expect(s.getState().resultInputs?.gpus).toBe(4);
+    s.getState().setInputs({ gpus: 8 });
+    expect(s.getState().inputs.gpus).toBe(8);
+    expect(s.getState().resultInputs?.gpus).toBe(4); // the table still shows the 4-GPU plan, as such
+    pending[1]!.resolve(await inlineRunner(pending[1]!.job));
+    await settle();
+    expect(s.getState().resultInputs?.gpus).toBe(8);
   });
 });

@@ -2,14 +2,17 @@
  * The Plan screen's state: the inputs, the loaded cost profile (or why a file was refused),
  * the last planner result for them, and the row last sent to the Topology screen. Every
  * change of inputs or profile runs the planner again (in a worker on the page); a result
- * that arrives after a newer run started is dropped.
+ * that arrives after a newer run started is dropped. The inputs and the last profile loaded
+ * are remembered across reloads (planPersistence.ts); a remembered profile is planned at once.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
 import { parseCostProfile, type AgentInfo, type CostProfile, type PlanProfilesResult, type PlanResult, type PlanRow } from '@afd/shared';
 import type { RendererBridge } from '../bridge/types.js';
-import { defaultLink, defaultPlanInputs, draftFromRow, planJob, type PlanInputs } from '../plan/planLogic.js';
+import { defaultLink, draftFromRow, planJob, type PlanInputs } from '../plan/planLogic.js';
 import { inlineRunner, type PlanRunner } from '../plan/planRunner.js';
 import type { TopologyState } from './topologyStore.js';
+import { browserStorage, type KeyValueStorage } from '../lib/persist.js';
+import { loadPlanInputs, loadPlanProfile, savePlanInputs, savePlanProfile } from './planPersistence.js';
 
 export interface LoadedProfile {
   /** Where it came from: a file name, or "agent: file name" for one an agent sent. */
@@ -23,6 +26,8 @@ export interface PlanState {
   /** Why the last file was refused (the profile loaded before it stays). */
   profileError: string | null;
   result: PlanResult | null;
+  /** The inputs `result` was planned for (the fields may have changed since). */
+  resultInputs: PlanInputs | null;
   /** An input problem or the planner's error. */
   error: string | null;
   running: boolean;
@@ -41,14 +46,16 @@ export interface PlanState {
   applyRow(row: PlanRow, topology: StoreApi<TopologyState>, agents: readonly AgentInfo[]): void;
 }
 
-export function createPlanStore(opts: { runner?: PlanRunner; bridge?: RendererBridge } = {}): StoreApi<PlanState> {
+export function createPlanStore(opts: { runner?: PlanRunner; bridge?: RendererBridge; /** Default: this page's localStorage; null keeps nothing. */ storage?: KeyValueStorage | null } = {}): StoreApi<PlanState> {
   const runner = opts.runner ?? inlineRunner;
+  const storage = opts.storage === undefined ? browserStorage() : opts.storage;
   let seq = 0;
-  return createStore<PlanState>()((set, get) => ({
-    inputs: { ...defaultPlanInputs },
-    profile: null,
+  const store = createStore<PlanState>()((set, get) => ({
+    inputs: loadPlanInputs(storage),
+    profile: loadPlanProfile(storage),
     profileError: null,
     result: null,
+    resultInputs: null,
     error: null,
     running: false,
     applied: null,
@@ -66,6 +73,7 @@ export function createPlanStore(opts: { runner?: PlanRunner; bridge?: RendererBr
     },
     setInputs(patch) {
       set((s) => ({ inputs: { ...s.inputs, ...patch } }));
+      savePlanInputs(storage, get().inputs);
       void get().run();
     },
     loadProfile(source, text) {
@@ -77,11 +85,14 @@ export function createPlanStore(opts: { runner?: PlanRunner; bridge?: RendererBr
         return false;
       }
       set((s) => ({ profile: { source, profile }, profileError: null, inputs: { ...s.inputs, link: defaultLink(profile, s.inputs.link) } }));
+      savePlanProfile(storage, source, text);
+      savePlanInputs(storage, get().inputs);
       void get().run();
       return true;
     },
     async run() {
       const { profile, inputs } = get();
+      const planned = { ...inputs };
       const id = ++seq;
       if (!profile) return;
       const checked = planJob(profile.profile, inputs);
@@ -92,7 +103,7 @@ export function createPlanStore(opts: { runner?: PlanRunner; bridge?: RendererBr
       set({ running: true, error: null });
       try {
         const result = await runner(checked.job);
-        if (id === seq) set({ result, running: false });
+        if (id === seq) set({ result, resultInputs: planned, running: false });
       } catch (e) {
         if (id === seq) set({ error: e instanceof Error ? e.message : String(e), result: null, running: false });
       }
@@ -109,4 +120,6 @@ export function createPlanStore(opts: { runner?: PlanRunner; bridge?: RendererBr
       set({ applied: { note: fill.note, topology: fill.choice === 'colocated' ? `colocated:${fill.replicas}` : row.topology } });
     },
   }));
+  if (store.getState().profile) void store.getState().run();
+  return store;
 }
