@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { agentEnv } from '../util/env.js';
+import { searchStarts } from '../util/searchStarts.js';
 
 /** Folder name of the demo model. */
 export const demoModelName = 'afd-demo-moe';
@@ -18,18 +19,6 @@ const requiredFiles = ['config.json', 'tokenizer.json', 'tokenizer_config.json']
 
 function isModelDir(dir: string): boolean {
   return requiredFiles.every((f) => existsSync(join(dir, f)));
-}
-
-function searchStarts(): string[] {
-  const starts: string[] = [];
-  if (process.argv[1]) starts.push(dirname(resolve(process.argv[1])));
-  try {
-    starts.push(dirname(new URL(import.meta.url).pathname));
-  } catch {
-    // bundled as CommonJS: import.meta is empty
-  }
-  starts.push(process.cwd());
-  return starts;
 }
 
 /** Candidate folders, most specific first. */

@@ -6,24 +6,13 @@
  * from a checkout. A file too big or unreadable is listed as skipped with the reason.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PLAN_PROFILE_MAX_BYTES, PLAN_PROFILE_MAX_FILES, type PlanProfileFile, type PlanProfilesResult } from '@afd/shared';
 import { afdHome } from '../util/afdHome.js';
+import { searchStarts } from '../util/searchStarts.js';
 
 /** The repository's profile, relative to the checkout's root. */
 export const REPO_PROFILE = join('docs', 'planner', 'profile-cpu-qwen3_moe-tiny.json');
-
-function searchStarts(): string[] {
-  const starts: string[] = [];
-  if (process.argv[1]) starts.push(dirname(resolve(process.argv[1])));
-  try {
-    starts.push(dirname(new URL(import.meta.url).pathname));
-  } catch {
-    // bundled as CommonJS: import.meta is empty
-  }
-  starts.push(process.cwd());
-  return starts;
-}
 
 /** The repository's CPU profile above any start folder (up to 5 levels), or null. */
 export function findRepoProfile(starts: readonly string[] = searchStarts()): string | null {

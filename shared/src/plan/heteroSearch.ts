@@ -11,7 +11,7 @@
  */
 import type { LayerCosts } from './costs.js';
 import { mixedCosts } from './mixedCosts.js';
-import { searchPlans } from './search.js';
+import { powersOfTwo, searchPlans } from './search.js';
 import { simulateAfd, type StepPrediction } from './stepSimulator.js';
 
 export interface CardPool {
@@ -62,8 +62,6 @@ export interface HeteroResult {
   useAfd: boolean;
   reason: string;
 }
-
-const powersOfTwo = (max: number): number[] => Array.from({ length: Math.floor(Math.log2(max)) + 1 }, (_, i) => 2 ** i);
 
 /** Tokens/s per GPU, batch and TPOT of colocated replicas of one kind at the target; null if none meets it. */
 function colocatedRate(pool: CardPool, q: HeteroQuery): { perGpu: number; batch: number; tpotMs: number } | null {

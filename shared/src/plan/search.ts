@@ -80,7 +80,8 @@ interface Candidate {
   needs(batch: number): { role: string; need: RankNeed }[];
 }
 
-const powersOfTwo = (max: number): number[] => Array.from({ length: Math.floor(Math.log2(max)) + 1 }, (_, i) => 2 ** i);
+/** 1, 2, 4, ... up to max: the batch grid of every search. */
+export const powersOfTwo = (max: number): number[] => Array.from({ length: Math.floor(Math.log2(max)) + 1 }, (_, i) => 2 ** i);
 
 /** The best row of one shape over the batch grid, or why it cannot run at all (memory). */
 function bestBatch(q: PlanQuery, c: Candidate): PlanRow | DroppedShape | null {

@@ -11,7 +11,6 @@ import { Banner } from '../components/Banner.js';
 import { CurveChart } from '../components/CurveChart.js';
 import { PlanAgentProfiles } from '../components/PlanAgentProfiles.js';
 import { linkChoices, notLaunchable, profileCurves, rowLabel, type PlanInputs } from '../plan/planLogic.js';
-import { memoryModel } from '@afd/shared';
 import type { ScreenProps } from './types.js';
 
 const NUMBER_FIELDS: { key: keyof PlanInputs; label: string; testId: string; step?: number }[] = [
@@ -110,11 +109,9 @@ function Ranking({ onUse }: { onUse: (r: PlanRow) => void }) {
   const result = usePlan((s) => s.result);
   // The GPU count the shown result was planned for (the field may already say another).
   const gpus = usePlan((s) => s.resultInputs?.gpus ?? s.inputs.gpus);
-  const gpuMemGib = usePlan((s) => s.inputs.gpuMemGib);
-  const profile = usePlan((s) => s.profile);
+  const memory = usePlan((s) => s.resultMemory);
   if (!result) return null;
   const winner = result.rows[0];
-  const memory = profile ? memoryModel(profile.profile, Number.isNaN(gpuMemGib) ? undefined : gpuMemGib) : null;
   return (
     <>
       <div className="small muted" data-testid="plan-memory">

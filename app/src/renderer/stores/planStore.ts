@@ -6,7 +6,7 @@
  * are remembered across reloads (planPersistence.ts); a remembered profile is planned at once.
  */
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import { parseCostProfile, type AgentInfo, type CostProfile, type PlanProfilesResult, type PlanResult, type PlanRow } from '@afd/shared';
+import { parseCostProfile, type AgentInfo, type CostProfile, type MemoryModel, type PlanProfilesResult, type PlanResult, type PlanRow } from '@afd/shared';
 import type { RendererBridge } from '../bridge/types.js';
 import { defaultLink, draftFromRow, planJob, type PlanInputs } from '../plan/planLogic.js';
 import { inlineRunner, type PlanRunner } from '../plan/planRunner.js';
@@ -28,6 +28,8 @@ export interface PlanState {
   result: PlanResult | null;
   /** The inputs `result` was planned for (the fields may have changed since). */
   resultInputs: PlanInputs | null;
+  /** The memory model `result` was bounded by (null: capacity not modelled). */
+  resultMemory: MemoryModel | null;
   /** An input problem or the planner's error. */
   error: string | null;
   running: boolean;
@@ -56,6 +58,7 @@ export function createPlanStore(opts: { runner?: PlanRunner; bridge?: RendererBr
     profileError: null,
     result: null,
     resultInputs: null,
+    resultMemory: null,
     error: null,
     running: false,
     applied: null,
@@ -103,7 +106,7 @@ export function createPlanStore(opts: { runner?: PlanRunner; bridge?: RendererBr
       set({ running: true, error: null });
       try {
         const result = await runner(checked.job);
-        if (id === seq) set({ result, resultInputs: planned, running: false });
+        if (id === seq) set({ result, resultInputs: planned, resultMemory: checked.job.query.memory ?? null, running: false });
       } catch (e) {
         if (id === seq) set({ error: e instanceof Error ? e.message : String(e), result: null, running: false });
       }
