@@ -35,7 +35,7 @@ export * from './protocol/bridge.js';
 export * from './protocol/chat.js';
 export * from './engine/stepPlanCheck.js';
 export * from './engine/stepPlanBuilder.js';
-export { defersTokenMask, emptyMaskRow, maskWordsPerRow, numMaskRows } from './engine/stepExtrasCheck.js';
+export { MAX_PENALTY_SLOTS, defersTokenMask, emptyMaskRow, maskWordsPerRow, numMaskRows } from './engine/stepExtrasCheck.js';
 export * from './util/logLines.js';
 export * from './protocol/RequestCorrelator.js';
 export * from './plan/profile.js';

@@ -19,7 +19,7 @@ import { findPreset, presetConfigJson } from '../model/presets.js';
 import { intFlag } from '../util/intFlag.js';
 import { gitCommit } from './cliArgs.js';
 import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type DecodeFloor, type EngineDecodeRow, type PeerResult } from './decodeReport.js';
-import { describeExtras, extrasOf, halfVocabMask, type DecodeExtras } from './decodeExtras.js';
+import { describeExtras, extrasOf, halfVocabMask, withPenaltySlot, type DecodeExtras } from './decodeExtras.js';
 import { H200_BANDWIDTH, expectedActiveExperts, kvBytesPerStep, weightBytesPerStep } from './stepFloor.js';
 import { agentEnv } from '../util/env.js';
 import { promptTokens } from './profile/rig.js';
@@ -124,7 +124,7 @@ async function measure(spec: ReturnType<typeof dummyLoadSpec>['spec'], device: n
       for (let i = 0; i < w.warmup + w.steps; i++) {
         const pos = w.context + i;
         const plan = buildStepPlan(
-          tokens.map((t, s): PlanSeq => ({ tokenIds: [t], numCached: pos, blockTable: blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)), ...(withExtras ? extras![s] : {}) })),
+          tokens.map((t, s): PlanSeq => ({ tokenIds: [t], numCached: pos, blockTable: blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)), ...(withExtras ? withPenaltySlot(extras![s]!, s, i === 0) : {}) })),
         );
         const t = performance.now();
         const pending = engine.step(plan);
@@ -192,7 +192,7 @@ export function registerDecodeBench(program: Command): void {
     .option('--peer-steps <n>', 'timed steps of the peer per batch', '20')
     .option('--json-out <file>', 'also write the JSON report here')
     .option('--top-logprobs <k>', 'also time each batch with every sequence asking k top log-probabilities (0..20), beside the plain step')
-    .option('--penalties', 'also time each batch with presence 0.5, frequency 0.5, repetition 1.1 (256 seen tokens) and a 16-entry logit bias on every sequence')
+    .option('--penalties', 'also time each batch with presence 0.5, frequency 0.5, repetition 1.1 (256 seen tokens, in an engine penalty slot seeded on the first step, as the scheduler does) and a 16-entry logit bias on every sequence')
     .option('--token-mask', 'also time each batch with every sequence under an allowed-token mask of half the vocabulary, given deferred (provideTokenMask) each step')
     .action(async (o: DecodeCliOptions) => {
       const w: Workload = {

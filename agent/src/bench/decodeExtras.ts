@@ -54,6 +54,17 @@ export function extrasOf(x: DecodeExtras, seq: number, vocab: number): Partial<P
 }
 
 /**
+ * Sequence `slot`'s extras as the scheduler sends them: its penalties in engine penalty slot
+ * `slot`, seeded with the seen list on the first step of a run, then read from the device
+ * (no list) while the sampler counts the drawn tokens into it.
+ */
+export function withPenaltySlot(extra: Partial<PlanSeq>, slot: number, seed: boolean): Partial<PlanSeq> {
+  if (!extra.penalties) return extra;
+  return { ...extra, penalties: { ...extra.penalties, seen: seed ? extra.penalties.seen : NO_SEEN, slot: { id: slot, seed } } };
+}
+const NO_SEEN: ReadonlyMap<number, number> = new Map();
+
+/**
  * The deferred token mask of a step of `batch` sequences: one row per sequence, each
  * allowing every other 32-token block of the vocabulary (words -1, 0, -1, ...), so half
  * the vocabulary is banned and the device pass writes half of every row.

@@ -54,6 +54,12 @@ void toStepExtras(const Napi::Object& x, size_t S, OwnedStepPlan& o) {
   i32(x, w, "maskRows", S, o.maskRows);
   const bool mask = given(x, "tokenMask");
   if (mask) i32(x, w, "tokenMask", kAnyLength, o.tokenMask);
+  const bool slots = given(x, "penaltySlots");
+  AFD_CHECK(slots == given(x, "penaltySlotSeeds"), "plan.extras: penaltySlots and penaltySlotSeeds come together (both or neither)");
+  if (slots) {
+    i32(x, w, "penaltySlots", S, o.penaltySlots);
+    typed<uint8_t, napi_uint8_array>(x, w, "penaltySlotSeeds", S, o.penaltySlotSeeds);
+  }
   StepExtras& e = o.extras;
   e.presencePenalty = o.presencePenalty.data();
   e.frequencyPenalty = o.frequencyPenalty.data();
@@ -70,6 +76,8 @@ void toStepExtras(const Napi::Object& x, size_t S, OwnedStepPlan& o) {
   e.numSeen = static_cast<int>(o.seenTokenIds.size());
   e.numBias = static_cast<int>(o.biasTokenIds.size());
   e.maskRows = o.maskRows.data();
+  e.penaltySlots = slots ? o.penaltySlots.data() : nullptr;
+  e.penaltySlotSeeds = slots ? o.penaltySlotSeeds.data() : nullptr;
   static const int32_t kNoWords = 0;  // an empty mask is given (a length error), not deferred
   e.tokenMask = mask ? (o.tokenMask.empty() ? &kNoWords : o.tokenMask.data()) : nullptr;
   e.tokenMaskLength = mask ? static_cast<int64_t>(o.tokenMask.size()) : 0;

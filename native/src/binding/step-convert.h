@@ -21,7 +21,8 @@ struct OwnedStepPlan {
   StepExtras extras;
   std::vector<float> presencePenalty, frequencyPenalty, repetitionPenalty, biasValues;
   std::vector<int32_t> seenOffsets, seenTokenIds, seenCounts, biasOffsets, biasTokenIds, numLogprobs, numPromptLogprobs,
-      nextPromptTokenIds, maskRows, tokenMask;
+      nextPromptTokenIds, maskRows, tokenMask, penaltySlots;
+  std::vector<uint8_t> penaltySlotSeeds;
 };
 void toStepPlan(const Napi::Object& plan, OwnedStepPlan& out);
 

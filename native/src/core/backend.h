@@ -107,6 +107,9 @@ struct SamplingBatch {
   // chosen token is its logits row's sampled token), read back with the tokens; null = none.
   const LogprobRequest* logprobs = nullptr;
   LogprobRows logprobsOut{};
+  // [S] penalty slot whose entry for the row's sampled token counts it (core/logit-ops.h,
+  // PenaltySeeds), -1 = none; null = no row has one.
+  const int32_t* penaltySlot = nullptr;
 };
 
 // A recorded sequence of device work replayed as one launch (a CUDA graph). Replays
@@ -240,6 +243,10 @@ class Backend {
   // In place: logit bias, then repetition, frequency and presence penalties of each row
   // (core/logit-ops.h). logits: [S, V] f32; p: host lists over the S rows.
   virtual void processLogits(Tensor& logits, const LogitProcessing& p) = 0;
+
+  // Clears the penalty table's rows of seeds.slots and writes their lists (core/logit-ops.h),
+  // growing the table to the largest slot. vocab: the logits' width V.
+  virtual void seedPenaltySlots(const PenaltySeeds& seeds, int64_t vocab) = 0;
 
   // Draws one token per row (greedy when temperature is 0, else temperature / top-k /
   // top-p / min-p sampling with the uniform drawn from hash(seed, position):

@@ -24,6 +24,9 @@ constexpr int kMaxTopLogprobs = 20;
 //   then for each seen entry e of r (id, count = seenCounts[e]):
 //   l[id] = l[id] > 0 ? l[id] / repetition[r] : l[id] * repetition[r]
 //   l[id] -= frequency[r] * count;  l[id] -= count > 0 ? presence[r] : 0.
+// A row with a penalty slot (penaltySlot[r] = k >= 0) reads its seen tokens from the
+// backend's penalty table instead of the lists (its seen list is empty): every token t with
+// entry e = table[k][t] > 0 is a seen entry with count e - 1 (PenaltySlots below).
 // Mask rows are xgrammar's bitmask layout: token t is allowed when bit (t % 32) of word
 // floor(t / 32) of the row is set; a row has maskWords = ceil(V / 32) words.
 struct LogitProcessing {
@@ -36,12 +39,31 @@ struct LogitProcessing {
   const int32_t* biasOffsets = nullptr;  // [S + 1]
   const int32_t* biasIds = nullptr;
   const float* biasValues = nullptr;     // additive; -Infinity bans the token
+  const int32_t* penaltySlot = nullptr;  // [S] slot of the penalty table, -1 = the lists; null = none
   // Allowed-token masks: null maskRow = no row has one (nothing to do, nothing read).
   const int32_t* maskRow = nullptr;      // [S] row of `mask` for logits row r; -1 = none
   const int32_t* mask = nullptr;         // [numMaskRows * maskWords] host
   int numMaskRows = 0;
   int maskWords = 0;                     // ceil(V / 32)
 };
+
+// The penalty table: what a sequence has seen, kept by the backend between steps so the
+// host does not send a sequence's seen list every step (StepExtras.penaltySlots). Slot k
+// is a row of V int32 over the vocabulary: 0 = token never seen, 1 + c = seen, c times in
+// the output (1: in the prompt only). seedPenaltySlots clears the listed slots and writes
+// their lists (count c -> 1 + c); sample() adds 1 to the sampled token of every row with a
+// slot (SamplingBatch.penaltySlot), so the counts follow the output without the host.
+struct PenaltySeeds {
+  int numSlots = 0;
+  const int32_t* slots = nullptr;    // [numSlots] distinct slot ids, each < kMaxPenaltySlots
+  const int32_t* offsets = nullptr;  // [numSlots + 1] CSR of the entries
+  const int32_t* ids = nullptr;      // seen tokens (distinct per slot)
+  const int32_t* counts = nullptr;   // their output occurrences (0 = prompt only)
+};
+// Most slots of one engine (the scheduler uses one per running sequence with a penalty).
+constexpr int kMaxPenaltySlots = 1 << 16;
+// A slot entry after the token is drawn once more (0 -> 2: first seen in the output).
+constexpr int32_t penaltyEntryAfterSample(int32_t e) { return (e > 0 ? e : 1) + 1; }
 
 // Words of one allowed-token mask row over a vocabulary of V tokens.
 constexpr int64_t maskWordsOf(int64_t V) { return (V + 31) / 32; }

@@ -66,9 +66,10 @@ void CpuBackend::moeExperts(const Tensor& x, const Tensor& ids, const Tensor& we
 }
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) { cpu::add(pool_, a, b, out); }
 void CpuBackend::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) { cpu::gatherRows(pool_, x, rows, out); }
-void CpuBackend::processLogits(Tensor& logits, const LogitProcessing& p) { cpu::processLogits(pool_, logits, p); }
+void CpuBackend::processLogits(Tensor& logits, const LogitProcessing& p) { cpu::processLogits(pool_, logits, p, &penalties_); }
 void CpuBackend::sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) {
   cpu::sample(pool_, logits, params, outTokens);
+  penalties_.countSampled(params.penaltySlot, outTokens, logits.dim(0));
 }
 void CpuBackend::logprobs(const Tensor& logits, const LogprobRequest& req, const LogprobRows& out) {
   cpu::logprobs(pool_, logits, req, out);

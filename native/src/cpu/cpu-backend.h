@@ -4,6 +4,7 @@
 
 #include "core/backend.h"
 #include "core/thread-pool.h"
+#include "cpu/penalty-table.h"
 
 namespace afd {
 
@@ -45,6 +46,7 @@ class CpuBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
   void processLogits(Tensor& logits, const LogitProcessing& p) override;
+  void seedPenaltySlots(const PenaltySeeds& seeds, int64_t vocab) override { penalties_.seed(seeds, vocab); }
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override;
   void logprobs(const Tensor& logits, const LogprobRequest& req, const LogprobRows& out) override;
   // DeepSeek (cpu/mla.cc, cpu/moe-route.cc).
@@ -59,6 +61,7 @@ class CpuBackend final : public Backend {
 
  private:
   ThreadPool pool_;
+  cpu::PenaltyTable penalties_;
 };
 
 }  // namespace afd

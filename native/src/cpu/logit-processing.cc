@@ -6,11 +6,23 @@
 #include "core/error.h"
 #include "cpu/check.h"
 #include "cpu/ops.h"
+#include "cpu/penalty-table.h"
 
 namespace afd::cpu {
 
+namespace {
+
+// One seen token of a row: the repetition penalty, then frequency and presence.
+inline void penalize(float& x, int32_t count, float rep, float freq, float pres) {
+  x = x > 0 ? x / rep : x * rep;
+  x -= freq * static_cast<float>(count);
+  if (count > 0) x -= pres;
+}
+
+}  // namespace
+
 // logits: [S, V] f32 (in place).
-void processLogits(ThreadPool& pool, Tensor& logits, const LogitProcessing& p) {
+void processLogits(ThreadPool& pool, Tensor& logits, const LogitProcessing& p, const PenaltyTable* table) {
   contract::checkShape("processLogits", "logits", logits, {-1, -1});
   contract::checkDType("processLogits", "logits", logits, DType::F32);
   const int64_t S = logits.dim(0), V = logits.dim(1);
@@ -31,14 +43,14 @@ void processLogits(ThreadPool& pool, Tensor& logits, const LogitProcessing& p) {
       for (int32_t i = p.biasOffsets[r]; i < p.biasOffsets[r + 1]; ++i)
         if (allowed(p.biasIds[i])) l[p.biasIds[i]] += p.biasValues[i];
       const float rep = p.repetition[r], freq = p.frequency[r], pres = p.presence[r];
-      for (int32_t i = p.seenOffsets[r]; i < p.seenOffsets[r + 1]; ++i) {
-        if (!allowed(p.seenIds[i])) continue;
-        float& x = l[p.seenIds[i]];
-        const int32_t count = p.seenCounts[i];
-        x = x > 0 ? x / rep : x * rep;
-        x -= freq * static_cast<float>(count);
-        if (count > 0) x -= pres;
-      }
+      for (int32_t i = p.seenOffsets[r]; i < p.seenOffsets[r + 1]; ++i)
+        if (allowed(p.seenIds[i])) penalize(l[p.seenIds[i]], p.seenCounts[i], rep, freq, pres);
+      const int32_t slot = p.penaltySlot != nullptr ? p.penaltySlot[r] : -1;
+      if (slot < 0) continue;
+      AFD_CHECK(table != nullptr, "processLogits: row " << r << " reads penalty slot " << slot << " but no table was given");
+      const int32_t* seen = table->row(slot, V);
+      for (int64_t t = 0; t < V; ++t)
+        if (seen[t] > 0 && allowed(static_cast<int32_t>(t))) penalize(l[t], seen[t] - 1, rep, freq, pres);
     }
   });
 }

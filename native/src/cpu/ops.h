@@ -32,7 +32,9 @@ void moeExperts(ThreadPool& pool, const Tensor& x, const Tensor& expertIds, cons
 void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out);  // elementwise.cc
 void gatherRows(ThreadPool& pool, const Tensor& x, const Tensor& rows, Tensor& out);
 void sample(ThreadPool& pool, const Tensor& logits, const SamplingBatch& params, int32_t* outTokens);  // sampling.cc
-void processLogits(ThreadPool& pool, Tensor& logits, const LogitProcessing& p);  // logit-processing.cc
+class PenaltyTable;  // penalty-table.h
+// table: the slots of rows with penaltySlot >= 0 (null when no row has one).
+void processLogits(ThreadPool& pool, Tensor& logits, const LogitProcessing& p, const PenaltyTable* table);  // logit-processing.cc
 void logprobs(ThreadPool& pool, const Tensor& logits, const LogprobRequest& req, const LogprobRows& out);  // logprobs.cc
 // One log-probability row of l[0, V) (LogprobRequest's rule): ids, values [width], rank.
 void logprobRow(const float* l, int64_t V, float temperature, int32_t target, int k, int width, int32_t* ids, float* values,

@@ -108,6 +108,7 @@ class CudaBackend final : public Backend {
   void add(const Tensor& a, const Tensor& b, Tensor& out) override { rows_.add(a, b, out); }
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override { rows_.gatherRows(x, rows, out); }
   void processLogits(Tensor& logits, const LogitProcessing& p) override { sampling_.processLogits(logits, p); }
+  void seedPenaltySlots(const PenaltySeeds& seeds, int64_t vocab) override { sampling_.seedPenaltySlots(seeds, vocab); }
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override {
     sampling_.sample(logits, params, outTokens);
   }

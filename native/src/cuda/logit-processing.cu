@@ -14,6 +14,14 @@ constexpr int kMaskChunk = 8192;  // tokens of one block's share of the dense ma
 
 __device__ __forceinline__ bool allows(const int32_t* row, int t) { return ((static_cast<uint32_t>(row[t >> 5]) >> (t & 31)) & 1u) != 0; }
 
+// One seen token: the repetition penalty, then frequency and presence.
+__device__ __forceinline__ float penalize(float x, int count, float rep, float freq, float pres) {
+  x = x > 0.0f ? x / rep : x * rep;
+  x -= freq * static_cast<float>(count);
+  if (count > 0) x -= pres;
+  return x;
+}
+
 // Block (r, c): tokens [c * kMaskChunk, ...) of row r that its mask row bans become -inf;
 // block (r, 0) also applies the row's bias and seen entries, skipping banned tokens, so
 // no element is written by both passes (they need no ordering between blocks).
@@ -37,12 +45,27 @@ __global__ void __launch_bounds__(kThreads) logitProcessingKernel(LogitProcessin
   for (int e = a.seenOffsets[r] + threadIdx.x; e < a.seenOffsets[r + 1]; e += blockDim.x) {
     const int id = a.seenIds[e];
     if (mask != nullptr && !allows(mask, id)) continue;
-    float x = l[id];
-    const int count = a.seenCounts[e];
-    x = x > 0.0f ? x / rep : x * rep;
-    x -= freq * static_cast<float>(count);
-    if (count > 0) x -= pres;
-    l[id] = x;
+    l[id] = penalize(l[id], a.seenCounts[e], rep, freq, pres);
+  }
+}
+
+// After logitProcessingKernel (the bias comes first): block (r, c) applies the penalties
+// of the seen tokens in [c * kMaskChunk, ...) of a row with a penalty slot, reading the
+// slot's table row densely (coalesced; 0 = unseen).
+__global__ void __launch_bounds__(kThreads) penaltyTableKernel(LogitProcessingArgs a) {
+  pdlWait();
+  const int r = blockIdx.x;
+  const int slot = a.penaltySlot[r];
+  if (slot < 0) return;
+  float* l = a.logits + static_cast<size_t>(r) * a.vocab;
+  const int32_t* seen = a.penaltyTable + static_cast<size_t>(slot) * a.vocab;
+  const int m = a.maskRow != nullptr ? a.maskRow[r] : -1;
+  const int32_t* mask = m >= 0 ? a.mask + static_cast<size_t>(m) * a.maskWords : nullptr;
+  const float rep = a.repetition[r], freq = a.frequency[r], pres = a.presence[r];
+  const int end = min(a.vocab, (static_cast<int>(blockIdx.y) + 1) * kMaskChunk);
+  for (int t = blockIdx.y * kMaskChunk + threadIdx.x; t < end; t += blockDim.x) {
+    const int e = seen[t];
+    if (e > 0 && (mask == nullptr || allows(mask, t))) l[t] = penalize(l[t], e - 1, rep, freq, pres);
   }
 }
 
@@ -58,6 +81,12 @@ void processLogitRows(const LogitProcessingArgs& a, cudaStream_t stream) {
     const unsigned chunks = a.maskRow != nullptr ? static_cast<unsigned>((a.vocab + kMaskChunk - 1) / kMaskChunk) : 1u;
     AFD_CUDA_CHECK(launchKernel(logitProcessingKernel, dim3(static_cast<unsigned>(a.rows), chunks), dim3(kThreads), 0, stream, a));
     AFD_CUDA_CHECK_LAUNCH("logitProcessingKernel");
+    if (a.penaltySlot != nullptr) {
+      if (a.penaltyTable == nullptr) throw std::invalid_argument("processLogitRows: rows read penalty slots but no table was given");
+      const unsigned tableChunks = static_cast<unsigned>((a.vocab + kMaskChunk - 1) / kMaskChunk);
+      AFD_CUDA_CHECK(launchKernel(penaltyTableKernel, dim3(static_cast<unsigned>(a.rows), tableChunks), dim3(kThreads), 0, stream, a));
+      AFD_CUDA_CHECK_LAUNCH("penaltyTableKernel");
+    }
   }
 }
 

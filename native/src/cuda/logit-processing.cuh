@@ -27,6 +27,9 @@ struct LogitProcessingArgs {
   const int32_t* maskRow = nullptr;      // [rows] mask row of each logits row, -1 = none; null = no masks
   const int32_t* mask = nullptr;         // [numMaskRows * maskWords] bitmask rows
   int maskWords = 0;                     // ceil(vocab / 32)
+  // Rows with a penalty slot read their seen tokens from the table (core/logit-ops.h):
+  const int32_t* penaltySlot = nullptr;   // [rows] slot, -1 = the lists; null = no row has one
+  const int32_t* penaltyTable = nullptr;  // [slots, vocab]
 };
 
 void processLogitRows(const LogitProcessingArgs& args, cudaStream_t stream);

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/op-checks.h"
 #include "cuda/cuda-check.h"
 #include "cuda/logit-processing.cuh"
 #include "cuda/logprobs.cuh"
+#include "cuda/penalty-table.cuh"
 #include "cuda/sampling.cuh"
 
 namespace afd::cuda {
@@ -139,6 +141,42 @@ void checkRequest(const char* op, const LogprobRequest& req, int64_t logitRows) 
 
 }  // namespace
 
+void SamplingOps::checkSlots(const char* op, const int32_t* slots, size_t rows, int64_t vocab) const {
+  for (size_t r = 0; r < rows; ++r)
+    AFD_CHECK(slots[r] >= -1 && slots[r] < tableRows_ && (slots[r] < 0 || vocab == tableVocab_),
+              op << ": row " << r << " reads penalty slot " << slots[r] << "; the table has " << tableRows_
+                 << " seeded slots (seed a slot before a step reads it)");
+}
+
+void SamplingOps::seedPenaltySlots(const PenaltySeeds& seeds, int64_t vocab) {
+  if (seeds.numSlots == 0) return;
+  AFD_CHECK(vocab > 0, "seedPenaltySlots: vocabulary of " << vocab << " tokens");
+  int32_t top = vocab == tableVocab_ ? tableRows_ : 0;
+  for (int i = 0; i < seeds.numSlots; ++i) {
+    AFD_CHECK(seeds.slots[i] >= 0 && seeds.slots[i] < kMaxPenaltySlots,
+              "seedPenaltySlots: slot " << seeds.slots[i] << " outside [0, " << kMaxPenaltySlots << ")");
+    top = std::max(top, seeds.slots[i] + 1);
+  }
+  if (vocab != tableVocab_ || top > tableRows_) {
+    // Grow (rare: the table follows the most sequences with penalties at once), keeping the rows.
+    const size_t rowBytes = static_cast<size_t>(vocab) * 4;
+    DeviceBuffer grown("penalty table (" + std::to_string(top) + " slots)", static_cast<size_t>(top) * rowBytes);
+    if (vocab == tableVocab_ && tableRows_ > 0)
+      AFD_CUDA_CHECK(cudaMemcpyAsync(grown.data(), table_.data(), static_cast<size_t>(tableRows_) * rowBytes, cudaMemcpyDeviceToDevice, ctx_.stream()));
+    AFD_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));  // the old table is freed below
+    table_ = std::move(grown);
+    tableRows_ = top;
+    tableVocab_ = vocab;
+  }
+  const size_t n = static_cast<size_t>(seeds.numSlots), entries = static_cast<size_t>(seeds.offsets[n]);
+  Pack pack;
+  const size_t slots = pack.add(seeds.slots, n), offsets = pack.add(seeds.offsets, n + 1);
+  const size_t ids = pack.add(seeds.ids, entries), counts = pack.add(seeds.counts, entries);
+  uint8_t* dev = pack.upload(memory_, ctx_.stream());
+  seedPenaltyRows(table_.as<int32_t>(), vocab, seeds.numSlots, at<int32_t>(dev, slots), at<int32_t>(dev, offsets), at<int32_t>(dev, ids),
+                  at<int32_t>(dev, counts), ctx_.stream());
+}
+
 void SamplingOps::processLogits(Tensor& logits, const LogitProcessing& p) {
   contract::checkShape("processLogits", "logits", logits, {-1, -1});
   contract::checkDType("processLogits", "logits", logits, DType::F32);
@@ -160,6 +198,8 @@ void SamplingOps::processLogits(Tensor& logits, const LogitProcessing& p) {
   }
   const size_t maskRow = masked ? pack.add(p.maskRow, S) : 0;
   const size_t mask = masked ? pack.add(p.mask, static_cast<size_t>(p.numMaskRows) * static_cast<size_t>(p.maskWords)) : 0;
+  if (p.penaltySlot != nullptr) checkSlots("processLogits", p.penaltySlot, S, logits.dim(1));
+  const size_t penaltySlot = p.penaltySlot != nullptr ? pack.add(p.penaltySlot, S) : 0;
   uint8_t* dev = pack.upload(memory_, ctx_.stream());
   LogitProcessingArgs a{logits.ptr<float>(),           static_cast<int>(logits.dim(1)), static_cast<int>(S),
                         at<float>(dev, presence),       at<float>(dev, frequency),       at<float>(dev, repetition),
@@ -169,6 +209,10 @@ void SamplingOps::processLogits(Tensor& logits, const LogitProcessing& p) {
     a.maskRow = at<int32_t>(dev, maskRow);
     a.mask = at<int32_t>(dev, mask);
     a.maskWords = p.maskWords;
+  }
+  if (p.penaltySlot != nullptr) {
+    a.penaltySlot = at<int32_t>(dev, penaltySlot);
+    a.penaltyTable = table_.as<int32_t>();
   }
   processLogitRows(a, ctx_.stream());
 }
@@ -188,6 +232,8 @@ void SamplingOps::sample(const Tensor& logits, const SamplingBatch& params, int3
   const size_t minP = params.minP != nullptr ? pack.add(params.minP, n) : pack.addFilled(0.0f, n);
   PackedRequest packed;
   if (req != nullptr) packed = packRequest(pack, *req);
+  if (params.penaltySlot != nullptr) checkSlots("sample", params.penaltySlot, n, logits.dim(1));
+  const size_t penaltySlot = params.penaltySlot != nullptr ? pack.add(params.penaltySlot, n) : 0;
   const size_t tokens = pack.output(n);
   if (req != nullptr) reserveRowsOut(pack, packed, *req, logits.dim(1));
   uint8_t* dev = pack.upload(memory_, ctx_.stream());
@@ -203,6 +249,9 @@ void SamplingOps::sample(const Tensor& logits, const SamplingBatch& params, int3
   a.rows = S;
   a.vocab = static_cast<int>(logits.dim(1));
   sampleTokens(a, ctx_.stream());
+  // The sampler counts its tokens into the penalty table on the device (no host round trip).
+  if (params.penaltySlot != nullptr)
+    countSampledTokens(table_.as<int32_t>(), a.vocab, S, at<int32_t>(dev, penaltySlot), a.tokens, ctx_.stream());
   if (req != nullptr) {
     LogprobArgs lp = argsOf(packed, *req, logits, dev);
     lp.sampledTokens = a.tokens;  // the chosen token of each row: the one just drawn

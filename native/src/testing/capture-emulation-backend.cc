@@ -151,6 +151,10 @@ class CaptureEmulationBackend final : public Backend {
     refuse("logit processing (it uploads host lists)");
     inner_->processLogits(logits, p);
   }
+  void seedPenaltySlots(const PenaltySeeds& seeds, int64_t vocab) override {
+    refuse("seeding penalty slots (it uploads host lists)");
+    inner_->seedPenaltySlots(seeds, vocab);
+  }
   void sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) override {
     refuse("sampling (it copies to the host)");
     inner_->sample(logits, params, outTokens);

@@ -50,6 +50,20 @@ export interface StepExtras {
   seenTokenIds: Int32Array;
   /** Occurrences of each seen token in the output; 0 = seen in the prompt only. */
   seenCounts: Int32Array;
+  /**
+   * [numSeqs] the engine's penalty slot of sequence s, -1 = none (its seen list comes with
+   * every step). A slot keeps the sequence's seen tokens on the device between steps and the
+   * sampler counts each token it draws for s into it, so the list crosses once, not every
+   * step. Slots are the caller's to hand out: one per running sequence, never two in a step.
+   * Absent (with penaltySlotSeeds): no sequence has a slot.
+   */
+  penaltySlots?: Int32Array;
+  /**
+   * [numSeqs] 1 = clear s's slot and write s's seen list of this step into it before
+   * sampling (a slot's first step, or after the sequence was preempted); 0 = the slot holds
+   * what earlier steps left (s then sends no seen list).
+   */
+  penaltySlotSeeds?: Uint8Array;
   /** [numSeqs + 1] CSR of additive logit biases (OpenAI logit_bias; -Infinity bans a token). */
   biasOffsets: Int32Array;
   biasTokenIds: Int32Array;

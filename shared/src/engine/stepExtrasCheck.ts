@@ -177,6 +177,43 @@ export function extrasProblems(x: StepExtras, n: number, sampleMask: Uint8Array,
   }
   if (contents) valueProblems(x, problems);
   maskProblems(x, n, sampleMask, vocabSize, contents, problems);
+  slotProblems(x, n, problems);
+}
+
+/** Most penalty slots of one engine (kMaxPenaltySlots in native/src/core/logit-ops.h). */
+export const MAX_PENALTY_SLOTS = 1 << 16;
+
+/**
+ * Penalty slots (O(numSeqs)): both arrays or neither; -1 or a slot below MAX_PENALTY_SLOTS,
+ * never two sequences on one slot; a seed only with a slot; a sequence reading its slot
+ * unseeded sends no seen list.
+ */
+function slotProblems(x: StepExtras, n: number, problems: string[]): void {
+  const slots = x.penaltySlots as unknown;
+  const seeds = x.penaltySlotSeeds as unknown;
+  if (slots === undefined && seeds === undefined) return;
+  if (!(slots instanceof Int32Array) || !(seeds instanceof Uint8Array)) {
+    problems.push('extras.penaltySlots (an Int32Array) and extras.penaltySlotSeeds (a Uint8Array) come together, or neither');
+    return;
+  }
+  if (slots.length !== n || seeds.length !== n) {
+    problems.push(`extras.penaltySlots and penaltySlotSeeds have ${slots.length} and ${seeds.length} entries, expected numSeqs = ${n}`);
+    return;
+  }
+  const owner = new Map<number, number>();
+  for (let s = 0; s < n; s++) {
+    const k = slots[s]!;
+    const seed = seeds[s]!;
+    if (k < -1 || k >= MAX_PENALTY_SLOTS) problems.push(`extras.penaltySlots[${s}] is ${k}; expected -1 (none) or a slot in [0, ${MAX_PENALTY_SLOTS})`);
+    if (seed > 1) problems.push(`extras.penaltySlotSeeds[${s}] is ${seed}; expected 0 or 1`);
+    if (k < 0 && seed !== 0) problems.push(`extras.penaltySlotSeeds[${s}] is 1 but sequence ${s} has no penalty slot (-1)`);
+    const listed = x.seenOffsets[s + 1]! - x.seenOffsets[s]!;
+    if (k >= 0 && seed === 0 && listed > 0) problems.push(`sequence ${s} reads penalty slot ${k} (penaltySlotSeeds 0) and also sends ${listed} seen tokens; send them only with a seed (1)`);
+    if (k < 0) continue;
+    const other = owner.get(k);
+    if (other !== undefined) problems.push(`extras.penaltySlots gives slot ${k} to sequences ${other} and ${s}; expected one slot per sequence`);
+    owner.set(k, s);
+  }
 }
 
 /** The lists' values: seen counts >= 0, bias values not NaN. */

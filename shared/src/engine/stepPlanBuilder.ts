@@ -44,8 +44,14 @@ export interface PlanPenalties {
   /**
    * Distinct tokens seen in the prompt or output, with their output counts (0 = prompt only).
    * A SeenTokens (seenTokens.ts) is copied with two memcpys; any other map is iterated.
+   * Sent only without a slot, or with a slot's seed.
    */
   seen: ReadonlyMap<number, number>;
+  /**
+   * The engine's penalty slot that keeps these counts on the device (StepExtras.penaltySlots);
+   * seed: this step writes `seen` into it (its first step); otherwise `seen` is not sent.
+   */
+  slot?: { id: number; seed: boolean };
 }
 
 const penaltiesOn = (p: PlanPenalties | undefined): p is PlanPenalties =>
@@ -73,7 +79,9 @@ export function buildStepExtras(seqs: readonly PlanSeq[], tokenMask?: Int32Array
   }
   if (!seqs.some(needsExtras)) return undefined;
   const n = seqs.length;
-  const seen = seqs.map((s) => (penaltiesOn(s.penalties) ? s.penalties.seen : new Map<number, number>()));
+  const noList = new Map<number, number>();
+  const seen = seqs.map((s) => (penaltiesOn(s.penalties) && (s.penalties.slot?.seed ?? true) ? s.penalties.seen : noList));
+  const slotted = seqs.some((s) => penaltiesOn(s.penalties) && s.penalties.slot !== undefined);
   const bias = seqs.map((s) => s.logitBias ?? new Map<number, number>());
   const extras: StepExtras = {
     presencePenalty: new Float32Array(n),
@@ -122,6 +130,16 @@ export function buildStepExtras(seqs: readonly PlanSeq[], tokenMask?: Int32Array
     if (s.constrained === true) extras.maskRows[i] = m++;
   });
   if (tokenMask !== undefined) extras.tokenMask = tokenMask;
+  if (slotted) {
+    extras.penaltySlots = new Int32Array(n).fill(-1);
+    extras.penaltySlotSeeds = new Uint8Array(n);
+    seqs.forEach((s, i) => {
+      const slot = penaltiesOn(s.penalties) ? s.penalties.slot : undefined;
+      if (slot === undefined) return;
+      extras.penaltySlots![i] = slot.id;
+      extras.penaltySlotSeeds![i] = slot.seed ? 1 : 0;
+    });
+  }
   return extras;
 }
 

@@ -78,6 +78,59 @@ describe('Scheduler with extras', () => {
     });
   });
 
+  it('penalty slots: a list crosses once per slot, the slot is reseeded after a preemption and freed at the end', async () => {
+    const engine = new FakeEngine({ kvBlockSize: 2, numKvBlocks: 4 });
+    // 4 blocks of 2 tokens: a and b (3-token prompts) fill them; b is preempted when a grows.
+    const s = new Scheduler(config(), new BlockManager(4, 2));
+    const pen = { penalties: { presence: 0.5, frequency: 1, repetition: 1.3 } };
+    const a = seq([100, 101, 102], pen, { maxTokens: 4 });
+    const b = seq([200, 201, 200], pen, { maxTokens: 4 });
+    s.add(a);
+    s.add(b);
+    await run(s, engine);
+    const rows = engine.plans.map((plan) => {
+      const x = plan.extras!;
+      return Array.from({ length: plan.numSeqs }, (_, i) => [x.penaltySlots![i], x.penaltySlotSeeds![i], x.seenOffsets[i + 1]! - x.seenOffsets[i]!]);
+    });
+    // Step 1 seeds both slots with the distinct prompt tokens (repetition on); step 2 sends nothing.
+    expect(rows[0]).toEqual([[0, 1, 3], [1, 1, 2]]);
+    expect(rows[1]).toEqual([[0, 0, 0], [1, 0, 0]]);
+    // b is preempted in step 3 (its slot freed); when it runs again it takes a free slot
+    // (the lowest) and seeds it with its prompt plus the 2 tokens it had generated.
+    const reseed = rows.findIndex((r, k) => k > 1 && r.some(([, seed]) => seed === 1));
+    expect(reseed).toBeGreaterThan(1);
+    const distinct = new Set([200, 201, ...b.outputIds.slice(0, 2)]).size;
+    expect(rows[reseed]).toContainEqual([expect.any(Number), 1, distinct]);
+    expect(s.numPreemptions).toBe(1);
+    expect(s.penaltySlots.numTaken).toBe(0);
+  });
+
+  it('penalty slots give the same tokens and logprobs as lists sent every step', async () => {
+    const picks = (ctx: { lastTokenId: number; position: number }): number => [11, 12, 13][(ctx.lastTokenId + ctx.position) % 3]!;
+    const engine = new FakeEngine({ nextToken: picks });
+    const s = new Scheduler(config(), new BlockManager(16, 16));
+    const a = seq([11, 12], { penalties: { presence: 0.7, frequency: 0.9, repetition: 1.4 }, logprobs: 3 }, { maxTokens: 8 });
+    s.add(a);
+    const viaSlots = (await run(s, engine)).map((o) => o.logprobs!);
+    // The same plans replayed on a fresh engine with each step's whole seen list and no slots.
+    const fresh = new FakeEngine({ nextToken: picks });
+    const seen = new Map([[11, 0], [12, 0]]);
+    const viaLists: { tokenId: number; logprob: number }[] = [];
+    for (const plan of engine.plans) {
+      const { penaltySlots: _slots, penaltySlotSeeds: _seeds, ...rest } = plan.extras!;
+      const ids = Int32Array.from(seen.keys());
+      const extras = { ...rest, seenOffsets: Int32Array.from([0, ids.length]), seenTokenIds: ids, seenCounts: Int32Array.from(seen.values()) };
+      const result = await fresh.step({ ...plan, extras });
+      const t = result.tokenIds[0]!;
+      seen.set(t, (seen.get(t) ?? 0) + 1);
+      viaLists.push({ tokenId: t, logprob: result.logprobs!.logprobs[0]! });
+    }
+    expect(viaLists.map((r) => r.tokenId)).toEqual(a.outputIds);
+    viaLists.forEach((r, k) => expect(r.logprob).toBeCloseTo(viaSlots[k]!.logprob, 5));
+    // The penalties did act: the chosen token's logprob moves as its count grows.
+    expect(new Set(viaSlots.map((r) => r.logprob.toFixed(3))).size).toBeGreaterThan(1);
+  });
+
   it('a result without the rows the step asked for fails the step before changing anything', async () => {
     const s = new Scheduler(config(), new BlockManager(16, 16));
     const a = seq([1, 2], { logprobs: 0 });

@@ -15,6 +15,7 @@
 import { buildStepPlan, type StepPlan, type StepResult } from '@afd/shared';
 import { BlockManager, blocksForTokens, type CachedBlocks } from '../kv/BlockManager.js';
 import { logprobRowsOf, numRowsOf, type TokenLogprob } from './logprobRows.js';
+import { PenaltySlots } from './PenaltySlots.js';
 import { PromptGroup } from './PromptGroup.js';
 import { chooseStageSplit, type DboConfig } from './stageSplit.js';
 import type { FinishReason, Sequence } from './Sequence.js';
@@ -85,6 +86,8 @@ export class Scheduler {
   private readonly groups = new Map<Sequence, PromptGroup>();
   /** Groups whose shared prefix is held for their waiting samples until the next schedule() ends. */
   private readonly held = new Set<PromptGroup>();
+  /** The engine's penalty slots of running sequences with a penalty on. */
+  readonly penaltySlots = new PenaltySlots();
 
   constructor(
     readonly config: SchedulerConfig,
@@ -140,6 +143,8 @@ export class Scheduler {
     if (seq.isFinished) return;
     seq.status = 'finished';
     seq.finishReason = reason;
+    // Free at once even while its step runs: the next owner's first step seeds (clears) it.
+    this.releasePenaltySlot(seq);
     const wi = this.waiting.indexOf(seq);
     if (wi >= 0) this.waiting.splice(wi, 1);
     this.running = this.running.filter((s) => s !== seq);
@@ -234,6 +239,12 @@ export class Scheduler {
     for (const { seq } of entries) {
       if (!this.blocks.isWritableFrom(seq.id, seq.numComputedTokens)) throw new Error(`Scheduler.schedule: ${seq.id} would write into a KV block it shares (from token ${seq.numComputedTokens}); shared blocks must stay full and unchanged`);
     }
+    for (const { seq } of entries) {
+      if (seq.penaltiesOn && seq.penaltySlot === null) {
+        seq.penaltySlot = this.penaltySlots.take();
+        seq.penaltySlotSeeded = false;
+      }
+    }
     const plan = buildStepPlan(
       entries.map(({ seq, numNewTokens, sample }) => ({
         tokenIds: seq.tokensFrom(seq.numComputedTokens, numNewTokens),
@@ -244,6 +255,7 @@ export class Scheduler {
       })),
       { stageSplit },
     );
+    for (const { seq } of entries) if (seq.penaltySlot !== null) seq.penaltySlotSeeded = true;
     this.inFlight = { plan, entries };
     return this.inFlight;
   }
@@ -328,6 +340,13 @@ export class Scheduler {
     return { seq, numNewTokens: numNew, sample: seq.numComputedTokens + numNew === seq.numTokens };
   }
 
+  private releasePenaltySlot(seq: Sequence): void {
+    if (seq.penaltySlot === null) return;
+    this.penaltySlots.give(seq.penaltySlot);
+    seq.penaltySlot = null;
+    seq.penaltySlotSeeded = false;
+  }
+
   private newest(pool: Set<Sequence>): Sequence | undefined {
     let best: Sequence | undefined;
     for (const s of pool) if (!best || s.arrivalIndex > best.arrivalIndex) best = s;
@@ -337,6 +356,7 @@ export class Scheduler {
   /** Frees a running sequence's blocks and puts it back at the front of the queue. */
   private preempt(seq: Sequence): void {
     this.blocks.free(seq.id);
+    this.releasePenaltySlot(seq); // seeded again from its tokens when it runs again
     seq.numComputedTokens = 0;
     seq.numPreemptions += 1;
     seq.status = 'waiting';

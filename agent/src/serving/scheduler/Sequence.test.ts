@@ -6,24 +6,35 @@ const greedy = { temperature: 0, topK: 0, topP: 1, seed: 1 };
 const stop: StopParams = { maxTokens: 10, eosTokenIds: [99], stopTokenIds: [], ignoreEos: false };
 const make = (logits: SeqLogitOptions = {}, over: Partial<StopParams> = {}, prompt = [1, 2, 2, 3]): Sequence => new Sequence('s', prompt, greedy, { ...stop, ...over }, 0, logits);
 
-describe('Sequence: penalties count seen tokens incrementally', () => {
+describe('Sequence: penalties seed a penalty slot once', () => {
   it('asks for no penalties when they are off or neutral', () => {
     expect(make().planFields(1, true)).toEqual({ sampling: greedy });
     expect(make({ penalties: { presence: 0, frequency: 0, repetition: 1 } }).planFields(1, true).penalties).toBeUndefined();
   });
 
-  it('counts output tokens only for presence/frequency, and prompt tokens as 0 with a repetition penalty', () => {
+  it('refuses to plan penalties without a slot (the scheduler hands them out)', () => {
+    expect(() => make({ penalties: { presence: 0.5, frequency: 0, repetition: 1 } }).planFields(1, true)).toThrow(/holds no penalty slot/);
+  });
+
+  it('seeds with output counts only for presence/frequency, prompt tokens as 0 with a repetition penalty, then sends nothing', () => {
     const freq = make({ penalties: { presence: 0.5, frequency: 1, repetition: 1 } });
-    expect([...freq.planFields(1, true).penalties!.seen]).toEqual([]);
+    freq.penaltySlot = 3;
     for (const t of [7, 2, 7]) freq.appendOutput(t);
     const p = freq.planFields(1, true).penalties!;
-    expect({ ...p, seen: new Map(p.seen) }).toEqual({ presence: 0.5, frequency: 1, repetition: 1, seen: new Map([[7, 2], [2, 1]]) });
+    expect({ ...p, seen: new Map(p.seen) }).toEqual({ presence: 0.5, frequency: 1, repetition: 1, seen: new Map([[7, 2], [2, 1]]), slot: { id: 3, seed: true } });
     // The same entries in the typed arrays buildStepExtras copies (insertion order).
     expect(p.seen).toBeInstanceOf(SeenTokens);
     expect([...(p.seen as SeenTokens).ids()]).toEqual([7, 2]);
     expect([...(p.seen as SeenTokens).counts()]).toEqual([2, 1]);
+    // Once seeded the slot holds the counts (the sampler adds each token on the device).
+    freq.penaltySlotSeeded = true;
+    freq.appendOutput(9);
+    const later = freq.planFields(1, true).penalties!;
+    expect(later.slot).toEqual({ id: 3, seed: false });
+    expect(later.seen.size).toBe(0);
 
     const rep = make({ penalties: { presence: 0, frequency: 0, repetition: 1.2 } });
+    rep.penaltySlot = 0;
     rep.appendOutput(3);
     rep.appendOutput(8);
     expect(new Map(rep.planFields(1, true).penalties!.seen)).toEqual(new Map([[1, 0], [2, 0], [3, 1], [8, 1]]));

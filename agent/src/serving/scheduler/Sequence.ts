@@ -7,6 +7,8 @@ import { SeenTokens, type PlanSeq, type SamplingParams } from '@afd/shared';
 import { BlockHashChain, rootHashOf } from '../kv/blockHash.js';
 import type { TokenLogprob } from './logprobRows.js';
 
+const NO_TOKENS: ReadonlyMap<number, number> = new Map();
+
 export type SeqStatus = 'waiting' | 'running' | 'finished';
 
 /** Why a sequence ended (OpenAI finish_reason plus abort). */
@@ -71,11 +73,12 @@ export class Sequence {
   private hashChain: BlockHashChain | null = null;
   private readonly stopIds: Set<number>;
   /**
-   * Distinct tokens seen, with their output counts (prompt tokens count 0, listed only with a
-   * repetition penalty); null when no penalty is on. Updated per sampled token, so a step
-   * costs O(distinct tokens) only for sequences with a penalty.
+   * The engine's penalty slot that counts this sequence's tokens on the device (null: none
+   * yet, or no penalty on), and whether a step has written its seen list into it (a slot's
+   * first step seeds it; later steps send nothing). The scheduler hands slots out.
    */
-  private readonly seen: SeenTokens | null;
+  penaltySlot: number | null = null;
+  penaltySlotSeeded = false;
   /** logitBias plus a -Infinity bias on every stop id (while below min tokens). */
   private readonly minTokensBias: ReadonlyMap<number, number> | undefined;
 
@@ -92,10 +95,6 @@ export class Sequence {
   ) {
     if (promptIds.length === 0) throw new Error(`sequence ${id}: the prompt is empty; send at least one token`);
     this.stopIds = new Set([...(stop.ignoreEos && !logits.constrained ? [] : stop.eosTokenIds), ...stop.stopTokenIds]);
-    const p = logits.penalties;
-    const penaltiesOn = p !== undefined && (p.presence !== 0 || p.frequency !== 0 || p.repetition !== 1);
-    this.seen = penaltiesOn ? new SeenTokens() : null;
-    if (this.seen && p?.repetition !== 1) for (const t of promptIds) if (!this.seen.has(t)) this.seen.set(t, 0);
     if ((stop.minTokens ?? 0) > 0 && this.stopIds.size > 0 && !logits.constrained) {
       const banned = new Map(logits.logitBias ?? []);
       for (const t of this.stopIds) banned.set(t, -Infinity);
@@ -153,10 +152,26 @@ export class Sequence {
     return this.outputIds.length < (this.stop.minTokens ?? 0);
   }
 
-  /** Appends a sampled token (and counts it for the penalties). */
+  /** Appends a sampled token (the engine's sampler has counted it into the penalty slot). */
   appendOutput(tokenId: number): void {
     this.outputIds.push(tokenId);
-    if (this.seen) this.seen.set(tokenId, (this.seen.get(tokenId) ?? 0) + 1);
+  }
+
+  /** True when a penalty changes its logits (it then needs a penalty slot). */
+  get penaltiesOn(): boolean {
+    const p = this.logits.penalties;
+    return p !== undefined && (p.presence !== 0 || p.frequency !== 0 || p.repetition !== 1);
+  }
+
+  /**
+   * The distinct tokens it has seen with their output counts (prompt tokens count 0, listed
+   * only with a repetition penalty): what seeds its penalty slot. O(tokens), once per slot.
+   */
+  seenTokens(): SeenTokens {
+    const seen = new SeenTokens();
+    if (this.logits.penalties?.repetition !== 1) for (const t of this.promptIds) if (!seen.has(t)) seen.set(t, 0);
+    for (const t of this.outputIds) seen.set(t, (seen.get(t) ?? 0) + 1);
+    return seen;
   }
 
   /** True when the last appended token ends the sequence by its id (never before min tokens, unless a grammar forced it). */
@@ -172,7 +187,11 @@ export class Sequence {
   planFields(numNew: number, sample: boolean): Pick<PlanSeq, 'sampling' | 'penalties' | 'logitBias' | 'logprobs' | 'promptLogprobs' | 'nextPromptTokenId' | 'constrained'> {
     const fields: ReturnType<Sequence['planFields']> = { sampling: this.sampling };
     const p = this.logits.penalties;
-    if (this.seen && p) fields.penalties = { ...p, seen: this.seen };
+    if (this.penaltiesOn && p) {
+      if (this.penaltySlot === null) throw new Error(`sequence ${this.id}: penalties are on but it holds no penalty slot (the scheduler gives one)`);
+      const seed = !this.penaltySlotSeeded;
+      fields.penalties = { ...p, seen: seed ? this.seenTokens() : NO_TOKENS, slot: { id: this.penaltySlot, seed } };
+    }
     const belowMin = this.minTokensBias !== undefined && this.outputIds.length < (this.stop.minTokens ?? 0);
     const bias = belowMin ? this.minTokensBias : this.logits.logitBias;
     if (bias && bias.size > 0) fields.logitBias = bias;

@@ -92,6 +92,8 @@ export class FakeEngine implements EngineLike {
   private readonly slotToken: Int32Array;
   /** Per KV slot: the history hash of the writer's tokens 0..position. */
   private readonly slotHistory: Uint32Array;
+  /** Penalty slots: each slot's seen tokens with their output counts (the engine's table). */
+  private readonly penaltyTable = new Map<number, Map<number, number>>();
 
   constructor(private readonly opts: FakeEngineOptions = {}) {
     this.info = {
@@ -151,6 +153,7 @@ export class FakeEngine implements EngineLike {
     const promptRows: LogprobRow[][] = [];
     const bs = this.info.kvBlockSize;
     this.checkWrittenBlocksAreExclusive(plan);
+    this.seedPenaltySlots(plan);
     for (let i = 0; i < plan.numSeqs; i++) {
       const from = plan.tokenOffsets[i]!;
       const to = plan.tokenOffsets[i + 1]!;
@@ -190,6 +193,7 @@ export class FakeEngine implements EngineLike {
       }
       const sampling = { temperature: plan.temperature[i]!, topK: plan.topK[i]!, topP: plan.topP[i]!, minP: plan.minP[i]!, seed, position: ctx };
       out[i] = sampleRow(processed, sampling);
+      this.countSampled(plan, i, out[i]!);
       const k = plan.extras?.numLogprobs[i] ?? -1;
       if (k >= 0) sampledRows[i]!.push(logprobRow(processed, out[i]!, k));
     }
@@ -212,9 +216,36 @@ export class FakeEngine implements EngineLike {
     if (!x) return p;
     const bias = new Map<number, number>();
     for (let j = x.biasOffsets[i]!; j < x.biasOffsets[i + 1]!; j++) bias.set(x.biasTokenIds[j]!, (bias.get(x.biasTokenIds[j]!) ?? 0) + x.biasValues[j]!);
-    const seen = new Map<number, number>();
+    const slot = x.penaltySlots?.[i] ?? -1;
+    const seen = new Map<number, number>(slot >= 0 ? this.penaltySlot(slot) : []);
     for (let j = x.seenOffsets[i]!; j < x.seenOffsets[i + 1]!; j++) seen.set(x.seenTokenIds[j]!, x.seenCounts[j]!);
     return { ...p, bias, seen, presence: x.presencePenalty[i]!, frequency: x.frequencyPenalty[i]!, repetition: x.repetitionPenalty[i]! };
+  }
+
+  /** The plan's seeded penalty slots get their sequence's seen list (the engine's table, StepExtras.penaltySlots). */
+  private seedPenaltySlots(plan: StepPlan): void {
+    const x = plan.extras;
+    if (!x?.penaltySlots || !x.penaltySlotSeeds) return;
+    for (let i = 0; i < plan.numSeqs; i++) {
+      if (x.penaltySlots[i]! < 0 || x.penaltySlotSeeds[i] !== 1) continue;
+      const seen = new Map<number, number>();
+      for (let j = x.seenOffsets[i]!; j < x.seenOffsets[i + 1]!; j++) seen.set(x.seenTokenIds[j]!, x.seenCounts[j]!);
+      this.penaltyTable.set(x.penaltySlots[i]!, seen);
+    }
+  }
+
+  private penaltySlot(slot: number): Map<number, number> {
+    const seen = this.penaltyTable.get(slot);
+    if (!seen) throw new Error(`plan: a sequence reads penalty slot ${slot}, which no step seeded`);
+    return seen;
+  }
+
+  /** The sampler counts sequence i's token into its penalty slot. */
+  private countSampled(plan: StepPlan, i: number, tokenId: number): void {
+    const slot = plan.extras?.penaltySlots?.[i] ?? -1;
+    if (slot < 0) return;
+    const seen = this.penaltySlot(slot);
+    seen.set(tokenId, (seen.get(tokenId) ?? 0) + 1);
   }
 
   /** Prompt rows of sequence i: raw log-softmax of each token of the step whose next token is known. */

@@ -194,6 +194,8 @@ void Engine::sampleInto(const StepPlan& plan, const Tensor& logits, const std::v
   const int64_t numSampled = logits.dim(0), V = logits.dim(1);
   SampledRows& rows = sampledRows_;
   rows.build(plan, samplePos, V);
+  // Slots seeded this step, before any row reads them (a prompt chunk that samples nothing seeds too).
+  if (rows.seeds().numSlots > 0) backend_->seedPenaltySlots(rows.seeds(), V);
   if (numSampled == 0) {  // nothing sampled: an empty logprobs result when a sequence asks
     if (rows.wantsLogprobs()) result.logprobs = std::move(rows.logprobs());
     return;

@@ -9,12 +9,38 @@ namespace afd {
 
 bool processesLogits(const StepExtras& x, int s) {
   const bool penalties = x.presencePenalty[s] != 0 || x.frequencyPenalty[s] != 0 || x.repetitionPenalty[s] != 1;
-  const bool seen = x.seenOffsets[s + 1] > x.seenOffsets[s];
+  const bool seen = x.seenOffsets[s + 1] > x.seenOffsets[s] || penaltySlotOf(x, s) >= 0;
   return (penalties && seen) || x.biasOffsets[s + 1] > x.biasOffsets[s];
+}
+
+int32_t penaltySlotOf(const StepExtras& x, int s) { return x.penaltySlots != nullptr ? x.penaltySlots[s] : -1; }
+
+void SampledRows::buildSeeds(const StepPlan& plan) {
+  seedSlots_.clear();
+  seedIds_.clear();
+  seedCounts_.clear();
+  seedOffsets_.assign(1, 0);
+  const StepExtras* x = plan.extras;
+  if (x == nullptr || x->penaltySlots == nullptr) return;
+  for (int s = 0; s < plan.numSeqs; ++s) {
+    if (x->penaltySlots[s] < 0 || x->penaltySlotSeeds[s] == 0) continue;
+    seedSlots_.push_back(x->penaltySlots[s]);
+    seedIds_.insert(seedIds_.end(), x->seenTokenIds + x->seenOffsets[s], x->seenTokenIds + x->seenOffsets[s + 1]);
+    seedCounts_.insert(seedCounts_.end(), x->seenCounts + x->seenOffsets[s], x->seenCounts + x->seenOffsets[s + 1]);
+    seedOffsets_.push_back(static_cast<int32_t>(seedIds_.size()));
+  }
+}
+
+PenaltySeeds SampledRows::seeds() const {
+  return PenaltySeeds{static_cast<int>(seedSlots_.size()), seedSlots_.data(), seedOffsets_.data(), seedIds_.data(), seedCounts_.data()};
 }
 
 void SampledRows::build(const StepPlan& plan, const std::vector<int32_t>& samplePositions, int64_t vocabSize) {
   const StepExtras* x = plan.extras;
+  buildSeeds(plan);
+  processSlot_.clear();
+  countSlot_.clear();
+  slotted_ = false;
   for (auto* v : {&temperature_, &topP_, &minP_, &presence_, &frequency_, &repetition_, &biasValues_, &lpTemperature_}) v->clear();
   for (auto* v : {&topK_, &positions_, &seenIds_, &seenCounts_, &biasIds_, &lpRows_, &lpTopK_, &maskRow_}) v->clear();
   numMaskRows_ = numMaskRows(plan);
@@ -46,12 +72,19 @@ void SampledRows::build(const StepPlan& plan, const std::vector<int32_t>& sample
       positions_.push_back(samplePositions[row]);
       const bool on = x != nullptr && processesLogits(*x, s);
       processes_ = processes_ || on;
+      // A slotted sequence's seen tokens are in the backend's table (seeded above, not listed).
+      const int32_t slot = x != nullptr ? penaltySlotOf(*x, s) : -1;
+      slotted_ = slotted_ || slot >= 0;
+      processSlot_.push_back(on ? slot : -1);
+      countSlot_.push_back(slot);
       presence_.push_back(on ? x->presencePenalty[s] : 0.0f);
       frequency_.push_back(on ? x->frequencyPenalty[s] : 0.0f);
       repetition_.push_back(on ? x->repetitionPenalty[s] : 1.0f);
-      if (on) {
+      if (on && slot < 0) {
         seenIds_.insert(seenIds_.end(), x->seenTokenIds + x->seenOffsets[s], x->seenTokenIds + x->seenOffsets[s + 1]);
         seenCounts_.insert(seenCounts_.end(), x->seenCounts + x->seenOffsets[s], x->seenCounts + x->seenOffsets[s + 1]);
+      }
+      if (on) {
         biasIds_.insert(biasIds_.end(), x->biasTokenIds + x->biasOffsets[s], x->biasTokenIds + x->biasOffsets[s + 1]);
         biasValues_.insert(biasValues_.end(), x->biasValues + x->biasOffsets[s], x->biasValues + x->biasOffsets[s + 1]);
       }
@@ -88,6 +121,7 @@ LogitProcessing SampledRows::processing() const {
     p.numMaskRows = numMaskRows_;
     p.maskWords = maskWords_;
   }
+  if (slotted_) p.penaltySlot = processSlot_.data();
   return p;
 }
 
@@ -97,6 +131,7 @@ SamplingBatch SampledRows::batch() {
     b.logprobs = &request_;
     b.logprobsOut = LogprobRows{logprobs_.tokenIds.data(), logprobs_.logprobs.data(), logprobs_.ranks.data()};
   }
+  if (slotted_) b.penaltySlot = countSlot_.data();
   return b;
 }
 

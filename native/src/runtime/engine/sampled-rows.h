@@ -32,9 +32,14 @@ class SampledRows {
   SamplingBatch batch();
   // A sequence of the step asks numLogprobs >= 0: the result carries `logprobs`.
   bool wantsLogprobs() const { return wantsLogprobs_; }
+  // The penalty slots this step seeds (every sequence of the plan with seed 1, sampled or
+  // not), for the backend's seedPenaltySlots before processing(); numSlots 0 = none.
+  PenaltySeeds seeds() const;
   TokenLogprobs& logprobs() { return logprobs_; }
 
  private:
+  void buildSeeds(const StepPlan& plan);
+
   // Sampling settings per row.
   std::vector<float> temperature_, topP_, minP_;
   std::vector<int32_t> topK_, positions_;
@@ -43,6 +48,11 @@ class SampledRows {
   bool processes_ = false;
   std::vector<float> presence_, frequency_, repetition_, biasValues_;
   std::vector<int32_t> seenOffsets_, seenIds_, seenCounts_, biasOffsets_, biasIds_;
+  // Penalty slots per row: the one processLogits reads (-1 where the row's penalties are
+  // off), the one the sampler counts into; slotted_: some row has one. The step's seeds.
+  bool slotted_ = false;
+  std::vector<int32_t> processSlot_, countSlot_;
+  std::vector<int32_t> seedSlots_, seedOffsets_, seedIds_, seedCounts_;
   // Allowed-token masks: each row's mask row (-1 none), the mask rows.
   bool masked_ = false;
   std::vector<int32_t> maskRow_;
@@ -58,5 +68,7 @@ class SampledRows {
 
 // True when sequence s of the plan has a bias or a penalty that changes its logits.
 bool processesLogits(const StepExtras& x, int s);
+// Sequence s's penalty slot, -1 when none (or the plan has no slots).
+int32_t penaltySlotOf(const StepExtras& x, int s);
 
 }  // namespace afd

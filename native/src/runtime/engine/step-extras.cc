@@ -72,6 +72,30 @@ void checkMask(const StepExtras& x, int numSeqs, const uint8_t* sampleMask, int6
                                                                                << " / 32)) = " << m * words);
 }
 
+// Penalty slots: -1 or a slot in [0, kMaxPenaltySlots), no slot twice in a step (the sampler
+// counts each slot's token in parallel); a seed only on a sequence with a slot; a sequence
+// that reads its slot without seeding it sends no seen list (the slot holds it).
+void checkPenaltySlots(const StepExtras& x, int numSeqs) {
+  if (x.penaltySlots == nullptr) return;
+  AFD_CHECK(x.penaltySlotSeeds != nullptr, "step plan: extras.penaltySlots without penaltySlotSeeds; give both or neither");
+  std::vector<int32_t> used;
+  for (int s = 0; s < numSeqs; ++s) {
+    const int32_t k = x.penaltySlots[s];
+    const uint8_t seed = x.penaltySlotSeeds[s];
+    AFD_CHECK(k >= -1 && k < kMaxPenaltySlots, "step plan: extras.penaltySlots[" << s << "] is " << k << "; expected -1 (none) or a slot in [0, "
+                                                                                  << kMaxPenaltySlots << ")");
+    AFD_CHECK(seed <= 1, "step plan: extras.penaltySlotSeeds[" << s << "] is " << int(seed) << "; expected 0 or 1");
+    AFD_CHECK(k >= 0 || seed == 0, "step plan: extras.penaltySlotSeeds[" << s << "] is 1 but sequence " << s << " has no penalty slot (-1)");
+    AFD_CHECK(k < 0 || seed == 1 || x.seenOffsets[s + 1] == x.seenOffsets[s],
+              "step plan: sequence " << s << " reads penalty slot " << k << " (penaltySlotSeeds 0) and also sends "
+                                     << x.seenOffsets[s + 1] - x.seenOffsets[s] << " seen tokens; send them only with a seed (1)");
+    if (k >= 0) used.push_back(k);
+  }
+  std::sort(used.begin(), used.end());
+  const auto twice = std::adjacent_find(used.begin(), used.end());
+  AFD_CHECK(twice == used.end(), "step plan: extras.penaltySlots gives slot " << *twice << " to two sequences; expected one slot per sequence");
+}
+
 }  // namespace
 
 void validateStepExtras(const StepExtras& x, int numSeqs, const uint8_t* sampleMask, int64_t vocabSize) {
@@ -95,6 +119,7 @@ void validateStepExtras(const StepExtras& x, int numSeqs, const uint8_t* sampleM
   for (int i = 0; i < x.numBias; ++i)
     AFD_CHECK(!std::isnan(x.biasValues[i]), "step plan: extras.biasValues[" << i << "] is NaN; expected a number (-Infinity bans the token)");
   checkMask(x, numSeqs, sampleMask, vocabSize);
+  checkPenaltySlots(x, numSeqs);
 }
 
 void checkMaskRowsAllowAToken(const int32_t* mask, int rows, int64_t vocabSize) {

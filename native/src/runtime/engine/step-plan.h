@@ -23,6 +23,12 @@ struct StepExtras {
   const int32_t* numLogprobs = nullptr;         // [numSeqs] -1 = none, else 0..20
   const int32_t* numPromptLogprobs = nullptr;   // [numSeqs] -1 = none, else 0..20
   const int32_t* nextPromptTokenIds = nullptr;  // [numSeqs] -1 = none
+  // Penalty slots (both null: every sequence's seen list comes with the step): slot k >= 0
+  // keeps sequence s's seen tokens in the backend's penalty table between steps, counted by
+  // the sampler; seeds[s] = 1 clears the slot and writes s's seen list of this step into it
+  // first, 0 reads the slot as the earlier steps left it (s's seen list must be empty).
+  const int32_t* penaltySlots = nullptr;      // [numSeqs] -1 = none
+  const uint8_t* penaltySlotSeeds = nullptr;  // [numSeqs] 0 / 1
   int numSeen = 0, numBias = 0;
   const int32_t* maskRows = nullptr;   // [numSeqs] row of the token mask, -1 = none; rows 0..M-1 each once
   const int32_t* tokenMask = nullptr;  // [M * ceil(vocabSize / 32)]; null while a row is used: deferred

@@ -4,7 +4,8 @@
  * rows with top 20 (greedy, and seeded with bias, penalties and min-p, which the CUDA
  * engine applies on the device), prompt rows over a prompt in two chunks, and rows under
  * an allowed-token mask (with bias and penalties; given with the plan, then deferred and
- * given by provideTokenMask), whose sampled tokens must be allowed ones. Greedy tokens
+ * given by provideTokenMask), whose sampled tokens must be allowed ones, and penalties
+ * read from a penalty slot the sampler counts into on the device. Greedy tokens
  * must be equal; seeded ones may differ under bf16 noise (their rows are then compared
  * without the chosen entry).
  */
@@ -59,6 +60,10 @@ function steps(vocab: number): CheckStep[] {
     { plan: buildStepPlan([seq(2, { tokenIds: ids.slice(6), numCached: 6, promptLogprobs: 3, logprobs: 4 })]) },
     { plan: buildStepPlan(masked(3), { tokenMask: mask }), allowed: maskedAllowed },
     { plan: buildStepPlan(masked(6)), deferredMask: mask, allowed: maskedAllowed },
+    // Penalty slots (greedy, so both engines count the same token): seeded, then read back
+    // from the device table after the sampler counted step 4's token into it.
+    { plan: buildStepPlan([seq(9, { logprobs: 20, penalties: { ...penalties, slot: { id: 5, seed: true } } })]) },
+    { plan: buildStepPlan([seq(9, { logprobs: 20, penalties: { ...penalties, seen: new Map(), slot: { id: 5, seed: false } } })]) },
   ];
 }
 
