@@ -27,6 +27,7 @@ import { peakFlops, type CardSpec } from './cards.js';
 import type { LayerCosts } from './costs.js';
 import { imbalanceFactor } from './epImbalance.js';
 import { transferMs, type LinkPreset } from './links.js';
+import type { MemoryModel } from './memory.js';
 import type { ModelShape } from './modelShape.js';
 import { PROFILE_VERSION, type CostProfile } from './profile.js';
 
@@ -175,6 +176,12 @@ export function rooflineMemory(m: ModelShape, gpus = 1): { weightBytes: number; 
   return { weightBytes: attentionWeightBytes + ffnWeightBytes, attentionWeightBytes, ffnWeightBytes, kvBytesPerToken: m.numLayers * kvBytesPerToken(m) };
 }
 
+/** Bytes of `gpus` cards: the published memory (GB, 10^9 bytes). */
+const cardBytes = (card: CardSpec, gpus: number): number => gpus * card.memoryGB * 1e9;
+
+/** The memory model (memory.ts) of a rank of `gpus` cards, as a roofline profile of it gives: what published.ts bounds its shapes by. */
+export const rooflineMemoryModel = (card: CardSpec, m: ModelShape, gpus = 1): MemoryModel => ({ deviceBytes: cardBytes(card, gpus), ...rooflineMemory(m, gpus), notes: [] });
+
 /** A cost profile of `model` on `card` by the roofline: the same schema as a measured one, source 'roofline'. */
 export function rooflineProfile(card: CardSpec, m: ModelShape, opts: RooflineProfileOptions = {}): CostProfile {
   const gpus = opts.gpus ?? 1;
@@ -195,7 +202,7 @@ export function rooflineProfile(card: CardSpec, m: ModelShape, opts: RooflinePro
     commit: 'roofline',
     source: 'roofline',
     model: { name: m.name, numLayers: m.numLayers, hiddenSize: m.hiddenSize, wireBytesPerElement: 2, ...rooflineMemory(m, gpus), ...(m.experts > 0 ? { moe: { numExperts: m.experts, topK: m.topK } } : {}) },
-    deviceMemoryBytes: gpus * card.memoryGB * 1e9,
+    deviceMemoryBytes: cardBytes(card, gpus),
     attention: batches.flatMap((batch) => contexts.map((context) => ({ batch, context, ms: attentionStepMs(card, m, batch, context, gpus, o) }))),
     ffn: tokens.sort((a, b) => a - b).map((t) => ({ tokens: t, ms: ffnStepMs(card, m, t, gpus, o) })),
     connectors: [],

@@ -6,7 +6,7 @@ import { findLinkPreset } from './links.js';
 import { memoryModel } from './memory.js';
 import { modelPreset } from './modelShape.js';
 import type { CostProfile } from './profile.js';
-import { attentionParams, modelParams, rooflineMemory, rooflineProfile } from './roofline.js';
+import { attentionParams, modelParams, rooflineMemory, rooflineMemoryModel, rooflineProfile } from './roofline.js';
 import { describeRow, plan } from './search.js';
 
 const qwen = modelPreset('qwen3-30b-a3b'); // 30.5B bf16: 61 GB of weights
@@ -29,6 +29,8 @@ describe('roofline profiles bounded by memory', () => {
     expect(eight.attentionWeightBytes).toBe(8 * m.attentionWeightBytes);
     expect(eight.ffnWeightBytes).toBe(m.ffnWeightBytes);
     expect(rooflineProfile(l40s, qwen, { gpus: 8 }).deviceMemoryBytes).toBe(8 * 48e9);
+    // what published.ts bounds its shapes by is the memory model of that profile
+    expect(rooflineMemoryModel(l40s, qwen, 8)).toEqual(memoryModel(rooflineProfile(l40s, qwen, { gpus: 8 })));
   });
 
   it('a 61 GB model on 48 GB cards: the 1-GPU colocated shape and an unsplit FFN rank are dropped for memory; a measured profile of the same figures plans the same', () => {
