@@ -23,8 +23,11 @@ describe('afd-agent plan with card kinds', () => {
     expect(r.rows[0]!.tokensPerSPerGpu).toBe(Math.max(...r.rows.map((x) => x.tokensPerSPerGpu)));
     expect(r.bestByPrice!.tokensPerSPerPrice).toBe(Math.max(...r.rows.map((x) => x.tokensPerSPerPrice!)));
     for (const row of r.rows) expect(row.tpotMs).toBeLessThanOrEqual(50);
+    // memory from the cards' published figures: 256 sequences of 4096 tokens need 103 GB of KV, more than either card has
+    expect(r.cards.map((c) => c.memoryBytes)).toEqual([96e9, 80e9]);
+    for (const row of r.rows) expect(row.batchPerRank).toBeLessThanOrEqual(128);
     const table = formatHeteroTable(r, 6);
-    expect(table).toContain('h20: 4 x NVIDIA H20 96GB, price 1; costs: roofline from published figures');
+    expect(table).toContain('h20: 4 x NVIDIA H20 96GB, price 1, 89 GiB per GPU; costs: roofline from published figures');
     expect(table).toContain('link: ib400: published: InfiniBand NDR');
     expect(table).toContain('tok/s/price');
     expect(table.split('\n').filter((l) => /^\d+ /.test(l))).toHaveLength(6);

@@ -5,7 +5,7 @@
  * card's published figures (shared/src/plan/cards.ts, roofline.ts), labelled as such.
  */
 import { readFileSync } from 'node:fs';
-import { CARDS, findCard, findLinkPreset, layerCosts, modelFromConfig, modelPreset, parseCostProfile, rooflineProfile, searchHetero, describeHeteroRow, type CardPool, type CostProfile, type HeteroResult, type ModelShape } from '@afd/shared';
+import { CARDS, findCard, findLinkPreset, formatGib, layerCosts, memoryModel, modelFromConfig, modelPreset, parseCostProfile, rooflineProfile, searchHetero, describeHeteroRow, type CardPool, type CostProfile, type HeteroResult, type ModelShape } from '@afd/shared';
 import { intFlag } from '../util/intFlag.js';
 
 export interface HeteroFlags {
@@ -25,8 +25,8 @@ export interface HeteroFlags {
 export interface HeteroReport {
   query: { gpus: string; tpotMs: number; context: number; maxBatch: number; stageCounts: number[]; model: string; link: string };
   linkSource: string;
-  /** Per card kind: how many, its price, where its costs come from. */
-  cards: { card: string; label: string; gpus: number; price: number | null; costs: string }[];
+  /** Per card kind: how many, its price, where its costs come from, its memory per GPU (null: not modelled). */
+  cards: { card: string; label: string; gpus: number; price: number | null; costs: string; memoryBytes: number | null }[];
   useAfd: boolean;
   reason: string;
   rows: HeteroResult['rows'];
@@ -113,8 +113,9 @@ export function runHeteroPlan(flags: HeteroFlags): HeteroReport {
       costsText = `roofline from published figures (not measured): ${spec.source}`;
     }
     const price = prices.get(card);
-    pools.push({ card, gpus, ...(price !== undefined ? { pricePerGpu: price } : {}), costs: layerCosts(profile, link) });
-    described.push({ card, label, gpus, price: price ?? null, costs: costsText });
+    const memory = memoryModel(profile);
+    pools.push({ card, gpus, ...(price !== undefined ? { pricePerGpu: price } : {}), costs: layerCosts(profile, link), memory });
+    described.push({ card, label, gpus, price: price ?? null, costs: costsText, memoryBytes: memory?.deviceBytes ?? null });
   }
   const query = { gpus: flags.gpus, tpotMs, context, maxBatch: intFlag('--max-batch', flags.maxBatch, 1, 65536), stageCounts: flags.stages.split(',').map((s) => intFlag('--stages', s.trim(), 1, 64)), model: flags.model, link: flags.link };
   const r = searchHetero(pools, query);
@@ -129,7 +130,7 @@ export function formatHeteroTable(r: HeteroReport, top: number): string {
   const pad = (cells: string[]) => cells.map((c, i) => (i <= 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [
     `plan: ${r.query.gpus}, TPOT <= ${r.query.tpotMs} ms, context ${r.query.context}, model ${r.query.model}`,
-    ...r.cards.map((c) => `${c.card}: ${c.gpus} x ${c.label}${c.price !== null ? `, price ${c.price}` : ''}; costs: ${c.costs}`),
+    ...r.cards.map((c) => `${c.card}: ${c.gpus} x ${c.label}${c.price !== null ? `, price ${c.price}` : ''}, ${c.memoryBytes !== null ? `${formatGib(c.memoryBytes)} per GPU` : 'memory not modelled'}; costs: ${c.costs}`),
     `link: ${r.query.link}: ${r.linkSource}`,
     '',
     pad(head),
@@ -137,6 +138,6 @@ export function formatHeteroTable(r: HeteroReport, top: number): string {
     ...(r.rows.length > top ? [`... ${r.rows.length - top} more (--top)`] : []),
     '',
     r.reason,
-    'predicted by the step simulator; tok/s/GPU counts every GPU of the cluster, tok/s/price only those in use; memory capacity is not modelled',
+    'predicted by the step simulator; tok/s/GPU counts every GPU of the cluster, tok/s/price only those in use; weights + KV per GPU bound the batch where a kind has its memory',
   ].join('\n');
 }

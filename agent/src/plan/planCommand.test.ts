@@ -59,7 +59,11 @@ describe('afd-agent plan', () => {
     const table = formatPlanTable(r, 40);
     expect(table).toContain('memory: 40 GiB per GPU, weights + KV bound the batch');
     expect(table).toMatch(/dropped for memory:\n {2}8 colocated replicas: colocated: 57 GiB of weights do not fit 40 GiB/);
-    expect(table).toMatch(/\[\d\] FFN at EP \d+ scaled: ffn\(tokens of the group\) \/ \d+ \(no EP curve in the profile\)/);
+    expect(table).toMatch(/\[\d\] FFN at EP \d+ scaled: ffn\(tokens of the group\) \/ \d+ \(no EP curve in the profile\), at the busiest rank's rows \(uniform routing\)/);
+    const balanced = await runPlan({ ...flags, profile: bigFile, gpuMemGib: '40', top: '40', epBalanced: true }, () => {});
+    expect(balanced.rows.flatMap((row) => row.notes).filter((n) => n.startsWith('FFN at EP')).every((n) => n.endsWith('ranks taken as balanced'))).toBe(true);
+    const ep8 = (rows: typeof r.rows) => rows.find((row) => row.topology === 'EP8')!;
+    expect(ep8(balanced.rows).tokensPerS).toBeGreaterThanOrEqual(ep8(r.rows).tokensPerS);
     // The profile's own 80 GiB card holds every shape.
     const roomy = await runPlan({ ...flags, profile: bigFile, gate: 'ffn' }, () => {});
     expect(roomy.dropped).toEqual([]);

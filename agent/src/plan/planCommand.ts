@@ -29,6 +29,8 @@ export interface PlanFlags {
   sharedDevice?: string;
   /** Gate sides to try for an MoE model: ffn, attention or both. */
   gate?: string;
+  /** EP ranks taken as balanced where the EP FFN is scaled (no load imbalance: epImbalance.ts). */
+  epBalanced?: boolean;
   json?: boolean;
 }
 
@@ -62,7 +64,7 @@ export async function runPlan(flags: PlanFlags, log: (line: string) => void): Pr
   const device = flags.sharedDevice ? parseSharedDevice(flags.sharedDevice) : undefined;
   const gates = gateSides(flags.gate);
   const profile = await profileFor(flags, log);
-  const costs = layerCosts(profile, link);
+  const costs = { ...layerCosts(profile, link), ...(flags.epBalanced ? { epBalanced: true } : {}) };
   const memory = memoryModel(profile, gpuMemGib);
   const search = { gpus, tpotMs, context: intFlag('--context', flags.context, 1), maxBatch: intFlag('--max-batch', flags.maxBatch, 1, 65536), stageCounts, gateSides: gates, ...(device ? { device } : {}) };
   const query = { ...search, model: flags.model, link: flags.link };
@@ -86,6 +88,7 @@ export function registerPlan(program: Command): void {
     .option('--gpu-mem-gib <n>', "memory of one GPU, GiB: weights + KV per GPU bound the batch (default: the profile's device memory)")
     .option('--shared-device <spec>', 'ranks sharing devices: cpu:<cores> (the --gpus are engine threads on that many cores) or mps:attention=<pct>,ffn=<pct>[,alpha=<0..1>] (xAyF on x GPUs, SM shares per role)')
     .option('--gate <sides>', 'MoE: where the router runs, sides to try (ffn, attention)', 'ffn,attention')
+    .option('--ep-balanced', "MoE: take EP ranks as perfectly balanced where the EP FFN is scaled (default: the busiest rank's rows under uniform routing)")
     .option('--top <n>', 'rows of the table', '12')
     .option('--json', 'print the report as JSON instead of the table')
     .action(async (flags: PlanFlags) => {

@@ -26,6 +26,8 @@ export interface LayerCosts {
   moe?: { numExperts: number; topK: number };
   /** Per-rank FFN of one layer in an EP group of `epSize` for `tokens` rows of the whole group, ms, where the profile measured that size. */
   ffnEpMs?(tokens: number, epSize: number): number | undefined;
+  /** EP ranks taken as perfectly balanced where the EP FFN is derived (epImbalance.ts); default false: the busiest rank bounds the layer. */
+  epBalanced?: boolean;
   /** The router (gate) of one layer for `tokens` rows, ms, where the profile measured it (the ffn curve includes it). */
   gateMs?(tokens: number): number;
   /** A role's measured slowdown at `share` of the SMs under MPS, where the profile has points for it. */

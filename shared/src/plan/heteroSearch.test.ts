@@ -56,6 +56,18 @@ describe('heterogeneous search', () => {
     expect(r.reason).toMatch(/; per unit of price the best is .* tok\/s per price unit\)$/);
   });
 
+  it('with a memory model per kind: no FFN rank or colocated replica where the weights do not fit, attention batches bounded by KV', () => {
+    // 40 GB cards: the 56 GB of FFN weights do not fit, 5 GB of attention weights + KV of up to 8 sequences of 128 tokens do
+    const small = { deviceBytes: 40e9, weightBytes: 61e9, attentionWeightBytes: 5e9, ffnWeightBytes: 56e9, kvBytesPerToken: 20e6, notes: [] };
+    const r = searchHetero([{ ...mem, memory: small }, { ...flop, memory: { ...small, deviceBytes: 80e9 } }], q);
+    expect(r.rows.some((row) => row.kind === 'afd')).toBe(true);
+    for (const row of r.rows.filter((x) => x.kind === 'afd')) {
+      expect(row.ffnCard).toBe('flop');
+      if (row.attentionCard === 'mem') expect(row.batchPerRank).toBeLessThanOrEqual(8);
+    }
+    expect(r.rows.find((x) => x.kind === 'colocated')!.gpus.mem).toEqual({ afd: 0, colocated: 0, idle: 4 });
+  });
+
   it('says so when nothing meets the target', () => {
     const r = searchHetero([mem, flop], { ...q, tpotMs: 1 });
     expect(r.rows).toEqual([]);

@@ -5,11 +5,13 @@
  * per rank, x >= y) with each micro-batch count, replicated as often as both kinds allow,
  * the GPUs left over running colocated replicas of their kind (idle where their kind cannot
  * meet the target alone). Each at the largest power-of-two batch per attention rank whose
- * predicted TPOT meets the target. Ranked by tokens/s per GPU of the whole cluster (idle
+ * predicted TPOT meets the target and whose ranks fit their cards (each kind's memory model,
+ * when it has one: memory.ts, as in search.ts). Ranked by tokens/s per GPU of the whole cluster (idle
  * GPUs count, as in search.ts); with prices, also by tokens/s per unit of price of the GPUs
  * in use (idle ones can be handed back).
  */
 import type { LayerCosts } from './costs.js';
+import { attentionNeed, doesNotFit, ffnNeed, type MemoryModel } from './memory.js';
 import { mixedCosts } from './mixedCosts.js';
 import { powersOfTwo, searchPlans } from './search.js';
 import { simulateAfd, type StepPrediction } from './stepSimulator.js';
@@ -22,6 +24,8 @@ export interface CardPool {
   pricePerGpu?: number;
   /** This card's per-layer costs over the cluster's link. */
   costs: LayerCosts;
+  /** Memory capacity of one GPU of this kind (memory.ts); absent or null: not modelled. */
+  memory?: MemoryModel | null;
 }
 
 export interface HeteroQuery {
@@ -65,14 +69,21 @@ export interface HeteroResult {
 
 /** Tokens/s per GPU, batch and TPOT of colocated replicas of one kind at the target; null if none meets it. */
 function colocatedRate(pool: CardPool, q: HeteroQuery): { perGpu: number; batch: number; tpotMs: number } | null {
-  const row = searchPlans(pool.costs, { gpus: 1, tpotMs: q.tpotMs, context: q.context, maxBatch: q.maxBatch, stageCounts: q.stageCounts })[0];
+  const row = searchPlans(pool.costs, { gpus: 1, tpotMs: q.tpotMs, context: q.context, maxBatch: q.maxBatch, stageCounts: q.stageCounts, memory: pool.memory ?? null })[0];
   return row ? { perGpu: row.tokensPerSPerGpu, batch: row.batchPerRank, tpotMs: row.tpotMs } : null;
 }
 
-/** The largest-throughput batch of one AFD shape that meets the target. */
-function bestAfd(costs: LayerCosts, x: number, y: number, stages: number, q: HeteroQuery): { p: StepPrediction; batch: number } | null {
+/** Whether an attention rank on `a` at `batch` and an FFN rank on `f` fit their cards (true where memory is not modelled). */
+function afdFits(a: CardPool, f: CardPool, batch: number, context: number): boolean {
+  if (a.memory && doesNotFit(a.memory, [{ role: 'attention rank', need: attentionNeed(a.memory, batch, context) }])) return false;
+  return !(f.memory && doesNotFit(f.memory, [{ role: 'FFN rank', need: ffnNeed(f.memory, 1) }]));
+}
+
+/** The largest-throughput batch of one AFD shape that meets the target and fits. */
+function bestAfd(costs: LayerCosts, a: CardPool, f: CardPool, x: number, y: number, stages: number, q: HeteroQuery): { p: StepPrediction; batch: number } | null {
   let best: { p: StepPrediction; batch: number } | null = null;
   for (const batch of powersOfTwo(q.maxBatch).filter((b) => b >= stages)) {
+    if (!afdFits(a, f, batch, q.context)) break;
     const p = simulateAfd(costs, { attention: x, ffn: y, stages }, { batchPerRank: batch, context: q.context });
     if (p.tpotMs <= q.tpotMs && (!best || p.tokensPerS > best.p.tokensPerS)) best = { p, batch };
   }
@@ -118,7 +129,7 @@ export function searchHetero(pools: CardPool[], q: HeteroQuery): HeteroResult {
           const replicas = a === f ? Math.floor(a.gpus / (x + y)) : Math.min(Math.floor(a.gpus / x), Math.floor(f.gpus / y));
           if (replicas < 1) continue;
           for (const stages of q.stageCounts) {
-            const best = bestAfd(costs, x, y, stages, q);
+            const best = bestAfd(costs, a, f, x, y, stages, q);
             if (!best) continue;
             const used = new Map<string, number>(a === f ? [[a.card, replicas * (x + y)]] : [[a.card, replicas * x], [f.card, replicas * y]]);
             rows.push(finish({ kind: 'afd', attentionCard: a.card, ffnCard: f.card, topology: `${x}A${y}F`, attention: x, ffn: y, stages, replicas, batchPerRank: best.batch, tpotMs: best.p.tpotMs }, best.p.tokensPerS * replicas, used));

@@ -14,13 +14,19 @@
  *   g from `ffnGpus`), over `afdLink`, with 1 to 4 micro-batches. A token crosses to the
  *   distinct FFN GPUs its top-k experts live on (g (1 - (1 - 1/g)^k)), and the exchange runs
  *   at the NICs of the narrower side: min(x x attentionGpus, g) links.
+ *
+ * Both bounded by memory as the search bounds a roofline profile (memory.ts, roofline.ts's
+ * rooflineMemoryModel: the cards' published memory, weights by role, KV per token): a
+ * colocated instance holds every weight and its batch's KV over its g GPUs, an attention
+ * rank its attention weights (a copy per GPU) and KV, an FFN rank the FFN weights over g.
  */
 import { findCard } from './cards.js';
 import type { LayerCosts } from './costs.js';
 import { LINK_PRESETS, findLinkPreset, type LinkPreset } from './links.js';
+import { attentionNeed, colocatedNeed, doesNotFit, ffnNeed } from './memory.js';
 import { mixedCosts } from './mixedCosts.js';
 import { modelPreset, type ModelShape } from './modelShape.js';
-import { ffnKneeTokens, rooflineLayerCosts } from './roofline.js';
+import { ffnKneeTokens, rooflineLayerCosts, rooflineMemoryModel } from './roofline.js';
 import { simulateAfd } from './stepSimulator.js';
 
 export interface Deployment {
@@ -73,11 +79,12 @@ function nvlinkOf(card: string): LinkPreset {
  * The best colocated instance at the target: plain (attention, FFN, then the MoE dispatch
  * and combine, in turn) or with two-batch overlap (two micro-batches of b / 2: one's
  * dispatch runs while the other computes; MoE weights read once per micro-batch), whichever
- * gives more: a real EP deployment picks its better mode.
+ * gives more: a real EP deployment picks its better mode. Batches up to what fits.
  */
 export function bestColocated(d: Deployment): ShapeResult | null {
   const g = d.colocatedGpus;
   const costs = rooflineLayerCosts(findCard(d.card), d.model, d.colocatedLink, g);
+  const memory = rooflineMemoryModel(findCard(d.card), d.model, g);
   const moeShare = d.model.experts > 0 ? (d.model.numLayers - d.model.denseLayers) / d.model.numLayers : 0;
   const L = costs.numLayers;
   // Dispatch plus combine of `perGpu` tokens of each GPU, over its link (none inside one GPU).
@@ -85,6 +92,7 @@ export function bestColocated(d: Deployment): ShapeResult | null {
   let best: ShapeResult | null = null;
   for (const b of BATCHES) {
     const batch = b * g;
+    if (doesNotFit(memory, [{ role: 'colocated', need: colocatedNeed(memory, batch, d.context) }])) break;
     const plain = L * (costs.attentionMs(batch, d.context) + costs.ffnMs(batch) + moeShare * exchange(b));
     const half = costs.attentionMs(batch / 2, d.context) + costs.ffnMs(batch / 2);
     const overlapped = b >= 2 ? L * Math.max(2 * half, 2 * moeShare * exchange(b / 2)) + exchange(b / 2) : Infinity;
@@ -95,10 +103,14 @@ export function bestColocated(d: Deployment): ShapeResult | null {
   return best;
 }
 
+/** The best xA1F at the target: FFN ranks whose weights fit their g GPUs, attention batches up to what fits. */
 export function bestAfd(d: Deployment, stageCounts = [1, 2, 3, 4]): ShapeResult | null {
   const attn = rooflineLayerCosts(findCard(d.card), d.model, d.afdLink, d.attentionGpus);
+  const attnMemory = rooflineMemoryModel(findCard(d.card), d.model, d.attentionGpus);
   let best: ShapeResult | null = null;
   for (const g of d.ffnGpus) {
+    const ffnMemory = rooflineMemoryModel(findCard(d.ffnCard ?? d.card), d.model, g);
+    if (doesNotFit(ffnMemory, [{ role: 'FFN rank', need: ffnNeed(ffnMemory, 1) }])) continue;
     const ffn = rooflineLayerCosts(findCard(d.ffnCard ?? d.card), d.model, d.afdLink, g);
     for (let x = 1; x * d.attentionGpus + g <= d.maxGpus; x++) {
       const costs: LayerCosts = { ...mixedCosts(attn, ffn, Math.min(x * d.attentionGpus, g)), bytesPerToken: d.model.hiddenSize * 2 * dispatchFanout(d.model, g) };
@@ -106,6 +118,7 @@ export function bestAfd(d: Deployment, stageCounts = [1, 2, 3, 4]): ShapeResult 
       for (const stages of stageCounts) {
         for (const b of BATCHES) {
           const batch = b * d.attentionGpus;
+          if (doesNotFit(attnMemory, [{ role: 'attention rank', need: attentionNeed(attnMemory, batch, d.context) }])) break;
           if (batch < stages) continue;
           const p = simulateAfd(costs, { attention: x, ffn: 1, stages }, { batchPerRank: batch, context: d.context });
           const perGpu = p.tokensPerS / gpus;

@@ -3,6 +3,7 @@ import { CARDS, findCard, type CardSpec } from './cards.js';
 import { modelFromConfig, modelPreset } from './modelShape.js';
 import { layerCosts } from './costs.js';
 import { parseCostProfile } from './profile.js';
+import { imbalanceFactor } from './epImbalance.js';
 import { attentionStepMs, expectedExperts, ffnStepMs, modelParams, rooflineProfile, ROOFLINE_DEFAULTS } from './roofline.js';
 
 // A card of round numbers: 1 TB/s, 1 PFLOP/s; factors 1 and no launch cost, so the roofline is closed form.
@@ -44,7 +45,12 @@ describe('roofline cost model', () => {
     const perLayer = (t: number) => ((expectedExperts(4, 1, t) * 3000 + 40) / 1e12) * 1000;
     expect(ffnStepMs(card, moe, 1, 1, ideal)).toBeCloseTo(3 * perLayer(1), 15); // one expert: 3,040 B
     expect(ffnStepMs(card, moe, 3, 1, ideal)).toBeCloseTo(3 * perLayer(3), 15); // 4 x (1 - 0.75^3) = 2.3125 experts
-    expect(ffnStepMs(card, moe, 3, 2, ideal)).toBeCloseTo((3 * perLayer(3)) / 2, 15);
+    expect(ffnStepMs(card, moe, 3, 2, { ...ideal, epBalanced: true })).toBeCloseTo((3 * perLayer(3)) / 2, 15);
+    // unbalanced (the default): the busiest GPU's routed rows, as f x 3 tokens, and the experts they touch
+    const f = imbalanceFactor(3, 1, 4, 2);
+    expect(f).toBeGreaterThan(1);
+    expect(ffnStepMs(card, moe, 3, 2, ideal)).toBeCloseTo((3 * perLayer(3 * f)) / 2, 15);
+    expect(ffnStepMs(card, moe, 3, 1, ideal)).toBe(ffnStepMs(card, moe, 3, 1, { ...ideal, epBalanced: true }));
     // a dense FFN reads its 3 x 1024 x 4096 weights once per layer whatever the tokens (until compute-bound)
     expect(ffnStepMs(card, dense, 8, 1, ideal)).toBeCloseTo(2 * ((3 * 1024 * 4096 * 2) / 1e12) * 1000, 12);
   });

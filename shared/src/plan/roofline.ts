@@ -14,12 +14,20 @@
  *
  * One rank may be `gpus` GPUs acting as one (DP attention: every GPU holds the attention
  * weights and serves batch / gpus sequences; EP FFN: the experts spread evenly, every GPU
- * reads 1 / gpus of the bytes); sharding is ideal, the traffic inside the rank is not priced.
+ * reads 1 / gpus of the bytes); sharding is ideal, the traffic inside the rank is not priced,
+ * but the routed rows are not spread evenly: the FFN is the busiest GPU's (epImbalance.ts),
+ * unless `epBalanced`.
  * The efficiency factors are one global set (ROOFLINE_DEFAULTS), not fitted per case.
+ *
+ * A profile also carries the memory fields of a measured one (memory.ts): the card's
+ * published memory, the weights by role and the KV bytes per token from the shapes, so the
+ * search drops what does not fit as it does for a measured profile.
  */
 import { peakFlops, type CardSpec } from './cards.js';
 import type { LayerCosts } from './costs.js';
+import { imbalanceFactor } from './epImbalance.js';
 import { transferMs, type LinkPreset } from './links.js';
+import type { MemoryModel } from './memory.js';
 import type { ModelShape } from './modelShape.js';
 import { PROFILE_VERSION, type CostProfile } from './profile.js';
 
@@ -30,6 +38,8 @@ export interface RooflineOptions {
   computeEfficiency: number;
   /** Fixed cost of each half of each layer (kernel launches, norms, routing), ms. */
   launchMsPerLayer: number;
+  /** The GPUs of an EP rank taken as perfectly balanced (default false: the busiest GPU bounds the FFN). */
+  epBalanced?: boolean;
 }
 
 /**
@@ -76,12 +86,17 @@ export const expertParams = (m: ModelShape): number => 3 * m.hiddenSize * m.moeI
 const sharedParams = (m: ModelShape): number => 3 * m.hiddenSize * m.sharedIntermediate;
 const denseParams = (m: ModelShape): number => 3 * m.hiddenSize * m.denseIntermediate;
 
-/** Resident weight elements of the whole model (embedding and LM head untied). */
-export function modelParams(m: ModelShape): number {
+/** Weight elements an attention-role rank holds: every layer's attention, the embedding and the LM head (untied). */
+export const attentionRoleParams = (m: ModelShape): number => m.numLayers * attentionParams(m) + 2 * m.vocabSize * m.hiddenSize;
+
+/** Weight elements an FFN-role rank holds: the dense FFNs, and every MoE layer's experts, shared expert and router. */
+export function ffnRoleParams(m: ModelShape): number {
   const moeLayers = m.numLayers - m.denseLayers;
-  const router = m.hiddenSize * m.experts;
-  return m.numLayers * attentionParams(m) + m.denseLayers * denseParams(m) + moeLayers * (m.experts * expertParams(m) + sharedParams(m) + router) + 2 * m.vocabSize * m.hiddenSize;
+  return m.denseLayers * denseParams(m) + moeLayers * (m.experts * expertParams(m) + sharedParams(m) + m.hiddenSize * m.experts);
 }
+
+/** Resident weight elements of the whole model (embedding and LM head untied). */
+export const modelParams = (m: ModelShape): number => attentionRoleParams(m) + ffnRoleParams(m);
 
 /** The roofline of one piece of work on one GPU, ms. */
 function rooflineMs(card: CardSpec, m: ModelShape, o: RooflineOptions, bytes: number, flops: number): number {
@@ -103,9 +118,11 @@ export function ffnStepMs(card: CardSpec, m: ModelShape, tokens: number, gpus = 
   const dense = rooflineMs(card, m, o, (denseParams(m) * m.bytesPerElement) / gpus, (2 * tokens * denseParams(m)) / gpus) + o.launchMsPerLayer;
   const moeLayers = m.numLayers - m.denseLayers;
   if (moeLayers === 0) return m.numLayers * dense;
-  const touched = expectedExperts(m.experts, m.topK, tokens);
+  // The busiest GPU's routed rows, as `routed` tokens' worth, and the experts they touch on it (epImbalance.ts).
+  const routed = tokens * (o.epBalanced ? 1 : imbalanceFactor(tokens, m.topK, m.experts, gpus));
+  const touched = expectedExperts(m.experts, m.topK, routed);
   const bytes = ((touched * expertParams(m) + sharedParams(m) + m.hiddenSize * m.experts) * m.bytesPerElement) / gpus;
-  const flops = (2 * tokens * (m.topK * expertParams(m) + sharedParams(m) + m.hiddenSize * m.experts)) / gpus;
+  const flops = (2 * (routed * m.topK * expertParams(m) + tokens * (sharedParams(m) + m.hiddenSize * m.experts))) / gpus;
   return m.denseLayers * dense + moeLayers * (rooflineMs(card, m, o, bytes, flops) + o.launchMsPerLayer);
 }
 
@@ -148,6 +165,23 @@ export interface RooflineProfileOptions {
   factors?: RooflineOptions;
 }
 
+/**
+ * The memory fields of a profile's model from the shapes. A rank of `gpus` GPUs counts as one
+ * device of `gpus` cards (deviceMemoryBytes): every GPU a copy of the attention weights, the
+ * FFN weights spread over them, the KV of the rank's batch (balanced, as the times assume).
+ */
+export function rooflineMemory(m: ModelShape, gpus = 1): { weightBytes: number; attentionWeightBytes: number; ffnWeightBytes: number; kvBytesPerToken: number } {
+  const attentionWeightBytes = gpus * attentionRoleParams(m) * m.bytesPerElement;
+  const ffnWeightBytes = ffnRoleParams(m) * m.bytesPerElement;
+  return { weightBytes: attentionWeightBytes + ffnWeightBytes, attentionWeightBytes, ffnWeightBytes, kvBytesPerToken: m.numLayers * kvBytesPerToken(m) };
+}
+
+/** Bytes of `gpus` cards: the published memory (GB, 10^9 bytes). */
+const cardBytes = (card: CardSpec, gpus: number): number => gpus * card.memoryGB * 1e9;
+
+/** The memory model (memory.ts) of a rank of `gpus` cards, as a roofline profile of it gives: what published.ts bounds its shapes by. */
+export const rooflineMemoryModel = (card: CardSpec, m: ModelShape, gpus = 1): MemoryModel => ({ deviceBytes: cardBytes(card, gpus), ...rooflineMemory(m, gpus), notes: [] });
+
 /** A cost profile of `model` on `card` by the roofline: the same schema as a measured one, source 'roofline'. */
 export function rooflineProfile(card: CardSpec, m: ModelShape, opts: RooflineProfileOptions = {}): CostProfile {
   const gpus = opts.gpus ?? 1;
@@ -157,7 +191,7 @@ export function rooflineProfile(card: CardSpec, m: ModelShape, opts: RooflinePro
   const contexts = [...new Set([128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, ...(opts.contexts ?? [])])].sort((a, b) => a - b);
   const tokens: number[] = [];
   for (let t = 1; t <= (opts.maxTokens ?? 65536); t *= 2) tokens.push(t, ...(t >= 2 ? [t * 1.5] : []));
-  const f = o === ROOFLINE_DEFAULTS ? '' : `, bandwidth x${o.bandwidthEfficiency}, compute x${o.computeEfficiency}, ${o.launchMsPerLayer} ms/layer`;
+  const f = o === ROOFLINE_DEFAULTS ? '' : `, bandwidth x${o.bandwidthEfficiency}, compute x${o.computeEfficiency}, ${o.launchMsPerLayer} ms/layer${o.epBalanced ? ', EP balanced' : ''}`;
   return {
     version: PROFILE_VERSION,
     measuredAt: opts.at ?? new Date().toISOString(),
@@ -167,7 +201,8 @@ export function rooflineProfile(card: CardSpec, m: ModelShape, opts: RooflinePro
     threads: 0,
     commit: 'roofline',
     source: 'roofline',
-    model: { name: m.name, numLayers: m.numLayers, hiddenSize: m.hiddenSize, wireBytesPerElement: 2, weightBytes: (modelParams(m) * m.bytesPerElement) / gpus },
+    model: { name: m.name, numLayers: m.numLayers, hiddenSize: m.hiddenSize, wireBytesPerElement: 2, ...rooflineMemory(m, gpus), ...(m.experts > 0 ? { moe: { numExperts: m.experts, topK: m.topK } } : {}) },
+    deviceMemoryBytes: cardBytes(card, gpus),
     attention: batches.flatMap((batch) => contexts.map((context) => ({ batch, context, ms: attentionStepMs(card, m, batch, context, gpus, o) }))),
     ffn: tokens.sort((a, b) => a - b).map((t) => ({ tokens: t, ms: ffnStepMs(card, m, t, gpus, o) })),
     connectors: [],
