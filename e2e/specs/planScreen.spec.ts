@@ -6,7 +6,10 @@
  * inside the window at 1280x720 and 1920x1080; "Use" on an AFD row fills the Topology
  * screen with that topology (custom xAyF, DBO on for two micro-batches) and says where it
  * came from. Last, the profiles the agent has on its host (plan.profiles: one in $AFD_HOME/profiles
- * and the repository's) list on the screen and load with a click. Screenshots: e2e/artifacts/plan-*.png.
+ * and the repository's) list on the screen and load with a click. Then a mixed cluster (h200:2 and
+ * h100:2 with prices, priced by their published figures): the ranked candidates name the attention
+ * and FFN cards and show tokens/s per price, the controls lie inside 1280x720, the kinds survive a
+ * reload, and "Use" fills the Topology screen. Screenshots: e2e/artifacts/plan-*.png.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -175,4 +178,52 @@ test("the agent's profiles: one in its AFD_HOME and the repository's, loaded wit
   await expect(page.getByTestId('plan-profile')).toContainText('AMD EPYC');
   await expectInView('plan-agent-profiles');
   await page.screenshot({ path: join(ARTIFACTS, 'plan-agent-profiles.png') });
+});
+
+test('a mixed cluster: h200:2 and h100:2 with prices rank attention/FFN cards per GPU and per price, and survive a reload', async () => {
+  await openScreen(page, 'plan');
+  await page.getByTestId('plan-mixed-add').click();
+  await page.getByTestId('plan-mixed-add').click();
+  for (const [i, card, price] of [[0, 'h200', '3'], [1, 'h100', '2']] as const) {
+    await page.getByTestId(`plan-mixed-card-${i}`).fill(card);
+    await page.getByTestId(`plan-mixed-gpus-${i}`).fill('2');
+    await page.getByTestId(`plan-mixed-price-${i}`).fill(price);
+  }
+  await expect(page.getByTestId('plan-gpus')).toBeDisabled();
+  // The loaded profile's measured connector is not a link between two kinds (as the CLI says).
+  await page.getByTestId('plan-link').selectOption('profile:tcp');
+  await expect(page.getByTestId('plan-error')).toContainText('a mixed cluster needs a link preset');
+  await page.getByTestId('plan-link').selectOption('nvlink4');
+  await expect(page.getByTestId('plan-mixed-table')).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByTestId('plan-mixed-cards')).toContainText('h200: 2 x NVIDIA H200 SXM 141GB, price 3; costs: roofline from published figures');
+  await expect(page.getByTestId('plan-mixed-cards')).toContainText('h100: 2 x NVIDIA H100 SXM 80GB, price 2');
+  await expect(page.getByTestId('plan-mixed-table').locator('th', { hasText: 'tok/s/price' })).toHaveCount(1);
+  await expect(page.getByTestId('plan-per-price-0')).toHaveText(/^\d+(\.\d)?$/);
+  await expect(page.getByTestId('plan-reason')).toContainText(/(use AFD|do not use AFD here): .*per unit of price the best is/);
+  const afd = page.locator('[data-testid^="plan-row-"][data-kind="afd"]').first();
+  await expect(afd.locator('[data-testid^="plan-attention-"]')).toHaveText(/^h(200|100)$/);
+  await expect(afd.locator('[data-testid^="plan-ffn-"]')).toHaveText(/^h(200|100)$/);
+  for (const id of ['plan-mixed-add', 'plan-mixed-price-1', 'plan-mixed-remove-1', 'plan-mixed-model', 'plan-link', 'plan-reason', 'plan-row-0', 'plan-use-0']) await expectInView(id);
+  await page.screenshot({ path: join(ARTIFACTS, 'plan-mixed-1280x720.png') });
+  // A reload keeps the kinds, their prices and the link, and plans them again at once.
+  await page.reload();
+  await page.getByTestId('nav-plan').click();
+  await expect(page.getByTestId('plan-mixed-card-0')).toHaveValue('h200');
+  await expect(page.getByTestId('plan-mixed-card-1')).toHaveValue('h100');
+  await expect(page.getByTestId('plan-mixed-price-1')).toHaveValue('2');
+  await expect(page.getByTestId('plan-link')).toHaveValue('nvlink4');
+  await expect(page.getByTestId('plan-per-price-0')).toBeVisible({ timeout: 60_000 });
+  // "Use" on an AFD candidate fills the Topology screen and says which card each role belongs on.
+  const first = page.locator('[data-testid^="plan-row-"][data-kind="afd"]').first();
+  const topology = (await first.getAttribute('data-topology'))!;
+  await first.getByRole('button', { name: 'Use' }).click();
+  await expect(page.getByTestId('nav-topology')).toHaveAttribute('aria-selected', 'true');
+  await expect(page.getByTestId('topology-from-plan')).toContainText(/assign h(200|100) GPUs to the attention ranks/);
+  if (['1A1F', '2A1F', '2A2F', '4A2F', '4A4F'].includes(topology)) await expect(page.getByTestId(`preset-${topology}`)).toBeChecked();
+  else await expect(page.getByTestId('custom-topology')).toHaveValue(topology);
+  // Back to one profile: the kinds removed, the single plan shows again.
+  await openScreen(page, 'plan');
+  await page.getByTestId('plan-mixed-remove-1').click();
+  await page.getByTestId('plan-mixed-remove-0').click();
+  await expect(page.getByTestId('plan-table')).toBeVisible({ timeout: 60_000 });
 });

@@ -44,6 +44,7 @@ export * from './plan/modelShape.js';
 export * from './plan/roofline.js';
 export * from './plan/mixedCosts.js';
 export * from './plan/heteroSearch.js';
+export * from './plan/heteroPools.js';
 export * from './plan/published.js';
 export * from './plan/interpolate.js';
 export * from './plan/links.js';

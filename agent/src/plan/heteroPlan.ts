@@ -5,7 +5,7 @@
  * card's published figures (shared/src/plan/cards.ts, roofline.ts), labelled as such.
  */
 import { readFileSync } from 'node:fs';
-import { CARDS, findCard, findLinkPreset, formatGib, layerCosts, memoryModel, modelFromConfig, modelPreset, parseCostProfile, rooflineProfile, searchHetero, describeHeteroRow, type CardPool, type CostProfile, type HeteroResult, type ModelShape } from '@afd/shared';
+import { cardPools, findLinkPreset, formatGib, modelFromConfig, parseCostProfile, presetShape, searchHetero, describeHeteroRow, unpricedCards, type CardDescription, type HeteroResult, type ModelShape } from '@afd/shared';
 import { intFlag } from '../util/intFlag.js';
 
 export interface HeteroFlags {
@@ -25,8 +25,8 @@ export interface HeteroFlags {
 export interface HeteroReport {
   query: { gpus: string; tpotMs: number; context: number; maxBatch: number; stageCounts: number[]; model: string; link: string };
   linkSource: string;
-  /** Per card kind: how many, its price, where its costs come from, its memory per GPU (null: not modelled). */
-  cards: { card: string; label: string; gpus: number; price: number | null; costs: string; memoryBytes: number | null }[];
+  /** Per card kind: how many, its price, where its costs come from, its memory per GPU. */
+  cards: CardDescription[];
   useAfd: boolean;
   reason: string;
   rows: HeteroResult['rows'];
@@ -72,14 +72,15 @@ export function parsePrices(text: string | undefined, cards: string[]): Map<stri
     if (!Number.isFinite(n) || n <= 0) throw new Error(`--price: ${card}=${v} is not a positive number`);
     prices.set(card, n);
   }
-  if (prices.size > 0 && prices.size < cards.length) throw new Error(`--price: give every card of --gpus a price (missing: ${cards.filter((c) => !prices.has(c)).join(', ')})`);
+  const missing = unpricedCards(cards.map((card) => ({ card, price: prices.get(card) })));
+  if (missing.length > 0) throw new Error(`--price: give every card of --gpus a price (missing: ${missing.join(', ')})`);
   return prices;
 }
 
 /** The model's shapes for a roofline: a config.json path, or a known shape (the part after arch/). */
 export function modelShapeFor(model: string): ModelShape {
   if (model.endsWith('.json')) return modelFromConfig(JSON.parse(readFileSync(model, 'utf8')) as Record<string, unknown>, { name: model });
-  return { ...modelPreset(model.split('/').pop()!), name: model };
+  return presetShape(model);
 }
 
 export function runHeteroPlan(flags: HeteroFlags): HeteroReport {
@@ -92,31 +93,13 @@ export function runHeteroPlan(flags: HeteroFlags): HeteroReport {
   if (flags.link === 'profile') throw new Error('--gpus with card kinds needs --link with a preset (nvlink4, ib400, ...): cards of different kinds share no measured connector');
   const link = findLinkPreset(flags.link);
   const context = intFlag('--context', flags.context, 1);
-  let shape: ModelShape | undefined;
-  const pools: CardPool[] = [];
-  const described: HeteroReport['cards'] = [];
-  for (const { card, gpus } of kinds) {
+  // The pricing rules live in shared (cardPools), so the console's Plan screen prices a kind the same way.
+  const given = kinds.map(({ card, gpus }) => {
     const file = files.get(card);
-    let profile: CostProfile;
-    let costsText: string;
-    let label: string;
-    if (file) {
-      profile = parseCostProfile(readFileSync(file, 'utf8'), file);
-      if (profile.model.name !== flags.model) throw new Error(`--profile ${card}=${file} was measured on ${profile.model.name}, not --model ${flags.model}`);
-      costsText = `measured: ${file} (${profile.device}, ${profile.measuredAt})`;
-      label = CARDS.find((c) => c.name === card)?.label ?? profile.device;
-    } else {
-      const spec = findCard(card);
-      label = spec.label;
-      shape ??= modelShapeFor(flags.model);
-      profile = rooflineProfile(spec, shape, { contexts: [context] });
-      costsText = `roofline from published figures (not measured): ${spec.source}`;
-    }
     const price = prices.get(card);
-    const memory = memoryModel(profile);
-    pools.push({ card, gpus, ...(price !== undefined ? { pricePerGpu: price } : {}), costs: layerCosts(profile, link), memory });
-    described.push({ card, label, gpus, price: price ?? null, costs: costsText, memoryBytes: memory?.deviceBytes ?? null });
-  }
+    return { card, gpus, ...(price !== undefined ? { price } : {}), ...(file ? { measured: { profile: parseCostProfile(readFileSync(file, 'utf8'), file), source: file } } : {}) };
+  });
+  const { pools, cards: described } = cardPools(given, { model: flags.model, shape: () => modelShapeFor(flags.model), link, context, names: { profile: (card, file) => `--profile ${card}=${file}`, model: '--model' } });
   const query = { gpus: flags.gpus, tpotMs, context, maxBatch: intFlag('--max-batch', flags.maxBatch, 1, 65536), stageCounts: flags.stages.split(',').map((s) => intFlag('--stages', s.trim(), 1, 64)), model: flags.model, link: flags.link };
   const r = searchHetero(pools, query);
   return { query, linkSource: link.source, cards: described, useAfd: r.useAfd, reason: r.reason, rows: r.rows, bestByPrice: r.bestByPrice };

@@ -1,10 +1,6 @@
-/** Runs the planner off the page's thread: a big cluster (64 GPUs) takes seconds. */
-import { runPlanJob, type PlanJob } from './planLogic.js';
+/** Runs the planner off the page's thread: a big cluster (64 GPUs, or several card kinds) takes seconds. */
+import { replyTo, type PlanRequest } from './planRequest.js';
 
-self.onmessage = (e: MessageEvent<PlanJob>) => {
-  try {
-    self.postMessage({ ok: true, result: runPlanJob(e.data) });
-  } catch (err) {
-    self.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) });
-  }
+self.onmessage = (e: MessageEvent<PlanRequest>) => {
+  self.postMessage(replyTo(e.data));
 };

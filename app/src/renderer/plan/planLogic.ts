@@ -41,22 +41,31 @@ export function defaultLink(profile: CostProfile | null, current: string): strin
   return choices.some((c) => c.value === current) ? current : (choices[0]?.value ?? 'nvlink4');
 }
 
-/** Checks the inputs into a job, or the first problem as a sentence. */
-export function planJob(profile: CostProfile, i: PlanInputs): { ok: true; job: PlanJob } | { ok: false; error: string } {
-  const whole = (v: number, name: string, min: number, max: number): string | null =>
-    Number.isInteger(v) && v >= min && v <= max ? null : `${name} must be a whole number from ${min} to ${max}`;
+const whole = (v: number, name: string, min: number, max: number): string | null =>
+  Number.isInteger(v) && v >= min && v <= max ? null : `${name} must be a whole number from ${min} to ${max}`;
+
+/** The fields a single-profile plan and a mixed cluster share (TPOT, context, batch, micro-batches), checked; the micro-batch counts parsed. */
+export function checkSearchFields(i: PlanInputs): { ok: true; stageCounts: number[] } | { ok: false; error: string } {
   const problem =
-    whole(i.gpus, 'GPUs', 1, 256) ??
     (Number.isFinite(i.tpotMs) && i.tpotMs > 0 ? null : 'TPOT target must be a number of milliseconds above 0') ??
     whole(i.context, 'Context', 1, 1 << 24) ??
     whole(i.maxBatch, 'Max batch', 1, 65536);
   if (problem) return { ok: false, error: problem };
-  if (!Number.isNaN(i.gpuMemGib) && !(i.gpuMemGib > 0)) return { ok: false, error: 'GPU memory must be a number of GiB above 0, or empty for the profile\'s' };
   const parts = i.stages.split(/[\s,]+/).filter(Boolean);
   const stageCounts = parts.map(Number);
   if (parts.length === 0 || stageCounts.some((s) => !Number.isInteger(s) || s < 1 || s > 64)) {
     return { ok: false, error: `Micro-batches: "${i.stages}" must list whole numbers from 1 to 64, e.g. 1,2,4` };
   }
+  return { ok: true, stageCounts: [...new Set(stageCounts)] };
+}
+
+/** Checks the inputs into a job, or the first problem as a sentence. */
+export function planJob(profile: CostProfile, i: PlanInputs): { ok: true; job: PlanJob } | { ok: false; error: string } {
+  const gpus = whole(i.gpus, 'GPUs', 1, 256);
+  if (gpus) return { ok: false, error: gpus };
+  const fields = checkSearchFields(i);
+  if (!fields.ok) return fields;
+  if (!Number.isNaN(i.gpuMemGib) && !(i.gpuMemGib > 0)) return { ok: false, error: 'GPU memory must be a number of GiB above 0, or empty for the profile\'s' };
   if (i.link.startsWith('profile:')) {
     const name = i.link.slice('profile:'.length);
     if (!profile.connectors.some((c) => c.connector === name)) return { ok: false, error: `the profile has no ${name} connector curve: pick a link preset` };
@@ -64,7 +73,7 @@ export function planJob(profile: CostProfile, i: PlanInputs): { ok: true; job: P
     return { ok: false, error: `link "${i.link}" is not a preset` };
   }
   const memory = memoryModel(profile, Number.isNaN(i.gpuMemGib) ? undefined : i.gpuMemGib);
-  const query = { gpus: i.gpus, tpotMs: i.tpotMs, context: i.context, maxBatch: i.maxBatch, stageCounts: [...new Set(stageCounts)], ...(memory ? { memory } : {}) };
+  const query = { gpus: i.gpus, tpotMs: i.tpotMs, context: i.context, maxBatch: i.maxBatch, stageCounts: fields.stageCounts, ...(memory ? { memory } : {}) };
   return { ok: true, job: { profile, link: i.link, query } };
 }
 

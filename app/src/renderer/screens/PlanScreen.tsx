@@ -2,14 +2,19 @@
  * Plan (issue 42): which way to serve on N GPUs, from a cost profile measured by
  * `afd-bench profile`. The same planner as `afd-agent plan` runs on the page (in a worker):
  * the ranking, the reason line, the profile's cost curves, and a button per row that fills
- * the Topology screen's draft with that shape.
+ * the Topology screen's draft with that shape. With two card kinds or more in the mixed
+ * cluster's rows it plans that cluster instead (heteroSearch, as `afd-agent plan --gpus
+ * h200:8,h100:16`), no profile needed where the kinds are priced by their published figures.
  */
 import { useState, type DragEvent } from 'react';
-import type { PlanRow } from '@afd/shared';
+import type { HeteroRow, PlanRow } from '@afd/shared';
 import { useAgents, usePlan, useStores } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { CurveChart } from '../components/CurveChart.js';
 import { PlanAgentProfiles } from '../components/PlanAgentProfiles.js';
+import { PlanMixedCluster } from '../components/PlanMixedCluster.js';
+import { PlanMixedRanking } from '../components/PlanMixedRanking.js';
+import { isMixed } from '../plan/mixedLogic.js';
 import { linkChoices, notLaunchable, profileCurves, rowLabel, type PlanInputs } from '../plan/planLogic.js';
 import type { ScreenProps } from './types.js';
 
@@ -75,17 +80,20 @@ function Inputs() {
   const inputs = usePlan((s) => s.inputs);
   const profile = usePlan((s) => s.profile);
   const setInputs = usePlan((s) => s.setInputs);
+  // A mixed cluster counts its GPUs per kind; its GPUs are bounded by no one memory figure.
+  const mixed = usePlan((s) => isMixed(s.mixed));
+  const off = (key: keyof PlanInputs): boolean => mixed && (key === 'gpus' || key === 'gpuMemGib');
   return (
     <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>
       {NUMBER_FIELDS.map((f) => (
-        <label key={f.key}>
+        <label key={f.key} title={off(f.key) ? 'a mixed cluster counts its GPUs per card kind (below)' : undefined}>
           {f.label}
-          <input type="number" min={1} step={f.step ?? 1} style={{ width: '7em' }} value={Number.isFinite(inputs[f.key] as number) ? (inputs[f.key] as number) : ''} onChange={(e) => setInputs({ [f.key]: e.target.value === '' ? NaN : Number(e.target.value) })} data-testid={f.testId} />
+          <input type="number" min={1} step={f.step ?? 1} style={{ width: '7em' }} disabled={off(f.key)} value={Number.isFinite(inputs[f.key] as number) ? (inputs[f.key] as number) : ''} onChange={(e) => setInputs({ [f.key]: e.target.value === '' ? NaN : Number(e.target.value) })} data-testid={f.testId} />
         </label>
       ))}
       <label title="memory of one GPU: weights + KV per GPU bound the batch (empty: the profile's device memory)">
         GPU memory GiB
-        <input type="number" min={1} style={{ width: '6em' }} placeholder="profile" value={Number.isNaN(inputs.gpuMemGib) ? '' : inputs.gpuMemGib} onChange={(e) => setInputs({ gpuMemGib: e.target.value === '' ? NaN : Number(e.target.value) })} data-testid="plan-gpu-mem" />
+        <input type="number" min={1} style={{ width: '6em' }} placeholder="profile" disabled={off('gpuMemGib')} value={Number.isNaN(inputs.gpuMemGib) ? '' : inputs.gpuMemGib} onChange={(e) => setInputs({ gpuMemGib: e.target.value === '' ? NaN : Number(e.target.value) })} data-testid="plan-gpu-mem" />
       </label>
       <label>
         Micro-batches
@@ -101,6 +109,8 @@ function Inputs() {
           ))}
         </select>
       </label>
+      {/* In the same wrapping row: with no kinds given it takes no line of its own (the curves fit under the table at 1920x1080). */}
+      <PlanMixedCluster />
     </div>
   );
 }
@@ -216,15 +226,20 @@ export function PlanScreen({ navigate }: ScreenProps) {
   const profile = usePlan((s) => s.profile);
   const error = usePlan((s) => s.error);
   const running = usePlan((s) => s.running);
+  const mixed = usePlan((s) => isMixed(s.mixed));
   const onUse = (r: PlanRow): void => {
     plan.getState().applyRow(r, topology, agents);
+    navigate('topology');
+  };
+  const onUseMixed = (r: HeteroRow): void => {
+    plan.getState().applyMixedRow(r, topology, agents);
     navigate('topology');
   };
   return (
     <>
       <div className="row">
         <h2 style={{ margin: 0 }}>Plan</h2>
-        <span className="small muted">which topology to serve on N GPUs, predicted from a measured cost profile (same planner as afd-agent plan)</span>
+        <span className="small muted">which topology to serve on N GPUs, or on a mixed cluster of card kinds, predicted from a measured cost profile or published card figures (same planner as afd-agent plan)</span>
         <span className="spacer" />
         {running && (
           <span className="badge info" data-testid="plan-running">
@@ -236,9 +251,10 @@ export function PlanScreen({ navigate }: ScreenProps) {
         <ProfileSource />
         <Inputs />
       </div>
-      {!profile && <p className="muted">Load a profile to plan: <span className="mono">npx afd-bench profile --out prof.json</span> measures one; docs/planner/profile-cpu-qwen3_moe-tiny.json is this repository's.</p>}
+      {!profile && !mixed && <p className="muted">Load a profile to plan: <span className="mono">npx afd-bench profile --out prof.json</span> measures one; docs/planner/profile-cpu-qwen3_moe-tiny.json is this repository's. Or give two card kinds or more under Mixed cluster: they are priced by their published figures, no profile needed.</p>}
       {error && <Banner kind="err" message={error} testId="plan-error" />}
-      {profile && !error && <Ranking onUse={onUse} />}
+      {mixed && !error && <PlanMixedRanking onUse={onUseMixed} />}
+      {profile && !mixed && !error && <Ranking onUse={onUse} />}
       <Curves />
     </>
   );

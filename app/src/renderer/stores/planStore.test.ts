@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CPU_PROFILE_TEXT } from '../testing/planProfile.js';
-import type { PlanResult } from '@afd/shared';
 import { createPlanStore } from './planStore.js';
 import { createTopologyStore } from './topologyStore.js';
-import type { PlanJob } from '../plan/planLogic.js';
+import type { PlanOutcome, PlanRequest } from '../plan/planRequest.js';
 import { inlineRunner } from '../plan/planRunner.js';
 import { createFakeBridge } from '../testing/fakeBridge.js';
 import { memoryStorage } from '../lib/persist.js';
@@ -41,15 +40,15 @@ describe('plan store', () => {
   });
 
   it('a result that arrives after a newer run is dropped', async () => {
-    const pending: { job: PlanJob; resolve: (r: PlanResult) => void }[] = [];
-    const s = createPlanStore({ runner: (job) => new Promise((resolve) => pending.push({ job, resolve })) });
+    const pending: { req: PlanRequest; resolve: (o: PlanOutcome) => void }[] = [];
+    const s = createPlanStore({ runner: (req) => new Promise((resolve) => pending.push({ req, resolve })) });
     s.getState().loadProfile('p.json', text);
     s.getState().setInputs({ gpus: 8 });
-    expect(pending.map((p) => p.job.query.gpus)).toEqual([4, 8]);
+    expect(pending.map((p) => p.req.kind === 'single' && p.req.job.query.gpus)).toEqual([4, 8]);
     expect(s.getState().running).toBe(true);
-    pending[1]!.resolve(await inlineRunner(pending[1]!.job));
+    pending[1]!.resolve(await inlineRunner(pending[1]!.req));
     await settle();
-    pending[0]!.resolve({ rows: [], dropped: [], reason: 'stale', useAfd: false });
+    pending[0]!.resolve({ kind: 'single', result: { rows: [], dropped: [], reason: 'stale', useAfd: false } });
     await settle();
     expect(s.getState().result?.reason).not.toBe('stale');
     expect(s.getState().running).toBe(false);
@@ -139,17 +138,85 @@ describe('plan store across a reload', () => {
 
 describe('plan store: which inputs a result is for', () => {
   it('the result keeps the GPU count it was planned for until the next one arrives', async () => {
-    const pending: { job: PlanJob; resolve: (r: PlanResult) => void }[] = [];
-    const s = createPlanStore({ storage: null, runner: (job) => new Promise((resolve) => pending.push({ job, resolve })) });
+    const pending: { req: PlanRequest; resolve: (o: PlanOutcome) => void }[] = [];
+    const s = createPlanStore({ storage: null, runner: (req) => new Promise((resolve) => pending.push({ req, resolve })) });
     s.getState().loadProfile('p.json', text);
-    pending[0]!.resolve(await inlineRunner(pending[0]!.job));
+    pending[0]!.resolve(await inlineRunner(pending[0]!.req));
     await settle();
     expect(s.getState().resultInputs?.gpus).toBe(4);
     s.getState().setInputs({ gpus: 8 });
     expect(s.getState().inputs.gpus).toBe(8);
     expect(s.getState().resultInputs?.gpus).toBe(4); // the table still shows the 4-GPU plan, as such
-    pending[1]!.resolve(await inlineRunner(pending[1]!.job));
+    pending[1]!.resolve(await inlineRunner(pending[1]!.req));
     await settle();
     expect(s.getState().resultInputs?.gpus).toBe(8);
+  });
+});
+
+describe('plan store: a mixed cluster', () => {
+  const rows = [
+    { card: 'h200', gpus: 2, price: 3, costs: 'roofline' as const },
+    { card: 'h100', gpus: 2, price: 2, costs: 'roofline' as const },
+  ];
+
+  it('two kinds send a mixed request (no profile needed); back to one kind, the single plan again', async () => {
+    const sent: PlanRequest[] = [];
+    const s = createPlanStore({ storage: null, runner: (req) => (sent.push(req), inlineRunner(req)) });
+    s.getState().setInputs({ link: 'nvlink4' });
+    s.getState().setMixed({ rows });
+    await settle();
+    expect(sent.map((r) => r.kind)).toEqual(['mixed']);
+    const req = sent[0]!;
+    if (req.kind !== 'mixed') throw new Error('not mixed');
+    expect(req.job.kinds).toEqual([{ card: 'h200', gpus: 2, price: 3 }, { card: 'h100', gpus: 2, price: 2 }]);
+    expect(s.getState().mixedResult?.rows.length).toBeGreaterThan(0);
+    expect(s.getState().mixedResult?.cards.map((c) => c.card)).toEqual(['h200', 'h100']);
+    expect(s.getState().result).toBeNull();
+    // A profile loaded keeps the preset picked; its measured connector is refused for a mixed cluster.
+    s.getState().loadProfile('p.json', text);
+    await settle();
+    expect(sent.at(-1)?.kind).toBe('mixed');
+    expect(s.getState().inputs.link).toBe('nvlink4');
+    s.getState().setInputs({ link: 'profile:tcp' });
+    await settle();
+    expect(s.getState().error).toMatch(/^Link: a mixed cluster needs a link preset/);
+    expect(s.getState().mixedResult).toBeNull();
+    s.getState().setMixed({ rows: rows.slice(0, 1) });
+    await settle();
+    expect(sent.at(-1)?.kind).toBe('single');
+    expect(s.getState().result?.rows.length).toBeGreaterThan(0);
+    expect(s.getState().mixedResult).toBeNull();
+  });
+
+  it('Use on a candidate fills the Topology draft; one that cannot launch leaves it', async () => {
+    const s = createPlanStore({ storage: null });
+    s.getState().setInputs({ link: 'nvlink4' });
+    s.getState().setMixed({ rows });
+    await settle();
+    const afd = s.getState().mixedResult!.rows.find((r) => r.kind === 'afd')!;
+    const topo = createTopologyStore();
+    s.getState().applyMixedRow(afd, topo, []);
+    expect(topo.getState().choice === 'custom' ? topo.getState().custom : topo.getState().choice).toBe(afd.topology);
+    expect(s.getState().applied?.note).toContain(`assign ${afd.attentionCard} GPUs to the attention ranks`);
+    const before = s.getState().applied;
+    s.getState().applyMixedRow({ ...afd, kind: 'colocated', gpus: { h200: { afd: 0, colocated: 2, idle: 0 }, h100: { afd: 0, colocated: 2, idle: 0 } } }, topo, []);
+    expect(s.getState().applied).toBe(before);
+  });
+
+  it('the rows and model survive a reload and are planned at once; bad stored rows fall back to none', async () => {
+    const storage = memoryStorage();
+    const before = createPlanStore({ storage });
+    before.getState().setInputs({ link: 'ib400' });
+    before.getState().setMixed({ rows: [...rows, { card: 'a100', gpus: NaN, price: NaN, costs: 'profile' }], model: 'deepseek_v3/deepseek-v3' });
+    const after = createPlanStore({ storage });
+    expect(after.getState().mixed.model).toBe('deepseek_v3/deepseek-v3');
+    expect(after.getState().mixed.rows.slice(0, 2)).toEqual(rows);
+    expect(after.getState().mixed.rows[2]).toMatchObject({ card: 'a100', costs: 'profile' });
+    expect(after.getState().mixed.rows[2]!.gpus).toBeNaN();
+    await settle();
+    // Planned at once: the empty GPUs field of a100 is the first problem.
+    expect(after.getState().error).toMatch(/^Card kind 3 \(a100\): GPUs/);
+    storage.setItem('afd.console.planMixed', '{"rows":[{"card":"h200","gpus":2,"price":null,"costs":"magic"}],"model":"m"}');
+    expect(createPlanStore({ storage }).getState().mixed).toEqual({ rows: [], model: 'qwen3_moe/qwen3-30b-a3b' });
   });
 });
