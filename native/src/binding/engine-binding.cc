@@ -55,18 +55,25 @@ Napi::Value rejected(Napi::Env env, const std::string& message) {
 }
 
 // The attention engine's FFN half runs on another engine in this process (tests, and
-// in-process role splits); the peer's mutex serialises it with the peer's own calls.
+// `afd-bench profile`); the peer's mutex serialises it with the peer's own calls. The peer's
+// ffnComputeUs is the FFN half's device time: the attention engine's queued work is waited
+// for before the clock starts and the peer's after the FFN is queued (on CUDA both run
+// asynchronously, so a host clock around collect alone would time only the launches; on the
+// CPU synchronize is free). Only the profiler and tests attach engines, so serving pays none of it.
 class PeerFfnExecutor : public FfnExecutor {
  public:
-  explicit PeerFfnExecutor(std::shared_ptr<Engine> peer) : peer_(std::move(peer)), local_(*peer_->ffnModel()) {}
+  PeerFfnExecutor(std::shared_ptr<Engine> peer, Backend& attention)
+      : peer_(std::move(peer)), attention_(attention), local_(*peer_->ffnModel()) {}
   void beginStep(const FfnStepInfo& info) override { local_.beginStep(info); }
   void submit(int layer, int stage, const Tensor& hidden, const Tensor* logits) override {
     local_.submit(layer, stage, hidden, logits);
   }
   void collect(int layer, int stage, Tensor& out) override {
     std::lock_guard<std::mutex> lock(peer_->mutex());
+    attention_.synchronize();
     const auto t0 = std::chrono::steady_clock::now();
     local_.collect(layer, stage, out);
+    peer_->backend().synchronize();
     peer_->stats().ffnComputeUs +=
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
   }
@@ -74,6 +81,7 @@ class PeerFfnExecutor : public FfnExecutor {
 
  private:
   std::shared_ptr<Engine> peer_;
+  Backend& attention_;  // the attaching engine's (the wrap that owns this executor owns it too)
   LocalFfnExecutor local_;
 };
 
@@ -241,7 +249,7 @@ Napi::Value EngineWrap::AttachFfn(const Napi::CallbackInfo& info) {
     AFD_CHECK(peerEngine->config().hiddenSize == engine->config().hiddenSize &&
                   peerEngine->config().numLayers == engine->config().numLayers,
               "Engine.attachFfn(): the peer engine holds a different model");
-    auto exec = std::make_shared<PeerFfnExecutor>(peerEngine);
+    auto exec = std::make_shared<PeerFfnExecutor>(peerEngine, engine->backend());
     engine->setFfnExecutor(exec.get());
     ffnExecutor_ = std::move(exec);
     ffnPeer_ = peerEngine;

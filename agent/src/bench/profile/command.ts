@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { AFD_CONNECTORS, PROFILE_VERSION, afdConnectorSchema, costProfileSchema, type AfdConnector, type ConnectorCurve, type CostProfile } from '@afd/shared';
 import { intFlag } from '../../util/intFlag.js';
 import { gitCommit } from '../cliArgs.js';
-import { measureAttention, measureConnector, measureFfn } from './measure.js';
+import { measureAttention, measureConnector, measureFfn, measureFfnAttached } from './measure.js';
 import { dummyLoadSpec } from '@afd/native/checkpoint';
 import { kvBytesPerStep } from '../stepFloor.js';
 import { holdingEventLoop, rigModelConfig, type RigOptions } from './rig.js';
@@ -87,7 +87,7 @@ export async function runProfile(o: ProfileCliOptions, log: (line: string) => vo
     threads: intFlag('--threads', o.threads, 0),
     device,
     seed: 1,
-    maxBatch: Math.max(...batches, ...linkBatches),
+    maxBatch: Math.max(...batches, ...linkBatches, ...(backend === 'cuda' ? tokens : [])),
     maxTokensPerSeq: Math.max(...contexts, 16) + reps.warmup + reps.steps + 1,
   };
   const config = rigModelConfig(rig);
@@ -95,7 +95,8 @@ export async function runProfile(o: ProfileCliOptions, log: (line: string) => vo
   log(`attention half: batches ${batches.join(',')} x contexts ${contexts.join(',')}`);
   const attention = await measureAttention(rig, batches, contexts, reps);
   log(`FFN half: tokens ${tokens.join(',')}`);
-  const ffn = await measureFfn(rig, tokens, reps);
+  // CUDA: the FFN's device time inside decode steps (ffnForward from JS pays a host round trip per layer).
+  const ffn = backend === 'cuda' ? await measureFfnAttached(rig, tokens, Math.min(...contexts), reps) : await measureFfn(rig, tokens, reps);
   // Hidden states cross in fp32 on the CPU backend and bf16 on CUDA.
   const wireBytesPerElement = backend === 'cpu' ? 4 : 2;
   const curves: ConnectorCurve[] = [];

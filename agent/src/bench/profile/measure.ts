@@ -1,14 +1,17 @@
 /**
  * The three curves of a cost profile, measured on role engines of the real addon:
  * - attention half: an attention engine with its FFN half on a local ffn engine
- *   (attachFfn): step time minus the time the step waited for that FFN half (ffnWaitMs:
- *   for a split role the executor's collect, which runs the attached FFN);
- * - FFN half: ffnForward of every layer on an ffn engine, per token count;
+ *   (attachFfn): step time minus the attached FFN's device time (the ffn engine's
+ *   ffnComputeMs: the attached executor waits for both engines' queued work around it, so on
+ *   CUDA it is the FFN's device time, not its launches);
+ * - FFN half: on the CPU, ffnForward of every layer on an ffn engine, per token count; on
+ *   CUDA, the attached FFN's device time in decode steps of that many sequences
+ *   (measureFfnAttached: ffnForward from JS would add a host round trip per layer);
  * - connector: the same decode step over a real 1A1F link (FfnServer + AttentionLink over
  *   loopback TCP) minus the same step with the FFN attached locally, per layer.
  */
 import { AttentionLink, FfnServer, type Engine } from '@afd/native';
-import { resolveRankConfig, type AfdConnector, type AttentionPoint, type FfnPoint, type LinkPoint } from '@afd/shared';
+import { resolveRankConfig, type AfdConnector, type AttentionPoint, type FfnPoint, type LinkPoint, type StepResult } from '@afd/shared';
 import { decodeSteps, loadRoleEngine, median, prefill, type RigOptions } from './rig.js';
 
 export interface Reps {
@@ -27,14 +30,42 @@ export async function measureAttention(o: RigOptions, batches: number[], context
       const p = await prefill(attn, o, Math.max(...batches), context);
       for (const batch of batches) {
         const ms: number[] = [];
-        let ffnBefore = attn.stats().ffnWaitMs;
-        await decodeSteps(attn, p, batch, reps, (r) => {
-          const ffnNow = attn.stats().ffnWaitMs;
-          ms.push(Math.max(0, r.stepTimeMs - (ffnNow - ffnBefore)));
-          ffnBefore = ffnNow;
-        });
+        await decodeSteps(attn, p, batch, reps, ffnTimed(ffn, (r, ffnMs) => ms.push(Math.max(0, r.stepTimeMs - ffnMs))));
         out.push({ batch, context, ms: median(ms) });
       }
+    }
+    return out;
+  } finally {
+    attn.close();
+    ffn.close();
+  }
+}
+
+/** A decodeSteps sampler that also passes the attached ffn engine's compute ms of that step. */
+function ffnTimed(ffn: Engine, sample: (r: StepResult, ffnMs: number) => void): (r: StepResult) => void {
+  let before = ffn.stats().ffnComputeMs;
+  return (r) => {
+    const now = ffn.stats().ffnComputeMs;
+    sample(r, now - before);
+    before = now;
+  };
+}
+
+/**
+ * FFN-half ms per decode step for each token count, on the device: decode steps of that many
+ * sequences (context `context`) with the FFN attached, its compute time per step (CUDA).
+ */
+export async function measureFfnAttached(o: RigOptions, tokenCounts: number[], context: number, reps: Reps): Promise<FfnPoint[]> {
+  const attn = await loadRoleEngine(o, 'attention');
+  const ffn = await loadRoleEngine(o, 'ffn');
+  try {
+    attn.attachFfn(ffn);
+    const p = await prefill(attn, o, Math.max(...tokenCounts), context);
+    const out: FfnPoint[] = [];
+    for (const tokens of tokenCounts) {
+      const ms: number[] = [];
+      await decodeSteps(attn, p, tokens, reps, ffnTimed(ffn, (_r, ffnMs) => ms.push(ffnMs)));
+      out.push({ tokens, ms: median(ms) });
     }
     return out;
   } finally {
