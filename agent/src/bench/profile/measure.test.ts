@@ -6,7 +6,7 @@ import type { RigOptions } from './rig.js';
 const rig: RigOptions = { arch: 'qwen3_moe', preset: 'tiny', backend: 'cpu', threads: 1, device: 0, seed: 1, maxBatch: 8, maxTokensPerSeq: 32 };
 
 describe('measureFfnAttached', () => {
-  it('times the attached FFN per decode step of each token count; of the order of the ffnForward loop's', { timeout: 60_000 }, async () => {
+  it('times the attached FFN per decode step of each token count; of the order of the ffnForward loop', { timeout: 60_000 }, async () => {
     const reps = { warmup: 1, steps: 5 };
     const attached = await measureFfnAttached(rig, [1, 8], 8, reps);
     const direct = await measureFfn(rig, [1, 8], reps);
