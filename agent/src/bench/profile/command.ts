@@ -87,7 +87,7 @@ export async function runProfile(o: ProfileCliOptions, log: (line: string) => vo
     threads: intFlag('--threads', o.threads, 0),
     device,
     seed: 1,
-    maxBatch: Math.max(...batches, ...linkBatches, ...(backend === 'cuda' ? tokens : [])),
+    maxBatch: Math.max(...batches, ...linkBatches),
     maxTokensPerSeq: Math.max(...contexts, 16) + reps.warmup + reps.steps + 1,
   };
   const config = rigModelConfig(rig);
@@ -96,7 +96,11 @@ export async function runProfile(o: ProfileCliOptions, log: (line: string) => vo
   const attention = await measureAttention(rig, batches, contexts, reps);
   log(`FFN half: tokens ${tokens.join(',')}`);
   // CUDA: the FFN's device time inside decode steps (ffnForward from JS pays a host round trip per layer).
-  const ffn = backend === 'cuda' ? await measureFfnAttached(rig, tokens, Math.min(...contexts), reps) : await measureFfn(rig, tokens, reps);
+  // Its sequences hold only a short context (the FFN's time does not depend on it), so the KV of
+  // max(tokens) sequences stays small beside the whole model's weights.
+  const ffnContext = 16;
+  const ffnRig = { ...rig, maxBatch: Math.max(...tokens), maxTokensPerSeq: ffnContext + reps.warmup + reps.steps + 1 };
+  const ffn = backend === 'cuda' ? await measureFfnAttached(ffnRig, tokens, ffnContext, reps) : await measureFfn(rig, tokens, reps);
   // Hidden states cross in fp32 on the CPU backend and bf16 on CUDA.
   const wireBytesPerElement = backend === 'cpu' ? 4 : 2;
   const curves: ConnectorCurve[] = [];
