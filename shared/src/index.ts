@@ -39,6 +39,7 @@ export { MAX_PENALTY_SLOTS, defersTokenMask, emptyMaskRow, maskWordsPerRow, numM
 export * from './util/logLines.js';
 export * from './protocol/RequestCorrelator.js';
 export * from './plan/profile.js';
+export * from './plan/smShares.js';
 export * from './plan/cards.js';
 export * from './plan/modelShape.js';
 export * from './plan/roofline.js';

@@ -3,14 +3,15 @@
 # (needs $BENCH, $NODE, $OUT, $MPS_CONTROL-less shells fine, say() from there).
 #   AFD_PLANNER_PARTS (comma-separated, default cuda,shares,cpu):
 #     cuda    afd-bench profile --backend cuda of qwen3-30b-a3b (dummy weights): attention vs
-#             batch x context, FFN vs tokens; no connector (a 1A1F pair beside the attached
+#             batch x context, FFN vs tokens (up to 2048: the tokens of an EP8 group at batch 256); no connector (a 1A1F pair beside the attached
 #             pair would hold the model's weights twice: 122 GB). The connectors (tcp, peer)
 #             are timed on deepseek-v2-lite, whose hidden size (2048) and so bytes per token
 #             are the same, and copied into the 30b profile (connectorsFrom says so)
 #                                                         -> planner/profile-cuda-*.json
 #     shares  the same 30b profile under a CUDA MPS daemon of its own, at each
 #             CUDA_MPS_ACTIVE_THREAD_PERCENTAGE of $AFD_PLANNER_SHARES (default 40 60)
-#                                                         -> planner/profile-cuda-share*.json
+#             and afd-bench profile-shares writes their slowdowns into the full profile
+#                                                         -> planner/profile-cuda-share*.json, -shares.json
 #     cpu     the CPU validation with a free core per engine thread (this host has 16):
 #             a CPU profile of qwen3_moe/tiny, then planner-validate.mjs over
 #             $AFD_PLANNER_TOPOLOGIES (default 1A1F,2A1F,2A2F,3A2F,4A4F)  -> planner/validate-cpu.md
@@ -18,7 +19,7 @@ set -uo pipefail
 PL=$OUT/planner
 mkdir -p "$PL"
 PL_PARTS=${AFD_PLANNER_PARTS:-cuda,shares,cpu}
-PL_GRID="--batches 1,4,16,64 --contexts 256,1024 --tokens 1,4,16,64,256 --steps 5 --warmup 2"
+PL_GRID="--batches 1,4,16,64 --contexts 256,1024 --tokens 1,4,16,64,256,1024,2048 --steps 5 --warmup 2"
 PL_MPS=$(command -v nvidia-cuda-mps-control || ls /usr/local/nvidia/bin/nvidia-cuda-mps-control 2>/dev/null || echo "")
 
 if [[ $PL_PARTS == *cuda* ]]; then
@@ -44,6 +45,11 @@ if [[ $PL_PARTS == *shares* ]] && [ -n "$PL_MPS" ]; then
     say "planner profile at MPS share $S%: exit $? ($(tail -1 "$PL/profile-share$S.log"))"
   done
   echo quit | CUDA_MPS_PIPE_DIRECTORY=$PIPE "$PL_MPS"
+  # The measured slowdowns into the full-GPU profile (smShares), for plans with --shared-device mps:...
+  FULL=$PL/profile-cuda-qwen3-30b-a3b-with-links.json; [ -f "$FULL" ] || FULL=$PL/profile-cuda-qwen3-30b-a3b.json
+  SHARES=(); for S in ${AFD_PLANNER_SHARES:-40 60}; do [ -f "$PL/profile-cuda-share$S.json" ] && SHARES+=(--share "0.$S=$PL/profile-cuda-share$S.json"); done
+  [ -f "$FULL" ] && [ ${#SHARES[@]} -gt 0 ] && $BENCH profile-shares --profile "$FULL" "${SHARES[@]}" --out "$PL/profile-cuda-qwen3-30b-a3b-shares.json" > /dev/null 2> "$PL/profile-shares.log"
+  say "planner smShares: $(grep -o '"slowdown": [0-9.]*' "$PL/profile-cuda-qwen3-30b-a3b-shares.json" 2>/dev/null | tr '\n' ' ')"
 fi
 if [[ $PL_PARTS == *cpu* ]]; then
   AFD_BENCH_CMD="$BENCH" timeout 400 $NODE tools/bench/planner-validate.mjs --topologies "${AFD_PLANNER_TOPOLOGIES:-1A1F,2A1F,2A2F,3A2F,4A4F}" \

@@ -16,6 +16,7 @@ import { registerTwoHostsBench } from './twoHosts.js';
 import { registerGrammarBench } from './grammarCommand.js';
 import { registerPlanHostBench } from './planHost.js';
 import { registerProfileBench } from './profile/command.js';
+import { registerProfileSharesBench } from './profile/sharesCommand.js';
 import { registerAfdStepBench } from './profile/afdStep.js';
 
 export function buildBenchProgram(): Command {
@@ -29,6 +30,7 @@ export function buildBenchProgram(): Command {
   registerGrammarBench(program);
   registerPlanHostBench(program);
   registerProfileBench(program);
+  registerProfileSharesBench(program);
   registerAfdStepBench(program);
   return program;
 }
