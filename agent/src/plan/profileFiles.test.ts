@@ -35,13 +35,16 @@ describe('plan.profiles', () => {
     expect(r.skipped[1]!.reason).toMatch(/over the 1048576/);
   });
 
-  it('no profiles folder: only the repository profile, found above the checkout', () => {
+  it("no profiles folder: only the repository's profiles, the CPU one found above the checkout and the measured ones beside it", () => {
     const found = findRepoProfile([fileURLToPath(new URL('.', import.meta.url))]);
     expect(found).not.toBeNull();
     expect(found!.endsWith(REPO_PROFILE)).toBe(true);
     const r = listPlanProfiles({ home: tmp(), repoProfile: found });
-    expect(r.profiles).toHaveLength(1);
-    expect(r.profiles[0]).toMatchObject({ name: 'profile-cpu-qwen3_moe-tiny.json', origin: 'repo' });
+    expect(r.profiles.map((p) => [p.name, p.origin])).toEqual([
+      ['profile-cpu-qwen3_moe-tiny.json', 'repo'],
+      ['profile-cuda-h100-qwen3-30b-a3b.json', 'repo'],
+    ]);
+    expect(JSON.parse(r.profiles[1]!.text)).toMatchObject({ backend: 'cuda', device: 'NVIDIA H100 80GB HBM3' });
     expect(JSON.parse(r.profiles[0]!.text).version).toBe(1);
     expect(findRepoProfile([tmp()])).toBeNull();
   });

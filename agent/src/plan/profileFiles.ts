@@ -1,9 +1,9 @@
 /**
  * `plan.profiles`: the cost profiles on this host for the console's Plan screen, sent as
  * text (the console parses them): every `<home>/profiles/*.json` ($AFD_HOME, else ~/.afd),
- * then the repository's CPU profile (docs/planner/profile-cpu-qwen3_moe-tiny.json) found
- * above the running script, the module or the working directory, where the agent runs
- * from a checkout. A file too big or unreadable is listed as skipped with the reason.
+ * then the repository's profiles (docs/planner/profile-*.json: the CPU one, found above the
+ * running script, the module or the working directory where the agent runs from a checkout,
+ * and the measured ones beside it, e.g. an H100's). A file too big or unreadable is listed as skipped with the reason.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -37,7 +37,11 @@ export function listPlanProfiles(opts: { home?: string; repoProfile?: string | n
     for (const name of readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) candidates.push({ path: join(dir, name), origin: 'home' });
   }
   const repo = opts.repoProfile === undefined ? findRepoProfile() : opts.repoProfile;
-  if (repo) candidates.push({ path: repo, origin: 'repo' });
+  if (repo) {
+    const folder = dirname(repo);
+    const beside = (existsSync(folder) ? readdirSync(folder) : []).filter((n) => n.startsWith('profile-') && n.endsWith('.json'));
+    for (const name of [...new Set([repo.slice(folder.length + 1), ...beside])].sort()) candidates.push({ path: join(folder, name), origin: 'repo' });
+  }
   const profiles: PlanProfileFile[] = [];
   const skipped: PlanProfilesResult['skipped'] = [];
   for (const c of candidates) {
