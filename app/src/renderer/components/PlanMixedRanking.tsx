@@ -10,6 +10,7 @@ import { describeHeteroRow, type HeteroRow } from '@afd/shared';
 import { usePlan } from '../AppContext.js';
 import { mixedNotLaunchable } from '../plan/mixedDraft.js';
 import { Banner } from './Banner.js';
+import { PlanUseButton } from './PlanUseButton.js';
 
 /** "2A1F x2 + 2 h100 colocated" or "colocated: 2 h200 + 2 h100": the shape without the role cards (their own columns). */
 function shapeText(r: HeteroRow): string {
@@ -80,9 +81,7 @@ export function PlanMixedRanking({ onUse }: { onUse: (r: HeteroRow) => void }) {
                     )}
                     <td className="mono">{idleText(r)}</td>
                     <td>
-                      <button className="btn" style={{ padding: '0.1rem 0.5rem' }} data-testid={`plan-use-${i}`} onClick={() => onUse(r)} disabled={why !== null} title={why ?? `Fill the Topology screen with ${describeHeteroRow(r)}`}>
-                        Use
-                      </button>
+                      <PlanUseButton index={i} notLaunchable={why} label={describeHeteroRow(r)} onUse={() => onUse(r)} />
                     </td>
                   </tr>
                 );

@@ -14,6 +14,7 @@ import { CurveChart } from '../components/CurveChart.js';
 import { PlanAgentProfiles } from '../components/PlanAgentProfiles.js';
 import { PlanMixedCluster } from '../components/PlanMixedCluster.js';
 import { PlanMixedRanking } from '../components/PlanMixedRanking.js';
+import { PlanUseButton } from '../components/PlanUseButton.js';
 import { isMixed } from '../plan/mixedLogic.js';
 import { linkChoices, notLaunchable, profileCurves, rowLabel, type PlanInputs } from '../plan/planLogic.js';
 import type { ScreenProps } from './types.js';
@@ -165,16 +166,7 @@ function Ranking({ onUse }: { onUse: (r: PlanRow) => void }) {
                     {r.notes.join('; ')}
                   </td>
                   <td>
-                    <button
-                      className="btn"
-                      style={{ padding: '0.1rem 0.5rem' }}
-                      data-testid={`plan-use-${i}`}
-                      onClick={() => onUse(r)}
-                      disabled={notLaunchable(r) !== null}
-                      title={notLaunchable(r) ?? `Fill the Topology screen with ${rowLabel(r)}`}
-                    >
-                      Use
-                    </button>
+                    <PlanUseButton index={i} notLaunchable={notLaunchable(r)} label={rowLabel(r)} onUse={() => onUse(r)} />
                   </td>
                 </tr>
               ))}
