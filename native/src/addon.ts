@@ -82,7 +82,7 @@ export interface NativeEngineOptions {
   /**
    * CUDA backend kernel choices (core/backend-options.h; ignored on cpu). The defaults are
    * the measured ones; these exist to measure and check the alternatives. The debugging
-   * overrides AFD_CUDA_ATTENTION, AFD_ATTENTION_BLOCKS_PER_SM, AFD_EXPERT_GEMM and
+   * overrides AFD_CUDA_ATTENTION, AFD_ATTENTION_BLOCKS_PER_SM, AFD_ATTENTION_PRECISION, AFD_EXPERT_GEMM and
    * AFD_EXPERT_GEMM_MIN_TOKENS replace them (docs/afd-runtime.md).
    * attentionKernel: paged-attention family where a shape fits the tensor cores: auto
    * (default: the batch-size rule), tc (tensor cores) or simt (CUDA cores only).
@@ -90,6 +90,12 @@ export interface NativeEngineOptions {
   attentionKernel?: 'auto' | 'tc' | 'simt';
   /** Blocks per multiprocessor the attention split count aims for, 1..16 (default 1). */
   attentionBlocksPerSm?: number;
+  /**
+   * Operand rounding of the tensor-core prefill attention: split (default: q and the
+   * probabilities as bf16 hi + lo, ~1e-5 of f32) or bf16 (rounded once, half the tensor
+   * work, ~1e-3 relative). AFD_ATTENTION_PRECISION replaces it.
+   */
+  attentionPrecision?: 'split' | 'bf16';
   /** MoE expert GEMM: auto (default: cuBLAS grouped GEMM from expertGemmMinTokens tokens on eager steps), ours or cublas. */
   expertGemm?: 'auto' | 'ours' | 'cublas';
   /** Tokens from which expertGemm auto picks cuBLAS, 1..2^30 (default 256). */

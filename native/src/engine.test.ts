@@ -263,6 +263,7 @@ describe('errors', () => {
     // The CUDA kernel choices are checked on every backend (the CPU backend ignores them).
     await expect(Engine.load(spec, { ...opts, attentionKernel: 'mma' as never })).rejects.toThrow('options.attentionKernel must be simt, tc or auto (got "mma")');
     await expect(Engine.load(spec, { ...opts, attentionBlocksPerSm: 0 })).rejects.toThrow('attentionBlocksPerSm must be in [1, 16] (got 0)');
+    await expect(Engine.load(spec, { ...opts, attentionPrecision: 'fp8' as never })).rejects.toThrow('options.attentionPrecision must be split or bf16 (got "fp8")');
     await expect(Engine.load(spec, { ...opts, expertGemm: 'blas' as never })).rejects.toThrow('options.expertGemm must be ours, cublas or auto (got "blas")');
     await expect(Engine.load(spec, { ...opts, expertGemmMinTokens: 2 ** 32 })).rejects.toThrow('options.expertGemmMinTokens is 4294967296; expected a 32-bit integer');
     // The CPU backend does not track free memory: a fraction leaves kvCacheBytes in charge.

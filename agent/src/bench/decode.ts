@@ -23,6 +23,7 @@ import { describeExtras, extrasOf, halfVocabMask, withPenaltySlot, type DecodeEx
 import { H200_BANDWIDTH, expectedActiveExperts, kvBytesPerStep, weightBytesPerStep } from './stepFloor.js';
 import { agentEnv } from '../util/env.js';
 import { promptTokens } from './profile/rig.js';
+import { formatPrefixHit, timePrefixHit, type PrefixHitRow } from './decodePrefixHit.js';
 
 interface DecodeCliOptions {
   arch: string;
@@ -42,6 +43,8 @@ interface DecodeCliOptions {
   topLogprobs?: string;
   penalties?: boolean;
   tokenMask?: boolean;
+  prefixHit?: string;
+  prefixHitBatches?: string;
 }
 
 const KV_BLOCK = 16;
@@ -81,12 +84,22 @@ interface Workload {
   steps: number;
   prefillTokens: number;
   extras: DecodeExtras;
+  /** --prefix-hit: new tokens per sequence over the cached context (0: not timed), at these batches. */
+  prefixHit: number;
+  prefixHitBatches: number[];
 }
 
 /** Loads the engine (graphs on or off), prefills every sequence, times each batch. */
-async function measure(spec: ReturnType<typeof dummyLoadSpec>['spec'], device: number, graph: boolean, w: Workload): Promise<{ rows: EngineDecodeRow[]; loadSeconds: number }> {
-  const maxBatch = Math.max(...w.batches);
-  const blocksPerSeq = Math.ceil((w.context + w.warmup + w.steps + 1) / KV_BLOCK);
+async function measure(
+  spec: ReturnType<typeof dummyLoadSpec>['spec'],
+  device: number,
+  graph: boolean,
+  w: Workload,
+  withPrefixHit: boolean,
+): Promise<{ rows: EngineDecodeRow[]; prefixHit: PrefixHitRow[]; loadSeconds: number }> {
+  const hitBatches = withPrefixHit && w.prefixHit > 0 ? w.prefixHitBatches : [];
+  const maxBatch = Math.max(...w.batches, ...hitBatches);
+  const blocksPerSeq = Math.ceil((w.context + Math.max(w.warmup + w.steps + 1, w.prefixHit)) / KV_BLOCK);
   const t0 = performance.now();
   const engine = await Engine.load(spec, {
     backend: 'cuda',
@@ -167,7 +180,14 @@ async function measure(spec: ReturnType<typeof dummyLoadSpec>['spec'], device: n
       rows.push(row);
       process.stderr.write(`afd-bench decode: batch ${batch} graphs ${graph ? 'on' : 'off'}: ${ms.toFixed(2)} ms/step${note}\n`);
     }
-    return { rows, loadSeconds };
+    const prefixHit: PrefixHitRow[] = [];
+    for (const batch of hitBatches) {
+      const rig = { engine, vocab, blockSize: KV_BLOCK, blocks, context: w.context, suffix: w.prefixHit, prefillTokens: w.prefillTokens, repeats: Math.min(w.steps, 5) };
+      const r = await timePrefixHit(rig, batch);
+      prefixHit.push(r);
+      process.stderr.write(`${formatPrefixHit(r)}\n`);
+    }
+    return { rows, prefixHit, loadSeconds };
   } finally {
     engine.close();
   }
@@ -194,6 +214,8 @@ export function registerDecodeBench(program: Command): void {
     .option('--top-logprobs <k>', 'also time each batch with every sequence asking k top log-probabilities (0..20), beside the plain step')
     .option('--penalties', 'also time each batch with presence 0.5, frequency 0.5, repetition 1.1 (256 seen tokens, in an engine penalty slot seeded on the first step, as the scheduler does) and a 16-entry logit bias on every sequence')
     .option('--token-mask', 'also time each batch with every sequence under an allowed-token mask of half the vocabulary, given deferred (provideTokenMask) each step')
+    .option('--prefix-hit <q>', 'also time a prefix-cache hit: q new tokens per sequence over the cached context, against the cold prefill of the same prompts (decodePrefixHit.ts)')
+    .option('--prefix-hit-batches <list>', 'batch sizes of --prefix-hit (default: --batches)')
     .action(async (o: DecodeCliOptions) => {
       const w: Workload = {
         batches: o.batches.split(',').map((b) => intFlag('--batches', b.trim(), 1)),
@@ -201,6 +223,8 @@ export function registerDecodeBench(program: Command): void {
         warmup: intFlag('--warmup', o.warmup, 0),
         steps: intFlag('--steps', o.steps, 1),
         prefillTokens: intFlag('--prefill-tokens', o.prefillTokens, 1),
+        prefixHit: o.prefixHit !== undefined ? intFlag('--prefix-hit', o.prefixHit, 1) : 0,
+        prefixHitBatches: (o.prefixHitBatches ?? o.batches).split(',').map((b) => intFlag('--prefix-hit-batches', b.trim(), 1)),
         extras: { topLogprobs: o.topLogprobs !== undefined ? intFlag('--top-logprobs', o.topLogprobs, 0, MAX_TOP_LOGPROBS) : null, penalties: o.penalties === true, tokenMask: o.tokenMask === true },
       };
       const modes = o.modes.split(',').map((m) => m.trim());
@@ -211,10 +235,13 @@ export function registerDecodeBench(program: Command): void {
       const { spec, residentBytes } = dummyLoadSpec(config, 'colocated', { seed: intFlag('--seed', o.seed, 0) });
       process.stderr.write(`afd-bench decode: Engine::step, ${o.arch}/${o.preset} (${(residentBytes / 1e9).toFixed(1)} GB dummy weights), batches ${w.batches.join(',')}, context ${w.context}\n`);
       const rows: EngineDecodeRow[] = [];
+      const prefixHit: PrefixHitRow[] = [];
       let loadSeconds = 0;
-      for (const m of modes) {
-        const r = await measure(spec, intFlag('--device', o.device, 0), m === 'graph', w);
+      for (const [i, m] of modes.entries()) {
+        // Prefill steps run eagerly in both modes: the hit is timed once, in the first mode.
+        const r = await measure(spec, intFlag('--device', o.device, 0), m === 'graph', w, i === 0);
         rows.push(...r.rows);
+        prefixHit.push(...r.prefixHit);
         loadSeconds = Math.max(loadSeconds, r.loadSeconds);
       }
       const midContext = w.context + w.warmup + w.steps / 2;
@@ -236,7 +263,7 @@ export function registerDecodeBench(program: Command): void {
         command: `afd-bench decode ${process.argv.slice(3).join(' ')}`.trim(),
       });
       process.stderr.write(`${formatDecodeTable(report)}\n`);
-      const json = JSON.stringify(report, null, 2);
+      const json = JSON.stringify(prefixHit.length > 0 ? { ...report, prefixHit } : report, null, 2);
       if (o.jsonOut) writeFileSync(o.jsonOut, `${json}\n`);
       process.stdout.write(`${json}\n`);
     });

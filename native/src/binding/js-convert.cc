@@ -202,6 +202,7 @@ void readCudaOptions(const Napi::Object& v, CudaOptions& c) {
   const char* w = "options";
   if (given(v, "attentionKernel")) c.attentionKernel = parseAttentionKernel(str(v, w, "attentionKernel"), "options.attentionKernel");
   if (given(v, "attentionBlocksPerSm")) c.attentionBlocksPerSm = intOption(v, "attentionBlocksPerSm");
+  if (given(v, "attentionPrecision")) c.attentionPrecision = parseAttentionPrecision(str(v, w, "attentionPrecision"), "options.attentionPrecision");
   if (given(v, "expertGemm")) c.expertGemm = parseExpertGemmChoice(str(v, w, "expertGemm"), "options.expertGemm");
   if (given(v, "expertGemmMinTokens")) c.expertGemmMinTokens = intOption(v, "expertGemmMinTokens");
 }

@@ -11,6 +11,12 @@ AttentionKernel parseAttentionKernel(const std::string& name, const std::string&
   AFD_FAIL(what << " must be simt, tc or auto (got \"" << name << "\")");
 }
 
+AttentionPrecision parseAttentionPrecision(const std::string& name, const std::string& what) {
+  if (name == "split") return AttentionPrecision::Split;
+  if (name == "bf16") return AttentionPrecision::Bf16;
+  AFD_FAIL(what << " must be split or bf16 (got \"" << name << "\")");
+}
+
 ExpertGemmChoice parseExpertGemmChoice(const std::string& name, const std::string& what) {
   if (name == "auto") return ExpertGemmChoice::Auto;
   if (name == "ours") return ExpertGemmChoice::Ours;

@@ -14,6 +14,12 @@ enum class AttentionKernel : int {
   TensorCore = 2,  // tensor-core kernels; as a per-call choice an unsupported shape is an error
 };
 
+// How the tensor-core prefill attention rounds its operands (cuda/attention-mma.cuh): split =
+// q and the probabilities as bf16 hi + lo (two MMAs per product, ~1e-5 of f32 math); bf16 =
+// rounded once (one MMA, ~1e-3 relative, what flash-attention and HF's bf16 models do).
+// Decode keeps split: it is bound by the KV bytes, not the MMAs.
+enum class AttentionPrecision : int { Split = 0, Bf16 = 1 };
+
 // Which expert GEMM the CUDA backend's moeExperts runs (cuda/expert-gemm-cublas.h).
 enum class ExpertGemmChoice { Ours, Cublas, Auto };
 
@@ -36,6 +42,8 @@ struct CudaOptions {
   // H200 (fused decoder, Qwen3-30B-A3B shape, context 1024, interleaved runs): 1 vs 2 gives
   // batch 1 4.31 vs 4.30 ms, batch 8 10.43 vs 10.70, batch 64 21.24 vs 21.66; 4 was slower (22.17).
   int attentionBlocksPerSm = 1;
+  // Operand rounding of the tensor-core prefill attention (AttentionPrecision above).
+  AttentionPrecision attentionPrecision = AttentionPrecision::Split;
   // ours: our grouped kernel always; cublas: cuBLAS grouped GEMM always (an error where it
   // cannot run); auto: cuBLAS from expertGemmMinTokens tokens on eager steps.
   ExpertGemmChoice expertGemm = ExpertGemmChoice::Auto;
@@ -52,6 +60,8 @@ struct BackendOptions {
 
 // "auto" | "simt" | "tc"; anything else throws naming `what` (the option or variable).
 AttentionKernel parseAttentionKernel(const std::string& name, const std::string& what);
+// "split" | "bf16"; anything else throws naming `what`.
+AttentionPrecision parseAttentionPrecision(const std::string& name, const std::string& what);
 // "auto" | "ours" | "cublas"; anything else throws naming `what`.
 ExpertGemmChoice parseExpertGemmChoice(const std::string& name, const std::string& what);
 // Throws naming the field when a count is out of its range.

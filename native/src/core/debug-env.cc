@@ -29,6 +29,7 @@ DebugEnv readDebugEnv() {
   d.graphsOff = variable("AFD_ENGINE_GRAPHS") == std::optional<std::string>("off");
   if (auto v = variable("AFD_CUDA_ATTENTION")) d.attentionKernel = parseAttentionKernel(*v, "AFD_CUDA_ATTENTION");
   d.attentionBlocksPerSm = integer("AFD_ATTENTION_BLOCKS_PER_SM", 1, kMaxAttentionBlocksPerSm);
+  if (auto v = variable("AFD_ATTENTION_PRECISION")) d.attentionPrecision = parseAttentionPrecision(*v, "AFD_ATTENTION_PRECISION");
   if (auto v = variable("AFD_EXPERT_GEMM")) d.expertGemm = parseExpertGemmChoice(*v, "AFD_EXPERT_GEMM");
   d.expertGemmMinTokens = integer("AFD_EXPERT_GEMM_MIN_TOKENS", 1, kMaxExpertGemmMinTokens);
   d.pdlOff = variable("AFD_CUDA_PDL") == std::optional<std::string>("0");
@@ -49,6 +50,7 @@ void applyDebugEnv(CudaOptions& o) {
   const DebugEnv& d = debugEnv();
   if (d.attentionKernel) o.attentionKernel = *d.attentionKernel;
   if (d.attentionBlocksPerSm) o.attentionBlocksPerSm = *d.attentionBlocksPerSm;
+  if (d.attentionPrecision) o.attentionPrecision = *d.attentionPrecision;
   if (d.expertGemm) o.expertGemm = *d.expertGemm;
   if (d.expertGemmMinTokens) o.expertGemmMinTokens = *d.expertGemmMinTokens;
 }

@@ -20,6 +20,8 @@ struct DebugEnv {
   std::optional<AttentionKernel> attentionKernel;
   // AFD_ATTENTION_BLOCKS_PER_SM=1..16: CudaOptions.attentionBlocksPerSm.
   std::optional<int> attentionBlocksPerSm;
+  // AFD_ATTENTION_PRECISION=split|bf16: CudaOptions.attentionPrecision.
+  std::optional<AttentionPrecision> attentionPrecision;
   // AFD_EXPERT_GEMM=ours|cublas|auto: CudaOptions.expertGemm.
   std::optional<ExpertGemmChoice> expertGemm;
   // AFD_EXPERT_GEMM_MIN_TOKENS=1..2^30: CudaOptions.expertGemmMinTokens.

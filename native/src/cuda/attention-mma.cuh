@@ -1,9 +1,12 @@
 // Warp-level building blocks of the tensor-core attention kernels (sm_80+ mma.sync
 // m16n8k16 bf16 -> f32, ldmatrix, cp.async), shared by decode and prefill.
 //
-// Precision: q (f32) is pre-scaled by scale * log2(e) and split into bf16 hi + lo, and the
-// probabilities likewise, so QK^T and P.V cost two MMAs each and stay within ~1e-5 of f32
-// math (K/V are exact bf16). Softmax runs in the log2 domain (exp2f).
+// Precision (kSplit, AttentionPrecision in core/backend-options.h): split = q (f32) is
+// pre-scaled by scale * log2(e) and split into bf16 hi + lo, and the probabilities
+// likewise, so QK^T and P.V cost two MMAs each and stay within ~1e-5 of f32 math (K/V are
+// exact bf16); bf16 = q and the probabilities rounded once to bf16 (what flash-attention and
+// HF's bf16 models do), one MMA each: half the tensor work, ~1e-3 relative. Softmax runs in
+// the log2 domain (exp2f) either way.
 //
 // Shared-memory tiles are row-major [rows][D] bf16 with the 16-byte chunks of a row
 // XOR-swizzled by (row & 7), so the 8 row addresses of an ldmatrix hit 8 distinct banks.
@@ -86,6 +89,18 @@ __device__ __forceinline__ void storeQChunk(bf16* qHi, bf16* qLo, int off, const
   *reinterpret_cast<uint4*>(qLo + off) = lo;
 }
 
+// 8 f32 q values (pre-scaled) -> the swizzled bf16 tile at element offset `off` (no lo part).
+__device__ __forceinline__ void storeQChunkBf16(bf16* q, int off, const float v[8]) {
+  uint4 hi;
+  uint32_t* h = reinterpret_cast<uint32_t*>(&hi);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const __nv_bfloat162 x = __floats2bfloat162_rn(v[2 * i], v[2 * i + 1]);
+    h[i] = *reinterpret_cast<const uint32_t*>(&x);
+  }
+  *reinterpret_cast<uint4*>(q + off) = hi;
+}
+
 // Where one (sequence, kv head)'s K/V rows live: cache [numBlocks, blockSize, nKv, D].
 struct KvSource {
   const bf16* k;
@@ -150,7 +165,8 @@ __device__ __forceinline__ void streamKvTiles(bf16* stages, const KvSource& src,
 
 // s[kNt][4] = Q rows [qRow0, qRow0 + 16) . K rows [kRow0, kRow0 + 8 kNt) (log2 units).
 // Fragment of s[n]: rows g = lane / 4 (e 0, 1) and g + 8 (e 2, 3), keys 8n + 2 (lane % 4) + (e & 1).
-template <int D, int kNt>
+// qLo: the lo tile (kSplit only; unread otherwise).
+template <int D, int kNt, bool kSplit = true>
 __device__ __forceinline__ void warpScores(float s[kNt][4], const bf16* qHi, const bf16* qLo, int qRow0,
                                            const bf16* kTile, int kRow0) {
   static_assert(kNt % 2 == 0, "key n-tiles come in pairs (one ldmatrix.x4)");
@@ -165,10 +181,10 @@ __device__ __forceinline__ void warpScores(float s[kNt][4], const bf16* qHi, con
   for (int n = 0; n < kLoAcc; ++n) sLo[n][0] = sLo[n][1] = sLo[n][2] = sLo[n][3] = 0.0f;
 #pragma unroll
   for (int ks = 0; ks < D / 16; ++ks) {
-    uint32_t ah[4], al[4];
+    uint32_t ah[4], al[4] = {0, 0, 0, 0};
     const int qOff = swizzled<D>(qRow0 + (lane & 15), 2 * ks + (lane >> 4));
     ldmatrixX4(ah, sharedAddress(qHi + qOff));
-    ldmatrixX4(al, sharedAddress(qLo + qOff));
+    if constexpr (kSplit) ldmatrixX4(al, sharedAddress(qLo + qOff));
 #pragma unroll
     for (int np = 0; np < kNt / 2; ++np) {
       const int m = lane >> 3;
@@ -176,16 +192,16 @@ __device__ __forceinline__ void warpScores(float s[kNt][4], const bf16* qHi, con
       ldmatrixX4(b, sharedAddress(kTile + swizzled<D>(kRow0 + np * 16 + (m >> 1) * 8 + (lane & 7), 2 * ks + (m & 1))));
       mma16816(s[2 * np], ah, b[0], b[1]);
       mma16816(s[2 * np + 1], ah, b[2], b[3]);
-      if constexpr (kLoAcc == kNt) {
+      if constexpr (kSplit && kLoAcc == kNt) {
         mma16816(sLo[2 * np], al, b[0], b[1]);
         mma16816(sLo[2 * np + 1], al, b[2], b[3]);
-      } else {
+      } else if constexpr (kSplit) {
         mma16816(s[2 * np], al, b[0], b[1]);
         mma16816(s[2 * np + 1], al, b[2], b[3]);
       }
     }
   }
-  if constexpr (kLoAcc == kNt) {
+  if constexpr (kSplit && kLoAcc == kNt) {
 #pragma unroll
     for (int n = 0; n < kNt; ++n)
 #pragma unroll
@@ -196,7 +212,7 @@ __device__ __forceinline__ void warpScores(float s[kNt][4], const bf16* qHi, con
 // Online-softmax update of the thread's two rows with masked scores s (-inf = masked),
 // then o += P . V rows [vRow0, vRow0 + 8 kNt). m: running max (log2), l: this thread's
 // partial row sum (reduce over the 4 lanes of a row at the end).
-template <int D, int kNt>
+template <int D, int kNt, bool kSplit = true>
 __device__ __forceinline__ void warpSoftmaxPv(float s[kNt][4], float m[2], float l[2], float o[D / 8][4],
                                               const bf16* vTile, int vRow0) {
   const int lane = threadIdx.x & 31;
@@ -240,9 +256,9 @@ __device__ __forceinline__ void warpSoftmaxPv(float s[kNt][4], float m[2], float
       uint32_t b[4];
       ldmatrixX4Trans(b, sharedAddress(vTile + swizzled<D>(vRow0 + kk * 16 + (mi & 1) * 8 + (lane & 7), 2 * dp + (mi >> 1))));
       mma16816(o[2 * dp], ph, b[0], b[1]);
-      mma16816(o[2 * dp], pl, b[0], b[1]);
+      if constexpr (kSplit) mma16816(o[2 * dp], pl, b[0], b[1]);
       mma16816(o[2 * dp + 1], ph, b[2], b[3]);
-      mma16816(o[2 * dp + 1], pl, b[2], b[3]);
+      if constexpr (kSplit) mma16816(o[2 * dp + 1], pl, b[2], b[3]);
     }
   }
 }

@@ -104,6 +104,7 @@ void AttentionOps::pagedAttention(const Tensor& q, const Tensor& kCache, const T
   PagedAttentionArgs whole = a;
   whole.numQueries = shape;
   a.kernel = resolveAttentionKernel(whole, ctx_.options().attentionKernel);
+  a.precision = ctx_.options().attentionPrecision;
   const size_t counters = sizeof(int32_t) * static_cast<size_t>(T * nKv);
   if (a.numSplits > 1 && splitCounters_.bytes() < counters) {
     ctx_.refuseWhileCapturing("growing the attention split counters");

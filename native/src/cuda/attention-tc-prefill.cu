@@ -31,23 +31,25 @@ constexpr int kThreads = 128;  // 4 warps x 16 rows
 constexpr int kRows = 64;
 constexpr int kStages = 2;
 
-template <int D>
+template <int D, bool kSplit>
 struct PrefillShape {
   static constexpr int kKeys = D == 256 ? 32 : 64;  // 256: the o accumulator alone is 128 registers
   static constexpr int kStageElems = 2 * kKeys * D;
-  static constexpr size_t kSharedBytes = sizeof(bf16) * (2 * kRows * D + static_cast<size_t>(kStages) * kStageElems);
+  static constexpr int kQTiles = kSplit ? 2 : 1;  // q hi (+ lo)
+  static constexpr size_t kSharedBytes = sizeof(bf16) * (kQTiles * kRows * D + static_cast<size_t>(kStages) * kStageElems);
   static constexpr int kMinBlocks = D == 256 ? 1 : 2;
 };
 
-template <int D>
-__global__ void __launch_bounds__(kThreads, PrefillShape<D>::kMinBlocks) tcPrefillKernel(PagedAttentionArgs a,
-                                                                                         int tokensPerTile) {
+template <int D, bool kSplit>
+__global__ void __launch_bounds__(kThreads, PrefillShape<D, kSplit>::kMinBlocks) tcPrefillKernel(PagedAttentionArgs a,
+                                                                                                 int tokensPerTile) {
   pdlWait();
-  constexpr int kKeys = PrefillShape<D>::kKeys;
+  using Shape = PrefillShape<D, kSplit>;
+  constexpr int kKeys = Shape::kKeys;
   extern __shared__ __align__(128) uint8_t shared[];
   bf16* qHi = reinterpret_cast<bf16*>(shared);
-  bf16* qLo = qHi + kRows * D;
-  bf16* stages = qLo + kRows * D;
+  bf16* qLo = qHi + kRows * D;  // kSplit only
+  bf16* stages = qHi + Shape::kQTiles * kRows * D;
   __shared__ int tokenSeq[kRows], tokenPos[kRows], tokenRun[kRows];
   __shared__ int runBegin[kRows + 1], runMaxPos[kRows], numRuns;
 
@@ -88,7 +90,11 @@ __global__ void __launch_bounds__(kThreads, PrefillShape<D>::kMinBlocks) tcPrefi
       const size_t head = static_cast<size_t>(t0 + row / G) * a.numHeads + kvh * G + row % G;
       tc::loadScaled8(a.q + head * D + chunk * 8, qScale, v);
     }
-    tc::storeQChunk(qHi, qLo, tc::swizzled<D>(row, chunk), v);
+    if constexpr (kSplit) {
+      tc::storeQChunk(qHi, qLo, tc::swizzled<D>(row, chunk), v);
+    } else {
+      tc::storeQChunkBf16(qHi, tc::swizzled<D>(row, chunk), v);
+    }
   }
   __syncthreads();
 
@@ -114,13 +120,13 @@ __global__ void __launch_bounds__(kThreads, PrefillShape<D>::kMinBlocks) tcPrefi
                                                                                            const bf16* vTile, int tileKey0) {
       if (tileKey0 > warpMaxPos) return;  // causal: no row of this warp sees the tile
       float s[kKeys / 8][4];
-      tc::warpScores<D, kKeys / 8>(s, qHi, qLo, warp * 16, kTile, 0);
+      tc::warpScores<D, kKeys / 8, kSplit>(s, qHi, qLo, warp * 16, kTile, 0);
 #pragma unroll
       for (int n = 0; n < kKeys / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
           if (tileKey0 + n * 8 + 2 * c + (e & 1) > (e < 2 ? posA : posB)) s[n][e] = -INFINITY;
-      tc::warpSoftmaxPv<D, kKeys / 8>(s, m, l, o, vTile, 0);
+      tc::warpSoftmaxPv<D, kKeys / 8, kSplit>(s, m, l, o, vTile, 0);
     });
   }
 
@@ -139,17 +145,17 @@ __global__ void __launch_bounds__(kThreads, PrefillShape<D>::kMinBlocks) tcPrefi
   }
 }
 
-template <int D>
+template <int D, bool kSplit>
 void launchPrefill(const PagedAttentionArgs& a, cudaStream_t stream) {
-  constexpr size_t bytes = PrefillShape<D>::kSharedBytes;
+  constexpr size_t bytes = PrefillShape<D, kSplit>::kSharedBytes;
   static std::atomic<uint64_t> sharedConfigured{0};  // devices where the opt-in is done
-  allowDynamicShared(tcPrefillKernel<D>, bytes, sharedConfigured);
+  allowDynamicShared(tcPrefillKernel<D, kSplit>, bytes, sharedConfigured);
   const int tokensPerTile = kRows / (a.numHeads / a.numKvHeads);
   // Run slots per tile: a tile holds at most min(tokensPerTile, numSeqs) runs when the
   // tokens of a sequence are contiguous; more (interleaved input) share the slots.
   const int runSlots = a.numSeqs > 0 ? std::min(tokensPerTile, a.numSeqs) : tokensPerTile;
   const dim3 grid((a.numQueries + tokensPerTile - 1) / tokensPerTile, a.numKvHeads, runSlots);
-  AFD_CUDA_CHECK(launchKernel(tcPrefillKernel<D>, grid, kThreads, bytes, stream, a, tokensPerTile));
+  AFD_CUDA_CHECK(launchKernel(tcPrefillKernel<D, kSplit>, grid, kThreads, bytes, stream, a, tokensPerTile));
 }
 
 }  // namespace
@@ -160,7 +166,13 @@ bool tensorCoreAttentionFits(const PagedAttentionArgs& a) {
 }
 
 void tensorCorePrefill(const PagedAttentionArgs& a, cudaStream_t stream) {
-  withTensorCoreHeadDim(a.headDim, "tensorCorePrefill", [&](auto d) { launchPrefill<decltype(d)::value>(a, stream); });
+  withTensorCoreHeadDim(a.headDim, "tensorCorePrefill", [&](auto d) {
+    if (a.precision == AttentionPrecision::Bf16) {
+      launchPrefill<decltype(d)::value, false>(a, stream);
+    } else {
+      launchPrefill<decltype(d)::value, true>(a, stream);
+    }
+  });
   AFD_CUDA_CHECK_LAUNCH("tcPrefillKernel");
 }
 

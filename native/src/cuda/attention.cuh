@@ -56,6 +56,9 @@ struct PagedAttentionArgs {
   // run slots per tile (see attention-tc-prefill.cu); never read as an index.
   int numSeqs = 0;
   AttentionKernel kernel = AttentionKernel::Auto;  // per-call choice; Auto: the preference, else the rule
+  // Operand rounding of the tensor-core prefill kernel (CudaOptions.attentionPrecision);
+  // decode and SIMT ignore it.
+  AttentionPrecision precision = AttentionPrecision::Split;
 };
 
 // Splits so that the grid has about blocksPerSm (CudaOptions.attentionBlocksPerSm, default

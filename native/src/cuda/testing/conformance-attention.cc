@@ -149,9 +149,18 @@ void runPagedCase(Suite& s, const PagedCase& c) {
                             " splits" + std::to_string(splits);
   // (family, maxQueryLen hint): SIMT; tensor-core decode kernel on every token (hint 1);
   // tensor-core prefill kernel (the real hint) where some sequence has several queries.
-  std::vector<std::pair<AttentionKernel, int>> runs{{AttentionKernel::Simt, maxQueryLen}, {AttentionKernel::TensorCore, 1}};
-  if (maxQueryLen > 1) runs.emplace_back(AttentionKernel::TensorCore, maxQueryLen);
-  for (auto [kernel, hint] : runs) {
+  // The prefill kernel runs in both operand precisions (AttentionPrecision).
+  struct Run {
+    AttentionKernel kernel;
+    int hint;
+    AttentionPrecision precision = AttentionPrecision::Split;
+  };
+  std::vector<Run> runs{{AttentionKernel::Simt, maxQueryLen}, {AttentionKernel::TensorCore, 1}};
+  if (maxQueryLen > 1) {
+    runs.push_back({AttentionKernel::TensorCore, maxQueryLen});
+    runs.push_back({AttentionKernel::TensorCore, maxQueryLen, AttentionPrecision::Bf16});
+  }
+  for (auto [kernel, hint, precision] : runs) {
     AFD_CUDA_CHECK(cudaMemset(out.dev.data(), 0xff, out.host.size()));
     AFD_CUDA_CHECK(cudaMemset(counters.data(), 0, sizeof(int32_t) * T * c.nKv));
     AFD_CUDA_CHECK(cudaDeviceSynchronize());
@@ -177,10 +186,11 @@ void runPagedCase(Suite& s, const PagedCase& c) {
     a.maxQueryLen = hint;
     a.numSeqs = numSeqs;
     a.kernel = kernel;
+    a.precision = precision;
     pagedAttention(a, s.cuda_.stream());
-    const bool tc = kernel == AttentionKernel::TensorCore;
-    const std::string name = std::string("pagedAttention.") + (tc ? (hint > 1 ? "tcPrefill." : "tcDecode.") : "simt.") + c.label;
-    s.check(name, shape, "bf16", out, tc ? kSplitBound : 1e-4);
+    const bool tc = kernel == AttentionKernel::TensorCore, bf16 = precision == AttentionPrecision::Bf16;
+    const std::string name = std::string("pagedAttention.") + (tc ? (hint > 1 ? (bf16 ? "tcPrefillBf16." : "tcPrefill.") : "tcDecode.") : "simt.") + c.label;
+    s.check(name, shape, "bf16", out, bf16 ? kBf16Bound : tc ? kSplitBound : 1e-4);
     std::vector<int32_t> left(static_cast<size_t>(T * c.nKv)), zeros(left.size(), 0);
     AFD_CUDA_CHECK(cudaMemcpy(left.data(), counters.data(), 4 * left.size(), cudaMemcpyDeviceToHost));
     s.checkExact(name + ".countersRearmed", shape, zeros, left);
