@@ -77,7 +77,7 @@ describe('linear-attention float64 references', () => {
     const w = rand(rng, C * W);
     const zero = new Float64Array(C * (W - 1));
     const whole = refCausalConv1d(x, w, zero, C, W, { seqStarts: [0, T], stateSlots: [0], hasState: [0] });
-    let state = zero;
+    let state: Float64Array = zero;
     const outs: number[] = [];
     for (const [t0, t1] of [[0, 1], [1, 3], [3, 4], [4, 9]] as const) {
       const r = refCausalConv1d(x.slice(t0 * C, t1 * C), w, state, C, W, { seqStarts: [0, t1 - t0], stateSlots: [0], hasState: [t0 === 0 ? 0 : 1] });
