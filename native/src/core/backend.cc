@@ -34,6 +34,17 @@ Tensor Buffer::view(DType t, std::initializer_list<int64_t> shape) const {
   return v;
 }
 
+void Backend::causalConv1d(const Tensor&, const Tensor&, Tensor&, const LinearAttentionBatch&, Tensor&) {
+  AFD_FAIL("causalConv1d is not implemented on the " << name() << " backend; run linear-attention models on the cpu backend");
+}
+void Backend::gatedDeltaRule(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&,
+                             const LinearAttentionBatch&, Tensor&) {
+  AFD_FAIL("gatedDeltaRule is not implemented on the " << name() << " backend; run linear-attention models on the cpu backend");
+}
+void Backend::rmsNormGated(const Tensor&, const Tensor&, const Tensor&, float, Tensor&) {
+  AFD_FAIL("rmsNormGated is not implemented on the " << name() << " backend; run linear-attention models on the cpu backend");
+}
+
 void Backend::beginCapture() {
   AFD_FAIL("the " << name() << " backend cannot capture graphs (CUDA graphs need --backend cuda); set cudaGraph.policy \"off\"");
 }

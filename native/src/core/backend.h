@@ -20,6 +20,7 @@
 
 #include "core/backend-options.h"
 #include "core/deepseek-ops.h"
+#include "core/linear-attention-ops.h"
 #include "core/logit-ops.h"
 #include "core/tensor.h"
 
@@ -292,6 +293,28 @@ class Backend {
   // dense[t, e] = the weight of expert e in token t's choice, 0 for experts not chosen.
   // expertIds, expertWeights: [T, K]; dense: [T, E] f32.
   virtual void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) = 0;
+
+  // ---- linear attention (Qwen3-Next / Qwen3.5 Gated DeltaNet; core/linear-attention-ops.h) ----
+  // Optional: the defaults throw "<op> is not implemented on the <name> backend".
+  // Shapes: C = conv channels, W = conv kernel width, Hk / Hv = key / value heads
+  // (Hv a multiple of Hk: v-head h reads k-head h / (Hv / Hk)), Dk / Dv = their head dims.
+  //
+  // out = SiLU(depthwise causal conv of x) per sequence, no bias: out[t, c] =
+  // silu(sum_j weight[c, j] * e[t + j]) over e = (the slot's W - 1 previous inputs, or
+  // zeros) ++ the sequence's inputs. Afterwards the slot holds the last W - 1 entries of e.
+  // x, out (may alias x): [T, C] f32; weight: [C, W]; convState: [numSlots, C, W - 1] f32 (in/out).
+  virtual void causalConv1d(const Tensor& x, const Tensor& weight, Tensor& convState, const LinearAttentionBatch& batch,
+                            Tensor& out);
+  // The gated delta rule with in-kernel L2 norm of q and k (x / sqrt(sum x^2 + 1e-6)) and
+  // q scaled by 1 / sqrt(Dk). Per sequence and v-head, token by token, state S [Dk, Dv]:
+  // S *= exp(g); S += k (beta (v - k^T S)); out = q^T S.
+  // q, k: [T, Hk, Dk] f32; v, out: [T, Hv, Dv] f32; g (log decay), beta: [T, Hv] f32;
+  // state: [numSlots, Hv, Dk, Dv] f32 (in/out).
+  virtual void gatedDeltaRule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g, const Tensor& beta,
+                              Tensor& state, const LinearAttentionBatch& batch, Tensor& out);
+  // out = weight * x / sqrt(mean(x^2) + eps) * silu(z) per row of D (weight as-is, not 1 + w).
+  // x, z, out (may alias x): [T, H, D] f32; weight: [D].
+  virtual void rmsNormGated(const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out);
 };
 
 // Records what enqueue() puts on the backend's stream as one graph (beginCapture ->

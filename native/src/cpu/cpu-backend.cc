@@ -94,5 +94,16 @@ void CpuBackend::moeGroupedRoute(const Tensor& logits, const Tensor* bias, const
 void CpuBackend::scatterRouting(const Tensor& ids, const Tensor& weights, Tensor& dense) {
   cpu::scatterRouting(pool_, ids, weights, dense);
 }
+void CpuBackend::causalConv1d(const Tensor& x, const Tensor& weight, Tensor& convState, const LinearAttentionBatch& batch,
+                              Tensor& out) {
+  cpu::causalConv1d(pool_, x, weight, convState, batch, out);
+}
+void CpuBackend::gatedDeltaRule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g, const Tensor& beta,
+                                Tensor& state, const LinearAttentionBatch& batch, Tensor& out) {
+  cpu::gatedDeltaRule(pool_, q, k, v, g, beta, state, batch, out);
+}
+void CpuBackend::rmsNormGated(const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out) {
+  cpu::rmsNormGated(pool_, x, z, weight, eps, out);
+}
 
 }  // namespace afd

@@ -58,6 +58,12 @@ class CpuBackend final : public Backend {
   void moeGroupedRoute(const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p, Tensor& expertIds,
                 Tensor& expertWeights) override;
   void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) override;
+  // Linear attention (cpu/linear-attention.cc).
+  void causalConv1d(const Tensor& x, const Tensor& weight, Tensor& convState, const LinearAttentionBatch& batch,
+                    Tensor& out) override;
+  void gatedDeltaRule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g, const Tensor& beta,
+                      Tensor& state, const LinearAttentionBatch& batch, Tensor& out) override;
+  void rmsNormGated(const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out) override;
 
  private:
   ThreadPool pool_;

@@ -48,5 +48,11 @@ void mlaAttention(ThreadPool& pool, const Tensor& q, const Tensor& latentCache, 
 void moeGroupedRoute(ThreadPool& pool, const Tensor& logits, const Tensor* scoreBias, const MoeRoutingParams& p,
               Tensor& expertIds, Tensor& expertWeights);  // moe-route.cc
 void scatterRouting(ThreadPool& pool, const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense);
+// Linear attention (core/backend.h, "linear attention").
+void causalConv1d(ThreadPool& pool, const Tensor& x, const Tensor& weight, Tensor& convState,
+                  const LinearAttentionBatch& batch, Tensor& out);  // linear-attention.cc
+void gatedDeltaRule(ThreadPool& pool, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
+                    const Tensor& beta, Tensor& state, const LinearAttentionBatch& batch, Tensor& out);
+void rmsNormGated(ThreadPool& pool, const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out);
 
 }  // namespace afd::cpu

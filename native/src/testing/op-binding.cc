@@ -92,6 +92,18 @@ class OpContext {
   std::vector<Buffer> buffers_;
 };
 
+// The linear-attention batch from inputs seqStarts, stateSlots, hasState (i32) and the
+// maxSeqLen param (default: all T tokens).
+LinearAttentionBatch linearBatch(OpContext& c, int64_t T) {
+  LinearAttentionBatch batch;
+  batch.seqStarts = c.in("seqStarts");
+  batch.stateSlots = c.in("stateSlots");
+  batch.hasState = c.in("hasState");
+  batch.numSeqs = static_cast<int>(batch.stateSlots.dim(0));
+  batch.maxSeqLen = static_cast<int>(c.num("maxSeqLen", static_cast<double>(T)));
+  return batch;
+}
+
 void runNamedOp(Backend& be, const std::string& op, OpContext& c) {
   const float eps = static_cast<float>(c.num("eps", 1e-6));
   if (op == "embedding") {
@@ -123,6 +135,25 @@ void runNamedOp(Backend& be, const std::string& op, OpContext& c) {
     batch.maxContextLen = static_cast<int>(c.num("maxContextLen", 0));
     Tensor out = c.out("out", DType::F32, {q.dim(0), q.dim(1), q.dim(2)});
     be.pagedAttention(q, c.in("kCache"), c.in("vCache"), batch, static_cast<float>(c.num("scale", 1)), out);
+  } else if (op == "causalConv1d") {
+    // inPlace: 1 passes x as out (allowed) and reads the result back as x.
+    Tensor& x = c.in("x");
+    const bool inPlace = c.num("inPlace", 0) != 0;
+    Tensor out = inPlace ? x : c.out("out", DType::F32, {x.dim(0), x.dim(1)});
+    be.causalConv1d(x, c.in("weight"), c.in("convState"), linearBatch(c, x.dim(0)), out);
+    c.alsoOutput("convState");
+    if (inPlace) c.alsoOutput("x");
+  } else if (op == "rmsNormGated") {
+    Tensor& x = c.in("x");
+    const bool inPlace = c.num("inPlace", 0) != 0;
+    Tensor out = inPlace ? x : c.out("out", DType::F32, {x.dim(0), x.dim(1), x.dim(2)});
+    be.rmsNormGated(x, c.in("z"), c.in("weight"), eps, out);
+    if (inPlace) c.alsoOutput("x");
+  } else if (op == "gatedDeltaRule") {
+    Tensor& v = c.in("v");
+    Tensor out = c.out("out", DType::F32, {v.dim(0), v.dim(1), v.dim(2)});
+    be.gatedDeltaRule(c.in("q"), c.in("k"), v, c.in("g"), c.in("beta"), c.in("state"), linearBatch(c, v.dim(0)), out);
+    c.alsoOutput("state");
   } else if (op == "matmul") {
     Tensor out = c.out("out", DType::F32, {c.in("x").dim(0), c.in("w").dim(0)});
     be.matmul(c.in("x"), c.in("w"), c.opt("bias"), out);
@@ -176,7 +207,7 @@ void runNamedOp(Backend& be, const std::string& op, OpContext& c) {
     be.copyToDevice(out.data, tokens.data(), S * 4);
   } else {
     AFD_FAIL("runOp: unknown op \"" << op << "\" (embedding, rmsNorm, addRmsNorm, qkNormRope, pagedAttention, matmul, lmHead, "
-                                       "siluGatedMlp, routerTopK, moeExperts, add, gatherRows, sample)");
+                                       "siluGatedMlp, routerTopK, moeExperts, add, gatherRows, sample, causalConv1d, gatedDeltaRule, rmsNormGated)");
   }
 }
 

@@ -1,0 +1,202 @@
+// The Gated DeltaNet ops of Qwen3-Next / Qwen3.5 linear-attention layers (core/backend.h,
+// "linear attention"): depthwise causal conv with a rolling state, the gated delta rule
+// over a per-sequence state matrix, and the gated RMSNorm of its output.
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "core/op-checks.h"
+#include "cpu/check.h"
+#include "cpu/kernels.h"
+#include "cpu/ops.h"
+#include "cpu/row-math.h"
+
+namespace afd::cpu {
+namespace {
+
+// Matches HF's l2norm (and FLA's): x / sqrt(sum x^2 + eps), eps inside the root.
+constexpr double kL2NormEps = 1e-6;
+
+inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
+std::vector<float> toF32(const Tensor& w) {
+  std::vector<float> f(static_cast<size_t>(w.numel()));
+  convertElems(w.data, w.dtype, 0, w.numel(), f.data());
+  return f;
+}
+
+// Checks the batch against T tokens and numSlots state rows: offsets start at 0, never
+// decrease and end at T; slots are in range and distinct (two sequences writing one slot
+// would race); hasState is 0 or 1; maxSeqLen covers every sequence (device backends size
+// scratch by it, so a wrong value must fail here too).
+void checkBatch(const char* op, const LinearAttentionBatch& batch, int64_t T, int64_t numSlots) {
+  const int64_t S = batch.numSeqs;
+  AFD_CHECK(S >= 0, op << ": numSeqs is " << S);
+  contract::checkShape(op, "seqStarts", batch.seqStarts, {S + 1});
+  contract::checkShape(op, "stateSlots", batch.stateSlots, {S});
+  contract::checkShape(op, "hasState", batch.hasState, {S});
+  contract::checkDType(op, "seqStarts", batch.seqStarts, DType::I32);
+  contract::checkDType(op, "stateSlots", batch.stateSlots, DType::I32);
+  contract::checkDType(op, "hasState", batch.hasState, DType::I32);
+  const int32_t* starts = batch.seqStarts.ptr<int32_t>();
+  const int32_t* slots = batch.stateSlots.ptr<int32_t>();
+  const int32_t* has = batch.hasState.ptr<int32_t>();
+  AFD_CHECK(starts[0] == 0 && starts[S] == T, op << ": seqStarts must run from 0 to the " << T << " tokens, got "
+                                                 << starts[0] << " .. " << starts[S]);
+  std::vector<bool> used(static_cast<size_t>(numSlots), false);
+  for (int64_t s = 0; s < S; ++s) {
+    const int64_t len = starts[s + 1] - starts[s];
+    AFD_CHECK(len >= 0, op << ": seqStarts decreases at sequence " << s << " (" << starts[s] << " -> " << starts[s + 1] << ")");
+    AFD_CHECK(len <= batch.maxSeqLen, op << ": sequence " << s << " has " << len << " tokens, more than maxSeqLen "
+                                         << batch.maxSeqLen);
+    AFD_CHECK(slots[s] >= 0 && slots[s] < numSlots, op << ": state slot " << slots[s] << " of sequence " << s
+                                                       << " is outside the " << numSlots << " slots");
+    AFD_CHECK(!used[slots[s]], op << ": state slot " << slots[s] << " is used by two sequences of one batch");
+    used[slots[s]] = true;
+    AFD_CHECK(has[s] == 0 || has[s] == 1, op << ": hasState of sequence " << s << " is " << has[s] << ", expected 0 or 1");
+  }
+}
+
+}  // namespace
+
+// x, out: [T, C] f32; weight: [C, W]; convState: [numSlots, C, W - 1] f32.
+void causalConv1d(ThreadPool& pool, const Tensor& x, const Tensor& weight, Tensor& convState,
+                  const LinearAttentionBatch& batch, Tensor& out) {
+  const char* op = "causalConv1d";
+  contract::checkShape(op, "x", x, {-1, -1});
+  const int64_t T = x.dim(0), C = x.dim(1);
+  contract::checkShape(op, "weight", weight, {C, -1});
+  contract::checkFloat(op, "weight", weight);
+  const int64_t W = weight.dim(1);
+  AFD_CHECK(W >= 1, op << ": weight has kernel width " << W << ", expected at least 1");
+  const int64_t ctx = W - 1;  // inputs of context each output reads besides its own
+  contract::checkShape(op, "convState", convState, {-1, C, ctx});
+  contract::checkShape(op, "out", out, {T, C});
+  checkCpuF32(op, "x", x);
+  checkCpuF32(op, "convState", convState);
+  checkCpuF32(op, "out", out);
+  checkBatch(op, batch, T, convState.dim(0));
+  const std::vector<float> w = toF32(weight);
+  const int32_t* starts = batch.seqStarts.ptr<int32_t>();
+  const int32_t* slots = batch.stateSlots.ptr<int32_t>();
+  const int32_t* has = batch.hasState.ptr<int32_t>();
+  // One work item per (sequence, block of channels). Each channel keeps its last W - 1
+  // inputs in a window, so x[t] is read before out[t] is written and out may alias x.
+  constexpr int64_t kBlock = 64;
+  const int64_t numBlocks = (C + kBlock - 1) / kBlock;
+  pool.parallelFor(batch.numSeqs * numBlocks, 1, [&](int64_t b, int64_t e) {
+    std::vector<float> window(static_cast<size_t>(ctx * kBlock));  // window[j * kBlock + i]: oldest first
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t s = item / numBlocks, c0 = item % numBlocks * kBlock, n = std::min(kBlock, C - c0);
+      float* state = convState.ptr<float>() + slots[s] * C * ctx;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < ctx; ++j) window[j * kBlock + i] = has[s] ? state[(c0 + i) * ctx + j] : 0.0f;
+      for (int64_t t = starts[s]; t < starts[s + 1]; ++t) {
+        for (int64_t i = 0; i < n; ++i) {
+          const float* wc = w.data() + (c0 + i) * W;
+          const float xt = x.ptr<float>()[t * C + c0 + i];
+          float acc = 0;
+          for (int64_t j = 0; j < ctx; ++j) acc += wc[j] * window[j * kBlock + i];
+          acc += wc[ctx] * xt;
+          for (int64_t j = 0; j + 1 < ctx; ++j) window[j * kBlock + i] = window[(j + 1) * kBlock + i];
+          if (ctx > 0) window[(ctx - 1) * kBlock + i] = xt;
+          out.ptr<float>()[t * C + c0 + i] = silu(acc);
+        }
+      }
+      // A chunk shorter than W - 1 keeps older context in the window: the state is the
+      // last W - 1 entries of (previous state or zeros) ++ inputs, as HF's concat-and-slice.
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < ctx; ++j) state[(c0 + i) * ctx + j] = window[j * kBlock + i];
+    }
+  });
+}
+
+// q, k: [T, Hk, Dk] f32; v, out: [T, Hv, Dv] f32; g, beta: [T, Hv] f32;
+// state: [numSlots, Hv, Dk, Dv] f32.
+//
+// This is HF's torch_recurrent_gated_delta_rule run token by token, which is exact: the
+// chunked form (torch_chunk_gated_delta_rule, FLA's kernels) evaluates the same
+// recurrence faster by batching a chunk's tokens into matrix products, and equals it up
+// to rounding (native/src/testing/linearAttentionReference.ts checks both in float64).
+void gatedDeltaRule(ThreadPool& pool, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
+                    const Tensor& beta, Tensor& state, const LinearAttentionBatch& batch, Tensor& out) {
+  const char* op = "gatedDeltaRule";
+  contract::checkShape(op, "q", q, {-1, -1, -1});
+  const int64_t T = q.dim(0), Hk = q.dim(1), Dk = q.dim(2);
+  contract::checkShape(op, "k", k, {T, Hk, Dk});
+  contract::checkShape(op, "v", v, {T, -1, -1});
+  const int64_t Hv = v.dim(1), Dv = v.dim(2);
+  AFD_CHECK(Hk > 0 && Hv % Hk == 0, op << ": " << Hv << " value heads are not a multiple of " << Hk << " key heads");
+  contract::checkShape(op, "g", g, {T, Hv});
+  contract::checkShape(op, "beta", beta, {T, Hv});
+  contract::checkShape(op, "state", state, {-1, Hv, Dk, Dv});
+  contract::checkShape(op, "out", out, {T, Hv, Dv});
+  const std::pair<const char*, const Tensor*> f32s[] = {{"q", &q}, {"k", &k}, {"v", &v}, {"g", &g}, {"beta", &beta},
+                                                        {"state", &state}, {"out", &out}};
+  for (const auto& [what, t] : f32s) checkCpuF32(op, what, *t);
+  checkBatch(op, batch, T, state.dim(0));
+  const int64_t group = Hv / Hk;
+  const float qScale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(Dk)));
+  const int32_t* starts = batch.seqStarts.ptr<int32_t>();
+  const int32_t* slots = batch.stateSlots.ptr<int32_t>();
+  const int32_t* has = batch.hasState.ptr<int32_t>();
+  // x / sqrt(sum x^2 + eps) * scale, sum in double.   x, out: [n].
+  auto l2norm = [](const float* x, int64_t n, float scale, float* out) {
+    double ss = 0;
+    for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
+    const float inv = static_cast<float>(1.0 / std::sqrt(ss + kL2NormEps)) * scale;
+    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inv;
+  };
+  // One work item per (sequence, value head): each owns its [Dk, Dv] state matrix.
+  pool.parallelFor(batch.numSeqs * Hv, 1, [&](int64_t b, int64_t e) {
+    std::vector<float> qn(Dk), kn(Dk), delta(Dv);
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t s = item / Hv, h = item % Hv, kh = h / group;
+      float* S = state.ptr<float>() + (slots[s] * Hv + h) * Dk * Dv;  // [Dk, Dv]
+      if (!has[s]) std::fill(S, S + Dk * Dv, 0.0f);
+      for (int64_t t = starts[s]; t < starts[s + 1]; ++t) {
+        l2norm(q.ptr<float>() + (t * Hk + kh) * Dk, Dk, qScale, qn.data());
+        l2norm(k.ptr<float>() + (t * Hk + kh) * Dk, Dk, 1.0f, kn.data());
+        const float decay = std::exp(g.ptr<float>()[t * Hv + h]);
+        const float bt = beta.ptr<float>()[t * Hv + h];
+        const float* vt = v.ptr<float>() + (t * Hv + h) * Dv;
+        // Decay, then delta = beta (v - S^T k): the correction that makes S^T k move toward v.
+        for (int64_t i = 0; i < Dk * Dv; ++i) S[i] *= decay;
+        std::copy(vt, vt + Dv, delta.begin());
+        for (int64_t i = 0; i < Dk; ++i) axpy(-kn[i], S + i * Dv, delta.data(), Dv);
+        for (int64_t j = 0; j < Dv; ++j) delta[j] *= bt;
+        // S += k delta^T; out = S^T q (read after the update, like HF).
+        for (int64_t i = 0; i < Dk; ++i) axpy(kn[i], delta.data(), S + i * Dv, Dv);
+        float* ot = out.ptr<float>() + (t * Hv + h) * Dv;
+        std::fill(ot, ot + Dv, 0.0f);
+        for (int64_t i = 0; i < Dk; ++i) axpy(qn[i], S + i * Dv, ot, Dv);
+      }
+    }
+  });
+}
+
+// x, z, out: [T, H, D] f32; weight: [D].
+void rmsNormGated(ThreadPool& pool, const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out) {
+  const char* op = "rmsNormGated";
+  contract::checkShape(op, "x", x, {-1, -1, -1});
+  const int64_t T = x.dim(0), H = x.dim(1), D = x.dim(2);
+  contract::checkShape(op, "z", z, {T, H, D});
+  contract::checkShape(op, "weight", weight, {D});
+  contract::checkFloat(op, "weight", weight);
+  contract::checkShape(op, "out", out, {T, H, D});
+  checkCpuF32(op, "x", x);
+  checkCpuF32(op, "z", z);
+  checkCpuF32(op, "out", out);
+  const std::vector<float> w = toF32(weight);
+  pool.parallelFor(T * H, 16, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      float* o = out.ptr<float>() + r * D;
+      const float* zr = z.ptr<float>() + r * D;
+      rmsNormRow(x.ptr<float>() + r * D, w.data(), eps, D, o);
+      for (int64_t i = 0; i < D; ++i) o[i] *= silu(zr[i]);
+    }
+  });
+}
+
+}  // namespace afd::cpu
