@@ -22,9 +22,9 @@ for P in ${AFD_HIT_PRECISIONS:-split bf16}; do
   say "$P: exit $?"; grep -E "prefix hit|ms/step" "$OUT/hit-$P.log" | tee -a "$OUT/summary.txt"
 done
 for P in ${AFD_HIT_SUITE_PRECISIONS:-bf16}; do
-  for G in $(echo "${AFD_HIT_GROUPS:-conformance:attention,prefix,golden}" | tr ',' ' '); do
+  for G in $(echo "${AFD_HIT_GROUPS:-conformance:attention,prefix,golden,logprobs,engine}" | tr ',' ' '); do
     AFD_ATTENTION_PRECISION=$P AFD_GPU_GROUPS=$G AFD_GOLDEN_DIR=$PWD/tools/golden/fixtures AFD_GPU_REPORT="$OUT/gpu-$P-${G//:/-}.json" \
-      timeout ${AFD_GROUP_TIMEOUT:-150} "$NODE" "$RELEASE/gpu-tests.cjs" >> "$OUT/gpu-tests-$P.log" 2>&1
+      timeout ${AFD_GROUP_TIMEOUT:-100} "$NODE" "$RELEASE/gpu-tests.cjs" >> "$OUT/gpu-tests-$P.log" 2>&1
     say "suite $P $G: exit $? $(grep -c '"passed": true' "$OUT/gpu-$P-${G//:/-}.json" 2>/dev/null) passed, $(grep -c '"passed": false' "$OUT/gpu-$P-${G//:/-}.json" 2>/dev/null) failed"
   done
 done

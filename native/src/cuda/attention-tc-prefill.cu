@@ -10,10 +10,13 @@
 // Decode rows in a mixed batch use 8 of a block's 64 rows (G = 8): fine for a few, but a
 // mostly-decode batch should go through the decode kernel (maxQueryLen = 1).
 //
-// Cost: per 64-key tile a warp does D/16 x 8 x 2 MMAs for QK^T and 4 x D/8 x 2 for P.V
-// (hi/lo), i.e. 4x the bf16 FLOPs of the attention; prefill of 4096 tokens on a 32/4 x 128
-// layer is ~0.55 TFLOP -> ~1-2 ms at mma.sync rates, against tens of ms per token-query
-// on the SIMT kernel, which re-reads the context once per query token.
+// Cost: per 64-key tile a warp does D/16 x 8 MMAs for QK^T and 4 x D/8 for P.V, each
+// twice with split precision (hi + lo operands) and once with bf16 (AttentionPrecision):
+// split is 2x the tensor work of a plain bf16 kernel. Prefill of 4096 tokens on a 32/4 x 128
+// layer is ~0.14 TFLOP of attention (x2 split) -> ~1 ms at mma.sync rates, against tens of
+// ms on the SIMT kernel, which re-reads the context once per query token. A burst of
+// prefix-cache hits (many sequences, ~100 new tokens each over thousands of cached ones) is
+// all tensor work over cached keys: there the precision halves the kernel.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
