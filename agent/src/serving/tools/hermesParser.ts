@@ -14,7 +14,7 @@
  * committed call, anything up to </tool_call> is dropped; a missing </tool_call> (the model
  * stopped, or began the next <tool_call>) ends the call too.
  */
-import { CallObjectReader } from './CallObjectReader.js';
+import { StreamedCall } from './StreamedCall.js';
 import { ContentText, DeltaBuilder, partialTagLength } from './streamText.js';
 import { newToolCallId, toolParserOf, type ToolParser, type ToolStreamDelta, type ToolStreamOptions, type ToolStreamParser } from './toolCalls.js';
 
@@ -29,13 +29,9 @@ class HermesStream implements ToolStreamParser {
   private mode: 'text' | 'call' | 'close' = 'text';
   /** A possible beginning of a tag, cut by the chunk's end. */
   private held = '';
-  /** The call's text so far, while it is not committed (content if it falls back). */
-  private pending = '';
-  private reader: CallObjectReader | null = null;
-  private committed = false;
+  private call: StreamedCall | null = null;
   /** Calls committed so far. */
   private numCalls = 0;
-  private sentArgs = 0;
 
   constructor(options: ToolStreamOptions = {}) {
     this.newId = options.newId ?? newToolCallId;
@@ -49,7 +45,7 @@ class HermesStream implements ToolStreamParser {
 
   finish(): ToolStreamDelta {
     if (this.mode === 'text') this.content.text(this.held);
-    else if (this.mode === 'call' && !this.committed) this.content.text(this.pending);
+    else if (this.mode === 'call' && !this.call!.committed) this.content.text(this.call!.pending);
     this.held = '';
     this.content.finish();
     return this.out.take();
@@ -74,42 +70,28 @@ class HermesStream implements ToolStreamParser {
 
   private beginCall(pending: string): void {
     this.mode = 'call';
-    this.pending = pending;
-    this.reader = new CallObjectReader(['arguments']);
-    this.committed = false;
-    this.sentArgs = 0;
+    this.call = new StreamedCall(['arguments'], pending, this.out, (name) => {
+      this.content.callFound();
+      this.out.callStart(this.numCalls, this.newId(), name);
+      return this.numCalls++;
+    });
   }
 
   /** One character of a call's JSON. */
   private feedCall(text: string, i: number): number {
-    const c = text[i]!;
-    const reader = this.reader!;
-    if (!this.committed) this.pending += c;
-    const state = reader.push(c);
-    if (!this.committed && reader.name !== null) {
-      this.committed = true;
-      this.pending = '';
-      this.content.callFound();
-      this.out.callStart(this.numCalls++, this.newId(), reader.name);
-    }
-    if (this.committed) {
-      this.out.callArguments(this.numCalls - 1, reader.args.slice(this.sentArgs));
-      this.sentArgs = reader.args.length;
-    }
+    const call = this.call!;
+    const state = call.push(text[i]!);
     if (state === 'error') {
-      if (!this.committed) {
+      if (!call.committed) {
         // Not a call: its text is content, as written.
         this.mode = 'text';
-        this.content.text(this.pending);
+        this.content.text(call.pending);
         return i + 1;
       }
       this.mode = 'close';
-      return i; // c may begin </tool_call>
+      return i; // the character may begin </tool_call>
     }
-    if (state === 'done') {
-      if (!reader.hasArgs) this.out.callArguments(this.numCalls - 1, '{}');
-      this.mode = 'close';
-    }
+    if (state === 'done') this.mode = 'close';
     return i + 1;
   }
 

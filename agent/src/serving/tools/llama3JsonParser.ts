@@ -10,7 +10,7 @@
  * content as written, and so is everything after it; text after the last call (other
  * than ";" and whitespace) is content.
  */
-import { CallObjectReader } from './CallObjectReader.js';
+import { StreamedCall } from './StreamedCall.js';
 import { ContentText, DeltaBuilder } from './streamText.js';
 import { newToolCallId, toolParserOf, type ToolParser, type ToolStreamDelta, type ToolStreamOptions, type ToolStreamParser } from './toolCalls.js';
 
@@ -26,12 +26,10 @@ class Llama3JsonStream implements ToolStreamParser {
    * after a call (";" or whitespace, or content); text: content to the end.
    */
   private mode: 'start' | 'call' | 'between' | 'text' = 'start';
-  /** The text not yet committed: the output's beginning, or a call not yet named (content if it falls back). */
+  /** The output's beginning while it does not show whether it is calls. */
   private pending = '';
-  private reader: CallObjectReader | null = null;
-  private committed = false;
+  private call: StreamedCall | null = null;
   private numCalls = 0;
-  private sentArgs = 0;
 
   constructor(options: ToolStreamOptions = {}) {
     this.newId = options.newId ?? newToolCallId;
@@ -50,7 +48,8 @@ class Llama3JsonStream implements ToolStreamParser {
   }
 
   finish(): ToolStreamDelta {
-    if ((this.mode === 'start' || this.mode === 'call') && !this.committed) this.content.text(this.pending);
+    if (this.mode === 'start') this.content.text(this.pending);
+    else if (this.mode === 'call' && !this.call!.committed) this.content.text(this.call!.pending);
     this.content.finish();
     return this.out.take();
   }
@@ -75,38 +74,24 @@ class Llama3JsonStream implements ToolStreamParser {
 
   private beginCall(pending: string): void {
     this.mode = 'call';
-    this.pending = pending;
-    this.reader = new CallObjectReader(ARG_KEYS);
-    this.committed = false;
-    this.sentArgs = 0;
+    this.pending = '';
+    this.call = new StreamedCall(ARG_KEYS, pending, this.out, (name) => {
+      this.content.callFound();
+      this.out.callStart(this.numCalls, this.newId(), name);
+      return this.numCalls++;
+    });
   }
 
   private feedCall(c: string, i: number): number {
-    const reader = this.reader!;
-    if (!this.committed) this.pending += c;
-    const state = reader.push(c);
-    if (!this.committed && reader.name !== null) {
-      this.committed = true;
-      this.pending = '';
-      this.content.callFound();
-      this.out.callStart(this.numCalls++, this.newId(), reader.name);
-    }
-    if (this.committed) {
-      this.out.callArguments(this.numCalls - 1, reader.args.slice(this.sentArgs));
-      this.sentArgs = reader.args.length;
-    }
+    const call = this.call!;
+    const state = call.push(c);
     if (state === 'error') {
       // Not a call (content as written), or a broken one: the rest is content.
       this.mode = 'text';
-      if (!this.committed) this.content.text(this.pending);
-      this.pending = '';
-      return this.committed ? i : i + 1;
+      if (!call.committed) this.content.text(call.pending);
+      return call.committed ? i : i + 1;
     }
-    if (state === 'done') {
-      if (!reader.hasArgs) this.out.callArguments(this.numCalls - 1, '{}');
-      this.mode = 'between';
-      this.committed = false;
-    }
+    if (state === 'done') this.mode = 'between';
     return i + 1;
   }
 
