@@ -17,8 +17,10 @@ import {
   singleFileName,
   tensorByteLength,
   writeSafetensors,
+  type ModelConfigSpec,
   type ModelRole,
   type NormalInit,
+  type TensorSlot,
   type TensorPlan,
 } from '@afd/native/checkpoint';
 import { findPreset, presetConfigJson, type ModelPreset } from './presets.js';
@@ -82,9 +84,16 @@ export interface ModelMarker {
   configOnly: boolean;
 }
 
-/** Init of one tensor: norms around 1 (so a missing norm weight shows), everything else N(0, 0.02). */
-export function initFor(name: string): NormalInit {
-  if (name.endsWith('norm.weight')) return { mean: 1, std: 0.05 };
+/**
+ * Init of one tensor: norms around 1 (so a missing norm weight shows), or around 0 where
+ * the model's RMSNorm scales by (1 + weight) (Qwen3-Next, Qwen3.5; their gdn gated norm
+ * keeps a plain weight); Gated DeltaNet dt_bias around 1 and A_log around 0 (transformers
+ * inits dt_bias to 1); everything else N(0, 0.02).
+ */
+export function initFor(t: { name: string; slot: TensorSlot }, config: Pick<ModelConfigSpec, 'normUnitOffset'>): NormalInit {
+  if (t.slot === 'attn.gated_norm' || t.slot === 'attn.dt_bias') return { mean: 1, std: 0.05 };
+  if (t.slot === 'attn.a_log') return { mean: 0, std: 0.5 };
+  if (t.name.endsWith('norm.weight')) return { mean: config.normUnitOffset ? 0 : 1, std: 0.05 };
   return { mean: 0, std: 0.02 };
 }
 
@@ -93,9 +102,9 @@ function shardName(i: number, n: number): string {
 }
 
 /** Greedy split in checkpoint order; a tensor larger than the limit gets a shard of its own. */
-export function planShards(tensors: readonly TensorPlan[], maxShardBytes: number): TensorPlan[][] {
-  const shards: TensorPlan[][] = [];
-  let current: TensorPlan[] = [];
+export function planShards<T extends TensorPlan>(tensors: readonly T[], maxShardBytes: number): T[][] {
+  const shards: T[][] = [];
+  let current: T[] = [];
   let bytes = 0;
   for (const t of tensors) {
     const size = tensorByteLength(t);
@@ -147,7 +156,10 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-async function writeWeights(dir: string, tensors: TensorPlan[], seed: number, opts: MakeModelOptions): Promise<{ files: string[]; bytes: number }> {
+/** A tensor to write and the slot it fills (its init depends on the slot). */
+type SlottedPlan = TensorPlan & { slot: TensorSlot };
+
+async function writeWeights(dir: string, tensors: SlottedPlan[], spec: ModelConfigSpec, seed: number, opts: MakeModelOptions): Promise<{ files: string[]; bytes: number }> {
   const shards = planShards(tensors, opts.maxShardBytes ?? defaultMaxShardBytes);
   const total = tensors.reduce((s, t) => s + tensorByteLength(t), 0);
   const files: string[] = [];
@@ -158,8 +170,8 @@ async function writeWeights(dir: string, tensors: TensorPlan[], seed: number, op
     await writeSafetensors(
       join(dir, name),
       shard,
-      (t) => {
-        const bytes = normalBf16(seed, t.name, tensorByteLength(t) / 2, initFor(t.name));
+      (t, index) => {
+        const bytes = normalBf16(seed, t.name, tensorByteLength(t) / 2, initFor(shard[index]!, spec));
         done += bytes.byteLength;
         opts.onProgress?.(done, total);
         return bytes;
@@ -183,7 +195,7 @@ export async function makeModel(opts: MakeModelOptions): Promise<MakeModelResult
   if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`seed must be an integer in 0..4294967295, got ${seed}`);
   const config = { ...presetConfigJson(preset), ...(opts.overrides ?? {}) };
   const spec = parseModelConfig(`preset ${preset.arch}/${preset.name}`, config);
-  const tensors: TensorPlan[] = modelTensors(spec).map((t) => ({ name: t.name, dtype: 'bf16', shape: t.shape }));
+  const tensors: SlottedPlan[] = modelTensors(spec).map((t) => ({ name: t.name, dtype: 'bf16', shape: t.shape, slot: t.slot }));
   const weightBytes = tensors.reduce((s, t) => s + tensorByteLength(t), 0);
   const configOnly = opts.configOnly ?? false;
   if (preset.weights === 'device' && !configOnly) {
@@ -209,7 +221,7 @@ export async function makeModel(opts: MakeModelOptions): Promise<MakeModelResult
     let written = 0;
     let residentBytes: Record<ModelRole, number> | null = null;
     if (!configOnly) {
-      const w = await writeWeights(tmp, tensors, seed, opts);
+      const w = await writeWeights(tmp, tensors, spec, seed, opts);
       files.push(...w.files);
       written = w.bytes;
       // Self-check: what we wrote loads for every role.
