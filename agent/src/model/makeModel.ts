@@ -52,7 +52,11 @@ export interface MakeModelOptions {
   /** Write config, generation config and tokenizer only (required for full-size presets). */
   configOnly?: boolean;
   maxShardBytes?: number;
-  /** config.json fields to override on top of the preset (e.g. a smaller vocab_size in tests). */
+  /**
+   * config.json fields to override on top of the preset (e.g. a smaller vocab_size in tests);
+   * for a preset that keeps its language model in text_config (Qwen3.5-MoE) they go there,
+   * but for architectures, tie_word_embeddings and vision_config.
+   */
   overrides?: Record<string, unknown>;
   /** Called after each tensor is written. */
   onProgress?: (bytesDone: number, bytesTotal: number) => void;
@@ -124,10 +128,25 @@ function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
+/** Top-level keys of a text_config preset that overrides set at the top (the rest go into text_config). */
+const topLevelKeys = new Set(['architectures', 'tie_word_embeddings', 'vision_config']);
+
+/** The preset's config with the overrides applied (inside text_config where the preset has one). */
+function withOverrides(config: Record<string, unknown>, overrides: Record<string, unknown>): Record<string, unknown> {
+  const text = config['text_config'];
+  if (!text || typeof text !== 'object') return { ...config, ...overrides };
+  const top = Object.fromEntries(Object.entries(overrides).filter(([k]) => topLevelKeys.has(k)));
+  const inner = Object.fromEntries(Object.entries(overrides).filter(([k]) => !topLevelKeys.has(k)));
+  return { ...config, ...top, text_config: { ...(text as Record<string, unknown>), ...inner } };
+}
+
 function generationConfig(config: Record<string, unknown>): Record<string, unknown> {
-  const eos = config['eos_token_id'];
+  // A vision-language config keeps the token ids of its language model in text_config.
+  const text = config['text_config'];
+  const ids = text && typeof text === 'object' ? { ...config, ...(text as Record<string, unknown>) } : config;
+  const eos = ids['eos_token_id'];
   const eosList = Array.isArray(eos) ? eos : eos === undefined ? [] : [eos];
-  const bos = config['bos_token_id'];
+  const bos = ids['bos_token_id'];
   return {
     bos_token_id: bos,
     // Qwen3 ends turns with <|im_end|> (151645) and documents with <|endoftext|> (151643).
@@ -193,7 +212,7 @@ export async function makeModel(opts: MakeModelOptions): Promise<MakeModelResult
   const preset = findPreset(opts.arch, opts.preset);
   const seed = opts.seed ?? 0;
   if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`seed must be an integer in 0..4294967295, got ${seed}`);
-  const config = { ...presetConfigJson(preset), ...(opts.overrides ?? {}) };
+  const config = withOverrides(presetConfigJson(preset), opts.overrides ?? {});
   const spec = parseModelConfig(`preset ${preset.arch}/${preset.name}`, config);
   const tensors: SlottedPlan[] = modelTensors(spec).map((t) => ({ name: t.name, dtype: 'bf16', shape: t.shape, slot: t.slot }));
   const weightBytes = tensors.reduce((s, t) => s + tensorByteLength(t), 0);
