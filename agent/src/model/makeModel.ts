@@ -10,6 +10,7 @@ import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promise
 import { basename, dirname, join, resolve } from 'node:path';
 import {
   buildLoadSpec,
+  engineRefusal,
   indexFileName,
   modelTensors,
   normalBf16,
@@ -71,6 +72,8 @@ export interface MakeModelResult {
   weightBytes: number;
   /** Resident weight bytes per role (router on the FFN side); null with configOnly. */
   residentBytes: Record<ModelRole, number> | null;
+  /** Why no rank can serve this model yet (layer kinds the engine lacks), or null. */
+  engineRefusal: string | null;
 }
 
 /** The outDir exists and --force was not given (or another maker won a race). */
@@ -252,7 +255,7 @@ export async function makeModel(opts: MakeModelOptions): Promise<MakeModelResult
     files.push(markerFileName);
     await moveIntoPlace(tmp, dir, opts.force ?? false);
     // Resident bytes were measured in tmp; paths inside specs are not returned.
-    return { dir, preset, files, weightBytes: written, residentBytes };
+    return { dir, preset, files, weightBytes: written, residentBytes, engineRefusal: engineRefusal(spec) };
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
