@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mkdtemp } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildLoadSpec, fromBf16Bits, modelTensors, parseModelConfig, readSafetensorsHeader } from '@afd/native/checkpoint';
+import { buildLoadSpec, familyRowOf, fromBf16Bits, modelTensors, parseModelConfig, readSafetensorsHeader, storedTensorPlans } from '@afd/native/checkpoint';
 import { isStagingDirName, makeModel, markerFileName, OutDirExistsError, planShards } from './makeModel.js';
 import { findPreset, modelPresets, presetConfigJson } from './presets.js';
 
@@ -121,7 +121,7 @@ describe('makeModel', () => {
   it.each([
     ['qwen3_next', 'model.layers.0.linear_attn.in_proj_qkvz.weight', 'model.layers.3.self_attn.q_proj.weight'],
     ['qwen3_5_moe', 'model.language_model.layers.0.linear_attn.in_proj_qkv.weight', 'model.language_model.layers.3.self_attn.q_proj.weight'],
-  ])('writes the tiny %s checkpoint: every tensor under its HF name and shape, loadable for every role', async (arch, gdnName, gatedName) => {
+  ])('writes the tiny %s checkpoint: every tensor under its HF name and shape (Qwen3.5: experts fused, as published), loadable for every role', async (arch, gdnName, gatedName) => {
     const small = { vocab_size: 4096, bos_token_id: 1, eos_token_id: 2 };
     const r = await makeModel({ arch, preset: 'tiny', outDir: join(root, arch), overrides: small });
     expect(r.engineRefusal).toMatch(new RegExp(`family ${arch}\\).*not yet implemented on the engine`));
@@ -131,9 +131,16 @@ describe('makeModel', () => {
     expect(spec.layers.map((l) => l.attention)).toEqual(['gdn', 'gdn', 'gdn', 'gqa_gated']);
     const header = await readSafetensorsHeader(join(r.dir, 'model.safetensors'));
     const written = new Map([...header.tensors].map(([name, t]) => [name, t.shape]));
-    const expected = modelTensors(spec);
+    const expected = storedTensorPlans(familyRowOf(spec), spec, modelTensors(spec));
     expect(written.size).toBe(expected.length);
     for (const t of expected) expect(written.get(t.name), t.name).toEqual(t.shape);
+    if (arch === 'qwen3_next') {
+      expect(written.get('model.layers.2.mlp.experts.7.gate_proj.weight')).toEqual([24, 64]);
+    } else {
+      expect(written.get('model.language_model.layers.2.mlp.experts.gate_up_proj')).toEqual([8, 48, 64]);
+      expect(written.get('model.language_model.layers.2.mlp.experts.down_proj')).toEqual([8, 64, 24]);
+      expect([...written.keys()].some((n) => /experts\.\d+\./.test(n))).toBe(false);
+    }
     // Hk 2 x Dk 16 = 32 key dims, Hv 4 x Dv 12 = 48 value dims; 4 heads of 16 with the gate = 128 q rows.
     expect(written.get(gdnName)).toEqual(arch === 'qwen3_next' ? [2 * 32 + 2 * 48, 64] : [2 * 32 + 48, 64]);
     expect(written.get(gatedName)).toEqual([128, 64]);

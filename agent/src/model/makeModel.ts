@@ -11,11 +11,13 @@ import { basename, dirname, join, resolve } from 'node:path';
 import {
   buildLoadSpec,
   engineRefusal,
+  familyRowOf,
   indexFileName,
   modelTensors,
   normalBf16,
   parseModelConfig,
   singleFileName,
+  storedTensorPlans,
   tensorByteLength,
   writeSafetensors,
   type ModelConfigSpec,
@@ -217,7 +219,8 @@ export async function makeModel(opts: MakeModelOptions): Promise<MakeModelResult
   if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`seed must be an integer in 0..4294967295, got ${seed}`);
   const config = withOverrides(presetConfigJson(preset), opts.overrides ?? {});
   const spec = parseModelConfig(`preset ${preset.arch}/${preset.name}`, config);
-  const tensors: SlottedPlan[] = modelTensors(spec).map((t) => ({ name: t.name, dtype: 'bf16', shape: t.shape, slot: t.slot }));
+  // In the layout the family's published checkpoints use (Qwen3.5-MoE: fused experts).
+  const tensors: SlottedPlan[] = storedTensorPlans(familyRowOf(spec), spec, modelTensors(spec)).map((t) => ({ name: t.name, dtype: 'bf16', shape: t.shape, slot: t.slot }));
   const weightBytes = tensors.reduce((s, t) => s + tensorByteLength(t), 0);
   const configOnly = opts.configOnly ?? false;
   if (preset.weights === 'device' && !configOnly) {

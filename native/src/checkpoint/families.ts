@@ -9,6 +9,7 @@
 import type { ArchFamily, ModelConfigSpec, TensorSlot } from '../modelSpec.js';
 import { deepseekFfn, mlaAttention } from './deepseekConfig.js';
 import { denseFfn, gqaAttention, mixtralFfn, qwen3MoeFfn, type AttentionFields, type FamilyInput, type FfnFields } from './familyFields.js';
+import type { FusedExpertNames } from './fusedExperts.js';
 import { hybridAttention, qwen3NextFfn } from './qwen3NextConfig.js';
 
 /**
@@ -42,6 +43,10 @@ export interface FamilyRow {
   normUnitOffset?: true;
   /** The language model's config is config.json's text_config (a vision-language checkpoint served as text only). */
   textConfig?: true;
+  /** Routed experts may be stored fused under these names (fusedExperts.ts); loaded either way. */
+  fusedExperts?: FusedExpertNames;
+  /** The family's published checkpoints store the experts fused: make-model writes them so. */
+  writesFusedExperts?: true;
 }
 
 const layer = (rest: string, prefix = 'model.'): string => `${prefix}layers.{L}.${rest}`;
@@ -100,9 +105,9 @@ const hfNames: SlotNames = {
  * "model.language_model." inside Qwen3_5MoeForConditionalGeneration, whose vision weights
  * model.visual.* and multi-token-prediction weights mtp.* the engine does not load), with
  * one shared expert (mlp.shared_expert, singular) and its gate. Routed experts are the
- * per-expert modules mlp.experts.{e}.{gate,up,down}_proj of the Hub checkpoints (transformers
- * 5 fuses them into gate_up_proj / down_proj when it loads; a checkpoint saved in that fused
- * layout is refused with a hint, loadSpec.ts missingHint).
+ * per-expert modules mlp.experts.{e}.{gate,up,down}_proj (the published Qwen3-Next
+ * checkpoints), or fused mlp.experts.gate_up_proj / down_proj (qwenNextFusedExperts: the
+ * published Qwen3.5-MoE checkpoints, and transformers 5's layout).
  */
 function qwenNextNames(prefix: string): SlotNames {
   const names: Record<string, string> = {};
@@ -127,6 +132,12 @@ const mixtralNames: SlotNames = {
 };
 
 const qwen3Attention = gqaAttention({ qkNorm: true, biases: 'attention_bias' });
+
+/** The fused expert tensors of Qwen3-Next / Qwen3.5-MoE under `prefix`. */
+const qwenNextFusedExperts = (prefix: string): FusedExpertNames => ({
+  gateUp: layer('mlp.experts.gate_up_proj', prefix),
+  down: layer('mlp.experts.down_proj', prefix),
+});
 
 /** Qwen3-Next / Qwen3.5-MoE: transformers' defaults (rope_theta: the generic 10000; published checkpoints set 1e7). */
 const qwenNextDefaults = { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 32768, headDim: 256 };
@@ -188,6 +199,7 @@ const rows: Readonly<Record<string, FamilyRow>> = {
     ffn: qwen3NextFfn('next'),
     names: qwenNextNames('model.'),
     normUnitOffset: true,
+    fusedExperts: qwenNextFusedExperts('model.'),
   },
   Qwen3_5MoeForConditionalGeneration: {
     family: 'qwen3_5_moe',
@@ -197,6 +209,8 @@ const rows: Readonly<Record<string, FamilyRow>> = {
     names: qwenNextNames('model.language_model.'),
     normUnitOffset: true,
     textConfig: true,
+    fusedExperts: qwenNextFusedExperts('model.language_model.'),
+    writesFusedExperts: true,
   },
   // The text-only class of the same model (its text config at the top level, weights under model.).
   Qwen3_5MoeForCausalLM: {
@@ -206,6 +220,8 @@ const rows: Readonly<Record<string, FamilyRow>> = {
     ffn: qwen3NextFfn('3.5'),
     names: qwenNextNames('model.'),
     normUnitOffset: true,
+    fusedExperts: qwenNextFusedExperts('model.'),
+    writesFusedExperts: true,
   },
 };
 
