@@ -57,6 +57,8 @@ describe('Qwen3-Next configs', () => {
     expect(parse(nextMinimal({ num_hidden_layers: 6, full_attention_interval: 3 })).layers.map((l) => l.attention)).toEqual(['gdn', 'gdn', 'gqa_gated', 'gdn', 'gdn', 'gqa_gated']);
     const types = ['full_attention', 'linear_attention', 'full_attention', 'linear_attention'];
     expect(parse(nextMinimal({ num_hidden_layers: 4, layer_types: types })).layers.map((l) => l.attention)).toEqual(['gqa_gated', 'gdn', 'gqa_gated', 'gdn']);
+    // transformers' legacy names: mamba = linear_attention, attention = full_attention.
+    expect(parse(nextMinimal({ num_hidden_layers: 2, layer_types: ['mamba', 'attention'] })).layers.map((l) => l.attention)).toEqual(['gdn', 'gqa_gated']);
     expect(() => parse(nextMinimal({ num_hidden_layers: 4, layer_types: types.slice(1) }))).toThrow(/layer_types has 3 entries but num_hidden_layers is 4/);
     expect(() => parse(nextMinimal({ num_hidden_layers: 2, layer_types: ['linear_attention', 'sliding_attention'] }))).toThrow(/layer_types\[1\] is "sliding_attention" \(supported: linear_attention, full_attention\)/);
   });

@@ -23,6 +23,8 @@ export const defaultPartialRotaryFactor = 0.25;
 /** The layer types transformers knows for these families. */
 const layerTypes = ['linear_attention', 'full_attention'] as const;
 type LayerType = (typeof layerTypes)[number];
+/** Legacy names transformers still accepts (remap_legacy_layer_types). */
+const legacyLayerTypes: Readonly<Record<string, LayerType>> = { mamba: 'linear_attention', attention: 'full_attention' };
 
 const hybridSchema = z.looseObject({
   layer_types: z.array(z.string()).nullish(),
@@ -42,7 +44,7 @@ export function hybridLayerTypes(file: string, h: HybridFields, numLayers: numbe
   if (h.layer_types) {
     if (h.layer_types.length !== numLayers) failConfig(file, `layer_types has ${h.layer_types.length} entries but num_hidden_layers is ${numLayers}`, 'give one layer type per layer');
     return h.layer_types.map((t, l) =>
-      (layerTypes as readonly string[]).includes(t) ? (t as LayerType) : failConfig(file, `layer_types[${l}] is "${t}" (supported: ${layerTypes.join(', ')})`),
+      (layerTypes as readonly string[]).includes(t) ? (t as LayerType) : (legacyLayerTypes[t] ?? failConfig(file, `layer_types[${l}] is "${t}" (supported: ${layerTypes.join(', ')})`)),
     );
   }
   const interval = h.full_attention_interval ?? defaultFullAttentionInterval;

@@ -146,7 +146,7 @@ function linearShape(c: Config, name: string, numLayers: number): LinearAttentio
   let layers: number;
   if (Array.isArray(c.layer_types)) {
     if (c.layer_types.length !== numLayers) throw new Error(`model config ${name}: layer_types has ${c.layer_types.length} entries for ${numLayers} layers`);
-    layers = c.layer_types.filter((t) => t === 'linear_attention').length;
+    layers = c.layer_types.filter((t) => t === 'linear_attention' || t === 'mamba').length; // 'mamba': transformers' legacy name
   } else {
     const interval = num(c, 'full_attention_interval') ?? 4;
     layers = numLayers - Math.floor(numLayers / interval);
