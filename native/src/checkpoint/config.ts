@@ -96,6 +96,7 @@ export function parseModelConfig(file: string, json: unknown, generationConfig?:
   if (refusal) failConfig(file, refusal.problem, refusal.fix);
   const { kinds: attentionKinds, ...attentionFields } = row.attention(input);
   const { kinds, ...ffnFields } = row.ffn(input);
+  if (attentionKinds.length !== numLayers || kinds.length !== numLayers) throw new Error(`family row ${row.family}: kinds for ${attentionKinds.length} / ${kinds.length} of ${numLayers} layers`);
   if (ffnFields.numExperts > 0 && ffnFields.numExpertsPerTok > ffnFields.numExperts) {
     failConfig(file, `num_experts_per_tok ${ffnFields.numExpertsPerTok} exceeds the ${ffnFields.numExperts} experts`);
   }
@@ -106,7 +107,6 @@ export function parseModelConfig(file: string, json: unknown, generationConfig?:
   }
 
   const gen = generationConfig && typeof generationConfig === 'object' ? (generationConfig as Record<string, unknown>) : {};
-  if (attentionKinds.length !== numLayers) throw new Error(`family row ${row.family}: ${attentionKinds.length} attention kinds for ${numLayers} layers`);
   const genEos = tokenIds.safeParse(gen['eos_token_id']);
   const eosTokenIds = [...new Set([...idList(base.eos_token_id), ...(genEos.success ? idList(genEos.data) : [])])];
   for (const id of eosTokenIds) if (id >= base.vocab_size) failConfig(file, `eos_token_id ${id} is outside the vocabulary (vocab_size ${base.vocab_size})`);
