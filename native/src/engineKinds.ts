@@ -29,7 +29,10 @@ export const slotsNotYetOnEngine: readonly TensorSlot[] = [
   'ffn.shared_expert_gate',
 ];
 
-/** "0-2, 4" for [0, 1, 2, 4]. */
+/** Ranges listed before the rest is summarised. */
+const maxRanges = 4;
+
+/** "layers 0-2, 4" for [0, 1, 2, 4], "layer 3" for [3]; a long list as its first ranges and a count. */
 function layerRanges(layers: readonly number[]): string {
   const parts: string[] = [];
   for (let i = 0; i < layers.length; ) {
@@ -38,18 +41,25 @@ function layerRanges(layers: readonly number[]): string {
     parts.push(i === j ? `${layers[i]}` : `${layers[i]}-${layers[j]}`);
     i = j + 1;
   }
-  return parts.join(', ');
+  if (layers.length === 1) return `layer ${parts[0]}`;
+  if (parts.length <= maxRanges) return `layers ${parts.join(', ')}`;
+  return `${layers.length} layers: ${parts.slice(0, maxRanges).join(', ')}, ...`;
 }
 
 /** What of a model the engine cannot build yet, one phrase each; empty when it can build all of it. */
 export function engineGaps(config: ModelConfigSpec): string[] {
   const gaps: string[] = [];
-  const byKind = new Map<string, number[]>();
-  config.layers.forEach((k, l) => {
-    if (!engineAttentionKinds.includes(k.attention)) byKind.set(`attention kind ${k.attention}`, [...(byKind.get(`attention kind ${k.attention}`) ?? []), l]);
-    if (!engineFfnKinds.includes(k.ffn)) byKind.set(`FFN kind ${k.ffn}`, [...(byKind.get(`FFN kind ${k.ffn}`) ?? []), l]);
-  });
-  for (const [what, layers] of byKind) gaps.push(`${what} (layers ${layerRanges(layers)})`);
+  // Attention kinds first, then FFN kinds, each with the layers that have it.
+  const missing = (what: string, kindOf: (l: number) => string, known: readonly string[]): void => {
+    const byKind = new Map<string, number[]>();
+    config.layers.forEach((_, l) => {
+      const kind = kindOf(l);
+      if (!known.includes(kind)) byKind.set(kind, [...(byKind.get(kind) ?? []), l]);
+    });
+    for (const [kind, layers] of byKind) gaps.push(`${what} kind ${kind} (${layerRanges(layers)})`);
+  };
+  missing('attention', (l) => config.layers[l]!.attention, engineAttentionKinds);
+  missing('FFN', (l) => config.layers[l]!.ffn, engineFfnKinds);
   if (config.normUnitOffset) gaps.push('RMSNorm with (1 + weight)');
   if (config.rotaryDim !== config.headDim && !config.mla) gaps.push(`partial RoPE (${config.rotaryDim} of ${config.headDim} head dims)`);
   return gaps;

@@ -17,5 +17,5 @@ export { storedTensorPlans, fusedExpertRef, type FusedExpertNames, type StoredTe
 export { dummyLoadSpec, dummyInit, DUMMY_NORM_SPREAD, type DummySpecOptions } from './dummy.js';
 export { writeSafetensors, planSafetensors, tensorByteLength, type TensorPlan, type TensorBytes, type TensorFill } from './writer.js';
 export { Xoshiro128, normalBf16, toBf16Bits, fromBf16Bits, hashName, type NormalInit } from './random.js';
-export { engineGaps, engineRefusal, slotsNotYetOnEngine } from '../engineKinds.js';
+export { assertEngineBuilds, engineGaps, engineRefusal, slotsNotYetOnEngine } from '../engineKinds.js';
 export type { ArchFamily, AttentionKind, FfnKind, LayerKinds, ModelRole, ModelLoadSpec, ModelConfigSpec, SlotBinding, StoredTensor, TensorRef, TensorSlot, TensorDtype, RopeScalingSpec, GdnSpec } from '../modelSpec.js';
