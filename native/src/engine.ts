@@ -15,6 +15,7 @@
  */
 import { defersTokenMask, validateStepPlan, type RankStats, type StepPlan, type StepResult } from '@afd/shared';
 import { buildLoadSpec } from './checkpoint/loadSpec.js';
+import { assertEngineBuilds } from './engineKinds.js';
 import { expertStatsOf, toRankStats } from './rankStats.js';
 import { loadAddon, type NativeAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats, type NativeExpertStats } from './addon.js';
 import { isMoeLayer, type ModelLoadSpec, type ModelRole } from './modelSpec.js';
@@ -86,6 +87,8 @@ export class Engine {
     if (typeof model !== 'string' && role !== undefined && role !== model.role) {
       throw new Error(`Engine.load: options.role is ${role} but the load spec was built for ${model.role}; build the spec for the role you want`);
     }
+    // Layer kinds and features C++ does not build yet (Qwen3-Next, Qwen3.5) are refused here, naming the family.
+    assertEngineBuilds(spec.config);
     const native = new addon.Engine();
     const info = await native.load(spec, nativeOptions);
     return new Engine(native, addon, info, spec);

@@ -10,22 +10,30 @@
  * (native/src/checkpoint/families.ts). A label only: the engine builds every layer from
  * its kinds (LayerKinds) and binds tensors by slot (TensorSlot); C++ names no family.
  */
-export type ArchFamily = 'qwen3_moe' | 'qwen3' | 'llama' | 'mixtral' | 'deepseek_v2' | 'deepseek_v3';
+export type ArchFamily = 'qwen3_moe' | 'qwen3' | 'llama' | 'mixtral' | 'deepseek_v2' | 'deepseek_v3' | 'qwen3_next' | 'qwen3_5_moe';
 
 /**
  * The attention module of a decoder layer. gqa: q/k/v/o projections (grouped-query;
  * multi-head as the case numKvHeads = numHeads), optional biases and q/k head norms;
- * mla: DeepSeek's multi-head latent attention (ModelConfigSpec.mla). 'linear-attention'
- * (Qwen3-Next, Qwen3.5) joins them with its own module and slots.
+ * mla: DeepSeek's multi-head latent attention (ModelConfigSpec.mla);
+ * gqa_gated: Qwen3-Next's gated full attention, gqa with q_proj twice as wide (per head
+ * [query headDim | gate headDim]), the attention output times sigmoid(gate) before o_proj,
+ * q/k head norms and RoPE on the first rotaryDim dims of each head;
+ * gdn: Gated DeltaNet linear attention (ModelConfigSpec.gdn): no KV cache, a fixed-size
+ * state per sequence (conv window + [Hv, Dk, Dv] recurrent state).
+ * The engine builds gqa and mla today (engineKinds.ts refuses the others before loading).
  */
-export type AttentionKind = 'gqa' | 'mla';
+export type AttentionKind = 'gqa' | 'mla' | 'gqa_gated' | 'gdn';
 
 /**
  * The FFN module of a decoder layer. dense: one SiLU-gated MLP; moe: a router choosing
  * numExpertsPerTok of numExperts routed experts; moe+shared: the same plus shared experts
- * every token goes through (ModelConfigSpec.routing.sharedIntermediateSize wide).
+ * every token goes through (ModelConfigSpec.routing.sharedIntermediateSize wide);
+ * moe+gated_shared: softmax top-k experts plus one shared expert
+ * (ModelConfigSpec.gatedSharedExpert.intermediateSize wide) whose output is scaled per
+ * token by sigmoid(shared_expert_gate . x) (Qwen3-Next, Qwen3.5-MoE).
  */
-export type FfnKind = 'dense' | 'moe' | 'moe+shared';
+export type FfnKind = 'dense' | 'moe' | 'moe+shared' | 'moe+gated_shared';
 
 /** What one decoder layer is built from: the engine picks one module per kind. */
 export interface LayerKinds {
@@ -65,8 +73,32 @@ export type DenseFfnSlot = 'ffn.gate_proj' | 'ffn.up_proj' | 'ffn.down_proj';
 export type MoeSlot = 'ffn.router' | 'ffn.router_bias' | 'ffn.shared.gate_proj' | 'ffn.shared.up_proj' | 'ffn.shared.down_proj';
 /** One routed expert's MLP (TensorRef.expert says which). */
 export type ExpertSlot = 'ffn.experts.gate_proj' | 'ffn.experts.up_proj' | 'ffn.experts.down_proj';
+/**
+ * gdn attention (Gated DeltaNet). Its input projection comes in one of two layouts
+ * (GdnSpec.projLayout): 'grouped' (Qwen3-Next) in_proj_qkvz [2 Hk Dk + 2 Hv Dv, H] grouped
+ * per key head as [q Dk | k Dk | v (Hv/Hk) Dv | z (Hv/Hk) Dv] and in_proj_ba [2 Hv, H]
+ * grouped per key head as [b Hv/Hk | a Hv/Hk]; 'split' (Qwen3.5) in_proj_qkv
+ * [2 Hk Dk + Hv Dv, H] as [q all heads | k all heads | v all heads], in_proj_z [Hv Dv, H],
+ * in_proj_b [Hv, H], in_proj_a [Hv, H]. Then the depthwise causal conv over the q|k|v
+ * channels conv1d [2 Hk Dk + Hv Dv, 1, K], dt_bias [Hv], A_log [Hv], the gated RMSNorm over
+ * each value head gated_norm [Dv] (plain weight, not 1 + weight), out_proj [H, Hv Dv].
+ */
+export type GdnSlot =
+  | 'attn.in_proj_qkvz'
+  | 'attn.in_proj_ba'
+  | 'attn.in_proj_qkv'
+  | 'attn.in_proj_z'
+  | 'attn.in_proj_b'
+  | 'attn.in_proj_a'
+  | 'attn.conv1d'
+  | 'attn.dt_bias'
+  | 'attn.a_log'
+  | 'attn.gated_norm'
+  | 'attn.out_proj';
+/** moe+gated_shared FFN: the shared expert's scalar gate [1, H] (its MLP uses the ffn.shared.* slots). */
+export type GatedSharedSlot = 'ffn.shared_expert_gate';
 /** Tensors of one decoder layer (TensorRef.layer says which). */
-export type LayerSlot = NormSlot | GqaSlot | MlaSlot | DenseFfnSlot | MoeSlot | ExpertSlot;
+export type LayerSlot = NormSlot | GqaSlot | MlaSlot | GdnSlot | DenseFfnSlot | MoeSlot | GatedSharedSlot | ExpertSlot;
 /** Where the engine binds a tensor. */
 export type TensorSlot = GlobalSlot | LayerSlot;
 
@@ -123,6 +155,30 @@ export interface MoeRoutingSpec {
   sharedIntermediateSize: number;
 }
 
+/**
+ * Gated DeltaNet (gdn layers, Qwen3-Next / Qwen3.5). Per token: project q, k (Hk heads of
+ * Dk), v, z (Hv heads of Dv), b, a (Hv); a depthwise causal conv (kernel convKernel, SiLU)
+ * over the q|k|v channels; beta = sigmoid(b), g = -exp(A_log) * softplus(a + dt_bias);
+ * q, k L2-normalised and repeated to Hv heads; the gated delta rule over a state
+ * [Hv, Dk, Dv] (q scaled by Dk ** -0.5); out = RMSNorm(o) * weight * silu(z) per value
+ * head; out_proj. State per sequence: the last convKernel - 1 inputs of the conv channels
+ * plus the recurrent state.
+ */
+export interface GdnSpec {
+  /** linear_num_key_heads (Hk). */
+  numKeyHeads: number;
+  /** linear_num_value_heads (Hv, a multiple of Hk). */
+  numValueHeads: number;
+  /** linear_key_head_dim (Dk). */
+  keyHeadDim: number;
+  /** linear_value_head_dim (Dv). */
+  valueHeadDim: number;
+  /** linear_conv_kernel_dim (K). */
+  convKernel: number;
+  /** How the input projection is stored (GdnSlot): grouped in_proj_qkvz/ba (Qwen3-Next) or split in_proj_qkv/z/b/a (Qwen3.5). */
+  projLayout: 'grouped' | 'split';
+}
+
 /** The model, already validated and normalised from config.json by its family row. */
 export interface ModelConfigSpec {
   /** The family row the config was read with (a label: nothing branches on it). */
@@ -146,6 +202,22 @@ export interface ModelConfigSpec {
   qkNorm: boolean;
   /** gqa layers: biases on the q/k/v/o projections (llama attention_bias): the attn.*_bias slots. */
   attentionBias: boolean;
+  /**
+   * Dims of each q/k head RoPE rotates (the first rotaryDim, rotate-half within them; the
+   * rest pass through): headDim, or headDim x partial_rotary_factor (Qwen3-Next: 1/4).
+   */
+  rotaryDim: number;
+  /**
+   * Every RMSNorm of the decoder (input, post-attention, final, q/k head norms) scales by
+   * (1 + weight): zero-centred stored weights (Qwen3-Next, Qwen3.5). The gdn gated norm
+   * does not (plain weight).
+   */
+  normUnitOffset: boolean;
+  /**
+   * config.json describes a vision encoder (vision_config, Qwen3.5) that the engine does not
+   * load: the model is served as text only and its vision weights (model.visual.*) are ignored.
+   */
+  visionTowerIgnored: boolean;
   /** Routed experts per MoE layer; 0 for dense models. */
   numExperts: number;
   /** Experts chosen per token. */
@@ -163,6 +235,10 @@ export interface ModelConfigSpec {
   mla: MlaSpec | null;
   /** Grouped routing and shared experts (DeepSeek) of moe / moe+shared layers; null: softmax top-k, no shared experts. */
   routing: MoeRoutingSpec | null;
+  /** The hyper-parameters of gdn layers; null when no layer is gdn. */
+  gdn: GdnSpec | null;
+  /** The sigmoid-gated shared expert of moe+gated_shared layers (shared_expert_intermediate_size wide); null when none is. */
+  gatedSharedExpert: { intermediateSize: number } | null;
   /** Std of the weight initialiser (HF initializer_range, default 0.02): the scale of dummy weights. */
   initializerRange: number;
   /** Storage dtype of the weights (HF torch_dtype, default bf16): what dummy weights are generated in. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelInspectResultSchema } from '@afd/shared';
 import { makeModel } from './makeModel.js';
-import { CONFIG_ONLY_REASON, inspectModelDir } from './inspectModel.js';
+import { CONFIG_ONLY_REASON, inspectModelDir, VISION_IGNORED_NOTE } from './inspectModel.js';
 
 let root: string;
 let modelDir: string;
@@ -68,6 +68,32 @@ describe('inspectModelDir', () => {
     expect(r).toMatchObject({ status: 'ready', reason: null, roles: ['colocated', 'attention', 'ffn'] });
     expect(r.config).toMatchObject({ family: 'deepseek_v2' });
     expect(r.config!.roleBytes.attention + r.config!.roleBytes.ffn).toBe(r.config!.roleBytes.colocated);
+  });
+
+  it('reads a Qwen3-Next checkpoint whole but refuses to serve it: the engine lacks its layer kinds', async () => {
+    const dir = (await makeModel({ arch: 'qwen3_next', preset: 'tiny', outDir: join(root, 'next'), overrides: small })).dir;
+    const r = modelInspectResultSchema.parse(await inspectModelDir(dir));
+    expect(r).toMatchObject({ status: 'refused', roles: [], weights: { present: true, files: 1 }, tokenizer: { present: true } });
+    expect(r.reason).toMatch(/^Qwen3NextForCausalLM \(family qwen3_next\): attention kind gdn \(layers 0-2\);.*not yet implemented on the engine/);
+    expect(r.config).toMatchObject({ architecture: 'Qwen3NextForCausalLM', family: 'qwen3_next', numLayers: 4, numExperts: 8 });
+    expect(r.config!.roleBytes.attention + r.config!.roleBytes.ffn).toBe(r.config!.roleBytes.colocated);
+    // A broken checkpoint of the family says what is broken first.
+    const config = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(join(dir, 'config.json'), JSON.stringify({ ...config, linear_value_head_dim: 10 }));
+    expect((await inspectModelDir(dir)).reason).toMatch(/linear_attn.*has shape .* but config\.json needs/);
+  });
+
+  it('says a Qwen3.5-MoE checkpoint is text only: the vision tower is ignored', async () => {
+    const dir = (await makeModel({ arch: 'qwen3_5_moe', preset: 'tiny', outDir: join(root, 'q35'), overrides: small })).dir;
+    const r = await inspectModelDir(dir);
+    expect(r.status).toBe('refused');
+    expect(r.reason).toMatch(/family qwen3_5_moe.*not yet implemented on the engine/);
+    expect(r.reason).toContain(VISION_IGNORED_NOTE);
+    expect(VISION_IGNORED_NOTE).toMatch(/vision tower .* is ignored/);
+    const configOnly = (await makeModel({ arch: 'qwen3_5_moe', preset: 'qwen3.5-35b-a3b', outDir: join(root, 'q35-full'), configOnly: true })).dir;
+    const full = await inspectModelDir(configOnly);
+    expect(full).toMatchObject({ status: 'refused', config: { family: 'qwen3_5_moe', numLayers: 40, vocabSize: 248320 } });
+    expect(full.reason).toContain(VISION_IGNORED_NOTE);
   });
 
   it('limits a directory without a tokenizer to FFN ranks', async () => {

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import {
   buildLoadSpec,
   CheckpointError,
+  engineRefusal,
   indexFileName,
   modelTensors,
   numElements,
@@ -79,6 +80,19 @@ function rolesWith(tokenizer: ModelInspectResult['tokenizer']): ProcessRole[] {
 
 const noWeights = { present: false, files: 0, bytes: 0 };
 
+/** What inspect says of a vision-language checkpoint served as text only. */
+export const VISION_IGNORED_NOTE = 'text only: the vision tower (vision_config, weights model.visual.*) is not loaded and is ignored';
+
+/**
+ * Why no rank can run a model the checkpoint layer understands (a family whose layer kinds
+ * the engine lacks, engineKinds.ts), or null; with the vision note where it applies.
+ */
+function engineNotes(config: ModelConfigSpec): { refusal: string | null; note: string | null } {
+  const refusal = engineRefusal(config);
+  const vision = config.visionTowerIgnored ? VISION_IGNORED_NOTE : null;
+  return { refusal: refusal && vision ? `${refusal}; ${vision}` : refusal, note: vision };
+}
+
 /** Inspects `dir` on this host. Never throws for a bad directory: the answer says what is wrong. */
 export async function inspectModelDir(dirInput: string): Promise<ModelInspectResult> {
   const dir = resolve(dirInput);
@@ -112,10 +126,13 @@ export async function inspectModelDir(dirInput: string): Promise<ModelInspectRes
     return refused(e instanceof CheckpointError ? e.message : `config.json: ${(e as Error).message}`);
   }
   const tokenizer = await tokenizerOf(dir);
+  const { refusal, note } = engineNotes(config);
   const hasWeights = entries.includes(singleFileName) || entries.includes(indexFileName);
   const otherWeights = entries.filter((e) => /\.(safetensors|bin|pt|pth|gguf)$/.test(e));
   if (!hasWeights && otherWeights.length === 0) {
-    return { dir, status: 'config-only', reason: CONFIG_ONLY_REASON, config: summarizeConfig(config), weights: noWeights, tokenizer, roles: rolesWith(tokenizer) };
+    if (refusal) return refused(refusal, { config: summarizeConfig(config), tokenizer });
+    const reason = note ? `${CONFIG_ONLY_REASON}; ${note}` : CONFIG_ONLY_REASON;
+    return { dir, status: 'config-only', reason, config: summarizeConfig(config), weights: noWeights, tokenizer, roles: rolesWith(tokenizer) };
   }
   try {
     // The colocated spec checks every tensor of the model against config.json.
@@ -128,11 +145,13 @@ export async function inspectModelDir(dirInput: string): Promise<ModelInspectRes
       return ref ? ref.byteLength / Math.max(1, numElements(ref.shape)) : 2;
     };
     const summary = summarizeConfig(config, bytesOf);
+    // The checkpoint is complete and consistent, but no rank can load its layer kinds yet.
+    if (refusal) return refused(refusal, { config: summary, weights, tokenizer });
     if (!tokenizer.present) {
       const reason = `no tokenizer (${tokenizerFileNames.join(' and ')}): only FFN ranks can run from this directory`;
-      return { dir, status: 'ready', reason, config: summary, weights, tokenizer, roles: rolesWith(tokenizer) };
+      return { dir, status: 'ready', reason: note ? `${reason}; ${note}` : reason, config: summary, weights, tokenizer, roles: rolesWith(tokenizer) };
     }
-    return { dir, status: 'ready', reason: null, config: summary, weights, tokenizer, roles: rolesWith(tokenizer) };
+    return { dir, status: 'ready', reason: note, config: summary, weights, tokenizer, roles: rolesWith(tokenizer) };
   } catch (e) {
     return refused(e instanceof CheckpointError ? e.message : (e as Error).message, { config: summarizeConfig(config), tokenizer });
   }

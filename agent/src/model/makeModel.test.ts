@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mkdtemp } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildLoadSpec, parseModelConfig, readSafetensorsHeader } from '@afd/native/checkpoint';
+import { buildLoadSpec, familyRowOf, fromBf16Bits, modelTensors, parseModelConfig, readSafetensorsHeader, storedTensorPlans } from '@afd/native/checkpoint';
 import { isStagingDirName, makeModel, markerFileName, OutDirExistsError, planShards } from './makeModel.js';
 import { findPreset, modelPresets, presetConfigJson } from './presets.js';
 
@@ -53,6 +53,34 @@ describe('presets', () => {
     for (const p of [findPreset('deepseek_v2', 'deepseek-v2-lite'), findPreset('deepseek_v3', 'deepseek-v3')]) expect(p.weights).toBe('device');
   });
 
+  it('has the published Qwen3-Next-80B-A3B and Qwen3.5-35B-A3B shapes (hybrid layers, config only)', () => {
+    const next = parseModelConfig('x', presetConfigJson(findPreset('qwen3_next', 'qwen3-next-80b-a3b')));
+    expect(next).toMatchObject({
+      numLayers: 48, hiddenSize: 2048, numHeads: 16, numKvHeads: 2, headDim: 256, rotaryDim: 64, vocabSize: 151936, intermediateSize: 5120, ropeTheta: 1e7,
+      numExperts: 512, numExpertsPerTok: 10, moeIntermediateSize: 512, normTopkProb: true, gatedSharedExpert: { intermediateSize: 512 },
+      gdn: { numKeyHeads: 16, numValueHeads: 32, keyHeadDim: 128, valueHeadDim: 128, convKernel: 4, projLayout: 'grouped' },
+      normUnitOffset: true, maxPositionEmbeddings: 262144,
+    });
+    const count = (c: typeof next, kind: string) => c.layers.filter((l) => l.attention === kind).length;
+    expect([count(next, 'gdn'), count(next, 'gqa_gated')]).toEqual([36, 12]);
+    expect(next.layers[3]).toEqual({ attention: 'gqa_gated', ffn: 'moe+gated_shared' });
+    // About 80B parameters (the name's), of which the experts hold nearly all.
+    const params = modelTensors(next).reduce((s, t) => s + t.shape.reduce((a, b) => a * b, 1), 0);
+    expect(params / 1e9).toBeGreaterThan(79);
+    expect(params / 1e9).toBeLessThan(82);
+    const q35 = parseModelConfig('x', presetConfigJson(findPreset('qwen3_5_moe', 'qwen3.5-35b-a3b')));
+    expect(q35).toMatchObject({
+      hfArchitecture: 'Qwen3_5MoeForConditionalGeneration', numLayers: 40, hiddenSize: 2048, headDim: 256, rotaryDim: 64, vocabSize: 248320, ropeTheta: 1e7,
+      numExperts: 256, numExpertsPerTok: 8, normTopkProb: true, visionTowerIgnored: true, tieWordEmbeddings: false, gdn: { projLayout: 'split', numValueHeads: 32 },
+    });
+    expect([count(q35, 'gdn'), count(q35, 'gqa_gated')]).toEqual([30, 10]);
+    // About 35B parameters in the text model (the vision tower, ~0.4B, is not counted).
+    const q35Params = modelTensors(q35).reduce((s, t) => s + t.shape.reduce((a, b) => a * b, 1), 0);
+    expect(q35Params / 1e9).toBeGreaterThan(33.5);
+    expect(q35Params / 1e9).toBeLessThan(36);
+    for (const p of [findPreset('qwen3_next', 'qwen3-next-80b-a3b'), findPreset('qwen3_5_moe', 'qwen3.5-35b-a3b')]) expect(p.weights).toBe('device');
+  });
+
   it('names the choices for unknown arch or preset', () => {
     expect(() => findPreset('gpt2', 'tiny')).toThrow(/unknown architecture "gpt2": choose one of qwen3_moe, qwen3, llama, mixtral/);
     expect(() => findPreset('qwen3_moe', 'huge')).toThrow(/unknown preset "huge" for qwen3_moe: choose one of tiny, qwen3-30b-a3b/);
@@ -89,6 +117,61 @@ describe('makeModel', () => {
     expect(v3.files).not.toContain('model.safetensors');
     expect(JSON.parse(await readFile(join(v3.dir, 'config.json'), 'utf8'))).toMatchObject({ architectures: ['DeepseekV3ForCausalLM'], n_routed_experts: 256 });
   }, 180_000);
+
+  it.each([
+    ['qwen3_next', 'model.layers.0.linear_attn.in_proj_qkvz.weight', 'model.layers.3.self_attn.q_proj.weight'],
+    ['qwen3_5_moe', 'model.language_model.layers.0.linear_attn.in_proj_qkv.weight', 'model.language_model.layers.3.self_attn.q_proj.weight'],
+  ])('writes the tiny %s checkpoint: every tensor under its HF name and shape (Qwen3.5: experts fused, as published), loadable for every role', async (arch, gdnName, gatedName) => {
+    const small = { vocab_size: 4096, bos_token_id: 1, eos_token_id: 2 };
+    const r = await makeModel({ arch, preset: 'tiny', outDir: join(root, arch), overrides: small });
+    expect(r.engineRefusal).toMatch(new RegExp(`family ${arch}\\).*not yet implemented on the engine`));
+    const configJson = JSON.parse(await readFile(join(r.dir, 'config.json'), 'utf8')) as Record<string, unknown>;
+    const spec = parseModelConfig('config.json', configJson);
+    expect(spec).toMatchObject({ arch, numLayers: 4, hiddenSize: 64, vocabSize: 4096, numExperts: 8, numExpertsPerTok: 2, gdn: { numKeyHeads: 2, numValueHeads: 4, keyHeadDim: 16, valueHeadDim: 12, convKernel: 4 } });
+    expect(spec.layers.map((l) => l.attention)).toEqual(['gdn', 'gdn', 'gdn', 'gqa_gated']);
+    const header = await readSafetensorsHeader(join(r.dir, 'model.safetensors'));
+    const written = new Map([...header.tensors].map(([name, t]) => [name, t.shape]));
+    const expected = storedTensorPlans(familyRowOf(spec), spec, modelTensors(spec));
+    expect(written.size).toBe(expected.length);
+    for (const t of expected) expect(written.get(t.name), t.name).toEqual(t.shape);
+    if (arch === 'qwen3_next') {
+      expect(written.get('model.layers.2.mlp.experts.7.gate_proj.weight')).toEqual([24, 64]);
+    } else {
+      expect(written.get('model.language_model.layers.2.mlp.experts.gate_up_proj')).toEqual([8, 48, 64]);
+      expect(written.get('model.language_model.layers.2.mlp.experts.down_proj')).toEqual([8, 64, 24]);
+      expect([...written.keys()].some((n) => /experts\.\d+\./.test(n))).toBe(false);
+    }
+    // Hk 2 x Dk 16 = 32 key dims, Hv 4 x Dv 12 = 48 value dims; 4 heads of 16 with the gate = 128 q rows.
+    expect(written.get(gdnName)).toEqual(arch === 'qwen3_next' ? [2 * 32 + 2 * 48, 64] : [2 * 32 + 48, 64]);
+    expect(written.get(gatedName)).toEqual([128, 64]);
+    expect(r.residentBytes!.attention + r.residentBytes!.ffn).toBe(r.residentBytes!.colocated);
+    expect((await buildLoadSpec(r.dir, 'ffn')).spec.tensors.map((t) => t.name).filter((n) => n.endsWith('shared_expert_gate.weight'))).toHaveLength(4);
+    // (1 + weight) norms are drawn around 0, the GDN gated norm and dt_bias around 1.
+    const bytes = await readFile(join(r.dir, 'model.safetensors'));
+    const mean = (name: string): number => {
+      const t = header.tensors.get(name)!;
+      let sum = 0;
+      for (let i = 0; i < t.byteLength; i += 2) sum += fromBf16Bits(bytes.readUInt16LE(t.offset + i));
+      return sum / (t.byteLength / 2);
+    };
+    const p = arch === 'qwen3_next' ? 'model.' : 'model.language_model.';
+    expect(Math.abs(mean(`${p}norm.weight`))).toBeLessThan(0.05);
+    expect(Math.abs(mean(`${p}layers.3.self_attn.q_norm.weight`))).toBeLessThan(0.05);
+    expect(mean(`${p}layers.0.linear_attn.norm.weight`)).toBeCloseTo(1, 1);
+    expect(mean(`${p}layers.0.linear_attn.dt_bias`)).toBeCloseTo(1, 1);
+    const generation = JSON.parse(await readFile(join(r.dir, 'generation_config.json'), 'utf8')) as Record<string, unknown>;
+    expect(generation).toMatchObject({ bos_token_id: 1, eos_token_id: [2] });
+  }, 180_000);
+
+  it('writes only the configs of the full-size hybrid presets', async () => {
+    await expect(makeModel({ arch: 'qwen3_next', preset: 'qwen3-next-80b-a3b', outDir: join(root, 'next') })).rejects.toThrow(/GiB of weights.*--config-only/);
+    const next = await makeModel({ arch: 'qwen3_next', preset: 'qwen3-next-80b-a3b', outDir: join(root, 'next'), configOnly: true });
+    expect(next.files).not.toContain('model.safetensors');
+    const q35 = await makeModel({ arch: 'qwen3_5_moe', preset: 'qwen3.5-35b-a3b', outDir: join(root, 'q35'), configOnly: true });
+    const config = JSON.parse(await readFile(join(q35.dir, 'config.json'), 'utf8')) as { text_config: Record<string, unknown>; vision_config: Record<string, unknown> };
+    expect(config.text_config).toMatchObject({ num_hidden_layers: 40, num_experts: 256 });
+    expect(config.vision_config).toMatchObject({ depth: 27 });
+  });
 
   it('shards large weights with an index the loader accepts', async () => {
     const r = await makeModel({ arch: 'qwen3', preset: 'tiny', outDir: join(root, 's'), maxShardBytes: 2 * 1024 * 1024, overrides: { vocab_size: 4096, bos_token_id: 1, eos_token_id: 2 } });

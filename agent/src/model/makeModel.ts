@@ -10,15 +10,20 @@ import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promise
 import { basename, dirname, join, resolve } from 'node:path';
 import {
   buildLoadSpec,
+  engineRefusal,
+  familyRowOf,
   indexFileName,
   modelTensors,
   normalBf16,
   parseModelConfig,
   singleFileName,
+  storedTensorPlans,
   tensorByteLength,
   writeSafetensors,
+  type ModelConfigSpec,
   type ModelRole,
   type NormalInit,
+  type TensorSlot,
   type TensorPlan,
 } from '@afd/native/checkpoint';
 import { findPreset, presetConfigJson, type ModelPreset } from './presets.js';
@@ -50,7 +55,11 @@ export interface MakeModelOptions {
   /** Write config, generation config and tokenizer only (required for full-size presets). */
   configOnly?: boolean;
   maxShardBytes?: number;
-  /** config.json fields to override on top of the preset (e.g. a smaller vocab_size in tests). */
+  /**
+   * config.json fields to override on top of the preset (e.g. a smaller vocab_size in tests);
+   * for a preset that keeps its language model in text_config (Qwen3.5-MoE) they go there,
+   * but for architectures, tie_word_embeddings and vision_config.
+   */
   overrides?: Record<string, unknown>;
   /** Called after each tensor is written. */
   onProgress?: (bytesDone: number, bytesTotal: number) => void;
@@ -65,6 +74,8 @@ export interface MakeModelResult {
   weightBytes: number;
   /** Resident weight bytes per role (router on the FFN side); null with configOnly. */
   residentBytes: Record<ModelRole, number> | null;
+  /** Why no rank can serve this model yet (layer kinds the engine lacks), or null. */
+  engineRefusal: string | null;
 }
 
 /** The outDir exists and --force was not given (or another maker won a race). */
@@ -82,9 +93,16 @@ export interface ModelMarker {
   configOnly: boolean;
 }
 
-/** Init of one tensor: norms around 1 (so a missing norm weight shows), everything else N(0, 0.02). */
-export function initFor(name: string): NormalInit {
-  if (name.endsWith('norm.weight')) return { mean: 1, std: 0.05 };
+/**
+ * Init of one tensor: norms around 1 (so a missing norm weight shows), or around 0 where
+ * the model's RMSNorm scales by (1 + weight) (Qwen3-Next, Qwen3.5; their gdn gated norm
+ * keeps a plain weight); Gated DeltaNet dt_bias around 1 and A_log around 0 (transformers
+ * inits dt_bias to 1); everything else N(0, 0.02).
+ */
+export function initFor(t: { name: string; slot: TensorSlot }, config: Pick<ModelConfigSpec, 'normUnitOffset'>): NormalInit {
+  if (t.slot === 'attn.gated_norm' || t.slot === 'attn.dt_bias') return { mean: 1, std: 0.05 };
+  if (t.slot === 'attn.a_log') return { mean: 0, std: 0.5 };
+  if (t.name.endsWith('norm.weight')) return { mean: config.normUnitOffset ? 0 : 1, std: 0.05 };
   return { mean: 0, std: 0.02 };
 }
 
@@ -93,9 +111,9 @@ function shardName(i: number, n: number): string {
 }
 
 /** Greedy split in checkpoint order; a tensor larger than the limit gets a shard of its own. */
-export function planShards(tensors: readonly TensorPlan[], maxShardBytes: number): TensorPlan[][] {
-  const shards: TensorPlan[][] = [];
-  let current: TensorPlan[] = [];
+export function planShards<T extends TensorPlan>(tensors: readonly T[], maxShardBytes: number): T[][] {
+  const shards: T[][] = [];
+  let current: T[] = [];
   let bytes = 0;
   for (const t of tensors) {
     const size = tensorByteLength(t);
@@ -115,10 +133,25 @@ function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
+/** Top-level keys of a text_config preset that overrides set at the top (the rest go into text_config). */
+const topLevelKeys = new Set(['architectures', 'tie_word_embeddings', 'vision_config']);
+
+/** The preset's config with the overrides applied (inside text_config where the preset has one). */
+function withOverrides(config: Record<string, unknown>, overrides: Record<string, unknown>): Record<string, unknown> {
+  const text = config['text_config'];
+  if (!text || typeof text !== 'object') return { ...config, ...overrides };
+  const top = Object.fromEntries(Object.entries(overrides).filter(([k]) => topLevelKeys.has(k)));
+  const inner = Object.fromEntries(Object.entries(overrides).filter(([k]) => !topLevelKeys.has(k)));
+  return { ...config, ...top, text_config: { ...(text as Record<string, unknown>), ...inner } };
+}
+
 function generationConfig(config: Record<string, unknown>): Record<string, unknown> {
-  const eos = config['eos_token_id'];
+  // A vision-language config keeps the token ids of its language model in text_config.
+  const text = config['text_config'];
+  const ids = text && typeof text === 'object' ? { ...config, ...(text as Record<string, unknown>) } : config;
+  const eos = ids['eos_token_id'];
   const eosList = Array.isArray(eos) ? eos : eos === undefined ? [] : [eos];
-  const bos = config['bos_token_id'];
+  const bos = ids['bos_token_id'];
   return {
     bos_token_id: bos,
     // Qwen3 ends turns with <|im_end|> (151645) and documents with <|endoftext|> (151643).
@@ -147,7 +180,10 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-async function writeWeights(dir: string, tensors: TensorPlan[], seed: number, opts: MakeModelOptions): Promise<{ files: string[]; bytes: number }> {
+/** A tensor to write and the slot it fills (its init depends on the slot). */
+type SlottedPlan = TensorPlan & { slot: TensorSlot };
+
+async function writeWeights(dir: string, tensors: SlottedPlan[], spec: ModelConfigSpec, seed: number, opts: MakeModelOptions): Promise<{ files: string[]; bytes: number }> {
   const shards = planShards(tensors, opts.maxShardBytes ?? defaultMaxShardBytes);
   const total = tensors.reduce((s, t) => s + tensorByteLength(t), 0);
   const files: string[] = [];
@@ -158,8 +194,8 @@ async function writeWeights(dir: string, tensors: TensorPlan[], seed: number, op
     await writeSafetensors(
       join(dir, name),
       shard,
-      (t) => {
-        const bytes = normalBf16(seed, t.name, tensorByteLength(t) / 2, initFor(t.name));
+      (t, index) => {
+        const bytes = normalBf16(seed, t.name, tensorByteLength(t) / 2, initFor(shard[index]!, spec));
         done += bytes.byteLength;
         opts.onProgress?.(done, total);
         return bytes;
@@ -181,9 +217,10 @@ export async function makeModel(opts: MakeModelOptions): Promise<MakeModelResult
   const preset = findPreset(opts.arch, opts.preset);
   const seed = opts.seed ?? 0;
   if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`seed must be an integer in 0..4294967295, got ${seed}`);
-  const config = { ...presetConfigJson(preset), ...(opts.overrides ?? {}) };
+  const config = withOverrides(presetConfigJson(preset), opts.overrides ?? {});
   const spec = parseModelConfig(`preset ${preset.arch}/${preset.name}`, config);
-  const tensors: TensorPlan[] = modelTensors(spec).map((t) => ({ name: t.name, dtype: 'bf16', shape: t.shape }));
+  // In the layout the family's published checkpoints use (Qwen3.5-MoE: fused experts).
+  const tensors: SlottedPlan[] = storedTensorPlans(familyRowOf(spec), spec, modelTensors(spec)).map((t) => ({ name: t.name, dtype: 'bf16', shape: t.shape, slot: t.slot }));
   const weightBytes = tensors.reduce((s, t) => s + tensorByteLength(t), 0);
   const configOnly = opts.configOnly ?? false;
   if (preset.weights === 'device' && !configOnly) {
@@ -209,7 +246,7 @@ export async function makeModel(opts: MakeModelOptions): Promise<MakeModelResult
     let written = 0;
     let residentBytes: Record<ModelRole, number> | null = null;
     if (!configOnly) {
-      const w = await writeWeights(tmp, tensors, seed, opts);
+      const w = await writeWeights(tmp, tensors, spec, seed, opts);
       files.push(...w.files);
       written = w.bytes;
       // Self-check: what we wrote loads for every role.
@@ -221,7 +258,7 @@ export async function makeModel(opts: MakeModelOptions): Promise<MakeModelResult
     files.push(markerFileName);
     await moveIntoPlace(tmp, dir, opts.force ?? false);
     // Resident bytes were measured in tmp; paths inside specs are not returned.
-    return { dir, preset, files, weightBytes: written, residentBytes };
+    return { dir, preset, files, weightBytes: written, residentBytes, engineRefusal: engineRefusal(spec) };
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }

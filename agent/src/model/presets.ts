@@ -5,24 +5,10 @@
  * which create their weights on the device (make-model writes only their config).
  */
 import type { ArchFamily } from '@afd/native/checkpoint';
+import { hybridPresets } from './hybridPresets.js';
+import { common, qwenTokens, qwenVocab, type ModelPreset } from './presetCommon.js';
 
-/** One preset. */
-export interface ModelPreset {
-  arch: ArchFamily;
-  /** Preset name, unique per arch ("tiny", "qwen3-30b-a3b" ...). */
-  name: string;
-  description: string;
-  /** 'local': make-model writes weights; 'device': config only, weights are created on the GPU. */
-  weights: 'local' | 'device';
-  /** The config.json written for this preset. */
-  config: Record<string, unknown>;
-}
-
-/** Qwen3 tokenizer ids (the tokenizer every preset ships with). */
-const qwenTokens = { bos_token_id: 151643, eos_token_id: 151645 };
-const qwenVocab = 151936;
-
-const common = { hidden_act: 'silu', initializer_range: 0.02, use_cache: true, attention_dropout: 0, torch_dtype: 'bfloat16' };
+export type { ModelPreset } from './presetCommon.js';
 
 /** Fields every Qwen3 config (dense and MoE) shares. */
 const qwenBase = {
@@ -254,6 +240,7 @@ export const modelPresets: readonly ModelPreset[] = [
       max_position_embeddings: 163840, rope_scaling: deepseekYarn(1.0),
     }),
   },
+  ...hybridPresets,
 ];
 
 /** Find a preset; the error lists what exists. */

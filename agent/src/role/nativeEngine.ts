@@ -5,7 +5,7 @@
  * handshake and control, and the data plane its connector names (connectors.ts).
  */
 import { AttentionLink, Engine, type AttentionLinkState, type NativeEngineOptions } from '@afd/native';
-import { roleLoadSpec } from '@afd/native/checkpoint';
+import { assertEngineBuilds, roleLoadSpec } from '@afd/native/checkpoint';
 import { countOf, kvCacheSizing, resolveEpTransport, transportInfo, type AfdConfig, type RankConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
@@ -96,6 +96,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     seed: model.seed,
     onNote: (m) => req.onProgress('loading', 0, 0, m),
   });
+  assertEngineBuilds(spec.config); // a family the engine cannot build yet says so, not that it does not fit
   checkRankFitsHost({ config, role: req.role, backend, weightsBytes: residentBytes }); // before the engine allocates
   const verb = model.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy tensors (seed ${model.seed})` : `mapping ${spec.tensors.length} tensors`;
   req.onProgress('loading', 0, residentBytes, `${verb} (${spec.config.arch}, ${req.role}) on ${backend}`);

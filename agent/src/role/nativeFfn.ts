@@ -4,7 +4,7 @@
  * or the process is told to stop.
  */
 import { Engine, FfnServer } from '@afd/native';
-import { roleLoadSpec } from '@afd/native/checkpoint';
+import { assertEngineBuilds, roleLoadSpec } from '@afd/native/checkpoint';
 import { formatExpertRange } from '@afd/shared';
 import type { FfnServerOpener } from './ffnServer.js';
 import { applyNcclEnv, checkTransportsFit, resolveBackend } from './nativeEngine.js';
@@ -28,6 +28,7 @@ export const nativeFfnServerOpener: FfnServerOpener = async ({ modelDir, config,
     onNote: (m) => onProgress('loading', 0, 0, m),
     ...(expertParallel ? { expertParallel } : {}),
   });
+  assertEngineBuilds(spec.config); // a family the engine cannot build yet says so, not that it does not fit
   checkRankFitsHost({ config, role: 'ffn', backend, weightsBytes: residentBytes }); // before the engine allocates
   const E = spec.config.numExperts;
   const held = spec.expertRange

@@ -10,6 +10,7 @@ import type { ModelConfigSpec, TensorDtype } from '../modelSpec.js';
 import { CheckpointError } from './errors.js';
 import { findFamilyRow, supportedArchitectures, type FamilyRow } from './families.js';
 import { failConfig, parseWith, type FamilyInput } from './familyFields.js';
+import { flattenTextConfig } from './qwen3NextConfig.js';
 import { parseRope } from './rope.js';
 
 export { supportedArchitectures } from './families.js';
@@ -25,7 +26,7 @@ const baseSchema = z.looseObject({
   num_attention_heads: posInt,
   num_key_value_heads: posInt.nullish(),
   head_dim: posInt.nullish(),
-  intermediate_size: posInt,
+  intermediate_size: posInt.nullish(),
   rms_norm_eps: z.number().positive().nullish(),
   max_position_embeddings: posInt.nullish(),
   tie_word_embeddings: z.boolean().nullish(),
@@ -83,8 +84,9 @@ function refuseUnsupported(file: string, json: Record<string, unknown>, base: z.
  */
 export function parseModelConfig(file: string, json: unknown, generationConfig?: unknown): ModelConfigSpec {
   const row = checkArchitecture(file, json);
-  const raw = json as Record<string, unknown>;
-  const base = parseWith(file, baseSchema, json);
+  // A vision-language checkpoint (row.textConfig): its text_config is the model; the vision tower is not loaded.
+  const { flat: raw, visionTowerIgnored } = row.textConfig ? flattenTextConfig(file, json as Record<string, unknown>) : { flat: json as Record<string, unknown>, visionTowerIgnored: false };
+  const base = parseWith(file, baseSchema, raw);
   refuseUnsupported(file, raw, base);
   const maxPositionEmbeddings = base.max_position_embeddings ?? row.defaults.maxPositions;
   const rope = parseRope(file, raw, row.defaults.ropeTheta, maxPositionEmbeddings);
@@ -92,10 +94,16 @@ export function parseModelConfig(file: string, json: unknown, generationConfig?:
   const input: FamilyInput = { file, json: raw, base, numLayers, rope, defaultHeadDim: row.defaults.headDim };
   const refusal = row.refuse?.(input);
   if (refusal) failConfig(file, refusal.problem, refusal.fix);
-  const { kind: attention, ...attentionFields } = row.attention(input);
+  const { kinds: attentionKinds, ...attentionFields } = row.attention(input);
   const { kinds, ...ffnFields } = row.ffn(input);
+  if (attentionKinds.length !== numLayers || kinds.length !== numLayers) throw new Error(`family row ${row.family}: kinds for ${attentionKinds.length} / ${kinds.length} of ${numLayers} layers`);
   if (ffnFields.numExperts > 0 && ffnFields.numExpertsPerTok > ffnFields.numExperts) {
     failConfig(file, `num_experts_per_tok ${ffnFields.numExpertsPerTok} exceeds the ${ffnFields.numExperts} experts`);
+  }
+  const intermediateSize = base.intermediate_size ?? row.defaults.intermediateSize ?? 0;
+  const denseLayers = kinds.flatMap((k, l) => (k === 'dense' ? [l] : []));
+  if (intermediateSize === 0 && denseLayers.length > 0) {
+    failConfig(file, `intermediate_size is missing: ${denseLayers.length} layer(s) (first ${denseLayers[0]}) have a dense MLP that needs it`, 'add intermediate_size to config.json');
   }
 
   const gen = generationConfig && typeof generationConfig === 'object' ? (generationConfig as Record<string, unknown>) : {};
@@ -112,7 +120,7 @@ export function parseModelConfig(file: string, json: unknown, generationConfig?:
     hiddenSize: base.hidden_size,
     numLayers,
     numHeads: base.num_attention_heads,
-    intermediateSize: base.intermediate_size,
+    intermediateSize,
     rmsNormEps: base.rms_norm_eps ?? row.defaults.rmsNormEps,
     ropeTheta: rope.ropeTheta,
     ropeScaling: rope.ropeScaling,
@@ -120,7 +128,9 @@ export function parseModelConfig(file: string, json: unknown, generationConfig?:
     tieWordEmbeddings: base.tie_word_embeddings ?? false,
     ...attentionFields,
     ...ffnFields,
-    layers: kinds.map((ffn) => ({ attention, ffn })),
+    layers: kinds.map((ffn, l) => ({ attention: attentionKinds[l]!, ffn })),
+    normUnitOffset: row.normUnitOffset ?? false,
+    visionTowerIgnored,
     eosTokenIds,
     bosTokenId: base.bos_token_id ?? null,
     initializerRange: base.initializer_range ?? 0.02,

@@ -179,13 +179,13 @@ describe('DeepSeek configs', () => {
 
 describe('unsupported architectures', () => {
   it('names the architecture before any missing field, also when it nests a text_config', () => {
-    const qwen35 = {
-      architectures: ['Qwen3_5MoeForConditionalGeneration'],
-      model_type: 'qwen3_5_moe',
-      text_config: { model_type: 'qwen3_5_moe_text', hidden_size: 2048, num_hidden_layers: 40 },
+    const qwen3vl = {
+      architectures: ['Qwen3VLMoeForConditionalGeneration'],
+      model_type: 'qwen3_vl_moe',
+      text_config: { model_type: 'qwen3_vl_moe_text', hidden_size: 2048, num_hidden_layers: 48 },
       vision_config: { depth: 27 },
     };
-    expect(() => parse(qwen35)).toThrow(/architecture Qwen3_5MoeForConditionalGeneration \(its text_config is qwen3_5_moe_text\) is not supported \(supported: .*DeepseekV3ForCausalLM/);
+    expect(() => parse(qwen3vl)).toThrow(/architecture Qwen3VLMoeForConditionalGeneration \(its text_config is qwen3_vl_moe_text\) is not supported \(supported: .*DeepseekV3ForCausalLM/);
     expect(() => parse({ architectures: ['GPT2LMHeadModel'] })).toThrow(/architecture GPT2LMHeadModel is not supported/);
     expect(() => parse({ hidden_size: 8 })).toThrow(/architectures/);
   });

@@ -7,7 +7,7 @@
  * the yarn softmax scale applies to V2 as to V3).
  */
 import { z } from 'zod';
-import type { FfnKind, MlaSpec, MoeRoutingSpec } from '../modelSpec.js';
+import type { AttentionKind, FfnKind, MlaSpec, MoeRoutingSpec } from '../modelSpec.js';
 import { failConfig, type AttentionFields, type FamilyInput, type FfnFields } from './familyFields.js';
 import { yarnMscale, type RopeSettings } from './rope.js';
 
@@ -55,7 +55,7 @@ function readDeepseek(file: string, json: Record<string, unknown>): DeepseekFiel
  * @param v3 DeepseekV3ForCausalLM (reads rope_interleave; V2's RoPE is always interleaved).
  */
 export function mlaAttention(v3: boolean): (input: FamilyInput) => AttentionFields {
-  return ({ file, json, rope }) => {
+  return ({ file, json, rope, numLayers }) => {
     const d = readDeepseek(file, json);
     if (d.qk_rope_head_dim % 2 !== 0) failConfig(file, `qk_rope_head_dim ${d.qk_rope_head_dim} must be even for RoPE`);
     if (json['attention_bias'] === true) failConfig(file, 'attention_bias is true: MLA projections with biases are not supported', 'set attention_bias to false');
@@ -69,7 +69,7 @@ export function mlaAttention(v3: boolean): (input: FamilyInput) => AttentionFiel
       softmaxScale: (d.qk_nope_head_dim + d.qk_rope_head_dim) ** -0.5 * softmaxMscale(rope) ** 2,
     };
     // One latent (and rope key) per token serves every head; RoPE runs over qk_rope_head_dim.
-    return { kind: 'mla', numKvHeads: 1, headDim: d.qk_rope_head_dim, qkNorm: false, attentionBias: false, mla };
+    return { kinds: new Array<AttentionKind>(numLayers).fill('mla'), numKvHeads: 1, headDim: d.qk_rope_head_dim, qkNorm: false, attentionBias: false, mla, rotaryDim: d.qk_rope_head_dim, gdn: null };
   };
 }
 
@@ -84,7 +84,7 @@ export function deepseekFfn(v3: boolean): (input: FamilyInput) => FfnFields {
     const numExperts = d.n_routed_experts ?? 0;
     const normTopkProb = d.norm_topk_prob ?? v3;
     if (numExperts === 0) {
-      return { kinds: new Array<FfnKind>(numLayers).fill('dense'), numExperts: 0, numExpertsPerTok: 0, moeIntermediateSize: 0, normTopkProb, routing: null };
+      return { kinds: new Array<FfnKind>(numLayers).fill('dense'), numExperts: 0, numExpertsPerTok: 0, moeIntermediateSize: 0, normTopkProb, routing: null, gatedSharedExpert: null };
     }
     const k = d.num_experts_per_tok ?? failConfig(file, 'num_experts_per_tok is missing: a DeepSeek MoE config needs it');
     if (k > numExperts) failConfig(file, `num_experts_per_tok ${k} exceeds the ${numExperts} routed experts (n_routed_experts)`);
@@ -96,7 +96,7 @@ export function deepseekFfn(v3: boolean): (input: FamilyInput) => FfnFields {
     const moe: FfnKind = routing.numSharedExperts > 0 ? 'moe+shared' : 'moe';
     // DeepSeek: MoE from layer first_k_dense_replace on, every moe_layer_freq layers.
     const kinds = Array.from({ length: numLayers }, (_, l): FfnKind => (l >= first && l % freq === 0 ? moe : 'dense'));
-    return { kinds, numExperts, numExpertsPerTok: k, moeIntermediateSize, normTopkProb, routing };
+    return { kinds, numExperts, numExpertsPerTok: k, moeIntermediateSize, normTopkProb, routing, gatedSharedExpert: null };
   };
 }
 

@@ -6,6 +6,7 @@ import { parseModelConfig } from './config.js';
 import { DUMMY_NORM_SPREAD, dummyInit, dummyLoadSpec } from './dummy.js';
 import { roleLoadSpec } from './loadSpec.js';
 import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../testing/checkpointTesting.js';
+import { tinyConfigsNotYetOnEngine } from '../testing/engineTesting.js';
 
 const config = parseModelConfig('tiny/config.json', tinyQwen3MoeConfig({ initializer_range: 0.03 }));
 const dirs: string[] = [];
@@ -91,5 +92,21 @@ describe('roleLoadSpec: the load formats', () => {
     await mkdir(join(dir, '..'), { recursive: true });
     await expect(roleLoadSpec(dir, 'colocated', { loadFormat: 'dummy' })).rejects.toThrow(/config\.json/);
     await expect(roleLoadSpec(dir, 'colocated')).rejects.toThrow(/config\.json/);
+  });
+});
+
+describe('dummy weights of the hybrid families', () => {
+  it('draws (1 + weight) norms around 0, the GDN gated norm and dt_bias around 1, the conv as torch does', () => {
+    const next = parseModelConfig('next/config.json', tinyConfigsNotYetOnEngine['qwen3_next']!);
+    const { spec } = dummyLoadSpec(next, 'colocated', { seed: 3 });
+    const init = (name: string) => spec.tensors.find((t) => t.name === name)!.dummy;
+    expect(init('model.norm.weight')).toEqual({ scale: DUMMY_NORM_SPREAD, offset: 0 });
+    expect(init('model.layers.1.self_attn.q_norm.weight')).toEqual({ scale: DUMMY_NORM_SPREAD, offset: 0 });
+    expect(init('model.layers.0.linear_attn.norm.weight')).toEqual({ scale: DUMMY_NORM_SPREAD, offset: 1 });
+    expect(init('model.layers.0.linear_attn.dt_bias')).toEqual({ scale: DUMMY_NORM_SPREAD, offset: 1 });
+    expect(init('model.layers.0.linear_attn.A_log')).toEqual({ scale: 0.5, offset: 0 });
+    expect(init('model.layers.0.linear_attn.conv1d.weight')).toEqual({ scale: 1 / Math.sqrt(3), offset: 0 });
+    // Other families keep their norms around 1.
+    expect(dummyInit('final_norm', config)).toEqual({ scale: DUMMY_NORM_SPREAD, offset: 1 });
   });
 });

@@ -6,8 +6,11 @@
  * model's: matrices and embeddings with the config's initializer_range as std (HF's
  * initialiser), the LM head with std 1 / sqrt(hidden) so that logits have about unit
  * spread whatever the width (HF's 0.02 would make a narrow model's logits flat), norm
- * weights around 1 (1 +- 0.1); so norms, routing and attention are not degenerate and
- * logits are not flat.
+ * weights around 1 (1 +- 0.1), or around 0 where the norm scales by (1 + weight)
+ * (normUnitOffset); so norms, routing and attention are not degenerate and logits are not
+ * flat. Gated DeltaNet parameters follow transformers' init: dt_bias around 1, A_log around
+ * 0 (decay rates exp(A_log) near 1), the depthwise conv uniform in +-1/sqrt(kernel) (torch's
+ * Conv1d default).
  */
 import type { ModelConfigSpec, ModelLoadSpec, ModelRole, TensorRef, TensorSlot } from '../modelSpec.js';
 import { DUMMY_FILE } from '../modelSpec.js';
@@ -21,8 +24,15 @@ export const DUMMY_NORM_SPREAD = 0.1;
 const normSlots: ReadonlySet<TensorSlot> = new Set<TensorSlot>(['input_norm', 'post_attention_norm', 'final_norm', 'attn.q_norm', 'attn.k_norm', 'attn.q_a_norm', 'attn.kv_a_norm']);
 
 /** How one dummy tensor is drawn: value = offset + scale * (2u - 1), u uniform in [0, 1). */
-export function dummyInit(slot: TensorSlot, config: Pick<ModelConfigSpec, 'initializerRange' | 'hiddenSize' | 'tieWordEmbeddings'>): { scale: number; offset: number } {
-  if (normSlots.has(slot)) return { scale: DUMMY_NORM_SPREAD, offset: 1 };
+export function dummyInit(
+  slot: TensorSlot,
+  config: Pick<ModelConfigSpec, 'initializerRange' | 'hiddenSize' | 'tieWordEmbeddings'> & Partial<Pick<ModelConfigSpec, 'normUnitOffset' | 'gdn'>>,
+): { scale: number; offset: number } {
+  if (normSlots.has(slot)) return { scale: DUMMY_NORM_SPREAD, offset: config.normUnitOffset ? 0 : 1 };
+  // The gdn gated norm multiplies by its plain weight.
+  if (slot === 'attn.gated_norm' || slot === 'attn.dt_bias') return { scale: DUMMY_NORM_SPREAD, offset: 1 };
+  if (slot === 'attn.a_log') return { scale: 0.5, offset: 0 };
+  if (slot === 'attn.conv1d') return { scale: 1 / Math.sqrt(config.gdn?.convKernel ?? 4), offset: 0 };
   const lmHead = slot === 'lm_head' || (config.tieWordEmbeddings && slot === 'embed');
   const std = lmHead ? 1 / Math.sqrt(config.hiddenSize) : config.initializerRange;
   // Uniform on [-a, a] has std a / sqrt(3): a = std * sqrt(3).

@@ -9,6 +9,8 @@
 import type { ArchFamily, ModelConfigSpec, TensorSlot } from '../modelSpec.js';
 import { deepseekFfn, mlaAttention } from './deepseekConfig.js';
 import { denseFfn, gqaAttention, mixtralFfn, qwen3MoeFfn, type AttentionFields, type FamilyInput, type FfnFields } from './familyFields.js';
+import type { FusedExpertNames } from './fusedExperts.js';
+import { hybridAttention, qwen3NextFfn } from './qwen3NextConfig.js';
 
 /**
  * The checkpoint name of every slot: "{L}" stands for the layer index, "{e}" for the
@@ -20,7 +22,14 @@ export type SlotNames = Readonly<Record<TensorSlot, string>>;
 export interface FamilyRow {
   family: ArchFamily;
   /** transformers' defaults of the config class. */
-  defaults: { ropeTheta: number; rmsNormEps: number; maxPositions: number; headDim: number | null };
+  defaults: {
+    ropeTheta: number;
+    rmsNormEps: number;
+    maxPositions: number;
+    headDim: number | null;
+    /** intermediate_size when config.json has none (only Qwen3-Next has a default); dense layers need one. */
+    intermediateSize?: number;
+  };
   /** The attention kind of the layers and its hyper-parameters. */
   attention: (input: FamilyInput) => AttentionFields;
   /** Each layer's FFN kind and the MoE hyper-parameters. */
@@ -30,9 +39,17 @@ export interface FamilyRow {
   expertWidthField?: 'intermediate_size';
   /** A config.json field the family refuses (a feature the engine does not implement): what and how to fix it. */
   refuse?: (input: FamilyInput) => { problem: string; fix: string } | null;
+  /** RMSNorm scales by (1 + weight) (ModelConfigSpec.normUnitOffset). */
+  normUnitOffset?: true;
+  /** The language model's config is config.json's text_config (a vision-language checkpoint served as text only). */
+  textConfig?: true;
+  /** Routed experts may be stored fused under these names (fusedExperts.ts); loaded either way. */
+  fusedExperts?: FusedExpertNames;
+  /** The family's published checkpoints store the experts fused: make-model writes them so. */
+  writesFusedExperts?: true;
 }
 
-const layer = (rest: string): string => `model.layers.{L}.${rest}`;
+const layer = (rest: string, prefix = 'model.'): string => `${prefix}layers.{L}.${rest}`;
 
 /** The names of the transformers Llama lineage (Llama, Qwen3, Qwen3-MoE, DeepSeek). */
 const hfNames: SlotNames = {
@@ -68,7 +85,42 @@ const hfNames: SlotNames = {
   'ffn.experts.gate_proj': layer('mlp.experts.{e}.gate_proj.weight'),
   'ffn.experts.up_proj': layer('mlp.experts.{e}.up_proj.weight'),
   'ffn.experts.down_proj': layer('mlp.experts.{e}.down_proj.weight'),
+  // The gdn and gated-shared-expert slots, as Qwen3-Next names them (qwenNextNames).
+  'attn.in_proj_qkvz': layer('linear_attn.in_proj_qkvz.weight'),
+  'attn.in_proj_ba': layer('linear_attn.in_proj_ba.weight'),
+  'attn.in_proj_qkv': layer('linear_attn.in_proj_qkv.weight'),
+  'attn.in_proj_z': layer('linear_attn.in_proj_z.weight'),
+  'attn.in_proj_b': layer('linear_attn.in_proj_b.weight'),
+  'attn.in_proj_a': layer('linear_attn.in_proj_a.weight'),
+  'attn.conv1d': layer('linear_attn.conv1d.weight'),
+  'attn.dt_bias': layer('linear_attn.dt_bias'),
+  'attn.a_log': layer('linear_attn.A_log'),
+  'attn.gated_norm': layer('linear_attn.norm.weight'),
+  'attn.out_proj': layer('linear_attn.out_proj.weight'),
+  'ffn.shared_expert_gate': layer('mlp.shared_expert_gate.weight'),
 };
+
+/**
+ * Qwen3-Next / Qwen3.5-MoE: the hf names under `prefix` ("model." for the causal LMs,
+ * "model.language_model." inside Qwen3_5MoeForConditionalGeneration, whose vision weights
+ * model.visual.* and multi-token-prediction weights mtp.* the engine does not load), with
+ * one shared expert (mlp.shared_expert, singular) and its gate. Routed experts are the
+ * per-expert modules mlp.experts.{e}.{gate,up,down}_proj (the published Qwen3-Next
+ * checkpoints), or fused mlp.experts.gate_up_proj / down_proj (qwenNextFusedExperts: the
+ * published Qwen3.5-MoE checkpoints, and transformers 5's layout).
+ */
+function qwenNextNames(prefix: string): SlotNames {
+  const names: Record<string, string> = {};
+  for (const [slot, name] of Object.entries(hfNames)) names[slot] = name.replace(/^model\./, prefix);
+  const sharedExpert = (proj: string): string => layer(`mlp.shared_expert.${proj}.weight`, prefix);
+  return {
+    ...(names as Record<TensorSlot, string>),
+    lm_head: 'lm_head.weight',
+    'ffn.shared.gate_proj': sharedExpert('gate_proj'),
+    'ffn.shared.up_proj': sharedExpert('up_proj'),
+    'ffn.shared.down_proj': sharedExpert('down_proj'),
+  };
+}
 
 /** Mixtral's sparse block: the router and experts w1 (gate), w3 (up), w2 (down). */
 const mixtralNames: SlotNames = {
@@ -80,6 +132,15 @@ const mixtralNames: SlotNames = {
 };
 
 const qwen3Attention = gqaAttention({ qkNorm: true, biases: 'attention_bias' });
+
+/** The fused expert tensors of Qwen3-Next / Qwen3.5-MoE under `prefix`. */
+const qwenNextFusedExperts = (prefix: string): FusedExpertNames => ({
+  gateUp: layer('mlp.experts.gate_up_proj', prefix),
+  down: layer('mlp.experts.down_proj', prefix),
+});
+
+/** Qwen3-Next / Qwen3.5-MoE: transformers' defaults (rope_theta: the generic 10000; published checkpoints set 1e7). */
+const qwenNextDefaults = { ropeTheta: 10000, rmsNormEps: 1e-6, maxPositions: 32768, headDim: 256 };
 
 /** HF architectures[0] -> row. */
 const rows: Readonly<Record<string, FamilyRow>> = {
@@ -130,6 +191,37 @@ const rows: Readonly<Record<string, FamilyRow>> = {
     attention: mlaAttention(true),
     ffn: deepseekFfn(true),
     names: hfNames,
+  },
+  Qwen3NextForCausalLM: {
+    family: 'qwen3_next',
+    defaults: { ...qwenNextDefaults, intermediateSize: 5632 },
+    attention: hybridAttention('grouped'),
+    ffn: qwen3NextFfn('next'),
+    names: qwenNextNames('model.'),
+    normUnitOffset: true,
+    fusedExperts: qwenNextFusedExperts('model.'),
+  },
+  Qwen3_5MoeForConditionalGeneration: {
+    family: 'qwen3_5_moe',
+    defaults: qwenNextDefaults,
+    attention: hybridAttention('split'),
+    ffn: qwen3NextFfn('3.5'),
+    names: qwenNextNames('model.language_model.'),
+    normUnitOffset: true,
+    textConfig: true,
+    fusedExperts: qwenNextFusedExperts('model.language_model.'),
+    writesFusedExperts: true,
+  },
+  // The text-only class of the same model (its text config at the top level, weights under model.).
+  Qwen3_5MoeForCausalLM: {
+    family: 'qwen3_5_moe',
+    defaults: qwenNextDefaults,
+    attention: hybridAttention('split'),
+    ffn: qwen3NextFfn('3.5'),
+    names: qwenNextNames('model.'),
+    normUnitOffset: true,
+    fusedExperts: qwenNextFusedExperts('model.'),
+    writesFusedExperts: true,
   },
 };
 

@@ -14,7 +14,8 @@ export interface BaseFields {
   num_attention_heads: number;
   num_key_value_heads?: number | null | undefined;
   head_dim?: number | null | undefined;
-  intermediate_size: number;
+  /** Optional: a family whose layers are all MoE (Qwen3.5-MoE) has none; dense layers need it (config.ts). */
+  intermediate_size?: number | null | undefined;
   attention_bias?: boolean | null | undefined;
   sliding_window?: number | null | undefined;
 }
@@ -31,11 +32,11 @@ export interface FamilyInput {
   defaultHeadDim: number | null;
 }
 
-/** A row's reading of the attention: the kind of every layer and its hyper-parameters. */
-export type AttentionFields = Pick<ModelConfigSpec, 'numKvHeads' | 'headDim' | 'qkNorm' | 'attentionBias' | 'mla'> & { kind: AttentionKind };
+/** A row's reading of the attention: the kind of every layer and the hyper-parameters. */
+export type AttentionFields = Pick<ModelConfigSpec, 'numKvHeads' | 'headDim' | 'qkNorm' | 'attentionBias' | 'mla' | 'rotaryDim' | 'gdn'> & { kinds: AttentionKind[] };
 
 /** A row's reading of the FFN: each layer's kind and the MoE hyper-parameters. */
-export type FfnFields = Pick<ModelConfigSpec, 'numExperts' | 'numExpertsPerTok' | 'moeIntermediateSize' | 'normTopkProb' | 'routing'> & { kinds: FfnKind[] };
+export type FfnFields = Pick<ModelConfigSpec, 'numExperts' | 'numExpertsPerTok' | 'moeIntermediateSize' | 'normTopkProb' | 'routing' | 'gatedSharedExpert'> & { kinds: FfnKind[] };
 
 /** Throws a CheckpointError about config.json. */
 export function failConfig(file: string, problem: string, fix?: string): never {
@@ -55,24 +56,36 @@ export function parseWith<T>(file: string, schema: z.ZodType<T>, json: unknown):
  * attention_bias, or never (Mixtral has no such field and no biases).
  */
 export function gqaAttention(opts: { qkNorm: boolean; biases: 'attention_bias' | 'never' }): (input: FamilyInput) => AttentionFields {
-  return ({ file, base, defaultHeadDim }) => {
-    const numHeads = base.num_attention_heads;
-    const numKvHeads = base.num_key_value_heads ?? numHeads;
-    if (numHeads % numKvHeads !== 0) failConfig(file, `num_attention_heads ${numHeads} is not a multiple of num_key_value_heads ${numKvHeads}`);
-    let headDim = base.head_dim ?? defaultHeadDim;
-    if (headDim === null) {
-      if (base.hidden_size % numHeads !== 0) failConfig(file, `hidden_size ${base.hidden_size} is not divisible by num_attention_heads ${numHeads} and head_dim is not set`, 'set head_dim');
-      headDim = base.hidden_size / numHeads;
-    }
-    if (headDim % 2 !== 0) failConfig(file, `head_dim ${headDim} must be even for RoPE`);
-    const attentionBias = opts.biases === 'attention_bias' ? (base.attention_bias ?? false) : false;
-    return { kind: 'gqa', numKvHeads, headDim, qkNorm: opts.qkNorm, attentionBias, mla: null };
+  return (input) => {
+    const { kind, ...fields } = gqaFields(input, opts);
+    return { ...fields, kinds: new Array<AttentionKind>(input.numLayers).fill(kind) };
   };
+}
+
+/**
+ * The fields of gqa attention (one kind for the layers that have it).
+ * @param defaultKvHeads num_key_value_heads when the config has none (default: num_attention_heads).
+ */
+export function gqaFields(
+  { file, base, defaultHeadDim }: FamilyInput,
+  opts: { qkNorm: boolean; biases: 'attention_bias' | 'never'; defaultKvHeads?: number },
+): Omit<AttentionFields, 'kinds'> & { kind: 'gqa' } {
+  const numHeads = base.num_attention_heads;
+  const numKvHeads = base.num_key_value_heads ?? opts.defaultKvHeads ?? numHeads;
+  if (numHeads % numKvHeads !== 0) failConfig(file, `num_attention_heads ${numHeads} is not a multiple of num_key_value_heads ${numKvHeads}`);
+  let headDim = base.head_dim ?? defaultHeadDim;
+  if (headDim === null) {
+    if (base.hidden_size % numHeads !== 0) failConfig(file, `hidden_size ${base.hidden_size} is not divisible by num_attention_heads ${numHeads} and head_dim is not set`, 'set head_dim');
+    headDim = base.hidden_size / numHeads;
+  }
+  if (headDim % 2 !== 0) failConfig(file, `head_dim ${headDim} must be even for RoPE`);
+  const attentionBias = opts.biases === 'attention_bias' ? (base.attention_bias ?? false) : false;
+  return { kind: 'gqa', numKvHeads, headDim, qkNorm: opts.qkNorm, attentionBias, mla: null, rotaryDim: headDim, gdn: null };
 }
 
 /** A dense MLP in every layer. */
 export function denseFfn({ numLayers }: FamilyInput): FfnFields {
-  return { kinds: new Array<FfnKind>(numLayers).fill('dense'), numExperts: 0, numExpertsPerTok: 0, moeIntermediateSize: 0, normTopkProb: false, routing: null };
+  return { kinds: new Array<FfnKind>(numLayers).fill('dense'), numExperts: 0, numExpertsPerTok: 0, moeIntermediateSize: 0, normTopkProb: false, routing: null, gatedSharedExpert: null };
 }
 
 const posInt = z.int().min(1);
@@ -97,7 +110,7 @@ export function qwen3MoeFfn({ file, json, numLayers }: FamilyInput): FfnFields {
   for (const l of mlpOnly) if (l >= numLayers) failConfig(file, `mlp_only_layers entry ${l} is not a layer index (num_hidden_layers ${numLayers})`);
   // transformers: MoE where the layer is not mlp-only and (layer + 1) % decoder_sparse_step == 0.
   const kinds = Array.from({ length: numLayers }, (_, l): FfnKind => (!mlpOnly.has(l) && (l + 1) % step === 0 ? 'moe' : 'dense'));
-  return { kinds, numExperts, numExpertsPerTok: moe.num_experts_per_tok, moeIntermediateSize: moe.moe_intermediate_size, normTopkProb: moe.norm_topk_prob ?? false, routing: null };
+  return { kinds, numExperts, numExpertsPerTok: moe.num_experts_per_tok, moeIntermediateSize: moe.moe_intermediate_size, normTopkProb: moe.norm_topk_prob ?? false, routing: null, gatedSharedExpert: null };
 }
 
 const mixtralSchema = z.looseObject({
@@ -112,8 +125,9 @@ export function mixtralFfn({ file, json, base, numLayers }: FamilyInput): FfnFie
     kinds: new Array<FfnKind>(numLayers).fill('moe'),
     numExperts: moe.num_local_experts ?? 8,
     numExpertsPerTok: moe.num_experts_per_tok ?? 2,
-    moeIntermediateSize: base.intermediate_size,
+    moeIntermediateSize: base.intermediate_size ?? failConfig(file, 'intermediate_size is missing: Mixtral experts are intermediate_size wide', 'add intermediate_size to config.json'),
     normTopkProb: true,
     routing: null,
+    gatedSharedExpert: null,
   };
 }

@@ -10,6 +10,8 @@ import type { ModelConfigSpec, ModelLoadSpec, ModelRole, TensorRef } from '../mo
 import { CheckpointError, formatShape } from './errors.js';
 import { parseModelConfig } from './config.js';
 import { dummyLoadSpec } from './dummy.js';
+import { familyRowOf } from './families.js';
+import { fusedExpertRef, type FusedExpertNames } from './fusedExperts.js';
 import { indexFileName, openCheckpoint, singleFileName, type CheckpointTensors } from './shards.js';
 import { bindingOf, expertRangeFor, modelTensors, roleTensors, type ExpectedTensor } from './tensorTables.js';
 
@@ -70,10 +72,26 @@ function missingHint(ckpt: CheckpointTensors, want: ExpectedTensor): string {
   return near.length > 0 ? `nearby tensors: ${near.join(', ')}; is config.json for this checkpoint?` : 'is config.json for this checkpoint?';
 }
 
-/** Check the expected tensors against the checkpoint and return their refs with their slots, in expected order. */
-export function resolveTensors(ckpt: CheckpointTensors, expected: readonly ExpectedTensor[], role: ModelRole): TensorRef[] {
+/** A family's fused expert layout (fusedExperts.ts) and the expert count its shapes need. */
+export interface FusedExperts {
+  names: FusedExpertNames;
+  numExperts: number;
+}
+
+/** The fused expert layout a config's family accepts, if any. */
+function fusedOf(config: ModelConfigSpec): FusedExperts | undefined {
+  const names = familyRowOf(config).fusedExperts;
+  return names && config.numExperts > 0 ? { names, numExperts: config.numExperts } : undefined;
+}
+
+/**
+ * Check the expected tensors against the checkpoint and return their refs with their slots,
+ * in expected order. With `fused`, a routed expert's projection missing under its own name
+ * is found inside the layer's fused expert tensor.
+ */
+export function resolveTensors(ckpt: CheckpointTensors, expected: readonly ExpectedTensor[], role: ModelRole, fused?: FusedExperts): TensorRef[] {
   return expected.map((want) => {
-    const ref = ckpt.tensors.get(want.name);
+    const ref = ckpt.tensors.get(want.name) ?? (fused ? fusedExpertRef(ckpt, fused.names, fused.numExperts, want) : undefined);
     if (!ref) {
       throw new CheckpointError(ckpt.source, `is required by the ${role} role but missing from the checkpoint`, {
         tensor: want.name,
@@ -94,7 +112,7 @@ function specForRole(config: ModelConfigSpec, ckpt: CheckpointTensors, role: Mod
   const gateOnAttention = (opts.computeGateOnAttention ?? false) && config.numExperts > 0;
   const range = expertRangeFor(config, role, opts.expertParallel);
   const wanted = roleTensors(config, role, gateOnAttention, range);
-  const refs = resolveTensors(ckpt, wanted, role);
+  const refs = resolveTensors(ckpt, wanted, role, fusedOf(config));
   const usedFiles = [...new Set(refs.map((r) => r.file))].sort((a, b) => a - b);
   const remap = new Map(usedFiles.map((f, i) => [f, i]));
   const tensors = refs.map((r) => ({ ...r, shape: [...r.shape], file: remap.get(r.file)! }));
@@ -110,7 +128,7 @@ async function openValidated(modelDir: string): Promise<{ config: ModelConfigSpe
   const ckpt = await openCheckpoint(modelDir);
   // Validate every tensor of the model, not only one role's: a checkpoint broken in the
   // other half would otherwise start one role and fail the other.
-  resolveTensors(ckpt, modelTensors(config), 'colocated');
+  resolveTensors(ckpt, modelTensors(config), 'colocated', fusedOf(config));
   return { config, ckpt };
 }
 

@@ -8,7 +8,7 @@
  * bias goes wherever the router goes; shared experts are the FFN role's.
  */
 import { expertRangeOf, type ExpertRange } from '@afd/shared';
-import type { AttentionKind, FfnKind, LayerSlot, MlaSpec, ModelConfigSpec, ModelRole, SlotBinding, TensorSlot } from '../modelSpec.js';
+import type { AttentionKind, FfnKind, GdnSpec, LayerSlot, MlaSpec, ModelConfigSpec, ModelRole, SlotBinding, TensorSlot } from '../modelSpec.js';
 import { familyRowOf, slotName, type FamilyRow } from './families.js';
 
 /** The half of a decoder layer (or the model) a tensor belongs to. */
@@ -32,19 +32,22 @@ function ownerOf(slot: TensorSlot): TensorOwner {
   return slot.startsWith('ffn.') ? 'ffn' : 'attention';
 }
 
-function gqaSlots(config: ModelConfigSpec): SlotShape[] {
+/** gqa, or gqa_gated (gated: q_proj also yields the output gate, per head [query | gate], twice as wide). */
+function gqaSlots(config: ModelConfigSpec, gated: boolean): SlotShape[] {
   const { hiddenSize: h, numHeads, numKvHeads, headDim: hd } = config;
   const q = numHeads * hd;
+  const qOut = gated ? 2 * q : q;
+  const qDerivation = gated ? '2 x num_attention_heads x head_dim (query and output gate)' : 'num_attention_heads x head_dim';
   const kv = numKvHeads * hd;
   const out: SlotShape[] = [
-    ['attn.q_proj', [q, h], 'num_attention_heads x head_dim, hidden_size'],
+    ['attn.q_proj', [qOut, h], `${qDerivation}, hidden_size`],
     ['attn.k_proj', [kv, h], 'num_key_value_heads x head_dim, hidden_size'],
     ['attn.v_proj', [kv, h], 'num_key_value_heads x head_dim, hidden_size'],
     ['attn.o_proj', [h, q], 'hidden_size, num_attention_heads x head_dim'],
   ];
   if (config.attentionBias) {
     out.push(
-      ['attn.q_bias', [q], 'num_attention_heads x head_dim'],
+      ['attn.q_bias', [qOut], qDerivation],
       ['attn.k_bias', [kv], 'num_key_value_heads x head_dim'],
       ['attn.v_bias', [kv], 'num_key_value_heads x head_dim'],
       ['attn.o_bias', [h], 'hidden_size'],
@@ -76,13 +79,50 @@ function mlaSlots(config: ModelConfigSpec, mla: MlaSpec): SlotShape[] {
   ];
 }
 
+/** Gated DeltaNet: the input projections in the checkpoint's layout, the conv, the decay parameters, the gated norm, out_proj. */
+function gdnSlots(config: ModelConfigSpec, g: GdnSpec): SlotShape[] {
+  const h = config.hiddenSize;
+  const key = g.numKeyHeads * g.keyHeadDim;
+  const value = g.numValueHeads * g.valueHeadDim;
+  const keyD = 'linear_num_key_heads x linear_key_head_dim';
+  const valueD = 'linear_num_value_heads x linear_value_head_dim';
+  const hv = g.numValueHeads;
+  const convDim = 2 * key + value;
+  const projections: SlotShape[] =
+    g.projLayout === 'grouped'
+      ? [
+          ['attn.in_proj_qkvz', [2 * key + 2 * value, h], `2 x ${keyD} + 2 x ${valueD}, hidden_size`],
+          ['attn.in_proj_ba', [2 * hv, h], '2 x linear_num_value_heads, hidden_size'],
+        ]
+      : [
+          ['attn.in_proj_qkv', [convDim, h], `2 x ${keyD} + ${valueD}, hidden_size`],
+          ['attn.in_proj_z', [value, h], `${valueD}, hidden_size`],
+          ['attn.in_proj_b', [hv, h], 'linear_num_value_heads, hidden_size'],
+          ['attn.in_proj_a', [hv, h], 'linear_num_value_heads, hidden_size'],
+        ];
+  return [
+    ...projections,
+    // nn.Conv1d(groups = channels) stores [channels, 1, kernel].
+    ['attn.conv1d', [convDim, 1, g.convKernel], `2 x ${keyD} + ${valueD}, 1, linear_conv_kernel_dim`],
+    ['attn.dt_bias', [hv], 'linear_num_value_heads'],
+    ['attn.a_log', [hv], 'linear_num_value_heads'],
+    ['attn.gated_norm', [g.valueHeadDim], 'linear_value_head_dim'],
+    ['attn.out_proj', [h, value], `hidden_size, ${valueD}`],
+  ];
+}
+
 function attentionSlots(config: ModelConfigSpec, kind: AttentionKind): SlotShape[] {
   switch (kind) {
     case 'gqa':
-      return gqaSlots(config);
+      return gqaSlots(config, false);
+    case 'gqa_gated':
+      return gqaSlots(config, true);
     case 'mla':
       if (!config.mla) throw new Error('an mla layer needs config.mla (its hyper-parameters)');
       return mlaSlots(config, config.mla);
+    case 'gdn':
+      if (!config.gdn) throw new Error('a gdn layer needs config.gdn (its hyper-parameters)');
+      return gdnSlots(config, config.gdn);
   }
 }
 
@@ -99,10 +139,14 @@ function ffnSlots(config: ModelConfigSpec, kind: FfnKind): SlotShape[] {
   }
   const out: SlotShape[] = [['ffn.router', [config.numExperts, h], 'num_experts, hidden_size']];
   if (config.routing?.scoreCorrectionBias) out.push(['ffn.router_bias', [config.numExperts], 'n_routed_experts']);
-  if (kind === 'moe+shared') {
-    const s = config.routing?.sharedIntermediateSize ?? 0;
-    const d = 'moe_intermediate_size x n_shared_experts';
+  const shared = (s: number, d: string): void => {
     out.push(['ffn.shared.gate_proj', [s, h], `${d}, hidden_size`], ['ffn.shared.up_proj', [s, h], `${d}, hidden_size`], ['ffn.shared.down_proj', [h, s], `hidden_size, ${d}`]);
+  };
+  if (kind === 'moe+shared') shared(config.routing?.sharedIntermediateSize ?? 0, 'moe_intermediate_size x n_shared_experts');
+  if (kind === 'moe+gated_shared') {
+    if (!config.gatedSharedExpert) throw new Error('a moe+gated_shared layer needs config.gatedSharedExpert');
+    shared(config.gatedSharedExpert.intermediateSize, 'shared_expert_intermediate_size');
+    out.push(['ffn.shared_expert_gate', [1, h], '1, hidden_size']);
   }
   return out;
 }

@@ -96,10 +96,72 @@ export const tinyConfigs: Record<string, Record<string, unknown>> = {
   },
 };
 
+/**
+ * config.json objects of tiny models of the families the checkpoint layer reads but the
+ * engine does not build yet (engineKinds.ts): kept apart from tinyConfigs, which the
+ * engine suites load.
+ */
+export const tinyConfigsNotYetOnEngine: Record<string, Record<string, unknown>> = {
+  // Qwen3-Next layout: layer_types from full_attention_interval 2 (linear, full, linear, full),
+  // layer 2 a dense MLP (mlp_only_layers), partial RoPE 1/2, Hk 2 / Hv 4 linear heads.
+  qwen3_next: {
+    architectures: ['Qwen3NextForCausalLM'],
+    model_type: 'qwen3_next',
+    vocab_size: 43,
+    hidden_size: 24,
+    intermediate_size: 11,
+    num_hidden_layers: 4,
+    num_attention_heads: 4,
+    num_key_value_heads: 2,
+    head_dim: 8,
+    partial_rotary_factor: 0.5,
+    full_attention_interval: 2,
+    linear_num_key_heads: 2,
+    linear_num_value_heads: 4,
+    linear_key_head_dim: 6,
+    linear_value_head_dim: 5,
+    linear_conv_kernel_dim: 3,
+    num_experts: 5,
+    num_experts_per_tok: 2,
+    moe_intermediate_size: 7,
+    shared_expert_intermediate_size: 9,
+    mlp_only_layers: [2],
+    max_position_embeddings: 256,
+  },
+  // Qwen3.5-MoE layout: the text model in text_config (explicit layer_types), a vision tower that is ignored.
+  qwen3_5_moe: {
+    architectures: ['Qwen3_5MoeForConditionalGeneration'],
+    model_type: 'qwen3_5_moe',
+    tie_word_embeddings: true,
+    text_config: {
+      model_type: 'qwen3_5_moe_text',
+      vocab_size: 41,
+      hidden_size: 20,
+      num_hidden_layers: 3,
+      num_attention_heads: 2,
+      num_key_value_heads: 1,
+      head_dim: 12,
+      layer_types: ['linear_attention', 'full_attention', 'linear_attention'],
+      rope_parameters: { rope_type: 'default', rope_theta: 1000, partial_rotary_factor: 0.5, mrope_section: [1, 1, 1], mrope_interleaved: true },
+      linear_num_key_heads: 1,
+      linear_num_value_heads: 3,
+      linear_key_head_dim: 4,
+      linear_value_head_dim: 6,
+      linear_conv_kernel_dim: 4,
+      num_experts: 6,
+      num_experts_per_tok: 3,
+      moe_intermediate_size: 5,
+      shared_expert_intermediate_size: 7,
+      max_position_embeddings: 256,
+    },
+    vision_config: { depth: 2, hidden_size: 16, model_type: 'qwen3_5_moe' },
+  },
+};
+
 /** Writes the tiny model of `arch` into a fresh temp dir and returns the dir. */
 export async function writeTinyModel(arch: string, seed = 1): Promise<string> {
   const dir = await tempDir(`afd-engine-${arch}-`);
-  await writeTestModel(dir, tinyConfigs[arch]!, { seed });
+  await writeTestModel(dir, tinyConfigs[arch] ?? tinyConfigsNotYetOnEngine[arch]!, { seed });
   return dir;
 }
 

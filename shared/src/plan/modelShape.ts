@@ -2,7 +2,9 @@
  * The shapes of a transformer that a roofline needs (roofline.ts), read from a Hugging
  * Face-style config.json: layers, hidden size, attention heads (GQA / MHA / MFA, or MLA's
  * compressed KV), experts and top-k, intermediate sizes, vocabulary, bytes per element.
- * Field names follow the configs of Qwen3-MoE, DeepSeek-V2/V3, Mixtral and Step-3.
+ * Field names follow the configs of Qwen3-MoE, DeepSeek-V2/V3, Mixtral, Step-3 and the
+ * hybrid Qwen3-Next / Qwen3.5-MoE (Gated DeltaNet layers beside gated full attention; a
+ * vision-language config's text_config is its language model).
  */
 
 export interface MlaShape {
@@ -14,6 +16,21 @@ export interface MlaShape {
   ropeDim: number;
   nopeDim: number;
   vDim: number;
+}
+
+/**
+ * Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5): `layers` of the model keep a
+ * fixed-size state per sequence (a [valueHeads, keyHeadDim, valueHeadDim] recurrent state
+ * and the last convKernel - 1 inputs of the conv) instead of a KV cache.
+ */
+export interface LinearAttentionShape {
+  /** Layers of linear attention; the other numLayers - layers are full attention. */
+  layers: number;
+  numKeyHeads: number;
+  numValueHeads: number;
+  keyHeadDim: number;
+  valueHeadDim: number;
+  convKernel: number;
 }
 
 export interface ModelShape {
@@ -41,6 +58,10 @@ export interface ModelShape {
   moeIntermediate: number;
   /** Intermediate size of the shared expert(s) together, run for every token (0: none). */
   sharedIntermediate: number;
+  /** Full-attention layers also project an output gate (q_proj twice as wide: Qwen3-Next, Qwen3.5). */
+  attentionOutputGate?: boolean;
+  /** Hybrid models: the linear-attention layers; absent: every layer is full attention. */
+  linear?: LinearAttentionShape;
 }
 
 type Config = Record<string, unknown>;
@@ -71,8 +92,11 @@ function dtypeBytes(dtype: unknown): number | undefined {
  * A model's shapes from a Hugging Face-style config object. `bytesPerElement` overrides the
  * config's torch_dtype (e.g. 1 for an FP8 deployment of a bf16 checkpoint).
  */
-export function modelFromConfig(c: Config, o: { name?: string; bytesPerElement?: number; kvBytesPerElement?: number } = {}): ModelShape {
-  const name = o.name ?? (typeof c.model_type === 'string' ? c.model_type : 'model');
+export function modelFromConfig(top: Config, o: { name?: string; bytesPerElement?: number; kvBytesPerElement?: number } = {}): ModelShape {
+  const name = o.name ?? (typeof top.model_type === 'string' ? top.model_type : 'model');
+  // A vision-language config (Qwen3.5-MoE) keeps its language model in text_config.
+  const text = top.text_config;
+  const c: Config = text && typeof text === 'object' && !Array.isArray(text) ? { ...top, ...(text as Config) } : top;
   const numLayers = need(c, name, 'num_hidden_layers', 'num_layers');
   const hiddenSize = need(c, name, 'hidden_size');
   const numHeads = need(c, name, 'num_attention_heads');
@@ -93,7 +117,8 @@ export function modelFromConfig(c: Config, o: { name?: string; bytesPerElement?:
   const mla = kvLoraRank
     ? { qLoraRank: num(c, 'q_lora_rank') ?? 0, kvLoraRank, ropeDim: need(c, name, 'qk_rope_head_dim'), nopeDim: need(c, name, 'qk_nope_head_dim'), vDim: need(c, name, 'v_head_dim') }
     : undefined;
-  const bytesPerElement = o.bytesPerElement ?? dtypeBytes(c.torch_dtype) ?? 2;
+  const bytesPerElement = o.bytesPerElement ?? dtypeBytes(c.torch_dtype ?? c.dtype) ?? 2;
+  const linear = linearShape(c, name, numLayers);
   return {
     name, numLayers, hiddenSize, numHeads, numKvHeads, headDim,
     qLoraRank: mla ? 0 : (num(c, 'q_lora_rank') ?? 0),
@@ -102,6 +127,37 @@ export function modelFromConfig(c: Config, o: { name?: string; bytesPerElement?:
     bytesPerElement,
     kvBytesPerElement: o.kvBytesPerElement ?? bytesPerElement,
     denseLayers, denseIntermediate, experts, topK, moeIntermediate, sharedIntermediate,
+    ...(linear ? { linear, attentionOutputGate: true } : {}),
+  };
+}
+
+/** Model types of the hybrid Gated DeltaNet families (their configs may leave the linear fields to transformers' defaults). */
+const hybridTypes = new Set(['qwen3_next', 'qwen3_5_moe', 'qwen3_5_moe_text']);
+
+/**
+ * The linear-attention layers of a hybrid config: layer_types ("linear_attention"), else
+ * every full_attention_interval-th layer (default 4) is full attention; transformers'
+ * defaults for the head fields (16 key / 32 value heads of 128, conv 4). Undefined for a
+ * config of another family.
+ */
+function linearShape(c: Config, name: string, numLayers: number): LinearAttentionShape | undefined {
+  const hybrid = (typeof c.model_type === 'string' && hybridTypes.has(c.model_type)) || num(c, 'linear_num_value_heads') !== undefined;
+  if (!hybrid) return undefined;
+  let layers: number;
+  if (Array.isArray(c.layer_types)) {
+    if (c.layer_types.length !== numLayers) throw new Error(`model config ${name}: layer_types has ${c.layer_types.length} entries for ${numLayers} layers`);
+    layers = c.layer_types.filter((t) => t === 'linear_attention' || t === 'mamba').length; // 'mamba': transformers' legacy name
+  } else {
+    const interval = num(c, 'full_attention_interval') ?? 4;
+    layers = numLayers - Math.floor(numLayers / interval);
+  }
+  return {
+    layers,
+    numKeyHeads: num(c, 'linear_num_key_heads') ?? 16,
+    numValueHeads: num(c, 'linear_num_value_heads') ?? 32,
+    keyHeadDim: num(c, 'linear_key_head_dim') ?? 128,
+    valueHeadDim: num(c, 'linear_value_head_dim') ?? 128,
+    convKernel: num(c, 'linear_conv_kernel_dim') ?? 4,
   };
 }
 
@@ -116,6 +172,10 @@ export const MODEL_CONFIGS: Readonly<Record<string, Config>> = {
   'deepseek-v3': { model_type: 'deepseek_v3', num_hidden_layers: 61, hidden_size: 7168, num_attention_heads: 128, num_key_value_heads: 128, q_lora_rank: 1536, kv_lora_rank: 512, qk_rope_head_dim: 64, qk_nope_head_dim: 128, v_head_dim: 128, n_routed_experts: 256, num_experts_per_tok: 8, n_shared_experts: 1, moe_intermediate_size: 2048, first_k_dense_replace: 3, intermediate_size: 18432, vocab_size: 129280, torch_dtype: 'bfloat16' },
   'deepseek-v2-lite': { model_type: 'deepseek_v2', num_hidden_layers: 27, hidden_size: 2048, num_attention_heads: 16, num_key_value_heads: 16, kv_lora_rank: 512, qk_rope_head_dim: 64, qk_nope_head_dim: 128, v_head_dim: 128, n_routed_experts: 64, num_experts_per_tok: 6, n_shared_experts: 2, moe_intermediate_size: 1408, first_k_dense_replace: 1, intermediate_size: 10944, vocab_size: 102400, torch_dtype: 'bfloat16' },
   'step3-like': { model_type: 'step3', num_hidden_layers: 61, hidden_size: 7168, num_attention_heads: 64, num_attention_groups: 1, head_dim: 256, q_lora_rank: 2048, moe_num_experts: 48, moe_top_k: 3, moe_intermediate_size: 5120, share_expert_dim: 5120, intermediate_size: 18432, first_k_dense_replace: 5, vocab_size: 128815, torch_dtype: 'bfloat16' },
+  // Qwen3-Next-80B-A3B-Instruct: 36 Gated DeltaNet + 12 gated full-attention layers (interval 4).
+  'qwen3-next-80b-a3b': { model_type: 'qwen3_next', num_hidden_layers: 48, hidden_size: 2048, num_attention_heads: 16, num_key_value_heads: 2, head_dim: 256, full_attention_interval: 4, linear_num_key_heads: 16, linear_num_value_heads: 32, linear_key_head_dim: 128, linear_value_head_dim: 128, linear_conv_kernel_dim: 4, num_experts: 512, num_experts_per_tok: 10, intermediate_size: 5120, moe_intermediate_size: 512, shared_expert_intermediate_size: 512, vocab_size: 151936, torch_dtype: 'bfloat16' },
+  // Qwen3.5-35B-A3B (its text_config): 30 Gated DeltaNet + 10 gated full-attention layers, every layer MoE.
+  'qwen3.5-35b-a3b': { model_type: 'qwen3_5_moe', text_config: { model_type: 'qwen3_5_moe_text', num_hidden_layers: 40, hidden_size: 2048, num_attention_heads: 16, num_key_value_heads: 2, head_dim: 256, full_attention_interval: 4, linear_num_key_heads: 16, linear_num_value_heads: 32, linear_key_head_dim: 128, linear_value_head_dim: 128, linear_conv_kernel_dim: 4, num_experts: 256, num_experts_per_tok: 8, moe_intermediate_size: 512, shared_expert_intermediate_size: 512, vocab_size: 248320, dtype: 'bfloat16' } },
   'mixtral-8x22b': { model_type: 'mixtral', num_hidden_layers: 56, hidden_size: 6144, num_attention_heads: 48, num_key_value_heads: 8, head_dim: 128, num_local_experts: 8, num_experts_per_tok: 2, intermediate_size: 16384, vocab_size: 32768, torch_dtype: 'bfloat16' },
 };
 

@@ -55,7 +55,35 @@ export function expectedExperts(experts: number, topK: number, tokens: number): 
   return experts * (1 - (1 - topK / experts) ** tokens);
 }
 
-/** Weight elements of one layer's attention (projections in and out). */
+/** Full-attention layers (hybrid models: the rest are linear attention). */
+export const fullAttentionLayers = (m: ModelShape): number => m.numLayers - (m.linear?.layers ?? 0);
+
+/** Weight elements of one Gated DeltaNet layer: in_proj q/k/v/z and b/a, the conv, out_proj (dt_bias, A_log, norm: negligible). */
+export function linearAttentionParams(m: ModelShape): number {
+  if (!m.linear) return 0;
+  const { numKeyHeads, numValueHeads, keyHeadDim, valueHeadDim, convKernel } = m.linear;
+  const key = numKeyHeads * keyHeadDim;
+  const value = numValueHeads * valueHeadDim;
+  const h = m.hiddenSize;
+  return h * (2 * key + 2 * value + 2 * numValueHeads) + (2 * key + value) * convKernel + value * h;
+}
+
+/**
+ * Bytes of one sequence's state in one Gated DeltaNet layer: the recurrent state
+ * [Hv, Dk, Dv] in f32 and the conv window (convKernel - 1 inputs of the q/k/v channels).
+ */
+export function linearStateBytes(m: ModelShape): number {
+  if (!m.linear) return 0;
+  const { numKeyHeads, numValueHeads, keyHeadDim, valueHeadDim, convKernel } = m.linear;
+  return numValueHeads * keyHeadDim * valueHeadDim * 4 + (convKernel - 1) * (2 * numKeyHeads * keyHeadDim + numValueHeads * valueHeadDim) * m.kvBytesPerElement;
+}
+
+/** Flops of one token in one Gated DeltaNet layer beyond its projections: decay, S^T k, the rank-1 update, S^T q (~8 Hv Dk Dv). */
+function linearStateFlops(m: ModelShape): number {
+  return m.linear ? 8 * m.linear.numValueHeads * m.linear.keyHeadDim * m.linear.valueHeadDim : 0;
+}
+
+/** Weight elements of one layer's full attention (projections in and out; q twice as wide with an output gate). */
 export function attentionParams(m: ModelShape): number {
   const h = m.hiddenSize;
   if (m.mla) {
@@ -65,7 +93,8 @@ export function attentionParams(m: ModelShape): number {
     return q + h * (kvLoraRank + ropeDim) + kvLoraRank * m.numHeads * (nopeDim + vDim) + m.numHeads * vDim * h;
   }
   const qOut = m.numHeads * m.headDim;
-  const q = m.qLoraRank > 0 ? h * m.qLoraRank + m.qLoraRank * qOut : h * qOut;
+  const qProj = m.attentionOutputGate ? 2 * qOut : qOut;
+  const q = m.qLoraRank > 0 ? h * m.qLoraRank + m.qLoraRank * qProj : h * qProj;
   return q + 2 * h * m.numKvHeads * m.headDim + qOut * h;
 }
 
@@ -87,7 +116,8 @@ const sharedParams = (m: ModelShape): number => 3 * m.hiddenSize * m.sharedInter
 const denseParams = (m: ModelShape): number => 3 * m.hiddenSize * m.denseIntermediate;
 
 /** Weight elements an attention-role rank holds: every layer's attention, the embedding and the LM head (untied). */
-export const attentionRoleParams = (m: ModelShape): number => m.numLayers * attentionParams(m) + 2 * m.vocabSize * m.hiddenSize;
+export const attentionRoleParams = (m: ModelShape): number =>
+  fullAttentionLayers(m) * attentionParams(m) + (m.linear?.layers ?? 0) * linearAttentionParams(m) + 2 * m.vocabSize * m.hiddenSize;
 
 /** Weight elements an FFN-role rank holds: the dense FFNs, and every MoE layer's experts, shared expert and router. */
 export function ffnRoleParams(m: ModelShape): number {
@@ -110,7 +140,12 @@ export function attentionStepMs(card: CardSpec, m: ModelShape, batch: number, co
   const layer = rooflineMs(card, m, o, w * m.bytesPerElement + seqs * context * kvBytesPerToken(m), seqs * (2 * w + context * attentionFlopsPerPosition(m))) + o.launchMsPerLayer;
   const head = m.vocabSize * m.hiddenSize;
   const lmHead = rooflineMs(card, m, o, head * m.bytesPerElement, seqs * 2 * head) + o.launchMsPerLayer;
-  return m.numLayers * layer + lmHead;
+  // Gated DeltaNet layers: the weights once, every sequence's state read and written, no context term.
+  const lw = linearAttentionParams(m);
+  const linear = m.linear
+    ? m.linear.layers * (rooflineMs(card, m, o, lw * m.bytesPerElement + seqs * 2 * linearStateBytes(m), seqs * (2 * lw + linearStateFlops(m))) + o.launchMsPerLayer)
+    : 0;
+  return fullAttentionLayers(m) * layer + linear + lmHead;
 }
 
 /** The FFN half of one decode step (every layer) for `tokens` rows, ms. */
@@ -173,7 +208,10 @@ export interface RooflineProfileOptions {
 export function rooflineMemory(m: ModelShape, gpus = 1): { weightBytes: number; attentionWeightBytes: number; ffnWeightBytes: number; kvBytesPerToken: number } {
   const attentionWeightBytes = gpus * attentionRoleParams(m) * m.bytesPerElement;
   const ffnWeightBytes = ffnRoleParams(m) * m.bytesPerElement;
-  return { weightBytes: attentionWeightBytes + ffnWeightBytes, attentionWeightBytes, ffnWeightBytes, kvBytesPerToken: m.numLayers * kvBytesPerToken(m) };
+  // Only full-attention layers cache KV per token. TODO(hybrid): the Gated DeltaNet state is
+  // per sequence (linearStateBytes x linear layers, ~0.5 MiB a layer for Qwen3-Next), which
+  // MemoryModel (per-token KV only) cannot express yet; it is not counted against memory.
+  return { weightBytes: attentionWeightBytes + ffnWeightBytes, attentionWeightBytes, ffnWeightBytes, kvBytesPerToken: fullAttentionLayers(m) * kvBytesPerToken(m) };
 }
 
 /** Bytes of `gpus` cards: the published memory (GB, 10^9 bytes). */

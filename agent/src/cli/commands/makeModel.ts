@@ -32,7 +32,7 @@ export function registerMakeModel(program: Command): void {
     .option('--list', 'list the presets and exit')
     .action(async (flags: MakeModelFlags) => {
       if (flags.list) {
-        for (const p of modelPresets) process.stdout.write(`${p.arch.padEnd(10)} ${p.name.padEnd(16)} ${p.weights === 'device' ? '[config only] ' : ''}${p.description}\n`);
+        for (const p of modelPresets) process.stdout.write(`${p.arch.padEnd(12)} ${p.name.padEnd(18)} ${p.weights === 'device' ? '[config only] ' : ''}${p.description}\n`);
         return;
       }
       if (!flags.arch || !flags.out) throw new Error('make-model needs --arch and --out (see afd-agent make-model --help, or --list for presets)');
@@ -58,6 +58,7 @@ export function registerMakeModel(program: Command): void {
         const r = result.residentBytes;
         lines.push(`  weights: ${mib(result.weightBytes)}; resident per role: colocated ${mib(r.colocated)}, attention ${mib(r.attention)}, ffn ${mib(r.ffn)}`);
       }
+      if (result.engineRefusal) lines.push(`  note: ${result.engineRefusal}`);
       process.stdout.write(`${lines.join('\n')}\n`);
     });
 }
