@@ -5,8 +5,10 @@
  * greedy decode steps; Qwen3.5-MoE from fused expert tensors; the attention / FFN role
  * split against colocated.
  */
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { roleLoadSpec } from './checkpoint/loadSpec.js';
 import { Engine } from './engine.js';
 import type { ModelLoadSpec } from './modelSpec.js';
 import { tempDir, writeTestModel } from './testing/checkpointTesting.js';
@@ -106,5 +108,34 @@ describe.each(Object.keys(fullAttention))('%s, all layers full attention', (arch
     const split = await generateGreedy(attention, prompt, 4, { blocks: [0, 1, 2, 3] });
     expect(split.tokens).toEqual(ref.tokens);
     for (let i = 0; i < ref.logits.length; i++) expect(split.logits[i]).toEqual(ref.logits[i]);
+  });
+
+  it('ffnForward of the ffn role equals the colocated FFN half on every layer', async () => {
+    const dir = await writeModel(arch, 5);
+    const colocated = await load(dir, opts);
+    const ffn = await load(dir, { ...opts, role: 'ffn' });
+    const H = ffn.info.hiddenSize;
+    const hidden = Float32Array.from({ length: 3 * H }, (_, i) => Math.sin(i * 0.37));
+    for (let layer = 0; layer < ffn.info.numLayers; layer++) {
+      const out = await ffn.ffnForward(layer, hidden, 3);
+      expect(out).toEqual(await colocated.ffnForward(layer, hidden, 3));
+      expect(out.some((v) => v !== 0)).toBe(true);
+    }
+  });
+
+  it('a config-only directory serves with --load-format dummy ((1 + weight) norms generated); split roles equal colocated', async () => {
+    const dir = await tempDir(`afd-${arch}-dummy-`);
+    dirs.push(dir);
+    await writeFile(join(dir, 'config.json'), JSON.stringify(fullAttention[arch]!.config));
+    const spec = async (role: 'colocated' | 'attention' | 'ffn') => (await roleLoadSpec(dir, role, { loadFormat: 'dummy', seed: 5 })).spec;
+    const colocated = await load(await spec('colocated'), opts);
+    const attention = await load(await spec('attention'), opts);
+    attention.attachFfn(await load(await spec('ffn'), opts));
+    const ref = await generateGreedy(colocated, prompt, 4, { blocks: [0, 1, 2, 3] });
+    const split = await generateGreedy(attention, prompt, 4, { blocks: [0, 1, 2, 3] });
+    expect(split.tokens).toEqual(ref.tokens);
+    for (let i = 0; i < ref.logits.length; i++) expect(split.logits[i]).toEqual(ref.logits[i]);
+    expect(ref.logits[0]!.every((v) => Number.isFinite(v))).toBe(true);
+    expect(ref.logits[0]!.some((v) => v !== ref.logits[0]![0])).toBe(true);
   });
 });

@@ -46,19 +46,26 @@ GqaAttention::GqaAttention(const ModelConfig& c, const WeightStore& store, Backe
     if (c.layers[L].attention != kind) continue;
     GqaLayerWeights& w = layers_[L];
     auto at = [L](const char* name) { return layerSlot(L, name); };
-    // Checked one by one for the error message, read through the fused group.
-    store.get(at(slot::kQProj), {qRows, H});
-    store.get(at(slot::kKProj), {kvDim, H});
-    store.get(at(slot::kVProj), {kvDim, H});
+    // Checked one by one for the error message, read through the fused group (gqa_gated's
+    // regrouped members exist only as the group: the store checks their rows).
+    if (!gated) {
+      store.get(at(slot::kQProj), {qRows, H});
+      store.get(at(slot::kKProj), {kvDim, H});
+      store.get(at(slot::kVProj), {kvDim, H});
+    }
     const Tensor fused = store.get(at(slot::kQkvProj), {fusedRows, H});
     w.qkv = fused.rows(0, qkvRows);
     if (gated) w.gate = fused.rows(qkvRows, fusedRows);
     w.o = store.get(at(slot::kOProj), {H, qDim});
-    const Tensor qBias = store.find(at(slot::kQBias), {qRows});
-    if (!qBias.empty()) {
+    Tensor fusedBias;
+    if (gated) {
+      fusedBias = store.find(at(slot::kQkvBias), {fusedRows});
+    } else if (!store.find(at(slot::kQBias), {qRows}).empty()) {
       store.get(at(slot::kKBias), {kvDim});
       store.get(at(slot::kVBias), {kvDim});
-      const Tensor fusedBias = store.get(at(slot::kQkvBias), {fusedRows});
+      fusedBias = store.get(at(slot::kQkvBias), {fusedRows});
+    }
+    if (!fusedBias.empty()) {
       w.qkvBias = fusedBias.rows(0, qkvRows);
       if (gated) w.gateBias = fusedBias.rows(qkvRows, fusedRows);
     }

@@ -157,7 +157,7 @@ WeightStore::WeightStore(const ModelLoadSpec& spec, Backend& backend, const std:
   for (const FusedTensor* g : groups) {
     uint8_t* start = cursor;
     // A reordered group is concatenated in the staging buffer first, then its rows copied
-    // over in runs (members' tensors stay bound to their staging copies, never read).
+    // over in runs; its members exist only through the group (their staging copies go).
     uint8_t* concat = g->rowOrder.empty() ? start : static_cast<uint8_t*>(staging.data());
     int64_t rows = 0;
     std::string names;
@@ -170,8 +170,8 @@ WeightStore::WeightStore(const ModelLoadSpec& spec, Backend& backend, const std:
       names += (names.empty() ? "" : " + ") + r.name;
     }
     if (!g->rowOrder.empty()) {
-      AFD_CHECK(static_cast<int64_t>(g->rowOrder.size()) == rows, "fused slot " << g->slot.key() << ": the row order has "
-                                                                                << g->rowOrder.size() << " rows for " << rows);
+      AFD_CHECK(static_cast<int64_t>(g->rowOrder.size()) == rows, "fused slot " << g->slot.key() << " (" << names << ") has " << rows
+                                                                                << " rows but the config implies " << g->rowOrder.size());
       const uint64_t rowBytes = static_cast<uint64_t>(cursor - start) / static_cast<uint64_t>(rows);
       const auto* src = static_cast<const uint8_t*>(staging.data());
       for (int64_t r = 0; r < rows;) {
@@ -180,6 +180,10 @@ WeightStore::WeightStore(const ModelLoadSpec& spec, Backend& backend, const std:
         AFD_CHECK(g->rowOrder[r] >= 0 && g->rowOrder[r] + run <= rows, "fused slot " << g->slot.key() << ": row order out of range");
         backend.copyDevice(start + r * rowBytes, src + g->rowOrder[r] * rowBytes, run * rowBytes);
         r += run;
+      }
+      for (const SlotRef& m : g->members) {
+        tensors_.erase(m.key());
+        bound_.insert(m.key());
       }
     }
     TensorRef whole = *refs.at(g->members.front().key());

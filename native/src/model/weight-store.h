@@ -38,7 +38,8 @@ class MappedFile {
 // dtype and trailing dims). A group whose members are not all in the spec is skipped.
 // rowOrder, when given, reorders the concatenation: fused row r is its row rowOrder[r]
 // (Qwen3-Next's q_proj interleaves query and gate rows per head; the fused slot
-// regroups them so each part is one contiguous block of rows).
+// regroups them so each part is one contiguous block of rows). The members of a
+// reordered group are then read only through it: their own slots are not kept.
 struct FusedTensor {
   SlotRef slot;
   std::vector<SlotRef> members;
