@@ -257,7 +257,7 @@ describe('errors', () => {
     const kinds = (ffn: string, attention = 'gqa') => ({ ...spec, config: { ...spec.config, layers: spec.config.layers.map(() => ({ attention, ffn }) as never) } });
     // TypeScript refuses a kind the engine lacks before native code (engineKinds.ts); C++ refuses it too when that check is bypassed.
     await expect(Engine.load(kinds('swiglu'), opts)).rejects.toThrow('LlamaForCausalLM (family llama): FFN kind swiglu (layers 0-1) not yet implemented on the engine');
-    await expect(new (loadAddon().Engine)().load(kinds('swiglu'), opts)).rejects.toThrow('unknown FFN kind "swiglu" (this engine builds dense, moe and moe+shared layers)');
+    await expect(new (loadAddon().Engine)().load(kinds('swiglu'), opts)).rejects.toThrow('unknown FFN kind "swiglu" (this engine builds dense, moe, moe+shared and moe+gated_shared layers)');
     await expect(Engine.load(kinds('dense', 'mla'), opts)).rejects.toThrow('mla layers need the MLA settings (config.mla)');
     await expect(Engine.load(spec, { ...opts, backend: 'tpu' })).rejects.toThrow(/backend "tpu"/);
     await expect(Engine.load(spec, { ...opts, kvBlockSize: 0 })).rejects.toThrow(/kvBlockSize must be in \[1, 1024\]/);

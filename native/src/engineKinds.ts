@@ -1,19 +1,18 @@
 /**
  * What the native engine builds today, checked in TypeScript before a load spec crosses
  * into C++: the checkpoint layer describes more layer kinds and features than the engine
- * implements (Qwen3-Next / Qwen3.5: gdn and gqa_gated attention, the sigmoid-gated shared
- * expert, (1 + weight) RMSNorm, partial RoPE), and C++ would refuse them with a message
- * about an unknown kind string, or worse build a wrong model from fields it ignores. Keep
- * these lists in step with native/src/model/layer-kinds.h and slots.h.
+ * implements (Qwen3-Next / Qwen3.5: the gdn attention layers), and C++ would refuse them
+ * with a message about an unknown kind string. Keep these lists in step with
+ * native/src/model/layer-kinds.h and slots.h.
  */
 import type { AttentionKind, FfnKind, ModelConfigSpec, TensorSlot } from './modelSpec.js';
 
 /** Attention kinds the engine builds (layer-kinds.h). */
-export const engineAttentionKinds: readonly AttentionKind[] = ['gqa', 'mla'];
+export const engineAttentionKinds: readonly AttentionKind[] = ['gqa', 'mla', 'gqa_gated'];
 /** FFN kinds the engine builds (layer-kinds.h). */
-export const engineFfnKinds: readonly FfnKind[] = ['dense', 'moe', 'moe+shared'];
+export const engineFfnKinds: readonly FfnKind[] = ['dense', 'moe', 'moe+shared', 'moe+gated_shared'];
 
-/** Slots the family table names that the engine does not bind yet (slots.h lacks them): the gdn and gated-shared-expert slots. */
+/** Slots the family table names that the engine does not bind yet (slots.h lacks them): the gdn slots. */
 export const slotsNotYetOnEngine: readonly TensorSlot[] = [
   'attn.in_proj_qkvz',
   'attn.in_proj_ba',
@@ -26,7 +25,6 @@ export const slotsNotYetOnEngine: readonly TensorSlot[] = [
   'attn.a_log',
   'attn.gated_norm',
   'attn.out_proj',
-  'ffn.shared_expert_gate',
 ];
 
 /** Ranges listed before the rest is summarised. */
@@ -60,8 +58,6 @@ export function engineGaps(config: ModelConfigSpec): string[] {
   };
   missing('attention', (l) => config.layers[l]!.attention, engineAttentionKinds);
   missing('FFN', (l) => config.layers[l]!.ffn, engineFfnKinds);
-  if (config.normUnitOffset) gaps.push('RMSNorm with (1 + weight)');
-  if (config.rotaryDim !== config.headDim && !config.mla) gaps.push(`partial RoPE (${config.rotaryDim} of ${config.headDim} head dims)`);
   return gaps;
 }
 

@@ -21,7 +21,7 @@ export type ArchFamily = 'qwen3_moe' | 'qwen3' | 'llama' | 'mixtral' | 'deepseek
  * q/k head norms and RoPE on the first rotaryDim dims of each head;
  * gdn: Gated DeltaNet linear attention (ModelConfigSpec.gdn): no KV cache, a fixed-size
  * state per sequence (conv window + [Hv, Dk, Dv] recurrent state).
- * The engine builds gqa and mla today (engineKinds.ts refuses the others before loading).
+ * The engine builds gqa, mla and gqa_gated today (engineKinds.ts refuses gdn before loading).
  */
 export type AttentionKind = 'gqa' | 'mla' | 'gqa_gated' | 'gdn';
 

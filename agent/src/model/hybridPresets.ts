@@ -1,7 +1,7 @@
 /**
  * Presets of the hybrid Gated DeltaNet families, Qwen3-Next and Qwen3.5-MoE: a tiny one of
  * each that make-model writes weights for (parsed, listed and inspected today; no rank can
- * serve them until the engine builds gdn / gqa_gated layers, engineKinds.ts), and the
+ * serve them until the engine builds gdn layers, engineKinds.ts), and the
  * published full sizes, config only.
  */
 import { common, qwenTokens, qwenVocab, type ModelPreset } from './presetCommon.js';

@@ -70,6 +70,11 @@ void readLayerParams(const Napi::Object& c, ModelConfig& m) {
     m.mla.ropeInterleave = boolean(o, w, "ropeInterleave");
     m.mla.softmaxScale = num(o, w, "softmaxScale");
   }
+  if (given(c, "gatedSharedExpert")) {
+    AFD_CHECK(c.Get("gatedSharedExpert").IsObject(), "spec.config.gatedSharedExpert must be an object or null");
+    const Napi::Object o = c.Get("gatedSharedExpert").As<Napi::Object>();
+    m.gatedSharedIntermediateSize = integer(o, "spec.config.gatedSharedExpert", "intermediateSize");
+  }
   if (given(c, "routing")) {
     AFD_CHECK(c.Get("routing").IsObject(), "spec.config.routing must be an object or null");
     const Napi::Object o = c.Get("routing").As<Napi::Object>();
@@ -119,6 +124,8 @@ ModelLoadSpec toModelLoadSpec(const Napi::Object& spec) {
   m.ropeScaling.attentionFactor = num(r, rw, "attentionFactor");
   m.maxPositionEmbeddings = integer(c, w, "maxPositionEmbeddings");
   m.tieWordEmbeddings = boolean(c, w, "tieWordEmbeddings");
+  m.rotaryDim = integer(c, w, "rotaryDim");
+  m.normUnitOffset = boolean(c, w, "normUnitOffset");
   m.numExperts = static_cast<int>(integer(c, w, "numExperts"));
   m.numExpertsPerTok = static_cast<int>(integer(c, w, "numExpertsPerTok"));
   m.moeIntermediateSize = integer(c, w, "moeIntermediateSize");

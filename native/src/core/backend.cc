@@ -41,6 +41,9 @@ void Backend::gatedDeltaRule(const Tensor&, const Tensor&, const Tensor&, const 
                              const LinearAttentionBatch&, Tensor&) {
   AFD_FAIL("gatedDeltaRule is not implemented on the " << name() << " backend; run linear-attention models on the cpu backend");
 }
+void Backend::sigmoidGate(const Tensor&, const Tensor&, Tensor&) {
+  AFD_FAIL("sigmoidGate is not implemented on the " << name() << " backend; run Qwen3-Next / Qwen3.5 models on the cpu backend");
+}
 void Backend::rmsNormGated(const Tensor&, const Tensor&, const Tensor&, float, Tensor&) {
   AFD_FAIL("rmsNormGated is not implemented on the " << name() << " backend; run linear-attention models on the cpu backend");
 }

@@ -57,7 +57,9 @@ class Buffer {
 
 // Rotary embedding table of one model: inv_freq already scaled per the rope_scaling type.
 struct RopeParams {
-  Tensor invFreq;             // [D/2] f32 (rotate-half / NeoX layout over the whole head)
+  // [R/2] f32: rotate-half (NeoX layout) over the first R <= D dims of each head; the
+  // rest of the head passes through (partial RoPE, Qwen3-Next).
+  Tensor invFreq;
   float attentionScale = 1;   // multiplies cos and sin (YaRN mscale; 1 otherwise)
 };
 
@@ -181,7 +183,7 @@ class Backend {
   virtual void addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out) = 0;
 
   // In place: optional per-head RMSNorm of q and k (Qwen3; qNorm/kNorm [D], null = off),
-  // then rotary embedding (rotate-half) at positions.
+  // then rotary embedding (rotate-half over the first 2 x rope.invFreq.dim(0) dims) at positions.
   // q: [T, nH, D] f32; k: [T, nKv, D] f32; positions: [T] i32.
   virtual void qkNormRope(Tensor& q, Tensor& k, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm,
                           float eps, const RopeParams& rope) = 0;
@@ -234,6 +236,12 @@ class Backend {
 
   // out = a + b, elementwise (out may alias a or b). a, b, out: one dtype, f32 or act.
   virtual void add(const Tensor& a, const Tensor& b, Tensor& out) = 0;
+
+  // out = x * sigmoid(gate), each gate value scaling a group of N / G consecutive
+  // elements: out[t, i] = x[t, i] * sigmoid(gate[t, i / (N / G)]) (Qwen3-Next: the gated
+  // attention output, G = N; the gated shared expert, G = 1). x, out (may alias x):
+  // [T, N] f32 or act; gate: [T, G] f32, G dividing N. Optional: the default throws.
+  virtual void sigmoidGate(const Tensor& x, const Tensor& gate, Tensor& out);
 
   // out[s] = x[rows[s]].   x: [T, H] f32 or act; rows: [S] i32; out: [S, H], x's dtype.
   virtual void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) = 0;

@@ -41,12 +41,14 @@ inline void checkAddRmsNorm(const Tensor& delta, const Tensor& residual, const T
 }
 
 // What both fused q/k norm + RoPE ops take beside q and k, for T tokens of head dim D:
-// positions [T] i32, invFreq [D / 2] (D even), the q and k norms [D] or null.
+// positions [T] i32, invFreq [R / 2] with R <= D the rotated dims (D even), the q and k norms [D] or null.
 inline void checkRopeInputs(const char* op, int64_t T, int64_t D, const Tensor& positions, const Tensor* qNorm, const Tensor* kNorm,
                             const RopeParams& rope) {
   checkShape(op, "positions", positions, {T});
   checkDType(op, "positions", positions, DType::I32);
-  checkShape(op, "rope.invFreq", rope.invFreq, {D / 2});
+  checkShape(op, "rope.invFreq", rope.invFreq, {-1});
+  AFD_CHECK(rope.invFreq.dim(0) > 0 && 2 * rope.invFreq.dim(0) <= D,
+            op << ": rope.invFreq has " << rope.invFreq.dim(0) << " frequencies; a head of " << D << " dims rotates at most " << D / 2);
   AFD_CHECK(D % 2 == 0, op << ": head dim " << D << " must be even");
   if (qNorm) checkShape(op, "qNorm", *qNorm, {D});
   if (kNorm) checkShape(op, "kNorm", *kNorm, {D});
@@ -145,6 +147,18 @@ inline void checkMoeExperts(const Tensor& x, const Tensor& expertIds, const Tens
 }
 
 // a, b, out: one dtype (f32 or act), the same element count.
+// x, out: [T, N] f32 or act, one dtype; gate: [T, G] f32 with G dividing N.
+inline void checkSigmoidGate(const Tensor& x, const Tensor& gate, const Tensor& out) {
+  checkShape("sigmoidGate", "x", x, {-1, -1});
+  checkAct("sigmoidGate", "x", x);
+  checkShape("sigmoidGate", "out", out, {x.dim(0), x.dim(1)});
+  AFD_CHECK(out.dtype == x.dtype, "sigmoidGate: out must have x's dtype");
+  checkShape("sigmoidGate", "gate", gate, {x.dim(0), -1});
+  checkDType("sigmoidGate", "gate", gate, DType::F32);
+  AFD_CHECK(gate.dim(1) > 0 && x.dim(1) % gate.dim(1) == 0,
+            "sigmoidGate: " << gate.dim(1) << " gates per row do not divide the row of " << x.dim(1));
+}
+
 inline void checkAdd(const Tensor& a, const Tensor& b, const Tensor& out) {
   AFD_CHECK(a.numel() == b.numel() && a.numel() == out.numel(),
             "add: shapes " << a.shapeString() << " + " << b.shapeString() << " -> " << out.shapeString() << " differ in size");

@@ -65,6 +65,7 @@ void CpuBackend::moeExperts(const Tensor& x, const Tensor& ids, const Tensor& we
   if (addend != nullptr) cpu::add(pool_, out, *addend, out);
 }
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& out) { cpu::add(pool_, a, b, out); }
+void CpuBackend::sigmoidGate(const Tensor& x, const Tensor& gate, Tensor& out) { cpu::sigmoidGate(pool_, x, gate, out); }
 void CpuBackend::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) { cpu::gatherRows(pool_, x, rows, out); }
 void CpuBackend::processLogits(Tensor& logits, const LogitProcessing& p) { cpu::processLogits(pool_, logits, p, &penalties_); }
 void CpuBackend::sample(const Tensor& logits, const SamplingBatch& params, int32_t* outTokens) {

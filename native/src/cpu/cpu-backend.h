@@ -44,6 +44,7 @@ class CpuBackend final : public Backend {
   void moeExperts(const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                   const std::vector<ExpertWeights>& experts, Tensor& out, const Tensor* addend = nullptr) override;
   void add(const Tensor& a, const Tensor& b, Tensor& out) override;
+  void sigmoidGate(const Tensor& x, const Tensor& gate, Tensor& out) override;
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override;
   void processLogits(Tensor& logits, const LogitProcessing& p) override;
   void seedPenaltySlots(const PenaltySeeds& seeds, int64_t vocab) override { penalties_.seed(seeds, vocab); }

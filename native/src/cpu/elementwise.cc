@@ -1,4 +1,5 @@
-// Elementwise add and row gather.
+// Elementwise add, sigmoid gate and row gather.
+#include <cmath>
 #include <cstring>
 
 #include "core/dummy-weights.h"
@@ -14,6 +15,23 @@ void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out) {
   checkCpuF32("add", "a", a);
   pool.parallelFor(a.numel(), 1 << 14, [&](int64_t s, int64_t e) {
     for (int64_t i = s; i < e; ++i) out.ptr<float>()[i] = a.ptr<float>()[i] + b.ptr<float>()[i];
+  });
+}
+
+// out[t, i] = x[t, i] * sigmoid(gate[t, i / (N / G)]), the sigmoid in double like the
+// other CPU row math.   x, out: [T, N] f32; gate: [T, G] f32.
+void sigmoidGate(ThreadPool& pool, const Tensor& x, const Tensor& gate, Tensor& out) {
+  contract::checkSigmoidGate(x, gate, out);
+  checkCpuF32("sigmoidGate", "x", x);
+  const int64_t N = x.dim(1), G = gate.dim(1), group = N / G;
+  pool.parallelFor(x.dim(0), 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      for (int64_t g = 0; g < G; ++g) {
+        const float s = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(gate.ptr<float>()[t * G + g]))));
+        const int64_t base = t * N + g * group;
+        for (int64_t i = 0; i < group; ++i) out.ptr<float>()[base + i] = x.ptr<float>()[base + i] * s;
+      }
+    }
   });
 }
 

@@ -30,6 +30,7 @@ void routerTopK(ThreadPool& pool, const Tensor& logits, int k, bool normTopk, Te
 void moeExperts(ThreadPool& pool, const Tensor& x, const Tensor& expertIds, const Tensor& expertWeights,
                 const std::vector<ExpertWeights>& experts, Tensor& out);  // moe.cc
 void add(ThreadPool& pool, const Tensor& a, const Tensor& b, Tensor& out);  // elementwise.cc
+void sigmoidGate(ThreadPool& pool, const Tensor& x, const Tensor& gate, Tensor& out);  // elementwise.cc
 void gatherRows(ThreadPool& pool, const Tensor& x, const Tensor& rows, Tensor& out);
 void sample(ThreadPool& pool, const Tensor& logits, const SamplingBatch& params, int32_t* outTokens);  // sampling.cc
 class PenaltyTable;  // penalty-table.h

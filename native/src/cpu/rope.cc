@@ -20,19 +20,21 @@ void qkNormRope(ThreadPool& pool, Tensor& q, Tensor& k, const Tensor& positions,
   if (qNorm) convertElems(qNorm->data, qNorm->dtype, 0, D, qw.data());
   if (kNorm) convertElems(kNorm->data, kNorm->dtype, 0, D, kw.data());
   const float* invFreq = rope.invFreq.ptr<float>();
+  // Partial RoPE: the norm covers the whole head, the rotation its first 2 x half dims.
+  const int64_t half = rope.invFreq.dim(0);
   pool.parallelFor(T, 1, [&](int64_t b, int64_t e) {
-    std::vector<float> cosv(D / 2), sinv(D / 2);
+    std::vector<float> cosv(half), sinv(half);
     for (int64_t t = b; t < e; ++t) {
-      ropeCosSin(positions.ptr<int32_t>()[t], invFreq, D / 2, rope.attentionScale, cosv.data(), sinv.data());
+      ropeCosSin(positions.ptr<int32_t>()[t], invFreq, half, rope.attentionScale, cosv.data(), sinv.data());
       for (int64_t h = 0; h < nH; ++h) {
         float* x = q.ptr<float>() + (t * nH + h) * D;
         if (qNorm) rmsNormRow(x, qw.data(), eps, D, x);
-        rotateHalf(x, cosv.data(), sinv.data(), D / 2);
+        rotateHalf(x, cosv.data(), sinv.data(), half);
       }
       for (int64_t h = 0; h < nKv; ++h) {
         float* x = k.ptr<float>() + (t * nKv + h) * D;
         if (kNorm) rmsNormRow(x, kw.data(), eps, D, x);
-        rotateHalf(x, cosv.data(), sinv.data(), D / 2);
+        rotateHalf(x, cosv.data(), sinv.data(), half);
       }
     }
   });

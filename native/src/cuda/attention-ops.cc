@@ -18,6 +18,7 @@ QkNormRopeArgs ropeArgs(const Tensor* qNorm, const Tensor* kNorm, float eps, con
   a.kNorm = kNorm ? kNorm->data : nullptr;
   a.normDtype = qNorm ? code(qNorm->dtype) : (kNorm ? code(kNorm->dtype) : 2);
   a.invFreq = rope.invFreq.ptr<float>();
+  a.rotaryDim = static_cast<int>(2 * rope.invFreq.dim(0));
   a.attentionScale = rope.attentionScale;
   a.positions = positions.ptr<int32_t>();
   a.rows = static_cast<int>(T);

@@ -106,6 +106,7 @@ class CudaBackend final : public Backend {
   }
   void moe(const Tensor& x, MoeArgs& args, Tensor& out) override { moe_.moe(x, args, out); }
   void add(const Tensor& a, const Tensor& b, Tensor& out) override { rows_.add(a, b, out); }
+  void sigmoidGate(const Tensor& x, const Tensor& gate, Tensor& out) override { rows_.sigmoidGate(x, gate, out); }
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) override { rows_.gatherRows(x, rows, out); }
   void processLogits(Tensor& logits, const LogitProcessing& p) override { sampling_.processLogits(logits, p); }
   void seedPenaltySlots(const PenaltySeeds& seeds, int64_t vocab) override { sampling_.seedPenaltySlots(seeds, vocab); }

@@ -26,6 +26,18 @@ __global__ void addBf16Kernel(const bf16* a, const bf16* b, bf16* out, int64_t n
     out[i] = __float2bfloat16(__bfloat162float(a[i]) + __bfloat162float(b[i]));
 }
 
+__global__ void sigmoidGateKernel(const void* x, const float* gate, void* out, int dtype, int64_t total, int64_t n,
+                                  int64_t groups) {
+  pdlWait();
+  const int64_t group = n / groups;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = i / n, g = (i % n) / group;
+    const float s = 1.0f / (1.0f + expf(-gate[t * groups + g]));
+    storeFromFloat(out, dtype, static_cast<size_t>(i), loadAsFloat(x, dtype, static_cast<size_t>(i)) * s);
+  }
+}
+
 __global__ void addBiasKernel(float* out, const void* bias, int dtype, int n) {
   pdlWait();
   float* row = out + static_cast<size_t>(blockIdx.x) * n;
@@ -69,6 +81,15 @@ void addBf16(const void* a, const void* b, void* out, int64_t n, cudaStream_t st
   AFD_CUDA_CHECK(launchKernel(addBf16Kernel, blocks, kThreads, 0, stream, static_cast<const bf16*>(a), static_cast<const bf16*>(b),
                               static_cast<bf16*>(out), n));
   AFD_CUDA_CHECK_LAUNCH("addBf16Kernel");
+}
+
+void sigmoidGate(const void* x, const float* gate, void* out, int dtype, int64_t rows, int64_t n, int64_t groups,
+                 cudaStream_t stream) {
+  const int64_t total = rows * n;
+  if (total == 0) return;
+  const int blocks = static_cast<int>((total + kThreads - 1) / kThreads < 4096 ? (total + kThreads - 1) / kThreads : 4096);
+  AFD_CUDA_CHECK(launchKernel(sigmoidGateKernel, blocks, kThreads, 0, stream, x, gate, out, dtype, total, n, groups));
+  AFD_CUDA_CHECK_LAUNCH("sigmoidGateKernel");
 }
 
 void addBiasRows(float* out, const void* bias, int biasDtype, int rows, int n, cudaStream_t stream) {

@@ -12,6 +12,10 @@ namespace afd::cuda {
 void addF32(const float* a, const float* b, float* out, int64_t n, cudaStream_t stream);
 // out = bf16(float(a) + float(b)) over n bf16 elements (out may alias).
 void addBf16(const void* a, const void* b, void* out, int64_t n, cudaStream_t stream);
+// out[t, i] = x[t, i] * sigmoid(gate[t, i / (n / groups)]): x, out [rows, n] of dtype
+// (out may alias x), gate [rows, groups] f32 (Qwen3-Next's gated attention and shared expert).
+void sigmoidGate(const void* x, const float* gate, void* out, int dtype, int64_t rows, int64_t n, int64_t groups,
+                 cudaStream_t stream);
 // out[r, :] += bias: out [rows, n] f32, bias [n] of biasDtype.
 void addBiasRows(float* out, const void* bias, int biasDtype, int rows, int n, cudaStream_t stream);
 // Dummy weights: data[i] = dummyValue(key, i, scale, offset) (core/dummy-weights.h) in dtype.

@@ -25,7 +25,8 @@ __global__ void __launch_bounds__(kWarps * 32) qkNormRopeKernel(QkNormRopeArgs a
   const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
   const int D = a.headDim;
-  const int half = D / 2;
+  const int rotary = a.rotaryDim > 0 ? a.rotaryDim : D;
+  const int half = rotary / 2;
   const float pos = static_cast<float>(a.positions[row]);
   for (int i = threadIdx.x; i < half; i += blockDim.x) {
     const float angle = pos * a.invFreq[i];
@@ -80,6 +81,12 @@ __global__ void __launch_bounds__(kWarps * 32) qkNormRopeKernel(QkNormRopeArgs a
         storeFromFloat(a.kCache, a.cacheDtype, cacheBase + i + half, y2);
       }
     }
+    // Partial RoPE: the dims past the rotated ones are only normed.
+    for (int i = rotary + lane; i < D; i += 32) {
+      const float x = norm != nullptr ? loadAsFloat(norm, a.normDtype, i) * (h[i] * scale) : h[i];
+      if (dst != nullptr) dst[i] = x;
+      if (!isQ && writeCache) storeFromFloat(a.kCache, a.cacheDtype, cacheBase + i, x);
+    }
     __syncwarp();
   }
 }
@@ -102,6 +109,9 @@ void qkNormRope(const QkNormRopeArgs& a, cudaStream_t stream) {
   if (a.rows == 0) return;
   if (a.headDim <= 0 || a.headDim % 2 != 0 || a.headDim > kMaxHeadDim) {
     throw std::invalid_argument("qkNormRope: headDim must be even and <= 512, got " + std::to_string(a.headDim));
+  }
+  if (a.rotaryDim < 0 || a.rotaryDim % 2 != 0 || a.rotaryDim > a.headDim) {
+    throw std::invalid_argument("qkNormRope: rotaryDim must be even and <= headDim, got " + std::to_string(a.rotaryDim));
   }
   if (a.numHeads <= 0 || a.numKvHeads <= 0 || a.invFreq == nullptr || a.positions == nullptr) {
     throw std::invalid_argument("qkNormRope: numHeads/numKvHeads must be positive and invFreq/positions given");

@@ -21,7 +21,8 @@ struct QkNormRopeArgs {
   const void* qNorm = nullptr;  // [headDim], normDtype; null = no q norm
   const void* kNorm = nullptr;  // [headDim]; null = no k norm
   int normDtype = 2;
-  const float* invFreq = nullptr;  // [headDim / 2] f32
+  const float* invFreq = nullptr;  // [rotaryDim / 2] f32
+  int rotaryDim = 0;               // dims of each head RoPE rotates (even, <= headDim; 0 = headDim); the rest pass through
   float attentionScale = 1.0f;     // multiplies cos and sin
   const int32_t* positions = nullptr;  // [rows]
   // Cache write (optional): slot = slotMapping[t] (< 0 skips);

@@ -44,6 +44,11 @@ void RowOps::add(const Tensor& a, const Tensor& b, Tensor& out) {
   else addF32(a.ptr<float>(), b.ptr<float>(), out.ptr<float>(), a.numel(), ctx_.stream());
 }
 
+void RowOps::sigmoidGate(const Tensor& x, const Tensor& gate, Tensor& out) {
+  contract::checkSigmoidGate(x, gate, out);
+  cuda::sigmoidGate(x.data, gate.ptr<float>(), out.data, code(x.dtype), x.dim(0), x.dim(1), gate.dim(1), ctx_.stream());
+}
+
 void RowOps::gatherRows(const Tensor& x, const Tensor& rows, Tensor& out) {
   contract::checkGatherRows(x, rows, out);
   cuda::gatherRows(x.data, rows.ptr<int32_t>(), out.data, static_cast<int>(rows.dim(0)), static_cast<int>(x.dim(1)),

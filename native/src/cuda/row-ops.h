@@ -17,6 +17,7 @@ class RowOps {
   void rmsNorm(const Tensor& x, const Tensor& weight, float eps, Tensor& out);
   void addRmsNorm(const Tensor& delta, Tensor& residual, const Tensor& weight, float eps, Tensor& out);
   void add(const Tensor& a, const Tensor& b, Tensor& out);
+  void sigmoidGate(const Tensor& x, const Tensor& gate, Tensor& out);
   void gatherRows(const Tensor& x, const Tensor& rows, Tensor& out);
   void fillRandom(Tensor& t, uint64_t key, float scale, float offset);
 

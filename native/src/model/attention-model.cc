@@ -12,7 +12,8 @@ namespace {
 std::unique_ptr<AttentionModule> makeAttentionModule(AttentionKind kind, const ModelConfig& c, const WeightStore& store,
                                                      Backend& backend, const RopeParams& rope) {
   switch (kind) {
-    case AttentionKind::Gqa: return std::make_unique<GqaAttention>(c, store, backend, rope);
+    case AttentionKind::Gqa:
+    case AttentionKind::GqaGated: return std::make_unique<GqaAttention>(c, store, backend, rope, kind);
     case AttentionKind::Mla: return std::make_unique<MlaAttention>(c, store, backend, rope);
   }
   AFD_FAIL("no attention module for kind " << static_cast<int>(kind));
@@ -36,7 +37,7 @@ AttentionModel::AttentionModel(const ModelConfig& c, const WeightStore& store, B
   rope_.invFreq = invFreq_.view(DType::F32, {static_cast<int64_t>(inv.size())});
   rope_.attentionScale = ropeAttentionScale(c);
   layers_.resize(c.numLayers);
-  for (AttentionKind kind : {AttentionKind::Gqa, AttentionKind::Mla}) {
+  for (AttentionKind kind : {AttentionKind::Gqa, AttentionKind::Mla, AttentionKind::GqaGated}) {
     if (!c.hasAttentionKind(kind)) continue;
     modules_.push_back(makeAttentionModule(kind, c, store, backend, rope_));
     for (int L = 0; L < c.numLayers; ++L)

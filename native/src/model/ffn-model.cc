@@ -9,7 +9,7 @@ FfnModel::FfnModel(const ModelConfig& c, const WeightStore& store, Backend& back
   AFD_CHECK(experts.start >= 0 && experts.start <= experts.end && experts.end <= std::max(0, c.numExperts),
             "expert range [" << experts.start << ", " << experts.end << ") is outside the model's " << c.numExperts << " experts");
   if (c.hasFfnKind(FfnKind::Dense)) dense_ = std::make_unique<DenseFfn>(c, store, backend);
-  if (c.hasFfnKind(FfnKind::Moe) || c.hasFfnKind(FfnKind::MoeShared))
+  if (c.hasFfnKind(FfnKind::Moe) || c.hasFfnKind(FfnKind::MoeShared) || c.hasFfnKind(FfnKind::MoeGatedShared))
     moe_ = std::make_unique<MoeFfn>(c, store, backend, gateOnAttention, experts);
   modules_.resize(c.numLayers);
   for (int L = 0; L < c.numLayers; ++L) {
@@ -17,7 +17,8 @@ FfnModel::FfnModel(const ModelConfig& c, const WeightStore& store, Backend& back
     switch (c.layers[L].ffn) {
       case FfnKind::Dense: modules_[L] = dense_.get(); break;
       case FfnKind::Moe:
-      case FfnKind::MoeShared: modules_[L] = moe_.get(); break;
+      case FfnKind::MoeShared:
+      case FfnKind::MoeGatedShared: modules_[L] = moe_.get(); break;
     }
   }
 }

@@ -6,18 +6,20 @@
 namespace afd {
 
 namespace {
-constexpr EnumName<AttentionKind> kAttentionKinds[] = {{AttentionKind::Gqa, "gqa"}, {AttentionKind::Mla, "mla"}};
-constexpr EnumName<FfnKind> kFfnKinds[] = {{FfnKind::Dense, "dense"}, {FfnKind::Moe, "moe"}, {FfnKind::MoeShared, "moe+shared"}};
+constexpr EnumName<AttentionKind> kAttentionKinds[] = {{AttentionKind::Gqa, "gqa"}, {AttentionKind::Mla, "mla"},
+                                                         {AttentionKind::GqaGated, "gqa_gated"}};
+constexpr EnumName<FfnKind> kFfnKinds[] = {{FfnKind::Dense, "dense"}, {FfnKind::Moe, "moe"}, {FfnKind::MoeShared, "moe+shared"},
+                                                {FfnKind::MoeGatedShared, "moe+gated_shared"}};
 }  // namespace
 
 AttentionKind parseAttentionKind(const std::string& name) {
   if (const auto kind = enumOfName(kAttentionKinds, name)) return *kind;
-  AFD_FAIL("unknown attention kind \"" << name << "\" (this engine builds gqa and mla layers)");
+  AFD_FAIL("unknown attention kind \"" << name << "\" (this engine builds gqa, mla and gqa_gated layers)");
 }
 
 FfnKind parseFfnKind(const std::string& name) {
   if (const auto kind = enumOfName(kFfnKinds, name)) return *kind;
-  AFD_FAIL("unknown FFN kind \"" << name << "\" (this engine builds dense, moe and moe+shared layers)");
+  AFD_FAIL("unknown FFN kind \"" << name << "\" (this engine builds dense, moe, moe+shared and moe+gated_shared layers)");
 }
 
 const char* attentionKindName(AttentionKind kind) { return nameOfEnum(kAttentionKinds, kind); }

@@ -29,6 +29,10 @@ void validateLayerParams(const ModelConfig& c) {
                                                                            << "): RoPE runs on the rope part only");
     AFD_CHECK(m.softmaxScale > 0, "model config: MLA softmaxScale must be positive");
   }
+  const bool gatedShared = c.hasFfnKind(FfnKind::MoeGatedShared);
+  AFD_CHECK(gatedShared == (c.gatedSharedIntermediateSize > 0),
+            "model config: " << (gatedShared ? "moe+gated_shared layers need gatedSharedExpert.intermediateSize > 0"
+                                             : "a gated shared expert (config.gatedSharedExpert) without a moe+gated_shared layer"));
   const MoeRoutingConfig& r = c.routing;
   const bool sharedLayers = c.hasFfnKind(FfnKind::MoeShared);
   AFD_CHECK(sharedLayers == (r.numSharedExperts > 0),

@@ -39,7 +39,9 @@ void validateModelConfig(const ModelConfig& c) {
     AFD_CHECK(k.attention == c.layers.front().attention,
               "model config: layers mix " << attentionKindName(c.layers.front().attention) << " and " << attentionKindName(k.attention)
                                           << " attention; the KV cache holds one kind");
-  if (c.hasFfnKind(FfnKind::Moe) || c.hasFfnKind(FfnKind::MoeShared)) {
+  AFD_CHECK(c.rotaryDim > 0 && c.rotaryDim <= c.headDim && c.rotaryDim % 2 == 0,
+            "model config: rotaryDim " << c.rotaryDim << " must be even and in (0, headDim " << c.headDim << "]");
+  if (c.hasFfnKind(FfnKind::Moe) || c.hasFfnKind(FfnKind::MoeShared) || c.hasFfnKind(FfnKind::MoeGatedShared)) {
     AFD_CHECK(c.numExperts > 0 && c.numExpertsPerTok > 0 && c.numExpertsPerTok <= c.numExperts,
               "model config: MoE layers need 0 < numExpertsPerTok (" << c.numExpertsPerTok << ") <= numExperts (" << c.numExperts << ")");
     AFD_CHECK(c.moeIntermediateSize > 0, "model config: moeIntermediateSize must be positive for MoE layers");

@@ -45,6 +45,14 @@ struct ModelConfig {
   RopeScaling ropeScaling;
   int64_t maxPositionEmbeddings = 0;
   bool tieWordEmbeddings = false;
+  // RoPE rotates the first rotaryDim dims of each q/k head (rotate-half within them), the
+  // rest pass through: headDim, or less with partial_rotary_factor (Qwen3-Next).
+  int64_t rotaryDim = 0;
+  // Every decoder RMSNorm (input, post-attention, final, q/k head norms) scales by
+  // 1 + weight (Qwen3-Next): the weight store builds those f32 weights at load.
+  bool normUnitOffset = false;
+  // moe+gated_shared layers: the width of the one sigmoid-gated shared expert.
+  int64_t gatedSharedIntermediateSize = 0;
   int numExperts = 0;
   int numExpertsPerTok = 0;
   int64_t moeIntermediateSize = 0;

@@ -16,12 +16,14 @@ MoeFfn::MoeFfn(const ModelConfig& c, const WeightStore& store, Backend& backend,
       w.routerGate = store.get(at(slot::kRouter), {E, H});
       if (c.routing.scoreCorrectionBias) w.routerBias = store.get(at(slot::kRouterBias), {E});
     }
-    if (c.layers[L].ffn == FfnKind::MoeShared) {
-      const int64_t S = c.routing.sharedIntermediateSize;
+    const FfnKind kind = c.layers[L].ffn;
+    if (kind == FfnKind::MoeShared || kind == FfnKind::MoeGatedShared) {
+      const int64_t S = kind == FfnKind::MoeShared ? c.routing.sharedIntermediateSize : c.gatedSharedIntermediateSize;
       w.shared.gate = store.get(at(slot::kSharedGateProj), {S, H});
       w.shared.up = store.get(at(slot::kSharedUpProj), {S, H});
       w.shared.down = store.get(at(slot::kSharedDownProj), {H, S});
     }
+    if (kind == FfnKind::MoeGatedShared) w.sharedGate = store.get(at(slot::kSharedExpertGate), {1, H});
     w.experts.resize(E);
     for (int e = experts.start; e < experts.end; ++e) {
       w.experts[e].gate = store.get(expertSlot(L, slot::kExpertGateProj, e), {I, H});
@@ -38,8 +40,9 @@ void MoeFfn::ensureScratch(int64_t tokens) {
   logits_ = Buffer(&backend_, tokens * E * sizeof(float));
   expertIds_ = Buffer(&backend_, tokens * K * sizeof(int32_t));
   expertWeights_ = Buffer(&backend_, tokens * K * sizeof(float));
-  if (c_.routing.numSharedExperts > 0)
+  if (c_.routing.numSharedExperts > 0 || c_.gatedSharedIntermediateSize > 0)
     sharedOut_ = Buffer(&backend_, tokens * c_.hiddenSize * dtypeBytes(backend_.activationDtype()));
+  if (c_.gatedSharedIntermediateSize > 0) sharedGateLogits_ = Buffer(&backend_, tokens * sizeof(float));
   scratchTokens_ = tokens;
 }
 
@@ -62,23 +65,32 @@ void MoeFfn::forward(int layer, const Tensor& hidden, const Tensor* routerLogits
   a.expertIds = expertIds_.view(DType::I32, {T, K});
   a.expertWeights = expertWeights_.view(DType::F32, {T, K});
   a.experts = &w.experts;
-  if (router_) moeGrouped(w, hidden, a, out);
-  else backend_.moe(hidden, a, out);
+  if (router_) {
+    moeGrouped(layer, hidden, a, out);
+    return;
+  }
+  backend_.moe(hidden, a, out);
+  const Tensor s = shared(layer, hidden);
+  if (!s.empty()) backend_.add(out, s, out);
 }
 
-void MoeFfn::moeGrouped(const MoeLayerWeights& w, const Tensor& hidden, MoeArgs& a, Tensor& out) {
+Tensor MoeFfn::shared(int layer, const Tensor& hidden) {
+  if (layers_[layer].shared.gate.empty()) return Tensor{};
+  Tensor s = sharedOut_.view(hidden.dtype, {hidden.dim(0), c_.hiddenSize});
+  sharedExperts(layer, hidden, s);
+  return s;
+}
+
+void MoeFfn::moeGrouped(int layer, const Tensor& hidden, MoeArgs& a, Tensor& out) {
+  const MoeLayerWeights& w = layers_[layer];
   if (a.routerLogits == nullptr) backend_.matmul(hidden, *a.routerWeight, nullptr, a.logits);
   const Tensor& logits = a.routerLogits ? *a.routerLogits : a.logits;
   // With the gate on attention, what arrives are the dense routing weights it chose.
   if (gateOnAttention_) router_->routeDense(logits, a.expertIds, a.expertWeights);
   else router_->route(logits, w.routerBias, a.expertIds, a.expertWeights);
   // The shared experts first: their output is added in the routed experts' combine.
-  Tensor shared;
-  if (!w.shared.gate.empty()) {
-    shared = sharedOut_.view(hidden.dtype, {hidden.dim(0), c_.hiddenSize});
-    backend_.siluGatedMlp(hidden, w.shared.gate, w.shared.up, w.shared.down, shared);
-  }
-  backend_.moeExperts(hidden, a.expertIds, a.expertWeights, w.experts, out, w.shared.gate.empty() ? nullptr : &shared);
+  const Tensor s = shared(layer, hidden);
+  backend_.moeExperts(hidden, a.expertIds, a.expertWeights, w.experts, out, s.empty() ? nullptr : &s);
 }
 
 void MoeFfn::route(int layer, const Tensor& hidden, const Tensor* routerLogits, Tensor& logits, Tensor& expertIds,
@@ -101,9 +113,15 @@ void MoeFfn::route(int layer, const Tensor& hidden, const Tensor* routerLogits, 
 }
 
 void MoeFfn::sharedExperts(int layer, const Tensor& hidden, Tensor& out) {
-  const ExpertWeights& s = layers_[layer].shared;
-  AFD_CHECK(!s.gate.empty(), "FFN shared experts: layer " << layer << " has none");
-  backend_.siluGatedMlp(hidden, s.gate, s.up, s.down, out);
+  const MoeLayerWeights& w = layers_[layer];
+  AFD_CHECK(!w.shared.gate.empty(), "FFN shared experts: layer " << layer << " has none");
+  backend_.siluGatedMlp(hidden, w.shared.gate, w.shared.up, w.shared.down, out);
+  if (w.sharedGate.empty()) return;
+  // moe+gated_shared: out *= sigmoid(x . shared_expert_gate), one scalar per token.
+  ensureScratch(hidden.dim(0));
+  Tensor logits = sharedGateLogits_.view(DType::F32, {hidden.dim(0), 1});
+  backend_.matmul(hidden, w.sharedGate, nullptr, logits);
+  backend_.sigmoidGate(out, logits, out);
 }
 
 }  // namespace afd

@@ -1,8 +1,9 @@
-// moe and moe+shared FFN, for the layers of those kinds: a router picks numExpertsPerTok
-// of the routed experts per token (softmax top-k, or grouped routing with
+// moe, moe+shared and moe+gated_shared FFN, for the layers of those kinds: a router picks
+// numExpertsPerTok of the routed experts per token (softmax top-k, or grouped routing with
 // config.routing; model/grouped-router.h), the chosen SiLU-gated experts run and combine
 // with the routing weights; moe+shared adds the shared experts' MLP, which every token
-// goes through. With the gate on attention the router runs there and what arrives is its
+// goes through; moe+gated_shared adds one shared expert scaled per token by
+// sigmoid(shared_expert_gate . x) (Qwen3-Next). With the gate on attention the router runs there and what arrives is its
 // logits (or, grouped, its dense routing weights).
 #pragma once
 #include <memory>
@@ -19,7 +20,8 @@ struct MoeLayerWeights {
   Tensor routerGate;                   // [E, H] when the gate runs on the FFN side
   Tensor routerBias;                   // [E] score correction bias (noaux_tc), with the gate
   std::vector<ExpertWeights> experts;  // [E]; only the held range is bound (expert parallelism)
-  ExpertWeights shared;                // moe+shared: one MLP of I x numSharedExperts; else empty
+  ExpertWeights shared;                // moe+shared: one MLP of I x numSharedExperts; moe+gated_shared: the shared expert; else empty
+  Tensor sharedGate;                   // moe+gated_shared: [1, H]
 };
 
 class MoeFfn : public FfnModule {
@@ -33,7 +35,7 @@ class MoeFfn : public FfnModule {
   // Expert parallelism (ep/*.cc) routes and runs the experts itself: the layer's
   // routing as forward() does it (hidden [T, H] act; routerLogits [T, E] f32 or null;
   // logits [T, E] f32 scratch; expertIds / expertWeights [T, K] out), and its shared
-  // experts (out [T, H] act).
+  // experts (out [T, H] act; gated by sigmoid(shared_expert_gate . x) on moe+gated_shared).
   void route(int layer, const Tensor& hidden, const Tensor* routerLogits, Tensor& logits, Tensor& expertIds,
              Tensor& expertWeights);
   bool hasSharedExperts(int layer) const { return !layers_[layer].shared.gate.empty(); }
@@ -43,7 +45,9 @@ class MoeFfn : public FfnModule {
  private:
   void ensureScratch(int64_t tokens);
   // Grouped routing: routed experts plus the shared experts, summed in their combine.
-  void moeGrouped(const MoeLayerWeights& w, const Tensor& hidden, MoeArgs& a, Tensor& out);
+  void moeGrouped(int layer, const Tensor& hidden, MoeArgs& a, Tensor& out);
+  // The layer's shared experts' output in sharedOut_, or an empty tensor when it has none.
+  Tensor shared(int layer, const Tensor& hidden);
 
   const ModelConfig& c_;
   Backend& backend_;
@@ -53,6 +57,7 @@ class MoeFfn : public FfnModule {
   Buffer logits_, expertIds_, expertWeights_;
   std::unique_ptr<GroupedRouter> router_;  // config.routing.grouped
   Buffer sharedOut_;                       // [T, H] act: the shared experts' output
+  Buffer sharedGateLogits_;                // [T, 1] f32: moe+gated_shared's gate before the sigmoid
 };
 
 }  // namespace afd

@@ -6,7 +6,9 @@
 namespace afd {
 
 std::vector<float> ropeInvFreq(const ModelConfig& c) {
-  const int64_t dim = c.headDim;
+  // Partial RoPE (rotaryDim < headDim) is RoPE over rotaryDim dims: transformers builds
+  // inv_freq with dim = head_dim * partial_rotary_factor.
+  const int64_t dim = c.rotaryDim;
   const int64_t half = dim / 2;
   const RopeScaling& s = c.ropeScaling;
   std::vector<float> inv(half);

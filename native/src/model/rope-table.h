@@ -6,7 +6,7 @@
 
 namespace afd {
 
-// inv_freq: [headDim / 2], computed like transformers' ROPE_INIT_FUNCTIONS (f32).
+// inv_freq: [rotaryDim / 2], computed like transformers' ROPE_INIT_FUNCTIONS (f32).
 std::vector<float> ropeInvFreq(const ModelConfig& c);
 // cos/sin multiplier (YaRN attention factor; 1 otherwise).
 float ropeAttentionScale(const ModelConfig& c);

@@ -46,6 +46,8 @@ inline constexpr char kRouterBias[] = "ffn.router_bias";
 inline constexpr char kSharedGateProj[] = "ffn.shared.gate_proj";
 inline constexpr char kSharedUpProj[] = "ffn.shared.up_proj";
 inline constexpr char kSharedDownProj[] = "ffn.shared.down_proj";
+// moe+gated_shared: the shared expert's scalar gate [1, H] (its MLP: the ffn.shared.* slots).
+inline constexpr char kSharedExpertGate[] = "ffn.shared_expert_gate";
 // One routed expert (SlotRef::expert says which).
 inline constexpr char kExpertGateProj[] = "ffn.experts.gate_proj";
 inline constexpr char kExpertUpProj[] = "ffn.experts.up_proj";

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/dummy-weights.h"
+#include "model/unit-offset-norm.h"
 
 namespace afd {
 
@@ -123,19 +124,23 @@ WeightStore::WeightStore(const ModelLoadSpec& spec, Backend& backend, const std:
     }
     groups.push_back(&g);
   }
-  // Arena slots: everything on a device backend; dummy and fused tensors on the CPU
-  // (checkpoint tensors there stay zero-copy views of the mapped files).
+  // Arena slots: everything on a device backend; dummy, fused and (1 + weight) norm
+  // tensors on the CPU (checkpoint tensors there stay zero-copy views of the mapped files).
+  auto unitOffset = [&](const TensorRef& r) { return spec.config.normUnitOffset && isUnitOffsetNormSlot(r.slot.slot); };
   auto needsSlot = [&](const TensorRef& r) {
-    return !backend.sharesHostMemory() || r.file == kDummyFile || groupOf.count(r.slot.key()) != 0;
+    return !backend.sharesHostMemory() || r.file == kDummyFile || groupOf.count(r.slot.key()) != 0 || unitOffset(r);
   };
   uint64_t arenaBytes = 0;
   for (const TensorRef& r : spec.tensors)
-    if (needsSlot(r) && groupOf.count(r.slot.key()) == 0) arenaBytes += alignUp(r.byteLength);
+    if (needsSlot(r) && groupOf.count(r.slot.key()) == 0) arenaBytes += alignUp(unitOffset(r) ? r.byteLength / dtypeBytes(r.dtype) * 4 : r.byteLength);
+  uint64_t reorderBytes = 0;  // staging for the largest reordered group
   for (const FusedTensor* g : groups) {
     uint64_t bytes = 0;
     for (const SlotRef& m : g->members) bytes += refs.at(m.key())->byteLength;
     arenaBytes += alignUp(bytes);
+    if (!g->rowOrder.empty()) reorderBytes = std::max(reorderBytes, bytes);
   }
+  Buffer staging(&backend, reorderBytes);
   arena_ = Buffer(&backend, arenaBytes);
   uint8_t* cursor = static_cast<uint8_t*>(arena_.data());
   const Device device = backend.sharesHostMemory() ? Device{} : backend.device();
@@ -151,14 +156,35 @@ WeightStore::WeightStore(const ModelLoadSpec& spec, Backend& backend, const std:
   };
   for (const FusedTensor* g : groups) {
     uint8_t* start = cursor;
+    // A reordered group is concatenated in the staging buffer first, then its rows copied
+    // over in runs; its members exist only through the group (their staging copies go).
+    uint8_t* concat = g->rowOrder.empty() ? start : static_cast<uint8_t*>(staging.data());
     int64_t rows = 0;
     std::string names;
     for (const SlotRef& m : g->members) {
       const TensorRef& r = *refs.at(m.key());
-      place(r, cursor);
+      place(r, concat);
+      concat += r.byteLength;
       cursor += r.byteLength;
       rows += r.shape[0];
       names += (names.empty() ? "" : " + ") + r.name;
+    }
+    if (!g->rowOrder.empty()) {
+      AFD_CHECK(static_cast<int64_t>(g->rowOrder.size()) == rows, "fused slot " << g->slot.key() << " (" << names << ") has " << rows
+                                                                                << " rows but the config implies " << g->rowOrder.size());
+      const uint64_t rowBytes = static_cast<uint64_t>(cursor - start) / static_cast<uint64_t>(rows);
+      const auto* src = static_cast<const uint8_t*>(staging.data());
+      for (int64_t r = 0; r < rows;) {
+        int64_t run = 1;  // consecutive source rows copy as one
+        while (r + run < rows && g->rowOrder[r + run] == g->rowOrder[r] + run) ++run;
+        AFD_CHECK(g->rowOrder[r] >= 0 && g->rowOrder[r] + run <= rows, "fused slot " << g->slot.key() << ": row order out of range");
+        backend.copyDevice(start + r * rowBytes, src + g->rowOrder[r] * rowBytes, run * rowBytes);
+        r += run;
+      }
+      for (const SlotRef& m : g->members) {
+        tensors_.erase(m.key());
+        bound_.insert(m.key());
+      }
     }
     TensorRef whole = *refs.at(g->members.front().key());
     whole.shape[0] = rows;
@@ -171,6 +197,15 @@ WeightStore::WeightStore(const ModelLoadSpec& spec, Backend& backend, const std:
     if (groupOf.count(r.slot.key()) != 0) continue;
     if (!needsSlot(r)) {
       tensors_.emplace(r.slot.key(), Entry{tensorOf(r, const_cast<uint8_t*>(files_[r.file].data() + r.offset), Device{}), r.name});
+      continue;
+    }
+    if (unitOffset(r)) {
+      const std::vector<float> w = unitOffsetNormValues(r, r.file == kDummyFile ? nullptr : files_[r.file].data() + r.offset, spec.dummySeed);
+      backend.copyToDevice(cursor, w.data(), w.size() * sizeof(float));
+      TensorRef f32 = r;
+      f32.dtype = DType::F32;
+      tensors_.emplace(r.slot.key(), Entry{tensorOf(f32, cursor, device), r.name + " (1 + weight)"});
+      cursor += alignUp(w.size() * sizeof(float));
       continue;
     }
     place(r, cursor);

@@ -36,15 +36,21 @@ class MappedFile {
 
 // Tensors stored back to back in a new slot: rows of the members concatenated (same
 // dtype and trailing dims). A group whose members are not all in the spec is skipped.
+// rowOrder, when given, reorders the concatenation: fused row r is its row rowOrder[r]
+// (Qwen3-Next's q_proj interleaves query and gate rows per head; the fused slot
+// regroups them so each part is one contiguous block of rows). The members of a
+// reordered group are then read only through it: their own slots are not kept.
 struct FusedTensor {
   SlotRef slot;
   std::vector<SlotRef> members;
+  std::vector<int64_t> rowOrder;
 };
 
 class WeightStore {
  public:
   // Maps every file and checks every tensor range (inside the file, bytes == shape x
-  // dtype); uploads or generates what the backend needs in its memory.
+  // dtype); uploads or generates what the backend needs in its memory. With
+  // config.normUnitOffset the norm slots (model/unit-offset-norm.h) hold f32 1 + weight.
   WeightStore(const ModelLoadSpec& spec, Backend& backend, const std::vector<FusedTensor>& fused = {});
 
   // The slot's tensor, checked against the expected shape; throws naming the slot (and

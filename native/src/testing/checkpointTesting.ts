@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { parseModelConfig } from '../checkpoint/config.js';
 import { normalBf16 } from '../checkpoint/random.js';
 import { indexFileName, singleFileName } from '../checkpoint/shards.js';
+import { familyRowOf } from '../checkpoint/families.js';
+import { storedTensorPlans } from '../checkpoint/fusedExperts.js';
 import { modelTensors } from '../checkpoint/tensorTables.js';
 import { tensorByteLength, writeSafetensors, type TensorPlan } from '../checkpoint/writer.js';
 
@@ -53,13 +55,16 @@ export interface TestModelOptions {
   /** Replace the shape of these tensors. */
   reshape?: Record<string, number[]>;
   seed?: number;
+  /** Store the tensors as the family's published checkpoints do (storedTensorPlans: Qwen3.5-MoE's fused experts). */
+  asPublished?: boolean;
 }
 
 /** Write config.json + weights for a config object into `dir`; returns the tensor plans written. */
 export async function writeTestModel(dir: string, config: Record<string, unknown>, opts: TestModelOptions = {}): Promise<TensorPlan[]> {
   await writeFile(join(dir, 'config.json'), JSON.stringify(config, null, 2));
   const spec = parseModelConfig('config.json', config);
-  const plans: TensorPlan[] = modelTensors(spec)
+  const tensors = opts.asPublished ? storedTensorPlans(familyRowOf(spec), spec, modelTensors(spec)) : modelTensors(spec);
+  const plans: TensorPlan[] = tensors
     .filter((t) => !(opts.omit ?? []).includes(t.name))
     .map((t) => ({ name: t.name, dtype: 'bf16', shape: opts.reshape?.[t.name] ?? t.shape }));
   const fill = (t: TensorPlan): Uint8Array => normalBf16(opts.seed ?? 1, t.name, tensorByteLength(t) / 2, { mean: 0, std: 0.1 });

@@ -10,7 +10,8 @@ namespace afd::cuda::conformance {
 namespace {
 
 void ropeCases(Suite& s) {
-  for (int64_t D : {64, 128, 10}) {
+  // R: the rotated dims (partial RoPE, Qwen3-Next, when R < D).
+  for (auto [D, R] : {std::pair<int64_t, int64_t>{64, 64}, {128, 128}, {10, 10}, {256, 64}, {12, 6}}) {
     for (bool norms : {true, false}) {
       const int64_t T = 5, nH = 4, nKv = 2;
       Twin q = s.random(DType::F32, {T, nH, D}, -3, 3), k = s.random(DType::F32, {T, nKv, D}, -3, 3);
@@ -18,15 +19,15 @@ void ropeCases(Suite& s) {
       std::vector<int32_t> pos(T);
       for (auto& p : pos) p = s.randInt(0, 4000);
       Twin positions = s.ints(pos, {T});
-      Twin inv = s.make(DType::F32, {D / 2});
-      for (int64_t i = 0; i < D / 2; ++i) s.setElem(inv, i, static_cast<float>(1.0 / std::pow(1e6, 2.0 * i / D)));
+      Twin inv = s.make(DType::F32, {R / 2});
+      for (int64_t i = 0; i < R / 2; ++i) s.setElem(inv, i, static_cast<float>(1.0 / std::pow(1e6, 2.0 * i / R)));
       inv.upload();
       RopeParams cpuRope{inv.cpu(), norms ? 1.0f : 1.2f}, gpuRope{inv.gpu(), norms ? 1.0f : 1.2f};
       Tensor qc = q.cpu(), kc = k.cpu(), qg = q.gpu(), kg = k.gpu();
       Tensor qnc = qn.cpu(), knc = kn.cpu(), qng = qn.gpu(), kng = kn.gpu();
       s.cpu_.qkNormRope(qc, kc, positions.cpu(), norms ? &qnc : nullptr, norms ? &knc : nullptr, 1e-6f, cpuRope);
       s.cuda_.qkNormRope(qg, kg, positions.gpu(), norms ? &qng : nullptr, norms ? &kng : nullptr, 1e-6f, gpuRope);
-      const std::string name = std::string("qkNormRope") + (norms ? "" : ".noNorm");
+      const std::string name = std::string("qkNormRope") + (norms ? "" : ".noNorm") + (R < D ? ".partial" + std::to_string(R) : "");
       s.check(name + ".q", dims({T, nH, D}), "f32", q, kF32Bound);
       s.check(name + ".k", dims({T, nKv, D}), "f32", k, kF32Bound);
     }

@@ -270,9 +270,24 @@ void addBf16Cases(Suite& s) {
   s.check("add (out aliases a)", dims({T, H}), "bf16", alias, 0);
 }
 
+// Qwen3-Next's sigmoid gate, f32 (gated attention: a gate per element) and bf16 (the
+// gated shared expert: one gate per row), against the CPU on the same values.
+void sigmoidGateCases(Suite& s) {
+  const int64_t T = 5, N = 48;
+  for (auto [dt, G] : {std::pair<DType, int64_t>{DType::F32, N}, {DType::F32, 4}, {DType::BF16, 1}}) {
+    Twin x = s.random(dt, {T, N}, -3, 3), xw = s.widened(x), gate = s.random(DType::F32, {T, G}, -4, 4);
+    Twin ref = s.output(DType::F32, {T, N}), got = s.output(dt, {T, N});
+    Tensor rc = ref.cpu(), gg = got.gpu();
+    s.cpu_.sigmoidGate(xw.cpu(), gate.cpu(), rc);
+    s.cuda_.sigmoidGate(x.gpu(), gate.gpu(), gg);
+    s.checkAgainst("sigmoidGate", dims({T, N}) + " x " + dims({T, G}), dtypeName(dt), ref, got, dt == DType::BF16 ? kBf16Bound : kF32Bound);
+  }
+}
+
 }  // namespace
 
 void deepseekOps(Suite& s) {
+  sigmoidGateCases(s);
   normRopeCases(s);
   latentWriteCases(s);
   mlaAttentionCases(s);
