@@ -4,28 +4,19 @@
  * split with the gate on either side. The logits themselves are checked against the
  * float64 reference in engine.test.ts and against transformers in engine.golden.test.ts.
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildStepPlan } from '@afd/shared';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Engine } from './engine.js';
 import { roleLoadSpec } from './checkpoint/loadSpec.js';
 import { tempDir } from './testing/checkpointTesting.js';
 import { relErr } from './testing/engineReference.js';
+import { testEngines } from './testing/testEngines.js';
 import { generateGreedy, scatteredBlocks, tinyConfigs, writeTinyModel } from './testing/engineTesting.js';
 
 const opts = { threads: 2, kvBlockSize: 4, numKvBlocks: 31 };
-const engines: Engine[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  engines.forEach((e) => e.close());
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
-async function load(...args: Parameters<typeof Engine.load>): Promise<Engine> {
-  const e = await Engine.load(...args);
-  engines.push(e);
-  return e;
-}
+const { load, dirs } = testEngines();
 async function tiny(arch: 'deepseek_v2' | 'deepseek_v3', seed: number): Promise<string> {
   const dir = await writeTinyModel(arch, seed);
   dirs.push(dir);

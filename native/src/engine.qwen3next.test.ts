@@ -5,29 +5,19 @@
  * greedy decode steps; Qwen3.5-MoE from fused expert tensors; the attention / FFN role
  * split against colocated.
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { roleLoadSpec } from './checkpoint/loadSpec.js';
-import { Engine } from './engine.js';
 import type { ModelLoadSpec } from './modelSpec.js';
 import { tempDir, writeTestModel } from './testing/checkpointTesting.js';
 import { relErr } from './testing/engineReference.js';
+import { testEngines } from './testing/testEngines.js';
 import { qwen3NextReferenceLogits } from './testing/engineReferenceQwen3Next.js';
 import { generateGreedy, roleSpec, scatteredBlocks, tinyConfigsNotYetOnEngine } from './testing/engineTesting.js';
 
 const opts = { threads: 2, kvBlockSize: 4, numKvBlocks: 31 };
-const engines: Engine[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  engines.forEach((e) => e.close());
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
-async function load(...args: Parameters<typeof Engine.load>): Promise<Engine> {
-  const e = await Engine.load(...args);
-  engines.push(e);
-  return e;
-}
+const { load, dirs } = testEngines();
 
 const next = tinyConfigsNotYetOnEngine['qwen3_next']!;
 const q35 = tinyConfigsNotYetOnEngine['qwen3_5_moe']!;
