@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { type CaseTensor, Rng, intTensor, randTensor } from './testing/engineOps.js';
-import { type GdnDims, type GdnInputs, type LinearBatch, refCausalConv1d, refGatedDeltaRule, refRmsNormGated } from './testing/linearAttentionReference.js';
+import { type GdnDims, type GdnInputs, type LinearBatch, refCausalConv1d, refGatedDeltaRule, refGdnGating, refRmsNormGated } from './testing/linearAttentionReference.js';
 import { loadTestingAddon, type OpBackend, type OpTensor } from './testing/testingAddon.js';
 
 // The linear-attention ops of Qwen3-Next / Qwen3.5 (core/backend.h) on the CPU backend
 // against the float64 references of testing/linearAttentionReference.ts: batches of
 // sequences of different lengths in state slots out of order, prefills split into chunks
 // that continue from the state, decode steps, closed-form checks of the gating and the
-// delta rule, and the shape errors.
+// delta rule, the delta rule's gates (gdnGating), and the shape errors.
 
 const addon = loadTestingAddon();
 const cpu: OpBackend = { name: 'cpu', threads: 2 };
@@ -205,6 +205,38 @@ describe('rmsNormGated (cpu) vs the float64 reference', () => {
   });
 });
 
+describe('gdnGating (cpu) vs the float64 reference', () => {
+  it('g = -exp(A_log) softplus(a + dt_bias) across softplus\'s threshold and deep negatives; beta = sigmoid(b)', () => {
+    const rng = new Rng(7);
+    const T = 6;
+    const Hv = 5;
+    // Row 0 pins the edges: a + dt_bias above 20 (the linear branch), just below it, 0, very negative.
+    const aVals = [25, 19.5, 0, -40, -3, ...Array.from({ length: (T - 1) * Hv }, () => 30 * rng.next())];
+    const a = f32Case(aVals, [T, Hv]);
+    const b = f32Case(Array.from({ length: T * Hv }, () => 10 * rng.next()), [T, Hv]);
+    const aLog = randTensor(rng, [Hv], 'bf16', 2);
+    const dtBias = randTensor(rng, [Hv], 'bf16');
+    const r = run('gdnGating', { a: a.op, b: b.op, aLog: aLog.op, dtBias: dtBias.op });
+    const ref = refGdnGating(a.values, b.values, aLog.values, dtBias.values);
+    expectClose(r.g!, ref.g, 1e-5);
+    expectClose(r.beta!, ref.beta, 1e-6);
+    // Closed forms: above the threshold softplus is the identity, and g is never positive.
+    expect(r.g![0]).toBeCloseTo(-Math.exp(aLog.values[0]!) * (25 + dtBias.values[0]!), 4);
+    expect(Array.from(r.g!).every((g) => g <= 0)).toBe(true);
+    expect(Array.from(r.beta!).every((x) => x >= 0 && x <= 1)).toBe(true);
+  });
+
+  it('f32 weights, and b = 0 gives beta = 1/2', () => {
+    const a = f32Case([0.5, -2, 21, 100], [2, 2]);
+    const b = f32Case([0, 0, 0, 0], [2, 2]);
+    const aLog = f32Case([0, Math.log(0.5)], [2]);
+    const dtBias = f32Case([0, 1], [2]);
+    const r = run('gdnGating', { a: a.op, b: b.op, aLog: aLog.op, dtBias: dtBias.op });
+    expectClose(r.g!, refGdnGating(a.values, b.values, aLog.values, dtBias.values).g, 1e-6);
+    expect(Array.from(r.beta!)).toEqual([0.5, 0.5, 0.5, 0.5]);
+  });
+});
+
 describe('linear-attention shape and batch errors name the op and the argument', () => {
   const rng = new Rng(8);
   const c = gdnCase(rng, 4);
@@ -240,5 +272,17 @@ describe('linear-attention shape and batch errors name the op and the argument',
     const x = randTensor(rng, [2, 3, 8], 'f32').op;
     expect(() => run('rmsNormGated', { x, z: randTensor(rng, [2, 3, 7], 'f32').op, weight: randTensor(rng, [8], 'f32').op })).toThrow(/rmsNormGated: z has shape \[2, 3, 7\], expected \[2, 3, 8\]/);
     expect(() => run('rmsNormGated', { x, z: x, weight: randTensor(rng, [7], 'f32').op })).toThrow(/rmsNormGated: weight has shape \[7\], expected \[8\]/);
+  });
+
+  it('gdnGating', () => {
+    const ab = randTensor(rng, [3, 4], 'f32').op;
+    const w = randTensor(rng, [4], 'bf16').op;
+    const gate = (over: Record<string, OpTensor>) => () => run('gdnGating', { a: ab, b: ab, aLog: w, dtBias: w, ...over });
+    expect(gate({})).not.toThrow();
+    expect(gate({ b: randTensor(rng, [3, 5], 'f32').op })).toThrow(/gdnGating: b has shape \[3, 5\], expected \[3, 4\]/);
+    expect(gate({ aLog: randTensor(rng, [5], 'f32').op })).toThrow(/gdnGating: aLog has shape \[5\], expected \[4\]/);
+    expect(gate({ dtBias: randTensor(rng, [4, 1], 'f32').op })).toThrow(/gdnGating: dtBias has shape \[4, 1\], expected \[4\]/);
+    expect(gate({ dtBias: intTensor([1, 2, 3, 4]) })).toThrow(/gdnGating: dtBias is i32, expected f32, bf16 or f16/);
+    expect(gate({ a: randTensor(rng, [3, 4], 'bf16').op })).toThrow(/gdnGating: a is bf16; the CPU backend runs f32/);
   });
 });

@@ -74,7 +74,7 @@ if [[ $PHASES == *golden* ]]; then
 fi
 if [[ $PHASES == *tests* ]]; then
   # One process per group (AFD_GPU_GROUPS), so a crash in one group cannot hide the others.
-  GROUPS_ALL=${AFD_GPU_GROUP_LIST:-conformance:norm,conformance:attention,conformance:matmul,conformance:activations,conformance:deepseek,engine,graphs,kv,afd,dummy,golden,expert-gemm,expert-parallel,logprobs,prefix}
+  GROUPS_ALL=${AFD_GPU_GROUP_LIST:-conformance:norm,conformance:attention,conformance:matmul,conformance:activations,conformance:deepseek,conformance:linear,engine,graphs,kv,afd,dummy,golden,expert-gemm,expert-parallel,logprobs,prefix}
   : > "$OUT/gpu-tests.log"
   for G in $(echo "$GROUPS_ALL" | tr ',' ' '); do
     N=${G//:/-}

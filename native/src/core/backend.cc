@@ -35,17 +35,20 @@ Tensor Buffer::view(DType t, std::initializer_list<int64_t> shape) const {
 }
 
 void Backend::causalConv1d(const Tensor&, const Tensor&, Tensor&, const LinearAttentionBatch&, Tensor&) {
-  AFD_FAIL("causalConv1d is not implemented on the " << name() << " backend; run linear-attention models on the cpu backend");
+  AFD_FAIL("causalConv1d is not implemented on the " << name() << " backend; run linear-attention models on the cpu or cuda backend");
 }
 void Backend::gatedDeltaRule(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&,
                              const LinearAttentionBatch&, Tensor&) {
-  AFD_FAIL("gatedDeltaRule is not implemented on the " << name() << " backend; run linear-attention models on the cpu backend");
+  AFD_FAIL("gatedDeltaRule is not implemented on the " << name() << " backend; run linear-attention models on the cpu or cuda backend");
 }
 void Backend::sigmoidGate(const Tensor&, const Tensor&, Tensor&) {
   AFD_FAIL("sigmoidGate is not implemented on the " << name() << " backend; run Qwen3-Next / Qwen3.5 models on the cpu backend");
 }
 void Backend::rmsNormGated(const Tensor&, const Tensor&, const Tensor&, float, Tensor&) {
-  AFD_FAIL("rmsNormGated is not implemented on the " << name() << " backend; run linear-attention models on the cpu backend");
+  AFD_FAIL("rmsNormGated is not implemented on the " << name() << " backend; run linear-attention models on the cpu or cuda backend");
+}
+void Backend::gdnGating(const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) {
+  AFD_FAIL("gdnGating is not implemented on the " << name() << " backend; run linear-attention models on the cpu or cuda backend");
 }
 
 void Backend::beginCapture() {

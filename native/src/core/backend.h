@@ -323,6 +323,12 @@ class Backend {
   // out = weight * x / sqrt(mean(x^2) + eps) * silu(z) per row of D (weight as-is, not 1 + w).
   // x, z, out (may alias x): [T, H, D] f32; weight: [D].
   virtual void rmsNormGated(const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out);
+  // The delta rule's gates from the layer's projections (HF Qwen3NextGatedDeltaNet):
+  // g = -exp(A_log) * softplus(a + dt_bias) (the log decay; softplus as torch's, x > 20
+  // returned as is) and beta = sigmoid(b), in f32.
+  // a, b, g, beta: [T, Hv] f32; aLog, dtBias: [Hv] (f32, bf16 or f16).
+  virtual void gdnGating(const Tensor& a, const Tensor& b, const Tensor& aLog, const Tensor& dtBias, Tensor& g,
+                         Tensor& beta);
 };
 
 // Records what enqueue() puts on the backend's stream as one graph (beginCapture ->

@@ -106,5 +106,9 @@ void CpuBackend::gatedDeltaRule(const Tensor& q, const Tensor& k, const Tensor& 
 void CpuBackend::rmsNormGated(const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out) {
   cpu::rmsNormGated(pool_, x, z, weight, eps, out);
 }
+void CpuBackend::gdnGating(const Tensor& a, const Tensor& b, const Tensor& aLog, const Tensor& dtBias, Tensor& g,
+                           Tensor& beta) {
+  cpu::gdnGating(pool_, a, b, aLog, dtBias, g, beta);
+}
 
 }  // namespace afd

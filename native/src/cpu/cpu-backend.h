@@ -65,6 +65,8 @@ class CpuBackend final : public Backend {
   void gatedDeltaRule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g, const Tensor& beta,
                       Tensor& state, const LinearAttentionBatch& batch, Tensor& out) override;
   void rmsNormGated(const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out) override;
+  void gdnGating(const Tensor& a, const Tensor& b, const Tensor& aLog, const Tensor& dtBias, Tensor& g,
+                 Tensor& beta) override;
 
  private:
   ThreadPool pool_;

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/op-checks.h"
+#include "core/linear-attention-contracts.h"
 #include "cpu/check.h"
 #include "cpu/kernels.h"
 #include "cpu/ops.h"
@@ -26,19 +26,14 @@ std::vector<float> toF32(const Tensor& w) {
   return f;
 }
 
-// Checks the batch against T tokens and numSlots state rows: offsets start at 0, never
-// decrease and end at T; slots are in range and distinct (two sequences writing one slot
-// would race); hasState is 0 or 1; maxSeqLen covers every sequence (device backends size
-// scratch by it, so a wrong value must fail here too).
+// Checks the batch's values against T tokens and numSlots state rows (its shapes are
+// core/linear-attention-contracts.h's): offsets start at 0, never decrease and end at T;
+// slots are in range and distinct (two sequences writing one slot would race); hasState
+// is 0 or 1; maxSeqLen covers every sequence (device backends may size scratch or grids by
+// it, so a wrong value must fail here too).
 void checkBatch(const char* op, const LinearAttentionBatch& batch, int64_t T, int64_t numSlots) {
+  contract::checkLinearBatchShapes(op, batch);
   const int64_t S = batch.numSeqs;
-  AFD_CHECK(S >= 0, op << ": numSeqs is " << S);
-  contract::checkShape(op, "seqStarts", batch.seqStarts, {S + 1});
-  contract::checkShape(op, "stateSlots", batch.stateSlots, {S});
-  contract::checkShape(op, "hasState", batch.hasState, {S});
-  contract::checkDType(op, "seqStarts", batch.seqStarts, DType::I32);
-  contract::checkDType(op, "stateSlots", batch.stateSlots, DType::I32);
-  contract::checkDType(op, "hasState", batch.hasState, DType::I32);
   const int32_t* starts = batch.seqStarts.ptr<int32_t>();
   const int32_t* slots = batch.stateSlots.ptr<int32_t>();
   const int32_t* has = batch.hasState.ptr<int32_t>();
@@ -64,19 +59,13 @@ void checkBatch(const char* op, const LinearAttentionBatch& batch, int64_t T, in
 void causalConv1d(ThreadPool& pool, const Tensor& x, const Tensor& weight, Tensor& convState,
                   const LinearAttentionBatch& batch, Tensor& out) {
   const char* op = "causalConv1d";
-  contract::checkShape(op, "x", x, {-1, -1});
-  const int64_t T = x.dim(0), C = x.dim(1);
-  contract::checkShape(op, "weight", weight, {C, -1});
-  contract::checkFloat(op, "weight", weight);
-  const int64_t W = weight.dim(1);
-  AFD_CHECK(W >= 1, op << ": weight has kernel width " << W << ", expected at least 1");
+  const contract::ConvDims d = contract::checkCausalConv1d(x, weight, convState, out);
+  const int64_t C = d.C, W = d.W;
   const int64_t ctx = W - 1;  // inputs of context each output reads besides its own
-  contract::checkShape(op, "convState", convState, {-1, C, ctx});
-  contract::checkShape(op, "out", out, {T, C});
   checkCpuF32(op, "x", x);
   checkCpuF32(op, "convState", convState);
   checkCpuF32(op, "out", out);
-  checkBatch(op, batch, T, convState.dim(0));
+  checkBatch(op, batch, d.T, convState.dim(0));
   const std::vector<float> w = toF32(weight);
   const int32_t* starts = batch.seqStarts.ptr<int32_t>();
   const int32_t* slots = batch.stateSlots.ptr<int32_t>();
@@ -122,16 +111,8 @@ void causalConv1d(ThreadPool& pool, const Tensor& x, const Tensor& weight, Tenso
 void gatedDeltaRule(ThreadPool& pool, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
                     const Tensor& beta, Tensor& state, const LinearAttentionBatch& batch, Tensor& out) {
   const char* op = "gatedDeltaRule";
-  contract::checkShape(op, "q", q, {-1, -1, -1});
-  const int64_t T = q.dim(0), Hk = q.dim(1), Dk = q.dim(2);
-  contract::checkShape(op, "k", k, {T, Hk, Dk});
-  contract::checkShape(op, "v", v, {T, -1, -1});
-  const int64_t Hv = v.dim(1), Dv = v.dim(2);
-  AFD_CHECK(Hk > 0 && Hv % Hk == 0, op << ": " << Hv << " value heads are not a multiple of " << Hk << " key heads");
-  contract::checkShape(op, "g", g, {T, Hv});
-  contract::checkShape(op, "beta", beta, {T, Hv});
-  contract::checkShape(op, "state", state, {-1, Hv, Dk, Dv});
-  contract::checkShape(op, "out", out, {T, Hv, Dv});
+  const contract::GdnDims d = contract::checkGatedDeltaRule(q, k, v, g, beta, state, out);
+  const int64_t T = d.T, Hk = d.Hk, Dk = d.Dk, Hv = d.Hv, Dv = d.Dv;
   const std::pair<const char*, const Tensor*> f32s[] = {{"q", &q}, {"k", &k}, {"v", &v}, {"g", &g}, {"beta", &beta},
                                                         {"state", &state}, {"out", &out}};
   for (const auto& [what, t] : f32s) checkCpuF32(op, what, *t);
@@ -179,12 +160,8 @@ void gatedDeltaRule(ThreadPool& pool, const Tensor& q, const Tensor& k, const Te
 // x, z, out: [T, H, D] f32; weight: [D].
 void rmsNormGated(ThreadPool& pool, const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out) {
   const char* op = "rmsNormGated";
-  contract::checkShape(op, "x", x, {-1, -1, -1});
+  contract::checkRmsNormGated(x, z, weight, out);
   const int64_t T = x.dim(0), H = x.dim(1), D = x.dim(2);
-  contract::checkShape(op, "z", z, {T, H, D});
-  contract::checkShape(op, "weight", weight, {D});
-  contract::checkFloat(op, "weight", weight);
-  contract::checkShape(op, "out", out, {T, H, D});
   checkCpuF32(op, "x", x);
   checkCpuF32(op, "z", z);
   checkCpuF32(op, "out", out);
@@ -195,6 +172,29 @@ void rmsNormGated(ThreadPool& pool, const Tensor& x, const Tensor& z, const Tens
       const float* zr = z.ptr<float>() + r * D;
       rmsNormRow(x.ptr<float>() + r * D, w.data(), eps, D, o);
       for (int64_t i = 0; i < D; ++i) o[i] *= silu(zr[i]);
+    }
+  });
+}
+
+// a, b, g, beta: [T, Hv] f32; aLog, dtBias: [Hv].
+// g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b), in f32 like HF's
+// (a.float() + dt_bias, A_log.float().exp()); softplus as torch's (threshold 20: x above
+// it is returned as is, where log1p(exp(x)) equals x to f32 precision anyway).
+void gdnGating(ThreadPool& pool, const Tensor& a, const Tensor& b, const Tensor& aLog, const Tensor& dtBias, Tensor& g,
+               Tensor& beta) {
+  const char* op = "gdnGating";
+  contract::checkGdnGating(a, b, aLog, dtBias, g, beta);
+  const std::pair<const char*, const Tensor*> f32s[] = {{"a", &a}, {"b", &b}, {"g", &g}, {"beta", &beta}};
+  for (const auto& [what, t] : f32s) checkCpuF32(op, what, *t);
+  const int64_t Hv = a.dim(1);
+  const std::vector<float> aLogF = toF32(aLog), dtBiasF = toF32(dtBias);
+  pool.parallelFor(a.numel(), 1024, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t h = i % Hv;
+      const float x = a.ptr<float>()[i] + dtBiasF[h];
+      const float softplus = x > 20.0f ? x : std::log1p(std::exp(x));
+      g.ptr<float>()[i] = -std::exp(aLogF[h]) * softplus;
+      beta.ptr<float>()[i] = 1.0f / (1.0f + std::exp(-b.ptr<float>()[i]));
     }
   });
 }

@@ -55,5 +55,7 @@ void causalConv1d(ThreadPool& pool, const Tensor& x, const Tensor& weight, Tenso
 void gatedDeltaRule(ThreadPool& pool, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,
                     const Tensor& beta, Tensor& state, const LinearAttentionBatch& batch, Tensor& out);
 void rmsNormGated(ThreadPool& pool, const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out);
+void gdnGating(ThreadPool& pool, const Tensor& a, const Tensor& b, const Tensor& aLog, const Tensor& dtBias, Tensor& g,
+               Tensor& beta);
 
 }  // namespace afd::cpu

@@ -10,7 +10,8 @@ CudaBackend::CudaBackend(int deviceIndex, const CudaOptions& options)
       attention_(ctx_, memory_),
       linear_(ctx_, memory_),
       moe_(ctx_, memory_, linear_),
-      deepseek_(ctx_, memory_) {}
+      deepseek_(ctx_, memory_),
+      linearAttention_(ctx_) {}
 
 // The op families free their buffers (and the cuBLAS handle) once the stream's work is
 // done; the stream goes last (StreamContext's destructor).

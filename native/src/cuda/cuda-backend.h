@@ -9,7 +9,8 @@
 // its capture state (stream-context.h), device memory and the scratch (device-memory.h),
 // and the op families: row-wise ops (row-ops.h), logit processing and sampling
 // (sampling-ops.h), attention (attention-ops.h), dense
-// linear ops and cuBLAS (linear-ops.h), MoE (moe-ops.h) and DeepSeek's ops (deepseek-ops.h).
+// linear ops and cuBLAS (linear-ops.h), MoE (moe-ops.h), DeepSeek's ops (deepseek-ops.h)
+// and the linear-attention (Gated DeltaNet) ops (linear-attention-ops.h).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -21,6 +22,7 @@
 #include "cuda/attention-ops.h"
 #include "cuda/deepseek-ops.h"
 #include "cuda/device-memory.h"
+#include "cuda/linear-attention-ops.h"
 #include "cuda/linear-ops.h"
 #include "cuda/moe-ops.h"
 #include "cuda/row-ops.h"
@@ -134,6 +136,21 @@ class CudaBackend final : public Backend {
   void scatterRouting(const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense) override {
     deepseek_.scatterRouting(expertIds, expertWeights, dense);
   }
+  void causalConv1d(const Tensor& x, const Tensor& weight, Tensor& convState, const LinearAttentionBatch& batch,
+                    Tensor& out) override {
+    linearAttention_.causalConv1d(x, weight, convState, batch, out);
+  }
+  void gatedDeltaRule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g, const Tensor& beta,
+                      Tensor& state, const LinearAttentionBatch& batch, Tensor& out) override {
+    linearAttention_.gatedDeltaRule(q, k, v, g, beta, state, batch, out);
+  }
+  void rmsNormGated(const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out) override {
+    linearAttention_.rmsNormGated(x, z, weight, eps, out);
+  }
+  void gdnGating(const Tensor& a, const Tensor& b, const Tensor& aLog, const Tensor& dtBias, Tensor& g,
+                 Tensor& beta) override {
+    linearAttention_.gdnGating(a, b, aLog, dtBias, g, beta);
+  }
 
   cudaStream_t stream() const { return ctx_.stream(); }
   int multiProcessors() const { return ctx_.multiProcessors(); }
@@ -152,6 +169,7 @@ class CudaBackend final : public Backend {
   LinearOps linear_;
   MoeOps moe_;
   DeepseekOps deepseek_;
+  LinearAttentionOps linearAttention_;
 };
 
 }  // namespace afd::cuda

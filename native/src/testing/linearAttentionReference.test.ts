@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from './engineOps.js';
-import { type GdnDims, type GdnInputs, type LinearBatch, refCausalConv1d, refGatedDeltaRule } from './linearAttentionReference.js';
+import { type GdnDims, type GdnInputs, type LinearBatch, refCausalConv1d, refGatedDeltaRule, refGdnGating, softplus } from './linearAttentionReference.js';
 
 // The float64 references checked against each other: HF's chunked gated delta rule is a
 // faster evaluation of the recurrence, so the two must agree to rounding; and splitting a
@@ -88,5 +88,20 @@ describe('linear-attention float64 references', () => {
     expect(Array.from(state)).toEqual(Array.from(whole.convState));
     // The state holds the last W - 1 inputs, oldest first, per channel.
     expect(Array.from(state.subarray(0, W - 1))).toEqual([x[6 * C]!, x[7 * C]!, x[8 * C]!]);
+  });
+
+  it('the gates: softplus is continuous at its threshold of 20, g is never positive, beta = sigmoid(b)', () => {
+    // log1p(exp(20)) = 20 + 2e-9: the linear branch above 20 is the same function to f32 precision.
+    expect(Math.abs(softplus(20) - 20)).toBeLessThan(3e-9);
+    expect(softplus(20.5)).toBe(20.5);
+    expect(softplus(-30)).toBeCloseTo(Math.exp(-30), 20);
+    const a = Float64Array.from([25, -40, 0, 3]);
+    const r = refGdnGating(a, Float64Array.from([0, 50, -50, 1]), Float64Array.from([0, Math.log(2)]), Float64Array.from([1, -1]));
+    const want = [-26, -2 * Math.log1p(Math.exp(-41)), -Math.log1p(Math.E), -2 * Math.log1p(Math.exp(2))];
+    want.forEach((w, i) => expect(Math.abs(r.g[i]! - w)).toBeLessThanOrEqual(1e-12 * Math.abs(w)));
+    expect(r.beta[0]).toBe(0.5);
+    expect(r.beta[1]).toBeCloseTo(1, 15);
+    expect(r.beta[2]).toBeCloseTo(0, 15);
+    expect(r.g.every((g) => g <= 0)).toBe(true);
   });
 });

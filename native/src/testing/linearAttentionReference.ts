@@ -3,7 +3,8 @@
  * written from Hugging Face's Qwen3-Next Gated DeltaNet (modeling_qwen3_next.py):
  * torch_causal_conv1d_update (conv over state ++ inputs), torch_recurrent_gated_delta_rule,
  * torch_chunk_gated_delta_rule (a second, independent evaluation of the same recurrence:
- * linearAttentionReference.test.ts checks the two agree) and Qwen3NextRMSNormGated.
+ * linearAttentionReference.test.ts checks the two agree), Qwen3NextRMSNormGated and the
+ * gates of Qwen3NextGatedDeltaNet.forward (g and beta from the a / b projections).
  * Tensors are flat, row-major and token-major like the native ops'.
  */
 
@@ -223,4 +224,18 @@ export function refRmsNormGated(x: Float64Array, z: Float64Array, weight: Float6
     for (let i = 0; i < D; i++) out[r * D + i] = weight[i]! * x[r * D + i]! * inv * silu(z[r * D + i]!);
   }
   return out;
+}
+
+/** torch's softplus (beta 1, threshold 20): x itself above the threshold. */
+export const softplus = (x: number): number => (x > 20 ? x : Math.log1p(Math.exp(x)));
+
+/**
+ * The delta rule's gates: g = -exp(A_log) * softplus(a + dt_bias), beta = sigmoid(b).
+ * a, b: [T, Hv]; aLog, dtBias: [Hv]. Returns g and beta, [T, Hv].
+ */
+export function refGdnGating(a: Float64Array, b: Float64Array, aLog: Float64Array, dtBias: Float64Array): { g: Float64Array; beta: Float64Array } {
+  const Hv = aLog.length;
+  const g = a.map((x, i) => -Math.exp(aLog[i % Hv]!) * softplus(x + dtBias[i % Hv]!));
+  const beta = b.map((x) => 1 / (1 + Math.exp(-x)));
+  return { g, beta };
 }

@@ -154,6 +154,11 @@ void runNamedOp(Backend& be, const std::string& op, OpContext& c) {
     Tensor out = c.out("out", DType::F32, {v.dim(0), v.dim(1), v.dim(2)});
     be.gatedDeltaRule(c.in("q"), c.in("k"), v, c.in("g"), c.in("beta"), c.in("state"), linearBatch(c, v.dim(0)), out);
     c.alsoOutput("state");
+  } else if (op == "gdnGating") {
+    Tensor& a = c.in("a");
+    Tensor g = c.out("g", DType::F32, {a.dim(0), a.dim(1)});
+    Tensor beta = c.out("beta", DType::F32, {a.dim(0), a.dim(1)});
+    be.gdnGating(a, c.in("b"), c.in("aLog"), c.in("dtBias"), g, beta);
   } else if (op == "matmul") {
     Tensor out = c.out("out", DType::F32, {c.in("x").dim(0), c.in("w").dim(0)});
     be.matmul(c.in("x"), c.in("w"), c.opt("bias"), out);
@@ -207,7 +212,8 @@ void runNamedOp(Backend& be, const std::string& op, OpContext& c) {
     be.copyToDevice(out.data, tokens.data(), S * 4);
   } else {
     AFD_FAIL("runOp: unknown op \"" << op << "\" (embedding, rmsNorm, addRmsNorm, qkNormRope, pagedAttention, matmul, lmHead, "
-                                       "siluGatedMlp, routerTopK, moeExperts, add, gatherRows, sample, causalConv1d, gatedDeltaRule, rmsNormGated)");
+                                       "siluGatedMlp, routerTopK, moeExperts, add, gatherRows, sample, causalConv1d, gatedDeltaRule, rmsNormGated, "
+                                       "gdnGating)");
   }
 }
 

@@ -197,5 +197,6 @@ void matmulOps(Suite& s);      // conformance-matmul.cc
 void activationOps(Suite& s);  // conformance-activations.cc: bf16 activations, fused ops, dummy fill
 void deepseekOps(Suite& s);    // conformance-deepseek.cc: MLA, grouped routing, bf16 add
 void logitOps(Suite& s);       // conformance-logits.cc: bias and penalties, the token mask, min-p, log-probabilities
+void linearAttentionOps(Suite& s);  // conformance-linear.cc: Gated DeltaNet conv, delta rule, gated norm, gating
 
 }  // namespace afd::cuda::conformance

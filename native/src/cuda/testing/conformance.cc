@@ -53,7 +53,7 @@ using FamilyFn = void (*)(conformance::Suite&);
 const std::pair<const char*, FamilyFn> kFamilies[] = {
     {"norm", conformance::normOps},           {"attention", conformance::attentionOps},
     {"matmul", conformance::matmulOps},       {"activations", conformance::activationOps},
-    {"deepseek", conformance::deepseekOps},
+    {"deepseek", conformance::deepseekOps},   {"linear", conformance::linearAttentionOps},
 };
 
 }  // namespace
@@ -69,7 +69,7 @@ std::vector<ConformanceCase> runConformance(int deviceIndex, const CudaOptions& 
   using namespace conformance;
   bool known = family.empty();
   for (const auto& f : kFamilies) known = known || family == f.first;
-  AFD_CHECK(known, "cudaConformance: unknown family \"" << family << "\" (norm, attention, matmul, activations, deepseek)");
+  AFD_CHECK(known, "cudaConformance: unknown family \"" << family << "\" (norm, attention, matmul, activations, deepseek, linear)");
   Suite s(deviceIndex, options, seed);
   for (const auto& [name, run] : kFamilies) {
     if (!family.empty() && family != name) continue;

@@ -1,0 +1,127 @@
+// The gated delta rule (core/backend.h, "linear attention"), recurrent: every sequence's
+// tokens in order, the state in registers, f32 math as the CPU op (cpu/linear-attention.cc).
+//
+// Per sequence, v-head h and token t, with k-head h / (Hv / Hk), q and k L2-normed
+// (x / sqrt(sum x^2 + 1e-6)) and q scaled by 1 / sqrt(Dk), state S [Dk, Dv]:
+//   S *= exp(g);  delta = beta (v - S^T k);  S += k delta^T;  out = S^T q.
+// The value columns j of S never mix (each reads k and q whole but only its own v[j]), so
+// one warp owns one column: lane l holds S[l + 32 m, j] for m < kKeysPerLane and the
+// products over the key dim are warp reductions. No shared memory, no block barrier;
+// a block is kWarps adjacent columns of one (sequence, head), whose state reads share
+// 32-byte sectors.
+//
+// Future work: long prefills would run faster chunked (HF's torch_chunk_gated_delta_rule,
+// FLA's chunk kernels: a chunk's tokens as matrix products on the tensor cores, the
+// state carried across chunks); this kernel walks T tokens serially per warp.
+#include <stdexcept>
+#include <string>
+
+#include "cuda/bf16-vec.cuh"
+#include "cuda/cuda-check.h"
+#include "cuda/launch.cuh"
+#include "cuda/linear-attention.cuh"
+
+namespace afd::cuda {
+namespace {
+
+constexpr int kWarps = 8;  // value columns per block
+// Matches the CPU op's (and HF's) l2norm epsilon, inside the root.
+constexpr float kL2NormEps = 1e-6f;
+
+// Grid: (Hv * ceil(Dv / kWarps), sequences); block: kWarps warps.
+template <int kKeysPerLane>
+__global__ void gatedDeltaRuleKernel(GatedDeltaRuleArgs a, LinearBatchArgs batch) {
+  pdlWait();
+  const int Dk = a.keyDim, Dv = a.valueDim, Hk = a.keyHeads, Hv = a.valueHeads;
+  const int colBlocks = (Dv + kWarps - 1) / kWarps;
+  const int h = blockIdx.x / colBlocks;
+  const int j = blockIdx.x % colBlocks * kWarps + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int s = blockIdx.y;
+  if (j >= Dv) return;  // a whole warp: nothing below synchronizes across warps
+  const int kh = h / (Hv / Hk);
+  float* S = a.state + (static_cast<size_t>(batch.stateSlots[s]) * Hv + h) * Dk * Dv + j;  // S[i * Dv]: column j
+  const bool hasState = batch.hasState[s] != 0;
+  float st[kKeysPerLane];
+#pragma unroll
+  for (int m = 0; m < kKeysPerLane; ++m) {
+    const int i = lane + 32 * m;
+    st[m] = hasState && i < Dk ? S[static_cast<size_t>(i) * Dv] : 0.0f;
+  }
+  const int end = batch.seqStarts[s + 1];
+  for (int t = batch.seqStarts[s]; t < end; ++t) {
+    const float* qt = a.q + (static_cast<size_t>(t) * Hk + kh) * Dk;
+    const float* kt = a.k + (static_cast<size_t>(t) * Hk + kh) * Dk;
+    const size_t th = static_cast<size_t>(t) * Hv + h;
+    float qv[kKeysPerLane], kv[kKeysPerLane];
+    float qSquares = 0.0f, kSquares = 0.0f;
+#pragma unroll
+    for (int m = 0; m < kKeysPerLane; ++m) {
+      const int i = lane + 32 * m;
+      qv[m] = i < Dk ? qt[i] : 0.0f;
+      kv[m] = i < Dk ? kt[i] : 0.0f;
+      qSquares += qv[m] * qv[m];
+      kSquares += kv[m] * kv[m];
+    }
+    const float qInv = 1.0f / sqrtf(warpSum(qSquares) + kL2NormEps) * a.qScale;
+    const float kInv = 1.0f / sqrtf(warpSum(kSquares) + kL2NormEps);
+    const float decay = expf(a.g[th]);
+    const float beta = a.beta[th];
+    const float vt = a.v[th * Dv + j];
+    // Decay, then delta = beta (v - S^T k): the correction that moves S^T k toward v.
+    float recalled = 0.0f;
+#pragma unroll
+    for (int m = 0; m < kKeysPerLane; ++m) {
+      kv[m] *= kInv;
+      st[m] *= decay;
+      recalled += kv[m] * st[m];
+    }
+    const float delta = (vt - warpSum(recalled)) * beta;
+    // S += k delta; out = S^T q, read after the update like HF.
+    float o = 0.0f;
+#pragma unroll
+    for (int m = 0; m < kKeysPerLane; ++m) {
+      st[m] += kv[m] * delta;
+      o += qv[m] * qInv * st[m];
+    }
+    o = warpSum(o);
+    if (lane == 0) a.out[th * Dv + j] = o;
+  }
+#pragma unroll
+  for (int m = 0; m < kKeysPerLane; ++m) {
+    const int i = lane + 32 * m;
+    if (i < Dk) S[static_cast<size_t>(i) * Dv] = st[m];
+  }
+}
+
+template <int kKeysPerLane>
+cudaError_t launchRule(const GatedDeltaRuleArgs& a, const LinearBatchArgs& batch, cudaStream_t stream) {
+  const int colBlocks = (a.valueDim + kWarps - 1) / kWarps;
+  const dim3 grid(a.valueHeads * colBlocks, batch.numSeqs);
+  return launchKernel(gatedDeltaRuleKernel<kKeysPerLane>, grid, 32 * kWarps, 0, stream, a, batch);
+}
+
+}  // namespace
+
+void gatedDeltaRule(const GatedDeltaRuleArgs& a, const LinearBatchArgs& batch, cudaStream_t stream) {
+  if (batch.numSeqs == 0 || a.valueHeads == 0) return;
+  if (a.keyDim < 1 || a.keyDim > kGdnMaxHeadDim || a.valueDim < 1 || a.valueDim > kGdnMaxHeadDim) {
+    throw std::invalid_argument("gatedDeltaRule: head dims " + std::to_string(a.keyDim) + " x " +
+                                std::to_string(a.valueDim) + " are outside [1, " + std::to_string(kGdnMaxHeadDim) + "]");
+  }
+  // Registers per lane: the fewest that hold a key column (256 / 32 = 8 at most).
+  cudaError_t err;
+  if (a.keyDim <= 32) {
+    err = launchRule<1>(a, batch, stream);
+  } else if (a.keyDim <= 64) {
+    err = launchRule<2>(a, batch, stream);
+  } else if (a.keyDim <= 128) {
+    err = launchRule<4>(a, batch, stream);
+  } else {
+    err = launchRule<8>(a, batch, stream);
+  }
+  AFD_CUDA_CHECK(err);
+  AFD_CUDA_CHECK_LAUNCH("gatedDeltaRuleKernel");
+}
+
+}  // namespace afd::cuda
