@@ -13,6 +13,7 @@ import { roleLoadSpec } from './checkpoint/loadSpec.js';
 import { tempDir } from './testing/checkpointTesting.js';
 import { relErr } from './testing/engineReference.js';
 import { testEngines } from './testing/testEngines.js';
+import { expectFfnForwardEqual } from './testing/ffnForwardCheck.js';
 import { generateGreedy, scatteredBlocks, tinyConfigs, writeTinyModel } from './testing/engineTesting.js';
 
 const opts = { threads: 2, kvBlockSize: 4, numKvBlocks: 31 };
@@ -109,13 +110,7 @@ describe.each(['deepseek_v2', 'deepseek_v3'] as const)('%s role split', (arch) =
     const dir = await tiny(arch, 26);
     const colocated = await load(dir, opts);
     const ffn = await load(dir, { ...opts, role: 'ffn' });
-    const H = ffn.info.hiddenSize;
-    const hidden = Float32Array.from({ length: 3 * H }, (_, i) => Math.sin(i * 0.37));
-    for (let layer = 0; layer < ffn.info.numLayers; layer++) {
-      const out = await ffn.ffnForward(layer, hidden, 3);
-      expect(out).toEqual(await colocated.ffnForward(layer, hidden, 3));
-      expect(out.some((v) => v !== 0)).toBe(true);
-    }
+    await expectFfnForwardEqual(colocated, ffn);
   });
 });
 

@@ -13,6 +13,7 @@ import type { ModelLoadSpec } from './modelSpec.js';
 import { tempDir, writeTestModel } from './testing/checkpointTesting.js';
 import { relErr } from './testing/engineReference.js';
 import { testEngines } from './testing/testEngines.js';
+import { expectFfnForwardEqual } from './testing/ffnForwardCheck.js';
 import { qwen3NextReferenceLogits } from './testing/engineReferenceQwen3Next.js';
 import { generateGreedy, roleSpec, scatteredBlocks, tinyConfigsNotYetOnEngine } from './testing/engineTesting.js';
 
@@ -104,13 +105,7 @@ describe.each(Object.keys(fullAttention))('%s, all layers full attention', (arch
     const dir = await writeModel(arch, 5);
     const colocated = await load(dir, opts);
     const ffn = await load(dir, { ...opts, role: 'ffn' });
-    const H = ffn.info.hiddenSize;
-    const hidden = Float32Array.from({ length: 3 * H }, (_, i) => Math.sin(i * 0.37));
-    for (let layer = 0; layer < ffn.info.numLayers; layer++) {
-      const out = await ffn.ffnForward(layer, hidden, 3);
-      expect(out).toEqual(await colocated.ffnForward(layer, hidden, 3));
-      expect(out.some((v) => v !== 0)).toBe(true);
-    }
+    await expectFfnForwardEqual(colocated, ffn);
   });
 
   it('a config-only directory serves with --load-format dummy ((1 + weight) norms generated); split roles equal colocated', async () => {

@@ -9,7 +9,7 @@
  */
 import type { Engine } from '@afd/native';
 import { buildStepPlan, type PlanSeq } from '@afd/shared';
-import { promptTokens } from './profile/rig.js';
+import { median, promptTokens } from './profile/rig.js';
 
 export interface PrefixHitRow {
   batch: number;
@@ -37,8 +37,6 @@ export interface HitRig {
   prefillTokens: number;
   repeats: number;
 }
-
-const median = (v: number[]): number => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 
 /** Tokens [from, to) of sequence s's prompt of context + suffix tokens, as one plan entry. */
 function chunk(rig: HitRig, s: number, from: number, to: number, sample: boolean): PlanSeq {
