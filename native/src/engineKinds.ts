@@ -1,31 +1,19 @@
 /**
  * What the native engine builds today, checked in TypeScript before a load spec crosses
- * into C++: the checkpoint layer describes more layer kinds and features than the engine
- * implements (Qwen3-Next / Qwen3.5: the gdn attention layers), and C++ would refuse them
- * with a message about an unknown kind string. Keep these lists in step with
+ * into C++: the checkpoint layer may describe more layer kinds and features than the
+ * engine implements (today it builds every kind the checkpoint layer knows), and C++ would
+ * refuse them with a message about an unknown kind string. Keep these lists in step with
  * native/src/model/layer-kinds.h and slots.h.
  */
 import type { AttentionKind, FfnKind, ModelConfigSpec, TensorSlot } from './modelSpec.js';
 
 /** Attention kinds the engine builds (layer-kinds.h). */
-export const engineAttentionKinds: readonly AttentionKind[] = ['gqa', 'mla', 'gqa_gated'];
+export const engineAttentionKinds: readonly AttentionKind[] = ['gqa', 'mla', 'gqa_gated', 'gdn'];
 /** FFN kinds the engine builds (layer-kinds.h). */
 export const engineFfnKinds: readonly FfnKind[] = ['dense', 'moe', 'moe+shared', 'moe+gated_shared'];
 
-/** Slots the family table names that the engine does not bind yet (slots.h lacks them): the gdn slots. */
-export const slotsNotYetOnEngine: readonly TensorSlot[] = [
-  'attn.in_proj_qkvz',
-  'attn.in_proj_ba',
-  'attn.in_proj_qkv',
-  'attn.in_proj_z',
-  'attn.in_proj_b',
-  'attn.in_proj_a',
-  'attn.conv1d',
-  'attn.dt_bias',
-  'attn.a_log',
-  'attn.gated_norm',
-  'attn.out_proj',
-];
+/** Slots the family table names that the engine does not bind yet (slots.h lacks them): none today. */
+export const slotsNotYetOnEngine: readonly TensorSlot[] = [];
 
 /** Ranges listed before the rest is summarised. */
 const maxRanges = 4;

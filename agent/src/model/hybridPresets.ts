@@ -1,7 +1,7 @@
 /**
  * Presets of the hybrid Gated DeltaNet families, Qwen3-Next and Qwen3.5-MoE: a tiny one of
- * each that make-model writes weights for (parsed, listed and inspected today; no rank can
- * serve them until the engine builds gdn layers, engineKinds.ts), and the
+ * each that make-model writes weights for (served by every role: the engine builds the gdn
+ * layers with per-sequence state slots), and the
  * published full sizes, config only.
  */
 import { common, qwenTokens, qwenVocab, type ModelPreset } from './presetCommon.js';
@@ -91,7 +91,7 @@ export const hybridPresets: readonly ModelPreset[] = [
     arch: 'qwen3_next',
     name: 'tiny',
     description:
-      'Qwen3-Next layout (not yet servable: the engine lacks Gated DeltaNet): 4 layers linear, linear, linear, full; hidden 64, gated attention 4/2 heads of 16 (RoPE on 4 dims), GDN Hk 2 / Hv 4, Dk 16 / Dv 12, conv 4, 8 experts top-2 of 24 + a gated shared expert of 40, Qwen3 vocabulary, tied embeddings',
+      'Qwen3-Next layout: 4 layers linear, linear, linear, full; hidden 64, gated attention 4/2 heads of 16 (RoPE on 4 dims), GDN Hk 2 / Hv 4, Dk 16 / Dv 12, conv 4, 8 experts top-2 of 24 + a gated shared expert of 40, Qwen3 vocabulary, tied embeddings',
     weights: 'local',
     config: qwen3Next({ ...tinyHybrid, intermediate_size: 48 }),
   },
@@ -99,7 +99,7 @@ export const hybridPresets: readonly ModelPreset[] = [
     arch: 'qwen3_5_moe',
     name: 'tiny',
     description:
-      'Qwen3.5-MoE layout (not yet servable: the engine lacks Gated DeltaNet): text_config with 4 layers linear, linear, linear, full, hidden 64, GDN Hk 2 / Hv 4, Dk 16 / Dv 12, 8 experts top-2 + a gated shared expert, Qwen3 vocabulary, tied embeddings; a small vision_config the engine ignores',
+      'Qwen3.5-MoE layout: text_config with 4 layers linear, linear, linear, full, hidden 64, GDN Hk 2 / Hv 4, Dk 16 / Dv 12, 8 experts top-2 + a gated shared expert, Qwen3 vocabulary, tied embeddings; a small vision_config the engine ignores',
     weights: 'local',
     config: qwen35Moe(
       { ...tinyHybrid, tie_word_embeddings: undefined, vocab_size: qwenVocab, ...qwenTokens },
@@ -110,7 +110,7 @@ export const hybridPresets: readonly ModelPreset[] = [
     arch: 'qwen3_next',
     name: 'qwen3-next-80b-a3b',
     description:
-      'Qwen3-Next-80B-A3B shapes (not yet servable): 48 layers (36 Gated DeltaNet: Hk 16 / Hv 32 of 128, 12 gated attention: 16/2 heads of 256, RoPE on 64 dims), hidden 2048, 512 experts top-10 of 512 + a gated shared expert of 512',
+      'Qwen3-Next-80B-A3B shapes: 48 layers (36 Gated DeltaNet: Hk 16 / Hv 32 of 128, 12 gated attention: 16/2 heads of 256, RoPE on 64 dims), hidden 2048, 512 experts top-10 of 512 + a gated shared expert of 512',
     weights: 'device',
     // The published Qwen3-Next-80B-A3B-Instruct config.json.
     config: qwen3Next({
@@ -123,7 +123,7 @@ export const hybridPresets: readonly ModelPreset[] = [
     arch: 'qwen3_5_moe',
     name: 'qwen3.5-35b-a3b',
     description:
-      'Qwen3.5-35B-A3B shapes (not yet servable; text only, vision tower ignored): 40 layers (30 Gated DeltaNet: Hk 16 / Hv 32 of 128, 10 gated attention: 16/2 heads of 256, RoPE on 64 dims), hidden 2048, 256 experts top-8 of 512 + a gated shared expert of 512, vocabulary 248320',
+      'Qwen3.5-35B-A3B shapes (text only, vision tower ignored): 40 layers (30 Gated DeltaNet: Hk 16 / Hv 32 of 128, 10 gated attention: 16/2 heads of 256, RoPE on 64 dims), hidden 2048, 256 experts top-8 of 512 + a gated shared expert of 512, vocabulary 248320',
     weights: 'device',
     // Text shapes as published (checked against two independent copies of the text_config).
     // Not confirmed against the published file: the token ids (bos / eos 248044 is taken from

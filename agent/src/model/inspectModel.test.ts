@@ -70,11 +70,10 @@ describe('inspectModelDir', () => {
     expect(r.config!.roleBytes.attention + r.config!.roleBytes.ffn).toBe(r.config!.roleBytes.colocated);
   });
 
-  it('reads a Qwen3-Next checkpoint whole but refuses to serve it: the engine lacks its layer kinds', async () => {
+  it('reads a Qwen3-Next checkpoint whole and serves it on every role (Gated DeltaNet layers included)', async () => {
     const dir = (await makeModel({ arch: 'qwen3_next', preset: 'tiny', outDir: join(root, 'next'), overrides: small })).dir;
     const r = modelInspectResultSchema.parse(await inspectModelDir(dir));
-    expect(r).toMatchObject({ status: 'refused', roles: [], weights: { present: true, files: 1 }, tokenizer: { present: true } });
-    expect(r.reason).toMatch(/^Qwen3NextForCausalLM \(family qwen3_next\): attention kind gdn \(layers 0-2\) not yet implemented on the engine/);
+    expect(r).toMatchObject({ status: 'ready', reason: null, roles: ['colocated', 'attention', 'ffn'], weights: { present: true, files: 1 }, tokenizer: { present: true } });
     expect(r.config).toMatchObject({ architecture: 'Qwen3NextForCausalLM', family: 'qwen3_next', numLayers: 4, numExperts: 8 });
     expect(r.config!.roleBytes.attention + r.config!.roleBytes.ffn).toBe(r.config!.roleBytes.colocated);
     // A broken checkpoint of the family says what is broken first.
@@ -86,13 +85,12 @@ describe('inspectModelDir', () => {
   it('says a Qwen3.5-MoE checkpoint is text only: the vision tower is ignored', async () => {
     const dir = (await makeModel({ arch: 'qwen3_5_moe', preset: 'tiny', outDir: join(root, 'q35'), overrides: small })).dir;
     const r = await inspectModelDir(dir);
-    expect(r.status).toBe('refused');
-    expect(r.reason).toMatch(/family qwen3_5_moe.*not yet implemented on the engine/);
-    expect(r.reason).toContain(VISION_IGNORED_NOTE);
+    expect(r.status).toBe('ready');
+    expect(r.reason).toBe(VISION_IGNORED_NOTE);
     expect(VISION_IGNORED_NOTE).toMatch(/vision tower .* is ignored/);
     const configOnly = (await makeModel({ arch: 'qwen3_5_moe', preset: 'qwen3.5-35b-a3b', outDir: join(root, 'q35-full'), configOnly: true })).dir;
     const full = await inspectModelDir(configOnly);
-    expect(full).toMatchObject({ status: 'refused', config: { family: 'qwen3_5_moe', numLayers: 40, vocabSize: 248320 } });
+    expect(full).toMatchObject({ config: { family: 'qwen3_5_moe', numLayers: 40, vocabSize: 248320 } });
     expect(full.reason).toContain(VISION_IGNORED_NOTE);
   });
 

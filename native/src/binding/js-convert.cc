@@ -55,7 +55,7 @@ bool given(const Napi::Object& o, const char* name) {
 
 namespace {
 
-// spec.config.mla / spec.config.routing: the hyper-parameters of mla layers and of grouped
+// spec.config.mla / gdn / routing: the hyper-parameters of mla and gdn layers and of grouped
 // routing (null when no layer uses them).
 void readLayerParams(const Napi::Object& c, ModelConfig& m) {
   if (given(c, "mla")) {
@@ -69,6 +69,19 @@ void readLayerParams(const Napi::Object& c, ModelConfig& m) {
     m.mla.vHeadDim = integer(o, w, "vHeadDim");
     m.mla.ropeInterleave = boolean(o, w, "ropeInterleave");
     m.mla.softmaxScale = num(o, w, "softmaxScale");
+  }
+  if (given(c, "gdn")) {
+    AFD_CHECK(c.Get("gdn").IsObject(), "spec.config.gdn must be an object or null");
+    const Napi::Object o = c.Get("gdn").As<Napi::Object>();
+    const char* w = "spec.config.gdn";
+    m.gdn.numKeyHeads = static_cast<int>(integer(o, w, "numKeyHeads"));
+    m.gdn.numValueHeads = static_cast<int>(integer(o, w, "numValueHeads"));
+    m.gdn.keyHeadDim = integer(o, w, "keyHeadDim");
+    m.gdn.valueHeadDim = integer(o, w, "valueHeadDim");
+    m.gdn.convKernel = static_cast<int>(integer(o, w, "convKernel"));
+    const std::string layout = str(o, w, "projLayout");
+    AFD_CHECK(layout == "grouped" || layout == "split", "spec.config.gdn.projLayout must be \"grouped\" or \"split\", got \"" << layout << "\"");
+    m.gdn.grouped = layout == "grouped";
   }
   if (given(c, "gatedSharedExpert")) {
     AFD_CHECK(c.Get("gatedSharedExpert").IsObject(), "spec.config.gatedSharedExpert must be an object or null");
@@ -224,6 +237,7 @@ void readEngineOptions(const Napi::Value& value, EngineOptions& o) {
   readCudaOptions(v, o.backend.cuda);
   if (given(v, "kvBlockSize")) o.kvBlockSize = static_cast<int>(integer(v, w, "kvBlockSize"));
   if (given(v, "numKvBlocks")) o.numKvBlocks = static_cast<int>(integer(v, w, "numKvBlocks"));
+  if (given(v, "numStateSlots")) o.numStateSlots = static_cast<int>(integer(v, w, "numStateSlots"));
   if (given(v, "kvCacheBytes")) o.kvCacheBytes = static_cast<uint64_t>(integer(v, w, "kvCacheBytes"));
   if (given(v, "kvDtype")) o.kvDtype = parseDType(str(v, w, "kvDtype"));
   if (given(v, "kvMemoryFraction")) {
@@ -248,6 +262,8 @@ void readEngineOptions(const Napi::Value& value, EngineOptions& o) {
   AFD_CHECK(o.kvBlockSize >= 1 && o.kvBlockSize <= 1024, "options.kvBlockSize must be in [1, 1024], got " << o.kvBlockSize);
   AFD_CHECK(o.numKvBlocks >= 0, "options.numKvBlocks must be >= 0 (0 = size from kvCacheBytes), got " << o.numKvBlocks);
   AFD_CHECK(o.kvCacheBytes > 0, "options.kvCacheBytes must be positive");
+  AFD_CHECK(o.numStateSlots >= 1 && o.numStateSlots <= 65536,
+            "options.numStateSlots must be in [1, 65536] (recurrent-state slots of gdn models), got " << o.numStateSlots);
 }
 
 }  // namespace
@@ -274,6 +290,8 @@ Napi::Object engineInfoToJs(Napi::Env env, const EngineInfo& i) {
   o.Set("kvBlockSize", i.kvBlockSize);
   o.Set("numKvBlocks", i.numKvBlocks);
   o.Set("kvBytesPerBlock", static_cast<double>(i.kvBytesPerBlock));
+  o.Set("numStateSlots", i.numStateSlots);
+  o.Set("stateBytesPerSlot", static_cast<double>(i.stateBytesPerSlot));
   o.Set("residentWeightBytes", static_cast<double>(i.residentWeightBytes));
   o.Set("numWeightTensors", static_cast<double>(i.numWeightTensors));
   return o;

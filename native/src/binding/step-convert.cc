@@ -136,6 +136,11 @@ void toStepPlan(const Napi::Object& p, OwnedStepPlan& o) {
   s.topP = o.topP.data();
   s.seeds = o.seeds.data();
   s.minP = o.minP.data();
+  s.stateSlots = nullptr;
+  if (given(p, "stateSlots")) {
+    i32(p, w, "stateSlots", S, o.stateSlots);
+    s.stateSlots = o.stateSlots.data();
+  }
   s.extras = nullptr;
   if (given(p, "extras")) {
     AFD_CHECK(p.Get("extras").IsObject(), "plan.extras must be an object (StepExtras) when present");

@@ -13,7 +13,7 @@ namespace afd::binding {
 // A StepPlan plus copies of its arrays (the JS arrays may change after the call returns).
 struct OwnedStepPlan {
   StepPlan plan;
-  std::vector<int32_t> tokenIds, positions, tokenOffsets, contextLens, blockTables, topK;
+  std::vector<int32_t> tokenIds, positions, tokenOffsets, contextLens, blockTables, topK, stateSlots;
   std::vector<uint8_t> sampleMask;
   std::vector<float> temperature, topP, minP;
   std::vector<uint32_t> seeds;

@@ -47,6 +47,9 @@ void Backend::sigmoidGate(const Tensor&, const Tensor&, Tensor&) {
 void Backend::rmsNormGated(const Tensor&, const Tensor&, const Tensor&, float, Tensor&) {
   AFD_FAIL("rmsNormGated is not implemented on the " << name() << " backend; run linear-attention models on the cpu or cuda backend");
 }
+void Backend::splitColumns(const Tensor&, const std::vector<Tensor*>&) {
+  AFD_FAIL("splitColumns is not implemented on the " << name() << " backend; run linear-attention models on the cpu or cuda backend");
+}
 void Backend::gdnGating(const Tensor&, const Tensor&, const Tensor&, const Tensor&, Tensor&, Tensor&) {
   AFD_FAIL("gdnGating is not implemented on the " << name() << " backend; run linear-attention models on the cpu or cuda backend");
 }

@@ -329,6 +329,10 @@ class Backend {
   // a, b, g, beta: [T, Hv] f32; aLog, dtBias: [Hv] (f32, bf16 or f16).
   virtual void gdnGating(const Tensor& a, const Tensor& b, const Tensor& aLog, const Tensor& dtBias, Tensor& g,
                          Tensor& beta);
+  // Consecutive column ranges of x into separate tensors: outs[i] = x[:, c_i .. c_i + w_i)
+  // with c_0 = 0, c_{i+1} = c_i + w_i and the widths summing to x's columns (the gdn layer
+  // splits its fused projection and its conv output this way). x, outs: [T, *] f32, 1 to 4 outs.
+  virtual void splitColumns(const Tensor& x, const std::vector<Tensor*>& outs);
 };
 
 // Records what enqueue() puts on the backend's stream as one graph (beginCapture ->

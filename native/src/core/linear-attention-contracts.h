@@ -4,6 +4,8 @@
 // backend then checks its activation dtypes, and the CPU also checks the batch's values
 // (a device backend cannot read them without a synchronization, so it trusts them).
 #pragma once
+#include <vector>
+
 #include "core/linear-attention-ops.h"
 #include "core/op-checks.h"
 
@@ -87,6 +89,24 @@ inline void checkGdnGating(const Tensor& a, const Tensor& b, const Tensor& aLog,
   checkFloat(op, "dtBias", dtBias);
   checkShape(op, "g", g, {T, Hv});
   checkShape(op, "beta", beta, {T, Hv});
+}
+
+// x: [T, C] f32; outs: 1 to kMaxSplitColumns tensors [T, w_i] f32 with sum w_i = C.
+constexpr int kMaxSplitColumns = 4;
+inline void checkSplitColumns(const Tensor& x, const std::vector<Tensor*>& outs) {
+  const char* op = "splitColumns";
+  checkShape(op, "x", x, {-1, -1});
+  checkDType(op, "x", x, DType::F32);
+  AFD_CHECK(!outs.empty() && static_cast<int>(outs.size()) <= kMaxSplitColumns,
+            op << ": " << outs.size() << " outputs; 1 to " << kMaxSplitColumns << " are supported");
+  int64_t columns = 0;
+  for (const Tensor* out : outs) {
+    AFD_CHECK(out != nullptr, op << ": an output is null");
+    checkShape(op, "out", *out, {x.dim(0), -1});
+    checkDType(op, "out", *out, DType::F32);
+    columns += out->dim(1);
+  }
+  AFD_CHECK(columns == x.dim(1), op << ": the outputs' " << columns << " columns do not add up to x's " << x.dim(1));
 }
 
 }  // namespace afd::contract

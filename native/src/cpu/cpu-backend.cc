@@ -106,6 +106,7 @@ void CpuBackend::gatedDeltaRule(const Tensor& q, const Tensor& k, const Tensor& 
 void CpuBackend::rmsNormGated(const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out) {
   cpu::rmsNormGated(pool_, x, z, weight, eps, out);
 }
+void CpuBackend::splitColumns(const Tensor& x, const std::vector<Tensor*>& outs) { cpu::splitColumns(pool_, x, outs); }
 void CpuBackend::gdnGating(const Tensor& a, const Tensor& b, const Tensor& aLog, const Tensor& dtBias, Tensor& g,
                            Tensor& beta) {
   cpu::gdnGating(pool_, a, b, aLog, dtBias, g, beta);

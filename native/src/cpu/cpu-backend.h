@@ -67,6 +67,7 @@ class CpuBackend final : public Backend {
   void rmsNormGated(const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out) override;
   void gdnGating(const Tensor& a, const Tensor& b, const Tensor& aLog, const Tensor& dtBias, Tensor& g,
                  Tensor& beta) override;
+  void splitColumns(const Tensor& x, const std::vector<Tensor*>& outs) override;
 
  private:
   ThreadPool pool_;

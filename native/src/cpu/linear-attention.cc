@@ -199,4 +199,21 @@ void gdnGating(ThreadPool& pool, const Tensor& a, const Tensor& b, const Tensor&
   });
 }
 
+// outs[i] = x[:, c_i .. c_i + w_i), the column ranges back to back.
+void splitColumns(ThreadPool& pool, const Tensor& x, const std::vector<Tensor*>& outs) {
+  contract::checkSplitColumns(x, outs);
+  checkCpuF32("splitColumns", "x", x);
+  const int64_t C = x.dim(1);
+  pool.parallelFor(x.dim(0), 16, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const float* row = x.ptr<float>() + t * C;
+      for (Tensor* out : outs) {
+        const int64_t w = out->dim(1);
+        std::copy(row, row + w, out->ptr<float>() + t * w);
+        row += w;
+      }
+    }
+  });
+}
+
 }  // namespace afd::cpu

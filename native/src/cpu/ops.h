@@ -50,6 +50,7 @@ void moeGroupedRoute(ThreadPool& pool, const Tensor& logits, const Tensor* score
               Tensor& expertIds, Tensor& expertWeights);  // moe-route.cc
 void scatterRouting(ThreadPool& pool, const Tensor& expertIds, const Tensor& expertWeights, Tensor& dense);
 // Linear attention (core/backend.h, "linear attention").
+void splitColumns(ThreadPool& pool, const Tensor& x, const std::vector<Tensor*>& outs);  // linear-attention.cc
 void causalConv1d(ThreadPool& pool, const Tensor& x, const Tensor& weight, Tensor& convState,
                   const LinearAttentionBatch& batch, Tensor& out);  // linear-attention.cc
 void gatedDeltaRule(ThreadPool& pool, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& g,

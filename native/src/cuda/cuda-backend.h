@@ -151,6 +151,7 @@ class CudaBackend final : public Backend {
                  Tensor& beta) override {
     linearAttention_.gdnGating(a, b, aLog, dtBias, g, beta);
   }
+  void splitColumns(const Tensor& x, const std::vector<Tensor*>& outs) override { linearAttention_.splitColumns(x, outs); }
 
   cudaStream_t stream() const { return ctx_.stream(); }
   int multiProcessors() const { return ctx_.multiProcessors(); }

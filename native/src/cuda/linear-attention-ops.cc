@@ -78,4 +78,16 @@ void LinearAttentionOps::gdnGating(const Tensor& a, const Tensor& b, const Tenso
                   ctx_.stream());
 }
 
+void LinearAttentionOps::splitColumns(const Tensor& x, const std::vector<Tensor*>& outs) {
+  contract::checkSplitColumns(x, outs);
+  AFD_CHECK(x.dim(1) < INT_MAX, "splitColumns: " << x.dim(1) << " columns do not fit the kernel's int offsets");
+  SplitColumnsArgs a;
+  a.numOuts = static_cast<int>(outs.size());
+  for (int i = 0; i < a.numOuts; ++i) {
+    a.outs[i] = outs[i]->ptr<float>();
+    a.begins[i + 1] = a.begins[i] + static_cast<int>(outs[i]->dim(1));
+  }
+  cuda::splitColumns(x.ptr<float>(), a, x.dim(0), ctx_.stream());
+}
+
 }  // namespace afd::cuda

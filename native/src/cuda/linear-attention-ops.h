@@ -6,6 +6,8 @@
 // them, so a warmed step captures into a CUDA graph. Hence the batch's values (offsets,
 // distinct slots, hasState 0/1) are trusted here; the CPU op checks them.
 #pragma once
+#include <vector>
+
 #include "core/backend.h"
 #include "cuda/stream-context.h"
 
@@ -21,6 +23,7 @@ class LinearAttentionOps {
                       Tensor& state, const LinearAttentionBatch& batch, Tensor& out);
   void rmsNormGated(const Tensor& x, const Tensor& z, const Tensor& weight, float eps, Tensor& out);
   void gdnGating(const Tensor& a, const Tensor& b, const Tensor& aLog, const Tensor& dtBias, Tensor& g, Tensor& beta);
+  void splitColumns(const Tensor& x, const std::vector<Tensor*>& outs);
 
  private:
   StreamContext& ctx_;

@@ -102,7 +102,33 @@ __global__ void gdnGatingKernel(const float* a, const float* b, const void* aLog
   beta[i] = 1.0f / (1.0f + expf(-b[i]));
 }
 
+constexpr int kSplitThreads = 256;
+
+// One thread per element of x: row t, column c goes to the output whose range holds c.
+__global__ void splitColumnsKernel(const float* x, SplitColumnsArgs a, int64_t total) {
+  pdlWait();
+  const int columns = a.begins[a.numOuts];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = i / columns;
+    const int c = static_cast<int>(i - t * columns);
+    int o = 0;
+    while (o + 1 < a.numOuts && c >= a.begins[o + 1]) ++o;
+    const int width = a.begins[o + 1] - a.begins[o];
+    a.outs[o][t * width + (c - a.begins[o])] = x[i];
+  }
+}
+
 }  // namespace
+
+void splitColumns(const float* x, const SplitColumnsArgs& a, int64_t rows, cudaStream_t stream) {
+  const int64_t total = rows * a.begins[a.numOuts];
+  if (total == 0) return;
+  const int64_t want = (total + kSplitThreads - 1) / kSplitThreads;
+  const int blocks = static_cast<int>(want < 8192 ? want : 8192);
+  AFD_CUDA_CHECK(launchKernel(splitColumnsKernel, blocks, kSplitThreads, 0, stream, x, a, total));
+  AFD_CUDA_CHECK_LAUNCH("splitColumnsKernel");
+}
 
 void causalConv1d(const float* x, const void* weight, int weightDtype, float* convState, const LinearBatchArgs& batch,
                   float* out, int channels, int width, cudaStream_t stream) {

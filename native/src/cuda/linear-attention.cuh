@@ -50,4 +50,12 @@ void rmsNormGated(const float* x, const float* z, const void* weight, int weight
 void gdnGating(const float* a, const float* b, const void* aLog, int aLogDtype, const void* dtBias, int dtBiasDtype,
                float* g, float* beta, int rows, int heads, cudaStream_t stream);
 
+// Column ranges of x [rows, columns] into outs[i] [rows, widths[i]] (widths sum to columns).
+struct SplitColumnsArgs {
+  float* outs[4] = {nullptr, nullptr, nullptr, nullptr};
+  int begins[5] = {0, 0, 0, 0, 0};  // column where out i starts; begins[numOuts] = columns
+  int numOuts = 0;
+};
+void splitColumns(const float* x, const SplitColumnsArgs& a, int64_t rows, cudaStream_t stream);
+
 }  // namespace afd::cuda

@@ -1,5 +1,6 @@
 #include "model/attention-model.h"
 
+#include "model/gdn-attention.h"
 #include "model/gqa-attention.h"
 #include "model/mla-attention.h"
 #include "model/rope-table.h"
@@ -15,6 +16,7 @@ std::unique_ptr<AttentionModule> makeAttentionModule(AttentionKind kind, const M
     case AttentionKind::Gqa:
     case AttentionKind::GqaGated: return std::make_unique<GqaAttention>(c, store, backend, rope, kind);
     case AttentionKind::Mla: return std::make_unique<MlaAttention>(c, store, backend, rope);
+    case AttentionKind::Gdn: return std::make_unique<GdnAttention>(c, store, backend);
   }
   AFD_FAIL("no attention module for kind " << static_cast<int>(kind));
 }
@@ -37,7 +39,7 @@ AttentionModel::AttentionModel(const ModelConfig& c, const WeightStore& store, B
   rope_.invFreq = invFreq_.view(DType::F32, {static_cast<int64_t>(inv.size())});
   rope_.attentionScale = ropeAttentionScale(c);
   layers_.resize(c.numLayers);
-  for (AttentionKind kind : {AttentionKind::Gqa, AttentionKind::Mla, AttentionKind::GqaGated}) {
+  for (AttentionKind kind : {AttentionKind::Gqa, AttentionKind::Mla, AttentionKind::GqaGated, AttentionKind::Gdn}) {
     if (!c.hasAttentionKind(kind)) continue;
     modules_.push_back(makeAttentionModule(kind, c, store, backend, rope_));
     for (int L = 0; L < c.numLayers; ++L)

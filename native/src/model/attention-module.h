@@ -11,6 +11,7 @@ struct AttentionStageInputs {
   Tensor positions;    // [T_s] i32
   Tensor slotMapping;  // [T_s] i32 cache slot of each token
   AttentionBatch batch;  // tokenSeq relative to this stage's blockTables rows
+  LinearAttentionBatch linear;  // gdn layers: the stage's sequences, their state slots (seqStarts stage-relative)
 };
 
 // Activations of the attention half for one stage: row views of the step workspace.
@@ -32,7 +33,8 @@ class AttentionModule {
   // hidden += o_proj(attention(normed)) of one layer for one stage: t.normed [T_s, H] act
   // is the input-normed hidden state, t.hidden [T_s, H] f32 the residual stream. The
   // stage's tokens are written into the layer's cache (kCache / vCache; a latent cache
-  // in kCache and an empty vCache for mla) before attention reads it.
+  // in kCache and an empty vCache for mla) before attention reads it. gdn layers get
+  // their state tensors there instead (conv state, delta-rule state), read and updated.
   virtual void forward(int layer, const AttentionStageInputs& in, AttentionStageTensors& t, Tensor& kCache,
                        Tensor& vCache) = 0;
 };

@@ -7,14 +7,14 @@ namespace afd {
 
 namespace {
 constexpr EnumName<AttentionKind> kAttentionKinds[] = {{AttentionKind::Gqa, "gqa"}, {AttentionKind::Mla, "mla"},
-                                                         {AttentionKind::GqaGated, "gqa_gated"}};
+                                                         {AttentionKind::GqaGated, "gqa_gated"}, {AttentionKind::Gdn, "gdn"}};
 constexpr EnumName<FfnKind> kFfnKinds[] = {{FfnKind::Dense, "dense"}, {FfnKind::Moe, "moe"}, {FfnKind::MoeShared, "moe+shared"},
                                                 {FfnKind::MoeGatedShared, "moe+gated_shared"}};
 }  // namespace
 
 AttentionKind parseAttentionKind(const std::string& name) {
   if (const auto kind = enumOfName(kAttentionKinds, name)) return *kind;
-  AFD_FAIL("unknown attention kind \"" << name << "\" (this engine builds gqa, mla and gqa_gated layers)");
+  AFD_FAIL("unknown attention kind \"" << name << "\" (this engine builds gqa, mla, gqa_gated and gdn layers)");
 }
 
 FfnKind parseFfnKind(const std::string& name) {

@@ -9,8 +9,10 @@ namespace afd {
 // gqa: q/k/v/o projections over a paged K/V cache (model/gqa-attention.h);
 // mla: multi-head latent attention over a latent cache (model/mla-attention.h);
 // gqa_gated: gqa whose output is scaled by sigmoid(a per-head gate q_proj also yields)
-// before o_proj (Qwen3-Next; the same module and cache as gqa).
-enum class AttentionKind { Gqa, Mla, GqaGated };
+// before o_proj (Qwen3-Next; the same module and cache as gqa);
+// gdn: Gated DeltaNet linear attention over a per-sequence recurrent state instead of a
+// KV cache (Qwen3-Next / Qwen3.5; model/gdn-attention.h).
+enum class AttentionKind { Gqa, Mla, GqaGated, Gdn };
 // dense: SiLU-gated MLP (model/dense-ffn.h); moe: router + routed experts;
 // moe+shared: the same plus shared experts; moe+gated_shared: moe plus one shared
 // expert scaled per token by sigmoid(shared_expert_gate . x) (all model/moe-ffn.h).
@@ -24,7 +26,7 @@ struct LayerKinds {
   bool moe() const { return ffn != FfnKind::Dense; }
 };
 
-// "gqa" | "mla" | "gqa_gated"; throws naming the accepted kinds.
+// "gqa" | "mla" | "gqa_gated" | "gdn"; throws naming the accepted kinds.
 AttentionKind parseAttentionKind(const std::string& name);
 // "dense" | "moe" | "moe+shared" | "moe+gated_shared"; throws naming the accepted kinds.
 FfnKind parseFfnKind(const std::string& name);

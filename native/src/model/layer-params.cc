@@ -29,6 +29,17 @@ void validateLayerParams(const ModelConfig& c) {
                                                                            << "): RoPE runs on the rope part only");
     AFD_CHECK(m.softmaxScale > 0, "model config: MLA softmaxScale must be positive");
   }
+  const GdnConfig& g = c.gdn;
+  const bool gdnLayers = c.hasAttentionKind(AttentionKind::Gdn);
+  AFD_CHECK(gdnLayers == g.enabled(), "model config: " << (gdnLayers ? "gdn layers need the Gated DeltaNet settings (config.gdn)"
+                                                                      : "Gated DeltaNet settings (config.gdn) without a gdn layer"));
+  if (gdnLayers) {
+    AFD_CHECK(g.numValueHeads > 0 && g.numValueHeads % g.numKeyHeads == 0,
+              "model config: gdn value heads (" << g.numValueHeads << ") must be a positive multiple of its key heads (" << g.numKeyHeads << ")");
+    AFD_CHECK(g.keyHeadDim > 0 && g.valueHeadDim > 0 && g.convKernel >= 1,
+              "model config: gdn keyHeadDim " << g.keyHeadDim << ", valueHeadDim " << g.valueHeadDim << " and convKernel "
+                                              << g.convKernel << " must be positive");
+  }
   const bool gatedShared = c.hasFfnKind(FfnKind::MoeGatedShared);
   AFD_CHECK(gatedShared == (c.gatedSharedIntermediateSize > 0),
             "model config: " << (gatedShared ? "moe+gated_shared layers need gatedSharedExpert.intermediateSize > 0"

@@ -23,6 +23,22 @@ struct MlaConfig {
   int64_t latentRowDim() const { return kvLoraRank + qkRopeHeadDim; }
 };
 
+// Gated DeltaNet (gdn) layers: Hk key heads of Dk, Hv value heads of Dv (Hv a multiple of
+// Hk), a depthwise causal conv of width convKernel over the q|k|v channels; the input
+// projection stored grouped per key head (Qwen3-Next) or split (Qwen3.5). Off (no key
+// heads) when no layer is gdn.
+struct GdnConfig {
+  int numKeyHeads = 0, numValueHeads = 0;
+  int64_t keyHeadDim = 0, valueHeadDim = 0;
+  int convKernel = 0;
+  bool grouped = false;  // in_proj_qkvz + in_proj_ba; else in_proj_qkv, in_proj_z, in_proj_b, in_proj_a
+
+  bool enabled() const { return numKeyHeads > 0; }
+  int64_t keyDim() const { return numKeyHeads * keyHeadDim; }
+  int64_t valueDim() const { return numValueHeads * valueHeadDim; }
+  int64_t convDim() const { return 2 * keyDim() + valueDim(); }  // the conv's channels: q | k | v
+};
+
 struct MoeRoutingConfig {
   bool grouped = false;  // false: softmax top-k (Backend::routerTopK); true: Backend::moeGroupedRoute
   RouterScoring scoring = RouterScoring::Softmax;
@@ -36,7 +52,7 @@ struct MoeRoutingConfig {
 
 // The Backend routing parameters of a grouped-routing config.
 MoeRoutingParams moeRoutingParams(const ModelConfig& c);
-// Checks the MLA and routing fields against the layer kinds (called by validateModelConfig).
+// Checks the MLA, gdn and routing fields against the layer kinds (called by validateModelConfig).
 void validateLayerParams(const ModelConfig& c);
 
 }  // namespace afd

@@ -34,11 +34,17 @@ void validateModelConfig(const ModelConfig& c) {
   AFD_CHECK(c.headDim > 0 && c.headDim % 2 == 0, "model config: headDim " << c.headDim << " must be positive and even (RoPE)");
   AFD_CHECK(static_cast<int>(c.layers.size()) == c.numLayers,
             "model config: layers has " << c.layers.size() << " entries for " << c.numLayers << " layers");
-  // One attention kind for every layer: the KV cache has one row layout (runtime/kv-cache.h).
-  for (const LayerKinds& k : c.layers)
-    AFD_CHECK(k.attention == c.layers.front().attention,
-              "model config: layers mix " << attentionKindName(c.layers.front().attention) << " and " << attentionKindName(k.attention)
+  // One paged attention kind for every layer that has a KV cache (gdn layers keep a
+  // recurrent state instead): the cache has one row layout (runtime/kv-cache.h).
+  const LayerKinds* paged = nullptr;
+  for (const LayerKinds& k : c.layers) {
+    if (k.attention == AttentionKind::Gdn) continue;
+    if (paged == nullptr) paged = &k;
+    AFD_CHECK(k.attention == paged->attention,
+              "model config: layers mix " << attentionKindName(paged->attention) << " and " << attentionKindName(k.attention)
                                           << " attention; the KV cache holds one kind");
+  }
+  AFD_CHECK(paged != nullptr, "model config: every layer is gdn; the engine needs at least one layer with a KV cache");
   AFD_CHECK(c.rotaryDim > 0 && c.rotaryDim <= c.headDim && c.rotaryDim % 2 == 0,
             "model config: rotaryDim " << c.rotaryDim << " must be even and in (0, headDim " << c.headDim << "]");
   if (c.hasFfnKind(FfnKind::Moe) || c.hasFfnKind(FfnKind::MoeShared) || c.hasFfnKind(FfnKind::MoeGatedShared)) {

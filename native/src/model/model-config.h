@@ -60,9 +60,10 @@ struct ModelConfig {
   std::vector<LayerKinds> layers;  // [numLayers] the modules each layer is built from
   std::vector<int32_t> eosTokenIds;
   int32_t bosTokenId = -1;  // -1 = none
-  // The hyper-parameters of mla layers and of grouped routing with shared experts
+  // The hyper-parameters of mla and gdn layers and of grouped routing with shared experts
   // (model/layer-params.h); off when no layer uses them.
   MlaConfig mla;
+  GdnConfig gdn;
   MoeRoutingConfig routing;
 
   bool isMoeLayer(int layer) const { return layers[layer].moe(); }

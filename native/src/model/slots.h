@@ -35,6 +35,22 @@ inline constexpr char kQBProj[] = "attn.q_b_proj";
 inline constexpr char kKvAProj[] = "attn.kv_a_proj";
 inline constexpr char kKvANorm[] = "attn.kv_a_norm";
 inline constexpr char kKvBProj[] = "attn.kv_b_proj";
+// gdn attention (model/gdn-attention.h): the input projection as the checkpoint stores
+// it, grouped (Qwen3-Next) or split (Qwen3.5), then the conv, the decay parameters, the
+// gated norm and the output projection.
+inline constexpr char kInProjQkvz[] = "attn.in_proj_qkvz";
+inline constexpr char kInProjBa[] = "attn.in_proj_ba";
+inline constexpr char kInProjQkv[] = "attn.in_proj_qkv";
+inline constexpr char kInProjZ[] = "attn.in_proj_z";
+inline constexpr char kInProjB[] = "attn.in_proj_b";
+inline constexpr char kInProjA[] = "attn.in_proj_a";
+inline constexpr char kConv1d[] = "attn.conv1d";
+inline constexpr char kDtBias[] = "attn.dt_bias";
+inline constexpr char kALog[] = "attn.a_log";
+inline constexpr char kGatedNorm[] = "attn.gated_norm";
+inline constexpr char kOutProj[] = "attn.out_proj";
+// The weight store fuses the input projection into this, rows [q | k | v | z | b | a].
+inline constexpr char kGdnInProj[] = "attn.gdn_in_proj";
 // dense FFN (model/dense-ffn.h).
 inline constexpr char kGateProj[] = "ffn.gate_proj";
 inline constexpr char kUpProj[] = "ffn.up_proj";

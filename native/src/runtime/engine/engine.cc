@@ -79,13 +79,28 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
   if (attention_) {
     const DType kvDtype = options.kvDtype.value_or(backend_->activationDtype());
     const KvLayout kvLayout = kvLayoutOf(c);  // MLA: the latent + rope key per token
-    const uint64_t perBlock = kvBytesPerBlock(c.numLayers, options.kvBlockSize, kvLayout, kvDtype);
+    // gdn layers: their state slots first, so the KV cache is sized from what is left.
+    if (c.hasAttentionKind(AttentionKind::Gdn)) {
+      try {
+        state_ = std::make_unique<RecurrentState>(*backend_, c, options.numStateSlots, graphsOn_);
+      } catch (const Error& e) {
+        AFD_FAIL("the recurrent state of " << options.numStateSlots << " sequences ("
+                                           << (static_cast<double>(recurrentStateBytesPerSlot(c)) * options.numStateSlots / (1 << 30))
+                                           << " GiB) did not fit on " << backend_->name() << " after the weights: " << e.what()
+                                           << "; lower numStateSlots (the serving max-num-seqs)");
+      }
+      info_.numStateSlots = options.numStateSlots;
+      info_.stateBytesPerSlot = recurrentStateBytesPerSlot(c);
+    }
+    const std::vector<bool> paged = pagedKvLayers(c);
+    const uint64_t perBlock =
+        kvBytesPerBlock(static_cast<int>(std::count(paged.begin(), paged.end(), true)), options.kvBlockSize, kvLayout, kvDtype);
     const int numBlocks = kvBlockCount(options, perBlock, backend_->freeMemoryBytes());
     // Graphs: one extra block that no sequence owns takes the pad rows' K/V.
     if (graphsOn_) padBlock_ = numBlocks;
     try {
-      kv_ = std::make_unique<PagedKvCache>(*backend_, c.numLayers, numBlocks + (graphsOn_ ? 1 : 0), options.kvBlockSize,
-                                           kvLayout, kvDtype);
+      kv_ = std::make_unique<PagedKvCache>(*backend_, paged, numBlocks + (graphsOn_ ? 1 : 0), options.kvBlockSize, kvLayout,
+                                           kvDtype);
     } catch (const Error& e) {
       AFD_FAIL("the KV cache of " << numBlocks << " blocks (" << (static_cast<double>(perBlock) * numBlocks / (1 << 30))
                                   << " GiB) did not fit on " << backend_->name() << " after the weights: " << e.what()
@@ -166,6 +181,13 @@ void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
     in[s].batch.maxBlocksPerSeq = layout.maxBlocksPerSeq;
     in[s].batch.maxQueryLen = layout.maxQueryLen[s];
     in[s].batch.maxContextLen = layout.maxContextLen[s];
+    if (state_) {
+      const int64_t S_s = seqBegin[s + 1] - seqBegin[s];
+      Tensor stateSlots(layout.stateSlots + seqBegin[s], DType::I32, {S_s}, dev);
+      Tensor hasState(layout.hasState + seqBegin[s], DType::I32, {S_s}, dev);
+      Tensor seqStarts(layout.seqStarts + seqBegin[s] + s, DType::I32, {S_s + 1}, dev);
+      in[s].linear = LinearAttentionBatch{seqStarts, stateSlots, hasState, static_cast<int>(S_s), layout.maxQueryLen[s]};
+    }
     st[s] = AttentionStageTensors{hidden.rows(t0, t1), normed.rows(t0, t1), qkv.rows(t0, t1), q.rows(t0, t1),
                                   attn.rows(t0, t1),   logits.rows(t0, t1), Tensor{}};
   }
@@ -178,7 +200,7 @@ void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
         exec.collect(L - 1, s, out);
         st[s].ffnOut = out;
       }
-      attention_->forwardLayer(L, in[s], st[s], kv_->k(L), kv_->v(L));
+      attention_->forwardLayer(L, in[s], st[s], layerCacheA(L), layerCacheB(L));
       exec.submit(L, s, st[s].normed, attention_->routerOnAttention(L) ? &st[s].routerLogits : nullptr);
     }
   }
@@ -188,6 +210,14 @@ void Engine::runLayers(const StepLayout& layout, FfnExecutor& exec) {
     attention_->finalNorm(st[s].hidden, out, st[s].normed);
   }
   backend_->setStepRows(0);  // the LM head runs at its own (sampled) rows
+}
+
+Tensor& Engine::layerCacheA(int layer) {
+  return spec_.config.layers[layer].attention == AttentionKind::Gdn ? state_->conv(layer) : kv_->k(layer);
+}
+
+Tensor& Engine::layerCacheB(int layer) {
+  return spec_.config.layers[layer].attention == AttentionKind::Gdn ? state_->delta(layer) : kv_->v(layer);
 }
 
 void Engine::sampleInto(const StepPlan& plan, const Tensor& logits, const std::vector<int32_t>& samplePos, StepResult& result) {
@@ -250,6 +280,16 @@ void Engine::stepEager(const StepPlan& plan, StepLayout layout, StepResult& resu
       samplePos.push_back(plan.contextLens[s]);
     }
   }
+  if (state_) {
+    for (int st = 0; st < numStages; ++st) {
+      const int s0 = layout.seqBegin[st], s1 = layout.seqBegin[st + 1];
+      for (int s = s0; s <= s1; ++s) in.seqStarts()[s + st] = plan.tokenOffsets[s] - plan.tokenOffsets[s0];
+    }
+    for (int s = 0; s < S; ++s) {
+      in.stateSlots()[s] = plan.stateSlots[s];
+      in.hasState()[s] = plan.positions[plan.tokenOffsets[s]] > 0 ? 1 : 0;  // position 0: a fresh sequence
+    }
+  }
   promptRows_.build(plan);
   std::copy(promptRows_.tokenRows().begin(), promptRows_.tokenRows().end(), in.promptRows());
   Backend& be = *backend_;
@@ -299,6 +339,7 @@ StepResult Engine::step(const StepPlan& plan) {
   AFD_CHECK(executor_ != nullptr, "this attention-role engine has no FFN executor yet; attach the connector (or a local FFN engine) first");
   const ModelConfig& c = spec_.config;
   validateStepPlan(plan, c.vocabSize, kv_->blockSize(), info_.numKvBlocks);
+  validateStateSlots(plan, info_.numStateSlots);
   const int S = plan.numSeqs, T = plan.numTokens, B = kv_->blockSize();
   const int numStages = plan.stageSplit < S ? 2 : 1;
   StepLayout layout;

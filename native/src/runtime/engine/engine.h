@@ -19,6 +19,7 @@
 #include "runtime/engine/graph-policy.h"
 #include "runtime/engine/kv-cache.h"
 #include "runtime/engine/prompt-logprobs.h"
+#include "runtime/engine/recurrent-state.h"
 #include "runtime/engine/sampled-rows.h"
 #include "runtime/engine/stats.h"
 #include "runtime/engine/step-inputs.h"
@@ -42,6 +43,9 @@ struct EngineOptions {
   std::optional<DType> kvDtype;
   // CUDA graphs for decode steps (graph-policy.h); ignored on the CPU backend.
   GraphOptions graphs;
+  // Models with gdn layers: recurrent-state slots (runtime/engine/recurrent-state.h), the
+  // most sequences running at once; allocated before the KV cache is sized. Else unused.
+  int numStateSlots = 64;
 };
 
 // What JS needs to know about a loaded engine.
@@ -52,6 +56,8 @@ struct EngineInfo {
   int64_t vocabSize = 0, hiddenSize = 0;
   int kvBlockSize = 0, numKvBlocks = 0;
   uint64_t kvBytesPerBlock = 0;
+  int numStateSlots = 0;           // 0: the model keeps no per-sequence state (no gdn layer)
+  uint64_t stateBytesPerSlot = 0;  // conv + delta-rule state of one slot over the gdn layers
   uint64_t residentWeightBytes = 0;  // weights this role mapped / uploaded
   uint64_t numWeightTensors = 0;
 };
@@ -110,6 +116,11 @@ class Engine {
     int maxBlocksPerSeq = 0;      // block-table row width
     int maxQueryLen[2] = {0, 0};
     int maxContextLen[2] = {0, 0};
+    // Device i32 per sequence (StepInputs): the gdn layers' state slots and hasState, and
+    // their stage-relative token offsets (stage s at seqBegin[s] + s, S_s + 1 entries).
+    int32_t* stateSlots = nullptr;
+    int32_t* hasState = nullptr;
+    int32_t* seqStarts = nullptr;
     // Device i32 inputs [T] (block tables [S, maxBlocksPerSeq]) of StepInputs.
     int32_t* ids = nullptr;         // graph steps: read by the captured embedding
     int32_t* sampleRows = nullptr;  // graph steps: read by the captured gather
@@ -124,6 +135,9 @@ class Engine {
       slots = d.slots;
       tokenSeq = d.tokenSeq;
       blockTables = d.tables;
+      stateSlots = d.stateSlots;
+      hasState = d.hasState;
+      seqStarts = d.seqStarts;
     }
   };
   // Attention + FFN of every layer and the final norm (hidden -> normed); beginStep /
@@ -141,6 +155,9 @@ class Engine {
   // or replay); counts the hit / miss / capture.
   void stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepResult& result);
   void runDecodeBody(const StepLayout& layout, int64_t paddedTokens);
+  // The per-layer cache the attention module reads: K / V, or a gdn layer's state tensors.
+  Tensor& layerCacheA(int layer);
+  Tensor& layerCacheB(int layer);
   void dropStaleGraphs();
 
   ModelLoadSpec spec_;
@@ -150,6 +167,7 @@ class Engine {
   std::unique_ptr<AttentionModel> attention_;
   std::unique_ptr<FfnModel> ffn_;
   std::unique_ptr<PagedKvCache> kv_;
+  std::unique_ptr<RecurrentState> state_;  // models with gdn layers (attention / colocated)
   std::unique_ptr<LocalFfnExecutor> localExecutor_;
   FfnExecutor* executor_ = nullptr;
   std::unique_ptr<Workspace> ws_;

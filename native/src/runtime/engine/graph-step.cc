@@ -62,6 +62,13 @@ void Engine::stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepRes
   std::fill(in.tables(), in.tables() + static_cast<size_t>(Tp) * MB, padBlock_);
   for (int s = 0; s < pad.key.numStages; ++s)
     for (int r = pad.paddedBegin[s]; r < pad.paddedBegin[s + 1]; ++r) in.tokenSeq()[r] = r - pad.paddedBegin[s];
+  // gdn layers: one token per row; pad rows start from zero in the pad slot (they all
+  // compute the same values there), real rows continue their sequence's slot.
+  if (state_) {
+    std::fill(in.stateSlots(), in.stateSlots() + Tp, state_->padSlot());
+    for (int s = 0; s < pad.key.numStages; ++s)
+      for (int r = pad.paddedBegin[s]; r <= pad.paddedBegin[s + 1]; ++r) in.seqStarts()[r + s] = r - pad.paddedBegin[s];
+  }
   std::vector<int32_t> samplePos;
   int numSampled = 0;
   for (int i = 0; i < S; ++i) {
@@ -71,6 +78,10 @@ void Engine::stepGraphed(const StepPlan& plan, const DecodePadPlan& pad, StepRes
     in.positions()[r] = pos;
     in.slots()[r] = table[pos / B] * B + pos % B;
     std::copy(table, table + plan.maxBlocksPerSeq, in.tables() + static_cast<int64_t>(r) * MB);
+    if (state_) {
+      in.stateSlots()[r] = plan.stateSlots[i];
+      in.hasState()[r] = 1;  // a decode row (context > 1) continues its slot
+    }
     if (plan.sampleMask[i]) {
       in.sampleRows()[numSampled++] = r;
       samplePos.push_back(plan.contextLens[i]);

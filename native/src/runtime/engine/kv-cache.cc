@@ -1,11 +1,23 @@
 #include "runtime/engine/kv-cache.h"
 
+#include <algorithm>
+
 namespace afd {
 
 KvLayout kvLayoutOf(const ModelConfig& c) {
-  // Every layer has the same attention kind (validateModelConfig): mla caches one latent row per token.
-  if (!c.layers.empty() && c.layers.front().attention == AttentionKind::Mla) return KvLayout{1, c.mla.latentRowDim(), true};
+  // Every cached layer has the same attention kind (validateModelConfig): mla caches one latent row per token.
+  for (const LayerKinds& k : c.layers) {
+    if (k.attention == AttentionKind::Gdn) continue;
+    if (k.attention == AttentionKind::Mla) return KvLayout{1, c.mla.latentRowDim(), true};
+    break;
+  }
   return KvLayout{c.numKvHeads, c.headDim, false};
+}
+
+std::vector<bool> pagedKvLayers(const ModelConfig& c) {
+  std::vector<bool> paged;
+  for (const LayerKinds& k : c.layers) paged.push_back(k.attention != AttentionKind::Gdn);
+  return paged;
 }
 
 uint64_t kvBytesPerBlock(int numLayers, int blockSize, const KvLayout& layout, DType dtype) {
@@ -23,14 +35,26 @@ PagedKvCache::PagedKvCache(Backend& backend, int numLayers, int numBlocks, int b
 
 PagedKvCache::PagedKvCache(Backend& backend, int numLayers, int numBlocks, int blockSize, const KvLayout& layout,
                            DType dtype)
-    : numBlocks_(numBlocks), blockSize_(blockSize), bytesPerBlock_(kvBytesPerBlock(numLayers, blockSize, layout, dtype)) {
+    : PagedKvCache(backend, std::vector<bool>(static_cast<size_t>(numLayers), true), numBlocks, blockSize, layout, dtype) {}
+
+PagedKvCache::PagedKvCache(Backend& backend, const std::vector<bool>& paged, int numBlocks, int blockSize,
+                           const KvLayout& layout, DType dtype)
+    : numBlocks_(numBlocks),
+      blockSize_(blockSize),
+      bytesPerBlock_(kvBytesPerBlock(static_cast<int>(std::count(paged.begin(), paged.end(), true)), blockSize, layout, dtype)) {
   AFD_CHECK(numBlocks > 0, "numKvBlocks must be positive (got " << numBlocks << ")");
   AFD_CHECK(blockSize > 0 && blockSize <= 1024, "kvBlockSize must be in [1, 1024] (got " << blockSize << ")");
   AFD_CHECK(dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16, "KV cache dtype must be f32, bf16 or f16");
   const int tensorsPerLayer = layout.latent ? 1 : 2;
-  for (int L = 0; L < numLayers; ++L) {
+  const size_t bytesPerTensor = static_cast<size_t>(kvBytesPerBlock(1, blockSize, layout, dtype)) / tensorsPerLayer * numBlocks;
+  for (bool cached : paged) {
+    if (!cached) {
+      k_.push_back(Tensor{});
+      v_.push_back(Tensor{});
+      continue;
+    }
     for (int kv = 0; kv < tensorsPerLayer; ++kv) {
-      Buffer buf(&backend, bytesPerBlock_ / numLayers / tensorsPerLayer * numBlocks);
+      Buffer buf(&backend, bytesPerTensor);
       backend.fillZero(buf.data(), buf.bytes());
       Tensor t = layout.latent ? buf.view(dtype, {numBlocks, blockSize, layout.headDim})
                                : buf.view(dtype, {numBlocks, blockSize, layout.numKvHeads, layout.headDim});

@@ -18,6 +18,8 @@ struct KvLayout {
   bool latent = false;
 };
 KvLayout kvLayoutOf(const ModelConfig& c);
+// Which layers have a paged KV cache: every layer but the gdn ones.
+std::vector<bool> pagedKvLayers(const ModelConfig& c);
 
 class PagedKvCache {
  public:
@@ -25,12 +27,16 @@ class PagedKvCache {
   PagedKvCache(Backend& backend, int numLayers, int numBlocks, int blockSize, int numKvHeads, int64_t headDim, DType dtype);
   // Latent layouts: k(L) is [numBlocks, blockSize, headDim] and v(L) is empty.
   PagedKvCache(Backend& backend, int numLayers, int numBlocks, int blockSize, const KvLayout& layout, DType dtype);
+  // Only the layers with paged[L] get a cache (gdn layers keep a recurrent state instead);
+  // k(L) and v(L) of the others are empty.
+  PagedKvCache(Backend& backend, const std::vector<bool>& paged, int numBlocks, int blockSize, const KvLayout& layout,
+               DType dtype);
 
   Tensor& k(int layer) { return k_[layer]; }
   Tensor& v(int layer) { return v_[layer]; }
   int numBlocks() const { return numBlocks_; }
   int blockSize() const { return blockSize_; }
-  // K + V bytes of one block over all layers.
+  // K + V bytes of one block over the cached layers.
   uint64_t bytesPerBlock() const { return bytesPerBlock_; }
   uint64_t totalBytes() const { return bytesPerBlock_ * static_cast<uint64_t>(numBlocks_); }
 

@@ -1,6 +1,7 @@
 #include "runtime/engine/step-plan.h"
 
 #include <cmath>
+#include <vector>
 
 #include "core/error.h"
 
@@ -57,6 +58,23 @@ int numMaskRows(const StepPlan& plan) {
 
 bool defersTokenMask(const StepPlan& plan) {
   return plan.extras != nullptr && plan.extras->tokenMask == nullptr && numMaskRows(plan) > 0;
+}
+
+void validateStateSlots(const StepPlan& p, int numStateSlots) {
+  if (numStateSlots == 0) {
+    AFD_CHECK(p.stateSlots == nullptr, "step plan: stateSlots given, but this model has no linear-attention (gdn) layer to keep state for");
+    return;
+  }
+  AFD_CHECK(p.stateSlots != nullptr, "step plan: this model has linear-attention (gdn) layers; give stateSlots, one recurrent-state slot "
+                                     "per sequence in [0, " << numStateSlots << ")");
+  std::vector<bool> used(static_cast<size_t>(numStateSlots), false);
+  for (int s = 0; s < p.numSeqs; ++s) {
+    const int32_t k = p.stateSlots[s];
+    AFD_CHECK(k >= 0 && k < numStateSlots, "step plan: stateSlots[" << s << "] = " << k << " is outside the engine's " << numStateSlots
+                                                                     << " state slots (numStateSlots)");
+    AFD_CHECK(!used[static_cast<size_t>(k)], "step plan: stateSlots[" << s << "] = " << k << " is used by two sequences of the step");
+    used[static_cast<size_t>(k)] = true;
+  }
 }
 
 }  // namespace afd

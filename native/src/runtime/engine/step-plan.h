@@ -50,6 +50,10 @@ struct StepPlan {
   const float* topP = nullptr;            // [numSeqs]
   const uint32_t* seeds = nullptr;        // [numSeqs]
   const float* minP = nullptr;            // [numSeqs]; 0 = off (null = off for all)
+  // Models with gdn layers: the recurrent-state slot of each sequence (required there,
+  // null otherwise). It holds s's state after its first positions[tokenOffsets[s]]
+  // tokens; a step that starts s at position 0 starts from the zero state.
+  const int32_t* stateSlots = nullptr;    // [numSeqs]
   const StepExtras* extras = nullptr;     // null: no sequence asks for penalties, biases or logprobs
   int stageSplit = 0;
   bool returnLogits = false;
@@ -82,6 +86,10 @@ struct StepResult {
 
 // Throws afd::Error naming the first inconsistency (what, where, what to fix).
 void validateStepPlan(const StepPlan& plan, int64_t vocabSize, int kvBlockSize, int numKvBlocks);
+// The state slots of a plan against an engine with numStateSlots slots (0: the model has
+// no gdn layer, and the plan must not name any): given exactly when the model keeps state,
+// each in [0, numStateSlots), none twice.
+void validateStateSlots(const StepPlan& plan, int numStateSlots);
 // The extras' part of it (step-extras.cc); validateStepPlan calls it when extras are given.
 void validateStepExtras(const StepExtras& x, int numSeqs, const uint8_t* sampleMask, int64_t vocabSize);
 // Every row of a token mask (rows x ceil(vocabSize / 32) words) allows a token of the

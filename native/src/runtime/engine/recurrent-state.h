@@ -1,0 +1,33 @@
+// The per-sequence recurrent state of the gdn layers (model/gdn-attention.h), beside the
+// paged KV cache of the other layers: per gdn layer a conv state [slots, C, W - 1] and a
+// delta-rule state [slots, Hv, Dk, Dv], both f32. Slot ids come from the step plan
+// (StepPlan::stateSlots: the scheduler hands out one per running sequence); the store never
+// picks one. With CUDA graphs one more slot (padSlot) takes the pad rows of a padded step.
+#pragma once
+#include <vector>
+
+#include "core/backend.h"
+#include "model/model-config.h"
+
+namespace afd {
+
+class RecurrentState {
+ public:
+  // numSlots usable slots (+ 1 pad slot when padSlot); zeroed.
+  RecurrentState(Backend& backend, const ModelConfig& c, int numSlots, bool padSlot);
+
+  Tensor& conv(int layer) { return conv_[layer]; }
+  Tensor& delta(int layer) { return delta_[layer]; }
+  int numSlots() const { return numSlots_; }
+  int padSlot() const { return padSlot_; }  // -1 without one
+
+ private:
+  int numSlots_, padSlot_;
+  std::vector<Buffer> buffers_;
+  std::vector<Tensor> conv_, delta_;  // [numLayers]; empty for layers of another kind
+};
+
+// Bytes of one slot over every gdn layer (0 when the model has none).
+uint64_t recurrentStateBytesPerSlot(const ModelConfig& c);
+
+}  // namespace afd
