@@ -1,34 +1,43 @@
 /**
  * The Qwen3-Next / Qwen3.5-MoE parts of the float64 reference (engineReference.ts),
- * written from transformers' modeling_qwen3_next.py, for models whose layers are all full
- * attention (the Gated DeltaNet layers are not covered): Qwen3NextRMSNorm scaling by
+ * written from transformers' modeling_qwen3_next.py: Qwen3NextRMSNorm scaling by
  * (1 + weight), the gated attention (q_proj yields per head [query | gate]; the attention
  * output times sigmoid(gate) before o_proj), partial RoPE (rotate-half over the first
- * rotaryDim dims of each head), and the sparse MoE block plus
- * shared_expert(x) * sigmoid(shared_expert_gate(x)).
+ * rotaryDim dims of each head), the Gated DeltaNet layers (gdnLayerReference.ts), and the
+ * sparse MoE block plus shared_expert(x) * sigmoid(shared_expert_gate(x)).
  *
  * Weights are looked up by slot (the load spec's bindings), not by checkpoint name, so
  * per-expert and fused expert checkpoints (Qwen3.5-MoE's gate_up_proj) read the same.
  */
 import { attend, invFreq, linear, mlp, readSpecWeights, rmsNorm, rope, ropeScale, type Mat } from './engineReference.js';
+import { gdnAttention } from './gdnLayerReference.js';
 import type { LayerSlot, ModelConfigSpec, ModelLoadSpec, TensorSlot } from '../modelSpec.js';
 
 const sigmoid = (v: number): number => 1 / (1 + Math.exp(-v));
 
 /** A slot's weight: get(slot) for the model, get(slot, layer[, expert]) for a layer's. */
-type SlotWeights = (slot: TensorSlot, layer?: number, expert?: number) => Mat;
+export type SlotWeights = (slot: TensorSlot, layer?: number, expert?: number) => Mat;
 
-function slotWeights(spec: ModelLoadSpec): SlotWeights {
+/** The stored weights of a load spec by slot (norms as stored: see withUnitOffset). */
+export function specSlotWeights(spec: ModelLoadSpec): SlotWeights {
   const byName = readSpecWeights(spec);
   const key = (slot: string, layer?: number, expert?: number): string => `${slot}/${layer ?? -1}/${expert ?? -1}`;
   const bySlot = new Map<string, Mat>();
   for (const t of spec.tensors) bySlot.set(key(t.slot, t.layer, t.expert), byName.get(t.name)!);
-  // (1 + weight) norms: every norm slot HF builds from Qwen3NextRMSNorm.
-  const unitOffset = new Set<TensorSlot>(['input_norm', 'post_attention_norm', 'final_norm', 'attn.q_norm', 'attn.k_norm']);
   return (slot, layer, expert) => {
     const m = bySlot.get(key(slot, layer, expert));
     if (!m) throw new Error(`reference: slot ${key(slot, layer, expert)} missing`);
-    if (!spec.config.normUnitOffset || !unitOffset.has(slot)) return m;
+    return m;
+  };
+}
+
+/** The weights the forward pass multiplies by: (1 + weight) for every norm HF builds from Qwen3NextRMSNorm. */
+function withUnitOffset(c: ModelConfigSpec, stored: SlotWeights): SlotWeights {
+  // Not attn.gated_norm: Qwen3NextRMSNormGated multiplies by its plain weight.
+  const unitOffset = new Set<TensorSlot>(['input_norm', 'post_attention_norm', 'final_norm', 'attn.q_norm', 'attn.k_norm']);
+  return (slot, layer, expert) => {
+    const m = stored(slot, layer, expert);
+    if (!c.normUnitOffset || !unitOffset.has(slot)) return m;
     return { ...m, data: m.data.map((v) => 1 + v) };
   };
 }
@@ -110,18 +119,26 @@ function gatedSharedMoe(c: ModelConfigSpec, w: SlotWeights, L: number, x: Float6
   return f;
 }
 
-/** Logits [T][V] of every position of `tokens` for a colocated load spec of a full-attention Qwen3-Next-like model. */
+/** Logits [T][V] of every position of `tokens` for a colocated load spec of a Qwen3-Next-like model. */
 export function qwen3NextReferenceLogits(spec: ModelLoadSpec, tokens: readonly number[]): Float64Array[] {
-  const c = spec.config;
-  const w = slotWeights(spec);
+  return qwen3NextLogitsOf(spec.config, specSlotWeights(spec), tokens);
+}
+
+/** qwen3NextReferenceLogits from a config and its stored weights by slot (tests build these directly). */
+export function qwen3NextLogitsOf(c: ModelConfigSpec, stored: SlotWeights, tokens: readonly number[]): Float64Array[] {
+  const w = withUnitOffset(c, stored);
   const H = c.hiddenSize;
   const embed = w('embed');
   let h: Float64Array[] = tokens.map((id) => embed.data.slice(id * H, (id + 1) * H));
   for (let L = 0; L < c.numLayers; L++) {
     const kinds = c.layers[L]!;
-    if (kinds.attention !== 'gqa' && kinds.attention !== 'gqa_gated') throw new Error(`reference: attention kind ${kinds.attention} is not covered`);
     const x = h.map((v) => rmsNorm(v, w('input_norm', L), c.rmsNormEps));
-    const o = gatedAttention(c, (s) => w(s, L), kinds.attention === 'gqa_gated', x);
+    let o: Float64Array[];
+    if (kinds.attention === 'gdn') {
+      if (!c.gdn) throw new Error('reference: a gdn layer needs config.gdn');
+      o = gdnAttention(c.gdn, (s) => w(s, L), x, c.rmsNormEps);
+    } else if (kinds.attention === 'gqa' || kinds.attention === 'gqa_gated') o = gatedAttention(c, (s) => w(s, L), kinds.attention === 'gqa_gated', x);
+    else throw new Error(`reference: attention kind ${kinds.attention} is not covered`);
     h = h.map((v, t) => {
       const res = v.map((r, i) => r + o[t]![i]!);
       const y = rmsNorm(res, w('post_attention_norm', L), c.rmsNormEps);
@@ -129,6 +146,6 @@ export function qwen3NextReferenceLogits(spec: ModelLoadSpec, tokens: readonly n
       return res.map((r, i) => r + f[i]!);
     });
   }
-  const head = spec.tensors.some((t) => t.slot === 'lm_head') ? w('lm_head') : embed;
+  const head = c.tieWordEmbeddings ? embed : w('lm_head');
   return h.map((x) => linear(rmsNorm(x, w('final_norm'), c.rmsNormEps), head));
 }

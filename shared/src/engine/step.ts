@@ -133,6 +133,15 @@ export interface StepPlan {
   stageSplit: number;
   /** When true, the result carries the last-position logits of each sampled sequence. */
   returnLogits: boolean;
+  /**
+   * [numSeqs] recurrent-state slot of each sequence, for models with linear-attention (gdn)
+   * layers (engine info numStateSlots > 0): required there, and must be absent otherwise.
+   * Slot k holds sequence s's conv and delta-rule state after its first
+   * positions[tokenOffsets[s]] tokens; a step whose first position for s is 0 starts s from
+   * the zero state (whatever the slot held is ignored). One slot per running sequence, in
+   * [0, numStateSlots), distinct within a step.
+   */
+  stateSlots?: Int32Array;
 }
 
 /** What one step produced. */
