@@ -53,6 +53,14 @@ GdnAttention::GdnAttention(const ModelConfig& c, const WeightStore& store, Backe
     if (c.layers[L].attention != AttentionKind::Gdn) continue;
     GdnLayerWeights& w = layers_[L];
     auto at = [L](const char* name) { return layerSlot(L, name); };
+    // The split layout's members are read one by one too (their shapes, for the error
+    // message); the grouped layout's regrouped members exist only as the fused slot.
+    if (!g.grouped) {
+      store.get(at(slot::kInProjQkv), {C, H});
+      store.get(at(slot::kInProjZ), {V, H});
+      store.get(at(slot::kInProjB), {Hv, H});
+      store.get(at(slot::kInProjA), {Hv, H});
+    }
     w.inProj = store.get(at(slot::kGdnInProj), {C + V + 2 * Hv, H});
     w.conv = store.get(at(slot::kConv1d), {C, 1, g.convKernel}).reshape({C, g.convKernel});
     w.aLog = store.get(at(slot::kALog), {Hv});
