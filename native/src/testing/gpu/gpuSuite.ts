@@ -5,7 +5,8 @@
  * KV sizing, colocated / 1A1F / DBO bit-equality, dummy weights, expert parallelism with
  * two FFN ranks on one GPU, the golden fixtures under the bf16 rule (goldenCheck.ts), and
  * log-probabilities with bias, penalties, min-p and the token mask against the CPU engine
- * (logprobsCheck.ts), and a reused KV prefix (prefix caching; prefixReuseCheck.ts).
+ * (logprobsCheck.ts), a reused KV prefix (prefix caching; prefixReuseCheck.ts), and the
+ * Gated DeltaNet models with their per-sequence state slots (gdnCheck.ts).
  * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
  */
 import { generateGreedy, scatteredBlocks, tinyConfigs } from '../engineTesting.js';
@@ -22,6 +23,7 @@ import { expertParallelChecks } from './expertParallelCheck.js';
 import { kvSizingChecks } from './kvSizingCheck.js';
 import { logprobsChecks } from './logprobsCheck.js';
 import { prefixReuseChecks } from './prefixReuseCheck.js';
+import { gdnChecks } from './gdnCheck.js';
 
 
 export interface GpuSuiteReport {
@@ -90,6 +92,7 @@ export const gpuSuiteGroups = [
   'expert-parallel',
   'logprobs',
   'prefix',
+  'gdn',
 ] as const;
 export type GpuSuiteGroup = (typeof gpuSuiteGroups)[number];
 
@@ -139,6 +142,7 @@ export async function runGpuSuite(opts: {
     'expert-parallel': expertParallelChecks,
     logprobs: logprobsChecks,
     prefix: prefixReuseChecks,
+    gdn: gdnChecks,
   };
   const checks: GpuCheck[] = [];
   for (const group of opts.groups ?? gpuSuiteGroups) {
