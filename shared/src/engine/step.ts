@@ -127,6 +127,15 @@ export interface StepPlan {
   /** Penalties, biases and log-probabilities; absent when no sequence asks for any. */
   extras?: StepExtras;
   /**
+   * [numSeqs] recurrent-state slot of each sequence, for models with linear-attention (gdn)
+   * layers (engine info numStateSlots > 0): required there, and must be absent otherwise.
+   * Slot k holds sequence s's conv and delta-rule state after its first
+   * positions[tokenOffsets[s]] tokens; a step whose first position for s is 0 starts s from
+   * the zero state (whatever the slot held is ignored). One slot per running sequence, in
+   * [0, numStateSlots), distinct within a step.
+   */
+  stateSlots?: Int32Array;
+  /**
    * Dual-batch overlap split: sequences [0, stageSplit) form stage 0 and
    * [stageSplit, numSeqs) stage 1. Equal to numSeqs when the step has one stage.
    */
