@@ -100,6 +100,12 @@ export interface NativeEngineOptions {
   expertGemm?: 'auto' | 'ours' | 'cublas';
   /** Tokens from which expertGemm auto picks cuBLAS, 1..2^30 (default 256). */
   expertGemmMinTokens?: number;
+  /**
+   * Recurrent-state slots of a model with linear-attention (gdn) layers: the most sequences
+   * that may be running at once (each holds one slot from its first step to its end).
+   * Default 64. Ignored (no memory) for a model without gdn layers. Range [1, 65536].
+   */
+  numStateSlots?: number;
 }
 
 /** What a loaded engine is. */
@@ -119,6 +125,10 @@ export interface NativeEngineInfo {
   /** Weight bytes this role mapped (CPU) or uploaded (device). */
   residentWeightBytes: number;
   numWeightTensors: number;
+  /** 0 when the model has no linear-attention (gdn) layer, else its recurrent-state slots (StepPlan.stateSlots). */
+  numStateSlots: number;
+  /** Bytes of one recurrent-state slot over every gdn layer (0 when none). */
+  stateBytesPerSlot: number;
 }
 
 /** Runtime counters (native/src/runtime/engine/stats.h), cumulative since load. */
