@@ -8,6 +8,13 @@
  * prompt share its full KV blocks: one prefill, then each computes only the prompt's tail
  * (PromptGroup.ts).
  *
+ * A model with linear-attention (gdn) layers keeps a recurrent state per sequence in an
+ * engine slot (numStateSlots > 0): each sequence holds one from its admission to its end
+ * (finish, abort, a failed step) or preemption, and admission waits while none is free. A
+ * slot holds only its own sequence's history, so nothing reuses KV there: no prefix cache
+ * hits, no prompt blocks shared between samples, and a preempted sequence restarts from
+ * position 0 with a fresh slot.
+ *
  *   const step = scheduler.schedule();   // StepPlan + which sequences it covers
  *   const result = await engine.step(step.plan);
  *   const outputs = scheduler.update(step, result);
@@ -17,6 +24,7 @@ import { BlockManager, blocksForTokens, type CachedBlocks } from '../kv/BlockMan
 import { logprobRowsOf, numRowsOf, type TokenLogprob } from './logprobRows.js';
 import { PenaltySlots } from './PenaltySlots.js';
 import { PromptGroup } from './PromptGroup.js';
+import { SlotPool } from './SlotPool.js';
 import { chooseStageSplit, type DboConfig } from './stageSplit.js';
 import type { FinishReason, Sequence } from './Sequence.js';
 
@@ -31,6 +39,12 @@ export interface SchedulerConfig {
   maxModelLen: number;
   /** Dual-batch overlap split settings. */
   dbo: DboConfig;
+  /**
+   * The engine's recurrent-state slots (EngineModelInfo.numStateSlots): 0 or absent = the
+   * model keeps no per-sequence state; else at least maxNumSeqs, and the BlockManager's
+   * prefix caching must be off.
+   */
+  numStateSlots?: number;
 }
 
 /** One sequence's share of a step. */
@@ -88,12 +102,23 @@ export class Scheduler {
   private readonly held = new Set<PromptGroup>();
   /** The engine's penalty slots of running sequences with a penalty on. */
   readonly penaltySlots = new PenaltySlots();
+  /** The engine's recurrent-state slots of running sequences (numStateSlots > 0), else null. */
+  readonly stateSlots: SlotPool | null;
 
   constructor(
     readonly config: SchedulerConfig,
     readonly blocks: BlockManager,
   ) {
     if (config.maxNumBatchedTokens < 1 || config.maxNumSeqs < 1) throw new Error('Scheduler: maxNumBatchedTokens and maxNumSeqs must be at least 1');
+    const numStateSlots = config.numStateSlots ?? 0;
+    if (!Number.isInteger(numStateSlots) || numStateSlots < 0) throw new Error(`Scheduler: numStateSlots must be an integer >= 0 (got ${numStateSlots})`);
+    if (numStateSlots > 0 && config.maxNumSeqs > numStateSlots) {
+      throw new Error(`Scheduler: maxNumSeqs ${config.maxNumSeqs} is more than the engine's ${numStateSlots} recurrent-state slots (numStateSlots): every running sequence holds one; lower maxNumSeqs or give the engine at least ${config.maxNumSeqs} slots`);
+    }
+    if (numStateSlots > 0 && blocks.prefixCaching) {
+      throw new Error('Scheduler: prefix caching must be off with recurrent-state slots (numStateSlots > 0): the linear-attention layers keep per-sequence state that KV blocks do not hold');
+    }
+    this.stateSlots = numStateSlots > 0 ? new SlotPool('StateSlots', numStateSlots) : null;
   }
 
   get numWaiting(): number {
@@ -125,8 +150,9 @@ export class Scheduler {
         throw new Error(`Scheduler.add: ${seq.id} may grow to ${maxTotal} tokens, more than the ${this.blocks.numBlocks * this.blocks.kvBlockSize} the KV cache holds; lower max_tokens`);
       }
     }
-    // Samples that report prompt logprobs each compute the whole prompt (a shared prefix skips its rows).
-    const share = seqs.length > 1 && seqs[0]!.logits.promptLogprobs === undefined;
+    // Samples that report prompt logprobs each compute the whole prompt (a shared prefix skips its
+    // rows); so does each sample of a model with recurrent state (a shared prefix has none).
+    const share = seqs.length > 1 && seqs[0]!.logits.promptLogprobs === undefined && this.stateSlots === null;
     const group = share ? new PromptGroup(seqs, this.blocks.kvBlockSize) : null;
     for (const seq of seqs) {
       seq.status = 'waiting';
@@ -145,6 +171,7 @@ export class Scheduler {
     seq.finishReason = reason;
     // Free at once even while its step runs: the next owner's first step seeds (clears) it.
     this.releasePenaltySlot(seq);
+    this.releaseStateSlot(seq); // likewise: the next owner's first step is at position 0 (fresh state)
     const wi = this.waiting.indexOf(seq);
     if (wi >= 0) this.waiting.splice(wi, 1);
     this.running = this.running.filter((s) => s !== seq);
@@ -207,6 +234,7 @@ export class Scheduler {
     // New (or preempted) sequences, first come first served; never skip the head, except a
     // sample that waits for its sibling to prefill their shared prompt blocks.
     for (let w = 0; w < this.waiting.length && budget > 0 && entries.length < cfg.maxNumSeqs; ) {
+      if (this.stateSlots?.numFree === 0) break; // every recurrent-state slot is held
       const seq = this.waiting[w]!;
       const admission = this.groups.get(seq)?.admission(seq) ?? { kind: 'prefill' };
       if (admission.kind === 'wait') {
@@ -219,6 +247,10 @@ export class Scheduler {
       if (!this.blocks.canAllocate(shared + numNew, reused ?? 0)) break;
       this.waiting.splice(w, 1);
       this.blocks.allocate(seq.id, shared + numNew, reused);
+      if (this.stateSlots) {
+        if (shared > 0) throw new Error(`Scheduler.schedule: ${seq.id} would start at token ${shared} with a fresh recurrent-state slot; a model with state slots reuses no KV`);
+        seq.stateSlot = this.stateSlots.take();
+      }
       seq.numComputedTokens = shared;
       seq.numCachedPromptTokens ??= Math.min(shared, seq.promptIds.length);
       this.promptSharing.numLookedUpTokens += seq.numTokens;
@@ -238,6 +270,7 @@ export class Scheduler {
     const stageSplit = chooseStageSplit(entries.map((e) => e.numNewTokens), hasPrefill, cfg.dbo);
     for (const { seq } of entries) {
       if (!this.blocks.isWritableFrom(seq.id, seq.numComputedTokens)) throw new Error(`Scheduler.schedule: ${seq.id} would write into a KV block it shares (from token ${seq.numComputedTokens}); shared blocks must stay full and unchanged`);
+      if (this.stateSlots && seq.stateSlot === null) throw new Error(`Scheduler.schedule: ${seq.id} runs without a recurrent-state slot`);
     }
     for (const { seq } of entries) {
       if (seq.penaltiesOn && seq.penaltySlot === null) {
@@ -340,6 +373,12 @@ export class Scheduler {
     return { seq, numNewTokens: numNew, sample: seq.numComputedTokens + numNew === seq.numTokens };
   }
 
+  private releaseStateSlot(seq: Sequence): void {
+    if (seq.stateSlot === null) return;
+    this.stateSlots!.give(seq.stateSlot);
+    seq.stateSlot = null;
+  }
+
   private releasePenaltySlot(seq: Sequence): void {
     if (seq.penaltySlot === null) return;
     this.penaltySlots.give(seq.penaltySlot);
@@ -357,6 +396,7 @@ export class Scheduler {
   private preempt(seq: Sequence): void {
     this.blocks.free(seq.id);
     this.releasePenaltySlot(seq); // seeded again from its tokens when it runs again
+    this.releaseStateSlot(seq); // it restarts from position 0, in whatever slot it gets then
     seq.numComputedTokens = 0;
     seq.numPreemptions += 1;
     seq.status = 'waiting';
