@@ -17,6 +17,12 @@ export interface EngineModelInfo {
   numKvBlocks: number;
   /** Tokens per KV block. */
   kvBlockSize: number;
+  /**
+   * Recurrent-state slots of a model with linear-attention (gdn) layers
+   * (NativeEngineInfo.numStateSlots): the most sequences that may run at once, each holding
+   * one (StepPlan.stateSlots). 0 or absent: the model keeps no per-sequence state.
+   */
+  numStateSlots?: number;
 }
 
 export interface EngineLike {
