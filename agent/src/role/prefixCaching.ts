@@ -4,8 +4,7 @@
  * (gdn) layers keeps a recurrent state per sequence that KV blocks do not hold, so a cached
  * prefix could not be resumed there: caching is off by default and the flag is an error.
  */
-import { STATE_SLOTS_NO_PREFIX_REUSE } from '../serving/ServingEngine.js';
-import type { EngineModelInfo } from '../serving/engineLike.js';
+import { STATE_SLOTS_NO_PREFIX_REUSE, type EngineModelInfo } from '../serving/engineLike.js';
 
 /**
  * Prefix caching of a rank: the config's --[no-]enable-prefix-caching, or when unset (null)

@@ -69,7 +69,7 @@ describe('ServingEngine with recurrent-state slots (info.numStateSlots > 0)', ()
 
   it('refuses prefix caching, and maxNumSeqs above the engine\'s slots', () => {
     expect(() => new ServingEngine(new FakeEngine({ numStateSlots: 8 }), tok, { ...options, prefixCaching: true })).toThrow(
-      /prefix caching cannot be on for this model \(8 recurrent-state slots\): its linear-attention \(gdn\) layers keep per-sequence recurrent state that KV blocks do not hold/,
+      /prefix caching must be off with recurrent-state slots \(numStateSlots > 0\): its linear-attention \(gdn\) layers keep per-sequence recurrent state that KV blocks do not hold/,
     );
     expect(() => new ServingEngine(new FakeEngine({ numStateSlots: 4 }), tok, options)).toThrow(/maxNumSeqs 8 is more than the engine's 4 recurrent-state slots/);
     expect(new ServingEngine(new FakeEngine({ numStateSlots: 8 }), tok, { ...options, prefixCaching: false }).scheduler.blocks.prefixCaching).toBe(false);

@@ -12,9 +12,8 @@
  * A request with n > 1 becomes n sequences (samples), one handle each, that share the
  * prompt's KV blocks: one prefill (Scheduler, PromptGroup). Each handle is its own: aborting
  * one ends that sample only (the API aborts them all when the client goes away), and each
- * sample's blocks are freed when it ends, the shared ones with the last. A model with
- * linear-attention layers (info.numStateSlots > 0) shares none: each sample prefills the
- * whole prompt, and prefix caching is off (Scheduler).
+ * sample's blocks are freed when it ends, the shared ones with the last (none shared, and no
+ * prefix caching, for a model with linear-attention layers: info.numStateSlots > 0, Scheduler).
  *
  * A request with a grammar (structured outputs) is submitted with submitAllAsync: its
  * grammar compiles first (a 400 naming the field when it cannot be used), then each sample
@@ -95,21 +94,14 @@ export type GenerationEvent =
 export type { RequestParamsInfo, RequestPhases, ServingObserver } from './ServingObserver.js';
 
 export interface ServingOptions {
-  /** The scheduler's limits; its maxModelLen and numStateSlots come from the engine's info. */
   scheduler: Omit<SchedulerConfig, 'maxModelLen' | 'numStateSlots'>;
   /** Requests that would wait (the running batch is full) beyond this many waiting are refused with 429. */
   maxQueuedRequests: number;
   /** Compiles grammars and computes masks; without it a request with a grammar is a 400. */
   grammar?: GrammarBackend;
-  /**
-   * Reuse the KV of prompt prefixes seen before (kv/BlockManager.ts); default off here, on in a
-   * role (servingConfig). Must not be on for a model with recurrent-state slots (info.numStateSlots > 0).
-   */
+  /** Reuse the KV of prompt prefixes seen before (kv/BlockManager.ts); default off here, on in a role (servingConfig); never with info.numStateSlots > 0. */
   prefixCaching?: boolean;
 }
-
-/** Why a model with linear-attention layers serves without prefix caching (and its samples share no prompt blocks). */
-export const STATE_SLOTS_NO_PREFIX_REUSE = 'its linear-attention (gdn) layers keep per-sequence recurrent state that KV blocks do not hold';
 
 export interface RequestHandle {
   id: string;
@@ -155,12 +147,8 @@ export class ServingEngine {
   ) {
     const { info } = engine;
     this.maxContextTokens = Math.min(info.maxModelLen, info.numKvBlocks * info.kvBlockSize);
-    const numStateSlots = info.numStateSlots ?? 0;
-    if (numStateSlots > 0 && options.prefixCaching === true) {
-      throw new Error(`ServingEngine: prefix caching cannot be on for this model (${numStateSlots} recurrent-state slots): ${STATE_SLOTS_NO_PREFIX_REUSE}; turn it off`);
-    }
     const blocks = new BlockManager(info.numKvBlocks, info.kvBlockSize, { prefixCaching: options.prefixCaching ?? false });
-    this.scheduler = new Scheduler({ ...options.scheduler, maxModelLen: this.maxContextTokens, numStateSlots }, blocks);
+    this.scheduler = new Scheduler({ ...options.scheduler, maxModelLen: this.maxContextTokens, numStateSlots: info.numStateSlots ?? 0 }, blocks);
   }
 
   /** Sets the metrics hooks. */

@@ -25,6 +25,9 @@ export interface EngineModelInfo {
   numStateSlots?: number;
 }
 
+/** Why a model with linear-attention layers serves without prefix caching (and its samples share no prompt blocks). */
+export const STATE_SLOTS_NO_PREFIX_REUSE = 'its linear-attention (gdn) layers keep per-sequence recurrent state that KV blocks do not hold';
+
 export interface EngineLike {
   readonly info: EngineModelInfo;
   /** Runs one step (every layer, every sequence of the plan) and samples. One at a time. */

@@ -66,7 +66,7 @@ describe('Scheduler with recurrent-state slots (numStateSlots > 0)', () => {
     expect(() => new Scheduler(schedulerConfig({ maxNumSeqs: 9, numStateSlots: 8 }), new BlockManager(16, 4))).toThrow(
       'Scheduler: maxNumSeqs 9 is more than the engine\'s 8 recurrent-state slots (numStateSlots)',
     );
-    expect(() => new Scheduler(schedulerConfig({ numStateSlots: 8 }), new BlockManager(16, 4, { prefixCaching: true }))).toThrow(/prefix caching must be off .*per-sequence state that KV blocks do not hold/);
+    expect(() => new Scheduler(schedulerConfig({ numStateSlots: 8 }), new BlockManager(16, 4, { prefixCaching: true }))).toThrow(/prefix caching must be off .*per-sequence recurrent state that KV blocks do not hold/);
     expect(new Scheduler(schedulerConfig({ maxNumSeqs: 8, numStateSlots: 8 }), new BlockManager(16, 4)).stateSlots!.limit).toBe(8);
     expect(new Scheduler(schedulerConfig({ numStateSlots: 0 }), new BlockManager(16, 4, { prefixCaching: true })).stateSlots).toBeNull();
   });

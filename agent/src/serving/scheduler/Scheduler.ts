@@ -7,13 +7,9 @@
  * makes progress and a request that fits the cache is never failed. The n samples of one
  * prompt share its full KV blocks: one prefill, then each computes only the prompt's tail
  * (PromptGroup.ts).
- *
- * A model with linear-attention (gdn) layers keeps a recurrent state per sequence in an
- * engine slot (numStateSlots > 0): each sequence holds one from its admission to its end
- * (finish, abort, a failed step) or preemption, and admission waits while none is free. A
- * slot holds only its own sequence's history, so nothing reuses KV there: no prefix cache
- * hits, no prompt blocks shared between samples, and a preempted sequence restarts from
- * position 0 with a fresh slot.
+ * A model with linear-attention layers (numStateSlots > 0) keeps a recurrent state per
+ * sequence in an engine slot, held from admission to the end or a preemption (restart from
+ * position 0); as a slot holds only its sequence's history, nothing reuses KV there.
  *
  *   const step = scheduler.schedule();   // StepPlan + which sequences it covers
  *   const result = await engine.step(step.plan);
@@ -21,10 +17,11 @@
  */
 import { buildStepPlan, type StepPlan, type StepResult } from '@afd/shared';
 import { BlockManager, blocksForTokens, type CachedBlocks } from '../kv/BlockManager.js';
-import { logprobRowsOf, numRowsOf, type TokenLogprob } from './logprobRows.js';
+import { checkResult } from './checkResult.js';
+import { logprobRowsOf, type TokenLogprob } from './logprobRows.js';
 import { PenaltySlots } from './PenaltySlots.js';
 import { PromptGroup } from './PromptGroup.js';
-import { SlotPool } from './SlotPool.js';
+import { stateSlotPool, type SlotPool } from './SlotPool.js';
 import { chooseStageSplit, type DboConfig } from './stageSplit.js';
 import type { FinishReason, Sequence } from './Sequence.js';
 
@@ -110,15 +107,7 @@ export class Scheduler {
     readonly blocks: BlockManager,
   ) {
     if (config.maxNumBatchedTokens < 1 || config.maxNumSeqs < 1) throw new Error('Scheduler: maxNumBatchedTokens and maxNumSeqs must be at least 1');
-    const numStateSlots = config.numStateSlots ?? 0;
-    if (!Number.isInteger(numStateSlots) || numStateSlots < 0) throw new Error(`Scheduler: numStateSlots must be an integer >= 0 (got ${numStateSlots})`);
-    if (numStateSlots > 0 && config.maxNumSeqs > numStateSlots) {
-      throw new Error(`Scheduler: maxNumSeqs ${config.maxNumSeqs} is more than the engine's ${numStateSlots} recurrent-state slots (numStateSlots): every running sequence holds one; lower maxNumSeqs or give the engine at least ${config.maxNumSeqs} slots`);
-    }
-    if (numStateSlots > 0 && blocks.prefixCaching) {
-      throw new Error('Scheduler: prefix caching must be off with recurrent-state slots (numStateSlots > 0): the linear-attention layers keep per-sequence state that KV blocks do not hold');
-    }
-    this.stateSlots = numStateSlots > 0 ? new SlotPool('StateSlots', numStateSlots) : null;
+    this.stateSlots = stateSlotPool(config.numStateSlots ?? 0, config.maxNumSeqs, blocks.prefixCaching);
   }
 
   get numWaiting(): number {
@@ -296,7 +285,7 @@ export class Scheduler {
   /** Applies a step's result: advances the KV position, appends sampled tokens, finishes sequences. */
   update(step: ScheduledStep, result: StepResult): SeqOutput[] {
     if (step !== this.inFlight) throw new Error('Scheduler.update: this step is not the one in flight');
-    checkResult(step, result); // before any change: a broken result fails the step (failStep)
+    checkResult(step.plan, result); // before any change: a broken result fails the step (failStep)
     this.inFlight = null;
     const outputs: SeqOutput[] = [];
     step.entries.forEach((entry, i) => {
@@ -406,27 +395,5 @@ export class Scheduler {
     const at = this.waiting.findIndex((w) => w.arrivalIndex > seq.arrivalIndex);
     if (at < 0) this.waiting.push(seq);
     else this.waiting.splice(at, 0, seq);
-  }
-}
-
-/**
- * Checks that a result has what its step asked for: a token per sequence, one logprob row
- * per sampled sequence that asked, and a prompt row per token whose next token is known.
- * Throws naming the broken part (the engine broke the contract of step.ts).
- */
-function checkResult(step: ScheduledStep, result: StepResult): void {
-  const { plan } = step;
-  if (result.tokenIds.length < plan.numSeqs) throw new Error(`engine returned ${result.tokenIds.length} token ids for a step of ${plan.numSeqs} sequences`);
-  const x = plan.extras;
-  if (!x) return;
-  for (let i = 0; i < plan.numSeqs; i++) {
-    const sampled = plan.sampleMask[i] === 1;
-    const wantRows = sampled && x.numLogprobs[i]! >= 0 ? 1 : 0;
-    if (numRowsOf(result.logprobs, i) !== wantRows) throw new Error(`engine returned ${numRowsOf(result.logprobs, i)} logprob rows for sequence ${i} of the step, expected ${wantRows}`);
-    if (x.numPromptLogprobs[i]! < 0) continue;
-    const numTokens = plan.tokenOffsets[i + 1]! - plan.tokenOffsets[i]!;
-    const wantPrompt = numTokens - (sampled || x.nextPromptTokenIds[i]! < 0 ? 1 : 0);
-    const got = numRowsOf(result.promptLogprobs, i);
-    if (got !== wantPrompt) throw new Error(`engine returned ${got} prompt logprob rows for sequence ${i} of the step, expected ${wantPrompt}`);
   }
 }

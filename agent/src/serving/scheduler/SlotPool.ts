@@ -5,6 +5,8 @@
  * first, so the slots in use stay below the most sequences ever holding one at once (the
  * engine's penalty table grows only that far).
  */
+import { STATE_SLOTS_NO_PREFIX_REUSE } from '../engineLike.js';
+
 export class SlotPool {
   /** Free slots below `next`, lowest last (popped first). */
   private readonly free: number[] = [];
@@ -44,4 +46,20 @@ export class SlotPool {
     while (i > 0 && this.free[i - 1]! < slot) i--;
     this.free.splice(i, 0, slot);
   }
+}
+
+/**
+ * The scheduler's recurrent-state slots (a model with linear-attention layers), or null for
+ * numStateSlots 0. Every running sequence holds one, so there must be maxNumSeqs at least;
+ * and as a slot holds only its own sequence's history, prefix caching must be off.
+ */
+export function stateSlotPool(numStateSlots: number, maxNumSeqs: number, prefixCaching: boolean): SlotPool | null {
+  if (numStateSlots === 0) return null;
+  if (maxNumSeqs > numStateSlots) {
+    throw new Error(`Scheduler: maxNumSeqs ${maxNumSeqs} is more than the engine's ${numStateSlots} recurrent-state slots (numStateSlots): every running sequence holds one; lower maxNumSeqs or give the engine at least ${maxNumSeqs} slots`);
+  }
+  if (prefixCaching) {
+    throw new Error(`Scheduler: prefix caching must be off with recurrent-state slots (numStateSlots > 0): ${STATE_SLOTS_NO_PREFIX_REUSE}`);
+  }
+  return new SlotPool('StateSlots', numStateSlots);
 }
