@@ -125,9 +125,9 @@ export interface NativeEngineInfo {
   /** Weight bytes this role mapped (CPU) or uploaded (device). */
   residentWeightBytes: number;
   numWeightTensors: number;
-  /** 0 when the model has no gdn layer, else the recurrent-state slots (NativeEngineOptions.numStateSlots). */
+  /** 0 when the model has no linear-attention (gdn) layer, else its recurrent-state slots (StepPlan.stateSlots). */
   numStateSlots: number;
-  /** Bytes of one state slot over every gdn layer (0 when none). */
+  /** Bytes of one recurrent-state slot over every gdn layer (0 when none). */
   stateBytesPerSlot: number;
 }
 

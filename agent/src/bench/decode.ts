@@ -22,8 +22,8 @@ import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type DecodeFloor
 import { describeExtras, extrasOf, halfVocabMask, withPenaltySlot, type DecodeExtras } from './decodeExtras.js';
 import { H200_BANDWIDTH, expectedActiveExperts, kvBytesPerStep, weightBytesPerStep } from './stepFloor.js';
 import { agentEnv } from '../util/env.js';
-import { promptTokens } from './profile/rig.js';
-import { formatPrefixHit, timePrefixHit, type PrefixHitRow } from './decodePrefixHit.js';
+import { promptTokens, stateSlotOf } from './profile/rig.js';
+import { formatPrefixHit, prefixHitRefusal, timePrefixHit, type PrefixHitRow } from './decodePrefixHit.js';
 
 interface DecodeCliOptions {
   arch: string;
@@ -108,6 +108,7 @@ async function measure(
     numKvBlocks: maxBatch * blocksPerSeq,
     graphPolicy: graph ? 'decode-only' : 'off',
     ...(graph ? { graphBatchBuckets: [...new Set(w.batches)].sort((a, b) => a - b) } : {}),
+    numStateSlots: maxBatch, // sequence s holds slot s (a model with linear-attention layers; ignored otherwise)
   });
   const loadSeconds = (performance.now() - t0) / 1000;
   try {
@@ -120,7 +121,7 @@ async function measure(
       for (let s = s0; s < Math.min(maxBatch, s0 + perStep); s++) {
         const ids = promptTokens(s, w.context, vocab);
         last[s] = ids[ids.length - 1]!;
-        seqs.push({ tokenIds: ids, numCached: 0, blockTable: blocks[s]!.slice(0, Math.ceil(w.context / KV_BLOCK)), sample: false });
+        seqs.push({ tokenIds: ids, numCached: 0, blockTable: blocks[s]!.slice(0, Math.ceil(w.context / KV_BLOCK)), sample: false, ...stateSlotOf(engine.info, s) });
       }
       await engine.step(buildStepPlan(seqs));
     }
@@ -137,7 +138,7 @@ async function measure(
       for (let i = 0; i < w.warmup + w.steps; i++) {
         const pos = w.context + i;
         const plan = buildStepPlan(
-          tokens.map((t, s): PlanSeq => ({ tokenIds: [t], numCached: pos, blockTable: blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)), ...(withExtras ? withPenaltySlot(extras![s]!, s, i === 0) : {}) })),
+          tokens.map((t, s): PlanSeq => ({ tokenIds: [t], numCached: pos, blockTable: blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)), ...stateSlotOf(engine.info, s), ...(withExtras ? withPenaltySlot(extras![s]!, s, i === 0) : {}) })),
         );
         const t = performance.now();
         const pending = engine.step(plan);
@@ -233,6 +234,7 @@ export function registerDecodeBench(program: Command): void {
       const configJson = presetConfigJson(preset);
       const config = parseModelConfig(`${o.arch}/${o.preset}`, configJson);
       const { spec, residentBytes } = dummyLoadSpec(config, 'colocated', { seed: intFlag('--seed', o.seed, 0) });
+      if (w.prefixHit > 0 && spec.config.gdn !== null) throw new Error(prefixHitRefusal(`${o.arch}/${o.preset}`));
       process.stderr.write(`afd-bench decode: Engine::step, ${o.arch}/${o.preset} (${(residentBytes / 1e9).toFixed(1)} GB dummy weights), batches ${w.batches.join(',')}, context ${w.context}\n`);
       const rows: EngineDecodeRow[] = [];
       const prefixHit: PrefixHitRow[] = [];

@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Engine } from '@afd/native';
 import { KV_BLOCK, loadRoleEngine, type RigOptions } from './profile/rig.js';
-import { formatPrefixHit, timePrefixHit } from './decodePrefixHit.js';
+import { formatPrefixHit, prefixHitRefusal, timePrefixHit } from './decodePrefixHit.js';
 
 const o: RigOptions = { arch: 'qwen3_moe', preset: 'tiny', backend: 'cpu', threads: 1, device: 0, seed: 3, maxBatch: 3, maxTokensPerSeq: 80 };
 let engine: Engine | undefined;
@@ -22,4 +22,12 @@ describe('timePrefixHit', () => {
     expect(r.ratio).toBeCloseTo(r.hitMs / r.coldMs, 9);
     expect(formatPrefixHit(r)).toContain('batch 3 x 9 new over 60 cached');
   });
+
+  it('refuses an engine whose model keeps recurrent state per sequence (linear-attention layers), naming the flag', async () => {
+    const gdn = { info: { arch: 'qwen3_next', numStateSlots: 8 } } as unknown as Engine;
+    const rig = { engine: gdn, vocab: 100, blockSize: KV_BLOCK, blocks: [[0]], context: 4, suffix: 2, prefillTokens: 8, repeats: 1 };
+    await expect(timePrefixHit(rig, 1)).rejects.toThrow(/^--prefix-hit: qwen3_next has linear-attention \(gdn\) layers, whose per-sequence recurrent state KV blocks do not hold/);
+    expect(prefixHitRefusal('qwen3_next/tiny')).toMatch(/leave --prefix-hit out$/);
+  });
 });
+

@@ -78,8 +78,14 @@ async function coldPrefill(rig: HitRig, batch: number): Promise<{ ms: number; st
   return { ms, steps, tokens };
 }
 
+/** Why --prefix-hit cannot time `model`, a model with linear-attention (gdn) layers. */
+export function prefixHitRefusal(model: string): string {
+  return `--prefix-hit: ${model} has linear-attention (gdn) layers, whose per-sequence recurrent state KV blocks do not hold: a prefix-cache hit cannot resume a sequence there (served ranks turn prefix caching off for it); leave --prefix-hit out`;
+}
+
 /** Times the hit step and the cold prefill of `batch` sequences (one warm-up run each). */
 export async function timePrefixHit(rig: HitRig, batch: number): Promise<PrefixHitRow> {
+  if (rig.engine.info.numStateSlots > 0) throw new Error(prefixHitRefusal(rig.engine.info.arch));
   // The context's KV: the cold run writes it, so the hit steps read what a cache would hold.
   const cold: number[] = [];
   let coldSteps = 0;

@@ -38,12 +38,12 @@ describe('--[no-]enable-prefix-caching', () => {
     cmd.parse(argv, { from: 'user' });
     return configInputFromFlags(cmd.opts(), 'role');
   };
-  it('is vLLM\'s pair of flags: on by default (the schema\'s), off with --no-enable-prefix-caching', () => {
+  it('is vLLM\'s pair of flags: unset by default (the schema\'s null: on where the model allows), off with --no-enable-prefix-caching', () => {
     for (const command of ['role', 'launch'] as const) expect(configFlagsOf(command).map(flagName)).toEqual(expect.arrayContaining(['--enable-prefix-caching', '--no-enable-prefix-caching']));
     expect(parse([])).toEqual({});
     expect(parse(['--no-enable-prefix-caching'])).toEqual({ serving: { enablePrefixCaching: false } });
     expect(parse(['--enable-prefix-caching'])).toEqual({ serving: { enablePrefixCaching: true } });
-    expect(resolveRoleConfig('colocated', {}).serving.enablePrefixCaching).toBe(true);
+    expect(resolveRoleConfig('colocated', {}).serving.enablePrefixCaching).toBeNull();
     expect(resolveRoleConfig('colocated', { enablePrefixCaching: false }).serving.enablePrefixCaching).toBe(false);
   });
 });

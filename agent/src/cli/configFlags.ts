@@ -98,7 +98,7 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flags: '--kv-cache-mib <n>', path: ['serving', 'kvCacheMib'], on: both, parse: int(1, 1 << 24), description: 'KV cache size per rank in MiB (default: 256 on the CPU; on CUDA see --kv-memory-fraction)' },
   { flags: '--kv-memory-fraction <f>', path: ['serving', 'kvMemoryFraction'], on: both, parse: fraction, description: 'CUDA: share of the device memory free after the weights for the KV cache (default 0.9)' },
   { flags: '--kv-block-size <n>', path: ['serving', 'kvBlockSize'], on: both, parse: int(1, 1024), description: 'tokens per KV block (default 16)' },
-  { flags: '--enable-prefix-caching', path: ['serving', 'enablePrefixCaching'], on: both, description: 'reuse the KV of prompt prefixes computed before, by content (vLLM\'s automatic prefix caching) (default on)' },
+  { flags: '--enable-prefix-caching', path: ['serving', 'enablePrefixCaching'], on: both, description: 'reuse the KV of prompt prefixes computed before, by content (vLLM\'s automatic prefix caching) (default on, except for a model with linear-attention layers: off, and this flag an error)' },
   { flags: '--no-enable-prefix-caching', path: ['serving', 'enablePrefixCaching'], on: both, description: 'turn prefix caching off: every prompt is computed in full' },
   { flags: '--tokenizer-workers <n>', path: ['serving', 'tokenizerWorkers'], on: both, parse: int(1, 64), description: 'worker threads that tokenise prompts off the event loop (default: one per 8 cores, 1 to 4)' },
   // api: CORS of the OpenAI API (vLLM's flags; a launch applies them at its front router and its ranks)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_KV_MEMORY_FRACTION, kvCacheSizing, resolveTopology } from '@afd/shared';
 import { resolveRoleConfig } from './roleConfig.js';
-import { applyNcclEnv, checkTransportsFit, engineOptionsOf } from './nativeEngine.js';
+import { MAX_STATE_SLOTS, applyNcclEnv, checkTransportsFit, engineOptionsOf, stateSlotsNote } from './nativeEngine.js';
 
 describe('role flags -> the rank config native reads', () => {
   it('carries topology, rank, hosts, port and deadline from the flags and --config into config.afd', () => {
@@ -76,6 +76,14 @@ describe('the rank config -> engine options', () => {
     const s = resolveRoleConfig('attention', { config: '{"cudaGraph":{"policy":"off","batchBuckets":[1,3,8]}}' });
     expect(engineOptionsOf(s, 'cuda')).toMatchObject({ graphPolicy: 'off', graphBatchBuckets: [1, 3, 8] });
     expect(() => resolveRoleConfig('attention', { config: '{"cudaGraph":{"batchBuckets":[4,2]}}' })).toThrow(/strictly ascending/);
+  });
+
+  it('gives the engine one recurrent-state slot per sequence that may run (--max-num-seqs, capped at the engine\'s most)', () => {
+    expect(engineOptionsOf(resolveRoleConfig('colocated', {}), 'cpu')).toMatchObject({ numStateSlots: 64 });
+    expect(engineOptionsOf(resolveRoleConfig('attention', { maxNumSeqs: '256' }), 'cuda')).toMatchObject({ numStateSlots: 256 });
+    expect(engineOptionsOf(resolveRoleConfig('colocated', { maxNumSeqs: String(1 << 20) }), 'cuda')).toMatchObject({ numStateSlots: MAX_STATE_SLOTS });
+    expect(stateSlotsNote({ numStateSlots: 0, stateBytesPerSlot: 0 })).toBe('');
+    expect(stateSlotsNote({ numStateSlots: 64, stateBytesPerSlot: 3 * 2 ** 20 })).toBe(', 64 recurrent-state slots x 3.00 MiB');
   });
 
   it('passes backend, device, threads and KV block size', () => {

@@ -4,12 +4,13 @@
  * AttentionLink, which reads the rank config itself (one binding conversion): TCP for
  * handshake and control, and the data plane its connector names (connectors.ts).
  */
-import { AttentionLink, Engine, type AttentionLinkState, type NativeEngineOptions } from '@afd/native';
+import { AttentionLink, Engine, type AttentionLinkState, type NativeEngineInfo, type NativeEngineOptions } from '@afd/native';
 import { assertEngineBuilds, roleLoadSpec } from '@afd/native/checkpoint';
 import { countOf, kvCacheSizing, resolveEpTransport, transportInfo, type AfdConfig, type RankConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import type { EngineLike } from '../serving/engineLike.js';
 import type { EngineOpener } from './engineOpener.js';
+import { prefixCachingOf } from './prefixCaching.js';
 import { checkRankFitsHost } from './rankMemory.js';
 
 /**
@@ -33,7 +34,8 @@ export function checkTransportsFit(config: RankConfig, backend: 'cpu' | 'cuda'):
  * The engine's options from the rank config: backend, device and threads, the KV sizing
  * (kvCacheSizing: a fixed budget, or on CUDA a share of the free memory) and the CUDA
  * graph policy of the afd section (colocated and attention alike; the cpu backend ignores
- * it and its graph counters stay 0).
+ * it and its graph counters stay 0), and one recurrent-state slot per sequence that may run
+ * (--max-num-seqs) for a model with linear-attention layers.
  */
 export function engineOptionsOf(config: RankConfig, backend: 'cpu' | 'cuda'): NativeEngineOptions {
   return {
@@ -44,8 +46,13 @@ export function engineOptionsOf(config: RankConfig, backend: 'cpu' | 'cuda'): Na
     ...kvCacheSizing(config.serving, backend),
     graphPolicy: config.afd.cudaGraph.policy,
     graphBatchBuckets: [...config.afd.cudaGraph.batchBuckets],
+    // A model with linear-attention layers keeps a state slot per running sequence (ignored otherwise).
+    numStateSlots: Math.min(config.serving.maxNumSeqs, MAX_STATE_SLOTS),
   };
 }
+
+/** Most recurrent-state slots the engine takes (NativeEngineOptions.numStateSlots). */
+export const MAX_STATE_SLOTS = 65_536;
 
 /**
  * A rank on NCCL (its connector, or an FFN rank's expert exchange, by the transport table's
@@ -96,6 +103,8 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     seed: model.seed,
     onNote: (m) => req.onProgress('loading', 0, 0, m),
   });
+  // --enable-prefix-caching on a model with linear-attention layers fails before the weights load.
+  if (spec.config.gdn !== null) prefixCachingOf(config.serving.enablePrefixCaching, { numStateSlots: 1 });
   assertEngineBuilds(spec.config); // a family the engine cannot build yet says so, not that it does not fit
   checkRankFitsHost({ config, role: req.role, backend, weightsBytes: residentBytes }); // before the engine allocates
   const verb = model.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy tensors (seed ${model.seed})` : `mapping ${spec.tensors.length} tensors`;
@@ -121,7 +130,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
 
   const maxModelLen = Math.min(spec.config.maxPositionEmbeddings, config.serving.maxModelLen ?? Infinity);
   const engine: EngineLike = {
-    info: { vocabSize: info.vocabSize, eosTokenIds: spec.config.eosTokenIds, maxModelLen, numKvBlocks: info.numKvBlocks, kvBlockSize: info.kvBlockSize },
+    info: { vocabSize: info.vocabSize, eosTokenIds: spec.config.eosTokenIds, maxModelLen, numKvBlocks: info.numKvBlocks, kvBlockSize: info.kvBlockSize, numStateSlots: info.numStateSlots },
     step: (plan) => native.step(plan),
     provideTokenMask: (mask) => native.provideTokenMask(mask),
     // Read at once (the watcher polls every 250 ms): a step that just failed on a hung or
@@ -136,6 +145,12 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
       native.close();
     },
   };
-  const description = `${info.arch} ${info.role} on ${info.backend} (${countOf(info.threads, 'thread')}): ${countOf(info.numLayers, 'layer')}, ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, ${info.numKvBlocks} KV blocks x ${info.kvBlockSize} tokens, context ${maxModelLen}`;
+  const description = `${info.arch} ${info.role} on ${info.backend} (${countOf(info.threads, 'thread')}): ${countOf(info.numLayers, 'layer')}, ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, ${info.numKvBlocks} KV blocks x ${info.kvBlockSize} tokens${stateSlotsNote(info)}, context ${maxModelLen}`;
   return { engine, description };
 };
+
+/** ", N recurrent-state slots x M MiB" for a model with linear-attention layers, else "". */
+export function stateSlotsNote(info: Pick<NativeEngineInfo, 'numStateSlots' | 'stateBytesPerSlot'>): string {
+  if (!(info.numStateSlots > 0)) return '';
+  return `, ${countOf(info.numStateSlots, 'recurrent-state slot')} x ${(info.stateBytesPerSlot / 2 ** 20).toFixed(2)} MiB`;
+}

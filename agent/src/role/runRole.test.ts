@@ -1,5 +1,6 @@
 /** runRole in-process with a fake engine opener: event order, HTTP, readiness, stop. */
 import { describe, expect, it } from 'vitest';
+import pino from 'pino';
 import { parseRoleEventLine, type RoleEvent } from '@afd/shared';
 import { createLogger } from '../util/logger.js';
 import { FakeEngine } from '../serving/testing/FakeEngine.js';
@@ -7,6 +8,7 @@ import { qwenTokenizerDir } from '../serving/testing/qwenTokenizer.js';
 import { unavailableFfnServer } from './ffnServer.js';
 import { RoleEvents } from './RoleEvents.js';
 import { resolveRoleConfig } from './roleConfig.js';
+import { prefixCachingOf } from './prefixCaching.js';
 import { runRole, servingOptionsOf } from './runRole.js';
 
 function recorder(): { events: RoleEvents; seen: RoleEvent[] } {
@@ -67,6 +69,38 @@ describe('runRole', () => {
     const listening = seen.find((e) => e.type === 'listening');
     expect(listening).toBeDefined();
     if (listening?.type === 'listening') await expect(fetch(`${listening.apiUrl}/health`)).rejects.toThrow();
+  });
+
+  it('a model with recurrent-state slots: prefix caching off by default with one log line saying why; --enable-prefix-caching fails naming the flag', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+    const start = (flags: Record<string, unknown>) =>
+      runRole(resolveRoleConfig('colocated', { model: qwenTokenizerDir(), apiPort: '0', maxNumSeqs: '8', ...flags }), {
+        openEngine: async () => ({ engine: new FakeEngine({ numStateSlots: 8 }), description: 'fake gdn' }),
+        openFfnServer: unavailableFfnServer,
+        events: recorder().events,
+        log,
+        version: 't',
+      });
+    const role = await start({});
+    const notes = lines.map((l) => JSON.parse(l).msg as string).filter((m) => m.startsWith('prefix caching off'));
+    expect(notes).toEqual(['prefix caching off: its linear-attention (gdn) layers keep per-sequence recurrent state that KV blocks do not hold']);
+    const metrics = await (await fetch(`${role.apiUrl}/metrics`)).text();
+    expect(metrics).toContain('enable_prefix_caching="False"');
+    await role.stop();
+    await expect(start({ enablePrefixCaching: true })).rejects.toThrow(/^--enable-prefix-caching cannot be used with this model: its linear-attention \(gdn\) layers keep per-sequence recurrent state/);
+  });
+
+  it('prefixCachingOf: the flag, or on by default, for a model without recurrent state; off (and the flag an error) with it', () => {
+    expect(prefixCachingOf(null, {})).toEqual({ enabled: true, note: null });
+    expect(prefixCachingOf(false, { numStateSlots: 0 })).toEqual({ enabled: false, note: null });
+    expect(prefixCachingOf(true, { numStateSlots: 0 })).toEqual({ enabled: true, note: null });
+    expect(prefixCachingOf(null, { numStateSlots: 64 })).toEqual({ enabled: false, note: expect.stringMatching(/^prefix caching off: its linear-attention/) });
+    expect(prefixCachingOf(false, { numStateSlots: 64 })).toEqual({ enabled: false, note: null });
+    expect(() => prefixCachingOf(true, { numStateSlots: 64 })).toThrow(/--enable-prefix-caching cannot be used with this model/);
+    const config = resolveRoleConfig('colocated', {});
+    expect(servingOptionsOf(config).prefixCaching).toBe(true);
+    expect(servingOptionsOf(config, { numStateSlots: 64 }).prefixCaching).toBe(false);
   });
 
   it('validates the rank config through the shared schema', () => {

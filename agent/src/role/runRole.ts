@@ -21,6 +21,7 @@ import { prepareDefaultModel } from '../model/defaultModel.js';
 import { readServedModelInfo } from '../model/servedModelInfo.js';
 import type { EngineOpener } from './engineOpener.js';
 import type { FfnServerOpener, FfnServerLike } from './ffnServer.js';
+import { prefixCachingOf } from './prefixCaching.js';
 import { RoleEvents } from './RoleEvents.js';
 import type { RankConfig } from '@afd/shared';
 
@@ -98,6 +99,8 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
       grammar?.warm();
       const encoder = encoding ? await encoding : undefined;
       const servedModelName = config.model.servedModelName ?? basename(modelDir);
+      const prefix = prefixCachingOf(config.serving.enablePrefixCaching, engine.info);
+      if (prefix.note) log.info(prefix.note);
       api = createApiServer({
         engine,
         tokenizer,
@@ -105,7 +108,7 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
         servedModelName,
         modelPath: modelDir,
         modelInfo: await readServedModelInfo(modelDir, servedModelName),
-        serving: { ...servingOptionsOf(config), ...(grammar ? { grammar } : {}) },
+        serving: { ...servingOptionsOf(config, engine.info), ...(grammar ? { grammar } : {}) },
         apiKey: deps.apiKey,
         version: deps.version,
         log,
@@ -149,13 +152,17 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
   };
 }
 
-/** The serving engine's limits from the rank config (DBO thresholds come from its afd section). */
-export function servingOptionsOf(config: RankConfig): ServingOptions {
+/**
+ * The serving engine's limits from the rank config (DBO thresholds come from its afd
+ * section) and the loaded model (prefixCachingOf). Throws for --enable-prefix-caching on a
+ * model with linear-attention layers.
+ */
+export function servingOptionsOf(config: RankConfig, info: Pick<EngineModelInfo, 'numStateSlots'> = {}): ServingOptions {
   const { maxNumSeqs, maxNumBatchedTokens, maxQueuedRequests, enablePrefixCaching } = config.serving;
   return {
     scheduler: { maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold: Math.max(1, Math.floor(maxNumBatchedTokens / 2)), dbo: config.afd.dbo },
     maxQueuedRequests,
-    prefixCaching: enablePrefixCaching,
+    prefixCaching: prefixCachingOf(enablePrefixCaching, info).enabled,
   };
 }
 

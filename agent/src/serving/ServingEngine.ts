@@ -12,7 +12,8 @@
  * A request with n > 1 becomes n sequences (samples), one handle each, that share the
  * prompt's KV blocks: one prefill (Scheduler, PromptGroup). Each handle is its own: aborting
  * one ends that sample only (the API aborts them all when the client goes away), and each
- * sample's blocks are freed when it ends, the shared ones with the last.
+ * sample's blocks are freed when it ends, the shared ones with the last (none shared, and no
+ * prefix caching, for a model with linear-attention layers: info.numStateSlots > 0, Scheduler).
  *
  * A request with a grammar (structured outputs) is submitted with submitAllAsync: its
  * grammar compiles first (a 400 naming the field when it cannot be used), then each sample
@@ -93,12 +94,12 @@ export type GenerationEvent =
 export type { RequestParamsInfo, RequestPhases, ServingObserver } from './ServingObserver.js';
 
 export interface ServingOptions {
-  scheduler: Omit<SchedulerConfig, 'maxModelLen'>;
+  scheduler: Omit<SchedulerConfig, 'maxModelLen' | 'numStateSlots'>;
   /** Requests that would wait (the running batch is full) beyond this many waiting are refused with 429. */
   maxQueuedRequests: number;
   /** Compiles grammars and computes masks; without it a request with a grammar is a 400. */
   grammar?: GrammarBackend;
-  /** Reuse the KV of prompt prefixes seen before (kv/BlockManager.ts); default off here, on in a role (servingConfig). */
+  /** Reuse the KV of prompt prefixes seen before (kv/BlockManager.ts); default off here, on in a role (servingConfig); never with info.numStateSlots > 0. */
   prefixCaching?: boolean;
 }
 
@@ -147,7 +148,7 @@ export class ServingEngine {
     const { info } = engine;
     this.maxContextTokens = Math.min(info.maxModelLen, info.numKvBlocks * info.kvBlockSize);
     const blocks = new BlockManager(info.numKvBlocks, info.kvBlockSize, { prefixCaching: options.prefixCaching ?? false });
-    this.scheduler = new Scheduler({ ...options.scheduler, maxModelLen: this.maxContextTokens }, blocks);
+    this.scheduler = new Scheduler({ ...options.scheduler, maxModelLen: this.maxContextTokens, numStateSlots: info.numStateSlots ?? 0 }, blocks);
   }
 
   /** Sets the metrics hooks. */

@@ -17,7 +17,16 @@ export interface EngineModelInfo {
   numKvBlocks: number;
   /** Tokens per KV block. */
   kvBlockSize: number;
+  /**
+   * Recurrent-state slots of a model with linear-attention (gdn) layers
+   * (NativeEngineInfo.numStateSlots): the most sequences that may run at once, each holding
+   * one (StepPlan.stateSlots). 0 or absent: the model keeps no per-sequence state.
+   */
+  numStateSlots?: number;
 }
+
+/** Why a model with linear-attention layers serves without prefix caching (and its samples share no prompt blocks). */
+export const STATE_SLOTS_NO_PREFIX_REUSE = 'its linear-attention (gdn) layers keep per-sequence recurrent state that KV blocks do not hold';
 
 export interface EngineLike {
   readonly info: EngineModelInfo;

@@ -13,7 +13,7 @@ describe('the rank config (one object, every default in its schemas)', () => {
     expect(c.model).toEqual(modelSourceSchema.parse({}));
     expect(c.device).toEqual({ backend: 'auto', index: 0, threads: 0 });
     expect(c.api).toEqual({ host: '127.0.0.1', port: 8000, allowedOrigins: [], allowedMethods: ['*'], allowedHeaders: ['*'], allowCredentials: false, toolCallParser: 'auto', routerPrefixAffinity: true });
-    expect(c.serving).toEqual({ maxNumSeqs: 64, maxNumBatchedTokens: 2048, maxModelLen: null, maxQueuedRequests: 1024, kvCacheMib: null, kvMemoryFraction: null, kvBlockSize: 16, enablePrefixCaching: true, tokenizerWorkers: null });
+    expect(c.serving).toEqual({ maxNumSeqs: 64, maxNumBatchedTokens: 2048, maxModelLen: null, maxQueuedRequests: 1024, kvCacheMib: null, kvMemoryFraction: null, kvBlockSize: 16, enablePrefixCaching: null, tokenizerWorkers: null });
     expect(c.model).toEqual({ dir: null, loadFormat: 'auto', seed: 0, servedModelName: null });
   });
 

@@ -34,9 +34,11 @@ export const servingConfigSchema = z
     kvBlockSize: z.int().min(1).max(1024).default(16),
     /**
      * --enable-prefix-caching / --no-enable-prefix-caching: attention ranks reuse the KV of
-     * prompt prefixes they have computed before (content-addressed full blocks) (default on).
+     * prompt prefixes they have computed before (content-addressed full blocks). null (the
+     * default): on, except for a model with linear-attention (gdn) layers, whose per-sequence
+     * recurrent state KV blocks do not hold: off there (and true is then an error).
      */
-    enablePrefixCaching: z.boolean().default(true),
+    enablePrefixCaching: z.boolean().nullable().default(null),
     /** --tokenizer-workers: threads that tokenise prompts off the event loop; null = one per 8 cores, 1 to 4. */
     tokenizerWorkers: z.int().min(1).max(64).nullable().default(null),
   })

@@ -127,13 +127,6 @@ export interface StepPlan {
   /** Penalties, biases and log-probabilities; absent when no sequence asks for any. */
   extras?: StepExtras;
   /**
-   * Dual-batch overlap split: sequences [0, stageSplit) form stage 0 and
-   * [stageSplit, numSeqs) stage 1. Equal to numSeqs when the step has one stage.
-   */
-  stageSplit: number;
-  /** When true, the result carries the last-position logits of each sampled sequence. */
-  returnLogits: boolean;
-  /**
    * [numSeqs] recurrent-state slot of each sequence, for models with linear-attention (gdn)
    * layers (engine info numStateSlots > 0): required there, and must be absent otherwise.
    * Slot k holds sequence s's conv and delta-rule state after its first
@@ -142,6 +135,13 @@ export interface StepPlan {
    * [0, numStateSlots), distinct within a step.
    */
   stateSlots?: Int32Array;
+  /**
+   * Dual-batch overlap split: sequences [0, stageSplit) form stage 0 and
+   * [stageSplit, numSeqs) stage 1. Equal to numSeqs when the step has one stage.
+   */
+  stageSplit: number;
+  /** When true, the result carries the last-position logits of each sampled sequence. */
+  returnLogits: boolean;
 }
 
 /** What one step produced. */

@@ -38,4 +38,31 @@ describe('buildStepPlan', () => {
     expect(Array.from(plan.sampleMask)).toEqual([1, 1]);
     expect(Array.from(plan.topP)).toEqual([1, 1]);
   });
+
+  it('sets stateSlots when the sequences have recurrent-state slots, and leaves them out otherwise', () => {
+    const plan = buildStepPlan([
+      { tokenIds: [1, 2], numCached: 0, blockTable: [0], stateSlot: 3 },
+      { tokenIds: [4], numCached: 5, blockTable: [1, 2], stateSlot: 0 },
+    ]);
+    expect(plan.stateSlots).toBeInstanceOf(Int32Array);
+    expect(Array.from(plan.stateSlots!)).toEqual([3, 0]);
+    expect(buildStepPlan([{ tokenIds: [1], numCached: 0, blockTable: [0] }]).stateSlots).toBeUndefined();
+    expect('stateSlots' in buildStepPlan([{ tokenIds: [1], numCached: 0, blockTable: [0] }])).toBe(false);
+  });
+
+  it('throws, naming the sequence, when only some sequences have a state slot', () => {
+    expect(() =>
+      buildStepPlan([
+        { tokenIds: [1], numCached: 0, blockTable: [0], stateSlot: 0 },
+        { tokenIds: [2], numCached: 0, blockTable: [1], stateSlot: 1 },
+        { tokenIds: [3], numCached: 0, blockTable: [2] },
+      ]),
+    ).toThrow('buildStepPlan: sequence 2 has no stateSlot but sequence 0 has one');
+    expect(() =>
+      buildStepPlan([
+        { tokenIds: [1], numCached: 0, blockTable: [0] },
+        { tokenIds: [2], numCached: 0, blockTable: [1], stateSlot: 1 },
+      ]),
+    ).toThrow('sequence 0 has no stateSlot but sequence 1 has one');
+  });
 });

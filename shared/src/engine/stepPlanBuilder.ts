@@ -34,6 +34,11 @@ export interface PlanSeq {
    * for a sampled sequence). Rows are numbered in sequence order over the constrained ones.
    */
   constrained?: boolean;
+  /**
+   * The engine's recurrent-state slot of the sequence (StepPlan.stateSlots), for a model with
+   * linear-attention (gdn) layers: every sequence of the step has one, or none does.
+   */
+  stateSlot?: number;
 }
 
 /** vLLM's penalties of one sequence and the token counts they read. */
@@ -199,5 +204,22 @@ export function buildStepPlan(seqs: readonly PlanSeq[], opts: PlanOptions = {}):
   });
   const extras = buildStepExtras(seqs, opts.tokenMask);
   if (extras) plan.extras = extras;
+  const stateSlots = stateSlotsOf(seqs);
+  if (stateSlots) plan.stateSlots = stateSlots;
   return plan;
+}
+
+/**
+ * StepPlan.stateSlots from the sequences' stateSlot: undefined when none has one; throws,
+ * naming the first sequence without one, when only some have one (the engine needs a slot
+ * for every sequence of a model with gdn layers, and none for another model).
+ */
+function stateSlotsOf(seqs: readonly PlanSeq[]): Int32Array | undefined {
+  const first = seqs.findIndex((s) => s.stateSlot !== undefined);
+  if (first < 0) return undefined;
+  const missing = seqs.findIndex((s) => s.stateSlot === undefined);
+  if (missing >= 0) {
+    throw new Error(`buildStepPlan: sequence ${missing} has no stateSlot but sequence ${first} has one; give every sequence of the step a recurrent-state slot (a model with linear-attention layers), or none`);
+  }
+  return Int32Array.from(seqs, (s) => s.stateSlot!);
 }

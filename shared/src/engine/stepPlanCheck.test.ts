@@ -116,4 +116,32 @@ describe('checkStepPlan', () => {
     );
     expect(checkStepPlan(built, limits)).toEqual([]);
   });
+
+  it('checks stateSlots: numSeqs entries, each >= 0 and distinct within the step', () => {
+    expect(checkStepPlan(plan({ stateSlots: Int32Array.from([1, 0]) }))).toEqual([]);
+    expect(checkStepPlan(plan({ stateSlots: Int32Array.from([1]) }))).toEqual(['stateSlots has 1 entries, expected numSeqs = 2']);
+    expect(checkStepPlan(plan({ stateSlots: [1, 0] as never }))).toEqual(['stateSlots must be an Int32Array (got Array)']);
+    expect(checkStepPlan(plan({ stateSlots: Int32Array.from([-1, 0]) }))).toEqual(['stateSlots[0] is -1; expected a slot in [0, numStateSlots)']);
+    expect(checkStepPlan(plan({ stateSlots: Int32Array.from([2, 2]) }))).toEqual(['stateSlots[1] is 2, the slot of sequence 0 too; each sequence of a step has its own slot']);
+  });
+
+  it('with the engine\'s numStateSlots, requires stateSlots of a gdn model in range and refuses them for another model', () => {
+    const gdn = { ...limits, numStateSlots: 4 };
+    expect(checkStepPlan(plan({ stateSlots: Int32Array.from([3, 0]) }), gdn)).toEqual([]);
+    expect(checkStepPlan(plan({ stateSlots: Int32Array.from([4, 0]) }), gdn)).toEqual(['stateSlots[0] is 4; expected a slot in [0, 4)']);
+    expect(checkStepPlan(plan(), gdn)).toEqual([
+      'stateSlots is missing; the model has linear-attention (gdn) layers and every sequence needs a recurrent-state slot in [0, numStateSlots = 4)',
+    ]);
+    expect(checkStepPlan(plan({ stateSlots: Int32Array.from([1, 0]) }), { ...limits, numStateSlots: 0 })).toEqual([
+      'stateSlots is given but the model keeps no recurrent state (numStateSlots 0: no linear-attention layer); leave it out',
+    ]);
+    expect(checkStepPlan(plan(), { ...limits, numStateSlots: 0 })).toEqual([]);
+    // What buildStepPlan builds from PlanSeq.stateSlot passes.
+    const built = buildStepPlan([
+      { tokenIds: [5, 6, 7], numCached: 0, blockTable: [2], sample: false, stateSlot: 2 },
+      { tokenIds: [9], numCached: 6, blockTable: [4, 1], stateSlot: 1 },
+    ]);
+    expect(checkStepPlan(built, gdn)).toEqual([]);
+  });
 });
+

@@ -20,6 +20,12 @@ export interface StepPlanLimits {
   kvBlockSize: number;
   /** Block ids lie in [0, numKvBlocks). */
   numKvBlocks: number;
+  /**
+   * Recurrent-state slots of a model with linear-attention (gdn) layers, 0 for any other
+   * model: stateSlots is then required, each in [0, numStateSlots), or must be absent.
+   * Undefined: only the plan's own rules of stateSlots are checked.
+   */
+  numStateSlots?: number;
 }
 
 /** What checkStepPlan checks. */
@@ -169,6 +175,40 @@ function sequenceProblems(plan: StepPlan, s: number, limits: StepPlanLimits | un
 }
 
 /**
+ * stateSlots: an Int32Array of numSeqs slots, each >= 0 and distinct within the step; with
+ * the engine's numStateSlots, present exactly when it is > 0, each below it.
+ */
+function stateSlotProblems(plan: StepPlan, n: number, numStateSlots: number | undefined, problems: string[]): void {
+  const slots = plan.stateSlots;
+  if (slots === undefined) {
+    if (numStateSlots !== undefined && numStateSlots > 0) {
+      problems.push(`stateSlots is missing; the model has linear-attention (gdn) layers and every sequence needs a recurrent-state slot in [0, numStateSlots = ${numStateSlots})`);
+    }
+    return;
+  }
+  if (numStateSlots === 0) {
+    problems.push('stateSlots is given but the model keeps no recurrent state (numStateSlots 0: no linear-attention layer); leave it out');
+    return;
+  }
+  const shape = arrayProblem(plan, 'stateSlots', Int32Array, n, 'numSeqs');
+  if (shape) {
+    problems.push(shape);
+    return;
+  }
+  const owner = new Map<number, number>();
+  for (let s = 0; s < n; s++) {
+    const slot = slots[s]!;
+    if (slot < 0 || (numStateSlots !== undefined && slot >= numStateSlots)) {
+      problems.push(`stateSlots[${s}] is ${slot}; expected a slot in [0, ${numStateSlots ?? 'numStateSlots'})`);
+      continue;
+    }
+    const other = owner.get(slot);
+    if (other !== undefined) problems.push(`stateSlots[${s}] is ${slot}, the slot of sequence ${other} too; each sequence of a step has its own slot`);
+    else owner.set(slot, s);
+  }
+}
+
+/**
  * Every inconsistency of a plan, one message each; empty when the plan is well formed.
  * With `limits`, also token ids against the vocabulary and block tables against the KV cache.
  */
@@ -184,6 +224,7 @@ export function checkStepPlan(plan: StepPlan, limits?: StepPlanLimits, options: 
     sequenceProblems(plan, s, limits, problems);
     samplingProblems(plan, s, problems);
   }
+  stateSlotProblems(plan, n, limits?.numStateSlots, problems);
   if (plan.extras !== undefined) extrasProblems(plan.extras, n, plan.sampleMask, limits?.vocabSize, options.contents ?? true, problems);
   return problems;
 }

@@ -10,6 +10,18 @@ import { findPreset, presetConfigJson } from '../../model/presets.js';
 
 export const KV_BLOCK = 16;
 
+/**
+ * The PlanSeq field of bench sequence `s` of an engine: its recurrent-state slot (its index)
+ * when the model keeps state per sequence (linear-attention layers, info.numStateSlots > 0),
+ * else nothing. Benchmarks build plans without the scheduler, one slot per sequence index.
+ */
+export function stateSlotOf(info: { numStateSlots?: number }, s: number): { stateSlot?: number } {
+  const slots = info.numStateSlots ?? 0; // an engine built before the field reads as none
+  if (slots === 0) return {};
+  if (s >= slots) throw new Error(`afd-bench: sequence ${s} needs a recurrent-state slot but the engine has ${slots}; load it with numStateSlots above the largest batch`);
+  return { stateSlot: s };
+}
+
 /** What every engine of a run is loaded with. */
 export interface RigOptions {
   arch: string;
@@ -40,7 +52,10 @@ export async function loadRoleEngine(o: RigOptions, role: Role): Promise<Engine>
   const { spec } = dummyLoadSpec(rigModelConfig(o), role, { seed: o.seed });
   const opts: EngineLoadOptions = { backend: o.backend, threads: o.threads, kvBlockSize: KV_BLOCK };
   if (o.backend === 'cuda') opts.deviceIndex = o.device;
-  if (role !== 'ffn') opts.numKvBlocks = o.maxBatch * blocksPerSeq(o);
+  if (role !== 'ffn') {
+    opts.numKvBlocks = o.maxBatch * blocksPerSeq(o);
+    opts.numStateSlots = o.maxBatch; // one per sequence (ignored for a model without linear-attention layers)
+  }
   return Engine.load(spec, opts);
 }
 
@@ -58,6 +73,8 @@ export interface Prefilled {
   blocks: number[][];
   lastTokens: number[];
   context: number;
+  /** The engine keeps recurrent state per sequence: sequence s's plans carry state slot s. */
+  stateSlots: boolean;
 }
 
 /** Prefills `batch` sequences of `context` tokens (a few sequences per step). */
@@ -72,20 +89,21 @@ export async function prefill(engine: Engine, o: RigOptions, batch: number, cont
     for (let s = s0; s < Math.min(batch, s0 + perStep); s++) {
       const ids = promptTokens(s, Math.max(1, context), vocab);
       lastTokens[s] = ids[ids.length - 1]!;
-      seqs.push({ tokenIds: ids, numCached: 0, blockTable: blocks[s]!.slice(0, Math.ceil(ids.length / KV_BLOCK)), sample: false });
+      seqs.push({ tokenIds: ids, numCached: 0, blockTable: blocks[s]!.slice(0, Math.ceil(ids.length / KV_BLOCK)), sample: false, ...stateSlotOf(engine.info, s) });
     }
     await engine.step(buildStepPlan(seqs));
   }
-  return { blocks, lastTokens, context: Math.max(1, context) };
+  return { blocks, lastTokens, context: Math.max(1, context), stateSlots: engine.info.numStateSlots > 0 };
 }
 
 /**
  * The plan of decode step `i` for the first `batch` prefilled sequences (positions from
- * `context`; the slots after it are rewritten each time). dbo: two stages, half each.
+ * `context`; the slots after it are rewritten each time; a recurrent state just goes on,
+ * which costs the same). dbo: two stages, half each.
  */
 export function decodePlan(p: Prefilled, batch: number, i: number, dbo: boolean, tokens: readonly number[]): ReturnType<typeof buildStepPlan> {
   const pos = p.context + i;
-  const seqs = Array.from({ length: batch }, (_, s): PlanSeq => ({ tokenIds: [tokens[s] ?? p.lastTokens[s]!], numCached: pos, blockTable: p.blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)) }));
+  const seqs = Array.from({ length: batch }, (_, s): PlanSeq => ({ tokenIds: [tokens[s] ?? p.lastTokens[s]!], numCached: pos, blockTable: p.blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)), ...(p.stateSlots ? { stateSlot: s } : {}) }));
   return buildStepPlan(seqs, dbo && batch >= 2 ? { stageSplit: Math.floor(batch / 2) } : {});
 }
 

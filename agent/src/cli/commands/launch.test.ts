@@ -72,7 +72,7 @@ describe('launch flags -> the launch spec', () => {
     expect(spec.apiPort).toBe(0);
     expect(spec.api).toEqual({ allowedOrigins: ['https://app.example'], allowedMethods: ['*'], allowedHeaders: ['*'], allowCredentials: true, toolCallParser: 'hermes', routerPrefixAffinity: false });
     expect(specOf([]).api).toMatchObject({ allowedOrigins: [], toolCallParser: 'auto', routerPrefixAffinity: true });
-    expect(specOf([]).serving.enablePrefixCaching).toBe(true); // CORS off unless asked for; the parser from the template
+    expect(specOf([]).serving.enablePrefixCaching).toBeNull(); // CORS off unless asked for; the parser from the template
   });
 
   it('refuses a --config the schema refuses, naming the field', () => {

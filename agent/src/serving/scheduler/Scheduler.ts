@@ -7,6 +7,9 @@
  * makes progress and a request that fits the cache is never failed. The n samples of one
  * prompt share its full KV blocks: one prefill, then each computes only the prompt's tail
  * (PromptGroup.ts).
+ * A model with linear-attention layers (numStateSlots > 0) keeps a recurrent state per
+ * sequence in an engine slot, held from admission to the end or a preemption (restart from
+ * position 0); as a slot holds only its sequence's history, nothing reuses KV there.
  *
  *   const step = scheduler.schedule();   // StepPlan + which sequences it covers
  *   const result = await engine.step(step.plan);
@@ -14,9 +17,11 @@
  */
 import { buildStepPlan, type StepPlan, type StepResult } from '@afd/shared';
 import { BlockManager, blocksForTokens, type CachedBlocks } from '../kv/BlockManager.js';
-import { logprobRowsOf, numRowsOf, type TokenLogprob } from './logprobRows.js';
+import { checkResult } from './checkResult.js';
+import { logprobRowsOf, type TokenLogprob } from './logprobRows.js';
 import { PenaltySlots } from './PenaltySlots.js';
 import { PromptGroup } from './PromptGroup.js';
+import { stateSlotPool, type SlotPool } from './SlotPool.js';
 import { chooseStageSplit, type DboConfig } from './stageSplit.js';
 import type { FinishReason, Sequence } from './Sequence.js';
 
@@ -31,6 +36,12 @@ export interface SchedulerConfig {
   maxModelLen: number;
   /** Dual-batch overlap split settings. */
   dbo: DboConfig;
+  /**
+   * The engine's recurrent-state slots (EngineModelInfo.numStateSlots): 0 or absent = the
+   * model keeps no per-sequence state; else at least maxNumSeqs, and the BlockManager's
+   * prefix caching must be off.
+   */
+  numStateSlots?: number;
 }
 
 /** One sequence's share of a step. */
@@ -88,12 +99,15 @@ export class Scheduler {
   private readonly held = new Set<PromptGroup>();
   /** The engine's penalty slots of running sequences with a penalty on. */
   readonly penaltySlots = new PenaltySlots();
+  /** The engine's recurrent-state slots of running sequences (numStateSlots > 0), else null. */
+  readonly stateSlots: SlotPool | null;
 
   constructor(
     readonly config: SchedulerConfig,
     readonly blocks: BlockManager,
   ) {
     if (config.maxNumBatchedTokens < 1 || config.maxNumSeqs < 1) throw new Error('Scheduler: maxNumBatchedTokens and maxNumSeqs must be at least 1');
+    this.stateSlots = stateSlotPool(config.numStateSlots ?? 0, config.maxNumSeqs, blocks.prefixCaching);
   }
 
   get numWaiting(): number {
@@ -125,8 +139,9 @@ export class Scheduler {
         throw new Error(`Scheduler.add: ${seq.id} may grow to ${maxTotal} tokens, more than the ${this.blocks.numBlocks * this.blocks.kvBlockSize} the KV cache holds; lower max_tokens`);
       }
     }
-    // Samples that report prompt logprobs each compute the whole prompt (a shared prefix skips its rows).
-    const share = seqs.length > 1 && seqs[0]!.logits.promptLogprobs === undefined;
+    // Samples that report prompt logprobs each compute the whole prompt (a shared prefix skips its
+    // rows); so does each sample of a model with recurrent state (a shared prefix has none).
+    const share = seqs.length > 1 && seqs[0]!.logits.promptLogprobs === undefined && this.stateSlots === null;
     const group = share ? new PromptGroup(seqs, this.blocks.kvBlockSize) : null;
     for (const seq of seqs) {
       seq.status = 'waiting';
@@ -145,6 +160,7 @@ export class Scheduler {
     seq.finishReason = reason;
     // Free at once even while its step runs: the next owner's first step seeds (clears) it.
     this.releasePenaltySlot(seq);
+    this.releaseStateSlot(seq); // likewise: the next owner's first step is at position 0 (fresh state)
     const wi = this.waiting.indexOf(seq);
     if (wi >= 0) this.waiting.splice(wi, 1);
     this.running = this.running.filter((s) => s !== seq);
@@ -207,6 +223,7 @@ export class Scheduler {
     // New (or preempted) sequences, first come first served; never skip the head, except a
     // sample that waits for its sibling to prefill their shared prompt blocks.
     for (let w = 0; w < this.waiting.length && budget > 0 && entries.length < cfg.maxNumSeqs; ) {
+      if (this.stateSlots?.numFree === 0) break; // every recurrent-state slot is held
       const seq = this.waiting[w]!;
       const admission = this.groups.get(seq)?.admission(seq) ?? { kind: 'prefill' };
       if (admission.kind === 'wait') {
@@ -219,6 +236,10 @@ export class Scheduler {
       if (!this.blocks.canAllocate(shared + numNew, reused ?? 0)) break;
       this.waiting.splice(w, 1);
       this.blocks.allocate(seq.id, shared + numNew, reused);
+      if (this.stateSlots) {
+        if (shared > 0) throw new Error(`Scheduler.schedule: ${seq.id} would start at token ${shared} with a fresh recurrent-state slot; a model with state slots reuses no KV`);
+        seq.stateSlot = this.stateSlots.take();
+      }
       seq.numComputedTokens = shared;
       seq.numCachedPromptTokens ??= Math.min(shared, seq.promptIds.length);
       this.promptSharing.numLookedUpTokens += seq.numTokens;
@@ -238,6 +259,7 @@ export class Scheduler {
     const stageSplit = chooseStageSplit(entries.map((e) => e.numNewTokens), hasPrefill, cfg.dbo);
     for (const { seq } of entries) {
       if (!this.blocks.isWritableFrom(seq.id, seq.numComputedTokens)) throw new Error(`Scheduler.schedule: ${seq.id} would write into a KV block it shares (from token ${seq.numComputedTokens}); shared blocks must stay full and unchanged`);
+      if (this.stateSlots && seq.stateSlot === null) throw new Error(`Scheduler.schedule: ${seq.id} runs without a recurrent-state slot`);
     }
     for (const { seq } of entries) {
       if (seq.penaltiesOn && seq.penaltySlot === null) {
@@ -263,7 +285,7 @@ export class Scheduler {
   /** Applies a step's result: advances the KV position, appends sampled tokens, finishes sequences. */
   update(step: ScheduledStep, result: StepResult): SeqOutput[] {
     if (step !== this.inFlight) throw new Error('Scheduler.update: this step is not the one in flight');
-    checkResult(step, result); // before any change: a broken result fails the step (failStep)
+    checkResult(step.plan, result); // before any change: a broken result fails the step (failStep)
     this.inFlight = null;
     const outputs: SeqOutput[] = [];
     step.entries.forEach((entry, i) => {
@@ -340,6 +362,12 @@ export class Scheduler {
     return { seq, numNewTokens: numNew, sample: seq.numComputedTokens + numNew === seq.numTokens };
   }
 
+  private releaseStateSlot(seq: Sequence): void {
+    if (seq.stateSlot === null) return;
+    this.stateSlots!.give(seq.stateSlot);
+    seq.stateSlot = null;
+  }
+
   private releasePenaltySlot(seq: Sequence): void {
     if (seq.penaltySlot === null) return;
     this.penaltySlots.give(seq.penaltySlot);
@@ -357,6 +385,7 @@ export class Scheduler {
   private preempt(seq: Sequence): void {
     this.blocks.free(seq.id);
     this.releasePenaltySlot(seq); // seeded again from its tokens when it runs again
+    this.releaseStateSlot(seq); // it restarts from position 0, in whatever slot it gets then
     seq.numComputedTokens = 0;
     seq.numPreemptions += 1;
     seq.status = 'waiting';
@@ -366,27 +395,5 @@ export class Scheduler {
     const at = this.waiting.findIndex((w) => w.arrivalIndex > seq.arrivalIndex);
     if (at < 0) this.waiting.push(seq);
     else this.waiting.splice(at, 0, seq);
-  }
-}
-
-/**
- * Checks that a result has what its step asked for: a token per sequence, one logprob row
- * per sampled sequence that asked, and a prompt row per token whose next token is known.
- * Throws naming the broken part (the engine broke the contract of step.ts).
- */
-function checkResult(step: ScheduledStep, result: StepResult): void {
-  const { plan } = step;
-  if (result.tokenIds.length < plan.numSeqs) throw new Error(`engine returned ${result.tokenIds.length} token ids for a step of ${plan.numSeqs} sequences`);
-  const x = plan.extras;
-  if (!x) return;
-  for (let i = 0; i < plan.numSeqs; i++) {
-    const sampled = plan.sampleMask[i] === 1;
-    const wantRows = sampled && x.numLogprobs[i]! >= 0 ? 1 : 0;
-    if (numRowsOf(result.logprobs, i) !== wantRows) throw new Error(`engine returned ${numRowsOf(result.logprobs, i)} logprob rows for sequence ${i} of the step, expected ${wantRows}`);
-    if (x.numPromptLogprobs[i]! < 0) continue;
-    const numTokens = plan.tokenOffsets[i + 1]! - plan.tokenOffsets[i]!;
-    const wantPrompt = numTokens - (sampled || x.nextPromptTokenIds[i]! < 0 ? 1 : 0);
-    const got = numRowsOf(result.promptLogprobs, i);
-    if (got !== wantPrompt) throw new Error(`engine returned ${got} prompt logprob rows for sequence ${i} of the step, expected ${wantPrompt}`);
   }
 }

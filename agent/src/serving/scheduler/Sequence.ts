@@ -79,6 +79,12 @@ export class Sequence {
    */
   penaltySlot: number | null = null;
   penaltySlotSeeded = false;
+  /**
+   * The engine's recurrent-state slot of this sequence (a model with linear-attention
+   * layers: StepPlan.stateSlots), held from its admission to its end or preemption; null
+   * while it holds none, or for a model without such layers. The scheduler hands slots out.
+   */
+  stateSlot: number | null = null;
   /** logitBias plus a -Infinity bias on every stop id (while below min tokens). */
   private readonly minTokensBias: ReadonlyMap<number, number> | undefined;
 
@@ -184,8 +190,9 @@ export class Sequence {
    * This sequence's logit processing and log-probability requests for a step of `numNew`
    * tokens from numComputedTokens on (the fields of its PlanSeq besides tokens and blocks).
    */
-  planFields(numNew: number, sample: boolean): Pick<PlanSeq, 'sampling' | 'penalties' | 'logitBias' | 'logprobs' | 'promptLogprobs' | 'nextPromptTokenId' | 'constrained'> {
+  planFields(numNew: number, sample: boolean): Pick<PlanSeq, 'sampling' | 'penalties' | 'logitBias' | 'logprobs' | 'promptLogprobs' | 'nextPromptTokenId' | 'constrained' | 'stateSlot'> {
     const fields: ReturnType<Sequence['planFields']> = { sampling: this.sampling };
+    if (this.stateSlot !== null) fields.stateSlot = this.stateSlot;
     const p = this.logits.penalties;
     if (this.penaltiesOn && p) {
       if (this.penaltySlot === null) throw new Error(`sequence ${this.id}: penalties are on but it holds no penalty slot (the scheduler gives one)`);

@@ -13,7 +13,11 @@
  *     share. Its own later slots extend that prefix's history, so from its second step on
  *     a wrong prefix breaks the chain; on its first step the engine cannot know the tokens
  *     before its first new one, which the tests check through `historyHash` below;
- *   - a block a sequence writes in a step is in no other sequence's table of that step.
+ *   - a block a sequence writes in a step is in no other sequence's table of that step;
+ *   - with numStateSlots > 0 (a model with linear-attention layers) every plan carries
+ *     stateSlots, and a step that continues a sequence (first position p > 0) finds in its
+ *     slot that sequence's state after exactly its first p tokens (same seed and history), as
+ *     the recurrent layers need; a step from position 0 starts the slot afresh.
  *
  * Its model prefers the token `nextToken` picks (deterministic by default; `historyHash`, the
  * hash of every token of the context read through the block table, makes it depend on the
@@ -94,6 +98,8 @@ export class FakeEngine implements EngineLike {
   private readonly slotHistory: Uint32Array;
   /** Penalty slots: each slot's seen tokens with their output counts (the engine's table). */
   private readonly penaltyTable = new Map<number, Map<number, number>>();
+  /** Recurrent-state slots: the seed, token count and history hash of the state each holds. */
+  private readonly stateTable = new Map<number, { seed: number; numTokens: number; history: number }>();
 
   constructor(private readonly opts: FakeEngineOptions = {}) {
     this.info = {
@@ -102,6 +108,7 @@ export class FakeEngine implements EngineLike {
       maxModelLen: opts.maxModelLen ?? 4096,
       numKvBlocks: opts.numKvBlocks ?? 256,
       kvBlockSize: opts.kvBlockSize ?? 16,
+      numStateSlots: opts.numStateSlots ?? 0,
     };
     const slots = this.info.numKvBlocks * this.info.kvBlockSize;
     this.slotSeed = new Float64Array(slots).fill(-1);
@@ -168,6 +175,7 @@ export class FakeEngine implements EngineLike {
       const start = plan.positions[from]!;
       if (plan.positions[to - 1]! + 1 !== ctx) throw new Error(`plan: sequence ${i} ends at ${plan.positions[to - 1]} but contextLen is ${ctx}`);
       let history = this.readHistory(i, seed, start, slot);
+      this.readState(plan, i, seed, start, history);
       const histories: number[] = []; // after each new token
       for (let t = from; t < to; t++) {
         const pos = plan.positions[t]!;
@@ -180,6 +188,7 @@ export class FakeEngine implements EngineLike {
         this.slotToken[s] = plan.tokenIds[t]!;
         this.slotHistory[s] = history;
       }
+      if (plan.stateSlots) this.stateTable.set(plan.stateSlots[i]!, { seed, numTokens: ctx, history });
       const logitsAt = (t: number): SparseLogits =>
         this.logits({ lastTokenId: plan.tokenIds[t]!, position: plan.positions[t]! + 1, seed, temperature: plan.temperature[i]!, historyHash: histories[t - from]! });
       promptRows.push(this.promptRows(plan, i, logitsAt));
@@ -283,6 +292,20 @@ export class FakeEngine implements EngineLike {
     const bs = this.info.kvBlockSize;
     if (numShared % bs !== 0) throw new Error(`plan: sequence ${i} reads another sequence's KV up to position ${numShared - 1}, inside a block: only whole blocks may be shared`);
     return history;
+  }
+
+  /**
+   * Sequence i continuing at `start` > 0 must find its own state in its recurrent-state slot:
+   * written by it (seed) after exactly `start` tokens with the history its KV holds.
+   */
+  private readState(plan: StepPlan, i: number, seed: number, start: number, history: number): void {
+    if (!plan.stateSlots || start === 0) return;
+    const slot = plan.stateSlots[i]!;
+    const state = this.stateTable.get(slot);
+    if (!state || state.seed !== seed || state.numTokens !== start || state.history !== history) {
+      const held = state ? `the state of seed ${state.seed} after ${state.numTokens} tokens` : 'no state';
+      throw new Error(`plan: sequence ${i} continues at position ${start} from recurrent-state slot ${slot}, which holds ${held} (a continued sequence needs its own state after exactly its cached tokens)`);
+    }
   }
 
   /** A block that a sequence writes in this step must be in no other sequence's table of the step. */
