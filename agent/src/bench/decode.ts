@@ -20,7 +20,7 @@ import { intFlag } from '../util/intFlag.js';
 import { gitCommit } from './cliArgs.js';
 import { formatDecodeTable, mergeDecodeReport, parsePeerOutput, type DecodeFloor, type EngineDecodeRow, type PeerResult } from './decodeReport.js';
 import { describeExtras, extrasOf, halfVocabMask, withPenaltySlot, type DecodeExtras } from './decodeExtras.js';
-import { H200_BANDWIDTH, expectedActiveExperts, kvBytesPerStep, weightBytesPerStep } from './stepFloor.js';
+import { H200_BANDWIDTH, expectedActiveExperts, kvBytesPerStep, stateBytesPerStep, weightBytesPerStep } from './stepFloor.js';
 import { agentEnv } from '../util/env.js';
 import { promptTokens, stateSlotOf } from './profile/rig.js';
 import { formatPrefixHit, prefixHitRefusal, timePrefixHit, type PrefixHitRow } from './decodePrefixHit.js';
@@ -250,7 +250,8 @@ export function registerDecodeBench(program: Command): void {
       const floors: DecodeFloor[] = w.batches.map((batch) => ({
         batch,
         weightBytes: weightBytesPerStep(spec, batch),
-        kvBytes: kvBytesPerStep(spec, batch, midContext, 2),
+        // The gdn layers' recurrent state counts with the cache: read and written each step.
+        kvBytes: kvBytesPerStep(spec, batch, midContext, 2) + stateBytesPerStep(spec, batch),
         activeExpertsPerLayer: expectedActiveExperts(config.numExperts, config.numExpertsPerTok, batch),
       }));
       const peer = o.peer === 'hf' ? runPeer(o, configJson) : null;

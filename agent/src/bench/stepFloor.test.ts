@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dummyLoadSpec, parseModelConfig } from '@afd/native/checkpoint';
 import { findPreset, presetConfigJson } from '../model/presets.js';
-import { kvBytesPerStep, weightBytesPerStep } from './stepFloor.js';
+import { kvBytesPerStep, stateBytesPerStep, weightBytesPerStep } from './stepFloor.js';
 
 function presetSpec(arch: string, name: string) {
   return dummyLoadSpec(parseModelConfig(`${arch}/${name}`, presetConfigJson(findPreset(arch, name))), 'colocated', { seed: 1 }).spec;
@@ -18,6 +18,15 @@ describe('decode step floor', () => {
     const spec = presetSpec('deepseek_v2', 'deepseek-v2-lite');
     // DeepSeek-V2-Lite: 27 layers x (512 + 64) x 2 bytes, no separate V.
     expect(kvBytesPerStep(spec, 3, 100, 2)).toBe(3 * 100 * 27 * 576 * 2);
+  });
+
+  it('counts KV of the full-attention layers only and the recurrent state of the gdn layers (Qwen3.5-35B-A3B)', () => {
+    const spec = presetSpec('qwen3_5_moe', 'qwen3.5-35b-a3b');
+    // 10 gated full-attention layers x (K + V) x 2 kv heads x 256 dims x 2 bytes per position.
+    expect(kvBytesPerStep(spec, 2, 10, 2)).toBe(2 * 10 * 10 * 2 * 2 * 256 * 2);
+    // 30 gdn layers: conv (2 x 16 x 128 + 32 x 128 channels x 3) + delta (32 x 128 x 128), f32, read and written.
+    expect(stateBytesPerStep(spec, 4)).toBe(2 * 4 * 30 * (8192 * 3 + 32 * 128 * 128) * 4);
+    expect(stateBytesPerStep(presetSpec('qwen3_moe', 'qwen3-30b-a3b'), 4)).toBe(0);
   });
 
   it('counts the shared experts and the dense layer fully, the routed experts by the expected active count', () => {

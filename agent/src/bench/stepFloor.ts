@@ -29,10 +29,27 @@ export function weightBytesPerStep(spec: ModelLoadSpec, batch: number): number {
 
 /**
  * KV bytes one decode step reads: every cached position of every sequence, K and V (an
- * MLA model's cache holds one latent row of kv_lora_rank + qk_rope_head_dim per position).
+ * MLA model's cache holds one latent row of kv_lora_rank + qk_rope_head_dim per position;
+ * gdn layers hold none).
  */
 export function kvBytesPerStep(spec: ModelLoadSpec, batch: number, context: number, kvElementBytes: number): number {
   const c = spec.config;
-  const perPosition = (kinds: LayerKinds): number => (kinds.attention === 'mla' && c.mla ? c.mla.kvLoraRank + c.mla.qkRopeHeadDim : 2 * c.numKvHeads * c.headDim);
+  const perPosition = (kinds: LayerKinds): number => {
+    if (kinds.attention === 'gdn') return 0; // no KV cache: a fixed-size state (stateBytesPerStep)
+    return kinds.attention === 'mla' && c.mla ? c.mla.kvLoraRank + c.mla.qkRopeHeadDim : 2 * c.numKvHeads * c.headDim;
+  };
   return batch * context * c.layers.reduce((sum, kinds) => sum + perPosition(kinds), 0) * kvElementBytes;
+}
+
+/**
+ * Recurrent-state bytes one decode step moves in the gdn layers: each sequence's f32 conv
+ * state [C, W - 1] and delta-rule state [Hv, Dk, Dv] read and written back (0 without gdn layers).
+ */
+export function stateBytesPerStep(spec: ModelLoadSpec, batch: number): number {
+  const g = spec.config.gdn;
+  if (!g) return 0;
+  const gdnLayers = spec.config.layers.filter((k) => k.attention === 'gdn').length;
+  const convChannels = 2 * g.numKeyHeads * g.keyHeadDim + g.numValueHeads * g.valueHeadDim;
+  const perLayer = convChannels * (g.convKernel - 1) + g.numValueHeads * g.keyHeadDim * g.valueHeadDim;
+  return 2 * batch * gdnLayers * perLayer * 4;
 }
