@@ -74,7 +74,7 @@ describe('inspectModelDir', () => {
     const dir = (await makeModel({ arch: 'qwen3_next', preset: 'tiny', outDir: join(root, 'next'), overrides: small })).dir;
     const r = modelInspectResultSchema.parse(await inspectModelDir(dir));
     expect(r).toMatchObject({ status: 'ready', reason: null, roles: ['colocated', 'attention', 'ffn'], weights: { present: true, files: 1 }, tokenizer: { present: true } });
-    expect(r.config).toMatchObject({ architecture: 'Qwen3NextForCausalLM', family: 'qwen3_next', numLayers: 4, numExperts: 8 });
+    expect(r.config).toMatchObject({ architecture: 'Qwen3NextForCausalLM', family: 'qwen3_next', numLayers: 4, numExperts: 8, linearAttentionLayers: 3 });
     expect(r.config!.roleBytes.attention + r.config!.roleBytes.ffn).toBe(r.config!.roleBytes.colocated);
     // A broken checkpoint of the family says what is broken first.
     const config = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')) as Record<string, unknown>;

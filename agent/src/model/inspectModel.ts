@@ -51,6 +51,7 @@ export function summarizeConfig(config: ModelConfigSpec, elementBytes: ElementBy
     maxPositionEmbeddings: config.maxPositionEmbeddings,
     parameters,
     roleBytes,
+    linearAttentionLayers: config.layers.filter((l) => l.attention === 'gdn').length,
   };
 }
 

@@ -36,6 +36,8 @@ export const modelConfigSummarySchema = z.object({
   maxPositionEmbeddings: z.int().positive(),
   /** Parameters of every tensor the engine loads. */
   parameters: z.int().nonnegative(),
+  /** Of numLayers, those of linear attention (Gated DeltaNet: Qwen3-Next, Qwen3.5); absent or 0 for attention-only models. */
+  linearAttentionLayers: z.int().nonnegative().optional(),
   /** Weight bytes each role keeps resident (the checkpoint's dtypes; bf16 when there are no weights). */
   roleBytes: z.object({ colocated: bytes, attention: bytes, ffn: bytes }),
 });

@@ -73,7 +73,8 @@ export function modelSummary(r: ModelInspectResult): string {
   const c = r.config;
   const parts: string[] = [];
   if (c) {
-    parts.push(c.architecture, countOf(c.numLayers, 'layer'), `${formatCount(c.parameters)} parameters`);
+    const linear = c.linearAttentionLayers ?? 0;
+    parts.push(c.architecture, countOf(c.numLayers, 'layer') + (linear > 0 ? ` (${linear} Gated DeltaNet)` : ''), `${formatCount(c.parameters)} parameters`);
     if (c.numExperts > 0) parts.push(`${c.numExperts} experts (${c.numExpertsPerTok} per token)`);
   }
   parts.push(r.weights.present ? `${formatBytes(r.weights.bytes)} safetensors (${countOf(r.weights.files, 'file')})` : 'no weights');
