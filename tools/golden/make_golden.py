@@ -130,12 +130,12 @@ def head_dim_of(c):
 
 
 def moe_layers(c):
+    if qwen3next.is_hybrid(c):
+        return qwen3next.moe_layers(c)
     n = c["num_hidden_layers"]
     arch = c["architectures"][0]
     if deepseek.is_deepseek(c):
         return deepseek.moe_layers(c)
-    if qwen3next.is_hybrid(c):
-        return qwen3next.moe_layers(c)
     if arch == "MixtralForCausalLM":
         return [True] * n
     if arch == "Qwen3MoeForCausalLM":
