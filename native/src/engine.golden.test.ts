@@ -2,7 +2,10 @@
  * Golden tests: the CPU engine against HuggingFace transformers (tools/golden/fixtures,
  * written by tools/golden/make_golden.py). For every fixture and case: greedy tokens
  * equal exactly, and logits at the recorded steps match by norm-wise relative error
- * below the fixture's tolerance (at most 1e-3). Also through the split roles.
+ * below the fixture's tolerance (at most 1e-3). Also through the split roles. Hybrid
+ * (Gated DeltaNet) fixtures run the same way: generateGreedy names state slot 0 on every
+ * step of a model with gdn layers (engine.info.numStateSlots > 0), a new case at position
+ * 0 starting it fresh.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { goldenSkipReason, loadGoldenFixtures, relativeError, repositoryModelsDir, type GoldenCase, type GoldenFixture } from './testing/golden.js';

@@ -32,6 +32,7 @@ import traceback
 from fnmatch import fnmatch
 
 import deepseek_golden as deepseek
+import qwen3next_golden as qwen3next
 
 MAX_NEW_TOKENS = 32
 LOGIT_STEPS = [0, 1, 15, 31]
@@ -80,7 +81,8 @@ def mixtral(**o):
 
 
 # name -> (description, config). Odd sizes everywhere; see the module docstring.
-# DeepSeek-V2 / V3 fixtures live in deepseek_golden.py and are appended below.
+# DeepSeek-V2 / V3 fixtures live in deepseek_golden.py, the Qwen3-Next / Qwen3.5-MoE hybrid
+# (Gated DeltaNet) ones in qwen3next_golden.py; both are appended below.
 FIXTURES = [
     ("qwen3_moe", "Qwen3-MoE: hidden 96, 4 q / 2 kv heads with explicit head_dim 32, 6 experts top-2 renormalised, layer 1 dense via mlp_only_layers",
      qwen3_moe(hidden_size=96, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
@@ -113,12 +115,13 @@ FIXTURES = [
     ("mixtral_10e", "Mixtral: 10 experts top-3 of 40, hidden 80, 8 q / 2 kv heads of 10",
      mixtral(hidden_size=80, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2, intermediate_size=40,
              num_local_experts=10, num_experts_per_tok=3)),
-] + deepseek.FIXTURES
+] + deepseek.FIXTURES + qwen3next.FIXTURES
 
 
 # ---------------------------------------------------------------- tensor table (Hub layout)
 
 def head_dim_of(c):
+    c = qwen3next.text_view(c)
     if deepseek.is_deepseek(c):
         return c["qk_rope_head_dim"]
     if c.get("head_dim"):
@@ -127,6 +130,8 @@ def head_dim_of(c):
 
 
 def moe_layers(c):
+    if qwen3next.is_hybrid(c):
+        return qwen3next.moe_layers(c)
     n = c["num_hidden_layers"]
     arch = c["architectures"][0]
     if deepseek.is_deepseek(c):
@@ -143,6 +148,8 @@ def tensor_table(c):
     """[(name, shape, kind)] in checkpoint order; kind picks the init."""
     if deepseek.is_deepseek(c):
         return deepseek.tensor_table(c)
+    if qwen3next.is_hybrid(c):
+        return qwen3next.tensor_table(c)
     arch = c["architectures"][0]
     h, v, hd = c["hidden_size"], c["vocab_size"], head_dim_of(c)
     q, kv = c["num_attention_heads"] * hd, c["num_key_value_heads"] * hd
@@ -181,18 +188,21 @@ def tensor_table(c):
 
 def check_spec(name, c):
     """The fixture table's own rules (odd sizes, size budget). Returns estimated bytes."""
+    full, c = c, qwen3next.text_view(c)
     h = c["hidden_size"]
     assert h & (h - 1) != 0, f"{name}: hidden_size {h} must not be a power of two"
     assert c["num_key_value_heads"] <= c["num_attention_heads"], f"{name}: kv heads > q heads"
     if deepseek.is_deepseek(c):
         deepseek.check_spec(name, c)
-    elif any(moe_layers(c)):
+    if qwen3next.is_hybrid(c):
+        qwen3next.check_spec(name, full)
+    if not deepseek.is_deepseek(c) and any(moe_layers(c)):
         experts = c.get("num_experts", c.get("num_local_experts", 0))
         assert experts % 8 != 0, f"{name}: expert count {experts} must not be a multiple of 8"
     if name == "qwen3_moe":
         assert not all(moe_layers(c)), f"{name}: needs a dense layer among the MoE layers"
     assert head_dim_of(c) % 2 == 0, f"{name}: head_dim must be even"
-    weight_bytes = deepseek.weight_bytes(tensor_table(c))
+    weight_bytes = deepseek.weight_bytes(tensor_table(full))
     logits_bytes = len(PROMPT_LENGTHS) * len(LOGIT_STEPS) * c["vocab_size"] * 13
     total = weight_bytes + logits_bytes + 4096
     assert total < MAX_FIXTURE_BYTES, f"{name}: estimated {total} bytes exceeds {MAX_FIXTURE_BYTES}"
@@ -212,10 +222,12 @@ def sig6(x):
 
 def init_weights(torch, c, seed):
     g = torch.Generator().manual_seed(seed)
-    h = c["hidden_size"]
+    h = qwen3next.text_view(c)["hidden_size"]
     out = {}
     for name, shape, kind in tensor_table(c):
         special = deepseek.init_tensor(torch, kind, shape, g)
+        if special is None:
+            special = qwen3next.init_tensor(torch, kind, shape, g)
         if special is not None:
             out[name] = special
             continue
@@ -232,12 +244,8 @@ def init_weights(torch, c, seed):
     return out
 
 
-def load_reference(torch, transformers, d, config=None):
-    cls = transformers.AutoModelForCausalLM
-    if config is not None and deepseek.is_deepseek(config):
-        # The native classes by name (DeepseekV2ForCausalLM / DeepseekV3ForCausalLM): a
-        # transformers without them fails here, never with someone's remote code.
-        cls = getattr(transformers, config["architectures"][0])
+def from_pretrained(torch, cls, d):
+    """cls.from_pretrained in float32 with eager attention: (model, loading info or None)."""
     model, info, last = None, None, None
     # transformers 5 calls it dtype=, 4.x torch_dtype=; loading info is optional (the
     # parameter-sum check in check_loaded catches a bad load either way).
@@ -256,6 +264,19 @@ def load_reference(torch, transformers, d, config=None):
             break
     if model is None:
         raise RuntimeError(f"from_pretrained failed: {last}")
+    return model, info
+
+
+def load_reference(torch, transformers, d, config=None):
+    if config is not None and qwen3next.is_hybrid(config):
+        # Native classes by name, tried in order (qwen3next_golden.reference_candidates).
+        return qwen3next.load_reference(torch, transformers, d, config, lambda cls, path: from_pretrained(torch, cls, path))
+    cls = transformers.AutoModelForCausalLM
+    if config is not None and deepseek.is_deepseek(config):
+        # The native classes by name (DeepseekV2ForCausalLM / DeepseekV3ForCausalLM): a
+        # transformers without them fails here, never with someone's remote code.
+        cls = getattr(transformers, config["architectures"][0])
+    model, info = from_pretrained(torch, cls, d)
     if next(model.parameters()).dtype != torch.float32:
         model = model.float()
     bad = {k: v for k, v in (info or {}).items() if v and k in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs")}
@@ -275,7 +296,10 @@ def check_loaded(torch, model, tensors):
     seen, s1, s2, n = set(), 0.0, 0.0, 0
     # Parameters, and the buffers that come from the checkpoint (DeepSeek-V3's
     # e_score_correction_bias); not rotary inv_freq, which is computed.
-    for t in list(model.parameters()) + deepseek.loaded_buffers(model):
+    # Parameters not from the checkpoint (Qwen3.5's randomly initialised vision tower) are skipped.
+    ignored = getattr(model, "_afd_ignored_prefixes", ())
+    params = [t for name, t in model.named_parameters() if not (ignored and name.startswith(ignored))]
+    for t in params + deepseek.loaded_buffers(model):
         if t.data_ptr() in seen or not t.is_floating_point():
             continue
         if t.dtype != torch.float32:
@@ -385,7 +409,8 @@ def cached_cross_check(torch, model, prompt, expected):
 def run_fixture(torch, transformers, safetensors_torch, name, desc, config, out_dir, base_seed, attempts, versions):
     fdir = os.path.join(out_dir, "fixtures", name)
     os.makedirs(fdir, exist_ok=True)
-    top_k = config.get("num_experts_per_tok", 0) if any(moe_layers(config)) else 0
+    text = qwen3next.text_view(config)  # the language model's fields (text_config of a composite config)
+    top_k = text.get("num_experts_per_tok", 0) if any(moe_layers(config)) else 0
     best = None
     for attempt in range(attempts):
         seed = base_seed + 1000 * attempt
@@ -398,7 +423,7 @@ def run_fixture(torch, transformers, safetensors_torch, name, desc, config, out_
         if not (chk["sum_ok"] and chk["sq_ok"]):
             raise RuntimeError(f"loaded weights differ from the file: {chk}")
         cases, gaps, rgaps, variety = [], [], [], []
-        for p in prompts(config["vocab_size"]):
+        for p in prompts(text["vocab_size"]):
             ids, logits_at, gap, rgap, pos_margins = greedy(torch, model, p, top_k, config)
             case = dict(promptIds=p, greedyIds=ids, minTop2Margin=sig6(gap),
                         logits=[dict(step=s, values=logits_at[s]) for s in LOGIT_STEPS],
@@ -416,21 +441,27 @@ def run_fixture(torch, transformers, safetensors_torch, name, desc, config, out_
         print(f"  {name} seed {seed}: min logit gap {min(gaps):.4g}, router gap {min(rgaps) if rgaps else 'n/a'}, "
               f"distinct greedy tokens per prompt {variety} -> {'ok' if ok_margin and ok_variety else 'retry'}", flush=True)
         if best is None or score > best[0]:
-            best = (score, seed, cases, {k: v for k, v in tensors.items()}, min(rgaps) if rgaps else None)
+            best = (score, seed, cases, {k: v for k, v in tensors.items()}, min(rgaps) if rgaps else None,
+                    getattr(model, "_afd_reference_class", None))
         if ok_margin and ok_variety:
             break
-    (ok_margin, ok_variety, _), seed, cases, tensors, rgap = best
+    (ok_margin, ok_variety, _), seed, cases, tensors, rgap, ref_class = best
     # Rewrite the chosen attempt's weights (the last attempt may not be the best).
     safetensors_torch.save_file(tensors, os.path.join(fdir, "model.safetensors"), metadata={"format": "pt"})
     try:
         with open(os.path.join(fdir, "config.hf.json"), "w") as f:
-            f.write(load_reference(torch, transformers, fdir, config).config.to_json_string())
+            if qwen3next.is_hybrid(config):  # the whole (maybe composite) config, not the text model's
+                f.write(qwen3next.hf_config_json(transformers, fdir))
+            else:
+                f.write(load_reference(torch, transformers, fdir, config).config.to_json_string())
     except Exception as e:  # noqa: BLE001 - informational only
         print(f"  {name}: could not write config.hf.json: {e}")
     golden = dict(format=1, name=name, architecture=config["architectures"][0], description=desc,
                   relTolerance=REL_TOLERANCE, maxNewTokens=MAX_NEW_TOKENS, weightsDtype="bf16", computeDtype="float32",
                   seed=seed, marginOk=ok_margin, varietyOk=ok_variety, routerMinMargin=rgap,
                   versions=versions, cases=cases)
+    if ref_class:
+        golden["referenceClass"] = ref_class
     with open(os.path.join(fdir, "golden.json"), "w") as f:
         json.dump(golden, f, separators=(",", ":"), allow_nan=False)
     size = sum(os.path.getsize(os.path.join(fdir, x)) for x in os.listdir(fdir))
@@ -475,6 +506,9 @@ def main(argv=None):
         print("dry run: configs written, no weights or goldens")
         return 0
 
+    if any(qwen3next.is_hybrid(c) for _, _, c in selected):
+        # transformers' Gated DeltaNet picks fla / causal_conv1d over its torch code when importable.
+        qwen3next.block_optional_kernels(sys.modules)
     import torch
     import transformers
     import safetensors.torch as safetensors_torch

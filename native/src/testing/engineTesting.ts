@@ -2,7 +2,7 @@
  * Test helpers for the engine: tiny model directories for every architecture (odd sizes,
  * GQA), a greedy generation loop over the step API, and block tables with scattered ids.
  */
-import { buildStepPlan, type PlanSeq, type StepResult } from '@afd/shared';
+import { buildStepPlan, type PlanSeq, type StepPlan, type StepResult } from '@afd/shared';
 import { buildLoadSpec } from '../checkpoint/loadSpec.js';
 import { tempDir, tinyQwen3MoeConfig, writeTestModel } from './checkpointTesting.js';
 import type { Engine } from '../engine.js';
@@ -179,15 +179,27 @@ export function scatteredBlocks(count: number, salt: number, numBlocks: number):
 }
 
 /**
+ * The step plan of one sequence, with its recurrent-state slot when the model has gdn
+ * layers (engine.info.numStateSlots > 0: every step names one; a step at position 0
+ * starts the slot fresh); models without gdn layers get no stateSlots.
+ */
+export function singleSeqPlan(engine: Engine, seq: PlanSeq, stateSlot = 0): StepPlan {
+  const plan = buildStepPlan([seq], { returnLogits: true });
+  if (engine.info.numStateSlots > 0) plan.stateSlots = Int32Array.of(stateSlot);
+  return plan;
+}
+
+/**
  * Greedy generation through the step API: prefill in chunks of `chunk`, then decode.
  * `start`: the prompt's first `start` tokens are already in the KV cache (in the first
  * blocks of `blocks`, written by another sequence: a reused prefix), so prefill begins there.
+ * `stateSlot`: the recurrent-state slot of a gdn model (default 0; ignored without gdn layers).
  */
 export async function generateGreedy(
   engine: Engine,
   prompt: readonly number[],
   maxNewTokens: number,
-  opts: { chunk?: number; blocks: readonly number[]; start?: number },
+  opts: { chunk?: number; blocks: readonly number[]; start?: number; stateSlot?: number },
 ): Promise<{ tokens: number[]; logits: Float32Array[] }> {
   const chunk = opts.chunk ?? prompt.length;
   const tokens: number[] = [];
@@ -197,7 +209,7 @@ export async function generateGreedy(
   while (cached < prompt.length) {
     const ids = prompt.slice(cached, cached + chunk);
     const seq: PlanSeq = { tokenIds: ids, numCached: cached, blockTable: opts.blocks, sample: cached + ids.length === prompt.length };
-    last = await engine.step(buildStepPlan([seq], { returnLogits: true }));
+    last = await engine.step(singleSeqPlan(engine, seq, opts.stateSlot));
     cached += ids.length;
   }
   for (let i = 0; i < maxNewTokens; i++) {
@@ -205,7 +217,7 @@ export async function generateGreedy(
     tokens.push(tok);
     logits.push(last!.logits!);
     if (i + 1 === maxNewTokens) break;
-    last = await engine.step(buildStepPlan([{ tokenIds: [tok], numCached: cached, blockTable: opts.blocks }], { returnLogits: true }));
+    last = await engine.step(singleSeqPlan(engine, { tokenIds: [tok], numCached: cached, blockTable: opts.blocks }, opts.stateSlot));
     cached += 1;
   }
   return { tokens, logits };
@@ -214,20 +226,21 @@ export async function generateGreedy(
 /**
  * Teacher forcing: prefill `prompt`, then feed `forced` one token per step; logits[s] is
  * the distribution that chose forced[s] in the reference (the step after forced[s - 1]).
+ * A gdn model's steps name recurrent-state slot `stateSlot` (default 0).
  */
 export async function forcedLogits(
   engine: Engine,
   prompt: readonly number[],
   forced: readonly number[],
-  opts: { blocks: readonly number[] },
+  opts: { blocks: readonly number[]; stateSlot?: number },
 ): Promise<Float32Array[]> {
   const logits: Float32Array[] = [];
-  let last = await engine.step(buildStepPlan([{ tokenIds: prompt, numCached: 0, blockTable: opts.blocks }], { returnLogits: true }));
+  let last = await engine.step(singleSeqPlan(engine, { tokenIds: prompt, numCached: 0, blockTable: opts.blocks }, opts.stateSlot));
   let cached = prompt.length;
   for (let s = 0; s < forced.length; s++) {
     logits.push(last.logits!);
     if (s + 1 === forced.length) break;
-    last = await engine.step(buildStepPlan([{ tokenIds: [forced[s]!], numCached: cached, blockTable: opts.blocks }], { returnLogits: true }));
+    last = await engine.step(singleSeqPlan(engine, { tokenIds: [forced[s]!], numCached: cached, blockTable: opts.blocks }, opts.stateSlot));
     cached += 1;
   }
   return logits;

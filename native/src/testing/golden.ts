@@ -3,7 +3,9 @@
  * per fixture folder a small bf16 checkpoint (config.json + model.safetensors) and
  * golden.json with prompts, greedy continuations and last-position logits. Engine tests
  * iterate loadGoldenFixtures() and compare tokens exactly and logits by norm-wise
- * relative error.
+ * relative error. They drive the engine through engineTesting's generateGreedy /
+ * forcedLogits, which give a model with gdn layers (Qwen3-Next, Qwen3.5-MoE hybrids) its
+ * recurrent-state slot on every step (StepPlan.stateSlots) and other models none.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -49,6 +51,11 @@ export const goldenFileSchema = z.object({
   /** Storage dtype of the checkpoint; the reference computed in float32 on these rounded weights. */
   weightsDtype: z.string(),
   computeDtype: z.string(),
+  /**
+   * The transformers class that computed the reference when it is not the architecture's own
+   * (hybrid fixtures: Qwen3_5MoeForConditionalGeneration, or its text-only Qwen3_5MoeForCausalLM).
+   */
+  referenceClass: z.string().optional(),
   /** Versions of the reference stack (informational). */
   versions: z.record(z.string(), z.string()).default({}),
   cases: z.array(goldenCaseSchema).min(1),
