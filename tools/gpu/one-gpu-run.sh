@@ -8,7 +8,8 @@
 #           the HF transformers peer in the same call               -> decode.json / .log
 #   deepseek  afd-bench decode --arch deepseek_v2 --preset deepseek-v2-lite (MLA, grouped
 #           routing, shared experts), with its HF peer             -> decode-deepseek.json / .log
-#   serve   afd-agent launch --topology colocated --load-format dummy ($AFD_MODEL_PRESET) and
+#   serve   afd-agent launch --topology colocated --load-format dummy ($AFD_MODEL_PRESET; more
+#           launch flags in $AFD_LAUNCH_ARGS, e.g. --max-num-seqs 16) and
 #           afd-bench serve at concurrency $AFD_SERVE_CONCURRENCY (1,8,64), 1024 in / 256
 #           out, --ignore-eos; greedy texts of 8 prompts             -> serve-c*.json, texts-colocated.json
 #   afd     1A1F with both roles on GPU 0 over connector peer and tcp (role processes),
@@ -95,7 +96,7 @@ if [[ $PHASES == *deepseek* ]]; then
   say "deepseek decode: exit $?"; grep -vE "^\s*$|^\[hf-peer\]" "$OUT/decode-deepseek.log" | tail -14 | tee -a "$SUMMARY"
 fi
 if [[ $PHASES == *serve* ]]; then
-  $AGENT launch --topology colocated --backend cuda --load-format dummy --seed 1 --model $MODEL --api-port 18000 \
+  $AGENT launch --topology colocated --backend cuda --load-format dummy --seed 1 --model $MODEL --api-port 18000 ${AFD_LAUNCH_ARGS:-} \
     > "$OUT/launch-colocated.log" 2>&1 &
   LP=$!
   API=$(wait_launch "$OUT/launch-colocated.log" $LP)
