@@ -2,8 +2,9 @@
  * Expert parallelism in one process over real loopback TCP: each FFN rank loads only its
  * routed experts (e -> floor(e * F / E)), the FFN ranks exchange token-expert pairs over
  * their mesh, and every sampled token and logit row equals the colocated engine's, for
- * 2A2F, 4A2F and 4A4F x DBO on/off x gate on either side (Qwen3-MoE), and for Mixtral and
- * DeepSeek-V2/V3 (grouped routing, shared experts on every FFN rank).
+ * 2A2F, 4A2F and 4A4F x DBO on/off x gate on either side (Qwen3-MoE), and for Mixtral,
+ * DeepSeek-V2/V3 (grouped routing, shared experts on every FFN rank) and Qwen3-Next (Gated
+ * DeltaNet state slots on the attention ranks, a gated shared expert on every FFN rank).
  * Role processes and faults: agent/src/afd/expertParallel.int.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +29,7 @@ interface Model {
 const models = new Map<string, Model>();
 
 beforeAll(async () => {
-  for (const arch of ['qwen3_moe', 'mixtral', 'deepseek_v2', 'deepseek_v3']) {
+  for (const arch of ['qwen3_moe', 'mixtral', 'deepseek_v2', 'deepseek_v3', 'qwen3_next']) {
     const dir = await writeTinyModel(arch, 23);
     const spec = await roleSpec(dir, 'colocated');
     const colocated = await Engine.load(spec, engineOpts);
@@ -65,7 +66,14 @@ const deepseek = [
   { arch: 'deepseek_v3', topology: '4A4F', dbo: true, gate: true },
 ];
 
-describe.each([...qwen, ...mixtral, ...deepseek])('$arch $topology, DBO $dbo, gate on attention $gate, expert parallel', ({ arch, topology, dbo, gate }) => {
+// Qwen3-Next: Gated DeltaNet layers (state slots) on the attention ranks, a dense layer,
+// MoE with a gated shared expert on every FFN rank.
+const hybrid = [
+  { arch: 'qwen3_next', topology: '2A2F', dbo: true, gate: false },
+  { arch: 'qwen3_next', topology: '2A2F', dbo: false, gate: true },
+];
+
+describe.each([...qwen, ...mixtral, ...deepseek, ...hybrid])('$arch $topology, DBO $dbo, gate on attention $gate, expert parallel', ({ arch, topology, dbo, gate }) => {
   it('tokens and logits equal the colocated engine; every FFN rank joins every exchange', { timeout: 90_000 }, async () => {
     const m = models.get(arch)!;
     const t = resolveTopology(topology);

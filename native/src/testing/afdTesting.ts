@@ -28,7 +28,10 @@ export async function runSteps(engine: Engine, seqs: number[][], blocks: number[
   let next = seqs.map((s) => s);
   for (let step = 0; step <= decodes; step++) {
     const plan: PlanSeq[] = next.map((ids, i) => ({ tokenIds: ids, numCached: cached[i]!, blockTable: blocks[i]! }));
-    const r = await engine.step(buildStepPlan(plan, { stageSplit: Math.min(stageSplit, seqs.length), returnLogits: true }));
+    const stepPlan = buildStepPlan(plan, { stageSplit: Math.min(stageSplit, seqs.length), returnLogits: true });
+    // A model with gdn layers keeps each sequence's recurrent state in a slot: sequence i's is slot i.
+    if (engine.info.numStateSlots > 0) stepPlan.stateSlots = Int32Array.from(seqs, (_, i) => i);
+    const r = await engine.step(stepPlan);
     out.push(r);
     next.forEach((ids, i) => (cached[i]! += ids.length));
     next = next.map((_, i) => [r.tokenIds[i]!]);
