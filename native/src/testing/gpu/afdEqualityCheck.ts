@@ -16,7 +16,7 @@ import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../checkpointTestin
 import { AttentionLink } from '../../AttentionLink.js';
 import { Engine } from '../../engine.js';
 import { FfnServer } from '../../FfnServer.js';
-import { roleSpec, scatteredBlocks, tinyConfigs } from '../engineTesting.js';
+import { roleSpec, scatteredBlocks, tinyConfigs, tinyConfigsNotYetOnEngine } from '../engineTesting.js';
 import type { GpuCheck } from './gpuCheck.js';
 
 const KV_BLOCK = 4;
@@ -31,7 +31,9 @@ async function run(engine: Engine, stageSplit: number): Promise<StepResult[]> {
   const out: StepResult[] = [];
   for (let step = 0; step <= DECODES; step++) {
     const plan: PlanSeq[] = next.map((ids, i) => ({ tokenIds: ids, numCached: cached[i]!, blockTable: blocks[i]! }));
-    const r = await engine.step(buildStepPlan(plan, { stageSplit, returnLogits: true }));
+    const stepPlan = buildStepPlan(plan, { stageSplit, returnLogits: true });
+    if (engine.info.numStateSlots > 0) stepPlan.stateSlots = Int32Array.from(prompts, (_, i) => i); // gdn layers: slot i
+    const r = await engine.step(stepPlan);
     out.push(r);
     next.forEach((ids, i) => (cached[i]! += ids.length));
     next = next.map((_, i) => [r.tokenIds[i]!]);
@@ -103,5 +105,6 @@ export async function afdEqualityChecks(): Promise<GpuCheck[]> {
     await modelCase('tiny deepseek_v2 (MLA, q_lora null, dense layer 0, 2 shared experts)', tinyConfigs['deepseek_v2']!),
     await modelCase('tiny deepseek_v3 (MLA with q_lora, yarn, noaux_tc over 3 groups + score bias)', tinyConfigs['deepseek_v3']!),
     await modelCase('tiny deepseek_v3 with the gate on attention (dense routing weights on the wire)', tinyConfigs['deepseek_v3']!, true),
+    await modelCase('tiny qwen3_next (Gated DeltaNet state slots, gated attention, dense layer 2, gated shared expert)', tinyConfigsNotYetOnEngine['qwen3_next']!),
   ];
 }
