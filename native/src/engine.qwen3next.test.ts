@@ -15,13 +15,13 @@ import { relErr } from './testing/engineReference.js';
 import { testEngines } from './testing/testEngines.js';
 import { expectFfnForwardEqual } from './testing/ffnForwardCheck.js';
 import { qwen3NextReferenceLogits } from './testing/engineReferenceQwen3Next.js';
-import { generateGreedy, roleSpec, scatteredBlocks, tinyConfigsNotYetOnEngine } from './testing/engineTesting.js';
+import { generateGreedy, roleSpec, scatteredBlocks, tinyHybridConfigs } from './testing/engineTesting.js';
 
 const opts = { threads: 2, kvBlockSize: 4, numKvBlocks: 31 };
 const { load, dirs } = testEngines();
 
-const next = tinyConfigsNotYetOnEngine['qwen3_next']!;
-const q35 = tinyConfigsNotYetOnEngine['qwen3_5_moe']!;
+const next = tinyHybridConfigs['qwen3_next']!;
+const q35 = tinyHybridConfigs['qwen3_5_moe']!;
 const q35Text = q35['text_config'] as Record<string, unknown>;
 /** The tiny hybrid configs with every layer full attention (Qwen3-Next keeps its dense layer 2). */
 const fullAttention: Record<string, { config: Record<string, unknown>; asPublished: boolean }> = {

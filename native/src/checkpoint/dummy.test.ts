@@ -6,7 +6,7 @@ import { parseModelConfig } from './config.js';
 import { DUMMY_NORM_SPREAD, dummyInit, dummyLoadSpec } from './dummy.js';
 import { roleLoadSpec } from './loadSpec.js';
 import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../testing/checkpointTesting.js';
-import { tinyConfigsNotYetOnEngine } from '../testing/engineTesting.js';
+import { tinyHybridConfigs } from '../testing/engineTesting.js';
 
 const config = parseModelConfig('tiny/config.json', tinyQwen3MoeConfig({ initializer_range: 0.03 }));
 const dirs: string[] = [];
@@ -97,7 +97,7 @@ describe('roleLoadSpec: the load formats', () => {
 
 describe('dummy weights of the hybrid families', () => {
   it('draws (1 + weight) norms around 0, the GDN gated norm and dt_bias around 1, the conv as torch does', () => {
-    const next = parseModelConfig('next/config.json', tinyConfigsNotYetOnEngine['qwen3_next']!);
+    const next = parseModelConfig('next/config.json', tinyHybridConfigs['qwen3_next']!);
     const { spec } = dummyLoadSpec(next, 'colocated', { seed: 3 });
     const init = (name: string) => spec.tensors.find((t) => t.name === name)!.dummy;
     expect(init('model.norm.weight')).toEqual({ scale: DUMMY_NORM_SPREAD, offset: 0 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { LayerSlot, ModelConfigSpec } from '../modelSpec.js';
 import { slotsNotYetOnEngine } from '../engineKinds.js';
-import { tinyConfigs, tinyConfigsNotYetOnEngine } from '../testing/engineTesting.js';
+import { tinyConfigs, tinyHybridConfigs } from '../testing/engineTesting.js';
 import { parseModelConfig } from './config.js';
 import { familyRowOf, supportedArchitectures } from './families.js';
 import { modelTensors } from './tensorTables.js';
@@ -10,7 +10,7 @@ import { modelTensors } from './tensorTables.js';
 const parseAll = (jsons: Record<string, Record<string, unknown>>): Record<string, ModelConfigSpec> =>
   Object.fromEntries(Object.entries(jsons).map(([arch, json]) => [arch, parseModelConfig(`${arch}/config.json`, json)]));
 const configs = parseAll(tinyConfigs);
-const hybrid = parseAll(tinyConfigsNotYetOnEngine);
+const hybrid = parseAll(tinyHybridConfigs);
 
 /** The slots modelTensors binds in layer `l` (routed experts once, without their index). */
 const layerSlots = (c: ModelConfigSpec, l: number): Set<string> => new Set(modelTensors(c).filter((t) => t.layer === l).map((t) => t.slot));

@@ -2,7 +2,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../testing/checkpointTesting.js';
-import { tinyConfigsNotYetOnEngine } from '../testing/engineTesting.js';
+import { tinyHybridConfigs } from '../testing/engineTesting.js';
 import { parseModelConfig } from './config.js';
 import { familyRowOf } from './families.js';
 import { storedTensorPlans } from './fusedExperts.js';
@@ -12,7 +12,7 @@ import { singleFileName } from './shards.js';
 import { modelTensors } from './tensorTables.js';
 import { writeSafetensors, type TensorPlan } from './writer.js';
 
-const json = tinyConfigsNotYetOnEngine['qwen3_5_moe']!;
+const json = tinyHybridConfigs['qwen3_5_moe']!;
 const config = parseModelConfig('config.json', json);
 // The tiny Qwen3.5-MoE: 6 experts of 5 (moe_intermediate_size), hidden 20.
 const E = 6;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tinyConfigsNotYetOnEngine } from '../testing/engineTesting.js';
+import { tinyHybridConfigs } from '../testing/engineTesting.js';
 import { parseModelConfig } from './config.js';
 import { modelTensors, roleTensors } from './tensorTables.js';
 
@@ -88,7 +88,7 @@ describe('Qwen3-Next configs', () => {
   });
 
   it('names and shapes every Qwen3-Next tensor: grouped in_proj_qkvz / ba, conv1d [C, 1, K], q_proj with the gate, one shared expert and its gate', () => {
-    const c = parse(tinyConfigsNotYetOnEngine['qwen3_next']!);
+    const c = parse(tinyHybridConfigs['qwen3_next']!);
     const t = new Map(modelTensors(c).map((x) => [x.name, x]));
     // Hk 2 x Dk 6 = 12 key dims, Hv 4 x Dv 5 = 20 value dims, hidden 24.
     expect(t.get('model.layers.0.linear_attn.in_proj_qkvz.weight')).toMatchObject({ slot: 'attn.in_proj_qkvz', shape: [2 * 12 + 2 * 20, 24], owner: 'attention' });
@@ -122,7 +122,7 @@ describe('Qwen3-Next configs', () => {
 
 describe('Qwen3.5-MoE configs', () => {
   it('reads the text_config of the vision-language checkpoint and ignores the vision tower', () => {
-    const c = parse(tinyConfigsNotYetOnEngine['qwen3_5_moe']!);
+    const c = parse(tinyHybridConfigs['qwen3_5_moe']!);
     expect(c).toMatchObject({
       arch: 'qwen3_5_moe',
       hfArchitecture: 'Qwen3_5MoeForConditionalGeneration',
@@ -164,7 +164,7 @@ describe('Qwen3.5-MoE configs', () => {
   });
 
   it('names the tensors under model.language_model. in the split layout (in_proj_qkv / z / b / a); the text-only class under model.', () => {
-    const c = parse(tinyConfigsNotYetOnEngine['qwen3_5_moe']!);
+    const c = parse(tinyHybridConfigs['qwen3_5_moe']!);
     const t = new Map(modelTensors(c).map((x) => [x.name, x]));
     // Hk 1 x Dk 4 = 4 key dims, Hv 3 x Dv 6 = 18 value dims, hidden 20.
     expect(t.get('model.language_model.layers.0.linear_attn.in_proj_qkv.weight')?.shape).toEqual([2 * 4 + 18, 20]);

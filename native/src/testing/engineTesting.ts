@@ -97,11 +97,11 @@ export const tinyConfigs: Record<string, Record<string, unknown>> = {
 };
 
 /**
- * config.json objects of tiny models of the families the checkpoint layer reads but the
- * engine does not build yet (engineKinds.ts): kept apart from tinyConfigs, which the
- * engine suites load.
+ * config.json objects of tiny hybrid Gated DeltaNet models (Qwen3-Next, Qwen3.5-MoE): kept
+ * apart from tinyConfigs, whose suites drive engines without state slots; the tests that
+ * load these give each sequence a slot (StepPlan.stateSlots).
  */
-export const tinyConfigsNotYetOnEngine: Record<string, Record<string, unknown>> = {
+export const tinyHybridConfigs: Record<string, Record<string, unknown>> = {
   // Qwen3-Next layout: layer_types from full_attention_interval 2 (linear, full, linear, full),
   // layer 2 a dense MLP (mlp_only_layers), partial RoPE 1/2, Hk 2 / Hv 4 linear heads.
   qwen3_next: {
@@ -161,7 +161,7 @@ export const tinyConfigsNotYetOnEngine: Record<string, Record<string, unknown>> 
 /** Writes the tiny model of `arch` into a fresh temp dir and returns the dir. */
 export async function writeTinyModel(arch: string, seed = 1): Promise<string> {
   const dir = await tempDir(`afd-engine-${arch}-`);
-  await writeTestModel(dir, tinyConfigs[arch] ?? tinyConfigsNotYetOnEngine[arch]!, { seed });
+  await writeTestModel(dir, tinyConfigs[arch] ?? tinyHybridConfigs[arch]!, { seed });
   return dir;
 }
 
