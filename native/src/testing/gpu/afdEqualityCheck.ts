@@ -16,7 +16,8 @@ import { tempDir, tinyQwen3MoeConfig, writeTestModel } from '../checkpointTestin
 import { AttentionLink } from '../../AttentionLink.js';
 import { Engine } from '../../engine.js';
 import { FfnServer } from '../../FfnServer.js';
-import { roleSpec, scatteredBlocks, tinyConfigs, tinyHybridConfigs } from '../engineTesting.js';
+import { roleSpec, scatteredBlocks, tinyConfigs } from '../engineTesting.js';
+import { gdnConfigs } from '../gdnTesting.js';
 import type { GpuCheck } from './gpuCheck.js';
 
 const KV_BLOCK = 4;
@@ -105,6 +106,6 @@ export async function afdEqualityChecks(): Promise<GpuCheck[]> {
     await modelCase('tiny deepseek_v2 (MLA, q_lora null, dense layer 0, 2 shared experts)', tinyConfigs['deepseek_v2']!),
     await modelCase('tiny deepseek_v3 (MLA with q_lora, yarn, noaux_tc over 3 groups + score bias)', tinyConfigs['deepseek_v3']!),
     await modelCase('tiny deepseek_v3 with the gate on attention (dense routing weights on the wire)', tinyConfigs['deepseek_v3']!, true),
-    await modelCase('tiny qwen3_next (Gated DeltaNet state slots, gated attention, dense layer 2, gated shared expert)', tinyHybridConfigs['qwen3_next']!),
+    await modelCase('tiny qwen3_next (Gated DeltaNet state slots, gated attention, gated shared expert)', gdnConfigs['qwen3_next']!.config),
   ];
 }

@@ -1,10 +1,13 @@
 /**
  * GPU suite group `gdn`: the Gated DeltaNet models (Qwen3-Next grouped projections,
  * Qwen3.5-MoE split ones) on the CUDA engine (bf16 activations, f32 recurrent state):
- *   - against the CPU engine: two sequences of different lengths, chunked prefill, 33
- *     greedy decode steps in lockstep with their own state slots: tokens equal up to the
- *     first near-tie of the CPU logits (top-2 margin printed), logits within the bf16
- *     tolerance up to there;
+ *   - against the CPU engine: two sequences of different lengths, chunked prefill, greedy
+ *     decode steps in lockstep with their own state slots: tokens equal up to the first
+ *     near-tie of the CPU logits (top-2 margin printed), logits within the bf16 tolerance up
+ *     to there. 33 steps on Qwen3-Next with dense FFNs (mlp_only_layers: every layer), where
+ *     nothing but the attention half can move a logit; 8 on the MoE models, whose tiny
+ *     random routers meet bf16 near-ties within a few dozen steps (a flipped expert choice
+ *     changes that position's hidden state, and the recurrent state carries it on);
  *   - CUDA graphs: three sequences (a pad row in the bucket of 4, the pad state slot)
  *     decoded with graphs decode-only vs eager: tokens equal, logits within
  *     graphLogitTolerance, and the graphs were captured and replayed;
@@ -15,6 +18,7 @@ import { relativeError } from '../golden.js';
 import type { NativeEngineOptions } from '../../addon.js';
 import { Engine } from '../../engine.js';
 import { roleSpec, scatteredBlocks } from '../engineTesting.js';
+import { tempDir, writeTestModel } from '../checkpointTesting.js';
 import { gdnConfigs, generate, top2, writeGdnModel } from '../gdnTesting.js';
 import { graphLogitTolerance } from './engineGraphCheck.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
@@ -50,8 +54,28 @@ function compare(a: Run, b: Run, tol: number): { passed: boolean; detail: string
   return { passed, detail: `${notes.length === 0 ? 'tokens equal' : notes.join('; ')}; worst logits relError ${worst.toExponential(2)} (bound ${tol})` };
 }
 
+/** Qwen3-Next with a dense MLP in every layer: the gdn and gated attention layers alone against the CPU. */
+async function denseCheck(): Promise<GpuCheck> {
+  const dir = await tempDir('afd-qwen3_next-dense-gdn-');
+  const engines: Engine[] = [];
+  try {
+    await writeTestModel(dir, { ...gdnConfigs['qwen3_next']!.config, mlp_only_layers: [0, 1, 2, 3] }, { seed: 11 });
+    const spec = await roleSpec(dir, 'colocated');
+    const cpu = await Engine.load(spec, { ...base, backend: 'cpu', threads: 4 });
+    engines.push(cpu);
+    const cuda = await Engine.load(spec, { ...base, backend: 'cuda' });
+    engines.push(cuda);
+    const want = await generate(cpu, seqsOf(2), 34, { chunk: 4 });
+    const got = await generate(cuda, seqsOf(2), 34, { chunk: 4 });
+    return { suite: 'engine', name: 'qwen3_next with dense FFNs (gdn + gated attention only): CUDA engine vs CPU engine, 2 sequences, prefill in chunks of 4, 33 decode steps', ...compare(want, got, cudaLogitTolerance) };
+  } finally {
+    for (const e of engines) e.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 export async function gdnChecks(): Promise<GpuCheck[]> {
-  const checks: GpuCheck[] = [];
+  const checks: GpuCheck[] = [await denseCheck()];
   for (const arch of Object.keys(gdnConfigs)) {
     const dir = await writeGdnModel(arch, 11);
     const engines: Engine[] = [];
@@ -63,9 +87,9 @@ export async function gdnChecks(): Promise<GpuCheck[]> {
     try {
       const cpu = await load({ backend: 'cpu', threads: 4 });
       const cuda = await load({ backend: 'cuda' });
-      const want = await generate(cpu, seqsOf(2), 34, { chunk: 4 });
-      const got = await generate(cuda, seqsOf(2), 34, { chunk: 4 });
-      checks.push({ suite: 'engine', name: `${arch} (gdn): CUDA engine vs CPU engine, 2 sequences, prefill in chunks of 4, 33 decode steps`, ...compare(want, got, cudaLogitTolerance) });
+      const want = await generate(cpu, seqsOf(2), 9, { chunk: 4 });
+      const got = await generate(cuda, seqsOf(2), 9, { chunk: 4 });
+      checks.push({ suite: 'engine', name: `${arch} (gdn): CUDA engine vs CPU engine, 2 sequences, prefill in chunks of 4, 8 decode steps`, ...compare(want, got, cudaLogitTolerance) });
 
       const graphed = await load({ backend: 'cuda', graphPolicy: 'decode-only' });
       const eager = await generate(cuda, seqsOf(3), 12);
