@@ -54,14 +54,14 @@ describe.runIf(hasPython)('make_golden.py fixture table (dry run) against the ch
     expect(tensors.map(key).sort()).toEqual(expected.map((t) => key(t as [string, number[]])).sort());
   });
 
-  it('qwen3_next_hybrid: linear x3 + full, layer 1 dense, grouped gdn projections, partial RoPE, tied', async () => {
+  it('qwen3_next_hybrid: linear x3 + full, layers 1 and 2 dense, grouped gdn projections, partial RoPE, tied', async () => {
     const { config: c } = await readFixture('qwen3_next_hybrid');
     expect(c.hfArchitecture).toBe('Qwen3NextForCausalLM');
     expect(c.layers.map((l) => l.attention)).toEqual(['gdn', 'gdn', 'gdn', 'gqa_gated']);
-    expect(c.layers.map((l) => l.ffn)).toEqual(['moe+gated_shared', 'dense', 'moe+gated_shared', 'moe+gated_shared']);
+    expect(c.layers.map((l) => l.ffn)).toEqual(['moe+gated_shared', 'dense', 'dense', 'moe+gated_shared']);
     expect(c.gdn).toEqual({ numKeyHeads: 2, numValueHeads: 4, keyHeadDim: 16, valueHeadDim: 12, convKernel: 4, projLayout: 'grouped' });
     expect([c.hiddenSize, c.numHeads, c.numKvHeads, c.headDim, c.rotaryDim, c.intermediateSize]).toEqual([56, 4, 2, 16, 4, 72]);
-    expect([c.numExperts, c.numExpertsPerTok, c.moeIntermediateSize, c.normTopkProb, c.gatedSharedExpert]).toEqual([10, 2, 20, true, { intermediateSize: 36 }]);
+    expect([c.numExperts, c.numExpertsPerTok, c.moeIntermediateSize, c.normTopkProb, c.gatedSharedExpert]).toEqual([5, 2, 20, true, { intermediateSize: 36 }]);
     expect([c.normUnitOffset, c.tieWordEmbeddings, c.qkNorm]).toEqual([true, true, true]);
   });
 
@@ -72,7 +72,7 @@ describe.runIf(hasPython)('make_golden.py fixture table (dry run) against the ch
     expect(c.layers.every((l) => l.ffn === 'moe+gated_shared')).toBe(true);
     expect(c.gdn).toEqual({ numKeyHeads: 2, numValueHeads: 6, keyHeadDim: 12, valueHeadDim: 20, convKernel: 4, projLayout: 'split' });
     expect([c.hiddenSize, c.numHeads, c.numKvHeads, c.headDim, c.rotaryDim, c.ropeTheta]).toEqual([48, 3, 1, 20, 10, 10000]);
-    expect([c.numExperts, c.numExpertsPerTok, c.moeIntermediateSize, c.normTopkProb, c.gatedSharedExpert]).toEqual([6, 2, 24, true, { intermediateSize: 28 }]);
+    expect([c.numExperts, c.numExpertsPerTok, c.moeIntermediateSize, c.normTopkProb, c.gatedSharedExpert]).toEqual([3, 2, 24, true, { intermediateSize: 28 }]);
     expect([c.normUnitOffset, c.tieWordEmbeddings, c.visionTowerIgnored]).toEqual([true, false, true]);
   });
 });
