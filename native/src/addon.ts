@@ -91,9 +91,9 @@ export interface NativeEngineOptions {
   /** Blocks per multiprocessor the attention split count aims for, 1..16 (default 1). */
   attentionBlocksPerSm?: number;
   /**
-   * Operand rounding of the tensor-core prefill attention: split (default: q and the
-   * probabilities as bf16 hi + lo, ~1e-5 of f32) or bf16 (rounded once, half the tensor
-   * work, ~1e-3 relative). AFD_ATTENTION_PRECISION replaces it.
+   * Operand rounding of the tensor-core prefill attention: bf16 (default: rounded once, as
+   * flash-attention does; half the tensor work, ~1e-3 relative) or split (q and the
+   * probabilities as bf16 hi + lo, ~1e-5 of f32). AFD_ATTENTION_PRECISION replaces it.
    */
   attentionPrecision?: 'split' | 'bf16';
   /** MoE expert GEMM: auto (default: cuBLAS grouped GEMM from expertGemmMinTokens tokens on eager steps), ours or cublas. */
