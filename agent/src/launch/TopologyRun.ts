@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { afdPortCount, ffnRankOf, type AgentEvent, type GpuSharingMode, type LaunchSpec, type RankState, type RestartPolicy, type TopologyState } from '@afd/shared';
+import { afdPortCount, ffnRankOf, prefillRanksOf, type AgentEvent, type GpuSharingMode, type LaunchSpec, type RankState, type RestartPolicy, type TopologyState } from '@afd/shared';
 import { freePortBlock, isPortFree } from '@afd/native/ports';
 import type { SelfCommand } from '../util/self.js';
 import type { RingLine } from './LogRing.js';
@@ -89,6 +89,8 @@ export class TopologyRun {
   private readonly lastProgress = new Map<RankRunner, { phase: string; atMs: number }>();
   private readonly sharing: LaunchGpuSharing;
   afdPort = 0;
+  /** Base port of the prefill ranks' KV transfer (0 without prefill ranks). */
+  pdPort = 0;
   /** Identity of this start (see rendezvousIdOf); set by start(). */
   rendezvousId = '';
 
@@ -125,9 +127,9 @@ export class TopologyRun {
     this.emitState();
   }
 
-  /** Placements of this agent, FFN ranks first (they listen for the rendezvous). */
+  /** Placements of this agent, FFN and prefill ranks first (they listen for the rendezvous and the KV transfer). */
   private localPlacements() {
-    const order = { ffn: 0, attention: 1, colocated: 2 } as const;
+    const order = { ffn: 0, prefill: 1, attention: 2, colocated: 3 } as const;
     return this.opts.spec.placements
       .filter((p) => p.agentId === this.opts.agentId)
       .sort((a, b) => order[a.role] - order[b.role] || a.rank - b.rank);
@@ -138,19 +140,31 @@ export class TopologyRun {
     const spec = this.opts.spec;
     if (spec.mode !== 'afd') return 0;
     // Expert parallelism: FFN rank f also listens on port + y + f (afdPortCount).
-    const ports = afdPortCount(spec.topology.ffn.ranks, spec.afd.enableExpertParallel);
+    return this.choosePortBlock('AFD', spec.afd.port, afdPortCount(spec.topology.ffn.ranks, spec.afd.enableExpertParallel));
+  }
+
+  /** Picks the prefill ranks' KV-transfer port block (pd.port + p), as chooseAfdPort; 0 without prefill ranks. */
+  private async choosePdPort(): Promise<number> {
+    const spec = this.opts.spec;
+    if (spec.mode !== 'afd' || prefillRanksOf(spec.topology) === 0) return 0;
+    return this.choosePortBlock('KV transfer', spec.afd.pd.port, prefillRanksOf(spec.topology));
+  }
+
+  /** `base`..`base + count - 1`, unless every rank is on this agent and one of them is taken: then a free block. */
+  private async choosePortBlock(what: string, base: number, count: number): Promise<number> {
+    const spec = this.opts.spec;
     const allLocal = spec.placements.every((p) => p.agentId === this.opts.agentId);
-    if (!allLocal) return spec.afd.port; // other agents' ranks rely on the agreed port
+    if (!allLocal) return base; // other agents' ranks rely on the agreed port
     const host = hostOfAgent(spec, this.opts.agentId);
     const bindHost = host === '127.0.0.1' ? host : '0.0.0.0';
-    for (let f = 0; f < ports; f++) {
-      if (!(await isPortFree(bindHost, spec.afd.port + f))) {
-        const base = await freePortBlock(ports, bindHost);
-        this.opts.onNote?.(`AFD port block ${spec.afd.port}..${spec.afd.port + ports - 1} is in use; using ${base}..${base + ports - 1} (every rank is on this agent)`);
-        return base;
+    for (let f = 0; f < count; f++) {
+      if (!(await isPortFree(bindHost, base + f))) {
+        const free = await freePortBlock(count, bindHost);
+        this.opts.onNote?.(`${what} port block ${base}..${base + count - 1} is in use; using ${free}..${free + count - 1} (every rank is on this agent)`);
+        return free;
       }
     }
-    return spec.afd.port;
+    return base;
   }
 
   /**
@@ -174,6 +188,7 @@ export class TopologyRun {
     if (this.opts.startRouter && placements.some((p) => p.role !== 'ffn')) checkRouterBindPolicy(routerHost, this.apiKey);
     checkLaunchFitsHost(this.opts.spec, placements, this.opts.agentId, (this.opts.hostMemory ?? readHostMemory)());
     this.afdPort = await this.chooseAfdPort();
+    this.pdPort = await this.choosePdPort();
     this.rendezvousId = this.rendezvousIdOf();
     let spec = this.opts.spec;
     if (spec.model.dir === null && this.opts.prepareDefaultModel) {
@@ -192,6 +207,7 @@ export class TopologyRun {
       child: roleChildSpec(this.opts.self, specForPlacement(spec, p, dbo), p, {
         agentId: this.opts.agentId,
         afdPort: this.afdPort,
+        pdPort: this.pdPort,
         apiHost: '127.0.0.1', // rank HTTP is for this agent and its front router only
         defaultThreads,
         baseEnv: { ...this.opts.baseEnv, ...this.sharing.envFor(p) },

@@ -4,7 +4,7 @@
  * argument vector: the rank's whole config, built here from the zod-validated spec and
  * validated again by the role with the same schema.
  */
-import { resolveEpTransport, resolveRankConfig, transportInfo, type AfdConfigInput, type LaunchSpec, type RankConfig, type RankPlacement } from '@afd/shared';
+import { prefillRanksOf, resolveEpTransport, resolveRankConfig, transportInfo, type AfdConfigInput, type LaunchSpec, type RankConfig, type RankPlacement } from '@afd/shared';
 import type { ChildSpec } from './ChildProcessGroup.js';
 import type { SelfCommand } from '../util/self.js';
 
@@ -14,6 +14,8 @@ export interface RankContext {
   agentId: string;
   /** Base port of the FFN rendezvous (FFN rank f listens on afdPort + f). */
   afdPort: number;
+  /** Base port of the prefill ranks' KV transfer (prefill rank p listens on pdPort + p); omitted = the spec's afd.pd.port. */
+  pdPort?: number;
   /** Address the rank's HTTP server binds (loopback: only this agent and its router use it). */
   apiHost: string;
   /** CPU threads when the placement names none (spread the cores over local CPU ranks). */
@@ -51,18 +53,25 @@ function afdSectionOf(spec: LaunchSpec, placement: RankPlacement, ctx: RankConte
   if (spec.mode !== 'afd') return { ...spec.afd, role, rank };
   // The spec's topology is resolved; the rank's schema takes the resolved form as it is.
   const { topology } = spec;
-  const ffnHosts = Array.from({ length: topology.ffn.ranks }, (_, f) => {
-    const p = spec.placements.find((q) => q.role === 'ffn' && q.rank === f);
-    return hostOfAgent(spec, p?.agentId ?? ctx.agentId);
-  });
+  const hostsOf = (r: 'ffn' | 'prefill', count: number): string[] =>
+    Array.from({ length: count }, (_, i) => {
+      const p = spec.placements.find((q) => q.role === r && q.rank === i);
+      return hostOfAgent(spec, p?.agentId ?? ctx.agentId);
+    });
+  const ffnHosts = hostsOf('ffn', topology.ffn.ranks);
+  const prefillHosts = hostsOf('prefill', prefillRanksOf(topology));
+  // An FFN or prefill rank's `host` is its own (what it binds by default); the others' is FFN rank 0's.
+  const ownHost = role === 'ffn' ? ffnHosts[rank] : role === 'prefill' ? prefillHosts[rank] : ffnHosts[0];
   return {
     ...spec.afd,
     role,
     rank,
     topology,
-    host: role === 'ffn' ? (ffnHosts[rank] ?? '127.0.0.1') : (ffnHosts[0] ?? '127.0.0.1'),
+    host: ownHost ?? '127.0.0.1',
     ffnHosts: new Set(ffnHosts).size > 1 ? ffnHosts : [],
+    prefillHosts: prefillHosts.some((h) => h !== (ffnHosts[0] ?? '127.0.0.1')) ? prefillHosts : [],
     port: ctx.afdPort,
+    pd: { ...spec.afd.pd, port: ctx.pdPort || spec.afd.pd.port },
     rendezvousId: ctx.rendezvousId ?? '',
   };
 }

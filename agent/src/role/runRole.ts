@@ -91,7 +91,8 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
       // The pool's workers load their tokenizers while the engine loads.
       encoding = deps.openEncoder?.(modelDir, tokenizer);
       encoding?.catch(() => undefined); // awaited below; a load failure first must not leave it unhandled
-      const opened = await deps.openEngine({ modelDir, role, config, onProgress, onPeerState });
+      // A prefill rank runs the whole model (a colocated engine) and serves prefills to the attention ranks.
+      const opened = await deps.openEngine({ modelDir, role: role === 'prefill' ? 'colocated' : role, config, onProgress, onPeerState });
       engine = opened.engine;
       log.info(opened.description);
       // Its match worker loads the vocabulary and warms up meanwhile (~2 s on one core), so a first constrained request does not wait.

@@ -19,6 +19,11 @@
  * grammar compiles first (a 400 naming the field when it cannot be used), then each sample
  * gets its own matcher, and every step that samples one of them masks its token
  * (grammar/maskedStep.ts). Steps without constrained sequences pay nothing.
+ *
+ * Prefill/decode disaggregation: on an attention rank with prefill ranks (options.remotePrefill)
+ * a long prompt's full blocks are computed on a prefill rank and written into blocks the
+ * scheduler holds before the request is queued; it then computes only the rest. A prefill
+ * rank serves prefillOnly(): the prompt computed, nothing sampled, its blocks held for export.
  */
 import { randomInt } from 'node:crypto';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
@@ -37,6 +42,8 @@ import { ServingError, stepFailureError } from './ServingError.js';
 import type { RequestPhases, ServingObserver } from './ServingObserver.js';
 import type { Decoder } from './tokenizer/IncrementalDetokenizer.js';
 import { OutputText } from './tokenizer/OutputText.js';
+import { PrefillOnly, type ParkedPrefill } from './pd/PrefillOnly.js';
+import type { ImportedPrompt, PdTransfer, RemotePrefillLike } from './pd/remotePrefill.js';
 
 /** What a caller asks to generate. */
 export interface GenerateParams {
@@ -101,6 +108,8 @@ export interface ServingOptions {
   grammar?: GrammarBackend;
   /** Reuse the KV of prompt prefixes seen before (kv/BlockManager.ts); default off here, on in a role (servingConfig); never with info.numStateSlots > 0. */
   prefixCaching?: boolean;
+  /** Attention rank with prefill ranks: where long prompts are prefilled (pd/RemotePrefiller.ts); omitted = here. */
+  remotePrefill?: RemotePrefillLike;
 }
 
 export interface RequestHandle {
@@ -111,6 +120,8 @@ export interface RequestHandle {
   events: AsyncIterable<GenerationEvent>;
   /** Stops the request (client went away); frees its KV blocks. */
   abort(): void;
+  /** Set when a prefill rank computed its prompt's first blocks (prefill/decode disaggregation). */
+  pdTransfer?: PdTransfer;
 }
 
 interface RequestState {
@@ -138,6 +149,8 @@ export class ServingEngine {
   private closed = false;
   /** Why the rank cannot serve now; null when it can. */
   private notReadyReason: string | null = null;
+  /** Prefill rank: prompts computed for another rank, their blocks held until sent. */
+  private readonly prefills: PrefillOnly;
 
   constructor(
     readonly engine: EngineLike,
@@ -149,6 +162,20 @@ export class ServingEngine {
     this.maxContextTokens = Math.min(info.maxModelLen, info.numKvBlocks * info.kvBlockSize);
     const blocks = new BlockManager(info.numKvBlocks, info.kvBlockSize, { prefixCaching: options.prefixCaching ?? false });
     this.scheduler = new Scheduler({ ...options.scheduler, maxModelLen: this.maxContextTokens, numStateSlots: info.numStateSlots ?? 0 }, blocks);
+    this.prefills = new PrefillOnly(this.scheduler, () => ++this.nextId);
+  }
+
+  /**
+   * Prefill rank: computes `promptIds` (whole blocks) into the KV cache without sampling;
+   * resolves when all of it is there, its blocks held until ParkedPrefill.release(). Rejects
+   * with a ServingError when the rank cannot serve, the step's error, or an AbortError.
+   */
+  prefillOnly(promptIds: readonly number[], cacheSalt: string | undefined, signal?: AbortSignal): Promise<ParkedPrefill> {
+    const { ready, reason } = this.readiness;
+    if (!ready) return Promise.reject(new ServingError('not_ready', `the engine is not ready (${reason}); retry later`));
+    const parked = this.prefills.submit(promptIds, cacheSalt, signal);
+    void this.runLoop();
+    return parked;
   }
 
   /** Sets the metrics hooks. */
@@ -198,7 +225,7 @@ export class ServingEngine {
   submitAll(batch: GenerateParams[]): RequestHandle[] {
     if (batch.some((p) => p.grammar)) throw new Error('ServingEngine.submitAll: a request with a grammar goes through submitAllAsync (its grammar compiles first)');
     const maxTokens = this.checkAdmission(batch);
-    const handles = batch.flatMap((params, i) => this.add(params, maxTokens[i]!, null));
+    const handles = batch.flatMap((params, i) => this.add(params, maxTokens[i]!, null, null));
     void this.runLoop();
     return handles;
   }
@@ -209,7 +236,8 @@ export class ServingEngine {
    * the checks run again after (the queue may have filled meanwhile).
    */
   async submitAllAsync(batch: GenerateParams[]): Promise<RequestHandle[]> {
-    if (!batch.some((p) => p.grammar)) return this.submitAll(batch);
+    const remote = this.options.remotePrefill;
+    if (!batch.some((p) => p.grammar) && !remote) return this.submitAll(batch);
     this.checkAdmission(batch);
     const grammar = this.options.grammar;
     const compiled = await Promise.all(
@@ -219,10 +247,17 @@ export class ServingEngine {
         return grammar.compile(p.grammar);
       }),
     );
-    const maxTokens = this.checkAdmission(batch);
-    const handles = batch.flatMap((params, i) => this.add(params, maxTokens[i]!, compiled[i]!));
-    void this.runLoop();
-    return handles;
+    // Prefill/decode disaggregation: each long prompt's full blocks from a prefill rank (null: computed here).
+    const imported = remote ? await Promise.all(batch.map((p) => remote.importFor(p, this.scheduler))) : batch.map(() => null);
+    try {
+      const maxTokens = this.checkAdmission(batch);
+      const handles = batch.flatMap((params, i) => this.add(params, maxTokens[i]!, compiled[i]!, imported[i]!));
+      void this.runLoop();
+      return handles;
+    } catch (err) {
+      for (const imp of imported) if (imp) this.scheduler.imports.release(imp.hold);
+      throw err;
+    }
   }
 
   /** Readiness, each request's checks and the queue limit for the whole batch; the effective max tokens of each. */
@@ -250,7 +285,7 @@ export class ServingEngine {
   }
 
   /** Adds a checked request's n samples to the scheduler, one handle (and matcher, with a grammar) each (the caller starts the loop). */
-  private add(params: GenerateParams, maxTokens: number, grammar: GrammarHandle | null): RequestHandle[] {
+  private add(params: GenerateParams, maxTokens: number, grammar: GrammarHandle | null, imported: ImportedPrompt | null): RequestHandle[] {
     const minTokens = params.minTokens ?? 0;
     const stop = { maxTokens, eosTokenIds: this.engine.info.eosTokenIds, stopTokenIds: params.stopTokenIds ?? [], ignoreEos: params.ignoreEos ?? false, minTokens };
     const extras = { penalties: params.penalties, logitBias: params.logitBias, logprobs: params.logprobs, promptLogprobs: params.promptLogprobs, constrained: grammar !== null };
@@ -260,7 +295,10 @@ export class ServingEngine {
       const id = `req-${this.nextId++}`;
       return new Sequence(id, params.promptIds, sampling, stop, this.nextId, extras, params.cacheSalt);
     });
-    this.scheduler.addSamples(seqs);
+    if (imported) {
+      for (const seq of seqs) seq.numCachedPromptTokens = imported.cachedTokens;
+      this.scheduler.addImported(seqs, imported.hold);
+    } else this.scheduler.addSamples(seqs);
     return seqs.map((seq, sampleIndex) => {
       const output = new OutputText(this.decoder, params.promptIds, {
         skipSpecialTokens: params.skipSpecialTokens ?? true,
@@ -274,7 +312,9 @@ export class ServingEngine {
       this.requests.set(seq.id, state);
       // Request-level metrics once per request (its prompt counted once); the rest per sample.
       if (sampleIndex === 0) this.observer?.onRequestStart(seq.promptIds.length, { n: seqs.length, maxTokens });
-      return { id: seq.id, promptTokens: seq.promptIds.length, sampleIndex, events: state.queue, abort: () => this.end(state, 'abort') };
+      const handle: RequestHandle = { id: seq.id, promptTokens: seq.promptIds.length, sampleIndex, events: state.queue, abort: () => this.end(state, 'abort') };
+      if (imported) handle.pdTransfer = imported.transfer;
+      return handle;
     });
   }
 
@@ -285,6 +325,7 @@ export class ServingEngine {
   async close(maxWaitMs = 10_000): Promise<void> {
     this.closed = true;
     for (const state of [...this.requests.values()]) this.end(state, 'abort');
+    this.prefills.closeAll();
     const deadline = Date.now() + maxWaitMs;
     while (this.looping && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
   }
@@ -308,11 +349,13 @@ export class ServingEngine {
           if (rows.length === 0) result = await this.engine.step(step.plan);
           else ({ result, failed: grammarFailed } = await runMaskedStep(this.engine, step.plan, rows, this.options.grammar!));
           outputs = this.scheduler.update(step, result);
+          this.prefills.onParked(this.scheduler.takeParked());
           if (outputs.length > 0) this.observer?.onIteration(outputs.reduce((n, o) => n + 1 + (o.seq.outputIds.length === 1 ? o.seq.promptIds.length : 0), 0));
         } catch (err) {
           // Retryable (503) for a request with no token yet; problem() keeps new ones out meanwhile.
           const failed = this.scheduler.failStep(step);
           for (const seq of failed) this.fail(seq.id, stepFailureError((err as Error).message, seq.outputIds.length > 0));
+          this.prefills.onFailed(failed, err as Error);
           continue;
         }
         for (const [seq, error] of grammarFailed) {

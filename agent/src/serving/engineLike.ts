@@ -25,6 +25,36 @@ export interface EngineModelInfo {
   numStateSlots?: number;
 }
 
+/**
+ * How an engine's KV cache (and recurrent state) travels between engines of one model
+ * (prefill/decode disaggregation): exportKvBlocks gives, for each of numKvLayers layers with
+ * a paged cache, each of its tensorsPerLayer tensors (K, V; or one latent row), each block
+ * asked for: blockSize rows of rowBytes in dtype. A state slot is stateBytes (f32).
+ */
+export interface KvLayout {
+  dtype: 'f32' | 'bf16' | 'f16';
+  blockSize: number;
+  numKvLayers: number;
+  tensorsPerLayer: 1 | 2;
+  rowBytes: number;
+  /** Bytes of one recurrent-state slot; 0 = the model keeps none. */
+  stateBytes: number;
+}
+
+/** An engine whose KV blocks and state slots can be read out and written in (NativeEngine's exportKvBlocks and the like). */
+export interface KvTransferEngine {
+  readonly kvLayout: KvLayout;
+  exportKvBlocks(blockIds: Int32Array): Promise<Uint8Array>;
+  importKvBlocks(blockIds: Int32Array, data: Uint8Array): Promise<void>;
+  exportStateSlot(slot: number): Promise<Uint8Array>;
+  importStateSlot(slot: number, data: Uint8Array): Promise<void>;
+}
+
+/** Bytes of `numBlocks` blocks in a layout's export format. */
+export function kvBytesOf(layout: KvLayout, numBlocks: number): number {
+  return layout.numKvLayers * layout.tensorsPerLayer * numBlocks * layout.blockSize * layout.rowBytes;
+}
+
 /** Why a model with linear-attention layers serves without prefix caching (and its samples share no prompt blocks). */
 export const STATE_SLOTS_NO_PREFIX_REUSE = 'its linear-attention (gdn) layers keep per-sequence recurrent state that KV blocks do not hold';
 
@@ -46,6 +76,8 @@ export interface EngineLike {
   problem?(): string | null;
   /** Native runtime counters (cheap; read at ~10 Hz). */
   stats(): RankStats;
+  /** Reading and writing KV blocks and state slots (prefill/decode disaggregation); absent: the engine cannot. */
+  readonly kvTransfer?: KvTransferEngine;
   /** Releases the engine (and its connector). */
   close(): Promise<void>;
 }

@@ -12,7 +12,7 @@
  * The transports (connector, epTransport) and their rules are one table: connectors.ts.
  */
 import { z } from 'zod';
-import { topologySchema } from '../topology/spec.js';
+import { prefillRanksOf, topologySchema } from '../topology/spec.js';
 import { afdConnectorSchema, epTransportSchema } from './connectors.js';
 
 /**
@@ -24,6 +24,22 @@ import { afdConnectorSchema, epTransportSchema } from './connectors.js';
 export const DEFAULT_BATCH_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128];
 /** Default base port of the FFN ranks' TCP rendezvous. */
 export const DEFAULT_AFD_PORT = 29500;
+/** Default base port of the prefill ranks' KV transfer (prefill rank p listens on pdPort + p). */
+export const DEFAULT_PD_PORT = 29700;
+/**
+ * Prefill/decode disaggregation (topologies wPxAyF): how attention ranks use the prefill
+ * ranks. A prompt of at least minPromptTokens is prefilled on a prefill rank, which sends
+ * the KV of its full blocks (and a hybrid model's recurrent state) back; the attention rank
+ * computes the few tokens after the last full block and samples the first token itself.
+ */
+export const pdConfigSchema = z.strictObject({
+  /** Base port: prefill rank p listens on port + p for the KV transfer (default 29700). */
+  port: z.int().min(1).max(65535).default(DEFAULT_PD_PORT),
+  /** Shorter prompts are prefilled on the attention rank itself (default 64 tokens). */
+  minPromptTokens: z.int().min(1).default(64),
+});
+export type PdConfig = z.output<typeof pdConfigSchema>;
+
 /** Default step deadline: a peer silent this long fails the step with a clear error. */
 export const DEFAULT_STEP_DEADLINE_MS = 5000;
 /** Default time a rendezvous waits for the other side. */
@@ -108,6 +124,8 @@ export const afdOptionsShape = {
    * FFN step a CUDA graph. Every FFN rank must use the same (default auto).
    */
   epTransport: epTransportSchema.default('auto'),
+  /** Prefill/decode disaggregation: the prefill ranks' KV-transfer port and when attention ranks use them. */
+  pd: pdConfigSchema.prefault({}),
   /** How long a rank's rendezvous waits for the other side, ms; 0 = forever (default 300000). */
   rendezvousTimeoutMs: z.int().min(0).max(86_400_000).default(DEFAULT_RENDEZVOUS_TIMEOUT_MS),
 };
@@ -128,8 +146,8 @@ export type AfdOptionsInput = z.input<typeof afdOptionsSchema>;
 /** The full config of one rank. */
 export const afdConfigSchema = z
   .strictObject({
-    /** Role of this process: attention, ffn, or colocated (whole model, no AFD). Default colocated. */
-    role: z.enum(['attention', 'ffn', 'colocated']).default('colocated'),
+    /** Role of this process: attention, ffn, colocated (whole model, no AFD) or prefill (whole model, prefill only, for the attention ranks). Default colocated. */
+    role: z.enum(['attention', 'ffn', 'colocated', 'prefill']).default('colocated'),
     /** Rank within its role (default 0); must be below that role's rank count. */
     rank: z.int().min(0, 'ranks are zero-based and cannot be negative').default(0),
     /** Topology name ("3A2F") or structured spec, resolved here (the output is a Topology); ignored by colocated (default "1A1F"). */
@@ -138,7 +156,9 @@ export const afdConfigSchema = z
     host: z.string().min(1).default('127.0.0.1'),
     /** Host of each FFN rank, indexed by FFN rank; empty means every FFN rank is at `host`. */
     ffnHosts: z.array(z.string().min(1)).default([]),
-    /** FFN ranks: the address to bind; "" = its own FFN host, "0.0.0.0" = every interface (default ""). */
+    /** Host of each prefill rank, indexed by prefill rank; empty means every prefill rank is at `host`. */
+    prefillHosts: z.array(z.string().min(1)).default([]),
+    /** FFN and prefill ranks: the address to bind; "" = its own FFN host, "0.0.0.0" = every interface (default ""). */
     listenHost: z.string().default(''),
     /**
      * Identity of this start of the topology (the agent draws one per launch and restart;
@@ -158,6 +178,17 @@ export const afdConfigSchema = z
     }
     if (cfg.role === 'ffn' && cfg.rank >= ffn.ranks) {
       ctx.addIssue({ code: 'custom', path: ['rank'], message: `ffn rank ${cfg.rank} does not exist in ${name} (valid: 0..${ffn.ranks - 1})` });
+    }
+    const prefill = prefillRanksOf(cfg.topology);
+    if (cfg.role === 'prefill' && cfg.rank >= prefill) {
+      const valid = prefill === 0 ? 'it has no prefill ranks; name them as wPxAyF, e.g. 1P1A1F' : `valid: 0..${prefill - 1}`;
+      ctx.addIssue({ code: 'custom', path: ['rank'], message: `prefill rank ${cfg.rank} does not exist in ${name} (${valid})` });
+    }
+    if (cfg.prefillHosts.length !== 0 && cfg.prefillHosts.length !== prefill) {
+      ctx.addIssue({ code: 'custom', path: ['prefillHosts'], message: `has ${cfg.prefillHosts.length} hosts but ${name} has ${prefill} prefill ranks; give one per prefill rank or none` });
+    }
+    if (prefill > 0 && cfg.pd.port + prefill - 1 > 65535) {
+      ctx.addIssue({ code: 'custom', path: ['pd', 'port'], message: `prefill ranks listen on pd.port..pd.port+${prefill - 1}, which passes 65535; lower pd.port` });
     }
     if (cfg.ffnHosts.length !== 0 && cfg.ffnHosts.length !== ffn.ranks) {
       ctx.addIssue({ code: 'custom', path: ['ffnHosts'], message: `has ${cfg.ffnHosts.length} hosts but ${name} has ${ffn.ranks} FFN ranks; give one per FFN rank or none` });

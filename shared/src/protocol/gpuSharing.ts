@@ -31,6 +31,8 @@ export const smShareSchema = z.strictObject({
   ffn: smPercentSchema.optional(),
   /** Colocated ranks' share, percent. */
   colocated: smPercentSchema.optional(),
+  /** Prefill ranks' share, percent. */
+  prefill: smPercentSchema.optional(),
 });
 export type SmShare = z.output<typeof smShareSchema>;
 
@@ -61,7 +63,7 @@ export const gpuShareStateSchema = z.object({
   ranks: z.array(
     z.object({
       /** Role of the rank. */
-      role: z.enum(['attention', 'ffn', 'colocated']),
+      role: z.enum(['attention', 'ffn', 'colocated', 'prefill']),
       /** Rank within its role. */
       rank: z.int().min(0),
       /** Percent of the GPU's SMs it may use (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE); null = no cap. */

@@ -9,7 +9,7 @@ import { resolveEpTransport, TRANSPORTS, type AfdConnector } from '../config/con
 import { modelSourceSchema } from '../config/modelSource.js';
 import { apiOptionsSchema } from '../config/rankConfig.js';
 import { servingConfigSchema } from '../config/servingConfig.js';
-import { topologySchema, type Topology } from '../topology/spec.js';
+import { prefillRanksOf, topologySchema, type Topology } from '../topology/spec.js';
 import { ffnRankOf } from '../topology/mapping.js';
 import { backendSchema } from './inventory.js';
 import { processRoleSchema, rolePhaseSchema } from './role.js';
@@ -60,7 +60,7 @@ const common = {
   gpuSharing: gpuSharingConfigSchema.prefault({}),
 };
 
-/** A disaggregated launch: x attention ranks and y FFN ranks. */
+/** A disaggregated launch: x attention ranks and y FFN ranks (and w prefill ranks for wPxAyF). */
 export const afdLaunchSpecSchema = z.strictObject({
   /** Launch mode. */
   mode: z.literal('afd'),
@@ -200,7 +200,8 @@ export const launchSpecSchema = z.discriminatedUnion('mode', [afdLaunchSpecSchem
     return;
   }
   // spec.topology is resolved by its field (this runs only when every field parsed).
-  checkPlacements(spec.placements, { attention: spec.topology.attention.ranks, ffn: spec.topology.ffn.ranks }, ctx);
+  const prefill = prefillRanksOf(spec.topology);
+  checkPlacements(spec.placements, { attention: spec.topology.attention.ranks, ffn: spec.topology.ffn.ranks, ...(prefill > 0 ? { prefill } : {}) }, ctx);
   checkConnector(spec.afd.connector, spec.topology, spec.placements, ctx);
   checkEpTransport(spec.afd, spec.placements, ctx);
 });

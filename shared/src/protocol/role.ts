@@ -10,7 +10,7 @@ export const rolePhaseSchema = z.enum(['loading', 'rendezvous', 'warmup']);
 export type RolePhase = z.infer<typeof rolePhaseSchema>;
 
 /** Roles a role process can run. */
-export const processRoleSchema = z.enum(['colocated', 'attention', 'ffn']);
+export const processRoleSchema = z.enum(['colocated', 'attention', 'ffn', 'prefill']);
 export type ProcessRole = z.infer<typeof processRoleSchema>;
 
 /** Progress of a startup phase (weights loading, peer rendezvous, warmup). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resolveTopology, TOPOLOGY_RULES, TopologyError, topologySchema, toSpec, validateTopology } from './spec.js';
+import { prefillRanksOf, resolveTopology, toSpec, topologySchema, validateTopology, TopologyError, TOPOLOGY_RULES } from './spec.js';
 
 describe('topology names', () => {
   it('parses xAyF case-insensitively with surrounding spaces', () => {
@@ -140,5 +140,30 @@ describe('structured topology specs', () => {
     expect(bad.success).toBe(false);
     expect(bad.error?.issues[0]?.message).toContain('attention-ge-ffn');
     expect(topologySchema.safeParse({ ...t, name: '5A1F' }).error?.issues[0]?.message).toContain('does not match its ranks (2A1F)');
+  });
+});
+
+describe('prefill ranks (wPxAyF)', () => {
+  it('parses a leading wP, names it canonically and keeps it out of the AFD world size', () => {
+    const t = resolveTopology(' 2p1a1f ');
+    expect(t).toEqual({ name: '2P1A1F', prefill: { ranks: 2, dp: 2, tp: 1 }, attention: { ranks: 1, dp: 1, tp: 1 }, ffn: { ranks: 1, dp: 1, tp: 1 }, worldSize: 2 });
+    expect(prefillRanksOf(t)).toBe(2);
+    expect(prefillRanksOf(resolveTopology('2A2F'))).toBe(0);
+    expect(resolveTopology('1P2A2F').name).toBe('1P2A2F');
+  });
+
+  it('takes the structured form and round-trips through toSpec and the resolved form', () => {
+    const t = resolveTopology({ prefill: { dp: 3 }, attention: { dp: 1 }, ffn: { dp: 1 } });
+    expect(t.name).toBe('3P1A1F');
+    expect(resolveTopology(toSpec(t))).toEqual(t);
+    expect(topologySchema.parse(JSON.parse(JSON.stringify(t)))).toEqual(t);
+  });
+
+  it('refuses 0P, tp > 1 for prefill and a resolved name without its prefill ranks', () => {
+    expect(validateTopology('0P1A1F')).toEqual({ ok: false, problems: [expect.stringMatching(/prefill\.ranks is 0 \(positive-sizes/)] });
+    expect(validateTopology({ prefill: { dp: 1, tp: 2 }, attention: { dp: 1 }, ffn: { dp: 1 } })).toEqual({ ok: false, problems: [expect.stringMatching(/prefill-tp-1/)] });
+    const r = validateTopology({ name: '1A1F', prefill: { ranks: 1, dp: 1, tp: 1 }, attention: { ranks: 1, dp: 1, tp: 1 }, ffn: { ranks: 1, dp: 1, tp: 1 }, worldSize: 2 });
+    expect(r).toEqual({ ok: false, problems: [expect.stringMatching(/name "1A1F" does not match its ranks \(1P1A1F\)/)] });
+    expect(validateTopology('2P')).toEqual({ ok: false, problems: [expect.stringMatching(/topology-syntax/)] });
   });
 });

@@ -1,6 +1,10 @@
 /**
- * Topology specs: the `xAyF` name (x attention ranks, y FFN ranks) and the structured
- * form `{ attention: { dp, tp }, ffn: { dp, tp } }` where each role has DP x TP ranks.
+ * Topology specs: the `xAyF` name (x attention ranks, y FFN ranks), optionally led by
+ * `wP` (w prefill ranks: `2P1A1F`), and the structured form
+ * `{ prefill?: { dp }, attention: { dp, tp }, ffn: { dp, tp } }` where each role has DP x TP
+ * ranks. Prefill ranks (prefill/decode disaggregation) each run the whole model in
+ * prefill-only mode and hand a prompt's KV blocks to an attention rank; they are not part
+ * of the AFD world (worldSize counts attention + FFN ranks).
  * `validateTopology` checks every rule and returns a `Topology`; the rule names below
  * appear in every error message so a user can look them up.
  *
@@ -26,8 +30,10 @@ export const roleParallelismSchema = z.strictObject({
 });
 export type RoleParallelismInput = z.infer<typeof roleParallelismSchema>;
 
-/** Structured topology: rank counts of both roles, each DP x TP. */
+/** Structured topology: rank counts of both roles, each DP x TP, and the prefill ranks. */
 export const topologySpecSchema = z.strictObject({
+  /** Prefill ranks (whole model, prefill only; default none). */
+  prefill: roleParallelismSchema.optional(),
   /** Attention ranks: KV cache, attention, sampling, the HTTP API. */
   attention: roleParallelismSchema,
   /** FFN ranks: dense MLP or MoE experts. */
@@ -43,6 +49,7 @@ const resolvedRoleSchema = z.strictObject({ ranks: z.number(), dp: z.number(), t
 /** A resolved Topology as JSON (what topologySchema outputs), accepted again as input. */
 export const resolvedTopologySchema = z.strictObject({
   name: z.string(),
+  prefill: resolvedRoleSchema.optional(),
   attention: resolvedRoleSchema,
   ffn: resolvedRoleSchema,
   worldSize: z.number(),
@@ -72,8 +79,10 @@ export interface RoleParallelism {
 
 /** A validated topology. */
 export interface Topology {
-  /** Canonical name, e.g. "3A2F". */
+  /** Canonical name, e.g. "3A2F", or "2P1A1F" with prefill ranks. */
   name: string;
+  /** Prefill ranks (prefill/decode disaggregation); absent when there are none. */
+  prefill?: RoleParallelism;
   /** Attention-role parallelism (x = attention.ranks). */
   attention: RoleParallelism;
   /** FFN-role parallelism (y = ffn.ranks). */
@@ -84,11 +93,12 @@ export interface Topology {
 
 /** The rules a topology must satisfy; each error message quotes one of these ids. */
 export const TOPOLOGY_RULES = {
-  syntax: 'topology-syntax: a topology name is xAyF with positive integers x and y (e.g. 2A2F, 3A2F)',
+  syntax: 'topology-syntax: a topology name is xAyF with positive integers x and y (e.g. 2A2F, 3A2F), optionally led by wP for w prefill ranks (e.g. 2P1A1F)',
   positive: 'positive-sizes: rank counts, DP and TP must be positive integers',
   maxRanks: `max-ranks: each role has at most ${MAX_RANKS_PER_ROLE} ranks`,
   dpTp: 'dp-x-tp: the rank count of a role must equal its DP x TP',
   attentionAtLeastFfn: 'attention-ge-ffn: there must be at least as many attention ranks as FFN ranks (x >= y), so every FFN rank serves at least one attention rank',
+  prefillTp: 'prefill-tp-1: a prefill rank runs the whole model on its own (tp 1); give prefill: { dp: w } or the name wPxAyF',
   tpNotImplemented: 'tp-not-implemented: tensor parallelism (tp > 1) is not implemented yet; data parallelism (dp) gives the same rank count',
 } as const;
 
@@ -106,13 +116,13 @@ export class TopologyError extends Error {
 /** Outcome of validateTopology. */
 export type TopologyResult = { ok: true; topology: Topology } | { ok: false; problems: string[] };
 
-const NAME_RE = /^\s*(\d+)\s*a\s*(\d+)\s*f\s*$/i;
+const NAME_RE = /^\s*(?:(\d+)\s*p\s*)?(\d+)\s*a\s*(\d+)\s*f\s*$/i;
 
 function isPositiveInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
 }
 
-function resolveRole(role: 'attention' | 'ffn', input: RoleParallelismInput, problems: string[]): RoleParallelism | undefined {
+function resolveRole(role: 'prefill' | 'attention' | 'ffn', input: RoleParallelismInput, problems: string[]): RoleParallelism | undefined {
   const before = problems.length;
   for (const key of ['ranks', 'dp', 'tp'] as const) {
     const v = input[key];
@@ -150,7 +160,7 @@ function validateResolved(input: object): TopologyResult {
   const parsed = resolvedTopologySchema.safeParse(input);
   if (!parsed.success) {
     const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'topology'}: ${i.message}`).join('; ');
-    return { ok: false, problems: [`expected a resolved topology { name, attention: { ranks, dp, tp }, ffn: { ranks, dp, tp }, worldSize } (${detail})`] };
+    return { ok: false, problems: [`expected a resolved topology { name, prefill?: { ranks, dp, tp }, attention: { ranks, dp, tp }, ffn: { ranks, dp, tp }, worldSize } (${detail})`] };
   }
   const given = parsed.data;
   const result = validateTopology(toSpec(given));
@@ -162,6 +172,11 @@ function validateResolved(input: object): TopologyResult {
   return problems.length > 0 ? { ok: false, problems } : result;
 }
 
+/** Prefill ranks of a topology (0 without prefill/decode disaggregation). */
+export function prefillRanksOf(topology: Pick<Topology, 'prefill'>): number {
+  return topology.prefill?.ranks ?? 0;
+}
+
 /** Validates a topology name, structured spec or resolved topology; never throws. */
 export function validateTopology(input: unknown): TopologyResult {
   const problems: string[] = [];
@@ -170,24 +185,30 @@ export function validateTopology(input: unknown): TopologyResult {
   if (typeof input === 'string') {
     const m = NAME_RE.exec(input);
     if (!m) return { ok: false, problems: [`"${input}" is not a topology name (${TOPOLOGY_RULES.syntax})`] };
-    spec = { attention: { ranks: Number(m[1]) }, ffn: { ranks: Number(m[2]) } };
+    spec = { attention: { ranks: Number(m[2]) }, ffn: { ranks: Number(m[3]) } };
+    if (m[1] !== undefined) spec.prefill = { ranks: Number(m[1]) };
   } else {
     const parsed = topologySpecSchema.safeParse(input);
     if (!parsed.success) {
       const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'topology'}: ${i.message}`).join('; ');
-      return { ok: false, problems: [`expected a name like "2A2F" or { attention: { dp, tp }, ffn: { dp, tp } } (${detail})`] };
+      return { ok: false, problems: [`expected a name like "2A2F" or "2P1A1F", or { prefill?: { dp }, attention: { dp, tp }, ffn: { dp, tp } } (${detail})`] };
     }
     spec = parsed.data;
   }
   const attention = resolveRole('attention', spec.attention, problems);
   const ffn = resolveRole('ffn', spec.ffn, problems);
-  if (!attention || !ffn) return { ok: false, problems };
+  const prefill = spec.prefill === undefined ? undefined : resolveRole('prefill', spec.prefill, problems);
+  if (!attention || !ffn || (spec.prefill !== undefined && !prefill)) return { ok: false, problems };
+  if (prefill && prefill.tp !== 1) {
+    problems.push(`prefill.tp is ${prefill.tp} (${TOPOLOGY_RULES.prefillTp})`);
+    return { ok: false, problems };
+  }
   if (attention.ranks < ffn.ranks) {
     problems.push(`${countOf(attention.ranks, 'attention rank')} is fewer than ${countOf(ffn.ranks, 'FFN rank')} (${TOPOLOGY_RULES.attentionAtLeastFfn})`);
     return { ok: false, problems };
   }
   // Until TP exists, a tp > 1 topology must not silently run as data-parallel ranks.
-  const name = `${attention.ranks}A${ffn.ranks}F`;
+  const name = `${prefill ? `${prefill.ranks}P` : ''}${attention.ranks}A${ffn.ranks}F`;
   for (const [key, r] of [['attention', attention], ['ffn', ffn]] as const) {
     if (r.tp === 1) continue;
     const hint = key === 'ffn' ? '; enableExpertParallel splits the MoE experts over the FFN ranks' : '';
@@ -198,7 +219,7 @@ export function validateTopology(input: unknown): TopologyResult {
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
-    topology: { name: `${attention.ranks}A${ffn.ranks}F`, attention, ffn, worldSize: attention.ranks + ffn.ranks },
+    topology: { name, ...(prefill ? { prefill } : {}), attention, ffn, worldSize: attention.ranks + ffn.ranks },
   };
 }
 
@@ -214,8 +235,9 @@ export function resolveTopology(input: TopologyInput | Topology): Topology {
 }
 
 /** The structured spec of a resolved topology (round-trips through resolveTopology). */
-export function toSpec(topology: Pick<Topology, 'attention' | 'ffn'>): TopologySpec {
+export function toSpec(topology: Pick<Topology, 'prefill' | 'attention' | 'ffn'>): TopologySpec {
   return {
+    ...(topology.prefill ? { prefill: { ranks: topology.prefill.ranks, dp: topology.prefill.dp, tp: topology.prefill.tp } } : {}),
     attention: { ranks: topology.attention.ranks, dp: topology.attention.dp, tp: topology.attention.tp },
     ffn: { ranks: topology.ffn.ranks, dp: topology.ffn.dp, tp: topology.ffn.tp },
   };

@@ -52,11 +52,11 @@ export function remoteRankHost(agent: string, agentUrl: string, advertiseHost: s
  * "http://127.0.0.1:35489 (on 10.88.0.2 only: ranks listen on their host's loopback;
  * requests reach it through the front router of agent 10.88.0.2:7700)".
  */
-export function rankUrlText(apiUrl: string, role: 'attention' | 'ffn' | 'colocated', remote: RemoteRankHost | null): string {
+export function rankUrlText(apiUrl: string, role: 'attention' | 'ffn' | 'colocated' | 'prefill', remote: RemoteRankHost | null): string {
   const url = remote ? splitUrl(apiUrl) : null;
   if (!remote || !url) return apiUrl; // local, or not a URL: as the rank reported it
   if (isWildcard(url.host)) return `${url.scheme}${remote.address.includes(':') ? `[${remote.address}]` : remote.address}${url.rest}`;
   if (!isLoopback(url.host)) return apiUrl;
-  const route = role === 'ffn' ? `agent ${remote.agent} reads its health and metrics there` : `requests reach it through the front router of agent ${remote.agent}`;
+  const route = role === 'ffn' || role === 'prefill' ? `agent ${remote.agent} reads its health and metrics there` : `requests reach it through the front router of agent ${remote.agent}`;
   return `${apiUrl} (on ${remote.address} only: ranks listen on their host's loopback; ${route})`;
 }

@@ -10,6 +10,10 @@
  * A model with linear-attention layers (numStateSlots > 0) keeps a recurrent state per
  * sequence in an engine slot, held from admission to the end or a preemption (restart from
  * position 0); as a slot holds only its sequence's history, nothing reuses KV there.
+ * Prefill/decode disaggregation: KV computed by a prefill rank arrives in blocks held for it
+ * (holdForImport, KvImports.ts) and its request's samples start from them; a prefill rank's
+ * own prefill-only sequences are parked, blocks kept, once their prompt is computed
+ * (takeParked), and finished by the caller after their KV is sent.
  *
  *   const step = scheduler.schedule();   // StepPlan + which sequences it covers
  *   const result = await engine.step(step.plan);
@@ -18,6 +22,7 @@
 import { buildStepPlan, type StepPlan, type StepResult } from '@afd/shared';
 import { BlockManager, blocksForTokens, type CachedBlocks } from '../kv/BlockManager.js';
 import { checkResult } from './checkResult.js';
+import { KvImports, type KvHold } from './KvImports.js';
 import { logprobRowsOf, type TokenLogprob } from './logprobRows.js';
 import { PenaltySlots } from './PenaltySlots.js';
 import { PromptGroup } from './PromptGroup.js';
@@ -101,6 +106,10 @@ export class Scheduler {
   readonly penaltySlots = new PenaltySlots();
   /** The engine's recurrent-state slots of running sequences (numStateSlots > 0), else null. */
   readonly stateSlots: SlotPool | null;
+  /** Blocks held for KV that arrives from a prefill rank, and the samples that start from them. */
+  readonly imports: KvImports;
+  /** Prefill-only sequences whose prompt is computed, not yet taken by takeParked. */
+  private parked: Sequence[] = [];
 
   constructor(
     readonly config: SchedulerConfig,
@@ -108,6 +117,37 @@ export class Scheduler {
   ) {
     if (config.maxNumBatchedTokens < 1 || config.maxNumSeqs < 1) throw new Error('Scheduler: maxNumBatchedTokens and maxNumSeqs must be at least 1');
     this.stateSlots = stateSlotPool(config.numStateSlots ?? 0, config.maxNumSeqs, blocks.prefixCaching);
+    this.imports = new KvImports(blocks, this.stateSlots);
+  }
+
+  /**
+   * Sets aside blocks for `numBlocks` full blocks of KV arriving from elsewhere (and a state
+   * slot, for a model with linear-attention layers); null when there is no room now.
+   */
+  holdForImport(numBlocks: number): KvHold | null {
+    return this.imports.hold(numBlocks, this.waiting.length);
+  }
+
+  /**
+   * Queues the samples of one request that start from a hold's blocks, written by the
+   * caller (each computes only the tokens after them). Throws, queuing none, when one could
+   * never fit the KV cache; the hold is the caller's to release then.
+   */
+  addImported(seqs: readonly Sequence[], hold: KvHold): void {
+    for (const seq of seqs) this.checkFits(seq);
+    if (hold.numTokens >= Math.min(...seqs.map((s) => s.numTokens))) throw new Error(`Scheduler.addImported: the hold's ${hold.numTokens} tokens leave nothing to compute (a sample must compute at least its last token)`);
+    this.imports.attach(hold, seqs);
+    for (const seq of seqs) {
+      seq.status = 'waiting';
+      this.waiting.push(seq);
+    }
+  }
+
+  /** Prefill-only sequences parked since the last call (their blocks held until finish()). */
+  takeParked(): Sequence[] {
+    const out = this.parked;
+    this.parked = [];
+    return out;
   }
 
   get numWaiting(): number {
@@ -133,12 +173,7 @@ export class Scheduler {
    * cache, even alone.
    */
   addSamples(seqs: readonly Sequence[]): void {
-    for (const seq of seqs) {
-      const maxTotal = Math.min(seq.promptIds.length + seq.stop.maxTokens, this.config.maxModelLen);
-      if (blocksForTokens(maxTotal, this.blocks.kvBlockSize) > this.blocks.numBlocks) {
-        throw new Error(`Scheduler.add: ${seq.id} may grow to ${maxTotal} tokens, more than the ${this.blocks.numBlocks * this.blocks.kvBlockSize} the KV cache holds; lower max_tokens`);
-      }
-    }
+    for (const seq of seqs) this.checkFits(seq);
     // Samples that report prompt logprobs each compute the whole prompt (a shared prefix skips its
     // rows); so does each sample of a model with recurrent state (a shared prefix has none).
     const share = seqs.length > 1 && seqs[0]!.logits.promptLogprobs === undefined && this.stateSlots === null;
@@ -147,6 +182,14 @@ export class Scheduler {
       seq.status = 'waiting';
       this.waiting.push(seq);
       if (group) this.groups.set(seq, group);
+    }
+  }
+
+  /** Throws when the sequence could never fit the KV cache, even alone. */
+  private checkFits(seq: Sequence): void {
+    const maxTotal = Math.min(seq.promptIds.length + seq.stop.maxTokens, this.config.maxModelLen);
+    if (blocksForTokens(maxTotal, this.blocks.kvBlockSize) > this.blocks.numBlocks) {
+      throw new Error(`Scheduler.add: ${seq.id} may grow to ${maxTotal} tokens, more than the ${this.blocks.numBlocks * this.blocks.kvBlockSize} the KV cache holds; lower max_tokens`);
     }
   }
 
@@ -163,6 +206,7 @@ export class Scheduler {
     this.releaseStateSlot(seq); // likewise: the next owner's first step is at position 0 (fresh state)
     const wi = this.waiting.indexOf(seq);
     if (wi >= 0) this.waiting.splice(wi, 1);
+    this.imports.ended(seq); // a sample that waited on imported blocks lets go of them
     this.running = this.running.filter((s) => s !== seq);
     const busy = this.inFlight?.entries.some((e) => e.seq === seq) ?? false;
     const group = this.groups.get(seq);
@@ -223,31 +267,35 @@ export class Scheduler {
     // New (or preempted) sequences, first come first served; never skip the head, except a
     // sample that waits for its sibling to prefill their shared prompt blocks.
     for (let w = 0; w < this.waiting.length && budget > 0 && entries.length < cfg.maxNumSeqs; ) {
-      if (this.stateSlots?.numFree === 0) break; // every recurrent-state slot is held
       const seq = this.waiting[w]!;
+      if (this.stateSlots?.numFree === 0 && !this.imports.bringsSlot(seq)) break; // every recurrent-state slot is held
       const admission = this.groups.get(seq)?.admission(seq) ?? { kind: 'prefill' };
       if (admission.kind === 'wait') {
         w++;
         continue;
       }
-      const reused = admission.kind === 'share' ? { fromSeqId: admission.donorId, numBlocks: admission.numSharedTokens / this.blocks.kvBlockSize } : this.cachedStart(seq);
+      const imported = this.imports.reusedFor(seq);
+      const reused = imported ?? (admission.kind === 'share' ? { fromSeqId: admission.donorId, numBlocks: admission.numSharedTokens / this.blocks.kvBlockSize } : this.cachedStart(seq));
       const shared = (reused ? ('cachedBlocks' in reused ? reused.cachedBlocks.length : reused.numBlocks) : 0) * this.blocks.kvBlockSize;
       const numNew = Math.min(seq.numTokens - shared, budget, chunkCap);
       if (!this.blocks.canAllocate(shared + numNew, reused ?? 0)) break;
       this.waiting.splice(w, 1);
       this.blocks.allocate(seq.id, shared + numNew, reused);
-      if (this.stateSlots) {
+      if (imported) this.imports.admitted(seq); // takes the hold's state slot, if any
+      if (this.stateSlots && seq.stateSlot === null) {
         if (shared > 0) throw new Error(`Scheduler.schedule: ${seq.id} would start at token ${shared} with a fresh recurrent-state slot; a model with state slots reuses no KV`);
         seq.stateSlot = this.stateSlots.take();
       }
       seq.numComputedTokens = shared;
-      seq.numCachedPromptTokens ??= Math.min(shared, seq.promptIds.length);
+      // Imported KV was computed elsewhere, not found in a cache: it counts as no hit (the caller sets the prefill rank's own hits).
+      const hits = imported ? 0 : shared;
+      seq.numCachedPromptTokens ??= Math.min(hits, seq.promptIds.length);
       this.promptSharing.numLookedUpTokens += seq.numTokens;
-      this.promptSharing.numSharedTokens += shared;
+      this.promptSharing.numSharedTokens += hits;
       seq.status = 'running';
       this.running.push(seq);
       // Hits: the tokens found in the prefix cache or a sibling's shared blocks (n > 1).
-      entries.push({ ...this.entry(seq, numNew), prefixLookup: { queriedTokens: seq.numTokens, hitTokens: shared } });
+      entries.push({ ...this.entry(seq, numNew), prefixLookup: { queriedTokens: seq.numTokens, hitTokens: hits } });
       budget -= numNew;
     }
     // Keep `running` in arrival order so "newest" stays the preemption victim.
@@ -299,6 +347,10 @@ export class Scheduler {
       if (x && x.numPromptLogprobs[i]! >= 0) seq.addPromptLogprobs(logprobRowsOf(result.promptLogprobs!, i, x.numPromptLogprobs[i]!), seq.numComputedTokens);
       seq.numComputedTokens += entry.numNewTokens;
       this.cacheComputedBlocks(seq);
+      if (seq.prefillOnly && seq.numComputedTokens === seq.numTokens) {
+        this.park(seq);
+        return;
+      }
       if (!entry.sample) return;
       const tokenId = result.tokenIds[i]!;
       seq.appendOutput(tokenId);
@@ -359,7 +411,14 @@ export class Scheduler {
   }
 
   private entry(seq: Sequence, numNew: number): PlanEntry {
-    return { seq, numNewTokens: numNew, sample: seq.numComputedTokens + numNew === seq.numTokens };
+    return { seq, numNewTokens: numNew, sample: !seq.prefillOnly && seq.numComputedTokens + numNew === seq.numTokens };
+  }
+
+  /** A prefill-only sequence's prompt is computed: out of the running batch, blocks and slot kept until finish(). */
+  private park(seq: Sequence): void {
+    this.running = this.running.filter((s) => s !== seq);
+    seq.status = 'parked';
+    this.parked.push(seq);
   }
 
   private releaseStateSlot(seq: Sequence): void {

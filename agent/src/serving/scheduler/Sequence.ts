@@ -9,7 +9,8 @@ import type { TokenLogprob } from './logprobRows.js';
 
 const NO_TOKENS: ReadonlyMap<number, number> = new Map();
 
-export type SeqStatus = 'waiting' | 'running' | 'finished';
+/** parked: a prefill-only sequence whose prompt is all computed, holding its blocks until its KV is sent (prefill ranks). */
+export type SeqStatus = 'waiting' | 'running' | 'parked' | 'finished';
 
 /** Why a sequence ended (OpenAI finish_reason plus abort). */
 export type FinishReason = 'stop' | 'length' | 'abort';
@@ -85,6 +86,12 @@ export class Sequence {
    * while it holds none, or for a model without such layers. The scheduler hands slots out.
    */
   stateSlot: number | null = null;
+  /**
+   * A prefill rank's sequence (prefill/decode disaggregation): its prompt is computed and
+   * nothing sampled; once all of it is in the cache the scheduler parks it, holding its
+   * blocks (and state slot) until the caller has sent them and finishes it.
+   */
+  prefillOnly = false;
   /** logitBias plus a -Infinity bias on every stop id (while below min tokens). */
   private readonly minTokensBias: ReadonlyMap<number, number> | undefined;
 

@@ -14,6 +14,8 @@
  *     a wrong prefix breaks the chain; on its first step the engine cannot know the tokens
  *     before its first new one, which the tests check through `historyHash` below;
  *   - a block a sequence writes in a step is in no other sequence's table of that step;
+ *   - its KV moves between fake engines like the real one's (kvTransfer: each slot's writer
+ *     seed, position, token and history travel; an imported state slot matches any seed);
  *   - with numStateSlots > 0 (a model with linear-attention layers) every plan carries
  *     stateSlots, and a step that continues a sequence (first position p > 0) finds in its
  *     slot that sequence's state after exactly its first p tokens (same seed and history), as
@@ -31,7 +33,7 @@
  */
 import type { RankStats, StepExtras, StepPlan, StepResult } from '@afd/shared';
 import { checkStepPlan, emptyRankStats } from '@afd/shared';
-import type { EngineLike, EngineModelInfo } from '../engineLike.js';
+import type { EngineLike, EngineModelInfo, KvTransferEngine } from '../engineLike.js';
 import { fakeModelLogits, logprobRow, maskLogits, packLogprobRows, processLogits, sampleRow, type LogprobRow, type RowProcessing, type SparseLogits } from './fakeLogits.js';
 
 /** What a fake sampler knows about a sequence it samples for. */
@@ -98,8 +100,9 @@ export class FakeEngine implements EngineLike {
   private readonly slotHistory: Uint32Array;
   /** Penalty slots: each slot's seen tokens with their output counts (the engine's table). */
   private readonly penaltyTable = new Map<number, Map<number, number>>();
-  /** Recurrent-state slots: the seed, token count and history hash of the state each holds. */
+  /** Recurrent-state slots: the seed (NaN: imported, any), token count and history hash of the state each holds. */
   private readonly stateTable = new Map<number, { seed: number; numTokens: number; history: number }>();
+  readonly kvTransfer: KvTransferEngine;
 
   constructor(private readonly opts: FakeEngineOptions = {}) {
     this.info = {
@@ -115,6 +118,7 @@ export class FakeEngine implements EngineLike {
     this.slotPos = new Int32Array(slots).fill(-1);
     this.slotToken = new Int32Array(slots);
     this.slotHistory = new Uint32Array(slots);
+    this.kvTransfer = this.transferView();
     if (opts.deferredMasks ?? true) {
       this.provideTokenMask = (mask) => {
         const ticket = this.maskTickets.shift();
@@ -302,7 +306,7 @@ export class FakeEngine implements EngineLike {
     if (!plan.stateSlots || start === 0) return;
     const slot = plan.stateSlots[i]!;
     const state = this.stateTable.get(slot);
-    if (!state || state.seed !== seed || state.numTokens !== start || state.history !== history) {
+    if (!state || (!Number.isNaN(state.seed) && state.seed !== seed) || state.numTokens !== start || state.history !== history) {
       const held = state ? `the state of seed ${state.seed} after ${state.numTokens} tokens` : 'no state';
       throw new Error(`plan: sequence ${i} continues at position ${start} from recurrent-state slot ${slot}, which holds ${held} (a continued sequence needs its own state after exactly its cached tokens)`);
     }
@@ -329,6 +333,62 @@ export class FakeEngine implements EngineLike {
     if (this.opts.nextToken) return this.opts.nextToken(ctx);
     const tokens = this.opts.tokens ?? DEFAULT_TOKENS;
     return tokens[(ctx.position + ctx.seed) % tokens.length]!;
+  }
+
+  /** KV export / import: per slot 20 bytes (writer seed f64, position i32, token i32, history u32); a state slot 16. */
+  private transferView(): KvTransferEngine {
+    const bs = this.info.kvBlockSize;
+    const numBlocks = this.info.numKvBlocks;
+    const checkIds = (ids: Int32Array): void => {
+      for (const b of ids) if (b < 0 || b >= numBlocks) throw new Error(`kv transfer: block ${b} is outside [0, ${numBlocks})`);
+    };
+    return {
+      kvLayout: { dtype: 'f32', blockSize: bs, numKvLayers: 1, tensorsPerLayer: 1, rowBytes: 20, stateBytes: (this.info.numStateSlots ?? 0) > 0 ? 16 : 0 },
+      exportKvBlocks: async (ids) => {
+        checkIds(ids);
+        const out = new DataView(new ArrayBuffer(ids.length * bs * 20));
+        ids.forEach((b, k) => {
+          for (let o = 0; o < bs; o++) {
+            const s = b * bs + o;
+            const at = (k * bs + o) * 20;
+            out.setFloat64(at, this.slotSeed[s]!, true);
+            out.setInt32(at + 8, this.slotPos[s]!, true);
+            out.setInt32(at + 12, this.slotToken[s]!, true);
+            out.setUint32(at + 16, this.slotHistory[s]!, true);
+          }
+        });
+        return new Uint8Array(out.buffer);
+      },
+      importKvBlocks: async (ids, data) => {
+        checkIds(ids);
+        if (data.byteLength !== ids.length * bs * 20) throw new Error(`kv transfer: ${ids.length} blocks need ${ids.length * bs * 20} bytes, got ${data.byteLength}`);
+        const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
+        ids.forEach((b, k) => {
+          for (let o = 0; o < bs; o++) {
+            const s = b * bs + o;
+            const at = (k * bs + o) * 20;
+            this.slotSeed[s] = v.getFloat64(at, true);
+            this.slotPos[s] = v.getInt32(at + 8, true);
+            this.slotToken[s] = v.getInt32(at + 12, true);
+            this.slotHistory[s] = v.getUint32(at + 16, true);
+          }
+        });
+      },
+      exportStateSlot: async (slot) => {
+        const st = this.stateTable.get(slot);
+        if (!st) throw new Error(`kv transfer: state slot ${slot} holds no state`);
+        const v = new DataView(new ArrayBuffer(16));
+        v.setFloat64(0, st.seed, true);
+        v.setInt32(8, st.numTokens, true);
+        v.setUint32(12, st.history, true);
+        return new Uint8Array(v.buffer);
+      },
+      importStateSlot: async (slot, data) => {
+        if (data.byteLength !== 16) throw new Error(`kv transfer: a state slot is 16 bytes, got ${data.byteLength}`);
+        const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
+        this.stateTable.set(slot, { seed: NaN, numTokens: v.getInt32(8, true), history: v.getUint32(12, true) });
+      },
+    };
   }
 
   stats(): RankStats {

@@ -109,14 +109,15 @@ export function hostLoadWarnings(placements: readonly PlacedRank[], agents: read
       warnings.push(`${countOf(cpu.length, 'CPU rank')} on agent ${agentId}, which has ${countOf(inv.cpu.cores, 'core')}: the ranks would share cores and every step would be slow (use fewer ranks, or more agents)`);
     }
     if (!roleBytes) continue;
-    const cpuBytes = cpu.reduce((sum, p) => sum + roleBytes[p.role], 0);
+    const bytesOf = (p: PlacedRank): number => roleBytes[p.role === 'prefill' ? 'colocated' : p.role];
+    const cpuBytes = cpu.reduce((sum, p) => sum + bytesOf(p), 0);
     if (cpu.length > 0 && cpuBytes > inv.memory.totalBytes * 0.9) {
       warnings.push(`the CPU ranks on agent ${agentId} need about ${formatBytes(cpuBytes)} of weights; the host has ${formatBytes(inv.memory.totalBytes)} of memory`);
     }
     for (const d of inv.devices) {
       if (d.kind !== 'cuda') continue;
       const onGpu = ranks.filter((p) => p.backend === 'cuda' && p.deviceIndex === d.index);
-      const bytes = onGpu.reduce((sum, p) => sum + roleBytes[p.role], 0);
+      const bytes = onGpu.reduce((sum, p) => sum + bytesOf(p), 0);
       if (onGpu.length > 0 && bytes > d.totalMemoryBytes * 0.9) {
         warnings.push(`the ranks on agent ${agentId} cuda:${d.index} need about ${formatBytes(bytes)} of weights; the GPU has ${formatBytes(d.totalMemoryBytes)}`);
       }
