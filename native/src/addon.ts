@@ -122,6 +122,16 @@ export interface NativeEngineInfo {
   numKvBlocks: number;
   /** K + V bytes of one block over all layers. */
   kvBytesPerBlock: number;
+  /**
+   * The KV layout a transfer receiver checks (Engine.exportKvBlocks / importKvBlocks): the
+   * cache dtype ('' for the ffn role), the layers with a paged cache (all but the gdn ones),
+   * 2 tensors per layer (K, V) or 1 (MLA's latent row), and the bytes of one token of one
+   * tensor of one layer. A block's transfer bytes: kvNumLayers x kvTensorsPerLayer x kvBlockSize x kvRowBytes.
+   */
+  kvDtype: 'f32' | 'bf16' | 'f16' | '';
+  kvNumLayers: number;
+  kvTensorsPerLayer: number;
+  kvRowBytes: number;
   /** Weight bytes this role mapped (CPU) or uploaded (device). */
   residentWeightBytes: number;
   numWeightTensors: number;
@@ -198,6 +208,14 @@ export interface NativeEngine {
    * Throws when no submitted step waits for a mask.
    */
   provideTokenMask(mask: Int32Array | null): void;
+  /** The bytes of KV blocks `blockIds` (layout: docs/afd-runtime.md, runtime/engine/kv-transfer.h), on a worker thread. */
+  exportKvBlocks(blockIds: Int32Array): Promise<Uint8Array>;
+  /** Writes KV blocks `blockIds` from `data` (exportKvBlocks' layout, exact length). */
+  importKvBlocks(blockIds: Int32Array, data: Uint8Array): Promise<void>;
+  /** The recurrent state of one slot (models with gdn layers): stateBytesPerSlot bytes. */
+  exportStateSlot(slot: number): Promise<Uint8Array>;
+  /** Writes the recurrent state of one slot from exportStateSlot's bytes. */
+  importStateSlot(slot: number, data: Uint8Array): Promise<void>;
   info(): NativeEngineInfo;
   stats(): NativeEngineStats;
   /** Releases the model (after any in-flight call finishes). */

@@ -150,6 +150,53 @@ export class Engine {
     if (reached) this.native.provideTokenMask(mask); // a step refused by the plan check took no mask
   }
 
+  /**
+   * Prefill / decode disaggregation: the bytes of KV blocks `blockIds` (distinct, in
+   * [0, numKvBlocks)), to import into another engine of the same model. Layout: for each
+   * layer with a paged cache (info.kvNumLayers, in layer order), each of its tensors (K then
+   * V; MLA's latent row: K only; info.kvTensorsPerLayer), each block in the order given:
+   * kvBlockSize x kvRowBytes bytes in the cache dtype (info.kvDtype). Takes the step mutex, so
+   * it sees the KV of every step that resolved before it. Attention / colocated roles.
+   */
+  async exportKvBlocks(blockIds: Int32Array): Promise<Uint8Array> {
+    this.assertKvRole('exportKvBlocks');
+    assertBlockIds('exportKvBlocks', blockIds);
+    return this.native.exportKvBlocks(blockIds);
+  }
+
+  /**
+   * Writes KV blocks `blockIds` of this engine from `data` (another engine's exportKvBlocks
+   * of the same model and KV layout: same kvDtype, kvNumLayers, kvTensorsPerLayer, kvRowBytes
+   * and kvBlockSize). The ids may differ from the exporter's; `data` must hold exactly
+   * blockIds.length blocks (the error says expected vs got).
+   */
+  async importKvBlocks(blockIds: Int32Array, data: Uint8Array): Promise<void> {
+    this.assertKvRole('importKvBlocks');
+    assertBlockIds('importKvBlocks', blockIds);
+    assertBytes('importKvBlocks', data);
+    return this.native.importKvBlocks(blockIds, data);
+  }
+
+  /**
+   * The recurrent state of slot `slot` (models with gdn layers; info.stateBytesPerSlot
+   * bytes): per gdn layer in layer order, its f32 conv state [C, W - 1] then its delta-rule
+   * state [Hv, Dk, Dv]. With the KV of the sequence's full blocks it lets another engine
+   * continue the sequence from the same position (hasState: it names its own slot).
+   */
+  async exportStateSlot(slot: number): Promise<Uint8Array> {
+    this.assertKvRole('exportStateSlot');
+    assertSlot('exportStateSlot', slot);
+    return this.native.exportStateSlot(slot);
+  }
+
+  /** Writes slot `slot`'s recurrent state from another engine's exportStateSlot bytes (exactly stateBytesPerSlot). */
+  async importStateSlot(slot: number, data: Uint8Array): Promise<void> {
+    this.assertKvRole('importStateSlot');
+    assertSlot('importStateSlot', slot);
+    assertBytes('importStateSlot', data);
+    return this.native.importStateSlot(slot, data);
+  }
+
   /** Attention role: run the FFN half on `ffn` (an ffn-role engine of this process). */
   attachFfn(ffn: Engine): void {
     this.assertOpen('attachFfn');
@@ -187,4 +234,21 @@ export class Engine {
   private assertOpen(what: string): void {
     if (this.closed) throw new Error(`Engine.${what}: the engine is closed`);
   }
+
+  private assertKvRole(what: string): void {
+    this.assertOpen(what);
+    if (this.info.role === 'ffn') throw new Error(`Engine.${what}: an ffn-role engine has no KV cache or state slots; move them between attention or colocated engines`);
+  }
+}
+
+function assertBlockIds(what: string, blockIds: unknown): void {
+  if (!(blockIds instanceof Int32Array)) throw new TypeError(`Engine.${what}: blockIds must be an Int32Array`);
+}
+
+function assertBytes(what: string, data: unknown): void {
+  if (!(data instanceof Uint8Array)) throw new TypeError(`Engine.${what}: data must be a Uint8Array (or Buffer)`);
+}
+
+function assertSlot(what: string, slot: unknown): void {
+  if (typeof slot !== 'number' || !Number.isInteger(slot)) throw new TypeError(`Engine.${what}: slot must be an integer (got ${String(slot)})`);
 }

@@ -3,56 +3,12 @@
 #include <functional>
 
 #include "binding/js-convert.h"
+#include "binding/promise-worker.h"
 #include "binding/step-convert.h"
 #include "model/local-ffn-executor.h"
 
 namespace afd::binding {
 namespace {
-
-// Runs `work` on a libuv worker thread; resolves with `done(env)` or rejects with the
-// afd::Error message.
-class PromiseWorker : public Napi::AsyncWorker {
- public:
-  PromiseWorker(Napi::Env env, std::function<void()> work, std::function<Napi::Value(Napi::Env)> done,
-                std::function<void()> failed = nullptr)
-      : Napi::AsyncWorker(env, "afd:engine"), deferred_(Napi::Promise::Deferred::New(env)), work_(std::move(work)),
-        done_(std::move(done)), failed_(std::move(failed)) {}
-  Napi::Promise promise() { return deferred_.Promise(); }
-
- protected:
-  void Execute() override {
-    try {
-      work_();
-    } catch (const std::exception& e) {
-      SetError(e.what());
-    }
-  }
-  void OnOK() override {
-    try {
-      deferred_.Resolve(done_(Env()));
-    } catch (const Napi::Error& e) {
-      deferred_.Reject(e.Value());
-    } catch (const std::exception& e) {
-      deferred_.Reject(Napi::Error::New(Env(), e.what()).Value());
-    }
-  }
-  void OnError(const Napi::Error& e) override {
-    if (failed_) failed_();
-    deferred_.Reject(e.Value());
-  }
-
- private:
-  Napi::Promise::Deferred deferred_;
-  std::function<void()> work_;
-  std::function<Napi::Value(Napi::Env)> done_;
-  std::function<void()> failed_;
-};
-
-Napi::Value rejected(Napi::Env env, const std::string& message) {
-  auto d = Napi::Promise::Deferred::New(env);
-  d.Reject(Napi::Error::New(env, message).Value());
-  return d.Promise();
-}
 
 // The attention engine's FFN half runs on another engine in this process (tests, and
 // `afd-bench profile`); the peer's mutex serialises it with the peer's own calls. The peer's
@@ -93,6 +49,10 @@ Napi::Function EngineWrap::Define(Napi::Env env) {
                       InstanceMethod<&EngineWrap::FfnForward>("ffnForward"),
                       InstanceMethod<&EngineWrap::AttachFfn>("attachFfn"), InstanceMethod<&EngineWrap::Info>("info"),
                       InstanceMethod<&EngineWrap::ProvideTokenMask>("provideTokenMask"),
+                      InstanceMethod<&EngineWrap::ExportKvBlocks>("exportKvBlocks"),
+                      InstanceMethod<&EngineWrap::ImportKvBlocks>("importKvBlocks"),
+                      InstanceMethod<&EngineWrap::ExportStateSlot>("exportStateSlot"),
+                      InstanceMethod<&EngineWrap::ImportStateSlot>("importStateSlot"),
                       InstanceMethod<&EngineWrap::Stats>("stats"), InstanceMethod<&EngineWrap::Close>("close")});
 }
 

@@ -1,5 +1,5 @@
-// N-API class Engine: load / step / ffnForward run on worker threads and return
-// Promises; info() and stats() are synchronous getters; provideTokenMask() hands a
+// N-API class Engine: load / step / ffnForward and the KV / state transfers run on worker
+// threads and return Promises; info() and stats() are synchronous getters; provideTokenMask() hands a
 // waiting step its deferred token mask; close() releases the model.
 #pragma once
 #include <napi.h>
@@ -27,6 +27,11 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value FfnForward(const Napi::CallbackInfo& info);
   Napi::Value AttachFfn(const Napi::CallbackInfo& info);
   Napi::Value ProvideTokenMask(const Napi::CallbackInfo& info);
+  // engine-transfer-binding.cc: KV blocks / state slot out (Uint8Array) and in.
+  Napi::Value ExportKvBlocks(const Napi::CallbackInfo& info);
+  Napi::Value ImportKvBlocks(const Napi::CallbackInfo& info);
+  Napi::Value ExportStateSlot(const Napi::CallbackInfo& info);
+  Napi::Value ImportStateSlot(const Napi::CallbackInfo& info);
   Napi::Value Info(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);

@@ -290,6 +290,10 @@ Napi::Object engineInfoToJs(Napi::Env env, const EngineInfo& i) {
   o.Set("kvBlockSize", i.kvBlockSize);
   o.Set("numKvBlocks", i.numKvBlocks);
   o.Set("kvBytesPerBlock", static_cast<double>(i.kvBytesPerBlock));
+  o.Set("kvDtype", i.kvDtype);
+  o.Set("kvNumLayers", i.kvNumLayers);
+  o.Set("kvTensorsPerLayer", i.kvTensorsPerLayer);
+  o.Set("kvRowBytes", static_cast<double>(i.kvRowBytes));
   o.Set("numStateSlots", i.numStateSlots);
   o.Set("stateBytesPerSlot", static_cast<double>(i.stateBytesPerSlot));
   o.Set("residentWeightBytes", static_cast<double>(i.residentWeightBytes));

@@ -109,6 +109,10 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
     info_.kvBlockSize = options.kvBlockSize;
     info_.numKvBlocks = numBlocks;
     info_.kvBytesPerBlock = perBlock;
+    info_.kvDtype = dtypeName(kvDtype);
+    info_.kvNumLayers = static_cast<int>(std::count(paged.begin(), paged.end(), true));
+    info_.kvTensorsPerLayer = kvLayout.latent ? 1 : 2;
+    info_.kvRowBytes = static_cast<uint64_t>(kvLayout.numKvHeads) * static_cast<uint64_t>(kvLayout.headDim) * dtypeBytes(kvDtype);
     stats_->kvBlocksTotal = static_cast<uint64_t>(numBlocks);
     ws_ = std::make_unique<Workspace>(*backend_, spec_.config);
   }

@@ -56,6 +56,12 @@ struct EngineInfo {
   int64_t vocabSize = 0, hiddenSize = 0;
   int kvBlockSize = 0, numKvBlocks = 0;
   uint64_t kvBytesPerBlock = 0;
+  // The KV layout a transfer receiver checks (kv-transfer.h): the cache dtype ("" for the
+  // ffn role), the layers with a paged cache, K + V (2) or a latent row (1) per layer, and
+  // the bytes of one token of one tensor of one layer.
+  std::string kvDtype;
+  int kvNumLayers = 0, kvTensorsPerLayer = 0;
+  uint64_t kvRowBytes = 0;
   int numStateSlots = 0;           // 0: the model keeps no per-sequence state (no gdn layer)
   uint64_t stateBytesPerSlot = 0;  // conv + delta-rule state of one slot over the gdn layers
   uint64_t residentWeightBytes = 0;  // weights this role mapped / uploaded
@@ -99,6 +105,15 @@ class Engine {
   // Attention role: the executor that reaches the FFN half (remote connector, or a
   // LocalFfnExecutor over another engine's FfnModel). Not owned; must outlive steps.
   void setFfnExecutor(FfnExecutor* executor);
+
+  // Prefill / decode disaggregation (kv-transfer.h has the byte layout); attention and
+  // colocated roles. Each takes the step mutex, so it never races a step. Block ids must be
+  // in [0, numKvBlocks) and distinct; slots in [0, numStateSlots) (models with gdn layers
+  // only); an import's byte count must match the layout exactly.
+  std::vector<uint8_t> exportKvBlocks(const std::vector<int32_t>& blockIds);
+  void importKvBlocks(const std::vector<int32_t>& blockIds, const uint8_t* data, size_t bytes);
+  std::vector<uint8_t> exportStateSlot(int slot);
+  void importStateSlot(int slot, const uint8_t* data, size_t bytes);
 
   const EngineInfo& info() const { return info_; }
   EngineStats& stats() { return *stats_; }
@@ -159,6 +174,9 @@ class Engine {
   Tensor& layerCacheA(int layer);
   Tensor& layerCacheB(int layer);
   void dropStaleGraphs();
+  // kv-transfer.cc: refuse a transfer on an engine without a KV cache / without state slots.
+  void requireKvCache(const char* what) const;
+  void requireStateSlots(const char* what) const;
 
   ModelLoadSpec spec_;
   EngineOptions options_;

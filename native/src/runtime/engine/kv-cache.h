@@ -34,6 +34,7 @@ class PagedKvCache {
 
   Tensor& k(int layer) { return k_[layer]; }
   Tensor& v(int layer) { return v_[layer]; }
+  int numLayers() const { return static_cast<int>(k_.size()); }
   int numBlocks() const { return numBlocks_; }
   int blockSize() const { return blockSize_; }
   // K + V bytes of one block over the cached layers.

@@ -18,6 +18,7 @@ class RecurrentState {
 
   Tensor& conv(int layer) { return conv_[layer]; }
   Tensor& delta(int layer) { return delta_[layer]; }
+  int numLayers() const { return static_cast<int>(conv_.size()); }
   int numSlots() const { return numSlots_; }
   int padSlot() const { return padSlot_; }  // -1 without one
 

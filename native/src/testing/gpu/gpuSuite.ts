@@ -6,7 +6,8 @@
  * two FFN ranks on one GPU, the golden fixtures under the bf16 rule (goldenCheck.ts), and
  * log-probabilities with bias, penalties, min-p and the token mask against the CPU engine
  * (logprobsCheck.ts), a reused KV prefix (prefix caching; prefixReuseCheck.ts), and the
- * Gated DeltaNet models with their per-sequence state slots (gdnCheck.ts).
+ * Gated DeltaNet models with their per-sequence state slots (gdnCheck.ts), and a sequence's
+ * KV blocks (and state slot) moved between two CUDA engines (kvTransferCheck.ts).
  * Runs where a CUDA device is visible; elsewhere it reports why it skipped.
  */
 import { generateGreedy, scatteredBlocks, tinyConfigs } from '../engineTesting.js';
@@ -24,6 +25,7 @@ import { kvSizingChecks } from './kvSizingCheck.js';
 import { logprobsChecks } from './logprobsCheck.js';
 import { prefixReuseChecks } from './prefixReuseCheck.js';
 import { gdnChecks } from './gdnCheck.js';
+import { kvTransferChecks } from './kvTransferCheck.js';
 
 
 export interface GpuSuiteReport {
@@ -93,6 +95,7 @@ export const gpuSuiteGroups = [
   'logprobs',
   'prefix',
   'gdn',
+  'kvtransfer',
 ] as const;
 export type GpuSuiteGroup = (typeof gpuSuiteGroups)[number];
 
@@ -143,6 +146,7 @@ export async function runGpuSuite(opts: {
     logprobs: logprobsChecks,
     prefix: prefixReuseChecks,
     gdn: gdnChecks,
+    kvtransfer: kvTransferChecks,
   };
   const checks: GpuCheck[] = [];
   for (const group of opts.groups ?? gpuSuiteGroups) {
