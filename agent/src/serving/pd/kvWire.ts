@@ -57,12 +57,12 @@ export class FrameDecoder {
   private chunks: Buffer[] = [];
   private buffered = 0;
   /** The header of the frame whose payload is awaited, with its size; null while reading a header. */
-  private pending: { header: Record<string, unknown>; payloadBytes: number } | null = null;
+  private pending: { header: Record<string, unknown>; payloadBytes: number; headerBytes: number } | null = null;
   private broken: WireFrameError | null = null;
 
   /** Bytes received and not yet part of a yielded frame. */
   get bufferedBytes(): number {
-    return this.buffered;
+    return this.buffered + (this.pending?.headerBytes ?? 0);
   }
 
   /** Feeds one chunk; returns the frames it completes, in order. */
@@ -83,6 +83,7 @@ export class FrameDecoder {
       this.broken = err instanceof WireFrameError ? err : new WireFrameError(String(err));
       this.chunks = [];
       this.buffered = 0;
+      this.pending = null;
       throw this.broken;
     }
     return frames;
@@ -97,7 +98,7 @@ export class FrameDecoder {
       }
       if (this.buffered < 4 + headerBytes) return null;
       this.take(4);
-      this.pending = parseHeader(this.take(headerBytes));
+      this.pending = { ...parseHeader(this.take(headerBytes)), headerBytes: 4 + headerBytes };
     }
     if (this.buffered < this.pending.payloadBytes) return null;
     const { header, payloadBytes } = this.pending;
