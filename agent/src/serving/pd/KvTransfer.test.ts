@@ -158,7 +158,6 @@ describe('KvTransferServer + KvTransferClient', () => {
     expect(received).toBe(256 * per);
     h.verify('huge', 256);
     // Kernel socket buffers and a frame or two may be ahead of the consumer, never most of the transfer.
-    console.log("MAXAHEAD", maxAhead / 1048576);
     expect(maxAhead).toBeLessThan(32 * 1024 * 1024);
   });
 
