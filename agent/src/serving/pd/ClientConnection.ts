@@ -10,7 +10,7 @@ import type { Logger } from '../../util/logger.js';
 import { ClientJob, type PrefillHandlers, type PrefillTransferResult } from './ClientJob.js';
 import { PrefillFailedError, PrefillRankLostError, PrefillRankRefusedError, abortErrorOf } from './errors.js';
 import { FrameWriter } from './FrameWriter.js';
-import { FrameDecoder, type WireFrame } from './kvWire.js';
+import { FrameDecoder, WireFrameError, type WireFrame } from './kvWire.js';
 import { parseMessage, pdWireVersion, serverMessageSchema, type KvWireLayout, type ServerMessage } from './kvMessages.js';
 import type { PrefillJob } from './PrefillService.js';
 
@@ -87,7 +87,10 @@ export class ClientConnection {
       this.entries.set(job.id, { job: new ClientJob(job, this.layout, handlers), resolve, reject, cleanup });
       signal?.addEventListener('abort', onAbort, { once: true });
       const { id, tokenIds, numBlocks, cacheSalt } = job;
-      this.writer.post({ type: 'prefill', id, tokenIds, numBlocks, ...(cacheSalt !== undefined ? { cacheSalt } : {}) });
+      this.writer.send({ type: 'prefill', id, tokenIds, numBlocks, ...(cacheSalt !== undefined ? { cacheSalt } : {}) }).catch((err: unknown) => {
+        // A closed connection is lose()'s to report; a request the framing refuses (too many token ids) fails here.
+        if (err instanceof WireFrameError) this.finish(id, new Error(`prefill ${id} cannot be sent: ${err.message}`), false);
+      });
     });
   }
 
@@ -126,7 +129,7 @@ export class ClientConnection {
       this.close(`malformed frame from the prefill rank: ${(err as Error).message}`);
       return;
     }
-    void this.drain();
+    this.drain().catch((err: unknown) => this.close(`internal error handling a frame: ${asError(err).message}`));
   }
 
   /** Handles queued frames in order; pauses the socket while a handler's promise is pending. */

@@ -38,7 +38,12 @@ export class FrameWriter {
     if (this.closedError || this.socket.destroyed || !this.socket.writable) {
       return Promise.reject(this.closedError ?? new Error('connection closed'));
     }
-    const parts = encodeFrame(header, payload);
+    let parts: Buffer[];
+    try {
+      parts = encodeFrame(header, payload);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     let written!: Promise<void>;
     let full = false;
     this.socket.cork();

@@ -127,6 +127,31 @@ describe('KvTransfer faults', () => {
     expect((err as PrefillRankLostError).nothingReceived).toBe(false);
   });
 
+  it('a socket destroyed after a chunk (or mid-chunk) fails the job with the right nothingReceived', async () => {
+    const data = fakeBlocks(layout, 'd', 0, 1);
+    const { port } = await rawServer((peer, id) => {
+      const kv = { type: 'kv', id, blockOffset: 0, numBlocks: 1, totalBytes: blockBytes, payloadBytes: blockBytes };
+      if (id === 'after-chunk') peer.send(kv, data);
+      if (id === 'mid-chunk') peer.send({ ...kv, payloadBytes: 100 }, data.subarray(0, 100));
+      setTimeout(() => peer.socket.destroy(), 50);
+    });
+    for (const [id, nothing] of [['after-chunk', false], ['mid-chunk', true]] as const) {
+      const c = client(port);
+      const err = await c.prefill(job(id, 2), { onBlocks: () => undefined }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(PrefillRankLostError);
+      expect((err as PrefillRankLostError).nothingReceived, id).toBe(nothing);
+    }
+  });
+
+  it('a prompt too long for a frame header fails that prefill with the limit named', async () => {
+    const { port } = await startServer();
+    const c = client(port);
+    const tokenIds = Array.from({ length: 200_000 }, () => 123456);
+    await expect(c.prefill({ id: 'long', tokenIds, numBlocks: 1 }, { onBlocks: () => undefined })).rejects.toThrow(/prefill long cannot be sent: .*maxHeaderBytes/);
+    expect(c.inFlight).toBe(0);
+    await expect(c.prefill(job('ok', 1), { onBlocks: () => undefined })).resolves.toMatchObject({ bytes: blockBytes });
+  });
+
   it('client.close() fails jobs in flight with PrefillRankLostError and aborts them on the rank', async () => {
     const { service, port } = await startServer({ hangAfterBlocks: 0 });
     const c = client(port);

@@ -12,6 +12,9 @@ import { clientMessageSchema, parseMessage, pdWireVersion, type KvWireLayout, ty
 import type { PrefillService } from './PrefillService.js';
 import { ServerJob } from './ServerJob.js';
 
+/** A failed job's message is cut to this many characters (it travels in a frame header). */
+const maxMessageChars = 16 * 1024;
+
 export interface ServerConnectionOptions {
   rank: number;
   launchId: string;
@@ -64,7 +67,11 @@ export class ServerConnection {
     }
     for (const frame of frames) {
       if (this.closing) return;
-      this.onFrame(frame);
+      try {
+        this.onFrame(frame);
+      } catch (err) {
+        this.fail(`internal error handling a ${String(frame.header.type)} frame: ${(err as Error).message}`);
+      }
     }
   }
 
@@ -139,7 +146,7 @@ export class ServerConnection {
     this.jobs.delete(job.job.id);
     this.opts.counters.failedTotal++;
     this.opts.log.warn({ remote: this.remote, id: job.job.id, err: message }, 'prefill failed');
-    this.writer.post({ type: 'failed', id: job.job.id, message });
+    this.writer.post({ type: 'failed', id: job.job.id, message: message.length > maxMessageChars ? `${message.slice(0, maxMessageChars)}…` : message });
   }
 
   private abortAll(reason: string): void {
