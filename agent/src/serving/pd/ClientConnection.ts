@@ -24,6 +24,9 @@ export interface ClientConnectionOptions {
   connectTimeoutMs: number;
 }
 
+/** How many cancelled ids a connection remembers (to refuse their reuse). */
+const maxCancelledIds = 4096;
+
 interface Entry {
   job: ClientJob;
   resolve: (r: PrefillTransferResult) => void;
@@ -36,6 +39,8 @@ export class ClientConnection {
   private readonly writer: FrameWriter;
   private readonly entries = new Map<string, Entry>();
   private readonly queue: WireFrame[] = [];
+  /** Ids cancelled on this connection, oldest first (at most maxCancelledIds). */
+  private readonly cancelled = new Set<string>();
   private draining = false;
   private lostReason: string | null = null;
   private handshake: { resolve: (l: KvWireLayout) => void; reject: (err: Error) => void } | null = null;
@@ -71,8 +76,9 @@ export class ClientConnection {
     return this.entries.size;
   }
 
+  /** Whether `id` may not be used now: in flight, or cancelled recently (its last frames may still come). */
   has(id: string): boolean {
-    return this.entries.has(id);
+    return this.entries.has(id) || this.cancelled.has(id);
   }
 
   /** Sends the request; resolves on `done` once every chunk went through the handlers. */
@@ -200,7 +206,11 @@ export class ClientConnection {
     if (!entry) return;
     this.entries.delete(id);
     entry.cleanup();
-    if (cancel && this.lostReason === null) this.writer.post({ type: 'cancel', id });
+    if (cancel && this.lostReason === null) {
+      this.writer.post({ type: 'cancel', id });
+      this.cancelled.add(id);
+      if (this.cancelled.size > maxCancelledIds) this.cancelled.delete(this.cancelled.values().next().value!);
+    }
     if (outcome instanceof Error) entry.reject(outcome);
     else entry.resolve(outcome);
   }

@@ -70,6 +70,7 @@ describe('KvTransfer faults', () => {
     const sent = server.stats().bytesSent;
     await sleep(100);
     expect(server.stats().bytesSent).toBe(sent);
+    await expect(c.prefill(job('c1', 2), { onBlocks: () => undefined })).rejects.toThrow(/prefill c1 is in flight, or was cancelled.*use a new id/);
     // The connection stays usable.
     await expect(c.prefill(job('c2', 2), { onBlocks: () => undefined })).resolves.toMatchObject({ bytes: 2 * blockBytes });
   });

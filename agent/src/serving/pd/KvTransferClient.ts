@@ -78,7 +78,7 @@ export class KvTransferClient {
     }
     if (signal?.aborted) throw abortErrorOf(signal, `prefill ${job.id}`);
     const { layout } = conn;
-    if (conn.has(job.id)) throw new Error(`prefill ${job.id} is already in flight on prefill rank ${this.opts.rank}`);
+    if (conn.has(job.id)) throw new Error(`prefill ${job.id} is in flight, or was cancelled, on this connection to prefill rank ${this.opts.rank}: use a new id`);
     if (!Number.isInteger(job.numBlocks) || job.numBlocks < 0) throw new Error(`prefill ${job.id}: numBlocks must be a non-negative integer, got ${job.numBlocks}`);
     if (job.tokenIds.length < job.numBlocks * layout.blockSize) {
       throw new Error(`prefill ${job.id}: ${job.numBlocks} blocks of ${layout.blockSize} tokens need ${job.numBlocks * layout.blockSize} token ids, got ${job.tokenIds.length}`);

@@ -5,7 +5,10 @@
 
 /** One prefill a decode rank asked for. */
 export interface PrefillJob {
-  /** Unique among the jobs in flight on one connection. */
+  /**
+   * Unique among the jobs in flight on one connection. Do not reuse the id of a job cancelled
+   * on a connection on that connection: its last frames may still be on the way (the client refuses it).
+   */
   id: string;
   /** The prompt's tokens: at least numBlocks * blockSize of them. */
   tokenIds: number[];
