@@ -1,0 +1,130 @@
+/**
+ * One prefill job on the decode rank's side: reassembles its chunks from `kv`/`state`/`part`
+ * frames, checks them against the layout (size, range, each block once, one chunk at a time)
+ * and, on `done`, that every block (and the state) came. Whole chunks go to the caller's
+ * handlers; a violation throws KvTransferProtocolError.
+ */
+import { KvTransferProtocolError } from './errors.js';
+import { kvChunkBytes, type DoneMessage, type KvMessage, type KvWireLayout, type PartMessage, type StateMessage } from './kvMessages.js';
+import type { PrefillJob } from './PrefillService.js';
+
+export interface PrefillHandlers {
+  /** Aborts the job: the promise rejects (with the signal's reason, an AbortError by default) and the rank is told to cancel. */
+  signal?: AbortSignal;
+  /** Blocks [blockOffset, blockOffset + numBlocks) in the engine's export format. The next frames wait for the promise. */
+  onBlocks(blockOffset: number, numBlocks: number, data: Uint8Array): Promise<void> | void;
+  /** The recurrent state (layout.stateBytes > 0 only). */
+  onState?(data: Uint8Array): Promise<void> | void;
+}
+
+export interface PrefillTransferResult {
+  /** The prefill's engine time on the prefill rank. */
+  prefillMs: number;
+  /** Prompt tokens the prefill rank found in its prefix cache. */
+  cachedTokens: number;
+  /** Payload bytes received (KV and state). */
+  bytes: number;
+  /** From the request sent to `done` received. */
+  transferMs: number;
+}
+
+interface Assembly {
+  kind: 'kv' | 'state';
+  blockOffset: number;
+  numBlocks: number;
+  data: Uint8Array;
+  filled: number;
+}
+
+export class ClientJob {
+  private readonly blockSeen: Uint8Array;
+  private blocksSeen = 0;
+  private stateSeen = false;
+  private assembly: Assembly | null = null;
+  private payloadBytes = 0;
+  private handedOver = false;
+  readonly startedAt = performance.now();
+
+  constructor(
+    readonly job: PrefillJob,
+    private readonly layout: KvWireLayout,
+    private readonly handlers: PrefillHandlers,
+  ) {
+    this.blockSeen = new Uint8Array(job.numBlocks);
+  }
+
+  /** True once a chunk was handed to onBlocks or onState. */
+  get delivered(): boolean {
+    return this.handedOver;
+  }
+
+  onKv(m: KvMessage, payload: Uint8Array): Promise<void> | void {
+    this.expectNoAssembly('kv');
+    const end = m.blockOffset + m.numBlocks;
+    if (end > this.job.numBlocks) this.violation(`blocks [${m.blockOffset}, ${end}) are beyond the ${this.job.numBlocks} asked for`);
+    const expected = kvChunkBytes(this.layout, m.numBlocks);
+    if (m.totalBytes !== expected) this.violation(`a chunk of ${m.numBlocks} blocks must be ${expected} bytes (layout), the rank sent ${m.totalBytes}`);
+    for (let b = m.blockOffset; b < end; b++) if (this.blockSeen[b]) this.violation(`block ${b} arrived twice`);
+    this.blockSeen.fill(1, m.blockOffset, end);
+    this.blocksSeen += m.numBlocks;
+    return this.begin({ kind: 'kv', blockOffset: m.blockOffset, numBlocks: m.numBlocks, data: new Uint8Array(0), filled: 0 }, m.totalBytes, payload);
+  }
+
+  onState(m: StateMessage, payload: Uint8Array): Promise<void> | void {
+    this.expectNoAssembly('state');
+    if (this.layout.stateBytes === 0) this.violation('a state arrived but the layout has none (stateBytes 0)');
+    if (m.totalBytes !== this.layout.stateBytes) this.violation(`the state must be ${this.layout.stateBytes} bytes (layout), the rank sent ${m.totalBytes}`);
+    if (this.stateSeen) this.violation('the state arrived twice');
+    this.stateSeen = true;
+    return this.begin({ kind: 'state', blockOffset: 0, numBlocks: 0, data: new Uint8Array(0), filled: 0 }, m.totalBytes, payload);
+  }
+
+  onPart(m: PartMessage, payload: Uint8Array): Promise<void> | void {
+    const a = this.assembly;
+    if (!a) this.violation('a part frame arrived with no chunk in progress');
+    if (a.filled + payload.byteLength > a.data.byteLength) {
+      this.violation(`part frames overrun the chunk: ${a.filled + payload.byteLength} of ${a.data.byteLength} bytes (${m.payloadBytes} in this part)`);
+    }
+    a.data.set(payload, a.filled);
+    a.filled += payload.byteLength;
+    this.payloadBytes += payload.byteLength;
+    return a.filled === a.data.byteLength ? this.complete(a) : undefined;
+  }
+
+  /** Checks that the job is complete; returns its result. */
+  onDone(m: DoneMessage): PrefillTransferResult {
+    if (this.assembly) this.violation(`done arrived with a chunk at ${this.assembly.filled} of ${this.assembly.data.byteLength} bytes`);
+    if (this.blocksSeen < this.job.numBlocks) {
+      this.violation(`done arrived after ${this.blocksSeen} of ${this.job.numBlocks} blocks (block ${this.blockSeen.indexOf(0)} is missing)`);
+    }
+    if (this.layout.stateBytes > 0 && !this.stateSeen) this.violation('done arrived without the recurrent state');
+    return { prefillMs: m.prefillMs, cachedTokens: m.cachedTokens, bytes: this.payloadBytes, transferMs: performance.now() - this.startedAt };
+  }
+
+  private begin(a: Assembly, totalBytes: number, payload: Uint8Array): Promise<void> | void {
+    if (payload.byteLength > totalBytes) this.violation(`a ${a.kind} frame carries ${payload.byteLength} bytes of a ${totalBytes}-byte chunk`);
+    this.payloadBytes += payload.byteLength;
+    if (payload.byteLength === totalBytes) return this.complete({ ...a, data: payload, filled: totalBytes });
+    a.data = new Uint8Array(totalBytes);
+    a.data.set(payload, 0);
+    a.filled = payload.byteLength;
+    this.assembly = a;
+  }
+
+  private complete(a: Assembly): Promise<void> | void {
+    this.assembly = null;
+    this.handedOver = true;
+    if (a.kind === 'kv') return this.handlers.onBlocks(a.blockOffset, a.numBlocks, a.data);
+    if (!this.handlers.onState) throw new KvTransferProtocolError(`prefill ${this.job.id}: the layout has a recurrent state but no onState handler was given`);
+    return this.handlers.onState(a.data);
+  }
+
+  private expectNoAssembly(what: string): void {
+    const a = this.assembly;
+    if (a) this.violation(`a ${what} frame arrived while a ${a.kind} chunk was at ${a.filled} of ${a.data.byteLength} bytes`);
+  }
+
+  private violation(what: string): never {
+    throw new KvTransferProtocolError(`prefill ${this.job.id}: ${what}`);
+  }
+}
