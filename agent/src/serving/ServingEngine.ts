@@ -173,6 +173,9 @@ export class ServingEngine {
   prefillOnly(promptIds: readonly number[], cacheSalt: string | undefined, signal?: AbortSignal): Promise<ParkedPrefill> {
     const { ready, reason } = this.readiness;
     if (!ready) return Promise.reject(new ServingError('not_ready', `the engine is not ready (${reason}); retry later`));
+    if (promptIds.length > this.maxContextTokens) {
+      return Promise.reject(new ServingError('invalid_request', `a prefill of ${promptIds.length} tokens is longer than this rank's ${this.maxContextTokens}-token context (its window, capped by its KV cache)`));
+    }
     const parked = this.prefills.submit(promptIds, cacheSalt, signal);
     void this.runLoop();
     return parked;

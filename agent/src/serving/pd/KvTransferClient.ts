@@ -35,6 +35,11 @@ export class KvTransferClient {
     this.endpoint = `${opts.host}:${opts.port}`;
   }
 
+  /** The prefill rank this client reaches. */
+  get rank(): number {
+    return this.opts.rank;
+  }
+
   /** Connects and shakes hands (no-op when connected); resolves with the rank's layout. */
   async connect(): Promise<KvWireLayout> {
     return (await this.ensureConnected()).layout;

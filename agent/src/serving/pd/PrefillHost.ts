@@ -8,25 +8,7 @@
  */
 import type { KvTransferEngine } from '../engineLike.js';
 import type { ServingEngine } from '../ServingEngine.js';
-
-/** One prefill asked for by an attention rank. */
-export interface PrefillJob {
-  id: string;
-  tokenIds: number[];
-  numBlocks: number;
-  cacheSalt?: string;
-}
-
-/** Where a job's KV goes (the connection, with backpressure). */
-export interface PrefillSink {
-  blocks(blockOffset: number, numBlocks: number, data: Uint8Array): Promise<void>;
-  state(data: Uint8Array): Promise<void>;
-}
-
-/** What the KV-transfer server runs for each job. */
-export interface PrefillService {
-  prefill(job: PrefillJob, sink: PrefillSink, signal: AbortSignal): Promise<{ prefillMs: number; cachedTokens: number }>;
-}
+import type { PrefillJob, PrefillService, PrefillSink } from './PrefillService.js';
 
 /** Blocks read out of the engine per chunk (64 blocks of 16 tokens: 1,024 tokens). */
 export const EXPORT_CHUNK_BLOCKS = 64;

@@ -77,7 +77,7 @@ export class RemotePrefiller implements RemotePrefillLike {
       return null;
     }
     let retries = 0;
-    for (const link of this.candidates(prompt, bs)) {
+    for (const link of this.prefillRankOrder(prompt, bs)) {
       const converter = await this.converterFor(link);
       if (converter === undefined) continue; // down: the next one
       if (converter === null) return this.local('layout_mismatch');
@@ -157,8 +157,8 @@ export class RemotePrefiller implements RemotePrefillLike {
     return converter;
   }
 
-  /** Prefill ranks in the order to try: the prefix's rendezvous rank first unless overloaded, then by load. */
-  private candidates(prompt: readonly number[], bs: number): PrefillLink[] {
+  /** Prefill ranks in the order a prompt tries them: its first block's rendezvous rank first unless overloaded, then by load. */
+  prefillRankOrder(prompt: readonly number[], bs: number): PrefillLink[] {
     const links = [...this.opts.links];
     const key = createHash('sha256').update(new Uint8Array(Int32Array.from(prompt.slice(0, bs)).buffer)).digest();
     const weight = (l: PrefillLink): number => createHash('sha256').update(key).update(String(l.rank)).digest().readUInt32BE(0);

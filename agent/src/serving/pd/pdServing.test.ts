@@ -1,0 +1,248 @@
+/**
+ * Prefill/decode disaggregation through the serving engines and the real TCP transport:
+ * prefill ranks (ServingEngine.prefillOnly behind PrefillHost and KvTransferServer) compute a
+ * prompt's full blocks, the decode rank (RemotePrefiller) writes them into held blocks and
+ * continues. The fake engines check every KV read by content (the writer's position, token
+ * and history) and every continued recurrent state, so imported KV that is wrong, short or
+ * misplaced fails the step; outputs must equal a rank that computes everything itself.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../util/logger.js';
+import { ServingEngine, type GenerateParams, type RequestHandle, type ServingOptions } from '../ServingEngine.js';
+import { FakeEngine, historySampler } from '../testing/FakeEngine.js';
+import { qwenTokenizer } from '../testing/qwenTokenizer.js';
+import { KvTransferClient } from './KvTransferClient.js';
+import { KvTransferServer } from './KvTransferServer.js';
+import { PrefillHost } from './PrefillHost.js';
+import type { PrefillService } from './PrefillService.js';
+import { RemotePrefiller, type LocalPrefillReason, type PdObserver } from './RemotePrefiller.js';
+import type { PdTransfer } from './remotePrefill.js';
+
+const tok = await qwenTokenizer();
+const log = createLogger('pd-test', process.env['PD_TEST_LOG'] ?? 'silent');
+const words = tok.encode(' the cat sat on a mat and then it ran far away over hills', false);
+const story = tok.encode('Tell me a long story about a cat who lived in a big old house by the sea with a dog, a parrot and three goldfish that sang');
+const options = (prefixCaching = false): ServingOptions => ({
+  scheduler: { maxNumSeqs: 8, maxNumBatchedTokens: 64, longPrefillTokenThreshold: 24, dbo: { enabled: false, decodeTokenThreshold: 32, prefillTokenThreshold: 512 } },
+  maxQueuedRequests: 100,
+  prefixCaching,
+});
+
+const ids = async (h: RequestHandle): Promise<number[]> => {
+  const out: number[] = [];
+  for await (const e of h.events) {
+    if (e.type === 'delta') out.push(...e.tokenIds);
+    if (e.type === 'error') throw e.error;
+  }
+  return out;
+};
+
+interface Fixture {
+  engine: FakeEngine;
+  serving: ServingEngine;
+}
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function fakeRank(engineOpts: ConstructorParameters<typeof FakeEngine>[0] = {}, prefixCaching = false): Fixture {
+  const engine = new FakeEngine({ kvBlockSize: 4, numKvBlocks: 128, nextToken: historySampler(words), ...engineOpts });
+  const serving = new ServingEngine(engine, tok, options(prefixCaching));
+  cleanups.push(() => serving.close());
+  return { engine, serving };
+}
+
+/** A prefill rank on an ephemeral port; `wrap` may intercept its service. */
+async function prefillRank(rank: number, engineOpts: ConstructorParameters<typeof FakeEngine>[0] = {}, wrap?: (s: PrefillService, server: () => KvTransferServer) => PrefillService): Promise<Fixture & { server: KvTransferServer; port: number }> {
+  const f = fakeRank(engineOpts, !engineOpts?.numStateSlots); // prefix caching, where the model allows it
+  const host = new PrefillHost(f.serving, f.engine.kvTransfer, 2);
+  let server: KvTransferServer | null = null;
+  server = new KvTransferServer({ rank, launchId: 'pd-test', layout: f.engine.kvTransfer.kvLayout, service: wrap ? wrap(host, () => server!) : host, log });
+  const port = await server.listen(0, '127.0.0.1');
+  cleanups.push(() => server!.close());
+  return { ...f, server, port };
+}
+
+class Counts implements PdObserver {
+  transfers: PdTransfer[] = [];
+  local: LocalPrefillReason[] = [];
+  lost: number[] = [];
+  onTransfer(t: PdTransfer): void {
+    this.transfers.push(t);
+  }
+  onLocalPrefill(reason: LocalPrefillReason): void {
+    this.local.push(reason);
+  }
+  onRankLost(rank: number): void {
+    this.lost.push(rank);
+  }
+}
+
+function decodeRank(ports: { rank: number; port: number }[], engineOpts: ConstructorParameters<typeof FakeEngine>[0] = {}, prefixCaching = false): Fixture & { counts: Counts; prefiller: RemotePrefiller } {
+  const counts = new Counts();
+  const engine = new FakeEngine({ kvBlockSize: 4, numKvBlocks: 128, nextToken: historySampler(words), ...engineOpts });
+  const links = ports.map(({ rank, port }) => new KvTransferClient({ host: '127.0.0.1', port, launchId: 'pd-test', rank, log, connectTimeoutMs: 2000 }));
+  cleanups.push(async () => links.forEach((l) => l.close()));
+  const remotePrefill = new RemotePrefiller({ links, engine: engine.kvTransfer, minPromptTokens: 8, log, observer: counts });
+  const serving = new ServingEngine(engine, tok, { ...options(prefixCaching), remotePrefill });
+  cleanups.push(() => serving.close());
+  return { engine, serving, counts, prefiller: remotePrefill };
+}
+
+const greedy = { temperature: 0, topK: 0, topP: 1 };
+const run = async (serving: ServingEngine, params: GenerateParams): Promise<number[][]> => Promise.all((await serving.submitAllAsync([params])).map(ids));
+/** The first position each sequence's first step computed, over the engine's plans (0 = it prefilled from the start). */
+const firstPositions = (engine: FakeEngine): number[] => engine.plans.flatMap((p) => Array.from({ length: p.numSeqs }, (_, i) => p.positions[p.tokenOffsets[i]!]!));
+
+describe('prefill/decode disaggregation over TCP (fake engines that check every KV read)', () => {
+  it('a decode rank continues from the prefill rank KV and samples what a rank computing everything samples', async () => {
+    const p = await prefillRank(0);
+    const d = decodeRank([{ rank: 0, port: p.port }]);
+    const local = fakeRank();
+    for (const len of [9, 16, 17, 23, story.length]) {
+      const params: GenerateParams = { promptIds: story.slice(0, len), sampling: { ...greedy, seed: 1 }, maxTokens: 7 };
+      const want = await run(local.serving, params);
+      d.engine.plans = [];
+      expect(await run(d.serving, params), `prompt of ${len}`).toEqual(want);
+      const imported = Math.floor((len - 1) / 4) * 4;
+      expect(firstPositions(d.engine)[0], `prompt of ${len}: the decode rank computed from token ${imported}`).toBe(imported);
+    }
+    expect(d.counts.transfers.map((t) => t.tokens)).toEqual([8, 12, 16, 20, Math.floor((story.length - 1) / 4) * 4]);
+    expect(d.counts.transfers.every((t) => t.prefillRank === 0 && t.bytes === (t.tokens * 20) && t.transferMs > 0)).toBe(true);
+    expect(d.counts.local).toEqual([]);
+    // Every block comes back on both sides (the parked prefills were released once sent).
+    expect(p.serving.scheduler.blocks.numUsedBlocks).toBe(0);
+    expect(d.serving.scheduler.blocks.owners()).toEqual([]);
+    expect(d.serving.scheduler.imports.size).toBe(0);
+  });
+
+  it('n samples share the imported blocks; seeded sampling equals the local run; usage counts the prefill rank hits as cached', async () => {
+    const p = await prefillRank(0);
+    const d = decodeRank([{ rank: 0, port: p.port }]);
+    const local = fakeRank();
+    const params: GenerateParams = { promptIds: story, sampling: { temperature: 1, topK: 0, topP: 1, seed: 7 }, maxTokens: 6, n: 3 };
+    expect(await run(d.serving, params)).toEqual(await run(local.serving, params));
+    expect(d.counts.transfers).toHaveLength(1);
+    // The same prompt again: the prefill rank finds it in its prefix cache (all but its last block).
+    const [h] = await d.serving.submitAllAsync([{ ...params, n: 1 }]);
+    let cached = -1;
+    for await (const e of h!.events) if (e.type === 'done') cached = e.cachedTokens;
+    expect(h!.pdTransfer?.cachedTokens).toBeGreaterThan(0);
+    expect(cached).toBe(h!.pdTransfer!.cachedTokens);
+    expect(d.serving.scheduler.blocks.owners()).toEqual([]);
+  });
+
+  it('a hybrid model moves its recurrent state with the blocks (state slots checked by the fake engine)', async () => {
+    const p = await prefillRank(0, { numStateSlots: 8 });
+    const d = decodeRank([{ rank: 0, port: p.port }], { numStateSlots: 8 });
+    const local = fakeRank({ numStateSlots: 8 });
+    const params: GenerateParams = { promptIds: story, sampling: { ...greedy, seed: 3 }, maxTokens: 8 };
+    expect(await run(d.serving, params)).toEqual(await run(local.serving, params));
+    expect(d.counts.transfers).toHaveLength(1);
+    expect(d.counts.transfers[0]!.bytes).toBe(d.counts.transfers[0]!.tokens * 20 + 16);
+    // n > 1 on such a model: one imported state cannot serve n samples; prefilled here.
+    expect(await run(d.serving, { ...params, n: 2 })).toEqual(await run(local.serving, { ...params, n: 2 }));
+    expect(d.counts.local).toEqual(['samples_with_state']);
+    expect(d.serving.scheduler.stateSlots!.numTaken).toBe(0);
+    expect(p.serving.scheduler.stateSlots!.numTaken).toBe(0);
+  });
+
+  it('short prompts and prompt logprobs stay local; a prefix this rank caches stays local', async () => {
+    const p = await prefillRank(0);
+    const d = decodeRank([{ rank: 0, port: p.port }], {}, true);
+    const local = fakeRank();
+    const short: GenerateParams = { promptIds: story.slice(0, 6), sampling: greedy, maxTokens: 3 };
+    expect(await run(d.serving, short)).toEqual(await run(local.serving, short));
+    const withRows: GenerateParams = { promptIds: story, sampling: greedy, maxTokens: 3, promptLogprobs: 1 };
+    expect(await run(d.serving, withRows)).toEqual(await run(local.serving, withRows));
+    const long: GenerateParams = { promptIds: story, sampling: greedy, maxTokens: 3 };
+    expect(await run(d.serving, long)).toEqual(await run(local.serving, long));
+    expect(d.counts.local).toEqual(['short', 'prompt_logprobs', 'cached_here']); // the third: the second request cached the prompt here
+  });
+});
+
+describe('prefill/decode faults', () => {
+  it('no prefill rank up: prefilled here, same tokens', async () => {
+    const p = await prefillRank(0);
+    await p.server.close();
+    const d = decodeRank([{ rank: 0, port: p.port }]);
+    const local = fakeRank();
+    const params: GenerateParams = { promptIds: story, sampling: greedy, maxTokens: 5 };
+    expect(await run(d.serving, params)).toEqual(await run(local.serving, params));
+    expect(d.counts.local).toEqual(['prefill_ranks_down']);
+    expect(d.serving.scheduler.blocks.owners()).toEqual([]);
+  });
+
+  it('a prefill rank lost mid-transfer: its hold is freed and another prefill rank serves the request', async () => {
+    let dropped = false;
+    const flaky = await prefillRank(0, {}, (service, server) => ({
+      prefill: async (job, sink, signal) =>
+        service.prefill(
+          job,
+          {
+            blocks: async (off, n, data) => {
+              await sink.blocks(off, n, data);
+              if (!dropped) {
+                dropped = true;
+                await server().close(); // dies after its first chunk
+              }
+            },
+            state: (data) => sink.state(data),
+          },
+          signal,
+        ),
+    }));
+    const good = await prefillRank(1);
+    const d = decodeRank([
+      { rank: 0, port: flaky.port },
+      { rank: 1, port: good.port },
+    ]);
+    const local = fakeRank();
+    // Find a prompt whose rendezvous choice is the flaky rank (rank 0 first), then send it.
+    let params: GenerateParams | null = null;
+    for (let s = 0; s < 40 && !params; s++) {
+      const candidate: GenerateParams = { promptIds: [...story.slice(s), ...story.slice(0, s)], sampling: greedy, maxTokens: 5 };
+      const order = d.prefiller.prefillRankOrder(candidate.promptIds, 4);
+      if (order[0]!.rank === 0) params = candidate;
+    }
+    expect(params).not.toBeNull();
+    expect(await run(d.serving, params!)).toEqual(await run(local.serving, params!));
+    expect(dropped).toBe(true);
+    expect(d.counts.lost).toEqual([0]);
+    expect(d.counts.transfers.map((t) => [t.prefillRank, t.retries])).toEqual([[1, 1]]);
+    expect(d.serving.scheduler.blocks.owners()).toEqual([]);
+    expect(d.serving.scheduler.imports.size).toBe(0);
+  });
+
+  it('a prefill that fails on the prefill rank (its KV cache is too small) is prefilled here', async () => {
+    const p = await prefillRank(0, { numKvBlocks: 3 });
+    const d = decodeRank([{ rank: 0, port: p.port }]);
+    const local = fakeRank();
+    const params: GenerateParams = { promptIds: story, sampling: greedy, maxTokens: 4 };
+    expect(await run(d.serving, params)).toEqual(await run(local.serving, params));
+    expect(d.counts.local).toEqual(['prefill_failed']);
+  });
+
+  it('a prefill rank whose KV layout differs (block size) is not used, with the reason', async () => {
+    const p = await prefillRank(0, { kvBlockSize: 8 });
+    const d = decodeRank([{ rank: 0, port: p.port }]);
+    const params: GenerateParams = { promptIds: story, sampling: greedy, maxTokens: 4 };
+    expect(await run(d.serving, params)).toEqual(await run(fakeRank().serving, params));
+    expect(d.counts.local).toEqual(['layout_mismatch']);
+  });
+
+  it('no free blocks to hold: prefilled here', async () => {
+    const p = await prefillRank(0);
+    const d = decodeRank([{ rank: 0, port: p.port }], { numKvBlocks: 12 });
+    // Hold most of the cache so the import cannot get its blocks.
+    const taken = d.serving.scheduler.holdForImport(9)!; // 3 blocks left: the 4 to hold do not fit
+    const params: GenerateParams = { promptIds: story.slice(0, 17), sampling: greedy, maxTokens: 3 };
+    const want = await run(fakeRank({ numKvBlocks: 12 }).serving, params);
+    const [h] = await d.serving.submitAllAsync([params]);
+    expect(d.counts.local).toEqual(['no_free_blocks']);
+    d.serving.scheduler.imports.release(taken); // room again: the request runs here
+    expect(await ids(h!)).toEqual(want[0]);
+    expect(d.serving.scheduler.blocks.owners()).toEqual([]);
+  });
+});
