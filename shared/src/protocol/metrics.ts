@@ -119,6 +119,38 @@ export const expertStatsSchema = z.object({
 export type ExpertStats = z.infer<typeof expertStatsSchema>;
 
 /** Native runtime counters of one rank. */
+/** One KV-transfer link of prefill/decode disaggregation, as its attention rank counts it (cumulative). */
+export const pdLinkStatsSchema = z.object({
+  /** The prefill rank at the other end. */
+  prefillRank: count,
+  /** Whether the attention rank holds a connection to it now. */
+  connected: z.boolean(),
+  /** Prompts whose KV came over this link. */
+  transfers: count,
+  /** KV (and recurrent-state) bytes received. */
+  bytes: nonneg,
+  /** Time from request sent to last byte received, summed over transfers, ms (prefill + transfer). */
+  transferMs: nonneg,
+  /** The prefill rank's own prefill time, summed, ms (transferMs minus this is the wire and queueing). */
+  prefillMs: nonneg,
+  /** Bytes per second of the most recent transfer (bytes over its time less its prefill time); 0 before one. */
+  lastBytesPerSecond: nonneg,
+  /** Times the prefill rank was lost with a prefill of this rank in flight. */
+  lost: count,
+});
+export type PdLinkStats = z.infer<typeof pdLinkStatsSchema>;
+
+/** Prefill/decode disaggregation counters of a rank (wPxAyF topologies). */
+export const pdStatsSchema = z.object({
+  /** Attention ranks: one entry per prefill rank; [] on prefill ranks. */
+  links: z.array(pdLinkStatsSchema),
+  /** Attention ranks: prompts prefilled on the rank itself, by reason (short, cached_here, no_free_blocks, prefill_ranks_down, ...). */
+  localPrefills: z.record(z.string(), count),
+  /** Prefill ranks: prefills served (KV sent), failed, in flight, and KV bytes sent; zeros on attention ranks. */
+  served: z.object({ prefills: count, failed: count, inFlight: count, bytesSent: nonneg, connections: count }),
+});
+export type PdStats = z.infer<typeof pdStatsSchema>;
+
 export const rankStatsSchema = z
   .object({
     /** Role of the rank. */
@@ -172,6 +204,8 @@ export const rankStatsSchema = z
     weightBytes: nonneg.optional(),
     /** Routed experts this rank holds and the expert-parallel exchange; absent on attention ranks and for dense models. */
     experts: expertStatsSchema.optional(),
+    /** Prefill/decode disaggregation (KV transfers from prefill ranks); absent without prefill ranks. */
+    pd: pdStatsSchema.optional(),
   })
   .superRefine((s, ctx) => {
     for (const key of ['a2fBytes', 'f2aBytes', 'a2fWireUs', 'f2aWireUs'] as const) {
