@@ -20,8 +20,8 @@ const home = mkdtempSync(join(tmpdir(), 'afd-pd-home-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 const words = 'the quick brown fox jumps over a lazy dog while seven sailors sing about the northern lights and distant harbours';
-// Prompts of about 20 to 70 tokens: each has full blocks to prefill remotely (--pd-min-prompt-tokens 8).
-const prompts = [words, `${words} ${words}`, `Once upon a time ${words.slice(0, 60)}`, `${words} ${words} ${words}`.slice(0, 300)];
+// Prompts of about 20 to 70 tokens: each has full 16-token blocks to prefill remotely (--pd-min-prompt-tokens 8).
+const prompts = [words, `${words} ${words}`, `Once upon a time ${words}`, `${words} ${words} ${words}`.slice(0, 300)];
 
 async function launch(modelDir: string, args: string[]): Promise<StartedLaunch> {
   const pdPort = await freePortBlock(2);
