@@ -4,7 +4,8 @@
 // The 8 prompts go as ONE /v1/completions request (prompt: [...]): the server admits a
 // batch into one scheduler step, so the decode batch is the same on every run (8 separate
 // requests may land in different steps, and batch composition can change float results).
-//   node greedy-texts.mjs --url http://127.0.0.1:18000 --out texts.json [--max-tokens 32] [--compare ref.json] [--stats URL/afd/stats]
+//   node greedy-texts.mjs --url http://127.0.0.1:18000 --out texts.json [--max-tokens 32] [--compare ref.json] [--stats URL/afd/stats] [--long]
+// --long puts a ~120-token preamble before each prompt (long enough for a prefill rank to take it).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { arg } from './cli-arg.mjs';
 
@@ -25,10 +26,13 @@ const prompts = [
 
 const models = await (await fetch(`${url}/v1/models`)).json();
 const model = models.data[0].id;
+const preamble = process.argv.includes('--long')
+  ? 'The following notes were written by a careful archivist who kept records of ships, storms, harvests and festivals for many years in a small harbour town. Each entry is short, plain and exact, and the archivist never repeats a fact twice. Read the last line and continue it in the same plain style, without any heading or list. '.repeat(2)
+  : '';
 const res = await fetch(`${url}/v1/completions`, {
   method: 'POST',
   headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ model, prompt: prompts, max_tokens: maxTokens, temperature: 0, ignore_eos: true }),
+  body: JSON.stringify({ model, prompt: prompts.map((p) => preamble + p), max_tokens: maxTokens, temperature: 0, ignore_eos: true }),
 });
 if (res.status !== 200) throw new Error(`/v1/completions: HTTP ${res.status} ${await res.text()}`);
 const { choices } = await res.json();

@@ -22,6 +22,9 @@
 #   mps     the agent managing CUDA MPS for ranks on GPU 0 (issue 37): colocated vs 1A1F
 #           (and SM splits, DBO, 2A2F EP, time-sliced) through afd-agent launch --gpus 0, with
 #           afd-bench serve; AFD_MPS_PARTS etc. in tools/gpu/mps-one-gpu.sh  -> mps-*.json
+#   pd      prefill/decode disaggregation (issue 41): colocated vs 1P1A1F on GPU 0 under MPS,
+#           4096-token prompts at c=8 and 64, the transfers' rate against loopback TCP
+#           (tools/gpu/pd-one-gpu.sh)                               -> pd-*.json, tcp-bw.json
 #   planner the planner's cost profiles on CUDA (full GPU and MPS shares) and its CPU
 #           validation on the host's cores (tools/gpu/planner-one-gpu.sh)  -> planner/*
 #   profile ncu kernel times of decode steps at $AFD_PROFILE_BATCHES (afd-bench decode
@@ -136,6 +139,9 @@ if [[ $PHASES == *experts* ]]; then
 fi
 if [[ $PHASES == *mps* ]]; then
   source tools/gpu/mps-one-gpu.sh
+fi
+if [[ $PHASES == *pd* ]]; then
+  source tools/gpu/pd-one-gpu.sh
 fi
 if [[ $PHASES == *planner* ]]; then
   source tools/gpu/planner-one-gpu.sh

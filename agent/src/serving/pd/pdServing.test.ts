@@ -215,6 +215,33 @@ describe('prefill/decode faults', () => {
     expect(d.serving.scheduler.imports.size).toBe(0);
   });
 
+  it('a decode rank gone mid-transfer: the prefill rank frees the blocks it held for it', async () => {
+    let client: KvTransferClient | null = null;
+    const p = await prefillRank(0, {}, (service) => ({
+      prefill: async (job, sink, signal) =>
+        service.prefill(
+          job,
+          {
+            blocks: async (off, n, data) => {
+              await sink.blocks(off, n, data);
+              client?.close(); // the decode side goes away after the first chunk
+            },
+            state: (data) => sink.state(data),
+          },
+          signal,
+        ),
+    }));
+    client = new KvTransferClient({ host: '127.0.0.1', port: p.port, launchId: 'pd-test', rank: 0, log });
+    await client.connect();
+    const layout = client.layout!;
+    const numBlocks = Math.floor((story.length - 1) / layout.blockSize);
+    const got = client.prefill({ id: 'gone', tokenIds: story, numBlocks }, { onBlocks: () => undefined, onState: () => undefined });
+    await expect(got).rejects.toThrow(/was closed/);
+    for (let t = 0; t < 100 && (p.serving.scheduler.blocks.numUsedBlocks > 0 || p.server.stats().inFlight > 0); t++) await new Promise((r) => setTimeout(r, 20));
+    expect(p.serving.scheduler.blocks.numUsedBlocks).toBe(0);
+    expect(p.server.stats().inFlight).toBe(0);
+  });
+
   it('a prefill that fails on the prefill rank (its KV cache is too small) is prefilled here', async () => {
     const p = await prefillRank(0, { numKvBlocks: 3 });
     const d = decodeRank([{ rank: 0, port: p.port }]);
