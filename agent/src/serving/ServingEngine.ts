@@ -42,7 +42,7 @@ import { ServingError, stepFailureError } from './ServingError.js';
 import type { RequestPhases, ServingObserver } from './ServingObserver.js';
 import type { Decoder } from './tokenizer/IncrementalDetokenizer.js';
 import { OutputText } from './tokenizer/OutputText.js';
-import { PrefillOnly, type ParkedPrefill } from './pd/PrefillOnly.js';
+import { PrefillOnly, type ParkedPrefill, type PrefillProgress } from './pd/PrefillOnly.js';
 import type { ImportedPrompt, PdTransfer, RemotePrefillLike } from './pd/remotePrefill.js';
 
 /** What a caller asks to generate. */
@@ -170,13 +170,13 @@ export class ServingEngine {
    * resolves when all of it is there, its blocks held until ParkedPrefill.release(). Rejects
    * with a ServingError when the rank cannot serve, the step's error, or an AbortError.
    */
-  prefillOnly(promptIds: readonly number[], cacheSalt: string | undefined, signal?: AbortSignal): Promise<ParkedPrefill> {
+  prefillOnly(promptIds: readonly number[], cacheSalt: string | undefined, signal?: AbortSignal, onProgress?: PrefillProgress): Promise<ParkedPrefill> {
     const { ready, reason } = this.readiness;
     if (!ready) return Promise.reject(new ServingError('not_ready', `the engine is not ready (${reason}); retry later`));
     if (promptIds.length > this.maxContextTokens) {
       return Promise.reject(new ServingError('invalid_request', `a prefill of ${promptIds.length} tokens is longer than this rank's ${this.maxContextTokens}-token context (its window, capped by its KV cache)`));
     }
-    const parked = this.prefills.submit(promptIds, cacheSalt, signal);
+    const parked = this.prefills.submit(promptIds, cacheSalt, signal, onProgress);
     void this.runLoop();
     return parked;
   }
@@ -352,6 +352,7 @@ export class ServingEngine {
           if (rows.length === 0) result = await this.engine.step(step.plan);
           else ({ result, failed: grammarFailed } = await runMaskedStep(this.engine, step.plan, rows, this.options.grammar!));
           outputs = this.scheduler.update(step, result);
+          this.prefills.onStep(step.entries);
           this.prefills.onParked(this.scheduler.takeParked());
           if (outputs.length > 0) this.observer?.onIteration(outputs.reduce((n, o) => n + 1 + (o.seq.outputIds.length === 1 ? o.seq.promptIds.length : 0), 0));
         } catch (err) {

@@ -24,21 +24,14 @@ export class PrefillHost implements PrefillService {
     const { blockSize, stateBytes } = this.engine.kvLayout;
     const numTokens = job.numBlocks * blockSize;
     if (!Number.isInteger(job.numBlocks) || job.numBlocks < 1) throw new Error(`prefill ${job.id}: numBlocks must be a positive integer, got ${job.numBlocks}`);
-    if (job.tokenIds.length < numTokens) throw new Error(`prefill ${job.id}: ${job.numBlocks} blocks of ${blockSize} need ${numTokens} tokens, got ${job.tokenIds.length}`);
+    if (job.tokenIds.length < numTokens) throw new Error(`prefill ${job.id}: ${job.numBlocks} blocks of ${blockSize} tokens need ${numTokens} tokens, got ${job.tokenIds.length}`);
     const t0 = performance.now();
-    const parked = await this.serving.prefillOnly(job.tokenIds.slice(0, numTokens), job.cacheSalt, signal);
+    const sender = new ChunkSender(this.engine, sink, this.chunkBlocks, signal);
+    // Full chunks of a long prompt go out while its later chunks are prefilled.
+    const parked = await this.serving.prefillOnly(job.tokenIds.slice(0, numTokens), job.cacheSalt, signal, (ids, numFull, valid) => sender.progress(ids, numFull, valid, false));
     const prefillMs = performance.now() - t0;
     try {
-      const ids = parked.blockIds;
-      const read = (offset: number): Promise<Uint8Array> => this.engine.exportKvBlocks(Int32Array.from(ids.slice(offset, offset + this.chunkBlocks)));
-      let next: Promise<Uint8Array> | null = read(0);
-      for (let offset = 0; offset < ids.length; offset += this.chunkBlocks) {
-        const data: Uint8Array = await next!;
-        next = offset + this.chunkBlocks < ids.length ? read(offset + this.chunkBlocks) : null;
-        next?.catch(() => undefined); // awaited on the next turn; a cancel first must not leave it unhandled
-        signal.throwIfAborted();
-        await sink.blocks(offset, Math.min(this.chunkBlocks, ids.length - offset), data);
-      }
+      await sender.progress(parked.blockIds, parked.blockIds.length, () => true, true);
       if (stateBytes > 0) {
         if (parked.stateSlot === null) throw new Error(`prefill ${job.id}: the model keeps recurrent state but the sequence held no state slot`);
         signal.throwIfAborted();
@@ -47,6 +40,55 @@ export class PrefillHost implements PrefillService {
       return { prefillMs, cachedTokens: parked.cachedTokens };
     } finally {
       parked.release();
+    }
+  }
+}
+
+/**
+ * Sends a job's blocks in order, each once: chunks of `chunkBlocks` as they become full
+ * and computed (all that is left once the prompt is done), one export and send at a time,
+ * the next chunk read while the previous one is sent. KV read from blocks that were
+ * preempted meanwhile is dropped (stillValid), to be read again once recomputed.
+ */
+class ChunkSender {
+  /** Blocks handed to the sink so far. */
+  private sent = 0;
+  private chain: Promise<void> = Promise.resolve();
+  private failure: Error | null = null;
+
+  constructor(
+    private readonly engine: KvTransferEngine,
+    private readonly sink: PrefillSink,
+    private readonly chunkBlocks: number,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** Queues the chunks now sendable; `last`: the whole prompt is done (send the tail too, and wait for all). */
+  progress(ids: readonly number[], numFull: number, valid: () => boolean, last: boolean): Promise<void> {
+    this.chain = this.chain.then(() => this.sendUpTo(ids, numFull, valid, last));
+    const done = this.chain.catch((err: unknown) => {
+      this.failure ??= err as Error;
+    });
+    if (!last) return done;
+    return this.chain;
+  }
+
+  private async sendUpTo(ids: readonly number[], numFull: number, valid: () => boolean, last: boolean): Promise<void> {
+    if (this.failure) throw this.failure;
+    const read = (offset: number): Promise<Uint8Array> => this.engine.exportKvBlocks(Int32Array.from(ids.slice(offset, offset + Math.min(this.chunkBlocks, numFull - offset))));
+    // Before the end only whole chunks go, so the sink sees few, large frames.
+    const limit = last ? numFull : numFull - (numFull % this.chunkBlocks);
+    let next: Promise<Uint8Array> | null = this.sent < limit ? read(this.sent) : null;
+    while (next) {
+      const offset = this.sent;
+      const count = Math.min(this.chunkBlocks, limit - offset);
+      const data = await next;
+      next = offset + count < limit ? read(offset + count) : null;
+      next?.catch(() => undefined); // awaited on the next turn; an abort first must not leave it unhandled
+      this.signal.throwIfAborted();
+      if (!valid()) return; // preempted meanwhile: read again when recomputed
+      await this.sink.blocks(offset, count, data);
+      this.sent = offset + count;
     }
   }
 }

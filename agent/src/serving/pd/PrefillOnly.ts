@@ -3,6 +3,9 @@
  * nothing sampled (a prefill-only Sequence). The scheduler parks the sequence once all of
  * its tokens are in the cache; the promise resolves then with its blocks, which stay held
  * until release(). A failed step, an abort or a shutdown rejects it and frees the blocks.
+ * Before that, `onProgress` hears after each step how many of its leading blocks are full
+ * and computed: their KV never changes again, so they can be sent while the rest of a long
+ * prompt is prefilled in later chunks.
  */
 import type { Scheduler } from '../scheduler/Scheduler.js';
 import { Sequence } from '../scheduler/Sequence.js';
@@ -19,9 +22,18 @@ export interface ParkedPrefill {
   release(): void;
 }
 
+/**
+ * After a step: the sequence's first `numFullBlocks` blocks (of `blockIds`) hold computed KV.
+ * `stillValid()` turns false once the sequence is preempted (its blocks freed and possibly
+ * rewritten): KV read from them after that must be dropped (they are reported again once
+ * recomputed).
+ */
+export type PrefillProgress = (blockIds: readonly number[], numFullBlocks: number, stillValid: () => boolean) => void;
+
 interface Waiter {
   resolve(parked: ParkedPrefill): void;
   reject(err: Error): void;
+  onProgress?: PrefillProgress | undefined;
 }
 
 export class PrefillOnly {
@@ -43,7 +55,7 @@ export class PrefillOnly {
    * Queues `promptIds` (a whole number of blocks) as a prefill-only sequence; the caller
    * starts the serving loop. Rejects with the step's error, on abort or when closed.
    */
-  submit(promptIds: readonly number[], cacheSalt: string | undefined, signal?: AbortSignal): Promise<ParkedPrefill> {
+  submit(promptIds: readonly number[], cacheSalt: string | undefined, signal?: AbortSignal, onProgress?: PrefillProgress): Promise<ParkedPrefill> {
     if (signal?.aborted) return Promise.reject(abortError());
     const seq = new Sequence(`prefill-${this.nextId++}`, promptIds, { temperature: 0, topK: 0, topP: 1, seed: 0 }, { maxTokens: 1, eosTokenIds: [], stopTokenIds: [], ignoreEos: true }, this.arrival(), {}, cacheSalt);
     seq.prefillOnly = true;
@@ -52,6 +64,7 @@ export class PrefillOnly {
       const onAbort = (): void => this.fail(seq, abortError());
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.set(seq, {
+        onProgress,
         resolve: (p) => {
           signal?.removeEventListener('abort', onAbort);
           resolve(p);
@@ -62,6 +75,18 @@ export class PrefillOnly {
         },
       });
     });
+  }
+
+  /** A step ran: each prefill-only sequence still running in it reports its full computed blocks. */
+  onStep(entries: readonly { seq: Sequence }[]): void {
+    for (const { seq } of entries) {
+      if (!seq.prefillOnly || seq.status !== 'running') continue;
+      const waiter = this.waiters.get(seq);
+      if (!waiter?.onProgress) continue;
+      const bs = this.scheduler.blocks.kvBlockSize;
+      const preemptions = seq.numPreemptions;
+      waiter.onProgress([...this.scheduler.blocks.blockTable(seq.id)], Math.floor(seq.numComputedTokens / bs), () => seq.numPreemptions === preemptions && seq.status === 'running');
+    }
   }
 
   /** The scheduler parked these (their prompt is computed): hand them over. */

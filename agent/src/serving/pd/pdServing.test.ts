@@ -117,6 +117,36 @@ describe('prefill/decode disaggregation over TCP (fake engines that check every 
     expect(d.serving.scheduler.imports.size).toBe(0);
   });
 
+  it('a long prompt prefilled in chunks: its first blocks go out while the later chunks run', async () => {
+    const whileRunning: boolean[] = [];
+    let prefill: Fixture | null = null;
+    const p = await prefillRank(0, {}, (service) => ({
+      prefill: (job, sink, signal) =>
+        service.prefill(job, { blocks: (off, n, data) => (whileRunning.push(prefill!.serving.scheduler.numRunning > 0), sink.blocks(off, n, data)), state: (d) => sink.state(d) }, signal),
+    }));
+    prefill = p;
+    const d = decodeRank([{ rank: 0, port: p.port }]);
+    const long = [...story, ...story, ...story]; // ~100 tokens: chunks of 24 on the prefill rank
+    const params: GenerateParams = { promptIds: long, sampling: greedy, maxTokens: 4 };
+    expect(await run(d.serving, params)).toEqual(await run(fakeRank().serving, params));
+    expect(whileRunning.length).toBe(Math.ceil(Math.floor((long.length - 1) / 4) / 2)); // chunks of 2 blocks, each once
+    expect(whileRunning.filter(Boolean).length).toBeGreaterThan(0);
+    expect(whileRunning.at(-1)).toBe(false); // the tail goes once the prompt is done
+  });
+
+  it('prefills preempted on a full prefill rank still send every block once, with the right KV', async () => {
+    const p = await prefillRank(0, { numKvBlocks: 40 });
+    const d = decodeRank([{ rank: 0, port: p.port }]);
+    const local = fakeRank();
+    const prompts = [0, 1, 2].map((k) => [...story.slice(k), ...story, ...story.slice(0, 40)]);
+    const params = prompts.map((promptIds): GenerateParams => ({ promptIds, sampling: greedy, maxTokens: 3 }));
+    const want = await Promise.all(params.map((q) => run(local.serving, q)));
+    expect(await Promise.all(params.map((q) => run(d.serving, q)))).toEqual(want);
+    expect(p.serving.scheduler.numPreemptions).toBeGreaterThan(0);
+    expect(d.counts.transfers).toHaveLength(3);
+    expect(p.serving.scheduler.blocks.numUsedBlocks).toBe(0);
+  });
+
   it('n samples share the imported blocks; seeded sampling equals the local run; usage counts the prefill rank hits as cached', async () => {
     const p = await prefillRank(0);
     const d = decodeRank([{ rank: 0, port: p.port }]);
