@@ -93,6 +93,19 @@ describe('afd-agent launch with prefill ranks (wPxAyF)', () => {
     expect(await pd2.term()).toBe(0);
   }, 600_000);
 
+  it('Qwen3-Next (Gated DeltaNet: the recurrent state moves with the blocks): 1P1A1F equals colocated', async () => {
+    const modelDir = join(home, 'tiny-qwen3-next');
+    await makeModel({ arch: 'qwen3_next', preset: 'tiny', outDir: modelDir, configOnly: true });
+    const colocated = await launch(modelDir, ['--topology', 'colocated']);
+    const want = await completeAll(colocated.api, 'tiny-qwen3-next');
+    expect(await colocated.term()).toBe(0);
+    const pd = await launch(modelDir, ['--topology', '1P1A1F']);
+    expect(await completeAll(pd.api, 'tiny-qwen3-next')).toEqual(want);
+    const link = (await statsOf(pd.urls.get('attention 0')!)).pd!.links[0]!;
+    expect(link.transfers).toBe(prompts.length);
+    expect(await pd.term()).toBe(0);
+  }, 400_000);
+
   it('DeepSeek-V2 (MLA latent cache): 1P1A1F equals colocated', async () => {
     const modelDir = join(home, 'tiny-deepseek');
     await makeModel({ arch: 'deepseek_v2', preset: 'tiny', outDir: modelDir, configOnly: true });
