@@ -64,7 +64,7 @@ function jsonStringList(value: string, flag: string): string[] {
 
 /** "attention=40,ffn=60": each role's percent of a shared GPU's SMs under MPS. */
 export function smShareList(value: string, flag: string): SmShare {
-  const roles = ['attention', 'ffn', 'colocated'] as const;
+  const roles = ['attention', 'ffn', 'colocated', 'prefill'] as const;
   const out: Record<string, number> = {};
   for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
     const m = /^(\w+)=(\d+)$/.exec(part);

@@ -194,7 +194,7 @@ export class LaunchTracker {
 
   /** The agent whose front router is the OpenAI endpoint: the one running attention rank 0 when several have one. */
   private routerAgent(): string | undefined {
-    const first = this.spec.placements.find((p) => p.role !== 'ffn' && p.rank === 0);
+    const first = this.spec.placements.find((p) => (p.role === 'attention' || p.role === 'colocated') && p.rank === 0);
     if (first && this.routerUrls.has(first.agentId)) return first.agentId;
     return this.routerUrls.keys().next().value;
   }
@@ -203,7 +203,7 @@ export class LaunchTracker {
   routerUrl(): string | null {
     const agent = this.routerAgent();
     if (agent) return this.routerUrls.get(agent)!;
-    const ranks = [...this.ranks.values()].filter((r) => r.role !== 'ffn' && r.state === 'ready' && r.apiUrl);
+    const ranks = [...this.ranks.values()].filter((r) => (r.role === 'attention' || r.role === 'colocated') && r.state === 'ready' && r.apiUrl); // prefill ranks take no client requests
     ranks.sort((a, b) => a.rank - b.rank);
     return ranks[0]?.apiUrl ?? null;
   }
