@@ -64,8 +64,9 @@ describe('--gpu-sharing and --sm-share', () => {
   it('refuse a bad mode or share, naming the flag', () => {
     expect(() => parse(['--gpu-sharing', 'share'])).toThrow(/--gpu-sharing must be one of auto, mps, time-slice \(got "share"\)/);
     expect(() => smShareList('attention=0', '--sm-share')).toThrow('--sm-share: attention=0 is not a percentage of SMs from 1 to 100');
-    expect(() => smShareList('gate=50', '--sm-share')).toThrow(/--sm-share takes role=percent pairs of attention, ffn, colocated, e.g. attention=40,ffn=60 \(got "gate=50"\)/);
+    expect(() => smShareList('gate=50', '--sm-share')).toThrow(/--sm-share takes role=percent pairs of attention, ffn, colocated, prefill, e.g. attention=40,ffn=60 \(got "gate=50"\)/);
     expect(() => smShareList('ffn=50,ffn=60', '--sm-share')).toThrow('--sm-share names ffn twice');
     expect(smShareList('colocated=50', '--sm-share')).toEqual({ colocated: 50 });
+    expect(smShareList('prefill=30,attention=20', '--sm-share')).toEqual({ prefill: 30, attention: 20 });
   });
 });
