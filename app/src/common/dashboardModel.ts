@@ -8,9 +8,9 @@ import { RingBuffer } from './RingBuffer.js';
 import { addTokens, hitRate, prefixIncrease, type PrefixTokens } from './prefixCache.js';
 import { wireCell, wireLegend, type WireDirection } from './wireMaps.js';
 
-/** Short label of a rank: A0 (attention), F1 (ffn), C0 (colocated). */
+/** Short label of a rank: A0 (attention), F1 (ffn), P0 (prefill), C0 (colocated). */
 export function rankLabel(role: string, rank: number): string {
-  return `${role === 'attention' ? 'A' : role === 'ffn' ? 'F' : 'C'}${rank}`;
+  return `${role === 'attention' ? 'A' : role === 'ffn' ? 'F' : role === 'prefill' ? 'P' : 'C'}${rank}`;
 }
 
 /** One point of the scalar series; t is the snapshot time (epoch ms). */
@@ -123,7 +123,7 @@ export class DashboardModel {
     this.windowMs = opts.windowMs ?? 10_000;
   }
 
-  /** Labels of the ranks seen, sorted F.., A.., C... */
+  /** Labels of the ranks seen, sorted F.., A.., P.., C... */
   rankLabels(): string[] {
     return [...this.ranks.values()].map((r) => r.label).sort(compareLabels);
   }
@@ -308,7 +308,8 @@ export class DashboardModel {
    * wire times are the latest sampled values.
    */
   transferGrids(mode: HeatmapWindow): TransferGrids {
-    const labels = this.rankLabels().filter((l) => !l.startsWith('C'));
+    // Colocated and prefill ranks run whole models: they move nothing between attention and FFN.
+    const labels = this.rankLabels().filter((l) => l.startsWith('A') || l.startsWith('F'));
     let numLayers = 0;
     let moeLayers: boolean[] | undefined;
     const columns: string[] = [];
@@ -389,8 +390,8 @@ export class DashboardModel {
   }
 }
 
-/** Orders rank labels F.., A.., C.., by rank within a role. */
+/** Orders rank labels F.., A.., P.., C.., by rank within a role. */
 export function compareLabels(a: string, b: string): number {
-  const order = (l: string): number => ({ F: 0, A: 1, C: 2 })[l[0] as 'F' | 'A' | 'C'] ?? 3;
+  const order = (l: string): number => ({ F: 0, A: 1, P: 2, C: 3 })[l[0] as 'F' | 'A' | 'P' | 'C'] ?? 4;
   return order(a) - order(b) || Number(a.slice(1)) - Number(b.slice(1));
 }
