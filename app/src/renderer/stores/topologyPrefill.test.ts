@@ -52,7 +52,7 @@ describe('prefill ranks in the topology draft', () => {
     const d = placed(draft({ choice: 'custom', custom: '3A2F', prefill: 2 }), agents);
     const ev = evaluateDraft(d, agents);
     expect(ev.problems).toEqual([]);
-    expect(ev.spec?.topology).toBe('2P3A2F');
+    expect(ev.spec).toMatchObject({ topology: '2P3A2F' });
     expect(new Set(Object.values(d.assignments).map((a) => a.deviceIndex)).size).toBe(7);
     const missing = { ...d, assignments: { ...d.assignments } };
     delete missing.assignments['prefill:1'];
