@@ -110,6 +110,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
               value={namedPrefill ?? (Number.isNaN(t.prefill) ? '' : t.prefill)}
               disabled={namedPrefill !== null}
               onChange={(e) => t.setPrefill(e.target.value.trim() === '' ? Number.NaN : Number(e.target.value), agents)}
+              style={{ maxWidth: '8rem' }}
               data-testid="prefill-ranks"
             />
           </label>
