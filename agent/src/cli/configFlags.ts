@@ -119,14 +119,17 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flags: '--step-deadline-ms <n>', path: ['afd', 'stepDeadlineMs'], on: both, parse: int(1, 3_600_000), description: 'a step that waits longer than this for a peer fails, naming the peer (default 5000)' },
   { flags: '--enable-expert-parallel', path: ['afd', 'enableExpertParallel'], on: both, description: 'split the MoE experts over the FFN ranks (expert e on FFN rank floor(e * y / E)); they exchange tokens every MoE layer; FFN rank f also listens on --afd-port + y + f (default off)' },
   { flags: '--ep-transport <name>', path: ['afd', 'epTransport'], on: both, parse: oneOf(EP_TRANSPORTS), description: `with --enable-expert-parallel, the FFN ranks' exchange: ${transportChoicesHelp(true)}; peer and nccl keep FFN steps CUDA graphs, tcp runs them eagerly; every FFN rank must agree (default auto)` },
+  { flags: '--pd-port <port>', path: ['afd', 'pd', 'port'], on: both, parse: int(1, 65535), description: 'prefill/decode disaggregation (topologies wPxAyF): prefill rank p listens for KV transfers on port + p (default 29700)' },
+  { flags: '--pd-min-prompt-tokens <n>', path: ['afd', 'pd', 'minPromptTokens'], on: both, parse: int(1), description: 'with prefill ranks, shorter prompts (or what an attention rank does not hold in its prefix cache) are prefilled on the attention rank itself (default 64)' },
   // gpuSharing: ranks that share a GPU (launch only; its agents start CUDA MPS for them)
   { flags: '--gpu-sharing <mode>', path: ['gpuSharing', 'mode'], on: launchOnly, parse: oneOf(GPU_SHARING_MODES), description: 'ranks on one GPU: auto = run them at once under CUDA MPS (the agent starts nvidia-cuda-mps-control -d, or reuses a running daemon) where it can, else time-sliced with a warning; mps = MPS or the launch fails; time-slice = never MPS (the driver takes turns: much slower) (default auto)' },
   { flags: '--sm-share <role=percent,...>', path: ['gpuSharing', 'smShare'], on: launchOnly, parse: smShareList, description: 'under MPS, each role\'s share of a shared GPU\'s SMs (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE), e.g. attention=40,ffn=60 (default: no cap)' },
   // afd: where this rank is (role processes only; a launch decides these per rank)
-  { flags: '--topology <xAyF>', path: ['afd', 'topology'], on: roleOnly, description: 'AFD topology, e.g. 2A1F (default 1A1F; ignored by colocated)' },
+  { flags: '--topology <xAyF>', path: ['afd', 'topology'], on: roleOnly, description: 'AFD topology, e.g. 2A1F, or 2P1A1F with 2 prefill ranks (default 1A1F; ignored by colocated)' },
   { flags: '--rank <n>', path: ['afd', 'rank'], on: roleOnly, parse: int(0), description: 'rank within its role (default 0)' },
   { flags: '--afd-host <host>', path: ['afd', 'host'], on: roleOnly, description: 'TCP rendezvous host of the FFN ranks (default 127.0.0.1)' },
   { flags: '--ffn-hosts <h0,h1,...>', path: ['afd', 'ffnHosts'], on: roleOnly, parse: hostList, description: 'host of each FFN rank (default: all at --afd-host)' },
+  { flags: '--prefill-hosts <h0,h1,...>', path: ['afd', 'prefillHosts'], on: roleOnly, parse: hostList, description: 'host of each prefill rank (default: all at --afd-host)' },
   { flags: '--rendezvous-id <id>', path: ['afd', 'rendezvousId'], on: roleOnly, description: 'identity of this start of the topology: FFN ranks admit only attention ranks with the same id (the agent sets a fresh one per launch/restart; default none)' },
   // device and api (role processes only)
   { flags: '--backend <cpu|cuda>', path: ['device', 'backend'], on: roleOnly, parse: oneOf(['cpu', 'cuda', 'auto']), description: 'compute backend (default: cuda when a device is visible, else cpu)' },

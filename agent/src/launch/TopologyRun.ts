@@ -185,7 +185,7 @@ export class TopologyRun {
   async start(): Promise<number> {
     const placements = this.localPlacements();
     const routerHost = this.opts.routerHost ?? '127.0.0.1';
-    if (this.opts.startRouter && placements.some((p) => p.role !== 'ffn')) checkRouterBindPolicy(routerHost, this.apiKey);
+    if (this.opts.startRouter && placements.some((p) => p.role === 'attention' || p.role === 'colocated')) checkRouterBindPolicy(routerHost, this.apiKey);
     checkLaunchFitsHost(this.opts.spec, placements, this.opts.agentId, (this.opts.hostMemory ?? readHostMemory)());
     this.afdPort = await this.chooseAfdPort();
     this.pdPort = await this.choosePdPort();
@@ -233,7 +233,8 @@ export class TopologyRun {
         ...(this.opts.requestLog ? { requestLog: this.opts.requestLog } : {}),
         onNote: this.opts.onNote,
       },
-      this.runners.filter((r) => r.id.role !== 'ffn'),
+      // The router serves clients through attention (or colocated) ranks; FFN and prefill ranks serve them.
+      this.runners.filter((r) => r.id.role === 'attention' || r.id.role === 'colocated'),
     );
     this.emitState();
     for (const r of this.runners) r.start();

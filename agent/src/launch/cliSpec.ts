@@ -3,12 +3,12 @@
  * and, on CUDA, the GPUs of each host round-robin (one per rank when there are enough;
  * a host with fewer GPUs than ranks puts several on one, and its agent runs them under
  * CUDA MPS: see gpuSharing). Placement `world` (the default) gives each
- * host a contiguous chunk of the world order [F0..F(y-1), A0..A(x-1)], so FFN ranks and
+ * host a contiguous chunk of the world order [F0..F(y-1), A0..A(x-1), P0..P(w-1)], so FFN ranks and
  * attention ranks land on different hosts and every layer crosses between them; `block`
  * keeps each block (an FFN rank and the attention ranks it serves) on one host and spreads
  * whole blocks over the hosts. Pure, so every rule is unit-tested.
  */
-import { attentionBlockOf, defaultConnectorFor, launchSpecSchema, mergeConfigInput, resolveTopology, sharedGpuGroups, type AfdConnector, type LaunchConfigInput, type LaunchSpec, type LaunchSpecInput, type ProcessRole, type RankPlacement, type Topology } from '@afd/shared';
+import { attentionBlockOf, defaultConnectorFor, prefillRanksOf, launchSpecSchema, mergeConfigInput, resolveTopology, sharedGpuGroups, type AfdConnector, type LaunchConfigInput, type LaunchSpec, type LaunchSpecInput, type ProcessRole, type RankPlacement, type Topology } from '@afd/shared';
 
 /** How `launch` spreads ranks over --hosts. */
 export const CLI_PLACEMENTS = ['world', 'block'] as const;
@@ -24,7 +24,7 @@ export interface CliHost {
 }
 
 export interface CliLaunchInput {
-  /** "xAyF", or "colocated" / "colocated:N" for N whole-model replicas. */
+  /** "xAyF" (or "wPxAyF" with w prefill ranks), or "colocated" / "colocated:N" for N whole-model replicas. */
   topology: string;
   backend: 'cpu' | 'cuda';
   hosts: CliHost[];
@@ -77,6 +77,11 @@ function slots(topology: string): Slots {
   for (let a = 0; a < t.attention.ranks; a++) {
     list.push({ role: 'attention', rank: a });
     groups.push(blockOf.get(a) ?? 0);
+  }
+  // Prefill ranks (wPxAyF) come last; under --placement block, prefill rank p joins block p mod y.
+  for (let p = 0; p < prefillRanksOf(t); p++) {
+    list.push({ role: 'prefill', rank: p });
+    groups.push(p % t.ffn.ranks);
   }
   return { mode: 'afd', list, groups, numGroups: t.ffn.ranks, name: t.name, topology: t };
 }

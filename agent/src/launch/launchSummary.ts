@@ -21,7 +21,7 @@ export function launchSummary(name: string, agents: readonly SummaryAgent[], sec
   for (const a of agents) {
     const s = a.state;
     if (!s) continue;
-    if (s.routerUrl) lines.push(`  OpenAI API: ${s.routerUrl}/v1  (front router over ${s.ranks.filter((r) => r.role !== 'ffn').length} rank(s)${several ? ` on ${a.agentId}` : ''})`);
+    if (s.routerUrl) lines.push(`  OpenAI API: ${s.routerUrl}/v1  (front router over ${s.ranks.filter((r) => r.role === 'attention' || r.role === 'colocated').length} rank(s)${several ? ` on ${a.agentId}` : ''})`);
     for (const r of s.ranks) {
       const url = r.apiUrl === null ? '-' : rankUrlText(r.apiUrl, r.role, a.remote);
       lines.push(`  ${several ? `${a.agentId} ` : ''}${r.role} ${r.rank}: ${url}  pid ${r.pid ?? '-'}`);

@@ -8,7 +8,7 @@ import { AttentionLink, Engine, type AttentionLinkState, type NativeEngineInfo, 
 import { assertEngineBuilds, roleLoadSpec } from '@afd/native/checkpoint';
 import { countOf, kvCacheSizing, resolveEpTransport, transportInfo, type AfdConfig, type RankConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
-import type { EngineLike } from '../serving/engineLike.js';
+import type { EngineLike, KvTransferEngine } from '../serving/engineLike.js';
 import type { EngineOpener } from './engineOpener.js';
 import { prefixCachingOf } from './prefixCaching.js';
 import { checkRankFitsHost } from './rankMemory.js';
@@ -138,6 +138,7 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     ...(link ? { problem: () => linkProblem(link.state()) } : {}),
     // dbo: with it off only stage s0 runs, so the console marks s1 unused rather than empty.
     stats: () => ({ ...native.rankStats(config.afd.rank), dbo: config.afd.dbo.enabled }),
+    kvTransfer: kvTransferOf(native),
     async close() {
       if (watch) clearInterval(watch);
       // The attention rank tells its FFN rank to stop (shutdown flag), then frees the model.
@@ -148,6 +149,19 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   const description = `${info.arch} ${info.role} on ${info.backend} (${countOf(info.threads, 'thread')}): ${countOf(info.numLayers, 'layer')}, ${(info.residentWeightBytes / 2 ** 20).toFixed(1)} MiB weights, ${info.numKvBlocks} KV blocks x ${info.kvBlockSize} tokens${stateSlotsNote(info)}, context ${maxModelLen}`;
   return { engine, description };
 };
+
+/** The engine's KV blocks and state slots for prefill/decode disaggregation (the layout from its info). */
+export function kvTransferOf(native: Engine): KvTransferEngine {
+  const info = native.info;
+  if (info.kvDtype !== 'f32' && info.kvDtype !== 'bf16' && info.kvDtype !== 'f16') throw new Error(`kvTransferOf: the ${info.role} engine has no KV cache (kvDtype "${info.kvDtype}")`);
+  return {
+    kvLayout: { dtype: info.kvDtype, blockSize: info.kvBlockSize, numKvLayers: info.kvNumLayers, tensorsPerLayer: info.kvTensorsPerLayer === 1 ? 1 : 2, rowBytes: info.kvRowBytes, stateBytes: info.numStateSlots > 0 ? info.stateBytesPerSlot : 0 },
+    exportKvBlocks: (ids) => native.exportKvBlocks(ids),
+    importKvBlocks: (ids, data) => native.importKvBlocks(ids, data),
+    exportStateSlot: (slot) => native.exportStateSlot(slot),
+    importStateSlot: (slot, data) => native.importStateSlot(slot, data),
+  };
+}
 
 /** ", N recurrent-state slots x M MiB" for a model with linear-attention layers, else "". */
 export function stateSlotsNote(info: Pick<NativeEngineInfo, 'numStateSlots' | 'stateBytesPerSlot'>): string {

@@ -43,12 +43,12 @@ function readRankConfig(value: string | undefined): RankConfigInput {
 }
 
 function isRole(role: string): role is ProcessRole {
-  return role === 'colocated' || role === 'attention' || role === 'ffn';
+  return role === 'colocated' || role === 'attention' || role === 'ffn' || role === 'prefill';
 }
 
 /** The role command's options (commander's, values as text) as a validated, fully defaulted rank config. */
 export function resolveRoleConfig(role: string, opts: Record<string, unknown>): RankConfig {
-  if (!isRole(role)) throw new Error(`unknown role "${role}": use colocated, attention or ffn`);
+  if (!isRole(role)) throw new Error(`unknown role "${role}": use colocated, attention, ffn or prefill`);
   const flags = configInputFromFlags(opts, 'role') as RankConfigInput;
   const layered = mergeConfigInput<RankConfigInput>(
     mergeConfigInput<RankConfigInput>(readRankConfig(opts['rankConfig'] as string | undefined), { afd: readAfdSection(opts['config'] as string | undefined) }),

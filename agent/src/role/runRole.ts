@@ -22,6 +22,7 @@ import { readServedModelInfo } from '../model/servedModelInfo.js';
 import type { EngineOpener } from './engineOpener.js';
 import type { FfnServerOpener, FfnServerLike } from './ffnServer.js';
 import { prefixCachingOf } from './prefixCaching.js';
+import { remotePrefillOf, startPrefillServing, type PrefillServing, type RemotePrefillRole } from './pdRole.js';
 import { RoleEvents } from './RoleEvents.js';
 import type { RankConfig } from '@afd/shared';
 
@@ -56,6 +57,8 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
   let ffn: FfnServerLike | null = null;
   let encoding: Promise<PromptEncoder> | undefined;
   let grammar: GrammarService | undefined;
+  let prefillServing: PrefillServing | null = null;
+  let remotePrefill: RemotePrefillRole | null = null;
   const registry = new Registry();
   const { role, rank } = config.afd;
   const stats = (): RankStats => api?.rankStats() ?? ffn?.stats() ?? emptyRankStats(role, rank, 0, 1);
@@ -102,6 +105,8 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
       const servedModelName = config.model.servedModelName ?? basename(modelDir);
       const prefix = prefixCachingOf(config.serving.enablePrefixCaching, engine.info);
       if (prefix.note) log.info(prefix.note);
+      remotePrefill = remotePrefillOf(config, engine, log);
+      const pdRole = { remote: remotePrefill, served: (): PrefillServing | null => prefillServing };
       api = createApiServer({
         engine,
         tokenizer,
@@ -109,7 +114,7 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
         servedModelName,
         modelPath: modelDir,
         modelInfo: await readServedModelInfo(modelDir, servedModelName),
-        serving: { ...servingOptionsOf(config, engine.info), ...(grammar ? { grammar } : {}) },
+        serving: { ...servingOptionsOf(config, engine.info), ...(grammar ? { grammar } : {}), ...(remotePrefill ? { remotePrefill: remotePrefill.prefiller } : {}) },
         apiKey: deps.apiKey,
         version: deps.version,
         log,
@@ -118,13 +123,18 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
         externalNotReady: () => peerProblem,
         toolCallParser: config.api.toolCallParser,
         cacheOptions: { gpuMemoryUtilization: config.serving.kvMemoryFraction, kvCacheMemoryBytes: config.serving.kvCacheMib === null ? null : config.serving.kvCacheMib * 2 ** 20 },
+        ...(role === 'prefill' || remotePrefill ? { pdStats: () => pdRole.remote?.stats() ?? pdRole.served()!.stats() } : {}),
       });
       await warmup(api, onProgress);
+      // A prefill rank takes KV-transfer requests once its engine has warmed up.
+      if (role === 'prefill') prefillServing = await startPrefillServing(config, api.serving, engine, log);
     }
     phase = 'ready';
     events.emit({ type: 'ready' });
     log.info({ apiUrl }, 'ready');
   } catch (err) {
+    await prefillServing?.close();
+    remotePrefill?.close();
     await http.close();
     await api?.close();
     await encoding?.then((e) => e.close(), () => undefined);
@@ -141,7 +151,9 @@ export async function runRole(config: RankConfig, deps: RoleDeps): Promise<Runni
     stop() {
       stopping ??= (async () => {
         phase = 'stopping';
+        await prefillServing?.close();
         await api?.close();
+        remotePrefill?.close();
         await http.close();
         await grammar?.close();
         await engine?.close();

@@ -4,7 +4,7 @@
  * server. Used by the role process and by the API tests (with a fake engine).
  */
 import { Registry } from 'prom-client';
-import type { CorsConfig, RankStats, ServedModelInfo, ToolCallParserName } from '@afd/shared';
+import type { CorsConfig, PdStats, RankStats, ServedModelInfo, ToolCallParserName } from '@afd/shared';
 import type { Logger } from '../util/logger.js';
 import { ModelRoutes } from './api/modelRoutes.js';
 import { OpenAiRoutes } from './api/openaiRoutes.js';
@@ -46,6 +46,8 @@ export interface ApiServerOptions {
   toolCallParser?: ToolCallParserName | 'auto';
   /** KV options as configured, for vllm:cache_config_info (block size and count come from the engine). */
   cacheOptions?: Pick<CacheConfigInfo, 'gpuMemoryUtilization' | 'kvCacheMemoryBytes'>;
+  /** Prefill/decode disaggregation counters (RankStats.pd); omitted = none. */
+  pdStats?: () => PdStats;
 }
 
 export interface ApiServer {
@@ -77,6 +79,7 @@ export function createApiServer(o: ApiServerOptions): ApiServer {
   const rankStats = (): RankStats => ({
     ...o.engine.stats(),
     kv: { blocksUsed: blocks.numUsedBlocks, blocksTotal: blocks.numBlocks, blocksCached: blocks.numCachedBlocks, prefixQueryTokens: sharing.numLookedUpTokens, prefixHitTokens: sharing.numSharedTokens },
+    ...(o.pdStats ? { pd: o.pdStats() } : {}),
   });
   registerRankMetrics(registry, rankStats);
   const readiness = (): Readiness => {

@@ -44,6 +44,12 @@ export const requestSummarySchema = z.object({
   backend: count.nullable(),
   /** What went wrong, in words (an error body's message, a stream broken off, a client that left); null when nothing. */
   error: z.string().nullable(),
+  /**
+   * Prefill/decode disaggregation: where its prompt was prefilled (the answering rank's
+   * x-afd-* headers; one entry per prompt, prefillRank null for a prompt prefilled on the
+   * attention rank); absent when no prompt went to a prefill rank.
+   */
+  pd: z.array(z.object({ prefillRank: count.nullable(), kvBytes: count.nullable(), transferMs: z.number().nonnegative().nullable(), prefillMs: z.number().nonnegative().nullable() })).optional(),
 });
 export type RequestSummary = z.infer<typeof requestSummarySchema>;
 

@@ -108,7 +108,7 @@ export function registerLaunch(program: Command): void {
   const cmd = program
     .command('launch')
     .description('launch a topology on this host (and remote agents with --hosts), show progress, serve the OpenAI API; a dead rank is restarted; Ctrl-C drains and stops it')
-    .option('--topology <xAyF|colocated[:N]>', 'AFD topology, e.g. 2A2F, or colocated:N whole-model replicas', '1A1F')
+    .option('--topology <xAyF|wPxAyF|colocated[:N]>', 'AFD topology, e.g. 2A2F; 2P1A1F adds 2 prefill ranks (prefill/decode disaggregation); or colocated:N whole-model replicas', '1A1F')
     .option('--api-port <n>', 'port of the OpenAI-compatible front router (0 = ephemeral; default 8000)', parseIntOption('--api-port', 0, 65535))
     .option('--api-host <addr>', 'address the front router binds (non-loopback needs --api-key)', '127.0.0.1')
     .option('--api-key <key>', 'require "Authorization: Bearer <key>" on the OpenAI API (default: $AFD_API_KEY, else open)')

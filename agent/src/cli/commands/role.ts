@@ -1,5 +1,5 @@
 /**
- * `afd-agent role <colocated|attention|ffn>`: one rank's process (see docs in
+ * `afd-agent role <colocated|attention|ffn|prefill>`: one rank's process (see docs in
  * agent/src/role/runRole.ts). stdout carries only RoleEvent JSON lines; logs go to stderr.
  */
 import { availableParallelism } from 'node:os';
@@ -21,8 +21,8 @@ import { agentEnv, agentVersion } from '../../util/env.js';
 export function registerRole(program: Command): void {
   const cmd = program
     .command('role')
-    .description('run one rank: colocated (whole model + OpenAI API), attention (API + attention half), or ffn (FFN half)')
-    .argument('<role>', 'colocated | attention | ffn')
+    .description('run one rank: colocated (whole model + OpenAI API), attention (API + attention half), ffn (FFN half), or prefill (whole model, prefills prompts for the attention ranks of a wPxAyF topology)')
+    .argument('<role>', 'colocated | attention | ffn | prefill')
     .option('--rank-config <file|json>', 'the whole rank config (shared schema: afd, model, serving, device, api), as the agent passes it; --config and explicit flags override its fields')
     .option('--config <file|json>', 'the AFD section of the rank config (shared schema); explicit flags override its fields')
     .option('--api-key <key>', 'require "Authorization: Bearer <key>" on /v1 (default: $AFD_API_KEY, else open)');

@@ -1,4 +1,5 @@
 /** POST /v1/completions and POST /v1/chat/completions. */
+import { setPdHeaders } from './pdHeaders.js';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ToolCallParserName } from '@afd/shared';
@@ -88,6 +89,7 @@ export class OpenAiRoutes {
     const handles = await this.ctx.serving.submitAllAsync(params);
     markStage(req, 'submit');
     if (clientGone(req, res)) return abortAll(handles);
+    setPdHeaders(res, handles, params.length);
     const n = r.n ?? 1;
     const fmt = completionsFormat({
       id: `cmpl-${r.request_id ?? randomUUID().replaceAll('-', '')}`,
@@ -131,6 +133,7 @@ export class OpenAiRoutes {
     const handles = await this.ctx.serving.submitAllAsync([params]);
     markStage(req, 'submit');
     if (clientGone(req, res)) return abortAll(handles);
+    setPdHeaders(res, handles);
     const fmt = chatFormat({
       id: `chatcmpl-${r.request_id ?? randomUUID().replaceAll('-', '')}`,
       created: nowS(),

@@ -81,4 +81,21 @@ export function registerRankMetrics(registry: Registry, stats: () => RankStats):
     return out;
   };
   mirroredCounter(registry, 'afd:ep_exchange_bytes_total', 'Expert-parallel bytes to / from the other FFN ranks per MoE layer: dispatch (token-expert pairs) and combine (expert outputs).', ['layer', 'phase', 'direction'], exchange, stats);
+  registerPdMetrics(registry, stats);
+}
+
+/** Prefill/decode disaggregation (RankStats.pd): per KV-transfer link on attention ranks, served prefills on prefill ranks. */
+function registerPdMetrics(registry: Registry, stats: () => RankStats): void {
+  const links = (pick: (l: NonNullable<RankStats['pd']>['links'][number]) => number) => (s: RankStats): [Labels, number][] => (s.pd?.links ?? []).map((l) => [{ prefill_rank: l.prefillRank }, pick(l)]);
+  mirroredCounter(registry, 'afd:pd_kv_transfers_total', 'Prompts whose KV came from each prefill rank.', ['prefill_rank'], links((l) => l.transfers), stats);
+  mirroredCounter(registry, 'afd:pd_kv_transfer_bytes_total', 'KV (and recurrent-state) bytes received from each prefill rank.', ['prefill_rank'], links((l) => l.bytes), stats);
+  mirroredCounter(registry, 'afd:pd_kv_transfer_seconds_total', 'Time from a prefill request sent to its last KV byte in (prefill + transfer), summed per prefill rank.', ['prefill_rank'], links((l) => l.transferMs / 1e3), stats);
+  mirroredCounter(registry, 'afd:pd_remote_prefill_seconds_total', 'The prefill ranks\' own prefill time of this rank\'s prompts, summed per prefill rank.', ['prefill_rank'], links((l) => l.prefillMs / 1e3), stats);
+  mirroredCounter(registry, 'afd:pd_prefill_rank_lost_total', 'Prefill ranks lost with a prefill of this rank in flight (it was retried on another).', ['prefill_rank'], links((l) => l.lost), stats);
+  gauge(registry, 'afd:pd_link_connected', '1 while this attention rank holds a connection to the prefill rank.', ['prefill_rank'], links((l) => (l.connected ? 1 : 0)), stats);
+  mirroredCounter(registry, 'afd:pd_local_prefills_total', 'Prompts an attention rank with prefill ranks prefilled itself, by reason.', ['reason'], (s) => Object.entries(s.pd?.localPrefills ?? {}).map(([reason, n]) => [{ reason }, n]), stats);
+  mirroredCounter(registry, 'afd:pd_prefills_served_total', 'Prefill ranks: prefills whose KV was sent.', [], (s) => (s.pd && s.role === 'prefill' ? [[{}, s.pd.served.prefills]] : []), stats);
+  mirroredCounter(registry, 'afd:pd_prefills_failed_total', 'Prefill ranks: prefills that failed or were cancelled.', [], (s) => (s.pd && s.role === 'prefill' ? [[{}, s.pd.served.failed]] : []), stats);
+  mirroredCounter(registry, 'afd:pd_kv_bytes_sent_total', 'Prefill ranks: KV bytes sent to attention ranks.', [], (s) => (s.pd && s.role === 'prefill' ? [[{}, s.pd.served.bytesSent]] : []), stats);
+  gauge(registry, 'afd:pd_prefills_in_flight', 'Prefill ranks: prefills queued, running or sending.', [], (s) => (s.pd && s.role === 'prefill' ? [[{}, s.pd.served.inFlight]] : []), stats);
 }

@@ -25,7 +25,11 @@ export interface KvTransferServerStats {
   connections: number;
   /** Prefills whose engine call has not returned yet (cancelled ones included until they do). */
   inFlight: number;
+  /** Prefills started. */
   prefillsTotal: number;
+  /** Prefills whose KV was all sent (`done`). */
+  doneTotal: number;
+  /** Prefills that failed (cancelled ones are neither done nor failed). */
   failedTotal: number;
   /** Bytes written to clients, frame headers included. */
   bytesSent: number;
@@ -34,7 +38,7 @@ export interface KvTransferServerStats {
 export class KvTransferServer {
   private readonly server: Server;
   private readonly connections = new Set<ServerConnection>();
-  private readonly counters = { inFlight: 0, prefillsTotal: 0, failedTotal: 0 };
+  private readonly counters = { inFlight: 0, prefillsTotal: 0, doneTotal: 0, failedTotal: 0 };
   private closedBytes = 0;
   private closing = false;
 

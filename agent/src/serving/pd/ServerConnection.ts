@@ -22,7 +22,7 @@ export interface ServerConnectionOptions {
   service: PrefillService;
   log: Logger;
   /** Job counters shared by the server's connections. */
-  counters: { inFlight: number; prefillsTotal: number; failedTotal: number };
+  counters: { inFlight: number; prefillsTotal: number; doneTotal: number; failedTotal: number };
 }
 
 export class ServerConnection {
@@ -133,6 +133,7 @@ export class ServerConnection {
       await job.settled();
       if (job.isStopped) return;
       this.jobs.delete(id);
+      counters.doneTotal++;
       this.writer.post({ type: 'done', id, prefillMs: result.prefillMs, cachedTokens: result.cachedTokens });
     } catch (err) {
       log.error({ remote: this.remote, id, err: (err as Error).message }, 'KV transfer job broke');

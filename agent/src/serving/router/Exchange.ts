@@ -124,6 +124,7 @@ export class Exchange {
       return this.closed;
     }
     const status = up.statusCode ?? 502;
+    this.trace?.backendHeaders(up.headers);
     this.sse = /^text\/event-stream/i.test(String(up.headers['content-type'] ?? '')) && status === 200;
     this.res.writeHead(status, relayHeaders(up.headers, status));
     if (this.sse) {

@@ -5,7 +5,9 @@
  * output event went out, what went wrong. The hot path only keeps references to chunks and
  * looks for the first output event; `finish()` reads the bodies once, after the exchange.
  */
-import { REQUEST_BODY_HEAD_CHARS, REQUEST_BODY_TAIL_CHARS } from '@afd/shared';
+import type { IncomingHttpHeaders } from 'node:http';
+import { REQUEST_BODY_HEAD_CHARS, REQUEST_BODY_TAIL_CHARS, type RequestSummary } from '@afd/shared';
+import { PD_HEADERS } from '../api/pdHeaders.js';
 import { BoundedCapture } from './BoundedCapture.js';
 import { requestModel, responseFacts } from './exchangeFacts.js';
 import type { LoggedExchange } from './RequestLog.js';
@@ -21,11 +23,17 @@ export class RequestTrace {
   private stream = false;
   private ttftMs: number | null = null;
   private error: string | null = null;
+  private pd: RequestSummary['pd'];
 
   constructor(
     readonly method: string,
     readonly endpoint: string,
   ) {}
+
+  /** The answering rank's response headers: its prefill/decode disaggregation facts (pdHeaders.ts). */
+  backendHeaders(headers: IncomingHttpHeaders): void {
+    this.pd = pdFactsOf(headers);
+  }
 
   /** The response is an event stream. */
   streaming(): void {
@@ -74,6 +82,7 @@ export class RequestTrace {
         finishReason: facts.finishReason,
         backend,
         error,
+        ...(this.pd ? { pd: this.pd } : {}),
       },
       requestBody,
       requestBytes: this.request.totalBytes,
@@ -81,4 +90,19 @@ export class RequestTrace {
       responseBytes: this.response.totalBytes,
     };
   }
+}
+
+/** The per-prompt prefill facts of an answer's x-afd-* headers, or undefined without them. */
+export function pdFactsOf(headers: IncomingHttpHeaders): RequestSummary['pd'] {
+  const list = (name: string): string[] => String(headers[name] ?? '').split(',');
+  const ranks = headers[PD_HEADERS.rank];
+  if (ranks === undefined) return undefined;
+  const bytes = list(PD_HEADERS.bytes);
+  const transfer = list(PD_HEADERS.transferMs);
+  const prefill = list(PD_HEADERS.prefillMs);
+  const num = (v: string | undefined): number | null => (v === undefined || v === '-' || v === '' || !Number.isFinite(Number(v)) || Number(v) < 0 ? null : Number(v));
+  return list(PD_HEADERS.rank).map((r, i) => {
+    const rank = num(r);
+    return { prefillRank: rank === null ? null : Math.floor(rank), kvBytes: num(bytes[i]) === null ? null : Math.floor(num(bytes[i])!), transferMs: num(transfer[i]), prefillMs: num(prefill[i]) };
+  });
 }

@@ -4,6 +4,7 @@
  * sampled exactly as a chat completion (requestPlan.ts), then shaped as a Response object
  * (responseOutput.ts) or streamed as named events (ResponseEvents.ts).
  */
+import { setPdHeaders } from '../pdHeaders.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ToolCallParserName } from '@afd/shared';
 import { resolveToolParser } from '../../tools/toolParsers.js';
@@ -75,6 +76,7 @@ export class ResponsesRoutes {
     const [handle] = await this.ctx.serving.submitAllAsync([params]);
     markStage(req, 'submit');
     if (clientGone(req, res)) return handle!.abort();
+    setPdHeaders(res, [handle!]);
     const answer: Answer = { shell: responseShell(r, r.request_id ?? newId('resp'), nowS()), plan, parsing: tools.parsing, parallelToolCalls: r.parallel_tool_calls ?? true };
     abortOnDisconnect(req, res, [handle!]);
     if (r.stream) return this.stream(res, handle!, answer);
