@@ -6,10 +6,13 @@
  * 1P1A1F with a prefill placement (checked without launching). The prefill count is typed
  * from the keyboard too. Screenshots at 1280x720 and 1920x1080 (e2e/artifacts/
  * prefill-topology-<w>x<h>.png) with the Launch button and the prefill placement rows in view.
+ * Then 1P1A1F launches on the CPU from the console: the Launch screen lists the prefill rank
+ * ready, one chat in the Playground is prefilled on it, and the Dashboard's KV-transfer
+ * section shows the transfer P0 → A0 and P0's served prefill.
  */
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { addAgent, openScreen } from '../support/flow.js';
+import { addAgent, chat, openScreen, screenshot, stopFromLaunchScreen } from '../support/flow.js';
 import { ARTIFACTS } from '../support/paths.js';
 import { openConsoleSession, type ConsoleSession } from '../support/session.js';
 
@@ -101,4 +104,36 @@ test('the prefill count from the keyboard: 2 makes 2P1A1F, 0 plain 1A1F', async 
   await expect(page.getByTestId('wiring-group-prefill')).toHaveCount(0);
   await expect(page.getByTestId('placement-prefill-0')).toHaveCount(0);
   expect((await shownSpec()).topology).toBe('1A1F');
+});
+
+test('1P1A1F launches on the CPU; a chat is prefilled on P0 and the Dashboard shows the KV transfer', async () => {
+  test.setTimeout(400_000);
+  await page.setViewportSize({ width: 1440, height: 1000 });
+  await openScreen(page, 'topology');
+  await page.getByTestId('preset-1P1A1F').check();
+  // The chat below is a few dozen tokens: every prompt with a full KV block goes to the prefill rank.
+  await page.getByTestId('pd-min-prompt').fill('8');
+  await expect(page.getByTestId('topology-ok')).toContainText('Ready to launch 1P1A1F');
+  expect((await shownSpec()).placements.some((p) => p.role === 'prefill')).toBe(true);
+  await page.getByTestId('launch-button').click();
+  await expect(page.getByTestId('nav-launch')).toHaveAttribute('aria-selected', 'true');
+  // Fail at once on a failed launch, with its reason, instead of waiting out the timeout.
+  await expect(page.getByTestId('launch-state')).toHaveText(/running|failed/, { timeout: 240_000 });
+  if ((await page.getByTestId('launch-state').textContent()) !== 'running') throw new Error(`1P1A1F failed: ${await page.getByTestId('rank-table').innerText()}`);
+  await expect(page.getByTestId('rank-prefill-0').getByTestId('rank-state')).toHaveText('ready');
+  await screenshot(page, 'prefill-launch');
+
+  await chat(page, 'Tell me a long story about the quick brown fox that jumps over the lazy dog while seven sailors sing about the northern lights.', 'prefill-');
+
+  await openScreen(page, 'dashboard');
+  const panel = page.getByTestId('panel-pd');
+  await expect(panel).toBeVisible({ timeout: 30_000 });
+  const link = panel.getByTestId('pd-link-P0-A0');
+  await expect(link.getByTestId('pd-link-transfers')).not.toHaveText('0', { timeout: 30_000 });
+  await expect(link).toContainText('connected');
+  await expect(panel.getByTestId('pd-served-P0').getByTestId('pd-served-prefills')).not.toHaveText('0');
+  await expect(panel.getByTestId('heatmap-KV bytes, prefill → attention')).toHaveAttribute('data-nonzero', '1');
+  await panel.scrollIntoViewIfNeeded();
+  await screenshot(page, 'prefill-dashboard');
+  await stopFromLaunchScreen(page);
 });
