@@ -13,6 +13,15 @@ export function rankLabel(role: string, rank: number): string {
   return `${role === 'attention' ? 'A' : role === 'ffn' ? 'F' : role === 'prefill' ? 'P' : 'C'}${rank}`;
 }
 
+/**
+ * The role a snapshot's rank plays. A prefill rank runs a colocated engine, and agents
+ * that report its native stats say 'colocated' there: one that carries pd is a prefill
+ * rank (a colocated launch has no prefill/decode disaggregation).
+ */
+export function snapshotRole(stats: Pick<MetricsSnapshot['stats'], 'role' | 'pd'>): MetricsSnapshot['stats']['role'] {
+  return stats.role === 'colocated' && stats.pd ? 'prefill' : stats.role;
+}
+
 /** One point of the scalar series; t is the snapshot time (epoch ms). */
 export interface DashboardPoint {
   tMs: number;
@@ -136,7 +145,7 @@ export class DashboardModel {
   ingest(snapshots: readonly MetricsSnapshot[], frameTimeMs?: number): void {
     if (snapshots.length === 0) return;
     for (const s of snapshots) {
-      const label = rankLabel(s.stats.role, s.stats.rank);
+      const label = rankLabel(snapshotRole(s.stats), s.stats.rank);
       let h = this.ranks.get(label);
       if (!h) {
         // Enough snapshots to reach back windowMs at up to 20 Hz.

@@ -6,7 +6,7 @@
  * rank's served counters. Null when no rank reports pd (no prefill ranks). Pure data.
  */
 import type { PdStats } from '@afd/shared';
-import type { DashboardModel } from './dashboardModel.js';
+import { snapshotRole, type DashboardModel } from './dashboardModel.js';
 
 /** One KV-transfer link as its attention rank counts it. */
 export interface PdLinkRow {
@@ -60,10 +60,11 @@ export function pdTransfers(model: DashboardModel): PdTransfers | null {
   for (const label of model.rankLabels()) {
     const s = model.latest(label)?.stats;
     if (!s?.pd) continue;
-    if (s.role === 'prefill') {
+    const role = snapshotRole(s);
+    if (role === 'prefill') {
       served.push({ label, served: s.pd.served });
       prefillCount = Math.max(prefillCount, s.rank + 1);
-    } else if (s.role === 'attention') {
+    } else if (role === 'attention') {
       attention.push({ label, pd: s.pd });
       for (const l of s.pd.links) prefillCount = Math.max(prefillCount, l.prefillRank + 1);
     }

@@ -84,6 +84,14 @@ describe('PD transfers on the Dashboard', () => {
     expect(html).not.toContain('title="P0"');
   });
 
+  it('takes a colocated-engine snapshot that carries pd for the prefill rank it is', () => {
+    const model = new DashboardModel();
+    const served = { prefills: 5, failed: 0, inFlight: 0, bytesSent: MiB, connections: 1 };
+    model.ingest([snapshot('attention', 0, { links: [], localPrefills: {}, served: noServed }), snapshot('colocated', 0, { links: [], localPrefills: {}, served })]);
+    expect(model.rankLabels()).toEqual(['A0', 'P0']);
+    expect(pdTransfers(model)?.served).toEqual([{ label: 'P0', served }]);
+  });
+
   it('is hidden when no rank reports pd', () => {
     const model = new DashboardModel();
     model.ingest([snapshot('ffn', 0), snapshot('attention', 0)]);
