@@ -6,6 +6,7 @@
  * pd (DashboardView leaves it out then).
  */
 import { memo, useMemo } from 'react';
+import { countOf } from '@afd/shared';
 import type { DashboardModel } from '../../common/dashboardModel.js';
 import { pdTransfers } from '../../common/pdTransfers.js';
 import { formatBytes, formatCount, formatMs, formatRate } from '../lib/format.js';
@@ -31,7 +32,7 @@ export const PdTransfersPanel = memo(function PdTransfersPanel({ model, version 
     <div className="panel" data-testid="panel-pd">
       <h3>Prefill → attention KV transfers (since start)</h3>
       <p className="small muted" data-testid="pd-summary">
-        {formatCount(totalTransfers)} prompts prefilled on prefill ranks · prefilled on the attention ranks themselves: {reasonsText(pd.localTotals)}
+        {countOf(totalTransfers, 'prompt')} prefilled on prefill ranks · prefilled on the attention ranks themselves: {reasonsText(pd.localTotals)}
       </p>
       <div className="grid-2">
         <div>
