@@ -7,11 +7,9 @@ import type { FfnLoopStats, MetricsSnapshot } from '@afd/shared';
 import { RingBuffer } from './RingBuffer.js';
 import { addTokens, hitRate, prefixIncrease, type PrefixTokens } from './prefixCache.js';
 import { wireCell, wireLegend, type WireDirection } from './wireMaps.js';
+import { compareLabels, rankLabel, snapshotRole } from './rankLabels.js';
 
-/** Short label of a rank: A0 (attention), F1 (ffn), C0 (colocated). */
-export function rankLabel(role: string, rank: number): string {
-  return `${role === 'attention' ? 'A' : role === 'ffn' ? 'F' : 'C'}${rank}`;
-}
+export { compareLabels, rankLabel, snapshotRole };
 
 /** One point of the scalar series; t is the snapshot time (epoch ms). */
 export interface DashboardPoint {
@@ -123,7 +121,7 @@ export class DashboardModel {
     this.windowMs = opts.windowMs ?? 10_000;
   }
 
-  /** Labels of the ranks seen, sorted F.., A.., C... */
+  /** Labels of the ranks seen, sorted F.., A.., P.., C... */
   rankLabels(): string[] {
     return [...this.ranks.values()].map((r) => r.label).sort(compareLabels);
   }
@@ -136,7 +134,7 @@ export class DashboardModel {
   ingest(snapshots: readonly MetricsSnapshot[], frameTimeMs?: number): void {
     if (snapshots.length === 0) return;
     for (const s of snapshots) {
-      const label = rankLabel(s.stats.role, s.stats.rank);
+      const label = rankLabel(snapshotRole(s.stats), s.stats.rank);
       let h = this.ranks.get(label);
       if (!h) {
         // Enough snapshots to reach back windowMs at up to 20 Hz.
@@ -308,7 +306,8 @@ export class DashboardModel {
    * wire times are the latest sampled values.
    */
   transferGrids(mode: HeatmapWindow): TransferGrids {
-    const labels = this.rankLabels().filter((l) => !l.startsWith('C'));
+    // Colocated and prefill ranks run whole models: they move nothing between attention and FFN.
+    const labels = this.rankLabels().filter((l) => l.startsWith('A') || l.startsWith('F'));
     let numLayers = 0;
     let moeLayers: boolean[] | undefined;
     const columns: string[] = [];
@@ -387,10 +386,4 @@ export class DashboardModel {
     }
     return -1;
   }
-}
-
-/** Orders rank labels F.., A.., C.., by rank within a role. */
-export function compareLabels(a: string, b: string): number {
-  const order = (l: string): number => ({ F: 0, A: 1, C: 2 })[l[0] as 'F' | 'A' | 'C'] ?? 3;
-  return order(a) - order(b) || Number(a.slice(1)) - Number(b.slice(1));
 }

@@ -188,3 +188,25 @@ describe('LaunchTracker', () => {
     expect(t.routerUrl()).toBe('http://a:1');
   });
 });
+
+describe('LaunchTracker with prefill ranks', () => {
+  const pdSpec = launchSpecSchema.parse({
+    mode: 'afd',
+    topology: '1P1A1F',
+    placements: [
+      { role: 'prefill', rank: 0, agentId: 'p', backend: 'cpu' },
+      { role: 'ffn', rank: 0, agentId: 'a', backend: 'cpu' },
+      { role: 'attention', rank: 0, agentId: 'a', backend: 'cpu' },
+    ],
+  });
+
+  it('lists the prefill rank with its state, and serves the API through the attention rank, never the prefill rank', () => {
+    const t = new LaunchTracker('L', pdSpec);
+    expect(t.progress().ranks.map((r) => `${r.role}${r.rank}:${r.state}`)).toEqual(['prefill0:pending', 'ffn0:pending', 'attention0:pending']);
+    // The prefill rank's agent reports a router first (its own HTTP server): the attention rank's agent still wins.
+    t.apply('p', { type: 'topology.state', state: { launchId: 'L', state: 'running', spec: pdSpec, ranks: [rank('prefill', 0, 'p', 'ready', 'http://p:1')], routerUrl: 'http://p:8000', gpus: [] } });
+    t.apply('a', { type: 'topology.state', state: { launchId: 'L', state: 'running', spec: pdSpec, ranks: [rank('ffn', 0, 'a', 'ready'), rank('attention', 0, 'a', 'ready', 'http://a:1')], routerUrl: 'http://a:8000', gpus: [] } });
+    expect(t.progress().ranks.find((r) => r.role === 'prefill')?.state).toBe('ready');
+    expect(t.routerUrl()).toBe('http://a:8000');
+  });
+});

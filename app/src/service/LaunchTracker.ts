@@ -13,6 +13,9 @@ function pendingRank(p: LaunchSpec['placements'][number]): RankState {
   return { role: p.role, rank: p.rank, agentId: p.agentId, state: 'pending', pid: null, apiUrl: null, progress: null, exitCode: null, message: null };
 }
 
+
+/** Ranks that serve the OpenAI API (prefill ranks only prefill for attention ranks; FFN ranks serve none). */
+const servesApi = (role: string): boolean => role === 'attention' || role === 'colocated';
 export class LaunchTracker {
   private readonly ranks = new Map<string, RankState>();
   private readonly routerUrls = new Map<string, string>();
@@ -194,7 +197,7 @@ export class LaunchTracker {
 
   /** The agent whose front router is the OpenAI endpoint: the one running attention rank 0 when several have one. */
   private routerAgent(): string | undefined {
-    const first = this.spec.placements.find((p) => (p.role === 'attention' || p.role === 'colocated') && p.rank === 0);
+    const first = this.spec.placements.find((p) => servesApi(p.role) && p.rank === 0);
     if (first && this.routerUrls.has(first.agentId)) return first.agentId;
     return this.routerUrls.keys().next().value;
   }
@@ -203,7 +206,7 @@ export class LaunchTracker {
   routerUrl(): string | null {
     const agent = this.routerAgent();
     if (agent) return this.routerUrls.get(agent)!;
-    const ranks = [...this.ranks.values()].filter((r) => (r.role === 'attention' || r.role === 'colocated') && r.state === 'ready' && r.apiUrl); // prefill ranks take no client requests
+    const ranks = [...this.ranks.values()].filter((r) => servesApi(r.role) && r.state === 'ready' && r.apiUrl);
     ranks.sort((a, b) => a.rank - b.rank);
     return ranks[0]?.apiUrl ?? null;
   }

@@ -10,6 +10,7 @@ import { chartColumns } from '../stores/chartColumns.js';
 import { FfnLoopTable } from './FfnLoopTable.js';
 import { PrefixCacheTable } from './PrefixCacheTable.js';
 import { ExpertHeatmap } from './ExpertHeatmap.js';
+import { PdTransfersPanel } from './PdTransfersPanel.js';
 
 export interface DashboardViewProps {
   model: DashboardModel;
@@ -172,6 +173,7 @@ export const DashboardView = memo(function DashboardView({ model, version, heatm
           </div>
         )}
       </div>
+      <PdTransfersPanel model={model} version={version} />
       <ExpertHeatmap model={model} version={version} heatmapWindow={heatmapWindow} />
       <div className="panel" data-testid="panel-ffn">
         <h3>FFN loop per FFN rank</h3>

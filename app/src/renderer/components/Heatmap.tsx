@@ -29,6 +29,14 @@ export interface HeatmapProps {
   note?: string;
   /** Per column: why its cells are empty (undefined where they hold numbers). */
   columnNotes?: readonly (string | undefined)[];
+  /** Row labels (e.g. "P0") instead of layer numbers. */
+  rowLabels?: readonly string[];
+  /** What the rows are (default "layer"). */
+  yAxis?: string;
+  /** What the columns are (default: rank × stage). */
+  xAxis?: string;
+  /** More about a cell on hover, after its value (e.g. the rate of a link). */
+  cellDetail?: (row: number, col: number) => string | undefined;
 }
 
 const CELL_W = 12;
@@ -54,7 +62,9 @@ function emptyColumnLines(columns: readonly string[], notes: readonly (string | 
   return [...byNote].map(([note, cols]) => `${cols.join(', ')}: ${note}`);
 }
 
-export const Heatmap = memo(function Heatmap({ title, rows, columns, values, format, rowHeightPx, note, columnNotes }: HeatmapProps) {
+const X_AXIS = 'rank × stage (A = attention, F = FFN; s = DBO stage)';
+
+export const Heatmap = memo(function Heatmap({ title, rows, columns, values, format, rowHeightPx, note, columnNotes, rowLabels, yAxis = 'layer', xAxis = X_AXIS, cellDetail }: HeatmapProps) {
   const rowPx = rowHeightPx ?? rowHeightFor(rows);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const raster = useRef<ImageData | null>(null);
@@ -97,6 +107,8 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
   };
   const hoverValue = hover ? values[hover.row * cols + hover.col] : undefined;
   const hoverNote = hover ? columnNotes?.[hover.col] : undefined;
+  const hoverDetail = hover ? cellDetail?.(hover.row, hover.col) : undefined;
+  const rowName = (row: number): string => rowLabels?.[row] ?? `${yAxis} ${row}`;
   const emptyLines = columnNotes ? emptyColumnLines(columns, columnNotes) : [];
   const heightPx = Math.max(rows * rowPx, 20);
   const yStep = labelStep(rowPx, 14);
@@ -125,8 +137,8 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
         <p className="muted small">no data yet</p>
       ) : (
         <div className="heat-grid">
-          <span className="heat-axis-y small muted" title="decoder layer, top to bottom">
-            layer
+          <span className="heat-axis-y small muted" title={rowLabels ? `${yAxis}, top to bottom` : 'decoder layer, top to bottom'}>
+            {yAxis}
           </span>
           <div className="heat-cols small muted mono" style={{ gridTemplateColumns: `repeat(${cols}, minmax(0, 1fr))` }} aria-hidden="true" data-testid="heatmap-columns">
             {groups.map((g) => (
@@ -144,7 +156,7 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
           <div className="heat-rows small muted mono" style={{ height: `${heightPx}px` }} aria-hidden="true">
             {Array.from({ length: Math.ceil(rows / yStep) }, (_, i) => i * yStep).map((layer) => (
               <span key={layer} style={{ top: `${layer * rowPx + rowPx / 2}px` }}>
-                {layer}
+                {rowLabels?.[layer] ?? layer}
               </span>
             ))}
           </div>
@@ -152,7 +164,7 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
             <canvas
               ref={canvasRef}
               role="img"
-              aria-label={`${title}: ${rows} layers x ${cols} columns (rank x stage), max ${format(max)}, total ${format(total)}`}
+              aria-label={`${title}: ${rows} ${rowLabels ? `rows (${yAxis})` : 'layers'} x ${cols} columns (${rowLabels ? xAxis : 'rank x stage'}), max ${format(max)}, total ${format(total)}`}
               style={{ height: `${heightPx}px` }}
               onMouseMove={onMove}
               onMouseLeave={() => setHover(null)}
@@ -160,12 +172,13 @@ export const Heatmap = memo(function Heatmap({ title, rows, columns, values, for
             />
             {hover && (
               <div className="heat-tip small mono" style={{ left: hover.x + 12, top: hover.y + 12 }} data-testid="heatmap-tip">
-                layer {hover.row} · {columns[hover.col]}: {hoverValue !== undefined && Number.isFinite(hoverValue) ? format(hoverValue) : (hoverNote ?? 'no data')}
+                {rowName(hover.row)} · {columns[hover.col]}: {hoverValue !== undefined && Number.isFinite(hoverValue) ? format(hoverValue) : (hoverNote ?? 'no data')}
+                {hoverDetail !== undefined && ` · ${hoverDetail}`}
               </div>
             )}
           </div>
           <span />
-          <span className="heat-axis-x small muted">rank × stage (A = attention, F = FFN; s = DBO stage)</span>
+          <span className="heat-axis-x small muted">{xAxis}</span>
         </div>
       )}
       {emptyLines.map((line) => (

@@ -9,6 +9,7 @@ describe('what screens say about a launch', () => {
   it('names it', () => {
     expect(launchName(launch('running'))).toBe('2A1F');
     expect(launchName({ ranks: [rank('colocated', 0)] })).toBe('1 colocated replica');
+    expect(launchName({ ranks: [rank('ffn', 0), rank('attention', 0), rank('prefill', 0), rank('prefill', 1)] })).toBe('2P1A1F');
   });
 
   it('says why the Playground cannot chat, in grammatical English, and nothing before it knows', () => {

@@ -1,10 +1,11 @@
 /** What screens say about a launch: its name, why the Playground cannot chat (and Send is off), why the Dashboard's numbers are not live. */
 import { countOf, type LaunchProgress } from '@afd/shared';
 
-/** What a launch runs, e.g. "2A2F" or "2 colocated replicas". */
+/** What a launch runs, e.g. "2A2F", "1P1A1F" or "2 colocated replicas". */
 export function launchName(p: Pick<LaunchProgress, 'ranks'>): string {
   if (p.ranks.some((r) => r.role === 'colocated')) return countOf(p.ranks.length, 'colocated replica');
-  return `${p.ranks.filter((r) => r.role === 'attention').length}A${p.ranks.filter((r) => r.role === 'ffn').length}F`;
+  const n = (role: string): number => p.ranks.filter((r) => r.role === role).length;
+  return `${n('prefill') > 0 ? `${n('prefill')}P` : ''}${n('attention')}A${n('ffn')}F`;
 }
 
 /** Why the Playground cannot chat now, in a sentence; null when it can (or when it cannot know). */

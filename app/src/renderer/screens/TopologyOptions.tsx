@@ -7,6 +7,7 @@ import { AFD_CONNECTORS, EP_TRANSPORTS, GPU_SHARING_MODES, transportInfo, type A
 import { useTopology } from '../AppContext.js';
 import { defaultModelLines } from '../lib/defaultModelText.js';
 import { modelSummary } from '../stores/draftChecks.js';
+import { customPrefill } from '../stores/topologyDraft.js';
 import { inspectKey, type Inspection } from '../stores/inspectStore.js';
 
 /** One line per agent about the model directory: its summary and roles, or why it cannot be used; empty: the model each agent loads by default. */
@@ -88,6 +89,7 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
   const { model, afd, restart } = o.config;
   const setAfd = (patch: Partial<typeof afd>): void => setConfig('afd', patch);
   const colocated = useTopology((s) => s.choice === 'colocated');
+  const prefill = useTopology((s) => s.choice !== 'colocated' && (s.prefill > 0 || customPrefill(s.choice === 'custom' ? s.custom : '') !== null));
   const models = agents.flatMap((a) => a.inventory?.models ?? []);
   return (
     <fieldset className="panel">
@@ -135,7 +137,19 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
           </label>
         )}
       </div>
-      <GpuSharingOptions roles={colocated ? ['colocated'] : ['attention', 'ffn']} />
+      <GpuSharingOptions roles={colocated ? ['colocated'] : prefill ? ['prefill', 'attention', 'ffn'] : ['attention', 'ffn']} />
+      {prefill && (
+        <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }} data-testid="pd-options">
+          <label title="Prefill rank p listens on this port + p for the attention ranks' KV transfers">
+            Prefill KV port (rank p: port + p)
+            <input type="number" min={1} max={65535} value={afd.pd.port} onChange={(e) => setAfd({ pd: { ...afd.pd, port: num(e.target.value) } })} data-testid="pd-port" />
+          </label>
+          <label title="Shorter prompts are prefilled on the attention rank itself (a transfer would cost more than it saves)">
+            Shortest prompt sent to a prefill rank (tokens)
+            <input type="number" min={1} value={afd.pd.minPromptTokens} onChange={(e) => setAfd({ pd: { ...afd.pd, minPromptTokens: num(e.target.value) } })} data-testid="pd-min-prompt" />
+          </label>
+        </div>
+      )}
       {!colocated && (
         <>
           <div className="row" style={{ alignItems: 'flex-end', marginTop: '0.5rem' }}>

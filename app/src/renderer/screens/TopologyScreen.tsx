@@ -1,14 +1,17 @@
 /**
- * Topology: preset or custom xAyF (or colocated replicas), a device for each rank on any
- * connected agent, launch options, and live validation that names the broken rule.
+ * Topology: preset or custom xAyF (or colocated replicas) and the prefill ranks beside
+ * them (wPxAyF), the wiring drawing, a device for each rank on any connected agent,
+ * launch options, the spec a launch would send, and live validation that names the
+ * broken rule.
  */
 import { useEffect, useMemo } from 'react';
-import { countOf, planTopology, type AgentInfo } from '@afd/shared';
+import { countOf, planTopology, prefillRanksOf, type AgentInfo } from '@afd/shared';
 import { launchName } from '../lib/launchText.js';
 import { useAgents, useInspect, useLaunch, usePlan, useTopology } from '../AppContext.js';
 import { Banner } from '../components/Banner.js';
 import { ExpertPlacement } from '../components/ExpertPlacement.js';
-import { draftTopologyText, evaluateDraft, PRESETS, rankKey, type Assignment, type TopologyChoice } from '../stores/topologyDraft.js';
+import { TopologyWiring } from '../components/TopologyWiring.js';
+import { customPrefill, draftTopologyText, evaluateDraft, MAX_PREFILL_RANKS, PD_PRESETS, PRESETS, rankKey, shapeChoiceOf, type Assignment, type ShapeChoice } from '../stores/topologyDraft.js';
 import { TopologyOptions } from './TopologyOptions.js';
 import type { ScreenProps } from './types.js';
 
@@ -45,6 +48,7 @@ export function TopologyScreen({ navigate }: ScreenProps) {
   const want = useInspect((s) => s.want);
   const ev = useMemo(() => evaluateDraft(t, agents, inspections), [t, agents, inspections]);
   const plan = ev.topology ? planTopology(ev.topology) : null;
+  const prefillCount = ev.topology ? prefillRanksOf(ev.topology) : 0;
   const options = deviceOptions(agents);
   const running = progress && (progress.state === 'launching' || progress.state === 'running' || progress.state === 'stopping') ? progress : null;
   // The agents that would run ranks are asked about the model directory while it is typed.
@@ -66,7 +70,15 @@ export function TopologyScreen({ navigate }: ScreenProps) {
     if (await replace(ev.spec)) navigate('launch');
   };
 
-  const choices: { id: TopologyChoice; label: string }[] = [...PRESETS.map((p) => ({ id: p as TopologyChoice, label: p })), { id: 'custom', label: 'Custom xAyF' }, { id: 'colocated', label: 'Colocated (no AFD)' }];
+  const choices: { id: ShapeChoice; label: string }[] = [
+    ...PRESETS.map((p) => ({ id: p, label: p })),
+    ...PD_PRESETS.map((p) => ({ id: p.id, label: p.id })),
+    { id: 'custom', label: 'Custom xAyF' },
+    { id: 'colocated', label: 'Colocated (no AFD)' },
+  ];
+  const checked = shapeChoiceOf(t);
+  // A custom name led by wP gives the prefill ranks itself; the field then shows its count.
+  const namedPrefill = t.choice === 'custom' ? customPrefill(t.custom) : null;
 
   return (
     <>
@@ -77,15 +89,30 @@ export function TopologyScreen({ navigate }: ScreenProps) {
         <div className="row" role="radiogroup" aria-labelledby="topo-choice">
           {choices.map((c) => (
             <label key={c.id} className="inline" style={{ marginRight: '0.75rem' }}>
-              <input type="radio" name="topology" checked={t.choice === c.id} onChange={() => t.setChoice(c.id, agents)} data-testid={`preset-${c.id}`} />
+              <input type="radio" name="topology" checked={checked === c.id} onChange={() => t.setChoice(c.id, agents)} data-testid={`preset-${c.id}`} />
               <span style={{ color: 'var(--text)' }}>{c.label}</span>
             </label>
           ))}
         </div>
         {t.choice === 'custom' && (
           <label style={{ marginTop: '0.5rem' }}>
-            Custom topology (x attention ranks, y FFN ranks)
+            Custom topology (x attention ranks, y FFN ranks; optionally led by wP)
             <input data-testid="custom-topology" value={t.custom} onChange={(e) => t.setCustom(e.target.value, agents)} size={10} placeholder="3A2F" />
+          </label>
+        )}
+        {t.choice !== 'colocated' && (
+          <label style={{ marginTop: '0.5rem' }} title={namedPrefill !== null ? 'given by the custom topology name' : 'Each prefill rank runs the whole model, prefills prompts only and sends their KV blocks to an attention rank over TCP; 0 = the attention ranks prefill themselves'}>
+            Prefill ranks (whole model each, prefill only; 0 = none)
+            <input
+              type="number"
+              min={0}
+              max={MAX_PREFILL_RANKS}
+              value={namedPrefill ?? (Number.isNaN(t.prefill) ? '' : t.prefill)}
+              disabled={namedPrefill !== null}
+              onChange={(e) => t.setPrefill(e.target.value.trim() === '' ? Number.NaN : Number(e.target.value), agents)}
+              style={{ maxWidth: '8rem' }}
+              data-testid="prefill-ranks"
+            />
           </label>
         )}
         {t.choice === 'colocated' && (
@@ -138,8 +165,10 @@ export function TopologyScreen({ navigate }: ScreenProps) {
                   const a = t.assignments[rankKey(r)];
                   const value = a ? `${a.agentId}|${a.backend}|${a.deviceIndex}` : '';
                   return (
-                    <tr key={rankKey(r)}>
-                      <td className="mono">{i}</td>
+                    <tr key={rankKey(r)} data-testid={`placement-${r.role}-${r.rank}`}>
+                      <td className="mono" title={r.role === 'prefill' ? 'prefill ranks are outside the AFD world' : undefined}>
+                        {r.role === 'prefill' ? '—' : i}
+                      </td>
                       <td className="mono">{`${r.role} ${r.rank}`}</td>
                       <td>
                         <select
@@ -170,16 +199,30 @@ export function TopologyScreen({ navigate }: ScreenProps) {
           <h3>Plan</h3>
           {plan ? (
             <div className="small mono" data-testid="topology-plan">
+              {ev.topology && <TopologyWiring topology={ev.topology} />}
               <div>world: {plan.world.map((w) => `${w.role === 'ffn' ? 'F' : 'A'}${w.rank}`).join(' ')}</div>
               {plan.blocks.map((b) => (
                 <div key={b.ffnRank}>
                   F{b.ffnRank} ← {b.attentionRanks.map((a) => `A${a}`).join(', ')} (control hub F{b.ffnRank})
                 </div>
               ))}
+              {prefillCount > 0 && (
+                <div data-testid="plan-prefill">
+                  {Array.from({ length: prefillCount }, (_, p) => `P${p}`).join(', ')} → every attention rank (KV blocks over TCP, port {t.options.config.afd.pd.port}+p)
+                </div>
+              )}
               <ExpertPlacement numFfn={plan.ffn.ranks} expertParallel={t.options.config.afd.enableExpertParallel} modelDir={t.options.modelDir} agents={agents} />
             </div>
           ) : (
             <p className="muted">{t.choice === 'colocated' ? 'Colocated replicas run the whole model each; no attention/FFN split.' : 'No plan: the topology is invalid.'}</p>
+          )}
+          {ev.spec && (
+            <details data-testid="launch-spec-details">
+              <summary>Launch spec (what Launch sends to the agents)</summary>
+              <pre className="small mono" data-testid="launch-spec" style={{ maxHeight: '16rem', overflow: 'auto' }}>
+                {JSON.stringify(ev.spec, null, 2)}
+              </pre>
+            </details>
           )}
         </div>
       </div>

@@ -61,7 +61,9 @@ export function modelDirChecks(dir: string, placements: readonly PlacedRank[], i
       continue;
     }
     if (dummy && r.weights.present) out.warnings.push(`load format dummy: the safetensors in ${dir} on agent ${agentId} are not loaded; every rank generates random weights`);
-    const roles = [...new Set(ranks.map((p) => p.role))].filter((role) => !r.roles.includes(role));
+    // A prefill rank runs the whole model: it needs what a colocated rank needs.
+    const serves = (role: ProcessRole): boolean => r.roles.includes(role) || (role === 'prefill' && r.roles.includes('colocated'));
+    const roles = [...new Set(ranks.map((p) => p.role))].filter((role) => !serves(role));
     if (roles.length > 0) out.problems.push(`${roles.join(' and ')} ranks cannot run from ${dir} on agent ${agentId}: ${r.reason ?? `it serves only ${r.roles.join(', ')}`}`);
     if (r.tokenizer.present && !r.tokenizer.chatTemplate) out.warnings.push(`${dir} on agent ${agentId} has no chat template: the Playground's raw completion mode works, chat does not`);
   }
@@ -109,6 +111,7 @@ export function hostLoadWarnings(placements: readonly PlacedRank[], agents: read
       warnings.push(`${countOf(cpu.length, 'CPU rank')} on agent ${agentId}, which has ${countOf(inv.cpu.cores, 'core')}: the ranks would share cores and every step would be slow (use fewer ranks, or more agents)`);
     }
     if (!roleBytes) continue;
+    // A prefill rank holds the whole model's weights, as a colocated rank does.
     const bytesOf = (p: PlacedRank): number => roleBytes[p.role === 'prefill' ? 'colocated' : p.role];
     const cpuBytes = cpu.reduce((sum, p) => sum + bytesOf(p), 0);
     if (cpu.length > 0 && cpuBytes > inv.memory.totalBytes * 0.9) {

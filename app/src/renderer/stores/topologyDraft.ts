@@ -1,7 +1,8 @@
 /**
- * The Topology screen's draft: preset or custom xAyF (or colocated replicas), a device
- * for every rank on any connected agent, and the launch options. `evaluateDraft` turns
- * it into a launch spec and lists every problem, naming the broken rule, before launch.
+ * The Topology screen's draft: preset or custom xAyF (or colocated replicas), the prefill
+ * ranks beside them (wPxAyF), a device for every rank on any connected agent, and the
+ * launch options. `evaluateDraft` turns it into a launch spec and lists every problem,
+ * naming the broken rule, before launch.
  */
 import {
   afdOptionsSchema,
@@ -12,6 +13,7 @@ import {
   modelSourceSchema,
   restartPolicySchema,
   servingConfigSchema,
+  prefillRanksOf,
   validateTopology,
   worldOrder,
   type AfdOptions,
@@ -31,6 +33,35 @@ import { inspectKey, type Inspection } from './inspectStore.js';
 
 export const PRESETS = ['1A1F', '2A1F', '2A2F', '4A2F', '4A4F'] as const;
 export type TopologyChoice = (typeof PRESETS)[number] | 'custom' | 'colocated';
+
+/** Presets with prefill ranks: an xAyF preset and the prefill count beside it. */
+export const PD_PRESETS = [
+  { id: '1P1A1F', choice: '1A1F', prefill: 1 },
+  { id: '2P1A1F', choice: '1A1F', prefill: 2 },
+] as const satisfies readonly { id: string; choice: (typeof PRESETS)[number]; prefill: number }[];
+export type PdPresetId = (typeof PD_PRESETS)[number]['id'];
+/** What a Shape radio picks: a topology choice, or a preset with prefill ranks. */
+export type ShapeChoice = TopologyChoice | PdPresetId;
+
+/** Most prefill ranks the screen offers. */
+export const MAX_PREFILL_RANKS = 64;
+
+/** The prefill ranks a custom name gives itself ("2P3A2F" -> 2), or null when it names none. */
+export function customPrefill(text: string): number | null {
+  const m = /^\s*(\d+)\s*p/i.exec(text);
+  return m ? Number(m[1]) : null;
+}
+
+/** The choice and prefill count a Shape radio stands for (a plain preset or custom: no prefill ranks until given). */
+export function shapeOf(choice: ShapeChoice): { choice: TopologyChoice; prefill: number } {
+  const pd = PD_PRESETS.find((p) => p.id === choice);
+  return pd ? { choice: pd.choice, prefill: pd.prefill } : { choice: choice as TopologyChoice, prefill: 0 };
+}
+
+/** The Shape radio the draft shows checked: a preset with prefill ranks where one matches, else its choice. */
+export function shapeChoiceOf(d: Pick<Draft, 'choice' | 'prefill'>): ShapeChoice {
+  return PD_PRESETS.find((p) => p.choice === d.choice && p.prefill === (d.prefill ?? 0))?.id ?? d.choice;
+}
 
 /** Where one rank runs. */
 export interface Assignment {
@@ -66,8 +97,10 @@ export interface DraftOptions {
 
 export interface Draft {
   choice: TopologyChoice;
-  /** Text of the custom topology, e.g. "3A2F". */
+  /** Text of the custom topology, e.g. "3A2F" (or "2P3A2F": its prefill ranks win over `prefill`). */
   custom: string;
+  /** Prefill ranks beside the AFD ranks (wPxAyF); absent or 0 = none (a draft stored before prefill ranks has none). */
+  prefill?: number;
   /** Replicas of a colocated launch. */
   replicas: number;
   /** Keyed by "role:rank". */
@@ -103,7 +136,7 @@ export interface DraftRank {
 
 export interface DraftEvaluation {
   topology: Topology | null;
-  /** Ranks to place, in world order (FFN first). */
+  /** Ranks to place, in world order (FFN first), then the prefill ranks (outside the AFD world). */
   ranks: DraftRank[];
   /** The spec to send when `problems` is empty. */
   spec: LaunchSpecInput | null;
@@ -117,12 +150,15 @@ export interface DraftEvaluation {
 
 export const rankKey = (r: DraftRank): string => `${r.role}:${r.rank}`;
 
-/** The topology text the draft stands for. */
-export function draftTopologyText(d: Pick<Draft, 'choice' | 'custom'>): string {
-  return d.choice === 'custom' ? d.custom : d.choice;
+/** The topology text the draft stands for: the preset or custom text, led by `wP` when it has prefill ranks. */
+export function draftTopologyText(d: Pick<Draft, 'choice' | 'custom' | 'prefill'>): string {
+  const base = d.choice === 'custom' ? d.custom : d.choice;
+  if (d.choice === 'colocated' || customPrefill(base) !== null) return base;
+  const w = d.prefill ?? 0;
+  return w === 0 ? base : `${Number.isFinite(w) ? w : ''}P${base.trim()}`;
 }
 
-/** Ranks of the draft in world order (FFN ranks first), or [] when the topology is invalid. */
+/** Ranks of the draft in world order (FFN ranks first), then its prefill ranks, or [] when the topology is invalid. */
 export function draftRanks(d: Draft): { topology: Topology | null; ranks: DraftRank[]; problems: string[] } {
   if (d.choice === 'colocated') {
     if (!Number.isInteger(d.replicas) || d.replicas < 1 || d.replicas > 64) {
@@ -130,9 +166,14 @@ export function draftRanks(d: Draft): { topology: Topology | null; ranks: DraftR
     }
     return { topology: null, ranks: Array.from({ length: d.replicas }, (_, rank) => ({ role: 'colocated' as const, rank })), problems: [] };
   }
+  const w = d.prefill ?? 0;
+  if (!Number.isInteger(w) || w < 0 || w > MAX_PREFILL_RANKS) {
+    return { topology: null, ranks: [], problems: [`prefill ranks must be a whole number from 0 to ${MAX_PREFILL_RANKS} (got ${Number.isNaN(w) ? 'nothing' : w})`] };
+  }
   const v = validateTopology(draftTopologyText(d));
   if (!v.ok) return { topology: null, ranks: [], problems: v.problems };
-  return { topology: v.topology, ranks: worldOrder(v.topology).map((w) => ({ role: w.role, rank: w.rank })), problems: [] };
+  const prefill = Array.from({ length: prefillRanksOf(v.topology) }, (_, rank) => ({ role: 'prefill' as const, rank }));
+  return { topology: v.topology, ranks: [...worldOrder(v.topology).map((w) => ({ role: w.role, rank: w.rank })), ...prefill], problems: [] };
 }
 
 /** Devices to place ranks on: GPUs of each connected agent, or its CPU when it has none. */

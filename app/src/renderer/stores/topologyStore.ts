@@ -10,11 +10,15 @@ import { persist } from 'zustand/middleware';
 import { z } from 'zod';
 import type { AgentInfo } from '@afd/shared';
 import { debouncedStorage, STORAGE_PREFIX, type KeyValueStorage } from '../lib/persist.js';
-import { autoAssign, defaultOptions, draftConfigSchemas, PRESETS, type Assignment, type Draft, type DraftConfig, type DraftOptions, type TopologyChoice } from './topologyDraft.js';
+import { autoAssign, defaultOptions, draftConfigSchemas, MAX_PREFILL_RANKS, PRESETS, shapeOf, type Assignment, type Draft, type DraftConfig, type DraftOptions, type ShapeChoice } from './topologyDraft.js';
 import { finiteOr, restoreSection } from './restoreSection.js';
 
 export interface TopologyState extends Draft {
-  setChoice(choice: TopologyChoice, agents: readonly AgentInfo[]): void;
+  prefill: number;
+  /** Picks a Shape radio: a preset sets the whole shape (prefill ranks included: 0 unless a wPxAyF preset). */
+  setChoice(choice: ShapeChoice, agents: readonly AgentInfo[]): void;
+  /** Sets the prefill ranks beside the AFD ranks (NaN while typed). */
+  setPrefill(n: number, agents: readonly AgentInfo[]): void;
   setCustom(text: string, agents: readonly AgentInfo[]): void;
   setReplicas(n: number, agents: readonly AgentInfo[]): void;
   assign(key: string, a: Assignment): void;
@@ -25,13 +29,13 @@ export interface TopologyState extends Draft {
   setConfig<S extends keyof DraftConfig>(section: S, patch: Partial<DraftConfig[S]>): void;
 }
 
-/** Storage key of the draft (v2: the launch options as config sections). */
+/** Storage key of the draft (v2: the launch options as config sections; a v2 draft stored before prefill ranks loads with none). */
 export const TOPOLOGY_KEY = `${STORAGE_PREFIX}topology.v2`;
 
 const assignmentSchema = z.object({ agentId: z.string().min(1), backend: z.enum(['cpu', 'cuda']), deviceIndex: z.int().min(0) });
 
-/** A stored draft read back over `current`, field by field (the config sections through their shared schemas). */
-export function restoreDraft(stored: unknown, current: Draft): Draft {
+/** A stored draft read back over `current`, field by field (the config sections through their shared schemas); one stored before prefill ranks has none. */
+export function restoreDraft(stored: unknown, current: Draft): Draft & { prefill: number } {
   const o = (typeof stored === 'object' && stored !== null ? stored : {}) as Record<string, unknown>;
   const pick = <T,>(schema: z.ZodType<T>, v: unknown, d: T): T => {
     const r = schema.safeParse(v);
@@ -55,11 +59,12 @@ export function restoreDraft(stored: unknown, current: Draft): Draft {
   const assignments: Record<string, Assignment> = {};
   for (const [k, v] of Object.entries((o['assignments'] ?? {}) as Record<string, unknown>)) {
     const a = assignmentSchema.safeParse(v);
-    if (a.success && /^(attention|ffn|colocated):\d+$/.test(k)) assignments[k] = a.data;
+    if (a.success && /^(attention|ffn|colocated|prefill):\d+$/.test(k)) assignments[k] = a.data;
   }
   return {
     choice: pick(z.enum([...PRESETS, 'custom', 'colocated']), o['choice'], current.choice),
     custom: pick(z.string().max(64), o['custom'], current.custom),
+    prefill: pick(z.int().min(0).max(MAX_PREFILL_RANKS), o['prefill'], 0),
     replicas: pick(z.int().min(1).max(64), o['replicas'], current.replicas),
     assignments,
     options,
@@ -68,7 +73,8 @@ export function restoreDraft(stored: unknown, current: Draft): Draft {
 
 /** A number being typed (NaN) is stored as the default. */
 function storedDraft(d: Draft): Draft {
-  return { choice: d.choice, custom: d.custom, replicas: Number.isFinite(d.replicas) ? d.replicas : 1, assignments: d.assignments, options: finiteOr(d.options, defaultOptions) };
+  const prefill = d.prefill ?? 0;
+  return { choice: d.choice, custom: d.custom, prefill: Number.isFinite(prefill) ? prefill : 0, replicas: Number.isFinite(d.replicas) ? d.replicas : 1, assignments: d.assignments, options: finiteOr(d.options, defaultOptions) };
 }
 
 export function createTopologyStore(opts: { storage?: KeyValueStorage | null; saveDelayMs?: number } = {}): StoreApi<TopologyState> {
@@ -77,11 +83,16 @@ export function createTopologyStore(opts: { storage?: KeyValueStorage | null; sa
     return {
       choice: '2A2F',
       custom: '3A2F',
+      prefill: 0,
       replicas: 1,
       assignments: {},
       options: { ...defaultOptions },
       setChoice(choice, agents) {
-        set({ choice });
+        set(shapeOf(choice));
+        reassign(agents);
+      },
+      setPrefill(prefill, agents) {
+        set({ prefill });
         reassign(agents);
       },
       setCustom(custom, agents) {
@@ -104,7 +115,7 @@ export function createTopologyStore(opts: { storage?: KeyValueStorage | null; sa
     persist(creator, {
       name: TOPOLOGY_KEY,
       storage,
-      partialize: (s): Draft => ({ choice: s.choice, custom: s.custom, replicas: s.replicas, assignments: s.assignments, options: s.options }),
+      partialize: (s): Draft => ({ choice: s.choice, custom: s.custom, prefill: s.prefill, replicas: s.replicas, assignments: s.assignments, options: s.options }),
       merge: (stored, current) => ({ ...current, ...restoreDraft(stored, current) }),
     }),
   );
