@@ -69,7 +69,12 @@ describe('afd-agent launch with prefill ranks (wPxAyF)', () => {
     expect(links.map((l) => l.prefillRank)).toEqual([0, 1]);
     expect(links.reduce((n, l) => n + l.transfers, 0)).toBe(prompts.length);
     expect(links.every((l) => l.transfers === 0 || (l.bytes > 0 && l.transferMs > 0))).toBe(true);
-    const served = await Promise.all([0, 1].map(async (p) => (await statsOf(pd.urls.get(`prefill ${p}`)!)).pd!.served));
+    const prefillStats = await Promise.all([0, 1].map((p) => statsOf(pd.urls.get(`prefill ${p}`)!)));
+    expect(prefillStats.map((s) => [s.role, s.rank])).toEqual([
+      ['prefill', 0],
+      ['prefill', 1],
+    ]);
+    const served = prefillStats.map((s) => s.pd!.served);
     expect(served.reduce((n, s) => n + s.prefills, 0)).toBe(prompts.length);
     const metrics = await (await fetch(`${pd.urls.get('attention 0')!}/metrics`)).text();
     expect(metrics).toMatch(/afd:pd_kv_transfers_total\{prefill_rank="\d"\} [1-9]/);

@@ -137,7 +137,8 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
     // lost FFN rank has already marked the link lost, so new requests get 503 at once.
     ...(link ? { problem: () => linkProblem(link.state()) } : {}),
     // dbo: with it off only stage s0 runs, so the console marks s1 unused rather than empty.
-    stats: () => ({ ...native.rankStats(config.afd.rank), dbo: config.afd.dbo.enabled }),
+    // role: a prefill rank runs a colocated engine but reports as what it is.
+    stats: () => ({ ...native.rankStats(config.afd.rank), role: config.afd.role, dbo: config.afd.dbo.enabled }),
     kvTransfer: kvTransferOf(native),
     async close() {
       if (watch) clearInterval(watch);
