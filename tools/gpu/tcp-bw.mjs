@@ -15,7 +15,7 @@ async function once() {
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const sock = connect(server.address().port, '127.0.0.1');
   await new Promise((r) => sock.once('connect', r));
-  const total = mib << 20;
+  const total = mib * 2 ** 20;
   const t0 = performance.now();
   for (let sent = 0; sent < total; sent += chunk.length) {
     if (!sock.write(chunk)) await new Promise((r) => sock.once('drain', r));

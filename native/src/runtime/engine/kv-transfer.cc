@@ -74,10 +74,18 @@ void checkTransferBlockIds(const char* what, const std::vector<int32_t>& blockId
   }
 }
 
+// Both directions go through one staging buffer on the device: the block runs are gathered
+// into it (or scattered from it) by device copies queued without a wait, and the host side
+// is one copy. A copy per run with its own wait cost ~1 ms each under MPS on an H100 (a
+// 4,096-token prompt of Qwen3-8B is ~4,600 runs): 25 MB/s; one wait per call is the floor.
 std::vector<uint8_t> readKvBlocks(Backend& backend, PagedKvCache& kv, const std::vector<int32_t>& blockIds) {
   const std::vector<Tensor*> tensors = kvTensors(kv);
   std::vector<uint8_t> out(kvTransferBytes(tensors, blockIds.size()));
-  forEachBlockRun(tensors, blockIds, [&](void* dev, size_t host, size_t bytes) { backend.copyToHost(out.data() + host, dev, bytes); });
+  if (out.empty()) return out;
+  Buffer staging(&backend, out.size());
+  uint8_t* base = static_cast<uint8_t*>(staging.data());
+  forEachBlockRun(tensors, blockIds, [&](void* dev, size_t host, size_t bytes) { backend.copyDevice(base + host, dev, bytes); });
+  backend.copyToHost(out.data(), base, out.size());  // after the gathers (same stream), then waits
   return out;
 }
 
@@ -89,7 +97,12 @@ void writeKvBlocks(Backend& backend, PagedKvCache& kv, const std::vector<int32_t
                                                           << blockIds.size() << " blocks x " << tensors.size()
                                                           << " cache tensors x " << (tensors.empty() ? 0 : rowBytesOf(*tensors[0]))
                                                           << " bytes per block and tensor)");
-  forEachBlockRun(tensors, blockIds, [&](void* dev, size_t host, size_t n) { backend.copyToDevice(dev, data + host, n); });
+  if (bytes == 0) return;
+  Buffer staging(&backend, bytes);
+  uint8_t* base = static_cast<uint8_t*>(staging.data());
+  backend.copyToDevice(base, data, bytes);  // waits: the host data may go once this returns
+  forEachBlockRun(tensors, blockIds, [&](void* dev, size_t host, size_t n) { backend.copyDevice(dev, base + host, n); });
+  backend.synchronize();  // the blocks hold the KV before the next step reads them
 }
 
 std::vector<uint8_t> readStateSlot(Backend& backend, RecurrentState& state, int slot) {
