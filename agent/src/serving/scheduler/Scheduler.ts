@@ -19,74 +19,19 @@
  *   const result = await engine.step(step.plan);
  *   const outputs = scheduler.update(step, result);
  */
-import { buildStepPlan, type StepPlan, type StepResult } from '@afd/shared';
+import { buildStepPlan, type StepResult } from '@afd/shared';
 import { BlockManager, blocksForTokens, type CachedBlocks } from '../kv/BlockManager.js';
 import { checkResult } from './checkResult.js';
 import { KvImports, type KvHold } from './KvImports.js';
-import { logprobRowsOf, type TokenLogprob } from './logprobRows.js';
+import { logprobRowsOf } from './logprobRows.js';
 import { PenaltySlots } from './PenaltySlots.js';
 import { PromptGroup } from './PromptGroup.js';
 import { stateSlotPool, type SlotPool } from './SlotPool.js';
-import { chooseStageSplit, type DboConfig } from './stageSplit.js';
+import { chooseStageSplit } from './stageSplit.js';
 import type { FinishReason, Sequence } from './Sequence.js';
+import type { PlanEntry, PromptSharingCounters, ScheduledStep, SchedulerConfig, SeqOutput } from './schedulerTypes.js';
+export type { PlanEntry, PromptSharingCounters, ScheduledStep, SchedulerConfig, SeqOutput } from './schedulerTypes.js';
 
-export interface SchedulerConfig {
-  /** Most sequences in one step. */
-  maxNumSeqs: number;
-  /** Token budget of one step (prefill chunks + decodes). */
-  maxNumBatchedTokens: number;
-  /** Longest prompt chunk of one sequence in one step (0 = up to the budget). */
-  longPrefillTokenThreshold: number;
-  /** Context window: prompt + output tokens of one sequence. */
-  maxModelLen: number;
-  /** Dual-batch overlap split settings. */
-  dbo: DboConfig;
-  /**
-   * The engine's recurrent-state slots (EngineModelInfo.numStateSlots): 0 or absent = the
-   * model keeps no per-sequence state; else at least maxNumSeqs, and the BlockManager's
-   * prefix caching must be off.
-   */
-  numStateSlots?: number;
-}
-
-/** One sequence's share of a step. */
-export interface PlanEntry {
-  seq: Sequence;
-  /** Tokens computed this step, from position seq.numComputedTokens on. */
-  numNewTokens: number;
-  /** True when the step ends at the sequence's last known token, so the next one is sampled. */
-  sample: boolean;
-  /** Set when the sequence was admitted from the queue this step: its tokens looked up in shared KV blocks, and those found. */
-  prefixLookup?: { queriedTokens: number; hitTokens: number };
-}
-
-/** A scheduled step: the plan for the engine and the sequences it covers, in plan order. */
-export interface ScheduledStep {
-  plan: StepPlan;
-  entries: PlanEntry[];
-}
-
-/** A token the step produced for a sequence. */
-export interface SeqOutput {
-  seq: Sequence;
-  tokenId: number;
-  /** Set when this token ended the sequence. */
-  finishReason: FinishReason | null;
-  /** The token's log-probability row, when the sequence asks for logprobs. */
-  logprobs?: TokenLogprob;
-}
-
-/**
- * Prefix-sharing counters (what vllm:prefix_cache_queries / vllm:prefix_cache_hits report):
- * every sequence admitted from the queue looks up its tokens; the samples of one prompt
- * find its shared blocks.
- */
-export interface PromptSharingCounters {
-  /** Tokens (prompt, plus output when recomputed after preemption) of every sequence admitted. */
-  numLookedUpTokens: number;
-  /** Of those, tokens taken from another sample's KV blocks instead of computed. */
-  numSharedTokens: number;
-}
 
 export class Scheduler {
   /** Waiting sequences; preempted ones go back to the front. */
@@ -109,7 +54,7 @@ export class Scheduler {
   /** Blocks held for KV that arrives from a prefill rank, and the samples that start from them. */
   readonly imports: KvImports;
   /** Prefill-only sequences whose prompt is computed, not yet taken by takeParked. */
-  private parked: Sequence[] = [];
+  private readonly parked: Sequence[] = [];
 
   constructor(
     readonly config: SchedulerConfig,
@@ -120,10 +65,7 @@ export class Scheduler {
     this.imports = new KvImports(blocks, this.stateSlots);
   }
 
-  /**
-   * Sets aside blocks for `numBlocks` full blocks of KV arriving from elsewhere (and a state
-   * slot, for a model with linear-attention layers); null when there is no room now.
-   */
+  /** Blocks (and a state slot, with linear-attention layers) for `numBlocks` blocks of KV arriving from elsewhere; null: no room now. */
   holdForImport(numBlocks: number): KvHold | null {
     return this.imports.hold(numBlocks, this.waiting.length);
   }
@@ -145,9 +87,7 @@ export class Scheduler {
 
   /** Prefill-only sequences parked since the last call (their blocks held until finish()). */
   takeParked(): Sequence[] {
-    const out = this.parked;
-    this.parked = [];
-    return out;
+    return this.parked.splice(0);
   }
 
   get numWaiting(): number {

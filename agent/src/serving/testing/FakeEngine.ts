@@ -34,6 +34,7 @@
 import type { RankStats, StepExtras, StepPlan, StepResult } from '@afd/shared';
 import { checkStepPlan, emptyRankStats } from '@afd/shared';
 import type { EngineLike, EngineModelInfo, KvTransferEngine } from '../engineLike.js';
+import { fakeKvTransfer } from './fakeKvTransfer.js';
 import { fakeModelLogits, logprobRow, maskLogits, packLogprobRows, processLogits, sampleRow, type LogprobRow, type RowProcessing, type SparseLogits } from './fakeLogits.js';
 
 /** What a fake sampler knows about a sequence it samples for. */
@@ -118,7 +119,7 @@ export class FakeEngine implements EngineLike {
     this.slotPos = new Int32Array(slots).fill(-1);
     this.slotToken = new Int32Array(slots);
     this.slotHistory = new Uint32Array(slots);
-    this.kvTransfer = this.transferView();
+    this.kvTransfer = fakeKvTransfer(this.info, { seed: this.slotSeed, pos: this.slotPos, token: this.slotToken, history: this.slotHistory }, this.stateTable);
     if (opts.deferredMasks ?? true) {
       this.provideTokenMask = (mask) => {
         const ticket = this.maskTickets.shift();
@@ -333,62 +334,6 @@ export class FakeEngine implements EngineLike {
     if (this.opts.nextToken) return this.opts.nextToken(ctx);
     const tokens = this.opts.tokens ?? DEFAULT_TOKENS;
     return tokens[(ctx.position + ctx.seed) % tokens.length]!;
-  }
-
-  /** KV export / import: per slot 20 bytes (writer seed f64, position i32, token i32, history u32); a state slot 16. */
-  private transferView(): KvTransferEngine {
-    const bs = this.info.kvBlockSize;
-    const numBlocks = this.info.numKvBlocks;
-    const checkIds = (ids: Int32Array): void => {
-      for (const b of ids) if (b < 0 || b >= numBlocks) throw new Error(`kv transfer: block ${b} is outside [0, ${numBlocks})`);
-    };
-    return {
-      kvLayout: { dtype: 'f32', blockSize: bs, numKvLayers: 1, tensorsPerLayer: 1, rowBytes: 20, stateBytes: (this.info.numStateSlots ?? 0) > 0 ? 16 : 0 },
-      exportKvBlocks: async (ids) => {
-        checkIds(ids);
-        const out = new DataView(new ArrayBuffer(ids.length * bs * 20));
-        ids.forEach((b, k) => {
-          for (let o = 0; o < bs; o++) {
-            const s = b * bs + o;
-            const at = (k * bs + o) * 20;
-            out.setFloat64(at, this.slotSeed[s]!, true);
-            out.setInt32(at + 8, this.slotPos[s]!, true);
-            out.setInt32(at + 12, this.slotToken[s]!, true);
-            out.setUint32(at + 16, this.slotHistory[s]!, true);
-          }
-        });
-        return new Uint8Array(out.buffer);
-      },
-      importKvBlocks: async (ids, data) => {
-        checkIds(ids);
-        if (data.byteLength !== ids.length * bs * 20) throw new Error(`kv transfer: ${ids.length} blocks need ${ids.length * bs * 20} bytes, got ${data.byteLength}`);
-        const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
-        ids.forEach((b, k) => {
-          for (let o = 0; o < bs; o++) {
-            const s = b * bs + o;
-            const at = (k * bs + o) * 20;
-            this.slotSeed[s] = v.getFloat64(at, true);
-            this.slotPos[s] = v.getInt32(at + 8, true);
-            this.slotToken[s] = v.getInt32(at + 12, true);
-            this.slotHistory[s] = v.getUint32(at + 16, true);
-          }
-        });
-      },
-      exportStateSlot: async (slot) => {
-        const st = this.stateTable.get(slot);
-        if (!st) throw new Error(`kv transfer: state slot ${slot} holds no state`);
-        const v = new DataView(new ArrayBuffer(16));
-        v.setFloat64(0, st.seed, true);
-        v.setInt32(8, st.numTokens, true);
-        v.setUint32(12, st.history, true);
-        return new Uint8Array(v.buffer);
-      },
-      importStateSlot: async (slot, data) => {
-        if (data.byteLength !== 16) throw new Error(`kv transfer: a state slot is 16 bytes, got ${data.byteLength}`);
-        const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
-        this.stateTable.set(slot, { seed: NaN, numTokens: v.getInt32(8, true), history: v.getUint32(12, true) });
-      },
-    };
   }
 
   stats(): RankStats {
