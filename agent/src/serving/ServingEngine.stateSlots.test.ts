@@ -4,7 +4,8 @@
  * continued sequence finds its own state), and nothing reuses KV.
  */
 import { describe, expect, it } from 'vitest';
-import { ServingEngine, type RequestHandle, type ServingOptions } from './ServingEngine.js';
+import { tokenIdsOf } from './testing/handleTokens.js';
+import { ServingEngine, type ServingOptions } from './ServingEngine.js';
 import { FakeEngine, historySampler } from './testing/FakeEngine.js';
 import { qwenTokenizer } from './testing/qwenTokenizer.js';
 
@@ -16,14 +17,7 @@ const options: ServingOptions = {
 const words = tok.encode(' the cat sat on a mat and then it ran far away', false);
 const prompt = tok.encode('Tell me a story about a cat who lived in a big old house by the sea');
 const sampled = { temperature: 1, topK: 0, topP: 1 };
-const ids = async (h: RequestHandle): Promise<number[]> => {
-  const out: number[] = [];
-  for await (const e of h.events) {
-    if (e.type === 'delta') out.push(...e.tokenIds);
-    if (e.type === 'error') throw e.error;
-  }
-  return out;
-};
+const ids = tokenIdsOf;
 
 describe('ServingEngine with recurrent-state slots (info.numStateSlots > 0)', () => {
   it('takes its slots from the engine info; every plan carries them; all come back', async () => {

@@ -7,8 +7,9 @@
  * misplaced fails the step; outputs must equal a rank that computes everything itself.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { tokenIdsOf } from '../testing/handleTokens.js';
 import { createLogger } from '../../util/logger.js';
-import { ServingEngine, type GenerateParams, type RequestHandle, type ServingOptions } from '../ServingEngine.js';
+import { ServingEngine, type GenerateParams, type ServingOptions } from '../ServingEngine.js';
 import { FakeEngine, historySampler } from '../testing/FakeEngine.js';
 import { qwenTokenizer } from '../testing/qwenTokenizer.js';
 import { KvTransferClient } from './KvTransferClient.js';
@@ -28,14 +29,7 @@ const options = (prefixCaching = false): ServingOptions => ({
   prefixCaching,
 });
 
-const ids = async (h: RequestHandle): Promise<number[]> => {
-  const out: number[] = [];
-  for await (const e of h.events) {
-    if (e.type === 'delta') out.push(...e.tokenIds);
-    if (e.type === 'error') throw e.error;
-  }
-  return out;
-};
+const ids = tokenIdsOf;
 
 interface Fixture {
   engine: FakeEngine;
