@@ -106,6 +106,28 @@ export interface NativeEngineOptions {
    * Default 64. Ignored (no memory) for a model without gdn layers. Range [1, 65536].
    */
   numStateSlots?: number;
+  /**
+   * Prefill / decode disaggregation by peer memory: keep the KV cache (and recurrent state)
+   * in memory another process on this host can map (Engine.kvShareDescriptor). CUDA: one
+   * cudaMalloc region exported by CUDA IPC; CPU: a file in kvShareDir mapped shared.
+   */
+  kvShareable?: boolean;
+  /** CPU backend with kvShareable: the directory of the shared KV file (removed with the engine). */
+  kvShareDir?: string;
+}
+
+/**
+ * Where a peer process on this host maps an engine's KV cache (Engine.kvShareDescriptor):
+ * opaque region handles and their sizes, and the usable blocks and state slots.
+ */
+export interface KvShareDescriptor {
+  kind: 'cpu' | 'cuda';
+  kv: Uint8Array;
+  kvBytes: number;
+  state: Uint8Array | null;
+  stateBytes: number;
+  numKvBlocks: number;
+  numStateSlots: number;
 }
 
 /** What a loaded engine is. */
@@ -216,6 +238,12 @@ export interface NativeEngine {
   exportStateSlot(slot: number): Promise<Uint8Array>;
   /** Writes the recurrent state of one slot from exportStateSlot's bytes. */
   importStateSlot(slot: number, data: Uint8Array): Promise<void>;
+  kvShareDescriptor(): KvShareDescriptor | null;
+  kvFence(): Promise<void>;
+  openKvPeer(descriptor: KvShareDescriptor): Promise<number>;
+  pullKvBlocks(peer: number, srcIds: Int32Array, dstIds: Int32Array): Promise<void>;
+  pullStateSlot(peer: number, srcSlot: number, dstSlot: number): Promise<void>;
+  closeKvPeer(peer: number): void;
   info(): NativeEngineInfo;
   stats(): NativeEngineStats;
   /** Releases the model (after any in-flight call finishes). */

@@ -17,7 +17,7 @@ import { defersTokenMask, validateStepPlan, type RankStats, type StepPlan, type 
 import { buildLoadSpec } from './checkpoint/loadSpec.js';
 import { assertEngineBuilds } from './engineKinds.js';
 import { expertStatsOf, toRankStats } from './rankStats.js';
-import { loadAddon, type NativeAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats, type NativeExpertStats } from './addon.js';
+import { loadAddon, type KvShareDescriptor, type NativeAddon, type NativeEngine, type NativeEngineInfo, type NativeEngineOptions, type NativeEngineStats, type NativeExpertStats } from './addon.js';
 import { isMoeLayer, type ModelLoadSpec, type ModelRole } from './modelSpec.js';
 
 /** Options of Engine.load. */
@@ -195,6 +195,55 @@ export class Engine {
     assertSlot('importStateSlot', slot);
     assertBytes('importStateSlot', data);
     return this.native.importStateSlot(slot, data);
+  }
+
+  /**
+   * The same transfer by peer memory, between engines on one host (load option
+   * kvShareable): where a peer maps this engine's KV cache and state; null when it was loaded
+   * without kvShareable. The prefill side hands out block ids only after kvFence(), and
+   * leaves those blocks alone until the peer has pulled them.
+   */
+  kvShareDescriptor(): KvShareDescriptor | null {
+    this.assertKvRole('kvShareDescriptor');
+    return this.native.kvShareDescriptor();
+  }
+
+  /** Resolves once every KV and state write of the steps so far is visible to peers. */
+  async kvFence(): Promise<void> {
+    this.assertKvRole('kvFence');
+    return this.native.kvFence();
+  }
+
+  /**
+   * Maps a peer's KV (another engine's kvShareDescriptor, of the same model and KV layout);
+   * the id names it to pullKvBlocks / pullStateSlot / closeKvPeer. Rejects naming what
+   * differs, or why the memory cannot be mapped (another host, the peer gone).
+   */
+  async openKvPeer(descriptor: KvShareDescriptor): Promise<number> {
+    this.assertKvRole('openKvPeer');
+    return this.native.openKvPeer(descriptor);
+  }
+
+  /** Copies the peer's blocks srcIds[i] into this engine's dstIds[i] (each list distinct, in range); resolves once written. */
+  async pullKvBlocks(peer: number, srcIds: Int32Array, dstIds: Int32Array): Promise<void> {
+    this.assertKvRole('pullKvBlocks');
+    assertBlockIds('pullKvBlocks', srcIds);
+    assertBlockIds('pullKvBlocks', dstIds);
+    return this.native.pullKvBlocks(peer, srcIds, dstIds);
+  }
+
+  /** Copies the peer's recurrent-state slot `srcSlot` into this engine's `dstSlot`. */
+  async pullStateSlot(peer: number, srcSlot: number, dstSlot: number): Promise<void> {
+    this.assertKvRole('pullStateSlot');
+    assertSlot('pullStateSlot', srcSlot);
+    assertSlot('pullStateSlot', dstSlot);
+    return this.native.pullStateSlot(peer, srcSlot, dstSlot);
+  }
+
+  /** Unmaps a peer (unknown ids are ignored). */
+  closeKvPeer(peer: number): void {
+    this.assertKvRole('closeKvPeer');
+    this.native.closeKvPeer(peer);
   }
 
   /** Attention role: run the FFN half on `ffn` (an ffn-role engine of this process). */

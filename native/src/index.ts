@@ -13,6 +13,7 @@ export type {
   AttentionLinkState,
   DeviceProbe,
   FfnServerState,
+  KvShareDescriptor,
   LibraryProbe,
   NativeEngineInfo,
   NativeEngineOptions,

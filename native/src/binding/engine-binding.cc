@@ -53,6 +53,11 @@ Napi::Function EngineWrap::Define(Napi::Env env) {
                       InstanceMethod<&EngineWrap::ImportKvBlocks>("importKvBlocks"),
                       InstanceMethod<&EngineWrap::ExportStateSlot>("exportStateSlot"),
                       InstanceMethod<&EngineWrap::ImportStateSlot>("importStateSlot"),
+                      InstanceMethod<&EngineWrap::KvShareDescriptorJs>("kvShareDescriptor"),
+                      InstanceMethod<&EngineWrap::KvFence>("kvFence"), InstanceMethod<&EngineWrap::OpenKvPeer>("openKvPeer"),
+                      InstanceMethod<&EngineWrap::PullKvBlocks>("pullKvBlocks"),
+                      InstanceMethod<&EngineWrap::PullStateSlot>("pullStateSlot"),
+                      InstanceMethod<&EngineWrap::CloseKvPeer>("closeKvPeer"),
                       InstanceMethod<&EngineWrap::Stats>("stats"), InstanceMethod<&EngineWrap::Close>("close")});
 }
 

@@ -32,6 +32,13 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value ImportKvBlocks(const Napi::CallbackInfo& info);
   Napi::Value ExportStateSlot(const Napi::CallbackInfo& info);
   Napi::Value ImportStateSlot(const Napi::CallbackInfo& info);
+  // engine-peer-binding.cc: the same by peer memory on one host.
+  Napi::Value KvShareDescriptorJs(const Napi::CallbackInfo& info);
+  Napi::Value KvFence(const Napi::CallbackInfo& info);
+  Napi::Value OpenKvPeer(const Napi::CallbackInfo& info);
+  Napi::Value PullKvBlocks(const Napi::CallbackInfo& info);
+  Napi::Value PullStateSlot(const Napi::CallbackInfo& info);
+  Napi::Value CloseKvPeer(const Napi::CallbackInfo& info);
   Napi::Value Info(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);

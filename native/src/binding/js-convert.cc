@@ -240,6 +240,8 @@ void readEngineOptions(const Napi::Value& value, EngineOptions& o) {
   if (given(v, "numStateSlots")) o.numStateSlots = static_cast<int>(integer(v, w, "numStateSlots"));
   if (given(v, "kvCacheBytes")) o.kvCacheBytes = static_cast<uint64_t>(integer(v, w, "kvCacheBytes"));
   if (given(v, "kvDtype")) o.kvDtype = parseDType(str(v, w, "kvDtype"));
+  if (given(v, "kvShareable")) o.kvShareable = boolean(v, w, "kvShareable");
+  if (given(v, "kvShareDir")) o.kvShareDir = str(v, w, "kvShareDir");
   if (given(v, "kvMemoryFraction")) {
     Napi::Value f = v.Get("kvMemoryFraction");
     o.kvMemoryFraction = f.IsNumber() ? f.As<Napi::Number>().DoubleValue() : -1;

@@ -54,6 +54,14 @@ void Backend::gdnGating(const Tensor&, const Tensor&, const Tensor&, const Tenso
   AFD_FAIL("gdnGating is not implemented on the " << name() << " backend; run linear-attention models on the cpu or cuda backend");
 }
 
+std::unique_ptr<SharedRegion> Backend::allocateShared(size_t /*bytes*/, const std::string& /*dir*/) {
+  throw Error("the " + name() + " backend has no memory another process can map (peer-memory KV transfer)");
+}
+
+std::unique_ptr<SharedRegion> Backend::openShared(const std::vector<uint8_t>& /*handle*/, size_t /*bytes*/) {
+  throw Error("the " + name() + " backend cannot map another process's memory (peer-memory KV transfer)");
+}
+
 void Backend::beginCapture() {
   AFD_FAIL("the " << name() << " backend cannot capture graphs (CUDA graphs need --backend cuda); set cudaGraph.policy \"off\"");
 }

@@ -22,6 +22,7 @@
 #include "core/deepseek-ops.h"
 #include "core/linear-attention-ops.h"
 #include "core/logit-ops.h"
+#include "core/shared-region.h"
 #include "core/tensor.h"
 
 namespace afd {
@@ -169,6 +170,15 @@ class Backend {
   virtual void beginCapture();
   virtual std::unique_ptr<CapturedGraph> endCapture();
   virtual void abortCapture() noexcept {}
+
+  // ---- memory a peer process on this host maps (core/shared-region.h) --------------
+  // "cpu" (a file in `dir`, mapped shared) or "cuda" (CUDA IPC); "" = this backend has none.
+  virtual std::string sharedMemoryKind() const { return ""; }
+  // A zero-filled region of `bytes`; throws naming the backend where there is no such memory.
+  virtual std::unique_ptr<SharedRegion> allocateShared(size_t bytes, const std::string& dir);
+  // Maps a region another process allocated (its handle and byte size); throws with the
+  // system's reason when it cannot (another host, a freed region, a size that differs).
+  virtual std::unique_ptr<SharedRegion> openShared(const std::vector<uint8_t>& handle, size_t bytes);
 
   // ---- ops ----------------------------------------------------------------------
   // out[t] = table[ids[t]].   ids: [T] i32; table: [V, H]; out: [T, H] f32.

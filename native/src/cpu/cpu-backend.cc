@@ -6,6 +6,7 @@
 
 #include "core/op-contracts.h"
 #include "cpu/ops.h"
+#include "cpu/shared-file-region.h"
 
 namespace afd {
 
@@ -21,6 +22,12 @@ void CpuBackend::copyToDevice(void* dst, const void* src, size_t bytes) { std::m
 void CpuBackend::copyToHost(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::copyDevice(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
 void CpuBackend::fillZero(void* dst, size_t bytes) { std::memset(dst, 0, bytes); }
+std::unique_ptr<SharedRegion> CpuBackend::allocateShared(size_t bytes, const std::string& dir) {
+  return createSharedFileRegion(bytes, dir);
+}
+std::unique_ptr<SharedRegion> CpuBackend::openShared(const std::vector<uint8_t>& handle, size_t bytes) {
+  return openSharedFileRegion(handle, bytes);
+}
 
 void CpuBackend::embedding(const Tensor& ids, const Tensor& table, Tensor& out) { cpu::embedding(pool_, ids, table, out); }
 void CpuBackend::rmsNorm(const Tensor& x, const Tensor& w, float eps, Tensor& out) { cpu::rmsNorm(pool_, x, w, eps, out); }

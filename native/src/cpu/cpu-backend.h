@@ -23,6 +23,9 @@ class CpuBackend final : public Backend {
   void copyDevice(void* dst, const void* src, size_t bytes) override;
   void fillZero(void* dst, size_t bytes) override;
   void synchronize() override {}
+  std::string sharedMemoryKind() const override { return "cpu"; }
+  std::unique_ptr<SharedRegion> allocateShared(size_t bytes, const std::string& dir) override;
+  std::unique_ptr<SharedRegion> openShared(const std::vector<uint8_t>& handle, size_t bytes) override;
   void fillRandom(Tensor& t, uint64_t key, float scale, float offset) override;
 
   void embedding(const Tensor& ids, const Tensor& table, Tensor& out) override;

@@ -1,5 +1,8 @@
 #include "cuda/cuda-backend.h"
 
+#include "cuda/cuda-check.h"
+#include "cuda/ipc/ipc-region.h"
+
 namespace afd::cuda {
 
 CudaBackend::CudaBackend(int deviceIndex, const CudaOptions& options)
@@ -17,6 +20,18 @@ CudaBackend::CudaBackend(int deviceIndex, const CudaOptions& options)
 // done; the stream goes last (StreamContext's destructor).
 CudaBackend::~CudaBackend() {
   if (ctx_.stream() != nullptr) cudaStreamSynchronize(ctx_.stream());
+}
+
+// The calling thread (a worker of the binding) may not have made this backend's device
+// current: the region must live on, and be mapped into, the device of this backend.
+std::unique_ptr<SharedRegion> CudaBackend::allocateShared(size_t bytes, const std::string& /*dir*/) {
+  AFD_CUDA_CHECK(cudaSetDevice(ctx_.deviceIndex()));
+  return createIpcRegion(bytes);
+}
+
+std::unique_ptr<SharedRegion> CudaBackend::openShared(const std::vector<uint8_t>& handle, size_t bytes) {
+  AFD_CUDA_CHECK(cudaSetDevice(ctx_.deviceIndex()));
+  return openIpcRegion(handle, bytes);
 }
 
 }  // namespace afd::cuda

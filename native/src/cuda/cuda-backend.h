@@ -53,6 +53,9 @@ class CudaBackend final : public Backend {
   void copyDevice(void* dst, const void* src, size_t bytes) override { memory_.copyDevice(dst, src, bytes); }
   void fillZero(void* dst, size_t bytes) override { memory_.fillZero(dst, bytes); }
   void synchronize() override { ctx_.synchronize(); }
+  std::string sharedMemoryKind() const override { return "cuda"; }
+  std::unique_ptr<SharedRegion> allocateShared(size_t bytes, const std::string& dir) override;
+  std::unique_ptr<SharedRegion> openShared(const std::vector<uint8_t>& handle, size_t bytes) override;
   void fillRandom(Tensor& t, uint64_t key, float scale, float offset) override { rows_.fillRandom(t, key, scale, offset); }
 
   // Graph capture of the engine's decode step (cuda/step-graph.h). While capturing,

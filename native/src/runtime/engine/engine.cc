@@ -79,10 +79,11 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
   if (attention_) {
     const DType kvDtype = options.kvDtype.value_or(backend_->activationDtype());
     const KvLayout kvLayout = kvLayoutOf(c);  // MLA: the latent + rope key per token
+    const std::string* share = options.kvShareable ? &options.kvShareDir : nullptr;  // kv-peer.h
     // gdn layers: their state slots first, so the KV cache is sized from what is left.
     if (c.hasAttentionKind(AttentionKind::Gdn)) {
       try {
-        state_ = std::make_unique<RecurrentState>(*backend_, c, options.numStateSlots, graphsOn_);
+        state_ = std::make_unique<RecurrentState>(*backend_, c, options.numStateSlots, graphsOn_, share);
       } catch (const Error& e) {
         AFD_FAIL("the recurrent state of " << options.numStateSlots << " sequences ("
                                            << (static_cast<double>(recurrentStateBytesPerSlot(c)) * options.numStateSlots / (1 << 30))
@@ -100,7 +101,7 @@ Engine::Engine(ModelLoadSpec spec, const EngineOptions& options) : spec_(std::mo
     if (graphsOn_) padBlock_ = numBlocks;
     try {
       kv_ = std::make_unique<PagedKvCache>(*backend_, paged, numBlocks + (graphsOn_ ? 1 : 0), options.kvBlockSize, kvLayout,
-                                           kvDtype);
+                                           kvDtype, share);
     } catch (const Error& e) {
       AFD_FAIL("the KV cache of " << numBlocks << " blocks (" << (static_cast<double>(perBlock) * numBlocks / (1 << 30))
                                   << " GiB) did not fit on " << backend_->name() << " after the weights: " << e.what()

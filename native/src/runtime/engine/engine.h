@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "runtime/engine/graph-policy.h"
 #include "runtime/engine/kv-cache.h"
+#include "runtime/engine/kv-peer.h"
 #include "runtime/engine/prompt-logprobs.h"
 #include "runtime/engine/recurrent-state.h"
 #include "runtime/engine/sampled-rows.h"
@@ -46,6 +47,10 @@ struct EngineOptions {
   // Models with gdn layers: recurrent-state slots (runtime/engine/recurrent-state.h), the
   // most sequences running at once; allocated before the KV cache is sized. Else unused.
   int numStateSlots = 64;
+  // Prefill / decode disaggregation by peer memory (kv-peer.h): the KV cache and the
+  // recurrent state in memory a process on this host can map (CPU: a file in kvShareDir).
+  bool kvShareable = false;
+  std::string kvShareDir;
 };
 
 // What JS needs to know about a loaded engine.
@@ -114,6 +119,15 @@ class Engine {
   void importKvBlocks(const std::vector<int32_t>& blockIds, const uint8_t* data, size_t bytes);
   std::vector<uint8_t> exportStateSlot(int slot);
   void importStateSlot(int slot, const uint8_t* data, size_t bytes);
+  // The same by peer memory on one host (kv-peer.h): what a peer maps (null unless loaded
+  // kvShareable), a fence before handing block ids out, and a peer's blocks / slot copied
+  // into this engine's (each takes the step mutex).
+  std::optional<KvShareDescriptor> kvShareDescriptor() const;
+  void kvFence();
+  int openKvPeer(const KvShareDescriptor& d);
+  void pullKvBlocks(int peer, const std::vector<int32_t>& srcIds, const std::vector<int32_t>& dstIds);
+  void pullStateSlot(int peer, int srcSlot, int dstSlot);
+  void closeKvPeer(int peer);
 
   const EngineInfo& info() const { return info_; }
   EngineStats& stats() { return *stats_; }
@@ -185,7 +199,9 @@ class Engine {
   std::unique_ptr<AttentionModel> attention_;
   std::unique_ptr<FfnModel> ffn_;
   std::unique_ptr<PagedKvCache> kv_;
-  std::unique_ptr<RecurrentState> state_;  // models with gdn layers (attention / colocated)
+  std::unique_ptr<RecurrentState> state_;
+  std::unordered_map<int, std::unique_ptr<KvPeer>> kvPeers_;  // openKvPeer's mappings
+  int nextKvPeer_ = 1;  // models with gdn layers (attention / colocated)
   std::unique_ptr<LocalFfnExecutor> localExecutor_;
   FfnExecutor* executor_ = nullptr;
   std::unique_ptr<Workspace> ws_;

@@ -38,7 +38,7 @@ PagedKvCache::PagedKvCache(Backend& backend, int numLayers, int numBlocks, int b
     : PagedKvCache(backend, std::vector<bool>(static_cast<size_t>(numLayers), true), numBlocks, blockSize, layout, dtype) {}
 
 PagedKvCache::PagedKvCache(Backend& backend, const std::vector<bool>& paged, int numBlocks, int blockSize,
-                           const KvLayout& layout, DType dtype)
+                           const KvLayout& layout, DType dtype, const std::string* shareDir)
     : numBlocks_(numBlocks),
       blockSize_(blockSize),
       bytesPerBlock_(kvBytesPerBlock(static_cast<int>(std::count(paged.begin(), paged.end(), true)), blockSize, layout, dtype)) {
@@ -47,6 +47,18 @@ PagedKvCache::PagedKvCache(Backend& backend, const std::vector<bool>& paged, int
   AFD_CHECK(dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16, "KV cache dtype must be f32, bf16 or f16");
   const int tensorsPerLayer = layout.latent ? 1 : 2;
   const size_t bytesPerTensor = static_cast<size_t>(kvBytesPerBlock(1, blockSize, layout, dtype)) / tensorsPerLayer * numBlocks;
+  const size_t numTensors = static_cast<size_t>(std::count(paged.begin(), paged.end(), true)) * tensorsPerLayer;
+  if (shareDir && numTensors > 0) shared_ = backend.allocateShared(numTensors * bytesPerTensor, *shareDir);
+  size_t next = 0;  // tensors carved from shared_ so far
+  // Storage of the next tensor: its slice of the shared region (zeroed), or a buffer of its own.
+  auto storage = [&]() -> void* {
+    if (shared_) return static_cast<uint8_t*>(shared_->data()) + bytesPerTensor * next++;
+    Buffer buf(&backend, bytesPerTensor);
+    backend.fillZero(buf.data(), buf.bytes());
+    buffers_.push_back(std::move(buf));
+    return buffers_.back().data();
+  };
+  const Device device = backend.device();
   for (bool cached : paged) {
     if (!cached) {
       k_.push_back(Tensor{});
@@ -54,12 +66,10 @@ PagedKvCache::PagedKvCache(Backend& backend, const std::vector<bool>& paged, int
       continue;
     }
     for (int kv = 0; kv < tensorsPerLayer; ++kv) {
-      Buffer buf(&backend, bytesPerTensor);
-      backend.fillZero(buf.data(), buf.bytes());
-      Tensor t = layout.latent ? buf.view(dtype, {numBlocks, blockSize, layout.headDim})
-                               : buf.view(dtype, {numBlocks, blockSize, layout.numKvHeads, layout.headDim});
+      void* data = storage();
+      Tensor t = layout.latent ? Tensor(data, dtype, {numBlocks, blockSize, layout.headDim}, device)
+                               : Tensor(data, dtype, {numBlocks, blockSize, layout.numKvHeads, layout.headDim}, device);
       (kv == 0 ? k_ : v_).push_back(t);
-      buffers_.push_back(std::move(buf));
     }
     if (layout.latent) v_.push_back(Tensor{});
   }

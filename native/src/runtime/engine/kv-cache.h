@@ -3,6 +3,8 @@
 // Block ids come from the caller's block tables (the scheduler's block manager); the
 // cache itself never allocates blocks.
 #pragma once
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "core/backend.h"
@@ -28,9 +30,11 @@ class PagedKvCache {
   // Latent layouts: k(L) is [numBlocks, blockSize, headDim] and v(L) is empty.
   PagedKvCache(Backend& backend, int numLayers, int numBlocks, int blockSize, const KvLayout& layout, DType dtype);
   // Only the layers with paged[L] get a cache (gdn layers keep a recurrent state instead);
-  // k(L) and v(L) of the others are empty.
+  // k(L) and v(L) of the others are empty. With shareDir, every tensor lives in one
+  // SharedRegion (core/shared-region.h; a CPU backend's file goes in *shareDir), in the
+  // transfer layout's order: K then V of each cached layer, each [numBlocks, ...].
   PagedKvCache(Backend& backend, const std::vector<bool>& paged, int numBlocks, int blockSize, const KvLayout& layout,
-               DType dtype);
+               DType dtype, const std::string* shareDir = nullptr);
 
   Tensor& k(int layer) { return k_[layer]; }
   Tensor& v(int layer) { return v_[layer]; }
@@ -40,11 +44,14 @@ class PagedKvCache {
   // K + V bytes of one block over the cached layers.
   uint64_t bytesPerBlock() const { return bytesPerBlock_; }
   uint64_t totalBytes() const { return bytesPerBlock_ * static_cast<uint64_t>(numBlocks_); }
+  // The region holding every tensor; null unless built with shareDir.
+  const SharedRegion* sharedRegion() const { return shared_.get(); }
 
  private:
   int numBlocks_, blockSize_;
   uint64_t bytesPerBlock_;
   std::vector<Buffer> buffers_;
+  std::unique_ptr<SharedRegion> shared_;
   std::vector<Tensor> k_, v_;
 };
 

@@ -7,28 +7,6 @@
 namespace afd {
 namespace {
 
-// The per-layer tensors a transfer walks, in layout order: K then V of each cached layer.
-std::vector<Tensor*> kvTensors(PagedKvCache& kv) {
-  std::vector<Tensor*> out;
-  for (int L = 0; L < kv.numLayers(); ++L) {
-    if (kv.k(L).empty()) continue;
-    out.push_back(&kv.k(L));
-    if (!kv.v(L).empty()) out.push_back(&kv.v(L));
-  }
-  return out;
-}
-
-// The gdn layers' state tensors in layout order: conv then delta of each gdn layer.
-std::vector<Tensor*> stateTensors(RecurrentState& state) {
-  std::vector<Tensor*> out;
-  for (int L = 0; L < state.numLayers(); ++L) {
-    if (state.conv(L).empty()) continue;
-    out.push_back(&state.conv(L));
-    out.push_back(&state.delta(L));
-  }
-  return out;
-}
-
 size_t rowBytesOf(const Tensor& t) { return static_cast<size_t>(t.rowElems()) * dtypeBytes(t.dtype); }
 
 // Calls copy(deviceOffset, hostOffset, bytes) for every run of consecutive block ids of each
@@ -62,6 +40,26 @@ void checkSlot(const char* what, const RecurrentState& state, int slot) {
 
 }  // namespace
 
+std::vector<Tensor*> kvTransferTensors(PagedKvCache& kv) {
+  std::vector<Tensor*> out;
+  for (int L = 0; L < kv.numLayers(); ++L) {
+    if (kv.k(L).empty()) continue;
+    out.push_back(&kv.k(L));
+    if (!kv.v(L).empty()) out.push_back(&kv.v(L));
+  }
+  return out;
+}
+
+std::vector<Tensor*> stateTransferTensors(RecurrentState& state) {
+  std::vector<Tensor*> out;
+  for (int L = 0; L < state.numLayers(); ++L) {
+    if (state.conv(L).empty()) continue;
+    out.push_back(&state.conv(L));
+    out.push_back(&state.delta(L));
+  }
+  return out;
+}
+
 void checkTransferBlockIds(const char* what, const std::vector<int32_t>& blockIds, int usableBlocks) {
   std::unordered_map<int32_t, size_t> seen;
   for (size_t i = 0; i < blockIds.size(); ++i) {
@@ -79,7 +77,7 @@ void checkTransferBlockIds(const char* what, const std::vector<int32_t>& blockId
 // is one copy. A copy per run with its own wait cost ~1 ms each under MPS on an H100 (a
 // 4,096-token prompt of Qwen3-8B is ~4,600 runs): 25 MB/s; one wait per call is the floor.
 std::vector<uint8_t> readKvBlocks(Backend& backend, PagedKvCache& kv, const std::vector<int32_t>& blockIds) {
-  const std::vector<Tensor*> tensors = kvTensors(kv);
+  const std::vector<Tensor*> tensors = kvTransferTensors(kv);
   std::vector<uint8_t> out(kvTransferBytes(tensors, blockIds.size()));
   if (out.empty()) return out;
   Buffer staging(&backend, out.size());
@@ -91,7 +89,7 @@ std::vector<uint8_t> readKvBlocks(Backend& backend, PagedKvCache& kv, const std:
 
 void writeKvBlocks(Backend& backend, PagedKvCache& kv, const std::vector<int32_t>& blockIds, const uint8_t* data,
                    size_t bytes) {
-  const std::vector<Tensor*> tensors = kvTensors(kv);
+  const std::vector<Tensor*> tensors = kvTransferTensors(kv);
   const size_t expected = kvTransferBytes(tensors, blockIds.size());
   AFD_CHECK(bytes == expected, "importKvBlocks: data has " << bytes << " bytes, expected " << expected << " ("
                                                           << blockIds.size() << " blocks x " << tensors.size()
@@ -107,7 +105,7 @@ void writeKvBlocks(Backend& backend, PagedKvCache& kv, const std::vector<int32_t
 
 std::vector<uint8_t> readStateSlot(Backend& backend, RecurrentState& state, int slot) {
   checkSlot("exportStateSlot", state, slot);
-  const std::vector<Tensor*> tensors = stateTensors(state);
+  const std::vector<Tensor*> tensors = stateTransferTensors(state);
   size_t total = 0;
   for (const Tensor* t : tensors) total += rowBytesOf(*t);
   std::vector<uint8_t> out(total);
@@ -122,7 +120,7 @@ std::vector<uint8_t> readStateSlot(Backend& backend, RecurrentState& state, int 
 
 void writeStateSlot(Backend& backend, RecurrentState& state, int slot, const uint8_t* data, size_t bytes) {
   checkSlot("importStateSlot", state, slot);
-  const std::vector<Tensor*> tensors = stateTensors(state);
+  const std::vector<Tensor*> tensors = stateTransferTensors(state);
   size_t expected = 0;
   for (const Tensor* t : tensors) expected += rowBytesOf(*t);
   AFD_CHECK(bytes == expected, "importStateSlot: data has " << bytes << " bytes, expected " << expected

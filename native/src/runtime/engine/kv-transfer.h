@@ -21,6 +21,11 @@
 
 namespace afd {
 
+// The tensors a transfer walks, in layout order: K then V of each cached layer; conv then
+// delta of each gdn layer.
+std::vector<Tensor*> kvTransferTensors(PagedKvCache& kv);
+std::vector<Tensor*> stateTransferTensors(RecurrentState& state);
+
 // Refuses (naming the id and its index) block ids outside [0, usableBlocks) and ids listed
 // twice; `what` names the call in the message.
 void checkTransferBlockIds(const char* what, const std::vector<int32_t>& blockIds, int usableBlocks);

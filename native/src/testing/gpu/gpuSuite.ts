@@ -25,6 +25,7 @@ import { kvSizingChecks } from './kvSizingCheck.js';
 import { logprobsChecks } from './logprobsCheck.js';
 import { prefixReuseChecks } from './prefixReuseCheck.js';
 import { gdnChecks } from './gdnCheck.js';
+import { kvPeerChecks } from './kvPeerCheck.js';
 import { kvTransferChecks } from './kvTransferCheck.js';
 
 
@@ -96,6 +97,7 @@ export const gpuSuiteGroups = [
   'prefix',
   'gdn',
   'kvtransfer',
+  'kvpeer',
 ] as const;
 export type GpuSuiteGroup = (typeof gpuSuiteGroups)[number];
 
@@ -147,6 +149,7 @@ export async function runGpuSuite(opts: {
     prefix: prefixReuseChecks,
     gdn: gdnChecks,
     kvtransfer: kvTransferChecks,
+    kvpeer: kvPeerChecks,
   };
   const checks: GpuCheck[] = [];
   for (const group of opts.groups ?? gpuSuiteGroups) {

@@ -6,8 +6,12 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseGpuSuiteGroups, runGpuSuite } from './gpuSuite.js';
+import { kvPeerChild } from './kvPeerCheck.js';
 
 async function main(): Promise<void> {
+  // The kvpeer group's other process (kvPeerCheck.ts): engine A, whose memory the suite maps.
+  const peerModel = process.env['AFD_KV_PEER_CHILD'];
+  if (peerModel) return kvPeerChild(peerModel);
   // Before CUDA starts. The expert-parallel group runs two FFN ranks in this process, one
   // context, whose device exchange spins on the GPU until the other rank's kernels write:
   // lazily loaded kernels (CUDA's default) synchronize the context at their first launch,
