@@ -2,7 +2,8 @@
 # Prefill/decode disaggregation on one GPU under the agent's CUDA MPS (issue 41): the `pd`
 # phase of one-gpu-run.sh (needs $AGENT, $BENCH, $NODE, $OUT, $MODEL, $AFD_HOME, say() and
 # wait_launch() from there). Colocated, then 1P1A1F (prefill, attention and FFN ranks all on
-# GPU 0, connector peer, KV transfer over loopback TCP), each launched with
+# GPU 0, connector peer; the KV by peer memory, CUDA IPC: run 1p1a1f; over loopback TCP:
+# run 1p1a1f-tcp), each launched with
 # `afd-agent launch --gpus 0` and the same serving limits, then afd-bench serve at
 # $AFD_PD_CONCURRENCY (8,64) with $AFD_PD_INPUT_LEN-token prompts (4096) and
 # $AFD_PD_OUTPUT_LEN output tokens (128), --ignore-eos. Also: the greedy texts of 8 prompts
@@ -12,6 +13,7 @@
 #   Model: $MODEL (one-gpu-run.sh: AFD_MODEL_ARCH / AFD_MODEL_PRESET; a prefill rank holds
 #   the whole model beside the attention and FFN halves, so pick one that fits twice, e.g.
 #   qwen3 / qwen3-8b on an 80 GB card). KV per rank: $AFD_PD_KV_MIB (12288).
+#   Runs: $AFD_PD_RUNS, a comma list of colocated, 1p1a1f, 1p1a1f-tcp (default: all three).
 #                                                   -> pd-*-c*.json, pd-*-stats-*.json, pd-texts-*.json, tcp-bw.json
 set -uo pipefail
 PD_C=${AFD_PD_CONCURRENCY:-8,64}
@@ -19,6 +21,7 @@ PD_IN=${AFD_PD_INPUT_LEN:-4096}
 PD_OUTLEN=${AFD_PD_OUTPUT_LEN:-128}
 PD_KV=${AFD_PD_KV_MIB:-12288}
 PD_PORT=18300
+PD_RUNS=${AFD_PD_RUNS:-colocated,1p1a1f,1p1a1f-tcp}
 
 "$NODE" tools/gpu/tcp-bw.mjs --out "$OUT/tcp-bw.json" 2>&1 | tee -a "$SUMMARY"
 
@@ -59,6 +62,7 @@ pd_run() {
   say "pd $name: stopped"
 }
 
-pd_run colocated colocated
-pd_run 1p1a1f 1P1A1F --connector peer --pd-min-prompt-tokens 64
+[[ ,$PD_RUNS, == *,colocated,* ]] && pd_run colocated colocated
+[[ ,$PD_RUNS, == *,1p1a1f,* ]] && pd_run 1p1a1f 1P1A1F --connector peer --pd-min-prompt-tokens 64
+[[ ,$PD_RUNS, == *,1p1a1f-tcp,* ]] && pd_run 1p1a1f-tcp 1P1A1F --connector peer --pd-min-prompt-tokens 64 --pd-transport tcp
 "$NODE" tools/gpu/pd-summary.mjs "$OUT" 2>&1 | tee -a "$SUMMARY"
