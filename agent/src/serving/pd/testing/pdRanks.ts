@@ -64,9 +64,10 @@ export function pdRanks(cleanups: Cleanups, transport: PdTransport) {
   }
 
   /** A prefill rank on an ephemeral port; `wrap` may intercept its service. */
-  async function prefillRank(rank: number, engineOpts: EngineOpts = {}, wrap?: (s: PrefillService, server: () => KvTransferServer) => PrefillService, peerHoldMs?: number): Promise<Fixture & { server: KvTransferServer; port: number }> {
+  async function prefillRank(rank: number, engineOpts: EngineOpts = {}, wrap?: (s: PrefillService, server: () => KvTransferServer) => PrefillService, extra: { kvOf?: (kv: KvTransferEngine) => KvTransferEngine; peerHoldMs?: number } = {}): Promise<Fixture & { server: KvTransferServer; port: number }> {
     const f = fakeRank(engineOpts, !engineOpts?.numStateSlots); // prefix caching, where the model allows it
-    const kv = f.engine.kvTransfer;
+    const kv = extra.kvOf ? extra.kvOf(f.engine.kvTransfer) : f.engine.kvTransfer;
+    const { peerHoldMs } = extra;
     const host = new PrefillHost(f.serving, kv, 2);
     let server: KvTransferServer | null = null;
     const peer = transport === 'tcp' ? undefined : kv.peer;
@@ -128,5 +129,30 @@ export function withPeer(kv: KvTransferEngine, peer: KvPeerEngine): KvTransferEn
     exportStateSlot: (slot) => kv.exportStateSlot(slot),
     importStateSlot: (slot, data) => kv.importStateSlot(slot, data),
     peer,
+  };
+}
+
+/**
+ * Another layout over the same KV, converted losslessly by the byte path: the prefill side
+ * exports each byte as an f32 (`widen`), the decode side takes bf16 (integers to 255 are
+ * exact in bf16) and narrows them back. Layouts differ (f32 x4 vs bf16 x2 the row bytes), so
+ * peer memory is not used; bytes still arrive exactly.
+ */
+export function widen(kv: KvTransferEngine): KvTransferEngine {
+  const l = kv.kvLayout;
+  return { ...withPeer(kv, kv.peer!), kvLayout: { ...l, dtype: 'f32', rowBytes: l.rowBytes * 4 }, exportKvBlocks: async (ids) => new Uint8Array(Float32Array.from(await kv.exportKvBlocks(ids)).buffer) };
+}
+
+export function narrow(kv: KvTransferEngine): KvTransferEngine {
+  const l = kv.kvLayout;
+  return {
+    ...withPeer(kv, kv.peer!),
+    kvLayout: { ...l, dtype: 'bf16', rowBytes: l.rowBytes * 2 },
+    importKvBlocks: (ids, data) => {
+      const u16 = new Uint16Array(data.buffer, data.byteOffset, data.byteLength / 2);
+      const f32 = new Float32Array(1);
+      const u32 = new Uint32Array(f32.buffer);
+      return kv.importKvBlocks(ids, Uint8Array.from(u16, (h) => ((u32[0] = h << 16), f32[0]!)));
+    },
   };
 }
