@@ -288,8 +288,9 @@ export class ClientConnection {
         if (this.lostReason === null) this.writer.post({ type: 'release', id });
       });
     }
-    if (outcome instanceof Error) entry.reject(outcome);
-    else entry.resolve(outcome);
+    if (!(outcome instanceof Error)) entry.resolve(outcome);
+    else if (entry.job.peer) void entry.job.idle().then(() => entry.reject(outcome)); // the caller frees the copy's destination then
+    else entry.reject(outcome);
   }
 
   private lose(reason: string): void {
@@ -314,7 +315,10 @@ export class ClientConnection {
       this.entries.delete(id);
       entry.cleanup();
       const nothing = !entry.job.delivered;
-      entry.reject(new PrefillRankLostError(`lost prefill rank ${this.opts.rank} at ${this.endpoint} during prefill ${id}: ${reason}`, nothing));
+      const err = new PrefillRankLostError(`lost prefill rank ${this.opts.rank} at ${this.endpoint} during prefill ${id}: ${reason}`, nothing);
+      // A peer job's copy in flight still writes into the caller's blocks: reject once it is over.
+      if (entry.job.peer) void entry.job.idle().then(() => entry.reject(err));
+      else entry.reject(err);
     }
     this.onLost(this, reason);
   }
