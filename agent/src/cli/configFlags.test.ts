@@ -70,3 +70,13 @@ describe('--gpu-sharing and --sm-share', () => {
     expect(smShareList('prefill=30,attention=20', '--sm-share')).toEqual({ prefill: 30, attention: 20 });
   });
 });
+
+describe('--pd-transport', () => {
+  it('sets afd.pd.transport on role and launch (default auto), naming the flag and choices on a bad value', () => {
+    for (const command of ['role', 'launch'] as const) expect(configFlagsOf(command).map(flagName)).toContain('--pd-transport');
+    expect(resolveRoleConfig('prefill', { topology: '1P1A1F', pdTransport: 'peer' }).afd.pd.transport).toBe('peer');
+    expect(resolveRoleConfig('attention', { topology: '1P1A1F', pdTransport: 'tcp' }).afd.pd).toMatchObject({ transport: 'tcp', minPromptTokens: 64 });
+    expect(resolveRoleConfig('attention', { topology: '1P1A1F' }).afd.pd.transport).toBe('auto');
+    expect(() => resolveRoleConfig('attention', { topology: '1P1A1F', pdTransport: 'rdma' })).toThrow(/--pd-transport must be one of auto, tcp, peer \(got "rdma"\)/);
+  });
+});

@@ -9,7 +9,7 @@
  */
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { AFD_CONNECTORS, EP_TRANSPORTS, GPU_SHARING_MODES, LOAD_FORMATS, MAX_DUMMY_SEED, TOOL_CALL_PARSERS, transportChoicesHelp, type SmShare } from '@afd/shared';
+import { AFD_CONNECTORS, EP_TRANSPORTS, GPU_SHARING_MODES, LOAD_FORMATS, MAX_DUMMY_SEED, PD_TRANSPORTS, TOOL_CALL_PARSERS, transportChoicesHelp, type SmShare } from '@afd/shared';
 import { intFlag } from '../util/intFlag.js';
 
 /** The commands that take config flags. */
@@ -121,6 +121,7 @@ export const CONFIG_FLAGS: readonly ConfigFlag[] = [
   { flags: '--ep-transport <name>', path: ['afd', 'epTransport'], on: both, parse: oneOf(EP_TRANSPORTS), description: `with --enable-expert-parallel, the FFN ranks' exchange: ${transportChoicesHelp(true)}; peer and nccl keep FFN steps CUDA graphs, tcp runs them eagerly; every FFN rank must agree (default auto)` },
   { flags: '--pd-port <port>', path: ['afd', 'pd', 'port'], on: both, parse: int(1, 65535), description: 'prefill/decode disaggregation (topologies wPxAyF): prefill rank p listens for KV transfers on port + p (default 29700)' },
   { flags: '--pd-min-prompt-tokens <n>', path: ['afd', 'pd', 'minPromptTokens'], on: both, parse: int(1), description: 'with prefill ranks, shorter prompts (or what an attention rank does not hold in its prefix cache) are prefilled on the attention rank itself (default 64)' },
+  { flags: '--pd-transport <mode>', path: ['afd', 'pd', 'transport'], on: both, parse: oneOf(PD_TRANSPORTS), description: 'how a prefill\'s KV reaches the attention rank: peer = ranks on one host copy it from the prefill rank\'s memory (CUDA IPC, or a shared file on cpu), only block ids on the wire, and a link that cannot is not used; tcp = bytes over the socket; auto = peer where it can, else tcp (default auto)' },
   // gpuSharing: ranks that share a GPU (launch only; its agents start CUDA MPS for them)
   { flags: '--gpu-sharing <mode>', path: ['gpuSharing', 'mode'], on: launchOnly, parse: oneOf(GPU_SHARING_MODES), description: 'ranks on one GPU: auto = run them at once under CUDA MPS (the agent starts nvidia-cuda-mps-control -d, or reuses a running daemon) where it can, else time-sliced with a warning; mps = MPS or the launch fails; time-slice = never MPS (the driver takes turns: much slower) (default auto)' },
   { flags: '--sm-share <role=percent,...>', path: ['gpuSharing', 'smShare'], on: launchOnly, parse: smShareList, description: 'under MPS, each role\'s share of a shared GPU\'s SMs (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE), e.g. attention=40,ffn=60 (default: no cap)' },

@@ -4,10 +4,14 @@
  * AttentionLink, which reads the rank config itself (one binding conversion): TCP for
  * handshake and control, and the data plane its connector names (connectors.ts).
  */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { AttentionLink, Engine, type AttentionLinkState, type NativeEngineInfo, type NativeEngineOptions } from '@afd/native';
 import { assertEngineBuilds, roleLoadSpec } from '@afd/native/checkpoint';
-import { countOf, kvCacheSizing, resolveEpTransport, transportInfo, type AfdConfig, type RankConfig } from '@afd/shared';
+import { countOf, kvCacheSizing, prefillRanksOf, resolveEpTransport, transportInfo, type AfdConfig, type RankConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
+import { afdHome } from '../util/afdHome.js';
+import { kvPeerOf, type KvShareOptions } from './kvPeer.js';
 import type { EngineLike, KvTransferEngine } from '../serving/engineLike.js';
 import type { EngineOpener } from './engineOpener.js';
 import { prefixCachingOf } from './prefixCaching.js';
@@ -35,10 +39,12 @@ export function checkTransportsFit(config: RankConfig, backend: 'cpu' | 'cuda'):
  * (kvCacheSizing: a fixed budget, or on CUDA a share of the free memory) and the CUDA
  * graph policy of the afd section (colocated and attention alike; the cpu backend ignores
  * it and its graph counters stay 0), and one recurrent-state slot per sequence that may run
- * (--max-num-seqs) for a model with linear-attention layers.
+ * (--max-num-seqs) for a model with linear-attention layers; and the KV in shareable
+ * memory where prefill/decode disaggregation may map it (kvShareOptionsOf).
  */
-export function engineOptionsOf(config: RankConfig, backend: 'cpu' | 'cuda'): NativeEngineOptions {
+export function engineOptionsOf(config: RankConfig, backend: 'cpu' | 'cuda', env: NodeJS.ProcessEnv = process.env): NativeEngineOptions & KvShareOptions {
   return {
+    ...kvShareOptionsOf(config, env),
     backend,
     threads: config.device.threads,
     deviceIndex: config.device.index,
@@ -49,6 +55,18 @@ export function engineOptionsOf(config: RankConfig, backend: 'cpu' | 'cuda'): Na
     // A model with linear-attention layers keeps a state slot per running sequence (ignored otherwise).
     numStateSlots: Math.min(config.serving.maxNumSeqs, MAX_STATE_SLOTS),
   };
+}
+
+/**
+ * Shareable KV (peer memory of the PD transfer) for a prefill rank, and an attention rank of
+ * a topology with prefill ranks, unless afd.pd.transport is tcp; the CPU's shared file lives
+ * under <AFD_HOME>/run/kv-share.
+ */
+export function kvShareOptionsOf(config: RankConfig, env: NodeJS.ProcessEnv = process.env): KvShareOptions {
+  const { afd } = config;
+  const pd = afd.role === 'prefill' || (afd.role === 'attention' && prefillRanksOf(afd.topology) > 0);
+  if (!pd || afd.pd.transport === 'tcp') return {};
+  return { kvShareable: true, kvShareDir: join(afdHome(env), 'run', 'kv-share') };
 }
 
 /** Most recurrent-state slots the engine takes (NativeEngineOptions.numStateSlots). */
@@ -109,7 +127,9 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   checkRankFitsHost({ config, role: req.role, backend, weightsBytes: residentBytes }); // before the engine allocates
   const verb = model.loadFormat === 'dummy' ? `generating ${spec.tensors.length} dummy tensors (seed ${model.seed})` : `mapping ${spec.tensors.length} tensors`;
   req.onProgress('loading', 0, residentBytes, `${verb} (${spec.config.arch}, ${req.role}) on ${backend}`);
-  const native = await Engine.load(spec, engineOptionsOf(config, backend));
+  const options = engineOptionsOf(config, backend);
+  if (options.kvShareDir) await mkdir(options.kvShareDir, { recursive: true });
+  const native = await Engine.load(spec, options);
   const info = native.info;
   req.onProgress('loading', residentBytes, residentBytes);
 
@@ -151,8 +171,9 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
   return { engine, description };
 };
 
-/** The engine's KV blocks and state slots for prefill/decode disaggregation (the layout from its info). */
+/** The engine's KV blocks and state slots for prefill/decode disaggregation (the layout from its info), and its peer memory (kvPeer.ts). */
 export function kvTransferOf(native: Engine): KvTransferEngine {
+  const peer = kvPeerOf(native);
   const info = native.info;
   if (info.kvDtype !== 'f32' && info.kvDtype !== 'bf16' && info.kvDtype !== 'f16') throw new Error(`kvTransferOf: the ${info.role} engine has no KV cache (kvDtype "${info.kvDtype}")`);
   return {
@@ -161,6 +182,7 @@ export function kvTransferOf(native: Engine): KvTransferEngine {
     importKvBlocks: (ids, data) => native.importKvBlocks(ids, data),
     exportStateSlot: (slot) => native.exportStateSlot(slot),
     importStateSlot: (slot, data) => native.importStateSlot(slot, data),
+    ...(peer ? { peer } : {}),
   };
 }
 

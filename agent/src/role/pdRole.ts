@@ -6,7 +6,9 @@
  * - an attention rank reaches every prefill rank (prefillHosts[p], else host, at
  *   afd.pd.port + p) and prefills long prompts there (RemotePrefiller).
  * Both ends pass the launch's rendezvous id, so a rank of another launch (or an earlier
- * start) on the same ports is refused.
+ * start) on the same ports is refused. Unless afd.pd.transport is tcp, ranks on one host
+ * move the KV through peer memory (the engines map the prefill rank's cache; only block ids
+ * go over the socket); with transport peer a link that cannot is not used.
  */
 import { prefillRanksOf, type PdStats, type RankConfig } from '@afd/shared';
 import type { Logger } from '../util/logger.js';
@@ -34,12 +36,14 @@ export interface PrefillServing {
 export async function startPrefillServing(config: RankConfig, serving: ServingEngine, engine: EngineLike, log: Logger): Promise<PrefillServing> {
   const { afd } = config;
   const kv = transferOf(engine, `prefill rank ${afd.rank}`);
-  const server = new KvTransferServer({ rank: afd.rank, launchId: afd.rendezvousId, layout: kv.kvLayout, service: new PrefillHost(serving, kv), log });
+  const peer = afd.pd.transport === 'tcp' ? undefined : kv.peer;
+  const server = new KvTransferServer({ rank: afd.rank, launchId: afd.rendezvousId, layout: kv.kvLayout, service: new PrefillHost(serving, kv), log, peer });
   const host = afd.listenHost || afd.host;
   const port = await server.listen(afd.pd.port + afd.rank, host).catch((err: Error) => {
     throw new Error(`prefill rank ${afd.rank} cannot listen for KV transfers on ${host}:${afd.pd.port + afd.rank}: ${err.message} (pd.port + rank; choose another pd.port)`);
   });
-  log.info({ host, port, layout: kv.kvLayout }, `prefill rank ${afd.rank} of ${afd.topology.name} serves KV transfers`);
+  const shared = peer?.descriptor ? `${peer.kind} peer memory on ${peer.host}, else TCP` : 'TCP (its KV is not in shareable memory)';
+  log.info({ host, port, layout: kv.kvLayout, transport: afd.pd.transport }, `prefill rank ${afd.rank} of ${afd.topology.name} serves KV transfers: ${afd.pd.transport === 'tcp' ? 'TCP' : shared}`);
   return { port, stats: () => servedPdStats(server.stats()), close: () => server.close() };
 }
 
@@ -55,10 +59,13 @@ export function remotePrefillOf(config: RankConfig, engine: EngineLike, log: Log
   const count = prefillRanksOf(afd.topology);
   if (afd.role !== 'attention' || count === 0) return null;
   const kv = transferOf(engine, `attention rank ${afd.rank}`);
-  const links = Array.from({ length: count }, (_, p) => new KvTransferClient({ host: afd.prefillHosts[p] ?? afd.host, port: afd.pd.port + p, launchId: afd.rendezvousId, rank: p, log }));
-  const book = new PdLinkBook(count, (p) => links[p]!.isConnected);
-  const prefiller = new RemotePrefiller({ links, engine: kv, minPromptTokens: afd.pd.minPromptTokens, log, observer: book });
-  log.info({ prefillRanks: links.map((l) => l.endpoint), minPromptTokens: afd.pd.minPromptTokens }, `prompts of ${afd.pd.minPromptTokens}+ tokens are prefilled on ${count} prefill rank(s)`);
+  const { transport } = afd.pd;
+  const peer = kv.peer ? { engine: kv.peer, layout: kv.kvLayout } : undefined;
+  if (transport === 'peer' && !peer) log.warn({}, 'pd transport peer: this engine cannot map peer memory; every prompt is prefilled here (peer_unavailable)');
+  const links = Array.from({ length: count }, (_, p) => new KvTransferClient({ host: afd.prefillHosts[p] ?? afd.host, port: afd.pd.port + p, launchId: afd.rendezvousId, rank: p, log, transport, peer }));
+  const book = new PdLinkBook(count, (p) => links[p]!.isConnected, (p) => links[p]!.transport);
+  const prefiller = new RemotePrefiller({ links, engine: kv, minPromptTokens: afd.pd.minPromptTokens, log, observer: book, transport });
+  log.info({ prefillRanks: links.map((l) => l.endpoint), minPromptTokens: afd.pd.minPromptTokens, transport }, `prompts of ${afd.pd.minPromptTokens}+ tokens are prefilled on ${count} prefill rank(s)`);
   return {
     prefiller,
     stats: () => book.stats(),

@@ -41,6 +41,45 @@ export interface KvLayout {
   stateBytes: number;
 }
 
+/** Where a peer on this host maps this engine's KV cache (and recurrent state). */
+export interface KvPeerDescriptor {
+  kind: 'cuda' | 'cpu';
+  /** os.hostname() of the process that owns the memory: a peer elsewhere does not try. */
+  host: string;
+  /** Opaque region handles, base64. */
+  kv: string;
+  kvBytes: number;
+  state?: string;
+  stateBytes: number;
+  numKvBlocks: number;
+  numStateSlots: number;
+}
+
+export interface KvPeerLink {
+  /** Copies the peer's blocks srcIds[i] into this engine's blocks dstIds[i]; resolves once they are written. */
+  pullKvBlocks(srcIds: Int32Array, dstIds: Int32Array): Promise<void>;
+  /** Copies the peer's recurrent-state slot into this engine's slot. */
+  pullStateSlot(srcSlot: number, dstSlot: number): Promise<void>;
+  close(): void;
+}
+
+/**
+ * Peer memory of the KV transfer (ranks on one host): the prefill rank's engine shares its
+ * KV cache (CUDA IPC, or a shared mmap'd file on the CPU), the decode rank maps it and copies
+ * the blocks itself, so only block ids travel on the wire.
+ */
+export interface KvPeerEngine {
+  /** What this engine can map: its memory kind and host. */
+  readonly kind: 'cuda' | 'cpu';
+  readonly host: string;
+  /** This engine's own KV in shareable memory (prefill side); null: not shareable (loaded without it). */
+  readonly descriptor: KvPeerDescriptor | null;
+  /** Waits until every KV write of the steps so far is visible to peers (call before handing out block ids). */
+  fence(): Promise<void>;
+  /** Maps a peer's memory (decode side); rejects with the reason (other host, other kind, the driver's refusal...). */
+  open(d: KvPeerDescriptor): Promise<KvPeerLink>;
+}
+
 /** An engine whose KV blocks and state slots can be read out and written in (NativeEngine's exportKvBlocks and the like). */
 export interface KvTransferEngine {
   readonly kvLayout: KvLayout;
@@ -48,6 +87,8 @@ export interface KvTransferEngine {
   importKvBlocks(blockIds: Int32Array, data: Uint8Array): Promise<void>;
   exportStateSlot(slot: number): Promise<Uint8Array>;
   importStateSlot(slot: number, data: Uint8Array): Promise<void>;
+  /** Peer memory on one host; absent: this engine moves KV only as bytes. */
+  readonly peer?: KvPeerEngine;
 }
 
 /** Bytes of `numBlocks` blocks in a layout's export format. */

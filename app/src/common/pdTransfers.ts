@@ -24,6 +24,8 @@ export interface PdLinkRow {
   /** Rate of the most recent transfer, bytes/s (0 before one). */
   lastBytesPerSecond: number;
   lost: number;
+  /** How the link moves KV now: peer (copied from the prefill rank's memory, one host) or tcp. */
+  transport: 'peer' | 'tcp';
 }
 
 export interface PdServedRow {
@@ -91,6 +93,7 @@ export function pdTransfers(model: DashboardModel): PdTransfers | null {
         meanPrefillMs: mean(l.prefillMs, l.transfers),
         lastBytesPerSecond: l.lastBytesPerSecond,
         lost: l.lost,
+        transport: l.transport,
       });
     }
     for (const [reason, n] of Object.entries(pd.localPrefills)) localTotals[reason] = (localTotals[reason] ?? 0) + n;

@@ -36,7 +36,7 @@ describe('AFD config defaults', () => {
       ncclEnv: { NCCL_NVLS_ENABLE: '0' },
       enableExpertParallel: false,
       epTransport: 'auto',
-      pd: { port: 29700, minPromptTokens: 64 },
+      pd: { port: 29700, minPromptTokens: 64, transport: 'auto' },
       rendezvousTimeoutMs: 300000,
     });
   });
@@ -44,12 +44,17 @@ describe('AFD config defaults', () => {
   it('takes prefill ranks (wPxAyF): their role, hosts and KV-transfer port are checked against the topology', () => {
     const cfg = resolveAfdConfig({ role: 'prefill', rank: 1, topology: '2P1A1F', prefillHosts: ['10.0.0.5', '10.0.0.6'], pd: { port: 30000 } });
     expect(cfg.topology).toEqual({ name: '2P1A1F', prefill: { ranks: 2, dp: 2, tp: 1 }, attention: { ranks: 1, dp: 1, tp: 1 }, ffn: { ranks: 1, dp: 1, tp: 1 }, worldSize: 2 });
-    expect(cfg.pd).toEqual({ port: 30000, minPromptTokens: 64 });
+    expect(cfg.pd).toEqual({ port: 30000, minPromptTokens: 64, transport: 'auto' });
     expect(afdConfigSchema.parse(JSON.parse(JSON.stringify(cfg)))).toEqual(cfg);
     expect(() => resolveAfdConfig({ role: 'prefill', rank: 2, topology: '2P1A1F' })).toThrow(/prefill rank 2 does not exist in 2P1A1F \(valid: 0\.\.1\)/);
     expect(() => resolveAfdConfig({ role: 'prefill', rank: 0, topology: '1A1F' })).toThrow(/it has no prefill ranks; name them as wPxAyF/);
     expect(() => resolveAfdConfig({ topology: '2P1A1F', prefillHosts: ['a'] })).toThrow(/has 1 hosts but 2P1A1F has 2 prefill ranks/);
     expect(() => resolveAfdConfig({ topology: '3P1A1F', pd: { port: 65534 } })).toThrow(/pd\.port\.\.pd\.port\+2, which passes 65535/);
+  });
+
+  it('takes the KV transfer transport of pd: auto (default), tcp or peer', () => {
+    for (const transport of ['auto', 'tcp', 'peer'] as const) expect(resolveAfdConfig({ topology: '1P1A1F', pd: { transport } }).pd.transport).toBe(transport);
+    expect(() => resolveAfdConfig({ topology: '1P1A1F', pd: { transport: 'rdma' as never } })).toThrow(/transport/);
   });
 
   it('keeps given values, partial nested objects and structured topologies', () => {

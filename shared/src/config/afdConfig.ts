@@ -32,11 +32,22 @@ export const DEFAULT_PD_PORT = 29700;
  * the KV of its full blocks (and a hybrid model's recurrent state) back; the attention rank
  * computes the few tokens after the last full block and samples the first token itself.
  */
+/**
+ * How the KV of a prefill reaches an attention rank: tcp = bytes over the socket (through
+ * Node on both sides); peer = ranks on one host map the prefill rank's KV cache (CUDA IPC,
+ * or a shared file on the CPU) and only block ids travel, a link that cannot is not used
+ * (the prompt is prefilled on the attention rank); auto = peer where it can, else tcp.
+ */
+export const PD_TRANSPORTS = ['auto', 'tcp', 'peer'] as const;
+export type PdTransport = (typeof PD_TRANSPORTS)[number];
+
 export const pdConfigSchema = z.strictObject({
   /** Base port: prefill rank p listens on port + p for the KV transfer (default 29700). */
   port: z.int().min(1).max(65535).default(DEFAULT_PD_PORT),
   /** Shorter prompts are prefilled on the attention rank itself (default 64 tokens). */
   minPromptTokens: z.int().min(1).default(64),
+  /** How the KV travels (PD_TRANSPORTS; default auto: peer memory on one host, else TCP). */
+  transport: z.enum(PD_TRANSPORTS).default('auto'),
 });
 export type PdConfig = z.output<typeof pdConfigSchema>;
 

@@ -137,6 +137,8 @@ export const pdLinkStatsSchema = z.object({
   lastBytesPerSecond: nonneg,
   /** Times the prefill rank was lost with a prefill of this rank in flight. */
   lost: count,
+  /** How the link moves KV now: peer = copied from the prefill rank's memory (one host), tcp = bytes over the socket. */
+  transport: z.enum(['peer', 'tcp']).default('tcp'),
 });
 export type PdLinkStats = z.infer<typeof pdLinkStatsSchema>;
 

@@ -47,9 +47,20 @@ export const requestSummarySchema = z.object({
   /**
    * Prefill/decode disaggregation: where its prompt was prefilled (the answering rank's
    * x-afd-* headers; one entry per prompt, prefillRank null for a prompt prefilled on the
-   * attention rank); absent when no prompt went to a prefill rank.
+   * attention rank; transport: tcp, or peer for KV copied from the prefill rank's memory, null
+   * when not told); absent when no prompt went to a prefill rank.
    */
-  pd: z.array(z.object({ prefillRank: count.nullable(), kvBytes: count.nullable(), transferMs: z.number().nonnegative().nullable(), prefillMs: z.number().nonnegative().nullable() })).optional(),
+  pd: z
+    .array(
+      z.object({
+        prefillRank: count.nullable(),
+        kvBytes: count.nullable(),
+        transferMs: z.number().nonnegative().nullable(),
+        prefillMs: z.number().nonnegative().nullable(),
+        transport: z.enum(['peer', 'tcp']).nullable().optional(),
+      }),
+    )
+    .optional(),
 });
 export type RequestSummary = z.infer<typeof requestSummarySchema>;
 

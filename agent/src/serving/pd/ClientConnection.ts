@@ -4,14 +4,22 @@
  * while a handler's promise is pending the socket is paused (backpressure to the rank).
  * A job's own violation (or its handler's error) fails that job and cancels it on the rank;
  * a broken frame or a closed socket fails every job with PrefillRankLostError.
+ *
+ * Peer memory: with `peer` (this engine's, transport not tcp) the hello offers it; a welcome
+ * that answers with the prefill engine's descriptor, from a rank whose layout is exactly this
+ * engine's, is mapped once (open) before the handshake completes. Jobs then run in peer mode
+ * (their handlers copy the blocks), and each one's blocks are released on the prefill rank
+ * once copied or given up. When the map fails, or a copy fails, the connection goes on with
+ * bytes (`transport` tcp, `peerProblem` says why).
  */
 import { connect, type Socket } from 'node:net';
 import type { Logger } from '../../util/logger.js';
+import type { KvLayout, KvPeerEngine, KvPeerLink } from '../engineLike.js';
 import { ClientJob, type PrefillHandlers, type PrefillTransferResult } from './ClientJob.js';
 import { PrefillFailedError, PrefillRankLostError, PrefillRankRefusedError, abortErrorOf } from './errors.js';
 import { FrameWriter } from './FrameWriter.js';
 import { FrameDecoder, WireFrameError, type WireFrame } from './kvWire.js';
-import { parseMessage, pdWireVersion, serverMessageSchema, type KvWireLayout, type ServerMessage } from './kvMessages.js';
+import { parseMessage, pdWireVersion, serverMessageSchema, type KvWireLayout, type ServerMessage, type WelcomeMessage } from './kvMessages.js';
 import type { PrefillJob } from './PrefillService.js';
 
 export interface ClientConnectionOptions {
@@ -22,6 +30,8 @@ export interface ClientConnectionOptions {
   rank: number;
   log: Logger;
   connectTimeoutMs: number;
+  /** This engine's peer memory and KV layout: offered in the hello. Absent: bytes only. */
+  peer?: { engine: KvPeerEngine; layout: KvLayout } | undefined;
 }
 
 /** How many cancelled ids a connection remembers (to refuse their reuse). */
@@ -45,6 +55,11 @@ export class ClientConnection {
   private lostReason: string | null = null;
   private handshake: { resolve: (l: KvWireLayout) => void; reject: (err: Error) => void } | null = null;
   private layoutSeen: KvWireLayout | null = null;
+  /** The mapped peer memory for new jobs; null: bytes. */
+  private peerLink: KvPeerLink | null = null;
+  /** The link mapped on this connection (closed with it), even after a failed copy stopped its use. */
+  private openedLink: KvPeerLink | null = null;
+  private peerWhyNot: string;
   readonly endpoint: string;
 
   private constructor(
@@ -54,6 +69,17 @@ export class ClientConnection {
   ) {
     this.endpoint = `${opts.host}:${opts.port}`;
     this.writer = new FrameWriter(socket);
+    this.peerWhyNot = opts.peer ? 'the handshake is not done' : 'this rank offers no peer memory (transport tcp, or its engine maps none)';
+  }
+
+  /** How new jobs move their KV. */
+  get transport(): 'peer' | 'tcp' {
+    return this.peerLink ? 'peer' : 'tcp';
+  }
+
+  /** Why new jobs do not use peer memory; null when they do. */
+  get peerProblem(): string | null {
+    return this.peerLink ? null : this.peerWhyNot;
   }
 
   /** Connects and shakes hands; rejects with the rank's refusal or a connect error naming host:port. */
@@ -90,10 +116,11 @@ export class ClientConnection {
         this.finish(job.id, abortErrorOf(signal, `prefill ${job.id}`), true);
       };
       const cleanup = (): void => signal?.removeEventListener('abort', onAbort);
-      this.entries.set(job.id, { job: new ClientJob(job, this.layout, handlers), resolve, reject, cleanup });
+      const peer = handlers.onBlockRefs ? this.peerLink : null;
+      this.entries.set(job.id, { job: new ClientJob(job, this.layout, handlers, peer), resolve, reject, cleanup });
       signal?.addEventListener('abort', onAbort, { once: true });
       const { id, tokenIds, numBlocks, cacheSalt } = job;
-      this.writer.send({ type: 'prefill', id, tokenIds, numBlocks, ...(cacheSalt !== undefined ? { cacheSalt } : {}) }).catch((err: unknown) => {
+      this.writer.send({ type: 'prefill', id, tokenIds, numBlocks, ...(cacheSalt !== undefined ? { cacheSalt } : {}), ...(peer ? { peer: true } : {}) }).catch((err: unknown) => {
         // A closed connection is lose()'s to report; a request the framing refuses (too many token ids) fails here.
         if (err instanceof WireFrameError) this.finish(id, new Error(`prefill ${id} cannot be sent: ${err.message}`), false);
       });
@@ -120,7 +147,8 @@ export class ClientConnection {
           reject(err);
         },
       };
-      socket.on('connect', () => this.writer.post({ type: 'hello', version: pdWireVersion, launchId: opts.launchId }));
+      const peer = opts.peer ? { peer: { kind: opts.peer.engine.kind, host: opts.peer.engine.host } } : {};
+      socket.on('connect', () => this.writer.post({ type: 'hello', version: pdWireVersion, launchId: opts.launchId, ...peer }));
       socket.on('data', (chunk: Buffer) => this.onData(chunk));
       socket.on('error', (err) => this.lose(err.message));
       socket.on('close', () => this.lose('the connection closed'));
@@ -173,7 +201,13 @@ export class ClientConnection {
       if (m.type === 'kv') pending = entry.job.onKv(m, frame.payload);
       else if (m.type === 'state') pending = entry.job.onState(m, frame.payload);
       else if (m.type === 'part') pending = entry.job.onPart(m, frame.payload);
-      else if (m.type === 'failed') return this.finish(m.id, new PrefillFailedError(m.id, m.message), false);
+      else if (m.type === 'kvref' || m.type === 'stateref') {
+        const copied = m.type === 'kvref' ? entry.job.onKvRef(m) : entry.job.onStateRef(m);
+        return copied.catch((err: unknown) => {
+          this.dropPeer(`a copy from the prefill rank's memory failed: ${asError(err).message}`);
+          this.finish(m.id, asError(err), true);
+        });
+      } else if (m.type === 'failed') return this.finish(m.id, new PrefillFailedError(m.id, m.message), false);
       else return this.finish(m.id, entry.job.onDone(m), false);
       if (pending) return pending.catch((err: unknown) => this.finish(m.id, asError(err), true));
     } catch (err) {
@@ -181,7 +215,7 @@ export class ClientConnection {
     }
   }
 
-  private onHandshake(m: ServerMessage): void {
+  private onHandshake(m: ServerMessage): Promise<void> | void {
     const hs = this.handshake!;
     this.handshake = null;
     if (m.type === 'refused') {
@@ -197,7 +231,44 @@ export class ClientConnection {
       return this.close(`handshake failed: ${problem ?? 'unknown'}`);
     }
     this.layoutSeen = m.layout;
-    hs.resolve(m.layout);
+    if (!this.opts.peer) return hs.resolve(m.layout);
+    return this.openPeer(m).then(() => {
+      if (this.lostReason === null) hs.resolve(m.layout);
+      else hs.reject(new Error(`cannot connect to prefill rank ${this.opts.rank} at ${this.endpoint}: ${this.lostReason}`));
+    });
+  }
+
+  /** Maps the prefill rank's memory the welcome offers, if its layout is exactly ours; else says why not (logged). */
+  private async openPeer(m: WelcomeMessage): Promise<void> {
+    const { engine, layout } = this.opts.peer!;
+    if (!m.peer) {
+      this.peerWhyNot = `prefill rank ${this.opts.rank} offered no peer memory (another host or memory kind than ${engine.kind} on ${engine.host}, transport tcp there, or its KV is not shareable)`;
+      this.opts.log.info({ endpoint: this.endpoint, reason: this.peerWhyNot }, 'KV transfer over TCP');
+      return;
+    }
+    const differs = (Object.keys(m.layout) as (keyof KvWireLayout)[]).filter((k) => m.layout[k] !== layout[k]);
+    if (differs.length > 0) {
+      this.peerWhyNot = `the layouts differ (${differs.map((k) => `${k} ${String(m.layout[k])} there, ${String(layout[k])} here`).join('; ')}): blocks cannot be copied as they are`;
+      this.opts.log.warn({ endpoint: this.endpoint, reason: this.peerWhyNot }, 'KV transfer over TCP, not peer memory');
+      return;
+    }
+    try {
+      const link = await engine.open(m.peer);
+      if (this.lostReason !== null) return link.close();
+      this.peerLink = this.openedLink = link;
+      this.opts.log.info({ endpoint: this.endpoint, kind: m.peer.kind }, 'KV transfer through peer memory');
+    } catch (err) {
+      this.peerWhyNot = `cannot map prefill rank ${this.opts.rank}'s ${m.peer.kind} memory: ${asError(err).message}`;
+      this.opts.log.warn({ endpoint: this.endpoint, reason: this.peerWhyNot }, 'KV transfer over TCP, not peer memory');
+    }
+  }
+
+  /** A copy failed: later jobs go as bytes (logged once). */
+  private dropPeer(reason: string): void {
+    if (!this.peerLink) return;
+    this.peerLink = null;
+    this.peerWhyNot = reason;
+    this.opts.log.warn({ endpoint: this.endpoint, reason }, 'peer memory failed; later KV transfers on this connection go over TCP');
   }
 
   /** Settles job `id` with a result or an error; `cancel` tells the rank to stop it. */
@@ -211,8 +282,15 @@ export class ClientConnection {
       this.cancelled.add(id);
       if (this.cancelled.size > maxCancelledIds) this.cancelled.delete(this.cancelled.values().next().value!);
     }
-    if (outcome instanceof Error) entry.reject(outcome);
-    else entry.resolve(outcome);
+    // A peer job's blocks are held on the prefill rank until copied (or given up): release them once no copy is in flight.
+    if (entry.job.peer && (entry.job.delivered || !(outcome instanceof Error))) {
+      void entry.job.idle().then(() => {
+        if (this.lostReason === null) this.writer.post({ type: 'release', id });
+      });
+    }
+    if (!(outcome instanceof Error)) entry.resolve(outcome);
+    else if (entry.job.peer) void entry.job.idle().then(() => entry.reject(outcome)); // the caller frees the copy's destination then
+    else entry.reject(outcome);
   }
 
   private lose(reason: string): void {
@@ -220,6 +298,13 @@ export class ClientConnection {
     this.lostReason = reason;
     this.queue.length = 0;
     this.socket.destroy();
+    const link = this.openedLink;
+    this.peerLink = this.openedLink = null;
+    if (link) {
+      // Copies in flight finish first (the prefill rank frees its blocks as the socket closes; ours go with the jobs).
+      const copies = [...this.entries.values()].map((e) => e.job.idle());
+      void Promise.all(copies).then(() => link.close());
+    }
     if (this.handshake) {
       const hs = this.handshake;
       this.handshake = null;
@@ -230,7 +315,10 @@ export class ClientConnection {
       this.entries.delete(id);
       entry.cleanup();
       const nothing = !entry.job.delivered;
-      entry.reject(new PrefillRankLostError(`lost prefill rank ${this.opts.rank} at ${this.endpoint} during prefill ${id}: ${reason}`, nothing));
+      const err = new PrefillRankLostError(`lost prefill rank ${this.opts.rank} at ${this.endpoint} during prefill ${id}: ${reason}`, nothing);
+      // A peer job's copy in flight still writes into the caller's blocks: reject once it is over.
+      if (entry.job.peer) void entry.job.idle().then(() => entry.reject(err));
+      else entry.reject(err);
     }
     this.onLost(this, reason);
   }

@@ -2,9 +2,13 @@
  * A decode rank's client of one prefill rank: asks it to prefill prompts and receives their
  * KV blocks (and recurrent state) through handlers. One TCP connection carries every job;
  * when it drops, jobs in flight fail with PrefillRankLostError, `onDisconnect` listeners
- * hear of it, and the next `prefill` reconnects (once) before failing.
+ * hear of it, and the next `prefill` reconnects (once) before failing. With `peer` (and a
+ * transport other than tcp) each connection offers peer memory; its jobs then copy the KV
+ * from the prefill rank's memory (`transport` says how the next job goes).
  */
+import type { PdTransport } from '@afd/shared';
 import type { Logger } from '../../util/logger.js';
+import type { KvLayout, KvPeerEngine } from '../engineLike.js';
 import { ClientConnection } from './ClientConnection.js';
 import type { PrefillHandlers, PrefillTransferResult } from './ClientJob.js';
 import { PrefillRankLostError, abortErrorOf } from './errors.js';
@@ -21,6 +25,10 @@ export interface KvTransferClientOptions {
   log: Logger;
   /** Limit on TCP connect plus handshake; default 10 s. */
   connectTimeoutMs?: number;
+  /** How the KV travels (default auto); tcp never offers peer memory. */
+  transport?: PdTransport;
+  /** This engine's peer memory and layout (to offer it); absent: bytes only. */
+  peer?: { engine: KvPeerEngine; layout: KvLayout } | undefined;
 }
 
 export class KvTransferClient {
@@ -47,6 +55,16 @@ export class KvTransferClient {
 
   get isConnected(): boolean {
     return this.conn?.isOpen ?? false;
+  }
+
+  /** How the next job's KV travels: peer memory, or bytes (also while not connected). */
+  get transport(): 'peer' | 'tcp' {
+    return this.conn?.isOpen ? this.conn.transport : 'tcp';
+  }
+
+  /** Why the current connection does not use peer memory; null when it does, or when not connected. */
+  get peerProblem(): string | null {
+    return this.conn?.isOpen ? this.conn.peerProblem : null;
   }
 
   /** Jobs in flight on the current connection. */
@@ -88,6 +106,9 @@ export class KvTransferClient {
     if (job.tokenIds.length < job.numBlocks * layout.blockSize) {
       throw new Error(`prefill ${job.id}: ${job.numBlocks} blocks of ${layout.blockSize} tokens need ${job.numBlocks * layout.blockSize} token ids, got ${job.tokenIds.length}`);
     }
+    if (layout.stateBytes > 0 && conn.transport === 'peer' && handlers.onBlockRefs && !handlers.onStateRef) {
+      throw new Error(`prefill ${job.id}: the prefill rank's model keeps a recurrent state, and no onStateRef handler was given`);
+    }
     if (layout.stateBytes > 0 && !handlers.onState) throw new Error(`prefill ${job.id}: the prefill rank's model keeps a recurrent state, and no onState handler was given`);
     return conn.run(job, handlers);
   }
@@ -105,7 +126,8 @@ export class KvTransferClient {
     if (this.conn?.isOpen) return Promise.resolve(this.conn);
     if (this.connecting) return this.connecting;
     const { host, port, launchId, rank, log } = this.opts;
-    const opening = ClientConnection.open({ host, port, launchId, rank, log, connectTimeoutMs: this.opts.connectTimeoutMs ?? 10_000 }, (c, reason) => this.onLost(c, reason))
+    const peer = this.opts.transport === 'tcp' ? undefined : this.opts.peer;
+    const opening = ClientConnection.open({ host, port, launchId, rank, log, connectTimeoutMs: this.opts.connectTimeoutMs ?? 10_000, peer }, (c, reason) => this.onLost(c, reason))
       .then((conn) => {
         if (this.firstLayout && JSON.stringify(conn.layout) !== JSON.stringify(this.firstLayout)) {
           conn.close('the layout changed');

@@ -6,6 +6,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../../util/logger.js';
+import type { KvPeerEngine } from '../engineLike.js';
 import { kvWireLayoutSchema, type KvWireLayout } from './kvMessages.js';
 import type { PrefillService } from './PrefillService.js';
 import { ServerConnection } from './ServerConnection.js';
@@ -18,6 +19,10 @@ export interface KvTransferServerOptions {
   layout: KvWireLayout;
   service: PrefillService;
   log: Logger;
+  /** This engine's peer memory, offered to decode ranks on its host that ask; absent: bytes only. */
+  peer?: KvPeerEngine | undefined;
+  /** How long a done peer job's blocks wait for the decode rank's release (default 60 s; tests shorten it). */
+  peerHoldMs?: number;
 }
 
 export interface KvTransferServerStats {
@@ -33,6 +38,8 @@ export interface KvTransferServerStats {
   failedTotal: number;
   /** Bytes written to clients, frame headers included. */
   bytesSent: number;
+  /** Done peer prefills whose blocks wait for the decode rank's release. */
+  heldPeerJobs: number;
 }
 
 export class KvTransferServer {
@@ -78,8 +85,12 @@ export class KvTransferServer {
 
   stats(): KvTransferServerStats {
     let bytesSent = this.closedBytes;
-    for (const conn of this.connections) bytesSent += conn.writer.bytesSent;
-    return { connections: this.connections.size, ...this.counters, bytesSent };
+    let heldPeerJobs = 0;
+    for (const conn of this.connections) {
+      bytesSent += conn.writer.bytesSent;
+      heldPeerJobs += conn.heldJobs;
+    }
+    return { connections: this.connections.size, ...this.counters, bytesSent, heldPeerJobs };
   }
 
   private accept(socket: Socket): void {
@@ -87,8 +98,8 @@ export class KvTransferServer {
       socket.destroy();
       return;
     }
-    const { rank, launchId, layout, service, log } = this.opts;
-    const conn = new ServerConnection(socket, { rank, launchId, layout, service, log, counters: this.counters });
+    const { rank, launchId, layout, service, log, peer, peerHoldMs } = this.opts;
+    const conn = new ServerConnection(socket, { rank, launchId, layout, service, log, counters: this.counters, peer, ...(peerHoldMs !== undefined ? { peerHoldMs } : {}) });
     this.connections.add(conn);
     void conn.closed.then(() => {
       this.connections.delete(conn);

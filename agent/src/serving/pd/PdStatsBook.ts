@@ -19,8 +19,10 @@ export class PdLinkBook implements PdObserver {
     numPrefillRanks: number,
     /** Whether this rank is connected to prefill rank p now. */
     private readonly connected: (prefillRank: number) => boolean,
+    /** How the link to prefill rank p moves KV now (default: tcp). */
+    private readonly transport: (prefillRank: number) => 'peer' | 'tcp' = () => 'tcp',
   ) {
-    this.links = Array.from({ length: numPrefillRanks }, (_, prefillRank) => ({ prefillRank, connected: false, transfers: 0, bytes: 0, transferMs: 0, prefillMs: 0, lastBytesPerSecond: 0, lost: 0 }));
+    this.links = Array.from({ length: numPrefillRanks }, (_, prefillRank) => ({ prefillRank, connected: false, transfers: 0, bytes: 0, transferMs: 0, prefillMs: 0, lastBytesPerSecond: 0, lost: 0, transport: 'tcp' }));
   }
 
   onTransfer(t: PdTransfer): void {
@@ -30,7 +32,7 @@ export class PdLinkBook implements PdObserver {
     l.bytes += t.bytes;
     l.transferMs += t.transferMs;
     l.prefillMs += t.prefillMs;
-    // The wire's share: the transfer's time less the prefill rank's compute (at least 1 us).
+    // The wire's (or the peer copy's) share: the transfer's time less the prefill rank's compute (at least 1 us).
     l.lastBytesPerSecond = t.bytes / (Math.max(1e-3, t.transferMs - t.prefillMs) / 1e3);
   }
 
@@ -44,7 +46,7 @@ export class PdLinkBook implements PdObserver {
   }
 
   stats(): PdStats {
-    return { links: this.links.map((l) => ({ ...l, connected: this.connected(l.prefillRank) })), localPrefills: { ...this.local } as Record<string, number>, served: NO_SERVED };
+    return { links: this.links.map((l) => ({ ...l, connected: this.connected(l.prefillRank), transport: this.transport(l.prefillRank) })), localPrefills: { ...this.local } as Record<string, number>, served: NO_SERVED };
   }
 }
 

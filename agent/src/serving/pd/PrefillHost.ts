@@ -5,10 +5,17 @@
  * blocks are read out of the engine chunk by chunk and handed to the connection, the next
  * chunk read while the previous one is sent; the blocks are freed when the last byte is
  * handed over, or when the job fails or is cancelled.
+ *
+ * A peer job (the decode rank maps this engine's KV on the same host) sends nothing while it
+ * prefills (a running prefill may be preempted and its blocks reused while the peer copies):
+ * once parked, the engine's writes are fenced, the block ids go out in chunks of at most
+ * maxRefBlocks (and the state slot), and the blocks stay held until the connection calls the
+ * result's release (the decode rank copied them, gave up, or went away).
  */
 import type { KvTransferEngine } from '../engineLike.js';
 import type { ServingEngine } from '../ServingEngine.js';
-import type { PrefillJob, PrefillService, PrefillSink } from './PrefillService.js';
+import { maxRefBlocks } from './kvMessages.js';
+import type { PrefillJob, PrefillResult, PrefillService, PrefillSink } from './PrefillService.js';
 
 /** Blocks read out of the engine per chunk (64 blocks of 16 tokens: 1,024 tokens). */
 export const EXPORT_CHUNK_BLOCKS = 64;
@@ -20,11 +27,12 @@ export class PrefillHost implements PrefillService {
     private readonly chunkBlocks = EXPORT_CHUNK_BLOCKS,
   ) {}
 
-  async prefill(job: PrefillJob, sink: PrefillSink, signal: AbortSignal): Promise<{ prefillMs: number; cachedTokens: number }> {
+  async prefill(job: PrefillJob, sink: PrefillSink, signal: AbortSignal): Promise<PrefillResult> {
     const { blockSize, stateBytes } = this.engine.kvLayout;
     const numTokens = job.numBlocks * blockSize;
     if (!Number.isInteger(job.numBlocks) || job.numBlocks < 1) throw new Error(`prefill ${job.id}: numBlocks must be a positive integer, got ${job.numBlocks}`);
     if (job.tokenIds.length < numTokens) throw new Error(`prefill ${job.id}: ${job.numBlocks} blocks of ${blockSize} tokens need ${numTokens} tokens, got ${job.tokenIds.length}`);
+    if (job.peer) return this.prefillPeer(job, sink, signal);
     const t0 = performance.now();
     const sender = new ChunkSender(this.engine, sink, this.chunkBlocks, signal);
     // Full chunks of a long prompt go out while its later chunks are prefilled.
@@ -41,6 +49,31 @@ export class PrefillHost implements PrefillService {
     } finally {
       parked.release();
     }
+  }
+
+  /** A peer job: prefill, fence, send the ids; the blocks stay held for the caller's release (freed here if it fails). */
+  private async prefillPeer(job: PrefillJob, sink: PrefillSink, signal: AbortSignal): Promise<PrefillResult> {
+    const peer = this.engine.peer;
+    if (!peer?.descriptor) throw new Error(`prefill ${job.id}: this prefill rank's KV is not in shareable memory (a peer prefill needs it)`);
+    const t0 = performance.now();
+    const parked = await this.serving.prefillOnly(job.tokenIds.slice(0, job.numBlocks * this.engine.kvLayout.blockSize), job.cacheSalt, signal);
+    const prefillMs = performance.now() - t0;
+    try {
+      await peer.fence();
+      for (let offset = 0; offset < parked.blockIds.length; offset += maxRefBlocks) {
+        signal.throwIfAborted();
+        await sink.blockRefs(offset, parked.blockIds.slice(offset, offset + maxRefBlocks));
+      }
+      if (this.engine.kvLayout.stateBytes > 0) {
+        if (parked.stateSlot === null) throw new Error(`prefill ${job.id}: the model keeps recurrent state but the sequence held no state slot`);
+        await sink.stateRef(parked.stateSlot);
+      }
+      signal.throwIfAborted();
+    } catch (err) {
+      parked.release();
+      throw err;
+    }
+    return { prefillMs, cachedTokens: parked.cachedTokens, release: () => parked.release() };
   }
 }
 

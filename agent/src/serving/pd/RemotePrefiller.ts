@@ -14,10 +14,16 @@
  * which then gets it. A prefill rank lost mid-request (nothing reached the client yet) is
  * tried again on another one; when none serves, or the prefill fails there, or this rank
  * has no free blocks to hold, the prompt is prefilled here, counted by reason.
+ *
+ * A link in peer memory (same host, the prefill rank's KV mapped here) hands over block ids:
+ * this rank copies the blocks (and the state slot) into the held ones itself. A failed copy
+ * fails the prompt (prefilled here) and its connection goes on with bytes. With transport
+ * 'peer', a link that cannot use peer memory is not used (peer_unavailable, logged with why).
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { PdTransport } from '@afd/shared';
 import type { Logger } from '../../util/logger.js';
-import type { KvLayout, KvTransferEngine } from '../engineLike.js';
+import type { KvLayout, KvPeerLink, KvTransferEngine } from '../engineLike.js';
 import { BlockHashChain, rootHashOf } from '../kv/blockHash.js';
 import type { Scheduler } from '../scheduler/Scheduler.js';
 import type { GenerateParams } from '../ServingEngine.js';
@@ -30,16 +36,26 @@ export interface PrefillLink {
   /** Prefills of this rank in flight there. */
   readonly inFlight: number;
   readonly isConnected: boolean;
+  /** How the next prefill's KV travels (peer memory on one host, or bytes). */
+  readonly transport: 'peer' | 'tcp';
+  /** Why a connected link does not use peer memory; null when it does. */
+  readonly peerProblem: string | null;
   /** Connects (hello / welcome) if not connected; the prefill rank's KV layout. */
   connect(): Promise<KvLayout>;
   prefill(
     job: { id: string; tokenIds: number[]; numBlocks: number; cacheSalt?: string },
-    handlers: { signal?: AbortSignal; onBlocks(blockOffset: number, numBlocks: number, data: Uint8Array): Promise<void> | void; onState(data: Uint8Array): Promise<void> | void },
-  ): Promise<{ prefillMs: number; cachedTokens: number; bytes: number; transferMs: number }>;
+    handlers: {
+      signal?: AbortSignal;
+      onBlocks(blockOffset: number, numBlocks: number, data: Uint8Array): Promise<void> | void;
+      onState(data: Uint8Array): Promise<void> | void;
+      onBlockRefs(blockOffset: number, numBlocks: number, srcIds: number[], peer: KvPeerLink): Promise<void> | void;
+      onStateRef(slot: number, peer: KvPeerLink): Promise<void> | void;
+    },
+  ): Promise<{ prefillMs: number; cachedTokens: number; bytes: number; transferMs: number; transport: 'peer' | 'tcp' }>;
 }
 
 /** Why a prompt was prefilled on the attention rank itself. */
-export type LocalPrefillReason = 'short' | 'cached_here' | 'prompt_logprobs' | 'samples_with_state' | 'no_free_blocks' | 'prefill_ranks_down' | 'prefill_failed' | 'layout_mismatch';
+export type LocalPrefillReason = 'short' | 'cached_here' | 'prompt_logprobs' | 'samples_with_state' | 'no_free_blocks' | 'prefill_ranks_down' | 'prefill_failed' | 'layout_mismatch' | 'peer_unavailable';
 
 /** What the metrics see (PdMetrics). */
 export interface PdObserver {
@@ -57,11 +73,15 @@ export interface RemotePrefillerOptions {
   observer?: PdObserver;
   /** In-flight prefills the prefix's own prefill rank may carry beyond the least loaded one (default 2). */
   overloadSlack?: number;
+  /** 'peer': only links in peer memory are used (default auto: whatever each link does). */
+  transport?: PdTransport;
 }
 
 export class RemotePrefiller implements RemotePrefillLike {
   /** Per prefill rank: the converter from its layout (null: not compatible, with the reason logged once). */
   private readonly converters = new Map<number, KvConverter | null>();
+  /** Per prefill rank: the last reason logged for not using it in peer memory. */
+  private readonly peerWarned = new Map<number, string>();
 
   constructor(private readonly opts: RemotePrefillerOptions) {
     if (opts.links.length === 0) throw new Error('RemotePrefiller: no prefill ranks');
@@ -77,9 +97,15 @@ export class RemotePrefiller implements RemotePrefillLike {
       return null;
     }
     let retries = 0;
+    let noPeer = false;
     for (const link of this.prefillRankOrder(prompt, bs)) {
       const converter = await this.converterFor(link);
       if (converter === undefined) continue; // down: the next one
+      if (this.opts.transport === 'peer' && link.transport !== 'peer') {
+        this.warnNoPeer(link);
+        noPeer = true;
+        continue;
+      }
       if (converter === null) return this.local('layout_mismatch');
       const hold = scheduler.holdForImport(numBlocks);
       if (!hold) return this.local('no_free_blocks');
@@ -91,9 +117,11 @@ export class RemotePrefiller implements RemotePrefillLike {
           {
             onBlocks: (offset, n, data) => engine.importKvBlocks(Int32Array.from(hold.blockIds.slice(offset, offset + n)), converter(data)),
             onState: (data) => engine.importStateSlot(hold.stateSlot!, data),
+            onBlockRefs: (offset, n, srcIds, peer) => peer.pullKvBlocks(Int32Array.from(srcIds), Int32Array.from(hold.blockIds.slice(offset, offset + n))),
+            onStateRef: (slot, peer) => peer.pullStateSlot(slot, hold.stateSlot!),
           },
         );
-        const transfer: PdTransfer = { prefillRank: link.rank, tokens: hold.numTokens, bytes: r.bytes, transferMs: r.transferMs || performance.now() - t0, prefillMs: r.prefillMs, cachedTokens: r.cachedTokens, retries };
+        const transfer: PdTransfer = { prefillRank: link.rank, tokens: hold.numTokens, bytes: r.bytes, transferMs: r.transferMs || performance.now() - t0, prefillMs: r.prefillMs, cachedTokens: r.cachedTokens, retries, transport: r.transport };
         this.opts.observer?.onTransfer(transfer);
         return { hold, cachedTokens: Math.min(r.cachedTokens, hold.numTokens), transfer };
       } catch (err) {
@@ -109,7 +137,15 @@ export class RemotePrefiller implements RemotePrefillLike {
         return this.local('prefill_failed');
       }
     }
-    return this.local('prefill_ranks_down');
+    return this.local(noPeer ? 'peer_unavailable' : 'prefill_ranks_down');
+  }
+
+  /** Logs (once per reason and prefill rank) why a link is not used with transport 'peer'. */
+  private warnNoPeer(link: PrefillLink): void {
+    const reason = link.peerProblem ?? 'the link moves KV over TCP';
+    if (this.peerWarned.get(link.rank) === reason) return;
+    this.peerWarned.set(link.rank, reason);
+    this.opts.log.warn({ prefillRank: link.rank, reason }, 'prefill rank not used: transport peer, and this link cannot use peer memory');
   }
 
   /** Why this request is prefilled here without asking, or null. */

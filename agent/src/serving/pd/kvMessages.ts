@@ -11,6 +11,13 @@
  * socket for long): a `kv` or `state` frame declares the chunk's `totalBytes` and carries its
  * first `payloadBytes`; the rest follows in `part` frames of the same job, in order, before any
  * other frame of that job. Every frame's payload is at most `maxChunkFrameBytes`.
+ *
+ * Peer memory (ranks on one host, optional fields of the same version): a `hello` offering
+ * `peer` (the memory kind this decode rank can map, and its host) gets a `welcome` with the
+ * prefill engine's `peer` descriptor when both match. A `prefill` with `peer: true` then gets
+ * `kvref` chunks (block ids in the prefill rank's cache, no payload) and a `stateref`
+ * instead of `kv`/`state`: the decode rank copies the blocks itself, and sends `release`
+ * once it has (or gave up), so the prefill rank frees the blocks it held for it.
  */
 import { z } from 'zod';
 
@@ -44,17 +51,52 @@ export function kvChunkBytes(layout: KvWireLayout, numBlocks: number): number {
   return layout.numKvLayers * layout.tensorsPerLayer * numBlocks * layout.blockSize * layout.rowBytes;
 }
 
-export const helloSchema = z.object({ type: z.literal('hello'), version: z.number().int(), launchId: z.string() });
+/** The most blocks one `kvref` names. */
+export const maxRefBlocks = 256;
+
+const memoryKind = z.enum(['cuda', 'cpu']);
+const handle = z.string().max(64 * 1024);
+
+/** The prefill engine's shareable KV (KvPeerDescriptor): what a decode rank on its host maps. */
+export const kvPeerDescriptorSchema = z.object({
+  kind: memoryKind,
+  host: z.string().min(1).max(1024),
+  kv: handle,
+  kvBytes: count,
+  state: handle.optional(),
+  stateBytes: count,
+  numKvBlocks: count,
+  numStateSlots: count,
+});
+
+export const helloSchema = z.object({
+  type: z.literal('hello'),
+  version: z.number().int(),
+  launchId: z.string(),
+  /** The decode rank can map peer memory of this kind on this host, and wants to. */
+  peer: z.object({ kind: memoryKind, host: z.string().min(1).max(1024) }).optional(),
+});
 export const prefillSchema = z.object({
   type: z.literal('prefill'),
   id: jobId,
   tokenIds: z.array(count),
   numBlocks: count,
   cacheSalt: z.string().optional(),
+  /** Answer with kvref/stateref (peer memory agreed in the handshake), not bytes. */
+  peer: z.literal(true).optional(),
 });
 export const cancelSchema = z.object({ type: z.literal('cancel'), id: jobId });
+/** A peer job's blocks are copied (or given up): the prefill rank may free them. */
+export const releaseSchema = z.object({ type: z.literal('release'), id: jobId });
 
-export const welcomeSchema = z.object({ type: z.literal('welcome'), version: z.number().int(), rank: count, layout: kvWireLayoutSchema });
+export const welcomeSchema = z.object({
+  type: z.literal('welcome'),
+  version: z.number().int(),
+  rank: count,
+  layout: kvWireLayoutSchema,
+  /** Sent when the hello offered peer memory of this engine's kind on its host, and the engine shares its KV. */
+  peer: kvPeerDescriptorSchema.optional(),
+});
 export const refusedSchema = z.object({ type: z.literal('refused'), reason: z.string() });
 export const kvSchema = z.object({
   type: z.literal('kv'),
@@ -65,16 +107,28 @@ export const kvSchema = z.object({
   payloadBytes: count,
 });
 export const stateSchema = z.object({ type: z.literal('state'), id: jobId, totalBytes: count, payloadBytes: count });
+/** Blocks [blockOffset, blockOffset + numBlocks) of a peer job are the prefill rank's blocks blockIds (in order). */
+export const kvRefSchema = z.object({
+  type: z.literal('kvref'),
+  id: jobId,
+  blockOffset: count,
+  numBlocks: positive.max(maxRefBlocks),
+  blockIds: z.array(count).min(1).max(maxRefBlocks),
+});
+/** A peer job's recurrent state is in the prefill rank's state slot `slot`. */
+export const stateRefSchema = z.object({ type: z.literal('stateref'), id: jobId, slot: count });
 export const partSchema = z.object({ type: z.literal('part'), id: jobId, payloadBytes: positive });
 export const doneSchema = z.object({ type: z.literal('done'), id: jobId, prefillMs: z.number().nonnegative(), cachedTokens: count });
 export const failedSchema = z.object({ type: z.literal('failed'), id: jobId, message: z.string() });
 
-export const clientMessageSchema = z.discriminatedUnion('type', [helloSchema, prefillSchema, cancelSchema]);
+export const clientMessageSchema = z.discriminatedUnion('type', [helloSchema, prefillSchema, cancelSchema, releaseSchema]);
 export const serverMessageSchema = z.discriminatedUnion('type', [
   welcomeSchema,
   refusedSchema,
   kvSchema,
   stateSchema,
+  kvRefSchema,
+  stateRefSchema,
   partSchema,
   doneSchema,
   failedSchema,
@@ -83,6 +137,10 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
 export type HelloMessage = z.infer<typeof helloSchema>;
 export type PrefillMessage = z.infer<typeof prefillSchema>;
 export type CancelMessage = z.infer<typeof cancelSchema>;
+export type ReleaseMessage = z.infer<typeof releaseSchema>;
+export type KvRefMessage = z.infer<typeof kvRefSchema>;
+export type StateRefMessage = z.infer<typeof stateRefSchema>;
+export type KvPeerWireDescriptor = z.infer<typeof kvPeerDescriptorSchema>;
 export type WelcomeMessage = z.infer<typeof welcomeSchema>;
 export type RefusedMessage = z.infer<typeof refusedSchema>;
 export type KvMessage = z.infer<typeof kvSchema>;

@@ -22,6 +22,8 @@ export interface PdTransfer {
   cachedTokens: number;
   /** Prefill ranks that were lost mid-request before this one served it. */
   retries: number;
+  /** How the KV came: over TCP, or copied from the prefill rank's memory (bytes then count what was copied). */
+  transport: 'peer' | 'tcp';
 }
 
 /** A prompt whose first full blocks arrived, held for the request's samples. */

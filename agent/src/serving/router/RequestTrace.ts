@@ -100,9 +100,11 @@ export function pdFactsOf(headers: IncomingHttpHeaders): RequestSummary['pd'] {
   const bytes = list(PD_HEADERS.bytes);
   const transfer = list(PD_HEADERS.transferMs);
   const prefill = list(PD_HEADERS.prefillMs);
+  const transports = list(PD_HEADERS.transport);
+  const transportOf = (v: string | undefined): 'peer' | 'tcp' | null => (v === 'peer' || v === 'tcp' ? v : null);
   const num = (v: string | undefined): number | null => (v === undefined || v === '-' || v === '' || !Number.isFinite(Number(v)) || Number(v) < 0 ? null : Number(v));
   return list(PD_HEADERS.rank).map((r, i) => {
     const rank = num(r);
-    return { prefillRank: rank === null ? null : Math.floor(rank), kvBytes: num(bytes[i]) === null ? null : Math.floor(num(bytes[i])!), transferMs: num(transfer[i]), prefillMs: num(prefill[i]) };
+    return { prefillRank: rank === null ? null : Math.floor(rank), kvBytes: num(bytes[i]) === null ? null : Math.floor(num(bytes[i])!), transferMs: num(transfer[i]), prefillMs: num(prefill[i]), transport: transportOf(transports[i]) };
   });
 }

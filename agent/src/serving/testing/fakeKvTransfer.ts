@@ -2,9 +2,11 @@
  * FakeEngine's KV export / import (EngineLike.kvTransfer): each KV slot travels as 20 bytes
  * (its writer's seed f64, position i32, token i32, history u32), a state slot as 16 (seed,
  * token count, history); an imported state slot matches any seed (NaN), as the real
- * engine's state does not depend on which sequence computed it.
+ * engine's state does not depend on which sequence computed it. Its peer memory (one host):
+ * fakeKvPeer.ts.
  */
 import type { EngineModelInfo, KvTransferEngine } from '../engineLike.js';
+import { fakeKvPeer } from './fakeKvPeer.js';
 
 /** The fake engine's per-slot KV content (FakeEngine's arrays, shared, not copied). */
 export interface FakeKvSlots {
@@ -69,5 +71,6 @@ export function fakeKvTransfer(info: EngineModelInfo, slots: FakeKvSlots, states
       const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
       states.set(slot, { seed: NaN, numTokens: v.getInt32(8, true), history: v.getUint32(12, true) });
     },
+    peer: fakeKvPeer(info, slots, states),
   };
 }

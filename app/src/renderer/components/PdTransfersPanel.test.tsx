@@ -27,12 +27,13 @@ function pdModel(): DashboardModel {
     prefillMs: transfers * 30,
     lastBytesPerSecond: transfers > 0 ? 250e6 : 0,
     lost: 0,
+    transport: 'tcp',
     ...patch,
   });
   const model = new DashboardModel();
   model.ingest([
     snapshot('ffn', 0),
-    snapshot('attention', 0, { links: [link(0, 2, 8 * MiB), link(1, 1, 4 * MiB, { lost: 1 })], localPrefills: { short: 3, prefill_ranks_down: 0 }, served: noServed }),
+    snapshot('attention', 0, { links: [link(0, 2, 8 * MiB, { transport: 'peer' }), link(1, 1, 4 * MiB, { lost: 1 })], localPrefills: { short: 3, prefill_ranks_down: 0 }, served: noServed }),
     snapshot('attention', 1, { links: [link(0, 0, 0), link(1, 1, 4 * MiB, { connected: false })], localPrefills: { short: 1, prefill_ranks_down: 2 }, served: noServed }),
     snapshot('prefill', 0, { links: [], localPrefills: {}, served: { prefills: 2, failed: 0, inFlight: 1, bytesSent: 8 * MiB, connections: 2 } }),
     snapshot('prefill', 1, { links: [], localPrefills: {}, served: { prefills: 2, failed: 1, inFlight: 0, bytesSent: 8 * MiB, connections: 1 } }),
@@ -69,6 +70,8 @@ describe('PD transfers on the Dashboard', () => {
     expect(html).toMatch(/data-testid="heatmap-KV bytes, prefill → attention" data-nonzero="3" data-rows="2"/);
     expect(html).toContain('attention rank (receives the KV blocks)');
     expect(cell(html, 'pd-link-P0-A0', 'pd-link-transfers')).toBe('2');
+    expect(cell(html, 'pd-link-P0-A0', 'pd-link-transport')).toBe('peer');
+    expect(cell(html, 'pd-link-P1-A0', 'pd-link-transport')).toBe('tcp');
     const p1a0 = /<tr data-testid="pd-link-P1-A0">(.*?)<\/tr>/.exec(html)?.[1] ?? '';
     expect(p1a0).toContain('4.0 MiB');
     expect(p1a0).toContain('40.0 ms');

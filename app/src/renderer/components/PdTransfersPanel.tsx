@@ -105,6 +105,7 @@ export const PdTransfersPanel = memo(function PdTransfersPanel({ model, version 
           <tr>
             <th>Link</th>
             <th>Connected</th>
+            <th title="peer: the KV is copied from the prefill rank's memory on the same host; tcp: bytes over the socket">Transport</th>
             <th>Transfers</th>
             <th>KV bytes</th>
             <th title="request sent to last byte received, prefill included">Mean transfer</th>
@@ -121,6 +122,9 @@ export const PdTransfersPanel = memo(function PdTransfersPanel({ model, version 
               </td>
               <td>
                 <span className={`badge ${l.connected ? 'ok' : 'warn'}`}>{l.connected ? 'connected' : 'not connected'}</span>
+              </td>
+              <td className="mono" data-testid="pd-link-transport">
+                {l.transport}
               </td>
               <td className="mono" data-testid="pd-link-transfers">
                 {formatCount(l.transfers)}

@@ -3,7 +3,7 @@
  * found in the directory) and where its weights come from, API port, GPU sharing (MPS and
  * SM shares), connector, DBO, gate, expert parallelism and its exchange, graphs.
  */
-import { AFD_CONNECTORS, EP_TRANSPORTS, GPU_SHARING_MODES, transportInfo, type AfdConnector, type AgentInfo, type EpTransport, type GpuSharingMode, type LoadFormat, type SmShare } from '@afd/shared';
+import { AFD_CONNECTORS, EP_TRANSPORTS, GPU_SHARING_MODES, PD_TRANSPORTS, transportInfo, type AfdConnector, type AgentInfo, type EpTransport, type GpuSharingMode, type LoadFormat, type PdTransport, type SmShare } from '@afd/shared';
 import { useTopology } from '../AppContext.js';
 import { defaultModelLines } from '../lib/defaultModelText.js';
 import { modelSummary } from '../stores/draftChecks.js';
@@ -147,6 +147,16 @@ export function TopologyOptions({ agents, rankAgents, inspections }: { agents: r
           <label title="Shorter prompts are prefilled on the attention rank itself (a transfer would cost more than it saves)">
             Shortest prompt sent to a prefill rank (tokens)
             <input type="number" min={1} value={afd.pd.minPromptTokens} onChange={(e) => setAfd({ pd: { ...afd.pd, minPromptTokens: num(e.target.value) } })} data-testid="pd-min-prompt" />
+          </label>
+          <label title="peer: ranks on one host copy the KV from the prefill rank's memory (only block ids on the wire), a link that cannot is not used; tcp: bytes over the socket; auto: peer where it can, else tcp">
+            KV transport
+            <select value={afd.pd.transport} onChange={(e) => setAfd({ pd: { ...afd.pd, transport: e.target.value as PdTransport } })} data-testid="pd-transport">
+              {PD_TRANSPORTS.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
           </label>
         </div>
       )}

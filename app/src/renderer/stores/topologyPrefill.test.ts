@@ -44,7 +44,7 @@ describe('prefill ranks in the topology draft', () => {
     const spec = launchSpecSchema.parse(ev.spec);
     if (spec.mode !== 'afd') throw new Error('expected an AFD spec');
     expect(spec.topology).toMatchObject({ name: '1P1A1F', prefill: { ranks: 1 }, worldSize: 2 });
-    expect(spec.afd.pd).toEqual({ port: 29700, minPromptTokens: 64 });
+    expect(spec.afd.pd).toEqual({ port: 29700, minPromptTokens: 64, transport: 'auto' });
   });
 
   it('spreads 2P3A2F over the GPUs and names an unplaced prefill rank', () => {

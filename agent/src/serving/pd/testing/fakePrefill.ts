@@ -1,12 +1,19 @@
 /**
  * Test kit for the KV transfer transport: a fake `PrefillService` that "prefills" by sending
  * deterministic bytes (so a receiver can check every block), a raw frame-level client and
- * server to see or break the protocol, and small helpers.
+ * server to see or break the protocol, and small helpers. A peer job "prefills" by naming
+ * blocks `peerBlockId(b)` (and state slot 7), and records when its hold is released.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import type { KvPeerEngine, KvPeerLink } from '../../engineLike.js';
 import { FrameDecoder, encodeFrame, type WireFrame } from '../kvWire.js';
 import { kvChunkBytes, pdWireVersion, type KvWireLayout } from '../kvMessages.js';
-import type { PrefillJob, PrefillService, PrefillSink } from '../PrefillService.js';
+import type { PrefillJob, PrefillResult, PrefillService, PrefillSink } from '../PrefillService.js';
+
+/** The prefill-rank block id the fake names for block `b` of a peer job. */
+export const peerBlockId = (b: number): number => 1000 + b;
+/** The state slot the fake names for a peer job. */
+export const PEER_STATE_SLOT = 7;
 
 /** Byte `i` of block `block` of job `id`: what the fake engine sends. */
 export function blockByte(id: string, block: number, i: number): number {
@@ -50,13 +57,15 @@ export class FakePrefillService implements PrefillService {
   readonly signals = new Map<string, AbortSignal>();
   readonly sinkErrors = new Map<string, Error[]>();
   readonly started: string[] = [];
+  /** Peer jobs whose hold was released, in order. */
+  readonly released: string[] = [];
 
   constructor(
     private readonly layout: KvWireLayout,
     private readonly opts: FakeServiceOptions = {},
   ) {}
 
-  async prefill(job: PrefillJob, sink: PrefillSink, signal: AbortSignal): Promise<{ prefillMs: number; cachedTokens: number }> {
+  async prefill(job: PrefillJob, sink: PrefillSink, signal: AbortSignal): Promise<PrefillResult> {
     const { layout, opts } = this;
     this.signals.set(job.id, signal);
     this.started.push(job.id);
@@ -68,6 +77,7 @@ export class FakePrefillService implements PrefillService {
     };
     if (opts.badChunkBytes !== undefined) await sink.blocks(0, 1, new Uint8Array(opts.badChunkBytes)).catch(record);
     if (opts.failWith !== undefined && opts.hangAfterBlocks === undefined) throw new Error(opts.failWith);
+    if (job.peer) return this.prefillPeer(job, sink, signal, record);
     const step = opts.chunkBlocks ?? Math.max(1, job.numBlocks);
     let sent = 0;
     for (let b = 0; b < job.numBlocks; b += step) {
@@ -86,6 +96,55 @@ export class FakePrefillService implements PrefillService {
     if (layout.stateBytes > 0) await sink.state(fakeState(layout, job.id)).catch(record);
     return { prefillMs: 1.5, cachedTokens: 0 };
   }
+
+  private async prefillPeer(job: PrefillJob, sink: PrefillSink, signal: AbortSignal, record: (err: unknown) => never): Promise<PrefillResult> {
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.released.push(job.id);
+    };
+    try {
+      const step = Math.min(this.opts.chunkBlocks ?? 256, 256);
+      for (let b = 0; b < job.numBlocks; b += step) {
+        if (this.opts.hangAfterBlocks !== undefined && b >= this.opts.hangAfterBlocks) await untilAborted(signal);
+        const ids = Array.from({ length: Math.min(step, job.numBlocks - b) }, (_, k) => peerBlockId(b + k));
+        await sink.blockRefs(b, ids).catch(record);
+        if (this.opts.delayMs) await sleep(this.opts.delayMs);
+      }
+      if (this.opts.hangAfterBlocks !== undefined) await untilAborted(signal);
+      if (this.layout.stateBytes > 0) await sink.stateRef(PEER_STATE_SLOT).catch(record);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    return { prefillMs: 1.5, cachedTokens: 0, release };
+  }
+}
+
+/** A peer engine that shares a descriptor (on `host`) and opens links that record each copy; `failOpen` / `failPull` make them fail. */
+export function fakePeerEngine(opts: { host?: string; failOpen?: string; failPull?: string } = {}): KvPeerEngine & { pulls: Array<{ src: number[]; dst: number[] } | { srcSlot: number; dstSlot: number }>; closedLinks: number } {
+  const host = opts.host ?? 'host-a';
+  const engine = {
+    kind: 'cpu' as const,
+    host,
+    descriptor: { kind: 'cpu' as const, host, kv: 'aGFuZGxl', kvBytes: 1 << 20, stateBytes: 0, numKvBlocks: 4096, numStateSlots: 8 },
+    pulls: [] as Array<{ src: number[]; dst: number[] } | { srcSlot: number; dstSlot: number }>,
+    closedLinks: 0,
+    fence: async () => undefined,
+    open: async (): Promise<KvPeerLink> => {
+      if (opts.failOpen) throw new Error(opts.failOpen);
+      return {
+        pullKvBlocks: async (src, dst) => {
+          if (opts.failPull) throw new Error(opts.failPull);
+          engine.pulls.push({ src: [...src], dst: [...dst] });
+        },
+        pullStateSlot: async (srcSlot, dstSlot) => void engine.pulls.push({ srcSlot, dstSlot }),
+        close: () => void engine.closedLinks++,
+      };
+    },
+  };
+  return engine;
 }
 
 /** Waits for `signal` to abort, then throws its reason. */
@@ -143,14 +202,18 @@ export class RawPeer {
   }
 }
 
-/** A frame-level fake prefill rank: welcomes, then lets `onPrefill` answer each prefill by hand. */
-export function rawPrefillRank(layout: KvWireLayout, onPrefill: (peer: RawPeer, id: string) => void): Promise<{ server: Server; port: number }> {
+/**
+ * A frame-level fake prefill rank: welcomes (with `welcome`'s extra fields, e.g. a peer
+ * descriptor), then lets `onPrefill` answer each prefill by hand; every client frame is kept in `seen`.
+ */
+export function rawPrefillRank(layout: KvWireLayout, onPrefill: (peer: RawPeer, id: string) => void, extra: { welcome?: object; seen?: WireFrame[] } = {}): Promise<{ server: Server; port: number }> {
   const server = createServer((socket) => {
     const peer = new RawPeer(socket);
     socket.on('data', () => {
       while (peer.frames.length > 0) {
         const f = peer.frames.shift()!;
-        if (f.header.type === 'hello') peer.send({ type: 'welcome', version: pdWireVersion, rank: 0, layout });
+        extra.seen?.push(f);
+        if (f.header.type === 'hello') peer.send({ type: 'welcome', version: pdWireVersion, rank: 0, layout, ...extra.welcome });
         if (f.header.type === 'prefill') onPrefill(peer, String(f.header.id));
       }
     });
