@@ -1,14 +1,15 @@
 /**
  * Prefill/decode disaggregation end to end (issue 41): `afd-agent launch` of wPxAyF
  * topologies with real role processes on the CPU (prefill ranks, attention and FFN ranks,
- * the KV transfer over TCP, the OpenAI API through the front router). Greedy completions of
+ * the KV by peer memory, the CPU's shared file, and over TCP when asked, the OpenAI API
+ * through the front router). Greedy completions of
  * prompts long enough to be prefilled remotely equal the colocated launch's, the attention
  * rank's stats show the transfers (and the prefill ranks' the prefills they served), and a
  * prefill rank killed mid-service costs nothing but time: its prompts go to the other one
  * (or are prefilled on the attention rank) and the launch restarts it.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePortBlock } from '@afd/native/ports';
@@ -39,6 +40,21 @@ async function completeAll(api: string, model: string): Promise<string[]> {
   );
 }
 
+/** The prefill ranks' shared KV files (the CPU's peer memory, <AFD_HOME>/run/kv-share). */
+function sharedFiles(): string[] {
+  const dir = join(home, 'run', 'kv-share');
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.startsWith('afd-kv-')) : [];
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function statsOf(url: string): Promise<RankStats> {
   return (await (await fetch(`${url}/afd/stats`)).json()) as RankStats;
 }
@@ -67,6 +83,9 @@ describe('afd-agent launch with prefill ranks (wPxAyF)', () => {
     const attn = await statsOf(pd.urls.get('attention 0')!);
     const links = attn.pd!.links;
     expect(links.map((l) => l.prefillRank)).toEqual([0, 1]);
+    // One host: the KV is copied out of the prefill ranks' shared memory (only block ids on the wire).
+    expect(links.map((l) => l.transport)).toEqual(['peer', 'peer']);
+    expect(sharedFiles()).toHaveLength(2);
     expect(links.reduce((n, l) => n + l.transfers, 0)).toBe(prompts.length);
     expect(links.every((l) => l.transfers === 0 || (l.bytes > 0 && l.transferMs > 0))).toBe(true);
     const prefillStats = await Promise.all([0, 1].map((p) => statsOf(pd.urls.get(`prefill ${p}`)!)));
@@ -85,16 +104,26 @@ describe('afd-agent launch with prefill ranks (wPxAyF)', () => {
     const after = (await statsOf(pd.urls.get('attention 0')!)).pd!;
     expect(after.links.reduce((n, l) => n + l.transfers, 0) + (after.localPrefills['prefill_ranks_down'] ?? 0)).toBe(2 * prompts.length);
     await waitFor('prefill 0 restarted', async () => ((await (await fetch(`${pd.api}/metrics`)).text()).match(/afd:rank_restarts_total\{role="prefill",rank="0"\} 1/) ? true : null));
+    // The killed rank's shared file was removed by its successor: one file per live prefill rank.
+    const live = (f: string): boolean => isAlive(Number(/^afd-kv-(\d+)-/.exec(f)![1]));
+    await waitFor('the restarted rank\'s shared KV file, and no other', async () => {
+      const files = sharedFiles();
+      return files.length === 2 && files.every(live) ? true : null;
+    });
     await waitFor('prefill 0 serving again', async () => {
       await completeAll(pd.api, 'tiny-qwen3-moe');
       return (await statsOf(pd.urls.get('attention 0')!)).pd!.links[0]!.connected ? true : null;
     });
     expect(await pd.term()).toBe(0);
+    expect(sharedFiles()).toEqual([]);
 
-    const pd2 = await launch(modelDir, ['--topology', '1P2A2F']);
+    // The bytes path, asked for: the same texts over TCP.
+    const pd2 = await launch(modelDir, ['--topology', '1P2A2F', '--pd-transport', 'tcp']);
     expect(await completeAll(pd2.api, 'tiny-qwen3-moe')).toEqual(want);
     const transfers = await Promise.all([0, 1].map(async (a) => (await statsOf(pd2.urls.get(`attention ${a}`)!)).pd!.links[0]!.transfers));
     expect(transfers[0]! + transfers[1]!).toBe(prompts.length); // the front router spreads them over both attention ranks; each asks the one prefill rank
+    expect((await statsOf(pd2.urls.get('attention 0')!)).pd!.links[0]!.transport).toBe('tcp');
+    expect(sharedFiles()).toEqual([]);
     expect(await pd2.term()).toBe(0);
   }, 600_000);
 
@@ -108,6 +137,7 @@ describe('afd-agent launch with prefill ranks (wPxAyF)', () => {
     expect(await completeAll(pd.api, 'tiny-qwen3-next')).toEqual(want);
     const link = (await statsOf(pd.urls.get('attention 0')!)).pd!.links[0]!;
     expect(link.transfers).toBe(prompts.length);
+    expect(link.transport).toBe('peer'); // the state slot is pulled beside the blocks
     expect(await pd.term()).toBe(0);
   }, 400_000);
 
@@ -119,7 +149,9 @@ describe('afd-agent launch with prefill ranks (wPxAyF)', () => {
     expect(await colocated.term()).toBe(0);
     const pd = await launch(modelDir, ['--topology', '1P1A1F']);
     expect(await completeAll(pd.api, 'tiny-deepseek')).toEqual(want);
-    expect((await statsOf(pd.urls.get('attention 0')!)).pd!.links[0]!.transfers).toBe(prompts.length);
+    const link = (await statsOf(pd.urls.get('attention 0')!)).pd!.links[0]!;
+    expect(link.transfers).toBe(prompts.length);
+    expect(link.transport).toBe('peer');
     expect(await pd.term()).toBe(0);
   }, 400_000);
 });

@@ -2,10 +2,11 @@
 import type { Engine } from '@afd/native';
 import { describe, expect, it } from 'vitest';
 import { engineOptionsOf, kvShareOptionsOf, kvTransferOf } from './nativeEngine.js';
-import { kvPeerOf, type NativeKvShareDescriptor, type NativePeerApi } from './kvPeer.js';
+import type { KvShareDescriptor } from '@afd/native';
+import { kvPeerOf, type NativePeerApi } from './kvPeer.js';
 import { resolveRoleConfig } from './roleConfig.js';
 
-function fakeNative(descriptor: NativeKvShareDescriptor | null): NativePeerApi & { calls: unknown[][] } {
+function fakeNative(descriptor: KvShareDescriptor | null): NativePeerApi & { calls: unknown[][] } {
   const calls: unknown[][] = [];
   return {
     calls,
@@ -19,12 +20,12 @@ function fakeNative(descriptor: NativeKvShareDescriptor | null): NativePeerApi &
   };
 }
 
-const shared: NativeKvShareDescriptor = { kind: 'cuda', kv: Uint8Array.from([1, 2, 3, 250]), kvBytes: 1 << 30, state: null, stateBytes: 0, numKvBlocks: 4096, numStateSlots: 0 };
+const shared: KvShareDescriptor = { kind: 'cuda', kv: Uint8Array.from([1, 2, 3, 250]), kvBytes: 1 << 30, state: null, stateBytes: 0, numKvBlocks: 4096, numStateSlots: 0 };
 
 describe('kvPeerOf', () => {
   it('hands out the descriptor with base64 handles and the host; opens one the same way back, then pulls and closes by peer id', async () => {
     const native = fakeNative(shared);
-    const peer = kvPeerOf(native as unknown as Engine, 'gpu-host-1')!;
+    const peer = kvPeerOf(native, 'gpu-host-1');
     expect(peer).toMatchObject({ kind: 'cuda', host: 'gpu-host-1' });
     expect(peer.descriptor).toEqual({ kind: 'cuda', host: 'gpu-host-1', kv: 'AQID+g==', kvBytes: 1 << 30, stateBytes: 0, numKvBlocks: 4096, numStateSlots: 0 });
     await peer.fence();
@@ -39,7 +40,7 @@ describe('kvPeerOf', () => {
 
   it('refuses memory on another host or of another kind, without asking the engine', async () => {
     const native = fakeNative(null);
-    const peer = kvPeerOf(native as unknown as Engine, 'gpu-host-1')!;
+    const peer = kvPeerOf(native, 'gpu-host-1');
     expect(peer.descriptor).toBeNull();
     const d = { kind: 'cuda' as const, host: 'gpu-host-2', kv: 'AA==', kvBytes: 1, stateBytes: 0, numKvBlocks: 1, numStateSlots: 0 };
     await expect(peer.open(d)).rejects.toThrow(/memory is on gpu-host-2, not this host \(gpu-host-1\)/);
@@ -47,23 +48,20 @@ describe('kvPeerOf', () => {
     expect(native.calls).toEqual([]);
   });
 
-  it('is absent for an addon without peer memory (kvTransferOf then has no peer)', () => {
-    const info = { role: 'colocated', kvDtype: 'bf16', kvBlockSize: 16, kvNumLayers: 2, kvTensorsPerLayer: 2, kvRowBytes: 256, numStateSlots: 0, stateBytesPerSlot: 0, backend: 'cuda' };
-    const old = { info } as unknown as Engine;
-    expect(kvPeerOf(old)).toBeUndefined();
-    expect(kvTransferOf(old).peer).toBeUndefined();
-    expect(kvTransferOf({ ...fakeNative(shared), info } as unknown as Engine).peer?.kind).toBe('cuda');
+  it('kvTransferOf gives every native engine its peer memory, of the backend\'s kind', () => {
+    const info = { role: 'colocated', kvDtype: 'bf16', kvBlockSize: 16, kvNumLayers: 2, kvTensorsPerLayer: 2, kvRowBytes: 256, numStateSlots: 0, stateBytesPerSlot: 0, backend: 'cpu' };
+    expect(kvTransferOf({ ...fakeNative(shared), info } as unknown as Engine).peer?.kind).toBe('cpu');
   });
 });
 
 describe('kvShareOptionsOf', () => {
   const env = { AFD_HOME: '/srv/afd' };
-  it('loads the KV shareable on prefill ranks and the attention ranks of a PD topology, unless the transport is tcp', () => {
+  it('loads the KV shareable on prefill ranks (the attention ranks map theirs), unless the transport is tcp', () => {
     const want = { kvShareable: true, kvShareDir: '/srv/afd/run/kv-share' };
     expect(kvShareOptionsOf(resolveRoleConfig('prefill', { topology: '1P1A1F' }), env)).toEqual(want);
-    expect(kvShareOptionsOf(resolveRoleConfig('attention', { topology: '1P1A1F', pdTransport: 'peer' }), env)).toEqual(want);
-    expect(engineOptionsOf(resolveRoleConfig('attention', { topology: '2P1A1F' }), 'cuda', env)).toMatchObject(want);
-    expect(kvShareOptionsOf(resolveRoleConfig('attention', { topology: '1P1A1F', pdTransport: 'tcp' }), env)).toEqual({});
+    expect(engineOptionsOf(resolveRoleConfig('prefill', { topology: '2P1A1F', pdTransport: 'peer' }), 'cuda', env)).toMatchObject(want);
+    expect(kvShareOptionsOf(resolveRoleConfig('prefill', { topology: '1P1A1F', pdTransport: 'tcp' }), env)).toEqual({});
+    expect(kvShareOptionsOf(resolveRoleConfig('attention', { topology: '1P1A1F', pdTransport: 'peer' }), env)).toEqual({});
     expect(kvShareOptionsOf(resolveRoleConfig('attention', { topology: '1A1F' }), env)).toEqual({});
     expect(kvShareOptionsOf(resolveRoleConfig('colocated', {}), env)).toEqual({});
     expect(engineOptionsOf(resolveRoleConfig('colocated', {}), 'cpu', env)).not.toHaveProperty('kvShareable');

@@ -6,44 +6,20 @@
  * the wire); the decode rank opens it and copies blocks from it into its own cache.
  */
 import { hostname } from 'node:os';
-import type { Engine } from '@afd/native';
+import type { Engine, EngineLoadOptions, KvShareDescriptor } from '@afd/native';
 import type { KvPeerDescriptor, KvPeerEngine, KvPeerLink } from '../serving/engineLike.js';
 
-/** The native engine's region descriptor (native/src/engine.ts, KvShareDescriptor). */
-export interface NativeKvShareDescriptor {
-  kind: 'cpu' | 'cuda';
-  kv: Uint8Array;
-  kvBytes: number;
-  state: Uint8Array | null;
-  stateBytes: number;
-  numKvBlocks: number;
-  numStateSlots: number;
-}
-
-/** The native engine's peer-memory methods, typed structurally until native/src/engine.ts has them. */
-export interface NativePeerApi {
-  readonly info: { backend: 'cpu' | 'cuda' };
-  kvShareDescriptor(): NativeKvShareDescriptor | null;
-  kvFence(): Promise<void>;
-  openKvPeer(d: NativeKvShareDescriptor): Promise<number>;
-  pullKvBlocks(peer: number, srcIds: Int32Array, dstIds: Int32Array): Promise<void>;
-  pullStateSlot(peer: number, srcSlot: number, dstSlot: number): Promise<void>;
-  closeKvPeer(peer: number): void;
-}
+/** The engine's peer-memory methods (native/src/engine.ts). */
+export type NativePeerApi = Pick<Engine, 'kvShareDescriptor' | 'kvFence' | 'openKvPeer' | 'pullKvBlocks' | 'pullStateSlot' | 'closeKvPeer'> & {
+  readonly info: { backend: string };
+};
 
 /** Load options of an engine whose KV peers on this host may map. */
-export interface KvShareOptions {
-  kvShareable?: boolean;
-  /** CPU: the directory of the shared file. */
-  kvShareDir?: string;
-}
+export type KvShareOptions = Pick<EngineLoadOptions, 'kvShareable' | 'kvShareDir'>;
 
-/** The engine's peer memory; undefined when this build of the addon has none. */
-export function kvPeerOf(engine: Engine, host: string = hostname()): KvPeerEngine | undefined {
-  const native = engine as unknown as Partial<NativePeerApi> & { info: { backend: 'cpu' | 'cuda' } };
-  if (typeof native.kvShareDescriptor !== 'function' || typeof native.openKvPeer !== 'function') return undefined;
-  const api = native as NativePeerApi;
-  const kind = api.info.backend;
+/** The engine's peer memory as the serving layer sees it; `host` names this machine. */
+export function kvPeerOf(api: NativePeerApi, host: string = hostname()): KvPeerEngine {
+  const kind = api.info.backend === 'cuda' ? 'cuda' : 'cpu';
   let descriptor: KvPeerDescriptor | null | undefined;
   return {
     kind,
@@ -78,12 +54,12 @@ function linkOf(api: NativePeerApi, id: number): KvPeerLink {
   };
 }
 
-function toWire(d: NativeKvShareDescriptor, host: string): KvPeerDescriptor {
+function toWire(d: KvShareDescriptor, host: string): KvPeerDescriptor {
   const b64 = (u: Uint8Array): string => Buffer.from(u.buffer, u.byteOffset, u.byteLength).toString('base64');
   return { kind: d.kind, host, kv: b64(d.kv), kvBytes: d.kvBytes, ...(d.state ? { state: b64(d.state) } : {}), stateBytes: d.stateBytes, numKvBlocks: d.numKvBlocks, numStateSlots: d.numStateSlots };
 }
 
-function fromWire(d: KvPeerDescriptor): NativeKvShareDescriptor {
+function fromWire(d: KvPeerDescriptor): KvShareDescriptor {
   const bytes = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'base64'));
   return { kind: d.kind, kv: bytes(d.kv), kvBytes: d.kvBytes, state: d.state !== undefined ? bytes(d.state) : null, stateBytes: d.stateBytes, numKvBlocks: d.numKvBlocks, numStateSlots: d.numStateSlots };
 }

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AttentionLink, Engine, type AttentionLinkState, type NativeEngineInfo, type NativeEngineOptions } from '@afd/native';
 import { assertEngineBuilds, roleLoadSpec } from '@afd/native/checkpoint';
-import { countOf, kvCacheSizing, prefillRanksOf, resolveEpTransport, transportInfo, type AfdConfig, type RankConfig } from '@afd/shared';
+import { countOf, kvCacheSizing, resolveEpTransport, transportInfo, type AfdConfig, type RankConfig } from '@afd/shared';
 import { runProbeInChild } from '../probe/runProbe.js';
 import { afdHome } from '../util/afdHome.js';
 import { kvPeerOf, type KvShareOptions } from './kvPeer.js';
@@ -58,14 +58,13 @@ export function engineOptionsOf(config: RankConfig, backend: 'cpu' | 'cuda', env
 }
 
 /**
- * Shareable KV (peer memory of the PD transfer) for a prefill rank, and an attention rank of
- * a topology with prefill ranks, unless afd.pd.transport is tcp; the CPU's shared file lives
- * under <AFD_HOME>/run/kv-share.
+ * Shareable KV (peer memory of the PD transfer) for a prefill rank, unless afd.pd.transport
+ * is tcp: the attention ranks map the prefill ranks' memory, never the reverse. The CPU's
+ * shared file lives under <AFD_HOME>/run/kv-share.
  */
 export function kvShareOptionsOf(config: RankConfig, env: NodeJS.ProcessEnv = process.env): KvShareOptions {
   const { afd } = config;
-  const pd = afd.role === 'prefill' || (afd.role === 'attention' && prefillRanksOf(afd.topology) > 0);
-  if (!pd || afd.pd.transport === 'tcp') return {};
+  if (afd.role !== 'prefill' || afd.pd.transport === 'tcp') return {};
   return { kvShareable: true, kvShareDir: join(afdHome(env), 'run', 'kv-share') };
 }
 
@@ -173,7 +172,6 @@ export const nativeEngineOpener: EngineOpener = async (req) => {
 
 /** The engine's KV blocks and state slots for prefill/decode disaggregation (the layout from its info), and its peer memory (kvPeer.ts). */
 export function kvTransferOf(native: Engine): KvTransferEngine {
-  const peer = kvPeerOf(native);
   const info = native.info;
   if (info.kvDtype !== 'f32' && info.kvDtype !== 'bf16' && info.kvDtype !== 'f16') throw new Error(`kvTransferOf: the ${info.role} engine has no KV cache (kvDtype "${info.kvDtype}")`);
   return {
@@ -182,7 +180,7 @@ export function kvTransferOf(native: Engine): KvTransferEngine {
     importKvBlocks: (ids, data) => native.importKvBlocks(ids, data),
     exportStateSlot: (slot) => native.exportStateSlot(slot),
     importStateSlot: (slot, data) => native.importStateSlot(slot, data),
-    ...(peer ? { peer } : {}),
+    peer: kvPeerOf(native),
   };
 }
 
