@@ -289,8 +289,7 @@ export class ClientConnection {
       });
     }
     if (!(outcome instanceof Error)) entry.resolve(outcome);
-    else if (entry.job.peer) void entry.job.idle().then(() => entry.reject(outcome)); // the caller frees the copy's destination then
-    else entry.reject(outcome);
+    else void entry.job.idle().then(() => entry.reject(outcome)); // the caller frees the copy's (or import's) destination then
   }
 
   private lose(reason: string): void {
@@ -316,9 +315,8 @@ export class ClientConnection {
       entry.cleanup();
       const nothing = !entry.job.delivered;
       const err = new PrefillRankLostError(`lost prefill rank ${this.opts.rank} at ${this.endpoint} during prefill ${id}: ${reason}`, nothing);
-      // A peer job's copy in flight still writes into the caller's blocks: reject once it is over.
-      if (entry.job.peer) void entry.job.idle().then(() => entry.reject(err));
-      else entry.reject(err);
+      // A copy or import in flight still writes into the caller's blocks: reject once it is over.
+      void entry.job.idle().then(() => entry.reject(err));
     }
     this.onLost(this, reason);
   }

@@ -76,7 +76,11 @@ export class ClientJob {
     return this.handedOver;
   }
 
-  /** Resolves once the ref handler last called has settled (a copy in flight must end before the prefill rank frees its blocks). */
+  /**
+   * Resolves once the handler last called has settled: a peer copy in flight must end before
+   * the prefill rank frees its blocks, and a copy or import in flight before the caller frees
+   * the blocks it writes.
+   */
   idle(): Promise<void> {
     return this.lastRef.then(() => undefined);
   }
@@ -182,9 +186,11 @@ export class ClientJob {
   private complete(a: Assembly): Promise<void> | void {
     this.assembly = null;
     this.handedOver = true;
-    if (a.kind === 'kv') return this.handlers.onBlocks(a.blockOffset, a.numBlocks, a.data);
-    if (!this.handlers.onState) throw new KvTransferProtocolError(`prefill ${this.job.id}: the layout has a recurrent state but no onState handler was given`);
-    return this.handlers.onState(a.data);
+    if (a.kind !== 'kv' && !this.handlers.onState) throw new KvTransferProtocolError(`prefill ${this.job.id}: the layout has a recurrent state but no onState handler was given`);
+    const pending = a.kind === 'kv' ? this.handlers.onBlocks(a.blockOffset, a.numBlocks, a.data) : this.handlers.onState!(a.data);
+    // An import in flight writes into the caller's blocks like a peer copy: idle() waits for it too.
+    if (pending) this.lastRef = Promise.resolve(pending).then(() => undefined, () => undefined);
+    return pending;
   }
 
   private expectNoAssembly(what: string): void {

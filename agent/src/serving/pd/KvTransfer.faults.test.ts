@@ -164,6 +164,29 @@ describe('KvTransfer faults', () => {
     await expect(c.prefill(job('y', 1), { onBlocks: () => undefined })).rejects.toThrow(/is closed/);
   });
 
+  it('a rank lost while a chunk is being imported: the job fails only once that import is over (the caller then frees its blocks)', async () => {
+    const { port } = await startServer({ chunkBlocks: 1, hangAfterBlocks: 1 });
+    const c = client(port);
+    let finishImport!: () => void;
+    let importDone = false;
+    const importing = new Promise<void>((resolve) => (finishImport = resolve));
+    const pending = c
+      .prefill(job('i', 4), {
+        onBlocks: async () => {
+          await importing;
+          importDone = true;
+        },
+      })
+      .catch((e: unknown) => ({ err: e, importDone }));
+    await sleep(50); // the first chunk is in its handler
+    await c.close();
+    await sleep(50);
+    finishImport();
+    const outcome = (await pending) as { err: unknown; importDone: boolean };
+    expect(outcome.err).toBeInstanceOf(PrefillRankLostError);
+    expect(outcome.importDone).toBe(true);
+  });
+
   it('an engine failure arrives as PrefillFailedError with its message', async () => {
     const { server, port } = await startServer({ failWith: 'out of KV blocks' });
     const c = client(port);
