@@ -41,7 +41,7 @@ async function expectInWindow(testId: string, what: string): Promise<void> {
 }
 
 /** The launch spec the Topology screen shows (what Launch would send). */
-async function shownSpec(): Promise<{ topology: string; placements: { role: string; rank: number; agentId: string; backend: string }[] }> {
+async function shownSpec(): Promise<{ topology: string; placements: { role: string; rank: number; agentId: string; backend: string }[]; afd?: { pd?: { transport?: string } } }> {
   const details = page.getByTestId('launch-spec-details');
   if ((await details.getAttribute('open')) === null) await details.locator('summary').click();
   return JSON.parse(await page.getByTestId('launch-spec').textContent() ?? '{}');
@@ -66,8 +66,15 @@ test('1P1A1F: the prefill group in the wiring drawing, its placement row and the
   await expect(row).toContainText('prefill 0');
   await expect(row.getByLabel('Device of prefill rank 0')).toHaveValue(/\|cpu\|0$/);
 
+  // The KV transport: auto by default, and what the spec sends.
+  await expect(page.getByTestId('pd-transport')).toHaveValue('auto');
+  await page.getByTestId('pd-transport').selectOption('tcp');
+  expect((await shownSpec()).afd?.pd?.transport).toBe('tcp');
+  await page.getByTestId('pd-transport').selectOption('auto');
+
   const spec = await shownSpec();
   expect(spec.topology).toBe('1P1A1F');
+  expect(spec.afd?.pd?.transport).toBe('auto');
   expect(spec.placements.map((p) => `${p.role}${p.rank}`).sort()).toEqual(['attention0', 'ffn0', 'prefill0']);
   const prefill = spec.placements.find((p) => p.role === 'prefill');
   expect(prefill).toMatchObject({ rank: 0, backend: 'cpu' });
@@ -131,6 +138,8 @@ test('1P1A1F launches on the CPU; a chat is prefilled on P0 and the Dashboard sh
   const link = panel.getByTestId('pd-link-P0-A0');
   await expect(link.getByTestId('pd-link-transfers')).not.toHaveText('0', { timeout: 30_000 });
   await expect(link).toContainText('connected');
+  // One host: the attention rank copied the KV out of the prefill rank's shared memory.
+  await expect(link.getByTestId('pd-link-transport')).toHaveText('peer');
   await expect(panel.getByTestId('pd-served-P0').getByTestId('pd-served-prefills')).not.toHaveText('0');
   await expect(panel.getByTestId('heatmap-KV bytes, prefill → attention')).toHaveAttribute('data-nonzero', '1');
   await panel.scrollIntoViewIfNeeded();
