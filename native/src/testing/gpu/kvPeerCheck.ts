@@ -10,14 +10,13 @@
  * nothing was pulled into) must differ, so a pull that moved nothing fails.
  */
 import { spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { KvShareDescriptor } from '../../addon.js';
 import { Engine } from '../../engine.js';
-import { generateGreedy, roleSpec, singleSeqPlan, writeTinyModel } from '../engineTesting.js';
-import { writeGdnModel } from '../gdnTesting.js';
+import { generateGreedy, roleSpec, singleSeqPlan } from '../engineTesting.js';
 import { worstRelError } from './enginePair.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
+import { perTransferModel } from './kvTransferCheck.js';
 
 const opts = { backend: 'cuda' as const, kvBlockSize: 4, numKvBlocks: 31, numStateSlots: 4 };
 const prompt = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7];
@@ -93,20 +92,6 @@ async function peerCheck(arch: string, dir: string): Promise<GpuCheck> {
   }
 }
 
-export async function kvPeerChecks(): Promise<GpuCheck[]> {
-  const checks: GpuCheck[] = [];
-  const models: [string, () => Promise<string>][] = [
-    ['qwen3_moe', () => writeTinyModel('qwen3_moe', 5)],
-    ['deepseek_v2', () => writeTinyModel('deepseek_v2', 5)],
-    ['qwen3_next', () => writeGdnModel('qwen3_next', 5)],
-  ];
-  for (const [arch, write] of models) {
-    const dir = await write();
-    try {
-      checks.push(await peerCheck(arch, dir));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  }
-  return checks;
+export function kvPeerChecks(): Promise<GpuCheck[]> {
+  return perTransferModel(peerCheck);
 }

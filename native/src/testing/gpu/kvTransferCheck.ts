@@ -38,7 +38,8 @@ async function transferCheck(arch: string, dir: string): Promise<GpuCheck> {
   }
 }
 
-export async function kvTransferChecks(): Promise<GpuCheck[]> {
+/** Runs `check` on a tiny model of each KV layout (Qwen3-MoE, DeepSeek-V2's MLA latent, Qwen3-Next's state), each in its own directory. */
+export async function perTransferModel(check: (arch: string, dir: string) => Promise<GpuCheck>): Promise<GpuCheck[]> {
   const checks: GpuCheck[] = [];
   const models: [string, () => Promise<string>][] = [
     ['qwen3_moe', () => writeTinyModel('qwen3_moe', 5)],
@@ -48,10 +49,14 @@ export async function kvTransferChecks(): Promise<GpuCheck[]> {
   for (const [arch, write] of models) {
     const dir = await write();
     try {
-      checks.push(await transferCheck(arch, dir));
+      checks.push(await check(arch, dir));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
   return checks;
+}
+
+export function kvTransferChecks(): Promise<GpuCheck[]> {
+  return perTransferModel(transferCheck);
 }
