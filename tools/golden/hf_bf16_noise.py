@@ -12,6 +12,7 @@ golden.json); nothing is written to them.
     python3 tools/golden/hf_bf16_noise.py --only qwen3_next_hybrid qwen3_5_moe_hybrid qwen3_moe --out noise.json
 """
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -64,15 +65,18 @@ def main():
     import torch
     import transformers
 
-    report = {"transformers": transformers.__version__, "torch": torch.__version__, "device": a.device, "fixtures": {}}
+    report = {"transformers": transformers.__version__, "torch": torch.__version__, "device": a.device, "fixtures": {}, "goldenSha256": {}}
     if a.device == "cuda":
         report["card"] = torch.cuda.get_device_name(0)
     for name in a.only:
         d = os.path.join(a.dir, name)
         with open(os.path.join(d, "config.json")) as f:
             config = json.load(f)
-        with open(os.path.join(d, "golden.json")) as f:
-            golden = json.load(f)
+        with open(os.path.join(d, "golden.json"), "rb") as f:
+            raw = f.read()
+        golden = json.loads(raw)
+        # Which golden.json was measured: the GPU suite uses a record only for that file.
+        report["goldenSha256"][name] = hashlib.sha256(raw).hexdigest()
         f32 = eager_experts(make_golden.load_reference(torch, transformers, d, config)).to(a.device)
         bf = eager_experts(make_golden.load_reference(torch, transformers, d, config)).to(torch.bfloat16).to(a.device)
         cases = []

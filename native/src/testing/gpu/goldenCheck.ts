@@ -17,15 +17,20 @@ import { Engine } from '../../engine.js';
 import { forcedLogits, generateGreedy, scatteredBlocks, top2 } from '../engineTesting.js';
 import { cudaLogitTolerance, type GpuCheck } from './gpuCheck.js';
 import { judgeGoldenCase, type MeasuredFlip } from './goldenRule.js';
+import { loadReferenceNoise } from './goldenNoise.js';
 
 /** Below this reference margin a greedy flip under bf16 is always accepted (and reported). */
 export const bf16MarginFloor = 1e-2;
 
 /** The reference margin below which a flip is within the bf16 noise of this logit row. */
 export function bf16FlipMargin(reference: Float32Array): number {
+  return Math.max(bf16MarginFloor, cudaLogitTolerance * rmsOf(reference));
+}
+
+function rmsOf(values: Float32Array): number {
   let ss = 0;
-  for (const v of reference) ss += v * v;
-  return Math.max(bf16MarginFloor, cudaLogitTolerance * Math.sqrt(ss / Math.max(1, reference.length)));
+  for (const v of values) ss += v * v;
+  return Math.sqrt(ss / Math.max(1, values.length));
 }
 
 const KV_BLOCK = 16;
@@ -38,6 +43,7 @@ export async function goldenChecks(fixturesDir: string, notes: string[]): Promis
     notes.push(`golden: ${reason}`);
     return [];
   }
+  const noise = loadReferenceNoise(fixturesDir, notes);
   const checks: GpuCheck[] = [];
   for (const fx of fixtures) {
     const opts = { numKvBlocks: NUM_BLOCKS, kvBlockSize: KV_BLOCK };
@@ -54,15 +60,15 @@ export async function goldenChecks(fixturesDir: string, notes: string[]): Promis
           if (top2(got[s]!).argmax === c.greedyIds[s]) continue;
           cpuRef ??= await forcedLogits(cpu, c.promptIds, c.greedyIds, { blocks });
           const ref = stored.get(s) ?? cpuRef[s]!;
-          flips.push({ step: s, margin: top2(ref).margin, band: bf16FlipMargin(ref) });
+          flips.push({ step: s, margin: top2(ref).margin, band: bf16FlipMargin(ref), rowRms: rmsOf(ref) });
         }
         const logitErrors = [...stored].map(([step, values]) => ({ step, error: relativeError(got[step]!, values) }));
-        const verdict = judgeGoldenCase({ promptLength: c.promptIds.length, flips, logitErrors, routerRelativeMargins: c.routerRelativeMargins });
+        const verdict = judgeGoldenCase({ promptLength: c.promptIds.length, flips, logitErrors, routerRelativeMargins: c.routerRelativeMargins, referenceNoise: noise.get(fx.name)?.get(i) });
         const free = await generateGreedy(cuda, c.promptIds, fx.golden.maxNewTokens, { blocks });
         const freeSame = free.tokens.join(',') === c.greedyIds.join(',');
         checks.push({
           suite: 'golden',
-          name: `${fx.name} case ${i} (bf16 rule: flips only inside the reference's bf16 noise band or after its routing near-ties)`,
+          name: `${fx.name} case ${i} (bf16 rule: flips only inside the reference's bf16 noise band, transformers' measured bf16 noise, or after its routing near-ties)`,
           passed: verdict.passed,
           detail: `${verdict.detail}; free-running greedy ${freeSame ? 'equal' : 'diverges'}`,
         });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { judgeGoldenCase, maxRoutingExcuses, routerTieBand } from './goldenRule.js';
+import { judgeGoldenCase, maxRoutingExcuses, referenceNoiseFactor, routerTieBand } from './goldenRule.js';
 
 // Prompt of 3 tokens: step s reads positions 0 .. 2 + s.
 const base = { promptLength: 3, flips: [], logitErrors: [{ step: 0, error: 1e-3 }, { step: 15, error: 5e-3 }] };
@@ -54,5 +54,39 @@ describe('judgeGoldenCase (bf16 rule)', () => {
     const v = judgeGoldenCase({ ...base, logitErrors: [{ step: 31, error: 0.1 }], routerRelativeMargins: m });
     expect(v.passed).toBe(true);
     expect(v.detail).toMatch(/position 5 \(relative margin 2\.00e-4/);
+  });
+});
+
+describe("judgeGoldenCase (transformers' own bf16 noise)", () => {
+  const noise = { errors: Array.from({ length: 32 }, (_, s) => (s === 3 ? 0.15 : 0.03)), flipSteps: [8], source: 'n.json' };
+
+  it('excuses a flip where transformers bf16 flips too, or inside its noise at that step applied to the row', () => {
+    const same = judgeGoldenCase({ ...base, flips: [{ step: 8, margin: 0.3, band: 0.04, rowRms: 2 }], referenceNoise: noise });
+    expect(same.passed).toBe(true);
+    expect(same.detail).toMatch(/transformers' own bf16 flips at this step too/);
+    // Step 3: 0.15 x rms 2 = 0.3 > margin 0.25; step 4: 0.03 x 2 = 0.06 < 0.25.
+    const inside = judgeGoldenCase({ ...base, flips: [{ step: 3, margin: 0.25, band: 0.04, rowRms: 2 }], referenceNoise: noise });
+    expect(inside.passed).toBe(true);
+    expect(inside.detail).toMatch(/inside transformers' bf16 noise at this step \(relError 1\.50e-1 x row rms 2\.00e\+0 = 3\.00e-1\)/);
+    const outside = judgeGoldenCase({ ...base, flips: [{ step: 4, margin: 0.25, band: 0.04, rowRms: 2 }], referenceNoise: noise });
+    expect(outside.passed).toBe(false);
+    expect(outside.detail).toMatch(/step 4 .*outside the band/);
+  });
+
+  it('bounds logits by referenceNoiseFactor x transformers error at the same step, and only where measured', () => {
+    const within = judgeGoldenCase({ ...base, logitErrors: [{ step: 3, error: 0.29 }, { step: 5, error: 0.05 }], referenceNoise: noise });
+    expect(within.passed).toBe(true);
+    expect(within.detail).toMatch(new RegExp(`step 3 relError 2\\.90e-1 <= ${referenceNoiseFactor} x transformers' bf16 1\\.50e-1`));
+    expect(within.detail).toMatch(/within the reference's bf16 noise \(n\.json\)/);
+    const beyond = judgeGoldenCase({ ...base, logitErrors: [{ step: 5, error: 0.07 }], referenceNoise: noise });
+    expect(beyond.passed).toBe(false);
+    expect(beyond.detail).toMatch(/worst logits relError 7\.00e-2/);
+    const unmeasured = judgeGoldenCase({ ...base, logitErrors: [{ step: 40, error: 0.03 }], referenceNoise: noise });
+    expect(unmeasured.passed).toBe(false);
+  });
+
+  it('changes nothing for a case without a noise record', () => {
+    expect(judgeGoldenCase({ ...base, flips: [{ step: 8, margin: 0.3, band: 0.04, rowRms: 2 }] }).passed).toBe(false);
+    expect(judgeGoldenCase({ ...base, logitErrors: [{ step: 3, error: 0.03 }] }).passed).toBe(false);
   });
 });
