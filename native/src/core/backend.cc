@@ -54,6 +54,11 @@ void Backend::gdnGating(const Tensor&, const Tensor&, const Tensor&, const Tenso
   AFD_FAIL("gdnGating is not implemented on the " << name() << " backend; run linear-attention models on the cpu or cuda backend");
 }
 
+void Backend::copyDeviceBeside(const std::vector<DeviceCopy>& copies) {
+  for (const DeviceCopy& c : copies) copyDevice(c.dst, c.src, c.bytes);
+  synchronize();
+}
+
 std::unique_ptr<SharedRegion> Backend::allocateShared(size_t /*bytes*/, const std::string& /*dir*/) {
   throw Error("the " + name() + " backend has no memory another process can map (peer-memory KV transfer)");
 }

@@ -152,6 +152,16 @@ class Backend {
   virtual void copyToDevice(void* dst, const void* hostSrc, size_t bytes) = 0;
   virtual void copyToHost(void* hostDst, const void* src, size_t bytes) = 0;  // waits for prior ops
   virtual void copyDevice(void* dst, const void* src, size_t bytes) = 0;
+  // Copies device ranges beside the step's ops and waits for them; thread-safe. For memory
+  // no step in flight reads or writes (the blocks a KV import fills), so the copy neither
+  // waits for the step nor waits behind it. Default: copyDevice each, then synchronize (a
+  // backend whose ops run at once on the calling thread); CUDA: a stream of its own.
+  struct DeviceCopy {
+    void* dst;
+    const void* src;
+    size_t bytes;
+  };
+  virtual void copyDeviceBeside(const std::vector<DeviceCopy>& copies);
   virtual void fillZero(void* dst, size_t bytes) = 0;
   virtual void synchronize() = 0;
   // Dummy weights (--load-format dummy): element i = offset + scale * (2u - 1) with

@@ -29,6 +29,23 @@ std::unique_ptr<SharedRegion> CudaBackend::allocateShared(size_t bytes, const st
   return createIpcRegion(bytes);
 }
 
+// A stream per call, so concurrent callers (binding workers) wait only for their own copies;
+// creating one costs microseconds against copies of megabytes.
+void CudaBackend::copyDeviceBeside(const std::vector<DeviceCopy>& copies) {
+  AFD_CUDA_CHECK(cudaSetDevice(ctx_.deviceIndex()));
+  cudaStream_t stream = nullptr;
+  AFD_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaError_t err = cudaSuccess;
+  for (const DeviceCopy& c : copies) {
+    err = cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, stream);
+    if (err != cudaSuccess) break;
+  }
+  const cudaError_t waited = cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
+  AFD_CUDA_CHECK(err);
+  AFD_CUDA_CHECK(waited);
+}
+
 std::unique_ptr<SharedRegion> CudaBackend::openShared(const std::vector<uint8_t>& handle, size_t bytes) {
   AFD_CUDA_CHECK(cudaSetDevice(ctx_.deviceIndex()));
   return openIpcRegion(handle, bytes);

@@ -141,14 +141,14 @@ export class Scheduler {
     if (seq.isFinished) return;
     seq.status = 'finished';
     seq.finishReason = reason;
+    const busy = this.inFlight?.entries.some((e) => e.seq === seq) ?? false;
     // Free at once even while its step runs: the next owner's first step seeds (clears) it.
     this.releasePenaltySlot(seq);
-    this.releaseStateSlot(seq); // likewise: the next owner's first step is at position 0 (fresh state)
+    if (!busy) this.releaseStateSlot(seq); // after its last step, which writes it: a KV import copies into free slots beside a step (Engine.pullStateSlot)
     const wi = this.waiting.indexOf(seq);
     if (wi >= 0) this.waiting.splice(wi, 1);
     this.imports.ended(seq); // a sample that waited on imported blocks lets go of them
     this.running = this.running.filter((s) => s !== seq);
-    const busy = this.inFlight?.entries.some((e) => e.seq === seq) ?? false;
     const group = this.groups.get(seq);
     this.groups.delete(seq);
     if (!busy && group?.shouldHoldFrom(seq)) {
@@ -280,6 +280,7 @@ export class Scheduler {
       const seq = entry.seq;
       if (seq.isFinished) {
         this.blocks.free(seq.id); // finished (aborted) while the step ran
+        this.releaseStateSlot(seq);
         return;
       }
       if (seq.status !== 'running') return; // cannot happen: preemption only happens in schedule()
@@ -311,7 +312,7 @@ export class Scheduler {
     this.inFlight = null;
     const seqs = step.entries.map((e) => e.seq);
     for (const seq of seqs) {
-      this.finish(seq, 'abort');
+      this.finish(seq, 'abort'); // not busy any more: its state slot goes back too
       this.blocks.free(seq.id);
     }
     return seqs;

@@ -121,7 +121,8 @@ class Engine {
   void importStateSlot(int slot, const uint8_t* data, size_t bytes);
   // The same by peer memory on one host (kv-peer.h): what a peer maps (null unless loaded
   // kvShareable), a fence before handing block ids out, and a peer's blocks / slot copied
-  // into this engine's (each takes the step mutex).
+  // into this engine's. These take no step mutex: the pulls copy beside a step in flight,
+  // into blocks and a slot that no step holds (kv-peer.cc says why that is safe).
   std::optional<KvShareDescriptor> kvShareDescriptor() const;
   void kvFence();
   int openKvPeer(const KvShareDescriptor& d);
@@ -200,8 +201,10 @@ class Engine {
   std::unique_ptr<FfnModel> ffn_;
   std::unique_ptr<PagedKvCache> kv_;
   std::unique_ptr<RecurrentState> state_;
-  std::unordered_map<int, std::unique_ptr<KvPeer>> kvPeers_;  // openKvPeer's mappings
-  int nextKvPeer_ = 1;  // models with gdn layers (attention / colocated)
+  std::unordered_map<int, std::shared_ptr<const KvPeer>> kvPeers_;  // openKvPeer's mappings (peersMu_)
+  int nextKvPeer_ = 1;
+  std::mutex peersMu_;
+  std::shared_ptr<const KvPeer> kvPeer(int peer, const char* what);  // models with gdn layers (attention / colocated)
   std::unique_ptr<LocalFfnExecutor> localExecutor_;
   FfnExecutor* executor_ = nullptr;
   std::unique_ptr<Workspace> ws_;

@@ -81,14 +81,15 @@ void KvPeer::pullBlocks(Backend& backend, PagedKvCache& kv, const std::vector<in
   checkTransferBlockIds("pullKvBlocks (destination)", dstIds, numKvBlocks);
   const std::vector<Tensor*> tensors = kvTransferTensors(kv);
   const size_t blockBytes = kvBlockBytes(kv);
+  std::vector<Backend::DeviceCopy> copies;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const uint8_t* peer = static_cast<const uint8_t*>(kv_->data()) + i * static_cast<size_t>(regionBlocks_) * blockBytes;
     uint8_t* own = static_cast<uint8_t*>(tensors[i]->data);
     forEachPairedRun(srcIds, dstIds, [&](int32_t s, int32_t d, size_t n) {
-      backend.copyDevice(own + static_cast<size_t>(d) * blockBytes, peer + static_cast<size_t>(s) * blockBytes, n * blockBytes);
+      copies.push_back({own + static_cast<size_t>(d) * blockBytes, peer + static_cast<size_t>(s) * blockBytes, n * blockBytes});
     });
   }
-  backend.synchronize();  // the blocks hold the KV before the peer may reuse its own
+  backend.copyDeviceBeside(copies);  // returns once the blocks hold the KV, before the peer may reuse its own
 }
 
 void KvPeer::pullState(Backend& backend, RecurrentState& state, int srcSlot, int dstSlot) const {
@@ -97,13 +98,14 @@ void KvPeer::pullState(Backend& backend, RecurrentState& state, int srcSlot, int
   AFD_CHECK(dstSlot >= 0 && dstSlot < state.numSlots(), "pullStateSlot: slot " << dstSlot << " is outside [0, " << state.numSlots()
                                                                               << ") (the engine's numStateSlots)");
   size_t peerOffset = 0;
+  std::vector<Backend::DeviceCopy> copies;
   for (Tensor* t : stateTransferTensors(state)) {
     const size_t row = rowBytesOf(*t);
     const uint8_t* peer = static_cast<const uint8_t*>(state_->data()) + peerOffset;
-    backend.copyDevice(static_cast<uint8_t*>(t->data) + static_cast<size_t>(dstSlot) * row, peer + static_cast<size_t>(srcSlot) * row, row);
+    copies.push_back({static_cast<uint8_t*>(t->data) + static_cast<size_t>(dstSlot) * row, peer + static_cast<size_t>(srcSlot) * row, row});
     peerOffset += static_cast<size_t>(stateRows_) * row;
   }
-  backend.synchronize();
+  backend.copyDeviceBeside(copies);
 }
 
 // ---- Engine's peer methods (engine.h) -------------------------------------------------
@@ -113,38 +115,44 @@ std::optional<KvShareDescriptor> Engine::kvShareDescriptor() const {
   return describeShared(*backend_, *kv_, state_.get(), info_.numKvBlocks, info_.numStateSlots);
 }
 
-void Engine::kvFence() {
-  std::lock_guard<std::mutex> lock(mu_);
-  requireKvCache("kvFence");
-  backend_->synchronize();
-}
+// Every call that writes the KV cache or the state (step, importKvBlocks, importStateSlot)
+// waits for its device work before it returns and lets go of the step mutex, so what a
+// returned step wrote is in place: the fence has nothing to wait for, and takes no mutex
+// (a step in flight writes only blocks its own sequences hold, none of the handed-out ones).
+void Engine::kvFence() { requireKvCache("kvFence"); }
 
 int Engine::openKvPeer(const KvShareDescriptor& d) {
-  std::lock_guard<std::mutex> lock(mu_);
   requireKvCache("openKvPeer");
-  auto peer = std::make_unique<KvPeer>(*backend_, *kv_, state_.get(), d);
+  auto peer = std::make_shared<const KvPeer>(*backend_, *kv_, state_.get(), d);
+  std::lock_guard<std::mutex> lock(peersMu_);
   const int id = nextKvPeer_++;
   kvPeers_.emplace(id, std::move(peer));
   return id;
 }
 
-void Engine::pullKvBlocks(int peer, const std::vector<int32_t>& srcIds, const std::vector<int32_t>& dstIds) {
-  std::lock_guard<std::mutex> lock(mu_);
+std::shared_ptr<const KvPeer> Engine::kvPeer(int peer, const char* what) {
+  std::lock_guard<std::mutex> lock(peersMu_);
   auto it = kvPeers_.find(peer);
-  AFD_CHECK(it != kvPeers_.end(), "pullKvBlocks: no open KV peer " << peer << " (openKvPeer's id; closed?)");
-  it->second->pullBlocks(*backend_, *kv_, srcIds, dstIds, info_.numKvBlocks);
+  AFD_CHECK(it != kvPeers_.end(), what << ": no open KV peer " << peer << " (openKvPeer's id; closed?)");
+  return it->second;
+}
+
+// The pulls run beside the step, not behind it: their destination blocks and slot belong to
+// an import no step in flight reads or writes (the scheduler holds them, and a finished
+// sequence's slot is given back only after its last step), and the peer mapping is held
+// here, so a close meanwhile unmaps it after the copy.
+void Engine::pullKvBlocks(int peer, const std::vector<int32_t>& srcIds, const std::vector<int32_t>& dstIds) {
+  requireKvCache("pullKvBlocks");
+  kvPeer(peer, "pullKvBlocks")->pullBlocks(*backend_, *kv_, srcIds, dstIds, info_.numKvBlocks);
 }
 
 void Engine::pullStateSlot(int peer, int srcSlot, int dstSlot) {
-  std::lock_guard<std::mutex> lock(mu_);
   requireStateSlots("pullStateSlot");
-  auto it = kvPeers_.find(peer);
-  AFD_CHECK(it != kvPeers_.end(), "pullStateSlot: no open KV peer " << peer << " (openKvPeer's id; closed?)");
-  it->second->pullState(*backend_, *state_, srcSlot, dstSlot);
+  kvPeer(peer, "pullStateSlot")->pullState(*backend_, *state_, srcSlot, dstSlot);
 }
 
 void Engine::closeKvPeer(int peer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(peersMu_);
   kvPeers_.erase(peer);
 }
 
