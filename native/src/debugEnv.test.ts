@@ -28,12 +28,13 @@ describe('debugging overrides (AFD_* environment)', () => {
     expect(child({ AFD_CUDA_ATTENTION: 'mma' }, 'add()').out).toBe('threw: AFD_CUDA_ATTENTION must be simt, tc or auto (got "mma")');
     expect(child({ AFD_ATTENTION_BLOCKS_PER_SM: '17' }, 'add()').out).toBe('threw: AFD_ATTENTION_BLOCKS_PER_SM must be an integer in [1, 16] (got "17")');
     expect(child({ AFD_EXPERT_GEMM_MIN_TOKENS: '12x' }, 'add()').out).toMatch(/^threw: AFD_EXPERT_GEMM_MIN_TOKENS must be an integer in \[1, /);
+    expect(child({ AFD_GDN_KERNEL: 'column' }, 'add()').out).toBe('threw: AFD_GDN_KERNEL must be warps or columns (got "column")');
     expect(child({ AFD_FAULT_FFN_LAYER_DELAY_US: '-1' }, 'add()').out).toMatch(/^threw: AFD_FAULT_FFN_LAYER_DELAY_US must be an integer in \[0, 10000000\]/);
   });
 
   it('reads the environment once: a value set after the first backend is not seen', () => {
     const r = child({}, `add(); process.env.AFD_EXPERT_GEMM = 'bad'; process.stdout.write(JSON.stringify(add()));`);
     expect(r.out).toBe('[2,4]');
-    expect(child({ AFD_EXPERT_GEMM: 'cublas', AFD_CUDA_PDL: '0', AFD_ENGINE_GRAPHS: 'off' }, 'process.stdout.write(JSON.stringify(add()))').out).toBe('[2,4]');
+    expect(child({ AFD_EXPERT_GEMM: 'cublas', AFD_CUDA_PDL: '0', AFD_ENGINE_GRAPHS: 'off', AFD_GDN_KERNEL: 'warps' }, 'process.stdout.write(JSON.stringify(add()))').out).toBe('[2,4]');
   });
 });

@@ -33,6 +33,10 @@ DebugEnv readDebugEnv() {
   if (auto v = variable("AFD_EXPERT_GEMM")) d.expertGemm = parseExpertGemmChoice(*v, "AFD_EXPERT_GEMM");
   d.expertGemmMinTokens = integer("AFD_EXPERT_GEMM_MIN_TOKENS", 1, kMaxExpertGemmMinTokens);
   d.pdlOff = variable("AFD_CUDA_PDL") == std::optional<std::string>("0");
+  if (auto v = variable("AFD_GDN_KERNEL")) {
+    AFD_CHECK(*v == "warps" || *v == "columns", "AFD_GDN_KERNEL must be warps or columns (got \"" << *v << "\")");
+    d.gdnWarpKernel = *v == "warps";
+  }
   d.faultFfnLayerDelayUs = integer("AFD_FAULT_FFN_LAYER_DELAY_US", 0, 10'000'000);
   return d;
 }

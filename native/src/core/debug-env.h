@@ -29,6 +29,10 @@ struct DebugEnv {
   // AFD_CUDA_PDL=0: kernels launch without programmatic dependent launch (cuda/launch.cuh).
   // Process-wide: a kernel launch has no backend (and no options) at hand.
   bool pdlOff = false;
+  // AFD_GDN_KERNEL=warps: the gated delta rule's decode steps run the warp-per-column kernel
+  // (the one of prefill) instead of the coalesced column-per-lane one (cuda/gated-delta-rule.cu).
+  // Process-wide, like PDL: to measure one against the other.
+  bool gdnWarpKernel = false;
   // AFD_FAULT_FFN_LAYER_DELAY_US=0..10000000: AfdConnectorOptions.faultLayerDelayUs (fault
   // tests, tools/gpu/afd-roles.mjs: the FFN rank pauses before each eagerly served layer).
   std::optional<int> faultFfnLayerDelayUs;

@@ -94,6 +94,108 @@ __global__ void gatedDeltaRuleKernel(GatedDeltaRuleArgs a, LinearBatchArgs batch
   }
 }
 
+// Decode-shaped batches (one token per sequence; any count works, tokens one after another):
+// lane l of every warp owns value column j = 32 x tile + l, and warp w the key rows
+// [w R, w R + R), so each state row of 32 columns is one coalesced 128-byte access (the warp
+// kernel above reads a column, 32 rows apart). The products over the key dim add the four
+// warps' partial sums in shared memory. Grid: (Hv * ceil(Dv / 32), sequences); block: 4 warps.
+constexpr int kColumnWarps = 4;
+
+template <int R>
+__global__ void gatedDeltaRuleColumnsKernel(GatedDeltaRuleArgs a, LinearBatchArgs batch) {
+  pdlWait();
+  __shared__ float qs[kColumnWarps * R], ks[kColumnWarps * R];
+  __shared__ float part[kColumnWarps][32];
+  __shared__ float squares[2][kColumnWarps];
+  const int Dk = a.keyDim, Dv = a.valueDim, Hk = a.keyHeads, Hv = a.valueHeads;
+  const int tiles = (Dv + 31) / 32;
+  const int h = blockIdx.x / tiles;
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const int j = blockIdx.x % tiles * 32 + lane;
+  const int s = blockIdx.y;
+  const int kh = h / (Hv / Hk);
+  const bool column = j < Dv;
+  float* S = a.state + (static_cast<size_t>(batch.stateSlots[s]) * Hv + h) * Dk * Dv + j;  // S[i * Dv]: row i, column j
+  const bool hasState = batch.hasState[s] != 0;
+  float st[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int i = w * R + r;
+    st[r] = hasState && column && i < Dk ? S[static_cast<size_t>(i) * Dv] : 0.0f;
+  }
+  const int end = batch.seqStarts[s + 1];
+  for (int t = batch.seqStarts[s]; t < end; ++t) {
+    const float* qt = a.q + (static_cast<size_t>(t) * Hk + kh) * Dk;
+    const float* kt = a.k + (static_cast<size_t>(t) * Hk + kh) * Dk;
+    const size_t th = static_cast<size_t>(t) * Hv + h;
+    float qSq = 0.0f, kSq = 0.0f;
+    for (int i = threadIdx.x; i < kColumnWarps * R; i += blockDim.x) {
+      const float q = i < Dk ? qt[i] : 0.0f, k = i < Dk ? kt[i] : 0.0f;
+      qs[i] = q;
+      ks[i] = k;
+      qSq += q * q;
+      kSq += k * k;
+    }
+    qSq = warpSum(qSq);
+    kSq = warpSum(kSq);
+    if (lane == 0) {
+      squares[0][w] = qSq;
+      squares[1][w] = kSq;
+    }
+    __syncthreads();
+    float qTotal = 0.0f, kTotal = 0.0f;
+#pragma unroll
+    for (int x = 0; x < kColumnWarps; ++x) {
+      qTotal += squares[0][x];
+      kTotal += squares[1][x];
+    }
+    const float qInv = 1.0f / sqrtf(qTotal + kL2NormEps) * a.qScale;
+    const float kInv = 1.0f / sqrtf(kTotal + kL2NormEps);
+    const float decay = expf(a.g[th]);
+    const float beta = a.beta[th];
+    const float vt = column ? a.v[th * Dv + j] : 0.0f;
+    float recalled = 0.0f;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      st[r] *= decay;
+      recalled += ks[w * R + r] * kInv * st[r];
+    }
+    part[w][lane] = recalled;
+    __syncthreads();
+    recalled = 0.0f;
+#pragma unroll
+    for (int x = 0; x < kColumnWarps; ++x) recalled += part[x][lane];
+    const float delta = (vt - recalled) * beta;
+    float o = 0.0f;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      st[r] += ks[w * R + r] * kInv * delta;
+      o += qs[w * R + r] * qInv * st[r];
+    }
+    __syncthreads();  // every warp has read part (recalled) and ks / qs
+    part[w][lane] = o;
+    __syncthreads();
+    if (w == 0 && column) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int x = 0; x < kColumnWarps; ++x) sum += part[x][lane];
+      a.out[th * Dv + j] = sum;
+    }
+    __syncthreads();  // part, qs and ks are rewritten by the next token
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int i = w * R + r;
+    if (column && i < Dk) S[static_cast<size_t>(i) * Dv] = st[r];
+  }
+}
+
+template <int R>
+cudaError_t launchColumns(const GatedDeltaRuleArgs& a, const LinearBatchArgs& batch, cudaStream_t stream) {
+  const dim3 grid(a.valueHeads * ((a.valueDim + 31) / 32), batch.numSeqs);
+  return launchKernel(gatedDeltaRuleColumnsKernel<R>, grid, 32 * kColumnWarps, 0, stream, a, batch);
+}
+
 template <int kKeysPerLane>
 cudaError_t launchRule(const GatedDeltaRuleArgs& a, const LinearBatchArgs& batch, cudaStream_t stream) {
   const int colBlocks = (a.valueDim + kWarps - 1) / kWarps;
@@ -109,8 +211,23 @@ void gatedDeltaRule(const GatedDeltaRuleArgs& a, const LinearBatchArgs& batch, c
     throw std::invalid_argument("gatedDeltaRule: head dims " + std::to_string(a.keyDim) + " x " +
                                 std::to_string(a.valueDim) + " are outside [1, " + std::to_string(kGdnMaxHeadDim) + "]");
   }
-  // Registers per lane: the fewest that hold a key column (256 / 32 = 8 at most).
   cudaError_t err;
+  if (a.columns) {
+    // Rows per thread: the fewest that cover the key dim over 4 warps (256 / 4 = 64 at most).
+    if (a.keyDim <= 32) {
+      err = launchColumns<8>(a, batch, stream);
+    } else if (a.keyDim <= 64) {
+      err = launchColumns<16>(a, batch, stream);
+    } else if (a.keyDim <= 128) {
+      err = launchColumns<32>(a, batch, stream);
+    } else {
+      err = launchColumns<64>(a, batch, stream);
+    }
+    AFD_CUDA_CHECK(err);
+    AFD_CUDA_CHECK_LAUNCH("gatedDeltaRuleColumnsKernel");
+    return;
+  }
+  // Registers per lane: the fewest that hold a key column (256 / 32 = 8 at most).
   if (a.keyDim <= 32) {
     err = launchRule<1>(a, batch, stream);
   } else if (a.keyDim <= 64) {

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <utility>
 
+#include "core/debug-env.h"
 #include "core/linear-attention-contracts.h"
 #include "cuda/host-helpers.h"
 #include "cuda/linear-attention.cuh"
@@ -58,6 +59,8 @@ void LinearAttentionOps::gatedDeltaRule(const Tensor& q, const Tensor& k, const 
   a.keyDim = static_cast<int>(d.Dk);
   a.valueDim = static_cast<int>(d.Dv);
   a.qScale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d.Dk)));  // as the CPU op rounds it
+  // One token per sequence (decode steps): the coalesced kernel, unless AFD_GDN_KERNEL=warps.
+  a.columns = d.T == batch.numSeqs && !debugEnv().gdnWarpKernel;
   cuda::gatedDeltaRule(a, batchArgs(op, batch, d.T), ctx_.stream());
 }
 

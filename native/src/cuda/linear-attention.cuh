@@ -37,6 +37,10 @@ struct GatedDeltaRuleArgs {
   float* out = nullptr;         // [T, valueHeads, valueDim]
   int keyHeads = 0, valueHeads = 0, keyDim = 0, valueDim = 0;
   float qScale = 1.0f;          // 1 / sqrt(keyDim), computed on the host as the CPU op does
+  // The kernel: a warp per value column (reads a column of the state, rows apart; fastest
+  // for long sequences, whose tokens need only warp reductions) or a column per lane (each
+  // state row read whole; block reductions per token: decode-shaped batches).
+  bool columns = false;
 };
 
 // keyDim, valueDim in [1, kGdnMaxHeadDim].

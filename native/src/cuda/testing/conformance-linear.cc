@@ -6,6 +6,8 @@
 // and the Qwen3-Next layer's (Hk 16, Hv 32, D 128, C = 2 * 16 * 128 + 32 * 128); conv
 // and norm out aliasing x; bf16, f16 and f32 weights. The decode batch is also run as a
 // replayed CUDA graph (the ops must capture: no sync, no allocation, no host reads).
+// Decode-shaped batches (a token per sequence) take the rule's column-per-lane kernel, the
+// others its warp-per-column kernel (cuda/gated-delta-rule.cu).
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -27,6 +29,17 @@ struct SeqPlan {
 
 const SeqPlan kPrefill{{1, 3, 17, 200}, {4, 0, 2, 5}, {1, 0, 1, 0}, 6, "seqs 1,3,17,200 slots 4,0,2,5"};
 const SeqPlan kDecode{{1, 1, 1}, {2, 0, 3}, {1, 1, 0}, 5, "decode seqs 1,1,1 slots 2,0,3"};
+// n one-token sequences in permuted slots, two of three continuing their state: a decode
+// batch wide enough to fill the grid (64 sequences of the Qwen3-Next shape: 8,192 blocks).
+SeqPlan decodePlan(int n) {
+  SeqPlan p{std::vector<int32_t>(n, 1), std::vector<int32_t>(n), std::vector<int32_t>(n), n, "decode " + std::to_string(n) + " seqs, permuted slots"};
+  for (int i = 0; i < n; ++i) {
+    p.slots[i] = (i * 37) % n;
+    p.hasState[i] = i % 3 != 0;
+  }
+  return p;
+}
+const SeqPlan kDecodeLong = decodePlan(64);
 const SeqPlan kShort{{2, 1, 40}, {1, 2, 0}, {1, 1, 0}, 3, "seqs 2,1,40 slots 1,2,0"};
 
 // One batch on both backends (core/linear-attention-ops.h).
@@ -103,7 +116,8 @@ void runRule(Suite& s, GdnTwins& t, BatchTwins& b, bool gpu) {
 void ruleCases(Suite& s) {
   struct Case { int64_t Hk, Hv, Dk, Dv; const SeqPlan* plan; };
   for (Case c : {Case{2, 4, 12, 9, &kPrefill}, Case{2, 4, 12, 9, &kDecode}, Case{3, 3, 40, 33, &kShort},
-                 Case{16, 32, 128, 128, &kPrefill}, Case{16, 32, 128, 128, &kDecode}, Case{1, 2, 256, 256, &kShort}}) {
+                 Case{16, 32, 128, 128, &kPrefill}, Case{16, 32, 128, 128, &kDecode}, Case{1, 2, 256, 256, &kShort},
+                 Case{3, 3, 40, 33, &kDecode}, Case{1, 2, 256, 256, &kDecode}, Case{16, 32, 128, 128, &kDecodeLong}}) {
     BatchTwins b = makeBatch(s, *c.plan);
     GdnTwins t = gdnInputs(s, b.T, c.Hk, c.Hv, c.Dk, c.Dv, c.plan->numSlots);
     runRule(s, t, b, false);
