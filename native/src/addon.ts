@@ -208,6 +208,7 @@ export interface NativeEngine {
   closeKvPeer(peer: number): void;
   info(): NativeEngineInfo;
   stats(): NativeEngineStats;
+  profilerRange(start: boolean): void;
   /** Releases the model (after any in-flight call finishes). */
   close(): void;
 }

@@ -260,6 +260,16 @@ export class Engine {
   }
 
   /**
+   * Starts or stops the device profiler's capture range (CUDA: cudaProfilerStart / Stop, for
+   * `ncu --profile-from-start off` or `nsys --capture-range=cudaProfilerApi`); nothing on the
+   * CPU. Waits for the step in flight and the device's queued work.
+   */
+  profilerRange(start: boolean): void {
+    this.assertOpen('profilerRange');
+    this.native.profilerRange(start);
+  }
+
+  /**
    * The counters in the RankStats shape of shared/src/protocol/metrics.ts, with the weight
    * bytes this rank holds and, for a colocated or ffn engine of an MoE model, its experts;
    * expertParallel: the FFN rank's exchange counters (FfnServer.rankStats passes them).

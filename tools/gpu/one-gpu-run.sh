@@ -149,10 +149,22 @@ fi
 if [[ $PHASES == *profile* ]] && command -v ncu > /dev/null; then
   # The weight fill kernels are filtered out; the skip passes the one prefill step (context
   # 16) and two warm-up decode steps (~485 kernels each), so the window is about one step.
+  # AFD_PROFILE_RANGE=decode|hit instead profiles exactly one step per batch (afd-bench decode
+  # --profile-range: the CUDA profiler's capture range), e.g. AFD_PROFILE_RANGE=hit
+  # AFD_PROFILE_ARGS="--prefix-hit 110 --context 3000" for a prefix-cache hit. AFD_PROFILE_ARGS
+  # come last, so they override the defaults here.
+  if [ -n "${AFD_PROFILE_RANGE:-}" ]; then
+    NCU_WINDOW=(--profile-from-start off)
+    RANGE_ARGS=(--profile-range "$AFD_PROFILE_RANGE" --prefix-hit-batches)
+  else
+    NCU_WINDOW=(--launch-skip ${AFD_PROFILE_SKIP:-1600} --launch-count ${AFD_PROFILE_COUNT:-485})
+    RANGE_ARGS=()
+  fi
   for b in ${AFD_PROFILE_BATCHES:-1}; do
-    timeout ${AFD_PROFILE_TIMEOUT:-150} ncu --clock-control none -k 'regex:^(?!fillDummy)' --launch-skip ${AFD_PROFILE_SKIP:-1600} \
-      --launch-count ${AFD_PROFILE_COUNT:-485} --metrics gpu__time_duration.sum --csv \
-      $BENCH decode ${AFD_PROFILE_ARGS:-} --batches $b --modes eager --context 16 --steps 3 --warmup 2 --peer none \
+    [ ${#RANGE_ARGS[@]} -gt 0 ] && RANGE_ARGS[3]=$b
+    timeout ${AFD_PROFILE_TIMEOUT:-150} ncu --clock-control none -k 'regex:^(?!fillDummy)' "${NCU_WINDOW[@]}" \
+      --metrics gpu__time_duration.sum --csv \
+      $BENCH decode --batches $b --modes eager --context 16 --steps 3 --warmup 2 --peer none "${RANGE_ARGS[@]}" ${AFD_PROFILE_ARGS:-} \
       > "$OUT/ncu-b$b.csv" 2> "$OUT/ncu-b$b.log"
     python3 tools/gpu/summarize_ncu.py "$OUT/ncu-b$b.csv" > "$OUT/profile-b$b.txt" 2>&1
     say "== profile batch $b"; head -16 "$OUT/profile-b$b.txt" | tee -a "$SUMMARY"

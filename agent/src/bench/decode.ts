@@ -45,6 +45,7 @@ interface DecodeCliOptions {
   tokenMask?: boolean;
   prefixHit?: string;
   prefixHitBatches?: string;
+  profileRange?: string;
 }
 
 const KV_BLOCK = 16;
@@ -87,6 +88,14 @@ interface Workload {
   /** --prefix-hit: new tokens per sequence over the cached context (0: not timed), at these batches. */
   prefixHit: number;
   prefixHitBatches: number[];
+  /** --profile-range: which step goes into the CUDA profiler's capture range. */
+  profileRange: 'decode' | 'hit' | null;
+}
+
+function profileRangeFlag(v: string | undefined): Workload['profileRange'] {
+  if (v === undefined) return null;
+  if (v !== 'decode' && v !== 'hit') throw new Error(`--profile-range takes decode or hit, got "${v}"`);
+  return v;
 }
 
 /** Loads the engine (graphs on or off), prefills every sequence, times each batch. */
@@ -140,11 +149,15 @@ async function measure(
         const plan = buildStepPlan(
           tokens.map((t, s): PlanSeq => ({ tokenIds: [t], numCached: pos, blockTable: blocks[s]!.slice(0, Math.ceil((pos + 1) / KV_BLOCK)), ...stateSlotOf(engine.info, s), ...(withExtras ? withPenaltySlot(extras![s]!, s, i === 0) : {}) })),
         );
+        // --profile-range decode: the last timed step of each batch, in the profiler's range.
+        const profiled = w.profileRange === 'decode' && i === w.warmup + w.steps - 1;
+        if (profiled) engine.profilerRange(true);
         const t = performance.now();
         const pending = engine.step(plan);
         if (mask) engine.provideTokenMask(mask);
         const r = await pending;
         const ms = performance.now() - t;
+        if (profiled) engine.profilerRange(false);
         if (i >= w.warmup) {
           wall.push(ms);
           inner.push(r.stepTimeMs);
@@ -183,7 +196,7 @@ async function measure(
     }
     const prefixHit: PrefixHitRow[] = [];
     for (const batch of hitBatches) {
-      const rig = { engine, vocab, blockSize: KV_BLOCK, blocks, context: w.context, suffix: w.prefixHit, prefillTokens: w.prefillTokens, repeats: Math.min(w.steps, 5) };
+      const rig = { engine, vocab, blockSize: KV_BLOCK, blocks, context: w.context, suffix: w.prefixHit, prefillTokens: w.prefillTokens, repeats: Math.min(w.steps, 5), profileHit: w.profileRange === 'hit' };
       const r = await timePrefixHit(rig, batch);
       prefixHit.push(r);
       process.stderr.write(`${formatPrefixHit(r)}\n`);
@@ -217,6 +230,7 @@ export function registerDecodeBench(program: Command): void {
     .option('--token-mask', 'also time each batch with every sequence under an allowed-token mask of half the vocabulary, given deferred (provideTokenMask) each step')
     .option('--prefix-hit <q>', 'also time a prefix-cache hit: q new tokens per sequence over the cached context, against the cold prefill of the same prompts (decodePrefixHit.ts)')
     .option('--prefix-hit-batches <list>', 'batch sizes of --prefix-hit (default: --batches)')
+    .option('--profile-range <step>', "hold one step per batch in the CUDA profiler's capture range (ncu --profile-from-start off): decode (the last timed decode step) or hit (the last timed --prefix-hit step)")
     .action(async (o: DecodeCliOptions) => {
       const w: Workload = {
         batches: o.batches.split(',').map((b) => intFlag('--batches', b.trim(), 1)),
@@ -226,6 +240,7 @@ export function registerDecodeBench(program: Command): void {
         prefillTokens: intFlag('--prefill-tokens', o.prefillTokens, 1),
         prefixHit: o.prefixHit !== undefined ? intFlag('--prefix-hit', o.prefixHit, 1) : 0,
         prefixHitBatches: (o.prefixHitBatches ?? o.batches).split(',').map((b) => intFlag('--prefix-hit-batches', b.trim(), 1)),
+        profileRange: profileRangeFlag(o.profileRange),
         extras: { topLogprobs: o.topLogprobs !== undefined ? intFlag('--top-logprobs', o.topLogprobs, 0, MAX_TOP_LOGPROBS) : null, penalties: o.penalties === true, tokenMask: o.tokenMask === true },
       };
       const modes = o.modes.split(',').map((m) => m.trim());
@@ -235,6 +250,7 @@ export function registerDecodeBench(program: Command): void {
       const config = parseModelConfig(`${o.arch}/${o.preset}`, configJson);
       const { spec, residentBytes } = dummyLoadSpec(config, 'colocated', { seed: intFlag('--seed', o.seed, 0) });
       if (w.prefixHit > 0 && spec.config.gdn !== null) throw new Error(prefixHitRefusal(`${o.arch}/${o.preset}`));
+      if (w.profileRange === 'hit' && w.prefixHit === 0) throw new Error('--profile-range hit profiles the --prefix-hit step: give --prefix-hit too');
       process.stderr.write(`afd-bench decode: Engine::step, ${o.arch}/${o.preset} (${(residentBytes / 1e9).toFixed(1)} GB dummy weights), batches ${w.batches.join(',')}, context ${w.context}\n`);
       const rows: EngineDecodeRow[] = [];
       const prefixHit: PrefixHitRow[] = [];

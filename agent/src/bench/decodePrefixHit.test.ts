@@ -21,6 +21,17 @@ describe('timePrefixHit', () => {
     expect(r.coldMs).toBeGreaterThan(r.hitMs);
     expect(r.ratio).toBeCloseTo(r.hitMs / r.coldMs, 9);
     expect(formatPrefixHit(r)).toContain('batch 3 x 9 new over 60 cached');
+    // --profile-range hit: the last timed hit step alone, between a start and a stop (a no-op on the CPU).
+    const calls: string[] = [];
+    const step = engine.step.bind(engine);
+    const profilerRange = engine.profilerRange.bind(engine);
+    const spied = Object.assign(Object.create(engine) as Engine, {
+      step: (plan: Parameters<Engine['step']>[0]) => (calls.push(`step ${plan.tokenIds.length}`), step(plan)),
+      profilerRange: (start: boolean) => (calls.push(start ? 'start' : 'stop'), profilerRange(start)),
+    });
+    await timePrefixHit({ ...rig, engine: spied, repeats: 1, profileHit: true }, 3);
+    expect(calls.slice(-4)).toEqual(['step 27', 'start', 'step 27', 'stop']);
+    expect(calls.filter((c) => c === 'start')).toHaveLength(1);
   });
 
   it('refuses an engine whose model keeps recurrent state per sequence (linear-attention layers), naming the flag', async () => {

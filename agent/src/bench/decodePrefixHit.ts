@@ -36,6 +36,8 @@ export interface HitRig {
   suffix: number;
   prefillTokens: number;
   repeats: number;
+  /** Holds the last timed hit step in the device profiler's capture range (--profile-range hit). */
+  profileHit?: boolean;
 }
 
 /** Tokens [from, to) of sequence s's prompt of context + suffix tokens, as one plan entry. */
@@ -100,7 +102,10 @@ export async function timePrefixHit(rig: HitRig, batch: number): Promise<PrefixH
   const hitSeqs = Array.from({ length: batch }, (_, s) => chunk(rig, s, rig.context, rig.context + rig.suffix, true));
   let hitTokens: number[] = [];
   for (let i = 0; i <= rig.repeats; i++) {
+    const profiled = rig.profileHit === true && i === rig.repeats;
+    if (profiled) rig.engine.profilerRange(true);
     const r = await timed(rig.engine, hitSeqs);
+    if (profiled) rig.engine.profilerRange(false);
     if (i > 0) hit.push(r.ms);
     hitTokens = r.tokens;
   }

@@ -58,7 +58,8 @@ Napi::Function EngineWrap::Define(Napi::Env env) {
                       InstanceMethod<&EngineWrap::PullKvBlocks>("pullKvBlocks"),
                       InstanceMethod<&EngineWrap::PullStateSlot>("pullStateSlot"),
                       InstanceMethod<&EngineWrap::CloseKvPeer>("closeKvPeer"),
-                      InstanceMethod<&EngineWrap::Stats>("stats"), InstanceMethod<&EngineWrap::Close>("close")});
+                      InstanceMethod<&EngineWrap::Stats>("stats"), InstanceMethod<&EngineWrap::ProfilerRange>("profilerRange"),
+                      InstanceMethod<&EngineWrap::Close>("close")});
 }
 
 // Tags Engine objects so that unwrapping another wrapped class is refused, not a crash.
@@ -258,6 +259,17 @@ Napi::Value EngineWrap::Info(const Napi::CallbackInfo& info) {
 Napi::Value EngineWrap::Stats(const Napi::CallbackInfo& info) {
   try {
     return engineStatsToJs(info.Env(), requireEngine("stats")->stats());
+  } catch (const std::exception& e) {
+    throw Napi::Error::New(info.Env(), e.what());
+  }
+}
+
+// Synchronous: it waits for the step in flight (the step mutex) and the device's queue.
+Napi::Value EngineWrap::ProfilerRange(const Napi::CallbackInfo& info) {
+  try {
+    AFD_CHECK(info.Length() == 1 && info[0].IsBoolean(), "Engine.profilerRange(start): start must be a boolean");
+    requireEngine("profilerRange")->profilerRange(info[0].As<Napi::Boolean>().Value());
+    return info.Env().Undefined();
   } catch (const std::exception& e) {
     throw Napi::Error::New(info.Env(), e.what());
   }

@@ -41,6 +41,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value CloseKvPeer(const Napi::CallbackInfo& info);
   Napi::Value Info(const Napi::CallbackInfo& info);
   Napi::Value Stats(const Napi::CallbackInfo& info);
+  Napi::Value ProfilerRange(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
 
   std::shared_ptr<Engine> requireEngine(const char* what) const;

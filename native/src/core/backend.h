@@ -169,6 +169,11 @@ class Backend {
   // gives the same bits on every backend. t: any float tensor on this device.
   virtual void fillRandom(Tensor& t, uint64_t key, float scale, float offset) = 0;
 
+  // Starts (true) or stops (false) the device profiler's capture range, for a profiler run
+  // with capture from start off (ncu --profile-from-start off, nsys --capture-range=cudaProfilerApi)
+  // to see only the work in between. A backend without one ignores it.
+  virtual void profilerRange(bool /*start*/) {}
+
   // ---- graph capture (optional; CUDA) ---------------------------------------------
   // Changes whenever the backend allocates or frees device memory (its own scratch
   // included): a captured graph is valid only while the epoch it was captured in holds.

@@ -1,5 +1,7 @@
 #include "cuda/cuda-backend.h"
 
+#include <cuda_profiler_api.h>
+
 #include "cuda/cuda-check.h"
 #include "cuda/ipc/ipc-region.h"
 
@@ -27,6 +29,11 @@ CudaBackend::~CudaBackend() {
 std::unique_ptr<SharedRegion> CudaBackend::allocateShared(size_t bytes, const std::string& /*dir*/) {
   AFD_CUDA_CHECK(cudaSetDevice(ctx_.deviceIndex()));
   return createIpcRegion(bytes);
+}
+
+void CudaBackend::profilerRange(bool start) {
+  ctx_.synchronize();  // the range holds whole the work queued after it starts, none before
+  AFD_CUDA_CHECK(start ? cudaProfilerStart() : cudaProfilerStop());
 }
 
 // A stream per call, so concurrent callers (binding workers) wait only for their own copies;

@@ -54,6 +54,7 @@ class CudaBackend final : public Backend {
   void fillZero(void* dst, size_t bytes) override { memory_.fillZero(dst, bytes); }
   void synchronize() override { ctx_.synchronize(); }
   void copyDeviceBeside(const std::vector<DeviceCopy>& copies) override;
+  void profilerRange(bool start) override;
   std::string sharedMemoryKind() const override { return "cuda"; }
   std::unique_ptr<SharedRegion> allocateShared(size_t bytes, const std::string& dir) override;
   std::unique_ptr<SharedRegion> openShared(const std::vector<uint8_t>& handle, size_t bytes) override;

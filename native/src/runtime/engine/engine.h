@@ -130,6 +130,13 @@ class Engine {
   void pullStateSlot(int peer, int srcSlot, int dstSlot);
   void closeKvPeer(int peer);
 
+  // The device profiler's capture range around what follows (Backend::profilerRange); takes
+  // the step mutex, so a range starts and stops between steps.
+  void profilerRange(bool start) {
+    std::lock_guard<std::mutex> lock(mu_);
+    backend_->profilerRange(start);
+  }
+
   const EngineInfo& info() const { return info_; }
   EngineStats& stats() { return *stats_; }
   Backend& backend() { return *backend_; }
