@@ -211,7 +211,7 @@ class Engine {
   std::unordered_map<int, std::shared_ptr<const KvPeer>> kvPeers_;  // openKvPeer's mappings (peersMu_)
   int nextKvPeer_ = 1;
   std::mutex peersMu_;
-  std::shared_ptr<const KvPeer> kvPeer(int peer, const char* what);  // models with gdn layers (attention / colocated)
+  std::shared_ptr<const KvPeer> kvPeer(int peer, const char* what);  // the open peer, or a throw naming `what`
   std::unique_ptr<LocalFfnExecutor> localExecutor_;
   FfnExecutor* executor_ = nullptr;
   std::unique_ptr<Workspace> ws_;
