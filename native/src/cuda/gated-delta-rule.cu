@@ -203,6 +203,13 @@ cudaError_t launchRule(const GatedDeltaRuleArgs& a, const LinearBatchArgs& batch
   return launchKernel(gatedDeltaRuleKernel<kKeysPerLane>, grid, 32 * kWarps, 0, stream, a, batch);
 }
 
+// Tier T: keys per lane T (warp kernel) or 8 T rows per thread over 4 warps (column kernel).
+template <int T>
+cudaError_t launchTier(const GatedDeltaRuleArgs& a, const LinearBatchArgs& batch, cudaStream_t stream) {
+  static_assert(kColumnWarps * 8 == 32, "a tier is 32 key rows: 8 T rows per thread over the column kernel's warps");
+  return a.columns ? launchColumns<8 * T>(a, batch, stream) : launchRule<T>(a, batch, stream);
+}
+
 }  // namespace
 
 void gatedDeltaRule(const GatedDeltaRuleArgs& a, const LinearBatchArgs& batch, cudaStream_t stream) {
@@ -211,34 +218,20 @@ void gatedDeltaRule(const GatedDeltaRuleArgs& a, const LinearBatchArgs& batch, c
     throw std::invalid_argument("gatedDeltaRule: head dims " + std::to_string(a.keyDim) + " x " +
                                 std::to_string(a.valueDim) + " are outside [1, " + std::to_string(kGdnMaxHeadDim) + "]");
   }
+  // The key dim in 32-row tiers (256 / 32 = 8 at most): the warp kernel's registers per lane
+  // hold a key column, the column kernel's 4 warps 8 rows per tier each.
   cudaError_t err;
-  if (a.columns) {
-    // Rows per thread: the fewest that cover the key dim over 4 warps (256 / 4 = 64 at most).
-    if (a.keyDim <= 32) {
-      err = launchColumns<8>(a, batch, stream);
-    } else if (a.keyDim <= 64) {
-      err = launchColumns<16>(a, batch, stream);
-    } else if (a.keyDim <= 128) {
-      err = launchColumns<32>(a, batch, stream);
-    } else {
-      err = launchColumns<64>(a, batch, stream);
-    }
-    AFD_CUDA_CHECK(err);
-    AFD_CUDA_CHECK_LAUNCH("gatedDeltaRuleColumnsKernel");
-    return;
-  }
-  // Registers per lane: the fewest that hold a key column (256 / 32 = 8 at most).
   if (a.keyDim <= 32) {
-    err = launchRule<1>(a, batch, stream);
+    err = launchTier<1>(a, batch, stream);
   } else if (a.keyDim <= 64) {
-    err = launchRule<2>(a, batch, stream);
+    err = launchTier<2>(a, batch, stream);
   } else if (a.keyDim <= 128) {
-    err = launchRule<4>(a, batch, stream);
+    err = launchTier<4>(a, batch, stream);
   } else {
-    err = launchRule<8>(a, batch, stream);
+    err = launchTier<8>(a, batch, stream);
   }
   AFD_CUDA_CHECK(err);
-  AFD_CUDA_CHECK_LAUNCH("gatedDeltaRuleKernel");
+  AFD_CUDA_CHECK_LAUNCH(a.columns ? "gatedDeltaRuleColumnsKernel" : "gatedDeltaRuleKernel");
 }
 
 }  // namespace afd::cuda
